@@ -1,0 +1,213 @@
+/**
+ * The stateful agent around the loop: one run at a time, queues for steering and follow-ups,
+ * abort that hands queued messages back, and a state snapshot for front ends.
+ */
+import { CoilError } from "./errors.js";
+import { freezeMessage, userMessage } from "./context.js";
+import { compact as runCompact, runLoop, type LoopConfig, type LoopState, type RunOutcome } from "./loop.js";
+import type { PluginHost } from "./plugin.js";
+import type {
+  AgentEvent,
+  AgentMessage,
+  AssistantMessage,
+  CompactResult,
+  ModelInfo,
+  Provider,
+  RequestOptions,
+  SystemBlock,
+} from "./types.js";
+
+export interface AgentOptions {
+  /** Provider id (must be registered) and the model to use. */
+  provider: string;
+  model: ModelInfo;
+  /** History to start from (a resumed session). */
+  messages?: readonly AgentMessage[];
+  system?: readonly SystemBlock[];
+  toolExecution?: "parallel" | "sequential";
+  /** Tokens kept free below the context window before compaction runs. Default 16,384. */
+  reserveTokens?: number;
+  requestOptions?: RequestOptions;
+}
+
+export interface RunResult extends RunOutcome {
+  /** Messages this run added to history. */
+  messages: readonly AgentMessage[];
+  /** Queued steering/follow-up messages the run did not deliver, handed back to the caller. */
+  unsent: readonly AgentMessage[];
+}
+
+export interface AgentState {
+  readonly messages: readonly AgentMessage[];
+  readonly provider: string;
+  readonly model: ModelInfo;
+  readonly isRunning: boolean;
+  /** The assistant message being streamed right now. */
+  readonly streaming?: AssistantMessage;
+  readonly pendingToolCalls: readonly string[];
+  readonly queued: { readonly steering: readonly AgentMessage[]; readonly followUp: readonly AgentMessage[] };
+}
+
+export type PromptInput = string | AgentMessage | readonly AgentMessage[];
+
+export class Agent {
+  private provider: Provider;
+  private model: ModelInfo;
+  private readonly config: LoopConfig;
+  private messages: AgentMessage[];
+  private usageFloor = 0;
+  private readonly steering: AgentMessage[] = [];
+  private readonly followUps: AgentMessage[] = [];
+  private controller?: AbortController;
+  private current?: LoopState;
+  private running?: Promise<RunResult>;
+
+  constructor(
+    readonly host: PluginHost,
+    options: AgentOptions,
+  ) {
+    host.close();
+    this.provider = this.providerFor(options.provider);
+    this.model = options.model;
+    this.messages = (options.messages ?? []).map((m) => freezeMessage(m));
+    this.config = {
+      toolExecution: options.toolExecution ?? "parallel",
+      reserveTokens: options.reserveTokens ?? 16_384,
+      system: Object.freeze([...(options.system ?? [])]),
+      requestOptions: Object.freeze({ ...(options.requestOptions ?? {}) }),
+    };
+  }
+
+  get state(): AgentState {
+    const s = this.current;
+    return {
+      messages: Object.freeze((s?.messages ?? this.messages).slice()),
+      provider: this.provider.id,
+      model: this.model,
+      isRunning: this.running !== undefined,
+      streaming: s?.streaming,
+      pendingToolCalls: s ? [...s.pendingTools] : [],
+      queued: { steering: this.steering.slice(), followUp: this.followUps.slice() },
+    };
+  }
+
+  /** Observe every event. Returns the unsubscribe function. */
+  subscribe(listener: (event: AgentEvent) => void): () => void {
+    return this.host.subscribe("*", listener);
+  }
+
+  /** Start a run with new input. Rejects with AGENT_BUSY while a run is going: use steer() or followUp(). */
+  prompt(input: PromptInput): Promise<RunResult> {
+    return this.start(toMessages(input));
+  }
+
+  /** Run again from the current history without new input (after an error, or a resumed session). */
+  continue(): Promise<RunResult> {
+    return this.start([]);
+  }
+
+  /** Queue a message delivered before the next model call of the current run. */
+  steer(input: PromptInput): void {
+    this.steering.push(...toMessages(input));
+  }
+
+  /** Queue a message delivered when the current run would otherwise stop. */
+  followUp(input: PromptInput): void {
+    this.followUps.push(...toMessages(input));
+  }
+
+  /** Abort the run (stream and running tools). Returns the queued messages, which are removed from the queue. */
+  abort(): AgentMessage[] {
+    const queued = [...this.steering.splice(0), ...this.followUps.splice(0)];
+    this.controller?.abort();
+    return queued;
+  }
+
+  /** Resolves when no run is going. */
+  async waitForIdle(): Promise<void> {
+    while (this.running) await this.running.catch(() => undefined);
+  }
+
+  /** Compact now (`/compact`). Throws NO_COMPACTION when no strategy handles it. */
+  async compact(instructions?: string): Promise<CompactResult | undefined> {
+    if (this.running) throw new CoilError("AGENT_BUSY", "cannot compact while a run is going; wait for it or abort it");
+    const state = this.loopState(new AbortController());
+    const result = await runCompact(state, "manual", instructions);
+    this.messages = state.messages;
+    this.usageFloor = state.usageFloor;
+    return result;
+  }
+
+  /** Switch model (and provider) for the next request. */
+  setModel(providerId: string, model: ModelInfo): void {
+    this.provider = this.providerFor(providerId);
+    this.model = model;
+  }
+
+  /** Replace history (session resume, branch navigation). Not while running. */
+  replaceMessages(messages: readonly AgentMessage[]): void {
+    if (this.running) throw new CoilError("AGENT_BUSY", "cannot replace history while a run is going");
+    this.messages = messages.map((m) => freezeMessage(m));
+    this.usageFloor = 0;
+  }
+
+  private providerFor(id: string): Provider {
+    const provider = this.host.providers.get(id);
+    if (!provider) {
+      const known = this.host.providers.names();
+      throw new CoilError("PROVIDER_MISSING", `provider '${id}' is not registered by any plugin in this preset`, {
+        hint: known.length ? `registered providers: ${known.join(", ")}` : "add a provider plugin to the preset",
+      });
+    }
+    return provider;
+  }
+
+  private loopState(controller: AbortController): LoopState {
+    return {
+      host: this.host,
+      provider: this.provider,
+      model: this.model,
+      config: this.config,
+      signal: controller.signal,
+      messages: this.messages,
+      usageFloor: this.usageFloor,
+      steering: this.steering,
+      followUp: this.followUps,
+      pendingTools: new Set(),
+      added: [],
+    };
+  }
+
+  private start(input: AgentMessage[]): Promise<RunResult> {
+    if (this.running) {
+      return Promise.reject(new CoilError("AGENT_BUSY", "a run is already going", { hint: "use steer() or followUp() to queue a message, or abort() it" }));
+    }
+    const controller = (this.controller = new AbortController());
+    const state = (this.current = this.loopState(controller));
+    this.host.emit({ type: "agent_start" });
+    const run = (async (): Promise<RunResult> => {
+      try {
+        const outcome = await runLoop(state, input);
+        this.usageFloor = Math.min(state.usageFloor, state.messages.length);
+        const unsent = [...this.steering.splice(0), ...this.followUps.splice(0)];
+        const added = state.added;
+        const result: RunResult = { ...outcome, messages: added, unsent };
+        this.host.emit({ type: "agent_end", stopReason: outcome.stopReason, reason: outcome.reason ?? outcome.error, messages: added, unsent });
+        return result;
+      } finally {
+        this.messages = state.messages;
+        this.current = undefined;
+        this.controller = undefined;
+        this.running = undefined;
+      }
+    })();
+    this.running = run;
+    return run;
+  }
+}
+
+function toMessages(input: PromptInput): AgentMessage[] {
+  if (typeof input === "string") return [userMessage(input)];
+  if (Array.isArray(input)) return [...input];
+  return [input as AgentMessage];
+}

@@ -1,0 +1,361 @@
+/**
+ * The plugin host: `definePlugin`, the context a plugin's setup receives, option validation, and
+ * the registries and hooks that setup fills. Setup is synchronous registration only.
+ */
+import type { Static, TSchema } from "typebox";
+import { Value } from "typebox/value";
+import { CoilError, type ErrorCode, type CoilErrorOptions } from "./errors.js";
+import { applyFailurePolicies, createHooks, Stage, type HookName, type KernelHooks, type StageName, type TapFn } from "./hooks.js";
+import { Registry } from "./registry.js";
+import type { AgentEvent, AgentEventType, Provider, ToolDefinition } from "./types.js";
+import type { Agent } from "./agent.js";
+
+const PLUGIN_BRAND = Symbol.for("coil.plugin");
+
+export interface Plugin<S extends TSchema = TSchema> {
+  /** One string everywhere: the preset key, the tap name, the `[plugin id]` prefix in errors. */
+  id: string;
+  description?: string;
+  /** TypeBox schema of the options. Unknown keys are rejected; defaults are filled in. */
+  options?: S;
+  /** Synchronous registration: tap hooks, register tools/providers/commands/flags, provide services. */
+  setup(ctx: PluginContext<Static<S>>): void;
+}
+
+export function definePlugin<S extends TSchema = TSchema>(plugin: Plugin<S>): Plugin<S> {
+  return Object.assign(plugin, { [PLUGIN_BRAND]: true });
+}
+
+export function isPlugin(value: unknown): value is Plugin {
+  if (!value || typeof value !== "object") return false;
+  const v = value as Record<string | symbol, unknown>;
+  return v[PLUGIN_BRAND] === true || (typeof v.id === "string" && typeof v.setup === "function");
+}
+
+export interface TapOptions {
+  /** A named stage or a number; lower runs first. Default `DEFAULT` (0). */
+  stage?: StageName | number;
+  /** For `tool_call` and `tool_result`: only these tool names reach the tap. */
+  tools?: readonly string[];
+}
+
+export interface SlashCommand {
+  name: string;
+  description: string;
+  argumentHint?: string;
+  /** Runs the command; returning text shows it to the user. */
+  run(args: string, agent: Agent): Promise<string | void> | string | void;
+}
+
+export interface FlagSpec {
+  /** Long name without dashes, kebab-case (`script` → `--script <value>`). */
+  name: string;
+  description: string;
+  type: "boolean" | "string" | "number";
+  /** Placeholder shown in help for string/number flags. */
+  valueName?: string;
+}
+
+export interface FrontEndContext {
+  agent: Agent;
+  host: PluginHost;
+  /** `text`, `json`, `rpc`, `interactive`, or a plugin's own mode. */
+  mode: string;
+  /** The `-p` prompt (or piped stdin), if any. */
+  prompt?: string;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+export interface FrontEnd {
+  id: string;
+  /** Modes this front end serves (`--mode`); `interactive` is used when no prompt is given. */
+  modes: readonly string[];
+  /** Runs until done; resolves to the process exit code. */
+  run(ctx: FrontEndContext): Promise<number>;
+}
+
+/** Services plugins offer each other; augment this interface to type your service. */
+export interface Services {
+  [name: string]: unknown;
+}
+
+export interface PluginLog {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export interface PluginContext<O = unknown> {
+  readonly id: string;
+  readonly options: O;
+  readonly cwd: string;
+  /** Directory of the preset file that configured this plugin (for relative paths in options). */
+  readonly baseDir: string;
+  tap<K extends HookName>(hook: K, fn: TapFn<K>, options?: TapOptions): void;
+  /** Observe events; `"*"` sees all. Listeners run synchronously and must not block. */
+  on<T extends AgentEventType | "*">(type: T, listener: (event: T extends "*" ? AgentEvent : Extract<AgentEvent, { type: T }>) => void): () => void;
+  tools: { register(tool: ToolDefinition<any, any>): void; get(name: string): ToolDefinition | undefined; names(): string[] };
+  providers: { register(provider: Provider): void; get(id: string): Provider | undefined; ids(): string[] };
+  commands: { register(command: SlashCommand): void; get(name: string): SlashCommand | undefined };
+  flags: { register(flag: FlagSpec): void; get(name: string): unknown };
+  frontEnds: { register(frontEnd: FrontEnd): void };
+  services: {
+    provide<N extends string>(name: N, service: Services[N]): void;
+    get<N extends string>(name: N): Services[N] | undefined;
+    require<N extends string>(name: N): Services[N];
+  };
+  log: PluginLog;
+  /** A coded error attributed to this plugin. */
+  error(code: ErrorCode, message: string, options?: CoilErrorOptions): CoilError;
+}
+
+export interface InstallSource {
+  /** How the preset referred to it: built-in id, path or package name. */
+  ref?: string;
+  /** Preset file (and position) that configured it. */
+  file?: string;
+  line?: number;
+  column?: number;
+  /** Directory relative option paths resolve against. */
+  baseDir?: string;
+}
+
+export interface HostOptions {
+  cwd?: string;
+}
+
+type Listener = (event: AgentEvent) => void;
+
+/** Owns the hooks, registries and event bus; plugins install into it, agents run on it. */
+export class PluginHost {
+  readonly hooks: KernelHooks = createHooks();
+  readonly tools = new Registry<ToolDefinition>("tool");
+  readonly providers = new Registry<Provider>("provider");
+  readonly commands = new Registry<SlashCommand>("command");
+  readonly flags = new Registry<FlagSpec>("flag");
+  readonly frontEnds = new Registry<FrontEnd>("front end");
+  readonly services = new Registry<unknown>("service");
+  readonly plugins: { id: string; source: InstallSource }[] = [];
+  readonly cwd: string;
+  /** Parsed values of plugin flags, set by the CLI before the run. */
+  flagValues: Record<string, unknown> = {};
+  /** Taps in install order, for `coil plugins --hooks` style listings. */
+  readonly taps: { hook: HookName; plugin: string; stage: number }[] = [];
+  private readonly listeners = new Map<string, Set<Listener>>();
+  private readonly bails = new WeakMap<object, string>();
+  private closed = false;
+
+  constructor(options: HostOptions = {}) {
+    this.cwd = options.cwd ?? process.cwd();
+    applyFailurePolicies(this.hooks, (error) =>
+      this.emit({ type: "diagnostic", level: "error", message: error.message, plugin: error.plugin, code: error.code }),
+    );
+  }
+
+  /** Validate options and run setup. Throws a CoilError naming the plugin and phase. */
+  install<S extends TSchema>(plugin: Plugin<S>, rawOptions: unknown = {}, source: InstallSource = {}): void {
+    if (this.closed) throw new CoilError("REGISTRATION_CLOSED", `cannot install plugin '${plugin.id}' after start-up`);
+    if (!isPlugin(plugin) || !/^[@a-z0-9][a-z0-9._/@-]*$/i.test(plugin.id)) {
+      throw new CoilError("PLUGIN_INVALID", `a plugin needs an 'id' (letters, digits, '-', '/', '@') and a 'setup' function`, {
+        phase: "import",
+        file: source.file ?? source.ref,
+      });
+    }
+    const twin = this.plugins.find((p) => p.id === plugin.id);
+    if (twin) {
+      throw new CoilError("PLUGIN_DUPLICATE", `plugin id '${plugin.id}' is loaded twice: from ${describe(twin.source)} and from ${describe(source)}`, {
+        plugin: plugin.id,
+      });
+    }
+    const options = validateOptions(plugin, rawOptions, source);
+    const ctx = this.contextFor(plugin.id, options, source);
+    try {
+      const returned = plugin.setup(ctx as PluginContext<Static<S>>) as unknown;
+      if (returned && typeof (returned as Promise<unknown>).then === "function") {
+        throw new CoilError("PLUGIN_SETUP_FAILED", "setup() returned a promise; setup must register synchronously (do async work inside hooks or tools)");
+      }
+    } catch (cause) {
+      throw CoilError.wrap(cause, "PLUGIN_SETUP_FAILED", { plugin: plugin.id, phase: "setup", file: source.file, line: source.line });
+    }
+    this.plugins.push({ id: plugin.id, source });
+  }
+
+  /** Close registration. Called before the first model call. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const registry of [this.tools, this.providers, this.commands, this.flags, this.frontEnds, this.services]) registry.close();
+  }
+
+  /** Which plugin's tap returned this value (a block, a verdict, a compaction). */
+  bailedBy(value: object): string | undefined {
+    return this.bails.get(value);
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  subscribe(type: AgentEventType | "*", listener: Listener): () => void {
+    let set = this.listeners.get(type);
+    if (!set) this.listeners.set(type, (set = new Set()));
+    set.add(listener);
+    return () => set.delete(listener);
+  }
+
+  /** Deliver an event to observers. A throwing observer is reported once and never stops the loop. */
+  emit(event: AgentEvent): void {
+    for (const key of [event.type, "*"]) {
+      const set = this.listeners.get(key);
+      if (!set) continue;
+      for (const listener of set) {
+        try {
+          const r = listener(event) as unknown;
+          if (r && typeof (r as Promise<unknown>).catch === "function") (r as Promise<unknown>).catch((e) => this.observerFailed(e, event));
+        } catch (error) {
+          this.observerFailed(error, event);
+        }
+      }
+    }
+  }
+
+  private observerFailed(error: unknown, event: AgentEvent): void {
+    if (event.type === "diagnostic") return; // never loop on a failing diagnostic listener
+    const owner = (error as { plugin?: string })?.plugin;
+    this.emit({ type: "diagnostic", level: "error", message: `an event listener failed on ${event.type}: ${(error as Error)?.message ?? error}`, plugin: owner });
+  }
+
+  private contextFor(id: string, options: unknown, source: InstallSource): PluginContext {
+    const host = this;
+    const guard = () => {
+      if (host.closed) throw new CoilError("REGISTRATION_CLOSED", "registration is closed; tap hooks and register things in setup()", { plugin: id });
+    };
+    const where = describe(source);
+    const log = (level: "info" | "warn" | "error") => (message: string) => host.emit({ type: "diagnostic", level, message, plugin: id });
+    return {
+      id,
+      options,
+      cwd: host.cwd,
+      baseDir: source.baseDir ?? host.cwd,
+      tap(hook, fn, tapOptions = {}) {
+        guard();
+        const target = host.hooks[hook] as unknown as { tapPromise(o: { name: string; stage: number }, f: (...a: unknown[]) => Promise<unknown>): void };
+        if (!target) throw new CoilError("PLUGIN_INVALID", `unknown hook '${hook}'`, { plugin: id, hint: `hooks are: ${Object.keys(host.hooks).join(", ")}` });
+        const stage = typeof tapOptions.stage === "string" ? Stage[tapOptions.stage] : (tapOptions.stage ?? Stage.DEFAULT);
+        if (typeof stage !== "number") throw new CoilError("PLUGIN_INVALID", `unknown stage '${tapOptions.stage}'`, { plugin: id });
+        const only = tapOptions.tools ? new Set(tapOptions.tools) : undefined;
+        target.tapPromise({ name: id, stage }, async (...args: unknown[]) => {
+          if (only && !only.has((args[hook === "tool_result" ? 1 : 0] as { call: { name: string } }).call.name)) return undefined;
+          const result = await (fn as (...a: unknown[]) => unknown)(...args);
+          // A bail hook stops on any value but undefined; null/false are treated as "nothing from me".
+          if (result === null || result === false) return undefined;
+          if (typeof result === "object") host.bails.set(result, id);
+          return result;
+        });
+        host.taps.push({ hook, plugin: id, stage });
+      },
+      on(type, listener) {
+        return host.subscribe(type, listener as Listener);
+      },
+      tools: {
+        register: (tool) => (guard(), checkTool(tool, id), host.tools.register(tool.name, tool, id, where)),
+        get: (name) => host.tools.get(name),
+        names: () => host.tools.names(),
+      },
+      providers: {
+        register: (provider) => (guard(), host.providers.register(provider.id, provider, id, where)),
+        get: (pid) => host.providers.get(pid),
+        ids: () => host.providers.names(),
+      },
+      commands: {
+        register: (command) => (guard(), host.commands.register(command.name, command, id, where)),
+        get: (name) => host.commands.get(name),
+      },
+      flags: {
+        register: (flag) => (guard(), host.flags.register(flag.name, flag, id, where)),
+        get: (name) => host.flagValues[name],
+      },
+      frontEnds: { register: (frontEnd) => (guard(), host.frontEnds.register(frontEnd.id, frontEnd, id, where)) },
+      services: {
+        provide: (name, service) => (guard(), host.services.register(name, service, id, where)),
+        get: (name) => host.services.get(name) as never,
+        require: (name) => {
+          if (!host.services.has(name)) {
+            throw new CoilError("SERVICE_MISSING", `service '${name}' is not provided by any plugin in this preset`, { plugin: id });
+          }
+          return host.services.get(name) as never;
+        },
+      },
+      log: { info: log("info"), warn: log("warn"), error: log("error") },
+      error: (code, message, errorOptions) => new CoilError(code, message, { plugin: id, ...errorOptions }),
+    };
+  }
+}
+
+function describe(source: InstallSource): string {
+  if (source.file) return `${source.file}${source.line ? `:${source.line}` : ""}`;
+  return source.ref ?? "code";
+}
+
+function checkTool(tool: ToolDefinition, owner: string): void {
+  const missing = (["name", "description", "parameters", "execute"] as const).filter((k) => !tool?.[k]);
+  if (missing.length) {
+    throw new CoilError("PLUGIN_INVALID", `tool '${tool?.name ?? "?"}' lacks ${missing.join(", ")}`, { plugin: owner });
+  }
+  if (!/^[a-zA-Z0-9_-]{1,64}$/.test(tool.name)) {
+    throw new CoilError("PLUGIN_INVALID", `tool name '${tool.name}' must be 1-64 letters, digits, '_' or '-' (what provider APIs accept)`, {
+      plugin: owner,
+    });
+  }
+}
+
+/** Reject unknown keys at every object level that declares its properties. */
+function strict(schema: TSchema): TSchema {
+  const s = schema as Record<string, unknown>;
+  if (!s || typeof s !== "object") return schema;
+  const out: Record<string, unknown> = { ...s };
+  if (s.type === "object" && s.properties && s.additionalProperties === undefined && s.patternProperties === undefined) {
+    out.additionalProperties = false;
+  }
+  if (s.properties) {
+    out.properties = Object.fromEntries(Object.entries(s.properties as Record<string, TSchema>).map(([k, v]) => [k, strict(v)]));
+  }
+  if (s.items && typeof s.items === "object" && !Array.isArray(s.items)) out.items = strict(s.items as TSchema);
+  for (const key of ["anyOf", "oneOf", "allOf"]) {
+    if (Array.isArray(s[key])) out[key] = (s[key] as TSchema[]).map(strict);
+  }
+  return out as TSchema;
+}
+
+/** Fill defaults and validate; errors name the plugin, the key and the preset file. */
+export function validateOptions(plugin: Plugin, raw: unknown, source: InstallSource = {}): unknown {
+  const where = { plugin: plugin.id, phase: "options" as const, file: source.file, line: source.line, column: source.column };
+  const given = raw === undefined || raw === null || raw === true ? {} : raw;
+  if (!plugin.options) {
+    if (typeof given === "object" && given && Object.keys(given).length > 0) {
+      throw new CoilError("PLUGIN_OPTIONS_INVALID", `takes no options, but got ${Object.keys(given).map((k) => `'${k}'`).join(", ")}`, where);
+    }
+    return {};
+  }
+  const schema = strict(plugin.options);
+  const value = Value.Default(schema, structuredClone(given));
+  const errors = Value.Errors(schema, value);
+  if (errors.length === 0) return value;
+  const lines = errors
+    .filter((e) => e.keyword !== "boolean" || !errors.some((o) => o.keyword === "additionalProperties"))
+    .map((e) => {
+      if (e.keyword === "additionalProperties") {
+        const keys = (e.params as { additionalProperties: string[] }).additionalProperties;
+        const known = Object.keys(((e.instancePath ? {} : schema) as { properties?: object }).properties ?? {});
+        return `unknown option ${keys.map((k) => `'${pathOf(e.instancePath, k)}'`).join(", ")}${known.length ? ` (known: ${known.join(", ")})` : ""}`;
+      }
+      return `option '${e.instancePath.slice(1).replace(/\//g, ".") || "(root)"}' ${e.message}`;
+    });
+  throw new CoilError("PLUGIN_OPTIONS_INVALID", [...new Set(lines)].join("; "), where);
+}
+
+function pathOf(instancePath: string, key: string): string {
+  const base = instancePath.slice(1).replace(/\//g, ".");
+  return base ? `${base}.${key}` : key;
+}

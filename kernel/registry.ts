@@ -1,0 +1,67 @@
+/**
+ * Registries: named things plugins offer (tools, providers, commands, flags, front ends, services).
+ * A duplicate name is an error naming both owners. Registration closes before the first model call.
+ */
+import { CoilError } from "./errors.js";
+
+export interface Owned<T> {
+  value: T;
+  /** Plugin id that registered it. */
+  owner: string;
+  /** Where that plugin came from (preset file or path), for error messages. */
+  source?: string;
+}
+
+export class Registry<T> {
+  private readonly items = new Map<string, Owned<T>>();
+  private closed = false;
+
+  constructor(readonly kind: string) {}
+
+  register(name: string, value: T, owner: string, source?: string): void {
+    if (this.closed) {
+      throw new CoilError("REGISTRATION_CLOSED", `cannot register ${this.kind} '${name}' after start-up; register it in setup()`, { plugin: owner });
+    }
+    if (!name || typeof name !== "string") {
+      throw new CoilError("PLUGIN_INVALID", `a ${this.kind} needs a non-empty name`, { plugin: owner });
+    }
+    const existing = this.items.get(name);
+    if (existing) {
+      const where = (o: Owned<T>) => `plugin ${o.owner}${o.source ? ` (${o.source})` : ""}`;
+      throw new CoilError(
+        "REGISTRY_DUPLICATE",
+        `${this.kind} '${name}' is registered by both ${where(existing)} and ${where({ value, owner, source })}`,
+        { plugin: owner, hint: `remove one of the two plugins from the preset, or rename the ${this.kind}` },
+      );
+    }
+    this.items.set(name, { value, owner, source });
+  }
+
+  get(name: string): T | undefined {
+    return this.items.get(name)?.value;
+  }
+
+  owner(name: string): string | undefined {
+    return this.items.get(name)?.owner;
+  }
+
+  has(name: string): boolean {
+    return this.items.has(name);
+  }
+
+  names(): string[] {
+    return [...this.items.keys()];
+  }
+
+  values(): T[] {
+    return [...this.items.values()].map((o) => o.value);
+  }
+
+  entries(): [string, Owned<T>][] {
+    return [...this.items.entries()];
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+}
