@@ -72,8 +72,8 @@ export class CoilError extends Error {
 
   /** Wrap anything thrown by plugin code, once. A CoilError that already names a plugin is returned as is. */
   static wrap(cause: unknown, code: ErrorCode, where: CoilErrorOptions): CoilError {
-    if (cause instanceof CoilError && cause.plugin) return cause;
     if (cause instanceof CoilError) {
+      if (cause.plugin && (cause.hook || cause.phase)) return cause;
       return new CoilError(cause.code, cause.detail, { ...where, ...definedOf(cause), cause: cause.cause, hint: cause.hint ?? where.hint });
     }
     return new CoilError(code, messageOf(cause), { ...where, cause });
@@ -82,7 +82,7 @@ export class CoilError extends Error {
 
 function definedOf(e: CoilError): CoilErrorOptions {
   const out: CoilErrorOptions = { fatal: e.fatal };
-  for (const key of ["hook", "phase", "file", "line", "column"] as const) {
+  for (const key of ["plugin", "hook", "phase", "file", "line", "column"] as const) {
     if (e[key] !== undefined) (out as Record<string, unknown>)[key] = e[key];
   }
   return out;

@@ -339,7 +339,8 @@ export function validateOptions(plugin: Plugin, raw: unknown, source: InstallSou
     return {};
   }
   const schema = strict(plugin.options);
-  const value = Value.Default(schema, structuredClone(given));
+  // Defaults come from the schema as written (TypeBox skips them under additionalProperties: false).
+  const value = Value.Default(plugin.options, structuredClone(given));
   const errors = Value.Errors(schema, value);
   if (errors.length === 0) return value;
   const lines = errors

@@ -1,0 +1,200 @@
+/**
+ * Loading plugin modules: built-in ids, paths (`.ts` through jiti, loaded lazily; `.js` natively) and
+ * npm packages. The result is the module's default export, checked with `isPlugin()`.
+ */
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { dirname, extname, join } from "node:path";
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
+import { CoilError, messageOf, type CoilErrorOptions } from "../errors.js";
+import { isPlugin, type Plugin } from "../plugin.js";
+import { builtinModule, builtinPluginIds } from "./paths.js";
+
+export interface PluginRef {
+  /** As the user wrote it (for messages). */
+  ref: string;
+  /** name = built-in id or unscoped npm package; path = absolute file path; npm = package name. */
+  kind: "name" | "path" | "npm";
+  /** For kind "path": the absolute path; otherwise the package or built-in name. */
+  key: string;
+  /** The preset file that listed it (for errors). */
+  source?: { file: string; line?: number; column?: number };
+  /** Directory to resolve npm packages from (the preset file's dir, or cwd). */
+  baseDir: string;
+}
+
+export interface LoadOptions {
+  /** `$COIL_HOME`; npm packages are also looked up in `${home}/packages/node_modules`. */
+  home: string;
+}
+
+const TS_EXTENSIONS = new Set([".ts", ".mts", ".cts", ".tsx"]);
+
+export async function loadPlugin(ref: PluginRef, options: LoadOptions): Promise<Plugin> {
+  if (ref.kind === "path") {
+    if (!isFile(ref.key)) throw notFound(ref, `plugin file ${ref.key} does not exist`);
+    return importPlugin(ref.key, ref);
+  }
+  if (ref.kind === "name") {
+    const ids = builtinPluginIds();
+    if (ids.includes(ref.key)) {
+      const file = builtinModule("plugins", ref.key, "index");
+      if (!file) throw notFound(ref, `built-in plugin '${ref.key}' has no index module`);
+      return importPlugin(file, ref);
+    }
+    const file = resolvePackage(ref.key, ref.baseDir, options.home);
+    if (file) return importPlugin(file, ref);
+    const near = nearest(ref.key, ids);
+    throw notFound(ref, `plugin '${ref.ref}' is neither a built-in nor an installed npm package${near ? ` (did you mean '${near}'?)` : ""}`, {
+      hint: ids.length ? `built-in plugins: ${ids.join(", ")}` : "no built-in plugins were found",
+    });
+  }
+  const file = resolvePackage(ref.key, ref.baseDir, options.home);
+  if (!file) {
+    throw notFound(ref, `npm package '${ref.key}' is not installed (looked from ${ref.baseDir} and in ${join(options.home, "packages")})`, {
+      hint: `run \`npm install ${ref.key}\` in the project (or \`coil install ${ref.key}\`)`,
+    });
+  }
+  return importPlugin(file, ref);
+}
+
+function notFound(ref: PluginRef, detail: string, extra: CoilErrorOptions = {}): CoilError {
+  return new CoilError("PLUGIN_NOT_FOUND", detail, { phase: "resolve", ...ref.source, ...extra });
+}
+
+function listedIn(ref: PluginRef): string {
+  const s = ref.source;
+  return s ? `; listed in ${s.file}${s.line ? `:${s.line}${s.column ? `:${s.column}` : ""}` : ""}` : "";
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+async function importPlugin(file: string, ref: PluginRef): Promise<Plugin> {
+  let mod: unknown;
+  try {
+    mod = TS_EXTENSIONS.has(extname(file)) ? await importTs(file) : await import(pathToFileURL(file).href);
+  } catch (cause) {
+    const text = messageOf(cause).replace(/\s+/g, " ").trim();
+    throw new CoilError("PLUGIN_LOAD_FAILED", `cannot import plugin '${ref.ref}': ${text}${listedIn(ref)}`, {
+      phase: "import",
+      file,
+      ...locationOf(cause, file),
+      cause,
+    });
+  }
+  const m = mod as Record<string, unknown> | undefined;
+  const def = m?.default as Record<string, unknown> | undefined;
+  const candidates = [def, def?.default, m];
+  const plugin = candidates.find((c) => isPlugin(c)) as Plugin | undefined;
+  if (plugin) return plugin;
+  const fn = candidates.some((c) => typeof c === "function") ? " (a function returning a plugin is not accepted: export the plugin object itself)" : "";
+  throw new CoilError("PLUGIN_INVALID", `'${ref.ref}' does not default-export definePlugin({ id, setup })${fn}${listedIn(ref)}`, {
+    phase: "import",
+    file,
+  });
+}
+
+/** Line and column of a syntax error, from babel's `loc` or from the first stack frame in `file`. */
+function locationOf(error: unknown, file: string): { line?: number; column?: number } {
+  const e = error as { loc?: { line?: number; column?: number }; stack?: string } | undefined;
+  if (e?.loc?.line) return { line: e.loc.line, column: e.loc.column === undefined ? undefined : e.loc.column + 1 };
+  const url = pathToFileURL(file).href;
+  for (const prefix of [url, file]) {
+    const i = e?.stack?.indexOf(`${prefix}:`) ?? -1;
+    const m = i >= 0 ? /^:(\d+)(?::(\d+))?/.exec(e!.stack!.slice(i + prefix.length)) : null;
+    if (m) return { line: Number(m[1]), column: m[2] ? Number(m[2]) : undefined };
+  }
+  return {};
+}
+
+type JitiLike = { import(id: string, opts?: { default?: true }): Promise<unknown> };
+let jiti: Promise<JitiLike> | undefined;
+
+/**
+ * `.ts` plugins go through jiti, imported on first use only. `coil` and `typebox` (with every subpath in
+ * its exports map) are virtual modules bound to the host's own module instances, so a plugin outside the
+ * repo, with no node_modules, shares the kernel's classes (`CoilError`) and TypeBox with the host.
+ */
+function importTs(file: string): Promise<unknown> {
+  jiti ??= (async () => {
+    const { createJiti } = await import("jiti");
+    const kernel = builtinModule("kernel", "index");
+    if (!kernel) throw new Error("coil: cannot find its own kernel entry (kernel/index)");
+    const virtualModules: Record<string, unknown> = { coil: await import(pathToFileURL(kernel).href) };
+    const typeboxDir = packageDir(createRequire(import.meta.url).resolve("typebox"));
+    const exportsMap = JSON.parse(readFileSync(join(typeboxDir, "package.json"), "utf8")).exports as Record<string, unknown>;
+    for (const sub of Object.keys(exportsMap)) {
+      if (sub.endsWith(".json") || sub.includes("*")) continue;
+      const id = sub === "." ? "typebox" : `typebox/${sub.slice(2)}`;
+      virtualModules[id] = await import(id);
+    }
+    return createJiti(import.meta.url, { moduleCache: false, interopDefault: true, virtualModules }) as JitiLike;
+  })();
+  return jiti.then((j) => j.import(file));
+}
+
+function packageDir(file: string): string {
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "package.json"))) return dir;
+    if (dirname(dir) === dir) throw new Error(`no package.json above ${file}`);
+  }
+}
+
+/** The file to import for an npm package: from `baseDir` upwards, then `${home}/packages/node_modules`. */
+function resolvePackage(name: string, baseDir: string, home: string): string | undefined {
+  const dirs: string[] = [];
+  for (let dir = baseDir; ; dir = dirname(dir)) {
+    dirs.push(join(dir, "node_modules", name));
+    if (dirname(dir) === dir) break;
+  }
+  dirs.push(join(home, "packages", "node_modules", name));
+  const pkgDir = dirs.find((d) => existsSync(join(d, "package.json")));
+  if (!pkgDir) return undefined;
+  const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as Record<string, any>;
+  const listed = Array.isArray(pkg.coil?.plugins) ? pkg.coil.plugins[0] : undefined;
+  const exp = pkg.exports;
+  const dot = exp && typeof exp === "object" && !Array.isArray(exp) && Object.keys(exp).some((k) => k.startsWith(".")) ? exp["."] : exp;
+  const entry = listed ?? pickExport(dot) ?? pkg.module ?? pkg.main ?? "index.js";
+  const file = join(pkgDir, entry);
+  return [file, `${file}.js`, join(file, "index.js")].find(isFile) ?? file;
+}
+
+/** The `import`-side target of an exports entry (conditions may nest). */
+function pickExport(target: unknown): string | undefined {
+  if (typeof target === "string") return target;
+  if (Array.isArray(target)) return pickExport(target[0]);
+  if (!target || typeof target !== "object") return undefined;
+  const t = target as Record<string, unknown>;
+  for (const key of ["import", "node", "default", "require"]) {
+    const found = key in t ? pickExport(t[key]) : undefined;
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** The candidate closest to `word` by edit distance, if close enough to be a plausible typo. */
+function nearest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(word.length / 3)) + 1;
+  for (const c of candidates) {
+    const d = levenshtein(word, c);
+    if (d < bestDistance) [best, bestDistance] = [c, d];
+  }
+  return best;
+}
+
+function levenshtein(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length];
+}

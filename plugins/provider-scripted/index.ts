@@ -1,0 +1,103 @@
+/**
+ * provider-scripted: replays a script of replies and records every request it receives.
+ * For tests, demos and plugin authors: `coil --provider scripted --script replies.yaml -p "..."`.
+ */
+import { appendFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { Type } from "typebox";
+import { definePlugin, messageOf, type ModelInfo, type Provider, type ProviderEvent, type ProviderRequest } from "../../kernel/index.js";
+import { checkReplies, readScriptFile, streamReply, type ScriptStep } from "./script.js";
+
+export const ScriptedOptions = Type.Object({
+  /** A YAML or JSON file of replies, relative to the preset file. `--script` overrides it. */
+  script: Type.Optional(Type.String()),
+  /** Inline replies (same shape as the file). */
+  replies: Type.Optional(Type.Array(Type.Unknown())),
+  /** Append every request as one JSON line to this file. */
+  recordTo: Type.Optional(Type.String()),
+  /** Characters per streamed delta. */
+  chunkSize: Type.Integer({ minimum: 1, default: 16 }),
+  model: Type.String({ default: "scripted" }),
+  contextWindow: Type.Integer({ minimum: 1, default: 200_000 }),
+  maxOutput: Type.Integer({ minimum: 1, default: 32_000 }),
+});
+
+/** The `scripted` service: what tests and plugins use to script and inspect the fake model. */
+export interface ScriptedService {
+  /** Every request received, in order. */
+  readonly requests: ProviderRequest[];
+  /** Add steps at the end of the script. */
+  push(...steps: ScriptStep[]): void;
+  /** Steps not yet replayed. */
+  remaining(): number;
+}
+
+declare module "../../kernel/plugin.js" {
+  interface Services {
+    scripted: ScriptedService;
+  }
+}
+
+export default definePlugin({
+  id: "provider-scripted",
+  description: "A provider that replays scripted replies (tests, demos, plugin development)",
+  options: ScriptedOptions,
+  setup(ctx) {
+    const o = ctx.options;
+    ctx.flags.register({ name: "script", description: "replies file for the scripted provider (YAML or JSON)", type: "string", valueName: "file" });
+
+    const requests: ProviderRequest[] = [];
+    const pushed: ScriptStep[] = [];
+    let loaded: { steps: ScriptStep[]; where: string } | undefined;
+    let next = 0;
+
+    const scriptFile = (): string | undefined => {
+      const flag = ctx.flags.get("script");
+      if (typeof flag === "string" && flag) return resolve(ctx.cwd, flag);
+      return o.script ? resolve(ctx.baseDir, o.script) : undefined;
+    };
+    const load = async () => {
+      if (loaded) return loaded;
+      const file = scriptFile();
+      if (file) loaded = { steps: await readScriptFile(file), where: file };
+      else loaded = { steps: o.replies ? checkReplies(o.replies, "the inline replies") : [], where: o.replies ? "the inline replies" : "the script" };
+      return loaded;
+    };
+
+    const model: ModelInfo = { id: o.model, provider: "scripted", name: "Scripted replies", contextWindow: o.contextWindow, maxOutput: o.maxOutput, input: ["text", "image"] };
+    const provider: Provider = {
+      id: "scripted",
+      models: [model],
+      resolveModel: (id) => ({ ...model, id }),
+      isConfigured: () => Boolean(scriptFile() || o.replies?.length || pushed.length),
+      setupHint: "--provider scripted --script replies.yaml  (replays scripted replies; see docs/scripted-provider.md)",
+      async *stream(request, signal): AsyncGenerator<ProviderEvent> {
+        const index = next++;
+        requests.push(request);
+        const fail = (text: string): ProviderEvent => ({
+          type: "error",
+          message: { role: "assistant", content: [], provider: "scripted", model: request.model.id, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "error", errorMessage: text, timestamp: Date.now() },
+        });
+        try {
+          if (o.recordTo) appendFileSync(resolve(ctx.baseDir, o.recordTo), JSON.stringify(request) + "\n");
+          const { steps, where } = await load();
+          const all = [...steps, ...pushed];
+          const step = all[index];
+          if (step === undefined) {
+            return yield fail(`script exhausted: request ${index + 1} asked for a reply, but ${where} has ${all.length} ${all.length === 1 ? "reply" : "replies"}`);
+          }
+          const reply = typeof step === "function" ? checkReplies([await step(request, index)], `step ${index + 1}`)[0]! : step;
+          yield* streamReply(reply, { provider: "scripted", model: request.model.id, callPrefix: `call_${index + 1}`, chunkSize: o.chunkSize }, signal);
+        } catch (cause) {
+          yield fail(`[plugin provider-scripted] ${messageOf(cause)}`);
+        }
+      },
+    };
+    ctx.providers.register(provider);
+    ctx.services.provide("scripted", {
+      requests,
+      push: (...steps) => void pushed.push(...steps),
+      remaining: () => Math.max(0, (loaded?.steps.length ?? o.replies?.length ?? 0) + pushed.length - next),
+    } satisfies ScriptedService);
+  },
+});

@@ -1,0 +1,269 @@
+import { describe, expect, it } from "vitest";
+import {
+  CoilError,
+  ERROR_CONTEXT_OVERFLOW,
+  Type,
+  definePlugin,
+  textOf,
+  type AgentMessage,
+  type HookName,
+  type PluginContext,
+  type ToolResultMessage,
+} from "../../kernel/index.js";
+import { createTestAgent } from "../support/harness.js";
+
+const echoTool = definePlugin({
+  id: "test-echo",
+  setup(ctx) {
+    ctx.tools.register({
+      name: "echo",
+      description: "echo",
+      parameters: Type.Object({ text: Type.String() }),
+      async execute(args) {
+        return { content: [{ type: "text", text: args.text }] };
+      },
+    });
+  },
+});
+
+const plugin = (id: string, setup: (ctx: PluginContext) => void) => definePlugin({ id, setup });
+const results = (messages: readonly AgentMessage[]) => messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
+const echo = (text: string) => ({ toolCalls: [{ name: "echo", arguments: { text } }] });
+
+describe("hook ordering", () => {
+  it("runs taps by named stage, ties in install order", async () => {
+    const order: string[] = [];
+    const tapAt = (id: string, stage?: "GUARD" | "EARLY" | "LATE" | "FALLBACK") =>
+      plugin(id, (ctx) => ctx.tap("turn_end", () => void order.push(id), stage ? { stage } : {}));
+    const { agent } = createTestAgent({
+      plugins: [[tapAt("late", "LATE")], [tapAt("default-1")], [tapAt("guard", "GUARD")], [tapAt("default-2")], [tapAt("fallback", "FALLBACK")], [tapAt("early", "EARLY")]],
+      script: [{ text: "ok" }],
+    });
+    await agent.prompt("go");
+    expect(order).toEqual(["guard", "early", "default-1", "default-2", "late", "fallback"]);
+  });
+
+  it("lets a tap filter tool_call by tool name", async () => {
+    const seen: string[] = [];
+    const gate = plugin("test-gate", (ctx) => ctx.tap("tool_call", (c) => void seen.push(c.call.name), { tools: ["echo"] }));
+    const { agent } = createTestAgent({ plugins: [[echoTool], [gate]], script: [{ toolCalls: [{ name: "echo", arguments: { text: "a" } }, { name: "missing", arguments: {} }] }, { text: "ok" }] });
+    await agent.prompt("go");
+    expect(seen).toEqual(["echo"]);
+  });
+});
+
+describe("before_request", () => {
+  it("is a waterfall: each tap sees the previous tap's request", async () => {
+    const a = plugin("sys-a", (ctx) => ctx.tap("before_request", (req) => ({ ...req, system: [...req.system, { id: "a", text: "A" }] })));
+    const b = plugin("sys-b", (ctx) => ctx.tap("before_request", (req) => ({ ...req, system: [...req.system, { id: "b", text: `B after ${req.system.map((s) => s.id).join()}` }] })));
+    const { agent, scripted } = createTestAgent({ plugins: [[a], [b]], script: [{ text: "ok" }] });
+    await agent.prompt("go");
+    expect(scripted.requests[0]!.system.map((s) => s.text)).toEqual(["A", "B after a"]);
+  });
+
+  it("isolates a throwing tap: its change is dropped, later taps still run, the failure names the plugin", async () => {
+    const bad = plugin("bad-sys", (ctx) => ctx.tap("before_request", () => { throw new Error("template missing"); }));
+    const good = plugin("good-sys", (ctx) => ctx.tap("before_request", (req) => ({ ...req, system: [{ id: "x", text: "kept" }] })));
+    const { agent, scripted, diagnostics } = createTestAgent({ plugins: [[bad], [good]], script: [{ text: "ok" }] });
+    const run = await agent.prompt("go");
+    expect(run.stopReason).toBe("stop");
+    expect(scripted.requests[0]!.system.map((s) => s.text)).toEqual(["kept"]);
+    expect(diagnostics()[0]).toMatchObject({ plugin: "bad-sys", code: "PLUGIN_HOOK_FAILED", level: "error" });
+    expect(diagnostics()[0]!.message).toContain("[plugin bad-sys] before_request: PLUGIN_HOOK_FAILED template missing");
+  });
+});
+
+describe("tool_call", () => {
+  it("a block becomes an error result the model sees, naming the gate", async () => {
+    const gate = plugin("gate-deny", (ctx) => ctx.tap("tool_call", (c) => (c.args.text === "rm" ? { block: true, reason: "denied by rule" } : undefined)));
+    const { agent, scripted } = createTestAgent({ plugins: [[echoTool], [gate]], script: [echo("rm"), { text: "understood" }] });
+    const run = await agent.prompt("go");
+    const [r] = results(run.messages);
+    expect(r!.isError).toBe(true);
+    expect(textOf(r)).toBe("Blocked: denied by rule (gate-deny)");
+    expect(scripted.requests).toHaveLength(2);
+  });
+
+  it("fails closed: a throwing gate blocks the call, naming the plugin", async () => {
+    let executed = false;
+    const tool = plugin("t", (ctx) =>
+      ctx.tools.register({ name: "danger", description: "d", parameters: Type.Object({}), execute: async () => ((executed = true), { content: [] }) }),
+    );
+    const gate = plugin("gate-broken", (ctx) => ctx.tap("tool_call", () => { throw new Error("rules file unreadable"); }));
+    const { agent, diagnostics } = createTestAgent({ plugins: [[tool], [gate]], script: [{ toolCalls: [{ name: "danger", arguments: {} }] }, { text: "ok" }] });
+    const run = await agent.prompt("go");
+    expect(executed).toBe(false);
+    const [r] = results(run.messages);
+    expect(r!.isError).toBe(true);
+    expect(textOf(r)).toContain("[plugin gate-broken] tool_call");
+    expect(textOf(r)).toContain("rules file unreadable");
+    expect(diagnostics()[0]).toMatchObject({ plugin: "gate-broken" });
+  });
+
+  it("treats null and false from a gate as no objection", async () => {
+    const lax = plugin("gate-lax", (ctx) => ctx.tap("tool_call", () => null as never));
+    const lax2 = plugin("gate-lax2", (ctx) => ctx.tap("tool_call", () => false as never));
+    const { agent } = createTestAgent({ plugins: [[echoTool], [lax], [lax2]], script: [echo("hi"), { text: "ok" }] });
+    const run = await agent.prompt("go");
+    expect(results(run.messages)[0]!.isError).toBe(false);
+  });
+});
+
+describe("tool_result", () => {
+  it("is a waterfall that may replace content and flip isError", async () => {
+    const flip = plugin("post", (ctx) => ctx.tap("tool_result", (r) => ({ ...r, isError: true, content: [{ type: "text", text: `checked: ${textOf(r)}` }] })));
+    const { agent } = createTestAgent({ plugins: [[echoTool], [flip]], script: [echo("out"), { text: "ok" }] });
+    const run = await agent.prompt("go");
+    expect(results(run.messages)[0]).toMatchObject({ isError: true, content: [{ type: "text", text: "checked: out" }] });
+  });
+
+  it("isolates a throwing tap: the result stays as it was", async () => {
+    const bad = plugin("post-bad", (ctx) => ctx.tap("tool_result", () => { throw new Error("oops"); }));
+    const { agent, diagnostics } = createTestAgent({ plugins: [[echoTool], [bad]], script: [echo("out"), { text: "ok" }] });
+    const run = await agent.prompt("go");
+    expect(results(run.messages)[0]).toMatchObject({ isError: false, content: [{ type: "text", text: "out" }] });
+    expect(diagnostics()[0]).toMatchObject({ plugin: "post-bad" });
+  });
+});
+
+describe("turn_end", () => {
+  it("sees the written-back turn; a throwing tap is isolated", async () => {
+    const seen: number[] = [];
+    const bad = plugin("turn-bad", (ctx) => ctx.tap("turn_end", () => { throw new Error("x"); }));
+    const good = plugin("turn-good", (ctx) => ctx.tap("turn_end", (t) => void seen.push(t.toolResults.length)));
+    const { agent } = createTestAgent({ plugins: [[echoTool], [bad], [good]], script: [echo("a"), { text: "ok" }] });
+    const run = await agent.prompt("go");
+    expect(run.stopReason).toBe("stop");
+    expect(seen).toEqual([1, 0]);
+  });
+
+  it("a fatal plugin error ends the run loudly, and history stays paired", async () => {
+    const store = plugin("session-broken", (ctx) =>
+      ctx.tap("turn_end", () => { throw ctx.error("SESSION_WRITE_FAILED", "cannot append to /x/s.jsonl: ENOSPC", { fatal: true }); }),
+    );
+    const { agent, diagnostics } = createTestAgent({ plugins: [[echoTool], [store]], script: [echo("a"), { text: "never" }] });
+    const run = await agent.prompt("go");
+    expect(run.stopReason).toBe("error");
+    expect(run.error).toContain("[plugin session-broken] turn_end: SESSION_WRITE_FAILED cannot append");
+    expect(diagnostics().some((d) => d.code === "SESSION_WRITE_FAILED")).toBe(true);
+  });
+});
+
+describe("should_stop", () => {
+  it("runs after the write-back and can force a stop with a reason", async () => {
+    let sawResults = -1;
+    const guard = plugin("guard-one-turn", (ctx) =>
+      ctx.tap("should_stop", (q) => {
+        sawResults = q.turn.messages.filter((m) => m.role === "toolResult").length;
+        return { stop: true, reason: "one turn is enough" };
+      }, { stage: "GUARD" }),
+    );
+    const { agent, scripted } = createTestAgent({ plugins: [[echoTool], [guard]], script: [echo("a"), { text: "never" }] });
+    const run = await agent.prompt("go");
+    expect(sawResults).toBe(1);
+    expect(run.reason).toBe("one turn is enough");
+    expect(scripted.requests).toHaveLength(1);
+    expect(agent.state.messages.at(-1)!.role).toBe("toolResult");
+  });
+
+  it("can continue a run that would stop, with follow-up messages", async () => {
+    let nudged = false;
+    const more = plugin("keep-going", (ctx) =>
+      ctx.tap("should_stop", () => (nudged ? undefined : ((nudged = true), { stop: false, followUp: [{ role: "user", content: "check your work", timestamp: 0 }] }))),
+    );
+    const { agent, scripted } = createTestAgent({ plugins: [[more]], script: [{ text: "done" }, { text: "checked" }] });
+    const run = await agent.prompt("go");
+    expect(scripted.requests).toHaveLength(2);
+    expect(textOf(scripted.requests[1]!.messages.at(-1) as AgentMessage)).toBe("check your work");
+    expect(textOf(run.messages.at(-1))).toBe("checked");
+  });
+
+  it("fails closed: a throwing stop rule stops the run, naming the plugin", async () => {
+    const bad = plugin("guard-bad", (ctx) => ctx.tap("should_stop", () => { throw new Error("budget file corrupt"); }));
+    const { agent, scripted } = createTestAgent({ plugins: [[echoTool], [bad]], script: [echo("a"), { text: "never" }] });
+    const run = await agent.prompt("go");
+    expect(scripted.requests).toHaveLength(1);
+    expect(run.reason).toContain("[plugin guard-bad] should_stop");
+  });
+});
+
+describe("compact", () => {
+  const summarise = (id: string, calls: string[]) =>
+    plugin(id, (ctx) =>
+      ctx.tap("compact", (req) => {
+        calls.push(`${id}:${req.reason}`);
+        return { messages: [{ role: "user", content: `summary of ${req.messages.length} messages`, timestamp: 0 }] };
+      }),
+    );
+
+  it("runs when the context estimate passes window − reserve after a turn, and the loop goes on", async () => {
+    const calls: string[] = [];
+    const { agent, scripted, events } = createTestAgent({
+      plugins: [[echoTool], [summarise("compact-test", calls)]],
+      agent: { model: { id: "tiny", provider: "scripted", contextWindow: 10_000, maxOutput: 1000 }, reserveTokens: 2000 },
+      script: [{ ...echo("a"), usage: { input: 8500, output: 100 } }, { text: "after compaction" }],
+    });
+    const run = await agent.prompt("go");
+    expect(calls).toEqual(["compact-test:threshold"]);
+    expect(scripted.requests[1]!.messages.map((m) => textOf(m as AgentMessage))).toEqual(["summary of 3 messages"]);
+    expect(events.find((e) => e.type === "compaction")).toMatchObject({ reason: "threshold", by: "compact-test", tokensBefore: 8600 + 1 });
+    expect(run.stopReason).toBe("stop");
+    // the usage that triggered it predates the compaction and does not trigger it again
+    expect(calls).toHaveLength(1);
+  });
+
+  it("compacts and retries once on a context-overflow error", async () => {
+    const calls: string[] = [];
+    const { agent, scripted } = createTestAgent({
+      plugins: [[summarise("compact-test", calls)]],
+      script: [{ error: "prompt is too long", errorCode: ERROR_CONTEXT_OVERFLOW }, { text: "fits now" }],
+    });
+    const run = await agent.prompt("go");
+    expect(calls).toEqual(["compact-test:overflow"]);
+    expect(scripted.requests).toHaveLength(2);
+    expect(textOf(run.messages.at(-1))).toBe("fits now");
+    expect(agent.state.messages.some((m) => m.role === "assistant" && m.stopReason === "error")).toBe(false);
+  });
+
+  it("gives up after one retry: a second overflow ends the run with the error", async () => {
+    const calls: string[] = [];
+    const { agent } = createTestAgent({
+      plugins: [[summarise("compact-test", calls)]],
+      script: [{ error: "too long", errorCode: ERROR_CONTEXT_OVERFLOW }, { error: "still too long", errorCode: ERROR_CONTEXT_OVERFLOW }],
+    });
+    const run = await agent.prompt("go");
+    expect(calls).toHaveLength(1);
+    expect(run).toMatchObject({ stopReason: "error", error: "still too long" });
+  });
+
+  it("isolates a throwing strategy: the next one tries", async () => {
+    const calls: string[] = [];
+    const broken = plugin("compact-broken", (ctx) => ctx.tap("compact", () => { throw new Error("summariser down"); }));
+    const fallback = plugin("compact-fallback", (ctx) => {
+      ctx.tap("compact", (req) => (calls.push(req.reason), { messages: req.messages.slice(-1) }), { stage: "FALLBACK" });
+    });
+    const { agent, diagnostics } = createTestAgent({ plugins: [[fallback], [broken]], script: [{ text: "hello" }] });
+    await agent.prompt("go");
+    await agent.compact("keep it short");
+    expect(calls).toEqual(["manual"]);
+    expect(agent.state.messages).toHaveLength(1);
+    expect(diagnostics()[0]).toMatchObject({ plugin: "compact-broken" });
+  });
+
+  it("a manual compaction that no strategy handles throws NO_COMPACTION listing the taps", async () => {
+    const never = plugin("compact-never", (ctx) => ctx.tap("compact", () => undefined));
+    const { agent } = createTestAgent({ plugins: [[never]], script: [{ text: "x" }] });
+    await agent.prompt("go");
+    await expect(agent.compact()).rejects.toMatchObject({ code: "NO_COMPACTION", message: expect.stringContaining("compact-never") });
+  });
+});
+
+describe("failure policy table", () => {
+  it("covers every hook", async () => {
+    const { FAILURE, HOOK_NAMES } = await import("../../kernel/index.js");
+    expect(Object.keys(FAILURE).sort()).toEqual([...HOOK_NAMES].sort());
+    const closed = HOOK_NAMES.filter((h: HookName) => FAILURE[h] === "fail-closed");
+    expect(closed.sort()).toEqual(["should_stop", "tool_call"]);
+    expect(new CoilError("X", "y", { plugin: "p", hook: "tool_call" }).message).toBe("[plugin p] tool_call: X y");
+  });
+});
