@@ -95,7 +95,7 @@ export interface PluginContext<O = unknown> {
   tap<K extends HookName>(hook: K, fn: TapFn<K>, options?: TapOptions): void;
   /** Observe events; `"*"` sees all. Listeners run synchronously and must not block. */
   on<T extends AgentEventType | "*">(type: T, listener: (event: T extends "*" ? AgentEvent : Extract<AgentEvent, { type: T }>) => void): () => void;
-  tools: { register(tool: ToolDefinition<any, any>): void; get(name: string): ToolDefinition | undefined; names(): string[] };
+  tools: { register<P extends TSchema>(tool: ToolDefinition<P, any>): void; get(name: string): ToolDefinition | undefined; names(): string[] };
   providers: { register(provider: Provider): void; get(id: string): Provider | undefined; ids(): string[] };
   commands: { register(command: SlashCommand): void; get(name: string): SlashCommand | undefined };
   flags: { register(flag: FlagSpec): void; get(name: string): unknown };
@@ -119,6 +119,8 @@ export interface InstallSource {
   column?: number;
   /** Directory relative option paths resolve against. */
   baseDir?: string;
+  /** Dotted option path → the file that set it, so an option error names the right layer. */
+  optionSources?: Record<string, string>;
 }
 
 export interface HostOptions {
@@ -294,8 +296,9 @@ export class PluginHost {
 }
 
 function describe(source: InstallSource): string {
-  if (source.file) return `${source.file}${source.line ? `:${source.line}` : ""}`;
-  return source.ref ?? "code";
+  const at = source.file ? `${source.file}${source.line ? `:${source.line}` : ""}` : undefined;
+  const ref = source.ref && /[./@]/.test(source.ref) ? source.ref : undefined;
+  return [ref, at].filter(Boolean).join(" in ") || source.ref || "code";
 }
 
 function checkTool(tool: ToolDefinition, owner: string): void {
@@ -343,15 +346,20 @@ export function validateOptions(plugin: Plugin, raw: unknown, source: InstallSou
   const value = Value.Default(plugin.options, structuredClone(given));
   const errors = Value.Errors(schema, value);
   if (errors.length === 0) return value;
+  const from = (key: string) => {
+    const file = source.optionSources?.[key] ?? Object.entries(source.optionSources ?? {}).find(([k]) => k.startsWith(`${key}.`) || key.startsWith(`${k}.`))?.[1];
+    return file && file !== source.file ? ` (set in ${file})` : "";
+  };
   const lines = errors
     .filter((e) => e.keyword !== "boolean" || !errors.some((o) => o.keyword === "additionalProperties"))
     .map((e) => {
       if (e.keyword === "additionalProperties") {
-        const keys = (e.params as { additionalProperties: string[] }).additionalProperties;
+        const keys = (e.params as { additionalProperties: string[] }).additionalProperties.map((k) => pathOf(e.instancePath, k));
         const known = Object.keys(((e.instancePath ? {} : schema) as { properties?: object }).properties ?? {});
-        return `unknown option ${keys.map((k) => `'${pathOf(e.instancePath, k)}'`).join(", ")}${known.length ? ` (known: ${known.join(", ")})` : ""}`;
+        return `unknown option ${keys.map((k) => `'${k}'${from(k)}`).join(", ")}${known.length ? ` (known: ${known.join(", ")})` : ""}`;
       }
-      return `option '${e.instancePath.slice(1).replace(/\//g, ".") || "(root)"}' ${e.message}`;
+      const key = e.instancePath.slice(1).replace(/\//g, ".");
+      return `option '${key || "(root)"}' ${e.message}${from(key)}`;
     });
   throw new CoilError("PLUGIN_OPTIONS_INVALID", [...new Set(lines)].join("; "), where);
 }

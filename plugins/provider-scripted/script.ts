@@ -28,7 +28,9 @@ export const ScriptedReply = Type.Object(
     text: Type.Optional(Type.String()),
     thinking: Type.Optional(Type.String()),
     toolCalls: Type.Optional(Type.Array(ScriptedToolCall)),
-    stopReason: Type.Optional(Type.Union(["stop", "toolUse", "length", "refusal", "pause", "error"].map((v) => Type.Literal(v)))),
+    stopReason: Type.Optional(
+      Type.Union([Type.Literal("stop"), Type.Literal("toolUse"), Type.Literal("length"), Type.Literal("refusal"), Type.Literal("pause"), Type.Literal("error")]),
+    ),
     error: Type.Optional(Type.String()),
     errorCode: Type.Optional(Type.String()),
     usage: Type.Optional(

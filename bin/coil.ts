@@ -1,0 +1,17 @@
+#!/usr/bin/env node
+/**
+ * The shipped entry point (compiled to dist/bin/coil.js). `--version` answers without loading
+ * anything else; every other command loads the CLI.
+ */
+import { readFileSync } from "node:fs";
+
+const argv = process.argv.slice(2);
+if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  process.stdout.write(`${pkg.version}\n`);
+} else {
+  const { main } = await import("../kernel/boot/cli.js");
+  const code = await main({ argv, cwd: process.cwd(), env: process.env, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr });
+  // Exit once output is flushed, even if a plugin left a handle open.
+  process.stdout.write("", () => process.stderr.write("", () => process.exit(code)));
+}

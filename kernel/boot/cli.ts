@@ -1,0 +1,202 @@
+/**
+ * The `coil` command. Two phases: a first scan finds the preset and extra plugins, which are loaded
+ * and set up (registering their flags); then commander parses the full command line, so `--help`
+ * lists plugin flags too. Exit codes: 0 ok, 1 the run failed or was aborted, 2 usage/configuration.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Command, CommanderError, Option } from "commander";
+import { Agent } from "../agent.js";
+import { CoilError, formatError } from "../errors.js";
+import { PluginHost, type FrontEnd } from "../plugin.js";
+import type { ModelInfo, Provider } from "../types.js";
+import { loadPlugin } from "./load.js";
+import { coilHome, packageRoot } from "./paths.js";
+import { formatPreset, resolvePreset, type ResolvedPreset } from "./preset.js";
+
+export interface CliIO {
+  argv: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+const KERNEL_FLAGS_WITH_VALUE = new Set(["--preset", "--plugin", "--provider", "--model", "--mode"]);
+
+/** Phase 1: only what decides which plugins load. */
+function scan(argv: string[]) {
+  const found: { preset?: string; plugins: string[]; provider?: string; model?: string; trust: boolean; help: boolean } = { plugins: [], trust: false, help: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") break;
+    const [flag, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
+    if (flag === "--trust") found.trust = true;
+    else if (flag === "--help" || flag === "-h") found.help = true;
+    else if (KERNEL_FLAGS_WITH_VALUE.has(flag)) {
+      const value = inline ?? argv[++i];
+      if (value === undefined) continue;
+      if (flag === "--plugin") found.plugins.push(value);
+      else if (flag !== "--mode") found[flag.slice(2) as "preset" | "provider" | "model"] = value;
+    }
+  }
+  return found;
+}
+
+export function version(): string {
+  return JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")).version;
+}
+
+function program(io: CliIO, host?: PluginHost): Command {
+  const cmd = new Command("coil")
+    .description("A terminal coding agent built as a plugin-first microkernel")
+    .version(version(), "-v, --version")
+    .argument("[prompt...]", "what to do (with -p: run once and print the answer)")
+    .option("-p, --print", "run the prompt once, print the final answer and exit")
+    .addOption(new Option("--mode <mode>", "output mode: text or json (JSON lines of every event)").choices(modesOf(host)))
+    .option("--preset <name|path>", "base preset: a built-in name or a YAML file", "default")
+    .option("--provider <id>", "provider to use (e.g. scripted)")
+    .option("--model <id>", "model, as provider/model or a model id")
+    .option("--plugin <spec>", "add a plugin for this run (built-in id, path or npm package); repeatable", (v: string, all: string[]) => [...all, v], [])
+    .option("--trust", "load this project's .coil/preset.yaml (project code runs with your rights)")
+    .showHelpAfterError("(run coil --help for usage)")
+    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
+    .exitOverride()
+    .action(() => undefined);
+  for (const [, flag] of host?.flags.entries() ?? []) {
+    const f = flag.value;
+    const spec = f.type === "boolean" ? `--${f.name}` : `--${f.name} <${f.valueName ?? "value"}>`;
+    const option = new Option(spec, `${f.description} [${flag.owner}]`);
+    if (f.type === "number") option.argParser((v) => Number(v));
+    cmd.addOption(option);
+  }
+  const preset = cmd.command("preset").description("inspect presets");
+  preset
+    .command("show")
+    .description("print the resolved preset and the file each value came from")
+    .option("--json", "print JSON instead of annotated YAML")
+    .action(() => undefined);
+  return cmd;
+}
+
+function modesOf(host?: PluginHost): string[] {
+  const modes = new Set(["text", "json"]);
+  for (const fe of host?.frontEnds.values() ?? []) for (const m of fe.modes) modes.add(m);
+  return [...modes];
+}
+
+/** Run the CLI; resolves to the exit code. */
+export async function main(io: CliIO): Promise<number> {
+  const home = coilHome(io.env);
+  const first = scan(io.argv);
+  try {
+    if (io.argv[0] === "preset") return presetCommand(io, first, home);
+    const preset = resolvePreset({ preset: first.preset, cwd: io.cwd, home, trust: first.trust, cli: { plugins: first.plugins, settings: { provider: first.provider, model: first.model } } });
+    const host = await installPreset(preset, io, home);
+    const cmd = program(io, host);
+    cmd.parse(io.argv, { from: "user" });
+    if (cmd.args[0] === "preset") return 0;
+    const opts = cmd.opts<{ print?: boolean; mode?: string; trust?: boolean }>();
+    for (const [name] of host.flags.entries()) host.flagValues[name] = opts[camel(name) as keyof typeof opts];
+    for (const layer of preset.layers) if (layer.skipped) io.stderr.write(`coil: skipped ${layer.file}: ${layer.skipped}\n`);
+
+    let prompt = cmd.args.join(" ").trim() || undefined;
+    if (!prompt && !io.stdin.isTTY && (opts.print || opts.mode)) prompt = (await readAll(io.stdin)).trim() || undefined;
+    const mode = opts.mode ?? (opts.print || prompt ? "text" : "interactive");
+    const frontEnd = host.frontEnds.values().find((fe: FrontEnd) => fe.modes.includes(mode));
+    if (!frontEnd) {
+      throw new CoilError("CONFIG_INVALID", `no front end in this preset serves mode '${mode}'`, {
+        hint: mode === "interactive" ? 'pass a prompt: coil -p "what to do" (the interactive UI is a plugin this preset does not include)' : `modes available: ${modesOf(host).join(", ")}`,
+      });
+    }
+    const { provider, model } = chooseModel(host, preset);
+    const agent = new Agent(host, {
+      provider: provider.id,
+      model,
+      toolExecution: preset.settings.toolExecution,
+      reserveTokens: preset.settings.reserveTokens,
+      requestOptions: preset.settings.thinking ? { thinking: preset.settings.thinking as never } : {},
+    });
+    return await frontEnd.run({ agent, host, mode, prompt, stdout: io.stdout, stderr: io.stderr });
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    if (first.help) {
+      program(io).outputHelp();
+      io.stderr.write(`\ncoil: plugin flags are not listed because the preset failed to load:\n${formatError(error)}\n`);
+      return 2;
+    }
+    io.stderr.write(`coil: ${formatError(error)}\n`);
+    return 2;
+  }
+}
+
+async function installPreset(preset: ResolvedPreset, io: CliIO, home: string): Promise<PluginHost> {
+  const host = new PluginHost({ cwd: io.cwd });
+  const stopEcho = host.subscribe("diagnostic", (d) => {
+    if (d.type === "diagnostic" && d.level !== "info") io.stderr.write(`coil: ${d.level}: ${d.message}\n`);
+  });
+  // Load every module first (in parallel), then set up in preset order: nothing starts half-configured.
+  const plugins = await Promise.all(preset.entries.map((entry) => loadPlugin({ ...entry, source: entry.source }, { home })));
+  preset.entries.forEach((entry, i) =>
+    host.install(plugins[i]!, entry.options, { ref: entry.ref, ...entry.source, baseDir: entry.baseDir, optionSources: entry.optionSources }),
+  );
+  stopEcho();
+  return host;
+}
+
+function presetCommand(io: CliIO, first: ReturnType<typeof scan>, home: string): number {
+  const cmd = program(io);
+  cmd.parse(io.argv, { from: "user" });
+  const json = io.argv.includes("--json");
+  const preset = resolvePreset({ preset: first.preset, cwd: io.cwd, home, trust: first.trust, cli: { plugins: first.plugins, settings: { provider: first.provider, model: first.model } } });
+  io.stdout.write(formatPreset(preset, json ? "json" : "yaml"));
+  return 0;
+}
+
+/** Provider and model from `--model provider/id`, `--provider`, the preset, or the first configured provider. */
+export function chooseModel(host: PluginHost, preset: ResolvedPreset): { provider: Provider; model: ModelInfo } {
+  let providerId = preset.settings.provider;
+  let modelId = preset.settings.model;
+  if (modelId?.includes("/")) {
+    const [head, ...rest] = modelId.split("/");
+    if (host.providers.has(head!) && (!providerId || providerId === head)) [providerId, modelId] = [head, rest.join("/")];
+    else if (!providerId) {
+      throw new CoilError("PROVIDER_MISSING", `unknown provider '${head}' in --model ${modelId}`, { hint: `known providers: ${host.providers.names().join(", ") || "(none)"}` });
+    }
+  }
+  const providers = host.providers.values();
+  const hints = () => providers.map((p) => `  ${p.id}: ${p.setupHint ?? "see its plugin's documentation"}`).join("\n");
+  let provider: Provider | undefined;
+  if (providerId) {
+    provider = host.providers.get(providerId);
+    if (!provider) {
+      throw new CoilError("PROVIDER_MISSING", `unknown provider '${providerId}'`, { hint: providers.length ? `known providers: ${host.providers.names().join(", ")}` : "add a provider plugin to the preset" });
+    }
+    if (provider.isConfigured && !provider.isConfigured()) {
+      throw new CoilError("PROVIDER_MISSING", `provider '${providerId}' is not configured`, { hint: provider.setupHint });
+    }
+  } else if (modelId) {
+    provider = providers.find((p) => p.models?.some((m) => m.id === modelId) && (!p.isConfigured || p.isConfigured()));
+  }
+  provider ??= providers.find((p) => !p.isConfigured || p.isConfigured());
+  if (!provider) {
+    throw new CoilError("PROVIDER_MISSING", `no usable provider. Configure one of:\n${hints() || "  (no provider plugin in this preset)"}`);
+  }
+  const model = modelId ? (provider.models?.find((m) => m.id === modelId) ?? provider.resolveModel?.(modelId)) : provider.models?.[0];
+  if (!model) {
+    const known = provider.models?.map((m) => m.id) ?? [];
+    throw new CoilError("MODEL_NOT_FOUND", `provider '${provider.id}' has no model '${modelId ?? "(default)"}'`, { hint: known.length ? `its models: ${known.join(", ")}` : undefined });
+  }
+  return { provider, model };
+}
+
+function camel(name: string): string {
+  return name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  let text = "";
+  for await (const chunk of stream) text += chunk.toString();
+  return text;
+}

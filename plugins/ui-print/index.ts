@@ -1,0 +1,51 @@
+/**
+ * ui-print: the non-interactive front end. `coil -p "prompt"` prints the final assistant text;
+ * `--mode json` writes every event as one JSON line (docs/json-mode.md).
+ * Exit codes: 0 success, 1 when the run ends in error or abort.
+ */
+import { definePlugin, textOf, type AgentEvent, type FrontEndContext } from "../../kernel/index.js";
+
+function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
+  return new Promise((resolve) => (stream.write(text) ? resolve() : stream.once("drain", () => resolve())));
+}
+
+async function run(ctx: FrontEndContext): Promise<number> {
+  const { agent, mode, stdout, stderr } = ctx;
+  if (!ctx.prompt) {
+    stderr.write("coil: print mode needs a prompt: coil -p \"what to do\" (or pipe it on stdin)\n");
+    return 2;
+  }
+  const json = mode === "json";
+  const unsubscribe = agent.subscribe((event: AgentEvent) => {
+    if (json) stdout.write(JSON.stringify(event) + "\n");
+    else if (event.type === "diagnostic" && event.level !== "info") stderr.write(`coil: ${event.level}: ${event.message}\n`);
+    else if (event.type === "retry") stderr.write(`coil: retrying in ${Math.round(event.delayMs / 1000)}s (attempt ${event.attempt}): ${event.reason}\n`);
+  });
+  const onSignal = () => agent.abort();
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    const result = await agent.prompt(ctx.prompt);
+    if (!json) {
+      const last = [...result.messages].reverse().find((m) => m.role === "assistant");
+      const text = textOf(last);
+      if (text) await write(stdout, text.endsWith("\n") ? text : text + "\n");
+      if (result.reason) stderr.write(`coil: stopped: ${result.reason}\n`);
+      if (result.stopReason === "error") stderr.write(`coil: error: ${result.error ?? "the run failed"}\n`);
+      if (result.stopReason === "aborted") stderr.write("coil: aborted\n");
+    }
+    return result.stopReason === "error" || result.stopReason === "aborted" ? 1 : 0;
+  } finally {
+    unsubscribe();
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+export default definePlugin({
+  id: "ui-print",
+  description: "Print mode: final text (-p) or a JSON event stream (--mode json)",
+  setup(ctx) {
+    ctx.frontEnds.register({ id: "print", modes: ["text", "json"], run });
+  },
+});
