@@ -4,7 +4,6 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, extname, join } from "node:path";
-import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import { CoilError, messageOf, type CoilErrorOptions } from "../errors.js";
 import { isPlugin, type Plugin } from "../plugin.js";
@@ -127,23 +126,15 @@ function importTs(file: string): Promise<unknown> {
     const kernel = builtinModule("kernel", "index");
     if (!kernel) throw new Error("coil: cannot find its own kernel entry (kernel/index)");
     const virtualModules: Record<string, unknown> = { coil: await import(pathToFileURL(kernel).href) };
-    const typeboxDir = packageDir(createRequire(import.meta.url).resolve("typebox"));
-    const exportsMap = JSON.parse(readFileSync(join(typeboxDir, "package.json"), "utf8")).exports as Record<string, unknown>;
-    for (const sub of Object.keys(exportsMap)) {
-      if (sub.endsWith(".json") || sub.includes("*")) continue;
-      const id = sub === "." ? "typebox" : `typebox/${sub.slice(2)}`;
-      virtualModules[id] = await import(id);
-    }
+    // Literal specifiers, so a bundled build binds plugins to the very TypeBox copy the kernel uses.
+    const typebox = await Promise.all([
+      import("typebox"), import("typebox/compile"), import("typebox/error"), import("typebox/format"), import("typebox/guard"),
+      import("typebox/schema"), import("typebox/system"), import("typebox/type"), import("typebox/value"),
+    ]);
+    ["", "/compile", "/error", "/format", "/guard", "/schema", "/system", "/type", "/value"].forEach((sub, i) => (virtualModules[`typebox${sub}`] = typebox[i]));
     return createJiti(import.meta.url, { moduleCache: false, interopDefault: true, virtualModules }) as JitiLike;
   })();
   return jiti.then((j) => j.import(file));
-}
-
-function packageDir(file: string): string {
-  for (let dir = dirname(file); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, "package.json"))) return dir;
-    if (dirname(dir) === dir) throw new Error(`no package.json above ${file}`);
-  }
 }
 
 /** The file to import for an npm package: from `baseDir` upwards, then `${home}/packages/node_modules`. */

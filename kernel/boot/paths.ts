@@ -1,7 +1,7 @@
 /** Where coil's own files live, whether running from source (vitest) or from dist/ (the shipped CLI). */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 let root: string | undefined;
@@ -28,8 +28,7 @@ export function coilHome(env: NodeJS.ProcessEnv = process.env): string {
 export function builtinModule(...parts: string[]): string | undefined {
   const base = packageRoot();
   const rel = join(...parts);
-  const here = fileURLToPath(import.meta.url);
-  const fromDist = here.includes(`${join("dist", "kernel")}`);
+  const fromDist = fileURLToPath(import.meta.url).startsWith(join(base, "dist") + sep);
   const candidates = fromDist ? [join(base, "dist", `${rel}.js`)] : [join(base, `${rel}.ts`), join(base, "dist", `${rel}.js`)];
   return candidates.find((c) => existsSync(c));
 }

@@ -86,7 +86,8 @@ export async function readScriptFile(file: string): Promise<ScriptedReply[]> {
     throw new CoilError("CONFIG_INVALID", `cannot read script ${file}`, { plugin: "provider-scripted", cause });
   }
   if (file.endsWith(".json")) return checkReplies(JSON.parse(text), file);
-  const { parseDocument } = await import("yaml");
+  const yaml = await import("yaml");
+  const parseDocument = yaml.parseDocument ?? (yaml as unknown as { default: typeof yaml }).default.parseDocument; // CJS interop when bundled
   const doc = parseDocument(text, { prettyErrors: false });
   if (doc.errors.length > 0) {
     const e = doc.errors[0]!;
