@@ -21,9 +21,11 @@ export type ErrorCode =
   | "MODEL_NOT_FOUND"
   | "NO_COMPACTION"
   | "AGENT_BUSY"
+  | "PLUGIN_START_FAILED"
+  | "PLUGIN_STOP_FAILED"
   | (string & {});
 
-export type Phase = "resolve" | "import" | "options" | "setup";
+export type Phase = "resolve" | "import" | "options" | "setup" | "start" | "stop";
 
 export interface ErrorWhere {
   plugin?: string;

@@ -75,6 +75,30 @@ export interface FrontEnd {
   run(ctx: FrontEndContext): Promise<number>;
 }
 
+/** Terminal I/O handed to subcommands and lifecycle callbacks. */
+export interface CliStreams {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+}
+
+/** A `coil <name> ...` subcommand offered by a plugin (e.g. `coil sessions list`). */
+export interface Subcommand {
+  name: string;
+  description: string;
+  /** Usage line shown in help, e.g. `list | export <id> [--format md]`. */
+  usage?: string;
+  /** Receives the arguments after the name; resolves to the exit code. */
+  run(argv: string[], io: CliStreams): Promise<number> | number;
+}
+
+/** Called by the CLI once the agent exists, before the front end runs (e.g. a session store loads history). */
+export type StartFn = (agent: Agent, io: CliStreams) => Promise<void> | void;
+/** Called once when the process is about to exit, whatever the outcome. */
+export type StopFn = () => Promise<void> | void;
+
 /** Services plugins offer each other; augment this interface to type your service. */
 export interface Services {
   [name: string]: unknown;
@@ -100,6 +124,11 @@ export interface PluginContext<O = unknown> {
   commands: { register(command: SlashCommand): void; get(name: string): SlashCommand | undefined };
   flags: { register(flag: FlagSpec): void; get(name: string): unknown };
   frontEnds: { register(frontEnd: FrontEnd): void };
+  subcommands: { register(command: Subcommand): void };
+  /** Run once the agent exists, before the front end; a throw stops start-up with this plugin named. */
+  onStart(fn: StartFn): void;
+  /** Run once at exit (flush, release locks). */
+  onStop(fn: StopFn): void;
   services: {
     provide<N extends string>(name: N, service: Services[N]): void;
     get<N extends string>(name: N): Services[N] | undefined;
@@ -137,6 +166,9 @@ export class PluginHost {
   readonly commands = new Registry<SlashCommand>("command");
   readonly flags = new Registry<FlagSpec>("flag");
   readonly frontEnds = new Registry<FrontEnd>("front end");
+  readonly subcommands = new Registry<Subcommand>("subcommand");
+  readonly starters: { plugin: string; fn: StartFn }[] = [];
+  readonly stoppers: { plugin: string; fn: StopFn }[] = [];
   readonly services = new Registry<unknown>("service");
   readonly plugins: { id: string; source: InstallSource }[] = [];
   readonly cwd: string;
@@ -183,11 +215,34 @@ export class PluginHost {
     this.plugins.push({ id: plugin.id, source });
   }
 
+  /** Run every plugin's start callback in install order; a failure names the plugin. */
+  async start(agent: Agent, io: CliStreams): Promise<void> {
+    for (const { plugin, fn } of this.starters) {
+      try {
+        await fn(agent, io);
+      } catch (cause) {
+        throw CoilError.wrap(cause, "PLUGIN_START_FAILED", { plugin, phase: "start" });
+      }
+    }
+  }
+
+  /** Run every stop callback (reverse install order); failures are reported, never thrown. */
+  async stop(): Promise<void> {
+    for (const { plugin, fn } of [...this.stoppers].reverse()) {
+      try {
+        await fn();
+      } catch (cause) {
+        const error = CoilError.wrap(cause, "PLUGIN_STOP_FAILED", { plugin, phase: "stop" });
+        this.emit({ type: "diagnostic", level: "error", message: error.message, plugin, code: error.code });
+      }
+    }
+  }
+
   /** Close registration. Called before the first model call. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const registry of [this.tools, this.providers, this.commands, this.flags, this.frontEnds, this.services]) registry.close();
+    for (const registry of [this.tools, this.providers, this.commands, this.flags, this.frontEnds, this.subcommands, this.services]) registry.close();
   }
 
   /** Which plugin's tap returned this value (a block, a verdict, a compaction). */
@@ -279,6 +334,9 @@ export class PluginHost {
         get: (name) => host.flagValues[name],
       },
       frontEnds: { register: (frontEnd) => (guard(), host.frontEnds.register(frontEnd.id, frontEnd, id, where)) },
+      subcommands: { register: (command) => (guard(), host.subcommands.register(command.name, command, id, where)) },
+      onStart: (fn) => (guard(), void host.starters.push({ plugin: id, fn })),
+      onStop: (fn) => (guard(), void host.stoppers.push({ plugin: id, fn })),
       services: {
         provide: (name, service) => (guard(), host.services.register(name, service, id, where)),
         get: (name) => host.services.get(name) as never,

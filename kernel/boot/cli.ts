@@ -71,6 +71,9 @@ function program(io: CliIO, host?: PluginHost): Command {
     if (f.type === "number") option.argParser((v) => Number(v));
     cmd.addOption(option);
   }
+  for (const [name, sub] of host?.subcommands.entries() ?? []) {
+    cmd.command(sub.value.usage ? `${name} ${sub.value.usage}` : name).description(`${sub.value.description} [${sub.owner}]`);
+  }
   const preset = cmd.command("preset").description("inspect presets");
   preset
     .command("show")
@@ -91,14 +94,20 @@ export async function main(io: CliIO): Promise<number> {
   const home = coilHome(io.env);
   const first = scan(io.argv);
   try {
-    if (io.argv[0] === "preset") return presetCommand(io, first, home);
+    if (io.argv[firstPositional(io.argv)] === "preset") return presetCommand(io, first, home);
     const preset = resolvePreset({ preset: first.preset, cwd: io.cwd, home, trust: first.trust, cli: { plugins: first.plugins, settings: { provider: first.provider, model: first.model } } });
     const host = await installPreset(preset, io, home);
+    const at = firstPositional(io.argv, host);
+    const sub = at >= 0 ? host.subcommands.get(io.argv[at]!) : undefined;
+    if (sub) return await sub.run(io.argv.slice(at + 1), io);
     const cmd = program(io, host);
     cmd.parse(io.argv, { from: "user" });
     if (cmd.args[0] === "preset") return 0;
     const opts = cmd.opts<{ print?: boolean; mode?: string; trust?: boolean }>();
-    for (const [name] of host.flags.entries()) host.flagValues[name] = opts[camel(name) as keyof typeof opts];
+    for (const [name] of host.flags.entries()) {
+      // commander turns `--no-x` into x=false
+      host.flagValues[name] = name.startsWith("no-") ? (opts as Record<string, unknown>)[camel(name.slice(3))] === false : opts[camel(name) as keyof typeof opts];
+    }
     for (const layer of preset.layers) if (layer.skipped) io.stderr.write(`coil: skipped ${layer.file}: ${layer.skipped}\n`);
 
     let prompt = cmd.args.join(" ").trim() || undefined;
@@ -118,7 +127,12 @@ export async function main(io: CliIO): Promise<number> {
       reserveTokens: preset.settings.reserveTokens,
       requestOptions: preset.settings.thinking ? { thinking: preset.settings.thinking as never } : {},
     });
-    return await frontEnd.run({ agent, host, mode, prompt, stdout: io.stdout, stderr: io.stderr });
+    try {
+      await host.start(agent, io);
+      return await frontEnd.run({ agent, host, mode, prompt, stdout: io.stdout, stderr: io.stderr });
+    } finally {
+      await host.stop();
+    }
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     if (first.help) {
@@ -189,6 +203,18 @@ export function chooseModel(host: PluginHost, preset: ResolvedPreset): { provide
     throw new CoilError("MODEL_NOT_FOUND", `provider '${provider.id}' has no model '${modelId ?? "(default)"}'`, { hint: known.length ? `its models: ${known.join(", ")}` : undefined });
   }
   return { provider, model };
+}
+
+/** Index of the first argument that is not an option or an option's value (-1 if none). */
+function firstPositional(argv: string[], host?: PluginHost): number {
+  const withValue = new Set([...KERNEL_FLAGS_WITH_VALUE, ...(host?.flags.values() ?? []).filter((f) => f.type !== "boolean").map((f) => `--${f.name}`)]);
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") return i + 1 < argv.length ? i + 1 : -1;
+    if (!arg.startsWith("-")) return i;
+    if (withValue.has(arg)) i++;
+  }
+  return -1;
 }
 
 function camel(name: string): string {

@@ -220,4 +220,38 @@ describe("coil CLI", () => {
     expect(ran.code).toBe(2);
     expect(ran.stderr).toContain("no front end in this preset serves mode 'interactive'");
   });
+
+  it("runs plugin subcommands, start and stop callbacks, and --no-x flags", async () => {
+    const lifecycle = `import { definePlugin } from "coil";
+import { writeFileSync } from "node:fs";
+export default definePlugin({
+  id: "lifecycle",
+  setup(ctx) {
+    ctx.flags.register({ name: "no-history", description: "start without the seeded history", type: "boolean" });
+    ctx.subcommands.register({ name: "hello", description: "say hello", usage: "<name>", run: (argv, io) => (io.stdout.write("hello " + argv.join(" ") + "\\n"), 0) });
+    ctx.onStart((agent) => {
+      if (!ctx.flags.get("no-history")) agent.replaceMessages([{ role: "user", content: "seeded earlier", timestamp: 1 }]);
+    });
+    ctx.onStop(() => writeFileSync("stopped.txt", "yes"));
+  },
+});
+`;
+    const dir = project({ "life.ts": lifecycle, "r.yaml": "- text: ok\n", "rec.yaml": "- text: ok\n" });
+    const hello = await coil(dir, ["--plugin", "./life.ts", "hello", "world"]);
+    expect(hello).toMatchObject({ code: 0, stdout: "hello world\n" });
+    const help = await coil(dir, ["--plugin", "./life.ts", "--help"]);
+    expect(help.stdout).toMatch(/hello <name>\s+say hello \[lifecycle\]/);
+    expect(help.stdout).toContain("--no-history");
+
+    const preset = "extends: default\nplugins:\n  - provider-scripted: { recordTo: requests.jsonl }\n  - ./life.ts\n";
+    writeFileSync(join(dir, "p.yaml"), preset);
+    const seeded = await coil(dir, ["--preset", "./p.yaml", "--script", "r.yaml", "-p", "now"]);
+    expect(seeded.code).toBe(0);
+    const first = JSON.parse(readFileSync(join(dir, "requests.jsonl"), "utf8").trim().split("\n")[0]!);
+    expect(first.messages.map((m: { content: string }) => m.content)).toEqual(["seeded earlier", "now"]);
+    expect(readFileSync(join(dir, "stopped.txt"), "utf8")).toBe("yes");
+    await coil(dir, ["--preset", "./p.yaml", "--script", "r.yaml", "--no-history", "-p", "fresh"]);
+    const second = JSON.parse(readFileSync(join(dir, "requests.jsonl"), "utf8").trim().split("\n")[1]!);
+    expect(second.messages.map((m: { content: string }) => m.content)).toEqual(["fresh"]);
+  });
 });
