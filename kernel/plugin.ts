@@ -54,6 +54,8 @@ export interface FlagSpec {
   type: "boolean" | "string" | "number";
   /** Placeholder shown in help for string/number flags. */
   valueName?: string;
+  /** One-letter alias (`c` → `-c`). Kernel flags own -p, -v and -h. */
+  short?: string;
 }
 
 export interface FrontEndContext {
@@ -330,7 +332,12 @@ export class PluginHost {
         get: (name) => host.commands.get(name),
       },
       flags: {
-        register: (flag) => (guard(), host.flags.register(flag.name, flag, id, where)),
+        register: (flag) => {
+          guard();
+          const clash = flag.short && (["p", "v", "h"].includes(flag.short) ? "coil" : host.flags.entries().find(([, f]) => f.value.short === flag.short)?.[1].owner);
+          if (clash) throw new CoilError("REGISTRY_DUPLICATE", `flag -${flag.short} (for --${flag.name}) is already used by ${clash === "coil" ? "coil itself" : `plugin ${clash}`}`, { plugin: id });
+          host.flags.register(flag.name, flag, id, where);
+        },
         get: (name) => host.flagValues[name],
       },
       frontEnds: { register: (frontEnd) => (guard(), host.frontEnds.register(frontEnd.id, frontEnd, id, where)) },

@@ -66,7 +66,8 @@ function program(io: CliIO, host?: PluginHost): Command {
     .action(() => undefined);
   for (const [, flag] of host?.flags.entries() ?? []) {
     const f = flag.value;
-    const spec = f.type === "boolean" ? `--${f.name}` : `--${f.name} <${f.valueName ?? "value"}>`;
+    const long = f.short ? `-${f.short}, --${f.name}` : `--${f.name}`;
+    const spec = f.type === "boolean" ? long : `${long} <${f.valueName ?? "value"}>`;
     const option = new Option(spec, `${f.description} [${flag.owner}]`);
     if (f.type === "number") option.argParser((v) => Number(v));
     cmd.addOption(option);
@@ -207,7 +208,7 @@ export function chooseModel(host: PluginHost, preset: ResolvedPreset): { provide
 
 /** Index of the first argument that is not an option or an option's value (-1 if none). */
 function firstPositional(argv: string[], host?: PluginHost): number {
-  const withValue = new Set([...KERNEL_FLAGS_WITH_VALUE, ...(host?.flags.values() ?? []).filter((f) => f.type !== "boolean").map((f) => `--${f.name}`)]);
+  const withValue = new Set([...KERNEL_FLAGS_WITH_VALUE, ...(host?.flags.values() ?? []).filter((f) => f.type !== "boolean").flatMap((f) => [`--${f.name}`, ...(f.short ? [`-${f.short}`] : [])])]);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--") return i + 1 < argv.length ? i + 1 : -1;

@@ -228,9 +228,10 @@ export default definePlugin({
   id: "lifecycle",
   setup(ctx) {
     ctx.flags.register({ name: "no-history", description: "start without the seeded history", type: "boolean" });
+    ctx.flags.register({ name: "greeting", short: "g", description: "text of the seeded message", type: "string" });
     ctx.subcommands.register({ name: "hello", description: "say hello", usage: "<name>", run: (argv, io) => (io.stdout.write("hello " + argv.join(" ") + "\\n"), 0) });
     ctx.onStart((agent) => {
-      if (!ctx.flags.get("no-history")) agent.replaceMessages([{ role: "user", content: "seeded earlier", timestamp: 1 }]);
+      if (!ctx.flags.get("no-history")) agent.replaceMessages([{ role: "user", content: String(ctx.flags.get("greeting") ?? "seeded earlier"), timestamp: 1 }]);
     });
     ctx.onStop(() => writeFileSync("stopped.txt", "yes"));
   },
@@ -253,5 +254,8 @@ export default definePlugin({
     await coil(dir, ["--preset", "./p.yaml", "--script", "r.yaml", "--no-history", "-p", "fresh"]);
     const second = JSON.parse(readFileSync(join(dir, "requests.jsonl"), "utf8").trim().split("\n")[1]!);
     expect(second.messages.map((m: { content: string }) => m.content)).toEqual(["fresh"]);
+    await coil(dir, ["--preset", "./p.yaml", "-g", "short flag works", "--script", "r.yaml", "-p", "third"]);
+    const third = JSON.parse(readFileSync(join(dir, "requests.jsonl"), "utf8").trim().split("\n")[2]!);
+    expect(third.messages.map((m: { content: string }) => m.content)).toEqual(["short flag works", "third"]);
   });
 });

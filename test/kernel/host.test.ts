@@ -121,4 +121,15 @@ describe("plugin host", () => {
     expect(run.stopReason).toBe("stop");
     expect(diagnostics[0]).toContain("render failed");
   });
+
+  it("rejects a one-letter flag alias that coil or another plugin already uses", () => {
+    const host = new PluginHost();
+    host.install(definePlugin({ id: "a", setup: (ctx) => ctx.flags.register({ name: "continue", short: "c", description: "d", type: "boolean" }) }));
+    expect(thrown(() => host.install(definePlugin({ id: "b", setup: (ctx) => ctx.flags.register({ name: "count", short: "c", description: "d", type: "number" }) }))).message).toContain(
+      "flag -c (for --count) is already used by plugin a",
+    );
+    expect(thrown(() => host.install(definePlugin({ id: "c", setup: (ctx) => ctx.flags.register({ name: "pretty", short: "p", description: "d", type: "boolean" }) }))).message).toContain(
+      "already used by coil itself",
+    );
+  });
 });
