@@ -3,7 +3,7 @@
  * abort that hands queued messages back, and a state snapshot for front ends.
  */
 import { CoilError } from "./errors.js";
-import { freezeMessage, userMessage } from "./context.js";
+import { ContextTally, freezeMessage, userMessage } from "./context.js";
 import { compact as runCompact, runLoop, type LoopConfig, type LoopState, type RunOutcome } from "./loop.js";
 import type { PluginHost } from "./plugin.js";
 import type {
@@ -171,6 +171,7 @@ export class Agent {
       signal: controller.signal,
       messages: this.messages,
       usageFloor: this.usageFloor,
+      tally: new ContextTally(this.messages, this.usageFloor),
       steering: this.steering,
       followUp: this.followUps,
       pendingTools: new Set(),

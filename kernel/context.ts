@@ -47,6 +47,34 @@ export function estimateContextTokens(messages: readonly AgentMessage[], floor =
   return total + tail;
 }
 
+/**
+ * The same estimate kept up to date as messages are appended, so checking the context after every
+ * turn costs O(1) instead of a walk over the whole history.
+ */
+export class ContextTally {
+  private all = 0;
+  private usage = 0;
+  private tail = 0;
+
+  constructor(messages: readonly AgentMessage[], floor: number) {
+    messages.forEach((m, i) => this.add(m, i >= floor));
+  }
+
+  /** `fresh`: the message was produced after the latest compaction, so its usage counts. */
+  add(m: AgentMessage, fresh = true): void {
+    const est = estimateMessageTokens(m);
+    this.all += est;
+    if (fresh && m.role === "assistant" && m.stopReason !== "error" && m.stopReason !== "aborted" && usageTotal(m.usage) > 0) {
+      this.usage = usageTotal(m.usage);
+      this.tail = 0;
+    } else this.tail += est;
+  }
+
+  get tokens(): number {
+    return this.usage > 0 ? this.usage + this.tail : this.all;
+  }
+}
+
 export function toolCallsOf(message: AssistantMessage): ToolCall[] {
   return message.content.filter((c): c is ToolCall => c.type === "toolCall");
 }

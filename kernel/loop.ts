@@ -6,9 +6,9 @@ import { Compile, type Validator } from "typebox/compile";
 import { Value } from "typebox/value";
 import { CoilError, messageOf } from "./errors.js";
 import {
+  ContextTally,
   emptyUsage,
   errorResult,
-  estimateContextTokens,
   freezeMessage,
   toolCallsOf,
   unansweredCalls,
@@ -52,6 +52,8 @@ export interface LoopState {
   messages: AgentMessage[];
   /** Messages before this index were produced before the latest compaction: their usage is stale. */
   usageFloor: number;
+  /** Running context estimate over `messages`. */
+  tally: ContextTally;
   steering: AgentMessage[];
   followUp: AgentMessage[];
   /** The assistant message being streamed, for `agent.state`. */
@@ -141,12 +143,13 @@ function append(s: LoopState, message: AgentMessage): void {
   freezeMessage(message);
   if (message.role !== "assistant") s.host.emit({ type: "message_start", message });
   s.messages.push(message);
+  s.tally.add(message);
   s.added.push(message);
   s.host.emit({ type: "message_end", message });
 }
 
 function overThreshold(s: LoopState): boolean {
-  return estimateContextTokens(s.messages, s.usageFloor) > s.model.contextWindow - s.config.reserveTokens;
+  return s.tally.tokens > s.model.contextWindow - s.config.reserveTokens;
 }
 
 /** Run the `compact` strategies. Undefined when none handled it (reported as NO_COMPACTION). */
@@ -157,7 +160,7 @@ export async function compact(s: LoopState, reason: CompactReason, instructions?
     if (reason === "threshold") return undefined; // a preset without compaction chose so
     throw new CoilError("NO_COMPACTION", "no compaction strategy in this preset", { hint: "add a compaction plugin to the preset" });
   }
-  const tokensBefore = estimateContextTokens(s.messages, s.usageFloor);
+  const tokensBefore = s.tally.tokens;
   const result = await host.hooks.compact.promise({
     messages: Object.freeze(s.messages.slice()),
     tokens: tokensBefore,
@@ -175,6 +178,7 @@ export async function compact(s: LoopState, reason: CompactReason, instructions?
   }
   s.messages.splice(0, s.messages.length, ...result.messages.map((m) => freezeMessage(m)));
   s.usageFloor = s.messages.length;
+  s.tally = new ContextTally(s.messages, s.usageFloor);
   host.emit({ type: "compaction", reason, tokensBefore, tokensAfter: result.tokensAfter, by: host.bailedBy(result) ?? "unknown" });
   return result;
 }
@@ -194,7 +198,7 @@ async function requestReply(s: LoopState, turn: number): Promise<AssistantMessag
       s.host.emit({ type: "diagnostic", level: "error", message: "a before_request tap returned a request without messages; using the unmodified request", code: "PLUGIN_HOOK_FAILED" });
       request = base;
     }
-    const messages = request.messages.filter((m): m is Message => m.role !== "custom");
+    const messages = withoutCustom(request.messages);
     const reply = await streamReply(s, { ...request, messages });
     if (reply.stopReason === "error" && reply.errorCode === ERROR_CONTEXT_OVERFLOW && attempt === 0) {
       const done = await compact(s, "overflow").catch((e: unknown) => {
@@ -205,6 +209,14 @@ async function requestReply(s: LoopState, turn: number): Promise<AssistantMessag
     }
     return reply;
   }
+}
+
+/** Custom messages never reach a provider. Copies only when there is one to drop. */
+function withoutCustom(messages: readonly AgentMessage[]): readonly Message[] {
+  for (let i = 0; i < messages.length; i++) {
+    if (messages[i]!.role === "custom") return Object.freeze(messages.filter((m): m is Message => m.role !== "custom"));
+  }
+  return messages as readonly Message[];
 }
 
 async function streamReply(s: LoopState, request: Parameters<Provider["stream"]>[0]): Promise<AssistantMessage> {

@@ -81,10 +81,10 @@ export default definePlugin({
         try {
           if (o.recordTo) appendFileSync(resolve(ctx.baseDir, o.recordTo), JSON.stringify(request) + "\n");
           const { steps, where } = await load();
-          const all = [...steps, ...pushed];
-          const step = all[index];
+          const step = index < steps.length ? steps[index] : pushed[index - steps.length];
           if (step === undefined) {
-            return yield fail(`script exhausted: request ${index + 1} asked for a reply, but ${where} has ${all.length} ${all.length === 1 ? "reply" : "replies"}`);
+            const count = steps.length + pushed.length;
+            return yield fail(`script exhausted: request ${index + 1} asked for a reply, but ${where} has ${count} ${count === 1 ? "reply" : "replies"}`);
           }
           const reply = typeof step === "function" ? checkReplies([await step(request, index)], `step ${index + 1}`)[0]! : step;
           yield* streamReply(reply, { provider: "scripted", model: request.model.id, callPrefix: `call_${index + 1}`, chunkSize: o.chunkSize }, signal);
