@@ -4,18 +4,9 @@
  */
 import { CoilError } from "./errors.js";
 import { ContextTally, freezeMessage, userMessage } from "./context.js";
-import { compact as runCompact, runLoop, type LoopConfig, type LoopState, type RunOutcome } from "./loop.js";
+import { compact as runCompact, runLoop, type LoopState, type RunOutcome } from "./loop.js";
 import type { PluginHost } from "./plugin.js";
-import type {
-  AgentEvent,
-  AgentMessage,
-  AssistantMessage,
-  CompactResult,
-  ModelInfo,
-  Provider,
-  RequestOptions,
-  SystemBlock,
-} from "./types.js";
+import type { AgentEvent, AgentMessage, AssistantMessage, CompactResult, ModelInfo, Provider, RequestOptions, SystemBlock } from "./types.js";
 
 export interface AgentOptions {
   /** Provider id (must be registered) and the model to use. */
@@ -51,15 +42,9 @@ export interface AgentState {
 export type PromptInput = string | AgentMessage | readonly AgentMessage[];
 
 export class Agent {
-  private provider: Provider;
-  private model: ModelInfo;
-  private readonly config: LoopConfig;
-  private messages: AgentMessage[];
-  private usageFloor = 0;
-  private readonly steering: AgentMessage[] = [];
-  private readonly followUps: AgentMessage[] = [];
+  /** The loop's state lives across runs; a run swaps in its own signal. */
+  private readonly s: LoopState;
   private controller?: AbortController;
-  private current?: LoopState;
   private running?: Promise<RunResult>;
 
   constructor(
@@ -67,27 +52,38 @@ export class Agent {
     options: AgentOptions,
   ) {
     host.close();
-    this.provider = this.providerFor(options.provider);
-    this.model = options.model;
-    this.messages = (options.messages ?? []).map((m) => freezeMessage(m));
-    this.config = {
-      toolExecution: options.toolExecution ?? "parallel",
-      reserveTokens: options.reserveTokens ?? 16_384,
-      system: Object.freeze([...(options.system ?? [])]),
-      requestOptions: Object.freeze({ ...(options.requestOptions ?? {}) }),
+    const messages = (options.messages ?? []).map((m) => freezeMessage(m));
+    this.s = {
+      host,
+      provider: this.providerFor(options.provider),
+      model: options.model,
+      config: {
+        toolExecution: options.toolExecution ?? "parallel",
+        reserveTokens: options.reserveTokens ?? 16_384,
+        system: Object.freeze([...(options.system ?? [])]),
+        requestOptions: Object.freeze({ ...(options.requestOptions ?? {}) }),
+      },
+      signal: new AbortController().signal,
+      messages,
+      usageFloor: 0,
+      tally: new ContextTally(messages, 0),
+      steering: [],
+      followUp: [],
+      pendingTools: new Set(),
+      added: [],
     };
   }
 
   get state(): AgentState {
-    const s = this.current;
+    const s = this.s;
     return {
-      messages: Object.freeze((s?.messages ?? this.messages).slice()),
-      provider: this.provider.id,
-      model: this.model,
+      messages: Object.freeze(s.messages.slice()),
+      provider: s.provider.id,
+      model: s.model,
       isRunning: this.running !== undefined,
-      streaming: s?.streaming,
-      pendingToolCalls: s ? [...s.pendingTools] : [],
-      queued: { steering: this.steering.slice(), followUp: this.followUps.slice() },
+      streaming: s.streaming,
+      pendingToolCalls: [...s.pendingTools],
+      queued: { steering: s.steering.slice(), followUp: s.followUp.slice() },
     };
   }
 
@@ -108,17 +104,17 @@ export class Agent {
 
   /** Queue a message delivered before the next model call of the current run. */
   steer(input: PromptInput): void {
-    this.steering.push(...toMessages(input));
+    this.s.steering.push(...toMessages(input));
   }
 
   /** Queue a message delivered when the current run would otherwise stop. */
   followUp(input: PromptInput): void {
-    this.followUps.push(...toMessages(input));
+    this.s.followUp.push(...toMessages(input));
   }
 
   /** Abort the run (stream and running tools). Returns the queued messages, which are removed from the queue. */
   abort(): AgentMessage[] {
-    const queued = [...this.steering.splice(0), ...this.followUps.splice(0)];
+    const queued = this.takeQueued();
     this.controller?.abort();
     return queued;
   }
@@ -130,53 +126,40 @@ export class Agent {
 
   /** Compact now (`/compact`). Throws NO_COMPACTION when no strategy handles it. */
   async compact(instructions?: string): Promise<CompactResult | undefined> {
-    if (this.running) throw new CoilError("AGENT_BUSY", "cannot compact while a run is going; wait for it or abort it");
-    const state = this.loopState(new AbortController());
-    const result = await runCompact(state, "manual", instructions);
-    this.messages = state.messages;
-    this.usageFloor = state.usageFloor;
-    return result;
+    this.idle("compact");
+    this.s.signal = new AbortController().signal;
+    return runCompact(this.s, "manual", instructions);
   }
 
   /** Switch model (and provider) for the next request. */
   setModel(providerId: string, model: ModelInfo): void {
-    this.provider = this.providerFor(providerId);
-    this.model = model;
+    this.s.provider = this.providerFor(providerId);
+    this.s.model = model;
   }
 
   /** Replace history (session resume, branch navigation). Not while running. */
   replaceMessages(messages: readonly AgentMessage[]): void {
-    if (this.running) throw new CoilError("AGENT_BUSY", "cannot replace history while a run is going");
-    this.messages = messages.map((m) => freezeMessage(m));
-    this.usageFloor = 0;
+    this.idle("replace history");
+    this.s.messages = messages.map((m) => freezeMessage(m));
+    this.s.usageFloor = 0;
+    this.s.tally = new ContextTally(this.s.messages, 0);
+  }
+
+  private idle(what: string): void {
+    if (this.running) throw new CoilError("AGENT_BUSY", `cannot ${what} while a run is going; wait for it or abort it`);
+  }
+
+  private takeQueued(): AgentMessage[] {
+    return [...this.s.steering.splice(0), ...this.s.followUp.splice(0)];
   }
 
   private providerFor(id: string): Provider {
     const provider = this.host.providers.get(id);
-    if (!provider) {
-      const known = this.host.providers.names();
-      throw new CoilError("PROVIDER_MISSING", `provider '${id}' is not registered by any plugin in this preset`, {
-        hint: known.length ? `registered providers: ${known.join(", ")}` : "add a provider plugin to the preset",
-      });
-    }
-    return provider;
-  }
-
-  private loopState(controller: AbortController): LoopState {
-    return {
-      host: this.host,
-      provider: this.provider,
-      model: this.model,
-      config: this.config,
-      signal: controller.signal,
-      messages: this.messages,
-      usageFloor: this.usageFloor,
-      tally: new ContextTally(this.messages, this.usageFloor),
-      steering: this.steering,
-      followUp: this.followUps,
-      pendingTools: new Set(),
-      added: [],
-    };
+    if (provider) return provider;
+    const known = this.host.providers.names();
+    throw new CoilError("PROVIDER_MISSING", `provider '${id}' is not registered by any plugin in this preset`, {
+      hint: known.length ? `registered providers: ${known.join(", ")}` : "add a provider plugin to the preset",
+    });
   }
 
   private start(input: AgentMessage[]): Promise<RunResult> {
@@ -184,20 +167,16 @@ export class Agent {
       return Promise.reject(new CoilError("AGENT_BUSY", "a run is already going", { hint: "use steer() or followUp() to queue a message, or abort() it" }));
     }
     const controller = (this.controller = new AbortController());
-    const state = (this.current = this.loopState(controller));
+    Object.assign(this.s, { signal: controller.signal, added: [], streaming: undefined });
     this.host.emit({ type: "agent_start" });
     const run = (async (): Promise<RunResult> => {
       try {
-        const outcome = await runLoop(state, input);
-        this.usageFloor = Math.min(state.usageFloor, state.messages.length);
-        const unsent = [...this.steering.splice(0), ...this.followUps.splice(0)];
-        const added = state.added;
-        const result: RunResult = { ...outcome, messages: added, unsent };
-        this.host.emit({ type: "agent_end", stopReason: outcome.stopReason, reason: outcome.reason ?? outcome.error, messages: added, unsent });
+        const outcome = await runLoop(this.s, input);
+        const result: RunResult = { ...outcome, messages: this.s.added, unsent: this.takeQueued() };
+        this.host.emit({ type: "agent_end", stopReason: outcome.stopReason, reason: outcome.reason ?? outcome.error, messages: result.messages, unsent: result.unsent });
         return result;
       } finally {
-        this.messages = state.messages;
-        this.current = undefined;
+        this.s.pendingTools.clear();
         this.controller = undefined;
         this.running = undefined;
       }

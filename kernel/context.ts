@@ -30,26 +30,9 @@ export function usageTotal(usage: Usage | undefined): number {
 }
 
 /**
- * Context size: the newest assistant usage at or after `floor` (what the provider really counted)
- * plus estimates of what came after it; estimates alone when no usage is known.
- */
-export function estimateContextTokens(messages: readonly AgentMessage[], floor = 0): number {
-  let tail = 0;
-  for (let i = messages.length - 1; i >= floor; i--) {
-    const m = messages[i]!;
-    if (m.role === "assistant" && m.stopReason !== "error" && m.stopReason !== "aborted" && usageTotal(m.usage) > 0) {
-      return usageTotal(m.usage) + tail;
-    }
-    tail += estimateMessageTokens(m);
-  }
-  let total = 0;
-  for (let i = 0; i < floor && i < messages.length; i++) total += estimateMessageTokens(messages[i]!);
-  return total + tail;
-}
-
-/**
- * The same estimate kept up to date as messages are appended, so checking the context after every
- * turn costs O(1) instead of a walk over the whole history.
+ * Context size, kept up to date as messages are appended (O(1) per turn): the newest assistant usage
+ * (what the provider really counted) plus estimates of what came after it; estimates alone when no
+ * usage is known. Usage from before the latest compaction (`floor`) is stale and ignored.
  */
 export class ContextTally {
   private all = 0;

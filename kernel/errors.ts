@@ -3,40 +3,23 @@
  * and carries the original `cause`. A plugin error is wrapped once: wrapping a CoilError returns it.
  */
 
-export type ErrorCode =
-  | "CONFIG_INVALID"
-  | "PRESET_NOT_FOUND"
-  | "PRESET_INVALID"
-  | "PLUGIN_NOT_FOUND"
-  | "PLUGIN_LOAD_FAILED"
-  | "PLUGIN_INVALID"
-  | "PLUGIN_OPTIONS_INVALID"
-  | "PLUGIN_SETUP_FAILED"
-  | "PLUGIN_DUPLICATE"
-  | "PLUGIN_HOOK_FAILED"
-  | "REGISTRY_DUPLICATE"
-  | "REGISTRATION_CLOSED"
-  | "SERVICE_MISSING"
-  | "PROVIDER_MISSING"
-  | "MODEL_NOT_FOUND"
-  | "NO_COMPACTION"
-  | "AGENT_BUSY"
-  | "PLUGIN_START_FAILED"
-  | "PLUGIN_STOP_FAILED"
-  | (string & {});
+/**
+ * SCREAMING_SNAKE codes. The kernel's own: CONFIG_INVALID, PRESET_NOT_FOUND, PRESET_INVALID, PLUGIN_NOT_FOUND,
+ * PLUGIN_LOAD_FAILED, PLUGIN_INVALID, PLUGIN_OPTIONS_INVALID, PLUGIN_SETUP_FAILED, PLUGIN_START_FAILED,
+ * PLUGIN_STOP_FAILED, PLUGIN_DUPLICATE, PLUGIN_HOOK_FAILED, REGISTRY_DUPLICATE, REGISTRATION_CLOSED,
+ * SERVICE_MISSING, PROVIDER_MISSING, MODEL_NOT_FOUND, NO_COMPACTION, AGENT_BUSY, KERNEL_ERROR. Plugins add theirs.
+ */
+export type ErrorCode = string;
 
 export type Phase = "resolve" | "import" | "options" | "setup" | "start" | "stop";
 
-export interface ErrorWhere {
+export interface CoilErrorOptions {
   plugin?: string;
   hook?: string;
   phase?: Phase;
   file?: string;
   line?: number;
   column?: number;
-}
-
-export interface CoilErrorOptions extends ErrorWhere {
   cause?: unknown;
   /** What the user can do about it. */
   hint?: string;
@@ -44,9 +27,10 @@ export interface CoilErrorOptions extends ErrorWhere {
   fatal?: boolean;
 }
 
+const WHERE = ["plugin", "hook", "phase", "file", "line", "column", "hint", "fatal"] as const;
+
 export class CoilError extends Error {
   override name = "CoilError";
-  readonly code: ErrorCode;
   readonly plugin?: string;
   readonly hook?: string;
   readonly phase?: Phase;
@@ -54,47 +38,27 @@ export class CoilError extends Error {
   readonly line?: number;
   readonly column?: number;
   readonly hint?: string;
-  readonly fatal: boolean;
-  /** The message without the location prefix. */
-  readonly detail: string;
+  readonly fatal?: boolean;
 
-  constructor(code: ErrorCode, detail: string, options: CoilErrorOptions = {}) {
-    super(formatMessage(code, detail, options), options.cause === undefined ? undefined : { cause: options.cause });
-    this.code = code;
-    this.detail = detail;
-    this.plugin = options.plugin;
-    this.hook = options.hook;
-    this.phase = options.phase;
-    this.file = options.file;
-    this.line = options.line;
-    this.column = options.column;
-    this.hint = options.hint;
-    this.fatal = options.fatal ?? false;
+  /** `detail` is the message without the location prefix. */
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail: string,
+    options: CoilErrorOptions = {},
+  ) {
+    const at = options.file ? ` (${[options.file, options.line, options.line && options.column].filter(Boolean).join(":")})` : "";
+    const stage = options.hook ?? options.phase;
+    super(`${options.plugin ? `[plugin ${options.plugin}] ` : ""}${stage ? `${stage}: ` : ""}${code} ${detail}${at}`, options.cause === undefined ? undefined : { cause: options.cause });
+    for (const key of WHERE) if (options[key] !== undefined) (this as Record<string, unknown>)[key] = options[key];
   }
 
-  /** Wrap anything thrown by plugin code, once. A CoilError that already names a plugin is returned as is. */
+  /** Wrap anything thrown by plugin code, once. A CoilError that already names its plugin and hook/phase is returned as is. */
   static wrap(cause: unknown, code: ErrorCode, where: CoilErrorOptions): CoilError {
-    if (cause instanceof CoilError) {
-      if (cause.plugin && (cause.hook || cause.phase)) return cause;
-      return new CoilError(cause.code, cause.detail, { ...where, ...definedOf(cause), cause: cause.cause, hint: cause.hint ?? where.hint });
-    }
-    return new CoilError(code, messageOf(cause), { ...where, cause });
+    if (!(cause instanceof CoilError)) return new CoilError(code, messageOf(cause), { ...where, cause });
+    if (cause.plugin && (cause.hook || cause.phase)) return cause;
+    const own = Object.fromEntries(WHERE.filter((k) => cause[k] !== undefined).map((k) => [k, cause[k]]));
+    return new CoilError(cause.code, cause.detail, { ...where, ...own, cause: cause.cause });
   }
-}
-
-function definedOf(e: CoilError): CoilErrorOptions {
-  const out: CoilErrorOptions = { fatal: e.fatal };
-  for (const key of ["plugin", "hook", "phase", "file", "line", "column"] as const) {
-    if (e[key] !== undefined) (out as Record<string, unknown>)[key] = e[key];
-  }
-  return out;
-}
-
-function formatMessage(code: ErrorCode, detail: string, where: CoilErrorOptions): string {
-  const prefix = where.plugin ? `[plugin ${where.plugin}] ` : "";
-  const stage = where.hook ?? where.phase;
-  const at = where.file ? ` (${where.file}${where.line ? `:${where.line}${where.column ? `:${where.column}` : ""}` : ""})` : "";
-  return `${prefix}${stage ? `${stage}: ` : ""}${code} ${detail}${at}`;
 }
 
 export function messageOf(cause: unknown): string {

@@ -4,18 +4,7 @@
  */
 import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
 import { CoilError } from "./errors.js";
-import type {
-  CompactRequest,
-  CompactResult,
-  ModelRequest,
-  StopQuery,
-  StopVerdict,
-  ToolBlock,
-  ToolCallInfo,
-  ToolResult,
-  TurnInfo,
-  TurnRecord,
-} from "./types.js";
+import type { CompactRequest, CompactResult, ModelRequest, StopQuery, StopVerdict, ToolBlock, ToolCallInfo, ToolResult, TurnInfo, TurnRecord } from "./types.js";
 
 /** Named stages: lower runs first; ties go by preset order. */
 export const Stage = Object.freeze({

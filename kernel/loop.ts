@@ -5,34 +5,9 @@
 import { Compile, type Validator } from "typebox/compile";
 import { Value } from "typebox/value";
 import { CoilError, messageOf } from "./errors.js";
-import {
-  ContextTally,
-  emptyUsage,
-  errorResult,
-  freezeMessage,
-  toolCallsOf,
-  unansweredCalls,
-} from "./context.js";
+import { ContextTally, emptyUsage, errorResult, freezeMessage, toolCallsOf, unansweredCalls } from "./context.js";
 import type { PluginHost } from "./plugin.js";
-import {
-  ERROR_CONTEXT_OVERFLOW,
-  type AgentMessage,
-  type AssistantMessage,
-  type CompactReason,
-  type CompactResult,
-  type Message,
-  type ModelInfo,
-  type ModelRequest,
-  type Provider,
-  type RequestOptions,
-  type StopReason,
-  type SystemBlock,
-  type ToolCall,
-  type ToolCallInfo,
-  type ToolDefinition,
-  type ToolResultMessage,
-  type TurnRecord,
-} from "./types.js";
+import { ERROR_CONTEXT_OVERFLOW, type AgentMessage, type AssistantMessage, type CompactReason, type CompactResult, type Message, type ModelInfo, type ModelRequest, type Provider, type RequestOptions, type StopReason, type SystemBlock, type ToolCall, type ToolCallInfo, type ToolDefinition, type ToolResultMessage, type TurnRecord } from "./types.js";
 
 export interface LoopConfig {
   toolExecution: "parallel" | "sequential";

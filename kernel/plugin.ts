@@ -102,14 +102,15 @@ export type StartFn = (agent: Agent, io: CliStreams) => Promise<void> | void;
 export type StopFn = () => Promise<void> | void;
 
 /** Services plugins offer each other; augment this interface to type your service. */
-export interface Services {
-  [name: string]: unknown;
-}
+export interface Services { [name: string]: unknown }
 
-export interface PluginLog {
-  info(message: string): void;
-  warn(message: string): void;
-  error(message: string): void;
+export type PluginLog = Record<"info" | "warn" | "error", (message: string) => void>;
+
+/** Register into a registry; a duplicate name is an error naming both plugins. */
+export interface Registrar<T> {
+  register(value: T): void;
+  get(name: string): T | undefined;
+  names(): string[];
 }
 
 export interface PluginContext<O = unknown> {
@@ -121,12 +122,13 @@ export interface PluginContext<O = unknown> {
   tap<K extends HookName>(hook: K, fn: TapFn<K>, options?: TapOptions): void;
   /** Observe events; `"*"` sees all. Listeners run synchronously and must not block. */
   on<T extends AgentEventType | "*">(type: T, listener: (event: T extends "*" ? AgentEvent : Extract<AgentEvent, { type: T }>) => void): () => void;
-  tools: { register<P extends TSchema>(tool: ToolDefinition<P, any>): void; get(name: string): ToolDefinition | undefined; names(): string[] };
-  providers: { register(provider: Provider): void; get(id: string): Provider | undefined; ids(): string[] };
-  commands: { register(command: SlashCommand): void; get(name: string): SlashCommand | undefined };
+  tools: Omit<Registrar<ToolDefinition>, "register"> & { register<P extends TSchema>(tool: ToolDefinition<P, any>): void };
+  providers: Registrar<Provider> & { ids(): string[] };
+  commands: Registrar<SlashCommand>;
+  /** Flags are registered here; `get` returns the parsed value. */
   flags: { register(flag: FlagSpec): void; get(name: string): unknown };
-  frontEnds: { register(frontEnd: FrontEnd): void };
-  subcommands: { register(command: Subcommand): void };
+  frontEnds: Registrar<FrontEnd>;
+  subcommands: Registrar<Subcommand>;
   /** Run once the agent exists, before the front end; a throw stops start-up with this plugin named. */
   onStart(fn: StartFn): void;
   /** Run once at exit (flush, release locks). */
@@ -154,9 +156,7 @@ export interface InstallSource {
   optionSources?: Record<string, string>;
 }
 
-export interface HostOptions {
-  cwd?: string;
-}
+export interface HostOptions { cwd?: string }
 
 type Listener = (event: AgentEvent) => void;
 
@@ -184,25 +184,18 @@ export class PluginHost {
 
   constructor(options: HostOptions = {}) {
     this.cwd = options.cwd ?? process.cwd();
-    applyFailurePolicies(this.hooks, (error) =>
-      this.emit({ type: "diagnostic", level: "error", message: error.message, plugin: error.plugin, code: error.code }),
-    );
+    applyFailurePolicies(this.hooks, (e) => this.emit({ type: "diagnostic", level: "error", message: e.message, plugin: e.plugin, code: e.code }));
   }
 
   /** Validate options and run setup. Throws a CoilError naming the plugin and phase. */
   install<S extends TSchema>(plugin: Plugin<S>, rawOptions: unknown = {}, source: InstallSource = {}): void {
     if (this.closed) throw new CoilError("REGISTRATION_CLOSED", `cannot install plugin '${plugin.id}' after start-up`);
     if (!isPlugin(plugin) || !/^[@a-z0-9][a-z0-9._/@-]*$/i.test(plugin.id)) {
-      throw new CoilError("PLUGIN_INVALID", `a plugin needs an 'id' (letters, digits, '-', '/', '@') and a 'setup' function`, {
-        phase: "import",
-        file: source.file ?? source.ref,
-      });
+      throw new CoilError("PLUGIN_INVALID", "a plugin needs an 'id' (letters, digits, '-', '/', '@') and a 'setup' function", { phase: "import", file: source.file ?? source.ref });
     }
     const twin = this.plugins.find((p) => p.id === plugin.id);
     if (twin) {
-      throw new CoilError("PLUGIN_DUPLICATE", `plugin id '${plugin.id}' is loaded twice: from ${describe(twin.source)} and from ${describe(source)}`, {
-        plugin: plugin.id,
-      });
+      throw new CoilError("PLUGIN_DUPLICATE", `plugin id '${plugin.id}' is loaded twice: from ${describe(twin.source)} and from ${describe(source)}`, { plugin: plugin.id });
     }
     const options = validateOptions(plugin, rawOptions, source);
     const ctx = this.contextFor(plugin.id, options, source);
@@ -291,6 +284,11 @@ export class PluginHost {
       if (host.closed) throw new CoilError("REGISTRATION_CLOSED", "registration is closed; tap hooks and register things in setup()", { plugin: id });
     };
     const where = describe(source);
+    const registrar = <T>(registry: Registry<T>, nameOf: (value: T) => string, check?: (value: T) => void): Registrar<T> => ({
+      register: (value) => (guard(), check?.(value), registry.register(nameOf(value), value, id, where)),
+      get: (name) => registry.get(name),
+      names: () => registry.names(),
+    });
     const log = (level: "info" | "warn" | "error") => (message: string) => host.emit({ type: "diagnostic", level, message, plugin: id });
     return {
       id,
@@ -314,44 +312,27 @@ export class PluginHost {
         });
         host.taps.push({ hook, plugin: id, stage });
       },
-      on(type, listener) {
-        return host.subscribe(type, listener as Listener);
-      },
-      tools: {
-        register: (tool) => (guard(), checkTool(tool, id), host.tools.register(tool.name, tool, id, where)),
-        get: (name) => host.tools.get(name),
-        names: () => host.tools.names(),
-      },
-      providers: {
-        register: (provider) => (guard(), host.providers.register(provider.id, provider, id, where)),
-        get: (pid) => host.providers.get(pid),
-        ids: () => host.providers.names(),
-      },
-      commands: {
-        register: (command) => (guard(), host.commands.register(command.name, command, id, where)),
-        get: (name) => host.commands.get(name),
-      },
+      on: (type, listener) => host.subscribe(type, listener as Listener),
+      tools: registrar(host.tools, (t) => t.name, (t) => checkTool(t, id)),
+      providers: { ...registrar(host.providers, (p) => p.id), ids: () => host.providers.names() },
+      commands: registrar(host.commands, (c) => c.name),
       flags: {
-        register: (flag) => {
-          guard();
-          const clash = flag.short && (["p", "v", "h"].includes(flag.short) ? "coil" : host.flags.entries().find(([, f]) => f.value.short === flag.short)?.[1].owner);
-          if (clash) throw new CoilError("REGISTRY_DUPLICATE", `flag -${flag.short} (for --${flag.name}) is already used by ${clash === "coil" ? "coil itself" : `plugin ${clash}`}`, { plugin: id });
-          host.flags.register(flag.name, flag, id, where);
-        },
+        register: registrar(host.flags, (f) => f.name, (flag) => {
+          const clash = flag.short && (["p", "v", "h"].includes(flag.short) ? "coil itself" : host.flags.entries().find(([, f]) => f.value.short === flag.short)?.[1].owner);
+          if (clash) throw new CoilError("REGISTRY_DUPLICATE", `flag -${flag.short} (for --${flag.name}) is already used by ${clash === "coil itself" ? clash : `plugin ${clash}`}`, { plugin: id });
+        }).register,
         get: (name) => host.flagValues[name],
       },
-      frontEnds: { register: (frontEnd) => (guard(), host.frontEnds.register(frontEnd.id, frontEnd, id, where)) },
-      subcommands: { register: (command) => (guard(), host.subcommands.register(command.name, command, id, where)) },
+      frontEnds: registrar(host.frontEnds, (f) => f.id),
+      subcommands: registrar(host.subcommands, (c) => c.name),
       onStart: (fn) => (guard(), void host.starters.push({ plugin: id, fn })),
       onStop: (fn) => (guard(), void host.stoppers.push({ plugin: id, fn })),
       services: {
         provide: (name, service) => (guard(), host.services.register(name, service, id, where)),
         get: (name) => host.services.get(name) as never,
         require: (name) => {
-          if (!host.services.has(name)) {
-            throw new CoilError("SERVICE_MISSING", `service '${name}' is not provided by any plugin in this preset`, { plugin: id });
-          }
-          return host.services.get(name) as never;
+          if (host.services.has(name)) return host.services.get(name) as never;
+          throw new CoilError("SERVICE_MISSING", `service '${name}' is not provided by any plugin in this preset`, { plugin: id });
         },
       },
       log: { info: log("info"), warn: log("warn"), error: log("error") },
@@ -368,13 +349,9 @@ function describe(source: InstallSource): string {
 
 function checkTool(tool: ToolDefinition, owner: string): void {
   const missing = (["name", "description", "parameters", "execute"] as const).filter((k) => !tool?.[k]);
-  if (missing.length) {
-    throw new CoilError("PLUGIN_INVALID", `tool '${tool?.name ?? "?"}' lacks ${missing.join(", ")}`, { plugin: owner });
-  }
+  if (missing.length) throw new CoilError("PLUGIN_INVALID", `tool '${tool?.name ?? "?"}' lacks ${missing.join(", ")}`, { plugin: owner });
   if (!/^[a-zA-Z0-9_-]{1,64}$/.test(tool.name)) {
-    throw new CoilError("PLUGIN_INVALID", `tool name '${tool.name}' must be 1-64 letters, digits, '_' or '-' (what provider APIs accept)`, {
-      plugin: owner,
-    });
+    throw new CoilError("PLUGIN_INVALID", `tool name '${tool.name}' must be 1-64 letters, digits, '_' or '-' (what provider APIs accept)`, { plugin: owner });
   }
 }
 
@@ -383,16 +360,10 @@ function strict(schema: TSchema): TSchema {
   const s = schema as Record<string, unknown>;
   if (!s || typeof s !== "object") return schema;
   const out: Record<string, unknown> = { ...s };
-  if (s.type === "object" && s.properties && s.additionalProperties === undefined && s.patternProperties === undefined) {
-    out.additionalProperties = false;
-  }
-  if (s.properties) {
-    out.properties = Object.fromEntries(Object.entries(s.properties as Record<string, TSchema>).map(([k, v]) => [k, strict(v)]));
-  }
+  if (s.type === "object" && s.properties && s.additionalProperties === undefined && s.patternProperties === undefined) out.additionalProperties = false;
+  if (s.properties) out.properties = Object.fromEntries(Object.entries(s.properties as Record<string, TSchema>).map(([k, v]) => [k, strict(v)]));
   if (s.items && typeof s.items === "object" && !Array.isArray(s.items)) out.items = strict(s.items as TSchema);
-  for (const key of ["anyOf", "oneOf", "allOf"]) {
-    if (Array.isArray(s[key])) out[key] = (s[key] as TSchema[]).map(strict);
-  }
+  for (const key of ["anyOf", "oneOf", "allOf"]) if (Array.isArray(s[key])) out[key] = (s[key] as TSchema[]).map(strict);
   return out as TSchema;
 }
 
