@@ -85,10 +85,7 @@ function safeVerdict(hook: HookName, error: CoilError): unknown {
   return undefined;
 }
 
-export interface TapMeta {
-  plugin: string;
-  stage: number;
-}
+export interface TapMeta { plugin: string; stage: number }
 
 /**
  * Install the failure policies: one `register` interceptor per hook wraps every tap so a throw is

@@ -38,11 +38,7 @@ export interface LoopState {
   added: AgentMessage[];
 }
 
-export interface RunOutcome {
-  stopReason: StopReason;
-  reason?: string;
-  error?: string;
-}
+export interface RunOutcome { stopReason: StopReason; reason?: string; error?: string }
 
 const TRUNCATED =
   "Not executed: your reply hit the output token limit before this call's arguments were complete. Re-issue the call with complete arguments, splitting large content across several calls if needed.";
@@ -289,6 +285,9 @@ async function prepare(s: LoopState, message: AssistantMessage, call: ToolCall):
   if (!tool) {
     const known = host.tools.names();
     return { call, result: errorResult(call, `Tool '${call.name}' does not exist. Available tools: ${known.length ? known.join(", ") : "(none)"}.`) };
+  }
+  if (call.parseError) {
+    return { call, result: errorResult(call, `Not executed: the arguments of this call are not valid JSON (${call.parseError}). Re-issue the call with valid JSON arguments.`) };
   }
   let args = call.arguments ?? {};
   if (tool.prepareArguments) {

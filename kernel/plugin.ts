@@ -107,11 +107,7 @@ export interface Services { [name: string]: unknown }
 export type PluginLog = Record<"info" | "warn" | "error", (message: string) => void>;
 
 /** Register into a registry; a duplicate name is an error naming both plugins. */
-export interface Registrar<T> {
-  register(value: T): void;
-  get(name: string): T | undefined;
-  names(): string[];
-}
+export interface Registrar<T> { register(value: T): void; get(name: string): T | undefined; names(): string[] }
 
 export interface PluginContext<O = unknown> {
   readonly id: string;

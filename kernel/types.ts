@@ -6,10 +6,7 @@ import type { Static, TSchema } from "typebox";
 
 // ───────────────────────────── content ─────────────────────────────
 
-export interface TextContent {
-  type: "text";
-  text: string;
-}
+export interface TextContent { type: "text"; text: string }
 
 export interface ImageContent {
   type: "image";
@@ -31,8 +28,10 @@ export interface ToolCall {
   type: "toolCall";
   id: string;
   name: string;
-  /** Parsed arguments. A call whose JSON could not be parsed carries `{}` and is answered with an error. */
+  /** Parsed arguments (`{}` when they did not parse). */
   arguments: Record<string, unknown>;
+  /** Set by the provider when the arguments' JSON did not parse: the call is answered with an error, never run. */
+  parseError?: string;
 }
 
 // ───────────────────────────── messages ─────────────────────────────
@@ -54,11 +53,7 @@ export interface Usage {
  */
 export type StopReason = "stop" | "toolUse" | "length" | "refusal" | "pause" | "error" | "aborted";
 
-export interface UserMessage {
-  role: "user";
-  content: string | (TextContent | ImageContent)[];
-  timestamp: number;
-}
+export interface UserMessage { role: "user"; content: string | (TextContent | ImageContent)[]; timestamp: number }
 
 export interface AssistantMessage {
   role: "assistant";
@@ -128,11 +123,7 @@ export interface SystemBlock {
 }
 
 /** What a tool looks like to the model. */
-export interface ToolSpec {
-  name: string;
-  description: string;
-  parameters: TSchema;
-}
+export interface ToolSpec { name: string; description: string; parameters: TSchema }
 
 /** The request as `before_request` taps see and return it. */
 export interface ModelRequest {
@@ -155,9 +146,7 @@ export interface RequestOptions {
 }
 
 /** The request a provider receives: custom messages are gone. */
-export interface ProviderRequest extends Omit<ModelRequest, "messages"> {
-  messages: readonly Message[];
-}
+export interface ProviderRequest extends Omit<ModelRequest, "messages"> { messages: readonly Message[] }
 
 /**
  * What a provider's stream yields. It ends with exactly one `done` or `error`.
@@ -248,10 +237,7 @@ export interface ToolCallInfo {
 }
 
 /** `tool_call` bails with this to block a call. `reason` is shown to the model. */
-export interface ToolBlock {
-  block: true;
-  reason: string;
-}
+export interface ToolBlock { block: true; reason: string }
 
 export type ToolResult = ToolResultMessage;
 

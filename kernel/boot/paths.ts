@@ -9,13 +9,11 @@ let root: string | undefined;
 /** The package root: the nearest directory above this file whose package.json is named "coil". */
 export function packageRoot(): string {
   if (root) return root;
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
+  const here = fileURLToPath(import.meta.url);
+  for (let dir = dirname(here); ; dir = dirname(dir)) {
     const pkg = join(dir, "package.json");
     if (existsSync(pkg) && JSON.parse(readFileSync(pkg, "utf8")).name === "coil") return (root = dir);
-    const up = dirname(dir);
-    if (up === dir) throw new Error("coil: cannot find its own package.json above " + fileURLToPath(import.meta.url));
-    dir = up;
+    if (dirname(dir) === dir) throw new Error("coil: cannot find its own package.json above " + here);
   }
 }
 
@@ -27,29 +25,20 @@ export function coilHome(env: NodeJS.ProcessEnv = process.env): string {
 /** A built-in file: compiled `.js` under dist/ when it exists, else the `.ts` source. */
 export function builtinModule(...parts: string[]): string | undefined {
   const base = packageRoot();
-  const rel = join(...parts);
+  const dist = join(base, "dist", `${join(...parts)}.js`);
   const fromDist = fileURLToPath(import.meta.url).startsWith(join(base, "dist") + sep);
-  const candidates = fromDist ? [join(base, "dist", `${rel}.js`)] : [join(base, `${rel}.ts`), join(base, "dist", `${rel}.js`)];
-  return candidates.find((c) => existsSync(c));
+  return (fromDist ? [dist] : [join(base, `${join(...parts)}.ts`), dist]).find((c) => existsSync(c));
 }
 
 /** The list of built-in plugin ids (folders under plugins/). */
 export function builtinPluginIds(): string[] {
-  const base = packageRoot();
-  const ids = new Set<string>();
-  for (const dir of [join(base, "plugins"), join(base, "dist", "plugins")]) {
-    if (!existsSync(dir)) continue;
-    for (const name of readdirSafe(dir)) ids.add(name);
-  }
-  return [...ids].sort();
+  const dirs = [join(packageRoot(), "plugins"), join(packageRoot(), "dist", "plugins")].filter((d) => existsSync(d));
+  const ids = dirs.flatMap((d) => readdirSync(d, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name));
+  return [...new Set(ids)].sort();
 }
 
-function readdirSafe(dir: string): string[] {
-  try {
-    return readdirSync(dir, { withFileTypes: true })
-      .filter((d) => d.isDirectory())
-      .map((d) => d.name);
-  } catch {
-    return [];
-  }
+/** `node_modules/<name>` in `from` and in every directory above it, nearest first. */
+export function nodeModules(name: string, from: string): string[] {
+  const up = dirname(from);
+  return [join(from, "node_modules", name), ...(up === from ? [] : nodeModules(name, up))];
 }

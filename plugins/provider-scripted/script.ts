@@ -152,8 +152,8 @@ export async function* streamReply(
     }
     try {
       tc.arguments = JSON.parse(raw) as Record<string, unknown>;
-    } catch {
-      tc.arguments = {};
+    } catch (e) {
+      tc.parseError = (e as Error).message;
     }
   }
   const u = reply.usage ?? {};

@@ -198,6 +198,21 @@ describe("agent loop", () => {
     expect(scripted.requests).toHaveLength(2);
   });
 
+  it("never runs a call whose arguments did not parse, even when every parameter is optional", async () => {
+    let ran = false;
+    const lenient = definePlugin({
+      id: "test-lenient",
+      setup: (ctx) =>
+        ctx.tools.register({ name: "ls", description: "list", parameters: Type.Object({ path: Type.Optional(Type.String()) }), execute: async () => ((ran = true), { content: [] }) }),
+    });
+    const { agent } = createTestAgent({ plugins: [[lenient]], script: [{ toolCalls: [{ name: "ls", rawArguments: '{"path": "src' }] }, { text: "ok" }] });
+    const run = await agent.prompt("go");
+    expect(ran).toBe(false);
+    const [r] = results(run.messages);
+    expect(r!.isError).toBe(true);
+    expect(resultText(r!)).toMatch(/not valid JSON .*Re-issue the call/);
+  });
+
   it("lets prepareArguments repair a known shape mistake before validation", async () => {
     const { agent } = createTestAgent({
       plugins: [[timingTools([])]],
