@@ -103,7 +103,8 @@ export async function runLoop(s: LoopState, input: readonly AgentMessage[]): Pro
   } catch (cause) {
     // Only fatal plugin errors and kernel bugs reach here; history still gets its results.
     const error = cause instanceof CoilError ? cause : CoilError.wrap(cause, "KERNEL_ERROR", {});
-    host.emit({ type: "diagnostic", level: "error", message: error.message, plugin: error.plugin, code: error.code });
+    // A fatal hook error was already reported by its failure policy.
+    if (!(error.fatal && error.hook)) host.emit({ type: "diagnostic", level: "error", message: error.message, plugin: error.plugin, code: error.code });
     outcome = { stopReason: s.signal.aborted ? "aborted" : "error", error: error.message };
   }
   for (const call of unansweredCalls(s.messages)) append(s, errorResult(call, s.signal.aborted ? ABORTED : "Not executed: the run ended with an error."));

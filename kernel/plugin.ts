@@ -297,12 +297,19 @@ export class PluginHost {
         if (!target) throw new CoilError("PLUGIN_INVALID", `unknown hook '${hook}'`, { plugin: id, hint: `hooks are: ${Object.keys(host.hooks).join(", ")}` });
         const stage = typeof tapOptions.stage === "string" ? Stage[tapOptions.stage] : (tapOptions.stage ?? Stage.DEFAULT);
         if (typeof stage !== "number") throw new CoilError("PLUGIN_INVALID", `unknown stage '${tapOptions.stage}'`, { plugin: id });
+        if (tapOptions.tools && hook !== "tool_call" && hook !== "tool_result") {
+          throw new CoilError("PLUGIN_INVALID", `the 'tools' filter only applies to tool_call and tool_result, not ${hook}`, { plugin: id });
+        }
         const only = tapOptions.tools ? new Set(tapOptions.tools) : undefined;
         target.tapPromise({ name: id, stage }, async (...args: unknown[]) => {
           if (only && !only.has((args[hook === "tool_result" ? 1 : 0] as { call: { name: string } }).call.name)) return undefined;
           const result = await (fn as (...a: unknown[]) => unknown)(...args);
           // A bail hook stops on any value but undefined; null/false are treated as "nothing from me".
           if (result === null || result === false) return undefined;
+          // Only a real block stops the gate chain: `{ block: false }` must not skip later gates.
+          if (hook === "tool_call" && (result as { block?: unknown }).block !== true) return undefined;
+          // `{ stop: false }` without follow-up messages has nothing to continue with: no opinion.
+          if (hook === "should_stop" && (result as { stop?: unknown }).stop === false && !(result as { followUp?: unknown[] }).followUp?.length) return undefined;
           if (typeof result === "object") host.bails.set(result, id);
           return result;
         });

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command, CommanderError, Option } from "commander";
 import { Agent } from "../agent.js";
-import { CoilError, formatError } from "../errors.js";
+import { CoilError, formatDiagnostic, formatError } from "../errors.js";
 import { PluginHost, type FrontEnd } from "../plugin.js";
 import type { ModelInfo, Provider } from "../types.js";
 import { loadPlugin } from "./load.js";
@@ -100,7 +100,13 @@ export async function main(io: CliIO): Promise<number> {
     const host = await installPreset(preset, io, home);
     const at = firstPositional(io.argv, host);
     const sub = at >= 0 ? host.subcommands.get(io.argv[at]!) : undefined;
-    if (sub) return await sub.run(io.argv.slice(at + 1), io);
+    if (sub) {
+      try {
+        return await sub.run(io.argv.slice(at + 1), io);
+      } finally {
+        await echoing(host, io, () => host.stop());
+      }
+    }
     const cmd = program(io, host);
     cmd.parse(io.argv, { from: "user" });
     if (cmd.args[0] === "preset") return 0;
@@ -129,10 +135,10 @@ export async function main(io: CliIO): Promise<number> {
       requestOptions: preset.settings.thinking ? { thinking: preset.settings.thinking as never } : {},
     });
     try {
-      await host.start(agent, io);
+      await echoing(host, io, () => host.start(agent, io));
       return await frontEnd.run({ agent, host, mode, prompt, stdout: io.stdout, stderr: io.stderr });
     } finally {
-      await host.stop();
+      await echoing(host, io, () => host.stop());
     }
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
@@ -148,16 +154,26 @@ export async function main(io: CliIO): Promise<number> {
 
 async function installPreset(preset: ResolvedPreset, io: CliIO, home: string): Promise<PluginHost> {
   const host = new PluginHost({ cwd: io.cwd });
-  const stopEcho = host.subscribe("diagnostic", (d) => {
-    if (d.type === "diagnostic" && d.level !== "info") io.stderr.write(`coil: ${d.level}: ${d.message}\n`);
-  });
   // Load every module first (in parallel), then set up in preset order: nothing starts half-configured.
   const plugins = await Promise.all(preset.entries.map((entry) => loadPlugin({ ...entry, source: entry.source }, { home })));
-  preset.entries.forEach((entry, i) =>
-    host.install(plugins[i]!, entry.options, { ref: entry.ref, ...entry.source, baseDir: entry.baseDir, optionSources: entry.optionSources }),
+  await echoing(host, io, () =>
+    preset.entries.forEach((entry, i) =>
+      host.install(plugins[i]!, entry.options, { ref: entry.ref, ...entry.source, baseDir: entry.baseDir, optionSources: entry.optionSources }),
+    ),
   );
-  stopEcho();
   return host;
+}
+
+/** Outside a front end's run, plugin diagnostics (setup, start, stop) go to stderr. */
+async function echoing<T>(host: PluginHost, io: CliIO, fn: () => T | Promise<T>): Promise<T> {
+  const stop = host.subscribe("diagnostic", (d) => {
+    if (d.type === "diagnostic" && d.level !== "info") io.stderr.write(`coil: ${formatDiagnostic(d)}\n`);
+  });
+  try {
+    return await fn();
+  } finally {
+    stop();
+  }
 }
 
 function presetCommand(io: CliIO, first: ReturnType<typeof scan>, home: string): number {

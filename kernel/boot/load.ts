@@ -3,11 +3,12 @@
  * npm packages. The result is the module's default export, checked with `isPlugin()`.
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { dirname, extname, join } from "node:path";
+import { extname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { CoilError, messageOf, type CoilErrorOptions } from "../errors.js";
 import { isPlugin, type Plugin } from "../plugin.js";
-import { builtinModule, builtinPluginIds } from "./paths.js";
+import { builtinModule, builtinPluginIds, nodeModules } from "./paths.js";
+import { nearest } from "./preset.js";
 
 export interface PluginRef {
   /** As the user wrote it (for messages). */
@@ -34,27 +35,24 @@ export async function loadPlugin(ref: PluginRef, options: LoadOptions): Promise<
     if (!isFile(ref.key)) throw notFound(ref, `plugin file ${ref.key} does not exist`);
     return importPlugin(ref.key, ref);
   }
-  if (ref.kind === "name") {
-    const ids = builtinPluginIds();
-    if (ids.includes(ref.key)) {
-      const file = builtinModule("plugins", ref.key, "index");
-      if (!file) throw notFound(ref, `built-in plugin '${ref.key}' has no index module`);
-      return importPlugin(file, ref);
-    }
-    const file = resolvePackage(ref.key, ref.baseDir, options.home);
-    if (file) return importPlugin(file, ref);
-    const near = nearest(ref.key, ids);
-    throw notFound(ref, `plugin '${ref.ref}' is neither a built-in nor an installed npm package${near ? ` (did you mean '${near}'?)` : ""}`, {
-      hint: ids.length ? `built-in plugins: ${ids.join(", ")}` : "no built-in plugins were found",
-    });
+  // A name is a built-in id, else an unscoped npm package.
+  const ids = ref.kind === "name" ? builtinPluginIds() : [];
+  if (ids.includes(ref.key)) {
+    const file = builtinModule("plugins", ref.key, "index");
+    if (!file) throw notFound(ref, `built-in plugin '${ref.key}' has no index module`);
+    return importPlugin(file, ref);
   }
   const file = resolvePackage(ref.key, ref.baseDir, options.home);
-  if (!file) {
+  if (file) return importPlugin(file, ref);
+  if (ref.kind === "npm") {
     throw notFound(ref, `npm package '${ref.key}' is not installed (looked from ${ref.baseDir} and in ${join(options.home, "packages")})`, {
-      hint: `run \`npm install ${ref.key}\` in the project (or \`coil install ${ref.key}\`)`,
+      hint: `run \`npm install ${ref.key}\` in the project, or install it under ${join(options.home, "packages")}`,
     });
   }
-  return importPlugin(file, ref);
+  const near = nearest(ref.key, ids);
+  throw notFound(ref, `plugin '${ref.ref}' is neither a built-in nor an installed npm package${near ? ` (did you mean '${near}'?)` : ""}`, {
+    hint: ids.length ? `built-in plugins: ${ids.join(", ")}` : "no built-in plugins were found",
+  });
 }
 
 function notFound(ref: PluginRef, detail: string, extra: CoilErrorOptions = {}): CoilError {
@@ -66,47 +64,30 @@ function listedIn(ref: PluginRef): string {
   return s ? `; listed in ${s.file}${s.line ? `:${s.line}${s.column ? `:${s.column}` : ""}` : ""}` : "";
 }
 
-function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile();
-  } catch {
-    return false;
-  }
-}
+const isFile = (path: string): boolean => existsSync(path) && statSync(path).isFile();
 
 async function importPlugin(file: string, ref: PluginRef): Promise<Plugin> {
-  let mod: unknown;
+  let mod: any;
   try {
     mod = TS_EXTENSIONS.has(extname(file)) ? await importTs(file) : await import(pathToFileURL(file).href);
   } catch (cause) {
-    const text = messageOf(cause).replace(/\s+/g, " ").trim();
-    throw new CoilError("PLUGIN_LOAD_FAILED", `cannot import plugin '${ref.ref}': ${text}${listedIn(ref)}`, {
-      phase: "import",
-      file,
-      ...locationOf(cause, file),
-      cause,
-    });
+    const detail = `cannot import plugin '${ref.ref}': ${messageOf(cause).replace(/\s+/g, " ").trim()}${listedIn(ref)}`;
+    throw new CoilError("PLUGIN_LOAD_FAILED", detail, { phase: "import", file, ...locationOf(cause, file), cause });
   }
-  const m = mod as Record<string, unknown> | undefined;
-  const def = m?.default as Record<string, unknown> | undefined;
-  const candidates = [def, def?.default, m];
-  const plugin = candidates.find((c) => isPlugin(c)) as Plugin | undefined;
-  if (plugin) return plugin;
+  const candidates: unknown[] = [mod?.default, mod?.default?.default, mod];
+  const plugin = candidates.find((c) => isPlugin(c));
+  if (plugin) return plugin as Plugin;
   const fn = candidates.some((c) => typeof c === "function") ? " (a function returning a plugin is not accepted: export the plugin object itself)" : "";
-  throw new CoilError("PLUGIN_INVALID", `'${ref.ref}' does not default-export definePlugin({ id, setup })${fn}${listedIn(ref)}`, {
-    phase: "import",
-    file,
-  });
+  const detail = `'${ref.ref}' does not default-export definePlugin({ id, setup })${fn}${listedIn(ref)}`;
+  throw new CoilError("PLUGIN_INVALID", detail, { phase: "import", file });
 }
 
 /** Line and column of a syntax error, from babel's `loc` or from the first stack frame in `file`. */
 function locationOf(error: unknown, file: string): { line?: number; column?: number } {
   const e = error as { loc?: { line?: number; column?: number }; stack?: string } | undefined;
   if (e?.loc?.line) return { line: e.loc.line, column: e.loc.column === undefined ? undefined : e.loc.column + 1 };
-  const url = pathToFileURL(file).href;
-  for (const prefix of [url, file]) {
-    const i = e?.stack?.indexOf(`${prefix}:`) ?? -1;
-    const m = i >= 0 ? /^:(\d+)(?::(\d+))?/.exec(e!.stack!.slice(i + prefix.length)) : null;
+  for (const prefix of [pathToFileURL(file).href, file]) {
+    const m = e?.stack?.split(`${prefix}:`)[1]?.match(/^(\d+)(?::(\d+))?/);
     if (m) return { line: Number(m[1]), column: m[2] ? Number(m[2]) : undefined };
   }
   return {};
@@ -123,9 +104,7 @@ let jiti: Promise<JitiLike> | undefined;
 function importTs(file: string): Promise<unknown> {
   jiti ??= (async () => {
     const { createJiti } = await import("jiti");
-    const kernel = builtinModule("kernel", "index");
-    if (!kernel) throw new Error("coil: cannot find its own kernel entry (kernel/index)");
-    const virtualModules: Record<string, unknown> = { coil: await import(pathToFileURL(kernel).href) };
+    const virtualModules: Record<string, unknown> = { coil: await import(pathToFileURL(builtinModule("kernel", "index")!).href) };
     // Literal specifiers, so a bundled build binds plugins to the very TypeBox copy the kernel uses.
     const typebox = await Promise.all([
       import("typebox"), import("typebox/compile"), import("typebox/error"), import("typebox/format"), import("typebox/guard"),
@@ -139,20 +118,14 @@ function importTs(file: string): Promise<unknown> {
 
 /** The file to import for an npm package: from `baseDir` upwards, then `${home}/packages/node_modules`. */
 function resolvePackage(name: string, baseDir: string, home: string): string | undefined {
-  const dirs: string[] = [];
-  for (let dir = baseDir; ; dir = dirname(dir)) {
-    dirs.push(join(dir, "node_modules", name));
-    if (dirname(dir) === dir) break;
-  }
-  dirs.push(join(home, "packages", "node_modules", name));
+  const dirs = [...nodeModules(name, baseDir), join(home, "packages", "node_modules", name)];
   const pkgDir = dirs.find((d) => existsSync(join(d, "package.json")));
   if (!pkgDir) return undefined;
   const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as Record<string, any>;
   const listed = Array.isArray(pkg.coil?.plugins) ? pkg.coil.plugins[0] : undefined;
   const exp = pkg.exports;
   const dot = exp && typeof exp === "object" && !Array.isArray(exp) && Object.keys(exp).some((k) => k.startsWith(".")) ? exp["."] : exp;
-  const entry = listed ?? pickExport(dot) ?? pkg.module ?? pkg.main ?? "index.js";
-  const file = join(pkgDir, entry);
+  const file = join(pkgDir, listed ?? pickExport(dot) ?? pkg.module ?? pkg.main ?? "index.js");
   return [file, `${file}.js`, join(file, "index.js")].find(isFile) ?? file;
 }
 
@@ -161,31 +134,5 @@ function pickExport(target: unknown): string | undefined {
   if (typeof target === "string") return target;
   if (Array.isArray(target)) return pickExport(target[0]);
   if (!target || typeof target !== "object") return undefined;
-  const t = target as Record<string, unknown>;
-  for (const key of ["import", "node", "default", "require"]) {
-    const found = key in t ? pickExport(t[key]) : undefined;
-    if (found) return found;
-  }
-  return undefined;
-}
-
-/** The candidate closest to `word` by edit distance, if close enough to be a plausible typo. */
-function nearest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Math.max(2, Math.floor(word.length / 3)) + 1;
-  for (const c of candidates) {
-    const d = levenshtein(word, c);
-    if (d < bestDistance) [best, bestDistance] = [c, d];
-  }
-  return best;
-}
-
-function levenshtein(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[b.length];
+  return ["import", "node", "default", "require"].map((key) => pickExport((target as Record<string, unknown>)[key])).find(Boolean);
 }

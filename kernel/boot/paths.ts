@@ -25,9 +25,10 @@ export function coilHome(env: NodeJS.ProcessEnv = process.env): string {
 /** A built-in file: compiled `.js` under dist/ when it exists, else the `.ts` source. */
 export function builtinModule(...parts: string[]): string | undefined {
   const base = packageRoot();
-  const dist = join(base, "dist", `${join(...parts)}.js`);
+  const rel = join(...parts);
+  const dist = join(base, "dist", `${rel}.js`);
   const fromDist = fileURLToPath(import.meta.url).startsWith(join(base, "dist") + sep);
-  return (fromDist ? [dist] : [join(base, `${join(...parts)}.ts`), dist]).find((c) => existsSync(c));
+  return (fromDist ? [dist] : [join(base, `${rel}.ts`), dist]).find((c) => existsSync(c));
 }
 
 /** The list of built-in plugin ids (folders under plugins/). */

@@ -6,9 +6,9 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { Document, isMap, isScalar, isSeq, LineCounter, parseDocument, YAMLMap, YAMLSeq, type Node } from "yaml";
+import { Document, isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type Pair, type Scalar, type YAMLMap, type YAMLSeq } from "yaml";
 import { CoilError } from "../errors.js";
-import { packageRoot } from "./paths.js";
+import { nodeModules, packageRoot } from "./paths.js";
 
 export interface PresetSource { file: string; line?: number; column?: number }
 export interface PresetEntry {
@@ -27,30 +27,24 @@ export interface PresetEntry {
 }
 export interface PresetSettings { provider?: string; model?: string; thinking?: string; toolExecution?: "parallel" | "sequential"; reserveTokens?: number; description?: string }
 export interface PresetLayer { name: "base" | "user" | "project" | "cli"; file?: string; skipped?: string }
-export interface ResolvedPreset {
-  /** Enabled entries, in order. */
-  entries: PresetEntry[];
-  settings: PresetSettings;
-  settingSources: Record<string, string>;
-  layers: PresetLayer[];
-}
-export interface ResolveOptions {
-  /** Built-in preset name or path to a YAML file (relative to cwd). Default `default`. */
-  preset?: string;
-  cwd: string;
-  /** coil's home (`$COIL_HOME`, default `~/.coil`). */
-  home: string;
-  trust: boolean;
-  cli?: { plugins?: string[]; settings?: PresetSettings };
-}
+/** `entries`: the enabled entries, in order. */
+export interface ResolvedPreset { entries: PresetEntry[]; settings: PresetSettings; settingSources: Record<string, string>; layers: PresetLayer[] }
+/**
+ * `preset`: a built-in preset name or a path to a YAML file (relative to `cwd`), default `default`.
+ * `home`: coil's home (`$COIL_HOME`, default `~/.coil`).
+ */
+export interface ResolveOptions { preset?: string; cwd: string; home: string; trust: boolean; cli?: { plugins?: string[]; settings?: PresetSettings } }
 
-const SETTING_RULES: Record<keyof PresetSettings, "string" | "positive integer" | readonly string[]> = {
-  description: "string",
-  provider: "string",
-  model: "string",
-  thinking: ["off", "minimal", "low", "medium", "high", "xhigh"],
-  toolExecution: ["parallel", "sequential"],
-  reserveTokens: "positive integer",
+/** Each setting's check, and what it wants (for the error). */
+const nonEmpty = { want: "a non-empty string", ok: (v: unknown) => typeof v === "string" && v !== "" };
+const oneOf = (...values: string[]) => ({ want: `one of ${values.join(", ")}`, ok: (v: unknown) => values.includes(v as string) });
+const SETTING_RULES: Record<keyof PresetSettings, { want: string; ok: (value: unknown) => boolean }> = {
+  description: nonEmpty,
+  provider: nonEmpty,
+  model: nonEmpty,
+  thinking: oneOf("off", "minimal", "low", "medium", "high", "xhigh"),
+  toolExecution: oneOf("parallel", "sequential"),
+  reserveTokens: { want: "a positive integer", ok: (v) => Number.isInteger(v) && (v as number) > 0 },
 };
 const KNOWN_KEYS = ["description", "extends", "plugins", "provider", "model", "thinking", "toolExecution", "reserveTokens"];
 const ENTRY_HINT = "write `- name`, `- name: { option: value }`, or `- name: false` to remove it";
@@ -63,252 +57,184 @@ interface Where { file: string; lc: LineCounter }
 
 const empty = (): State => ({ entries: [], settings: {}, settingSources: {} });
 const isPlain = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+/** A missing or empty YAML value. */
+const isNull = (node: unknown): boolean => node == null || (isScalar(node) && node.value === null);
+/** Relative (`./`, `../`), home (`~/`) and absolute references are paths, and so is any name `ext` matches. */
+const isPathRef = (ref: string, ext: RegExp): boolean => /^(\.\.?\/|~\/)/.test(ref) || isAbsolute(ref) || ext.test(ref);
+/** A path reference made absolute against `dir` (`~/` is the user's home). */
+const expand = (ref: string, dir: string): string => resolve(dir, ref.startsWith("~/") ? join(homedir(), ref.slice(2)) : ref);
 
 export function resolvePreset(options: ResolveOptions): ResolvedPreset {
   const { cwd, home } = options;
-  const baseFile = findPreset(options.preset ?? "default", cwd, home);
-  let state = loadFile(baseFile, home, []);
-  const layers: PresetLayer[] = [{ name: "base", file: baseFile }];
   const userFile = join(home, "preset.yaml");
-  if (existsSync(userFile)) {
-    state = merge(state, loadFile(userFile, home, []));
-    layers.push({ name: "user", file: userFile });
-  }
   const projectFile = join(cwd, ".coil", "preset.yaml");
+  const layers: PresetLayer[] = [{ name: "base", file: findPreset(options.preset ?? "default", cwd, home) }];
+  if (existsSync(userFile)) layers.push({ name: "user", file: userFile });
   if (projectFile !== userFile && existsSync(projectFile)) {
-    if (options.trust) state = merge(state, loadFile(projectFile, home, []));
     layers.push({ name: "project", file: projectFile, ...(options.trust ? {} : { skipped: "untrusted project: pass --trust to load it" }) });
   }
+  const files = layers.filter((l) => !l.skipped).map((l) => loadFile(l.file!, home, []));
   const cli = cliLayer(options);
-  if (cli.entries.length || Object.keys(cli.settings).length) {
-    state = merge(state, cli);
-    layers.push({ name: "cli" });
-  }
-  const entries = state.entries.filter((e) => !e.removed).map(({ removed: _r, fresh: _f, ...entry }) => entry);
-  return { entries, settings: state.settings, settingSources: state.settingSources, layers };
+  if (cli.entries.length || Object.keys(cli.settings).length) layers.push({ name: "cli" });
+  const state = [...files, cli].reduce(merge);
+  return { ...state, entries: state.entries.filter((e) => !e.removed).map(({ removed: _r, fresh: _f, ...entry }) => entry), layers };
 }
 
 export function builtinPresetNames(): string[] {
-  const dir = join(packageRoot(), "presets");
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((f) => f.endsWith(".yaml")).map((f) => f.slice(0, -5)).sort();
+  return readdirSync(join(packageRoot(), "presets")).filter((f) => f.endsWith(".yaml")).map((f) => f.slice(0, -5)).sort();
 }
 
 // ---------------------------------------------------------------------------------------------
 // Reading one file (with its `extends`)
 
-function loadFile(file: string, home: string, stack: readonly string[], via?: [Where, unknown]): State {
-  const pos = via ? at(...via) : {};
-  if (stack.includes(file)) {
-    const chain = [...stack.slice(stack.indexOf(file)), file].map(label).join(" → ");
-    throw new CoilError("PRESET_INVALID", `extends cycle: ${chain}`, { ...pos, hint: "remove one of the extends links" });
-  }
+function loadFile(file: string, home: string, stack: readonly string[], pos: Partial<PresetSource> = {}): State {
+  const cycle = stack.includes(file) && [...stack.slice(stack.indexOf(file)), file].map(label).join(" → ");
+  if (cycle) throw new CoilError("PRESET_INVALID", `extends cycle: ${cycle}`, { ...pos, hint: "remove one of the extends links" });
   let text: string;
   try {
     text = readFileSync(file, "utf8");
   } catch (cause) {
     throw new CoilError("PRESET_NOT_FOUND", `cannot read preset ${file}`, { ...pos, cause });
   }
-  const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: true });
-  const w: Where = { file, lc };
+  const w: Where = { file, lc: new LineCounter() };
+  const doc = parseDocument(text, { lineCounter: w.lc, prettyErrors: true });
   const bad = doc.errors[0];
   if (bad) {
     const detail = bad.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
-    const p = bad.linePos?.[0];
-    throw new CoilError("PRESET_INVALID", `malformed YAML: ${detail}`, { file, line: p?.line, column: p?.col, cause: bad });
+    throw new CoilError("PRESET_INVALID", `malformed YAML: ${detail}`, { file, line: bad.linePos?.[0].line, column: bad.linePos?.[0].col, cause: bad });
   }
   const root = doc.contents;
-  if (root === null || (isScalar(root) && root.value === null)) return empty();
-  if (!isMap(root)) throw invalid(w, root, "a preset must be a YAML mapping (keys: " + KNOWN_KEYS.join(", ") + ")");
+  if (isNull(root)) return empty();
+  if (!isMap(root)) throw invalid(w, root, `a preset must be a YAML mapping (keys: ${KNOWN_KEYS.join(", ")})`);
 
   const own = empty();
-  let parents: State = empty();
-  let pluginsNode: unknown;
-  for (const pair of root.items) {
-    const key = isScalar(pair.key) ? pair.key.value : undefined;
-    if (typeof key !== "string" || !KNOWN_KEYS.includes(key)) {
-      const near = typeof key === "string" ? nearest(key, KNOWN_KEYS) : undefined;
-      throw invalid(w, pair.key, `unknown key "${String(key)}"; known keys: ${KNOWN_KEYS.join(", ")}`, near && `did you mean "${near}"?`);
+  let parents = empty();
+  for (const { key: keyNode, value } of root.items) {
+    const key = String(isScalar(keyNode) ? keyNode.value : undefined);
+    if (!KNOWN_KEYS.includes(key)) {
+      const near = nearest(key, KNOWN_KEYS);
+      throw invalid(w, keyNode, `unknown key "${key}"; known keys: ${KNOWN_KEYS.join(", ")}`, near && `did you mean "${near}"?`);
     }
-    if (key === "plugins") pluginsNode = pair.value;
-    else if (key === "extends") {
-      for (const [ref, node] of stringList(w, pair.value, "extends")) {
-        const parent = loadFile(findPreset(ref, dirname(file), home, [w, node]), home, [...stack, file], [w, node]);
-        parents = merge(parents, parent);
+    if (key === "extends") {
+      // `extends: name` or `extends: [a, b]`: check every name before loading any.
+      const refs = isNull(value) ? [] : isSeq(value) ? value.items : [value];
+      const wrong = refs.findIndex((node) => !isScalar(node) || typeof node.value !== "string" || !node.value);
+      if (wrong >= 0) throw invalid(w, refs[wrong], "extends must be a preset name or a list of them");
+      for (const node of refs as Scalar<string>[]) {
+        parents = merge(parents, loadFile(findPreset(node.value, dirname(file), home, at(w, node)), home, [...stack, file], at(w, node)));
       }
-    } else {
-      const v = pair.value == null ? null : isScalar(pair.value) ? pair.value.value : (pair.value as Node).toJS(doc);
-      const problem = checkSetting(key, v);
-      if (problem) throw invalid(w, pair.value ?? pair.key, problem);
-      (own.settings as Record<string, unknown>)[key] = v;
-      own.settingSources[key] = file;
+    } else if (key !== "plugins") {
+      setSetting(own, key, value == null ? null : (value as Node).toJS(doc), file, (problem) => invalid(w, value ?? keyNode, problem));
     }
   }
-  if (pluginsNode != null && !(isScalar(pluginsNode) && pluginsNode.value === null)) {
-    if (!isSeq(pluginsNode)) throw invalid(w, pluginsNode, "plugins must be a list", ENTRY_HINT);
-    for (const node of pluginsNode.items) own.entries = mergeEntries(own.entries, [parseEntry(w, doc, node)]);
-  }
+  // Plugins last, after every other key has been checked and every `extends` loaded.
+  const plugins = root.get("plugins", true);
+  if (!isNull(plugins) && !isSeq(plugins)) throw invalid(w, plugins, "plugins must be a list", ENTRY_HINT);
+  if (isSeq(plugins)) own.entries = mergeEntries([], plugins.items.map((node) => parseEntry(w, doc, node)));
   return merge(parents, own);
 }
 
 /** One `plugins:` list item. */
 function parseEntry(w: Where, doc: Document, node: unknown): Item {
-  let refNode = node;
-  let valueNode: unknown;
-  if (isMap(node)) {
-    if (node.items.length !== 1) throw invalid(w, node, `a plugin entry must have exactly one key, found ${node.items.length}`, ENTRY_HINT);
-    refNode = node.items[0]!.key;
-    valueNode = node.items[0]!.value;
-  }
+  if (isMap(node) && node.items.length !== 1) throw invalid(w, node, `a plugin entry must have exactly one key, found ${node.items.length}`, ENTRY_HINT);
+  const [refNode, valueNode] = isMap(node) ? [node.items[0]!.key, node.items[0]!.value] : [node, null];
   const ref = isScalar(refNode) ? refNode.value : undefined;
   if (typeof ref !== "string" || !ref.trim()) throw invalid(w, refNode ?? node, "a plugin reference must be a non-empty string", ENTRY_HINT);
   const value = valueNode == null ? null : (valueNode as Node).toJS(doc);
-  if (value !== null && value !== true && value !== false && !isPlain(value)) {
+  if (value !== null && typeof value !== "boolean" && !isPlain(value)) {
     throw invalid(w, valueNode, `options of "${ref}" must be a mapping, true, false or empty; got ${JSON.stringify(value)}`, ENTRY_HINT);
   }
-  const item = makeEntry(ref, dirname(w.file), isPlain(value) ? value : {}, at(w, refNode), w.file);
-  return value === false ? { ...item, removed: true } : item;
+  return { ...makeEntry(ref, dirname(w.file), isPlain(value) ? value : {}, at(w, refNode), w.file), removed: value === false };
 }
 
+/** An entry, with its reference classified syntactically: a path, an npm package (`npm:x`, `@scope/x`) or a name. */
 function makeEntry(ref: string, dir: string, options: Record<string, unknown>, source: PresetSource, setBy: string): Item {
-  const { kind, key } = classify(ref, dir);
-  const optionSources = Object.fromEntries(leaves(options).map((path) => [path, setBy]));
-  return { ref, kind, key, options, source, baseDir: dir, optionSources };
+  const path = isPathRef(ref, /\.(m?ts|m?js)$/);
+  const kind = path ? "path" : ref.startsWith("npm:") || ref.startsWith("@") ? "npm" : "name";
+  const optionSources = Object.fromEntries(leaves(options).map((leaf) => [leaf, setBy]));
+  return { ref, key: path ? expand(ref, dir) : ref.replace(/^npm:/, ""), kind, options, source, baseDir: dir, optionSources };
 }
 
-/** Syntactic classification of a plugin reference. */
-function classify(ref: string, dir: string): Pick<PresetEntry, "kind" | "key"> {
-  if (/^(\.\.?\/|~\/)/.test(ref) || isAbsolute(ref) || /\.(m?ts|m?js)$/.test(ref)) {
-    return { kind: "path", key: resolve(dir, ref.startsWith("~/") ? join(homedir(), ref.slice(2)) : ref) };
-  }
-  if (ref.startsWith("npm:")) return { kind: "npm", key: ref.slice(4) };
-  return ref.startsWith("@") ? { kind: "npm", key: ref } : { kind: "name", key: ref };
-}
-
-function checkSetting(key: string, value: unknown): string | undefined {
+/** Check a setting (`fail` makes the error) and record it in `state`. */
+function setSetting(state: State, key: string, value: unknown, setBy: string, fail: (problem: string) => CoilError): void {
   const rule = SETTING_RULES[key as keyof PresetSettings];
-  if (!rule) return `unknown setting "${key}"; known settings: ${Object.keys(SETTING_RULES).join(", ")}`;
-  const ok =
-    rule === "string" ? typeof value === "string" && value !== ""
-    : rule === "positive integer" ? Number.isInteger(value) && (value as number) > 0
-    : rule.includes(value as string);
-  if (ok) return undefined;
-  const want = rule === "string" ? "a non-empty string" : rule === "positive integer" ? "a positive integer" : `one of ${rule.join(", ")}`;
-  return `${key} must be ${want}, got ${JSON.stringify(value) ?? "nothing"}`;
-}
-
-/** `extends: name` or `extends: [a, b]` → [[ref, node]]. */
-function stringList(w: Where, node: unknown, what: string): [string, unknown][] {
-  if (node == null || (isScalar(node) && node.value === null)) return [];
-  const items = isSeq(node) ? node.items : [node];
-  return items.map((item) => {
-    if (!isScalar(item) || typeof item.value !== "string" || !item.value) throw invalid(w, item, `${what} must be a preset name or a list of them`);
-    return [item.value, item];
-  });
+  if (!rule) throw fail(`unknown setting "${key}"; known settings: ${Object.keys(SETTING_RULES).join(", ")}`);
+  if (!rule.ok(value)) throw fail(`${key} must be ${rule.want}, got ${JSON.stringify(value) ?? "nothing"}`);
+  (state.settings as Record<string, unknown>)[key] = value;
+  state.settingSources[key] = setBy;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Finding presets: built-in name, path, or npm package
 
-function findPreset(ref: string, dir: string, home: string, via?: [Where, unknown]): string {
-  const pos = via ? at(...via) : {};
+function findPreset(ref: string, dir: string, home: string, pos: Partial<PresetSource> = {}): string {
   if (ref.startsWith("npm:") || ref.startsWith("@")) return npmPreset(ref.replace(/^npm:/, ""), dir, home, pos);
-  if (/^(\.\.?\/|~\/)/.test(ref) || isAbsolute(ref) || /\.ya?ml$/.test(ref) || ref.includes("/")) {
-    const file = resolve(dir, ref.startsWith("~/") ? join(homedir(), ref.slice(2)) : ref);
-    if (!existsSync(file)) throw new CoilError("PRESET_NOT_FOUND", `preset file ${file} does not exist`, pos);
+  if (isPathRef(ref, /\.ya?ml$/) || ref.includes("/")) {
+    const file = expand(ref, dir);
+    if (!existsSync(file)) throw notFound(`preset file ${file} does not exist`, pos);
     return file;
   }
   const names = builtinPresetNames();
   if (names.includes(ref)) return join(packageRoot(), "presets", `${ref}.yaml`);
   const near = nearest(ref, names);
-  throw new CoilError("PRESET_NOT_FOUND", `unknown preset "${ref}"${near ? ` (did you mean "${near}"?)` : ""}; built-in presets: ${names.join(", ")}`, {
-    ...pos,
-    hint: "name a built-in preset, a path to a YAML file (./team.yaml), or an npm package (npm:name)",
-  });
+  const detail = `unknown preset "${ref}"${near ? ` (did you mean "${near}"?)` : ""}; built-in presets: ${names.join(", ")}`;
+  throw notFound(detail, pos, "name a built-in preset, a path to a YAML file (./team.yaml), or an npm package (npm:name)");
 }
 
 /** `pkg` or `pkg/sub/file.yaml`, looked up in node_modules above `dir`, then in coil's home. */
 function npmPreset(spec: string, dir: string, home: string, pos: Partial<PresetSource>): string {
-  const parts = spec.split("/");
   const n = spec.startsWith("@") ? 2 : 1;
-  const pkg = parts.slice(0, n).join("/");
-  const sub = parts.slice(n).join("/");
-  for (let d = dir, up = ""; d !== up; up = d, d = dirname(d)) {
-    const found = presetInPackage(join(d, "node_modules", pkg), sub);
-    if (found) return found;
+  const [pkg, sub] = [spec.split("/").slice(0, n).join("/"), spec.split("/").slice(n).join("/")];
+  for (const pkgDir of [...nodeModules(pkg, dir), join(home, "packages", "node_modules", pkg)]) {
+    const manifest = join(pkgDir, "package.json");
+    if (!existsSync(manifest)) continue;
+    const file = join(pkgDir, sub || (JSON.parse(readFileSync(manifest, "utf8")).coil?.preset ?? "preset.yaml"));
+    if (existsSync(file)) return file;
   }
-  const found = presetInPackage(join(home, "node_modules", pkg), sub);
-  if (found) return found;
-  throw new CoilError("PRESET_NOT_FOUND", `npm package "${pkg}" with a preset${sub ? ` ${sub}` : ""} not found (searched node_modules above ${dir} and in ${home})`, {
-    ...pos,
-    hint: `install it (npm install ${pkg}); its package.json "coil.preset" names the YAML file (default preset.yaml)`,
-  });
-}
-
-function presetInPackage(pkgDir: string, sub: string): string | undefined {
-  if (!existsSync(join(pkgDir, "package.json"))) return undefined;
-  if (sub) return existsSync(join(pkgDir, sub)) ? join(pkgDir, sub) : undefined;
-  const manifest = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as { coil?: { preset?: string } };
-  const file = join(pkgDir, manifest.coil?.preset ?? "preset.yaml");
-  return existsSync(file) ? file : undefined;
+  const detail = `npm package "${pkg}" with a preset${sub ? ` ${sub}` : ""} not found (searched node_modules above ${dir} and in ${join(home, "packages", "node_modules")})`;
+  throw notFound(detail, pos, `install it (npm install ${pkg}); its package.json "coil.preset" names the YAML file (default preset.yaml)`);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Merging
 
 function merge(parent: State, child: State): State {
-  return {
-    entries: mergeEntries(parent.entries, child.entries),
-    settings: { ...parent.settings, ...child.settings },
-    settingSources: { ...parent.settingSources, ...child.settingSources },
-  };
+  const entries = mergeEntries(parent.entries, child.entries);
+  return { entries, settings: { ...parent.settings, ...child.settings }, settingSources: { ...parent.settingSources, ...child.settingSources } };
 }
 
 /** Parent order kept; same key merges; `false` removes; new keys and re-added removed keys append. */
 function mergeEntries(parent: Item[], child: Item[]): Item[] {
   const out = [...parent];
   for (const c of child) {
-    const i = out.findIndex((e) => e.key === c.key);
-    const p = out[i];
-    if (!p) out.push(c);
-    else if (c.removed || p.removed || c.fresh) {
-      out.splice(i, 1);
-      out.push(c.removed ? c : { ...c, fresh: true });
-    } else {
+    const p = out.find((e) => e.key === c.key);
+    if (p && !c.removed && !p.removed && !c.fresh) {
       const options = deepMerge(p.options, c.options);
       const optionSources = Object.fromEntries(leaves(options).map((k) => [k, c.optionSources[k] ?? p.optionSources[k]!]));
-      out[i] = { ...p, options, optionSources, baseDir: Object.keys(c.options).length ? c.baseDir : p.baseDir };
+      out[out.indexOf(p)] = { ...p, options, optionSources, baseDir: Object.keys(c.options).length ? c.baseDir : p.baseDir };
+    } else {
+      if (p) out.splice(out.indexOf(p), 1);
+      out.push(p && !c.removed ? { ...c, fresh: true } : c);
     }
   }
   return out;
 }
 
 function deepMerge(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
-  const out = { ...a };
-  for (const [k, v] of Object.entries(b)) out[k] = isPlain(out[k]) && isPlain(v) ? deepMerge(out[k], v) : v;
-  return out;
+  return { ...a, ...Object.fromEntries(Object.entries(b).map(([k, v]) => [k, isPlain(a[k]) && isPlain(v) ? deepMerge(a[k], v) : v])) };
 }
 
 /** Dotted paths of option leaves (arrays, scalars and empty objects are leaves). */
 function leaves(obj: Record<string, unknown>, prefix = ""): string[] {
-  return Object.entries(obj).flatMap(([k, v]) =>
-    isPlain(v) && Object.keys(v).length ? leaves(v, `${prefix}${k}.`) : [`${prefix}${k}`],
-  );
+  return Object.entries(obj).flatMap(([k, v]) => (isPlain(v) && Object.keys(v).length ? leaves(v, `${prefix}${k}.`) : [`${prefix}${k}`]));
 }
 
-function cliLayer(options: ResolveOptions): State {
-  const state = empty();
-  for (const ref of options.cli?.plugins ?? []) {
-    if (!ref.trim()) throw new CoilError("CONFIG_INVALID", "--plugin needs a plugin name, path or npm package");
-    state.entries = mergeEntries(state.entries, [makeEntry(ref, options.cwd, {}, { file: "cli" }, "cli")]);
-  }
-  for (const [key, value] of Object.entries(options.cli?.settings ?? {})) {
-    if (value === undefined) continue;
-    const problem = checkSetting(key, value);
-    if (problem) throw new CoilError("CONFIG_INVALID", problem, { hint: "check the command-line flags" });
-    (state.settings as Record<string, unknown>)[key] = value;
-    state.settingSources[key] = "cli";
+function cliLayer({ cli, cwd }: ResolveOptions): State {
+  const refs = cli?.plugins ?? [];
+  if (refs.some((ref) => !ref.trim())) throw new CoilError("CONFIG_INVALID", "--plugin needs a plugin name, path or npm package");
+  const state: State = { ...empty(), entries: mergeEntries([], refs.map((ref) => makeEntry(ref, cwd, {}, { file: "cli" }, "cli"))) };
+  for (const [key, value] of Object.entries(cli?.settings ?? {}).filter(([, v]) => v !== undefined)) {
+    setSetting(state, key, value, "cli", (problem) => new CoilError("CONFIG_INVALID", problem, { hint: "check the command-line flags" }));
   }
   return state;
 }
@@ -318,26 +244,18 @@ function cliLayer(options: ResolveOptions): State {
 
 function at(w: Where, node: unknown): PresetSource {
   const offset = (node as Node | null | undefined)?.range?.[0];
-  if (offset === undefined) return { file: w.file };
-  const { line, col } = w.lc.linePos(offset);
-  return { file: w.file, line, column: col };
+  return offset === undefined ? { file: w.file } : { file: w.file, line: w.lc.linePos(offset).line, column: w.lc.linePos(offset).col };
 }
 
-function invalid(w: Where, node: unknown, detail: string, hint?: string): CoilError {
-  return new CoilError("PRESET_INVALID", detail, { ...at(w, node), ...(hint ? { hint } : {}) });
-}
+const invalid = (w: Where, node: unknown, detail: string, hint?: string) => new CoilError("PRESET_INVALID", detail, { ...at(w, node), hint });
+const notFound = (detail: string, pos: Partial<PresetSource>, hint?: string) => new CoilError("PRESET_NOT_FOUND", detail, { ...pos, hint });
 
 /** The closest candidate by edit distance (adjacent swaps count once), or undefined if none is close. */
 export function nearest(word: string, candidates: readonly string[]): string | undefined {
   const w = word.toLowerCase();
   const limit = w.length <= 3 ? 1 : Math.max(2, Math.floor(w.length / 3));
-  let best: string | undefined;
-  let bestDistance = limit + 1;
-  for (const candidate of candidates) {
-    const d = distance(w, candidate.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [candidate, d];
-  }
-  return best;
+  const close = candidates.map((c) => ({ c, d: distance(w, c.toLowerCase()) })).filter(({ d }) => d <= limit);
+  return close.sort((a, b) => a.d - b.d)[0]?.c; // a stable sort: the first of equally close candidates wins
 }
 
 /** Levenshtein distance where swapping two adjacent letters counts as one edit (optimal string alignment). */
@@ -358,53 +276,35 @@ function label(file: string): string {
   return !rel.startsWith("..") && !rel.includes(sep) && rel.endsWith(".yaml") ? `builtin:${rel.slice(0, -5)}` : file;
 }
 
-const where = (s: PresetSource): string => `${label(s.file)}${s.line ? `:${s.line}` : ""}`;
-
 export function formatPreset(preset: ResolvedPreset, format: "yaml" | "json"): string {
-  const plugins = preset.entries.map(({ ref, key, kind, options, source, optionSources }) => ({ ref, key, kind, options, source, optionSources }));
-  if (format === "json") {
-    const { layers, settings, settingSources } = preset;
-    return JSON.stringify({ layers, settings, settingSources, plugins }, null, 2) + "\n";
-  }
-  const doc = new Document({});
-  const root = doc.contents as YAMLMap;
-  doc.commentBefore = [
-    " coil preset, resolved. Layers, lowest first:",
-    ...preset.layers.map((l) => `   ${l.name.padEnd(8)}${l.file ? label(l.file) : "command-line flags"}${l.skipped ? `  (skipped: ${l.skipped})` : ""}`),
-    " Each value's comment names the file (or cli) that set it.",
-  ].join("\n");
-  for (const key of Object.keys(SETTING_RULES)) {
-    const value = (preset.settings as Record<string, unknown>)[key];
-    if (value === undefined) continue;
-    const node = doc.createNode(value);
-    node.comment = ` ${label(preset.settingSources[key] ?? "?")}`;
-    root.add(doc.createPair(key, node));
-  }
-  const seq = new YAMLSeq();
-  for (const e of preset.entries) {
-    const name = e.kind === "path" ? e.key : e.ref; // printed so that the output is itself a valid preset
-    const pair = Object.keys(e.options).length ? (doc.createNode({ [name]: e.options }) as YAMLMap).items[0] : undefined;
-    const node = pair ? new YAMLMap() : doc.createNode(name);
-    ((pair?.key ?? node) as Node).comment = ` ${where(e.source)}`;
-    if (pair) {
-      (node as YAMLMap).items.push(pair);
-      annotate(pair.value as YAMLMap, e.optionSources, "");
-    }
-    seq.items.push(node);
-  }
-  root.add(doc.createPair("plugins", seq));
+  const { layers, settings, settingSources, entries } = preset;
+  if (format === "json") return JSON.stringify({ layers, settings, settingSources, plugins: entries.map(({ baseDir: _, ...e }) => e) }, null, 2) + "\n";
+  // A path entry is printed as its absolute key, so that the output is itself a valid preset.
+  const name = (e: PresetEntry) => (e.kind === "path" ? e.key : e.ref);
+  const doc = new Document({
+    ...Object.fromEntries(Object.keys(SETTING_RULES).filter((k) => k in settings).map((k) => [k, settings[k as keyof PresetSettings]])),
+    plugins: entries.map((e) => (Object.keys(e.options).length ? { [name(e)]: e.options } : name(e))),
+  }, { aliasDuplicateObjects: false });
+  const header = layers.map((l) => `   ${l.name.padEnd(8)}${l.file ? label(l.file) : "command-line flags"}${l.skipped ? `  (skipped: ${l.skipped})` : ""}`);
+  doc.commentBefore = [" coil preset, resolved. Layers, lowest first:", ...header, " Each value's comment names the file (or cli) that set it."].join("\n");
+  annotate(doc.contents as YAMLMap, settingSources);
+  (doc.get("plugins") as YAMLSeq<Node>).items.forEach((node, i) => {
+    const { source, optionSources } = entries[i]!;
+    const pair = isMap(node) ? (node.items[0] as Pair<Node, YAMLMap>) : undefined;
+    (pair?.key ?? node).comment = ` ${label(source.file)}${source.line ? `:${source.line}` : ""}`;
+    if (pair) annotate(pair.value!, optionSources);
+  });
   return doc.toString({ lineWidth: 0 });
 }
 
-/** Put `# <file>` after every option leaf; arrays are printed inline so the comment trails them. */
-function annotate(map: YAMLMap, sources: Record<string, string>, prefix: string): void {
-  for (const pair of map.items) {
-    const path = `${prefix}${String((pair.key as Node & { value?: unknown }).value)}`;
-    const value = pair.value as Node;
+/** Put `# <file>` after every value `sources` names (by dotted path); collections are printed inline so the comment trails them. */
+function annotate(map: YAMLMap, sources: Record<string, string>, prefix = ""): void {
+  for (const { key, value } of map.items as Pair<Scalar, Node>[]) {
+    const path = `${prefix}${String(key.value)}`;
     if (isMap(value) && value.items.length) annotate(value, sources, `${path}.`);
-    else {
+    else if (sources[path]) {
       if (isSeq(value) || isMap(value)) value.flow = true;
-      if (sources[path]) value.comment = ` ${label(sources[path])}`;
+      value!.comment = ` ${label(sources[path])}`;
     }
   }
 }

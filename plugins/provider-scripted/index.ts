@@ -5,7 +5,7 @@
 import { appendFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { Type } from "typebox";
-import { definePlugin, messageOf, type ModelInfo, type Provider, type ProviderEvent, type ProviderRequest } from "../../kernel/index.js";
+import { CoilError, definePlugin, messageOf, type ModelInfo, type Provider, type ProviderEvent, type ProviderRequest } from "../../kernel/index.js";
 import { checkReplies, readScriptFile, streamReply, type ScriptStep } from "./script.js";
 
 export const ScriptedOptions = Type.Object({
@@ -64,6 +64,13 @@ export default definePlugin({
       return loaded;
     };
 
+    // Inline replies are checked now, a script file before the run starts: a bad script is a
+    // configuration error (exit 2), not a failed run.
+    if (o.replies) checkReplies(o.replies, "the inline replies");
+    ctx.onStart(async () => {
+      if (scriptFile()) await load();
+    });
+
     const model: ModelInfo = { id: o.model, provider: "scripted", name: "Scripted replies", contextWindow: o.contextWindow, maxOutput: o.maxOutput, input: ["text", "image"] };
     const provider: Provider = {
       id: "scripted",
@@ -89,7 +96,7 @@ export default definePlugin({
           const reply = typeof step === "function" ? checkReplies([await step(request, index)], `step ${index + 1}`)[0]! : step;
           yield* streamReply(reply, { provider: "scripted", model: request.model.id, callPrefix: `call_${index + 1}`, chunkSize: o.chunkSize }, signal);
         } catch (cause) {
-          yield fail(`[plugin provider-scripted] ${messageOf(cause)}`);
+          yield fail(cause instanceof CoilError ? cause.message : `[plugin provider-scripted] ${messageOf(cause)}`);
         }
       },
     };
@@ -97,7 +104,7 @@ export default definePlugin({
     ctx.services.provide("scripted", {
       requests,
       push: (...steps) => void pushed.push(...steps),
-      remaining: () => Math.max(0, (loaded?.steps.length ?? o.replies?.length ?? 0) + pushed.length - next),
+      remaining: () => Math.max(0, (loaded ? loaded.steps.length : (o.replies?.length ?? 0)) + pushed.length - next),
     } satisfies ScriptedService);
   },
 });

@@ -5,6 +5,7 @@ import { Value } from "typebox/value";
 import {
   CoilError,
   emptyUsage,
+  messageOf,
   type AssistantMessage,
   type ProviderEvent,
   type ProviderRequest,
@@ -62,12 +63,17 @@ export function checkReplies(replies: unknown, where: string): ScriptedReply[] {
   }
   list.forEach((reply, i) => {
     if (typeof reply === "function") return;
-    const errors = Value.Errors(ScriptedReply, reply);
-    if (errors.length > 0) {
+    const all = Value.Errors(ScriptedReply, reply);
+    // Keep the errors a person can act on: no "schema is false" echo of an unknown key, no anyOf noise.
+    const errors: typeof all = all.filter((e) => e.keyword !== "boolean" && e.keyword !== "anyOf");
+    if (all.length > 0) {
+      if (errors.length === 0) errors.push(all[0]!);
       const what = errors.map((e) =>
         e.keyword === "additionalProperties"
           ? `unknown key ${(e.params as { additionalProperties: string[] }).additionalProperties.map((k) => `'${k}'`).join(", ")}`
-          : `${e.instancePath.slice(1).replace(/\//g, ".") || "reply"} ${e.message}`,
+          : e.keyword === "const" && e.instancePath === "/stopReason"
+            ? "stopReason must be one of stop, toolUse, length, refusal, pause, error"
+            : `${e.instancePath.slice(1).replace(/\//g, ".") || "reply"} ${e.message}`,
       );
       throw new CoilError("CONFIG_INVALID", `reply ${i + 1} of ${where}: ${[...new Set(what)].join("; ")}`, {
         plugin: "provider-scripted",
@@ -83,16 +89,16 @@ export async function readScriptFile(file: string): Promise<ScriptedReply[]> {
   try {
     text = readFileSync(file, "utf8");
   } catch (cause) {
-    throw new CoilError("CONFIG_INVALID", `cannot read script ${file}`, { plugin: "provider-scripted", cause });
+    throw new CoilError("CONFIG_INVALID", `cannot read script ${file}: ${messageOf(cause)}`, { plugin: "provider-scripted", cause });
   }
   if (file.endsWith(".json")) return checkReplies(JSON.parse(text), file);
   const yaml = await import("yaml");
   const parseDocument = yaml.parseDocument ?? (yaml as unknown as { default: typeof yaml }).default.parseDocument; // CJS interop when bundled
-  const doc = parseDocument(text, { prettyErrors: false });
+  const doc = parseDocument(text, { prettyErrors: true });
   if (doc.errors.length > 0) {
     const e = doc.errors[0]!;
     const pos = e.linePos?.[0];
-    throw new CoilError("CONFIG_INVALID", `malformed script: ${e.message.split("\n")[0]}`, { plugin: "provider-scripted", file, line: pos?.line, column: pos?.col });
+    throw new CoilError("CONFIG_INVALID", `malformed script: ${e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")}`, { plugin: "provider-scripted", file, line: pos?.line, column: pos?.col });
   }
   return checkReplies(doc.toJS(), file);
 }

@@ -3,10 +3,14 @@
  * `--mode json` writes every event as one JSON line (docs/json-mode.md).
  * Exit codes: 0 success, 1 when the run ends in error or abort.
  */
-import { definePlugin, textOf, type AgentEvent, type FrontEndContext } from "../../kernel/index.js";
+import { definePlugin, formatDiagnostic, textOf, type AgentEvent, type FrontEndContext } from "../../kernel/index.js";
 
 function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
-  return new Promise((resolve) => (stream.write(text) ? resolve() : stream.once("drain", () => resolve())));
+  return new Promise((resolve) => {
+    if (stream.write(text)) return resolve();
+    stream.once("drain", () => resolve());
+    stream.once("error", () => resolve());
+  });
 }
 
 async function run(ctx: FrontEndContext): Promise<number> {
@@ -16,12 +20,21 @@ async function run(ctx: FrontEndContext): Promise<number> {
     return 2;
   }
   const json = mode === "json";
+  const shown = new Set<string>();
   const unsubscribe = agent.subscribe((event: AgentEvent) => {
     if (json) stdout.write(JSON.stringify(event) + "\n");
-    else if (event.type === "diagnostic" && event.level !== "info") stderr.write(`coil: ${event.level}: ${event.message}\n`);
+    else if (event.type === "diagnostic" && event.level !== "info") {
+      shown.add(event.message);
+      stderr.write(`coil: ${formatDiagnostic(event)}\n`);
+    }
     else if (event.type === "retry") stderr.write(`coil: retrying in ${Math.round(event.delayMs / 1000)}s (attempt ${event.attempt}): ${event.reason}\n`);
   });
   const onSignal = () => agent.abort();
+  // A closed pipe (`coil --mode json ... | head`) ends the run quietly instead of crashing.
+  const onPipeError = (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") agent.abort();
+  };
+  stdout.on("error", onPipeError);
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   try {
@@ -31,12 +44,13 @@ async function run(ctx: FrontEndContext): Promise<number> {
       const text = textOf(last);
       if (text) await write(stdout, text.endsWith("\n") ? text : text + "\n");
       if (result.reason) stderr.write(`coil: stopped: ${result.reason}\n`);
-      if (result.stopReason === "error") stderr.write(`coil: error: ${result.error ?? "the run failed"}\n`);
+      if (result.stopReason === "error" && !shown.has(result.error ?? "")) stderr.write(`coil: error: ${result.error ?? "the run failed"}\n`);
       if (result.stopReason === "aborted") stderr.write("coil: aborted\n");
     }
     return result.stopReason === "error" || result.stopReason === "aborted" ? 1 : 0;
   } finally {
     unsubscribe();
+    stdout.off("error", onPipeError);
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }

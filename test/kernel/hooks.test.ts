@@ -100,6 +100,20 @@ describe("tool_call", () => {
     expect(diagnostics()[0]).toMatchObject({ plugin: "gate-broken" });
   });
 
+  it("does not let { block: false } skip the later gates", async () => {
+    const lax = plugin("gate-says-no-block", (ctx) => ctx.tap("tool_call", () => ({ block: false }) as never, { stage: "EARLY" }));
+    const strict = plugin("gate-strict", (ctx) => ctx.tap("tool_call", () => ({ block: true, reason: "strict says no" })));
+    const { agent } = createTestAgent({ plugins: [[echoTool], [lax], [strict]], script: [echo("hi"), { text: "ok" }] });
+    const run = await agent.prompt("go");
+    expect(textOf(results(run.messages)[0])).toBe("Blocked: strict says no (gate-strict)");
+  });
+
+  it("rejects a tools filter on a hook that has no tool call", () => {
+    expect(() => createTestAgent({ plugins: [[plugin("bad-filter", (ctx) => ctx.tap("should_stop", () => undefined, { tools: ["echo"] }))]] })).toThrow(
+      /the 'tools' filter only applies to tool_call and tool_result, not should_stop/,
+    );
+  });
+
   it("treats null and false from a gate as no objection", async () => {
     const lax = plugin("gate-lax", (ctx) => ctx.tap("tool_call", () => null as never));
     const lax2 = plugin("gate-lax2", (ctx) => ctx.tap("tool_call", () => false as never));
@@ -145,7 +159,7 @@ describe("turn_end", () => {
     const run = await agent.prompt("go");
     expect(run.stopReason).toBe("error");
     expect(run.error).toContain("[plugin session-broken] turn_end: SESSION_WRITE_FAILED cannot append");
-    expect(diagnostics().some((d) => d.code === "SESSION_WRITE_FAILED")).toBe(true);
+    expect(diagnostics().filter((d) => d.code === "SESSION_WRITE_FAILED")).toHaveLength(1); // reported once
   });
 });
 
@@ -176,6 +190,14 @@ describe("should_stop", () => {
     expect(scripted.requests).toHaveLength(2);
     expect(textOf(scripted.requests[1]!.messages.at(-1) as AgentMessage)).toBe("check your work");
     expect(textOf(run.messages.at(-1))).toBe("checked");
+  });
+
+  it("treats { stop: false } without follow-up messages as no opinion, so the run can end", async () => {
+    const pushy = plugin("keep-going-empty", (ctx) => ctx.tap("should_stop", () => ({ stop: false, followUp: [] })));
+    const { agent, scripted } = createTestAgent({ plugins: [[pushy]], script: [{ text: "done" }] });
+    const run = await agent.prompt("go");
+    expect(run.stopReason).toBe("stop");
+    expect(scripted.requests).toHaveLength(1);
   });
 
   it("fails closed: a throwing stop rule stops the run, naming the plugin", async () => {
