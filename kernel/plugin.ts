@@ -4,13 +4,15 @@
  */
 import type { Static, TSchema } from "typebox";
 import { Value } from "typebox/value";
-import { CoilError, type ErrorCode, type CoilErrorOptions } from "./errors.js";
+import { CoilError, messageOf, type ErrorCode, type CoilErrorOptions } from "./errors.js";
 import { applyFailurePolicies, createHooks, Stage, type HookName, type KernelHooks, type StageName, type TapFn } from "./hooks.js";
 import { Registry } from "./registry.js";
 import type { AgentEvent, AgentEventType, Provider, ToolDefinition } from "./types.js";
 import type { Agent } from "./agent.js";
 
 const PLUGIN_BRAND = Symbol.for("coil.plugin");
+/** Long flags the CLI itself defines; plugins cannot take them. */
+const KERNEL_FLAGS = ["print", "mode", "preset", "provider", "model", "plugin", "trust", "version", "help", "json"];
 
 export interface Plugin<S extends TSchema = TSchema> {
   /** One string everywhere: the preset key, the tap name, the `[plugin id]` prefix in errors. */
@@ -174,7 +176,7 @@ export class PluginHost {
   flagValues: Record<string, unknown> = {};
   /** Taps in install order, for `coil plugins --hooks` style listings. */
   readonly taps: { hook: HookName; plugin: string; stage: number }[] = [];
-  private readonly listeners = new Map<string, Set<Listener>>();
+  private readonly listeners = new Map<string, Map<Listener, string | undefined>>();
   private readonly bails = new WeakMap<object, string>();
   private closed = false;
 
@@ -245,33 +247,31 @@ export class PluginHost {
     return this.closed;
   }
 
-  subscribe(type: AgentEventType | "*", listener: Listener): () => void {
-    let set = this.listeners.get(type);
-    if (!set) this.listeners.set(type, (set = new Set()));
-    set.add(listener);
-    return () => set.delete(listener);
+  /** Observe events; `owner` names the plugin in the report when the listener throws. */
+  subscribe(type: AgentEventType | "*", listener: Listener, owner?: string): () => void {
+    let map = this.listeners.get(type);
+    if (!map) this.listeners.set(type, (map = new Map()));
+    map.set(listener, owner);
+    return () => map.delete(listener);
   }
 
   /** Deliver an event to observers. A throwing observer is reported once and never stops the loop. */
   emit(event: AgentEvent): void {
     for (const key of [event.type, "*"]) {
-      const set = this.listeners.get(key);
-      if (!set) continue;
-      for (const listener of set) {
+      for (const [listener, owner] of this.listeners.get(key) ?? []) {
         try {
           const r = listener(event) as unknown;
-          if (r && typeof (r as Promise<unknown>).catch === "function") (r as Promise<unknown>).catch((e) => this.observerFailed(e, event));
+          if (r && typeof (r as Promise<unknown>).catch === "function") (r as Promise<unknown>).catch((e) => this.observerFailed(e, event, owner));
         } catch (error) {
-          this.observerFailed(error, event);
+          this.observerFailed(error, event, owner);
         }
       }
     }
   }
 
-  private observerFailed(error: unknown, event: AgentEvent): void {
+  private observerFailed(error: unknown, event: AgentEvent, owner?: string): void {
     if (event.type === "diagnostic") return; // never loop on a failing diagnostic listener
-    const owner = (error as { plugin?: string })?.plugin;
-    this.emit({ type: "diagnostic", level: "error", message: `an event listener failed on ${event.type}: ${(error as Error)?.message ?? error}`, plugin: owner });
+    this.emit({ type: "diagnostic", level: "error", message: `an event listener failed on ${event.type}: ${messageOf(error)}`, plugin: owner, code: "PLUGIN_LISTENER_FAILED" });
   }
 
   private contextFor(id: string, options: unknown, source: InstallSource): PluginContext {
@@ -315,12 +315,13 @@ export class PluginHost {
         });
         host.taps.push({ hook, plugin: id, stage });
       },
-      on: (type, listener) => host.subscribe(type, listener as Listener),
+      on: (type, listener) => host.subscribe(type, listener as Listener, id),
       tools: registrar(host.tools, (t) => t.name, (t) => checkTool(t, id)),
       providers: { ...registrar(host.providers, (p) => p.id), ids: () => host.providers.names() },
       commands: registrar(host.commands, (c) => c.name),
       flags: {
         register: registrar(host.flags, (f) => f.name, (flag) => {
+          if (KERNEL_FLAGS.includes(flag.name)) throw new CoilError("REGISTRY_DUPLICATE", `flag --${flag.name} is one of coil's own flags; choose another name`, { plugin: id });
           const clash = flag.short && (["p", "v", "h"].includes(flag.short) ? "coil itself" : host.flags.entries().find(([, f]) => f.value.short === flag.short)?.[1].owner);
           if (clash) throw new CoilError("REGISTRY_DUPLICATE", `flag -${flag.short} (for --${flag.name}) is already used by ${clash === "coil itself" ? clash : `plugin ${clash}`}`, { plugin: id });
         }).register,

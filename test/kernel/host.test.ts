@@ -107,11 +107,13 @@ describe("plugin host", () => {
     const host = new PluginHost();
     host.install(scripted, { replies: [{ text: "fine" }] });
     const diagnostics: string[] = [];
+    const owners: string[] = [];
     host.install(
       definePlugin({
         id: "ui-flaky",
         setup(ctx) {
-          ctx.on("message_update", () => { throw Object.assign(new Error("render failed"), { plugin: "ui-flaky" }); });
+          ctx.on("diagnostic", (d) => void (d.plugin === "ui-flaky" && owners.push(d.plugin)));
+          ctx.on("message_update", () => { throw new Error("render failed"); });
           ctx.on("diagnostic", (d) => void diagnostics.push(d.message));
         },
       }),
@@ -120,6 +122,7 @@ describe("plugin host", () => {
     const run = await agent.prompt("hi");
     expect(run.stopReason).toBe("stop");
     expect(diagnostics[0]).toContain("render failed");
+    expect(owners[0]).toBe("ui-flaky"); // attributed to the plugin that subscribed
   });
 
   it("rejects a one-letter flag alias that coil or another plugin already uses", () => {
@@ -131,5 +134,10 @@ describe("plugin host", () => {
     expect(thrown(() => host.install(definePlugin({ id: "c", setup: (ctx) => ctx.flags.register({ name: "pretty", short: "p", description: "d", type: "boolean" }) }))).message).toContain(
       "already used by coil itself",
     );
+  });
+
+  it("rejects a plugin flag that takes one of coil's own names", () => {
+    const e = thrown(() => new PluginHost().install(definePlugin({ id: "flaggy", setup: (ctx) => ctx.flags.register({ name: "model", description: "d", type: "string" }) })));
+    expect(e.message).toBe("[plugin flaggy] setup: REGISTRY_DUPLICATE flag --model is one of coil's own flags; choose another name");
   });
 });
