@@ -44,6 +44,8 @@ function thrown(fn: () => unknown): CoilError {
 
 const keys = (r: ReturnType<typeof resolve>) => r.entries.map((e) => e.key);
 const entry = (r: ReturnType<typeof resolve>, key: string) => r.entries.find((e) => e.key === key)!;
+/** The built-in default's plugin ids, read from the file itself so the tests follow the preset. */
+const DEFAULT = () => resolvePreset({ preset: "default", cwd: "/nonexistent", home: "/nonexistent", trust: false }).entries.map((e) => e.key);
 
 describe("parsing entries", () => {
   it("accepts every entry form and classifies references", () => {
@@ -241,7 +243,7 @@ describe("merging", () => {
 describe("extends", () => {
   it("extends a built-in preset by name", () => {
     const file = write("x.yaml", "extends: default\nplugins:\n  - extra\n");
-    expect(keys(resolve(file))).toEqual(["provider-scripted", "ui-print", "extra"]);
+    expect(keys(resolve(file))).toEqual([...DEFAULT(), "extra"]);
   });
 
   it("resolves a list depth-first in order, then this file", () => {
@@ -279,7 +281,7 @@ describe("extends", () => {
     write("l.yaml", "extends: default\nplugins:\n  - l\n");
     write("r.yaml", "extends: default\nplugins:\n  - r\n");
     const file = write("d.yaml", "extends: [./l.yaml, ./r.yaml]\n");
-    expect(keys(resolve(file))).toEqual(["provider-scripted", "ui-print", "l", "r"]);
+    expect(keys(resolve(file))).toEqual([...DEFAULT(), "l", "r"]);
   });
 
   it("names the nearest built-in preset for an unknown name, and lists them", () => {
@@ -331,7 +333,7 @@ describe("layers", () => {
       { name: "project", file: path.join(cwd, ".coil/preset.yaml") },
       { name: "cli" },
     ]);
-    expect(keys(r)).toEqual(["provider-scripted", "user-plugin", "shared", "cli-plugin"]);
+    expect(keys(r)).toEqual([...DEFAULT().filter((k) => k !== "ui-print"), "user-plugin", "shared", "cli-plugin"]);
     expect(entry(r, "shared").options).toEqual({ from: "project", keep: 1 });
     expect(entry(r, "shared").optionSources).toEqual({ from: path.join(cwd, ".coil/preset.yaml"), keep: path.join(home, "preset.yaml") });
     expect(entry(r, "shared").baseDir).toBe(path.join(cwd, ".coil"));
@@ -355,7 +357,7 @@ describe("layers", () => {
     write("home/team.yaml", "plugins:\n  - team-a\n  - ui-print: { color: false }\n");
     write("home/preset.yaml", "extends: ./team.yaml\nplugins:\n  - mine\n");
     const r = resolve("default");
-    expect(keys(r)).toEqual(["provider-scripted", "ui-print", "team-a", "mine"]);
+    expect(keys(r)).toEqual([...DEFAULT(), "team-a", "mine"]);
     expect(entry(r, "ui-print").options).toEqual({ color: false });
     expect(entry(r, "ui-print").optionSources).toEqual({ color: path.join(home, "team.yaml") });
   });
@@ -431,15 +433,15 @@ describe("formatPreset", () => {
     const again = resolve(copy);
     expect(again.entries.map((e) => [e.key, e.options])).toEqual(r.entries.map((e) => [e.key, e.options]));
     expect(again.settings).toEqual(r.settings);
-    expect(parse(text).plugins).toHaveLength(3);
+    expect(parse(text).plugins).toHaveLength(DEFAULT().length + 1);
   });
 
   it("prints JSON that parses", () => {
     const r = resolve("default", { cli: { plugins: ["./x.ts"] } });
     const json = JSON.parse(formatPreset(r, "json"));
     expect(Object.keys(json)).toEqual(["layers", "settings", "settingSources", "plugins"]);
-    expect(json.plugins.map((p: { key: string }) => p.key)).toEqual(["provider-scripted", "ui-print", path.join(cwd, "x.ts")]);
-    expect(json.plugins[2]).toEqual({ ref: "./x.ts", key: path.join(cwd, "x.ts"), kind: "path", options: {}, source: { file: "cli" }, optionSources: {} });
+    expect(json.plugins.map((p: { key: string }) => p.key)).toEqual([...DEFAULT(), path.join(cwd, "x.ts")]);
+    expect(json.plugins.at(-1)).toEqual({ ref: "./x.ts", key: path.join(cwd, "x.ts"), kind: "path", options: {}, source: { file: "cli" }, optionSources: {} });
     expect(formatPreset(r, "json")).toMatch(/^\{\n  "layers"/);
   });
 });
@@ -459,8 +461,10 @@ describe("built-in presets", () => {
     }
   });
 
-  it("readonly runs tools in parallel", () => {
-    expect(resolve("readonly").settings.toolExecution).toBe("parallel");
+  it("readonly keeps only read-only tools", () => {
+    const r = resolve("readonly");
+    expect(entry(r, "tools-coding").options).toEqual({ tools: ["read"] });
+    expect(keys(r)).toContain("tools-search");
   });
 });
 

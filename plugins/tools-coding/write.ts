@@ -1,0 +1,69 @@
+/** write: create or overwrite a file, creating parent directories. Serialised per file with edit. */
+import { dirname } from "node:path";
+import { Type } from "typebox";
+import { defineTool, type ToolDefinition, type ToolOutput } from "../../kernel/index.js";
+import { describeFsError } from "./errors.js";
+import { formatSize } from "./limits.js";
+import { withFileLock } from "./lock.js";
+import type { ToolEnv } from "./options.js";
+import { acceptFilePath, canonicalPath, codeOf, displayPath, resolvePath } from "./paths.js";
+
+export const WriteParams = Type.Object({
+  path: Type.String({ description: "File to write: relative to the working directory, ~/..., or absolute" }),
+  content: Type.String({ description: "The complete new content of the file" }),
+});
+
+export interface WriteDetails {
+  path: string;
+  bytes: number;
+  lines: number;
+  created: boolean;
+  /** Size before, when the file existed. */
+  previousBytes?: number;
+}
+
+const fail = (text: string): ToolOutput<WriteDetails> => ({ content: [{ type: "text", text }], isError: true });
+
+export function createWriteTool(env: ToolEnv): ToolDefinition<typeof WriteParams, WriteDetails> {
+  return defineTool({
+    name: "write",
+    label: "Write",
+    description:
+      "Write a file: creates it (and any missing parent directories) or replaces its whole content. The content is written exactly as given. " +
+      "For changes to an existing file prefer edit, which changes only the parts you name.",
+    parameters: WriteParams,
+    executionMode: "parallel",
+    prepareArguments: acceptFilePath,
+    promptSnippet: "write: create a file or replace its whole content",
+    promptGuidelines: ["Use write for new files and complete rewrites; use edit for changes to existing files."],
+    async execute(args) {
+      const ops = env.ops();
+      const abs = resolvePath(args.path, env.cwd);
+      const shown = displayPath(abs, env.cwd);
+      const key = await canonicalPath(abs, ops);
+      return withFileLock(key, async () => {
+        let previousBytes: number | undefined;
+        try {
+          const info = await ops.stat(abs);
+          if (info.kind === "directory") return fail(`${shown} is a directory; write needs a file path.`);
+          previousBytes = info.size;
+        } catch (error) {
+          if (codeOf(error) !== "ENOENT") return fail(await describeFsError(error, abs, "write", ops, env.cwd));
+        }
+        try {
+          if (previousBytes === undefined) await ops.mkdir(dirname(abs));
+          await ops.writeFile(abs, args.content);
+        } catch (error) {
+          return fail(await describeFsError(error, abs, "write", ops, env.cwd));
+        }
+        const bytes = Buffer.byteLength(args.content, "utf8");
+        const lines = args.content === "" ? 0 : args.content.split("\n").length - (args.content.endsWith("\n") ? 1 : 0);
+        const what = previousBytes === undefined ? "created" : `replaced its previous ${formatSize(previousBytes)}`;
+        return {
+          content: [{ type: "text", text: `Wrote ${formatSize(bytes)} (${lines} line${lines === 1 ? "" : "s"}) to ${shown}; ${what}.` }],
+          details: { path: abs, bytes, lines, created: previousBytes === undefined, previousBytes },
+        };
+      });
+    },
+  });
+}
