@@ -87,6 +87,15 @@ export class Agent {
     };
   }
 
+  get isRunning(): boolean {
+    return this.running !== undefined;
+  }
+
+  /** Request options (thinking level, max tokens, ...) for the next requests; merged over the current ones. */
+  setRequestOptions(options: RequestOptions): void {
+    this.s.config = { ...this.s.config, requestOptions: Object.freeze({ ...this.s.config.requestOptions, ...options }) };
+  }
+
   /** Observe every event. Returns the unsubscribe function. */
   subscribe(listener: (event: AgentEvent) => void): () => void {
     return this.host.subscribe("*", listener);

@@ -98,8 +98,20 @@ export interface Subcommand {
   run(argv: string[], io: CliStreams): Promise<number> | number;
 }
 
-/** Called by the CLI once the agent exists, before the front end runs (e.g. a session store loads history). */
-export type StartFn = (agent: Agent, io: CliStreams) => Promise<void> | void;
+/** What the run was asked for, as start callbacks see it. */
+export interface StartInfo {
+  /** The front end's mode: `text`, `json`, `interactive`, ... */
+  mode: string;
+  prompt?: string;
+  /** True when `--model` or `--provider` chose the model for this run (a resumed session should not override it). */
+  modelFromCli: boolean;
+}
+
+/**
+ * Called by the CLI once the agent exists, before the front end runs (e.g. a session store loads history).
+ * Returning `{ exit: code }` ends the process cleanly without running the front end (e.g. `--resume` listing).
+ */
+export type StartFn = (agent: Agent, io: CliStreams, info: StartInfo) => Promise<void | { exit: number }> | void | { exit: number };
 /** Called once when the process is about to exit, whatever the outcome. */
 export type StopFn = () => Promise<void> | void;
 
@@ -208,15 +220,17 @@ export class PluginHost {
     this.plugins.push({ id: plugin.id, source });
   }
 
-  /** Run every plugin's start callback in install order; a failure names the plugin. */
-  async start(agent: Agent, io: CliStreams): Promise<void> {
+  /** Run every plugin's start callback in install order; a failure names the plugin. A `{ exit }` answer stops there. */
+  async start(agent: Agent, io: CliStreams, info: StartInfo): Promise<number | undefined> {
     for (const { plugin, fn } of this.starters) {
       try {
-        await fn(agent, io);
+        const asked = await fn(agent, io, info);
+        if (asked && typeof asked.exit === "number") return asked.exit;
       } catch (cause) {
         throw CoilError.wrap(cause, "PLUGIN_START_FAILED", { plugin, phase: "start" });
       }
     }
+    return undefined;
   }
 
   /** Run every stop callback (reverse install order); failures are reported, never thrown. */

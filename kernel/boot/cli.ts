@@ -135,7 +135,8 @@ export async function main(io: CliIO): Promise<number> {
       requestOptions: preset.settings.thinking ? { thinking: preset.settings.thinking as never } : {},
     });
     try {
-      await echoing(host, io, () => host.start(agent, io));
+      const exit = await echoing(host, io, () => host.start(agent, io, { mode, prompt, modelFromCli: Boolean(first.model || first.provider) }));
+      if (exit !== undefined) return exit;
       return await frontEnd.run({ agent, host, mode, prompt, stdout: io.stdout, stderr: io.stderr });
     } finally {
       await echoing(host, io, () => host.stop());

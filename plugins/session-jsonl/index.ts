@@ -1,0 +1,183 @@
+/**
+ * session-jsonl: every conversation is an append-only JSONL tree under
+ * `$COIL_HOME/sessions/<working directory>/`, written a line at a time as messages happen, synced at
+ * the end of every turn, locked against a second writer, and resumed with `-c`, `-r` or `--session`.
+ * Registers the `session` service front ends and plugins use (docs/sessions.md).
+ */
+import { writeFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import {
+  Type,
+  definePlugin,
+  messageOf,
+  type AgentMessage,
+  type CliStreams,
+  type ModelRequest,
+  type UserMessage,
+} from "../../kernel/index.js";
+import { expandHome, listAll, listSessions, resolveSessionRef, sessionsRoot } from "./catalog.js";
+import { exportSession, type ExportFormat } from "./export.js";
+import { nodeOps, type SessionOps } from "./ops.js";
+import { SessionManager, formatList, type SessionService } from "./service.js";
+import { SessionStore, sessionDirFor } from "./store.js";
+
+export { FORMAT_VERSION, migrateEntry, type SessionEntry, type SessionHeader } from "./format.js";
+export { nodeOps, type SessionOps } from "./ops.js";
+export { readSession } from "./reader.js";
+export { acquireLock, lockOwner, SessionLockedError } from "./lock.js";
+export { SessionStore, SessionWriteError, sessionDirFor, type CompactionInput, type SessionState } from "./store.js";
+export { listSessions, latestSession, type SessionSummary } from "./catalog.js";
+export { exportSession } from "./export.js";
+export type { SessionService, BranchOptions, SessionInfo, Summarizer, CustomMessageInput } from "./service.js";
+
+export const SessionOptions = Type.Object({
+  /** Root folder of the sessions (one sub-folder per working directory). Default `$COIL_HOME/sessions`. */
+  dir: Type.Optional(Type.String()),
+  /** On resume, switch to the model the session last used (unless --model/--provider is given). */
+  restoreModel: Type.Boolean({ default: true }),
+});
+
+declare module "../../kernel/plugin.js" {
+  interface Services {
+    session: SessionService;
+  }
+}
+
+/** The plugin with its file operations injected (tests simulate a full disk through `ops`). */
+export function sessionPlugin(deps: { ops?: SessionOps } = {}) {
+  const ops = deps.ops ?? nodeOps;
+  return definePlugin({
+    id: "session-jsonl",
+    description: "Sessions as append-only JSONL trees: resume, branches, fork and clone",
+    options: SessionOptions,
+    setup(ctx) {
+      const manager = new SessionManager(ctx, ops);
+      ctx.flags.register({ name: "continue", short: "c", type: "boolean", description: "continue the latest session of this directory" });
+      ctx.flags.register({ name: "resume", short: "r", type: "boolean", description: "choose a session to resume (in print mode: list them and exit)" });
+      ctx.flags.register({ name: "session", type: "string", valueName: "path|id", description: "open this session file, or the session whose id starts with this" });
+      ctx.flags.register({ name: "session-dir", type: "string", valueName: "dir", description: "keep this run's sessions in this folder" });
+      ctx.flags.register({ name: "no-session", type: "boolean", description: "keep the session in memory only (nothing is written)" });
+      ctx.subcommands.register({
+        name: "sessions",
+        description: "list [--all] [--json], or export <id|path> [--format md|html|jsonl] [--out file]",
+        usage: "<list|export> [args...]",
+        run: (argv, io) => sessionsCommand(argv, io, ops, ctx.options.dir, ctx.baseDir),
+      });
+      ctx.services.provide("session", manager);
+
+      ctx.on("message_end", (event) => manager.onMessage(event.message));
+      ctx.on("compaction", (event) => manager.onCompaction(event));
+      ctx.on("agent_end", () => manager.endRun());
+      ctx.tap(
+        "before_request",
+        (request) => {
+          manager.throwIfFailed();
+          return toModel(request, manager);
+        },
+        { stage: "EARLY" },
+      );
+      ctx.tap("turn_end", () => manager.endTurn(), { stage: "EARLY" });
+      ctx.onStart((agent, io, info) => {
+        const str = (name: string) => {
+          const v = ctx.flags.get(name);
+          return typeof v === "string" && v ? v : undefined;
+        };
+        return manager.start(agent, io, {
+          mode: info.mode,
+          modelFromCli: info.modelFromCli,
+          continue: ctx.flags.get("continue") === true,
+          resume: ctx.flags.get("resume") === true,
+          session: str("session"),
+          sessionDir: str("session-dir"),
+          noSession: ctx.flags.get("no-session") === true,
+        });
+      });
+      ctx.onStop(() => manager.stop());
+    },
+  });
+}
+
+export default sessionPlugin();
+
+/** Custom messages from `appendCustomMessage` reach the model as user messages. */
+function toModel(request: ModelRequest, session: SessionService): ModelRequest | undefined {
+  if (!request.messages.some((m) => session.isForModel(m))) return undefined;
+  const messages = request.messages.map((m): AgentMessage => {
+    if (m.role !== "custom" || !session.isForModel(m)) return m;
+    return { role: "user", content: m.content, timestamp: m.timestamp } satisfies UserMessage;
+  });
+  return { ...request, messages };
+}
+
+const USAGE = `usage: coil sessions list [--all] [--json] [--session-dir <dir>]
+       coil sessions export <id|path> [--format md|html|jsonl] [--out <file>] [--session-dir <dir>]
+`;
+
+async function sessionsCommand(argv: string[], io: CliStreams, ops: SessionOps, dirOption: string | undefined, baseDir: string): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        all: { type: "boolean" },
+        json: { type: "boolean" },
+        format: { type: "string" },
+        out: { type: "string" },
+        "session-dir": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (error) {
+    io.stderr.write(`coil sessions: ${messageOf(error)}\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const [action, ref] = positionals;
+  if (values.help) {
+    io.stdout.write(USAGE);
+    return 0;
+  }
+  const root = sessionsRoot(io.env, dirOption, baseDir);
+  const dir = values["session-dir"] ? expandHome(values["session-dir"], io.cwd) : sessionDirFor(root, io.cwd);
+  if (action === "list") {
+    const sessions = values.all ? listAll(ops, root) : listSessions(ops, [dir]);
+    if (values.json) io.stdout.write(JSON.stringify(sessions, null, 2) + "\n");
+    else if (sessions.length === 0) io.stdout.write(`no sessions in ${values.all ? root : dir}\n`);
+    else io.stdout.write(formatList(sessions) + (values.all ? "\n" + sessions.map((s, i) => `${String(i + 1).padStart(3)}  ${s.cwd}`).join("\n") : "") + "\n");
+    return 0;
+  }
+  if (action === "export") {
+    const format = (values.format ?? "md") as ExportFormat;
+    if (!["md", "html", "jsonl"].includes(format)) {
+      io.stderr.write(`coil sessions export: --format must be md, html or jsonl, not '${format}'\n`);
+      return 2;
+    }
+    if (!ref) {
+      io.stderr.write(`coil sessions export: which session? Give its id (or the start of it) or its file\n${USAGE}`);
+      return 2;
+    }
+    const found = resolveSessionRef(ops, ref, io.cwd, dir, root);
+    if ("error" in found || !found.exists) {
+      io.stderr.write(`coil sessions export: ${"error" in found ? found.error : `${found.file} does not exist`}\n`);
+      return 1;
+    }
+    let store: SessionStore;
+    try {
+      store = SessionStore.open(found.file, { ops });
+    } catch (error) {
+      io.stderr.write(`coil sessions export: cannot read ${found.file}: ${messageOf(error)}\n`);
+      return 1;
+    }
+    for (const w of store.warnings) io.stderr.write(`coil: warning: ${w}\n`);
+    const text = exportSession(store, format);
+    if (values.out) {
+      const out = expandHome(values.out, io.cwd);
+      writeFileSync(out, text);
+      io.stderr.write(`wrote ${out}\n`);
+    } else io.stdout.write(text);
+    return 0;
+  }
+  io.stderr.write(action ? `coil sessions: unknown action '${action}'\n${USAGE}` : USAGE);
+  return 2;
+}
