@@ -8,7 +8,7 @@ import { CoilError, messageOf, type ErrorCode, type CoilErrorOptions } from "./e
 import { applyFailurePolicies, createHooks, Stage, type HookName, type KernelHooks, type StageName, type TapFn } from "./hooks.js";
 import { Registry } from "./registry.js";
 import type { AgentEvent, AgentEventType, Provider, ToolDefinition } from "./types.js";
-import type { Agent } from "./agent.js";
+import type { Agent, PromptInput } from "./agent.js";
 
 const PLUGIN_BRAND = Symbol.for("coil.plugin");
 /** Long flags the CLI itself defines; plugins cannot take them. */
@@ -45,8 +45,17 @@ export interface SlashCommand {
   name: string;
   description: string;
   argumentHint?: string;
-  /** Runs the command; returning text shows it to the user. */
-  run(args: string, agent: Agent): Promise<string | void> | string | void;
+  /** Runs the command. Text is shown to the user; `{ prompt }` is sent to the model as the user's turn. */
+  run(args: string, agent: Agent): Promise<SlashResult> | SlashResult;
+}
+
+export type SlashResult = string | void | { prompt: PromptInput };
+
+/** Split `/name args` into the command and its arguments; undefined when `text` is not a registered command. */
+export function findCommand(host: PluginHost, text: string): { command: SlashCommand; args: string } | undefined {
+  const match = /^\/(\S+)(?:\s+([\s\S]*))?$/.exec(text.trim());
+  const command = match ? host.commands.get(match[1]!) : undefined;
+  return command && { command, args: (match![2] ?? "").trim() };
 }
 
 export interface FlagSpec {

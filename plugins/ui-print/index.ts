@@ -3,7 +3,7 @@
  * `--mode json` writes every event as one JSON line (docs/json-mode.md).
  * Exit codes: 0 success, 1 when the run ends in error or abort.
  */
-import { definePlugin, formatDiagnostic, textOf, type AgentEvent, type FrontEndContext } from "../../kernel/index.js";
+import { definePlugin, findCommand, formatDiagnostic, textOf, type PromptInput, type AgentEvent, type FrontEndContext } from "../../kernel/index.js";
 
 function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
   return new Promise((resolve) => {
@@ -38,7 +38,18 @@ async function run(ctx: FrontEndContext): Promise<number> {
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   try {
-    const result = await agent.prompt(ctx.prompt);
+    // `/name args` runs a registered slash command; text it returns is printed, a prompt it returns is sent.
+    let input: PromptInput = ctx.prompt;
+    const slash = findCommand(ctx.host, ctx.prompt);
+    if (slash) {
+      const out = await slash.command.run(slash.args, agent);
+      if (out === undefined || typeof out === "string") {
+        if (out) await write(json ? stderr : stdout, out.endsWith("\n") ? out : out + "\n");
+        return 0;
+      }
+      input = out.prompt;
+    }
+    const result = await agent.prompt(input);
     if (!json) {
       const last = [...result.messages].reverse().find((m) => m.role === "assistant");
       const text = textOf(last);

@@ -258,4 +258,27 @@ export default definePlugin({
     const third = JSON.parse(readFileSync(join(dir, "requests.jsonl"), "utf8").trim().split("\n")[2]!);
     expect(third.messages.map((m: { content: string }) => m.content)).toEqual(["short flag works", "third"]);
   });
+
+  it("runs a registered slash command in print mode: text is printed, a prompt is sent to the model", async () => {
+    const commands = `import { definePlugin } from "coil";
+export default definePlugin({
+  id: "commands",
+  setup(ctx) {
+    ctx.commands.register({ name: "info", description: "show info", run: (args) => "info about " + args });
+    ctx.commands.register({ name: "review", description: "review a file", run: (args) => ({ prompt: "Review " + args + " carefully." }) });
+  },
+});
+`;
+    const dir = project({ "cmd.ts": commands, "r.yaml": "- text: reviewed\n" });
+    const preset = "extends: default\nplugins:\n  - provider-scripted: { recordTo: requests.jsonl }\n  - ./cmd.ts\n";
+    writeFileSync(join(dir, "p.yaml"), preset);
+    const info = await coil(dir, ["--preset", "./p.yaml", "--script", "r.yaml", "-p", "/info the repo"]);
+    expect(info).toMatchObject({ code: 0, stdout: "info about the repo\n" });
+    const review = await coil(dir, ["--preset", "./p.yaml", "--script", "r.yaml", "-p", "/review src/a.ts"]);
+    expect(review).toMatchObject({ code: 0, stdout: "reviewed\n" });
+    const sent = JSON.parse(readFileSync(join(dir, "requests.jsonl"), "utf8").trim().split("\n")[0]!);
+    expect(sent.messages.at(-1).content).toBe("Review src/a.ts carefully.");
+    const plain = await coil(dir, ["--preset", "./p.yaml", "--script", "r.yaml", "-p", "/usr/bin is a path, not a command"]);
+    expect(plain.code).toBe(0);
+  });
 });
