@@ -7,7 +7,7 @@ import { Value } from "typebox/value";
 import { CoilError, messageOf, type ErrorCode, type CoilErrorOptions } from "./errors.js";
 import { applyFailurePolicies, createHooks, Stage, type HookName, type KernelHooks, type StageName, type TapFn } from "./hooks.js";
 import { Registry } from "./registry.js";
-import type { AgentEvent, AgentEventType, Provider, ToolDefinition } from "./types.js";
+import type { AgentEvent, AgentEventType, Provider, ToolDefinition, UiService } from "./types.js";
 import type { Agent, PromptInput } from "./agent.js";
 
 const PLUGIN_BRAND = Symbol.for("coil.plugin");
@@ -125,7 +125,10 @@ export type StartFn = (agent: Agent, io: CliStreams, info: StartInfo) => Promise
 export type StopFn = () => Promise<void> | void;
 
 /** Services plugins offer each other; augment this interface to type your service. */
-export interface Services { [name: string]: unknown }
+export interface Services {
+  [name: string]: unknown;
+  ui: UiService;
+}
 
 export type PluginLog = Record<"info" | "warn" | "error", (message: string) => void>;
 

@@ -308,3 +308,19 @@ export type AgentEvent =
   | { type: "diagnostic"; level: "info" | "warn" | "error"; message: string; plugin?: string; code?: string };
 
 export type AgentEventType = AgentEvent["type"];
+
+// ───────────────────────────── the `ui` service ─────────────────────────────
+
+/**
+ * Dialogs other plugins ask through (`ctx.services.get("ui")`). An interactive front end provides it;
+ * in print and JSON modes nobody does, so a plugin that needs an answer must treat "no ui" as "no"
+ * (a permission gate denies, plan approval is refused) and say so.
+ */
+export interface UiService {
+  confirm(title: string, message: string, signal?: AbortSignal): Promise<boolean>;
+  /** The chosen option, or undefined when dismissed. */
+  select(title: string, options: readonly string[], signal?: AbortSignal): Promise<string | undefined>;
+  /** Free text, or undefined when dismissed. */
+  input(title: string, placeholder?: string, signal?: AbortSignal): Promise<string | undefined>;
+  notify(message: string, level?: "info" | "warn" | "error"): void;
+}
