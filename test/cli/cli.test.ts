@@ -1,4 +1,5 @@
 /** The shipped CLI (dist/bin/coil.js, built by `npm test`) run as a child process, as a user would. */
+import { childEnv } from "../support/env.js";
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -32,7 +33,7 @@ interface Ran {
 
 function coil(cwd: string, args: string[], opts: { input?: string; home?: string; onStdout?: (chunk: string, child: ReturnType<typeof spawn>) => void } = {}): Promise<Ran> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, COIL_HOME: opts.home ?? join(cwd, ".home") }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: childEnv({ COIL_HOME: opts.home ?? join(cwd, ".home") }), stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => {

@@ -1,4 +1,5 @@
 /** session-jsonl through the shipped CLI (dist/bin/coil.js, built by `npm test`): kill, resume, locks, subcommands. */
+import { childEnv } from "../support/env.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -61,7 +62,7 @@ interface Ran {
 
 /** Start coil; `onLine` sees each stdout line as it arrives (JSON mode events). */
 function start(cwd: string, args: string[], onLine?: (line: string, child: ChildProcess) => void): { child: ChildProcess; done: Promise<Ran> } {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, COIL_HOME: join(cwd, ".home") }, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: childEnv({ COIL_HOME: join(cwd, ".home") }), stdio: ["pipe", "pipe", "pipe"] });
   child.stdin!.end();
   let stdout = "";
   let stderr = "";

@@ -1,4 +1,5 @@
 /** tools-coding and tools-search end to end: the built CLI (dist/bin/coil.js) as a child process, a scripted model. */
+import { childEnv } from "../support/env.js";
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -22,7 +23,7 @@ interface Ran {
 
 function coil(cwd: string, args: string[], onStdout?: (text: string, child: ReturnType<typeof spawn>) => void): Promise<Ran> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, COIL_HOME: tempDir({}, "coil-home-") }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: childEnv({ COIL_HOME: tempDir({}, "coil-home-") }), stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => {

@@ -1,0 +1,117 @@
+/**
+ * Model catalog helpers shared by the provider plugins: the catalog entry type, fuzzy model
+ * resolution, default limits for unknown ids, and cost (with long-context price tiers).
+ *
+ * This folder is copied verbatim into every provider plugin (plugins do not import each other);
+ * test/plugins/provider-common.test.ts fails when the copies drift apart.
+ */
+import type { ModelInfo, Usage } from "../../kernel/index.js";
+
+export type ApiKind = "anthropic-messages" | "openai-completions" | "openai-responses";
+export const API_KINDS: readonly ApiKind[] = ["anthropic-messages", "openai-completions", "openai-responses"];
+
+/** US dollars per million tokens. */
+export interface Prices {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+/** Prices that apply to the whole request once its prompt is longer than `above` tokens. */
+export interface PriceTier extends Prices {
+  /** Prompt tokens (input + cache reads + cache writes) above which this tier applies. */
+  above: number;
+}
+
+/** How a model takes the kernel's `thinking` setting. */
+export type ThinkingStyle =
+  /** Anthropic `thinking: { type: "enabled", budget_tokens }`. */
+  | "budget"
+  /** Anthropic adaptive thinking with an effort level; thinking can be switched off. */
+  | "adaptive"
+  /** Anthropic adaptive thinking that cannot be switched off (`off` becomes the lowest effort). */
+  | "always"
+  /** OpenAI `reasoning_effort` / `reasoning.effort`. */
+  | "effort";
+
+export interface CatalogModel extends ModelInfo {
+  api: ApiKind;
+  cost: Prices;
+  /** Long-context price tiers, ascending by `above`. */
+  tiers?: readonly PriceTier[];
+  thinking?: ThinkingStyle;
+  /** Effort values the API accepts (the kernel's levels are mapped onto the nearest one). */
+  efforts?: readonly string[];
+  /** The model rejects sampling parameters (temperature, top_p). */
+  fixedSampling?: boolean;
+}
+
+const ZERO: Prices = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+
+/** Limits for an id the catalog does not know (a local model, a brand-new release). */
+export function defaultModel(provider: string, id: string, api: ApiKind, limits: { contextWindow: number; maxOutput: number }): CatalogModel {
+  return { id, provider, name: id, api, contextWindow: limits.contextWindow, maxOutput: limits.maxOutput, input: ["text", "image"], cost: { ...ZERO } };
+}
+
+const DATE_SUFFIX = /-(\d{8}|\d{4}-\d{2}-\d{2})$/;
+
+function tokens(id: string): string[] {
+  return id.toLowerCase().split(/[-._\s/:]+/).filter(Boolean);
+}
+
+/** Whether every query token appears in order in the id's tokens (a query token may be a prefix). */
+function tokensMatch(query: string[], id: string[]): boolean {
+  let at = 0;
+  for (const q of query) {
+    while (at < id.length && !id[at]!.startsWith(q)) at++;
+    if (at === id.length) return false;
+    at++;
+  }
+  return true;
+}
+
+/**
+ * Find a catalog entry for `id`: exact (case-insensitive) → a dated snapshot of a listed id
+ * (keeps the dated id, takes the listed limits) → fuzzy tokens in order, first in catalog order
+ * (catalogs list the newest model of a family first). Undefined when nothing matches.
+ */
+export function findModel(models: readonly CatalogModel[], id: string): CatalogModel | undefined {
+  const want = id.trim();
+  const lower = want.toLowerCase();
+  const exact = models.find((m) => m.id.toLowerCase() === lower);
+  if (exact) return exact;
+  const undated = lower.replace(DATE_SUFFIX, "");
+  if (undated !== lower) {
+    const base = models.find((m) => m.id.toLowerCase() === undated);
+    if (base) return { ...base, id: want };
+  }
+  const query = tokens(want);
+  if (query.length === 0) return undefined;
+  return models.find((m) => tokensMatch(query, tokens(m.id)) || tokensMatch(query, tokens(m.name ?? "")));
+}
+
+/** Cost of one reply from its token counts. A tier whose threshold the prompt exceeds prices every token. */
+export function computeCost(usage: Pick<Usage, "input" | "output" | "cacheRead" | "cacheWrite">, model: { cost?: Prices; tiers?: readonly PriceTier[] }): Usage["cost"] {
+  const prompt = usage.input + usage.cacheRead + usage.cacheWrite;
+  let prices: Prices = model.cost ?? ZERO;
+  for (const tier of model.tiers ?? []) if (prompt > tier.above) prices = tier;
+  const part = (tokensUsed: number, price: number) => (tokensUsed * price) / 1_000_000;
+  const cost = {
+    input: part(usage.input, prices.input),
+    output: part(usage.output, prices.output),
+    cacheRead: part(usage.cacheRead, prices.cacheRead),
+    cacheWrite: part(usage.cacheWrite, prices.cacheWrite),
+    total: 0,
+  };
+  cost.total = cost.input + cost.output + cost.cacheRead + cost.cacheWrite;
+  return cost;
+}
+
+/** One line per model for `coil models`. */
+export function describePrice(model: ModelInfo): string {
+  const c = model.cost;
+  if (!c || (c.input === 0 && c.output === 0)) return "-";
+  const money = (n: number) => `$${Number(n.toFixed(3))}`;
+  return `${money(c.input)}/${money(c.output)}`;
+}

@@ -1,0 +1,222 @@
+/**
+ * What the provider plugins offer the user beyond streaming: `--api-key`, `coil models [search]`,
+ * `coil auth set|remove|list`, and the `/model` slash command. Registered once by whichever
+ * provider plugin is installed first (the `provider-cli` service marks it), so a preset with one
+ * or both provider plugins gets exactly one of each. Copied verbatim into every provider plugin.
+ */
+import type { Agent, CliStreams, CustomMessage, ModelInfo, PluginContext, Provider } from "../../kernel/index.js";
+import { describePrice, findModel, type CatalogModel } from "./catalog.js";
+import { authFile, authFileTooOpen, coilHome, readAuth, writeAuthKey, type KeyLookup } from "./config.js";
+
+export const CLI_SERVICE = "provider-cli";
+
+/** Shared state between the provider plugins (through the `provider-cli` service). */
+export interface ProviderCliService {
+  /** Plugin that registered the flag and commands. */
+  owner: string;
+  /** Provider chosen at start-up; `--api-key` applies to it only. Undefined before start (and when embedded). */
+  selected?: string;
+}
+
+export function sharedCli(ctx: PluginContext<unknown>): ProviderCliService {
+  const existing = ctx.services.get(CLI_SERVICE) as ProviderCliService | undefined;
+  if (existing) return existing;
+  const service: ProviderCliService = { owner: ctx.id };
+  ctx.services.provide(CLI_SERVICE, service);
+  ctx.flags.register({ name: "api-key", description: "API key for the provider this run uses (never stored or logged)", type: "string", valueName: "key" });
+  ctx.onStart((agent) => {
+    service.selected = agent.state.provider;
+  });
+  ctx.subcommands.register({
+    name: "models",
+    usage: "[search] [--json]",
+    description: "list the models of every provider in the preset",
+    run: (argv, io) => listModels(ctx, argv, io),
+  });
+  ctx.subcommands.register({
+    name: "auth",
+    usage: "set <provider> | remove <provider> | list",
+    description: "store API keys in $COIL_HOME/auth.json (mode 0600); `set` reads the key from stdin",
+    run: (argv, io) => authCommand(ctx, argv, io),
+  });
+  ctx.commands.register({
+    name: "model",
+    description: "switch model for the next request (provider/model, fuzzy)",
+    argumentHint: "provider/model",
+    run: (args, agent) => switchModel(ctx, args, agent),
+  });
+  return service;
+}
+
+/** The key for `provider`: `--api-key` (for the provider chosen at start), the variable, then auth.json. */
+export function lookupKey(ctx: PluginContext<unknown>, cli: ProviderCliService, provider: string, envName: string | undefined, keyless: boolean, warn?: (m: string) => void): KeyLookup {
+  const flag = ctx.flags.get("api-key");
+  if (typeof flag === "string" && flag && (!cli.selected || cli.selected === provider)) return { key: flag, from: "--api-key" };
+  const fromEnv = envName ? process.env[envName] : undefined;
+  if (fromEnv) return { key: fromEnv, from: envName };
+  try {
+    const stored = readAuth(coilHome())[provider]?.key;
+    if (stored) return { key: stored, from: "auth.json" };
+  } catch (error) {
+    warn?.((error as Error).message);
+  }
+  return keyless ? { from: "none" } : {};
+}
+
+/** "set ANTHROPIC_API_KEY (or --api-key, or `coil auth set anthropic`)". */
+export function keyHint(provider: string, envName: string | undefined): string {
+  return `${envName ? `set ${envName}` : "configure apiKeyEnv in $COIL_HOME/models.yaml"} (or pass --api-key, or store one with \`coil auth set ${provider}\`)`;
+}
+
+function pad(text: string, width: number): string {
+  return text.length >= width ? text : text + " ".repeat(width - text.length);
+}
+
+function tokens(n: number): string {
+  return n >= 1_000_000 ? `${Number((n / 1_000_000).toFixed(2))}M` : n >= 1000 ? `${Math.round(n / 1000)}K` : String(n);
+}
+
+function matches(query: string, text: string): boolean {
+  const hay = text.toLowerCase().replace(/[._\s]/g, "-");
+  return query
+    .toLowerCase()
+    .replace(/[._\s]/g, "-")
+    .split(/[-/]+/)
+    .filter(Boolean)
+    .every((part) => hay.includes(part));
+}
+
+async function listModels(ctx: PluginContext<unknown>, argv: string[], io: CliStreams): Promise<number> {
+  const json = argv.includes("--json");
+  const query = argv.filter((a) => a !== "--json").join(" ").trim();
+  const rows: { provider: Provider; model: ModelInfo; configured: boolean }[] = [];
+  for (const id of ctx.providers.ids()) {
+    const provider = ctx.providers.get(id)!;
+    const configured = !provider.isConfigured || provider.isConfigured();
+    for (const model of provider.models ?? []) {
+      if (!query || matches(query, `${provider.id}/${model.id} ${model.name ?? ""}`)) rows.push({ provider, model, configured });
+    }
+  }
+  if (json) {
+    io.stdout.write(JSON.stringify(rows.map((r) => ({ ...r.model, provider: r.provider.id, configured: r.configured })), null, 2) + "\n");
+    return 0;
+  }
+  if (rows.length === 0) {
+    io.stderr.write(`coil: no model matches '${query}'. Known providers: ${ctx.providers.ids().join(", ") || "(none)"}\n`);
+    return 1;
+  }
+  const head = ["model", "context", "max out", "thinking", "images", "$/M in/out", "name"];
+  const table = rows.map(({ provider, model, configured }) => [
+    `${provider.id}/${model.id}${configured ? "" : " *"}`,
+    tokens(model.contextWindow),
+    tokens(model.maxOutput),
+    model.reasoning ? "yes" : "-",
+    model.input?.includes("image") ? "yes" : "-",
+    describePrice(model),
+    model.name ?? "",
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : pad(c, widths[i]!))).join("  ").trimEnd();
+  io.stdout.write([line(head), ...table.map(line)].join("\n") + "\n");
+  const open = query ? [] : ctx.providers.ids().map((id) => ctx.providers.get(id)!).filter((p) => !p.models?.length);
+  if (open.length) {
+    const mark = (p: Provider) => (!p.isConfigured || p.isConfigured() ? p.id : `${p.id} *`);
+    io.stdout.write(`\nProviders that serve ids they do not list (use --model <provider>/<id>): ${open.map(mark).join(", ")}\n`);
+  }
+  const unconfigured = new Map<string, Provider>();
+  for (const r of rows) if (!r.configured) unconfigured.set(r.provider.id, r.provider);
+  for (const p of open) if (p.isConfigured && !p.isConfigured()) unconfigured.set(p.id, p);
+  if (unconfigured.size) {
+    io.stdout.write("\n* not configured yet:\n");
+    for (const p of unconfigured.values()) io.stdout.write(`  ${p.id}: ${p.setupHint ?? "see its plugin's documentation"}\n`);
+  }
+  return 0;
+}
+
+async function readStdin(io: CliStreams): Promise<string> {
+  let text = "";
+  for await (const chunk of io.stdin) {
+    text += chunk.toString();
+    if (io.stdin.isTTY && text.includes("\n")) break;
+  }
+  return text;
+}
+
+async function authCommand(ctx: PluginContext<unknown>, argv: string[], io: CliStreams): Promise<number> {
+  const home = coilHome(io.env);
+  const [verb, provider] = argv;
+  const known = ctx.providers.ids();
+  if (verb === "list") {
+    const stored = readAuth(home);
+    const ids = Object.keys(stored);
+    io.stdout.write(ids.length ? ids.map((id) => `${id}: key stored${known.includes(id) ? "" : " (no such provider in this preset)"}`).join("\n") + "\n" : `no keys stored in ${authFile(home)}\n`);
+    if (authFileTooOpen(home)) io.stderr.write(`coil: warning: ${authFile(home)} is readable by other users; run: chmod 600 ${authFile(home)}\n`);
+    return 0;
+  }
+  if ((verb !== "set" && verb !== "remove") || !provider) {
+    io.stderr.write("usage: coil auth set <provider>   (reads the key from stdin)\n       coil auth remove <provider>\n       coil auth list\n");
+    return 2;
+  }
+  if (verb === "remove") {
+    const file = writeAuthKey(home, provider, undefined);
+    io.stdout.write(`removed the key for ${provider} from ${file}\n`);
+    return 0;
+  }
+  if (!known.includes(provider)) io.stderr.write(`coil: warning: no provider '${provider}' in this preset (known: ${known.join(", ") || "none"}); storing the key anyway\n`);
+  if (io.stdin.isTTY) io.stderr.write(`Paste the API key for ${provider} and press Enter: `);
+  const key = (await readStdin(io)).trim();
+  if (!key || /\s/.test(key)) {
+    io.stderr.write("coil: no key read from stdin (pipe it in: printf %s \"$KEY\" | coil auth set <provider>)\n");
+    return 2;
+  }
+  const file = writeAuthKey(home, provider, key);
+  io.stdout.write(`stored the key for ${provider} in ${file} (mode 0600)\n`);
+  return 0;
+}
+
+/** `/model provider/id`: switch, and record the switch in the session (or in history as a custom message). */
+async function switchModel(ctx: PluginContext<unknown>, args: string, agent: Agent): Promise<string> {
+  const want = args.trim();
+  const current = agent.state;
+  if (!want) return `current model: ${current.provider}/${current.model.id}`;
+  const slash = want.indexOf("/");
+  const named = slash > 0 ? ctx.providers.get(want.slice(0, slash)) : undefined;
+  if (slash > 0 && !named && !ctx.providers.ids().some((p) => ctx.providers.get(p)!.models?.some((m) => m.id === want))) {
+    return `unknown provider '${want.slice(0, slash)}'. Known providers: ${ctx.providers.ids().join(", ")}`;
+  }
+  const id = named ? want.slice(slash + 1) : want;
+  let found: { provider: Provider; model: ModelInfo } | undefined;
+  if (named) {
+    // a named provider may serve ids it does not list (local models): its resolveModel decides
+    const model = named.models?.find((m) => m.id === id) ?? named.resolveModel?.(id);
+    if (model) found = { provider: named, model };
+  } else {
+    const all = ctx.providers.ids().map((p) => ctx.providers.get(p)!);
+    for (const p of all) {
+      const model = p.models?.find((m) => m.id === id);
+      if (model) found ??= { provider: p, model };
+    }
+    for (const p of all) {
+      const model = findModel((p.models ?? []) as CatalogModel[], id);
+      if (model) found ??= { provider: p, model: { ...model, provider: p.id } };
+    }
+  }
+  if (!found) return `no model '${want}' (see \`coil models\`; name the provider for a model it does not list: /model provider/id)`;
+  if (found.provider.isConfigured && !found.provider.isConfigured()) return `provider '${found.provider.id}' is not configured: ${found.provider.setupHint ?? ""}`;
+  agent.setModel(found.provider.id, found.model);
+  const record: CustomMessage<{ from: { provider: string; model: string }; to: { provider: string; model: string } }> = {
+    role: "custom",
+    customType: "model_change",
+    content: `Model switched from ${current.provider}/${current.model.id} to ${found.provider.id}/${found.model.id}`,
+    display: true,
+    details: { from: { provider: current.provider, model: current.model.id }, to: { provider: found.provider.id, model: found.model.id } },
+    timestamp: Date.now(),
+  };
+  // A session store (the `session` service, e.g. session-jsonl) records the switch as its own entry;
+  // without one, the record goes into history as a custom message, which no model ever sees.
+  const session = ctx.services.get("session") as { appendModelChange?(provider: string, modelId: string): unknown } | undefined;
+  if (typeof session?.appendModelChange === "function") session.appendModelChange(found.provider.id, found.model.id);
+  else if (!agent.state.isRunning) agent.replaceMessages([...agent.state.messages, record]);
+  ctx.log.info(record.content as string);
+  return `switched to ${found.provider.id}/${found.model.id}`;
+}

@@ -1,0 +1,341 @@
+/**
+ * User configuration shared by the provider plugins: `$COIL_HOME/models.yaml` (extra providers and
+ * models, with file/line/field errors), `$COIL_HOME/auth.json` (stored keys, mode 0600), key lookup
+ * and redaction. Copied verbatim into every provider plugin; see catalog.ts.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from "yaml";
+import { CoilError } from "../../kernel/index.js";
+import { API_KINDS, type ApiKind, type CatalogModel, type PriceTier, type Prices, type ThinkingStyle } from "./catalog.js";
+
+/** `$COIL_HOME`, default `~/.coil` (the same rule as the kernel's). */
+export function coilHome(env: NodeJS.ProcessEnv = process.env): string {
+  return env.COIL_HOME || join(homedir(), ".coil");
+}
+
+// ───────────────────────────── models.yaml ─────────────────────────────
+
+/** Per-provider switches for servers that differ from the reference API. */
+export interface Compat {
+  /** Chat Completions: which field carries the output limit. */
+  maxTokensField?: "max_tokens" | "max_completion_tokens";
+  /** Chat Completions: role of the system prompt. */
+  systemRole?: "system" | "developer";
+  /** Chat Completions: ask for usage in the stream (`stream_options.include_usage`). */
+  streamUsage?: boolean;
+  /** Chat Completions: send `reasoning_effort` for reasoning models. */
+  reasoningEffort?: boolean;
+  /** Longest tool-call id the server accepts; longer ids are shortened deterministically. */
+  toolCallIdMaxLength?: number;
+  /** Anthropic Messages: send `cache_control` breakpoints. */
+  cacheControl?: boolean;
+  /** Responses API: send `store: false` and replay encrypted reasoning. */
+  store?: boolean;
+}
+
+export interface ProviderConfig {
+  id: string;
+  api?: ApiKind;
+  baseUrl?: string;
+  /** Name of the environment variable holding the key. */
+  apiKeyEnv?: string;
+  /** `none`: the server takes no key (local servers). */
+  auth?: "key" | "none";
+  headers?: Record<string, string>;
+  compat?: Compat;
+  /** Limits for ids this provider does not list. */
+  defaults?: { contextWindow?: number; maxOutput?: number };
+  models: ModelConfig[];
+  /** Where it was defined, for error messages. */
+  source: { file: string; line?: number };
+}
+
+export type ModelConfig = Partial<Omit<CatalogModel, "provider" | "cost">> & { id: string; cost?: Partial<Prices> };
+
+export interface ModelsFile {
+  file: string;
+  providers: ProviderConfig[];
+}
+
+type Kind = "string" | "boolean" | "posint" | "number" | "stringMap" | "strings";
+interface Field {
+  kind: Kind | readonly string[];
+}
+const PRICE_FIELDS = { input: { kind: "number" }, output: { kind: "number" }, cacheRead: { kind: "number" }, cacheWrite: { kind: "number" } } as const;
+const MODEL_FIELDS: Record<string, Field | "cost" | "tiers"> = {
+  id: { kind: "string" },
+  name: { kind: "string" },
+  api: { kind: API_KINDS },
+  contextWindow: { kind: "posint" },
+  maxOutput: { kind: "posint" },
+  reasoning: { kind: "boolean" },
+  input: { kind: "strings" },
+  cost: "cost",
+  tiers: "tiers",
+  thinking: { kind: ["budget", "adaptive", "always", "effort"] satisfies ThinkingStyle[] },
+  efforts: { kind: "strings" },
+  fixedSampling: { kind: "boolean" },
+};
+const COMPAT_FIELDS: Record<keyof Compat, Field> = {
+  maxTokensField: { kind: ["max_tokens", "max_completion_tokens"] },
+  systemRole: { kind: ["system", "developer"] },
+  streamUsage: { kind: "boolean" },
+  reasoningEffort: { kind: "boolean" },
+  toolCallIdMaxLength: { kind: "posint" },
+  cacheControl: { kind: "boolean" },
+  store: { kind: "boolean" },
+};
+const PROVIDER_FIELDS = ["api", "baseUrl", "apiKeyEnv", "auth", "headers", "compat", "defaults", "models"];
+
+class Checker {
+  private readonly lc = new LineCounter();
+  readonly doc: Document;
+
+  constructor(
+    readonly file: string,
+    text: string,
+  ) {
+    this.doc = parseDocument(text, { lineCounter: this.lc, prettyErrors: false });
+    const bad = this.doc.errors[0];
+    if (bad) {
+      const p = this.lc.linePos(bad.pos[0]);
+      throw new CoilError("CONFIG_INVALID", `malformed YAML in models.yaml: ${bad.message.split("\n")[0]}`, { file, line: p.line, column: p.col });
+    }
+  }
+
+  /** Line/column of the node at `path`, or of the key `key` inside it. */
+  where(path: (string | number)[], key?: string): { line?: number; column?: number } {
+    let node: unknown = this.doc.getIn(path, true);
+    if (key !== undefined && isMap(node)) node = node.items.find((p) => isScalar(p.key) && p.key.value === key)?.key ?? node;
+    const range = (node as { range?: [number, number] } | undefined)?.range;
+    if (!range) return {};
+    const { line, col } = this.lc.linePos(range[0]);
+    return { line, column: col };
+  }
+
+  fail(path: (string | number)[], message: string, key?: string): never {
+    const dotted = path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("").slice(1);
+    const field = key ? (dotted ? `${dotted}.${key}` : key) : dotted;
+    throw new CoilError("CONFIG_INVALID", `models.yaml: ${field ? `'${field}' ` : ""}${message}`, {
+      file: this.file,
+      ...this.where(path, key),
+      hint: "see docs/providers.md (\"models.yaml\") for the format",
+    });
+  }
+
+  object(value: unknown, path: (string | number)[], known?: readonly string[]): Record<string, unknown> {
+    if (!value || typeof value !== "object" || Array.isArray(value)) this.fail(path, `must be a mapping, got ${show(value)}`);
+    if (known) {
+      for (const key of Object.keys(value)) {
+        if (!known.includes(key)) this.fail(path, `is not a known field (known: ${known.join(", ")})`, key);
+      }
+    }
+    return value as Record<string, unknown>;
+  }
+
+  field(value: unknown, path: (string | number)[], field: Field): unknown {
+    const k = field.kind;
+    const bad = (what: string) => this.fail(path, `must be ${what}, got ${show(value)}`);
+    if (Array.isArray(k)) return k.includes(value as string) ? value : bad(`one of ${k.join(", ")}`);
+    switch (k) {
+      case "string":
+        return typeof value === "string" && value.length > 0 ? value : bad("a non-empty string");
+      case "boolean":
+        return typeof value === "boolean" ? value : bad("true or false");
+      case "posint":
+        return Number.isInteger(value) && (value as number) > 0 ? value : bad("a positive integer");
+      case "number":
+        return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : bad("a number ≥ 0");
+      case "strings":
+        return Array.isArray(value) && value.every((v) => typeof v === "string") ? value : bad("a list of strings");
+      case "stringMap": {
+        const map = this.object(value, path);
+        for (const [key, v] of Object.entries(map)) if (typeof v !== "string") this.fail([...path, key], `must be a string, got ${show(v)}`);
+        return map;
+      }
+    }
+    return value;
+  }
+}
+
+function show(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "null";
+  return JSON.stringify(value)?.slice(0, 60) ?? String(value);
+}
+
+function checkModel(c: Checker, raw: unknown, path: (string | number)[]): ModelConfig {
+  const m = c.object(raw, path, Object.keys(MODEL_FIELDS));
+  if (m.id === undefined) c.fail(path, "needs an 'id'");
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(m)) {
+    const spec = MODEL_FIELDS[key]!;
+    if (spec === "cost") {
+      const cost = c.object(value, [...path, key], Object.keys(PRICE_FIELDS));
+      for (const [k, v] of Object.entries(cost)) c.field(v, [...path, key, k], PRICE_FIELDS[k as keyof Prices]);
+      out.cost = cost;
+    } else if (spec === "tiers") {
+      if (!Array.isArray(value)) c.fail([...path, key], `must be a list of { above, input, output, cacheRead, cacheWrite }, got ${show(value)}`);
+      out.tiers = value.map((t, i) => {
+        const tier = c.object(t, [...path, key, i], ["above", ...Object.keys(PRICE_FIELDS)]);
+        c.field(tier.above, [...path, key, i, "above"], { kind: "posint" });
+        for (const k of Object.keys(PRICE_FIELDS)) c.field(tier[k] ?? 0, [...path, key, i, k], PRICE_FIELDS[k as keyof Prices]);
+        return { cacheRead: 0, cacheWrite: 0, ...tier } as unknown as PriceTier;
+      });
+      (out.tiers as PriceTier[]).sort((a, b) => a.above - b.above);
+    } else {
+      out[key] = c.field(value, [...path, key], spec);
+      if (key === "input" && !(value as string[]).every((v) => v === "text" || v === "image")) c.fail([...path, key], `may only list text and image, got ${show(value)}`);
+    }
+  }
+  return out as ModelConfig;
+}
+
+/** Parse and check `text` (the contents of `file`). Throws CONFIG_INVALID naming the file, line and field. */
+export function parseModelsFile(file: string, text: string): ModelsFile {
+  const c: Checker = new Checker(file, text);
+  const root = c.doc.toJS() as unknown;
+  if (root === null || root === undefined) return { file, providers: [] };
+  const top = c.object(root, [], ["providers"]);
+  if (top.providers === undefined || top.providers === null) return { file, providers: [] };
+  const providers = c.object(top.providers, ["providers"]);
+  const out: ProviderConfig[] = [];
+  for (const [id, raw] of Object.entries(providers)) {
+    const path = ["providers", id];
+    if (!/^[a-z0-9][a-z0-9._-]*$/i.test(id)) c.fail(["providers"], "is not a valid provider id (letters, digits, '.', '_', '-')", id);
+    const p = c.object(raw ?? {}, path, PROVIDER_FIELDS);
+    const config: ProviderConfig = { id, models: [], source: { file, line: c.where(["providers"], id).line } };
+    if (p.api !== undefined) config.api = c.field(p.api, [...path, "api"], { kind: API_KINDS }) as ApiKind;
+    if (p.baseUrl !== undefined) {
+      config.baseUrl = c.field(p.baseUrl, [...path, "baseUrl"], { kind: "string" }) as string;
+      if (!/^https?:\/\/[^\s]+$/.test(config.baseUrl)) c.fail([...path, "baseUrl"], `must be an http(s) URL, got ${show(p.baseUrl)}`);
+    }
+    if (p.apiKeyEnv !== undefined) {
+      config.apiKeyEnv = c.field(p.apiKeyEnv, [...path, "apiKeyEnv"], { kind: "string" }) as string;
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(config.apiKeyEnv)) c.fail([...path, "apiKeyEnv"], `must be the NAME of an environment variable (the key itself never goes in this file), got ${show(p.apiKeyEnv)}`);
+    }
+    if (p.auth !== undefined) config.auth = c.field(p.auth, [...path, "auth"], { kind: ["key", "none"] }) as "key" | "none";
+    if (p.headers !== undefined) config.headers = c.field(p.headers, [...path, "headers"], { kind: "stringMap" }) as Record<string, string>;
+    if (p.compat !== undefined) {
+      const compat = c.object(p.compat, [...path, "compat"], Object.keys(COMPAT_FIELDS));
+      for (const [k, v] of Object.entries(compat)) c.field(v, [...path, "compat", k], COMPAT_FIELDS[k as keyof Compat]);
+      config.compat = compat as Compat;
+    }
+    if (p.defaults !== undefined) {
+      const d = c.object(p.defaults, [...path, "defaults"], ["contextWindow", "maxOutput"]);
+      for (const [k, v] of Object.entries(d)) c.field(v, [...path, "defaults", k], { kind: "posint" });
+      config.defaults = d as ProviderConfig["defaults"];
+    }
+    if (p.models !== undefined) {
+      if (!Array.isArray(p.models)) c.fail([...path, "models"], `must be a list of models, got ${show(p.models)}`);
+      const seen = new Set<string>();
+      config.models = p.models.map((m, i) => {
+        const model = checkModel(c, m, [...path, "models", i]);
+        if (seen.has(model.id)) c.fail([...path, "models", i, "id"], `repeats model id '${model.id}'`);
+        seen.add(model.id);
+        return model;
+      });
+    }
+    out.push(config);
+  }
+  return { file, providers: out };
+}
+
+/** Read `$COIL_HOME/models.yaml` (or `file`); undefined when it does not exist. */
+export function readModelsFile(file: string): ModelsFile | undefined {
+  if (!existsSync(file)) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (cause) {
+    throw new CoilError("CONFIG_INVALID", `cannot read ${file}`, { file, cause });
+  }
+  return parseModelsFile(file, text);
+}
+
+/** A catalog entry from a models.yaml model, on top of what the built-in catalog says (if anything). */
+export function mergeModel(provider: string, api: ApiKind, m: ModelConfig, base: CatalogModel | undefined, limits: { contextWindow: number; maxOutput: number }): CatalogModel {
+  const cost = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...base?.cost, ...m.cost };
+  return {
+    ...(base ?? { input: ["text", "image"] }),
+    ...m,
+    id: m.id,
+    provider,
+    name: m.name ?? base?.name ?? m.id,
+    api: m.api ?? base?.api ?? api,
+    contextWindow: m.contextWindow ?? base?.contextWindow ?? limits.contextWindow,
+    maxOutput: m.maxOutput ?? base?.maxOutput ?? limits.maxOutput,
+    cost,
+  } as CatalogModel;
+}
+
+// ───────────────────────────── auth.json and keys ─────────────────────────────
+
+export type AuthFile = Record<string, { type: "api_key"; key: string }>;
+
+export function authFile(home: string): string {
+  return join(home, "auth.json");
+}
+
+/** Stored keys; a missing file is empty. A malformed file throws (the caller reports it once). */
+export function readAuth(home: string): AuthFile {
+  const file = authFile(home);
+  if (!existsSync(file)) return {};
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(file, "utf8"));
+  } catch (cause) {
+    throw new CoilError("CONFIG_INVALID", `${file} is not valid JSON`, { file, cause, hint: "fix it or delete it and run `coil auth set <provider>` again" });
+  }
+  if (!data || typeof data !== "object" || Array.isArray(data)) throw new CoilError("CONFIG_INVALID", `${file} must hold a JSON object`, { file });
+  return data as AuthFile;
+}
+
+/** Whether group or others can read the file (a stored key should be private). */
+export function authFileTooOpen(home: string): boolean {
+  const file = authFile(home);
+  return existsSync(file) && process.platform !== "win32" && (statSync(file).mode & 0o077) !== 0;
+}
+
+/** Store (or with `key` undefined, remove) a provider's key. The file is written with mode 0600. */
+export function writeAuthKey(home: string, provider: string, key: string | undefined): string {
+  const file = authFile(home);
+  const data = readAuth(home);
+  if (key === undefined) delete data[provider];
+  else data[provider] = { type: "api_key", key };
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify(data, null, 2) + "\n", { mode: 0o600 });
+  chmodSync(tmp, 0o600); // a umask cannot widen it, but an existing tmp file keeps its mode: set it explicitly
+  renameSync(tmp, file);
+  return file;
+}
+
+/** Where a provider's key came from; `key` is undefined when none was found. */
+export interface KeyLookup {
+  key?: string;
+  /** `--api-key`, the variable name, `auth.json`, or `none` (keyless server). */
+  from?: string;
+}
+
+/** Replace every occurrence of the given secrets (and anything that looks like a bearer key) in `text`. */
+export function redact(text: string, secrets: readonly (string | undefined)[]): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (secret && secret.length >= 4) out = out.split(secret).join(`${secret.slice(0, 3)}…[redacted]`);
+  }
+  return out.replace(/\b(sk-(?:ant-)?[A-Za-z0-9_-]{6})[A-Za-z0-9_-]{10,}/g, "$1…[redacted]");
+}
+
+/** Hosts that usually run keyless local servers. */
+export function isLocalUrl(url: string | undefined): boolean {
+  if (!url) return false;
+  try {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
+    return host === "localhost" || host === "::1" || host.startsWith("127.") || host === "0.0.0.0" || host.endsWith(".local");
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * History as a provider can send it, whichever providers wrote it: failed replies are left out,
+ * thinking the target cannot replay is dropped, tool-call ids are rewritten to what the API
+ * accepts, and every tool call has exactly one result right after its message.
+ * Copied verbatim into every provider plugin; see catalog.ts.
+ */
+import type { AssistantMessage, Message, ToolCall } from "../../kernel/index.js";
+
+export interface HistoryRules {
+  /** The id as the API accepts it; must map equal ids to equal ids (see normalizeToolCallId). */
+  normalizeId(id: string): string;
+  /** Whether this assistant message's thinking blocks can be sent back as thinking (same provider and model). */
+  keepThinking(message: AssistantMessage): boolean;
+}
+
+const NO_RESULT = "No result was recorded for this tool call (the run that made it ended first).";
+
+/** FNV-1a, 32 bits, as 8 hex digits: a short stable suffix for shortened ids. */
+function hash(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0).toString(16).padStart(8, "0");
+}
+
+/** A tool-call id made of [A-Za-z0-9_-], at most `max` characters; the same input always maps to the same id. */
+export function normalizeToolCallId(id: string, max: number): string {
+  if (/^[A-Za-z0-9_-]+$/.test(id) && id.length <= max) return id;
+  const clean = id.replace(/[^A-Za-z0-9_-]/g, "_");
+  const suffix = hash(id);
+  const room = max - suffix.length - 1;
+  return room > 0 ? `${clean.slice(0, room)}_${suffix}` : suffix.slice(0, max);
+}
+
+/**
+ * The messages to send. Assistant messages that ended in error or abort are dropped (their partial
+ * content is not a reply the model gave); a result whose call is not in the preceding assistant
+ * message is dropped; a call without a result gets an error result.
+ */
+export function prepareHistory(messages: readonly Message[], rules: HistoryRules): Message[] {
+  const out: Message[] = [];
+  let open: ToolCall[] = [];
+  let answered = new Set<string>();
+  const closeOpen = () => {
+    for (const call of open) {
+      if (answered.has(call.id)) continue;
+      out.push({ role: "toolResult", toolCallId: call.id, toolName: call.name, content: [{ type: "text", text: NO_RESULT }], isError: true, timestamp: 0 });
+    }
+    open = [];
+    answered = new Set();
+  };
+  for (const m of messages) {
+    if (m.role === "toolResult") {
+      const id = rules.normalizeId(m.toolCallId);
+      if (!open.some((c) => c.id === id) || answered.has(id)) continue;
+      answered.add(id);
+      out.push(id === m.toolCallId ? m : { ...m, toolCallId: id });
+      continue;
+    }
+    closeOpen();
+    if (m.role === "user") {
+      out.push(m);
+      continue;
+    }
+    if (m.stopReason === "error" || m.stopReason === "aborted") continue;
+    const keep = rules.keepThinking(m);
+    const content: AssistantMessage["content"] = [];
+    for (const block of m.content) {
+      if (block.type === "thinking") {
+        if (keep && (block.signature || block.redacted)) content.push(block);
+      } else if (block.type === "toolCall") {
+        const id = rules.normalizeId(block.id);
+        const call = id === block.id ? block : { ...block, id };
+        content.push(call);
+        open.push(call);
+      } else if (block.text.trim() !== "") {
+        content.push(block);
+      }
+    }
+    if (content.length === 0) continue;
+    out.push(content.length === m.content.length && content.every((c, i) => c === m.content[i]) ? m : { ...m, content });
+  }
+  closeOpen();
+  return out;
+}

@@ -1,0 +1,73 @@
+/**
+ * The retry loop around one provider request. An attempt streams deltas and returns a stop reason,
+ * or throws; this turns that into the kernel's contract: deltas, `retry` events while waiting,
+ * then exactly one `done` or `error`, and never a throw.
+ * Copied verbatim into every provider plugin; see catalog.ts.
+ */
+import { ERROR_CONTEXT_OVERFLOW, messageOf, type ProviderEvent, type StopReason } from "../../kernel/index.js";
+import { MessageBuilder } from "./builder.js";
+import type { CatalogModel } from "./catalog.js";
+import { redact } from "./config.js";
+import { backoffMs, sleep, type Failure, type RetryPolicy } from "./retry.js";
+
+export interface Attempt {
+  builder: MessageBuilder;
+  signal: AbortSignal;
+  /** 0 for the first try. */
+  attempt: number;
+}
+
+export interface RunOptions {
+  provider: string;
+  model: CatalogModel;
+  policy: RetryPolicy;
+  signal: AbortSignal;
+  /** Strings that must never appear in a message (the API key). */
+  secrets: readonly (string | undefined)[];
+  /** One request: yield deltas from the builder, return how the reply ended; throw on failure. */
+  attempt(a: Attempt): AsyncGenerator<ProviderEvent, StopReason>;
+  classify(error: unknown): Failure;
+}
+
+export async function* runWithRetries(o: RunOptions): AsyncGenerator<ProviderEvent> {
+  let builder = new MessageBuilder(o.provider, o.model);
+  try {
+    for (let attempt = 0; ; attempt++) {
+      builder = new MessageBuilder(o.provider, o.model);
+      try {
+        if (o.signal.aborted) throw new Error("aborted");
+        const stopReason = yield* o.attempt({ builder, signal: o.signal, attempt });
+        yield { type: "done", message: builder.finish(stopReason) };
+        return;
+      } catch (error) {
+        if (o.signal.aborted) {
+          yield { type: "error", message: builder.fail("aborted", "aborted") };
+          return;
+        }
+        const failure = o.classify(error);
+        const text = redact(failure.message, o.secrets);
+        if (failure.retryable && !failure.overflow && !builder.hasOutput && attempt < o.policy.maxRetries) {
+          const wait = failure.retryAfterMs ?? backoffMs(attempt + 1, o.policy);
+          if (wait <= o.policy.maxRetryDelayMs) {
+            yield { type: "retry", attempt: attempt + 1, delayMs: wait, reason: text };
+            if (!(await sleep(wait, o.signal))) {
+              yield { type: "error", message: builder.fail("aborted", "aborted while waiting to retry") };
+              return;
+            }
+            continue;
+          }
+          const why = `${text} (the server asked to wait ${Math.ceil(wait / 1000)}s, longer than maxRetryDelayMs=${o.policy.maxRetryDelayMs})`;
+          yield { type: "error", message: builder.fail("error", why, failure.code) };
+          return;
+        }
+        const tries = attempt > 0 ? ` (after ${attempt} ${attempt === 1 ? "retry" : "retries"})` : "";
+        const after = builder.hasOutput && failure.retryable ? " (the reply had already started, so it was not retried)" : "";
+        yield { type: "error", message: builder.fail("error", `${text}${tries}${after}`, failure.overflow ? ERROR_CONTEXT_OVERFLOW : failure.code) };
+        return;
+      }
+    }
+  } catch (bug) {
+    // A defect in the adapter itself: still end the stream the way the kernel expects.
+    yield { type: "error", message: builder.fail(o.signal.aborted ? "aborted" : "error", redact(`[${o.provider}] ${messageOf(bug)}`, o.secrets)) };
+  }
+}

@@ -1,0 +1,74 @@
+/** What the two OpenAI wire formats share: reasoning effort mapping and error classification. */
+import type { ProviderRequest } from "../../kernel/index.js";
+import type { CatalogModel } from "../../lib/provider-kit/catalog.js";
+import { isConnectionDrop, isConnectionRefused, isRetryableStatus, messages, retryAfterMs, type Failure } from "../../lib/provider-kit/retry.js";
+
+/** The stream closed before its final event: a dropped connection as far as retries are concerned. */
+export class StreamEndedEarly extends Error {}
+
+/** An error the server reported inside a stream (`error` event, `response.failed`). */
+export class StreamError extends Error {
+  constructor(
+    message: string,
+    readonly code?: string | null,
+    readonly type?: string | null,
+  ) {
+    super(message);
+  }
+}
+
+const ORDER = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
+const LEVEL: Record<string, string> = { off: "none", minimal: "minimal", low: "low", medium: "medium", high: "high", xhigh: "xhigh" };
+
+/** The effort to send for the kernel's thinking level: the nearest one the model accepts (undefined: leave the server's default). */
+export function effortFor(level: ProviderRequest["options"]["thinking"], model: CatalogModel): string | undefined {
+  if (!level || !model.reasoning) return undefined;
+  const want = LEVEL[level]!;
+  const accepted = model.efforts?.length ? model.efforts : ["low", "medium", "high"];
+  if (accepted.includes(want)) return want;
+  const at = ORDER.indexOf(want);
+  return accepted.reduce((best, e) => (Math.abs(ORDER.indexOf(e) - at) < Math.abs(ORDER.indexOf(best) - at) ? e : best), accepted[0]!);
+}
+
+const OVERFLOW =
+  /context_length_exceeded|maximum context length|context length|context window|exceeds? the (?:available )?context|too many tokens|prompt is too long|input (?:is )?too long|reduce the length of the messages|tokens to keep .* greater than the context|request exceeds the available context size/i;
+
+interface OpenAIErrorLike {
+  status?: number;
+  headers?: Headers;
+  error?: { message?: string; type?: string; code?: string | null } | null;
+  code?: string | null;
+  type?: string | null;
+  message?: string;
+}
+
+export function classifyOpenAI(error: unknown, where: { provider: string; baseUrl: string; keyFrom?: string; keyHint: string; model: string }): Failure {
+  const e = (error ?? {}) as OpenAIErrorLike;
+  const status = typeof e.status === "number" ? e.status : undefined;
+  const code = e.error?.code ?? e.code ?? undefined;
+  const type = e.error?.type ?? e.type ?? undefined;
+  const detail = e.error?.message ?? (error instanceof StreamError ? error.message : undefined) ?? messages(error)[0] ?? String(error);
+  const label = `${where.provider}${status ? ` HTTP ${status}` : ""}${code ? ` ${code}` : type ? ` ${type}` : ""}`;
+  if (error instanceof StreamEndedEarly) return { message: `${where.provider}: ${detail}`, retryable: true, overflow: false };
+  if (status !== 429 && (code === "context_length_exceeded" || OVERFLOW.test(detail))) {
+    return { message: `${label}: ${detail}`, status, retryable: false, overflow: true };
+  }
+  if (status === 401) {
+    return { message: `${label}: ${detail} — the API key${where.keyFrom ? ` from ${where.keyFrom}` : ""} was rejected; ${where.keyHint}`, status, retryable: false, overflow: false, code: "auth" };
+  }
+  if (status === 403) return { message: `${label}: ${detail} — the key is not allowed to do this`, status, retryable: false, overflow: false, code: "permission" };
+  if (status === 404) return { message: `${label}: ${detail} — is '${where.model}' a model ${where.baseUrl} serves? (coil models lists known ids)`, status, retryable: false, overflow: false, code: "not_found" };
+  if (status !== undefined) {
+    const retryable = isRetryableStatus(status) || /overloaded/i.test(detail);
+    return { message: `${label}: ${detail}`, status, retryable, overflow: false, retryAfterMs: retryAfterMs(e.headers), code: status === 429 ? "rate_limit" : undefined };
+  }
+  if (error instanceof StreamError || code || type) {
+    const retryable = /server_error|overloaded|rate_limit|timeout|temporar|unavailable/i.test(`${code ?? ""} ${type ?? ""} ${detail}`);
+    return { message: `${label}: ${detail}`, retryable, overflow: false };
+  }
+  if (isConnectionRefused(error)) {
+    return { message: `${where.provider}: cannot connect to ${where.baseUrl} (${messages(error).slice(-1)[0]}) — is the URL right and the server running?`, retryable: false, overflow: false, code: "connection" };
+  }
+  if (isConnectionDrop(error) || /timed? ?out/i.test(detail)) return { message: `${where.provider}: connection failed: ${messages(error).join(": ")}`, retryable: true, overflow: false };
+  return { message: `${where.provider}: ${messages(error).join(": ") || String(error)}`, retryable: false, overflow: false };
+}
