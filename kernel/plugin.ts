@@ -196,6 +196,11 @@ export class PluginHost {
   readonly services = new Registry<unknown>("service");
   readonly plugins: { id: string; source: InstallSource }[] = [];
   readonly cwd: string;
+  /**
+   * The dialogs of the front end that is running (TUI, RPC). A front end sets it in `run()`; plugins see it
+   * as the `ui` service. Unset in print/JSON modes, where nobody can answer.
+   */
+  ui?: UiService;
   /** Parsed values of plugin flags, set by the CLI before the run. */
   flagValues: Record<string, unknown> = {};
   /** Taps in install order, for `coil plugins --hooks` style listings. */
@@ -359,9 +364,10 @@ export class PluginHost {
       onStop: (fn) => (guard(), void host.stoppers.push({ plugin: id, fn })),
       services: {
         provide: (name, service) => (guard(), host.services.register(name, service, id, where)),
-        get: (name) => host.services.get(name) as never,
+        get: (name) => (host.services.get(name) ?? (name === "ui" ? host.ui : undefined)) as never,
         require: (name) => {
           if (host.services.has(name)) return host.services.get(name) as never;
+          if (name === "ui" && host.ui) return host.ui as never;
           throw new CoilError("SERVICE_MISSING", `service '${name}' is not provided by any plugin in this preset`, { plugin: id });
         },
       },
