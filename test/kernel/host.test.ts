@@ -140,4 +140,18 @@ describe("plugin host", () => {
     const e = thrown(() => new PluginHost().install(definePlugin({ id: "flaggy", setup: (ctx) => ctx.flags.register({ name: "model", description: "d", type: "string" }) })));
     expect(e.message).toBe("[plugin flaggy] setup: REGISTRY_DUPLICATE flag --model is one of coil's own flags; choose another name");
   });
+
+  it("serves the running front end's dialogs as the ui service", async () => {
+    const host = new PluginHost();
+    let ui: unknown;
+    host.install(definePlugin({ id: "asker", setup: (ctx) => ctx.onStart(() => void (ui = ctx.services.get("ui"))) }));
+    host.install(scripted, { replies: [{ text: "x" }] });
+    const agent = new Agent(host, { provider: "scripted", model: { id: "m", provider: "scripted", contextWindow: 1000, maxOutput: 100 } });
+    await host.start(agent, { cwd: ".", env: {}, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }, { mode: "text", modelFromCli: false });
+    expect(ui).toBeUndefined(); // print mode: nobody can answer
+    const dialogs = { confirm: async () => true, select: async () => undefined, input: async () => undefined, notify: () => undefined };
+    host.ui = dialogs;
+    await host.start(agent, { cwd: ".", env: {}, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }, { mode: "interactive", modelFromCli: false });
+    expect(ui).toBe(dialogs);
+  });
 });
