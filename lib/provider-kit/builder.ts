@@ -2,7 +2,6 @@
  * Builds one assistant message while a provider streams it, and hands out the kernel's provider
  * events. Every delta replaces the block it touches, so each event's `partial` is a cheap snapshot
  * (a new content array; untouched blocks are shared) that later deltas never change.
- * Copied verbatim into every provider plugin; see catalog.ts.
  */
 import type { AssistantMessage, ProviderEvent, StopReason, TextContent, ThinkingContent, ToolCall, Usage } from "../../kernel/index.js";
 import { computeCost, type CatalogModel } from "./catalog.js";

@@ -1,9 +1,7 @@
 /**
  * Model catalog helpers shared by the provider plugins: the catalog entry type, fuzzy model
  * resolution, default limits for unknown ids, and cost (with long-context price tiers).
- *
- * This folder is copied verbatim into every provider plugin (plugins do not import each other);
- * test/plugins/provider-common.test.ts fails when the copies drift apart.
+ * Part of lib/provider-kit, the library both provider plugins import (see lib/README.md).
  */
 import type { ModelInfo, Usage } from "../../kernel/index.js";
 

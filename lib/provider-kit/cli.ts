@@ -2,7 +2,7 @@
  * What the provider plugins offer the user beyond streaming: `--api-key`, `coil models [search]`,
  * `coil auth set|remove|list`, and the `/model` slash command. Registered once by whichever
  * provider plugin is installed first (the `provider-cli` service marks it), so a preset with one
- * or both provider plugins gets exactly one of each. Copied verbatim into every provider plugin.
+ * or both provider plugins gets exactly one of each.
  */
 import type { Agent, CliStreams, CustomMessage, ModelInfo, PluginContext, Provider } from "../../kernel/index.js";
 import { describePrice, findModel, type CatalogModel } from "./catalog.js";

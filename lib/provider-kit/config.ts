@@ -1,7 +1,7 @@
 /**
  * User configuration shared by the provider plugins: `$COIL_HOME/models.yaml` (extra providers and
  * models, with file/line/field errors), `$COIL_HOME/auth.json` (stored keys, mode 0600), key lookup
- * and redaction. Copied verbatim into every provider plugin; see catalog.ts.
+ * and redaction.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";

@@ -2,7 +2,6 @@
  * History as a provider can send it, whichever providers wrote it: failed replies are left out,
  * thinking the target cannot replay is dropped, tool-call ids are rewritten to what the API
  * accepts, and every tool call has exactly one result right after its message.
- * Copied verbatim into every provider plugin; see catalog.ts.
  */
 import type { AssistantMessage, Message, ToolCall } from "../../kernel/index.js";
 

@@ -1,7 +1,6 @@
 /**
  * Best-effort parse of a JSON prefix (tool-call arguments still streaming): open strings are
  * closed, dangling keys, commas and half-written literals are dropped, open containers closed.
- * Copied verbatim into every provider plugin; see catalog.ts.
  */
 
 interface Token {

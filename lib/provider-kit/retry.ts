@@ -1,7 +1,6 @@
 /**
  * Retry policy shared by the provider plugins: which failures are worth another attempt, how long
  * to wait (exponential backoff with jitter, or what the server asked for), and an abortable sleep.
- * Copied verbatim into every provider plugin; see catalog.ts.
  */
 
 export interface RetryPolicy {

@@ -2,8 +2,8 @@
  * The retry loop around one provider request. An attempt streams deltas and returns a stop reason,
  * or throws; this turns that into the kernel's contract: deltas, `retry` events while waiting,
  * then exactly one `done` or `error`, and never a throw.
- * Copied verbatim into every provider plugin; see catalog.ts.
  */
+import { Type } from "typebox";
 import { ERROR_CONTEXT_OVERFLOW, messageOf, type ProviderEvent, type StopReason } from "../../kernel/index.js";
 import { MessageBuilder } from "./builder.js";
 import type { CatalogModel } from "./catalog.js";
@@ -71,3 +71,15 @@ export async function* runWithRetries(o: RunOptions): AsyncGenerator<ProviderEve
     yield { type: "error", message: builder.fail(o.signal.aborted ? "aborted" : "error", redact(`[${o.provider}] ${messageOf(bug)}`, o.secrets)) };
   }
 }
+
+/** The retry and timeout options both provider plugins take (spread into their option schemas). */
+export const RETRY_OPTIONS = {
+  /** Retries after the first attempt for 408/409/429/5xx/529, overloaded, and dropped connections. */
+  maxRetries: Type.Integer({ minimum: 0, default: 3 }),
+  /** First backoff step (doubles per retry, ±25% jitter). */
+  baseDelayMs: Type.Integer({ minimum: 0, default: 1000 }),
+  /** Longest wait before a retry; a server asking for longer fails the request. */
+  maxRetryDelayMs: Type.Integer({ minimum: 0, default: 60_000 }),
+  /** Per-request timeout. */
+  timeoutMs: Type.Integer({ minimum: 1, default: 600_000 }),
+};

@@ -12,7 +12,7 @@ import { CoilError, definePlugin, type ModelInfo, type PluginContext, type Provi
 import { defaultModel, findModel, type CatalogModel } from "../../lib/provider-kit/catalog.js";
 import { keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../lib/provider-kit/cli.js";
 import { coilHome, isLocalUrl, mergeModel, readModelsFile, type ProviderConfig } from "../../lib/provider-kit/config.js";
-import { runWithRetries } from "../../lib/provider-kit/run.js";
+import { RETRY_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
 import { ANTHROPIC_DEFAULT_LIMITS, ANTHROPIC_MODELS } from "./models.js";
 import { buildParams, classify, readStream } from "./wire.js";
 
@@ -23,14 +23,7 @@ export const AnthropicOptions = Type.Object({
   apiKeyEnv: Type.String({ default: "ANTHROPIC_API_KEY" }),
   /** Extra HTTP headers on every request. */
   headers: Type.Optional(Type.Record(Type.String(), Type.String())),
-  /** Retries after the first attempt for 408/409/429/5xx/529, overloaded, and dropped connections. */
-  maxRetries: Type.Integer({ minimum: 0, default: 3 }),
-  /** First backoff step (doubles per retry, ±25% jitter). */
-  baseDelayMs: Type.Integer({ minimum: 0, default: 1000 }),
-  /** Longest wait before a retry; a server asking for longer fails the request. */
-  maxRetryDelayMs: Type.Integer({ minimum: 0, default: 60_000 }),
-  /** Per-request timeout. */
-  timeoutMs: Type.Integer({ minimum: 1, default: 600_000 }),
+  ...RETRY_OPTIONS,
   /** Prompt-cache lifetime for the breakpoints coil sets, or `none`. */
   cacheRetention: Type.Union([Type.Literal("5m"), Type.Literal("1h"), Type.Literal("none")], { default: "5m" }),
   /** Output token limit when the request sets none (capped by the model's maximum). */
