@@ -336,7 +336,7 @@ export class PluginHost {
           if (only && !only.has((args[hook === "tool_result" ? 1 : 0] as { call: { name: string } }).call.name)) return undefined;
           const result = await (fn as (...a: unknown[]) => unknown)(...args);
           // A bail hook stops on any value but undefined; null/false are treated as "nothing from me".
-          if (result === null || result === false) return undefined;
+          if (result === undefined || result === null || result === false) return undefined;
           // Only a real block stops the gate chain: `{ block: false }` must not skip later gates.
           if (hook === "tool_call" && (result as { block?: unknown }).block !== true) return undefined;
           // `{ stop: false }` without follow-up messages has nothing to continue with: no opinion.

@@ -114,6 +114,17 @@ describe("tool_call", () => {
     );
   });
 
+  it("runs the call when every gate returns undefined", async () => {
+    const quiet = plugin("gate-quiet", (ctx) => ctx.tap("tool_call", () => undefined));
+    const quietStop = plugin("guard-quiet", (ctx) => ctx.tap("should_stop", () => undefined));
+    const { agent, diagnostics } = createTestAgent({ plugins: [[echoTool], [quiet], [quietStop]], script: [echo("hi"), { text: "ok" }] });
+    const run = await agent.prompt("go");
+    expect(results(run.messages)[0]).toMatchObject({ isError: false, content: [{ type: "text", text: "hi" }] });
+    expect(run.stopReason).toBe("stop");
+    expect(run.reason).toBeUndefined();
+    expect(diagnostics()).toHaveLength(0);
+  });
+
   it("treats null and false from a gate as no objection", async () => {
     const lax = plugin("gate-lax", (ctx) => ctx.tap("tool_call", () => null as never));
     const lax2 = plugin("gate-lax2", (ctx) => ctx.tap("tool_call", () => false as never));
