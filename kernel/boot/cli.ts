@@ -13,6 +13,7 @@ import type { ModelInfo, Provider } from "../types.js";
 import { loadPlugin } from "./load.js";
 import { coilHome, packageRoot } from "./paths.js";
 import { formatPreset, resolvePreset, type ResolvedPreset } from "./preset.js";
+import { settleTrust, trustCommand } from "./trust.js";
 
 export interface CliIO {
   argv: string[];
@@ -75,6 +76,8 @@ function program(io: CliIO, host?: PluginHost): Command {
   for (const [name, sub] of host?.subcommands.entries() ?? []) {
     cmd.command(sub.value.usage ? `${name} ${sub.value.usage}` : name).description(`${sub.value.description} [${sub.owner}]`);
   }
+  cmd.command("trust [dir]").description("trust a project (default: this directory): its .coil/ code may load");
+  cmd.command("untrust [dir]").description("forget that a project is trusted");
   const preset = cmd.command("preset").description("inspect presets");
   preset
     .command("show")
@@ -95,7 +98,11 @@ export async function main(io: CliIO): Promise<number> {
   const home = coilHome(io.env);
   const first = scan(io.argv);
   try {
-    if (io.argv[firstPositional(io.argv)] === "preset") return presetCommand(io, first, home);
+    const word = io.argv[firstPositional(io.argv)];
+    if (word === "trust" || word === "untrust") return trustCommand(io.argv.slice(firstPositional(io.argv)), io, home);
+    const trust = await settleTrust(io, home, first.trust, word !== "preset");
+    first.trust = trust.trusted;
+    if (word === "preset") return presetCommand(io, first, home);
     const preset = resolvePreset({ preset: first.preset, cwd: io.cwd, home, trust: first.trust, cli: { plugins: first.plugins, settings: { provider: first.provider, model: first.model } } });
     const host = await installPreset(preset, io, home);
     const at = firstPositional(io.argv, host);
@@ -115,7 +122,7 @@ export async function main(io: CliIO): Promise<number> {
       // commander turns `--no-x` into x=false
       host.flagValues[name] = name.startsWith("no-") ? (opts as Record<string, unknown>)[camel(name.slice(3))] === false : opts[camel(name) as keyof typeof opts];
     }
-    for (const layer of preset.layers) if (layer.skipped) io.stderr.write(`coil: skipped ${layer.file}: ${layer.skipped}\n`);
+    for (const layer of preset.layers) if (layer.skipped) io.stderr.write(`coil: skipped ${layer.file}: ${layer.skipped}\n${trust.skipped}`);
 
     let prompt = cmd.args.join(" ").trim() || undefined;
     if (!prompt && !io.stdin.isTTY && (opts.print || opts.mode)) prompt = (await readAll(io.stdin)).trim() || undefined;

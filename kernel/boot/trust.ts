@@ -1,0 +1,99 @@
+/**
+ * Project trust: a project's `.coil/` code loads only once the user trusts that directory. Trust is
+ * stored in `$COIL_HOME/trust.json`, keyed by the directory's real path and a hash of what would load
+ * (every file under `.coil/` except sessions/, plans/ and node_modules/ folders, plus path plugins the
+ * project preset names elsewhere); a change to any of them makes coil ask again. See docs/safety.md.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { join, relative, resolve } from "node:path";
+import type { CliIO } from "./cli.js";
+import { resolvePreset } from "./preset.js";
+
+type Store = Record<string, { hash: string; trustedAt: string }>;
+/** Written by plugins while coil runs (never code), and installed packages (their lock file is hashed instead). */
+const STATE_DIRS = new Set(["sessions", "plans"]);
+
+/** The files that would load from `dir`, absolute and sorted (empty when the project has no `.coil/`). */
+export function projectFiles(dir: string, home: string): string[] {
+  const coil = join(dir, ".coil");
+  if (!existsSync(coil) || resolve(coil) === resolve(home)) return [];
+  const walk = (d: string): string[] =>
+    readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? ((d === coil && STATE_DIRS.has(e.name)) || e.name === "node_modules" ? [] : walk(join(d, e.name))) : e.isFile() ? [join(d, e.name)] : []));
+  const files = new Set(walk(coil));
+  try {
+    const project = resolvePreset({ cwd: dir, home, trust: true }).entries;
+    const base = new Set(resolvePreset({ cwd: dir, home, trust: false }).entries.map((e) => e.key));
+    for (const e of project) if (e.kind === "path" && !base.has(e.key) && existsSync(e.key)) files.add(e.key);
+  } catch {
+    // a broken preset is still hashed by its bytes; loading it will report the error
+  }
+  return [...files].sort();
+}
+
+export function fingerprint(dir: string, files: readonly string[]): string {
+  const h = createHash("sha256");
+  for (const f of files) h.update(`${relative(dir, f)}\0${statSync(f).size}\0`).update(readFileSync(f));
+  return h.digest("hex");
+}
+
+const storeFile = (home: string) => join(home, "trust.json");
+const listOf = (dir: string, files: readonly string[]) => files.map((f) => `  ${relative(dir, f)}`).join("\n");
+function readStore(home: string): Store {
+  try {
+    return JSON.parse(readFileSync(storeFile(home), "utf8")).projects ?? {};
+  } catch {
+    return {};
+  }
+}
+function writeStore(home: string, projects: Store): void {
+  mkdirSync(home, { recursive: true });
+  writeFileSync(`${storeFile(home)}.tmp`, JSON.stringify({ version: 1, projects }, null, 2) + "\n", { mode: 0o600 });
+  renameSync(`${storeFile(home)}.tmp`, storeFile(home)); // never a half-written store
+}
+
+/** Whether `dir`'s code may load now: `--trust`, a stored answer whose hash still matches, or the user's answer on a terminal. */
+export async function settleTrust(io: CliIO, home: string, flag: boolean, mayAsk: boolean): Promise<{ trusted: boolean; skipped: string }> {
+  const dir = realpathSync(io.cwd);
+  const files = projectFiles(dir, home);
+  if (flag || files.length === 0) return { trusted: true, skipped: "" };
+  const hash = fingerprint(dir, files);
+  const stored = readStore(home)[dir];
+  if (stored?.hash === hash) return { trusted: true, skipped: "" };
+  const list = listOf(dir, files);
+  // Print/JSON modes never ask, and neither do --help and --version.
+  const printing = io.argv.some((a) => ["--print", "--help", "-h", "--version", "-v"].includes(a) || a.startsWith("--mode") || /^-[a-zA-Z]*p[a-zA-Z]*$/.test(a));
+  const tty = io.stdin.isTTY && (io.stderr as { isTTY?: boolean }).isTTY;
+  if (mayAsk && tty && !printing) {
+    const why = stored ? "changed since you trusted it" : "is not trusted yet";
+    io.stderr.write(`coil: project ${dir} ${why}. Trusting it loads and runs this with your rights:\n${list}\n`);
+    const rl = createInterface({ input: io.stdin, output: io.stderr, terminal: false });
+    const line = new Promise<string>((done) => (rl.once("line", done), rl.once("close", () => done(""))));
+    io.stderr.write("trust it? [y]es for this run, [n]o, [a]lways: ");
+    const a = (await line).trim().toLowerCase();
+    rl.close();
+    if (a === "a" || a === "always") writeStore(home, { ...readStore(home), [dir]: { hash, trustedAt: new Date().toISOString() } });
+    if (["y", "yes", "a", "always"].includes(a)) return { trusted: true, skipped: "" };
+  }
+  const why = stored ? "changed since it was trusted" : "untrusted project";
+  return { trusted: false, skipped: `coil: not loaded (${why}):\n${list}\ncoil: to load it: coil trust ${dir}  (or --trust for one run)\n` };
+}
+
+/** `coil trust [dir]` and `coil untrust [dir]`; argv starts with the subcommand. */
+export function trustCommand(argv: string[], io: CliIO, home: string): number {
+  const [cmd, arg] = argv;
+  const target = resolve(io.cwd, arg ?? ".");
+  if (!existsSync(target)) return (io.stderr.write(`coil ${cmd}: ${target} does not exist\n`), 2);
+  const dir = realpathSync(target);
+  const { [dir]: old, ...rest } = readStore(home);
+  if (cmd === "untrust") {
+    writeStore(home, rest);
+    io.stdout.write(old ? `untrusted ${dir}\n` : `${dir} was not trusted\n`);
+    return 0;
+  }
+  const files = projectFiles(dir, home);
+  writeStore(home, { ...rest, [dir]: { hash: fingerprint(dir, files), trustedAt: new Date().toISOString() } });
+  io.stdout.write(`trusted ${dir}${files.length ? `; this loads:\n${listOf(dir, files)}` : " (nothing to load yet)"}\n`);
+  return 0;
+}

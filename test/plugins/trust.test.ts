@@ -1,0 +1,199 @@
+/** Project trust (kernel/boot/trust.ts): what would load, the hash, the terminal prompt, coil trust/untrust, and untrusted code never running in print mode. */
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { PassThrough } from "node:stream";
+import { afterAll, describe, expect, it } from "vitest";
+import { packageRoot } from "../../kernel/boot/paths.js";
+import { fingerprint, projectFiles, settleTrust, trustCommand } from "../../kernel/boot/trust.js";
+import type { CliIO } from "../../kernel/boot/cli.js";
+
+const temps: string[] = [];
+afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+const MARKER_PLUGIN = `import { definePlugin } from "coil";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+export default definePlugin({ id: "marker", setup(ctx) { writeFileSync(join(ctx.cwd, "marker.txt"), "project code ran\\n"); } });
+`;
+
+function project(files: Record<string, string> = {}): { dir: string; home: string } {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), "coil-trust-")));
+  temps.push(dir);
+  const all = { ".coil/preset.yaml": "plugins:\n  - ./plugins/marker.ts\n", ".coil/plugins/marker.ts": MARKER_PLUGIN, "r.yaml": "- text: hello\n", ...files };
+  for (const [name, text] of Object.entries(all)) {
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  return { dir, home: join(dir, ".home") };
+}
+
+/** In-process CLI streams; `tty` makes stdin and stderr look like a terminal, `answer` is typed at the prompt. */
+function io(dir: string, argv: string[], o: { tty?: boolean; answer?: string } = {}) {
+  const stdin = Object.assign(new PassThrough(), { isTTY: o.tty ?? false });
+  const stderr = Object.assign(new PassThrough(), { isTTY: o.tty ?? false });
+  const stdout = new PassThrough();
+  let err = "";
+  let out = "";
+  stderr.on("data", (d: Buffer) => {
+    err += d.toString();
+    if (o.answer !== undefined && err.endsWith("[a]lways: ")) stdin.write(`${o.answer}\n`);
+  });
+  stdout.on("data", (d: Buffer) => (out += d.toString()));
+  const cli: CliIO = { argv, cwd: dir, env: {}, stdin, stdout, stderr };
+  return { cli, err: () => err, out: () => out };
+}
+
+describe("what would load", () => {
+  it("lists .coil/ files except state, plus path plugins the project preset names elsewhere", () => {
+    const { dir, home } = project({
+      ".coil/preset.yaml": "plugins:\n  - ./plugins/marker.ts\n  - ../tools/lint.ts\n",
+      "tools/lint.ts": "export default {}\n",
+      ".coil/sessions/x/s.jsonl": "{}\n",
+      ".coil/plans/p.md": "- [ ] a\n",
+      ".coil/skills/s/SKILL.md": "text\n",
+    });
+    expect(projectFiles(dir, home).map((f) => f.slice(dir.length + 1))).toEqual([".coil/plugins/marker.ts", ".coil/preset.yaml", ".coil/skills/s/SKILL.md", "tools/lint.ts"]);
+  });
+
+  it("is empty without a .coil folder, and for COIL_HOME itself", () => {
+    const dir = mkdtempSync(join(tmpdir(), "coil-trust-"));
+    temps.push(dir);
+    expect(projectFiles(dir, join(dir, ".home"))).toEqual([]);
+    mkdirSync(join(dir, ".coil"));
+    writeFileSync(join(dir, ".coil", "preset.yaml"), "plugins: []\n");
+    expect(projectFiles(dir, join(dir, ".coil"))).toEqual([]);
+  });
+
+  it("the hash changes with any byte of what would load, not with sessions or plans", () => {
+    const { dir, home } = project();
+    const hash = () => fingerprint(dir, projectFiles(dir, home));
+    const before = hash();
+    writeFileSync(join(dir, ".coil", "notes.md"), "n\n");
+    const withNote = hash();
+    expect(withNote).not.toBe(before);
+    mkdirSync(join(dir, ".coil", "plans"));
+    writeFileSync(join(dir, ".coil", "plans", "x.md"), "- [ ] a\n");
+    expect(hash()).toBe(withNote);
+    writeFileSync(join(dir, ".coil", "plugins", "marker.ts"), MARKER_PLUGIN.replace("ran", "RAN"));
+    expect(hash()).not.toBe(withNote);
+  });
+});
+
+describe("settling trust", () => {
+  it("asks on a terminal: always stores the answer, yes trusts this run only, no skips", async () => {
+    const { dir, home } = project();
+    const no = io(dir, [], { tty: true, answer: "n" });
+    expect(await settleTrust(no.cli, home, false, true)).toEqual({ trusted: false, skipped: expect.stringContaining(".coil/plugins/marker.ts") });
+    expect(no.err()).toContain(`coil: project ${dir} is not trusted yet. Trusting it loads and runs this with your rights:\n  .coil/plugins/marker.ts\n  .coil/preset.yaml\ntrust it? [y]es for this run, [n]o, [a]lways: `);
+
+    const yes = io(dir, [], { tty: true, answer: "yes" });
+    expect((await settleTrust(yes.cli, home, false, true)).trusted).toBe(true);
+    expect(existsSync(join(home, "trust.json"))).toBe(false);
+
+    const always = io(dir, [], { tty: true, answer: "a" });
+    expect((await settleTrust(always.cli, home, false, true)).trusted).toBe(true);
+    expect(JSON.parse(readFileSync(join(home, "trust.json"), "utf8")).projects[dir]).toMatchObject({ hash: fingerprint(dir, projectFiles(dir, home)) });
+
+    const again = io(dir, [], { tty: true });
+    expect((await settleTrust(again.cli, home, false, true)).trusted).toBe(true);
+    expect(again.err()).toBe("");
+
+    writeFileSync(join(dir, ".coil", "preset.yaml"), "plugins:\n  - ./plugins/marker.ts # changed\n");
+    const changed = io(dir, [], { tty: true, answer: "n" });
+    const r = await settleTrust(changed.cli, home, false, true);
+    expect(changed.err()).toContain("changed since you trusted it");
+    expect(r.skipped).toMatch(/^coil: not loaded \(changed since it was trusted\):/);
+  });
+
+  it("never asks in print or JSON mode, or without a terminal", async () => {
+    const { dir, home } = project();
+    for (const [argv, tty] of [[["-p", "hi"], true], [["--mode", "json", "hi"], true], [["-cp", "hi"], true], [["--version"], true], [["hi"], false]] as const) {
+      const x = io(dir, [...argv], { tty });
+      const r = await settleTrust(x.cli, home, false, true);
+      expect(r.trusted).toBe(false);
+      expect(x.err()).toBe("");
+      expect(r.skipped).toContain(`coil: to load it: coil trust ${dir}  (or --trust for one run)`);
+    }
+    expect((await settleTrust(io(dir, ["-p", "hi"]).cli, home, true, true)).trusted).toBe(true); // --trust
+  });
+
+  it("coil trust [dir] and coil untrust [dir]", () => {
+    const { dir, home } = project();
+    const t = io(dir, []);
+    expect(trustCommand(["trust"], t.cli, home)).toBe(0);
+    expect(t.out()).toBe(`trusted ${dir}; this loads:\n  .coil/plugins/marker.ts\n  .coil/preset.yaml\n`);
+    const elsewhere = io(tmpdir(), []);
+    expect(trustCommand(["untrust", dir], elsewhere.cli, home)).toBe(0);
+    expect(elsewhere.out()).toBe(`untrusted ${dir}\n`);
+    expect(JSON.parse(readFileSync(join(home, "trust.json"), "utf8")).projects).toEqual({});
+    const missing = io(dir, []);
+    expect(trustCommand(["trust", "nope"], missing.cli, home)).toBe(2);
+    expect(missing.err()).toContain("does not exist");
+  });
+});
+
+describe("the CLI", () => {
+  const BIN = join(packageRoot(), "dist", "bin", "coil.js");
+  const coil = (dir: string, args: string[]) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: { ...process.env, COIL_HOME: join(dir, ".home") }, stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      child.on("close", (code) => resolve({ code, stdout, stderr }));
+    });
+  const marker = (dir: string) => join(dir, "marker.txt");
+
+  it("skips untrusted project code in print mode, runs it once trusted, and asks again after a change", async () => {
+    const { dir } = project();
+    const untrusted = await coil(dir, ["--script", "r.yaml", "-p", "hi"]);
+    expect(untrusted).toMatchObject({ code: 0, stdout: "hello\n" });
+    expect(existsSync(marker(dir))).toBe(false);
+    expect(untrusted.stderr).toContain("coil: skipped");
+    expect(untrusted.stderr).toContain("coil: not loaded (untrusted project):\n  .coil/plugins/marker.ts\n  .coil/preset.yaml\n");
+
+    const json = await coil(dir, ["--script", "r.yaml", "--mode", "json", "hi"]);
+    expect(json.code).toBe(0);
+    expect(existsSync(marker(dir))).toBe(false);
+    expect(json.stderr).toContain(".coil/plugins/marker.ts");
+
+    expect((await coil(dir, ["trust"])).code).toBe(0);
+    const trusted = await coil(dir, ["--script", "r.yaml", "-p", "hi"]);
+    expect(trusted).toMatchObject({ code: 0, stdout: "hello\n" });
+    expect(readFileSync(marker(dir), "utf8")).toBe("project code ran\n");
+    expect(trusted.stderr).not.toContain("not loaded");
+
+    rmSync(marker(dir));
+    writeFileSync(join(dir, ".coil", "preset.yaml"), "plugins:\n  - ./plugins/marker.ts\n  - provider-scripted: { chunkSize: 2 }\n");
+    const changed = await coil(dir, ["--script", "r.yaml", "-p", "hi"]);
+    expect(existsSync(marker(dir))).toBe(false);
+    expect(changed.stderr).toContain("coil: not loaded (changed since it was trusted):");
+
+    const once = await coil(dir, ["--trust", "--script", "r.yaml", "-p", "hi"]);
+    expect(once.code).toBe(0);
+    expect(existsSync(marker(dir))).toBe(true);
+    rmSync(marker(dir));
+    await coil(dir, ["--script", "r.yaml", "-p", "hi"]);
+    expect(existsSync(marker(dir))).toBe(false); // --trust was not stored
+
+    expect((await coil(dir, ["trust"])).code).toBe(0);
+    await coil(dir, ["--script", "r.yaml", "-p", "hi"]);
+    expect(existsSync(marker(dir))).toBe(true);
+
+    const untrust = await coil(dir, ["untrust"]);
+    expect(untrust.stdout).toBe(`untrusted ${dir}\n`);
+    rmSync(marker(dir));
+    await coil(dir, ["--script", "r.yaml", "-p", "hi"]);
+    expect(existsSync(marker(dir))).toBe(false);
+  });
+
+  it("lists trust and untrust in --help", async () => {
+    const { dir } = project();
+    const help = await coil(dir, ["--help"]);
+    expect(help.stdout).toMatch(/trust \[dir\]\s+trust a project/);
+    expect(help.stdout).toMatch(/untrust \[dir\]\s+forget that a project is trusted/);
+  });
+});
