@@ -11,6 +11,7 @@ import {
   definePlugin,
   messageOf,
   type AgentMessage,
+  type AssistantMessage,
   type CliStreams,
   type ModelRequest,
   type UserMessage,
@@ -20,6 +21,7 @@ import { exportSession, type ExportFormat } from "./export.js";
 import { nodeOps, type SessionOps } from "./ops.js";
 import { SessionManager, formatList, type SessionService } from "./service.js";
 import { SessionStore, sessionDirFor } from "./store.js";
+import type { SessionEntry } from "./format.js";
 
 export { FORMAT_VERSION, migrateEntry, type SessionEntry, type SessionHeader } from "./format.js";
 export { nodeOps, type SessionOps } from "./ops.js";
@@ -59,9 +61,9 @@ export function sessionPlugin(deps: { ops?: SessionOps } = {}) {
       ctx.flags.register({ name: "no-session", type: "boolean", description: "keep the session in memory only (nothing is written)" });
       ctx.subcommands.register({
         name: "sessions",
-        description: "list [--all] [--json], or export <id|path> [--format md|html|jsonl] [--out file]",
-        usage: "<list|export> [args...]",
-        run: (argv, io) => sessionsCommand(argv, io, ops, ctx.options.dir, ctx.baseDir),
+        description: "list [--all] [--json], export <id|path> [--format md|html|jsonl] [--out file], or stats <id|path> [--json]",
+        usage: "<list|export|stats> [args...]",
+        run: (argv, io) => sessionsCommand(argv, io, ops, ctx.options.dir, ctx.baseDir, () => ctx.services.get("session-stats") as SessionStatsLike | undefined),
       });
       ctx.services.provide("session", manager);
 
@@ -111,9 +113,24 @@ function toModel(request: ModelRequest, session: SessionService): ModelRequest |
 
 const USAGE = `usage: coil sessions list [--all] [--json] [--session-dir <dir>]
        coil sessions export <id|path> [--format md|html|jsonl] [--out <file>] [--session-dir <dir>]
+       coil sessions stats <id|path> [--json] [--session-dir <dir>]
 `;
 
-async function sessionsCommand(argv: string[], io: CliStreams, ops: SessionOps, dirOption: string | undefined, baseDir: string): Promise<number> {
+/** A plugin that renders `coil sessions stats` (cost-audit provides it as the `session-stats` service). */
+interface SessionStatsLike {
+  render(entries: readonly SessionEntry[], options?: { json?: boolean; title?: string }): string;
+}
+
+/** Token and cost totals of the active branch, when no plugin renders the stats. */
+function basicStats(store: SessionStore, json: boolean): string {
+  const replies = store.path().flatMap((e) => (e.type === "message" && (e.message as AgentMessage).role === "assistant" ? [e.message as AssistantMessage] : []));
+  const sum = (f: (m: AssistantMessage) => number) => replies.reduce((s, m) => s + f(m), 0);
+  const totals = { requests: replies.length, input: sum((m) => m.usage.input), cacheRead: sum((m) => m.usage.cacheRead), cacheWrite: sum((m) => m.usage.cacheWrite), output: sum((m) => m.usage.output), cost: sum((m) => m.usage.cost?.total ?? 0) };
+  if (json) return JSON.stringify({ totals }, null, 2);
+  return `session ${store.id}: ${totals.requests} requests, ${totals.input} input, ${totals.cacheRead} cache read, ${totals.cacheWrite} cache write, ${totals.output} output tokens, $${totals.cost.toFixed(4)}`;
+}
+
+async function sessionsCommand(argv: string[], io: CliStreams, ops: SessionOps, dirOption: string | undefined, baseDir: string, stats: () => SessionStatsLike | undefined = () => undefined): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -145,6 +162,29 @@ async function sessionsCommand(argv: string[], io: CliStreams, ops: SessionOps, 
     if (values.json) io.stdout.write(JSON.stringify(sessions, null, 2) + "\n");
     else if (sessions.length === 0) io.stdout.write(`no sessions in ${values.all ? root : dir}\n`);
     else io.stdout.write(formatList(sessions) + (values.all ? "\n" + sessions.map((s, i) => `${String(i + 1).padStart(3)}  ${s.cwd}`).join("\n") : "") + "\n");
+    return 0;
+  }
+  if (action === "stats") {
+    if (!ref) {
+      io.stderr.write(`coil sessions stats: which session? Give its id (or the start of it) or its file\n${USAGE}`);
+      return 2;
+    }
+    const found = resolveSessionRef(ops, ref, io.cwd, dir, root);
+    if ("error" in found || !found.exists) {
+      io.stderr.write(`coil sessions stats: ${"error" in found ? found.error : `${found.file} does not exist`}\n`);
+      return 1;
+    }
+    let store: SessionStore;
+    try {
+      store = SessionStore.open(found.file, { ops });
+    } catch (error) {
+      io.stderr.write(`coil sessions stats: cannot read ${found.file}: ${messageOf(error)}\n`);
+      return 1;
+    }
+    for (const w of store.warnings) io.stderr.write(`coil: warning: ${w}\n`);
+    const renderer = stats();
+    const text = renderer ? renderer.render(store.path(), { json: values.json === true, title: `session ${store.id} (${found.file})` }) : basicStats(store, values.json === true);
+    io.stdout.write(text.endsWith("\n") ? text : text + "\n");
     return 0;
   }
   if (action === "export") {

@@ -266,7 +266,7 @@ export default definePlugin({
   id: "commands",
   setup(ctx) {
     ctx.commands.register({ name: "info", description: "show info", run: (args) => "info about " + args });
-    ctx.commands.register({ name: "review", description: "review a file", run: (args) => ({ prompt: "Review " + args + " carefully." }) });
+    ctx.commands.register({ name: "inspect", description: "inspect a file", run: (args) => ({ prompt: "Review " + args + " carefully." }) });
   },
 });
 `;
@@ -275,7 +275,7 @@ export default definePlugin({
     writeFileSync(join(dir, "p.yaml"), preset);
     const info = await coil(dir, ["--preset", "./p.yaml", "--script", "r.yaml", "-p", "/info the repo"]);
     expect(info).toMatchObject({ code: 0, stdout: "info about the repo\n" });
-    const review = await coil(dir, ["--preset", "./p.yaml", "--script", "r.yaml", "-p", "/review src/a.ts"]);
+    const review = await coil(dir, ["--preset", "./p.yaml", "--script", "r.yaml", "-p", "/inspect src/a.ts"]);
     expect(review).toMatchObject({ code: 0, stdout: "reviewed\n" });
     const sent = JSON.parse(readFileSync(join(dir, "requests.jsonl"), "utf8").trim().split("\n")[0]!);
     expect(sent.messages.at(-1).content).toBe("Review src/a.ts carefully.");

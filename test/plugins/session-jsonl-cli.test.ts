@@ -17,9 +17,11 @@ beforeAll(() => {
   }
 });
 
+// Line numbers below count the session's own entries: plugins that add session state are left out.
 const PRESET = `extends: default
 plugins:
   - session-jsonl
+  - cost-audit: false
   - provider-scripted: { recordTo: requests.jsonl }
 `;
 
@@ -222,6 +224,6 @@ describe("session-jsonl CLI", () => {
     expect(help.stdout).toMatch(/-c, --continue\s+continue the latest session/);
     expect(help.stdout).toMatch(/-r, --resume/);
     expect(help.stdout).toContain("--no-session");
-    expect(help.stdout).toMatch(/sessions <list\|export> \[args\.\.\.\]\s+list \[--all\]/);
+    expect(help.stdout).toMatch(/sessions <list\|export\|stats> \[args\.\.\.\]\s+list \[--all\]/);
   });
 });

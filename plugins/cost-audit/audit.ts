@@ -1,0 +1,184 @@
+/**
+ * Per-turn cache and cost records, and why prompt tokens missed the cache compared with the turn
+ * before: another model, a changed system prompt or tool set, a compaction, or an idle gap longer
+ * than the provider's cache lifetime.
+ */
+import { createHash } from "node:crypto";
+import type { AssistantMessage, ModelRequest } from "../../kernel/index.js";
+
+export const AUDIT_TYPE = "cost-audit";
+
+export interface TurnAudit {
+  v: 1;
+  /** When the request was sent (ms since the epoch). */
+  at: number;
+  provider: string;
+  model: string;
+  systemHash: string;
+  toolsHash: string;
+  /** Prompt tokens: input + cache read + cache write. */
+  prompt: number;
+  input: number;
+  cacheRead: number;
+  cacheWrite: number;
+  output: number;
+  /** US dollars (from the provider's usage.cost.total). */
+  cost: number;
+  /** Prompt tokens the previous turn made cacheable that this turn did not read from the cache. */
+  missed: number;
+  /** Why, when something that invalidates the cache happened since the previous turn. */
+  reasons: string[];
+  /** A compaction happened between the previous turn and this one. */
+  compacted?: boolean;
+}
+
+export interface Snapshot {
+  at: number;
+  provider: string;
+  model: string;
+  systemHash: string;
+  toolsHash: string;
+}
+
+const hash = (value: unknown) => createHash("sha256").update(JSON.stringify(value)).digest("hex").slice(0, 16);
+
+export function snapshot(request: ModelRequest, at = Date.now()): Snapshot {
+  return {
+    at,
+    provider: request.model.provider,
+    model: request.model.id,
+    systemHash: hash(request.system.map((b) => [b.id, b.text])),
+    toolsHash: hash(request.tools.map((t) => [t.name, t.description, t.parameters])),
+  };
+}
+
+/** The record for one reply, compared with the previous turn's record. */
+export function audit(snap: Snapshot, message: AssistantMessage, prev: TurnAudit | undefined, o: { compacted: boolean; cacheTtlMs: number }): TurnAudit {
+  const u = message.usage;
+  const prompt = u.input + u.cacheRead + u.cacheWrite;
+  const reasons: string[] = [];
+  let missed = 0;
+  if (!prev) reasons.push("first request: nothing cached yet");
+  else {
+    if (prev.provider !== snap.provider || prev.model !== snap.model) reasons.push(`model changed (${prev.provider}/${prev.model} → ${snap.provider}/${snap.model})`);
+    if (prev.systemHash !== snap.systemHash) reasons.push("system prompt changed");
+    if (prev.toolsHash !== snap.toolsHash) reasons.push("tools changed");
+    if (o.compacted) reasons.push("compaction replaced the history");
+    const idle = snap.at - prev.at;
+    if (idle > o.cacheTtlMs) reasons.push(`idle ${formatDuration(idle)}, past the ${formatDuration(o.cacheTtlMs)} cache lifetime`);
+    missed = Math.max(0, Math.min(prompt, prev.prompt) - u.cacheRead);
+    // A few tokens short of the previous prompt is normal (where the provider puts its cache breakpoint).
+    if (missed >= Math.max(100, prev.prompt * 0.05) && reasons.length === 0) {
+      reasons.push(u.cacheRead === 0 && u.cacheWrite === 0 ? "the provider reported no cache use" : "unexplained: the provider evicted the cache, or earlier history changed");
+    }
+  }
+  return {
+    v: 1,
+    at: snap.at,
+    provider: snap.provider,
+    model: snap.model,
+    systemHash: snap.systemHash,
+    toolsHash: snap.toolsHash,
+    prompt,
+    input: u.input,
+    cacheRead: u.cacheRead,
+    cacheWrite: u.cacheWrite,
+    output: u.output,
+    cost: u.cost?.total ?? 0,
+    missed,
+    reasons,
+    ...(o.compacted ? { compacted: true } : {}),
+  };
+}
+
+export function formatDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${s % 60 ? `${s % 60}s` : ""}`;
+  return `${Math.floor(m / 60)}h${m % 60 ? `${m % 60}m` : ""}`;
+}
+
+const n = (v: number) => v.toLocaleString("en-US");
+const plural = (count: number, word: string) => `${n(count)} ${word}${count === 1 ? "" : "s"}`;
+const usd = (v: number) => `$${v.toFixed(v > 0 && v < 0.01 ? 4 : 2)}`;
+
+/** Minimal entry shape (a session entry, or a synthetic one for an in-memory run). */
+export interface EntryLike {
+  type: string;
+  customType?: unknown;
+  data?: unknown;
+  message?: unknown;
+}
+
+/** Audit records from entries; for replies without one (recorded without this plugin), a record from usage alone. */
+export function recordsFrom(entries: readonly EntryLike[], cacheTtlMs: number): TurnAudit[] {
+  const out: TurnAudit[] = [];
+  let pendingAssistant: AssistantMessage | undefined;
+  let compacted = false;
+  const flushBare = () => {
+    if (!pendingAssistant) return;
+    const m = pendingAssistant;
+    pendingAssistant = undefined;
+    const snap: Snapshot = { at: m.timestamp, provider: m.provider, model: m.model, systemHash: "", toolsHash: "" };
+    const prev = out.at(-1);
+    const rec = audit(snap, m, prev && { ...prev, systemHash: "", toolsHash: "" }, { compacted, cacheTtlMs });
+    compacted = false;
+    out.push(rec);
+  };
+  for (const e of entries) {
+    if (e.type === "message" && (e.message as { role?: string })?.role === "assistant") {
+      flushBare();
+      pendingAssistant = e.message as AssistantMessage;
+    } else if (e.type === "custom" && e.customType === AUDIT_TYPE && (e.data as TurnAudit)?.v === 1) {
+      pendingAssistant = undefined; // this reply has its real record
+      out.push(e.data as TurnAudit);
+      compacted = false;
+    } else if (e.type === "compaction") {
+      flushBare();
+      compacted = true;
+    }
+  }
+  flushBare();
+  return out;
+}
+
+/** The table `/cost` and `coil sessions stats` print. */
+export function formatReport(records: readonly TurnAudit[], title?: string): string {
+  if (records.length === 0) return `${title ? `${title}\n` : ""}no model requests recorded yet`;
+  const rows = records.map((r, i) => [
+    String(i + 1),
+    r.model,
+    n(r.prompt),
+    n(r.cacheRead),
+    n(r.cacheWrite),
+    n(r.output),
+    usd(r.cost),
+    r.missed ? n(r.missed) : "-",
+    r.reasons.join("; "),
+  ]);
+  const head = ["turn", "model", "prompt", "cache read", "cache write", "output", "cost", "missed", "why"];
+  const widths = head.map((h, c) => Math.max(h.length, ...rows.map((row) => row[c]!.length)));
+  const line = (cells: string[]) => cells.map((cell, c) => (c === cells.length - 1 ? cell : c <= 1 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("  ").trimEnd();
+  const sum = (k: "prompt" | "cacheRead" | "cacheWrite" | "output" | "cost" | "missed") => records.reduce((s, r) => s + r[k], 0);
+  const prompt = sum("prompt");
+  const read = sum("cacheRead");
+  const why = new Map<string, number>();
+  for (const r of records) {
+    if (r.missed === 0) continue;
+    for (const reason of r.reasons) {
+      const key = reason.replace(/ \(.*\)$/, "").replace(/^idle .*/, "idle past the cache lifetime");
+      why.set(key, (why.get(key) ?? 0) + 1);
+    }
+  }
+  const lines = [
+    ...(title ? [title] : []),
+    line(head),
+    ...rows.map(line),
+    "",
+    `total: ${plural(records.length, "request")}, ${n(prompt)} prompt tokens (${n(read)} read from the cache${prompt ? `, ${Math.round((read / prompt) * 100)}%` : ""}; ${n(sum("cacheWrite"))} written), ${n(sum("output"))} output tokens, ${usd(sum("cost"))}`,
+  ];
+  const missed = sum("missed");
+  if (missed > 0) lines.push(`cache misses: ${n(missed)} prompt tokens in ${plural(records.filter((r) => r.missed > 0).length, "request")}${why.size ? `; ${[...why].map(([k, v]) => `${k} (${v})`).join(", ")}` : ""}`);
+  return lines.join("\n");
+}

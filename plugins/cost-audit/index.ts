@@ -1,0 +1,108 @@
+/**
+ * cost-audit: per model request, the prompt tokens, cache reads and writes, output and cost, and how
+ * many prompt tokens missed the cache compared with the request before, with the reason (model
+ * change, system prompt or tool change, compaction, idle past the cache lifetime). Records are stored
+ * in the session as plugin state; `/cost` and `coil sessions stats <id>` print them (docs/context.md).
+ */
+import { Type, definePlugin, type ModelRequest } from "../../kernel/index.js";
+import { AUDIT_TYPE, audit, formatReport, recordsFrom, snapshot, type EntryLike, type Snapshot, type TurnAudit } from "./audit.js";
+
+export { audit, snapshot, recordsFrom, formatReport, AUDIT_TYPE, type TurnAudit } from "./audit.js";
+
+export const CostAuditOptions = Type.Object({
+  /** How long the provider keeps a prompt cache without use (Anthropic's default is 5 minutes). */
+  cacheTtlSeconds: Type.Integer({ minimum: 1, default: 300 }),
+});
+
+/** What `coil sessions stats` asks for (the session plugin looks this service up by name). */
+export interface SessionStatsService {
+  render(entries: readonly EntryLike[], options?: { json?: boolean; title?: string }): string;
+}
+
+export interface CostAuditService {
+  /** Records of this process's requests, oldest first. */
+  records(): readonly TurnAudit[];
+}
+
+declare module "../../kernel/plugin.js" {
+  interface Services {
+    "session-stats": SessionStatsService;
+    "cost-audit": CostAuditService;
+  }
+}
+
+interface SessionLike {
+  path(): readonly EntryLike[];
+  appendCustom(customType: string, data?: unknown): unknown;
+  readonly id: string;
+}
+
+export default definePlugin({
+  id: "cost-audit",
+  description: "Per-request cache and cost audit: /cost, coil sessions stats",
+  options: CostAuditOptions,
+  setup(ctx) {
+    const ttl = ctx.options.cacheTtlSeconds * 1000;
+    const records: TurnAudit[] = [];
+    let pending: Snapshot | undefined;
+    let compacted = false;
+    let prev: TurnAudit | undefined;
+    let loaded = false;
+    const session = () => ctx.services.get("session") as SessionLike | undefined;
+    const sessionPath = (): readonly EntryLike[] | undefined => {
+      try {
+        return session()?.path();
+      } catch {
+        return undefined; // not open (no session in this run)
+      }
+    };
+
+    // After every other tap: the hashes describe what the provider really receives.
+    ctx.tap("before_request", (request: ModelRequest) => void (pending = snapshot(request)), { stage: 10_000 });
+    ctx.on("compaction", () => void (compacted = true));
+    ctx.tap("turn_end", (turn) => {
+      const m = turn.message;
+      const u = m.usage;
+      if ((m.stopReason === "error" || m.stopReason === "aborted") && u.input + u.output + u.cacheRead + u.cacheWrite === 0) return;
+      if (!loaded) {
+        loaded = true;
+        // A resumed session: compare the first request with the last one recorded before.
+        const path = sessionPath();
+        if (path) prev = recordsFrom(path.filter((e) => !(e.type === "message" && e.message === m)), ttl).at(-1);
+      }
+      const snap = pending ?? { at: m.timestamp, provider: m.provider, model: m.model, systemHash: "", toolsHash: "" };
+      pending = undefined;
+      const rec = audit(snap, m, prev, { compacted, cacheTtlMs: ttl });
+      compacted = false;
+      prev = rec;
+      records.push(rec);
+      const s = session();
+      if (!s) return;
+      try {
+        s.appendCustom(AUDIT_TYPE, rec);
+      } catch {
+        // no open session (e.g. tests without one): the record stays in memory
+      }
+    });
+
+    const render = (entries: readonly EntryLike[], o: { json?: boolean; title?: string } = {}) => {
+      const list = recordsFrom(entries, ttl);
+      if (!o.json) return formatReport(list, o.title);
+      const total = (k: "prompt" | "cacheRead" | "cacheWrite" | "output" | "cost" | "missed") => list.reduce((s, r) => s + r[k], 0);
+      return JSON.stringify({ requests: list, totals: { requests: list.length, prompt: total("prompt"), cacheRead: total("cacheRead"), cacheWrite: total("cacheWrite"), output: total("output"), cost: total("cost"), missed: total("missed") } }, null, 2);
+    };
+    ctx.services.provide("session-stats", { render });
+    ctx.services.provide("cost-audit", { records: () => records });
+
+    ctx.commands.register({
+      name: "cost",
+      description: "tokens, cache use and cost of each request in this session, and why the cache missed",
+      run() {
+        const path = sessionPath();
+        const entries: readonly EntryLike[] = path ?? records.map((r) => ({ type: "custom", customType: AUDIT_TYPE, data: r }));
+        return render(entries, { title: path ? `session ${session()!.id}` : "this run (no session)" });
+      },
+    });
+  },
+});
+

@@ -1,0 +1,154 @@
+/**
+ * Prompt templates: markdown files with optional front matter (`description`, `argument-hint`)
+ * that become `/name args` commands, and the argument forms they expand.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parse as parseYaml } from "yaml";
+
+export interface PromptTemplate {
+  name: string;
+  description: string;
+  argumentHint?: string;
+  body: string;
+  file: string;
+  source: string;
+}
+
+export interface TemplateProblem {
+  file: string;
+  reason: string;
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+export function splitFrontMatter(text: string): { data?: Record<string, unknown>; body: string; error?: string } {
+  const src = text.replace(/^\uFEFF/, "");
+  const open = /^---[ \t]*\r?\n/.exec(src);
+  if (!open) return { body: src };
+  const rest = src.slice(open[0].length);
+  const close = /^---[ \t]*$/m.exec(rest);
+  if (!close) return { body: src, error: "front matter starts with '---' but has no closing '---' line" };
+  const body = rest.slice(close.index + close[0].length).replace(/^\r?\n/, "");
+  let data: unknown;
+  try {
+    data = parseYaml(rest.slice(0, close.index)) ?? {};
+  } catch (error) {
+    return { body, error: `front matter is not valid YAML: ${String((error as Error).message).split("\n")[0]}` };
+  }
+  if (typeof data !== "object" || Array.isArray(data)) return { body, error: "front matter must be a YAML mapping" };
+  return { data: data as Record<string, unknown>, body };
+}
+
+export function parseTemplate(file: string, text: string, source: string): PromptTemplate | TemplateProblem {
+  const name = file.replace(/^.*[\\/]/, "").replace(/\.md$/i, "");
+  if (!NAME.test(name)) return { file, reason: `'${name}' cannot be a command name (letters, digits, '.', '_' and '-')` };
+  const { data = {}, body, error } = splitFrontMatter(text);
+  if (error) return { file, reason: error };
+  const description = typeof data.description === "string" && data.description.trim() ? data.description.trim() : firstLine(body);
+  const hint = data["argument-hint"];
+  return { name, description, ...(typeof hint === "string" && hint ? { argumentHint: hint } : {}), body: body.trim(), file, source };
+}
+
+function firstLine(body: string): string {
+  const line = body.split("\n").map((l) => l.replace(/^#+\s*/, "").trim()).find(Boolean) ?? "";
+  return line.length > 80 ? `${line.slice(0, 77)}...` : line;
+}
+
+/** Split arguments like a shell does: whitespace separates, "double" and 'single' quotes group. */
+export function splitArgs(text: string): string[] {
+  const out: string[] = [];
+  const re = /"((?:[^"\\]|\\.)*)"|'([^']*)'|(\S+)/g;
+  for (let m: RegExpExecArray | null; (m = re.exec(text)); ) {
+    out.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, "$1") : (m[2] ?? m[3]!));
+  }
+  return out;
+}
+
+/**
+ * Expand `$1`…`$9` (and higher), `$@` and `$ARGUMENTS` (all arguments), `${@:N}` (from the Nth on) and
+ * `${@:N:L}` (L arguments from the Nth). Missing arguments expand to nothing. Inserted text is never
+ * expanded again. A template with no placeholder gets the arguments appended as a last paragraph.
+ */
+export function expandTemplate(body: string, rawArgs: string): string {
+  const args = splitArgs(rawArgs);
+  let used = false;
+  const out = body.replace(/\$\{@:(\d+)(?::(\d+))?\}|\$ARGUMENTS\b|\$@|\$(\d+)/g, (match, from?: string, len?: string, n?: string) => {
+    used = true;
+    if (n !== undefined) return args[Number(n) - 1] ?? "";
+    if (from !== undefined) {
+      const start = Math.max(0, Number(from) - 1);
+      return args.slice(start, len !== undefined ? start + Number(len) : undefined).join(" ");
+    }
+    return match === "$@" ? args.join(" ") : rawArgs.trim();
+  });
+  return !used && rawArgs.trim() ? `${out}\n\n${rawArgs.trim()}` : out;
+}
+
+export function coilHome(env: NodeJS.ProcessEnv = process.env): string {
+  return env.COIL_HOME || join(homedir(), ".coil");
+}
+
+let root: string | undefined;
+/** coil's package root: the nearest folder above this module whose package.json is named "coil". */
+export function packageRoot(): string | undefined {
+  if (root) return root;
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    const pkg = join(dir, "package.json");
+    try {
+      if (existsSync(pkg) && JSON.parse(readFileSync(pkg, "utf8")).name === "coil") return (root = dir);
+    } catch {
+      // not ours
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/** Folders contributed by packages under `$COIL_HOME/packages/node_modules` (`coil.promptTemplates`, else `prompt-templates/`). */
+export function packageDirs(home: string): string[] {
+  const base = join(home, "packages", "node_modules");
+  let names: string[] = [];
+  try {
+    for (const e of readdirSync(base)) {
+      if (e.startsWith(".")) continue;
+      if (e.startsWith("@")) {
+        try {
+          names.push(...readdirSync(join(base, e)).map((s) => `${e}/${s}`));
+        } catch {
+          // not a folder
+        }
+      } else names.push(e);
+    }
+  } catch {
+    return [];
+  }
+  names = names.sort();
+  const out: string[] = [];
+  for (const name of names) {
+    const dir = join(base, name);
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { coil?: Record<string, unknown> };
+      if (!pkg.coil || typeof pkg.coil !== "object") continue;
+      const listed = pkg.coil.promptTemplates;
+      if (Array.isArray(listed)) out.push(...listed.filter((p): p is string => typeof p === "string").map((p) => join(dir, p)));
+      else if (existsSync(join(dir, "prompt-templates"))) out.push(join(dir, "prompt-templates"));
+    } catch {
+      // no readable package.json
+    }
+  }
+  return out;
+}
+
+/** `*.md` files of one folder (README.md excluded), sorted. */
+export function templateFiles(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((e) => (e.isFile() || e.isSymbolicLink()) && /\.md$/i.test(e.name) && !/^readme\.md$/i.test(e.name))
+      .map((e) => join(dir, e.name))
+      .sort();
+  } catch {
+    return [];
+  }
+}

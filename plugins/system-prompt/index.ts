@@ -1,0 +1,130 @@
+/**
+ * system-prompt: assembles `request.system` in `before_request` from blocks, in a fixed order chosen
+ * for prompt caching: role → tools → guidelines → coil's docs → skills index → project instructions →
+ * appended text → date and working directory. `--system-prompt` / `SYSTEM.md` replace the role,
+ * `--append-system-prompt` / `APPEND_SYSTEM.md` add text near the end (docs/context.md).
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Type, definePlugin, type ModelRequest, type ToolSpec } from "../../kernel/index.js";
+import { DEFAULT_ROLE, assemble, localDate, type ProjectFile, type SkillEntry, type ToolInfo } from "./blocks.js";
+
+export { assemble, escapeXml, guidelinesFor, BLOCK_ORDER, DEFAULT_ROLE } from "./blocks.js";
+
+export const SystemPromptOptions = Type.Object({
+  /** Replaces the default role text (SYSTEM.md and --system-prompt still win over it). */
+  role: Type.Optional(Type.String()),
+  /** Text added after the project instructions (before APPEND_SYSTEM.md and --append-system-prompt). */
+  append: Type.Optional(Type.String()),
+  /** Extra guidelines, one per item. */
+  guidelines: Type.Array(Type.String(), { default: [] }),
+  /** Point the model at coil's own docs/ folder. */
+  docs: Type.Boolean({ default: true }),
+  /** Put the current date in the last block. */
+  date: Type.Boolean({ default: true }),
+});
+
+/** The Services entries this plugin reads, declared structurally (plugins never import each other). */
+interface SkillsLike {
+  list(): readonly { name: string; description: string; file: string; disableModelInvocation: boolean }[];
+}
+interface ContextFilesLike {
+  files(): readonly { path: string; content: string }[];
+}
+
+let root: string | undefined | null = null;
+/** coil's package root: the nearest folder above this module whose package.json is named "coil". */
+function packageRoot(): string | undefined {
+  if (root !== null) return root;
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    try {
+      const pkg = join(dir, "package.json");
+      if (existsSync(pkg) && JSON.parse(readFileSync(pkg, "utf8")).name === "coil") return (root = dir);
+    } catch {
+      // not ours
+    }
+    if (dirname(dir) === dir) return (root = undefined);
+  }
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return statSync(path).isFile() ? readFileSync(path, "utf8") : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function firstLine(text: string): string {
+  const line = text.split("\n").find((l) => l.trim())?.trim() ?? "";
+  return line.length > 160 ? `${line.slice(0, 157)}...` : line;
+}
+
+export default definePlugin({
+  id: "system-prompt",
+  description: "Assembles the system prompt: role, tools, guidelines, docs, skills, project instructions",
+  options: SystemPromptOptions,
+  setup(ctx) {
+    const o = ctx.options;
+    ctx.flags.register({ name: "system-prompt", type: "string", valueName: "text|file", description: "replace the role part of the system prompt (text, or a file to read)" });
+    ctx.flags.register({ name: "append-system-prompt", type: "string", valueName: "text|file", description: "append text (or a file's content) to the system prompt" });
+
+    const flagText = (name: string): string | undefined => {
+      const v = ctx.flags.get(name);
+      if (typeof v !== "string" || !v) return undefined;
+      const path = resolve(ctx.cwd, v);
+      return (v.length < 4096 && readText(path)) || v;
+    };
+    const home = () => process.env.COIL_HOME || join(homedir(), ".coil");
+    /** `.coil/<name>` in the project, else `$COIL_HOME/<name>`. */
+    const layered = (name: string) => readText(join(ctx.cwd, ".coil", name)) ?? readText(join(home(), name));
+
+    let docs: { dir: string; files: string[] } | undefined | null = null;
+    const docsInfo = () => {
+      if (docs !== null) return docs;
+      const dir = packageRoot() && join(packageRoot()!, "docs");
+      let files: string[] = [];
+      try {
+        files = dir ? readdirSync(dir).filter((f) => f.endsWith(".md")).sort() : [];
+      } catch {
+        files = [];
+      }
+      return (docs = dir && files.length ? { dir, files } : undefined);
+    };
+
+    const toolInfo = (spec: ToolSpec): ToolInfo => {
+      const def = ctx.tools.get(spec.name);
+      return { name: spec.name, snippet: def?.promptSnippet?.trim() || `${spec.name}: ${firstLine(spec.description)}`, guidelines: def?.promptGuidelines ?? [] };
+    };
+
+    /** The blocks for a request, from what is available right now. Exposed for tests through the service. */
+    const build = (request: ModelRequest) => {
+      const tools = request.tools.map(toolInfo);
+      const canRead = tools.some((t) => t.name === "read" || t.name === "bash");
+      const skillsService = ctx.services.get("skills") as SkillsLike | undefined;
+      const skills: SkillEntry[] = canRead && skillsService ? skillsService.list().filter((s) => !s.disableModelInvocation).map((s) => ({ name: s.name, description: s.description, location: s.file })) : [];
+      const contextService = ctx.services.get("context-files") as ContextFilesLike | undefined;
+      const project: ProjectFile[] = contextService ? contextService.files().map((f) => ({ path: f.path, content: f.content })) : [];
+      const role = flagText("system-prompt") ?? layered("SYSTEM.md") ?? o.role ?? DEFAULT_ROLE;
+      const append = [o.append ?? "", layered("APPEND_SYSTEM.md") ?? "", flagText("append-system-prompt") ?? ""];
+      return assemble({
+        role,
+        tools,
+        guidelines: o.guidelines,
+        docs: o.docs ? docsInfo() : undefined,
+        skills,
+        project,
+        append,
+        date: o.date ? localDate() : undefined,
+        cwd: ctx.cwd,
+        foreign: request.system,
+      });
+    };
+
+    // LATE: plugins that filter tools (plan mode, active tools) run before, so the prompt matches
+    // the tools the provider really gets.
+    ctx.tap("before_request", (request) => ({ ...request, system: build(request) }), { stage: "LATE" });
+  },
+});
