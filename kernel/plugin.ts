@@ -76,6 +76,7 @@ export interface FrontEndContext {
   mode: string;
   /** The `-p` prompt (or piped stdin), if any. */
   prompt?: string;
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
 }
@@ -141,6 +142,8 @@ export interface PluginContext<O = unknown> {
   readonly cwd: string;
   /** Directory of the preset file that configured this plugin (for relative paths in options). */
   readonly baseDir: string;
+  /** True when the user trusts this project: only then may a plugin run project-local code (e.g. `.claude/settings.json` hooks). */
+  readonly projectTrusted: boolean;
   tap<K extends HookName>(hook: K, fn: TapFn<K>, options?: TapOptions): void;
   /** Observe events; `"*"` sees all. Listeners run synchronously and must not block. */
   on<T extends AgentEventType | "*">(type: T, listener: (event: T extends "*" ? AgentEvent : Extract<AgentEvent, { type: T }>) => void): () => void;
@@ -178,7 +181,11 @@ export interface InstallSource {
   optionSources?: Record<string, string>;
 }
 
-export interface HostOptions { cwd?: string }
+export interface HostOptions {
+  cwd?: string;
+  /** Whether this project is trusted (its `.coil/` code may run); plugins gate project-local code on it. */
+  projectTrusted?: boolean;
+}
 
 type Listener = (event: AgentEvent) => void;
 
@@ -196,6 +203,7 @@ export class PluginHost {
   readonly services = new Registry<unknown>("service");
   readonly plugins: { id: string; source: InstallSource }[] = [];
   readonly cwd: string;
+  readonly projectTrusted: boolean;
   /**
    * The dialogs of the front end that is running (TUI, RPC). A front end sets it in `run()`; plugins see it
    * as the `ui` service. Unset in print/JSON modes, where nobody can answer.
@@ -211,6 +219,7 @@ export class PluginHost {
 
   constructor(options: HostOptions = {}) {
     this.cwd = options.cwd ?? process.cwd();
+    this.projectTrusted = options.projectTrusted ?? false;
     applyFailurePolicies(this.hooks, (e) => this.emit({ type: "diagnostic", level: "error", message: e.message, plugin: e.plugin, code: e.code }));
   }
 
@@ -322,6 +331,7 @@ export class PluginHost {
       options,
       cwd: host.cwd,
       baseDir: source.baseDir ?? host.cwd,
+      projectTrusted: host.projectTrusted,
       tap(hook, fn, tapOptions = {}) {
         guard();
         const target = host.hooks[hook] as unknown as { tapPromise(o: { name: string; stage: number }, f: (...a: unknown[]) => Promise<unknown>): void };

@@ -104,7 +104,7 @@ export async function main(io: CliIO): Promise<number> {
     first.trust = trust.trusted;
     if (word === "preset") return presetCommand(io, first, home);
     const preset = resolvePreset({ preset: first.preset, cwd: io.cwd, home, trust: first.trust, cli: { plugins: first.plugins, settings: { provider: first.provider, model: first.model } } });
-    const host = await installPreset(preset, io, home);
+    const host = await installPreset(preset, io, home, first.trust);
     const at = firstPositional(io.argv, host);
     const sub = at >= 0 ? host.subcommands.get(io.argv[at]!) : undefined;
     if (sub) {
@@ -125,7 +125,8 @@ export async function main(io: CliIO): Promise<number> {
     for (const layer of preset.layers) if (layer.skipped) io.stderr.write(`coil: skipped ${layer.file}: ${layer.skipped}\n${trust.skipped}`);
 
     let prompt = cmd.args.join(" ").trim() || undefined;
-    if (!prompt && !io.stdin.isTTY && (opts.print || opts.mode)) prompt = (await readAll(io.stdin)).trim() || undefined;
+    // Print modes take a piped prompt; other front ends (rpc) own stdin.
+    if (!prompt && !io.stdin.isTTY && (opts.print || opts.mode === "text" || opts.mode === "json")) prompt = (await readAll(io.stdin)).trim() || undefined;
     const mode = opts.mode ?? (opts.print || prompt ? "text" : "interactive");
     const frontEnd = host.frontEnds.values().find((fe: FrontEnd) => fe.modes.includes(mode));
     if (!frontEnd) {
@@ -144,7 +145,7 @@ export async function main(io: CliIO): Promise<number> {
     try {
       const exit = await echoing(host, io, () => host.start(agent, io, { mode, prompt, modelFromCli: Boolean(first.model || first.provider) }));
       if (exit !== undefined) return exit;
-      return await frontEnd.run({ agent, host, mode, prompt, stdout: io.stdout, stderr: io.stderr });
+      return await frontEnd.run({ agent, host, mode, prompt, stdin: io.stdin, stdout: io.stdout, stderr: io.stderr });
     } finally {
       await echoing(host, io, () => host.stop());
     }
@@ -160,8 +161,8 @@ export async function main(io: CliIO): Promise<number> {
   }
 }
 
-async function installPreset(preset: ResolvedPreset, io: CliIO, home: string): Promise<PluginHost> {
-  const host = new PluginHost({ cwd: io.cwd });
+async function installPreset(preset: ResolvedPreset, io: CliIO, home: string, projectTrusted: boolean): Promise<PluginHost> {
+  const host = new PluginHost({ cwd: io.cwd, projectTrusted });
   // Load every module first (in parallel), then set up in preset order: nothing starts half-configured.
   const plugins = await Promise.all(preset.entries.map((entry) => loadPlugin({ ...entry, source: entry.source }, { home })));
   await echoing(host, io, () =>

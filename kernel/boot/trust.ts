@@ -1,8 +1,9 @@
 /**
  * Project trust: a project's `.coil/` code loads only once the user trusts that directory. Trust is
  * stored in `$COIL_HOME/trust.json`, keyed by the directory's real path and a hash of what would load
- * (every file under `.coil/` except sessions/, plans/ and node_modules/ folders, plus path plugins the
- * project preset names elsewhere); a change to any of them makes coil ask again. See docs/safety.md.
+ * (every file under `.coil/` except sessions/, plans/ and node_modules/ folders, path plugins the project
+ * preset names elsewhere, and `.claude/settings*.json` hook commands); a change to any of them makes coil
+ * ask again. See docs/safety.md.
  */
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
@@ -18,10 +19,12 @@ const STATE_DIRS = new Set(["sessions", "plans"]);
 /** The files that would load from `dir`, absolute and sorted (empty when the project has no `.coil/`). */
 export function projectFiles(dir: string, home: string): string[] {
   const coil = join(dir, ".coil");
-  if (!existsSync(coil) || resolve(coil) === resolve(home)) return [];
+  // Claude Code hook settings are commands too (hooks-claude runs them).
+  const claude = [".claude/settings.json", ".claude/settings.local.json"].map((f) => join(dir, f)).filter((f) => existsSync(f));
+  if (!existsSync(coil) || resolve(coil) === resolve(home)) return claude;
   const walk = (d: string): string[] =>
     readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? ((d === coil && STATE_DIRS.has(e.name)) || e.name === "node_modules" ? [] : walk(join(d, e.name))) : e.isFile() ? [join(d, e.name)] : []));
-  const files = new Set(walk(coil));
+  const files = new Set([...walk(coil), ...claude]);
   try {
     const project = resolvePreset({ cwd: dir, home, trust: true }).entries;
     const base = new Set(resolvePreset({ cwd: dir, home, trust: false }).entries.map((e) => e.key));

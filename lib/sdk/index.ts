@@ -1,0 +1,120 @@
+/**
+ * `coil/sdk`: the same agent the CLI runs, in process. `createAgent` resolves a preset (built-in name,
+ * YAML file or `npm:` package, with the user and trusted project layers), loads and sets up its plugins,
+ * picks the model the way the CLI does, runs the plugins' start callbacks (sessions load), and hands
+ * back the `Agent`. See docs/sdk.md.
+ *
+ *   const coil = await createAgent({ cwd: "/path/to/repo", preset: "default", model: "anthropic/claude-sonnet-4-5" });
+ *   coil.agent.subscribe((e) => ...);
+ *   const result = await coil.prompt("explain src/index.ts");
+ *   await coil.close();
+ */
+import { PassThrough, Writable } from "node:stream";
+import { Agent, CoilError, PluginHost, textOf, type AgentEvent, type CliStreams, type Plugin, type PromptInput, type RunResult } from "../../kernel/index.js";
+import { chooseModel } from "../../kernel/boot/cli.js";
+import { loadPlugin } from "../../kernel/boot/load.js";
+import { coilHome } from "../../kernel/boot/paths.js";
+import { resolvePreset, type ResolvedPreset } from "../../kernel/boot/preset.js";
+
+export interface CreateAgentOptions {
+  /** A built-in preset name, a YAML file (relative to `cwd`) or `npm:package`. Default `default`. */
+  preset?: string;
+  /** The project directory: tools work here, `.coil/preset.yaml` is read from here (when `trust`). Default `process.cwd()`. */
+  cwd?: string;
+  /** `$COIL_HOME` (user preset, packages, sessions). Default from `env`, else `~/.coil`. */
+  home?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Load the project's `.coil/preset.yaml` (its code runs in this process). Default false. */
+  trust?: boolean;
+  /** Extra plugin references, like `--plugin` (built-in id, path or npm package). */
+  plugins?: string[];
+  /** Plugin objects defined in your code, installed after the preset's: a plugin or `[plugin, options]`. */
+  extraPlugins?: (Plugin<any> | [Plugin<any>, unknown])[];
+  /** Like `--provider` and `--model` (`provider/id` or an id). */
+  provider?: string;
+  model?: string;
+  /** Values of plugin flags by long name, as the CLI would parse them: `{ script: "replies.yaml", "no-session": true }`. */
+  flags?: Record<string, unknown>;
+  /** The mode start callbacks see. Default `sdk`. */
+  mode?: string;
+  /** Where plugins' start/stop messages go. Default: discarded (stdout), process.stderr (stderr). */
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
+}
+
+export interface CoilAgent {
+  readonly agent: Agent;
+  readonly host: PluginHost;
+  readonly preset: ResolvedPreset;
+  /** Prompt and wait for the run to end. */
+  prompt(input: PromptInput): Promise<RunResult>;
+  /** The text of the newest assistant message. */
+  lastText(): string;
+  subscribe(listener: (event: AgentEvent) => void): () => void;
+  /** Abort a running run, then run the plugins' stop callbacks (flush sessions, release locks). */
+  close(): Promise<void>;
+}
+
+export async function createAgent(options: CreateAgentOptions = {}): Promise<CoilAgent> {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const home = options.home ?? coilHome(env);
+  const preset = resolvePreset({
+    preset: options.preset,
+    cwd,
+    home,
+    trust: options.trust ?? false,
+    cli: { plugins: options.plugins, settings: { provider: options.provider, model: options.model } },
+  });
+  const host = new PluginHost({ cwd });
+  const loaded = await Promise.all(preset.entries.map((entry) => loadPlugin(entry, { home })));
+  preset.entries.forEach((entry, i) =>
+    host.install(loaded[i]!, entry.options, { ref: entry.ref, ...entry.source, baseDir: entry.baseDir, optionSources: entry.optionSources }),
+  );
+  for (const item of options.extraPlugins ?? []) {
+    const [plugin, opts] = Array.isArray(item) ? item : [item, {}];
+    host.install(plugin, opts ?? {}, { ref: plugin.id });
+  }
+  host.flagValues = { ...options.flags };
+  const { provider, model } = chooseModel(host, preset);
+  const agent = new Agent(host, {
+    provider: provider.id,
+    model,
+    toolExecution: preset.settings.toolExecution,
+    reserveTokens: preset.settings.reserveTokens,
+    requestOptions: preset.settings.thinking ? { thinking: preset.settings.thinking as never } : {},
+  });
+  const stdin = new PassThrough();
+  stdin.end();
+  const io: CliStreams = {
+    cwd,
+    env,
+    stdin,
+    stdout: options.stdout ?? new Writable({ write: (_c, _e, done) => done() }),
+    stderr: options.stderr ?? process.stderr,
+  };
+  const exit = await host.start(agent, io, { mode: options.mode ?? "sdk", modelFromCli: Boolean(options.model || options.provider) });
+  if (exit !== undefined) {
+    await host.stop();
+    throw new CoilError("CONFIG_INVALID", `a plugin ended start-up (exit ${exit}); check the flags passed to createAgent`);
+  }
+  let closed = false;
+  return {
+    agent,
+    host,
+    preset,
+    prompt: (input) => agent.prompt(input),
+    lastText: () => textOf([...agent.state.messages].reverse().find((m) => m.role === "assistant")),
+    subscribe: (listener) => agent.subscribe(listener),
+    async close() {
+      if (closed) return;
+      closed = true;
+      agent.abort();
+      await agent.waitForIdle();
+      await host.stop();
+    },
+  };
+}
+
+export { Agent, PluginHost };
+export type { ResolvedPreset };

@@ -1,0 +1,118 @@
+/**
+ * `coil/testing`: the plugin author's test kit. A real `PluginHost` and `Agent` on the scripted provider
+ * (the "model" replays the replies you give it and records every request), in a temporary workspace.
+ * Offline, no API key, works with any test runner (the scaffolded plugin uses vitest).
+ *
+ *   const kit = createTestKit({ plugins: [myPlugin], replies: [{ toolCalls: [{ name: "my_tool", arguments: {} }] }, { text: "done" }] });
+ *   await kit.run("use my tool");
+ *   kit.toolResults()[0]  // what the model got back
+ *   kit.dispose();
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { Agent, PluginHost, textOf, type AgentEvent, type AgentOptions, type Plugin, type ProviderRequest, type RunResult, type ToolResultMessage } from "../../kernel/index.js";
+import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
+import type { ScriptedReply, ScriptStep } from "../../plugins/provider-scripted/script.js";
+
+export type { ScriptedReply, ScriptStep, ScriptedService };
+export { scriptedPlugin };
+
+/** A temporary directory with files in it; `dispose()` deletes it. */
+export interface Workspace {
+  readonly dir: string;
+  path(relative: string): string;
+  write(relative: string, text: string): string;
+  read(relative: string): string;
+  exists(relative: string): boolean;
+  dispose(): void;
+}
+
+export function createWorkspace(files: Record<string, string> = {}, prefix = "coil-test-"): Workspace {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  const path = (rel: string) => resolve(dir, rel);
+  const ws: Workspace = {
+    dir,
+    path,
+    write(rel, text) {
+      mkdirSync(dirname(path(rel)), { recursive: true });
+      writeFileSync(path(rel), text);
+      return path(rel);
+    },
+    read: (rel) => readFileSync(path(rel), "utf8"),
+    exists: (rel) => existsSync(path(rel)),
+    dispose: () => rmSync(dir, { recursive: true, force: true }),
+  };
+  for (const [rel, text] of Object.entries(files)) ws.write(rel, text);
+  return ws;
+}
+
+export interface TestKitOptions {
+  /** Plugins under test, installed in order after the scripted provider: a plugin, or `[plugin, options]`. */
+  plugins?: (Plugin<any> | [Plugin<any>, unknown])[];
+  /** What the "model" replies, one entry per model request (see docs/scripted-provider.md). */
+  replies?: ScriptStep[];
+  /** Files to create in the workspace. */
+  files?: Record<string, string>;
+  /** Run in this directory instead of a fresh temporary workspace. */
+  cwd?: string;
+  /** Agent options (model, system blocks, tool execution ...). */
+  agent?: Partial<AgentOptions>;
+  /** Options for the scripted provider (chunkSize, contextWindow ...). */
+  scripted?: Record<string, unknown>;
+}
+
+export interface TestKit {
+  readonly host: PluginHost;
+  readonly agent: Agent;
+  readonly workspace: Workspace;
+  /** Every event, in order. */
+  readonly events: AgentEvent[];
+  /** Every request the "model" received. */
+  readonly requests: ProviderRequest[];
+  /** Add replies at the end of the script. */
+  reply(...steps: ScriptStep[]): void;
+  /** Prompt the agent and wait for the run to end. */
+  run(prompt: string): Promise<RunResult>;
+  /** Tool results in history, in order (optionally only one tool's). */
+  toolResults(toolName?: string): ToolResultMessage[];
+  /** Text of a tool result, or of the last assistant message when no result is given. */
+  text(result?: ToolResultMessage): string;
+  diagnostics(): Extract<AgentEvent, { type: "diagnostic" }>[];
+  /** Delete the workspace (when the kit created it). */
+  dispose(): void;
+}
+
+export function createTestKit(options: TestKitOptions = {}): TestKit {
+  const workspace = options.cwd ? { ...createWorkspace(), dir: options.cwd, path: (r: string) => resolve(options.cwd!, r), dispose: () => undefined } : createWorkspace(options.files);
+  if (options.cwd) for (const [rel, text] of Object.entries(options.files ?? {})) {
+    mkdirSync(dirname(resolve(options.cwd, rel)), { recursive: true });
+    writeFileSync(resolve(options.cwd, rel), text);
+  }
+  const host = new PluginHost({ cwd: workspace.dir });
+  const events: AgentEvent[] = [];
+  host.subscribe("*", (e) => void events.push(e));
+  host.install(scriptedPlugin, { chunkSize: 64, ...options.scripted }, { ref: "provider-scripted" });
+  for (const item of options.plugins ?? []) {
+    const [plugin, opts] = Array.isArray(item) ? item : [item, {}];
+    host.install(plugin, opts ?? {}, { ref: plugin.id });
+  }
+  const scripted = host.services.get("scripted") as ScriptedService;
+  scripted.push(...(options.replies ?? []));
+  const model = { id: "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 32_000 };
+  const agent = new Agent(host, { provider: "scripted", model, ...options.agent });
+  const history = () => agent.state.messages;
+  return {
+    host,
+    agent,
+    workspace,
+    events,
+    requests: scripted.requests,
+    reply: (...steps) => scripted.push(...steps),
+    run: (prompt) => agent.prompt(prompt),
+    toolResults: (name) => history().filter((m): m is ToolResultMessage => m.role === "toolResult" && (!name || m.toolName === name)),
+    text: (result) => textOf(result ?? [...history()].reverse().find((m) => m.role === "assistant")),
+    diagnostics: () => events.filter((e): e is Extract<AgentEvent, { type: "diagnostic" }> => e.type === "diagnostic"),
+    dispose: () => workspace.dispose(),
+  };
+}

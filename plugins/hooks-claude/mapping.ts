@@ -1,0 +1,55 @@
+/** coil tool names and arguments ↔ Claude Code's (Bash, Read, Edit, Write, Grep, Glob, LS). */
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { textOf, type ToolResultMessage } from "../../kernel/index.js";
+
+export const CLAUDE_TOOL_NAMES: Record<string, string> = { bash: "Bash", read: "Read", edit: "Edit", write: "Write", grep: "Grep", find: "Glob", ls: "LS" };
+
+export function claudeToolName(coilName: string): string {
+  return CLAUDE_TOOL_NAMES[coilName] ?? coilName;
+}
+
+const absolute = (path: unknown, cwd: string): unknown =>
+  typeof path === "string" ? resolve(cwd, path.startsWith("~/") ? join(homedir(), path.slice(2)) : path) : path;
+
+/** Claude Code's `tool_input` for a coil tool call. Unknown tools pass their arguments as they are. */
+export function claudeToolInput(coilName: string, args: Record<string, any>, cwd: string): Record<string, unknown> {
+  const drop = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+  switch (coilName) {
+    case "bash":
+      return drop({ command: args.command, timeout: typeof args.timeout === "number" ? args.timeout * 1000 : undefined });
+    case "read":
+      return drop({ file_path: absolute(args.path, cwd), offset: args.offset, limit: args.limit });
+    case "write":
+      return drop({ file_path: absolute(args.path, cwd), content: args.content });
+    case "edit": {
+      const edits = (Array.isArray(args.edits) ? args.edits : []).map((e: Record<string, unknown>) => ({ old_string: e.oldText, new_string: e.newText }));
+      return drop({ file_path: absolute(args.path, cwd), old_string: edits[0]?.old_string, new_string: edits[0]?.new_string, replace_all: false, edits });
+    }
+    case "grep":
+      return drop({ pattern: args.pattern, path: absolute(args.path, cwd), glob: args.glob, "-i": args.ignoreCase, "-C": args.context, head_limit: args.limit, output_mode: "content" });
+    case "find":
+      return drop({ pattern: args.pattern, path: absolute(args.path, cwd) });
+    case "ls":
+      return drop({ path: absolute(args.path ?? ".", cwd) });
+    default:
+      return { ...args };
+  }
+}
+
+/** Claude Code's `tool_response` (tool-specific there; here the text plus the fields hook scripts usually read). */
+export function claudeToolResponse(coilName: string, input: Record<string, unknown>, result: ToolResultMessage): Record<string, unknown> {
+  const text = textOf(result);
+  const base = { output: text, is_error: result.isError };
+  switch (coilName) {
+    case "bash":
+      return { ...base, stdout: text, stderr: "", interrupted: false, isImage: false };
+    case "write":
+    case "edit":
+      return { ...base, filePath: input.file_path, success: !result.isError };
+    case "read":
+      return { ...base, type: "text", file: { filePath: input.file_path, content: text } };
+    default:
+      return base;
+  }
+}

@@ -1,0 +1,274 @@
+/**
+ * ui-rpc: `coil --mode rpc`. JSON lines over stdin/stdout with LF framing (our own splitting, not
+ * readline): commands with an id get one response each, every agent event is streamed, and dialogs
+ * asked through the `ui` service become ui_request/ui_response pairs. See docs/rpc.md.
+ */
+import { definePlugin, findCommand, messageOf, type Agent, type AgentMessage, type FrontEndContext, type ModelInfo, type PluginHost, type UiService } from "../../kernel/index.js";
+import { RPC_COMMANDS, splitLines, type RpcCommandName, type RpcOutbound, type RpcSession, type RpcState } from "../../lib/rpc-client/protocol.js";
+
+/** The part of the `session` service (plugins/session-jsonl) RPC uses. */
+interface SessionLike {
+  readonly id: string;
+  readonly file: string | undefined;
+  readonly leafId: string | null;
+  newSession(): { id: string; file?: string; leafId: string | null };
+  fork(entryId: string | null, options?: { switch?: boolean }): { id: string; file?: string; leafId: string | null };
+  open(ref: string): { id: string; file?: string; leafId: string | null };
+  appendModelChange?(provider: string, modelId: string): unknown;
+}
+
+type Pending = { resolve(value: unknown): void; signal?: AbortSignal; onAbort?: () => void };
+
+/** One running RPC connection. */
+class RpcServer {
+  private buffer = "";
+  private nextUi = 1;
+  private readonly pending = new Map<string, Pending>();
+  private queue: Promise<void> = Promise.resolve();
+  /** stdin ended: nobody can answer a dialog any more. */
+  private closed = false;
+
+  constructor(
+    private readonly ctx: FrontEndContext,
+    private readonly session: () => SessionLike | undefined,
+  ) {}
+
+  send(message: RpcOutbound): void {
+    this.ctx.stdout.write(JSON.stringify(message) + "\n");
+  }
+
+  /** A dialog for the client; resolves to its answer, or undefined when cancelled or the client left. */
+  ask(method: "confirm" | "select" | "input", params: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
+    if (signal?.aborted || this.closed) return Promise.resolve(undefined);
+    const id = `ui_${this.nextUi++}`;
+    return new Promise((resolve) => {
+      const entry: Pending = { resolve, signal };
+      entry.onAbort = () => {
+        this.pending.delete(id);
+        this.send({ type: "ui_cancel", id });
+        resolve(undefined);
+      };
+      signal?.addEventListener("abort", entry.onAbort, { once: true });
+      this.pending.set(id, entry);
+      this.send({ type: "ui_request", id, method, params });
+    });
+  }
+
+  notify(message: string, level: string): void {
+    this.send({ type: "ui_request", id: `ui_${this.nextUi++}`, method: "notify", params: { message, level } });
+  }
+
+  /** Feed raw stdin text; complete lines are handled in order. */
+  feed(chunk: string): void {
+    const { lines, rest } = splitLines(this.buffer + chunk);
+    this.buffer = rest;
+    for (const line of lines) this.queue = this.queue.then(() => this.line(line));
+  }
+
+  /** stdin ended: handle an unterminated last line, answer open dialogs with "no answer", finish queued work. */
+  async end(): Promise<void> {
+    if (this.buffer.trim()) this.feed("\n");
+    await this.queue;
+    this.closed = true;
+    this.closeDialogs();
+  }
+
+  closeDialogs(): void {
+    for (const [id, p] of this.pending) {
+      p.signal?.removeEventListener("abort", p.onAbort!);
+      p.resolve(undefined);
+      this.pending.delete(id);
+    }
+  }
+
+  private async line(line: string): Promise<void> {
+    let msg: Record<string, unknown>;
+    try {
+      msg = JSON.parse(line) as Record<string, unknown>;
+      if (!msg || typeof msg !== "object" || Array.isArray(msg)) throw new Error("a command must be a JSON object");
+    } catch (error) {
+      return this.send({ type: "response", command: "parse", success: false, error: `invalid JSON line: ${messageOf(error)}` });
+    }
+    const id = msg.id as string | number | undefined;
+    const type = String(msg.type ?? "");
+    if (type === "ui_response") {
+      const p = this.pending.get(String(id));
+      if (!p) return;
+      this.pending.delete(String(id));
+      p.signal?.removeEventListener("abort", p.onAbort!);
+      return p.resolve(msg.result);
+    }
+    if (!RPC_COMMANDS.includes(type as RpcCommandName)) {
+      return this.send({ type: "response", id, command: type, success: false, error: `unknown command '${type}'; commands: ${RPC_COMMANDS.join(", ")}` });
+    }
+    try {
+      const data = await this.command(type as RpcCommandName, msg);
+      this.send({ type: "response", id, command: type, success: true, ...(data === undefined ? {} : { data }) });
+    } catch (error) {
+      this.send({ type: "response", id, command: type, success: false, error: messageOf(error) });
+    }
+  }
+
+  private text(msg: Record<string, unknown>, command: string): string {
+    if (typeof msg.message !== "string") throw new Error(`${command} needs "message": a string`);
+    return msg.message;
+  }
+
+  private sessionOrFail(command: string): SessionLike {
+    const s = this.session();
+    if (!s) throw new Error(`${command} needs a session plugin (session-jsonl) in the preset`);
+    return s;
+  }
+
+  private async command(type: RpcCommandName, msg: Record<string, unknown>): Promise<unknown> {
+    const { agent, host } = this.ctx;
+    switch (type) {
+      case "prompt": {
+        const text = this.text(msg, type);
+        if (agent.isRunning) throw new Error("a run is going: send steer or follow_up, or abort it first");
+        const slash = findCommand(host, text);
+        let input: Parameters<Agent["prompt"]>[0] = text;
+        if (slash) {
+          const out = await slash.command.run(slash.args, agent);
+          if (out === undefined || typeof out === "string") return { started: false, output: out ?? "" };
+          input = out.prompt;
+        }
+        const images = Array.isArray(msg.images) ? (msg.images as never[]) : [];
+        if (images.length && typeof input === "string") input = { role: "user", content: [{ type: "text", text: input }, ...images], timestamp: Date.now() };
+        // The response says the run started; the run's events follow, ending with agent_end.
+        agent.prompt(input).catch((error) => host.emit({ type: "diagnostic", level: "error", message: `prompt failed: ${messageOf(error)}`, plugin: "ui-rpc" }));
+        return { started: true };
+      }
+      case "steer":
+        agent.steer(this.text(msg, type));
+        return { queued: agent.state.queued.steering.length };
+      case "follow_up":
+        agent.followUp(this.text(msg, type));
+        return { queued: agent.state.queued.followUp.length };
+      case "abort": {
+        const unsent: AgentMessage[] = agent.abort();
+        await agent.waitForIdle();
+        return { unsent };
+      }
+      case "get_state":
+        return this.state(agent);
+      case "get_messages":
+        return { messages: agent.state.messages };
+      case "set_model":
+        return this.setModel(agent, host, msg);
+      case "compact": {
+        const result = await agent.compact(typeof msg.instructions === "string" ? msg.instructions : undefined);
+        return { compacted: Boolean(result), tokensAfter: result?.tokensAfter };
+      }
+      case "new_session":
+        this.idle(agent, type);
+        return { session: info(this.sessionOrFail(type).newSession()) };
+      case "fork": {
+        this.idle(agent, type);
+        const entryId = msg.entryId === null || typeof msg.entryId === "string" ? (msg.entryId as string | null) : undefined;
+        if (entryId === undefined) throw new Error('fork needs "entryId": a session entry id (or null for an empty fork)');
+        return { session: info(this.sessionOrFail(type).fork(entryId, { switch: true })) };
+      }
+      case "switch_session": {
+        this.idle(agent, type);
+        if (typeof msg.session !== "string" || !msg.session) throw new Error('switch_session needs "session": a session file or id prefix');
+        return { session: info(this.sessionOrFail(type).open(msg.session)) };
+      }
+      case "list_commands":
+        return { commands: host.commands.values().map((c) => ({ name: c.name, description: c.description, argumentHint: c.argumentHint })) };
+    }
+  }
+
+  private idle(agent: Agent, command: string): void {
+    if (agent.isRunning) throw new Error(`cannot ${command} while a run is going; abort it or wait for agent_end`);
+  }
+
+  private state(agent: Agent): RpcState {
+    const s = agent.state;
+    const session = this.session();
+    return {
+      provider: s.provider,
+      model: s.model,
+      isRunning: s.isRunning,
+      messageCount: s.messages.length,
+      pendingToolCalls: s.pendingToolCalls,
+      queued: { steering: s.queued.steering.length, followUp: s.queued.followUp.length },
+      ...(session ? { session: info(session) } : {}),
+    };
+  }
+
+  private setModel(agent: Agent, host: PluginHost, msg: Record<string, unknown>): { provider: string; model: ModelInfo } {
+    let modelId = typeof msg.model === "string" ? msg.model : "";
+    let providerId = typeof msg.provider === "string" ? msg.provider : undefined;
+    if (!modelId) throw new Error('set_model needs "model": an id, or provider/id');
+    if (!providerId && modelId.includes("/") && host.providers.has(modelId.split("/")[0]!)) [providerId, modelId] = [modelId.split("/")[0]!, modelId.split("/").slice(1).join("/")];
+    const providers = providerId ? [host.providers.get(providerId)].filter((p) => p !== undefined) : host.providers.values();
+    if (providerId && !providers.length) throw new Error(`unknown provider '${providerId}'; known: ${host.providers.names().join(", ")}`);
+    for (const p of providers) {
+      const model = p.models?.find((m) => m.id === modelId) ?? (providerId ? p.resolveModel?.(modelId) : undefined);
+      if (!model) continue;
+      agent.setModel(p.id, model);
+      this.session()?.appendModelChange?.(p.id, model.id);
+      return { provider: p.id, model };
+    }
+    throw new Error(`no provider has model '${modelId}'${providerId ? ` (provider ${providerId})` : ""}`);
+  }
+}
+
+function info(s: { id: string; file?: string; leafId: string | null }): RpcSession {
+  return { id: s.id, file: s.file, leafId: s.leafId };
+}
+
+export default definePlugin({
+  id: "ui-rpc",
+  description: "RPC mode: JSON lines over stdin/stdout for editors and other programs (--mode rpc)",
+  setup(ctx) {
+    ctx.frontEnds.register({
+      id: "rpc",
+      modes: ["rpc"],
+      async run(fe) {
+        // Commands come on stdin; `-` is accepted for older clients that passed it.
+        if (fe.prompt && fe.prompt !== "-") {
+          fe.stderr.write("coil: rpc mode reads commands on stdin; do not pass a prompt (send a prompt command)\n");
+          return 2;
+        }
+        const server = new RpcServer(fe, () => ctx.services.get("session") as SessionLike | undefined);
+        // While rpc mode runs, dialogs plugins ask through the `ui` service go to the client.
+        const ui: UiService = {
+          confirm: async (title, message, signal) => (await server.ask("confirm", { title, message }, signal)) === true,
+          select: async (title, options, signal) => {
+            const r = await server.ask("select", { title, options }, signal);
+            return typeof r === "string" && options.includes(r) ? r : undefined;
+          },
+          input: async (title, placeholder, signal) => {
+            const r = await server.ask("input", { title, placeholder }, signal);
+            return typeof r === "string" ? r : undefined;
+          },
+          notify: (message, level = "info") => server.notify(message, level),
+        };
+        const previousUi = fe.host.ui;
+        fe.host.ui = ui;
+        const unsubscribe = fe.agent.subscribe((event) => server.send({ type: "event", event }));
+        const stdin = fe.stdin;
+        stdin.setEncoding("utf8");
+        const onData = (chunk: string) => server.feed(chunk);
+        const onSignal = () => fe.agent.abort();
+        process.once("SIGTERM", onSignal);
+        stdin.on("data", onData);
+        server.send({ type: "ready", version: 1 });
+        try {
+          await new Promise<void>((done) => (stdin.once("end", done), stdin.once("close", done)));
+          await server.end();
+          await fe.agent.waitForIdle();
+          return 0;
+        } finally {
+          stdin.off("data", onData);
+          process.off("SIGTERM", onSignal);
+          server.closeDialogs();
+          unsubscribe();
+          fe.host.ui = previousUi;
+        }
+      },
+    });
+  },
+});

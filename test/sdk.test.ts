@@ -1,0 +1,85 @@
+/** coil/sdk createAgent (the CLI's agent, in process) and coil/testing createTestKit. */
+import { existsSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { definePlugin, Type, type AgentEvent } from "../kernel/index.js";
+import { createAgent } from "../lib/sdk/index.js";
+import { createTestKit, createWorkspace } from "../lib/testing/index.js";
+import { cleanTemps, tempDir, writeFiles } from "./support/ecosystem.js";
+
+afterAll(cleanTemps);
+
+const shout = definePlugin({
+  id: "shout",
+  setup(ctx) {
+    ctx.tools.register({
+      name: "shout",
+      description: "Upper-case a text",
+      parameters: Type.Object({ text: Type.String() }),
+      async execute(args) {
+        return { content: [{ type: "text", text: args.text.toUpperCase() }] };
+      },
+    });
+  },
+});
+
+describe("createAgent", () => {
+  it("runs the preset's agent in process: tools, plugin flags, sessions written, close() runs stop callbacks", async () => {
+    const base = tempDir("coil-sdk-");
+    const project = writeFiles(join(base, "project"), {
+      "notes.txt": "alpha\nbeta\n",
+      // A small preset keeps the in-process load quick; `default` works the same way.
+      "sdk.yaml": "plugins: [provider-scripted, tools-coding, session-jsonl]\n",
+      "replies.yaml": "- toolCalls:\n    - { name: read, arguments: { path: notes.txt } }\n    - { name: shout, arguments: { text: hey } }\n- text: Read it.\n",
+    });
+    const home = join(base, "coil-home");
+    const coil = await createAgent({ cwd: project, home, preset: "sdk.yaml", env: { ...process.env, COIL_HOME: home }, provider: "scripted", flags: { script: "replies.yaml" }, extraPlugins: [shout] });
+    const events: AgentEvent[] = [];
+    coil.subscribe((e) => events.push(e));
+    expect(coil.agent.state.model.id).toBe("scripted");
+    expect(coil.preset.entries.map((e) => e.key)).toContain("tools-coding");
+    const result = await coil.prompt("read notes.txt");
+    expect(result.stopReason).toBe("stop");
+    expect(coil.lastText()).toBe("Read it.");
+    const results = events.flatMap((e) => (e.type === "tool_execution_end" ? [e.result] : []));
+    expect(results.map((r) => [r.toolName, r.isError]).sort()).toEqual([["read", false], ["shout", false]]);
+    expect(JSON.stringify(results.find((r) => r.toolName === "read")!.content)).toContain("alpha");
+    expect(results.find((r) => r.toolName === "shout")!.content).toEqual([{ type: "text", text: "HEY" }]);
+    await coil.close();
+    const sessions = join(home, "sessions");
+    expect(existsSync(sessions) && readdirSync(sessions).length).toBe(1);
+  });
+
+  it("fails like the CLI on a bad preset or a missing provider", async () => {
+    const base = tempDir("coil-sdk-");
+    await expect(createAgent({ cwd: base, home: join(base, "h"), preset: "nope" })).rejects.toThrow(/unknown preset "nope"/);
+    writeFiles(base, { "p.yaml": "plugins: [provider-scripted]\n" });
+    await expect(createAgent({ cwd: base, home: join(base, "h"), preset: "p.yaml", provider: "scripted" })).rejects.toThrow(/provider 'scripted' is not configured/);
+  });
+});
+
+describe("createTestKit", () => {
+  it("runs a plugin on the scripted provider in a temporary workspace and exposes requests and results", async () => {
+    const kit = createTestKit({
+      plugins: [shout],
+      files: { "a.txt": "x" },
+      replies: [{ toolCalls: [{ name: "shout", arguments: { text: "quiet" } }] }, { text: "QUIET it is." }],
+    });
+    try {
+      expect(kit.workspace.read("a.txt")).toBe("x");
+      const result = await kit.run("shout quiet");
+      expect(result.stopReason).toBe("stop");
+      expect(kit.text(kit.toolResults("shout")[0])).toBe("QUIET");
+      expect(kit.requests).toHaveLength(2);
+      expect(kit.requests[0]!.tools.map((t) => t.name)).toEqual(["shout"]);
+      expect(kit.text()).toBe("QUIET it is.");
+      expect(kit.diagnostics()).toEqual([]);
+    } finally {
+      kit.dispose();
+    }
+    expect(existsSync(kit.workspace.dir)).toBe(false);
+    const ws = createWorkspace({ "d/e.txt": "y" });
+    expect(ws.exists("d/e.txt")).toBe(true);
+    ws.dispose();
+  });
+});
