@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Command, CommanderError, Option } from "commander";
+import { Command, CommanderError, Help, Option } from "commander";
 import { Agent } from "../agent.js";
 import { CoilError, formatDiagnostic, formatError } from "../errors.js";
 import { PluginHost, type FrontEnd } from "../plugin.js";
@@ -73,8 +73,12 @@ function program(io: CliIO, host?: PluginHost): Command {
     if (f.type === "number") option.argParser((v) => Number(v));
     cmd.addOption(option);
   }
+  // Plugin subcommands parse their own arguments; help shows their usage text as written.
+  const usages = new Map<string, string>();
+  cmd.configureHelp({ subcommandTerm: (c) => usages.get(c.name()) ?? new Help().subcommandTerm(c) });
   for (const [name, sub] of host?.subcommands.entries() ?? []) {
-    cmd.command(sub.value.usage ? `${name} ${sub.value.usage}` : name).description(`${sub.value.description} [${sub.owner}]`);
+    cmd.command(name).description(`${sub.value.description} [${sub.owner}]`);
+    if (sub.value.usage) usages.set(name, `${name} ${sub.value.usage}`);
   }
   cmd.command("trust [dir]").description("trust a project (default: this directory): its .coil/ code may load");
   cmd.command("untrust [dir]").description("forget that a project is trusted");

@@ -217,9 +217,14 @@ describe("coil CLI", () => {
   });
 
   it("without a prompt and no interactive front end, says what to do (exit 2)", async () => {
-    const ran = await coil(project(), [], { input: "" });
+    const dir = project({ "no-tui.yaml": "extends: default\nplugins:\n  - ui-tui: false\n" });
+    const ran = await coil(dir, ["--preset", "./no-tui.yaml"], { input: "" });
     expect(ran.code).toBe(2);
     expect(ran.stderr).toContain("no front end in this preset serves mode 'interactive'");
+    // With the default preset the interactive UI answers: no terminal here, so it says how to run.
+    const tui = await coil(dir, [], { input: "" });
+    expect(tui.code).toBe(2);
+    expect(tui.stderr).toContain("the interactive UI needs a terminal");
   });
 
   it("runs plugin subcommands, start and stop callbacks, and --no-x flags", async () => {

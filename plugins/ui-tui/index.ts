@@ -1,0 +1,83 @@
+/**
+ * ui-tui: the interactive terminal UI (`coil` with no prompt in a terminal). The terminal library
+ * (@mariozechner/pi-tui, see docs/decisions.md) and the app are imported inside the front end's
+ * `run`, so a print-mode start never loads them. docs/tui.md is the user guide.
+ */
+import { appendFileSync } from "node:fs";
+import { definePlugin, textOf, type AgentMessage, type FrontEndContext, type ModelRequest, type UiService } from "../../kernel/index.js";
+import { registerCommands } from "./commands.js";
+import type { Bridge } from "./types.js";
+
+/** customType of the messages `!cmd` adds; converted to user messages at request time. */
+export const SHELL_MESSAGE = "ui-tui.shell";
+
+/** The `ui` service while the TUI runs (set as `host.ui`); a dialog asked before the app is drawn answers "no". */
+function uiService(bridge: Bridge, log: (m: string, level: "info" | "warn" | "error") => void): UiService & { readonly active: boolean } {
+  return {
+    get active() {
+      return bridge.app !== undefined;
+    },
+    confirm: async (title, message, signal) => (bridge.app ? bridge.app.dialogs.confirm(title, message, signal) : false),
+    select: async (title, options, signal) => (bridge.app ? bridge.app.dialogs.select(title, options, signal) : undefined),
+    input: async (title, placeholder, signal) => (bridge.app ? bridge.app.dialogs.input(title, placeholder, signal) : undefined),
+    notify: (message, level = "info") => (bridge.app ? bridge.app.notify(message, level) : log(message, level)),
+  };
+}
+
+/** Custom `!cmd` messages left in the request (no session store converted them) become user messages. */
+function shellToUser(request: ModelRequest): ModelRequest | undefined {
+  if (!request.messages.some((m) => m.role === "custom" && m.customType === SHELL_MESSAGE)) return undefined;
+  const messages = request.messages.map((m): AgentMessage => (m.role === "custom" && m.customType === SHELL_MESSAGE ? { role: "user", content: m.content, timestamp: m.timestamp } : m));
+  return { ...request, messages };
+}
+
+/** Not a terminal: run a piped prompt the way print mode does, or say how to. */
+async function fallback(fe: FrontEndContext): Promise<number> {
+  const { stderr, stdout, agent } = fe;
+  stderr.write("coil: the interactive UI needs a terminal (stdin and stdout must be TTYs); running in print mode. Use coil -p \"what to do\" for scripts.\n");
+  let prompt = fe.prompt;
+  if (!prompt && !fe.stdin.isTTY) {
+    let text = "";
+    for await (const chunk of fe.stdin) text += chunk.toString();
+    prompt = text.trim() || undefined;
+  }
+  if (!prompt) {
+    stderr.write('coil: no prompt given: coil -p "what to do" (or pipe it on stdin)\n');
+    return 2;
+  }
+  const result = await agent.prompt(prompt);
+  const last = [...result.messages].reverse().find((m) => m.role === "assistant");
+  const text = textOf(last);
+  if (text) stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+  if (result.stopReason === "error") stderr.write(`coil: error: ${result.error ?? "the run failed"}\n`);
+  return result.stopReason === "error" || result.stopReason === "aborted" ? 1 : 0;
+}
+
+export default definePlugin({
+  id: "ui-tui",
+  description: "Interactive terminal UI: streaming markdown, tool output, editor, slash commands, dialogs for the ui service",
+  setup(ctx) {
+    const bridge: Bridge = {};
+    const dialogs = uiService(bridge, (m, level) => ctx.log[level](m));
+    registerCommands(ctx, bridge);
+    ctx.tap("before_request", async (request) => shellToUser(request), { stage: "LATE" });
+    ctx.frontEnds.register({
+      id: "tui",
+      modes: ["interactive"],
+      async run(fe) {
+        const out = fe.stdout as NodeJS.WritableStream & { isTTY?: boolean };
+        if (!process.stdin.isTTY || !out.isTTY) return fallback(fe);
+        if (process.env.COIL_TUI_STATS) appendFileSync(process.env.COIL_TUI_STATS, JSON.stringify({ mark: "run", at: performance.now() }) + "\n");
+        const [lib, { TuiApp }] = await Promise.all([import("@mariozechner/pi-tui"), import("./app.js")]);
+        const app = new TuiApp(lib, fe, ctx, bridge);
+        // While the TUI runs, its dialogs are the `ui` service; in other modes there is none.
+        fe.host.ui = dialogs;
+        try {
+          return await app.run();
+        } finally {
+          fe.host.ui = undefined;
+        }
+      },
+    });
+  },
+});

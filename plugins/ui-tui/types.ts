@@ -1,0 +1,84 @@
+/**
+ * Shapes shared by the plugin's files: the bridge between setup-time registrations (the `ui` service,
+ * slash commands) and the running app, and the slice of the `session` service the TUI calls.
+ * The session type is declared here, not imported, because plugins do not import each other.
+ */
+import type { AgentMessage } from "../../kernel/index.js";
+
+export interface PickItem {
+  value: string;
+  label: string;
+  description?: string;
+}
+
+export interface Dialogs {
+  confirm(title: string, message: string, signal?: AbortSignal): Promise<boolean>;
+  select(title: string, options: readonly string[], signal?: AbortSignal): Promise<string | undefined>;
+  input(title: string, placeholder?: string, signal?: AbortSignal): Promise<string | undefined>;
+  /** A picker with labels and descriptions; resolves to the chosen value. */
+  pick(title: string, items: readonly PickItem[], options?: { selected?: string; signal?: AbortSignal }): Promise<string | undefined>;
+}
+
+/** What commands and the `ui` service reach while the TUI runs. */
+export interface AppHandle {
+  dialogs: Dialogs;
+  notify(message: string, level?: "info" | "warn" | "error"): void;
+  setEditorText(text: string): void;
+  /** Redraw the transcript from the agent's history (after a session switch). */
+  rebuild(): void;
+  quit(): void;
+}
+
+/** Set while the TUI runs. */
+export interface Bridge {
+  app?: AppHandle;
+}
+
+export interface EntryLike {
+  type: string;
+  id: string;
+  parentId: string | null;
+  timestamp: string;
+  message?: AgentMessage;
+  summary?: string;
+  name?: string;
+  provider?: string;
+  modelId?: string;
+}
+
+export interface SessionSummaryLike {
+  file: string;
+  id: string;
+  modified: number;
+  name?: string;
+  messages: number;
+  firstMessage?: string;
+}
+
+export interface SessionInfoLike {
+  id: string;
+  file?: string;
+  leafId: string | null;
+}
+
+/** The part of session-jsonl's `session` service this plugin uses (see docs/sessions.md). */
+export interface SessionLike {
+  readonly persistent: boolean;
+  readonly file: string | undefined;
+  readonly id: string;
+  readonly name: string | undefined;
+  readonly leafId: string | null;
+  entries(): readonly EntryLike[];
+  entry(id: string): EntryLike | undefined;
+  path(leafId?: string | null): readonly EntryLike[];
+  labels(): ReadonlyMap<string, string>;
+  setLabel(entryId: string, label?: string): unknown;
+  setName(name: string): unknown;
+  appendCustomMessage(input: { customType: string; content: string; display?: boolean; details?: unknown }): unknown;
+  branch(entryId: string | null, options?: { summary?: string; summarize?: boolean; instructions?: string }): Promise<unknown>;
+  fork(entryId: string | null, options?: { switch?: boolean }): SessionInfoLike;
+  clone(options?: { switch?: boolean }): SessionInfoLike;
+  open(ref: string): SessionInfoLike;
+  newSession(): SessionInfoLike;
+  list(options?: { cwd?: string; all?: boolean }): readonly SessionSummaryLike[];
+}

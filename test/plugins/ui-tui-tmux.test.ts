@@ -1,0 +1,238 @@
+/**
+ * ui-tui end to end in a real terminal: tmux runs the built `coil` against the scripted provider,
+ * send-keys types, capture-pane reads the screen. Each test asserts what a user would see.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { packageRoot } from "../../kernel/boot/paths.js";
+import { childEnv } from "../support/env.js";
+import { editorText, hasTmux, Tmux } from "../support/tmux.js";
+
+const BIN = join(packageRoot(), "dist", "bin", "coil.js");
+const temps: string[] = [];
+let panes: Tmux[] = [];
+
+beforeAll(() => {
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` first (npm test does it)`);
+  if (!hasTmux) throw new Error("tmux is not installed: the TUI tests need it (.ci/run installs it)");
+});
+afterEach(() => {
+  panes.forEach((p) => p.kill());
+  panes = [];
+});
+afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function project(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), "coil-tui-"));
+  temps.push(dir);
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+function coil(dir: string, args: string, size: { cols?: number; rows?: number } = {}): Tmux {
+  const pane = new Tmux({
+    dir,
+    cwd: dir,
+    cols: size.cols ?? 80,
+    rows: size.rows ?? 24,
+    env: { COIL_HOME: join(dir, "home") },
+    command: `${process.execPath} ${BIN} --plugin ui-tui --provider scripted ${args}`,
+  }).start();
+  panes.push(pane);
+  return pane;
+}
+
+function requests(dir: string): { messages: { role: string; content: unknown; toolCallId?: string }[] }[] {
+  return readFileSync(join(dir, "requests.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+}
+
+function preset(dir: string, replies: string): string {
+  writeFileSync(join(dir, "preset.yaml"), `extends: default\nplugins:\n  - provider-scripted:\n      chunkSize: 4\n      recordTo: requests.jsonl\n      replies:\n${replies.replace(/^/gm, "        ")}\n`);
+  return `--preset ./preset.yaml`;
+}
+
+const READY = "Enter to send";
+
+describe.skipIf(!hasTmux)("ui-tui in tmux", () => {
+  it("shows the editor, streams markdown, runs a tool with its output, and fills the footer (80x24)", async () => {
+    const dir = project({});
+    const args = preset(
+      dir,
+      `- thinking: I will run echo.
+  text: "alpha beta gamma delta **epsilon**"
+  chunkDelayMs: 60
+  toolCalls: [{ name: bash, arguments: { command: "echo hi-from-bash" } }]
+  usage: { input: 1200, output: 340, cacheRead: 800 }
+- text: "All done: it printed the greeting."
+  usage: { input: 1600, output: 50, cacheRead: 1000 }`,
+    );
+    const t = coil(dir, args);
+    await t.waitFor(READY);
+    t.type("say hello");
+    const typed = await t.waitFor((s) => editorText(s) === "say hello");
+    expect(typed).toContain("scripted/scripted");
+    t.keys("Enter");
+    // mid-stream: the first words are on screen before the last one arrived
+    const mid = await t.waitFor((s) => s.includes("alpha") && !s.includes("epsilon"));
+    expect(mid).toContain("› say hello");
+    expect(mid).toContain("Esc to abort");
+    const done = await t.waitFor("All done: it printed the greeting.");
+    expect(done).toMatch(/● bash \$ echo hi-from-bash/);
+    expect(done).toMatch(/^\s+hi-from-bash\s*$/m);
+    expect(done).toContain("thinking (4 words");
+    expect(done).not.toContain("**epsilon**"); // markdown is rendered, not shown raw
+    // footer: context from the last usage (1600+50+1000 of 200k), totals in/out, cache reads, cost
+    expect(done).toContain("ctx 1.3%/200k");
+    expect(done).toContain("↑2.8k ↓390");
+    expect(done).toContain("cache 1.8k");
+    expect(done).toContain("$0.000");
+    expect(editorText(done)).toBe("");
+  });
+
+  it("queues a steering message while a tool runs and delivers it after the tool", async () => {
+    const dir = project({});
+    const args = preset(
+      dir,
+      `- toolCalls: [{ name: bash, arguments: { command: "sleep 1.5; echo slept" } }]
+- text: steering received`,
+    );
+    const t = coil(dir, args);
+    await t.waitFor(READY);
+    t.type("start");
+    t.keys("Enter");
+    await t.waitFor("◌ bash $ sleep 1.5");
+    t.type("also check the logs");
+    t.keys("Enter");
+    const queued = await t.waitFor("↳ steer: also check the logs");
+    expect(queued).toContain("Enter to steer");
+    const done = await t.waitFor("steering received");
+    expect(done).toContain("› also check the logs");
+    expect(done).not.toContain("↳ steer:");
+    const [, second] = requests(dir);
+    const roles = second!.messages.map((m) => m.role);
+    expect(roles).toEqual(["user", "assistant", "toolResult", "user"]);
+    expect(second!.messages[3]!.content).toBe("also check the logs");
+  });
+
+  it("Escape aborts the run and puts the queued steering and follow-up text back into the editor", async () => {
+    const dir = project({});
+    const args = preset(dir, `- text: "a very slow answer that keeps streaming for quite a while longer"\n  chunkDelayMs: 300`);
+    const t = coil(dir, args);
+    await t.waitFor(READY);
+    t.type("go");
+    t.keys("Enter");
+    await t.waitFor("a very");
+    t.type("first steer");
+    t.keys("Enter");
+    await t.waitFor("↳ steer: first steer");
+    t.type("then follow");
+    t.keys("M-Enter");
+    await t.waitFor("↳ follow-up: then follow");
+    t.keys("Escape");
+    const after = await t.waitFor((s) => s.includes("Aborted.") && s.includes(READY));
+    expect(editorText(after)).toBe("first steer\nthen follow");
+    expect(after).not.toContain("↳ steer:");
+    expect(after).toContain("aborted");
+  });
+
+  it("completes slash commands in a picker and runs them at 60 columns; Ctrl+C clears, twice quits", async () => {
+    const dir = project({});
+    const t = coil(dir, `--script none.yaml`, { cols: 60, rows: 24 });
+    writeFileSync(join(dir, "none.yaml"), "- text: unused\n");
+    await t.waitFor(READY);
+    t.type("/");
+    const picker = await t.waitFor((s) => /→ model\s/.test(s) && /\(1\/\d+\)/.test(s));
+    for (const line of picker.split("\n")) expect(line.length).toBeLessThanOrEqual(60);
+    t.type("hel");
+    await t.waitFor((s) => /help\s+list commands/.test(s) && !/→ model/.test(s));
+    t.keys("Enter");
+    const help = await t.waitFor("Ctrl+C clears the editor");
+    expect(help).toContain("/tree [entry id]");
+    t.type("some draft");
+    await t.waitFor((s) => editorText(s) === "some draft");
+    t.keys("C-c");
+    const cleared = await t.waitFor("Press Ctrl+C again to quit");
+    expect(editorText(cleared)).toBe("");
+    t.keys("C-c");
+    await t.waitFor("[exited 0]");
+  });
+
+  it("asks through the ui service in a dialog; !cmd adds output to the context, !!cmd does not; Ctrl+D quits", async () => {
+    const dir = project({
+      "ask.mjs": `export default { id: "ask-test", setup(ctx) {
+  ctx.tools.register({ name: "ask", description: "ask the user", parameters: { type: "object", properties: {} },
+    async execute() { const ui = ctx.services.get("ui"); const choice = await ui.select("Pick a colour", ["red", "green", "blue"]);
+      return { content: [{ type: "text", text: "chosen: " + choice }] }; } });
+} };\n`,
+    });
+    const args = preset(dir, `- toolCalls: [{ name: ask, arguments: {} }]\n- text: thanks\n- text: second answer`);
+    const t = coil(dir, `${args} --plugin ./ask.mjs`);
+    await t.waitFor(READY);
+    t.type("ask me");
+    t.keys("Enter");
+    await t.waitFor("Pick a colour");
+    t.keys("Down");
+    t.keys("Enter");
+    const answered = await t.waitFor("thanks");
+    expect(answered).toContain("chosen: green");
+    t.type("!!echo hidden-output");
+    t.keys("Enter");
+    await t.waitFor(/^\s+hidden-output/m);
+    t.type("!echo shown-to-model");
+    t.keys("Enter");
+    await t.waitFor(/^\s+shown-to-model/m);
+    t.type("next");
+    t.keys("Enter");
+    await t.waitFor("second answer");
+    const last = requests(dir).at(-1)!;
+    const text = JSON.stringify(last.messages);
+    expect(text).toContain("shown-to-model");
+    expect(text).not.toContain("hidden-output");
+    t.keys("C-d");
+    await t.waitFor("[exited 0]");
+  });
+});
+
+describe.skipIf(!hasTmux)("ui-tui in tmux: output, sessions, resizing", () => {
+  it("collapses long tool output (Ctrl+O expands), shows the session name in the footer, and redraws on resize", async () => {
+    const dir = project({});
+    const args = preset(dir, `- toolCalls: [{ name: bash, arguments: { command: "seq 1 40" } }]\n- text: listed`);
+    const t = coil(dir, args);
+    await t.waitFor(READY);
+    t.type("count");
+    t.keys("Enter");
+    const collapsed = await t.waitFor("listed");
+    expect(collapsed).toContain("… 28 more lines (Ctrl+O to expand)");
+    expect(collapsed).not.toMatch(/^\s+40$/m);
+    t.keys("C-o");
+    const expanded = await t.waitFor(/^\s+40$/m);
+    expect(expanded).not.toContain("more lines (Ctrl+O");
+    t.type("/name my-work");
+    t.keys("Enter");
+    await t.waitFor((s) => s.includes("Named 'my-work'") && /\$0\.000 · my-work/.test(s));
+    t.resize(60, 20);
+    const narrow = await t.waitFor((s) => s.split("\n").length <= 21 && s.includes("scripted/scripted") && s.includes(READY));
+    for (const line of narrow.split("\n")) expect(line.length).toBeLessThanOrEqual(60);
+    expect(narrow).toMatch(/^─{60}$/m);
+  });
+});
+
+describe("ui-tui without a terminal", () => {
+  it("falls back to print mode with a message when stdin/stdout are not TTYs", async () => {
+    const dir = project({ "r.yaml": "- text: printed answer\n" });
+    const child = spawn(process.execPath, [BIN, "--plugin", "ui-tui", "--provider", "scripted", "--script", "r.yaml"], { cwd: dir, env: childEnv({ COIL_HOME: join(dir, "home") }) });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    child.stdin.end("hello from a pipe\n");
+    const code = await new Promise((r) => child.on("close", r));
+    expect(err).toContain("the interactive UI needs a terminal");
+    expect(err).toContain("coil -p");
+    expect(out).toBe("printed answer\n");
+    expect(code).toBe(0);
+  });
+});

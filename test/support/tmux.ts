@@ -1,0 +1,87 @@
+/**
+ * Drive a real terminal: a private tmux server (own socket in a temp dir) runs one command in a
+ * pane of a fixed size; tests type with send-keys and read the screen with capture-pane.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { join } from "node:path";
+
+export const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
+
+export interface TmuxOptions {
+  dir: string;
+  cwd: string;
+  command: string;
+  cols?: number;
+  rows?: number;
+  env?: Record<string, string>;
+}
+
+export class Tmux {
+  private readonly socket: string;
+  private readonly target = "t:0";
+
+  constructor(private readonly options: TmuxOptions) {
+    this.socket = join(options.dir, `tmux-${Math.random().toString(36).slice(2, 8)}.sock`);
+  }
+
+  private tmux(...args: string[]): string {
+    return execFileSync("tmux", ["-S", this.socket, ...args], { encoding: "utf8" });
+  }
+
+  start(): this {
+    const env = Object.entries({ TERM: "xterm-256color", ...this.options.env }).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
+    // The shell stays after coil exits so the exit code can be read from the screen.
+    const command = `${this.options.command}; echo "[exited $?]"; sleep 600`;
+    this.tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", String(this.options.cols ?? 80), "-y", String(this.options.rows ?? 24), ...env, "-c", this.options.cwd, command);
+    this.tmux("set-option", "-t", "t", "status", "off");
+    return this;
+  }
+
+  /** Key names as tmux knows them (`Enter`, `Escape`, `C-c`, `M-Enter`, `Down`). */
+  keys(...keys: string[]): void {
+    this.tmux("send-keys", "-t", this.target, ...keys);
+  }
+
+  /** Literal text. */
+  type(text: string): void {
+    this.tmux("send-keys", "-t", this.target, "-l", text);
+  }
+
+  resize(cols: number, rows: number): void {
+    this.tmux("resize-window", "-t", "t", "-x", String(cols), "-y", String(rows));
+  }
+
+  screen(): string {
+    return this.tmux("capture-pane", "-p", "-t", this.target);
+  }
+
+  /** Poll the screen until `test` passes; fails with the last screen after `timeoutMs`. */
+  async waitFor(test: string | RegExp | ((screen: string) => boolean), timeoutMs = 15_000): Promise<string> {
+    const check = typeof test === "function" ? test : (s: string) => (typeof test === "string" ? s.includes(test) : test.test(s));
+    const start = Date.now();
+    let screen = "";
+    for (;;) {
+      screen = this.screen();
+      if (check(screen)) return screen;
+      if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${String(test)}; screen:\n${screen}`);
+      await new Promise((r) => setTimeout(r, 40));
+    }
+  }
+
+  kill(): void {
+    try {
+      this.tmux("kill-server");
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** The lines between the editor's two border rules (the editor's content). */
+export function editorText(screen: string): string {
+  const lines = screen.split("\n");
+  const rules = lines.map((l, i) => (/^─{10,}/.test(l) ? i : -1)).filter((i) => i >= 0);
+  if (rules.length < 2) return "";
+  const [a, b] = rules.slice(-2);
+  return lines.slice(a! + 1, b!).map((l) => l.trimEnd()).join("\n").trim();
+}
