@@ -217,12 +217,12 @@ describe("coil CLI", () => {
   });
 
   it("without a prompt and no interactive front end, says what to do (exit 2)", async () => {
-    const dir = project({ "no-tui.yaml": "extends: default\nplugins:\n  - ui-tui: false\n" });
-    const ran = await coil(dir, ["--preset", "./no-tui.yaml"], { input: "" });
+    const dir = project({ "no-tui.yaml": "extends: default\nplugins:\n  - ui-tui: false\n", "r.yaml": "- text: x\n" });
+    const ran = await coil(dir, ["--preset", "./no-tui.yaml", "--script", "r.yaml"], { input: "" });
     expect(ran.code).toBe(2);
     expect(ran.stderr).toContain("no front end in this preset serves mode 'interactive'");
     // With the default preset the interactive UI answers: no terminal here, so it says how to run.
-    const tui = await coil(dir, [], { input: "" });
+    const tui = await coil(dir, ["--script", "r.yaml"], { input: "" });
     expect(tui.code).toBe(2);
     expect(tui.stderr).toContain("the interactive UI needs a terminal");
   });
