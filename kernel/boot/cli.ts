@@ -138,14 +138,7 @@ export async function main(io: CliIO): Promise<number> {
         hint: mode === "interactive" ? 'pass a prompt: coil -p "what to do" (the interactive UI is a plugin this preset does not include)' : `modes available: ${modesOf(host).join(", ")}`,
       });
     }
-    const { provider, model } = chooseModel(host, preset);
-    const agent = new Agent(host, {
-      provider: provider.id,
-      model,
-      toolExecution: preset.settings.toolExecution,
-      reserveTokens: preset.settings.reserveTokens,
-      requestOptions: preset.settings.thinking ? { thinking: preset.settings.thinking as never } : {},
-    });
+    const agent = agentFor(host, preset);
     try {
       const exit = await echoing(host, io, () => host.start(agent, io, { mode, prompt, modelFromCli: Boolean(first.model || first.provider) }));
       if (exit !== undefined) return exit;
@@ -196,6 +189,13 @@ function presetCommand(io: CliIO, first: ReturnType<typeof scan>, home: string):
   const preset = resolvePreset({ preset: first.preset, cwd: io.cwd, home, trust: first.trust, cli: { plugins: first.plugins, settings: { provider: first.provider, model: first.model } } });
   io.stdout.write(formatPreset(preset, json ? "json" : "yaml"));
   return 0;
+}
+
+/** The agent a resolved preset describes: its provider and model (see chooseModel) and its settings. */
+export function agentFor(host: PluginHost, preset: ResolvedPreset): Agent {
+  const { provider, model } = chooseModel(host, preset);
+  const { toolExecution, reserveTokens, thinking } = preset.settings;
+  return new Agent(host, { provider: provider.id, model, toolExecution, reserveTokens, requestOptions: thinking ? { thinking: thinking as never } : {} });
 }
 
 /** Provider and model from `--model provider/id`, `--provider`, the preset, or the first configured provider. */

@@ -11,7 +11,7 @@
  */
 import { PassThrough, Writable } from "node:stream";
 import { Agent, CoilError, PluginHost, textOf, type AgentEvent, type CliStreams, type Plugin, type PromptInput, type RunResult } from "../../kernel/index.js";
-import { chooseModel } from "../../kernel/boot/cli.js";
+import { agentFor } from "../../kernel/boot/cli.js";
 import { loadPlugin } from "../../kernel/boot/load.js";
 import { coilHome } from "../../kernel/boot/paths.js";
 import { resolvePreset, type ResolvedPreset } from "../../kernel/boot/preset.js";
@@ -76,14 +76,7 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
     host.install(plugin, opts ?? {}, { ref: plugin.id });
   }
   host.flagValues = { ...options.flags };
-  const { provider, model } = chooseModel(host, preset);
-  const agent = new Agent(host, {
-    provider: provider.id,
-    model,
-    toolExecution: preset.settings.toolExecution,
-    reserveTokens: preset.settings.reserveTokens,
-    requestOptions: preset.settings.thinking ? { thinking: preset.settings.thinking as never } : {},
-  });
+  const agent = agentFor(host, preset);
   const stdin = new PassThrough();
   stdin.end();
   const io: CliStreams = {

@@ -1,25 +1,12 @@
 /**
  * Plan mode's bash allowlist: a command line may run only if every command in it starts with a
- * read-only program and nothing else can run. Stricter than the permission gate's splitter (a small
- * copy; plugins do not import each other): substitutions, subshells, backgrounding and output
- * redirections other than to /dev/null are refused outright.
+ * read-only program (lib/shell/readonly.ts) and nothing else can run. Stricter than the permission
+ * gate's splitter: substitutions, subshells, backgrounding and output redirections other than to
+ * /dev/null are refused outright.
  */
-export const READ_ONLY_COMMANDS = [
-  "ls", "cat", "head", "tail", "wc", "grep", "rg", "find", "tree", "pwd", "echo", "stat", "file", "du", "df", "which", "diff", "sort", "uniq", "cut",
-  "git status", "git log", "git diff", "git show", "git branch", "git blame", "git rev-parse", "git ls-files",
-];
+import { READ_ONLY_COMMANDS, UNSAFE } from "../../lib/shell/readonly.js";
 
-/** Options that make an otherwise read-only program write, delete or execute. */
-const UNSAFE: Record<string, RegExp> = {
-  find: /\s-(?:exec|execdir|ok|okdir|delete|fprint0?|fprintf|fls)\b/,
-  sort: /\s(?:-o|--output)\b/,
-  rg: /\s--pre\b/,
-  tree: /\s-o\b/,
-  "git branch": /\s(?:-[dDmMcCu]|--delete|--move|--copy|--set-upstream-to|--unset-upstream|--edit-description)\b/,
-  "git diff": /\s--output\b/,
-  "git log": /\s--output\b/,
-  "git show": /\s--output\b/,
-};
+export { READ_ONLY_COMMANDS };
 
 /** Why `command` is not read-only, or undefined when it is. */
 export function notReadOnly(command: string, programs: readonly string[] = READ_ONLY_COMMANDS): string | undefined {
