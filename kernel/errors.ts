@@ -25,9 +25,11 @@ export interface CoilErrorOptions {
   hint?: string;
   /** A plugin error that must end the run (e.g. the session store could not write). */
   fatal?: boolean;
+  /** The npm spec (`pkg@^1`) of a missing package, which the CLI can install on first use. */
+  npmSpec?: string;
 }
 
-const WHERE = ["plugin", "hook", "phase", "file", "line", "column", "hint", "fatal"] as const;
+const WHERE = ["plugin", "hook", "phase", "file", "line", "column", "hint", "fatal", "npmSpec"] as const;
 
 export class CoilError extends Error {
   override name = "CoilError";
@@ -39,6 +41,7 @@ export class CoilError extends Error {
   readonly column?: number;
   readonly hint?: string;
   readonly fatal?: boolean;
+  readonly npmSpec?: string;
 
   /** `detail` is the message without the location prefix. */
   constructor(

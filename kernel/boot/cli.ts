@@ -5,13 +5,14 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { Command, CommanderError, Help, Option } from "commander";
 import { Agent } from "../agent.js";
 import { CoilError, formatDiagnostic, formatError } from "../errors.js";
 import { PluginHost, type FrontEnd } from "../plugin.js";
 import type { ModelInfo, Provider } from "../types.js";
-import { loadPlugin } from "./load.js";
-import { coilHome, packageRoot } from "./paths.js";
+import { loadPlugin, optionsTarget } from "./load.js";
+import { builtinModule, coilHome, packageRoot } from "./paths.js";
 import { formatPreset, resolvePreset, type ResolvedPreset } from "./preset.js";
 import { settleTrust, trustCommand } from "./trust.js";
 
@@ -28,12 +29,13 @@ const KERNEL_FLAGS_WITH_VALUE = new Set(["--preset", "--plugin", "--provider", "
 
 /** Phase 1: only what decides which plugins load. */
 function scan(argv: string[]) {
-  const found: { preset?: string; plugins: string[]; provider?: string; model?: string; trust: boolean; help: boolean } = { plugins: [], trust: false, help: false };
+  const found: { preset?: string; plugins: string[]; provider?: string; model?: string; trust: boolean; yes: boolean; help: boolean } = { plugins: [], trust: false, yes: false, help: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--") break;
     const [flag, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
     if (flag === "--trust") found.trust = true;
+    else if (flag === "--yes") found.yes = true;
     else if (flag === "--help" || flag === "-h") found.help = true;
     else if (KERNEL_FLAGS_WITH_VALUE.has(flag)) {
       const value = inline ?? argv[++i];
@@ -61,6 +63,7 @@ function program(io: CliIO, host?: PluginHost): Command {
     .option("--model <id>", "model, as provider/model or a model id")
     .option("--plugin <spec>", "add a plugin for this run (built-in id, path or npm package); repeatable", (v: string, all: string[]) => [...all, v], [])
     .option("--trust", "load this project's .coil/preset.yaml (project code runs with your rights)")
+    .option("--yes", "install npm packages the preset names but are missing, without asking (for CI)")
     .showHelpAfterError("(run coil --help for usage)")
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
     .exitOverride()
@@ -107,8 +110,7 @@ export async function main(io: CliIO): Promise<number> {
     const trust = await settleTrust(io, home, first.trust, word !== "preset");
     first.trust = trust.trusted;
     if (word === "preset") return presetCommand(io, first, home);
-    const preset = resolvePreset({ preset: first.preset, cwd: io.cwd, home, trust: first.trust, cli: { plugins: first.plugins, settings: { provider: first.provider, model: first.model } } });
-    const host = await installPreset(preset, io, home, first.trust);
+    const { preset, host } = await loadPreset(io, home, first);
     const at = firstPositional(io.argv, host);
     const sub = at >= 0 ? host.subcommands.get(io.argv[at]!) : undefined;
     if (sub) {
@@ -164,10 +166,47 @@ async function installPreset(preset: ResolvedPreset, io: CliIO, home: string, pr
   const plugins = await Promise.all(preset.entries.map((entry) => loadPlugin({ ...entry, source: entry.source }, { home })));
   await echoing(host, io, () =>
     preset.entries.forEach((entry, i) =>
-      host.install(plugins[i]!, entry.options, { ref: entry.ref, ...entry.source, baseDir: entry.baseDir, optionSources: entry.optionSources }),
+      plugins[i]!.forEach((plugin, j, all) => {
+        const own = j === optionsTarget(all, entry.key);
+        host.install(plugin, own ? entry.options : {}, { ref: entry.ref, ...entry.source, baseDir: entry.baseDir, optionSources: own ? entry.optionSources : {} });
+      }),
     ),
   );
   return host;
+}
+
+/** Resolve the preset and load its plugins, installing missing npm packages on first use (each once). */
+async function loadPreset(io: CliIO, home: string, first: ReturnType<typeof scan>): Promise<{ preset: ResolvedPreset; host: PluginHost }> {
+  for (const tried = new Set<string>(); ; ) {
+    try {
+      const preset = resolvePreset({ preset: first.preset, cwd: io.cwd, home, trust: first.trust, cli: { plugins: first.plugins, settings: { provider: first.provider, model: first.model } } });
+      return { preset, host: await installPreset(preset, io, home, first.trust) };
+    } catch (error) {
+      if (!(await installOnFirstUse(error, io, home, first.yes, tried))) throw error;
+    }
+  }
+}
+
+/**
+ * A missing npm package the preset names: install it into `$COIL_HOME/packages` through the packages plugin
+ * (lock file included) after the user agrees, or at once with `--yes`. True if installed (resolve again).
+ */
+async function installOnFirstUse(error: unknown, io: CliIO, home: string, yes: boolean, tried: Set<string>): Promise<boolean> {
+  if (!(error instanceof CoilError) || !["PRESET_NOT_FOUND", "PLUGIN_NOT_FOUND"].includes(error.code) || !error.npmSpec) return false;
+  const [spec, dir, installer] = [error.npmSpec, join(home, "packages"), builtinModule("plugins", "packages", "index")];
+  if (!installer || tried.has(spec)) return false;
+  tried.add(spec);
+  if (!yes) {
+    const hint = `pass --yes to install ${spec} into ${dir} on first use, or install it first: coil install ${spec}`;
+    if (!io.stdin.isTTY) throw new CoilError(error.code, error.detail, { phase: error.phase, file: error.file, line: error.line, column: error.column, hint });
+    io.stderr.write(`coil: ${error.detail}\ninstall ${spec} into ${dir}? [y/N] `);
+    const rl = (await import("node:readline")).createInterface({ input: io.stdin, terminal: false });
+    const answer = await new Promise<string>((done) => (rl.once("line", done), rl.once("close", () => done(""))));
+    rl.close();
+    if (!/^y(es)?$/i.test(answer.trim())) return false;
+  }
+  const { installForPreset } = (await import(pathToFileURL(installer).href)) as { installForPreset(specs: string[], dir: string, io: CliIO): Promise<boolean> };
+  return installForPreset([spec], dir, io);
 }
 
 /** Outside a front end's run, plugin diagnostics (setup, start, stop) go to stderr. */

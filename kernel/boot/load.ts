@@ -8,7 +8,7 @@ import { pathToFileURL } from "node:url";
 import { CoilError, messageOf, type CoilErrorOptions } from "../errors.js";
 import { isPlugin, type Plugin } from "../plugin.js";
 import { builtinModule, builtinPluginIds, nodeModules } from "./paths.js";
-import { nearest } from "./preset.js";
+import { nearest, npmSpec } from "./preset.js";
 
 export interface PluginRef {
   /** As the user wrote it (for messages). */
@@ -30,29 +30,37 @@ export interface LoadOptions {
 
 const TS_EXTENSIONS = new Set([".ts", ".mts", ".cts", ".tsx"]);
 
-export async function loadPlugin(ref: PluginRef, options: LoadOptions): Promise<Plugin> {
+/** The plugins a reference names: one, or every `coil.plugins` entry of an npm package. */
+export async function loadPlugin(ref: PluginRef, options: LoadOptions): Promise<Plugin[]> {
   if (ref.kind === "path") {
     if (!isFile(ref.key)) throw notFound(ref, `plugin file ${ref.key} does not exist`);
-    return importPlugin(ref.key, ref);
+    return [await importPlugin(ref.key, ref)];
   }
   // A name is a built-in id, else an unscoped npm package.
   const ids = ref.kind === "name" ? builtinPluginIds() : [];
   if (ids.includes(ref.key)) {
     const file = builtinModule("plugins", ref.key, "index");
     if (!file) throw notFound(ref, `built-in plugin '${ref.key}' has no index module`);
-    return importPlugin(file, ref);
+    return [await importPlugin(file, ref)];
   }
-  const file = resolvePackage(ref.key, ref.baseDir, options.home);
-  if (file) return importPlugin(file, ref);
+  const files = resolvePackage(ref.key, ref.baseDir, options.home);
+  if (files) return Promise.all(files.map((file) => importPlugin(file, ref)));
   if (ref.kind === "npm") {
+    const spec = npmSpec(ref.ref).spec;
     throw notFound(ref, `npm package '${ref.key}' is not installed (looked from ${ref.baseDir} and in ${join(options.home, "packages")})`, {
-      hint: `run \`npm install ${ref.key}\` in the project, or install it under ${join(options.home, "packages")}`,
+      hint: `run \`npm install ${spec}\` in the project, or \`coil install ${spec}\` (into ${join(options.home, "packages")})`,
+      npmSpec: spec,
     });
   }
   const near = nearest(ref.key, ids);
   throw notFound(ref, `plugin '${ref.ref}' is neither a built-in nor an installed npm package${near ? ` (did you mean '${near}'?)` : ""}`, {
     hint: ids.length ? `built-in plugins: ${ids.join(", ")}` : "no built-in plugins were found",
   });
+}
+
+/** Which of an entry's plugins gets its options: the one whose id is the package name, else the first. */
+export function optionsTarget(plugins: Plugin[], key: string): number {
+  return Math.max(0, plugins.findIndex((p) => p.id === key));
 }
 
 function notFound(ref: PluginRef, detail: string, extra: CoilErrorOptions = {}): CoilError {
@@ -116,17 +124,17 @@ function importTs(file: string): Promise<unknown> {
   return jiti.then((j) => j.import(file));
 }
 
-/** The file to import for an npm package: from `baseDir` upwards, then `${home}/packages/node_modules`. */
-function resolvePackage(name: string, baseDir: string, home: string): string | undefined {
+/** The files to import for an npm package (every `coil.plugins` entry): from `baseDir` upwards, then `${home}/packages/node_modules`. */
+function resolvePackage(name: string, baseDir: string, home: string): string[] | undefined {
   const dirs = [...nodeModules(name, baseDir), join(home, "packages", "node_modules", name)];
   const pkgDir = dirs.find((d) => existsSync(join(d, "package.json")));
   if (!pkgDir) return undefined;
   const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as Record<string, any>;
-  const listed = Array.isArray(pkg.coil?.plugins) ? pkg.coil.plugins[0] : undefined;
+  const listed: string[] = Array.isArray(pkg.coil?.plugins) && pkg.coil.plugins.length ? pkg.coil.plugins : [];
   const exp = pkg.exports;
   const dot = exp && typeof exp === "object" && !Array.isArray(exp) && Object.keys(exp).some((k) => k.startsWith(".")) ? exp["."] : exp;
-  const file = join(pkgDir, listed ?? pickExport(dot) ?? pkg.module ?? pkg.main ?? "index.js");
-  return [file, `${file}.js`, join(file, "index.js")].find(isFile) ?? file;
+  const files = listed.length ? listed : [pickExport(dot) ?? pkg.module ?? pkg.main ?? "index.js"];
+  return files.map((f) => join(pkgDir, f)).map((file) => [file, `${file}.js`, join(file, "index.js")].find(isFile) ?? file);
 }
 
 /** The `import`-side target of an exports entry (conditions may nest). */

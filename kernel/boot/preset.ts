@@ -152,7 +152,7 @@ function makeEntry(ref: string, dir: string, options: Record<string, unknown>, s
   const path = isPathRef(ref, /\.(m?ts|m?js)$/);
   const kind = path ? "path" : ref.startsWith("npm:") || ref.startsWith("@") ? "npm" : "name";
   const optionSources = Object.fromEntries(leaves(options).map((leaf) => [leaf, setBy]));
-  return { ref, key: path ? expand(ref, dir) : ref.replace(/^npm:/, ""), kind, options, source, baseDir: dir, optionSources };
+  return { ref, key: path ? expand(ref, dir) : kind === "npm" ? npmName(ref) : ref, kind, options, source, baseDir: dir, optionSources };
 }
 
 /** Check a setting (`fail` makes the error) and record it in `state`. */
@@ -168,7 +168,7 @@ function setSetting(state: State, key: string, value: unknown, setBy: string, fa
 // Finding presets: built-in name, path, or npm package
 
 function findPreset(ref: string, dir: string, home: string, pos: Partial<PresetSource> = {}): string {
-  if (ref.startsWith("npm:") || ref.startsWith("@")) return npmPreset(ref.replace(/^npm:/, ""), dir, home, pos);
+  if (ref.startsWith("npm:") || ref.startsWith("@")) return npmPreset(ref, dir, home, pos);
   if (isPathRef(ref, /\.ya?ml$/) || ref.includes("/")) {
     const file = expand(ref, dir);
     if (!existsSync(file)) throw notFound(`preset file ${file} does not exist`, pos);
@@ -181,10 +181,18 @@ function findPreset(ref: string, dir: string, home: string, pos: Partial<PresetS
   throw notFound(detail, pos, "name a built-in preset, a path to a YAML file (./team.yaml), or an npm package (npm:name)");
 }
 
-/** `pkg` or `pkg/sub/file.yaml`, looked up in node_modules above `dir`, then in coil's home. */
-function npmPreset(spec: string, dir: string, home: string, pos: Partial<PresetSource>): string {
-  const n = spec.startsWith("@") ? 2 : 1;
-  const [pkg, sub] = [spec.split("/").slice(0, n).join("/"), spec.split("/").slice(n).join("/")];
+/** An npm reference's package spec and lookup name: `npm:@acme/x@^1/team.yaml` → `@acme/x@^1`, `@acme/x`. */
+export function npmSpec(ref: string): { spec: string; name: string } {
+  const parts = ref.replace(/^npm:/, "").split("/");
+  const spec = parts.slice(0, parts[0]!.startsWith("@") ? 2 : 1).join("/");
+  return { spec, name: spec.replace(/(?<=.)@[^@]*$/, "") };
+}
+const npmName = (ref: string): string => npmSpec(ref).name;
+
+/** `pkg[@range]` or `pkg[@range]/sub/file.yaml`, looked up in node_modules above `dir`, then in coil's home. */
+function npmPreset(ref: string, dir: string, home: string, pos: Partial<PresetSource>): string {
+  const { spec, name: pkg } = npmSpec(ref);
+  const sub = ref.replace(/^npm:/, "").slice(spec.length + 1);
   for (const pkgDir of [...nodeModules(pkg, dir), join(home, "packages", "node_modules", pkg)]) {
     const manifest = join(pkgDir, "package.json");
     if (!existsSync(manifest)) continue;
@@ -192,7 +200,7 @@ function npmPreset(spec: string, dir: string, home: string, pos: Partial<PresetS
     if (existsSync(file)) return file;
   }
   const detail = `npm package "${pkg}" with a preset${sub ? ` ${sub}` : ""} not found (searched node_modules above ${dir} and in ${join(home, "packages", "node_modules")})`;
-  throw notFound(detail, pos, `install it (npm install ${pkg}); its package.json "coil.preset" names the YAML file (default preset.yaml)`);
+  throw notFound(detail, pos, `install it (coil install ${spec}); its package.json "coil.preset" names the YAML file (default preset.yaml)`, spec);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -248,7 +256,7 @@ function at(w: Where, node: unknown): PresetSource {
 }
 
 const invalid = (w: Where, node: unknown, detail: string, hint?: string) => new CoilError("PRESET_INVALID", detail, { ...at(w, node), hint });
-const notFound = (detail: string, pos: Partial<PresetSource>, hint?: string) => new CoilError("PRESET_NOT_FOUND", detail, { ...pos, hint });
+const notFound = (detail: string, pos: Partial<PresetSource>, hint?: string, npmSpec?: string) => new CoilError("PRESET_NOT_FOUND", detail, { ...pos, hint, npmSpec });
 
 /** The closest candidate by edit distance (adjacent swaps count once), or undefined if none is close. */
 export function nearest(word: string, candidates: readonly string[]): string | undefined {

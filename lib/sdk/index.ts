@@ -12,7 +12,7 @@
 import { PassThrough, Writable } from "node:stream";
 import { Agent, CoilError, PluginHost, textOf, type AgentEvent, type CliStreams, type Plugin, type PromptInput, type RunResult } from "../../kernel/index.js";
 import { agentFor } from "../../kernel/boot/cli.js";
-import { loadPlugin } from "../../kernel/boot/load.js";
+import { loadPlugin, optionsTarget } from "../../kernel/boot/load.js";
 import { coilHome } from "../../kernel/boot/paths.js";
 import { resolvePreset, type ResolvedPreset } from "../../kernel/boot/preset.js";
 
@@ -69,7 +69,10 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
   const host = new PluginHost({ cwd });
   const loaded = await Promise.all(preset.entries.map((entry) => loadPlugin(entry, { home })));
   preset.entries.forEach((entry, i) =>
-    host.install(loaded[i]!, entry.options, { ref: entry.ref, ...entry.source, baseDir: entry.baseDir, optionSources: entry.optionSources }),
+    loaded[i]!.forEach((plugin, j, all) => {
+      const own = j === optionsTarget(all, entry.key);
+      host.install(plugin, own ? entry.options : {}, { ref: entry.ref, ...entry.source, baseDir: entry.baseDir, optionSources: own ? entry.optionSources : {} });
+    }),
   );
   for (const item of options.extraPlugins ?? []) {
     const [plugin, opts] = Array.isArray(item) ? item : [item, {}];

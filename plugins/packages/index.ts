@@ -95,6 +95,21 @@ async function npmInstall(io: CliStreams, dir: string, specs: string[]): Promise
   return { ok: true, changed: Object.keys(after).filter((k) => before[k] !== after[k]) };
 }
 
+/**
+ * Install on first use, for the kernel's CLI (which imports this module by path before any preset loads):
+ * install `specs` into `dir` (`$COIL_HOME/packages`), each pinned by the lock file there when it records the
+ * package, and rewrite the lock file, exactly as `coil install` does. False (npm's error on stderr) if npm failed.
+ */
+export async function installForPreset(specs: string[], dir: string, io: CliStreams): Promise<boolean> {
+  const lock = readLock(dir)?.packages ?? {};
+  const wanted = specs.map((spec) => (lock[registryName(spec)] ? pinned(dir, registryName(spec), lock[registryName(spec)]!) : spec));
+  const { ok } = await npmInstall(io, dir, wanted);
+  if (!ok) return false;
+  const now = writeLock(dir).packages;
+  for (const name of specs.map(registryName)) if (now[name]) io.stderr.write(`coil: installed ${name}@${now[name].version} into ${dir}\n`);
+  return true;
+}
+
 /** Npm references (`npm:x`, `@scope/x`) in a preset's `extends` and `plugins`, following local `extends` files. */
 export function presetPackages(file: string, seen = new Set<string>()): { name: string; spec: string; from: string }[] {
   if (seen.has(file)) return [];

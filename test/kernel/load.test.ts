@@ -6,7 +6,7 @@ import { Type } from "typebox";
 import { Value } from "typebox/value";
 import ts from "typescript";
 import { afterAll, describe, expect, it } from "vitest";
-import { loadPlugin, type PluginRef } from "../../kernel/boot/load.js";
+import { loadPlugin, optionsTarget, type PluginRef } from "../../kernel/boot/load.js";
 import { builtinPluginIds, packageRoot } from "../../kernel/boot/paths.js";
 import { CoilError } from "../../kernel/errors.js";
 import { PluginHost } from "../../kernel/plugin.js";
@@ -36,6 +36,13 @@ async function failure(promise: Promise<unknown>): Promise<CoilError> {
   );
   expect(error).toBeInstanceOf(CoilError);
   return error as CoilError;
+}
+
+/** Load a reference that names exactly one plugin. */
+async function loadOne(ref: PluginRef, options: { home: string }) {
+  const plugins = await loadPlugin(ref, options);
+  expect(plugins).toHaveLength(1);
+  return plugins[0]!;
 }
 
 const jsPlugin = (id: string) => `export default { id: ${JSON.stringify(id)}, setup() {} };\n`;
@@ -73,7 +80,7 @@ const plugin = definePlugin({
 export default plugin;
 `,
     );
-    const plugin = await loadPlugin(pathRef(file), { home });
+    const plugin = await loadOne(pathRef(file), { home });
     expect(plugin.id).toBe("ts-greeter");
     const probe = (plugin as unknown as { probe: Record<string, unknown> }).probe;
     expect(probe.checked).toBe(true);
@@ -98,16 +105,16 @@ export default plugin;
     const js = write(join(dir, "p.js"), jsPlugin("js-plugin"));
     write(join(dir, "package.json"), `{ "type": "module" }`);
     const mjs = write(join(dir, "q.mjs"), jsPlugin("mjs-plugin"));
-    expect((await loadPlugin(pathRef(js), { home })).id).toBe("js-plugin");
-    expect((await loadPlugin(pathRef(mjs), { home })).id).toBe("mjs-plugin");
+    expect((await loadOne(pathRef(js), { home })).id).toBe("js-plugin");
+    expect((await loadOne(pathRef(mjs), { home })).id).toBe("mjs-plugin");
   });
 
   it("accepts a module that is itself a plugin (named id and setup), and a CJS module.exports", async () => {
     const dir = tempDir();
     const named = write(join(dir, "named.mjs"), `export const id = "named"; export function setup() {}\n`);
     const cjs = write(join(dir, "c.cjs"), `module.exports = { id: "cjs-plugin", setup() {} };\n`);
-    expect((await loadPlugin(pathRef(named), { home })).id).toBe("named");
-    expect((await loadPlugin(pathRef(cjs), { home })).id).toBe("cjs-plugin");
+    expect((await loadOne(pathRef(named), { home })).id).toBe("named");
+    expect((await loadOne(pathRef(cjs), { home })).id).toBe("cjs-plugin");
   });
 });
 
@@ -119,23 +126,50 @@ describe("loadPlugin: npm packages", () => {
     write(join(pkg, "lib", "main.js"), jsPlugin("esm-pkg"));
     const baseDir = join(project, ".coil", "presets");
     mkdirSync(baseDir, { recursive: true });
-    const plugin = await loadPlugin({ ref: "coil-plugin-esm", kind: "npm", key: "coil-plugin-esm", baseDir }, { home });
+    const plugin = await loadOne({ ref: "coil-plugin-esm", kind: "npm", key: "coil-plugin-esm", baseDir }, { home });
     expect(plugin.id).toBe("esm-pkg");
     // an unscoped name that is not a built-in falls back to npm
-    expect((await loadPlugin({ ref: "coil-plugin-esm", kind: "name", key: "coil-plugin-esm", baseDir }, { home })).id).toBe("esm-pkg");
+    expect((await loadOne({ ref: "coil-plugin-esm", kind: "name", key: "coil-plugin-esm", baseDir }, { home })).id).toBe("esm-pkg");
   });
 
-  it("loads the first file listed under coil.plugins, and scoped packages", async () => {
+  it("loads every file listed under coil.plugins, in order, from scoped packages", async () => {
     const project = tempDir();
     const pkg = join(project, "node_modules", "@acme", "coil-tools");
     write(
       join(pkg, "package.json"),
-      JSON.stringify({ name: "@acme/coil-tools", type: "module", main: "./index.js", coil: { plugins: ["./dist/plugin.js", "./dist/other.js"] } }),
+      JSON.stringify({ name: "@acme/coil-tools", type: "module", main: "./index.js", coil: { plugins: ["./dist/plugin.js", "./dist/other"] } }),
     );
     write(join(pkg, "index.js"), `export const notAPlugin = true;\n`);
     write(join(pkg, "dist", "plugin.js"), jsPlugin("acme-tools"));
-    const plugin = await loadPlugin({ ref: "@acme/coil-tools", kind: "npm", key: "@acme/coil-tools", baseDir: project }, { home });
-    expect(plugin.id).toBe("acme-tools");
+    write(join(pkg, "dist", "other.js"), jsPlugin("acme-other"));
+    const plugins = await loadPlugin({ ref: "@acme/coil-tools", kind: "npm", key: "@acme/coil-tools", baseDir: project }, { home });
+    expect(plugins.map((p) => p.id)).toEqual(["acme-tools", "acme-other"]);
+    // options of the entry go to the plugin named like the package, else to the first
+    expect(optionsTarget(plugins, "@acme/coil-tools")).toBe(0);
+    expect(optionsTarget(plugins, "acme-other")).toBe(1);
+  });
+
+  it("a package listing two plugins sets both up; the entry's options reach only the one named like the package", async () => {
+    const project = tempDir();
+    const pkg = join(project, "node_modules", "coil-pair");
+    write(join(pkg, "package.json"), JSON.stringify({ name: "coil-pair", type: "module", coil: { plugins: ["./a.js", "./b.js"] } }));
+    // the helper takes no options (options given to it would fail the install); the main plugin records its own
+    write(join(pkg, "a.js"), `export default { id: "pair-helper", setup(ctx) { (globalThis.__pair ??= []).push(["pair-helper", ctx.options]); } };\n`);
+    write(
+      join(pkg, "b.js"),
+      `export default { id: "coil-pair", options: { type: "object", properties: { greeting: { type: "string" } } }, setup(ctx) { (globalThis.__pair ??= []).push(["coil-pair", ctx.options]); } };\n`,
+    );
+    write(join(project, "team.yaml"), "plugins:\n  - provider-scripted\n  - coil-pair: { greeting: hi }\n");
+    write(join(project, "replies.yaml"), "- text: ok\n");
+    const g = globalThis as { __pair?: unknown[] };
+    delete g.__pair;
+    const { createAgent } = await import("../../lib/sdk/index.js");
+    const coil = await createAgent({ cwd: project, home, preset: "team.yaml", provider: "scripted", flags: { script: "replies.yaml" } });
+    await coil.close();
+    expect(g.__pair).toEqual([
+      ["pair-helper", {}],
+      ["coil-pair", { greeting: "hi" }],
+    ]);
   });
 
   it("finds a package only installed in $COIL_HOME/packages/node_modules", async () => {
@@ -143,7 +177,7 @@ describe("loadPlugin: npm packages", () => {
     const pkg = join(coilHome, "packages", "node_modules", "coil-home-only");
     write(join(pkg, "package.json"), JSON.stringify({ name: "coil-home-only", main: "main.mjs" }));
     write(join(pkg, "main.mjs"), jsPlugin("home-only"));
-    const plugin = await loadPlugin({ ref: "coil-home-only", kind: "npm", key: "coil-home-only", baseDir: tempDir() }, { home: coilHome });
+    const plugin = await loadOne({ ref: "coil-home-only", kind: "npm", key: "coil-home-only", baseDir: tempDir() }, { home: coilHome });
     expect(plugin.id).toBe("home-only");
   });
 
@@ -173,7 +207,7 @@ describe("loadPlugin: built-ins", () => {
   });
 
   it.runIf(existsSync(join(packageRoot(), "plugins", "provider-scripted", "index.ts")))("loads provider-scripted by id", async () => {
-    const plugin = await loadPlugin({ ref: "provider-scripted", kind: "name", key: "provider-scripted", baseDir: tempDir() }, { home });
+    const plugin = await loadOne({ ref: "provider-scripted", kind: "name", key: "provider-scripted", baseDir: tempDir() }, { home });
     expect(plugin.id).toBe("provider-scripted");
   });
 });
@@ -264,7 +298,7 @@ const ref = (key) => ({ ref: key, kind: "path", key, baseDir: ${JSON.stringify(p
 const a = await loadPlugin(ref(${JSON.stringify(js)}), { home: ${JSON.stringify(home)} });
 const before = jitiLoaded();
 const b = await loadPlugin(ref(${JSON.stringify(tsFile)}), { home: ${JSON.stringify(home)} });
-console.log(JSON.stringify({ ids: [a.id, b.id], before, after: jitiLoaded() }));
+console.log(JSON.stringify({ ids: [a[0].id, b[0].id], before, after: jitiLoaded() }));
 `,
     );
     const out = JSON.parse(execFileSync(process.execPath, [script], { encoding: "utf8" }).trim().split("\n").pop()!);

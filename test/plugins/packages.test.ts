@@ -166,6 +166,54 @@ describe("packages", () => {
     expect(ran.stdout).toBe("It has 3 words.\n");
   });
 
+  // Offline, the registry cannot serve coil-bundle-demo, so a teammate's lock file pins it to the packed tarball
+  // (the lock is how `coil install` pins versions; install on first use honours it the same way).
+  const pinnedLock = (s: ReturnType<typeof sandbox>) =>
+    writeFiles(s.packages, {
+      "coil-lock.json": JSON.stringify({ lockfileVersion: 1, packages: { "coil-bundle-demo": { spec: "^1.0.0", version: "1.0.0", resolved: `file:${tarball}`, coilPackage: true } } }),
+    });
+
+  it("a preset extending a missing npm:<package>@<range> installs it on first use: refused off a terminal without --yes, installed and locked with --yes", async () => {
+    const s = sandbox();
+    pinnedLock(s);
+    writeFiles(s.project, { "team.yaml": "extends: npm:coil-bundle-demo@^1\n" });
+    const args = ["--preset", "./team.yaml", "--provider", "scripted", "--script", "replies.yaml", "--mode", "json", "-p", "count"];
+
+    const refused = await coil(s.project, args, s.env);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('npm package "coil-bundle-demo" with a preset not found');
+    expect(refused.stderr).toContain(`pass --yes to install coil-bundle-demo@^1 into ${s.packages}`);
+    expect(refused.stderr).toContain("coil install coil-bundle-demo@^1");
+    expect(existsSync(join(s.packages, "node_modules", "coil-bundle-demo"))).toBe(false);
+
+    const ran = await coil(s.project, [...args, "--yes"], s.env);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stderr).toContain(`installed coil-bundle-demo@1.0.0 into ${s.packages}`);
+    expect(s.toolText(ran.stdout)).toMatchObject({ toolName: "word_stats", isError: false, content: [{ type: "text", text: EXPECTED }] });
+    // recorded like `coil install`: the lock gains the tarball's integrity, package.json the dependency
+    expect(s.lock().packages["coil-bundle-demo"]).toMatchObject({ version: "1.0.0", integrity: tarballIntegrity, coilPackage: true });
+    expect(JSON.parse(readFileSync(join(s.packages, "package.json"), "utf8")).dependencies["coil-bundle-demo"]).toMatch(/^file:.*\.tgz$/);
+
+    const again = await coil(s.project, args, s.env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).not.toContain("installed");
+  });
+
+  it("a missing npm: plugin (from --plugin, with a range) is installed on first use with --yes and loads", async () => {
+    const s = sandbox();
+    pinnedLock(s);
+    const args = ["--plugin", "npm:coil-bundle-demo@^1", "--provider", "scripted", "--script", "replies.yaml", "--mode", "json", "-p", "count"];
+    const refused = await coil(s.project, args, s.env);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("PLUGIN_NOT_FOUND npm package 'coil-bundle-demo' is not installed");
+    expect(refused.stderr).toContain("pass --yes");
+    const ran = await coil(s.project, [...args, "--yes"], s.env);
+    expect(ran.code, ran.stderr).toBe(0);
+    // the plugin alone, without the bundle's preset (which sets its label to "word stats")
+    expect(s.toolText(ran.stdout)).toMatchObject({ toolName: "word_stats", isError: false, content: [{ type: "text", text: "stats: 1 lines, 3 words, 13 characters" }] });
+    expect(s.lock().packages["coil-bundle-demo"].integrity).toBe(tarballIntegrity);
+  });
+
   it("reports npm failures and unknown options with exit codes", async () => {
     const s = sandbox();
     const missing = await coil(s.project, ["--plugin", "packages", "install", "./nope.tgz"], s.env);
