@@ -207,8 +207,17 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
     return `Exported to ${file}.`;
   }, "[file]");
 
-  reg("reload", "reload plugins, skills and templates (needs a restart)", () =>
-    "Plugins, skills and prompt templates are loaded once at start-up; a live reload is not supported yet. Quit (/quit) and run `coil -c` to continue this session with them reloaded.");
+  reg("reload", "reload plugins, skills and templates (restarts coil on this session)", (_args, agent) => {
+    if (!bridge.app) return "Plugins, skills and prompt templates load at start-up: run coil again (coil -c continues the latest session).";
+    if (agent.isRunning) return "A run is going: wait for it to finish (or press Esc), then /reload.";
+    const s = ctx.services.get("session") as SessionLike | undefined;
+    const kept = s?.persistent ? "this session continues" : "this session is in memory only, so the new process starts empty";
+    bridge.app.notify(`Reloading plugins, skills and templates: restarting coil (${kept})…`);
+    bridge.reload = true;
+    const app = bridge.app;
+    // let the notice reach the screen before the TUI stops
+    setTimeout(() => app.quit(), 60);
+  });
 
   reg("help", "list commands and keys", (_args, agent) => {
     const cmds = agent.host.commands

@@ -1,12 +1,13 @@
 /**
  * ui-tui: the interactive terminal UI (`coil` with no prompt in a terminal). The terminal library
- * (@mariozechner/pi-tui, see docs/decisions.md) and the app are imported inside the front end's
- * `run`, so a print-mode start never loads them. docs/tui.md is the user guide.
+ * (@mariozechner/pi-tui, see docs/decisions.md) and the app are imported lazily: as soon as start-up
+ * looks interactive (setup's guess, confirmed in `onStart`), and awaited in the front end's `run`, so a
+ * print-mode start does not load them. `/reload` restarts coil on the session (reload.ts). docs/tui.md is the user guide.
  */
 import { appendFileSync } from "node:fs";
 import { definePlugin, textOf, type AgentMessage, type FrontEndContext, type ModelRequest, type UiService } from "../../kernel/index.js";
 import { registerCommands } from "./commands.js";
-import type { Bridge } from "./types.js";
+import type { Bridge, SessionLike } from "./types.js";
 
 /** customType of the messages `!cmd` adds; converted to user messages at request time. */
 export const SHELL_MESSAGE = "ui-tui.shell";
@@ -61,6 +62,13 @@ export default definePlugin({
     const dialogs = uiService(bridge, (m, level) => ctx.log[level](m));
     registerCommands(ctx, bridge);
     ctx.tap("before_request", async (request) => shellToUser(request), { stage: "LATE" });
+    // Begin importing the library and the app once the mode is known to be interactive in a terminal;
+    // `run` awaits the same promise.
+    let loading: Promise<[typeof import("@mariozechner/pi-tui"), typeof import("./app.js")]> | undefined;
+    const load = () => (loading ??= Promise.all([import("@mariozechner/pi-tui"), import("./app.js")]));
+    ctx.onStart((_agent, io, info) => {
+      if (info.mode === "interactive" && process.stdin.isTTY && (io.stdout as { isTTY?: boolean }).isTTY) load().catch(() => undefined);
+    });
     ctx.frontEnds.register({
       id: "tui",
       modes: ["interactive"],
@@ -68,15 +76,20 @@ export default definePlugin({
         const out = fe.stdout as NodeJS.WritableStream & { isTTY?: boolean };
         if (!process.stdin.isTTY || !out.isTTY) return fallback(fe);
         if (process.env.COIL_TUI_STATS) appendFileSync(process.env.COIL_TUI_STATS, JSON.stringify({ mark: "run", at: performance.now() }) + "\n");
-        const [lib, { TuiApp }] = await Promise.all([import("@mariozechner/pi-tui"), import("./app.js")]);
+        const [lib, { TuiApp }] = await load();
         const app = new TuiApp(lib, fe, ctx, bridge);
         // While the TUI runs, its dialogs are the `ui` service; in other modes there is none.
         fe.host.ui = dialogs;
+        let code: number;
         try {
-          return await app.run();
+          code = await app.run();
         } finally {
           fe.host.ui = undefined;
         }
+        if (!bridge.reload) return code;
+        // /reload: the TUI has stopped and restored the terminal; run coil again on this session.
+        const { restart, sessionFileOf } = await import("./reload.js");
+        return restart(fe, sessionFileOf(ctx.services.get("session") as SessionLike | undefined));
       },
     });
   },

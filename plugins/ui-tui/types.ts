@@ -32,6 +32,8 @@ export interface AppHandle {
 /** Set while the TUI runs. */
 export interface Bridge {
   app?: AppHandle;
+  /** Set by /reload: when the app has stopped, the front end runs coil again on this session. */
+  reload?: boolean;
 }
 
 export interface EntryLike {

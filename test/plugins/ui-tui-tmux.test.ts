@@ -3,7 +3,7 @@
  * send-keys types, capture-pane reads the screen. Each test asserts what a user would see.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -217,6 +217,47 @@ describe.skipIf(!hasTmux)("ui-tui in tmux: output, sessions, resizing", () => {
     const narrow = await t.waitFor((s) => s.split("\n").length <= 21 && s.includes("scripted/scripted") && s.includes(READY));
     for (const line of narrow.split("\n")) expect(line.length).toBeLessThanOrEqual(60);
     expect(narrow).toMatch(/^─{60}$/m);
+  });
+});
+
+describe.skipIf(!hasTmux)("ui-tui in tmux: /reload", () => {
+  it("restarts coil on the same session: a template added meanwhile is a command, the conversation stays", async () => {
+    const dir = project({});
+    // the reloaded process replays the script from its start, so every reply says which process answered
+    const args = preset(dir, `- text: "answer from a coil process"`);
+    const t = coil(dir, args);
+    await t.waitFor(READY);
+    t.type("remember the word pelican");
+    t.keys("Enter");
+    await t.waitFor("answer from a coil process");
+    mkdirSync(join(dir, "home", "prompt-templates"), { recursive: true });
+    writeFileSync(join(dir, "home", "prompt-templates", "greet.md"), "---\ndescription: greet someone warmly\n---\nPlease greet $ARGUMENTS warmly.\n");
+    t.type("/gre");
+    await t.waitFor((s) => editorText(s) === "/gre");
+    expect(t.screen()).not.toContain("greet someone warmly"); // not loaded yet
+    t.keys("C-c");
+    await t.waitFor((s) => editorText(s) === "");
+    t.type("/reload");
+    t.keys("Enter");
+    // the notice, then the new process draws the same session again
+    await t.waitFor("Reloading plugins, skills and templates");
+    const reloaded = await t.waitFor((s) => s.includes(READY) && !s.includes("Reloading plugins") && s.includes("› remember the word pelican"));
+    expect(reloaded).toContain("answer from a coil process");
+    t.type("/gre");
+    await t.waitFor(/greet\s+greet someone warmly/);
+    t.type("et the team");
+    t.keys("Enter");
+    await t.waitFor("› Please greet the team warmly.");
+    await t.waitFor((s) => (s.match(/answer from a coil process/g) ?? []).length === 2);
+    // the model saw the earlier conversation: the reloaded process continued the session
+    const last = requests(dir).at(-1)!;
+    expect(last.messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+    expect(last.messages[0]!.content).toBe("remember the word pelican");
+    t.keys("C-d");
+    await t.waitFor("[exited 0]");
+    // one session file: the reload opened the same one instead of starting another
+    const sessions = readdirSync(join(dir, "home", "sessions"), { recursive: true }).filter((f) => String(f).endsWith(".jsonl"));
+    expect(sessions).toHaveLength(1);
   });
 });
 

@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { PluginHost, type AgentMessage, type AssistantMessage, type ToolResultMessage } from "../../kernel/index.js";
 import sessionJsonl from "../../plugins/session-jsonl/index.js";
 import uiTui from "../../plugins/ui-tui/index.js";
+import { reloadArgs } from "../../plugins/ui-tui/reload.js";
 import { toMarkdown, treeItems } from "../../plugins/ui-tui/commands.js";
 import {
   colorDiff,
@@ -147,6 +148,22 @@ describe("the plugin without a running TUI", () => {
   });
 });
 
+describe("/reload and start-up", () => {
+  it("restarts on the current session file: -c, -r and --session are replaced, everything else is kept", () => {
+    expect(reloadArgs(["--plugin", "ui-tui", "-c", "--model", "x/y"], "/s/a.jsonl")).toEqual(["--plugin", "ui-tui", "--model", "x/y", "--session", "/s/a.jsonl"]);
+    expect(reloadArgs(["--session", "abc", "--resume", "-r", "--continue", "--session=def", "--trust"], "/s/b.jsonl")).toEqual(["--trust", "--session", "/s/b.jsonl"]);
+    expect(reloadArgs(["--no-session"], undefined)).toEqual(["--no-session"]);
+    expect(reloadArgs(["-c", "--", "-c"], "/s/c.jsonl")).toEqual(["--session", "/s/c.jsonl", "--", "-c"]);
+  });
+
+  it("says outside the interactive UI that reloading means running coil again", async () => {
+    const { agent, host } = createTestAgent({ plugins: [[uiTui]] });
+    const out = await host.commands.get("reload")!.run("", agent);
+    expect(out).toContain("coil -c");
+  });
+
+});
+
 describe("session commands (through session-jsonl's service)", () => {
   async function withSession() {
     const dir = mkdtempSync(join(tmpdir(), "coil-tui-sess-"));
@@ -180,7 +197,7 @@ describe("session commands (through session-jsonl's service)", () => {
     expect(agent.state.messages).toHaveLength(4);
     expect(String(await run("/new"))).toMatch(/^New session /);
     expect(agent.state.messages).toHaveLength(0);
-    expect(String(await run("/reload"))).toContain("a live reload is not supported");
+    expect(String(await run("/reload"))).toContain("run coil again");
     expect(String(await run("/help"))).toContain("/tree [entry id]");
     await host.stop();
   });
