@@ -4,16 +4,12 @@
  * and redaction.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from "yaml";
 import { CoilError } from "../../kernel/index.js";
 import { API_KINDS, type ApiKind, type CatalogModel, type PriceTier, type Prices, type ThinkingStyle } from "./catalog.js";
 
-/** `$COIL_HOME`, default `~/.coil` (the same rule as the kernel's). */
-export function coilHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.COIL_HOME || join(homedir(), ".coil");
-}
+export { coilHome } from "../../kernel/index.js";
 
 // ───────────────────────────── models.yaml ─────────────────────────────
 

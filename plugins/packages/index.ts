@@ -4,19 +4,18 @@
  * in step; `coil plugin new <name>` scaffolds a plugin project. See docs/packages.md.
  */
 import { existsSync, readFileSync, realpathSync } from "node:fs";
-import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
-import { definePlugin, messageOf, type CliStreams } from "../../kernel/index.js";
+import { coilHome, definePlugin, messageOf, type CliStreams } from "../../kernel/index.js";
 import { LOCK_FILE, readLock, writeLock, type LockEntry } from "./lock.js";
 import { classify, dependencies, ensureManifest, npmLockEntry, readJson, registryName, runNpm } from "./npm.js";
 import { scaffoldCommand } from "./scaffold.js";
 
 type IO = CliStreams & { argv?: string[]; trusted?: boolean };
 
-export const coilHomeOf = (env: NodeJS.ProcessEnv): string => env.COIL_HOME || join(homedir(), ".coil");
+export const coilHomeOf = coilHome;
 /** Where packages live: `$COIL_HOME/packages` (user) or `<project>/.coil/packages`. */
 export const packagesDir = (io: CliStreams, project: boolean): string => (project ? join(io.cwd, ".coil", "packages") : join(coilHomeOf(io.env), "packages"));
 

@@ -3,9 +3,7 @@
  * that become `/name args` commands, and the argument forms they expand.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { homedir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
 
 export interface PromptTemplate {
@@ -87,24 +85,7 @@ export function expandTemplate(body: string, rawArgs: string): string {
   return !used && rawArgs.trim() ? `${out}\n\n${rawArgs.trim()}` : out;
 }
 
-export function coilHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.COIL_HOME || join(homedir(), ".coil");
-}
 
-let root: string | undefined;
-/** coil's package root: the nearest folder above this module whose package.json is named "coil". */
-export function packageRoot(): string | undefined {
-  if (root) return root;
-  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
-    const pkg = join(dir, "package.json");
-    try {
-      if (existsSync(pkg) && JSON.parse(readFileSync(pkg, "utf8")).name === "coil") return (root = dir);
-    } catch {
-      // not ours
-    }
-    if (dirname(dir) === dir) return undefined;
-  }
-}
 
 /** Folders contributed by packages under `$COIL_HOME/packages/node_modules` (`coil.promptTemplates`, else `prompt-templates/`). */
 export function packageDirs(home: string): string[] {
@@ -152,3 +133,5 @@ export function templateFiles(dir: string): string[] {
     return [];
   }
 }
+
+export { coilHome, packageRoot } from "../../kernel/index.js";

@@ -5,9 +5,7 @@
  * stop the others from loading.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
 
 export type SkillSource = "project" | "user" | "package" | "builtin" | "path";
@@ -137,25 +135,7 @@ function isDir(path: string): boolean {
   }
 }
 
-/** `$COIL_HOME`, default `~/.coil`. */
-export function coilHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.COIL_HOME || join(homedir(), ".coil");
-}
 
-let root: string | undefined;
-/** coil's package root: the nearest folder above this module whose package.json is named "coil". */
-export function packageRoot(): string | undefined {
-  if (root) return root;
-  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
-    const pkg = join(dir, "package.json");
-    try {
-      if (existsSync(pkg) && JSON.parse(readFileSync(pkg, "utf8")).name === "coil") return (root = dir);
-    } catch {
-      // an unreadable package.json is not ours
-    }
-    if (dirname(dir) === dir) return undefined;
-  }
-}
 
 /**
  * Folders an installed package contributes: packages under `$COIL_HOME/packages/node_modules` whose
@@ -256,3 +236,5 @@ export class SkillCatalog {
     return result;
   }
 }
+
+export { coilHome, packageRoot } from "../../kernel/index.js";

@@ -5,10 +5,8 @@
  * `--append-system-prompt` / `APPEND_SYSTEM.md` add text near the end (docs/context.md).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { Type, definePlugin, type ModelRequest, type ToolSpec } from "../../kernel/index.js";
+import { Type, coilHome, definePlugin, packageRoot, type ModelRequest, type ToolSpec } from "../../kernel/index.js";
 import { DEFAULT_ROLE, assemble, localDate, type ProjectFile, type SkillEntry, type ToolInfo } from "./blocks.js";
 
 export { assemble, escapeXml, guidelinesFor, BLOCK_ORDER, DEFAULT_ROLE } from "./blocks.js";
@@ -35,19 +33,6 @@ interface ContextFilesLike {
 }
 
 let root: string | undefined | null = null;
-/** coil's package root: the nearest folder above this module whose package.json is named "coil". */
-function packageRoot(): string | undefined {
-  if (root !== null) return root;
-  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
-    try {
-      const pkg = join(dir, "package.json");
-      if (existsSync(pkg) && JSON.parse(readFileSync(pkg, "utf8")).name === "coil") return (root = dir);
-    } catch {
-      // not ours
-    }
-    if (dirname(dir) === dir) return (root = undefined);
-  }
-}
 
 function readText(path: string): string | undefined {
   try {
@@ -77,7 +62,7 @@ export default definePlugin({
       const path = resolve(ctx.cwd, v);
       return (v.length < 4096 && readText(path)) || v;
     };
-    const home = () => process.env.COIL_HOME || join(homedir(), ".coil");
+    const home = () => coilHome();
     /** `.coil/<name>` in the project, else `$COIL_HOME/<name>`. */
     const layered = (name: string) => readText(join(ctx.cwd, ".coil", name)) ?? readText(join(home(), name));
 
