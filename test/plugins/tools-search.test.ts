@@ -4,7 +4,6 @@ import { mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { definePlugin } from "../../kernel/index.js";
-import * as coding from "../../plugins/tools-coding/index.js";
 import toolsSearch, * as search from "../../plugins/tools-search/index.js";
 import { localSearchOperations } from "../../plugins/tools-search/operations.js";
 import { cleanTemps, tempDir, textOf, toolHost } from "../support/tools.js";
@@ -184,11 +183,6 @@ describe("ls", () => {
 });
 
 describe("tools-search plugin", () => {
-  it("uses the same byte and line budget as tools-coding", () => {
-    expect(search.MAX_BYTES).toBe(coding.MAX_BYTES);
-    expect(search.MAX_LINES).toBe(coding.MAX_LINES);
-  });
-
   it("registers only the tools asked for", () => {
     const { host } = tools(tempDir(), { tools: ["ls"] });
     expect(host.tools.names()).toEqual(["ls"]);
