@@ -72,8 +72,8 @@ export async function* runWithRetries(o: RunOptions): AsyncGenerator<ProviderEve
   }
 }
 
-/** The retry and timeout options both provider plugins take (spread into their option schemas). */
-export const RETRY_OPTIONS = {
+/** The retry, timeout, output and models-file options both provider plugins take (spread into their option schemas). */
+export const PROVIDER_OPTIONS = {
   /** Retries after the first attempt for 408/409/429/5xx/529, overloaded, and dropped connections. */
   maxRetries: Type.Integer({ minimum: 0, default: 3 }),
   /** First backoff step (doubles per retry, ±25% jitter). */
@@ -82,4 +82,8 @@ export const RETRY_OPTIONS = {
   maxRetryDelayMs: Type.Integer({ minimum: 0, default: 60_000 }),
   /** Per-request timeout. */
   timeoutMs: Type.Integer({ minimum: 1, default: 600_000 }),
+  /** Output token limit when the request sets none (capped by the model's maximum). */
+  maxTokens: Type.Integer({ minimum: 1, default: 32_000 }),
+  /** Where to read extra providers and models; default `$COIL_HOME/models.yaml`. */
+  modelsFile: Type.Optional(Type.String()),
 };

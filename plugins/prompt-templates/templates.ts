@@ -4,7 +4,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { parse as parseYaml } from "yaml";
+import { splitFrontMatter } from "../../lib/front-matter.js";
 
 export interface PromptTemplate {
   name: string;
@@ -22,23 +22,6 @@ export interface TemplateProblem {
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
-export function splitFrontMatter(text: string): { data?: Record<string, unknown>; body: string; error?: string } {
-  const src = text.replace(/^\uFEFF/, "");
-  const open = /^---[ \t]*\r?\n/.exec(src);
-  if (!open) return { body: src };
-  const rest = src.slice(open[0].length);
-  const close = /^---[ \t]*$/m.exec(rest);
-  if (!close) return { body: src, error: "front matter starts with '---' but has no closing '---' line" };
-  const body = rest.slice(close.index + close[0].length).replace(/^\r?\n/, "");
-  let data: unknown;
-  try {
-    data = parseYaml(rest.slice(0, close.index)) ?? {};
-  } catch (error) {
-    return { body, error: `front matter is not valid YAML: ${String((error as Error).message).split("\n")[0]}` };
-  }
-  if (typeof data !== "object" || Array.isArray(data)) return { body, error: "front matter must be a YAML mapping" };
-  return { data: data as Record<string, unknown>, body };
-}
 
 export function parseTemplate(file: string, text: string, source: string): PromptTemplate | TemplateProblem {
   const name = file.replace(/^.*[\\/]/, "").replace(/\.md$/i, "");
@@ -135,3 +118,4 @@ export function templateFiles(dir: string): string[] {
 }
 
 export { coilHome, packageRoot } from "../../kernel/index.js";
+export { splitFrontMatter };

@@ -12,7 +12,7 @@ import { CoilError, definePlugin, type ModelInfo, type PluginContext, type Provi
 import { defaultModel, findModel, type CatalogModel } from "../../lib/provider-kit/catalog.js";
 import { keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../lib/provider-kit/cli.js";
 import { coilHome, isLocalUrl, mergeModel, readModelsFile, type ProviderConfig } from "../../lib/provider-kit/config.js";
-import { RETRY_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
+import { PROVIDER_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
 import { ANTHROPIC_DEFAULT_LIMITS, ANTHROPIC_MODELS } from "./models.js";
 import { buildParams, classify, readStream } from "./wire.js";
 
@@ -23,13 +23,9 @@ export const AnthropicOptions = Type.Object({
   apiKeyEnv: Type.String({ default: "ANTHROPIC_API_KEY" }),
   /** Extra HTTP headers on every request. */
   headers: Type.Optional(Type.Record(Type.String(), Type.String())),
-  ...RETRY_OPTIONS,
+  ...PROVIDER_OPTIONS,
   /** Prompt-cache lifetime for the breakpoints coil sets, or `none`. */
   cacheRetention: Type.Union([Type.Literal("5m"), Type.Literal("1h"), Type.Literal("none")], { default: "5m" }),
-  /** Output token limit when the request sets none (capped by the model's maximum). */
-  maxTokens: Type.Integer({ minimum: 1, default: 32_000 }),
-  /** Where to read extra providers and models; default `$COIL_HOME/models.yaml`. */
-  modelsFile: Type.Optional(Type.String()),
 });
 type Options = Static<typeof AnthropicOptions>;
 

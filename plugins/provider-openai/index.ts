@@ -13,7 +13,7 @@ import { CoilError, definePlugin, type ModelInfo, type PluginContext, type Provi
 import { defaultModel, findModel, type ApiKind, type CatalogModel } from "../../lib/provider-kit/catalog.js";
 import { keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../lib/provider-kit/cli.js";
 import { coilHome, isLocalUrl, mergeModel, readModelsFile, type Compat, type ProviderConfig } from "../../lib/provider-kit/config.js";
-import { RETRY_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
+import { PROVIDER_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
 import { buildCompletionsParams, readCompletions } from "./completions.js";
 import { COMPAT_GENERIC, COMPAT_OPENAI, COMPATIBLE_PROVIDERS, OPENAI_DEFAULT_LIMITS, OPENAI_MODELS } from "./models.js";
 import { buildResponsesParams, readResponses } from "./responses.js";
@@ -30,11 +30,7 @@ export const OpenAIOptions = Type.Object({
   headers: Type.Optional(Type.Record(Type.String(), Type.String())),
   /** Register the OpenAI-compatible clouds coil knows (openrouter, deepseek, groq, together, xai). */
   compatible: Type.Boolean({ default: true }),
-  ...RETRY_OPTIONS,
-  /** Output token limit when the request sets none (capped by the model's maximum). */
-  maxTokens: Type.Integer({ minimum: 1, default: 32_000 }),
-  /** Where to read extra providers and models; default `$COIL_HOME/models.yaml`. */
-  modelsFile: Type.Optional(Type.String()),
+  ...PROVIDER_OPTIONS,
 });
 type Options = Static<typeof OpenAIOptions>;
 

@@ -6,7 +6,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { parse as parseYaml } from "yaml";
+import { splitFrontMatter } from "../../lib/front-matter.js";
 
 export type SkillSource = "project" | "user" | "package" | "builtin" | "path";
 
@@ -43,26 +43,6 @@ export const DESCRIPTION_MAX = 1024;
 const NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 const MAX_DEPTH = 4;
 
-/** Split `---\n yaml \n---\n body`. `data` is undefined when the file has no front matter. */
-export function splitFrontMatter(text: string): { data?: Record<string, unknown>; body: string; error?: string } {
-  const src = text.replace(/^\uFEFF/, "");
-  const open = /^---[ \t]*\r?\n/.exec(src);
-  if (!open) return { body: src };
-  const rest = src.slice(open[0].length);
-  const close = /^---[ \t]*$/m.exec(rest);
-  if (!close) return { body: src, error: "front matter starts with '---' but has no closing '---' line" };
-  const yaml = rest.slice(0, close.index);
-  const body = rest.slice(close.index + close[0].length).replace(/^\r?\n/, "");
-  let data: unknown;
-  try {
-    data = yaml.trim() ? parseYaml(yaml) : {};
-  } catch (error) {
-    return { body, error: `front matter is not valid YAML: ${String((error as Error).message).split("\n")[0]}` };
-  }
-  if (data === null || data === undefined) data = {};
-  if (typeof data !== "object" || Array.isArray(data)) return { body, error: "front matter must be a YAML mapping (key: value lines)" };
-  return { data: data as Record<string, unknown>, body };
-}
 
 /** Parse and check one SKILL.md. */
 export function parseSkill(file: string, text: string, source: SkillSource): SkillInfo | SkillProblem {
@@ -238,3 +218,4 @@ export class SkillCatalog {
 }
 
 export { coilHome, packageRoot } from "../../kernel/index.js";
+export { splitFrontMatter };
