@@ -7,7 +7,7 @@ import { Value } from "typebox/value";
 import { CoilError, messageOf } from "./errors.js";
 import { ContextTally, emptyUsage, errorResult, freezeMessage, toolCallsOf, unansweredCalls } from "./context.js";
 import type { PluginHost } from "./plugin.js";
-import { ERROR_CONTEXT_OVERFLOW, type AgentMessage, type AssistantMessage, type CompactReason, type CompactResult, type Message, type ModelInfo, type ModelRequest, type Provider, type RequestOptions, type StopReason, type SystemBlock, type ToolCall, type ToolCallInfo, type ToolDefinition, type ToolResultMessage, type TurnRecord } from "./types.js";
+import { ERROR_CONTEXT_OVERFLOW, type AgentMessage, type AssistantMessage, type CompactReason, type CompactResult, type Message, type ModelInfo, type ModelRequest, type Provider, type RequestOptions, type RunStopReason, type StopReason, type SystemBlock, type ToolCall, type ToolCallInfo, type ToolDefinition, type ToolResultMessage, type TurnRecord } from "./types.js";
 
 export interface LoopConfig {
   toolExecution: "parallel" | "sequential";
@@ -38,7 +38,7 @@ export interface LoopState {
   added: AgentMessage[];
 }
 
-export interface RunOutcome { stopReason: StopReason; reason?: string; error?: string }
+export interface RunOutcome { stopReason: RunStopReason; reason?: string; error?: string }
 
 const TRUNCATED =
   "Not executed: your reply hit the output token limit before this call's arguments were complete. Re-issue the call with complete arguments, splitting large content across several calls if needed.";
@@ -85,7 +85,7 @@ export async function runLoop(s: LoopState, input: readonly AgentMessage[]): Pro
         }
         const verdict = await host.hooks.should_stop.promise({ turn: record, turns: turn, steering: s.steering.length });
         if (verdict?.stop) {
-          outcome = { stopReason: reply.stopReason, reason: verdict.reason };
+          outcome = { stopReason: "halted", reason: verdict.reason };
           break outer;
         }
         if (verdict && verdict.stop === false) {
