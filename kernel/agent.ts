@@ -3,7 +3,7 @@
  * abort that hands queued messages back, and a state snapshot for front ends.
  */
 import { CoilError } from "./errors.js";
-import { ContextTally, freezeMessage, userMessage } from "./context.js";
+import { ContextTally, DEFAULT_RESERVE_TOKENS, freezeMessage, userMessage } from "./context.js";
 import { compact as runCompact, runLoop, type LoopState, type RunOutcome } from "./loop.js";
 import type { PluginHost } from "./plugin.js";
 import type { AgentEvent, AgentMessage, AssistantMessage, CompactResult, ModelInfo, Provider, RequestOptions, SystemBlock } from "./types.js";
@@ -16,7 +16,7 @@ export interface AgentOptions {
   messages?: readonly AgentMessage[];
   system?: readonly SystemBlock[];
   toolExecution?: "parallel" | "sequential";
-  /** Tokens kept free below the context window before compaction runs. Default 16,384. */
+  /** Tokens kept free below the context window before compaction runs (at most a quarter of the window). Default 16,384. */
   reserveTokens?: number;
   requestOptions?: RequestOptions;
 }
@@ -59,7 +59,7 @@ export class Agent {
       model: options.model,
       config: {
         toolExecution: options.toolExecution ?? "parallel",
-        reserveTokens: options.reserveTokens ?? 16_384,
+        reserveTokens: options.reserveTokens ?? DEFAULT_RESERVE_TOKENS,
         system: Object.freeze([...(options.system ?? [])]),
         requestOptions: Object.freeze({ ...(options.requestOptions ?? {}) }),
       },

@@ -56,6 +56,35 @@ export class ContextTally {
   get tokens(): number {
     return this.usage > 0 ? this.usage + this.tail : this.all;
   }
+
+  /** True when `tokens` rests on a provider's usage figure (which counts the system prompt and tools too). */
+  get measured(): boolean {
+    return this.usage > 0;
+  }
+
+  /** The estimate over the messages alone, whatever usage says. */
+  get estimated(): number {
+    return this.all;
+  }
+}
+
+/** Default `reserveTokens`: context tokens kept free below the window before compaction runs. */
+export const DEFAULT_RESERVE_TOKENS = 16_384;
+
+/**
+ * Context size above which compaction runs: the window minus the reserve, where the reserve is at most a
+ * quarter of the window (a 16K-window model keeps 4K free, not all of its 16K).
+ */
+export function compactionLimit(contextWindow: number, reserveTokens: number): number {
+  return contextWindow - Math.min(reserveTokens, Math.floor(contextWindow / 4));
+}
+
+/** Estimated tokens a request spends besides its messages: system blocks and tool definitions. */
+export function requestOverhead(request: { system: readonly { text: string }[]; tools: readonly unknown[] }): number {
+  let chars = 0;
+  for (const block of request.system) chars += block.text.length;
+  for (const tool of request.tools) chars += JSON.stringify(tool).length;
+  return Math.ceil(chars / 4);
 }
 
 export function toolCallsOf(message: AssistantMessage): ToolCall[] {

@@ -5,13 +5,13 @@
 import { Compile, type Validator } from "typebox/compile";
 import { Value } from "typebox/value";
 import { CoilError, messageOf } from "./errors.js";
-import { ContextTally, emptyUsage, errorResult, freezeMessage, toolCallsOf, unansweredCalls } from "./context.js";
+import { compactionLimit, ContextTally, emptyUsage, errorResult, freezeMessage, requestOverhead, toolCallsOf, unansweredCalls } from "./context.js";
 import type { PluginHost } from "./plugin.js";
 import { ERROR_CONTEXT_OVERFLOW, type AgentMessage, type AssistantMessage, type CompactReason, type CompactResult, type Message, type ModelInfo, type ModelRequest, type Provider, type RequestOptions, type RunStopReason, type StopReason, type SystemBlock, type ToolCall, type ToolCallInfo, type ToolDefinition, type ToolResultMessage, type TurnRecord } from "./types.js";
 
 export interface LoopConfig {
   toolExecution: "parallel" | "sequential";
-  /** Compact when the context estimate exceeds `contextWindow - reserveTokens`. */
+  /** Compact when the context estimate exceeds `contextWindow - reserveTokens` (the reserve capped at a quarter of the window). */
   reserveTokens: number;
   system: readonly SystemBlock[];
   requestOptions: RequestOptions;
@@ -29,6 +29,10 @@ export interface LoopState {
   usageFloor: number;
   /** Running context estimate over `messages`. */
   tally: ContextTally;
+  /** Estimated tokens of the last request's system prompt and tools (0 before the first request). */
+  overhead?: number;
+  /** After a compaction that could not get under the limit: no threshold compaction until the context is over this. */
+  compactHold?: number;
   steering: AgentMessage[];
   followUp: AgentMessage[];
   /** The assistant message being streamed, for `agent.state`. */
@@ -120,11 +124,24 @@ function append(s: LoopState, message: AgentMessage): void {
   s.host.emit({ type: "message_end", message });
 }
 
-function overThreshold(s: LoopState): boolean {
-  return s.tally.tokens > s.model.contextWindow - s.config.reserveTokens;
+/** The context estimate: the tally, plus the system prompt and tools when the tally counts messages only. */
+function contextTokens(s: LoopState): number {
+  return s.tally.tokens + (s.tally.measured ? 0 : (s.overhead ?? 0));
 }
 
-/** Run the `compact` strategies. Undefined when none handled it (reported as NO_COMPACTION). */
+function limitOf(s: LoopState): number {
+  return compactionLimit(s.model.contextWindow, s.config.reserveTokens);
+}
+
+function overThreshold(s: LoopState): boolean {
+  const tokens = contextTokens(s);
+  // After a compaction that could not get under the limit, wait until the context has grown again.
+  return tokens > limitOf(s) && (s.compactHold === undefined || tokens > s.compactHold);
+}
+
+const fmt = (n: number) => n.toLocaleString("en-US");
+
+/** Run the `compact` strategies. Undefined when none handled it, or its result was not smaller (reported as NO_COMPACTION). */
 export async function compact(s: LoopState, reason: CompactReason, instructions?: string): Promise<CompactResult | undefined> {
   const { host } = s;
   const strategies = host.taps.filter((t) => t.hook === "compact").map((t) => t.plugin);
@@ -132,26 +149,57 @@ export async function compact(s: LoopState, reason: CompactReason, instructions?
     if (reason === "threshold") return undefined; // a preset without compaction chose so
     throw new CoilError("NO_COMPACTION", "no compaction strategy in this preset", { hint: "add a compaction plugin to the preset" });
   }
-  const tokensBefore = s.tally.tokens;
+  const tokensBefore = contextTokens(s);
+  const messagesBefore = s.tally.estimated;
+  const limit = limitOf(s);
+  const overhead = s.overhead ?? 0;
+  let targetTokens = Math.max(0, limit - overhead);
+  // The provider refused the request: the retry must be clearly smaller, whatever the estimate said.
+  if (reason === "overflow") targetTokens = Math.min(targetTokens, Math.floor(messagesBefore * 0.75));
   const result = await host.hooks.compact.promise({
     messages: Object.freeze(s.messages.slice()),
     tokens: tokensBefore,
     contextWindow: s.model.contextWindow,
     reason,
+    targetTokens,
     model: s.model,
     instructions,
     signal: s.signal,
   });
-  if (!result || !Array.isArray(result.messages)) {
-    const error = new CoilError("NO_COMPACTION", `no compaction strategy handled the request (tried: ${strategies.join(", ")})`);
-    host.emit({ type: "diagnostic", level: reason === "threshold" ? "warn" : "error", message: error.message, code: error.code });
+  const level = reason === "threshold" ? "warn" : "error";
+  const refuse = (error: CoilError): undefined => {
+    host.emit({ type: "diagnostic", level, message: error.message, code: error.code });
+    if (reason === "threshold") s.compactHold = tokensBefore + Math.floor((s.model.contextWindow - limit) / 2);
     if (reason === "manual") throw error;
     return undefined;
+  };
+  if (!result || !Array.isArray(result.messages)) {
+    return refuse(new CoilError("NO_COMPACTION", `no compaction strategy handled the request (tried: ${strategies.join(", ")})`));
+  }
+  const by = host.bailedBy(result) ?? "unknown";
+  const tally = new ContextTally(result.messages, result.messages.length);
+  if (tally.estimated >= messagesBefore) {
+    return refuse(
+      new CoilError("NO_COMPACTION", `compaction by ${by} did not shrink the context (${fmt(messagesBefore)} → ${fmt(tally.estimated)} tokens of messages); the context is unchanged`, {
+        hint: "a compaction strategy must return fewer tokens than it was given",
+      }),
+    );
   }
   s.messages.splice(0, s.messages.length, ...result.messages.map((m) => freezeMessage(m)));
   s.usageFloor = s.messages.length;
-  s.tally = new ContextTally(s.messages, s.usageFloor);
-  host.emit({ type: "compaction", reason, tokensBefore, tokensAfter: result.tokensAfter, by: host.bailedBy(result) ?? "unknown" });
+  s.tally = tally;
+  const tokensAfter = contextTokens(s);
+  s.compactHold = undefined;
+  host.emit({ type: "compaction", reason, tokensBefore, tokensAfter, by });
+  if (tokensAfter > limit) {
+    host.emit({
+      type: "diagnostic",
+      level: "warn",
+      code: "NO_COMPACTION",
+      message: `compaction by ${by} shrank the context from ${fmt(tokensBefore)} to ${fmt(tokensAfter)} tokens, still over the compaction limit of ${fmt(limit)} (window ${fmt(s.model.contextWindow)}): the newest messages alone are too large to keep`,
+    });
+    s.compactHold = tokensAfter + Math.floor((s.model.contextWindow - limit) / 2);
+  }
   return result;
 }
 
@@ -171,6 +219,7 @@ async function requestReply(s: LoopState, turn: number): Promise<AssistantMessag
       request = base;
     }
     const messages = withoutCustom(request.messages);
+    s.overhead = requestOverhead(request);
     const reply = await streamReply(s, { ...request, messages });
     if (reply.stopReason === "error" && reply.errorCode === ERROR_CONTEXT_OVERFLOW && attempt === 0) {
       const done = await compact(s, "overflow").catch((e: unknown) => {

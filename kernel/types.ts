@@ -281,6 +281,12 @@ export interface CompactRequest {
   tokens: number;
   contextWindow: number;
   reason: CompactReason;
+  /**
+   * Estimated tokens the new `messages` should stay under: the compaction limit (window − reserve) minus
+   * what the system prompt and tools take, and after an overflow at most three quarters of `messages`.
+   * Absent when the caller has no limit (a branch summary).
+   */
+  targetTokens?: number;
   model: ModelInfo;
   /** Extra instructions from the user (`/compact focus on X`). */
   instructions?: string;
