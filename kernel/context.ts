@@ -68,6 +68,19 @@ export class ContextTally {
   }
 }
 
+/**
+ * A signal that follows `parent` until `release()`. Each provider call gets one: SDK clients add an abort
+ * listener to the signal they are given and do not always remove it, which on the run's long-lived signal
+ * would pile up one listener per request (MaxListenersExceededWarning after ten).
+ */
+export function scopedSignal(parent: AbortSignal): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(parent.reason);
+  if (parent.aborted) onAbort();
+  else parent.addEventListener("abort", onAbort, { once: true });
+  return { signal: controller.signal, release: () => parent.removeEventListener("abort", onAbort) };
+}
+
 /** Default `reserveTokens`: context tokens kept free below the window before compaction runs. */
 export const DEFAULT_RESERVE_TOKENS = 16_384;
 

@@ -5,7 +5,7 @@
 import { Compile, type Validator } from "typebox/compile";
 import { Value } from "typebox/value";
 import { CoilError, messageOf } from "./errors.js";
-import { compactionLimit, ContextTally, emptyUsage, errorResult, freezeMessage, requestOverhead, toolCallsOf, unansweredCalls } from "./context.js";
+import { compactionLimit, ContextTally, emptyUsage, errorResult, freezeMessage, requestOverhead, scopedSignal, toolCallsOf, unansweredCalls } from "./context.js";
 import type { PluginHost } from "./plugin.js";
 import { ERROR_CONTEXT_OVERFLOW, type AgentMessage, type AssistantMessage, type CompactReason, type CompactResult, type Message, type ModelInfo, type ModelRequest, type Provider, type RequestOptions, type RunStopReason, type StopReason, type SystemBlock, type ToolCall, type ToolCallInfo, type ToolDefinition, type ToolResultMessage, type TurnRecord } from "./types.js";
 
@@ -156,16 +156,20 @@ export async function compact(s: LoopState, reason: CompactReason, instructions?
   let targetTokens = Math.max(0, limit - overhead);
   // The provider refused the request: the retry must be clearly smaller, whatever the estimate said.
   if (reason === "overflow") targetTokens = Math.min(targetTokens, Math.floor(messagesBefore * 0.75));
-  const result = await host.hooks.compact.promise({
-    messages: Object.freeze(s.messages.slice()),
-    tokens: tokensBefore,
-    contextWindow: s.model.contextWindow,
-    reason,
-    targetTokens,
-    model: s.model,
-    instructions,
-    signal: s.signal,
-  });
+  // The summariser's provider calls get a signal of their own, released when the compaction ends.
+  const scope = scopedSignal(s.signal);
+  const result = await host.hooks.compact
+    .promise({
+      messages: Object.freeze(s.messages.slice()),
+      tokens: tokensBefore,
+      contextWindow: s.model.contextWindow,
+      reason,
+      targetTokens,
+      model: s.model,
+      instructions,
+      signal: scope.signal,
+    })
+    .finally(scope.release);
   const level = reason === "threshold" ? "warn" : "error";
   const refuse = (error: CoilError): undefined => {
     host.emit({ type: "diagnostic", level, message: error.message, code: error.code });
@@ -258,8 +262,9 @@ async function streamReply(s: LoopState, request: Parameters<Provider["stream"]>
   });
   let final: AssistantMessage | undefined;
   let iterator: AsyncIterator<unknown> | undefined;
+  const scope = scopedSignal(s.signal); // the provider's own listeners die with this request
   try {
-    iterator = provider.stream(request, s.signal)[Symbol.asyncIterator]();
+    iterator = provider.stream(request, scope.signal)[Symbol.asyncIterator]();
     for (;;) {
       const next = await untilAborted(iterator.next(), s.signal);
       if (next === ABORT) {
@@ -285,6 +290,7 @@ async function streamReply(s: LoopState, request: Parameters<Provider["stream"]>
     final = s.signal.aborted ? fail("aborted", "aborted") : fail("error", `provider '${provider.id}' threw: ${messageOf(cause)}`);
   } finally {
     s.streaming = undefined;
+    scope.release();
   }
   if (!started) host.emit({ type: "message_start", message: final });
   return final;

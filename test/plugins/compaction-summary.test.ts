@@ -1,10 +1,15 @@
-import { readFileSync, rmSync } from "node:fs";
+import { getEventListeners } from "node:events";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { Agent, PluginHost, Type, definePlugin, estimateMessageTokens, textOf, type AgentMessage, type AssistantMessage, type ProviderRequest, type ToolResultMessage } from "../../kernel/index.js";
 import compaction, { parseSummary, planCut, summaryMessage } from "../../plugins/compaction-summary/index.js";
 import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
 import type { ScriptedReply } from "../../plugins/provider-scripted/script.js";
+import openai from "../../plugins/provider-openai/index.js";
 import { SessionStore } from "../../plugins/session-jsonl/index.js";
+import { chat, startMockOpenAI } from "../support/mock-openai.js";
 import { createTestAgent } from "../support/harness.js";
 import { startRig, tempDirs } from "../support/session-jsonl.js";
 import { historyProblems } from "../support/validate-history.js";
@@ -368,6 +373,59 @@ describe("compaction-summary: it must shrink the context", () => {
     expect(events.filter((e) => e.type === "compaction")).toHaveLength(1);
     expect(scripted.requests.filter(isSummariser)).toHaveLength(1);
     expect(diagnostics().map((d) => d.message).join("\n")).toMatch(/still over the compaction limit/);
+  });
+});
+
+describe("compaction-summary: abort listeners", () => {
+  it("many compactions in one run through a real SDK client add no listener to the run's abort signal", async () => {
+    const home = mkdtempSync(join(tmpdir(), "coil-compaction-sdk-"));
+    temps.push(home);
+    const KEY = "sk-local-0123456789";
+    process.env.COMPACTION_TEST_KEY = KEY;
+    const mock = await startMockOpenAI({ key: KEY });
+    const models = join(home, "models.yaml");
+    writeFileSync(models, `providers:\n  local:\n    api: openai-completions\n    baseUrl: ${mock.url}\n    apiKeyEnv: COMPACTION_TEST_KEY\n    models:\n      - id: small\n        contextWindow: 8192\n        maxOutput: 1024\n`);
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => void warnings.push(`${w.name}: ${w.message}`);
+    process.on("warning", onWarning);
+    try {
+      const listeners: number[] = [];
+      const probe = definePlugin({
+        id: "probe",
+        setup(ctx) {
+          ctx.tools.register({ name: "step", description: "one step", parameters: Type.Object({}), execute: async () => ({ content: [{ type: "text", text: "z".repeat(12_000) }] }) });
+          ctx.tap("before_request", (_request, turn) => void listeners.push(getEventListeners(turn.signal, "abort").length));
+        },
+      });
+      const host = new PluginHost({ cwd: home });
+      host.install(openai, { baseDelayMs: 5, modelsFile: models });
+      host.install(probe);
+      host.install(compaction, {});
+      let main = 0;
+      for (let i = 0; i < 80; i++) {
+        mock.push((body) =>
+          JSON.stringify(body.messages?.[0] ?? "").includes("working memory of a coding agent")
+            ? chat({ text: "## Goal\nrun the steps", usage: { prompt: 500, completion: 10 } })
+            : ++main <= 30
+              ? chat({ tools: [{ id: `call_${main}`, name: "step", args: {} }], finish: "tool_calls", usage: { prompt: Math.ceil(JSON.stringify(body).length / 4), completion: 10 } })
+              : chat({ text: "done" }),
+        );
+      }
+      const compactions: number[] = [];
+      host.subscribe("compaction", (e) => void (e.type === "compaction" && compactions.push(e.tokensBefore)));
+      const agent = new Agent(host, { provider: "local", model: host.providers.get("local")!.models!.find((m) => m.id === "small")! });
+      const run = await agent.prompt("run the step tool 30 times");
+      expect(run.error).toBeUndefined();
+      expect(textOf(run.messages.at(-1))).toBe("done");
+      expect(compactions.length).toBeGreaterThan(11);
+      // Each provider call gets its own signal: the SDK's listeners go away with the call.
+      expect(Math.max(...listeners)).toBeLessThanOrEqual(1);
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.includes("MaxListeners"))).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+      await mock.close();
+    }
   });
 });
 
