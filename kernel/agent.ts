@@ -144,6 +144,7 @@ export class Agent {
   setModel(providerId: string, model: ModelInfo): void {
     this.s.provider = this.providerFor(providerId);
     this.s.model = model;
+    this.s.compactHold = undefined; // another window: compaction decides afresh
   }
 
   /** Replace history (session resume, branch navigation). Not while running. */
@@ -152,6 +153,7 @@ export class Agent {
     this.s.messages = messages.map((m) => freezeMessage(m));
     this.s.usageFloor = 0;
     this.s.tally = new ContextTally(this.s.messages, 0);
+    this.s.compactHold = undefined;
   }
 
   private idle(what: string): void {

@@ -125,21 +125,16 @@ function append(s: LoopState, message: AgentMessage): void {
 }
 
 /** The context estimate: the tally, plus the system prompt and tools when the tally counts messages only. */
-function contextTokens(s: LoopState): number {
-  return s.tally.tokens + (s.tally.measured ? 0 : (s.overhead ?? 0));
-}
-
-function limitOf(s: LoopState): number {
-  return compactionLimit(s.model.contextWindow, s.config.reserveTokens);
-}
+const contextTokens = (s: LoopState) => s.tally.tokens + (s.tally.measured ? 0 : (s.overhead ?? 0));
+const limitOf = (s: LoopState) => compactionLimit(s.model.contextWindow, s.config.reserveTokens);
+/** After a compaction that could not get under the limit, the next waits until the context grew by half the reserve. */
+const holdAt = (s: LoopState, tokens: number) => tokens + Math.floor((s.model.contextWindow - limitOf(s)) / 2);
+const fmt = (n: number) => n.toLocaleString("en-US");
 
 function overThreshold(s: LoopState): boolean {
   const tokens = contextTokens(s);
-  // After a compaction that could not get under the limit, wait until the context has grown again.
-  return tokens > limitOf(s) && (s.compactHold === undefined || tokens > s.compactHold);
+  return tokens > limitOf(s) && tokens > (s.compactHold ?? 0);
 }
-
-const fmt = (n: number) => n.toLocaleString("en-US");
 
 /** Run the `compact` strategies. Undefined when none handled it, or its result was not smaller (reported as NO_COMPACTION). */
 export async function compact(s: LoopState, reason: CompactReason, instructions?: string): Promise<CompactResult | undefined> {
@@ -149,60 +144,34 @@ export async function compact(s: LoopState, reason: CompactReason, instructions?
     if (reason === "threshold") return undefined; // a preset without compaction chose so
     throw new CoilError("NO_COMPACTION", "no compaction strategy in this preset", { hint: "add a compaction plugin to the preset" });
   }
-  const tokensBefore = contextTokens(s);
-  const messagesBefore = s.tally.estimated;
-  const limit = limitOf(s);
-  const overhead = s.overhead ?? 0;
-  let targetTokens = Math.max(0, limit - overhead);
-  // The provider refused the request: the retry must be clearly smaller, whatever the estimate said.
-  if (reason === "overflow") targetTokens = Math.min(targetTokens, Math.floor(messagesBefore * 0.75));
-  // The summariser's provider calls get a signal of their own, released when the compaction ends.
-  const scope = scopedSignal(s.signal);
-  const result = await host.hooks.compact
-    .promise({
-      messages: Object.freeze(s.messages.slice()),
-      tokens: tokensBefore,
-      contextWindow: s.model.contextWindow,
-      reason,
-      targetTokens,
-      model: s.model,
-      instructions,
-      signal: scope.signal,
-    })
-    .finally(scope.release);
-  const level = reason === "threshold" ? "warn" : "error";
-  const refuse = (error: CoilError): undefined => {
-    host.emit({ type: "diagnostic", level, message: error.message, code: error.code });
-    if (reason === "threshold") s.compactHold = tokensBefore + Math.floor((s.model.contextWindow - limit) / 2);
+  const [tokensBefore, messagesBefore, limit] = [contextTokens(s), s.tally.estimated, limitOf(s)];
+  // After an overflow the retry must be clearly smaller, whatever the estimate said.
+  const targetTokens = Math.max(0, Math.min(limit - (s.overhead ?? 0), reason === "overflow" ? Math.floor(messagesBefore * 0.75) : Infinity));
+  const scope = scopedSignal(s.signal); // the summariser's provider calls get a signal of their own
+  const request = { messages: Object.freeze(s.messages.slice()), tokens: tokensBefore, contextWindow: s.model.contextWindow, reason, targetTokens, model: s.model, instructions, signal: scope.signal };
+  const result = await host.hooks.compact.promise(request).finally(scope.release);
+  const refuse = (message: string): undefined => {
+    const error = new CoilError("NO_COMPACTION", message);
+    host.emit({ type: "diagnostic", level: reason === "threshold" ? "warn" : "error", message: error.message, code: error.code });
+    if (reason === "threshold") s.compactHold = holdAt(s, tokensBefore);
     if (reason === "manual") throw error;
     return undefined;
   };
-  if (!result || !Array.isArray(result.messages)) {
-    return refuse(new CoilError("NO_COMPACTION", `no compaction strategy handled the request (tried: ${strategies.join(", ")})`));
-  }
+  if (!result || !Array.isArray(result.messages)) return refuse(`no compaction strategy handled the request (tried: ${strategies.join(", ")})`);
   const by = host.bailedBy(result) ?? "unknown";
   const tally = new ContextTally(result.messages, result.messages.length);
   if (tally.estimated >= messagesBefore) {
-    return refuse(
-      new CoilError("NO_COMPACTION", `compaction by ${by} did not shrink the context (${fmt(messagesBefore)} → ${fmt(tally.estimated)} tokens of messages); the context is unchanged`, {
-        hint: "a compaction strategy must return fewer tokens than it was given",
-      }),
-    );
+    return refuse(`compaction by ${by} did not shrink the context (${fmt(messagesBefore)} → ${fmt(tally.estimated)} tokens of messages); the context is unchanged`);
   }
   s.messages.splice(0, s.messages.length, ...result.messages.map((m) => freezeMessage(m)));
   s.usageFloor = s.messages.length;
   s.tally = tally;
   const tokensAfter = contextTokens(s);
-  s.compactHold = undefined;
+  s.compactHold = tokensAfter > limit ? holdAt(s, tokensAfter) : undefined;
   host.emit({ type: "compaction", reason, tokensBefore, tokensAfter, by });
   if (tokensAfter > limit) {
-    host.emit({
-      type: "diagnostic",
-      level: "warn",
-      code: "NO_COMPACTION",
-      message: `compaction by ${by} shrank the context from ${fmt(tokensBefore)} to ${fmt(tokensAfter)} tokens, still over the compaction limit of ${fmt(limit)} (window ${fmt(s.model.contextWindow)}): the newest messages alone are too large to keep`,
-    });
-    s.compactHold = tokensAfter + Math.floor((s.model.contextWindow - limit) / 2);
+    const message = `compaction by ${by} shrank the context from ${fmt(tokensBefore)} to ${fmt(tokensAfter)} tokens, still over the compaction limit of ${fmt(limit)} (window ${fmt(s.model.contextWindow)}): the newest messages alone are too large to keep`;
+    host.emit({ type: "diagnostic", level: "warn", code: "NO_COMPACTION", message });
   }
   return result;
 }
