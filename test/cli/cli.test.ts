@@ -342,3 +342,20 @@ describe("coil CLI: runs stopped by a guard exit 3", () => {
     expect(ran).toMatchObject({ code: 0, stdout: "fine\n", stderr: "" });
   });
 });
+
+describe("coil CLI: small context windows", () => {
+  for (const window of [8_192, 16_384]) {
+    it(`a short run on a ${window}-token model with the default preset does not compact`, async () => {
+      const dir = project({
+        "team.yaml": `extends: default\nplugins:\n  - provider-scripted: { contextWindow: ${window}, maxOutput: 2048 }\n`,
+        "r.yaml": "- toolCalls: [{ name: ls, arguments: {} }]\n".repeat(3) + "- text: done\n",
+      });
+      const ran = await coil(dir, ["--preset", "./team.yaml", "--script", "r.yaml", "--mode", "json", "-p", "list the files"]);
+      const events = ran.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; level?: string; message?: string });
+      expect(events.filter((e) => e.type === "diagnostic" && e.level !== "info")).toEqual([]);
+      expect(events.filter((e) => e.type === "compaction")).toEqual([]);
+      expect(events.at(-1)).toMatchObject({ type: "agent_end", stopReason: "stop" });
+      expect(ran.code).toBe(0);
+    });
+  }
+});
