@@ -3,7 +3,7 @@
  * abort that hands queued messages back, and a state snapshot for front ends.
  */
 import { CoilError } from "./errors.js";
-import { ContextTally, freezeMessage, userMessage } from "./context.js";
+import { ContextTally, DEFAULT_RESERVE_TOKENS, freezeMessage, userMessage } from "./context.js";
 import { compact as runCompact, runLoop, type LoopState, type RunOutcome } from "./loop.js";
 import type { PluginHost } from "./plugin.js";
 import type { AgentEvent, AgentMessage, AssistantMessage, CompactResult, ModelInfo, Provider, RequestOptions, SystemBlock } from "./types.js";
@@ -16,7 +16,7 @@ export interface AgentOptions {
   messages?: readonly AgentMessage[];
   system?: readonly SystemBlock[];
   toolExecution?: "parallel" | "sequential";
-  /** Tokens kept free below the context window before compaction runs. Default 16,384. */
+  /** Tokens kept free below the context window before compaction runs (at most a quarter of the window). Default 16,384. */
   reserveTokens?: number;
   requestOptions?: RequestOptions;
 }
@@ -59,7 +59,7 @@ export class Agent {
       model: options.model,
       config: {
         toolExecution: options.toolExecution ?? "parallel",
-        reserveTokens: options.reserveTokens ?? 16_384,
+        reserveTokens: options.reserveTokens ?? DEFAULT_RESERVE_TOKENS,
         system: Object.freeze([...(options.system ?? [])]),
         requestOptions: Object.freeze({ ...(options.requestOptions ?? {}) }),
       },
@@ -144,6 +144,7 @@ export class Agent {
   setModel(providerId: string, model: ModelInfo): void {
     this.s.provider = this.providerFor(providerId);
     this.s.model = model;
+    this.s.compactHold = undefined; // another window: compaction decides afresh
   }
 
   /** Replace history (session resume, branch navigation). Not while running. */
@@ -152,6 +153,7 @@ export class Agent {
     this.s.messages = messages.map((m) => freezeMessage(m));
     this.s.usageFloor = 0;
     this.s.tally = new ContextTally(this.s.messages, 0);
+    this.s.compactHold = undefined;
   }
 
   private idle(what: string): void {

@@ -1,5 +1,5 @@
 /** Small pure helpers over messages: token estimates, tool-call bookkeeping, freezing. */
-import type { AgentMessage, AssistantMessage, ToolCall, ToolResultMessage, Usage } from "./types.js";
+import type { AgentMessage, AssistantMessage, RunStopReason, ToolCall, ToolResultMessage, Usage } from "./types.js";
 
 const estimates = new WeakMap<object, number>();
 const IMAGE_TOKENS = 1200;
@@ -56,6 +56,48 @@ export class ContextTally {
   get tokens(): number {
     return this.usage > 0 ? this.usage + this.tail : this.all;
   }
+
+  /** True when `tokens` rests on a provider's usage figure (which counts the system prompt and tools too). */
+  get measured(): boolean {
+    return this.usage > 0;
+  }
+
+  /** The estimate over the messages alone, whatever usage says. */
+  get estimated(): number {
+    return this.all;
+  }
+}
+
+/**
+ * A signal that follows `parent` until `release()`. Each provider call gets one: SDK clients add an abort
+ * listener to the signal they are given and do not always remove it, which on the run's long-lived signal
+ * would pile up one listener per request (MaxListenersExceededWarning after ten).
+ */
+export function scopedSignal(parent: AbortSignal): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(parent.reason);
+  if (parent.aborted) onAbort();
+  else parent.addEventListener("abort", onAbort, { once: true });
+  return { signal: controller.signal, release: () => parent.removeEventListener("abort", onAbort) };
+}
+
+/** Default `reserveTokens`: context tokens kept free below the window before compaction runs. */
+export const DEFAULT_RESERVE_TOKENS = 16_384;
+
+/**
+ * Context size above which compaction runs: the window minus the reserve, where the reserve is at most a
+ * quarter of the window (a 16K-window model keeps 4K free, not all of its 16K).
+ */
+export function compactionLimit(contextWindow: number, reserveTokens: number): number {
+  return contextWindow - Math.min(reserveTokens, Math.floor(contextWindow / 4));
+}
+
+/** Estimated tokens a request spends besides its messages: system blocks and tool definitions. */
+export function requestOverhead(request: { system: readonly { text: string }[]; tools: readonly unknown[] }): number {
+  let chars = 0;
+  for (const block of request.system) chars += block.text.length;
+  for (const tool of request.tools) chars += JSON.stringify(tool).length;
+  return Math.ceil(chars / 4);
 }
 
 export function toolCallsOf(message: AssistantMessage): ToolCall[] {
@@ -106,4 +148,13 @@ export function textOf(message: AgentMessage | undefined): string {
     .filter((c) => c.type === "text")
     .map((c) => c.text)
     .join("");
+}
+
+/**
+ * coil's exit code for a run that ended this way: 0 done, 1 error or abort, 3 halted by a stop rule
+ * (a guard's limit, a failing done-gate). 2 (usage or configuration) never comes from a run.
+ */
+export function exitCodeFor(stopReason: RunStopReason): 0 | 1 | 3 {
+  if (stopReason === "error" || stopReason === "aborted") return 1;
+  return stopReason === "halted" ? 3 : 0;
 }

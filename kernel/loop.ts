@@ -5,13 +5,13 @@
 import { Compile, type Validator } from "typebox/compile";
 import { Value } from "typebox/value";
 import { CoilError, messageOf } from "./errors.js";
-import { ContextTally, emptyUsage, errorResult, freezeMessage, toolCallsOf, unansweredCalls } from "./context.js";
+import { compactionLimit, ContextTally, emptyUsage, errorResult, freezeMessage, requestOverhead, scopedSignal, toolCallsOf, unansweredCalls } from "./context.js";
 import type { PluginHost } from "./plugin.js";
-import { ERROR_CONTEXT_OVERFLOW, type AgentMessage, type AssistantMessage, type CompactReason, type CompactResult, type Message, type ModelInfo, type ModelRequest, type Provider, type RequestOptions, type StopReason, type SystemBlock, type ToolCall, type ToolCallInfo, type ToolDefinition, type ToolResultMessage, type TurnRecord } from "./types.js";
+import { ERROR_CONTEXT_OVERFLOW, type AgentMessage, type AssistantMessage, type CompactReason, type CompactResult, type Message, type ModelInfo, type ModelRequest, type Provider, type RequestOptions, type RunStopReason, type StopReason, type SystemBlock, type ToolCall, type ToolCallInfo, type ToolDefinition, type ToolResultMessage, type TurnRecord } from "./types.js";
 
 export interface LoopConfig {
   toolExecution: "parallel" | "sequential";
-  /** Compact when the context estimate exceeds `contextWindow - reserveTokens`. */
+  /** Compact when the context estimate exceeds `contextWindow - reserveTokens` (the reserve capped at a quarter of the window). */
   reserveTokens: number;
   system: readonly SystemBlock[];
   requestOptions: RequestOptions;
@@ -29,6 +29,10 @@ export interface LoopState {
   usageFloor: number;
   /** Running context estimate over `messages`. */
   tally: ContextTally;
+  /** Estimated tokens of the last request's system prompt and tools (0 before the first request). */
+  overhead?: number;
+  /** After a compaction that could not get under the limit: no threshold compaction until the context is over this. */
+  compactHold?: number;
   steering: AgentMessage[];
   followUp: AgentMessage[];
   /** The assistant message being streamed, for `agent.state`. */
@@ -38,7 +42,7 @@ export interface LoopState {
   added: AgentMessage[];
 }
 
-export interface RunOutcome { stopReason: StopReason; reason?: string; error?: string }
+export interface RunOutcome { stopReason: RunStopReason; reason?: string; error?: string }
 
 const TRUNCATED =
   "Not executed: your reply hit the output token limit before this call's arguments were complete. Re-issue the call with complete arguments, splitting large content across several calls if needed.";
@@ -85,7 +89,7 @@ export async function runLoop(s: LoopState, input: readonly AgentMessage[]): Pro
         }
         const verdict = await host.hooks.should_stop.promise({ turn: record, turns: turn, steering: s.steering.length });
         if (verdict?.stop) {
-          outcome = { stopReason: reply.stopReason, reason: verdict.reason };
+          outcome = { stopReason: "halted", reason: verdict.reason };
           break outer;
         }
         if (verdict && verdict.stop === false) {
@@ -120,11 +124,19 @@ function append(s: LoopState, message: AgentMessage): void {
   s.host.emit({ type: "message_end", message });
 }
 
+/** The context estimate: the tally, plus the system prompt and tools when the tally counts messages only. */
+const contextTokens = (s: LoopState) => s.tally.tokens + (s.tally.measured ? 0 : (s.overhead ?? 0));
+const limitOf = (s: LoopState) => compactionLimit(s.model.contextWindow, s.config.reserveTokens);
+/** After a compaction that could not get under the limit, the next waits until the context grew by half the reserve. */
+const holdAt = (s: LoopState, tokens: number) => tokens + Math.floor((s.model.contextWindow - limitOf(s)) / 2);
+const fmt = (n: number) => n.toLocaleString("en-US");
+
 function overThreshold(s: LoopState): boolean {
-  return s.tally.tokens > s.model.contextWindow - s.config.reserveTokens;
+  const tokens = contextTokens(s);
+  return tokens > limitOf(s) && tokens > (s.compactHold ?? 0);
 }
 
-/** Run the `compact` strategies. Undefined when none handled it (reported as NO_COMPACTION). */
+/** Run the `compact` strategies. Undefined when none handled it, or its result was not smaller (reported as NO_COMPACTION). */
 export async function compact(s: LoopState, reason: CompactReason, instructions?: string): Promise<CompactResult | undefined> {
   const { host } = s;
   const strategies = host.taps.filter((t) => t.hook === "compact").map((t) => t.plugin);
@@ -132,26 +144,35 @@ export async function compact(s: LoopState, reason: CompactReason, instructions?
     if (reason === "threshold") return undefined; // a preset without compaction chose so
     throw new CoilError("NO_COMPACTION", "no compaction strategy in this preset", { hint: "add a compaction plugin to the preset" });
   }
-  const tokensBefore = s.tally.tokens;
-  const result = await host.hooks.compact.promise({
-    messages: Object.freeze(s.messages.slice()),
-    tokens: tokensBefore,
-    contextWindow: s.model.contextWindow,
-    reason,
-    model: s.model,
-    instructions,
-    signal: s.signal,
-  });
-  if (!result || !Array.isArray(result.messages)) {
-    const error = new CoilError("NO_COMPACTION", `no compaction strategy handled the request (tried: ${strategies.join(", ")})`);
+  const [tokensBefore, messagesBefore, limit] = [contextTokens(s), s.tally.estimated, limitOf(s)];
+  // After an overflow the retry must be clearly smaller, whatever the estimate said.
+  const targetTokens = Math.max(0, Math.min(limit - (s.overhead ?? 0), reason === "overflow" ? Math.floor(messagesBefore * 0.75) : Infinity));
+  const scope = scopedSignal(s.signal); // the summariser's provider calls get a signal of their own
+  const request = { messages: Object.freeze(s.messages.slice()), tokens: tokensBefore, contextWindow: s.model.contextWindow, reason, targetTokens, model: s.model, instructions, signal: scope.signal };
+  const result = await host.hooks.compact.promise(request).finally(scope.release);
+  const refuse = (message: string): undefined => {
+    const error = new CoilError("NO_COMPACTION", message);
     host.emit({ type: "diagnostic", level: reason === "threshold" ? "warn" : "error", message: error.message, code: error.code });
+    if (reason === "threshold") s.compactHold = holdAt(s, tokensBefore);
     if (reason === "manual") throw error;
     return undefined;
+  };
+  if (!result || !Array.isArray(result.messages)) return refuse(`no compaction strategy handled the request (tried: ${strategies.join(", ")})`);
+  const by = host.bailedBy(result) ?? "unknown";
+  const tally = new ContextTally(result.messages, result.messages.length);
+  if (tally.estimated >= messagesBefore) {
+    return refuse(`compaction by ${by} did not shrink the context (${fmt(messagesBefore)} → ${fmt(tally.estimated)} tokens of messages); the context is unchanged`);
   }
   s.messages.splice(0, s.messages.length, ...result.messages.map((m) => freezeMessage(m)));
   s.usageFloor = s.messages.length;
-  s.tally = new ContextTally(s.messages, s.usageFloor);
-  host.emit({ type: "compaction", reason, tokensBefore, tokensAfter: result.tokensAfter, by: host.bailedBy(result) ?? "unknown" });
+  s.tally = tally;
+  const tokensAfter = contextTokens(s);
+  s.compactHold = tokensAfter > limit ? holdAt(s, tokensAfter) : undefined;
+  host.emit({ type: "compaction", reason, tokensBefore, tokensAfter, by });
+  if (tokensAfter > limit) {
+    const message = `compaction by ${by} shrank the context from ${fmt(tokensBefore)} to ${fmt(tokensAfter)} tokens, still over the compaction limit of ${fmt(limit)} (window ${fmt(s.model.contextWindow)}): the newest messages alone are too large to keep`;
+    host.emit({ type: "diagnostic", level: "warn", code: "NO_COMPACTION", message });
+  }
   return result;
 }
 
@@ -171,6 +192,7 @@ async function requestReply(s: LoopState, turn: number): Promise<AssistantMessag
       request = base;
     }
     const messages = withoutCustom(request.messages);
+    s.overhead = requestOverhead(request);
     const reply = await streamReply(s, { ...request, messages });
     if (reply.stopReason === "error" && reply.errorCode === ERROR_CONTEXT_OVERFLOW && attempt === 0) {
       const done = await compact(s, "overflow").catch((e: unknown) => {
@@ -209,8 +231,9 @@ async function streamReply(s: LoopState, request: Parameters<Provider["stream"]>
   });
   let final: AssistantMessage | undefined;
   let iterator: AsyncIterator<unknown> | undefined;
+  const scope = scopedSignal(s.signal); // the provider's own listeners die with this request
   try {
-    iterator = provider.stream(request, s.signal)[Symbol.asyncIterator]();
+    iterator = provider.stream(request, scope.signal)[Symbol.asyncIterator]();
     for (;;) {
       const next = await untilAborted(iterator.next(), s.signal);
       if (next === ABORT) {
@@ -236,6 +259,7 @@ async function streamReply(s: LoopState, request: Parameters<Provider["stream"]>
     final = s.signal.aborted ? fail("aborted", "aborted") : fail("error", `provider '${provider.id}' threw: ${messageOf(cause)}`);
   } finally {
     s.streaming = undefined;
+    scope.release();
   }
   if (!started) host.emit({ type: "message_start", message: final });
   return final;

@@ -53,6 +53,12 @@ export interface Usage {
  */
 export type StopReason = "stop" | "toolUse" | "length" | "refusal" | "pause" | "error" | "aborted";
 
+/**
+ * Why a run ended: the last reply's stop reason, or `halted` when a `should_stop` rule ended it (a guard's
+ * limit, a done-gate that kept failing, a Stop hook); the rule's reason is then in `reason`.
+ */
+export type RunStopReason = StopReason | "halted";
+
 export interface UserMessage { role: "user"; content: string | (TextContent | ImageContent)[]; timestamp: number }
 
 export interface AssistantMessage {
@@ -275,6 +281,12 @@ export interface CompactRequest {
   tokens: number;
   contextWindow: number;
   reason: CompactReason;
+  /**
+   * Estimated tokens the new `messages` should stay under: the compaction limit (window − reserve) minus
+   * what the system prompt and tools take, and after an overflow at most three quarters of `messages`.
+   * Absent when the caller has no limit (a branch summary).
+   */
+  targetTokens?: number;
   model: ModelInfo;
   /** Extra instructions from the user (`/compact focus on X`). */
   instructions?: string;
@@ -294,7 +306,7 @@ export interface CompactResult {
 /** Observe-only events for front ends. Listeners cannot change anything or slow the loop. */
 export type AgentEvent =
   | { type: "agent_start" }
-  | { type: "agent_end"; stopReason: StopReason; reason?: string; messages: readonly AgentMessage[]; unsent: readonly AgentMessage[] }
+  | { type: "agent_end"; stopReason: RunStopReason; reason?: string; messages: readonly AgentMessage[]; unsent: readonly AgentMessage[] }
   | { type: "turn_start"; turn: number }
   | { type: "turn_end"; turn: number; message: AssistantMessage; toolResults: readonly ToolResultMessage[] }
   | { type: "message_start"; message: AgentMessage }

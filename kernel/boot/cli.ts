@@ -1,7 +1,8 @@
 /**
  * The `coil` command. Two phases: a first scan finds the preset and extra plugins, which are loaded
  * and set up (registering their flags); then commander parses the full command line, so `--help`
- * lists plugin flags too. Exit codes: 0 ok, 1 the run failed or was aborted, 2 usage/configuration.
+ * lists plugin flags too. Exit codes: 0 ok, 1 the run failed or was aborted, 2 usage/configuration,
+ * 3 a stop rule halted the run (a guard's limit); front ends map a run's end with `exitCodeFor`.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -7,7 +7,9 @@
  * `/compact [instructions]` compacts now (docs/context.md).
  */
 import {
+  DEFAULT_RESERVE_TOKENS,
   Type,
+  compactionLimit,
   definePlugin,
   estimateMessageTokens,
   messageOf,
@@ -25,7 +27,7 @@ export { planCut, isCutPoint } from "./cut.js";
 export { parseSummary, summaryMessage, filesTouched, SUMMARY_INTRO } from "./summary.js";
 
 export const CompactionOptions = Type.Object({
-  /** Tokens of the newest messages kept verbatim (at most a quarter of the context window). */
+  /** Tokens of the newest messages kept verbatim (at most a quarter of the context window, and less when the compaction target is tight). */
   keepRecentTokens: Type.Integer({ minimum: 0, default: 20_000 }),
   /** `provider/model` to summarise with (a cheaper one); default: the session's model. */
   model: Type.Optional(Type.String({ minLength: 1 })),
@@ -88,10 +90,12 @@ export default definePlugin({
       return { provider, model: found };
     };
 
+    /** Output tokens a summary may use: the option, within the summarising model's output limit. */
+    const summaryLimit = (m: ModelInfo) => Math.min(m.maxOutput || o.maxSummaryTokens, o.maxSummaryTokens);
+
     /** One summariser call; resolves to the text, rejects with the reason. */
-    const complete = async (t: { provider: Provider; model: ModelInfo }, prompt: string, signal: AbortSignal): Promise<string> => {
+    const complete = async (t: { provider: Provider; model: ModelInfo }, prompt: string, signal: AbortSignal, maxTokens = summaryLimit(t.model)): Promise<string> => {
       let final;
-      const maxTokens = Math.min(t.model.maxOutput || o.maxSummaryTokens, o.maxSummaryTokens);
       const stream = t.provider.stream(
         { model: t.model, system: [{ id: "compaction-summary", text: SUMMARISER_SYSTEM }], messages: [{ role: "user", content: prompt, timestamp: Date.now() }], tools: [], options: { maxTokens, thinking: "off" } },
         signal,
@@ -113,27 +117,33 @@ export default definePlugin({
     const budget = (m: ModelInfo) => Math.max(8_000, (m.contextWindow - Math.min(m.maxOutput, o.maxSummaryTokens) - 2_000) * 3);
 
     const compact = async (req: CompactRequest): Promise<CompactResult | undefined> => {
-      const prev = parseSummary(req.messages[0]);
-      const body = prev ? req.messages.slice(1) : req.messages;
-      const keep = Math.min(o.keepRecentTokens, Math.floor(req.contextWindow / 4));
-      const plan = planCut(body, keep);
       lastFailure = undefined;
-      if (!plan) return fail("warn", `nothing to compact: the context (${fmt(req.tokens)} tokens) has no earlier part that can be summarised`);
+      const level = req.reason === "threshold" ? "warn" : "error";
       let t;
       try {
         t = target(req.model);
       } catch (error) {
         return fail("error", `compaction failed, the context is unchanged: ${messageOf(error)}`);
       }
+      const prev = parseSummary(req.messages[0]);
+      const body = prev ? req.messages.slice(1) : req.messages;
+      // The summary and the kept messages must fit under the target: the summary gets at most half of it,
+      // the kept part what is left (kept whole turns included), and keepRecentTokens at most half of that.
+      const goal = req.targetTokens ?? compactionLimit(req.contextWindow, DEFAULT_RESERVE_TOKENS);
+      const summaryTokens = Math.max(256, Math.min(summaryLimit(t.model), Math.floor(goal / 2)));
+      const maxKeep = Math.max(0, goal - summaryTokens);
+      const keep = Math.min(o.keepRecentTokens, Math.floor(req.contextWindow / 4), Math.floor(maxKeep / 2));
+      const plan = planCut(body, keep, maxKeep);
+      if (!plan) return fail("warn", `nothing to compact: the context (${fmt(req.tokens)} tokens) has no earlier part that can be summarised`);
       const chars = budget(t.model);
       let main: string;
       let prefix: string | undefined;
       try {
         [main, prefix] = await Promise.all([
           plan.history.length > 0
-            ? complete(t, summaryPrompt({ conversation: serialize(plan.history, chars), previous: prev?.summary, instructions: req.instructions }), req.signal)
+            ? complete(t, summaryPrompt({ conversation: serialize(plan.history, chars), previous: prev?.summary, instructions: req.instructions }), req.signal, summaryTokens)
             : Promise.resolve(prev?.summary ?? ""),
-          plan.turnPrefix.length > 0 ? complete(t, turnPrefixPrompt(serialize(plan.turnPrefix, chars)), req.signal) : Promise.resolve(undefined),
+          plan.turnPrefix.length > 0 ? complete(t, turnPrefixPrompt(serialize(plan.turnPrefix, chars)), req.signal, summaryTokens) : Promise.resolve(undefined),
         ]);
       } catch (error) {
         return fail("error", `compaction failed, the context is unchanged: summarising with ${t.model.provider}/${t.model.id} failed: ${messageOf(error)}`);
@@ -142,11 +152,15 @@ export default definePlugin({
       const files = mergeFiles(prev, filesTouched([...plan.history, ...plan.turnPrefix]));
       const message = summaryMessage({ summary, ...files });
       const messages = [message, ...plan.kept];
+      const tokensBefore = tokensOf(req.messages);
       const tokensAfter = tokensOf(messages);
+      if (tokensAfter >= tokensBefore) {
+        return fail(level, `compaction would not shrink the context (${fmt(tokensBefore)} → ${fmt(tokensAfter)} tokens), the context is unchanged: the summary is larger than the ${plan.history.length + plan.turnPrefix.length} messages it would replace`);
+      }
       const details: CompactionDetails = {
         summary,
         ...files,
-        tokensBefore: req.tokens,
+        tokensBefore,
         tokensAfter,
         summarised: plan.history.length + plan.turnPrefix.length,
         kept: plan.kept.length,
@@ -173,7 +187,7 @@ export default definePlugin({
           summary,
           messages: tail ? [message] : [message, ...kept],
           firstKeptEntryId: tail ? first : undefined,
-          tokensBefore: req.tokens,
+          tokensBefore: details.tokensBefore,
           tokensAfter: details.tokensAfter,
           by: ctx.id,
           details: { readFiles, modifiedFiles, splitTurn: details.splitTurn, model: details.model },

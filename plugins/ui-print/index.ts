@@ -1,9 +1,9 @@
 /**
  * ui-print: the non-interactive front end. `coil -p "prompt"` prints the final assistant text;
  * `--mode json` writes every event as one JSON line (docs/json-mode.md).
- * Exit codes: 0 success, 1 when the run ends in error or abort.
+ * Exit codes (exitCodeFor): 0 success, 1 when the run ends in error or abort, 3 when a stop rule halted it.
  */
-import { definePlugin, findCommand, formatDiagnostic, textOf, type PromptInput, type AgentEvent, type FrontEndContext } from "../../kernel/index.js";
+import { definePlugin, exitCodeFor, findCommand, formatDiagnostic, textOf, type PromptInput, type AgentEvent, type FrontEndContext } from "../../kernel/index.js";
 
 function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
   return new Promise((resolve) => {
@@ -58,7 +58,7 @@ async function run(ctx: FrontEndContext): Promise<number> {
       if (result.stopReason === "error" && !shown.has(result.error ?? "")) stderr.write(`coil: error: ${result.error ?? "the run failed"}\n`);
       if (result.stopReason === "aborted") stderr.write("coil: aborted\n");
     }
-    return result.stopReason === "error" || result.stopReason === "aborted" ? 1 : 0;
+    return exitCodeFor(result.stopReason);
   } finally {
     unsubscribe();
     stdout.off("error", onPipeError);

@@ -27,6 +27,8 @@ class RpcServer {
   private queue: Promise<void> = Promise.resolve();
   /** stdin ended: nobody can answer a dialog any more. */
   private closed = false;
+  /** How the latest run ended, for get_state. */
+  lastRun?: RpcState["lastRun"];
 
   constructor(
     private readonly ctx: FrontEndContext,
@@ -194,6 +196,7 @@ class RpcServer {
       pendingToolCalls: s.pendingToolCalls,
       queued: { steering: s.queued.steering.length, followUp: s.queued.followUp.length },
       ...(session ? { session: info(session) } : {}),
+      ...(this.lastRun ? { lastRun: this.lastRun } : {}),
     };
   }
 
@@ -248,7 +251,10 @@ export default definePlugin({
         };
         const previousUi = fe.host.ui;
         fe.host.ui = ui;
-        const unsubscribe = fe.agent.subscribe((event) => server.send({ type: "event", event }));
+        const unsubscribe = fe.agent.subscribe((event) => {
+          if (event.type === "agent_end") server.lastRun = { stopReason: event.stopReason, ...(event.reason === undefined ? {} : { reason: event.reason }) };
+          server.send({ type: "event", event });
+        });
         const stdin = fe.stdin;
         stdin.setEncoding("utf8");
         const onData = (chunk: string) => server.feed(chunk);

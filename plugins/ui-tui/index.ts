@@ -5,7 +5,7 @@
  * print-mode start does not load them. `/reload` restarts coil on the session (reload.ts). docs/tui.md is the user guide.
  */
 import { appendFileSync } from "node:fs";
-import { definePlugin, textOf, type AgentMessage, type FrontEndContext, type ModelRequest, type UiService } from "../../kernel/index.js";
+import { definePlugin, exitCodeFor, textOf, type AgentMessage, type FrontEndContext, type ModelRequest, type UiService } from "../../kernel/index.js";
 import { registerCommands } from "./commands.js";
 import type { Bridge, SessionLike } from "./types.js";
 
@@ -51,7 +51,8 @@ async function fallback(fe: FrontEndContext): Promise<number> {
   const text = textOf(last);
   if (text) stdout.write(text.endsWith("\n") ? text : `${text}\n`);
   if (result.stopReason === "error") stderr.write(`coil: error: ${result.error ?? "the run failed"}\n`);
-  return result.stopReason === "error" || result.stopReason === "aborted" ? 1 : 0;
+  if (result.stopReason === "halted") stderr.write(`coil: stopped: ${result.reason}\n`);
+  return exitCodeFor(result.stopReason);
 }
 
 export default definePlugin({

@@ -288,3 +288,74 @@ export default definePlugin({
     expect(plain.code).toBe(0);
   });
 });
+
+/** A provider plugin that reports a cost of $0.02 on every reply, each a call to `ls`. */
+const COSTLY_PROVIDER = `import { definePlugin, emptyUsage } from "coil";
+let n = 0;
+export default definePlugin({
+  id: "costly",
+  setup(ctx) {
+    ctx.providers.register({
+      id: "costly",
+      models: [{ id: "m", provider: "costly", contextWindow: 100000, maxOutput: 1000 }],
+      async *stream() {
+        const usage = { ...emptyUsage(), input: 10, cost: { input: 0.02, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.02 } };
+        yield { type: "done", message: { role: "assistant", content: [{ type: "toolCall", id: "c" + ++n, name: "ls", arguments: {} }], provider: "costly", model: "m", usage, stopReason: "toolUse", timestamp: Date.now() } };
+      },
+    });
+  },
+});
+`;
+
+describe("coil CLI: runs stopped by a guard exit 3", () => {
+  const ls = "- toolCalls: [{ name: ls, arguments: {} }]\n";
+  const cases: { name: string; guards: string; script: string; plugin?: string; reason: RegExp }[] = [
+    { name: "maxTurns", guards: "{ maxTurns: 2 }", script: ls.repeat(3), reason: /reached the limit of 2 turns/ },
+    { name: "maxTokens", guards: "{ maxTokens: 1000 }", script: `- toolCalls: [{ name: ls, arguments: {} }]\n  usage: { input: 700 }\n`.repeat(2), reason: /over the limit of 1000/ },
+    { name: "maxCost", guards: "{ maxCost: 0.05 }", script: "", plugin: "./costly.ts", reason: /spent \$0\.0600, over the limit of \$0\.05/ },
+    { name: "repeated failures", guards: "{ repeatedFailures: { warnAfter: 1, stopAfter: 2 } }", script: "- toolCalls: [{ name: read, arguments: { path: missing.txt } }]\n".repeat(3), reason: /same failing call was repeated 2 times/ },
+    { name: "a failing done-gate", guards: "{ verify: { command: 'exit 4', attempts: 2 } }", script: "- text: done\n- text: really done\n", reason: /still fails after 2 attempt/ },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: exit 3, the reason on stderr, stopReason "halted" in JSON`, async () => {
+      const dir = project({
+        "team.yaml": `extends: default\nplugins:\n  - guards: ${c.guards}\n`,
+        "r.yaml": c.script || "[]\n",
+        "costly.ts": COSTLY_PROVIDER,
+      });
+      const args = ["--preset", "./team.yaml", ...(c.plugin ? ["--plugin", c.plugin, "--provider", "costly"] : ["--provider", "scripted", "--script", "r.yaml"])];
+      const text = await coil(dir, [...args, "-p", "go"]);
+      expect(text.stderr).toMatch(c.reason);
+      expect(text.stderr).toMatch(/coil: stopped: /);
+      expect(text.code).toBe(3);
+      const json = await coil(dir, [...args, "--mode", "json", "-p", "go"]);
+      expect(json.code).toBe(3);
+      const end = JSON.parse(json.stdout.trim().split("\n").at(-1)!);
+      expect(end).toMatchObject({ type: "agent_end", stopReason: "halted" });
+      expect(end.reason).toMatch(c.reason);
+    });
+  }
+
+  it("a run that finishes within its limits still exits 0", async () => {
+    const dir = project({ "team.yaml": "extends: default\nplugins:\n  - guards: { maxTurns: 2 }\n", "r.yaml": `${ls}- text: fine\n` });
+    const ran = await coil(dir, ["--preset", "./team.yaml", "--script", "r.yaml", "-p", "go"]);
+    expect(ran).toMatchObject({ code: 0, stdout: "fine\n", stderr: "" });
+  });
+});
+
+describe("coil CLI: small context windows", () => {
+  for (const window of [8_192, 16_384]) {
+    it(`a short run on a ${window}-token model with the default preset does not compact`, async () => {
+      const dir = project({
+        "team.yaml": `extends: default\nplugins:\n  - provider-scripted: { contextWindow: ${window}, maxOutput: 2048 }\n`,
+        "r.yaml": "- toolCalls: [{ name: ls, arguments: {} }]\n".repeat(3) + "- text: done\n",
+      });
+      const ran = await coil(dir, ["--preset", "./team.yaml", "--script", "r.yaml", "--mode", "json", "-p", "list the files"]);
+      const events = ran.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; level?: string; message?: string });
+      expect(events.filter((e) => e.type === "diagnostic" && e.level !== "info")).toEqual([]);
+      expect(events.filter((e) => e.type === "compaction")).toEqual([]);
+      expect(events.at(-1)).toMatchObject({ type: "agent_end", stopReason: "stop" });
+      expect(ran.code).toBe(0);
+    });
+  }
+});

@@ -236,7 +236,7 @@ describe("compact", () => {
       agent: { model: { id: "tiny", provider: "scripted", contextWindow: 10_000, maxOutput: 1000 }, reserveTokens: 2000 },
       script: [{ ...echo("a"), usage: { input: 8500, output: 100 } }, { text: "after compaction" }],
     });
-    const run = await agent.prompt("go");
+    const run = await agent.prompt("go ".repeat(40)); // longer than the summary that replaces it
     expect(calls).toEqual(["compact-test:threshold"]);
     expect(scripted.requests[1]!.messages.map((m) => textOf(m as AgentMessage))).toEqual(["summary of 3 messages"]);
     expect(events.find((e) => e.type === "compaction")).toMatchObject({ reason: "threshold", by: "compact-test", tokensBefore: 8600 + 1 });
@@ -251,7 +251,7 @@ describe("compact", () => {
       plugins: [[summarise("compact-test", calls)]],
       script: [{ error: "prompt is too long", errorCode: ERROR_CONTEXT_OVERFLOW }, { text: "fits now" }],
     });
-    const run = await agent.prompt("go");
+    const run = await agent.prompt("go ".repeat(40));
     expect(calls).toEqual(["compact-test:overflow"]);
     expect(scripted.requests).toHaveLength(2);
     expect(textOf(run.messages.at(-1))).toBe("fits now");
@@ -264,7 +264,7 @@ describe("compact", () => {
       plugins: [[summarise("compact-test", calls)]],
       script: [{ error: "too long", errorCode: ERROR_CONTEXT_OVERFLOW }, { error: "still too long", errorCode: ERROR_CONTEXT_OVERFLOW }],
     });
-    const run = await agent.prompt("go");
+    const run = await agent.prompt("go ".repeat(40));
     expect(calls).toHaveLength(1);
     expect(run).toMatchObject({ stopReason: "error", error: "still too long" });
   });

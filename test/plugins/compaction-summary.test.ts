@@ -1,10 +1,15 @@
-import { readFileSync, rmSync } from "node:fs";
+import { getEventListeners } from "node:events";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { Agent, PluginHost, Type, definePlugin, estimateMessageTokens, textOf, type AgentMessage, type AssistantMessage, type ProviderRequest, type ToolResultMessage } from "../../kernel/index.js";
 import compaction, { parseSummary, planCut, summaryMessage } from "../../plugins/compaction-summary/index.js";
 import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
 import type { ScriptedReply } from "../../plugins/provider-scripted/script.js";
+import openai from "../../plugins/provider-openai/index.js";
 import { SessionStore } from "../../plugins/session-jsonl/index.js";
+import { chat, startMockOpenAI } from "../support/mock-openai.js";
 import { createTestAgent } from "../support/harness.js";
 import { startRig, tempDirs } from "../support/session-jsonl.js";
 import { historyProblems } from "../support/validate-history.js";
@@ -261,6 +266,166 @@ describe("compaction-summary: long runs", () => {
     expect(textOf(summariser[0]!.messages[0])).toContain("[user]\nrun the step tool 200 times");
     expect(textOf(summariser[1]!.messages[0])).toContain("<previous-summary>\n## Current turn (its early part, summarised)");
     expect(parseSummary(agent.state.messages[0])!.summary).toContain("## Goal\nrun 200 steps");
+  });
+});
+
+describe("compaction-summary: context windows", () => {
+  const system = [{ id: "role", text: "You are a coding agent. ".repeat(170) }]; // ~1,000 tokens, sent with every request
+  for (const [window, maxOutput] of [[8_192, 2_048], [16_384, 2_048], [32_768, 4_096], [200_000, 32_000]] as const) {
+    it(`a ${window.toLocaleString("en-US")}-token window with the default reserve compacts only when the context is near full`, async () => {
+      const stepTokens = Math.floor(window / 16);
+      const steps = 48;
+      const step = definePlugin({
+        id: "step-tool",
+        setup(ctx) {
+          ctx.tools.register({ name: "step", description: "one step", parameters: Type.Object({ n: Type.Integer() }), execute: async (a) => ({ content: [{ type: "text", text: `step ${a.n}: ${"y".repeat(stepTokens * 4)}` }] }) });
+        },
+      });
+      const { agent, scripted, events, diagnostics } = createTestAgent({
+        plugins: [[step], [compaction, {}]],
+        agent: { model: { id: "small", provider: "scripted", contextWindow: window, maxOutput }, system },
+      });
+      let main = 0;
+      const sizes: number[] = [];
+      const responder = (r: ProviderRequest): ScriptedReply => {
+        const input = r.messages.reduce((n, m) => n + estimateMessageTokens(m), 0) + r.system.reduce((n, b) => n + Math.ceil(b.text.length / 4), 0);
+        if (isSummariser(r)) return { text: `## Goal\nrun ${steps} steps\n## Progress\nat step ${main}`, usage: { input, output: 50 } };
+        sizes.push(input);
+        main++;
+        return main <= steps ? { toolCalls: [{ name: "step", arguments: { n: main } }], usage: { input, output: 20 } } : { text: "all steps done", usage: { input, output: 10 } };
+      };
+      for (let i = 0; i < 3 * steps; i++) scripted.push(responder);
+      const run = await agent.prompt(`run the step tool ${steps} times`);
+      expect(diagnostics().filter((d) => d.level !== "info")).toEqual([]);
+      expect(run.stopReason).toBe("stop");
+      expect(textOf(run.messages.at(-1))).toBe("all steps done");
+      const compactions = events.filter((e): e is Extract<typeof e, { type: "compaction" }> => e.type === "compaction");
+      // 48 steps of 1/16 window each fill the window three times: a few compactions, each freeing room for many steps.
+      expect(compactions.length).toBeGreaterThanOrEqual(2);
+      expect(compactions.length).toBeLessThanOrEqual(steps / 4);
+      for (const c of compactions) {
+        expect(c.tokensBefore).toBeGreaterThan(window * 0.6);
+        expect(c.tokensAfter!).toBeLessThan(c.tokensBefore * 0.7);
+      }
+      // No request goes out over the compaction limit: the reserve (at most a quarter of the window) stays free.
+      expect(Math.max(...sizes)).toBeLessThanOrEqual(window - Math.min(16_384, window / 4));
+    });
+  }
+});
+
+describe("compaction-summary: it must shrink the context", () => {
+  it("/compact whose summary would be larger than what it replaces says so and changes nothing", async () => {
+    const dirs = tempDirs("coil-compaction-");
+    temps.push(dirs.root);
+    const rig = await startRig({ ...dirs, plugins: [[compaction, { keepRecentTokens: 5 }]], script: [{ text: "short answer" }, { text: "ok" }, summariserReply(`## Goal\n${"a long summary ".repeat(400)}`)] });
+    await rig.agent.prompt("short question");
+    await rig.agent.prompt("another");
+    const before = rig.agent.state.messages;
+    const out = await rig.host.commands.get("compact")!.run("", rig.agent);
+    expect(out).toMatch(/^coil: compaction would not shrink the context \([\d,]+ → [\d,]+ tokens\), the context is unchanged/);
+    expect(rig.agent.state.messages).toEqual(before);
+    const file = rig.session.file!;
+    await rig.stop();
+    expect(readFileSync(file, "utf8")).not.toContain('"type":"compaction"');
+  });
+
+  it("a strategy whose result is not smaller is refused by the loop", async () => {
+    const grow = definePlugin({ id: "grow", setup: (ctx) => ctx.tap("compact", (req) => ({ messages: [...req.messages, user("more")] })) });
+    const history = [user("a ".repeat(400)), assistant([{ type: "text", text: "b" }])];
+    const { agent, diagnostics } = createTestAgent({ plugins: [[grow]], agent: { messages: history } });
+    await expect(agent.compact()).rejects.toThrow(/NO_COMPACTION.*grow.*did not shrink the context/);
+    expect(agent.state.messages).toEqual(history);
+    expect(diagnostics().map((d) => d.message).join("\n")).toContain("did not shrink");
+  });
+
+  it("on a context overflow, the request is retried only when compaction made it smaller", async () => {
+    const history = [user("a ".repeat(2000)), assistant([{ type: "text", text: "b ".repeat(2000) }])];
+    const { agent, scripted, diagnostics } = createTestAgent({ plugins: [[compaction, { keepRecentTokens: 100 }]], agent: { messages: history } });
+    scripted.push({ error: "prompt is too long", errorCode: "context_overflow" }, summariserReply(`## Goal\n${"an enormous summary ".repeat(1500)}`), { text: "must not be asked" });
+    const run = await agent.prompt("go on");
+    expect(run.stopReason).toBe("error");
+    expect(run.error).toContain("prompt is too long");
+    expect(scripted.requests.filter((r) => !isSummariser(r))).toHaveLength(1);
+    expect(diagnostics().map((d) => d.message).join("\n")).toMatch(/would not shrink the context/);
+    expect(agent.state.messages.slice(0, 2)).toEqual(history);
+  });
+
+  it("the retried request after an overflow is smaller than the one that failed", async () => {
+    const history = [user("a ".repeat(2000)), assistant([{ type: "text", text: "b ".repeat(2000) }]), user("c ".repeat(2000)), assistant([{ type: "text", text: "d" }])];
+    const { agent, scripted } = createTestAgent({ plugins: [[compaction, { keepRecentTokens: 100 }]], agent: { messages: history } });
+    scripted.push({ error: "prompt is too long", errorCode: "context_overflow" }, summariserReply(), { text: "fits now" });
+    const run = await agent.prompt("go on");
+    expect(run.stopReason).toBe("stop");
+    const [failed, retried] = scripted.requests.filter((r) => !isSummariser(r)).map((r) => r.messages.reduce((n, m) => n + estimateMessageTokens(m), 0));
+    expect(retried).toBeLessThan(failed! * 0.75);
+  });
+
+  it("a threshold compaction that cannot get under the limit says so, and is not retried before the context grows", async () => {
+    // The newest message alone is over the limit: it is kept, so compaction cannot get under it.
+    const history = [user("old ".repeat(500)), assistant([{ type: "text", text: "old answer ".repeat(200) }]), user("x ".repeat(28_000))];
+    const { agent, scripted, events, diagnostics } = createTestAgent({
+      plugins: [[compaction, { keepRecentTokens: 100 }]],
+      agent: { model: { id: "small", provider: "scripted", contextWindow: 16_384, maxOutput: 2_048 }, messages: history.slice(0, 2) },
+    });
+    scripted.push(summariserReply(), { text: "answer one" }, { text: "answer two" });
+    await agent.prompt(history[2]!);
+    await agent.prompt("short");
+    expect(events.filter((e) => e.type === "compaction")).toHaveLength(1);
+    expect(scripted.requests.filter(isSummariser)).toHaveLength(1);
+    expect(diagnostics().map((d) => d.message).join("\n")).toMatch(/still over the compaction limit/);
+  });
+});
+
+describe("compaction-summary: abort listeners", () => {
+  it("many compactions in one run through a real SDK client add no listener to the run's abort signal", async () => {
+    const home = mkdtempSync(join(tmpdir(), "coil-compaction-sdk-"));
+    temps.push(home);
+    const KEY = "sk-local-0123456789";
+    process.env.COMPACTION_TEST_KEY = KEY;
+    const mock = await startMockOpenAI({ key: KEY });
+    const models = join(home, "models.yaml");
+    writeFileSync(models, `providers:\n  local:\n    api: openai-completions\n    baseUrl: ${mock.url}\n    apiKeyEnv: COMPACTION_TEST_KEY\n    models:\n      - id: small\n        contextWindow: 8192\n        maxOutput: 1024\n`);
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => void warnings.push(`${w.name}: ${w.message}`);
+    process.on("warning", onWarning);
+    try {
+      const listeners: number[] = [];
+      const probe = definePlugin({
+        id: "probe",
+        setup(ctx) {
+          ctx.tools.register({ name: "step", description: "one step", parameters: Type.Object({}), execute: async () => ({ content: [{ type: "text", text: "z".repeat(12_000) }] }) });
+          ctx.tap("before_request", (_request, turn) => void listeners.push(getEventListeners(turn.signal, "abort").length));
+        },
+      });
+      const host = new PluginHost({ cwd: home });
+      host.install(openai, { baseDelayMs: 5, modelsFile: models });
+      host.install(probe);
+      host.install(compaction, {});
+      let main = 0;
+      for (let i = 0; i < 80; i++) {
+        mock.push((body) =>
+          JSON.stringify(body.messages?.[0] ?? "").includes("working memory of a coding agent")
+            ? chat({ text: "## Goal\nrun the steps", usage: { prompt: 500, completion: 10 } })
+            : ++main <= 30
+              ? chat({ tools: [{ id: `call_${main}`, name: "step", args: {} }], finish: "tool_calls", usage: { prompt: Math.ceil(JSON.stringify(body).length / 4), completion: 10 } })
+              : chat({ text: "done" }),
+        );
+      }
+      const compactions: number[] = [];
+      host.subscribe("compaction", (e) => void (e.type === "compaction" && compactions.push(e.tokensBefore)));
+      const agent = new Agent(host, { provider: "local", model: host.providers.get("local")!.models!.find((m) => m.id === "small")! });
+      const run = await agent.prompt("run the step tool 30 times");
+      expect(run.error).toBeUndefined();
+      expect(textOf(run.messages.at(-1))).toBe("done");
+      expect(compactions.length).toBeGreaterThan(11);
+      // Each provider call gets its own signal: the SDK's listeners go away with the call.
+      expect(Math.max(...listeners)).toBeLessThanOrEqual(1);
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.includes("MaxListeners"))).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+      await mock.close();
+    }
   });
 });
 

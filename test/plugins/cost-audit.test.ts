@@ -28,7 +28,7 @@ describe("cost-audit", () => {
     const { agent, scripted, host } = createTestAgent({ plugins: [[knobPlugin], [compaction, { keepRecentTokens: 1 }], [costAudit, { cacheTtlSeconds: 1 }]] });
     const reply = (usage: { input: number; cacheRead?: number; cacheWrite?: number; output?: number }) => ({ text: "ok", usage: { output: 10, ...usage } });
     scripted.push(reply({ input: 10, cacheWrite: 2_000 }));
-    await agent.prompt("one");
+    await agent.prompt(`one ${"word ".repeat(200)}`); // long enough that its summary is smaller (compaction must shrink)
     scripted.push(reply({ input: 30, cacheRead: 2_000 }));
     await agent.prompt("two");
     knobs.extraBlock = true;

@@ -216,7 +216,8 @@ describe("session-jsonl: context", () => {
       setup(ctx) {
         ctx.tap("compact", async (req) => {
           const kept = req.messages.slice(-2);
-          const summary: AgentMessage = { role: "user", content: `summary of ${req.messages.length - 2} messages`, timestamp: Date.now() };
+          // A summary must be smaller than what it replaces (the loop refuses one that is not): "S3" for three messages.
+          const summary: AgentMessage = { role: "user", content: `S${req.messages.length - 2}`, timestamp: Date.now() };
           service = ctx.services.get("session");
           if (req.instructions === "record") {
             service!.appendCompaction({ summary: textOf(summary), messages: [summary], firstKeptEntryId: service!.entryIdOf(kept[0]!), tokensBefore: req.tokens });
@@ -233,7 +234,7 @@ describe("session-jsonl: context", () => {
     await rig.agent.compact("record"); // this time the strategy records it itself
     await rig.agent.prompt("four");
     const live = texts(rig.agent.state.messages);
-    expect(live).toEqual(["user:summary of 3 messages", "user:three", "assistant:c", "user:four", "assistant:d"]);
+    expect(live).toEqual(["user:S3", "user:three", "assistant:c", "user:four", "assistant:d"]);
     const file = rig.session.file!;
     await rig.stop();
     expect(lines(file).filter((e) => e.type === "compaction")).toHaveLength(2);

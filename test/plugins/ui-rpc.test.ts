@@ -143,4 +143,22 @@ describe("ui-rpc", () => {
     expect(withPrompt.stderr).toContain("rpc mode reads commands on stdin");
     expect(splitLines('{"a":1}\r\n\n{"b":')).toEqual({ lines: ['{"a":1}'], rest: '{"b":' });
   });
+
+  it("a run halted by a guard ends with stopReason halted, and get_state reports the last run", async () => {
+    const base = tempDir("coil-rpc-");
+    const project = writeFiles(join(base, "project"), {
+      "replies.yaml": "- toolCalls: [{ name: ls, arguments: {} }]\n- toolCalls: [{ name: ls, arguments: {} }]\n- text: fine\n",
+      "preset.yaml": "extends: default\nprovider: scripted\nplugins:\n  - guards: { maxTurns: 1 }\n  - provider-scripted: { script: ./replies.yaml }\n",
+    });
+    const client = await RpcClient.start({ bin: BIN, cwd: project, env: sandboxEnv(base), args: ["--preset", "./preset.yaml"], timeoutMs: 15_000 });
+    try {
+      expect((await client.getState()).lastRun).toBeUndefined();
+      const end = await client.run("list the files");
+      expect(end).toMatchObject({ stopReason: "halted", reason: "reached the limit of 1 turns for one run (guards maxTurns)" });
+      expect((await client.getState()).lastRun).toEqual({ stopReason: "halted", reason: "reached the limit of 1 turns for one run (guards maxTurns)" });
+      expect((await client.run("and now?")).stopReason).toBe("halted");
+    } finally {
+      expect(await client.close()).toBe(0);
+    }
+  }, 20_000);
 });
