@@ -54,6 +54,15 @@ describe("edit: matching and applying", () => {
     );
   });
 
+  it("names a file outside the working directory by its absolute path in the diff headers", async () => {
+    const { call } = setup({});
+    const outside = tempDir({ "far.txt": "one\ntwo\n" });
+    const abs = join(outside, "far.txt");
+    const out = await call("edit", { path: abs, edits: [{ oldText: "two", newText: "2" }] });
+    expect(out.isError).toBeFalsy();
+    expect(out.details.diff.split("\n").slice(0, 2)).toEqual([`--- ${abs}`, `+++ ${abs}`]);
+  });
+
   it("matches every edit against the original and applies them together, in any order", async () => {
     const { call, read } = setup({ "src.ts": SOURCE });
     const out = await call("edit", {
