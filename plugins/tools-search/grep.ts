@@ -3,6 +3,7 @@
  * `ripgrep` option allows), otherwise a built-in search with the same output; both honour
  * .gitignore, include hidden files and skip `.git` and binary files.
  */
+import { relative, sep } from "node:path";
 import { Type, type Static } from "typebox";
 import { defineTool, messageOf, type ToolDefinition, type ToolOutput } from "../../kernel/index.js";
 import { globMatcher } from "./glob.js";
@@ -68,7 +69,7 @@ export function createGrepTool(env: SearchEnv): ToolDefinition<typeof GrepParams
       const useRg = env.options.ripgrep && (await ops.which("rg")) !== undefined;
       let found: { hits: Hit[]; matches: number; limitReached: boolean; skippedLarge?: number; error?: string };
       if (useRg) {
-        found = await searchRipgrep(ops, env.cwd, root, args, limit, run.signal);
+        found = await searchRipgrep(ops, env.cwd, root, kind, args, limit, run.signal);
       } else {
         const regex = buildRegex(args);
         if (typeof regex === "string") return fail(regex);
@@ -197,6 +198,7 @@ async function searchRipgrep(
   ops: Required<SearchOperations>,
   cwd: string,
   root: string,
+  kind: "file" | "directory" | "other",
   args: GrepArgs,
   limit: number,
   signal: AbortSignal,
@@ -205,7 +207,11 @@ async function searchRipgrep(
   if (args.ignoreCase) flags.push("--ignore-case");
   if (args.literal) flags.push("--fixed-strings");
   if (args.context) flags.push("--context", String(args.context));
-  if (args.glob) flags.push("--glob", args.glob);
+  // ripgrep's --glob overrides .gitignore (a whitelisted *.log would bring ignored logs back), so the
+  // glob filters rg's results with the matcher the built-in search uses. A name-only glob is also
+  // given to rg as a file type, which narrows the search but, unlike --glob, keeps ignore rules.
+  const wanted = args.glob && kind === "directory" ? globMatcher(args.glob) : undefined;
+  if (wanted && /^[\w.*?{},@+-]+$/.test(args.glob!.trim())) flags.push("--type-add", `coilglob:${args.glob!.trim()}`, "--type", "coilglob");
   const command = ["rg", ...flags, "--regexp", args.pattern, "--", root].map(shellQuote).join(" ");
 
   const hits: Hit[] = [];
@@ -228,6 +234,7 @@ async function searchRipgrep(
     if (full && message.type !== "context") return controller.abort(); // keep trailing context of the last match only
     if (message.type === "begin") return;
     const data = message.data!;
+    if (wanted && !wanted(relative(root, rgText(data.path)).split(sep).join("/"), false)) return;
     let text = rgText(data.lines).replace(/\r?\n$/, "");
     let column: number | undefined;
     if (message.type === "match") {

@@ -123,6 +123,47 @@ describe.each(engines)("grep (%s)", (engine, builtin) => {
   });
 });
 
+// The same table of cases through both engines: each must give the expected text, so they agree.
+describe.skipIf(!hasRg)("grep: ripgrep and the built-in search agree", () => {
+  const files = {
+    ".gitignore": "*.log\n!keep.log\ndist/\n",
+    "x.log": "needle\n",
+    "keep.log": "needle\n",
+    "a.txt": "needle\n",
+    "dist/a.log": "needle\n",
+    "dist/b.ts": "needle\n",
+    "src/.h.ts": "needle\n",
+    "src/a/c.ts": "needle\n",
+    "src/a/d.tsx": "needle\n",
+    "sub/.gitignore": "*.ts\n",
+    "sub/e.ts": "needle\n",
+    "sub/f.txt": "needle\n",
+  };
+  const cases: [args: Record<string, unknown>, expected: string[]][] = [
+    [{ glob: "*.log" }, ["keep.log"]],
+    [{ glob: "*.ts" }, ["src/.h.ts", "src/a/c.ts"]],
+    [{ glob: "*.{ts,tsx}" }, ["src/.h.ts", "src/a/c.ts", "src/a/d.tsx"]],
+    [{ glob: "dist/**" }, []],
+    [{ glob: "src/**/*.ts" }, ["src/.h.ts", "src/a/c.ts"]],
+    [{ glob: "sub/*" }, ["sub/f.txt"]],
+    [{ glob: "*.ts", path: "sub" }, []],
+    [{ glob: "*.txt", path: "sub" }, ["sub/f.txt"]],
+    [{ glob: "*.ts", path: "x.log" }, ["x.log"]],
+    [{}, ["a.txt", "keep.log", "src/.h.ts", "src/a/c.ts", "src/a/d.tsx", "sub/f.txt"]],
+  ];
+  it.each(cases)("grep %j", async (args, expected) => {
+    const dir = tempDir(files);
+    const texts: Record<string, string> = {};
+    for (const ripgrep of [false, true]) {
+      const out = await tools(dir, { ripgrep }).call("grep", { pattern: "needle", ...args });
+      expect(out.isError).toBeFalsy();
+      texts[ripgrep ? "ripgrep" : "builtin"] = textOf(out);
+    }
+    const want = expected.length ? expected.map((f) => `${f}:1: needle`).join("\n") : expect.stringMatching(/^No matches for "needle"/);
+    expect(texts).toEqual({ builtin: want, ripgrep: want });
+  });
+});
+
 describe("grep engine choice", () => {
   it("uses the built-in search when the ripgrep option is off", async () => {
     expect((await tools(project(), { ripgrep: false }).call("grep", { pattern: "TODO" })).details.engine).toBe("builtin");
