@@ -9,7 +9,7 @@ import { planEdits, type PlannedEdit } from "./edit-match.js";
 import { describeFsError } from "./errors.js";
 import { withFileLock } from "./lock.js";
 import type { ToolEnv } from "./options.js";
-import { acceptFilePath, canonicalPath, displayPath, resolvePath } from "./paths.js";
+import { acceptFilePath, canonicalPath, displayPath, locatePath } from "./paths.js";
 
 export const EditParams = Type.Object({
   path: Type.String({ description: "File to edit: relative to the working directory, ~/..., or absolute" }),
@@ -78,7 +78,7 @@ export function createEditTool(env: ToolEnv): ToolDefinition<typeof EditParams, 
     ],
     async execute(args) {
       const ops = env.ops();
-      const abs = resolvePath(args.path, env.cwd);
+      const abs = await locatePath(args.path, env.cwd, ops);
       const shown = displayPath(abs, env.cwd);
       const key = await canonicalPath(abs, ops);
       return withFileLock(key, async () => {

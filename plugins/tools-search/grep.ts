@@ -10,7 +10,7 @@ import { globMatcher } from "./glob.js";
 import { DEFAULT_GREP_LIMIT, formatSize, MAX_BYTES, MAX_LINE_CHARS, MAX_SEARCH_FILE_BYTES } from "./limits.js";
 import type { SearchEnv } from "./options.js";
 import type { SearchOperations } from "./operations.js";
-import { budget, codeOf, displayPath, fail, resolvePath, shellQuote } from "./util.js";
+import { budget, codeOf, displayPath, fail, locatePath, shellQuote, similarHint } from "./util.js";
 import { walk, type WalkStats } from "./walk.js";
 
 export const GrepParams = Type.Object({
@@ -57,13 +57,13 @@ export function createGrepTool(env: SearchEnv): ToolDefinition<typeof GrepParams
     promptGuidelines: ["Use grep to search code instead of grep or rg in bash; narrow it with path and glob."],
     async execute(args, run) {
       const ops = env.ops();
-      const root = resolvePath(args.path, env.cwd);
+      const root = await locatePath(args.path, env.cwd, ops);
       let kind: "file" | "directory" | "other";
       try {
         kind = (await ops.stat(root)).kind;
       } catch (error) {
         const shown = displayPath(root, env.cwd);
-        return fail(codeOf(error) === "ENOENT" ? `Path not found: ${shown}. Check it with ls or find.` : `Cannot search ${shown}: ${messageOf(error)}`);
+        return fail(codeOf(error) === "ENOENT" ? `Path not found: ${shown}.${await similarHint(root, env.cwd, ops)} Check it with ls or find.` : `Cannot search ${shown}: ${messageOf(error)}`);
       }
       const limit = args.limit ?? DEFAULT_GREP_LIMIT;
       const useRg = env.options.ripgrep && (await ops.which("rg")) !== undefined;
