@@ -2,9 +2,11 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { textOf as messageText, type ToolResultMessage } from "../../kernel/index.js";
+import permissionGate from "../../plugins/permission-gate/index.js";
 import toolsCoding from "../../plugins/tools-coding/index.js";
 import toolsSearch from "../../plugins/tools-search/index.js";
-import { cleanTemps, tempDir, textOf, toolHost } from "../support/tools.js";
+import { agentIn, cleanTemps, tempDir, textOf, toolHost } from "../support/tools.js";
 
 afterAll(cleanTemps);
 
@@ -100,5 +102,22 @@ describe("paths as typed", () => {
     const out = await call("write", { path: "@new.txt", content: "x" });
     expect(out.details.created).toBe(true);
     expect(readFileSync(join(dir, "@new.txt"), "utf8")).toBe("x");
+  });
+});
+
+describe("paths as typed and the permission gate", () => {
+  it("a deny rule covers the file a variant spelling reaches (@.env, curly quote, NFD)", async () => {
+    const dir = tempDir({ ".env": "SECRET=1\n", "Bob\u2019s keys.txt": "KEY=2\n", "caf\u00E9.pem": "PEM\n", "ok.txt": "fine\n" });
+    const calls = ["@.env", "Bob's keys.txt", "cafe\u0301.pem", "@ok.txt"].map((path, i) => ({ id: `c${i}`, name: "read", arguments: { path } }));
+    const { agent } = agentIn(dir, [[permissionGate, { mode: "yolo", deny: ["read(.env)", "read(Bob\u2019s keys.txt)", "read(*.pem)"] }], [toolsCoding, {}]], [{ toolCalls: calls }, { text: "done" }]);
+    const result = await agent.prompt("go");
+    const results = result.messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
+    expect(results.map((m) => [m.isError ?? false, messageText(m).includes("not allowed")])).toEqual([
+      [true, true],
+      [true, true],
+      [true, true],
+      [false, false],
+    ]);
+    expect(messageText(results[3]!)).toBe("fine");
   });
 });
