@@ -47,47 +47,45 @@ const exists = (fs: PathLookup, path: string) =>
     () => false,
   );
 
-/** The existing path `abs` means, walking it name by name; undefined when a name has no single match. */
-async function matchByName(abs: string, fs: PathLookup): Promise<string | undefined> {
+/**
+ * `abs` walked name by name, each name that does not exist replaced by the one entry with the same
+ * folded spelling. `complete` when every name was found; otherwise the names from the first one
+ * without a single fit on are kept as typed (so a new file lands in the directory that exists).
+ */
+async function matchByName(abs: string, fs: PathLookup): Promise<{ path: string; complete: boolean }> {
   const { root } = parse(abs);
   const names = abs.slice(root.length).split(sep).filter(Boolean);
   let current = root;
-  for (const name of names) {
+  for (const [i, name] of names.entries()) {
     const direct = join(current, name);
     if (await exists(fs, direct)) {
       current = direct;
       continue;
     }
     const key = nameKey(name);
-    let entries: readonly { name: string }[];
-    try {
-      entries = await fs.readdir(current);
-    } catch {
-      return undefined;
-    }
+    const entries = await fs.readdir(current).catch(() => [] as readonly { name: string }[]);
     const fits = entries.filter((e) => e.name !== name && nameKey(e.name) === key);
-    if (fits.length !== 1) return undefined;
+    if (fits.length !== 1) return { path: join(current, ...names.slice(i)), complete: false };
     current = join(current, fits[0]!.name);
   }
-  return current;
+  return { path: current, complete: true };
 }
 
 /**
  * The absolute path a typed path means: as typed when it exists; otherwise the one existing variant
- * (see the module comment); otherwise the path as typed, so a new file is created where it says and
- * a missing one is reported under its own name.
+ * (see the module comment); otherwise the path as typed, with the directories that exist under
+ * another spelling spelled as on disk, so a new file is created where the user sees its directory
+ * and a missing one is reported there.
  */
 export async function resolveTypedPath(typed: string, cwd: string, fs: PathLookup): Promise<string> {
   const abs = expandPath(typed, cwd);
   if (await exists(fs, abs)) return abs;
   const trimmed = typed.trim();
-  const candidates = trimmed.startsWith("@") && trimmed.length > 1 ? [expandPath(trimmed.slice(1), cwd), abs] : [abs];
-  for (const candidate of candidates) {
-    if (candidate !== abs && (await exists(fs, candidate))) return candidate;
-    const found = await matchByName(candidate, fs);
-    if (found) return found;
+  if (trimmed.startsWith("@") && trimmed.length > 1) {
+    const bare = await matchByName(expandPath(trimmed.slice(1), cwd), fs);
+    if (bare.complete) return bare.path;
   }
-  return abs;
+  return (await matchByName(abs, fs)).path;
 }
 
 /** Names in the directory of `abs` that look like what was asked for: same folded name in any case, same stem, or containing the stem. */

@@ -97,6 +97,17 @@ describe("paths as typed", () => {
     expect(textOf(search)).toContain("Similar names in .: Caf\u00E9 dir.");
   });
 
+  it("a new file under a directory typed in another spelling goes into the existing directory", async () => {
+    const { dir, call } = setup();
+    const out = await call("write", { path: "Cafe\u0301 dir/new.txt", content: "x" });
+    expect(out.isError).toBeFalsy();
+    expect(out.details.created).toBe(true);
+    expect(readFileSync(join(dir, "Caf\u00E9 dir", "new.txt"), "utf8")).toBe("x");
+    expect(readdirSync(dir).filter((n) => n.startsWith("Caf"))).toEqual(["Caf\u00E9 dir"]);
+    const missing = await call("read", { path: "Cafe\u0301 dir/inne.txt" });
+    expect(textOf(missing)).toContain("Similar names in Caf\u00E9 dir: inner.txt");
+  });
+
   it("still creates a new file whose name matches nothing", async () => {
     const { dir, call } = setup();
     const out = await call("write", { path: "@new.txt", content: "x" });
