@@ -191,7 +191,10 @@ export function planEdits(original: string, edits: readonly EditSpec[], shown: s
     }
     folded ??= fold(text, true);
     const needle = fold(oldText, false).text;
-    const loose = needle === "" ? [] : occurrences(folded.text, needle);
+    // A match must not begin or end inside what one character folded to (`cafe` is not `café`).
+    const starts = folded.starts!;
+    const whole = (f: number) => (f === 0 || starts[f - 1] !== starts[f]) && (f + needle.length >= starts.length || starts[f + needle.length] !== starts[f + needle.length - 1]);
+    const loose = needle === "" ? [] : occurrences(folded.text, needle).filter(whole);
     if (loose.length === 1) {
       const nStart = folded.starts![loose[0]!]!;
       const nEnd = folded.ends![loose[0]! + needle.length - 1]!;

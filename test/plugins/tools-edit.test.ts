@@ -239,6 +239,13 @@ describe("edit: line endings, BOM and tolerant matches", () => {
     expect(read("wide.txt")).toBe("call(a, b);\nabc = 2;\ndone\nmenu\nkeep\uFF08x\uFF09 \uFF21\n");
   });
 
+  it("does not match part of a decomposed character (cafe is not café)", async () => {
+    const { call, read } = setup({ "menu.txt": "caf\u00E9\n" });
+    const out = await call("edit", { path: "menu.txt", edits: [{ oldText: "cafe", newText: "tea" }] });
+    expect(out.isError).toBe(true);
+    expect(read("menu.txt")).toBe("caf\u00E9\n");
+  });
+
   it("refuses a tolerant match that is not unique", async () => {
     const { call } = setup({ "q.txt": "say \u201Chi\u201D\nsay \u2018hi\u2019\nsay \u201Chi\u201D  \n" });
     const out = await call("edit", { path: "q.txt", edits: [{ oldText: 'say "hi"', newText: "x" }] });
