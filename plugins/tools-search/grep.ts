@@ -68,7 +68,7 @@ export function createGrepTool(env: SearchEnv): ToolDefinition<typeof GrepParams
       }
       const limit = args.limit ?? DEFAULT_GREP_LIMIT;
       const useRg = env.options.ripgrep && (await ops.which("rg")) !== undefined;
-      let found: { hits: Hit[]; matches: number; limitReached: boolean; skippedLarge?: number; error?: string };
+      let found: { hits: Hit[]; matches: number; limitReached: boolean; error?: string };
       if (useRg) {
         found = await searchRipgrep(ops, env.cwd, root, kind, args, limit, run.signal);
       } else {
