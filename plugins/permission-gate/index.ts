@@ -5,7 +5,9 @@
  * service; without one (print and JSON modes) it means deny, and the model is told why. Decisions are
  * recorded in the session as `custom` entries of type `permission-gate`. See docs/safety.md.
  */
+import { readdir, stat } from "node:fs/promises";
 import { definePlugin, Stage, Type, type Static, type ToolCallInfo } from "../../kernel/index.js";
+import { expandPath, resolveTypedPath, type PathLookup } from "../../lib/typed-path.js";
 import { isReadOnlyCommand, READ_ONLY_COMMANDS } from "./readonly.js";
 import { parseRule, ruleMatches, subjectOf, type Rule, type Subject } from "./rules.js";
 
@@ -142,7 +144,14 @@ export default definePlugin({
       async (info: ToolCallInfo) => {
         restore();
         const tool = info.call.name;
-        const subject = subjectOf(tool, info.args, ctx.cwd);
+        let subject = subjectOf(tool, info.args, ctx.cwd);
+        // Judge the file the tool will reach: tools take `@.env` or an NFD / curly-quote spelling as the existing file.
+        const typed = typeof info.args.path === "string" ? info.args.path : typeof info.args.file_path === "string" ? info.args.file_path : undefined;
+        if (subject.kind === "path" && typed !== undefined) {
+          const fs = (ctx.services.get("operations") as Partial<PathLookup> | undefined) ?? {};
+          const reached = await resolveTypedPath(typed, ctx.cwd, { stat: fs.stat?.bind(fs) ?? stat, readdir: fs.readdir?.bind(fs) ?? ((dir: string) => readdir(dir, { withFileTypes: true })) });
+          if (reached !== expandPath(typed, ctx.cwd)) subject = subjectOf(tool, { path: reached }, ctx.cwd);
+        }
         const { worst, asking } = decide(tool, subject);
         const items = asking.map((v) => v.item).filter((i): i is string => i !== undefined);
         if (worst.verdict === "allow") return NO_OPINION;

@@ -1,4 +1,5 @@
 /** A line diff (Myers) rendered as a unified diff, for edit results. */
+import { isAbsolute } from "node:path";
 
 type Op = { type: " " | "-" | "+"; text: string };
 
@@ -63,7 +64,7 @@ export interface DiffResult {
   removed: number;
 }
 
-/** Unified diff of two LF texts, `context` lines around each change. */
+/** Unified diff of two LF texts, `context` lines around each change; `path` as results show it (relative to the working directory, or absolute). */
 export function unifiedDiff(before: string, after: string, path: string, context = 3): DiffResult {
   if (before === after) return { diff: "", added: 0, removed: 0 };
   const a = before.split("\n");
@@ -93,7 +94,9 @@ export function unifiedDiff(before: string, after: string, path: string, context
     if (op.type !== "-") ni++;
   }
   const changed = ops.flatMap((op, i) => (op.type === " " ? [] : [i]));
-  const out = [`--- a/${path}`, `+++ b/${path}`];
+  // git's a/ and b/ prefixes only make sense before a relative path; an absolute one is shown as is.
+  const relative = !isAbsolute(path);
+  const out = [`--- ${relative ? "a/" : ""}${path}`, `+++ ${relative ? "b/" : ""}${path}`];
   let added = 0;
   let removed = 0;
   for (let c = 0; c < changed.length; ) {

@@ -20,44 +20,91 @@ export interface PlannedEdit {
   replacement: string;
   /** 1-based line where the match starts. */
   line: number;
-  /** Matched only after folding whitespace, quotes and dashes. */
+  /** Matched only after folding whitespace, quotes, dashes and Unicode compatibility forms. */
   tolerant: boolean;
 }
 
 export type EditPlan = { ok: true; text: string; edits: PlannedEdit[] } | { ok: false; message: string };
 
-// Characters a tolerant match treats as their ASCII look-alikes (each maps one code unit to one).
+// Characters a tolerant match treats as their ASCII look-alikes.
 const FOLD = new Map<string, string>([
   ...[..."\u2018\u2019\u201A\u201B\u2032"].map((c) => [c, "'"] as [string, string]),
   ...[..."\u201C\u201D\u201E\u201F\u2033"].map((c) => [c, '"'] as [string, string]),
   ...[..."\u2010\u2011\u2012\u2013\u2014\u2015\u2212"].map((c) => [c, "-"] as [string, string]),
   ...[..."\u00A0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200A\u202F\u205F\u3000"].map((c) => [c, " "] as [string, string]),
 ]);
-const FOLD_CHARS = new RegExp(`[${[...FOLD.keys()].join("")}]`, "g");
+
+/** One non-ASCII character as a tolerant match sees it: look-alikes above, then NFKD (fullwidth `，` is `,`, `ﬁ` is `fi`, `é` is `e` + accent). */
+function foldChar(c: string): string {
+  const direct = FOLD.get(c);
+  if (direct !== undefined) return direct;
+  const decomposed = c.normalize("NFKD");
+  if (decomposed === c) return c;
+  let out = "";
+  for (const d of decomposed) out += FOLD.get(d) ?? d;
+  return out;
+}
+
+const NON_ASCII = /[^\x00-\x7F]/gu;
 const TRAILING_BLANKS = /[ \t]+(?=\n|$)/g;
 
-/** Fold look-alike characters and drop trailing whitespace on every line; `map[i]` is the source index of folded char i. */
-export function fold(text: string, withMap: boolean): { text: string; map?: Int32Array } {
-  // Folding maps one code unit to one, so indices only move where trailing blanks are dropped.
-  const replaced = text.replace(FOLD_CHARS, (c) => FOLD.get(c)!);
+/**
+ * Fold look-alike and compatibility characters and drop trailing whitespace on every line. With a
+ * map, folded code unit i came from source range `starts[i]`..`ends[i]` (a character can fold to
+ * several units, e.g. `ﬁ` to `fi`), so a match in the folded text names an exact source region.
+ */
+export function fold(text: string, withMap: boolean): { text: string; starts?: Int32Array; ends?: Int32Array } {
   const pieces: string[] = [];
-  const kept: [start: number, end: number][] = [];
+  let starts = new Int32Array(withMap ? text.length + 16 : 0);
+  let ends = new Int32Array(withMap ? text.length + 16 : 0);
+  let n = 0;
+  // `whole`: every unit of `piece` maps to the one source character at `at` (else unit k maps to at + k).
+  const push = (piece: string, at: number, whole?: number) => {
+    pieces.push(piece);
+    if (!withMap) return;
+    if (n + piece.length > starts.length) {
+      const grow = (a: Int32Array) => {
+        const b = new Int32Array(Math.max(a.length * 2, n + piece.length));
+        b.set(a);
+        return b;
+      };
+      starts = grow(starts);
+      ends = grow(ends);
+    }
+    for (let k = 0; k < piece.length; k++, n++) {
+      starts[n] = whole === undefined ? at + k : at;
+      ends[n] = whole === undefined ? at + k + 1 : at + whole;
+    }
+  };
   let from = 0;
-  for (const m of replaced.matchAll(TRAILING_BLANKS)) {
-    kept.push([from, m.index]);
+  for (const m of text.matchAll(NON_ASCII)) {
+    const folded = foldChar(m[0]);
+    if (folded === m[0]) continue;
+    if (m.index > from) push(text.slice(from, m.index), from);
+    push(folded, m.index, m[0].length);
     from = m.index + m[0].length;
   }
-  kept.push([from, replaced.length]);
-  let length = 0;
-  for (const [start, end] of kept) {
-    pieces.push(replaced.slice(start, end));
-    length += end - start;
+  if (from < text.length) push(text.slice(from), from);
+  const joined = pieces.join("");
+  // Drop trailing blanks, moving the map entries of what is kept down.
+  const kept: string[] = [];
+  let w = 0;
+  let keepFrom = 0;
+  const keep = (a: number, b: number) => {
+    kept.push(joined.slice(a, b));
+    if (withMap && w !== a) {
+      starts.copyWithin(w, a, b);
+      ends.copyWithin(w, a, b);
+    }
+    w += b - a;
+  };
+  for (const m of joined.matchAll(TRAILING_BLANKS)) {
+    keep(keepFrom, m.index);
+    keepFrom = m.index + m[0].length;
   }
-  if (!withMap) return { text: pieces.join("") };
-  const map = new Int32Array(length);
-  let n = 0;
-  for (const [start, end] of kept) for (let i = start; i < end; i++) map[n++] = i;
-  return { text: pieces.join(""), map };
+  keep(keepFrom, joined.length);
+  const out = kept.join("");
+  return withMap ? { text: out, starts: starts.subarray(0, w), ends: ends.subarray(0, w) } : { text: out };
 }
 
 /** Start indices of every occurrence, overlapping ones included (capped). */
@@ -88,9 +135,25 @@ function countBelow(list: readonly number[], value: number): number {
 
 const lf = (s: string) => s.replace(/\r\n/g, "\n");
 
-function linesList(lines: number[]): string {
-  const shown = lines.slice(0, 10).join(", ");
-  return lines.length > 10 ? `${shown} and more` : shown;
+/** Where several matches are: distinct lines in order, with 1-based columns where a line has more than one. */
+function placesList(places: readonly { line: number; column: number }[]): string {
+  const byLine = new Map<number, number[]>();
+  for (const p of places) {
+    const columns = byLine.get(p.line);
+    if (columns) columns.push(p.column);
+    else byLine.set(p.line, [p.column]);
+  }
+  const columns = (list: number[]) => list.slice(0, 10).join(", ") + (list.length > 10 ? " and more" : "");
+  const lines = [...byLine.keys()].sort((a, b) => a - b);
+  if (lines.length === 1) {
+    const list = byLine.get(lines[0]!)!;
+    return list.length > 1 ? `line ${lines[0]}, columns ${columns(list)}` : `line ${lines[0]}`;
+  }
+  const parts = lines.slice(0, 10).map((line) => {
+    const list = byLine.get(line)!;
+    return list.length > 1 ? `${line} (columns ${columns(list)})` : String(line);
+  });
+  return `lines ${parts.join(", ")}${lines.length > 10 ? " and more" : ""}`;
 }
 
 /** Match every edit against `original` (BOM already removed) and build the new text. */
@@ -102,7 +165,11 @@ export function planEdits(original: string, edits: readonly EditSpec[], shown: s
   const toOriginal = (n: number) => n + countBelow(crlf, n);
   const newlines = newlineIndex(text);
   const lineOf = (n: number) => countBelow(newlines, n) + 1;
-  let folded: { text: string; map?: Int32Array } | undefined;
+  const placeOf = (n: number) => {
+    const line = lineOf(n);
+    return { line, column: n - (line === 1 ? 0 : newlines[line - 2]! + 1) + 1 };
+  };
+  let folded: ReturnType<typeof fold> | undefined;
 
   const name = (i: number) => (edits.length === 1 ? "oldText" : `edits[${i}].oldText`);
   const planned: (Omit<PlannedEdit, "replacement" | "start" | "end"> & { nStart: number; nEnd: number; newText: string })[] = [];
@@ -119,24 +186,26 @@ export function planEdits(original: string, edits: readonly EditSpec[], shown: s
     if (exact.length > 1) {
       return {
         ok: false,
-        message: `${name(i)} matches ${exact.length === 50 ? "50 or more" : exact.length} places in ${shown} (lines ${linesList(exact.map(lineOf))}); it must match exactly one. Include more surrounding lines to make it unique.`,
+        message: `${name(i)} matches ${exact.length === 50 ? "50 or more" : exact.length} places in ${shown} (${placesList(exact.map(placeOf))}); it must match exactly one. Include more surrounding lines to make it unique.`,
       };
     }
     folded ??= fold(text, true);
     const needle = fold(oldText, false).text;
-    const loose = needle === "" ? [] : occurrences(folded.text, needle);
+    // A match must not begin or end inside what one character folded to (`cafe` is not `café`).
+    const starts = folded.starts!;
+    const whole = (f: number) => (f === 0 || starts[f - 1] !== starts[f]) && (f + needle.length >= starts.length || starts[f + needle.length] !== starts[f + needle.length - 1]);
+    const loose = needle === "" ? [] : occurrences(folded.text, needle).filter(whole);
     if (loose.length === 1) {
-      const map = folded.map!;
-      const nStart = map[loose[0]!]!;
-      const nEnd = map[loose[0]! + needle.length - 1]! + 1;
+      const nStart = folded.starts![loose[0]!]!;
+      const nEnd = folded.ends![loose[0]! + needle.length - 1]!;
       planned.push({ index: i, nStart, nEnd, newText, line: lineOf(nStart), tolerant: true });
       continue;
     }
     if (loose.length > 1) {
-      const lines = loose.map((f) => lineOf(folded!.map![f]!));
+      const places = loose.map((f) => placeOf(folded!.starts![f]!));
       return {
         ok: false,
-        message: `${name(i)} was not found exactly in ${shown}; ignoring whitespace and quote differences it matches ${loose.length} places (lines ${linesList(lines)}). Re-read those lines and copy the text exactly, with enough context to match one place.`,
+        message: `${name(i)} was not found exactly in ${shown}; ignoring whitespace and quote differences it matches ${loose.length} places (${placesList(places)}). Re-read those lines and copy the text exactly, with enough context to match one place.`,
       };
     }
     return { ok: false, message: `${name(i)} was not found in ${shown}.${notFoundHint(text, oldText)}` };
@@ -178,15 +247,75 @@ export function planEdits(original: string, edits: readonly EditSpec[], shown: s
   return { ok: true, text: pieces.join(""), edits: result.sort((x, y) => x.index - y.index) };
 }
 
+/** Similarity budget: line pairs compared when looking for the text closest to a missing oldText. */
+const MAX_COMPARISONS = 400_000;
+/** Below this average line similarity (0..1) nothing is shown as "closest". */
+const CLOSE_ENOUGH = 0.5;
+const SHOWN_LINES = 20;
+
+const BUCKETS = 4096;
+const hashBigram = (text: string, i: number) => (text.charCodeAt(i) * 31 + text.charCodeAt(i + 1)) & (BUCKETS - 1);
+
+/** Hashed character-bigram counts of a line, to compare many file lines against it without allocating. */
+function bigramCounts(text: string): { counts: Int32Array; total: number } {
+  const counts = new Int32Array(BUCKETS);
+  for (let i = 0; i + 1 < text.length; i++) counts[hashBigram(text, i)]!++;
+  return { counts, total: Math.max(0, text.length - 1) };
+}
+
+const scratch = new Int32Array(BUCKETS);
+
+/** Dice coefficient of `line`'s bigrams and `wanted`'s (1 for equal texts, 0 for nothing in common). */
+function similarity(line: string, wanted: string, grams: { counts: Int32Array; total: number }): number {
+  if (line === wanted) return 1;
+  if (line.length < 2 || wanted.length < 2) return 0;
+  let common = 0;
+  for (let i = 0; i + 1 < line.length; i++) {
+    const h = hashBigram(line, i);
+    if (scratch[h]! < grams.counts[h]!) common++;
+    scratch[h]!++;
+  }
+  for (let i = 0; i + 1 < line.length; i++) scratch[hashBigram(line, i)] = 0;
+  return (2 * common) / (line.length - 1 + grams.total);
+}
+
+/** The window of lines most like oldText (line by line, whitespace runs collapsed), shown numbered. */
 function notFoundHint(text: string, oldText: string): string {
-  const first = oldText.split("\n").map((l) => l.trim()).find((l) => l.length >= 4);
-  if (first) {
-    const lines: number[] = [];
-    const rows = text.split("\n");
-    for (let i = 0; i < rows.length && lines.length < 10; i++) if (rows[i]!.includes(first)) lines.push(i + 1);
-    if (lines.length > 0) {
-      return ` Its first line "${first.length > 80 ? first.slice(0, 80) + "…" : first}" occurs at line ${lines.join(", ")}, but the following lines differ. Re-read that part with read (offset=${Math.max(1, lines[0]! - 2)}) and copy the text exactly.`;
+  const rows = text.split("\n");
+  const wanted = oldText.replace(/\n$/, "").split("\n");
+  const norm = (s: string) => s.replace(/\s+/g, " ").trim();
+  const normRows = rows.map(norm);
+  const normWanted = wanted.map(norm);
+  const compared = Math.max(1, Math.min(wanted.length, Math.floor(MAX_COMPARISONS / rows.length)));
+  const grams = normWanted.slice(0, compared).map(bigramCounts);
+  let best = -1;
+  let bestScore = 0;
+  for (let s = 0; s < rows.length; s++) {
+    let score = 0;
+    for (let k = 0; k < compared; k++) score += similarity(normRows[s + k] ?? "", normWanted[k]!, grams[k]!);
+    score /= compared;
+    if (score > bestScore) {
+      bestScore = score;
+      best = s;
     }
   }
-  return " The file may have changed since you read it. Re-read it with read and copy oldText exactly, including indentation and whitespace.";
+  if (best < 0 || bestScore < CLOSE_ENOUGH) {
+    return " The file may have changed since you read it. Re-read it with read and copy oldText exactly, including indentation and whitespace.";
+  }
+  const last = Math.min(rows.length, best + wanted.length) - 1;
+  const range = last > best ? `lines ${best + 1}-${last + 1}` : `line ${best + 1}`;
+  let differs = "";
+  if (wanted.length > 1) {
+    const k = wanted.findIndex((line, j) => rows[best + j] !== line);
+    if (k >= 0) differs = `, and differs from oldText first at line ${best + k + 1}`;
+  }
+  const from = Math.max(0, best - 1);
+  const to = Math.min(rows.length - 1, last + 1, from + SHOWN_LINES - 1);
+  const numbered: string[] = [];
+  for (let r = from; r <= to; r++) {
+    const row = rows[r]!;
+    numbered.push(`${String(r + 1).padStart(6)}\t${row.length > 200 ? row.slice(0, 200) + "…" : row}`);
+  }
+  if (to < last + 1 && to < rows.length - 1) numbered.push("   ...");
+  return ` The closest text is at ${range}${differs}:\n${numbered.join("\n")}\nCopy oldText exactly from the file (without these line numbers), including indentation and whitespace.`;
 }

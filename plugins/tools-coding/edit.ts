@@ -9,7 +9,7 @@ import { planEdits, type PlannedEdit } from "./edit-match.js";
 import { describeFsError } from "./errors.js";
 import { withFileLock } from "./lock.js";
 import type { ToolEnv } from "./options.js";
-import { acceptFilePath, canonicalPath, displayPath, resolvePath } from "./paths.js";
+import { acceptFilePath, canonicalPath, displayPath, locatePath } from "./paths.js";
 
 export const EditParams = Type.Object({
   path: Type.String({ description: "File to edit: relative to the working directory, ~/..., or absolute" }),
@@ -67,7 +67,7 @@ export function createEditTool(env: ToolEnv): ToolDefinition<typeof EditParams, 
     description:
       "Edit a file by replacing exact text. Each edits[i].oldText must occur exactly once in the file as it was before this call; all edits are matched against that original, must not overlap, and are applied together (or none is). " +
       "Copy oldText from a recent read, with its indentation; keep it short but unique. Line endings and a UTF-8 BOM are preserved. " +
-      "If there is no exact match, one that differs only in trailing whitespace, curly quotes, Unicode dashes or spaces is accepted, and only that region changes. To create a file or rewrite it whole, use write.",
+      "If there is no exact match, one that differs only in trailing whitespace, curly quotes, Unicode dashes or spaces, fullwidth or other Unicode compatibility forms (（，） for (,)) or accents composed differently is accepted, and only that region changes. To create a file or rewrite it whole, use write.",
     parameters: EditParams,
     executionMode: "parallel",
     prepareArguments: prepareEditArguments,
@@ -78,7 +78,7 @@ export function createEditTool(env: ToolEnv): ToolDefinition<typeof EditParams, 
     ],
     async execute(args) {
       const ops = env.ops();
-      const abs = resolvePath(args.path, env.cwd);
+      const abs = await locatePath(args.path, env.cwd, ops);
       const shown = displayPath(abs, env.cwd);
       const key = await canonicalPath(abs, ops);
       return withFileLock(key, async () => {
@@ -128,7 +128,7 @@ function summary(shown: string, edits: readonly PlannedEdit[]): string {
   const loose = edits.filter((e) => e.tolerant);
   if (loose.length > 0) {
     const which = edits.length === 1 ? "The oldText" : loose.map((e) => `edits[${e.index}]`).join(", ");
-    text += ` ${which} matched only after ignoring differences in trailing whitespace, quotes, dashes or spaces; re-read the lines if exact formatting matters.`;
+    text += ` ${which} matched only after ignoring differences in trailing whitespace, quotes, dashes, spaces or Unicode forms (fullwidth, compatibility, accents); re-read the lines if exact formatting matters.`;
   }
   return text;
 }

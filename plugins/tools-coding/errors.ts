@@ -1,26 +1,9 @@
 /** Turning file-system failures into messages that tell the model what to do instead. */
-import { basename, dirname, extname } from "node:path";
+import { dirname } from "node:path";
 import { messageOf } from "../../kernel/index.js";
+import { similarNames } from "../../lib/typed-path.js";
 import type { Operations } from "./operations.js";
 import { codeOf, displayPath } from "./paths.js";
-
-/** Names in the same directory that look like what was asked for (case, extension, substring). */
-async function similarNames(ops: Operations, abs: string): Promise<string[]> {
-  try {
-    const wanted = basename(abs).toLowerCase();
-    const stem = basename(wanted, extname(wanted));
-    const entries = await ops.readdir(dirname(abs));
-    return entries
-      .map((e) => e.name)
-      .filter((name) => {
-        const lower = name.toLowerCase();
-        return lower === wanted || basename(lower, extname(lower)) === stem || (stem.length >= 3 && lower.includes(stem));
-      })
-      .slice(0, 5);
-  } catch {
-    return [];
-  }
-}
 
 /** The message for a failed file operation (`verb` is "read", "write" ...). */
 export async function describeFsError(error: unknown, abs: string, verb: string, ops: Operations, cwd: string): Promise<string> {

@@ -1,15 +1,10 @@
 /** Path handling shared by the tools: what the model may pass, and how results name files. */
-import { homedir } from "node:os";
-import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
+import { dirname, isAbsolute, relative, resolve } from "node:path";
+import { resolveTypedPath } from "../../lib/typed-path.js";
 import type { Operations } from "./operations.js";
 
-/** `~` and `~/x` expand to the home directory; relative paths resolve against `cwd`. */
-export function resolvePath(path: string, cwd: string): string {
-  let p = path.trim();
-  if (p === "~") p = homedir();
-  else if (p.startsWith("~/") || p.startsWith(`~${sep}`)) p = resolve(homedir(), p.slice(2));
-  return isAbsolute(p) ? resolve(p) : resolve(cwd, p);
-}
+/** The file a typed path means (lib/typed-path.ts): as typed, or the one existing variant (NFC/NFD, Unicode spaces, quotes, a leading @). */
+export const locatePath = (path: string, cwd: string, ops: Operations): Promise<string> => resolveTypedPath(path, cwd, ops);
 
 /** How results name a file: relative to `cwd` when inside it, absolute otherwise. */
 export function displayPath(abs: string, cwd: string): string {

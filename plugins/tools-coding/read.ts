@@ -8,7 +8,7 @@ import { describeFsError } from "./errors.js";
 import { formatSize, MAX_BYTES, MAX_IMAGE_BYTES, MAX_LINES, SNIFF_BYTES } from "./limits.js";
 import type { Operations } from "./operations.js";
 import type { ToolEnv } from "./options.js";
-import { acceptFilePath, displayPath, resolvePath } from "./paths.js";
+import { acceptFilePath, displayPath, locatePath } from "./paths.js";
 import { shellQuote, sniffBinary, sniffImage, type ImageKind } from "./sniff.js";
 
 export const ReadParams = Type.Object({
@@ -54,7 +54,7 @@ export function createReadTool(env: ToolEnv): ToolDefinition<typeof ReadParams, 
     ],
     async execute(args, run) {
       const ops = env.ops();
-      const abs = resolvePath(args.path, env.cwd);
+      const abs = await locatePath(args.path, env.cwd, ops);
       const shown = displayPath(abs, env.cwd);
       let info;
       try {

@@ -6,7 +6,7 @@ import { describeFsError } from "./errors.js";
 import { formatSize } from "./limits.js";
 import { withFileLock } from "./lock.js";
 import type { ToolEnv } from "./options.js";
-import { acceptFilePath, canonicalPath, codeOf, displayPath, resolvePath } from "./paths.js";
+import { acceptFilePath, canonicalPath, codeOf, displayPath, locatePath } from "./paths.js";
 
 export const WriteParams = Type.Object({
   path: Type.String({ description: "File to write: relative to the working directory, ~/..., or absolute" }),
@@ -38,7 +38,7 @@ export function createWriteTool(env: ToolEnv): ToolDefinition<typeof WriteParams
     promptGuidelines: ["Use write for new files and complete rewrites; use edit for changes to existing files."],
     async execute(args) {
       const ops = env.ops();
-      const abs = resolvePath(args.path, env.cwd);
+      const abs = await locatePath(args.path, env.cwd, ops);
       const shown = displayPath(abs, env.cwd);
       const key = await canonicalPath(abs, ops);
       return withFileLock(key, async () => {

@@ -4,7 +4,7 @@ import { defineTool, messageOf, type ToolDefinition } from "../../kernel/index.j
 import { globMatcher } from "./glob.js";
 import { DEFAULT_FIND_LIMIT, formatSize, MAX_BYTES } from "./limits.js";
 import type { SearchEnv } from "./options.js";
-import { budget, codeOf, displayPath, fail, resolvePath } from "./util.js";
+import { budget, codeOf, displayPath, fail, locatePath, similarHint } from "./util.js";
 import { walk, type WalkStats } from "./walk.js";
 
 export const FindParams = Type.Object({
@@ -31,13 +31,13 @@ export function createFindTool(env: SearchEnv): ToolDefinition<typeof FindParams
     promptGuidelines: ["Use find to locate files by name instead of find or ls -R in bash."],
     async execute(args, run) {
       const ops = env.ops();
-      const root = resolvePath(args.path, env.cwd);
+      const root = await locatePath(args.path, env.cwd, ops);
       const shown = displayPath(root, env.cwd);
       try {
         const info = await ops.stat(root);
         if (info.kind !== "directory") return fail(`${shown} is not a directory; find searches directories (use read for a file).`);
       } catch (error) {
-        return fail(codeOf(error) === "ENOENT" ? `Directory not found: ${shown}. Check the path with ls.` : `Cannot search ${shown}: ${messageOf(error)}`);
+        return fail(codeOf(error) === "ENOENT" ? `Directory not found: ${shown}.${await similarHint(root, env.cwd, ops)} Check the path with ls.` : `Cannot search ${shown}: ${messageOf(error)}`);
       }
       const limit = args.limit ?? DEFAULT_FIND_LIMIT;
       const matches = globMatcher(args.pattern);

@@ -4,7 +4,7 @@ import { Type } from "typebox";
 import { defineTool, messageOf, type ToolDefinition } from "../../kernel/index.js";
 import { DEFAULT_LS_LIMIT, formatSize, MAX_BYTES } from "./limits.js";
 import type { SearchEnv } from "./options.js";
-import { budget, codeOf, displayPath, fail, resolvePath } from "./util.js";
+import { budget, codeOf, displayPath, fail, locatePath, similarHint } from "./util.js";
 
 export const LsParams = Type.Object({
   path: Type.Optional(Type.String({ description: "Directory to list (default: the working directory)" })),
@@ -29,7 +29,7 @@ export function createLsTool(env: SearchEnv): ToolDefinition<typeof LsParams, Ls
     promptGuidelines: ["Use ls to see what a directory contains instead of ls in bash."],
     async execute(args) {
       const ops = env.ops();
-      const dir = resolvePath(args.path, env.cwd);
+      const dir = await locatePath(args.path, env.cwd, ops);
       const shown = displayPath(dir, env.cwd);
       let entries;
       try {
@@ -38,7 +38,7 @@ export function createLsTool(env: SearchEnv): ToolDefinition<typeof LsParams, Ls
         entries = await ops.readdir(dir);
       } catch (error) {
         const code = codeOf(error);
-        if (code === "ENOENT") return fail(`Directory not found: ${shown}. List its parent, or use find to locate it.`);
+        if (code === "ENOENT") return fail(`Directory not found: ${shown}.${await similarHint(dir, env.cwd, ops)} List its parent, or use find to locate it.`);
         if (code === "EACCES" || code === "EPERM") return fail(`Permission denied: cannot list ${shown}.`);
         return fail(`Cannot list ${shown}: ${messageOf(error)}`);
       }

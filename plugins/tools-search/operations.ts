@@ -4,13 +4,15 @@
  * method by method, and this small local implementation otherwise.
  */
 import { spawn } from "node:child_process";
-import { accessSync, constants } from "node:fs";
+import { accessSync, constants, createReadStream } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { delimiter, join } from "node:path";
 
 export interface SearchOperations {
   stat(path: string): Promise<{ kind: "file" | "directory" | "other"; size: number }>;
   readFile(path: string): Promise<Uint8Array>;
+  /** The file in chunks (grep reads files this way, so a huge file or line is never held whole). */
+  readStream?(path: string): AsyncIterable<Uint8Array>;
   readdir(path: string): Promise<{ name: string; kind: "file" | "directory" | "symlink" | "other" }[]>;
   exec(
     command: string,
@@ -26,6 +28,7 @@ export const localSearchOperations: Required<SearchOperations> = {
     return { kind: s.isFile() ? "file" : s.isDirectory() ? "directory" : "other", size: s.size };
   },
   readFile: (path) => readFile(path),
+  readStream: (path) => createReadStream(path, { highWaterMark: 64 * 1024 }),
   async readdir(path) {
     const entries = await readdir(path, { withFileTypes: true });
     return entries.map((e) => ({ name: e.name, kind: e.isSymbolicLink() ? "symlink" : e.isDirectory() ? "directory" : e.isFile() ? "file" : "other" }));
@@ -76,5 +79,13 @@ export function resolveSearchOperations(service: Partial<SearchOperations> | und
           const r = await exec(`command -v ${name}`, { cwd: "/", onData: (c) => (out += Buffer.from(c).toString("utf8")) }).catch(() => undefined);
           return r?.exitCode === 0 && out.trim() ? out.trim() : undefined;
         };
-  return { stat: pick("stat"), readFile: pick("readFile"), readdir: pick("readdir"), exec, which };
+  // A backend that reads files but does not stream them is read through its readFile, never around it.
+  const readFileOf = pick("readFile");
+  const readStream =
+    typeof service.readStream === "function" || typeof service.readFile !== "function"
+      ? pick("readStream")
+      : async function* (path: string) {
+          yield await readFileOf(path);
+        };
+  return { stat: pick("stat"), readFile: readFileOf, readStream, readdir: pick("readdir"), exec, which };
 }

@@ -1,14 +1,19 @@
 /** Small helpers grep, find and ls share: paths, cutting output, quoting. */
-import { homedir } from "node:os";
-import { isAbsolute, relative, resolve, sep } from "node:path";
+import { dirname, isAbsolute, relative, sep } from "node:path";
 import type { ToolOutput } from "../../kernel/index.js";
+import { resolveTypedPath, similarNames } from "../../lib/typed-path.js";
+import type { SearchOperations } from "./operations.js";
 import { formatSize, MAX_BYTES, MAX_LINES } from "./limits.js";
 
-export function resolvePath(path: string | undefined, cwd: string): string {
-  let p = (path ?? ".").trim() || ".";
-  if (p === "~") p = homedir();
-  else if (p.startsWith("~/") || p.startsWith(`~${sep}`)) p = resolve(homedir(), p.slice(2));
-  return isAbsolute(p) ? resolve(p) : resolve(cwd, p);
+/** The directory or file a typed path means (default: the working directory); see lib/typed-path.ts. */
+export function locatePath(path: string | undefined, cwd: string, ops: SearchOperations): Promise<string> {
+  return resolveTypedPath(path?.trim() || ".", cwd, ops);
+}
+
+/** " Similar names in dir: a, b." for a path that does not exist, or "". */
+export async function similarHint(abs: string, cwd: string, ops: SearchOperations): Promise<string> {
+  const similar = await similarNames(ops, abs);
+  return similar.length ? ` Similar names in ${displayPath(dirname(abs), cwd)}: ${similar.join(", ")}.` : "";
 }
 
 export function displayPath(abs: string, cwd: string): string {

@@ -54,6 +54,15 @@ describe("edit: matching and applying", () => {
     );
   });
 
+  it("names a file outside the working directory by its absolute path in the diff headers", async () => {
+    const { call } = setup({});
+    const outside = tempDir({ "far.txt": "one\ntwo\n" });
+    const abs = join(outside, "far.txt");
+    const out = await call("edit", { path: abs, edits: [{ oldText: "two", newText: "2" }] });
+    expect(out.isError).toBeFalsy();
+    expect(out.details.diff.split("\n").slice(0, 2)).toEqual([`--- ${abs}`, `+++ ${abs}`]);
+  });
+
   it("matches every edit against the original and applies them together, in any order", async () => {
     const { call, read } = setup({ "src.ts": SOURCE });
     const out = await call("edit", {
@@ -92,7 +101,15 @@ describe("edit: matching and applying", () => {
   it("counts overlapping occurrences as duplicates", async () => {
     const { call } = setup({ "a.txt": "aaa\n" });
     const out = await call("edit", { path: "a.txt", edits: [{ oldText: "aa", newText: "b" }] });
-    expect(textOf(out)).toContain("oldText matches 2 places in a.txt (lines 1, 1)");
+    expect(textOf(out)).toContain("oldText matches 2 places in a.txt (line 1, columns 1, 2)");
+  });
+
+  it("lists the distinct lines of several matches, with columns where one line has more than one", async () => {
+    const { call } = setup({ "x.ts": "y = f(a) + f(b) + f(c);\nz = 1;\nw = f(d);\n" });
+    const one = await call("edit", { path: "x.ts", edits: [{ oldText: "+ f(", newText: "- g(" }] });
+    expect(textOf(one)).toBe("oldText matches 2 places in x.ts (line 1, columns 10, 17); it must match exactly one. Include more surrounding lines to make it unique.");
+    const many = await call("edit", { path: "x.ts", edits: [{ oldText: "f(", newText: "g(" }] });
+    expect(textOf(many)).toContain("oldText matches 4 places in x.ts (lines 1 (columns 5, 12, 19), 3);");
   });
 
   it("refuses overlapping edits, naming both", async () => {
@@ -121,15 +138,39 @@ describe("edit: matching and applying", () => {
     expect(read("src.ts")).toBe(SOURCE);
   });
 
-  it("explains a missing oldText, pointing at where its first line occurs", async () => {
+  it("explains a missing oldText by showing the numbered lines of the closest text", async () => {
     const { call } = setup({ "src.ts": SOURCE });
     const out = await call("edit", { path: "src.ts", edits: [{ oldText: "export function part(name: string) {\n  return 'bye' + name;", newText: "x" }] });
     expect(out.isError).toBe(true);
     expect(textOf(out)).toBe(
-      'oldText was not found in src.ts. Its first line "export function part(name: string) {" occurs at line 7, but the following lines differ. Re-read that part with read (offset=5) and copy the text exactly.',
+      [
+        "oldText was not found in src.ts. The closest text is at lines 7-8, and differs from oldText first at line 8:",
+        "     6\t",
+        "     7\texport function part(name: string) {",
+        '     8\t  return "bye " + name;',
+        "     9\t}",
+        "Copy oldText exactly from the file (without these line numbers), including indentation and whitespace.",
+      ].join("\n"),
     );
     const other = await call("edit", { path: "src.ts", edits: [{ oldText: "nothing like this", newText: "x" }] });
     expect(textOf(other)).toContain("Re-read it with read and copy oldText exactly");
+  });
+
+  it("shows the nearest line when oldText differs only inside a line (doubled space)", async () => {
+    const lines = Array.from({ length: 30 }, (_, i) => `const v${i} = ${i};`);
+    lines[14] = "//  Talks to the server";
+    const { call } = setup({ "c.ts": lines.join("\n") + "\n" });
+    const out = await call("edit", { path: "c.ts", edits: [{ oldText: "// Talks to the server", newText: "// Calls the server" }] });
+    expect(out.isError).toBe(true);
+    expect(textOf(out)).toBe(
+      [
+        "oldText was not found in c.ts. The closest text is at line 15:",
+        "    14\tconst v13 = 13;",
+        "    15\t//  Talks to the server",
+        "    16\tconst v15 = 15;",
+        "Copy oldText exactly from the file (without these line numbers), including indentation and whitespace.",
+      ].join("\n"),
+    );
   });
 });
 
@@ -179,6 +220,30 @@ describe("edit: line endings, BOM and tolerant matches", () => {
     const out = await call("edit", { path: "doc.md", edits: [{ oldText: `title: "It's here" - ok now`, newText: "title: done" }] });
     expect(out.isError).toBeFalsy();
     expect(read("doc.md")).toBe("title: done\nother: \u201Cleave me\u201D \u2013 x\n");
+  });
+
+  it("matches fullwidth punctuation, NFKC compatibility forms and decomposed accents, changing only the matched region", async () => {
+    const original = "call\uFF08a\uFF0Cb\uFF09;\n\uFF21\uFF22\uFF23 = 1;\n\uFB01le ok\ncafe\u0301 menu\nkeep\uFF08x\uFF09 \uFF21\n";
+    const { call, read } = setup({ "wide.txt": original });
+    const out = await call("edit", {
+      path: "wide.txt",
+      edits: [
+        { oldText: "call(a,b);", newText: "call(a, b);" },
+        { oldText: "ABC = 1;", newText: "abc = 2;" },
+        { oldText: "file ok", newText: "done" },
+        { oldText: "caf\u00E9 menu", newText: "menu" },
+      ],
+    });
+    expect(out.isError).toBeFalsy();
+    expect(out.details.edits.map((e: { tolerant: boolean }) => e.tolerant)).toEqual([true, true, true, true]);
+    expect(read("wide.txt")).toBe("call(a, b);\nabc = 2;\ndone\nmenu\nkeep\uFF08x\uFF09 \uFF21\n");
+  });
+
+  it("does not match part of a decomposed character (cafe is not café)", async () => {
+    const { call, read } = setup({ "menu.txt": "caf\u00E9\n" });
+    const out = await call("edit", { path: "menu.txt", edits: [{ oldText: "cafe", newText: "tea" }] });
+    expect(out.isError).toBe(true);
+    expect(read("menu.txt")).toBe("caf\u00E9\n");
   });
 
   it("refuses a tolerant match that is not unique", async () => {

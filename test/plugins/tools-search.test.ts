@@ -123,6 +123,95 @@ describe.each(engines)("grep (%s)", (engine, builtin) => {
   });
 });
 
+// The same table of cases through both engines: each must give the expected text, so they agree.
+describe.skipIf(!hasRg)("grep: ripgrep and the built-in search agree", () => {
+  const files = {
+    ".gitignore": "*.log\n!keep.log\ndist/\n",
+    "x.log": "needle\n",
+    "keep.log": "needle\n",
+    "a.txt": "needle\n",
+    "dist/a.log": "needle\n",
+    "dist/b.ts": "needle\n",
+    "src/.h.ts": "needle\n",
+    "src/a/c.ts": "needle\n",
+    "src/a/d.tsx": "needle\n",
+    "sub/.gitignore": "*.ts\n",
+    "sub/e.ts": "needle\n",
+    "sub/f.txt": "needle\n",
+  };
+  const cases: [args: Record<string, unknown>, expected: string[]][] = [
+    [{ glob: "*.log" }, ["keep.log"]],
+    [{ glob: "*.ts" }, ["src/.h.ts", "src/a/c.ts"]],
+    [{ glob: "*.{ts,tsx}" }, ["src/.h.ts", "src/a/c.ts", "src/a/d.tsx"]],
+    [{ glob: "dist/**" }, []],
+    [{ glob: "src/**/*.ts" }, ["src/.h.ts", "src/a/c.ts"]],
+    [{ glob: "sub/*" }, ["sub/f.txt"]],
+    [{ glob: "*.ts", path: "sub" }, []],
+    [{ glob: "*.txt", path: "sub" }, ["sub/f.txt"]],
+    [{ glob: "*.ts", path: "x.log" }, ["x.log"]],
+    [{}, ["a.txt", "keep.log", "src/.h.ts", "src/a/c.ts", "src/a/d.tsx", "sub/f.txt"]],
+  ];
+  it.each(cases)("grep %j", async (args, expected) => {
+    const dir = tempDir(files);
+    const texts: Record<string, string> = {};
+    for (const ripgrep of [false, true]) {
+      const out = await tools(dir, { ripgrep }).call("grep", { pattern: "needle", ...args });
+      expect(out.isError).toBeFalsy();
+      texts[ripgrep ? "ripgrep" : "builtin"] = textOf(out);
+    }
+    const want = expected.length ? expected.map((f) => `${f}:1: needle`).join("\n") : expect.stringMatching(/^No matches for "needle"/);
+    expect(texts).toEqual({ builtin: want, ripgrep: want });
+  });
+});
+
+// A minified bundle or a JSON dump on one line: the result stays small and the search does not hold the line.
+describe("grep on very long lines", () => {
+  const MB = 1024 * 1024;
+  const big = (size: number, at: number, word = "NEEDLE") => {
+    const line = Buffer.alloc(size, "abcdefghij");
+    line.write(word, at, "latin1");
+    return Buffer.concat([line, Buffer.from("\nshort NEEDLE line\n")]);
+  };
+  const engines2 = [false, ...(hasRg ? [true] : [])];
+
+  it.each(engines2)("a match deep in a 50 MB line gives a bounded result with a way to see it (ripgrep: %s)", async (ripgrep) => {
+    const dir = tempDir({ "big.json": big(50 * MB, 25 * MB) });
+    const out = await tools(dir, { ripgrep }).call("grep", { pattern: "NEEDLE" });
+    expect(out.isError).toBeFalsy();
+    const text = textOf(out);
+    expect(text.length).toBeLessThan(2000);
+    const [first, second] = text.split("\n");
+    expect(first).toBe(
+      `big.json:1: ${"abcdefghij".repeat(20)}… [line longer than ${search.formatSize(search.LONG_LINE_BYTES)}; the match at byte ${25 * MB + 1} is past the part kept. See it with bash: sed -n '1p' big.json | cut -b ${25 * MB + 1 - 200}-${25 * MB + 1 + 300}]`,
+    );
+    expect(second).toBe("big.json:2: short NEEDLE line");
+    expect(out.details).toMatchObject({ matches: 2 });
+  }, 60_000);
+
+  it.each(engines2)("a match near the start of a long line is shown around the match (ripgrep: %s)", async (ripgrep) => {
+    const dir = tempDir({ "min.js": big(3 * MB, 2000) });
+    const text = textOf(await tools(dir, { ripgrep }).call("grep", { pattern: "NEEDLE", context: 1 }));
+    const line = big(3 * MB, 2000).toString("latin1");
+    expect(text.split("\n")).toEqual([
+      `min.js:1: …${line.slice(1900, 2400)}… [line longer than ${search.formatSize(search.LONG_LINE_BYTES)}]`,
+      "min.js:2: short NEEDLE line",
+      "",
+      "[1 line was longer than 500 characters and cut; use read to see them whole.]",
+    ]);
+  }, 60_000);
+
+  it("the built-in search finds a match that straddles the boundary of the part it holds at once", async () => {
+    const at = search.SEARCH_WINDOW_BYTES - 3;
+    const dir = tempDir({ "edge.txt": big(3 * MB, at, "SPLITWORD") });
+    const out = await tools(dir, { ripgrep: false }).call("grep", { pattern: "SPLITWORD" });
+    expect(textOf(out)).toContain(`the match at byte ${at + 1} is past the part kept`);
+    // `^` must not match where a later part of a line begins
+    const dir2 = tempDir({ "x.txt": "X" + "a".repeat(3 * MB) + "\n" });
+    const anchored = await tools(dir2, { ripgrep: false }).call("grep", { pattern: "^a" });
+    expect(textOf(anchored)).toBe('No matches for "^a" in ..');
+  }, 60_000);
+});
+
 describe("grep engine choice", () => {
   it("uses the built-in search when the ripgrep option is off", async () => {
     expect((await tools(project(), { ripgrep: false }).call("grep", { pattern: "TODO" })).details.engine).toBe("builtin");
