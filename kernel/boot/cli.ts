@@ -163,7 +163,7 @@ export async function main(io: CliIO): Promise<number> {
 async function installPreset(preset: ResolvedPreset, io: CliIO, home: string, projectTrusted: boolean): Promise<PluginHost> {
   const host = new PluginHost({ cwd: io.cwd, projectTrusted });
   // Load every module first (in parallel), then set up in preset order: nothing starts half-configured.
-  const plugins = await Promise.all(preset.entries.map((entry) => loadPlugin({ ...entry, source: entry.source }, { home })));
+  const plugins = await Promise.all(preset.entries.map((entry) => loadPlugin({ ...entry, source: entry.source }, { home, untrustedProject: projectTrusted ? undefined : io.cwd })));
   await echoing(host, io, () =>
     preset.entries.forEach((entry, i) =>
       plugins[i]!.forEach((plugin, j, all) => {
