@@ -3,7 +3,8 @@
  * (tools-coding, tools-search) on real files, symlinks into a temporary home directory, the gate
  * configured with the rules of presets/safe.yaml as shipped.
  */
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
@@ -168,5 +169,54 @@ describe("outside the project is judged on the real path (#13.3)", () => {
     const { texts } = await probe({ mode: "yolo", deny: ["read(src/**)"] }, [c("read", { path: "src/a.ts" }), c("read", { path: join(outside, "into_proj", "a.ts") })]);
     expect(texts[0]).toContain("denied by the rule read(src/**)");
     expect(texts[1]).toContain("denied by the rule read(src/**)");
+  });
+});
+
+describe("through the CLI (#13.3, #13.4)", () => {
+  const BIN = join(packageRoot(), "dist", "bin", "coil.js");
+  const SCRIPT = `- toolCalls:
+    - { name: read, arguments: { path: /proc/self/environ } }
+    - { name: read, arguments: { path: ~/.coil/auth.json } }
+    - { name: grep, arguments: { pattern: probe, path: ~/.coil } }
+- text: done
+`;
+  const run = (args: string[]) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const env = { ...process.env, HOME: home, PROBE_API_KEY: ENV_KEY };
+      delete env.COIL_HOME;
+      const child = spawn(process.execPath, [BIN, ...args], { cwd: proj, env, stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      child.on("close", (code) => resolve({ code, stdout, stderr }));
+    });
+  const ends = (stdout: string) =>
+    stdout
+      .split("\n")
+      .filter((l) => l.includes('"tool_execution_end"'))
+      .map((l) => textOf(JSON.parse(l).result));
+
+  it("safe: /proc/self/environ and the stored keys are denied to every tool; default: their values are redacted", async () => {
+    writeFileSync(join(proj, "probe.yaml"), SCRIPT);
+    const safe = await run(["--preset", "safe", "--provider", "scripted", "--script", "probe.yaml", "--mode", "json", "-p", "go"]);
+    expect(safe.code).toBe(0);
+    const s = ends(safe.stdout);
+    expect(s[0]).toContain("denied by the rule *(/proc/**/environ)");
+    expect(s[1]).toContain("denied by the rule *($COIL_HOME/auth.json)");
+    // grep runs (ripgrep goes through the sandbox, which hides $COIL_HOME); nothing of auth.json comes back
+    expect(s[2]).not.toContain(AUTH);
+
+    const plain = await run(["--provider", "scripted", "--script", "probe.yaml", "--mode", "json", "-p", "go"]);
+    expect(plain.code).toBe(0);
+    const d = ends(plain.stdout);
+    expect(d[0]).toContain("PROBE_API_KEY=[redacted]");
+    expect(d[1]).toContain('"key":"[redacted]"');
+    expect(d[2]).toContain("[redacted]");
+    for (const out of [safe.stdout, plain.stdout]) for (const m of [ENV_KEY, AUTH]) expect(out).not.toContain(m);
+    const sessions = join(home, ".coil", "sessions");
+    const files = (readdirSync(sessions, { recursive: true }) as string[]).filter((f) => f.endsWith(".jsonl"));
+    expect(files.length).toBeGreaterThanOrEqual(2);
+    for (const f of files) for (const m of [ENV_KEY, AUTH]) expect(readFileSync(join(sessions, f), "utf8")).not.toContain(m);
   });
 });
