@@ -4,10 +4,14 @@
  * `$COIL_HOME/auth.json`, from `--api-key`, and from the plugin's options.
  */
 
-/** Variable names whose values are credentials: API keys, tokens, secrets, passwords, auth data. */
-export const SECRET_NAME = /KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION/i;
+/**
+ * Variable names whose values are credentials: `…KEY`, `…TOKEN`, `…SECRET`, `…PASSWORD`, `…CREDENTIALS`,
+ * `…COOKIE` (at the end or before `_`), and `AUTH`/`PASS`/`PAT` as a whole word. `GIT_AUTHOR_NAME`,
+ * `TOKENIZERS_PARALLELISM` and `KEYTIMEOUT` are not.
+ */
+export const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSW(?:OR)?D|PASSPHRASE|CREDENTIALS?|COOKIE)(?:_|$)|(?:^|_)(?:AUTH|AUTHORIZATION|PASS|PAT)(?:_|$)/i;
 /** Names that match SECRET_NAME but hold no secret. */
-const NOT_SECRET = new Set(["SSH_AUTH_SOCK", "XAUTHORITY", "KEYTIMEOUT", "GPG_AGENT_INFO", "SESSION_MANAGER", "XDG_SESSION_ID", "XDG_SESSION_TYPE", "XDG_SESSION_CLASS", "XDG_SESSION_DESKTOP", "DESKTOP_SESSION"]);
+const NOT_SECRET = new Set(["SSH_AUTH_SOCK"]);
 /** A URL with a password: `postgres://user:password@host/db`. */
 const URL_PASSWORD = /[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:([^\s@/]+)@/gi;
 

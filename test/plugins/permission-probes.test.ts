@@ -182,7 +182,7 @@ describe("through the CLI (#13.3, #13.4)", () => {
 `;
   const run = (args: string[]) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const env = { ...process.env, HOME: home, PROBE_API_KEY: ENV_KEY };
+      const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, PROBE_API_KEY: ENV_KEY };
       delete env.COIL_HOME;
       const child = spawn(process.execPath, [BIN, ...args], { cwd: proj, env, stdio: ["ignore", "pipe", "pipe"] });
       let stdout = "";

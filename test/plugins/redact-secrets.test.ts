@@ -116,3 +116,33 @@ describe("history stored before redaction (#13.4)", () => {
     expect(body).toContain("SVC_TOKEN=[redacted]");
   });
 });
+
+describe("which values are secrets", () => {
+  it("credential-named variables and URL passwords, not paths, switches or look-alike names", async () => {
+    const { secretsInEnv, redactor } = await import("../../plugins/redact-secrets/index.js");
+    const env = {
+      ANTHROPIC_API_KEY: "sk-ant-aaaaaaaaaaaa",
+      GH_TOKEN: "ghp_bbbbbbbbbbbb",
+      PGPASSWORD: "pg-pass-cccc",
+      CLIENT_SECRET: "client-dddddddd",
+      AWS_SECRET_ACCESS_KEY: "aws-eeeeeeeeeeee",
+      DOCKER_AUTH_CONFIG: '{"auths":{"x":"ffffffff"}}',
+      DATABASE_URL: "postgres://app:db-gggggggg@db/app",
+      REDIS_URL: "redis://:redis-hhhhhhhh@cache:6379",
+      GIT_AUTHOR_NAME: "Jane Q. Developer",
+      TOKENIZERS_PARALLELISM: "false",
+      KEYTIMEOUT: "100000000",
+      SSH_AUTH_SOCK: "/tmp/ssh-XXXX/agent.1",
+      SSH_KEY_PATH: "/home/me/.ssh/id_ed25519",
+      FEATURE_TOKEN_ENABLED: "true",
+      HOME: "/home/me",
+    };
+    expect(secretsInEnv(env).sort()).toEqual(
+      ["sk-ant-aaaaaaaaaaaa", "ghp_bbbbbbbbbbbb", "pg-pass-cccc", "client-dddddddd", "aws-eeeeeeeeeeee", '{"auths":{"x":"ffffffff"}}', "db-gggggggg", "redis-hhhhhhhh"].sort(),
+    );
+    expect(secretsInEnv({ MY_DSN: "not-a-secret-name" }, ["MY_DSN"])).toEqual(["not-a-secret-name"]);
+    const f = redactor(["short", "a-long-secret-value", "a-long-secret"], 8)!;
+    expect(f("x a-long-secret-value y a-long-secret short")).toBe("x [redacted] y [redacted] short");
+    expect(redactor(["tiny"], 8)).toBeUndefined();
+  });
+});
