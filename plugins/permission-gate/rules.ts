@@ -100,7 +100,15 @@ function matchCommand(pattern: string, command: string): boolean {
 }
 
 /** A path pattern made absolute where it names a root (`~/`, `$COIL_HOME`), `/`-separated. */
+const expanded = new Map<string, string>();
 function expandPattern(rule: Rule): string {
+  const key = `${rule.pattern}\0${homedir()}\0${rule.coilHome ?? ""}`;
+  let p = expanded.get(key);
+  if (p === undefined) expanded.set(key, (p = expandOnce(rule)));
+  return p;
+}
+
+function expandOnce(rule: Rule): string {
   const pattern = rule.pattern!;
   const p = pattern.startsWith("~/")
     ? `${homedir()}${pattern.slice(1)}`
@@ -110,13 +118,21 @@ function expandPattern(rule: Rule): string {
   return p.split(sep).join("/");
 }
 
+/** Compiled path globs (result filtering matches every line of a listing against every rule). */
+const compiled = new Map<string, RegExp>();
+function pathRegExp(glob: string): RegExp {
+  let re = compiled.get(glob);
+  if (!re) compiled.set(glob, (re = globToRegExp(glob, true)));
+  return re;
+}
+
 const isPathPattern = (pattern: string) => /^(\/|~\/|\$\{?COIL_HOME|\*\*\/)/.test(pattern);
 
 function matchPath(rule: Rule, subject: PathSubject): boolean {
   const p = expandPattern(rule);
   // `dir/**` covers the folder itself as well as what is in it
-  const re = globToRegExp(p, true);
-  const self = p.endsWith("/**") ? globToRegExp(p.slice(0, -3), true) : undefined;
+  const re = pathRegExp(p);
+  const self = p.endsWith("/**") ? pathRegExp(p.slice(0, -3)) : undefined;
   const test = (x: string) => re.test(x) || (self?.test(x) ?? false);
   const views: [string, string | undefined][] = [[subject.abs, subject.rel], [subject.real, subject.realRel]];
   return views.some(([abs, rel]) => {
@@ -181,11 +197,18 @@ const within = (root: string, p: string): string | undefined => {
   return rel === "" ? "." : !rel.startsWith("..") && !isAbsolute(rel) ? slash(rel) : undefined;
 };
 
+let lastCwd: [string, string] | undefined;
+/** The working directory's real path (asked for once per line of a listing: remembered). */
+function realCwd(cwd: string): string {
+  if (lastCwd?.[0] !== cwd) lastCwd = [cwd, realPathOf(resolve(cwd))];
+  return lastCwd[1];
+}
+
 /** A path as typed (relative to `cwd`, `~` expanded) and resolved. */
 export function pathSubject(given: string, cwd: string): PathSubject {
   const abs = resolve(cwd, given === "~" ? homedir() : given.startsWith("~/") ? `${homedir()}${given.slice(1)}` : given);
   const real = realPathOf(abs);
-  const realRel = within(realPathOf(resolve(cwd)), real);
+  const realRel = within(realCwd(cwd), real);
   return { kind: "path", abs: slash(abs), rel: within(resolve(cwd), abs), real: slash(real), realRel, inside: realRel !== undefined };
 }
 
