@@ -26,7 +26,7 @@ export interface PluginRef {
 export interface LoadOptions {
   /** `$COIL_HOME`; npm packages are also looked up in `${home}/packages/node_modules`. */
   home: string;
-  /** The project directory when it is not trusted: packages under it are not resolved (its code must not run). */
+  /** The working directory when the project is not explicitly trusted: packages are not resolved from it or by walking up from it (its code must not run). */
   untrustedProject?: string;
 }
 
@@ -48,7 +48,7 @@ export async function loadPlugin(ref: PluginRef, options: LoadOptions): Promise<
   const found = resolvePackage(ref.key, ref.baseDir, options.home, options.untrustedProject);
   if (found.files) return Promise.all(found.files.map((file) => importPlugin(file, ref)));
   if (found.refused) {
-    throw notFound(ref, `npm package '${ref.key}' is only installed in this project (${found.refused}), which is not trusted, so it was not loaded`, {
+    throw notFound(ref, `npm package '${ref.key}' was found only in ${found.refused}, by way of this project's folders, and the project is not trusted, so it was not loaded`, {
       hint: `trust the project first (coil trust ${options.untrustedProject}, or --trust for one run), or install it for yourself: coil install ${ref.key}`,
     });
   }
@@ -137,11 +137,18 @@ function importTs(file: string): Promise<unknown> {
  */
 function resolvePackage(name: string, baseDir: string, home: string, untrusted?: string): { files?: string[]; refused?: string } {
   const project = untrusted !== undefined && existsSync(untrusted) ? realpathSync(untrusted) : undefined;
-  const inProject = (d: string) => project !== undefined && !relative(project, realpathSync(d)).startsWith("..") && !isAbsolute(relative(project, realpathSync(d)));
+  const inProject = (d: string) => {
+    if (project === undefined) return false;
+    const rel = relative(project, existsSync(d) ? realpathSync(d) : d);
+    return !rel.startsWith("..") && !isAbsolute(rel);
+  };
+  const walked = nodeModules(name, baseDir).filter((d) => existsSync(join(d, "package.json")));
+  // Names given in the untrusted project (the CLI's --plugin) never resolve by walking up from it: any folder on the way may be the project's.
+  const fromProject = inProject(baseDir);
   const mine = join(home, "packages", "node_modules", name);
-  const dirs = [...nodeModules(name, baseDir), mine].filter((d) => existsSync(join(d, "package.json")));
-  const pkgDir = dirs.find((d) => d === mine || !inProject(d));
-  if (!pkgDir) return { refused: dirs[0] };
+  const usable = [...walked.filter((d) => !fromProject && !inProject(d)), ...(existsSync(join(mine, "package.json")) ? [mine] : [])];
+  const pkgDir = usable[0];
+  if (!pkgDir) return { refused: walked[0] };
   const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as Record<string, any>;
   const listed: string[] = Array.isArray(pkg.coil?.plugins) && pkg.coil.plugins.length ? pkg.coil.plugins : [];
   const exp = pkg.exports;

@@ -102,14 +102,20 @@ function writeStore(home: string, projects: Store): void {
   renameSync(`${storeFile(home)}.tmp`, storeFile(home)); // never a half-written store
 }
 
-/** Whether `dir`'s code may load now: `--trust`, a stored answer whose hash still matches, or the user's answer on a terminal. */
-export async function settleTrust(io: CliIO, home: string, flag: boolean, mayAsk: boolean): Promise<{ trusted: boolean; skipped: string }> {
+/**
+ * Whether `dir`'s code may load now: `--trust`, a stored answer whose hash still matches, or the user's
+ * answer on a terminal. A project with nothing to load counts as trusted for its `.coil/` (there is none),
+ * but only `explicit` trust (one of those three) lets anything else of the project run, such as packages
+ * in its `node_modules`.
+ */
+export async function settleTrust(io: CliIO, home: string, flag: boolean, mayAsk: boolean): Promise<{ trusted: boolean; explicit: boolean; skipped: string }> {
   const dir = realpathSync(io.cwd);
   const files = projectFiles(dir, home);
-  if (flag || files.length === 0) return { trusted: true, skipped: "" };
+  if (flag) return { trusted: true, explicit: true, skipped: "" };
   const hash = fingerprint(dir, files);
   const stored = readStore(home)[dir];
-  if (stored?.hash === hash) return { trusted: true, skipped: "" };
+  if (stored?.hash === hash) return { trusted: true, explicit: true, skipped: "" };
+  if (files.length === 0) return { trusted: true, explicit: false, skipped: "" };
   const list = listOf(dir, files);
   // Print/JSON modes never ask, and neither do --help and --version.
   const printing = io.argv.some((a) => ["--print", "--help", "-h", "--version", "-v"].includes(a) || a.startsWith("--mode") || /^-[a-zA-Z]*p[a-zA-Z]*$/.test(a));
@@ -125,11 +131,11 @@ export async function settleTrust(io: CliIO, home: string, flag: boolean, mayAsk
     const a = (await line).trim().toLowerCase();
     rl.close();
     if (a === "a" || a === "always") writeStore(home, { ...readStore(home), [dir]: { hash, trustedAt: new Date().toISOString() } });
-    if (["y", "yes", "a", "always"].includes(a)) return { trusted: true, skipped: "" };
+    if (["y", "yes", "a", "always"].includes(a)) return { trusted: true, explicit: true, skipped: "" };
   }
   const why = stored ? "changed since it was trusted" : "untrusted project";
   const links = leaving ? "coil: it has links leaving the project, so coil does not offer to trust it at the prompt; check where they lead first\n" : "";
-  return { trusted: false, skipped: `coil: not loaded (${why}):\n${list}\n${links}coil: to load it: coil trust ${dir}  (or --trust for one run)\n` };
+  return { trusted: false, explicit: false, skipped: `coil: not loaded (${why}):\n${list}\n${links}coil: to load it: coil trust ${dir}  (or --trust for one run)\n` };
 }
 
 /** `coil trust [dir]` and `coil untrust [dir]`; argv starts with the subcommand. */

@@ -85,7 +85,7 @@ describe("settling trust", () => {
   it("asks on a terminal: always stores the answer, yes trusts this run only, no skips", async () => {
     const { dir, home } = project();
     const no = io(dir, [], { tty: true, answer: "n" });
-    expect(await settleTrust(no.cli, home, false, true)).toEqual({ trusted: false, skipped: expect.stringContaining(".coil/plugins/marker.ts") });
+    expect(await settleTrust(no.cli, home, false, true)).toEqual({ trusted: false, explicit: false, skipped: expect.stringContaining(".coil/plugins/marker.ts") });
     expect(no.err()).toContain(`coil: project ${dir} is not trusted yet. Trusting it loads and runs this with your rights:\n  .coil/plugins/marker.ts\n  .coil/preset.yaml\ntrust it? [y]es for this run, [n]o, [a]lways: `);
 
     const yes = io(dir, [], { tty: true, answer: "yes" });
@@ -295,7 +295,28 @@ describe("--plugin names and the project's node_modules (#13.6)", () => {
     const r = await coil(dir, ["--plugin", "good-pkg", "--script", "r.yaml", "-p", "hi"]);
     expect(r.code).toBe(2);
     expect(existsSync(join(dir, "who.txt"))).toBe(false);
-    expect(r.stderr).toContain(`npm package 'good-pkg' is only installed in this project (${join(dir, "node_modules", "good-pkg")}), which is not trusted`);
+    expect(r.stderr).toContain(`npm package 'good-pkg' was found only in ${join(dir, "node_modules", "good-pkg")}, by way of this project's folders, and the project is not trusted`);
     expect(r.stderr).toMatch(/coil trust|--trust/);
+  });
+
+  it("a project with nothing in .coil is not trusted for its node_modules until coil trust; nor is a parent folder's", async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "coil-trust-")));
+    temps.push(dir);
+    writeFileSync(join(dir, "r.yaml"), "- text: hello\n");
+    mkdirSync(join(dir, "sub"));
+    writeFileSync(join(dir, "sub", "r.yaml"), "- text: hello\n");
+    pkg(dir, "project");
+    pkg(join(dir, ".home", "packages"), "user");
+    expect((await coil(dir, ["--plugin", "good-pkg", "--script", "r.yaml", "-p", "hi"])).code).toBe(0);
+    expect(readFileSync(join(dir, "who.txt"), "utf8")).toBe("user");
+    // from a subfolder, the parent's node_modules is passed over as well
+    const sub = await new Promise<number | null>((resolve) =>
+      spawn(process.execPath, [BIN, "--plugin", "good-pkg", "--script", "r.yaml", "-p", "hi"], { cwd: join(dir, "sub"), env: { ...process.env, COIL_HOME: join(dir, ".home") }, stdio: "ignore" }).on("close", resolve),
+    );
+    expect(sub).toBe(0);
+    expect(readFileSync(join(dir, "sub", "who.txt"), "utf8")).toBe("user");
+    expect((await coil(dir, ["trust"])).code).toBe(0);
+    expect((await coil(dir, ["--plugin", "good-pkg", "--script", "r.yaml", "-p", "hi"])).code).toBe(0);
+    expect(readFileSync(join(dir, "who.txt"), "utf8")).toBe("project");
   });
 });
