@@ -30,7 +30,7 @@ const KERNEL_FLAGS_WITH_VALUE = new Set(["--preset", "--plugin", "--provider", "
 
 /** Phase 1: only what decides which plugins load. */
 function scan(argv: string[]) {
-  const found: { preset?: string; plugins: string[]; provider?: string; model?: string; trust: boolean; yes: boolean; help: boolean } = { plugins: [], trust: false, yes: false, help: false };
+  const found: { preset?: string; plugins: string[]; provider?: string; model?: string; trust: boolean; yes: boolean; help: boolean; codeTrusted?: boolean } = { plugins: [], trust: false, yes: false, help: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--") break;
@@ -110,6 +110,7 @@ export async function main(io: CliIO): Promise<number> {
     if (word === "trust" || word === "untrust") return trustCommand(io.argv.slice(firstPositional(io.argv)), io, home);
     const trust = await settleTrust(io, home, first.trust, word !== "preset");
     first.trust = trust.trusted;
+    first.codeTrusted = trust.explicit;
     if (word === "preset") return presetCommand(io, first, home);
     const { preset, host } = await loadPreset(io, home, first);
     const at = firstPositional(io.argv, host);
@@ -161,10 +162,10 @@ export async function main(io: CliIO): Promise<number> {
   }
 }
 
-async function installPreset(preset: ResolvedPreset, io: CliIO, home: string, projectTrusted: boolean): Promise<PluginHost> {
+async function installPreset(preset: ResolvedPreset, io: CliIO, home: string, projectTrusted: boolean, untrustedProject?: string): Promise<PluginHost> {
   const host = new PluginHost({ cwd: io.cwd, projectTrusted });
   // Load every module first (in parallel), then set up in preset order: nothing starts half-configured.
-  const plugins = await Promise.all(preset.entries.map((entry) => loadPlugin({ ...entry, source: entry.source }, { home })));
+  const plugins = await Promise.all(preset.entries.map((entry) => loadPlugin({ ...entry, source: entry.source }, { home, untrustedProject })));
   await echoing(host, io, () =>
     preset.entries.forEach((entry, i) =>
       plugins[i]!.forEach((plugin, j, all) => {
@@ -181,7 +182,7 @@ async function loadPreset(io: CliIO, home: string, first: ReturnType<typeof scan
   for (const tried = new Set<string>(); ; ) {
     try {
       const preset = resolvePreset({ preset: first.preset, cwd: io.cwd, home, trust: first.trust, cli: { plugins: first.plugins, settings: { provider: first.provider, model: first.model } } });
-      return { preset, host: await installPreset(preset, io, home, first.trust) };
+      return { preset, host: await installPreset(preset, io, home, first.trust, first.codeTrusted ? undefined : io.cwd) };
     } catch (error) {
       if (!(await installOnFirstUse(error, io, home, first.yes, tried))) throw error;
     }

@@ -2,8 +2,8 @@
  * Loading plugin modules: built-in ids, paths (`.ts` through jiti, loaded lazily; `.js` natively) and
  * npm packages. The result is the module's default export, checked with `isPlugin()`.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
-import { extname, join } from "node:path";
+import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { extname, isAbsolute, join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import { CoilError, messageOf, type CoilErrorOptions } from "../errors.js";
 import { isPlugin, type Plugin } from "../plugin.js";
@@ -26,6 +26,8 @@ export interface PluginRef {
 export interface LoadOptions {
   /** `$COIL_HOME`; npm packages are also looked up in `${home}/packages/node_modules`. */
   home: string;
+  /** The working directory when the project is not explicitly trusted: packages are not resolved from it or by walking up from it (its code must not run). */
+  untrustedProject?: string;
 }
 
 const TS_EXTENSIONS = new Set([".ts", ".mts", ".cts", ".tsx"]);
@@ -43,8 +45,13 @@ export async function loadPlugin(ref: PluginRef, options: LoadOptions): Promise<
     if (!file) throw notFound(ref, `built-in plugin '${ref.key}' has no index module`);
     return [await importPlugin(file, ref)];
   }
-  const files = resolvePackage(ref.key, ref.baseDir, options.home);
-  if (files) return Promise.all(files.map((file) => importPlugin(file, ref)));
+  const found = resolvePackage(ref.key, ref.baseDir, options.home, options.untrustedProject);
+  if (found.files) return Promise.all(found.files.map((file) => importPlugin(file, ref)));
+  if (found.refused) {
+    throw notFound(ref, `npm package '${ref.key}' was found only in ${found.refused}, by way of this project's folders, and the project is not trusted, so it was not loaded`, {
+      hint: `trust the project first (coil trust ${options.untrustedProject}, or --trust for one run), or install it for yourself: coil install ${ref.key}`,
+    });
+  }
   if (ref.kind === "npm") {
     const spec = npmSpec(ref.ref).spec;
     throw notFound(ref, `npm package '${ref.key}' is not installed (looked from ${ref.baseDir} and in ${join(options.home, "packages")})`, {
@@ -124,17 +131,30 @@ function importTs(file: string): Promise<unknown> {
   return jiti.then((j) => j.import(file));
 }
 
-/** The files to import for an npm package (every `coil.plugins` entry): from `baseDir` upwards, then `${home}/packages/node_modules`. */
-function resolvePackage(name: string, baseDir: string, home: string): string[] | undefined {
-  const dirs = [...nodeModules(name, baseDir), join(home, "packages", "node_modules", name)];
-  const pkgDir = dirs.find((d) => existsSync(join(d, "package.json")));
-  if (!pkgDir) return undefined;
+/**
+ * The files to import for an npm package (every `coil.plugins` entry): from `baseDir` upwards, then
+ * `${home}/packages/node_modules`. Folders inside an untrusted project are skipped (`refused` names the one found there).
+ */
+function resolvePackage(name: string, baseDir: string, home: string, untrusted?: string): { files?: string[]; refused?: string } {
+  const project = untrusted !== undefined && existsSync(untrusted) ? realpathSync(untrusted) : undefined;
+  const inProject = (d: string) => {
+    if (project === undefined) return false;
+    const rel = relative(project, existsSync(d) ? realpathSync(d) : d);
+    return !rel.startsWith("..") && !isAbsolute(rel);
+  };
+  const walked = nodeModules(name, baseDir).filter((d) => existsSync(join(d, "package.json")));
+  // Names given in the untrusted project (the CLI's --plugin) never resolve by walking up from it: any folder on the way may be the project's.
+  const fromProject = inProject(baseDir);
+  const mine = join(home, "packages", "node_modules", name);
+  const usable = [...walked.filter((d) => !fromProject && !inProject(d)), ...(existsSync(join(mine, "package.json")) ? [mine] : [])];
+  const pkgDir = usable[0];
+  if (!pkgDir) return { refused: walked[0] };
   const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as Record<string, any>;
   const listed: string[] = Array.isArray(pkg.coil?.plugins) && pkg.coil.plugins.length ? pkg.coil.plugins : [];
   const exp = pkg.exports;
   const dot = exp && typeof exp === "object" && !Array.isArray(exp) && Object.keys(exp).some((k) => k.startsWith(".")) ? exp["."] : exp;
   const files = listed.length ? listed : [pickExport(dot) ?? pkg.module ?? pkg.main ?? "index.js"];
-  return files.map((f) => join(pkgDir, f)).map((file) => [file, `${file}.js`, join(file, "index.js")].find(isFile) ?? file);
+  return { files: files.map((f) => join(pkgDir, f)).map((file) => [file, `${file}.js`, join(file, "index.js")].find(isFile) ?? file) };
 }
 
 /** The `import`-side target of an exports entry (conditions may nest). */

@@ -3,17 +3,20 @@
  * evaluated deny → ask → allow (first match wins within a list), then the mode's default. Bash command
  * lines are split into their simple commands and every one must pass. "ask" goes through the `ui`
  * service; without one (print and JSON modes) it means deny, and the model is told why. Decisions are
- * recorded in the session as `custom` entries of type `permission-gate`. See docs/safety.md.
+ * recorded in the session as `custom` entries of type `permission-gate`. Paths are judged as typed and
+ * resolved (symlinks followed). grep, find and ls results that deny or ask rules cover are withheld.
+ * See docs/safety.md.
  */
 import { readdir, stat } from "node:fs/promises";
-import { definePlugin, Stage, Type, type Static, type ToolCallInfo } from "../../kernel/index.js";
+import { coilHome, definePlugin, Stage, Type, type Static, type ToolCallInfo, type ToolResult } from "../../kernel/index.js";
 import { expandPath, resolveTypedPath, type PathLookup } from "../../lib/typed-path.js";
 import { isReadOnlyCommand, READ_ONLY_COMMANDS } from "./readonly.js";
-import { parseRule, ruleMatches, subjectOf, type Rule, type Subject } from "./rules.js";
+import { withholdResults } from "./results.js";
+import { parseRule, READING_TOOLS, ruleMatches, subjectOf, type Rule, type Subject } from "./rules.js";
 
 export { splitCommand } from "./shell.js";
 export { isReadOnlyCommand, READ_ONLY_COMMANDS } from "./readonly.js";
-export { globToRegExp, parseRule, ruleMatches, subjectOf } from "./rules.js";
+export { globToRegExp, parseRule, pathSubject, realPathOf, ruleMatches, subjectOf } from "./rules.js";
 
 const MODES = ["default", "accept-edits", "plan", "yolo"] as const;
 type Mode = (typeof MODES)[number];
@@ -53,10 +56,11 @@ export default definePlugin({
   options: GateOptions,
   setup(ctx) {
     const o = ctx.options;
+    const home = coilHome();
     const compile = (list: string[], name: string): Rule[] =>
       list.map((text) => {
         try {
-          return parseRule(text);
+          return parseRule(text, home);
         } catch (e) {
           throw ctx.error("CONFIG_INVALID", `${name}: ${(e as Error).message}`);
         }
@@ -83,19 +87,19 @@ export default definePlugin({
     function modeDefault(tool: string, subject: Subject, item?: string): Verdict {
       if (readOnly(tool, item)) return { verdict: "allow", why: "read-only" };
       if (mode === "yolo") return { verdict: "allow", why: "yolo mode" };
-      if (mode === "accept-edits" && (tool === "edit" || tool === "write") && subject.kind === "path" && subject.rel !== undefined) return { verdict: "allow", why: "accept-edits mode" };
+      if (mode === "accept-edits" && (tool === "edit" || tool === "write") && subject.kind === "path" && subject.inside) return { verdict: "allow", why: "accept-edits mode" };
       return { verdict: "ask", why: `${mode} mode asks before ${tool === "bash" ? "running commands" : `using ${tool}`}` };
     }
 
     /** deny → (plan mode) → ask → allow → session answers → the mode's default. */
     function decideOne(tool: string, subject: Subject, item?: string): Verdict {
-      const hit = (list: Rule[]) => list.find((r) => ruleMatches(r, tool, subject, item));
-      const deny = hit(rules.deny);
+      const hit = (list: "deny" | "ask" | "allow") => rules[list].find((r) => ruleMatches(r, tool, subject, item, list));
+      const deny = hit("deny");
       if (deny) return { verdict: "deny", rule: deny.text, item, why: `denied by the rule ${deny.text}` };
       if (mode === "plan" && !readOnly(tool, item)) return { verdict: "deny", item, why: "plan mode is read-only" };
-      const ask = hit(rules.ask);
+      const ask = hit("ask");
       if (ask) return { verdict: "ask", rule: ask.text, item, why: `the rule ${ask.text} asks` };
-      const allow = hit(rules.allow);
+      const allow = hit("allow");
       if (allow) return { verdict: "allow", rule: allow.text, item, why: `allowed by ${allow.text}` };
       if (remembered.has(keyOf(tool, item))) return { verdict: "allow", item, why: "allowed for this session" };
       return { ...modeDefault(tool, subject, item), item };
@@ -181,6 +185,20 @@ export default definePlugin({
         const message = choice === CHOICES[3] ? (await ui.input("Message to the model", "why not, or what to do instead", info.signal))?.trim() : undefined;
         record({ tool, items, decision: "deny", by: "user", rule: worst.rule, message: message || undefined });
         return { block: true, reason: `the user denied ${what}${message ? `: ${message}` : ". Do not retry it; ask the user what to do instead"}` };
+      },
+      { stage: Stage.GUARD },
+    );
+
+    // grep, find and ls read what they return: results a deny or ask rule covers are withheld.
+    ctx.tap(
+      "tool_result",
+      async (result: ToolResult, info: ToolCallInfo) => {
+        if (!READING_TOOLS.includes(info.call.name) || result.isError) return undefined;
+        const covered = (path: string) => {
+          const subject = subjectOf(info.call.name, { path }, ctx.cwd);
+          return (["deny", "ask"] as const).map((list) => rules[list].find((r) => ruleMatches(r, info.call.name, subject, undefined, list))).find(Boolean)?.text;
+        };
+        return withholdResults(result, info.call.name, info.args, ctx.cwd, covered);
       },
       { stage: Stage.GUARD },
     );

@@ -3,7 +3,7 @@
  * limits goes to a temporary file as it arrives, so memory stays bounded however much is printed.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, openSync, unlinkSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Type } from "typebox";
@@ -37,6 +37,13 @@ const KEEP_BYTES = 2 * MAX_BYTES;
 /** How often streamed updates are sent while a command runs. */
 const UPDATE_EVERY_MS = 200;
 
+/** Full-output files hold raw output (secrets included): they last until coil exits, then go. */
+const fullOutputFiles = new Set<string>();
+function removeAtExit(path: string): void {
+  if (fullOutputFiles.size === 0) process.once("exit", () => fullOutputFiles.forEach((f) => { try { unlinkSync(f); } catch { /* already gone */ } }));
+  fullOutputFiles.add(path);
+}
+
 /** Collects a command's output: everything until the limits, then a rolling tail plus the full-output file. */
 export class OutputSink {
   private chunks: Buffer[] = [];
@@ -60,6 +67,7 @@ export class OutputSink {
     if (this.fd === undefined && (this.bytes > MAX_BYTES || this.newlines > MAX_LINES)) {
       this.fullOutputPath = join(tmpdir(), `coil-bash-${randomBytes(6).toString("hex")}.log`);
       this.fd = openSync(this.fullOutputPath, "w", 0o600);
+      removeAtExit(this.fullOutputPath);
       for (const c of this.chunks) writeSync(this.fd, c);
     }
     if (this.fd !== undefined) {

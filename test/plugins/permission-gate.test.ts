@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Agent, PluginHost, textOf, type AgentEvent, type Plugin, type ToolResultMessage } from "../../kernel/index.js";
 import gate, { globToRegExp, isReadOnlyCommand, parseRule, ruleMatches, splitCommand, subjectOf } from "../../plugins/permission-gate/index.js";
 import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
+import { withholdResults } from "../../plugins/permission-gate/results.js";
 import { recordingTools, scriptedUi } from "../support/safety.js";
 import { startRig, tempDirs } from "../support/session-jsonl.js";
 
@@ -68,6 +69,25 @@ describe("rules", () => {
     expect(m("grep(secrets/**)", "grep", { pattern: "x", path: "secrets/a" })).toBe(true);
   });
 
+  it("read rules cover grep, find and ls; a read deny rule also covers edit, an allow rule does not", () => {
+    const r = (rule: string, name: string, list: "deny" | "ask" | "allow") => ruleMatches(parseRule(rule), name, subjectOf(name, { path: "secrets/a" }, CWD), undefined, list);
+    for (const t of ["grep", "find", "ls"]) expect(r("read(secrets/**)", t, "ask")).toBe(true);
+    expect(r("read(secrets/**)", "edit", "deny")).toBe(true);
+    expect(r("read(secrets/**)", "edit", "allow")).toBe(false);
+    expect(r("read(secrets/**)", "write", "deny")).toBe(false);
+    expect(r("edit(secrets/**)", "read", "deny")).toBe(false);
+  });
+
+  it("dir/** covers dir itself; $COIL_HOME patterns use the given home", () => {
+    expect(m("read(~/.ssh/**)", "ls", { path: "~/.ssh" })).toBe(true);
+    expect(m("read(~/.ssh/**)", "ls", { path: "~/.sshx" })).toBe(false);
+    const rule = parseRule("*($COIL_HOME/auth.json)", "/somewhere/coil-home");
+    expect(ruleMatches(rule, "read", subjectOf("read", { path: "/somewhere/coil-home/auth.json" }, CWD))).toBe(true);
+    expect(ruleMatches(rule, "write", subjectOf("write", { path: "/somewhere/else/auth.json" }, CWD))).toBe(false);
+    expect(ruleMatches(rule, "bash", subjectOf("bash", { command: "cat /somewhere/coil-home/auth.json | head" }, CWD))).toBe(true);
+    expect(ruleMatches(parseRule("bash(/usr/bin/*)"), "bash", subjectOf("bash", { command: "ls /usr/bin/env" }, CWD))).toBe(false); // bash rules match the command only
+  });
+
   it("compiles globs with one-segment * and cross-segment **", () => {
     expect(globToRegExp("a/*/c", true).test("a/b/c")).toBe(true);
     expect(globToRegExp("a/*/c", true).test("a/b/x/c")).toBe(false);
@@ -79,6 +99,28 @@ describe("rules", () => {
 
   it("rejects malformed rules when the plugin is set up", () => {
     expect(() => new PluginHost().install(gate as Plugin, { deny: ["bash()"] })).toThrow(/deny: rule 'bash\(\)' is not of the form/);
+  });
+});
+
+describe("withholding search results", () => {
+  const result = (text: string) => ({ role: "toolResult" as const, toolCallId: "t", toolName: "grep", content: [{ type: "text" as const, text }], isError: false, timestamp: 0 });
+  const covered = (path: string) => (/(^|\/)\.env$/.test(path) ? "read(**/.env)" : undefined);
+
+  it("grep: a line is withheld if any prefix before :N: or -N- names a covered file; separators and notices stay tidy", () => {
+    const text = "a.ts:1: x\n--\n.env:2: SECRET=1\n.env-3- more\n--\nb.ts:4: y\n\n[100 matches limit reached]";
+    const out = withholdResults(result(text), "grep", {}, CWD, covered)!;
+    expect(textOf(out)).toBe("a.ts:1: x\n--\nb.ts:4: y\n\n[100 matches limit reached]\n[2 lines withheld: they name files the permission rule read(**/.env) covers (permission-gate).]");
+    // a file named to look like a grep line cannot smuggle a covered path through the first split
+    const tricky = withholdResults(result("x:1: y/.env:2: SECRET=1"), "grep", {}, CWD, (p) => (p === "x:1: y/.env" ? "rule" : undefined))!;
+    expect(textOf(tricky)).toMatch(/^\(nothing left to show\)\n\n\[1 line withheld/);
+    expect(withholdResults(result("a.ts:1: x"), "grep", {}, CWD, covered)).toBeUndefined();
+  });
+
+  it("ls names are joined to the listed folder; find lines are paths", () => {
+    const seen: string[] = [];
+    withholdResults(result("a/\n.env"), "ls", { path: "conf" }, CWD, (p) => (seen.push(p), undefined));
+    expect(seen).toEqual(["conf/a", "conf/.env"]);
+    expect(textOf(withholdResults(result("src/\nconf/.env"), "find", {}, CWD, covered)!)).toBe("src/\n\n[1 entry withheld: it names a file the permission rule read(**/.env) covers (permission-gate).]");
   });
 });
 

@@ -1,6 +1,6 @@
 /** Project trust (kernel/boot/trust.ts): what would load, the hash, the terminal prompt, coil trust/untrust, and untrusted code never running in print mode. */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -85,7 +85,7 @@ describe("settling trust", () => {
   it("asks on a terminal: always stores the answer, yes trusts this run only, no skips", async () => {
     const { dir, home } = project();
     const no = io(dir, [], { tty: true, answer: "n" });
-    expect(await settleTrust(no.cli, home, false, true)).toEqual({ trusted: false, skipped: expect.stringContaining(".coil/plugins/marker.ts") });
+    expect(await settleTrust(no.cli, home, false, true)).toEqual({ trusted: false, explicit: false, skipped: expect.stringContaining(".coil/plugins/marker.ts") });
     expect(no.err()).toContain(`coil: project ${dir} is not trusted yet. Trusting it loads and runs this with your rights:\n  .coil/plugins/marker.ts\n  .coil/preset.yaml\ntrust it? [y]es for this run, [n]o, [a]lways: `);
 
     const yes = io(dir, [], { tty: true, answer: "yes" });
@@ -195,5 +195,128 @@ describe("the CLI", () => {
     const help = await coil(dir, ["--help"]);
     expect(help.stdout).toMatch(/trust \[dir\]\s+trust a project/);
     expect(help.stdout).toMatch(/untrust \[dir\]\s+forget that a project is trusted/);
+  });
+});
+
+describe("symlinks in what would load (#13.6)", () => {
+  it("hashes what a link points to: a changed target makes the project untrusted again", async () => {
+    const { dir, home } = project({ ".coil/preset.yaml": "", "coil-preset.yaml": "plugins:\n  - ./plugins/marker.ts\n" });
+    rmSync(join(dir, ".coil", "preset.yaml"));
+    symlinkSync("../coil-preset.yaml", join(dir, ".coil", "preset.yaml"));
+    expect(projectFiles(dir, home).map((f) => f.slice(dir.length + 1))).toEqual([".coil/plugins/marker.ts", ".coil/preset.yaml"]);
+    expect(trustCommand(["trust"], io(dir, []).cli, home)).toBe(0);
+    expect((await settleTrust(io(dir, ["-p", "x"]).cli, home, false, true)).trusted).toBe(true);
+    writeFileSync(join(dir, "coil-preset.yaml"), "plugins:\n  - ./plugins/marker.ts\n  - guards\n");
+    const r = await settleTrust(io(dir, ["-p", "x"]).cli, home, false, true);
+    expect(r.trusted).toBe(false);
+    expect(r.skipped).toContain("changed since it was trusted");
+  });
+
+  it("walks a symlinked folder: a helper imported through .coil/lib is hashed", async () => {
+    const { dir, home } = project({ "shared/helper.ts": "export const x = 1;\n" });
+    symlinkSync("../shared", join(dir, ".coil", "lib"));
+    expect(projectFiles(dir, home).map((f) => f.slice(dir.length + 1))).toContain(".coil/lib/helper.ts");
+    expect(trustCommand(["trust"], io(dir, []).cli, home)).toBe(0);
+    writeFileSync(join(dir, "shared", "helper.ts"), "export const x = 2;\n");
+    expect((await settleTrust(io(dir, ["-p", "x"]).cli, home, false, true)).trusted).toBe(false);
+    // a link loop does not hang the walk
+    symlinkSync("..", join(dir, "shared", "loop"));
+    expect(projectFiles(dir, home).filter((f) => f.includes("loop"))).toEqual([]);
+  });
+
+  it("retargeting a link to a file with the same bytes still counts as a change", () => {
+    const { dir, home } = project({ "a.yaml": "plugins: []\n", "b.yaml": "plugins: []\n", ".coil/preset.yaml": "" });
+    rmSync(join(dir, ".coil", "preset.yaml"));
+    symlinkSync("../a.yaml", join(dir, ".coil", "preset.yaml"));
+    const before = fingerprint(dir, projectFiles(dir, home));
+    rmSync(join(dir, ".coil", "preset.yaml"));
+    symlinkSync("../b.yaml", join(dir, ".coil", "preset.yaml"));
+    expect(fingerprint(dir, projectFiles(dir, home))).not.toBe(before);
+  });
+
+  it("a link leaving the project is refused at the prompt; only coil trust or --trust trust it", async () => {
+    const { dir, home } = project();
+    const outside = realpathSync(mkdtempSync(join(tmpdir(), "coil-outside-")));
+    temps.push(outside);
+    writeFileSync(join(outside, "helper.ts"), "export const y = 1;\n");
+    symlinkSync(outside, join(dir, ".coil", "lib"));
+    const asked = io(dir, [], { tty: true, answer: "a" });
+    const r = await settleTrust(asked.cli, home, false, true);
+    expect(r.trusted).toBe(false);
+    expect(asked.err()).not.toContain("trust it? [y]es");
+    expect(r.skipped).toContain(`.coil/lib/helper.ts -> ${join(outside, "helper.ts")} (outside the project)`);
+    expect(r.skipped).toContain(`links leaving the project`);
+    expect(existsSync(join(home, "trust.json"))).toBe(false);
+    expect((await settleTrust(io(dir, ["-p", "x"]).cli, home, true, true)).trusted).toBe(true); // --trust
+    const t = io(dir, []);
+    expect(trustCommand(["trust"], t.cli, home)).toBe(0);
+    expect(t.out()).toContain(`.coil/lib/helper.ts -> ${join(outside, "helper.ts")} (outside the project)`);
+    expect((await settleTrust(io(dir, ["-p", "x"]).cli, home, false, true)).trusted).toBe(true);
+    writeFileSync(join(outside, "helper.ts"), "export const y = 2;\n");
+    expect((await settleTrust(io(dir, ["-p", "x"]).cli, home, false, true)).trusted).toBe(false);
+  });
+});
+
+describe("--plugin names and the project's node_modules (#13.6)", () => {
+  const BIN = join(packageRoot(), "dist", "bin", "coil.js");
+  const pkg = (root: string, who: string) => {
+    const d = join(root, "node_modules", "good-pkg");
+    mkdirSync(d, { recursive: true });
+    writeFileSync(join(d, "package.json"), JSON.stringify({ name: "good-pkg", version: "1.0.0", main: "index.js" }));
+    writeFileSync(
+      join(d, "index.js"),
+      `import { writeFileSync } from "node:fs";\nimport { join } from "node:path";\nexport default { id: "good-pkg", setup(ctx) { writeFileSync(join(ctx.cwd, "who.txt"), ${JSON.stringify(who)}); } };\n`,
+    );
+    writeFileSync(join(d, "..", "..", "package.json"), JSON.stringify({ type: "module" }));
+  };
+  const coil = (dir: string, args: string[]) =>
+    new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: { ...process.env, COIL_HOME: join(dir, ".home") }, stdio: ["ignore", "ignore", "pipe"] });
+      let stderr = "";
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      child.on("close", (code) => resolve({ code, stderr }));
+    });
+
+  it("an untrusted project's node_modules never supplies a --plugin package; the user's installed one does", async () => {
+    const { dir } = project();
+    pkg(dir, "project");
+    pkg(join(dir, ".home", "packages"), "user");
+    const untrusted = await coil(dir, ["--plugin", "good-pkg", "--script", "r.yaml", "-p", "hi"]);
+    expect(untrusted.code).toBe(0);
+    expect(readFileSync(join(dir, "who.txt"), "utf8")).toBe("user");
+    const trusted = await coil(dir, ["--trust", "--plugin", "good-pkg", "--script", "r.yaml", "-p", "hi"]);
+    expect(trusted.code).toBe(0);
+    expect(readFileSync(join(dir, "who.txt"), "utf8")).toBe("project");
+  });
+
+  it("only in the untrusted project: not loaded, and the error says why and what to do", async () => {
+    const { dir } = project();
+    pkg(dir, "project");
+    const r = await coil(dir, ["--plugin", "good-pkg", "--script", "r.yaml", "-p", "hi"]);
+    expect(r.code).toBe(2);
+    expect(existsSync(join(dir, "who.txt"))).toBe(false);
+    expect(r.stderr).toContain(`npm package 'good-pkg' was found only in ${join(dir, "node_modules", "good-pkg")}, by way of this project's folders, and the project is not trusted`);
+    expect(r.stderr).toMatch(/coil trust|--trust/);
+  });
+
+  it("a project with nothing in .coil is not trusted for its node_modules until coil trust; nor is a parent folder's", async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "coil-trust-")));
+    temps.push(dir);
+    writeFileSync(join(dir, "r.yaml"), "- text: hello\n");
+    mkdirSync(join(dir, "sub"));
+    writeFileSync(join(dir, "sub", "r.yaml"), "- text: hello\n");
+    pkg(dir, "project");
+    pkg(join(dir, ".home", "packages"), "user");
+    expect((await coil(dir, ["--plugin", "good-pkg", "--script", "r.yaml", "-p", "hi"])).code).toBe(0);
+    expect(readFileSync(join(dir, "who.txt"), "utf8")).toBe("user");
+    // from a subfolder, the parent's node_modules is passed over as well
+    const sub = await new Promise<number | null>((resolve) =>
+      spawn(process.execPath, [BIN, "--plugin", "good-pkg", "--script", "r.yaml", "-p", "hi"], { cwd: join(dir, "sub"), env: { ...process.env, COIL_HOME: join(dir, ".home") }, stdio: "ignore" }).on("close", resolve),
+    );
+    expect(sub).toBe(0);
+    expect(readFileSync(join(dir, "sub", "who.txt"), "utf8")).toBe("user");
+    expect((await coil(dir, ["trust"])).code).toBe(0);
+    expect((await coil(dir, ["--plugin", "good-pkg", "--script", "r.yaml", "-p", "hi"])).code).toBe(0);
+    expect(readFileSync(join(dir, "who.txt"), "utf8")).toBe("project");
   });
 });
