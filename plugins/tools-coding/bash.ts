@@ -132,6 +132,7 @@ export function createBashTool(env: ToolEnv): ToolDefinition<typeof BashParams, 
       } catch {
         return fail(`The working directory ${env.cwd} does not exist (it may have been deleted or moved); the command was not run. Ask the user to restart coil in an existing directory.`);
       }
+      env.unconfined?.();
       const timeoutS = Math.min(args.timeout ?? defaultTimeout, o.maxTimeout);
       const controller = new AbortController();
       let timedOut = false;

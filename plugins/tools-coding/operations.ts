@@ -62,10 +62,16 @@ export interface Operations {
   exec(command: string, options: ExecOptions): Promise<ExecResult>;
 }
 
+/** Optional: a backend that confines commands says how, for `coil doctor`. */
+export interface OperationsStatus {
+  /** `ok` false when the backend cannot confine commands as promised; `report` is printed as it is. */
+  doctor?(env: Record<string, string | undefined>): Promise<{ ok: boolean; report: string }>;
+}
+
 declare module "../../kernel/plugin.js" {
   interface Services {
     /** File and process backend for the coding tools (partial implementations are filled from the local one). */
-    operations: Partial<Operations>;
+    operations: Partial<Operations> & OperationsStatus;
   }
 }
 
