@@ -115,7 +115,7 @@ export function createBashTool(env: ToolEnv): ToolDefinition<typeof BashParams, 
       `Returns stdout and stderr interleaved. Only the last ${MAX_LINES} lines or ${formatSize(MAX_BYTES)} of output are shown; when cut, the full output is saved to a file named in the result (read or grep it). ` +
       `timeout is in seconds (default ${defaultTimeout}, at most ${o.maxTimeout}); on timeout the whole process tree is terminated. ` +
       `A non-zero exit code makes the result an error that carries the code and the output. ` +
-      `Background processes (cmd &) keep running after the call returns, but their output is not captured: redirect it to a file.`,
+      `Background processes (cmd &) keep running after the call returns (until coil exits), but their output is not captured: redirect it to a file.`,
     parameters: BashParams,
     executionMode: o.sequential ? "sequential" : "parallel",
     promptSnippet: "bash: run a shell command (tests, builds, git, package managers)",
