@@ -38,7 +38,8 @@ async function run(ctx: FrontEndContext): Promise<number> {
   };
   stdout.on("error", onPipeError);
   // Ctrl-C, kill, a closed terminal or ssh session, a CI cancel: abort, so every command's process tree ends.
-  for (const signal of SIGNALS) process.on(signal, onSignal);
+  // once each: a second Ctrl-C still ends coil at once (the process groups end with it).
+  for (const signal of SIGNALS) process.once(signal, onSignal);
   try {
     // `/name args` runs a registered slash command; text it returns is printed, a prompt it returns is sent.
     let input: PromptInput = ctx.prompt;

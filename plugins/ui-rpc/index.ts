@@ -259,7 +259,7 @@ export default definePlugin({
         let stop = () => undefined as void;
         const stopped = new Promise<void>((done) => ((stop = done), stdin.once("end", done), stdin.once("close", done)));
         const onSignal = () => (fe.agent.abort(), stop());
-        for (const signal of SIGNALS) process.on(signal, onSignal);
+        for (const signal of SIGNALS) process.once(signal, onSignal);
         stdin.on("data", onData);
         server.send({ type: "ready", version: 1 });
         try {
