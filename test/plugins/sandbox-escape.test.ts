@@ -13,6 +13,9 @@ import { packageRoot } from "../../kernel/boot/paths.js";
 
 const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const NOBODY = 65534;
+const UID = process.getuid!();
+/** As root the probes run twice, as root and as nobody; as another user (not CI) as that user only. */
+const USERS: [string, number][] = UID === 0 ? [["root", 0], ["nobody", NOBODY]] : [[`uid ${UID}`, UID]];
 
 /** Files that hold secrets in a home directory; each gets a unique marker. */
 const SECRET_FILES = [
@@ -33,7 +36,8 @@ const SECRET_FILES = [
 let server: Server;
 let sockServer: Server;
 let port = 0;
-const sockDir = "/run/user";
+// Under /run/user, which the sandbox hides: the session bus lives there.
+const sockDir = UID === 0 ? "/run/user" : `/run/user/${UID}`;
 const sock = join(sockDir, `coil-probe-${process.pid}.sock`);
 beforeAll(async () => {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\``);
@@ -134,10 +138,7 @@ function runCoil(w: ReturnType<typeof world>, uid: number, list: [string, string
   });
 }
 
-describe.each([
-  ["root", 0],
-  ["nobody", NOBODY],
-])("escape probes under bwrap, coil running as %s", (_who, uid) => {
+describe.each(USERS)("escape probes under bwrap, coil running as %s", (_who, uid) => {
   it("no probe escapes, and the host is unchanged", { timeout: 60_000 }, async () => {
     const w = world(uid);
     try {
