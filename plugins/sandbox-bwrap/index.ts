@@ -2,14 +2,27 @@
  * sandbox-bwrap: bash (and anything else that runs commands through the `operations` service) runs
  * inside bubblewrap. Checked at start-up; when bwrap is missing or cannot create namespaces coil says
  * so, and commands are refused unless the preset sets `allowUnsandboxed: true` (then they run outside,
- * with a warning). `coil doctor` reports the status. See docs/safety.md.
+ * with a warning). `coil doctor` (tools-coding) reports the status through `operations.doctor`. See docs/safety.md.
  */
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
-import { definePlugin, Type, type CliStreams, type Static } from "../../kernel/index.js";
-import { bwrapArgs, expandPath, probe, runProcess, scrubEnv, type Probe, type SandboxConfig } from "./bwrap.js";
+import { definePlugin, Type, type Static } from "../../kernel/index.js";
+import { bwrapArgs, DEFAULT_PASS_ENV, expandPath, probe, runProcess, scrubEnv, type Probe, type SandboxConfig } from "./bwrap.js";
 
-export { bwrapArgs, isSecretEnv, scrubEnv, probe } from "./bwrap.js";
+export { bwrapArgs, isSecretEnv, isSecretValue, scrubEnv, probe, DEFAULT_PASS_ENV } from "./bwrap.js";
+
+/** Credentials, tokens and shell histories in the home directory. */
+export const HIDDEN_HOME = [
+  "~/.ssh", "~/.gnupg", "~/.password-store", "~/.netrc", "~/.git-credentials", "~/.config/git/credentials",
+  "~/.aws", "~/.azure", "~/.config/gcloud", "~/.oci", "~/.config/doctl", "~/.kube", "~/.docker", "~/.terraform.d", "~/.vault-token",
+  "~/.config/gh", "~/.config/hub", "~/.config/glab-cli",
+  "~/.npmrc", "~/.pypirc", "~/.cargo/credentials", "~/.cargo/credentials.toml", "~/.gem/credentials",
+  "~/.pgpass", "~/.my.cnf",
+  "~/.claude/.credentials.json", "~/.codex/auth.json", "~/.gemini/oauth_creds.json", "~/.coil",
+  "~/.bash_history", "~/.zsh_history", "~/.history", "~/.local/share/fish/fish_history", "~/.python_history", "~/.node_repl_history", "~/.psql_history", "~/.mysql_history", "~/.sqlite_history",
+];
+/** Sockets of local services: reachable through the file system even without a network (Docker and systemd run anything as root). */
+export const HIDDEN_SOCKETS = ["/run/user", "/run/dbus", "/run/docker.sock", "/run/containerd", "/run/podman", "/run/systemd/private", "/run/snapd.socket", "/run/postgresql", "/run/mysqld"];
 
 export const SandboxOptions = Type.Object({
   /** Extra writable paths besides the working directory (relative to the preset file; `~` allowed). */
@@ -17,10 +30,12 @@ export const SandboxOptions = Type.Object({
   /** Allow network access from inside the sandbox. */
   network: Type.Boolean({ default: false }),
   /** Paths hidden inside the sandbox (an empty directory, or /dev/null for a file). */
-  hide: Type.Array(Type.String(), {
-    default: ["~/.ssh", "~/.gnupg", "~/.aws", "~/.azure", "~/.kube", "~/.docker", "~/.config/gcloud", "~/.config/gh", "~/.netrc", "~/.npmrc", "~/.pypirc", "~/.git-credentials", "~/.coil"],
-  }),
-  /** Environment variables to pass even though their names look like secrets. */
+  hide: Type.Array(Type.String(), { default: [...HIDDEN_HOME, ...HIDDEN_SOCKETS] }),
+  /** Paths to leave visible although `hide` lists them (e.g. `~/.docker` for docker builds). */
+  unhide: Type.Array(Type.String(), { default: [] }),
+  /** Environment variables passed besides the built-in allowlist (a trailing `*` matches a prefix); secret-looking values still stay out. */
+  passEnv: Type.Array(Type.String(), { default: [] }),
+  /** Environment variables passed as they are, even when the name or the value looks like a secret. */
   keepEnv: Type.Array(Type.String(), { default: [] }),
   /** When bwrap is unusable, run commands without a sandbox (with a warning) instead of refusing them. */
   allowUnsandboxed: Type.Boolean({ default: false }),
@@ -39,6 +54,12 @@ interface ExecOptions {
   onData(chunk: Uint8Array, stream: "stdout" | "stderr"): void;
 }
 
+const USERNS: Record<NonNullable<Probe["userns"]>, string> = {
+  locked: "new, no further ones inside",
+  new: "new (bwrap older than 0.8 cannot forbid nested ones)",
+  none: "none (bwrap runs privileged here and could not make one); capabilities are dropped",
+};
+
 export default definePlugin({
   id: "sandbox-bwrap",
   description: "Run shell commands inside bubblewrap: read-only root, writable project, private /tmp, no network, no secrets",
@@ -46,28 +67,38 @@ export default definePlugin({
   setup(ctx) {
     const o = ctx.options;
     const homeOf = (env: Record<string, string | undefined>) => env.HOME || homedir();
-    const config = (cwd: string, env: Record<string, string | undefined>): SandboxConfig => ({
-      bwrap: o.bwrap,
-      cwd,
-      network: o.network,
-      writable: o.writable.map((p) => expandPath(p, ctx.baseDir, homeOf(env))),
-      hide: [...new Set([...o.hide.map((p) => expandPath(p, ctx.baseDir, homeOf(env))), ...(env.COIL_HOME ? [env.COIL_HOME] : [])])],
-    });
+    const config = (cwd: string, env: Record<string, string | undefined>, userns?: Probe["userns"]): SandboxConfig => {
+      const expand = (p: string) => expandPath(p, ctx.baseDir, homeOf(env));
+      const shown = new Set(o.unhide.map(expand));
+      return {
+        bwrap: o.bwrap,
+        cwd,
+        network: o.network,
+        userns,
+        writable: o.writable.map(expand),
+        hide: [...new Set([...o.hide.map(expand), ...(env.COIL_HOME ? [env.COIL_HOME] : [])])].filter((p) => !shown.has(p)),
+      };
+    };
+    const envPolicy = { pass: o.passEnv, keep: o.keepEnv };
     let checked: Promise<Probe> | undefined;
     const check = () => (checked ??= probe(config(ctx.cwd, process.env)));
     let warned = false;
 
     const describe = (p: Probe, env: Record<string, string | undefined>) => {
       const c = config(ctx.cwd, env);
-      const { dropped } = scrubEnv(env, o.keepEnv);
+      const { dropped } = scrubEnv(env, envPolicy);
       const status = p.ok ? `ok (${p.version ?? "bwrap"})` : o.allowUnsandboxed ? `NOT AVAILABLE, commands run WITHOUT a sandbox: ${p.problem}` : `NOT AVAILABLE, bash is refused: ${p.problem}`;
+      const uid = process.getuid?.();
       return [
         `sandbox-bwrap: ${status}`,
         `  root file system: read-only; /tmp private; /dev and /proc minimal`,
+        ...(p.capEff !== undefined ? [`  capabilities inside: ${/[^0]/.test(p.capEff) ? `KEPT (CapEff ${p.capEff})` : "none (CapEff 0)"}${uid === 0 ? "; coil runs as root" : ""}`] : []),
+        ...(p.userns ? [`  user namespace: ${USERNS[p.userns]}`] : []),
         `  writable: ${[ctx.cwd, ...c.writable].join(", ")}${c.writable.filter((w) => !existsSync(w)).map((w) => ` (${w} does not exist: skipped)`).join("")}`,
         `  network: ${o.network ? "allowed" : "none"}`,
         `  hidden: ${c.hide.filter((h) => existsSync(h)).join(", ") || "(none present)"}`,
-        `  environment: ${dropped.length ? `without ${dropped.join(", ")}` : "nothing removed (no secret-looking variables set)"}`,
+        `  environment: an allowlist (${DEFAULT_PASS_ENV.slice(0, 4).join(", ")} ...; passEnv adds names), no secret-looking values; left out: ${dropped.join(", ") || "nothing"}`,
+        `  not covered: read, write, edit and the search tools run in coil's process (use permission-gate rules); unix sockets not in hide`,
       ].join("\n");
     };
 
@@ -85,23 +116,18 @@ export default definePlugin({
         const given = x.env ?? (process.env as Record<string, string | undefined>);
         const shell = x.shell ?? (existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh");
         const run = { cwd: x.cwd, signal: x.signal, killGraceMs: x.killGraceMs, onData: x.onData };
-        if (p.ok) return runProcess(o.bwrap, [...bwrapArgs(config(x.cwd, given)), shell, "-c", command], { ...run, env: scrubEnv(given, o.keepEnv).env });
+        if (p.ok) return runProcess(o.bwrap, [...bwrapArgs(config(x.cwd, given, p.userns)), shell, "-c", command], { ...run, env: scrubEnv(given, envPolicy).env });
         if (!o.allowUnsandboxed) {
           throw Object.assign(new Error(`[sandbox-bwrap] the sandbox is not available, so the command was not run: ${p.problem}. Tell the user; they can fix it (see coil doctor) or set allowUnsandboxed: true.`), { code: "ESANDBOX" });
         }
         if (!warned) ctx.log.warn(`running WITHOUT a sandbox (allowUnsandboxed): ${p.problem}`);
         warned = true;
-        return runProcess(shell, ["-c", command], { ...run, env: given as Record<string, string> });
+        return runProcess(shell, ["-c", command], { ...run, env: given as Record<string, string>, endWithCoil: true });
       },
-    });
-
-    ctx.subcommands.register({
-      name: "doctor",
-      description: "report the sandbox status",
-      async run(_argv: string[], io: CliStreams) {
+      /** The status `coil doctor` prints. */
+      async doctor(env: Record<string, string | undefined>) {
         const p = await check();
-        io.stdout.write(describe(p, io.env) + "\n");
-        return p.ok ? 0 : 1;
+        return { ok: p.ok, report: describe(p, env) };
       },
     });
   },

@@ -123,7 +123,7 @@ export function createBashTool(env: ToolEnv): ToolDefinition<typeof BashParams, 
       `Returns stdout and stderr interleaved. Only the last ${MAX_LINES} lines or ${formatSize(MAX_BYTES)} of output are shown; when cut, the full output is saved to a file named in the result (read or grep it). ` +
       `timeout is in seconds (default ${defaultTimeout}, at most ${o.maxTimeout}); on timeout the whole process tree is terminated. ` +
       `A non-zero exit code makes the result an error that carries the code and the output. ` +
-      `Background processes (cmd &) keep running after the call returns, but their output is not captured: redirect it to a file.`,
+      `Background processes (cmd &) keep running after the call returns (until coil exits), but their output is not captured: redirect it to a file.`,
     parameters: BashParams,
     executionMode: o.sequential ? "sequential" : "parallel",
     promptSnippet: "bash: run a shell command (tests, builds, git, package managers)",
@@ -140,6 +140,7 @@ export function createBashTool(env: ToolEnv): ToolDefinition<typeof BashParams, 
       } catch {
         return fail(`The working directory ${env.cwd} does not exist (it may have been deleted or moved); the command was not run. Ask the user to restart coil in an existing directory.`);
       }
+      env.unconfined?.();
       const timeoutS = Math.min(args.timeout ?? defaultTimeout, o.maxTimeout);
       const controller = new AbortController();
       let timedOut = false;

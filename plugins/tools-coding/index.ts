@@ -5,6 +5,7 @@
  */
 import { definePlugin, type ToolDefinition, type ToolResultMessage } from "../../kernel/index.js";
 import { createBashTool } from "./bash.js";
+import { ConfinementNotice, doctor } from "./confinement.js";
 import { createEditTool } from "./edit.js";
 import { resolveOperations } from "./operations.js";
 import { CodingOptions, type ToolEnv } from "./options.js";
@@ -22,13 +23,21 @@ export default definePlugin({
   description: "Coding tools: read, bash, edit, write",
   options: CodingOptions,
   setup(ctx) {
+    const notice = new ConfinementNotice(ctx.log);
     const env: ToolEnv = {
       cwd: ctx.cwd,
       options: ctx.options,
       ops: () => resolveOperations(ctx.services.get("operations")),
+      unconfined: () => typeof ctx.services.get("operations")?.exec !== "function" && (notice.unconfined(), true),
     };
     const factories: Record<(typeof ctx.options.tools)[number], (env: ToolEnv) => ToolDefinition<any, any>> = { read: createReadTool, bash: createBashTool, edit: createEditTool, write: createWriteTool };
     for (const name of ctx.options.tools) ctx.tools.register(factories[name](env));
+    ctx.onStart((_agent, io, info) => notice.started(io, info));
+    ctx.subcommands.register({
+      name: "doctor",
+      description: "say how commands are confined: the sandbox status, or that there is none",
+      run: (_argv, io) => doctor(ctx.services.get("operations"), ctx.options.tools.includes("bash"), io),
+    });
 
     if (ctx.options.tools.includes("read")) {
       // Models that declare they take no images get a note in place of the image read returned.

@@ -11,6 +11,7 @@ import { spawn, execFileSync } from "node:child_process";
 import { createReadStream, existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, readdir, readFile, realpath, stat, writeFile } from "node:fs/promises";
 import { basename, delimiter, join } from "node:path";
+import { endWithCoil } from "../../lib/shell/reaper.js";
 import { DEFAULT_KILL_GRACE_MS } from "./limits.js";
 
 export interface FileInfo {
@@ -62,10 +63,16 @@ export interface Operations {
   exec(command: string, options: ExecOptions): Promise<ExecResult>;
 }
 
+/** Optional: a backend that confines commands says how, for `coil doctor`. */
+export interface OperationsStatus {
+  /** `ok` false when the backend cannot confine commands as promised; `report` is printed as it is. */
+  doctor?(env: Record<string, string | undefined>): Promise<{ ok: boolean; report: string }>;
+}
+
 declare module "../../kernel/plugin.js" {
   interface Services {
     /** File and process backend for the coding tools (partial implementations are filled from the local one). */
-    operations: Partial<Operations>;
+    operations: Partial<Operations> & OperationsStatus;
   }
 }
 
@@ -118,6 +125,8 @@ function localExec(command: string, o: ExecOptions): Promise<ExecResult> {
   return new Promise((resolve, reject) => {
     const shell = o.shell ?? defaultShell();
     const child = spawn(shell, ["-c", command], { cwd: o.cwd, env: o.env ?? process.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    // Its own process group, ended with coil even when coil is killed (background processes too).
+    if (child.pid !== undefined) endWithCoil(child.pid);
     let exited: ExecResult | undefined;
     let settled = false;
     let open = 2;

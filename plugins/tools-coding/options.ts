@@ -36,4 +36,6 @@ export interface ToolEnv {
   cwd: string;
   ops(): Operations;
   options: CodingOptions;
+  /** True when commands run without a backend that confines them (the first call also says so once). */
+  unconfined?(): boolean;
 }

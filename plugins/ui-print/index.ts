@@ -5,6 +5,8 @@
  */
 import { definePlugin, exitCodeFor, findCommand, formatDiagnostic, textOf, type PromptInput, type AgentEvent, type FrontEndContext } from "../../kernel/index.js";
 
+const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
 function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
   return new Promise((resolve) => {
     if (stream.write(text)) return resolve();
@@ -35,8 +37,9 @@ async function run(ctx: FrontEndContext): Promise<number> {
     if (error.code === "EPIPE") agent.abort();
   };
   stdout.on("error", onPipeError);
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
+  // Ctrl-C, kill, a closed terminal or ssh session, a CI cancel: abort, so every command's process tree ends.
+  // once each: a second Ctrl-C still ends coil at once (the process groups end with it).
+  for (const signal of SIGNALS) process.once(signal, onSignal);
   try {
     // `/name args` runs a registered slash command; text it returns is printed, a prompt it returns is sent.
     let input: PromptInput = ctx.prompt;
@@ -62,8 +65,7 @@ async function run(ctx: FrontEndContext): Promise<number> {
   } finally {
     unsubscribe();
     stdout.off("error", onPipeError);
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    for (const signal of SIGNALS) process.off(signal, onSignal);
   }
 }
 

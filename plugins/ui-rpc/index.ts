@@ -6,6 +6,8 @@
 import { definePlugin, findCommand, messageOf, type Agent, type AgentMessage, type FrontEndContext, type ModelInfo, type PluginHost, type UiService } from "../../kernel/index.js";
 import { RPC_COMMANDS, splitLines, type RpcCommandName, type RpcOutbound, type RpcSession, type RpcState } from "../../lib/rpc-client/protocol.js";
 
+const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
 /** The part of the `session` service (plugins/session-jsonl) RPC uses. */
 interface SessionLike {
   readonly id: string;
@@ -258,18 +260,22 @@ export default definePlugin({
         const stdin = fe.stdin;
         stdin.setEncoding("utf8");
         const onData = (chunk: string) => server.feed(chunk);
-        const onSignal = () => fe.agent.abort();
-        process.once("SIGTERM", onSignal);
+        // SIGTERM, SIGHUP (the client or its terminal went away) and SIGINT end the session like the end of
+        // stdin, after aborting the run, so every command's process tree ends with it.
+        let stop = () => undefined as void;
+        const stopped = new Promise<void>((done) => ((stop = done), stdin.once("end", done), stdin.once("close", done)));
+        const onSignal = () => (fe.agent.abort(), stop());
+        for (const signal of SIGNALS) process.once(signal, onSignal);
         stdin.on("data", onData);
         server.send({ type: "ready", version: 1 });
         try {
-          await new Promise<void>((done) => (stdin.once("end", done), stdin.once("close", done)));
+          await stopped;
           await server.end();
           await fe.agent.waitForIdle();
           return 0;
         } finally {
           stdin.off("data", onData);
-          process.off("SIGTERM", onSignal);
+          for (const signal of SIGNALS) process.off(signal, onSignal);
           server.closeDialogs();
           unsubscribe();
           fe.host.ui = previousUi;

@@ -125,8 +125,8 @@ export class TuiApp implements AppHandle {
       const unsubscribe = this.agent.subscribe((event) => this.onEvent(event));
       const removeKeys = this.tui.addInputListener((data) => this.onKey(data));
       const onSignal = () => this.quit();
-      process.on("SIGTERM", onSignal);
-      process.on("SIGHUP", onSignal);
+      // kill, a closed terminal, and SIGINT from outside (Ctrl-C itself arrives as a key in raw mode)
+      for (const signal of ["SIGTERM", "SIGHUP", "SIGINT"] as const) process.on(signal, onSignal);
       this.chat.addChild(new Lines((w) => [this.lib.truncateToWidth(c.bold("coil") + c.dim(` · ${this.agent.state.provider}/${this.agent.state.model.id} · ${this.ctx.cwd}`), w)]));
       this.rebuild();
       this.tui.setFocus(this.editor);
@@ -137,8 +137,7 @@ export class TuiApp implements AppHandle {
         this.finish = undefined;
         unsubscribe();
         removeKeys();
-        process.off("SIGTERM", onSignal);
-        process.off("SIGHUP", onSignal);
+        for (const signal of ["SIGTERM", "SIGHUP", "SIGINT"] as const) process.off(signal, onSignal);
         this.bridge.app = undefined;
         this.tui.stop();
         done(code);

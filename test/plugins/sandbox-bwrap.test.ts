@@ -1,12 +1,12 @@
 /** sandbox-bwrap: real bwrap runs. Writes outside the project, ~/.ssh, the network and API keys are out of reach; project commands work. */
 import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Agent, PluginHost, textOf, type AgentEvent, type Plugin, type ToolResultMessage } from "../../kernel/index.js";
 import { packageRoot } from "../../kernel/boot/paths.js";
-import sandbox, { isSecretEnv, scrubEnv } from "../../plugins/sandbox-bwrap/index.js";
+import sandbox, { isSecretEnv, isSecretValue, SandboxOptions, scrubEnv } from "../../plugins/sandbox-bwrap/index.js";
 import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
 import toolsCoding from "../../plugins/tools-coding/index.js";
 
@@ -191,12 +191,66 @@ describe("with tools-coding", () => {
 });
 
 describe("environment scrubbing", () => {
-  it("drops credentials and provider variables, keeps the rest", () => {
+  it("recognises credentials and provider variables by name", () => {
     for (const name of ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_BASE_URL", "GH_TOKEN", "NPM_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "DB_PASSWORD", "SSH_AUTH_SOCK", "STRIPE_APIKEY", "HF_TOKEN", "GEMINI_API_KEY"]) {
       expect(isSecretEnv(name), name).toBe(true);
     }
     for (const name of ["PATH", "HOME", "LANG", "TERM", "GIT_AUTHOR_NAME", "XAUTHORITY", "KEYBOARD", "NODE_ENV", "TOKENIZERS_PARALLELISM"]) expect(isSecretEnv(name), name).toBe(false);
-    expect(scrubEnv({ A: "1", OPENAI_API_KEY: "x" })).toEqual({ env: { A: "1", TMPDIR: "/tmp" }, dropped: ["OPENAI_API_KEY"] });
+  });
+
+  it("recognises secrets by value: URLs with a password, private keys, token shapes", () => {
+    for (const value of [
+      "postgres://app:pw@db.internal:5432/app",
+      "https://user:hunter2@proxy.example.com:3128",
+      "-----BEGIN OPENSSH PRIVATE KEY-----\nabc",
+      "sk-ant-api03-abcdefghijklmnopqrstuvwxyz",
+      "sk-proj-abcdefghijklmnop1234",
+      "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+      "github_pat_11ABCDEFG0123456789abcdef",
+      "AKIAIOSFODNN7EXAMPLE",
+      "xoxb-1234567890-abcdef",
+      "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abc",
+    ]) {
+      expect(isSecretValue(value), value).toBe(true);
+    }
+    for (const value of ["/usr/bin:/bin", "en_US.UTF-8", "https://registry.npmjs.org/", "postgres://localhost/app", "http://user@host/", "xterm-256color", "sk-short"]) expect(isSecretValue(value), value).toBe(false);
+  });
+
+  it("passes only allowlisted variables, never a secret-looking value; passEnv adds names, keepEnv passes anything", () => {
+    const env = { PATH: "/bin", HOME: "/h", LC_ALL: "C", OPENAI_API_KEY: "x", DATABASE_URL: "postgres://u:pw@db/app", UNKNOWN_SETTING: "1", EDITOR: "sk-ant-api03-abcdefghijklmnopqrstuv", MY_TOOL_DIR: "/opt/t" };
+    expect(scrubEnv(env)).toEqual({ env: { PATH: "/bin", HOME: "/h", LC_ALL: "C", TMPDIR: "/tmp" }, dropped: ["DATABASE_URL", "EDITOR", "MY_TOOL_DIR", "OPENAI_API_KEY", "UNKNOWN_SETTING"] });
+    const more = scrubEnv(env, { pass: ["MY_TOOL_*", "DATABASE_URL"], keep: ["OPENAI_API_KEY"] });
+    expect(more.env).toEqual({ PATH: "/bin", HOME: "/h", LC_ALL: "C", MY_TOOL_DIR: "/opt/t", OPENAI_API_KEY: "x", TMPDIR: "/tmp" });
+    expect(more.dropped).toEqual(["DATABASE_URL", "EDITOR", "UNKNOWN_SETTING"]);
+  });
+});
+
+describe("what is hidden", () => {
+  it("hides the common secrets by default and local service sockets; unhide shows one again", async () => {
+    const files = [".claude/.credentials.json", ".pgpass", ".bash_history", ".zsh_history", ".docker/config.json", ".kube/config", ".config/gh/hosts.yml", ".config/gcloud/creds.json", ".aws/credentials", ".git-credentials"];
+    for (const f of files) {
+      mkdirSync(dirname(join(home, f)), { recursive: true });
+      writeFileSync(join(home, f), `SECRET ${f}\n`);
+    }
+    const reads = files.map((f) => `cat ~/${f}`).join("; ");
+    const hidden = await sh(`{ ${reads}; } 2>/dev/null; echo end`);
+    expect(hidden.out).toBe("end\n");
+    const shown = await sh(`cat ~/.docker/config.json ~/.pgpass 2>/dev/null`, { unhide: ["~/.docker"] });
+    expect(shown.out).toBe("SECRET .docker/config.json\n");
+    for (const p of ["/run/user", "/run/dbus", "/run/docker.sock", "/run/systemd/private"]) expect((SandboxOptions.properties.hide as unknown as { default: string[] }).default).toContain(p);
+  });
+
+  it("hides the target of a link too", async () => {
+    const real = join(root, "keys");
+    mkdirSync(real, { recursive: true });
+    writeFileSync(join(real, "id_rsa"), "LINKED-KEY\n");
+    const linkedHome = join(root, "linked-home");
+    mkdirSync(linkedHome, { recursive: true });
+    symlinkSync(real, join(linkedHome, ".ssh"));
+    const { ops } = host();
+    let out = "";
+    await ops.exec(`cat ${real}/id_rsa ~/.ssh/id_rsa 2>/dev/null; echo end`, { cwd, env: { ...ENV, HOME: linkedHome }, onData: (c) => (out += Buffer.from(c).toString()) });
+    expect(out).toBe("end\n");
   });
 });
 
@@ -215,14 +269,29 @@ describe("coil doctor", () => {
   it("reports the sandbox status (exit 0 when usable, 1 when not)", async () => {
     const ok = await run(["--plugin", "sandbox-bwrap", "doctor"]);
     expect(ok.stdout).toMatch(/^sandbox-bwrap: ok \(bubblewrap [\d.]+\)\n  root file system: read-only/);
+    expect(ok.stdout).toContain("capabilities inside: none (CapEff 0)");
+    expect(ok.stdout).toMatch(/user namespace: new/);
     expect(ok.stdout).toContain(`writable: ${cwd}`);
     expect(ok.stdout).toContain("network: none");
-    expect(ok.stdout).toContain(`hidden: ${join(home, ".ssh")}, ${join(home, ".netrc")}`);
-    expect(ok.stdout).toMatch(/environment: without ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, GITHUB_TOKEN, MY_SERVICE_PASSWORD, OPENAI_API_KEY/);
+    expect(ok.stdout).toContain(`${join(home, ".ssh")}, `);
+    expect(ok.stdout).toContain(join(home, ".netrc"));
+    expect(ok.stdout).toMatch(/environment: an allowlist .* left out: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, COIL_HOME, GITHUB_TOKEN, MY_SERVICE_PASSWORD, OPENAI_API_KEY\n/);
     expect(ok.code).toBe(0);
     writeFileSync(join(root, "broken.yaml"), `extends: default\nplugins:\n  - sandbox-bwrap: { bwrap: ${join(root, "no-such-bwrap")} }\n`);
     const bad = await run(["--preset", join(root, "broken.yaml"), "doctor"]);
     expect(bad.code).toBe(1);
     expect(bad.stdout).toMatch(/^sandbox-bwrap: NOT AVAILABLE, bash is refused: bwrap is not installed/);
+  });
+
+  it("refuses a bwrap whose commands keep capabilities (says so, exit 1)", async () => {
+    // A bwrap that ignores --cap-drop: every run inside reports full capabilities, as bwrap as root did before.
+    const leaky = join(root, "leaky-bwrap");
+    writeFileSync(leaky, `#!/bin/sh\nif [ "$1" = --version ]; then echo 'bubblewrap 0.0-leaky'; exit 0; fi\nprintf 'Name:\\tcat\\nCapEff:\\t000001fffeffffff\\n'\n`);
+    chmodSync(leaky, 0o755);
+    writeFileSync(join(root, "leaky.yaml"), `extends: default\nplugins:\n  - sandbox-bwrap: { bwrap: ${leaky} }\n`);
+    const bad = await run(["--preset", join(root, "leaky.yaml"), "doctor"]);
+    expect(bad.stdout).toMatch(/^sandbox-bwrap: NOT AVAILABLE, bash is refused: a command inside the sandbox keeps capabilities \(CapEff 000001fffeffffff\)/);
+    expect(bad.stdout).toContain("capabilities inside: KEPT (CapEff 000001fffeffffff)");
+    expect(bad.code).toBe(1);
   });
 });
