@@ -50,6 +50,32 @@ describe("createAgent", () => {
     expect(existsSync(sessions) && readdirSync(sessions).length).toBe(1);
   });
 
+  it("createAgent({ trust: true }) builds the host the CLI builds: plugins see projectTrusted, the project preset loads", async () => {
+    const base = tempDir("coil-sdk-");
+    const project = writeFiles(join(base, "project"), {
+      "sdk.yaml": "plugins: [provider-scripted]\n",
+      // The project layer adds a plugin that reports what it was told about trust.
+      ".coil/preset.yaml": "plugins:\n  - ./trust-probe.ts\n",
+      ".coil/trust-probe.ts": `import { definePlugin } from "coil";\nexport default definePlugin({ id: "trust-probe", setup(ctx) { ctx.services.provide("trust-probe", { trusted: ctx.projectTrusted }); } });\n`,
+      "replies.yaml": "- text: ok\n",
+    });
+    const home = join(base, "coil-home");
+    const trusted = await createAgent({ cwd: project, home, preset: "sdk.yaml", trust: true, provider: "scripted", flags: { script: "replies.yaml" } });
+    try {
+      expect(trusted.host.projectTrusted).toBe(true);
+      expect(trusted.host.services.get("trust-probe")).toEqual({ trusted: true });
+    } finally {
+      await trusted.close();
+    }
+    const untrusted = await createAgent({ cwd: project, home, preset: "sdk.yaml", provider: "scripted", flags: { script: "replies.yaml" } });
+    try {
+      expect(untrusted.host.projectTrusted).toBe(false);
+      expect(untrusted.host.services.get("trust-probe")).toBeUndefined();
+    } finally {
+      await untrusted.close();
+    }
+  });
+
   it("fails like the CLI on a bad preset or a missing provider", async () => {
     const base = tempDir("coil-sdk-");
     await expect(createAgent({ cwd: base, home: join(base, "h"), preset: "nope" })).rejects.toThrow(/unknown preset "nope"/);
