@@ -1,10 +1,11 @@
 /** coil/sdk createAgent (the CLI's agent, in process) and coil/testing createTestKit. */
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { definePlugin, Type, type AgentEvent } from "../kernel/index.js";
 import { createAgent } from "../lib/sdk/index.js";
-import { createTestKit, createWorkspace } from "../lib/testing/index.js";
+import { createTestKit, createWorkspace, importPlugin } from "../lib/testing/index.js";
 import { cleanTemps, tempDir, writeFiles } from "./support/ecosystem.js";
 
 afterAll(cleanTemps);
@@ -109,3 +110,24 @@ describe("createTestKit", () => {
     ws.dispose();
   });
 });
+
+describe("importPlugin", () => {
+  it("loads a .ts plugin file (path or file URL) the way coil does, ready for createTestKit", async () => {
+    const dir = tempDir("coil-sdk-");
+    writeFiles(dir, {
+      "echo.ts": `import { definePlugin, Type } from "coil";\nconst n: number = 2;\nexport default definePlugin({ id: "echo-twice", setup(ctx) { ctx.tools.register({ name: "echo_twice", description: "echo", parameters: Type.Object({ text: Type.String() }), async execute(a) { return { content: [{ type: "text", text: a.text.repeat(n) }] }; } }); } });\n`,
+    });
+    const plugin = await importPlugin(pathToFileURL(join(dir, "echo.ts")));
+    expect(plugin.id).toBe("echo-twice");
+    expect((await importPlugin(join(dir, "echo.ts"))).id).toBe("echo-twice");
+    const kit = createTestKit({ plugins: [plugin], replies: [{ toolCalls: [{ name: "echo_twice", arguments: { text: "ab" } }] }, { text: "done" }] });
+    try {
+      await kit.run("go");
+      expect(kit.text(kit.toolResults("echo_twice")[0])).toBe("abab");
+    } finally {
+      kit.dispose();
+    }
+    await expect(importPlugin(join(dir, "missing.ts"))).rejects.toThrow(/missing\.ts does not exist/);
+  });
+});
+
