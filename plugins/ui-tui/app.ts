@@ -255,8 +255,11 @@ export class TuiApp implements AppHandle {
         this.refresh();
         return;
       }
-      if (text.startsWith("/") && !text.includes(" ") && !text.slice(1).includes("/")) {
-        this.notify(`Unknown command ${text}. /help lists the commands.`, "warn");
+      // A lone `/word`, or a namespaced `/name:arg ...` (like /skill:x), is a command typed wrong, not a request.
+      const head = text.split(/\s/, 1)[0]!;
+      if ((text.startsWith("/") && !text.includes(" ") && !text.slice(1).includes("/")) || /^\/[\w-]+:[^/\s]*$/.test(head)) {
+        const skills = head.startsWith("/skill:") && this.agent.host.commands.has("skills") ? " /skills lists the skills, and why any did not load." : "";
+        this.notify(`Unknown command ${head}. /help lists the commands.${skills}`, "warn");
         return;
       }
       this.send(this.withAttachments(text));

@@ -298,6 +298,26 @@ describe.skipIf(!hasTmux)("ui-tui @file attachments", () => {
   });
 });
 
+describe.skipIf(!hasTmux)("ui-tui /skill:<name>", () => {
+  it("for a skill that failed to load shows why, for an unknown one says so; neither reaches the model", async () => {
+    const dir = project({});
+    mkdirSync(join(dir, ".agents", "skills", "half-done"), { recursive: true });
+    writeFileSync(join(dir, ".agents", "skills", "half-done", "SKILL.md"), "---\nname: half-done\n---\nSteps.\n");
+    const t = coil(dir, preset(dir, `- text: "THE MODEL WAS CALLED"`), { cols: 120 });
+    await t.waitFor(READY);
+    t.type("/skill:half-done fix the bug");
+    await t.waitFor((s) => editorText(s).endsWith("fix the bug"));
+    t.keys("Enter");
+    await t.waitFor(/skill 'half-done' was not loaded: .*front matter has no\s+'description'/s);
+    t.type("/skill:nosuch fix the bug");
+    await t.waitFor((s) => editorText(s).endsWith("fix the bug"));
+    t.keys("Enter");
+    const screen = await t.waitFor("Unknown command /skill:nosuch.");
+    expect(screen).not.toContain("THE MODEL WAS CALLED");
+    expect(existsSync(join(dir, "requests.jsonl"))).toBe(false);
+  });
+});
+
 describe("ui-tui without a terminal", () => {
   it("falls back to print mode with a message when stdin/stdout are not TTYs", async () => {
     const dir = project({ "r.yaml": "- text: printed answer\n" });
