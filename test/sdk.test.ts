@@ -1,10 +1,11 @@
 /** coil/sdk createAgent (the CLI's agent, in process) and coil/testing createTestKit. */
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { definePlugin, Type, type AgentEvent } from "../kernel/index.js";
 import { createAgent } from "../lib/sdk/index.js";
-import { createTestKit, createWorkspace } from "../lib/testing/index.js";
+import { createTestKit, createWorkspace, importPlugin } from "../lib/testing/index.js";
 import { cleanTemps, tempDir, writeFiles } from "./support/ecosystem.js";
 
 afterAll(cleanTemps);
@@ -50,6 +51,32 @@ describe("createAgent", () => {
     expect(existsSync(sessions) && readdirSync(sessions).length).toBe(1);
   });
 
+  it("createAgent({ trust: true }) builds the host the CLI builds: plugins see projectTrusted, the project preset loads", async () => {
+    const base = tempDir("coil-sdk-");
+    const project = writeFiles(join(base, "project"), {
+      "sdk.yaml": "plugins: [provider-scripted]\n",
+      // The project layer adds a plugin that reports what it was told about trust.
+      ".coil/preset.yaml": "plugins:\n  - ./trust-probe.ts\n",
+      ".coil/trust-probe.ts": `import { definePlugin } from "coil";\nexport default definePlugin({ id: "trust-probe", setup(ctx) { ctx.services.provide("trust-probe", { trusted: ctx.projectTrusted }); } });\n`,
+      "replies.yaml": "- text: ok\n",
+    });
+    const home = join(base, "coil-home");
+    const trusted = await createAgent({ cwd: project, home, preset: "sdk.yaml", trust: true, provider: "scripted", flags: { script: "replies.yaml" } });
+    try {
+      expect(trusted.host.projectTrusted).toBe(true);
+      expect(trusted.host.services.get("trust-probe")).toEqual({ trusted: true });
+    } finally {
+      await trusted.close();
+    }
+    const untrusted = await createAgent({ cwd: project, home, preset: "sdk.yaml", provider: "scripted", flags: { script: "replies.yaml" } });
+    try {
+      expect(untrusted.host.projectTrusted).toBe(false);
+      expect(untrusted.host.services.get("trust-probe")).toBeUndefined();
+    } finally {
+      await untrusted.close();
+    }
+  });
+
   it("fails like the CLI on a bad preset or a missing provider", async () => {
     const base = tempDir("coil-sdk-");
     await expect(createAgent({ cwd: base, home: join(base, "h"), preset: "nope" })).rejects.toThrow(/unknown preset "nope"/);
@@ -83,3 +110,24 @@ describe("createTestKit", () => {
     ws.dispose();
   });
 });
+
+describe("importPlugin", () => {
+  it("loads a .ts plugin file (path or file URL) the way coil does, ready for createTestKit", async () => {
+    const dir = tempDir("coil-sdk-");
+    writeFiles(dir, {
+      "echo.ts": `import { definePlugin, Type } from "coil";\nconst n: number = 2;\nexport default definePlugin({ id: "echo-twice", setup(ctx) { ctx.tools.register({ name: "echo_twice", description: "echo", parameters: Type.Object({ text: Type.String() }), async execute(a) { return { content: [{ type: "text", text: a.text.repeat(n) }] }; } }); } });\n`,
+    });
+    const plugin = await importPlugin(pathToFileURL(join(dir, "echo.ts")));
+    expect(plugin.id).toBe("echo-twice");
+    expect((await importPlugin(join(dir, "echo.ts"))).id).toBe("echo-twice");
+    const kit = createTestKit({ plugins: [plugin], replies: [{ toolCalls: [{ name: "echo_twice", arguments: { text: "ab" } }] }, { text: "done" }] });
+    try {
+      await kit.run("go");
+      expect(kit.text(kit.toolResults("echo_twice")[0])).toBe("abab");
+    } finally {
+      kit.dispose();
+    }
+    await expect(importPlugin(join(dir, "missing.ts"))).rejects.toThrow(/missing\.ts does not exist/);
+  });
+});
+

@@ -11,9 +11,9 @@ import { Command, CommanderError, Help, Option } from "commander";
 import { Agent } from "../agent.js";
 import { CoilError, formatDiagnostic, formatError } from "../errors.js";
 import { PluginHost, type FrontEnd } from "../plugin.js";
-import type { ModelInfo, Provider } from "../types.js";
+import type { AgentEvent, ModelInfo, Provider } from "../types.js";
 import { loadPlugin, optionsTarget } from "./load.js";
-import { builtinModule, coilHome, packageRoot } from "./paths.js";
+import { builtinModule, coilHome, packageRoot, secureCoilHome } from "./paths.js";
 import { formatPreset, resolvePreset, type ResolvedPreset } from "./preset.js";
 import { settleTrust, trustCommand } from "./trust.js";
 
@@ -104,6 +104,8 @@ function modesOf(host?: PluginHost): string[] {
 /** Run the CLI; resolves to the exit code. */
 export async function main(io: CliIO): Promise<number> {
   const home = coilHome(io.env);
+  const homeProblem = secureCoilHome(home);
+  if (homeProblem) io.stderr.write(`coil: warning: ${homeProblem}\n`);
   const first = scan(io.argv);
   try {
     const word = io.argv[firstPositional(io.argv)];
@@ -112,9 +114,10 @@ export async function main(io: CliIO): Promise<number> {
     first.trust = trust.trusted;
     first.codeTrusted = trust.explicit;
     if (word === "preset") return presetCommand(io, first, home);
-    const { preset, host } = await loadPreset(io, home, first);
+    const { preset, host, setupDiagnostics } = await loadPreset(io, home, first);
     const at = firstPositional(io.argv, host);
     const sub = at >= 0 ? host.subcommands.get(io.argv[at]!) : undefined;
+    showSetupDiagnostics(setupDiagnostics, io.stderr, sub !== undefined);
     if (sub) {
       try {
         return await sub.run(io.argv.slice(at + 1), io);
@@ -142,10 +145,11 @@ export async function main(io: CliIO): Promise<number> {
         hint: mode === "interactive" ? 'pass a prompt: coil -p "what to do" (the interactive UI is a plugin this preset does not include)' : `modes available: ${modesOf(host).join(", ")}`,
       });
     }
-    const agent = agentFor(host, preset);
+    const { agent, modelError } = agentForStart(host, preset);
     try {
       const exit = await echoing(host, io, () => host.start(agent, io, { mode, prompt, modelFromCli: Boolean(first.model || first.provider) }));
       if (exit !== undefined) return exit;
+      if (modelError) throw modelError;
       return await frontEnd.run({ agent, host, mode, prompt, stdin: io.stdin, stdout: io.stdout, stderr: io.stderr });
     } finally {
       await echoing(host, io, () => host.stop());
@@ -162,27 +166,43 @@ export async function main(io: CliIO): Promise<number> {
   }
 }
 
-async function installPreset(preset: ResolvedPreset, io: CliIO, home: string, projectTrusted: boolean, untrustedProject?: string): Promise<PluginHost> {
-  const host = new PluginHost({ cwd: io.cwd, projectTrusted });
+type Diagnostic = Extract<AgentEvent, { type: "diagnostic" }>;
+
+/**
+ * Load a resolved preset's plugins and set them up in preset order: the one path the CLI and the SDK
+ * (lib/sdk) share. Diagnostics plugins log during setup are handed back, not printed: a run shows them,
+ * a subcommand only the errors among them.
+ */
+export async function installPreset(preset: ResolvedPreset, cwd: string, home: string, projectTrusted: boolean, untrustedProject?: string): Promise<{ host: PluginHost; setupDiagnostics: Diagnostic[] }> {
+  const host = new PluginHost({ cwd, projectTrusted });
   // Load every module first (in parallel), then set up in preset order: nothing starts half-configured.
   const plugins = await Promise.all(preset.entries.map((entry) => loadPlugin({ ...entry, source: entry.source }, { home, untrustedProject })));
-  await echoing(host, io, () =>
+  const setupDiagnostics: Diagnostic[] = [];
+  const stop = host.subscribe("diagnostic", (d) => void (d.type === "diagnostic" && d.level !== "info" && setupDiagnostics.push(d)));
+  try {
     preset.entries.forEach((entry, i) =>
       plugins[i]!.forEach((plugin, j, all) => {
         const own = j === optionsTarget(all, entry.key);
         host.install(plugin, own ? entry.options : {}, { ref: entry.ref, ...entry.source, baseDir: entry.baseDir, optionSources: own ? entry.optionSources : {} });
       }),
-    ),
-  );
-  return host;
+    );
+  } finally {
+    stop();
+  }
+  return { host, setupDiagnostics };
+}
+
+/** Write setup diagnostics to stderr; `errorsOnly` for subcommands (the warnings are about runs). */
+export function showSetupDiagnostics(diagnostics: readonly Diagnostic[], stderr: NodeJS.WritableStream, errorsOnly = false): void {
+  for (const d of diagnostics) if (!errorsOnly || d.level === "error") stderr.write(`coil: ${formatDiagnostic(d)}\n`);
 }
 
 /** Resolve the preset and load its plugins, installing missing npm packages on first use (each once). */
-async function loadPreset(io: CliIO, home: string, first: ReturnType<typeof scan>): Promise<{ preset: ResolvedPreset; host: PluginHost }> {
+async function loadPreset(io: CliIO, home: string, first: ReturnType<typeof scan>): Promise<{ preset: ResolvedPreset; host: PluginHost; setupDiagnostics: Diagnostic[] }> {
   for (const tried = new Set<string>(); ; ) {
     try {
       const preset = resolvePreset({ preset: first.preset, cwd: io.cwd, home, trust: first.trust, cli: { plugins: first.plugins, settings: { provider: first.provider, model: first.model } } });
-      return { preset, host: await installPreset(preset, io, home, first.trust, first.codeTrusted ? undefined : io.cwd) };
+      return { preset, ...(await installPreset(preset, io.cwd, home, first.trust, first.codeTrusted ? undefined : io.cwd)) };
     } catch (error) {
       if (!(await installOnFirstUse(error, io, home, first.yes, tried))) throw error;
     }
@@ -237,6 +257,21 @@ export function agentFor(host: PluginHost, preset: ResolvedPreset): Agent {
   const { provider, model } = chooseModel(host, preset);
   const { toolExecution, reserveTokens, thinking } = preset.settings;
   return new Agent(host, { provider: provider.id, model, toolExecution, reserveTokens, requestOptions: thinking ? { thinking: thinking as never } : {} });
+}
+
+/**
+ * The agent the start callbacks get. One of them may end the process before any model call (`-r -p`
+ * lists sessions), so a provider that is not configured, or a model it lacks, is reported once they have
+ * run; until then the agent holds a registered provider's first model as a stand-in.
+ */
+function agentForStart(host: PluginHost, preset: ResolvedPreset): { agent: Agent; modelError?: CoilError } {
+  try {
+    return { agent: agentFor(host, preset) };
+  } catch (error) {
+    const standIn = host.providers.values().find((p) => p.models?.length);
+    if (!(error instanceof CoilError) || !["PROVIDER_MISSING", "MODEL_NOT_FOUND"].includes(error.code) || !standIn) throw error;
+    return { agent: new Agent(host, { provider: standIn.id, model: standIn.models![0]! }), modelError: error };
+  }
 }
 
 /** Provider and model from `--model provider/id`, `--provider`, the preset, or the first configured provider. */

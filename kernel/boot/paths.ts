@@ -1,5 +1,5 @@
 /** Where coil's own files live, whether running from source (vitest) or from dist/ (the shipped CLI). */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,6 +20,25 @@ export function packageRoot(): string {
 /** `$COIL_HOME`, default `~/.coil`. */
 export function coilHome(env: NodeJS.ProcessEnv = process.env): string {
   return env.COIL_HOME || join(homedir(), ".coil");
+}
+
+/**
+ * `$COIL_HOME` holds sessions, trust decisions and API keys: create it private (0700) and tighten one
+ * that group or others may enter. A folder that is not ours, or a shared sticky one like /tmp, is left
+ * as it is. Returns a warning to show when the folder stays open or cannot be made private.
+ */
+export function secureCoilHome(home: string): string | undefined {
+  try {
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    const st = statSync(home);
+    if ((st.mode & 0o077) === 0) return undefined;
+    const open = `$COIL_HOME ${home} is open to other users (mode ${(st.mode & 0o777).toString(8)}); it holds sessions and keys`;
+    if ((st.mode & 0o1000) !== 0 || (process.getuid && st.uid !== process.getuid())) return `${open}. It is not yours (or is a shared folder), so coil leaves it: point COIL_HOME at a private folder`;
+    chmodSync(home, 0o700);
+    return undefined;
+  } catch (error) {
+    return `cannot make $COIL_HOME ${home} private: ${(error as Error).message}. Check the folder, or point COIL_HOME elsewhere`;
+  }
 }
 
 /** A built-in file: compiled `.js` under dist/ when it exists, else the `.ts` source. */

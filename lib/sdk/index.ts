@@ -11,9 +11,8 @@
  */
 import { PassThrough, Writable } from "node:stream";
 import { Agent, CoilError, PluginHost, textOf, type AgentEvent, type CliStreams, type Plugin, type PromptInput, type RunResult } from "../../kernel/index.js";
-import { agentFor } from "../../kernel/boot/cli.js";
-import { loadPlugin, optionsTarget } from "../../kernel/boot/load.js";
-import { coilHome } from "../../kernel/boot/paths.js";
+import { agentFor, installPreset, showSetupDiagnostics } from "../../kernel/boot/cli.js";
+import { coilHome, secureCoilHome } from "../../kernel/boot/paths.js";
 import { resolvePreset, type ResolvedPreset } from "../../kernel/boot/preset.js";
 
 export interface CreateAgentOptions {
@@ -59,6 +58,9 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const home = options.home ?? coilHome(env);
+  const stderr = options.stderr ?? process.stderr;
+  const homeProblem = secureCoilHome(home);
+  if (homeProblem) stderr.write(`coil: warning: ${homeProblem}\n`);
   const preset = resolvePreset({
     preset: options.preset,
     cwd,
@@ -66,14 +68,8 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
     trust: options.trust ?? false,
     cli: { plugins: options.plugins, settings: { provider: options.provider, model: options.model } },
   });
-  const host = new PluginHost({ cwd });
-  const loaded = await Promise.all(preset.entries.map((entry) => loadPlugin(entry, { home })));
-  preset.entries.forEach((entry, i) =>
-    loaded[i]!.forEach((plugin, j, all) => {
-      const own = j === optionsTarget(all, entry.key);
-      host.install(plugin, own ? entry.options : {}, { ref: entry.ref, ...entry.source, baseDir: entry.baseDir, optionSources: own ? entry.optionSources : {} });
-    }),
-  );
+  const { host, setupDiagnostics } = await installPreset(preset, cwd, home, options.trust ?? false, options.trust ? undefined : cwd);
+  showSetupDiagnostics(setupDiagnostics, stderr);
   for (const item of options.extraPlugins ?? []) {
     const [plugin, opts] = Array.isArray(item) ? item : [item, {}];
     host.install(plugin, opts ?? {}, { ref: plugin.id });
@@ -87,7 +83,7 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
     env,
     stdin,
     stdout: options.stdout ?? new Writable({ write: (_c, _e, done) => done() }),
-    stderr: options.stderr ?? process.stderr,
+    stderr,
   };
   const exit = await host.start(agent, io, { mode: options.mode ?? "sdk", modelFromCli: Boolean(options.model || options.provider) });
   if (exit !== undefined) {

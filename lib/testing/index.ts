@@ -1,8 +1,9 @@
 /**
  * `coil/testing`: the plugin author's test kit. A real `PluginHost` and `Agent` on the scripted provider
  * (the "model" replays the replies you give it and records every request), in a temporary workspace.
- * Offline, no API key, works with any test runner (the scaffolded plugin uses vitest).
+ * Offline, no API key, works with any test runner (the scaffolded plugin uses `node --test`).
  *
+ *   const myPlugin = await importPlugin(new URL("../index.ts", import.meta.url)); // a .ts plugin, loaded as coil loads it
  *   const kit = createTestKit({ plugins: [myPlugin], replies: [{ toolCalls: [{ name: "my_tool", arguments: {} }] }, { text: "done" }] });
  *   await kit.run("use my tool");
  *   kit.toolResults()[0]  // what the model got back
@@ -11,6 +12,9 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadPlugin } from "../../kernel/boot/load.js";
+import { coilHome } from "../../kernel/boot/paths.js";
 import { Agent, PluginHost, textOf, type AgentEvent, type AgentOptions, type Plugin, type ProviderRequest, type RunResult, type ToolResultMessage } from "../../kernel/index.js";
 import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
 import type { ScriptedReply, ScriptStep } from "../../plugins/provider-scripted/script.js";
@@ -45,6 +49,16 @@ export function createWorkspace(files: Record<string, string> = {}, prefix = "co
   };
   for (const [rel, text] of Object.entries(files)) ws.write(rel, text);
   return ws;
+}
+
+/**
+ * Load a plugin file the way coil does (`.ts` through jiti, no build step; `.js` natively), bound to
+ * this coil's kernel. For test runners that cannot import TypeScript themselves (`node --test`).
+ */
+export async function importPlugin(file: string | URL): Promise<Plugin> {
+  const path = resolve(typeof file === "string" ? file : fileURLToPath(file));
+  const [plugin] = await loadPlugin({ ref: path, kind: "path", key: path, baseDir: dirname(path) }, { home: coilHome() });
+  return plugin!;
 }
 
 export interface TestKitOptions {

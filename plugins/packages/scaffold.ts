@@ -1,25 +1,22 @@
 /**
  * `coil plugin new <name>`: a TypeScript plugin project with one tool and a passing test that uses
  * `coil/testing` (the scripted provider plus a temporary workspace). No build step: coil loads `.ts`.
+ * The project depends on the coil that made it, by path (`file:`), and tests with `node --test`, so
+ * `npm install && npm test` needs nothing from the registry (the npm name `coil` is another package).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import type { CliStreams } from "../../kernel/index.js";
+import { packageRoot, type CliStreams } from "../../kernel/index.js";
 
-function coilVersion(): string {
-  for (let dir = dirname(fileURLToPath(import.meta.url)); dirname(dir) !== dir; dir = dirname(dir)) {
-    const file = join(dir, "package.json");
-    if (existsSync(file)) {
-      const pkg = JSON.parse(readFileSync(file, "utf8")) as { name?: string; version?: string };
-      if (pkg.name === "coil") return pkg.version ?? "0.1.0";
-    }
-  }
-  return "0.1.0";
+/** This coil: its package folder (what the scaffold depends on) and its version. */
+function thisCoil(): { root: string; version: string } {
+  const root = packageRoot();
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version?: string };
+  return { root, version: pkg.version ?? "0.1.0" };
 }
 
-export function scaffoldFiles(name: string, version = coilVersion()): Record<string, string> {
+export function scaffoldFiles(name: string, coil = thisCoil()): Record<string, string> {
   const base = name.replace(/^@[^/]+\//, "");
   const tool = base.replace(/^coil-(plugin-)?/, "").replace(/[^a-zA-Z0-9]+/g, "_").replace(/^_|_$/g, "").toLowerCase() || "tool";
   return {
@@ -32,9 +29,12 @@ export function scaffoldFiles(name: string, version = coilVersion()): Record<str
         keywords: ["coil-package"],
         files: ["index.ts", "README.md"],
         coil: { plugins: ["./index.ts"] },
-        scripts: { test: "vitest run" },
-        peerDependencies: { coil: `>=${version}` },
-        devDependencies: { coil: `^${version}`, vitest: "^4.0.0" },
+        scripts: { test: "node --test" },
+        // coil provides itself at run time; optional, so installing this package never fetches a `coil` from npm.
+        peerDependencies: { coil: `>=${coil.version}` },
+        peerDependenciesMeta: { coil: { optional: true } },
+        // For the tests (coil/testing): the coil that made this project, by path.
+        devDependencies: { coil: `file:${coil.root}` },
       },
       null,
       2,
@@ -69,9 +69,12 @@ export default definePlugin({
   },
 });
 `,
-    "test/index.test.ts": `import { describe, expect, it } from "vitest";
-import { createTestKit } from "coil/testing";
-import plugin from "../index.ts";
+    "test/index.test.mjs": `import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { createTestKit, importPlugin } from "coil/testing";
+
+// coil loads the TypeScript plugin itself, as it does in a run: no build step, no TypeScript runner.
+const plugin = await importPlugin(new URL("../index.ts", import.meta.url));
 
 describe("${base}", () => {
   it("the model calls ${tool} and gets the text reversed", async () => {
@@ -82,13 +85,15 @@ describe("${base}", () => {
     });
     try {
       const result = await kit.run("reverse 'stressed'");
-      expect(result.stopReason).toBe("stop");
+      assert.equal(result.stopReason, "stop");
       const [call] = kit.toolResults("${tool}");
-      expect(call?.isError).toBe(false);
-      expect(kit.text(call)).toBe("desserts");
+      assert.equal(call?.isError, false);
+      assert.equal(kit.text(call), "desserts");
       // The second request carried the tool result back to the model.
-      expect(kit.requests[1]?.messages.at(-1)).toMatchObject({ role: "toolResult", toolName: "${tool}" });
-      expect(kit.text()).toBe("It reads desserts.");
+      const last = kit.requests[1]?.messages.at(-1);
+      assert.equal(last?.role, "toolResult");
+      assert.equal(last?.toolName, "${tool}");
+      assert.equal(kit.text(), "It reads desserts.");
     } finally {
       kit.dispose();
     }
@@ -102,8 +107,8 @@ describe("${base}", () => {
     try {
       await kit.run("reverse 'too long'");
       const [call] = kit.toolResults("${tool}");
-      expect(call?.isError).toBe(true);
-      expect(kit.text(call)).toContain("longer than 3");
+      assert.equal(call?.isError, true);
+      assert.match(kit.text(call), /longer than 3/);
     } finally {
       kit.dispose();
     }
@@ -111,21 +116,24 @@ describe("${base}", () => {
 });
 `,
     "tsconfig.json": JSON.stringify(
-      { compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, noEmit: true, allowImportingTsExtensions: true, skipLibCheck: true, types: ["node"] }, include: ["*.ts", "test"] },
+      { compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, noEmit: true, allowImportingTsExtensions: true, skipLibCheck: true, types: [] }, include: ["*.ts"] },
       null,
       2,
     ) + "\n",
     ".gitignore": "node_modules/\n",
     "README.md": `# ${name}
 
-A [coil](https://www.npmjs.com/package/coil) plugin with one tool, \`${tool}\`.
+A coil plugin with one tool, \`${tool}\`.
 
 \`\`\`sh
-npm install          # coil and vitest, for the tests
-npm test             # runs test/index.test.ts against the scripted provider, offline
+npm install          # links the coil that made this project (package.json: "coil": "file:${coil.root}")
+npm test             # node --test: test/index.test.mjs against the scripted provider, offline
 coil --plugin ./index.ts -p "reverse 'stressed'"
 coil install .       # or publish it and: coil install ${name}
 \`\`\`
+
+If coil moves (another install, another machine), point \`devDependencies.coil\` at its folder:
+\`npm root -g\` shows where a global install lives.
 
 In a preset: \`plugins: [ ${name.startsWith("@") ? name : `npm:${name}`} ]\` once installed, or \`- ./path/to/index.ts\`.
 `,

@@ -3,9 +3,11 @@
  * read-only commands); the model explores and writes a plan with `write_plan` to `.coil/plans/<time>.md`.
  * The user approves it through the ui service (or `/plan approve`); then all tools come back and the plan
  * stays in the context as a system block, re-read from its file each request, so ticked checkboxes
- * (`- [x]`) show progress; `/plan status` prints it. See docs/safety.md.
+ * (`- [x]`) show progress; `/plan status` prints it. The mode and the approved plan are kept in the session
+ * (a `plan-mode` custom entry on each change), so `-c`, `--session`, `/resume` and `/reload` come back to
+ * them. See docs/safety.md.
  */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { definePlugin, Stage, Type, type Static } from "../../kernel/index.js";
 import { notReadOnly, READ_ONLY_COMMANDS } from "./readonly.js";
@@ -27,6 +29,39 @@ const NO_OPINION = null as unknown as undefined;
 
 const PLAN_PROMPT = `You are in plan mode. Explore with the read-only tools (bash runs only read-only commands such as ls, cat, grep, git status/log/diff). Do not change anything. When you understand the task, call write_plan with a Markdown plan: a short goal, then the steps as checkboxes ("- [ ] step"), naming files and how you will verify the result. The user reviews it; once approved, all tools come back and you carry it out.`;
 
+/** The session entry type that holds plan mode's state. */
+export const PLAN_STATE_ENTRY = "plan-mode";
+
+/** What plan mode keeps in the session (absolute plan file paths). */
+export interface PlanState {
+  active: boolean;
+  file?: string;
+  approved?: string;
+}
+
+/** The part of the `session` service (session-jsonl) plan mode uses. */
+interface SessionLike {
+  readonly file: string | undefined;
+  path(): readonly { type: string; customType?: string; data?: unknown }[];
+  appendCustom(customType: string, data?: unknown): unknown;
+}
+
+/** The newest plan state on the session's active path, if any (undefined: no session open, or none recorded). */
+function recordedState(session: SessionLike | undefined): PlanState | null | undefined {
+  let path;
+  try {
+    path = session?.path();
+  } catch {
+    return undefined; // the session is not open yet
+  }
+  if (!path) return undefined;
+  const entry = [...path].reverse().find((e) => e.type === "custom" && e.customType === PLAN_STATE_ENTRY);
+  const data = entry?.data as Partial<PlanState> | undefined;
+  if (!data || typeof data !== "object") return null;
+  const str = (v: unknown) => (typeof v === "string" && v ? v : undefined);
+  return { active: data.active === true, file: str(data.file), approved: str(data.approved) };
+}
+
 /** Checkbox progress of a plan's Markdown. */
 export function progress(markdown: string): { done: number; total: number } {
   const boxes = [...markdown.matchAll(/^\s*[-*] \[([ xX])\]/gm)];
@@ -40,7 +75,39 @@ export default definePlugin({
   setup(ctx) {
     const o = ctx.options;
     const plansDir = resolve(ctx.cwd, o.dir);
-    const state: { active: boolean; file?: string; approved?: string; lastDone?: number } = { active: false };
+    const state: PlanState & { lastDone?: number } = { active: false };
+    const session = () => ctx.services.get("session") as SessionLike | undefined;
+    // The session holds the state: the newest `plan-mode` entry on its active path. `unsaved` is a change
+    // not written yet (--plan at start-up waits for the first request, so a run that never starts leaves no session).
+    let unsaved = false;
+    let written = "";
+    const snapshot = (): PlanState => ({ active: state.active, ...(state.file ? { file: state.file } : {}), ...(state.approved ? { approved: state.approved } : {}) });
+    const save = () => {
+      const data = snapshot();
+      const text = JSON.stringify(data);
+      unsaved = false;
+      if (text === written) return;
+      const s = session();
+      if (!s) return;
+      try {
+        s.appendCustom(PLAN_STATE_ENTRY, data);
+        written = text;
+      } catch {
+        unsaved = true; // not open yet: written with the next request
+      }
+    };
+    /** Follow the session (resumed, switched, or moved to another branch); a pending change is written instead. */
+    const sync = () => {
+      if (unsaved) return save();
+      const recorded = recordedState(session());
+      if (recorded === undefined) return;
+      const next = recorded ?? { active: false };
+      written = recorded ? JSON.stringify(recorded) : "";
+      if (next.approved !== state.approved) state.lastDone = next.approved ? progress(readPlan(next.approved) ?? "").done : undefined;
+      state.active = next.active;
+      state.file = next.file;
+      state.approved = next.approved;
+    };
     const rel = (f: string) => (relative(ctx.cwd, f).startsWith("..") ? f : relative(ctx.cwd, f));
     const allowedInPlan = (name: string) => name === "write_plan" || name === "bash" || o.readOnlyTools.includes(name);
     const readPlan = (file: string) => {
@@ -66,6 +133,7 @@ export default definePlugin({
       state.active = false;
       state.approved = file;
       state.lastDone = progress(readPlan(file) ?? "").done;
+      save();
     };
     const status = (): string => {
       const file = state.approved ?? state.file ?? latestPlan();
@@ -80,7 +148,16 @@ export default definePlugin({
 
     ctx.flags.register({ name: "plan", description: "start in plan mode: read-only tools until you approve a plan", type: "boolean" });
     ctx.onStart(() => {
-      if (ctx.flags.get("plan") === true) enter();
+      sync();
+      if (ctx.flags.get("plan") === true && !state.active) {
+        enter();
+        unsaved = true;
+      }
+    });
+    // A change not written yet is kept when coil stops with a session on disk (e.g. /reload).
+    ctx.onStop(() => {
+      const file = unsaved ? session()?.file : undefined;
+      if (file && existsSync(file)) save();
     });
 
     ctx.tools.register({
@@ -94,6 +171,7 @@ export default definePlugin({
         state.file ??= join(plansDir, `${new Date().toISOString().replace(/[:.]/g, "-")}.md`);
         mkdirSync(plansDir, { recursive: true });
         writeFileSync(state.file, args.plan.endsWith("\n") ? args.plan : `${args.plan}\n`);
+        save();
         const where = rel(state.file);
         const ui = ctx.services.get("ui");
         if (!ui) {
@@ -122,6 +200,7 @@ export default definePlugin({
 
     // The model sees only the plan-mode tools while planning, and the approved plan while executing.
     ctx.tap("before_request", (request) => {
+      sync();
       if (state.active) {
         return { ...request, tools: request.tools.filter((t) => allowedInPlan(t.name)), system: [...request.system, { id: "plan-mode", text: PLAN_PROMPT }] };
       }
@@ -162,10 +241,12 @@ export default definePlugin({
       description: "plan mode: `/plan [task]` turns it on, `/plan status`, `/plan approve [file]`, `/plan off`",
       argumentHint: "[task | status | approve [file] | off]",
       run(args) {
+        sync();
         const [word = "", ...rest] = args.trim().split(/\s+/);
         if (word === "status") return status();
         if (word === "off") {
           state.active = false;
+          save();
           return "plan mode: off (all tools available)";
         }
         if (word === "approve") {
@@ -177,6 +258,7 @@ export default definePlugin({
           return { prompt: `I approve the plan in ${rel(file)}. Carry it out step by step, marking each step done in the file ("- [x]") as you finish it.` };
         }
         enter();
+        save();
         if (args.trim()) return { prompt: args.trim() };
         return "plan mode: on. Tools are read-only until you approve a plan; describe the task.";
       },

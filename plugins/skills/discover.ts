@@ -31,6 +31,8 @@ export interface SkillInfo {
 export interface SkillProblem {
   file: string;
   reason: string;
+  /** Names a user may call it by (`/skill:<name>`): its front matter name, if any, and its folder's. */
+  names?: string[];
 }
 
 export interface SkillRoot {
@@ -46,8 +48,8 @@ const MAX_DEPTH = 4;
 
 /** Parse and check one SKILL.md. */
 export function parseSkill(file: string, text: string, source: SkillSource): SkillInfo | SkillProblem {
-  const fail = (reason: string): SkillProblem => ({ file, reason });
   const { data, error } = splitFrontMatter(text);
+  const fail = (reason: string): SkillProblem => ({ file, reason, names: namesOf(file, data?.name) });
   if (error) return fail(error);
   if (!data) return fail("no front matter: SKILL.md must start with '---', then 'name:' and 'description:', then '---'");
   const warnings: string[] = [];
@@ -87,6 +89,12 @@ export function parseSkill(file: string, text: string, source: SkillSource): Ski
   if (typeof disable === "boolean") skill.disableModelInvocation = disable;
   else if (disable !== undefined && disable !== null) warnings.push("'disable-model-invocation' must be true or false; ignored");
   return skill;
+}
+
+/** The names a skill that failed to load may be asked for by: its front matter name, then its folder's. */
+function namesOf(file: string, name?: unknown): string[] {
+  const names = [typeof name === "string" ? name.trim() : "", basename(dirname(file))];
+  return [...new Set(names.filter((n) => n && !/\s/.test(n)))];
 }
 
 /** Every SKILL.md below `dir` (a folder holding a SKILL.md is a skill; its own sub-folders are its resources). */
@@ -202,7 +210,7 @@ export class SkillCatalog {
       const st = statSync(file);
       key = `${st.size}:${st.mtimeMs}:${source}`;
     } catch (error) {
-      return { file, reason: `cannot read it: ${(error as Error).message}` };
+      return { file, reason: `cannot read it: ${(error as Error).message}`, names: namesOf(file) };
     }
     const hit = this.cache.get(file);
     if (hit?.key === key) return hit.result;
@@ -210,7 +218,7 @@ export class SkillCatalog {
     try {
       result = parseSkill(file, readFileSync(file, "utf8"), source);
     } catch (error) {
-      result = { file, reason: `cannot read it: ${(error as Error).message}` };
+      result = { file, reason: `cannot read it: ${(error as Error).message}`, names: namesOf(file) };
     }
     this.cache.set(file, { key, result });
     return result;

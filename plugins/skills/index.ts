@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { Type, definePlugin, type PluginContext, type UserMessage } from "../../kernel/index.js";
+import { Type, definePlugin, type PluginContext, type SlashResult, type UserMessage } from "../../kernel/index.js";
 import { SkillCatalog, coilHome, packageDirs, packageRoot, splitFrontMatter, type SkillInfo, type SkillProblem, type SkillRoot } from "./discover.js";
 
 export { parseSkill, splitFrontMatter, findSkillFiles, SkillCatalog, type SkillInfo, type SkillProblem, type SkillSource } from "./discover.js";
@@ -104,19 +104,37 @@ export default definePlugin({
     };
     ctx.services.provide("skills", service);
 
+    const send = (skill: SkillInfo, args: string): SlashResult => {
+      try {
+        return { prompt: [skillMessage(skill, args)] };
+      } catch (error) {
+        return `coil: skill ${skill.name}: cannot read ${skill.file}: ${(error as Error).message}`;
+      }
+    };
     for (const skill of catalog.skills) {
       const oneLine = skill.description.replace(/\s+/g, " ");
       ctx.commands.register({
         name: `skill:${skill.name}`,
         description: oneLine.length > 120 ? `${oneLine.slice(0, 117)}...` : oneLine,
         argumentHint: "[what to do]",
+        run: (args) => send(service.get(skill.name) ?? skill, args),
+      });
+    }
+    // A skill found but not loaded still answers /skill:<name>: with why (re-checked, so a fixed file works),
+    // rather than letting the front end send the words to the model as if they were a request.
+    const loaded = new Set(catalog.skills.map((s) => s.name));
+    const refused = [...new Set(catalog.problems.flatMap((p) => p.names ?? []))].filter((name) => !loaded.has(name));
+    for (const name of refused) {
+      ctx.commands.register({
+        name: `skill:${name}`,
+        description: "(not loaded: /skills says why)",
+        argumentHint: "[what to do]",
         run(args) {
-          const current = service.get(skill.name) ?? skill;
-          try {
-            return { prompt: [skillMessage(current, args)] };
-          } catch (error) {
-            return `coil: skill ${skill.name}: cannot read ${current.file}: ${(error as Error).message}`;
-          }
+          const now = service.list().find((s) => s.name === name);
+          if (now) return send(now, args);
+          const why = service.problems().filter((p) => p.names?.includes(name));
+          if (!why.length) return `skill '${name}' was not loaded, and its SKILL.md is no longer found. /skills lists the skills coil has.`;
+          return `skill '${name}' was not loaded: ${why.map((p) => `${p.file}: ${p.reason}`).join("; ")}. Fix the file and run /skill:${name} again.`;
         },
       });
     }

@@ -9,7 +9,7 @@ import { formatSize, MAX_BYTES, MAX_IMAGE_BYTES, MAX_LINES, SNIFF_BYTES } from "
 import type { Operations } from "./operations.js";
 import type { ToolEnv } from "./options.js";
 import { acceptFilePath, displayPath, locatePath } from "./paths.js";
-import { shellQuote, sniffBinary, sniffImage, type ImageKind } from "./sniff.js";
+import { shellQuote, sniffBinary, sniffImage, type ImageKind } from "../../lib/sniff.js";
 
 export const ReadParams = Type.Object({
   path: Type.String({ description: "File to read: relative to the working directory, ~/..., or absolute" }),

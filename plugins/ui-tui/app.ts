@@ -17,10 +17,14 @@ import {
   type AgentMessage,
   type AssistantMessage,
   type FrontEndContext,
+  type ImageContent,
   type PluginContext,
   type PromptInput,
+  type TextContent,
   type ToolResultMessage,
 } from "../../kernel/index.js";
+import { MAX_IMAGE_BYTES, readHeadSync, sniffBinary, sniffImage } from "../../lib/sniff.js";
+import { formatSize } from "../../lib/tool-budget.js";
 import { KEYS_HELP, oneLine } from "./commands.js";
 import { c, footerLine, markdownTheme, selectTheme, messagesToEditorText, resultText, shellMessageText, summarizeArgs, tail, toolBody } from "./render.js";
 import type { AppHandle, Bridge, Dialogs, PickItem, SessionLike } from "./types.js";
@@ -250,8 +254,11 @@ export class TuiApp implements AppHandle {
         this.refresh();
         return;
       }
-      if (text.startsWith("/") && !text.includes(" ") && !text.slice(1).includes("/")) {
-        this.notify(`Unknown command ${text}. /help lists the commands.`, "warn");
+      // A lone `/word`, or a namespaced `/name:arg ...` (like /skill:x), is a command typed wrong, not a request.
+      const head = text.split(/\s/, 1)[0]!;
+      if ((text.startsWith("/") && !text.includes(" ") && !text.slice(1).includes("/")) || /^\/[\w-]+:[^/\s]*$/.test(head)) {
+        const skills = head.startsWith("/skill:") && this.agent.host.commands.has("skills") ? " /skills lists the skills, and why any did not load." : "";
+        this.notify(`Unknown command ${head}. /help lists the commands.${skills}`, "warn");
         return;
       }
       this.send(this.withAttachments(text));
@@ -282,25 +289,50 @@ export class TuiApp implements AppHandle {
     this.refresh();
   }
 
-  /** `@path` tokens naming files in the working directory attach the file's text. */
-  private withAttachments(text: string): string {
+  /**
+   * `@path` tokens naming files in the working directory attach them: text inside `<file>`, images
+   * (PNG, JPEG, GIF, WebP, by their bytes) as image blocks after the text. Other binary files, and
+   * images the model cannot take, are left out with a notice; the model can still inspect them with its tools.
+   */
+  private withAttachments(text: string): PromptInput {
     const files: string[] = [];
+    const images: (TextContent | ImageContent)[] = [];
     for (const m of text.matchAll(/(?:^|\s)@("([^"]+)"|\S+)/g)) {
       const rel = m[2] ?? m[1]!;
       const abs = resolve(this.ctx.cwd, rel);
+      let size: number;
+      let head: Uint8Array;
       try {
         const st = statSync(abs);
         if (!st.isFile()) continue;
-        if (st.size > MAX_ATTACH_BYTES) {
-          this.notify(`@${rel} is ${st.size} bytes; not attached (limit ${MAX_ATTACH_BYTES}). The model can read it with its tools.`, "warn");
-          continue;
-        }
-        files.push(`<file path="${rel}">\n${readFileSync(abs, "utf8").replace(/\n$/, "")}\n</file>`);
+        size = st.size;
+        head = readHeadSync(abs);
       } catch {
-        // not a file: leave the text as typed
+        continue; // not a file: leave the text as typed
       }
+      const image = sniffImage(head);
+      if (image) {
+        const model = this.agent.state.model;
+        const label = `${image.mimeType}${image.width && image.height ? `, ${image.width}x${image.height}` : ""}, ${formatSize(size)}`;
+        if (model.input && !model.input.includes("image")) this.notify(`@${rel} is an image (${label}); not attached: ${model.provider}/${model.id} does not take images.`, "warn");
+        else if (size > MAX_IMAGE_BYTES) this.notify(`@${rel} is an image (${label}); not attached: larger than the ${formatSize(MAX_IMAGE_BYTES)} providers accept.`, "warn");
+        else images.push({ type: "text", text: `[image @${rel} (${label})]` }, { type: "image", data: readFileSync(abs).toString("base64"), mimeType: image.mimeType });
+        continue;
+      }
+      const binary = sniffBinary(head, rel);
+      if (binary) {
+        this.notify(`@${rel} is a binary file${binary.what ? ` (${binary.what})` : ""}; not attached. The model can inspect it with its tools.`, "warn");
+        continue;
+      }
+      if (size > MAX_ATTACH_BYTES) {
+        this.notify(`@${rel} is ${size} bytes; not attached (limit ${MAX_ATTACH_BYTES}). The model can read it with its tools.`, "warn");
+        continue;
+      }
+      files.push(`<file path="${rel}">\n${readFileSync(abs, "utf8").replace(/\n$/, "")}\n</file>`);
     }
-    return files.length ? `${text}\n\n${files.join("\n\n")}` : text;
+    const body = files.length ? `${text}\n\n${files.join("\n\n")}` : text;
+    if (!images.length) return body;
+    return { role: "user", content: [{ type: "text", text: body }, ...images], timestamp: Date.now() };
   }
 
   private async modelPicker(): Promise<void> {

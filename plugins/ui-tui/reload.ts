@@ -13,7 +13,13 @@ import type { SessionLike } from "./types.js";
 /** Flags that choose a session; the reloaded process gets `--session <file>` instead. */
 const SESSION_FLAGS = new Set(["-c", "--continue", "-r", "--resume"]);
 
-/** The arguments for the reloaded process: `argv` without session choices, plus `--session <file>` when there is one. */
+/** Start-up choices whose state the session records (plan-mode's): a reloaded process takes it from the session. */
+const RECORDED_FLAGS = new Set(["--plan"]);
+
+/**
+ * The arguments for the reloaded process: `argv` without session choices, plus `--session <file>` when
+ * there is one (then without the flags whose state the session holds, or `--plan` would undo an approval).
+ */
 export function reloadArgs(argv: readonly string[], sessionFile: string | undefined): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -22,7 +28,7 @@ export function reloadArgs(argv: readonly string[], sessionFile: string | undefi
       out.push(...argv.slice(i));
       break;
     }
-    if (SESSION_FLAGS.has(a) || a.startsWith("--session=")) continue;
+    if (SESSION_FLAGS.has(a) || a.startsWith("--session=") || (sessionFile !== undefined && RECORDED_FLAGS.has(a))) continue;
     if (a === "--session") {
       i++; // and its value
       continue;

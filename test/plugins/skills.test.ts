@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PluginHost, textOf, type UserMessage } from "../../kernel/index.js";
 import { packageRoot } from "../../kernel/boot/paths.js";
 import skills, { SkillCatalog, type SkillsService } from "../../plugins/skills/index.js";
+import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../support/ecosystem.js";
 
 const FIXTURES = join(packageRoot(), "test", "fixtures", "skills");
 const temps: string[] = [];
@@ -112,4 +113,35 @@ describe("skills", () => {
     expect(host.commands.get("skills")).toBeDefined();
     expect(textOf(message)).toContain("paths in it are relative to");
   });
+
+  it("/skill:name for a skill it did not load says so and why, and sends nothing; once the file is fixed it works", async () => {
+    const dir = join(cwd, ".coil", "skills", "half-done");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "SKILL.md"), "---\nname: half-done\n---\nSteps.\n");
+    const { host } = install({ builtin: false });
+    const command = host.commands.get("skill:half-done");
+    expect(command).toBeDefined();
+    const out = await command!.run("go", undefined as never);
+    expect(out).toBe(`skill 'half-done' was not loaded: ${join(dir, "SKILL.md")}: front matter has no 'description' (required: what the skill does and when to use it). Fix the file and run /skill:half-done again.`);
+    writeFileSync(join(dir, "SKILL.md"), "---\nname: half-done\ndescription: now complete\n---\nSteps.\n");
+    const fixed = (await command!.run("go", undefined as never)) as { prompt: UserMessage[] };
+    expect(textOf(fixed.prompt[0])).toContain("Steps.");
+  });
 });
+
+describe("skills through the CLI", () => {
+  it("coil -p '/skill:x ...' for a skill that failed to load prints the reason and makes no model call", async () => {
+    requireBuild();
+    const base = tempDir("coil-skills-cli-");
+    const project = writeFiles(join(base, "project"), {
+      ".agents/skills/broken/SKILL.md": "---\nname: Broken\ndescription: bad name\n---\nSteps.\n",
+      "r.yaml": "- text: THE MODEL WAS CALLED\n",
+    });
+    const r = await coil(project, ["-p", "--provider", "scripted", "--script", "r.yaml", "--no-session", "/skill:broken fix the bug"], sandboxEnv(base));
+    expect(r.stdout).not.toContain("THE MODEL WAS CALLED");
+    expect(r.stdout).toContain(`skill 'broken' was not loaded: ${join(project, ".agents", "skills", "broken", "SKILL.md")}: 'name' 'Broken' must be lowercase`);
+    expect(r.code).toBe(0);
+    cleanTemps();
+  });
+});
+

@@ -261,6 +261,63 @@ describe.skipIf(!hasTmux)("ui-tui in tmux: /reload", () => {
   });
 });
 
+describe.skipIf(!hasTmux)("ui-tui @file attachments", () => {
+  // A real 1x1 PNG, and a binary file that is not an image.
+  const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
+  const BINARY = Buffer.from([0x00, 0x01, 0x02, 0xff, 0xfe, 0x00, 0x10, 0x80, 0x81, 0x00, 0x7f, 0x00]);
+
+  it("@pic.png goes to the model as an image block, @data.bin is refused with a notice, @notes.txt is inlined as text", async () => {
+    const dir = project({ "notes.txt": "line one\n" });
+    writeFileSync(join(dir, "pic.png"), PNG);
+    writeFileSync(join(dir, "data.bin"), BINARY);
+    const t = coil(dir, preset(dir, `- text: "I see a tiny picture."`));
+    await t.waitFor(READY);
+    // The last word is not an @path, so no completion list is open when Enter is pressed.
+    t.type("look at @pic.png and @data.bin and @notes.txt please");
+    await t.waitFor((s) => editorText(s).endsWith("please"));
+    t.keys("Enter");
+    const done = await t.waitFor("I see a tiny picture.");
+    expect(done).toMatch(/@data\.bin is a binary file.*not attached/s);
+    // The transcript names the image instead of drawing its bytes.
+    expect(done).toContain("[image @pic.png (image/png, 1x1,");
+    expect(done).not.toMatch(/IEND|IDAT|\uFFFD/);
+    const [request] = requests(dir);
+    const user = request!.messages.at(-1)! as { role: string; content: { type: string; text?: string; data?: string; mimeType?: string }[] };
+    expect(user.role).toBe("user");
+    expect(Array.isArray(user.content)).toBe(true);
+    const images = user.content.filter((p) => p.type === "image");
+    expect(images).toEqual([{ type: "image", mimeType: "image/png", data: PNG.toString("base64") }]);
+    const text = user.content.filter((p) => p.type === "text").map((p) => p.text).join("\n");
+    expect(text).toContain('<file path="notes.txt">\nline one\n</file>');
+    expect(text).toContain("pic.png");
+    // No raw bytes of either file in the text.
+    expect(text).not.toContain("IHDR");
+    expect(text).not.toContain("\uFFFD");
+    expect(text).not.toContain('<file path="data.bin">');
+    expect(text).not.toContain('<file path="pic.png">');
+  });
+});
+
+describe.skipIf(!hasTmux)("ui-tui /skill:<name>", () => {
+  it("for a skill that failed to load shows why, for an unknown one says so; neither reaches the model", async () => {
+    const dir = project({});
+    mkdirSync(join(dir, ".agents", "skills", "half-done"), { recursive: true });
+    writeFileSync(join(dir, ".agents", "skills", "half-done", "SKILL.md"), "---\nname: half-done\n---\nSteps.\n");
+    const t = coil(dir, preset(dir, `- text: "THE MODEL WAS CALLED"`), { cols: 120 });
+    await t.waitFor(READY);
+    t.type("/skill:half-done fix the bug");
+    await t.waitFor((s) => editorText(s).endsWith("fix the bug"));
+    t.keys("Enter");
+    await t.waitFor(/skill 'half-done' was not loaded: .*front matter has no\s+'description'/s);
+    t.type("/skill:nosuch fix the bug");
+    await t.waitFor((s) => editorText(s).endsWith("fix the bug"));
+    t.keys("Enter");
+    const screen = await t.waitFor("Unknown command /skill:nosuch.");
+    expect(screen).not.toContain("THE MODEL WAS CALLED");
+    expect(existsSync(join(dir, "requests.jsonl"))).toBe(false);
+  });
+});
+
 describe("ui-tui without a terminal", () => {
   it("falls back to print mode with a message when stdin/stdout are not TTYs", async () => {
     const dir = project({ "r.yaml": "- text: printed answer\n" });

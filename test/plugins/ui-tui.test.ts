@@ -154,6 +154,9 @@ describe("/reload and start-up", () => {
     expect(reloadArgs(["--session", "abc", "--resume", "-r", "--continue", "--session=def", "--trust"], "/s/b.jsonl")).toEqual(["--trust", "--session", "/s/b.jsonl"]);
     expect(reloadArgs(["--no-session"], undefined)).toEqual(["--no-session"]);
     expect(reloadArgs(["-c", "--", "-c"], "/s/c.jsonl")).toEqual(["--session", "/s/c.jsonl", "--", "-c"]);
+    // The session holds plan mode's state: --plan would start planning again and drop an approval.
+    expect(reloadArgs(["--plan", "-c"], "/s/d.jsonl")).toEqual(["--session", "/s/d.jsonl"]);
+    expect(reloadArgs(["--plan"], undefined)).toEqual(["--plan"]);
   });
 
   it("says outside the interactive UI that reloading means running coil again", async () => {

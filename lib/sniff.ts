@@ -1,4 +1,21 @@
-/** Telling images, binary files and text apart from a file's first bytes. */
+/** Telling images, binary files and text apart from a file's first bytes (the read tool, the TUI's @file). */
+import { closeSync, openSync, readSync } from "node:fs";
+
+/** Largest image sent to the model as image content (providers reject bigger ones). */
+export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+/** Bytes sniffed at the start of a file to tell text, images and binary apart. */
+export const SNIFF_BYTES = 8 * 1024;
+
+/** The first `bytes` bytes of a local file. */
+export function readHeadSync(file: string, bytes = SNIFF_BYTES): Uint8Array {
+  const fd = openSync(file, "r");
+  try {
+    const buf = Buffer.alloc(bytes);
+    return buf.subarray(0, readSync(fd, buf, 0, bytes, 0));
+  } finally {
+    closeSync(fd);
+  }
+}
 
 export interface ImageKind {
   mimeType: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
