@@ -68,7 +68,7 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
     trust: options.trust ?? false,
     cli: { plugins: options.plugins, settings: { provider: options.provider, model: options.model } },
   });
-  const { host, setupDiagnostics } = await installPreset(preset, cwd, home, options.trust ?? false, options.trust ? undefined : cwd);
+  const { host, setupDiagnostics } = await installPreset(preset, cwd, home, options.trust ?? false);
   showSetupDiagnostics(setupDiagnostics, stderr);
   for (const item of options.extraPlugins ?? []) {
     const [plugin, opts] = Array.isArray(item) ? item : [item, {}];
