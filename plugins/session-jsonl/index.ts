@@ -30,7 +30,7 @@ export { acquireLock, lockOwner, SessionLockedError } from "./lock.js";
 export { SessionStore, SessionWriteError, sessionDirFor, type CompactionInput, type SessionState } from "./store.js";
 export { listSessions, latestSession, type SessionSummary } from "./catalog.js";
 export { exportSession } from "./export.js";
-export type { SessionService, BranchOptions, SessionInfo, Summarizer, CustomMessageInput } from "./service.js";
+export type { SessionService, BranchOptions, SessionInfo, Summarizer, CustomMessageInput, ChildSession } from "./service.js";
 
 export const SessionOptions = Type.Object({
   /** Root folder of the sessions (one sub-folder per working directory). Default `$COIL_HOME/sessions`. */

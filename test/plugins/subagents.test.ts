@@ -1,0 +1,365 @@
+/**
+ * subagents: the `task` tool with real plugins (tools, sessions, guards, plan mode, permission gate) on
+ * the scripted provider, one script per conversation (a router picks the reply by the conversation's
+ * first user message, so parallel children get their own replies whatever order they ask in).
+ */
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
+import { afterAll, describe, expect, it } from "vitest";
+import { Agent, definePlugin, PluginHost, textOf, type AgentEvent, type AgentMessage, type Plugin, type ProviderRequest, type ToolResultMessage } from "../../kernel/index.js";
+import guards from "../../plugins/guards/index.js";
+import planMode from "../../plugins/plan-mode/index.js";
+import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
+import type { ScriptedReply } from "../../plugins/provider-scripted/script.js";
+import sessionJsonl, { SessionStore } from "../../plugins/session-jsonl/index.js";
+import subagents, { type SubagentUpdate, type TaskDetails } from "../../plugins/subagents/index.js";
+import toolsCoding from "../../plugins/tools-coding/index.js";
+import toolsSearch from "../../plugins/tools-search/index.js";
+import { historyProblems } from "../support/validate-history.js";
+
+const temps: string[] = [];
+const temp = (prefix: string) => {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  temps.push(d);
+  return d;
+};
+const home = temp("coil-subagents-home-");
+process.env.COIL_HOME = home;
+process.env.HOME = temp("coil-subagents-user-"); // ~/.claude/agents of the test, not the machine's
+afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+const MAIN = "MAIN:";
+type Script = Record<string, ScriptedReply[]>;
+
+/** One step that answers each conversation from its own list, keyed by the start of its first user message. */
+function router(script: Script, seen: ProviderRequest[]) {
+  return (request: ProviderRequest): ScriptedReply => {
+    seen.push(request);
+    const first = textOf(request.messages.find((m) => m.role === "user"));
+    const key = Object.keys(script).find((k) => first.startsWith(k));
+    const next = key ? script[key]!.shift() : undefined;
+    if (!next) throw new Error(`no scripted reply left for the conversation starting '${first.slice(0, 40)}'`);
+    return next;
+  };
+}
+
+/** Cost $0.001 per input token: the scripted provider's replies, priced. */
+const priced = definePlugin({
+  id: "priced",
+  setup(ctx) {
+    ctx.providers.register({
+      id: "priced",
+      async *stream(request, signal) {
+        for await (const e of ctx.providers.get("scripted")!.stream(request, signal)) {
+          if (e.type !== "done") {
+            yield e;
+            continue;
+          }
+          const u = e.message.usage;
+          yield { type: "done", message: { ...e.message, provider: "priced", usage: { ...u, cost: { ...u.cost, input: u.input / 1000, total: u.input / 1000 } } } };
+        }
+      },
+    });
+  },
+});
+
+interface RigOptions {
+  options?: Record<string, unknown>;
+  /** Plugins installed before subagents, with options. */
+  plugins?: [Plugin<any>, unknown][];
+  cwd?: string;
+  flags?: Record<string, unknown>;
+  provider?: string;
+}
+
+async function rig(script: Script, o: RigOptions = {}) {
+  const cwd = o.cwd ?? temp("coil-subagents-cwd-");
+  const host = new PluginHost({ cwd });
+  const events: AgentEvent[] = [];
+  host.subscribe("*", (e) => void events.push(e));
+  host.install(scriptedPlugin, { chunkSize: 64 });
+  host.install(toolsCoding);
+  host.install(toolsSearch);
+  for (const [p, opts] of o.plugins ?? []) host.install(p, opts ?? {});
+  host.install(subagents, o.options ?? {});
+  host.flagValues = { ...o.flags };
+  const requests: ProviderRequest[] = [];
+  const total = Object.values(script).reduce((s, l) => s + l.length, 0);
+  const route = router(script, requests);
+  (host.services.get("scripted") as ScriptedService).push(...Array.from({ length: total }, () => route));
+  const provider = o.provider ?? "scripted";
+  const agent = new Agent(host, { provider, model: { id: "main-model", provider, contextWindow: 200_000, maxOutput: 32_000 } });
+  const stdin = new PassThrough();
+  stdin.end();
+  const sink = new PassThrough();
+  sink.resume();
+  await host.start(agent, { cwd, env: { ...process.env, COIL_HOME: home }, stdin, stdout: sink, stderr: sink }, { mode: "sdk", modelFromCli: false });
+  const remaining = () => Object.entries(script).filter(([, l]) => l.length > 0).map(([k]) => k);
+  return { cwd, host, agent, events, requests, remaining };
+}
+
+const task = (id: string, description: string, prompt: string, agent?: string) => ({ id, name: "task", arguments: { description, prompt, ...(agent ? { agent } : {}) } });
+const results = (messages: readonly AgentMessage[]) => messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
+const details = (m: ToolResultMessage) => m.details as TaskDetails;
+const requestsOf = (requests: ProviderRequest[], prefix: string) => requests.filter((r) => textOf(r.messages.find((m) => m.role === "user")).startsWith(prefix));
+
+describe("the task tool", () => {
+  it("runs a child in its own context that uses a tool, and returns its text with a line naming its session and usage", async () => {
+    const script: Script = {
+      [MAIN]: [
+        { text: "Delegating.", toolCalls: [task("t1", "list files", "CHILD: which files are here?")], usage: { input: 100, output: 10 } },
+        { text: "The child found a.txt." },
+      ],
+      "CHILD:": [{ toolCalls: [{ name: "ls", arguments: {} }], usage: { input: 50, output: 5 } }, { text: "There is one file: a.txt", usage: { input: 70, output: 7 } }],
+    };
+    const { cwd, host, agent, requests, remaining } = await rig({ ...script }, { plugins: [[sessionJsonl, {}]] });
+    writeFileSync(join(cwd, "a.txt"), "x");
+    const run = await agent.prompt(`${MAIN} what is here?`);
+    expect(run.stopReason).toBe("stop");
+    expect(remaining()).toEqual([]);
+
+    const [result] = results(run.messages);
+    const text = textOf(result);
+    expect(result!.isError).toBe(false);
+    const sub = details(result!).subagent;
+    expect(text.startsWith("There is one file: a.txt\n\n[sub-agent general · session ")).toBe(true);
+    expect(text).toContain(`session ${sub.session!.id} (${sub.session!.file})`);
+    expect(text).toContain("· main-model · 2 requests · 132 tokens · $0.0000]");
+    expect(sub).toMatchObject({ id: "t1", agent: "general", description: "list files", requests: 2, stopReason: "stop", depth: 1 });
+    expect(sub.usage).toMatchObject({ input: 120, output: 12 });
+
+    // Its own context: the child's first request holds only its brief, and no `task` tool (maxDepth 1).
+    const child = requestsOf(requests, "CHILD:");
+    expect(child).toHaveLength(2);
+    expect(child[0]!.messages).toHaveLength(1);
+    expect(child[0]!.tools.map((t) => t.name).sort()).toEqual(["bash", "edit", "find", "grep", "ls", "read", "write"]);
+    expect(child[0]!.system.find((b) => b.id === "subagent")?.text).toContain("You are a sub-agent (general, level 1)");
+    expect(textOf(child[1]!.messages[2])).toContain("a.txt");
+
+    // The child's conversation is its own session file, linked to the parent's by the call id.
+    await host.stop();
+    const file = sub.session!.file!;
+    expect(file).toMatch(/[/\\]subagents[/\\][^/\\]+\.jsonl$/);
+    const store = SessionStore.open(file);
+    const parent = host.services.get("session") as { id: string; file?: string };
+    expect(store.header.parentSession).toMatchObject({ id: parent.id, path: parent.file, toolCallId: "t1", agent: "general" });
+    expect(store.context().map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+    // The parent's session holds the task result (with the link), not the child's messages.
+    const parentStore = SessionStore.open(parent.file!);
+    expect(parentStore.context().map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+    expect(((parentStore.context()[2] as ToolResultMessage).details as TaskDetails).subagent.session!.file).toBe(file);
+  });
+
+  it("runs three tasks of one reply in parallel: they finish out of order, results come in call order", async () => {
+    const script: Script = {
+      [MAIN]: [{ toolCalls: [task("a", "slow", "A: slow"), task("b", "medium", "B: medium"), task("c", "fast", "C: fast")] }, { text: "all done" }],
+      "A:": [{ text: "answer A", delayMs: 240 }],
+      "B:": [{ text: "answer B", delayMs: 120 }],
+      "C:": [{ text: "answer C" }],
+    };
+    const { agent, events } = await rig(script);
+    const run = await agent.prompt(`${MAIN} go`);
+    const ended = events.filter((e): e is Extract<AgentEvent, { type: "tool_execution_end" }> => e.type === "tool_execution_end" && e.toolName === "task").map((e) => e.toolCallId);
+    expect(ended).toEqual(["c", "b", "a"]);
+    expect(results(run.messages).map((r) => [r.toolCallId, textOf(r).split("\n")[0]])).toEqual([["a", "answer A"], ["b", "answer B"], ["c", "answer C"]]);
+  });
+
+  it("runs at most maxParallel children at a time", async () => {
+    const script: Script = {
+      [MAIN]: [{ toolCalls: [task("a", "one", "A: x"), task("b", "two", "B: x"), task("c", "three", "C: x")] }, { text: "done" }],
+      "A:": [{ text: "A", delayMs: 150 }],
+      "B:": [{ text: "B", delayMs: 80 }],
+      "C:": [{ text: "C" }],
+    };
+    const { agent, events } = await rig(script, { options: { maxParallel: 1 } });
+    await agent.prompt(`${MAIN} go`);
+    const ended = events.filter((e): e is Extract<AgentEvent, { type: "tool_execution_end" }> => e.type === "tool_execution_end" && e.toolName === "task").map((e) => e.toolCallId);
+    expect(ended).toEqual(["a", "b", "c"]);
+  });
+
+  it("emits the child's events as updates of the task call, tagged with the child's id", async () => {
+    const script: Script = {
+      [MAIN]: [{ toolCalls: [task("t9", "look", "CHILD: look")] }, { text: "ok" }],
+      "CHILD:": [{ toolCalls: [{ name: "ls", arguments: {} }] }, { text: "seen" }],
+    };
+    const { agent, events } = await rig(script);
+    await agent.prompt(`${MAIN} go`);
+    const updates = events.filter((e): e is Extract<AgentEvent, { type: "tool_execution_update" }> => e.type === "tool_execution_update" && e.toolCallId === "t9");
+    const inner = updates.map((u) => u.partial.details as SubagentUpdate);
+    expect(inner.every((d) => d.subagent.id === "t9" && d.subagent.agent === "general" && d.subagent.description === "look")).toBe(true);
+    expect(inner.map((d) => d.event.type)).toEqual(expect.arrayContaining(["agent_start", "turn_start", "message_end", "tool_execution_start", "tool_execution_end", "agent_end"]));
+    const running = updates.find((u) => (u.partial.details as SubagentUpdate).event.type === "tool_execution_start");
+    expect(textOf({ role: "toolResult", content: running!.partial.content } as ToolResultMessage)).toBe("general: look · running ls · 0 tokens");
+    // The parent's own message events are not mixed with the child's.
+    expect(events.filter((e) => e.type === "agent_start")).toHaveLength(1);
+  });
+});
+
+describe("agent types", () => {
+  it("an explore child has only read-only tools: write does not exist for it and bash may only look", async () => {
+    const script: Script = {
+      [MAIN]: [{ toolCalls: [task("e1", "explore", "EXPLORE: find things", "explore")] }, { text: "ok" }],
+      "EXPLORE:": [
+        { toolCalls: [{ id: "w", name: "write", arguments: { path: "x.txt", content: "no" } }, { id: "b1", name: "bash", arguments: { command: "rm -f a.txt" } }, { id: "b2", name: "bash", arguments: { command: "ls" } }] },
+        { text: "I could only look." },
+      ],
+    };
+    const { cwd, agent, requests } = await rig(script);
+    writeFileSync(join(cwd, "a.txt"), "x");
+    const run = await agent.prompt(`${MAIN} go`);
+    const child = requestsOf(requests, "EXPLORE:");
+    expect(child[0]!.tools.map((t) => t.name).sort()).toEqual(["bash", "find", "grep", "ls", "read"]);
+    expect(child[0]!.system.find((b) => b.id === "role")?.text).toContain("You are an exploration sub-agent");
+    const [w, b1, b2] = child[1]!.messages.slice(2) as ToolResultMessage[];
+    expect(textOf(w)).toContain("Tool 'write' does not exist");
+    expect(b1!.isError).toBe(true);
+    expect(textOf(b1)).toContain("Blocked: the explore agent may run only read-only bash commands: `rm` is not on the read-only list");
+    expect(b2!.isError).toBe(false);
+    expect(textOf(b2)).toContain("a.txt");
+    expect(existsSync(join(cwd, "x.txt"))).toBe(false);
+    expect(existsSync(join(cwd, "a.txt"))).toBe(true);
+    expect(textOf(results(run.messages)[0])).toContain("I could only look.");
+  });
+
+  it("reads a Claude Code agent file: tools: Read, Grep and model: haiku, the body as the system prompt", async () => {
+    const cwd = temp("coil-subagents-cwd-");
+    mkdirSync(join(cwd, ".claude", "agents"), { recursive: true });
+    cpSync(join(__dirname, "..", "fixtures", "agents", "reviewer.md"), join(cwd, ".claude", "agents", "reviewer.md"));
+    const script: Script = {
+      [MAIN]: [{ toolCalls: [task("r1", "review", "REVIEW: check src", "reviewer")] }, { text: "ok" }],
+      "REVIEW:": [{ toolCalls: [{ id: "w", name: "write", arguments: { path: "x", content: "y" } }] }, { text: "LGTM" }],
+    };
+    const { agent, requests, host } = await rig(script, { cwd });
+    const description = host.tools.get("task")!.description;
+    expect(description).toContain("- reviewer: Reviews a change for bugs and missing tests; read-only.");
+    expect(description).toContain("- explore: ");
+    const run = await agent.prompt(`${MAIN} go`);
+    const child = requestsOf(requests, "REVIEW:");
+    expect(child[0]!.model.id).toBe("haiku");
+    expect(child[0]!.tools.map((t) => t.name).sort()).toEqual(["grep", "read"]);
+    expect(child[0]!.system.find((b) => b.id === "role")?.text).toBe("You review code changes. Report bugs with file:line, then missing tests.");
+    expect(textOf(child[1]!.messages[2])).toContain("Tool 'write' does not exist");
+    const sub = details(results(run.messages)[0]!).subagent;
+    expect(sub).toMatchObject({ agent: "reviewer", model: "haiku" });
+    expect(textOf(results(run.messages)[0])).toContain("LGTM\n\n[sub-agent reviewer · no session · haiku · 2 requests");
+  });
+
+  it("an unknown agent type is an error result that lists the types", async () => {
+    const script: Script = { [MAIN]: [{ toolCalls: [task("u", "x", "X: x", "nope")] }, { text: "ok" }] };
+    const { agent } = await rig(script);
+    const run = await agent.prompt(`${MAIN} go`);
+    const [r] = results(run.messages);
+    expect(r!.isError).toBe(true);
+    expect(textOf(r)).toBe("Error: unknown agent type 'nope'. Available: general, explore");
+    expect(run.stopReason).toBe("stop");
+  });
+});
+
+describe("limits and safety", () => {
+  it("a failing child is an error result; the parent goes on", async () => {
+    const script: Script = {
+      [MAIN]: [{ toolCalls: [task("f", "fail", "FAIL: x")] }, { text: "I will do it myself." }],
+      "FAIL:": [{ error: "529 overloaded_error" }],
+    };
+    const { agent } = await rig(script);
+    const run = await agent.prompt(`${MAIN} go`);
+    const [r] = results(run.messages);
+    expect(r!.isError).toBe(true);
+    expect(textOf(r)).toMatch(/^The sub-agent failed: 529 overloaded_error\./);
+    expect(details(r!).subagent.stopReason).toBe("error");
+    expect(run.stopReason).toBe("stop");
+    expect(textOf(run.messages.at(-1))).toBe("I will do it myself.");
+  });
+
+  it("maxDepth 1: a child has no task tool; maxDepth 2: a grandchild runs and its usage rolls up", async () => {
+    const one: Script = {
+      [MAIN]: [{ toolCalls: [task("d1", "nest", "CHILD: delegate")] }, { text: "ok" }],
+      "CHILD:": [{ toolCalls: [task("d2", "deeper", "GRAND: x")] }, { text: "could not" }],
+    };
+    const a = await rig(one);
+    await a.agent.prompt(`${MAIN} go`);
+    const child = requestsOf(a.requests, "CHILD:");
+    expect(child[0]!.tools.some((t) => t.name === "task")).toBe(false);
+    expect(textOf(child[1]!.messages[2])).toContain("Tool 'task' does not exist");
+
+    const two: Script = {
+      [MAIN]: [{ toolCalls: [task("d1", "nest", "CHILD: delegate")] }, { text: "ok" }],
+      "CHILD:": [{ toolCalls: [task("d2", "deeper", "GRAND: x")], usage: { input: 10 } }, { text: "grandchild said hi", usage: { input: 10 } }],
+      "GRAND:": [{ text: "hi", usage: { input: 5 } }],
+    };
+    const b = await rig(two, { options: { maxDepth: 2 } });
+    const run = await b.agent.prompt(`${MAIN} go`);
+    expect(b.remaining()).toEqual([]);
+    const grand = requestsOf(b.requests, "GRAND:");
+    expect(grand[0]!.tools.some((t) => t.name === "task")).toBe(false);
+    expect(grand[0]!.system.find((b) => b.id === "subagent")?.text).toContain("level 2");
+    const sub = details(results(run.messages)[0]!).subagent;
+    expect(sub.requests).toBe(3);
+    expect(sub.usage.input).toBe(25);
+    // The grandchild's updates reach the main agent nested in the child's.
+    const nested = b.events.filter((e) => e.type === "tool_execution_update" && (e.partial.details as SubagentUpdate).event.type === "tool_execution_update");
+    expect(nested.length).toBeGreaterThan(0);
+  });
+
+  it("a child of a plan-mode parent is read-only (the parent's gates apply to children)", async () => {
+    const script: Script = {
+      [MAIN]: [{ toolCalls: [task("p", "change", "CHILD: write a file")] }, { text: "ok" }],
+      "CHILD:": [{ toolCalls: [{ id: "w", name: "write", arguments: { path: "x.txt", content: "no" } }] }, { text: "blocked" }],
+    };
+    // task is not among plan mode's tools by default: a preset that wants delegation while planning adds it.
+    const { cwd, agent, requests } = await rig(script, { plugins: [[planMode, { readOnlyTools: ["read", "grep", "find", "ls", "task"] }]], flags: { plan: true } });
+    await agent.prompt(`${MAIN} go`);
+    const child = requestsOf(requests, "CHILD:");
+    expect(child[0]!.tools.map((t) => t.name)).not.toContain("write");
+    expect(textOf(child[1]!.messages[2])).toContain("Blocked: plan mode is read-only: write is not available");
+    expect(existsSync(join(cwd, "x.txt"))).toBe(false);
+  });
+
+  it("guards maxCost counts children: a child is stopped inside, then the parent", async () => {
+    const noop = { toolCalls: [{ name: "ls", arguments: {} }], usage: { input: 20 } }; // $0.02 a request
+    const script: Script = {
+      [MAIN]: [{ toolCalls: [task("m", "spend", "SPEND: x")], usage: { input: 20 } }, { text: "never" }],
+      "SPEND:": [noop, noop, noop, noop, { text: "never" }],
+    };
+    const { agent, remaining } = await rig(script, { plugins: [[priced, {}], [guards, { maxCost: 0.05 }]], provider: "priced" });
+    const run = await agent.prompt(`${MAIN} go`);
+    const [r] = results(run.messages);
+    // The main reply's $0.02 counts at its turn end, after the task: the child is over at its third request.
+    expect(textOf(r)).toContain("[the sub-agent was stopped: spent $0.0600, over the limit of $0.05 for one run (guards maxCost)]");
+    expect(details(r!).subagent.usage.cost.total).toBeCloseTo(0.06);
+    expect(details(r!).subagent.requests).toBe(3);
+    // Then the parent: its own $0.02 plus the children's $0.06.
+    expect(run.reason).toBe("spent $0.0800, over the limit of $0.05 for one run (guards maxCost)");
+    expect(remaining()).toEqual([MAIN, "SPEND:"]);
+  });
+
+  it("abort of the parent aborts the child, which writes aborted results to its own session", async () => {
+    const script: Script = {
+      [MAIN]: [{ toolCalls: [task("ab", "wait", "CHILD: wait")] }],
+      "CHILD:": [{ toolCalls: [{ id: "sl", name: "bash", arguments: { command: "sleep 5" } }] }],
+    };
+    const { agent, host, events } = await rig(script, { plugins: [[sessionJsonl, {}]] });
+    const running = agent.prompt(`${MAIN} go`);
+    await new Promise<void>((done) => {
+      const stop = agent.subscribe((e) => {
+        if (e.type === "tool_execution_update" && (e.partial.details as SubagentUpdate).event.type === "tool_execution_start") (stop(), done());
+      });
+    });
+    agent.abort();
+    const run = await running;
+    expect(run.stopReason).toBe("aborted");
+    await host.stop();
+    const file = (events.find((e) => e.type === "tool_execution_update" && (e.partial.details as SubagentUpdate).subagent.session) as Extract<AgentEvent, { type: "tool_execution_update" }>).partial.details as SubagentUpdate;
+    const child = SessionStore.open(file.subagent.session!.file!).context();
+    expect(historyProblems(child)).toEqual([]);
+    expect(child.map((m) => m.role)).toEqual(["user", "assistant", "toolResult"]);
+    expect(textOf(child[2])).toBe("Aborted by the user before the tool finished.");
+    const parent = SessionStore.open((host.services.get("session") as { file: string }).file).context();
+    expect(historyProblems(parent)).toEqual([]);
+    expect(textOf(parent.at(-1))).toBe("Aborted by the user before the tool finished.");
+    expect(readdirSync(join(file.subagent.session!.file!, ".."))).toHaveLength(1);
+    expect(readFileSync(file.subagent.session!.file!, "utf8")).toContain('"toolCallId":"ab"');
+  });
+});
