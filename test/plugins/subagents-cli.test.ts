@@ -1,0 +1,66 @@
+/** subagents through the shipped CLI (dist/bin/coil.js): JSON-mode child events and the child's session file opened with --session. */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { packageRoot } from "../../kernel/boot/paths.js";
+import { childEnv } from "../support/env.js";
+
+const BIN = join(packageRoot(), "dist", "bin", "coil.js");
+const temps: string[] = [];
+const temp = (prefix: string) => {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  temps.push(d);
+  return d;
+};
+afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+beforeAll(() => {
+  if (!existsSync(join(packageRoot(), "dist", "plugins", "subagents", "index.js"))) throw new Error("dist/ has no subagents plugin: run `npm run build`");
+});
+
+function coil(cwd: string, home: string, args: string[]) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd, env: childEnv({ COIL_HOME: home, HOME: home }), encoding: "utf8", timeout: 30_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe("subagents in the CLI", () => {
+  it("JSON mode tags child events with the child's id; the child's session opens with --session", () => {
+    const cwd = temp("coil-subagents-cli-");
+    const home = temp("coil-subagents-cli-home-");
+    writeFileSync(
+      join(cwd, "run.yaml"),
+      `- toolCalls: [{ id: t1, name: task, arguments: { description: "look around", prompt: "CHILD: list the files" } }]
+- toolCalls: [{ id: c1, name: ls, arguments: {} }]
+- text: "child saw run.yaml"
+- text: "main done"
+`,
+    );
+    const first = coil(cwd, home, ["--provider", "scripted", "--script", "run.yaml", "--mode", "json", "go"]);
+    expect(first.stderr).toBe("");
+    expect(first.code).toBe(0);
+    const events = first.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const updates = events.filter((e) => e.type === "tool_execution_update" && e.toolCallId === "t1");
+    expect(updates.every((u) => u.partial.details.subagent.id === "t1")).toBe(true);
+    expect(updates.map((u) => u.partial.details.event.type)).toEqual(expect.arrayContaining(["agent_start", "tool_execution_start", "tool_execution_end", "agent_end"]));
+    expect(updates.find((u) => u.partial.details.event.type === "tool_execution_start").partial.details.event.toolName).toBe("ls");
+    const end = events.find((e) => e.type === "tool_execution_end" && e.toolCallId === "t1");
+    expect(end.result.content[0].text).toMatch(/^child saw run\.yaml\n\n\[sub-agent general · session \S+ \(.+\.jsonl\) · scripted · 2 requests/);
+    const file: string = end.result.details.subagent.session.file;
+
+    // The main session folder lists only the main session; the child sits in subagents/.
+    const mainDir = dirname(dirname(file));
+    expect(readdirSync(mainDir).filter((n) => n.endsWith(".jsonl"))).toHaveLength(1);
+    const header = JSON.parse(readFileSync(file, "utf8").split("\n")[0]!);
+    expect(header.parentSession).toMatchObject({ toolCallId: "t1", agent: "general" });
+
+    writeFileSync(join(cwd, "more.yaml"), `- text: "continuing the child"\n`);
+    const second = coil(cwd, home, ["--provider", "scripted", "--script", "more.yaml", "--session", file, "-p", "and now?"]);
+    expect(second.stderr).toBe("");
+    expect(second.code).toBe(0);
+    expect(second.stdout).toBe("continuing the child\n");
+    const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const roles = lines.filter((l) => l.type === "message").map((l) => l.message.role);
+    expect(roles).toEqual(["user", "assistant", "toolResult", "assistant", "user", "assistant"]);
+  });
+});
