@@ -32,7 +32,9 @@ describe("subagents in the CLI", () => {
       join(cwd, "run.yaml"),
       `- toolCalls: [{ id: t1, name: task, arguments: { description: "look around", prompt: "CHILD: list the files" } }]
 - toolCalls: [{ id: c1, name: ls, arguments: {} }]
+  usage: { input: 10 }
 - text: "child saw run.yaml"
+  usage: { input: 20, output: 3 }
 - text: "main done"
 `,
     );
@@ -53,6 +55,15 @@ describe("subagents in the CLI", () => {
     expect(readdirSync(mainDir).filter((n) => n.endsWith(".jsonl"))).toHaveLength(1);
     const header = JSON.parse(readFileSync(file, "utf8").split("\n")[0]!);
     expect(header.parentSession).toMatchObject({ toolCallId: "t1", agent: "general" });
+
+    // Stats of the main session count the child: with cost-audit by agent type, without it in the totals.
+    const mainFile = join(mainDir, readdirSync(mainDir).find((n) => n.endsWith(".jsonl"))!);
+    const stats = coil(cwd, home, ["sessions", "stats", mainFile]);
+    expect(stats.code).toBe(0);
+    expect(stats.stdout).toContain("sub-agents: 1 run, 2 requests, 33 tokens (0 from the cache), 3 output, $0.00");
+    writeFileSync(join(cwd, "bare.yaml"), "extends: default\nplugins:\n  - cost-audit: false\n");
+    const bare = coil(cwd, home, ["--preset", "bare.yaml", "sessions", "stats", mainFile]);
+    expect(bare.stdout).toMatch(/: 4 requests, 30 input, 0 cache read, 0 cache write, 3 output tokens, \$0\.0000\n$/);
 
     writeFileSync(join(cwd, "more.yaml"), `- text: "continuing the child"\n`);
     const second = coil(cwd, home, ["--provider", "scripted", "--script", "more.yaml", "--session", file, "-p", "and now?"]);

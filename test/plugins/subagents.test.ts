@@ -9,7 +9,9 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { Agent, definePlugin, PluginHost, textOf, type AgentEvent, type AgentMessage, type Plugin, type ProviderRequest, type ToolResultMessage } from "../../kernel/index.js";
+import costAudit from "../../plugins/cost-audit/index.js";
 import guards from "../../plugins/guards/index.js";
+import { usageTotals } from "../../plugins/ui-tui/render.js";
 import planMode from "../../plugins/plan-mode/index.js";
 import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
 import type { ScriptedReply } from "../../plugins/provider-scripted/script.js";
@@ -361,5 +363,35 @@ describe("limits and safety", () => {
     expect(textOf(parent.at(-1))).toBe("Aborted by the user before the tool finished.");
     expect(readdirSync(join(file.subagent.session!.file!, ".."))).toHaveLength(1);
     expect(readFileSync(file.subagent.session!.file!, "utf8")).toContain('"toolCallId":"ab"');
+  });
+});
+
+describe("cost roll-up", () => {
+  it("children's usage is in the parent's totals: the TUI footer's sums, /cost and sessions stats by agent type", async () => {
+    const script: Script = {
+      [MAIN]: [{ toolCalls: [task("x1", "one", "E1: a", "explore"), task("x2", "two", "E2: b", "explore"), task("g1", "three", "G: c")], usage: { input: 100 } }, { text: "done", usage: { input: 200 } }],
+      "E1:": [{ text: "e1", usage: { input: 10, output: 1 } }],
+      "E2:": [{ toolCalls: [{ name: "ls", arguments: {} }], usage: { input: 20 } }, { text: "e2", usage: { input: 30 } }],
+      "G:": [{ text: "g", usage: { input: 40, cacheRead: 5 } }],
+    };
+    const { agent, host } = await rig(script, { plugins: [[priced, {}], [sessionJsonl, {}], [costAudit, {}]], provider: "priced" });
+    const run = await agent.prompt(`${MAIN} go`);
+    expect(run.stopReason).toBe("stop");
+
+    const totals = usageTotals(agent.state.messages);
+    expect(totals.input).toBe(100 + 200 + 10 + 20 + 30 + 40);
+    expect(totals.cost).toBeCloseTo(0.4);
+
+    const report = String(await host.commands.get("cost")!.run("", agent));
+    expect(report).toContain("sub-agents: 3 runs, 4 requests, 106 tokens (5 from the cache), 1 output, $0.10");
+    expect(report).toContain("  explore: 2 runs, 3 requests, 61 tokens (0 from the cache), 1 output, $0.06");
+    expect(report).toContain("  general: 1 run, 1 request, 45 tokens (5 from the cache), 0 output, $0.04");
+    expect(report).toContain("total with sub-agents: $0.40");
+
+    const session = host.services.get("session") as { path(): readonly { type: string }[] };
+    const stats = JSON.parse((host.services.get("session-stats") as { render(e: unknown, o: { json: boolean }): string }).render(session.path(), { json: true }));
+    expect(stats.totals.cost).toBeCloseTo(0.3);
+    expect(stats.totals.costWithSubagents).toBeCloseTo(0.4);
+    expect(stats.subagents.explore).toMatchObject({ runs: 2, requests: 3 });
   });
 });
