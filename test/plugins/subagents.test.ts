@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Agent, definePlugin, PluginHost, textOf, type AgentEvent, type AgentMessage, type Plugin, type ProviderRequest, type ToolResultMessage } from "../../kernel/index.js";
 import costAudit from "../../plugins/cost-audit/index.js";
 import guards from "../../plugins/guards/index.js";
+import hooksClaude from "../../plugins/hooks-claude/index.js";
 import { usageTotals } from "../../plugins/ui-tui/render.js";
 import planMode from "../../plugins/plan-mode/index.js";
 import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
@@ -393,5 +394,26 @@ describe("cost roll-up", () => {
     expect(stats.totals.cost).toBeCloseTo(0.3);
     expect(stats.totals.costWithSubagents).toBeCloseTo(0.4);
     expect(stats.subagents.explore).toMatchObject({ runs: 2, requests: 3 });
+  });
+});
+
+describe("hooks", () => {
+  it("Claude Code SubagentStart and SubagentStop hooks fire around each child, PreToolUse for the child's tool calls", async () => {
+    const cwd = temp("coil-subagents-cwd-");
+    const log = join(cwd, "hooks.log");
+    const hook = (matcher?: string) => [{ ...(matcher ? { matcher } : {}), hooks: [{ type: "command", command: `cat >> ${log}; echo >> ${log}` }] }];
+    const script: Script = {
+      [MAIN]: [{ toolCalls: [task("h1", "look", "CHILD: x", "explore")] }, { text: "ok" }],
+      "CHILD:": [{ toolCalls: [{ id: "c1", name: "ls", arguments: {} }] }, { text: "seen" }],
+    };
+    const { agent, host } = await rig(script, { cwd, plugins: [[sessionJsonl, {}], [hooksClaude, { user: false, project: false, hooks: { SubagentStart: hook("explore"), SubagentStop: hook(), PreToolUse: hook("LS") } }]] });
+    const run = await agent.prompt(`${MAIN} go`);
+    await host.stop();
+    const sub = details(results(run.messages)[0]!).subagent;
+    const lines = readFileSync(log, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.hook_event_name)).toEqual(["SubagentStart", "PreToolUse", "SubagentStop"]);
+    expect(lines[0]).toMatchObject({ agent_id: "h1", agent_type: "explore" });
+    expect(lines[1]).toMatchObject({ tool_name: "LS", tool_use_id: "c1" });
+    expect(lines[2]).toMatchObject({ agent_id: "h1", agent_type: "explore", agent_transcript_path: sub.session!.file, stop_hook_active: false });
   });
 });
