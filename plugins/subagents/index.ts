@@ -126,6 +126,13 @@ class Slots {
 }
 
 const n = (v: number) => v.toLocaleString("en-US");
+const RECENT_TOOLS = 5;
+/** The first string argument of a call, on one short line (`ls src`, `grep TODO`). */
+const briefArgs = (args: Record<string, unknown>) => {
+  const first = Object.values(args ?? {}).find((v) => typeof v === "string") as string | undefined;
+  const line = (first ?? "").split("\n")[0]!;
+  return line.length > 60 ? `${line.slice(0, 59)}…` : line;
+};
 const tokensOf = (u: { input: number; output: number; cacheRead: number; cacheWrite: number }) => u.input + u.output + u.cacheRead + u.cacheWrite;
 
 export default definePlugin({
@@ -225,6 +232,8 @@ export default definePlugin({
         }
         const tag = { id, agent: type.name, description: args.description, depth, session: session && { id: session.id, file: session.file } };
         const status: SubagentUpdate["status"] = { tokens: 0, turns: 0 };
+        /** The child's latest tool calls, for the live block front ends show. */
+        const recent: { id: string; line: string; mark: string }[] = [];
         let sessionError: string | undefined;
         host.subscribe("*", (event) => {
           if (event.type === "message_end") {
@@ -234,12 +243,20 @@ export default definePlugin({
               sessionError ??= messageOf(error);
             }
             if (event.message.role === "assistant") status.tokens += tokensOf(event.message.usage);
-          } else if (event.type === "tool_execution_start") status.tool = event.toolName;
-          else if (event.type === "tool_execution_end") status.tool = undefined;
+          } else if (event.type === "tool_execution_start") {
+            status.tool = event.toolName;
+            recent.push({ id: event.toolCallId, line: `${event.toolName} ${briefArgs(event.args)}`.trim(), mark: "→" });
+            if (recent.length > RECENT_TOOLS) recent.shift();
+          } else if (event.type === "tool_execution_end") {
+            status.tool = undefined;
+            const item = recent.find((r) => r.id === event.toolCallId);
+            if (item) item.mark = event.result.isError ? "✗" : "✓";
+          }
           else if (event.type === "turn_end") status.turns++;
           else if (event.type === "diagnostic") parentHost.emit({ ...event, message: `sub-agent ${type.name} (${id}): ${event.message}` });
           const line = `${type.name}: ${args.description} · ${status.tool ? `running ${status.tool}` : event.type === "agent_end" ? "done" : "thinking"} · ${n(status.tokens)} tokens`;
-          run.update({ content: [{ type: "text", text: line }], details: { subagent: tag, event, status: { ...status } } satisfies SubagentUpdate as never });
+          const text = [line, ...recent.map((r) => `  ${r.mark} ${r.line}`)].join("\n");
+          run.update({ content: [{ type: "text", text }], details: { subagent: tag, event, status: { ...status } } satisfies SubagentUpdate as never });
         });
 
         const agent = new Agent(host, { provider, model });

@@ -88,6 +88,8 @@ export function summarizeArgs(tool: string, args: Record<string, unknown>): stri
       return `${str(args.pattern) ?? str(args.glob) ?? ""}${path ? ` in ${path}` : ""}`;
     case "ls":
       return path ?? ".";
+    case "task":
+      return `${str(args.agent) ?? "general"}: ${firstLine(str(args.description) ?? "")}`;
   }
   const parts = Object.entries(args).map(([k, v]) => `${k}=${typeof v === "string" ? JSON.stringify(firstLine(v)) : JSON.stringify(v)}`);
   return parts.join(" ");

@@ -12,7 +12,7 @@ import { Agent, definePlugin, PluginHost, textOf, type AgentEvent, type AgentMes
 import costAudit from "../../plugins/cost-audit/index.js";
 import guards from "../../plugins/guards/index.js";
 import hooksClaude from "../../plugins/hooks-claude/index.js";
-import { usageTotals } from "../../plugins/ui-tui/render.js";
+import { summarizeArgs, usageTotals } from "../../plugins/ui-tui/render.js";
 import planMode from "../../plugins/plan-mode/index.js";
 import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
 import type { ScriptedReply } from "../../plugins/provider-scripted/script.js";
@@ -194,7 +194,11 @@ describe("the task tool", () => {
     expect(inner.every((d) => d.subagent.id === "t9" && d.subagent.agent === "general" && d.subagent.description === "look")).toBe(true);
     expect(inner.map((d) => d.event.type)).toEqual(expect.arrayContaining(["agent_start", "turn_start", "message_end", "tool_execution_start", "tool_execution_end", "agent_end"]));
     const running = updates.find((u) => (u.partial.details as SubagentUpdate).event.type === "tool_execution_start");
-    expect(textOf({ role: "toolResult", content: running!.partial.content } as ToolResultMessage)).toBe("general: look · running ls · 0 tokens");
+    expect(textOf({ role: "toolResult", content: running!.partial.content } as ToolResultMessage)).toBe("general: look · running ls · 0 tokens\n  → ls");
+    const last = updates.at(-1)!;
+    expect(textOf({ role: "toolResult", content: last.partial.content } as ToolResultMessage)).toBe("general: look · done · 0 tokens\n  ✓ ls");
+    // The TUI's tool block header for a task call names the agent type and the description.
+    expect(summarizeArgs("task", { description: "look", prompt: "CHILD: look", agent: "explore" })).toBe("explore: look");
     // The parent's own message events are not mixed with the child's.
     expect(events.filter((e) => e.type === "agent_start")).toHaveLength(1);
   });
