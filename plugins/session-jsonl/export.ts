@@ -4,6 +4,7 @@
  */
 import { FORMAT_VERSION, serialize } from "./format.js";
 import type { SessionStore } from "./store.js";
+import { subagentRunOf } from "../../lib/subagent-usage.js";
 import type { AgentMessage, AssistantMessage, ImageContent, TextContent } from "../../kernel/index.js";
 
 export type ExportFormat = "md" | "html" | "jsonl";
@@ -48,7 +49,9 @@ function transcript(store: SessionStore): Block[] {
       }
       if (a.stopReason === "error" && a.errorMessage) blocks.push({ kind: "note", title: "Error", text: a.errorMessage, error: true });
     } else if (m.role === "toolResult") {
-      blocks.push({ kind: "tool-result", title: `Result: ${m.toolName}${m.isError ? " (error)" : ""}`, text: partsText(m.content), error: m.isError });
+      const child = subagentRunOf(m);
+      const via = child ? ` (${child.agent} sub-agent${child.session?.file ? `, session ${child.session.file}` : ""})` : "";
+      blocks.push({ kind: "tool-result", title: `Result: ${m.toolName}${via}${m.isError ? " (error)" : ""}`, text: partsText(m.content), error: m.isError });
     } else if (m.display) {
       blocks.push({ kind: "note", title: m.customType, text: partsText(m.content) });
     }
@@ -63,7 +66,9 @@ function fence(text: string): string {
 }
 
 function toMarkdown(store: SessionStore, blocks: Block[]): string {
-  const out = [`# ${store.name ?? `Session ${store.id}`}`, "", `- id: \`${store.id}\``, `- directory: \`${store.header.cwd}\``, `- created: ${store.header.timestamp}`, ""];
+  const link = store.header.parentSession;
+  const parent = link?.toolCallId ? [`- sub-agent (${link.agent ?? "?"}) run by the task call \`${link.toolCallId}\` of session \`${link.id}\` (\`${link.path}\`)`] : [];
+  const out = [`# ${store.name ?? `Session ${store.id}`}`, "", `- id: \`${store.id}\``, `- directory: \`${store.header.cwd}\``, `- created: ${store.header.timestamp}`, ...parent, ""];
   for (const b of blocks) {
     out.push(`## ${b.title}`, "");
     if (b.kind === "user" || b.kind === "assistant" || b.kind === "note") out.push(b.text, "");

@@ -65,6 +65,12 @@ describe("subagents in the CLI", () => {
     const bare = coil(cwd, home, ["--preset", "bare.yaml", "sessions", "stats", mainFile]);
     expect(bare.stdout).toMatch(/: 4 requests, 30 input, 0 cache read, 0 cache write, 3 output tokens, \$0\.0000\n$/);
 
+    // Exports show the link both ways.
+    const childExport = coil(cwd, home, ["sessions", "export", file]);
+    expect(childExport.stdout).toContain("- sub-agent (general) run by the task call `t1` of session `");
+    const mainExport = coil(cwd, home, ["sessions", "export", mainFile]);
+    expect(mainExport.stdout).toContain(`## Result: task (general sub-agent, session ${file})`);
+
     writeFileSync(join(cwd, "more.yaml"), `- text: "continuing the child"\n`);
     const second = coil(cwd, home, ["--provider", "scripted", "--script", "more.yaml", "--session", file, "-p", "and now?"]);
     expect(second.stderr).toBe("");

@@ -12,6 +12,7 @@ import { Agent, definePlugin, PluginHost, textOf, type AgentEvent, type AgentMes
 import costAudit from "../../plugins/cost-audit/index.js";
 import guards from "../../plugins/guards/index.js";
 import hooksClaude from "../../plugins/hooks-claude/index.js";
+import { treeItems } from "../../plugins/ui-tui/commands.js";
 import { summarizeArgs, usageTotals } from "../../plugins/ui-tui/render.js";
 import planMode from "../../plugins/plan-mode/index.js";
 import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
@@ -140,6 +141,10 @@ describe("the task tool", () => {
     expect(child[0]!.tools.map((t) => t.name).sort()).toEqual(["bash", "edit", "find", "grep", "ls", "read", "write"]);
     expect(child[0]!.system.find((b) => b.id === "subagent")?.text).toContain("You are a sub-agent (general, level 1)");
     expect(textOf(child[1]!.messages[2])).toContain("a.txt");
+
+    // /tree shows the task result as a link to the child's session.
+    const tree = treeItems(host.services.get("session") as never).map((i) => i.label.trim());
+    expect(tree).toContain(`• ↳ sub-agent general: list files (session ${sub.session!.id.slice(0, 8)})`);
 
     // The child's conversation is its own session file, linked to the parent's by the call id.
     await host.stop();
