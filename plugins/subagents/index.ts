@@ -94,6 +94,8 @@ interface Scope {
   /** Undefined for the main agent's level (its host is known once coil has started). */
   host: PluginHost | undefined;
   depth: number;
+  /** `maxParallel` slots for the children of the agent at this level (a child's own children have theirs). */
+  slots: Slots;
   /** Provider and model of the agent at this level. */
   current(): { provider: string; model: ModelInfo } | undefined;
 }
@@ -160,7 +162,6 @@ export default definePlugin({
     ctx.onStart((agent) => void (root = agent));
 
     const describeAgents = () => agents.map((a) => `- ${a.name}: ${a.description}`).join("\n");
-    const slots = new Slots(o.maxParallel);
 
     const taskTool = (scope: Scope): ToolDefinition<typeof TaskParams, TaskDetails> => ({
       name: "task",
@@ -175,7 +176,7 @@ export default definePlugin({
       execute: (args, run) => runChild(scope, args, run),
     });
 
-    ctx.tools.register(taskTool({ host: undefined, depth: 0, current: () => root && { provider: root.state.provider, model: root.state.model } }));
+    ctx.tools.register(taskTool({ host: undefined, depth: 0, slots: new Slots(o.maxParallel), current: () => root && { provider: root.state.provider, model: root.state.model } }));
 
     async function runChild(scope: Scope, args: { description: string; prompt: string; agent?: string }, run: ToolRunContext): Promise<ToolOutput<TaskDetails>> {
       const parentHost = scope.host ?? root?.host;
@@ -195,7 +196,7 @@ export default definePlugin({
       const missing = wanted ? [...wanted].filter((t) => t !== "task" && !parentTools.some((p) => p.name === t)) : [];
 
       const id = run.toolCallId;
-      const release = await slots.take(run.signal);
+      const release = await scope.slots.take(run.signal);
       let session: ChildSessionLike | undefined;
       try {
         const extra: NonNullable<Parameters<typeof childHost>[1]["extra"]> = [
@@ -216,7 +217,7 @@ export default definePlugin({
         let childTools: ToolDefinition[] = tools;
         let childScope: Scope | undefined;
         if (nest) {
-          childScope = { host: undefined, depth, current: () => ({ provider, model }) };
+          childScope = { host: undefined, depth, slots: new Slots(o.maxParallel), current: () => ({ provider, model }) };
           childTools = [...tools, taskTool(childScope) as ToolDefinition];
         }
         const host = childHost(parentHost, { tools: childTools, isolate, extra });

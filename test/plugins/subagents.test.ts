@@ -301,7 +301,8 @@ describe("limits and safety", () => {
       "CHILD:": [{ toolCalls: [task("d2", "deeper", "GRAND: x")], usage: { input: 10 } }, { text: "grandchild said hi", usage: { input: 10 } }],
       "GRAND:": [{ text: "hi", usage: { input: 5 } }],
     };
-    const b = await rig(two, { options: { maxDepth: 2 } });
+    // maxParallel 1 holds per level: the child's slot does not starve its own child.
+    const b = await rig(two, { options: { maxDepth: 2, maxParallel: 1 } });
     const run = await b.agent.prompt(`${MAIN} go`);
     expect(b.remaining()).toEqual([]);
     const grand = requestsOf(b.requests, "GRAND:");
