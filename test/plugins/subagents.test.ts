@@ -18,7 +18,7 @@ import planMode from "../../plugins/plan-mode/index.js";
 import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
 import type { ScriptedReply } from "../../plugins/provider-scripted/script.js";
 import sessionJsonl, { SessionStore } from "../../plugins/session-jsonl/index.js";
-import subagents, { type SubagentUpdate, type TaskDetails } from "../../plugins/subagents/index.js";
+import subagents, { discoverAgents, type SubagentUpdate, type TaskDetails } from "../../plugins/subagents/index.js";
 import toolsCoding from "../../plugins/tools-coding/index.js";
 import toolsSearch from "../../plugins/tools-search/index.js";
 import { historyProblems } from "../support/validate-history.js";
@@ -425,5 +425,55 @@ describe("hooks", () => {
     expect(lines[0]).toMatchObject({ agent_id: "h1", agent_type: "explore" });
     expect(lines[1]).toMatchObject({ tool_name: "LS", tool_use_id: "c1" });
     expect(lines[2]).toMatchObject({ agent_id: "h1", agent_type: "explore", agent_transcript_path: sub.session!.file, stop_hook_active: false });
+  });
+});
+
+describe("agent files", () => {
+  const write = (dir: string, name: string, text: string) => (mkdirSync(dir, { recursive: true }), writeFileSync(join(dir, name), text));
+  const agentMd = (name: string, description: string, extra = "") => `---\nname: ${name}\ndescription: ${description}\n${extra}---\nYou are ${name}.\n`;
+
+  it("come from packages, ~/.claude/agents, $COIL_HOME/agents, .claude/agents and .coil/agents; later ones win; bad files are reported", () => {
+    const cwd = temp("coil-agents-cwd-");
+    const coilHomeDir = temp("coil-agents-home-");
+    const userHome = temp("coil-agents-user-");
+    const pkg = join(coilHomeDir, "packages", "node_modules", "@acme", "agents-pack");
+    write(pkg, "package.json", JSON.stringify({ name: "@acme/agents-pack", coil: { agents: ["team"] } }));
+    write(join(pkg, "team"), "tester.md", agentMd("tester", "from the package"));
+    write(join(pkg, "team"), "shared.md", agentMd("shared", "from the package"));
+    write(join(userHome, ".claude", "agents"), "shared.md", agentMd("shared", "from ~/.claude"));
+    write(join(userHome, ".claude", "agents"), "mine.md", agentMd("mine", "from ~/.claude", "tools: Read, Glob, LS, MultiEdit\nmodel: sonnet\n"));
+    write(join(coilHomeDir, "agents"), "shared.md", agentMd("shared", "from $COIL_HOME"));
+    write(join(cwd, ".claude", "agents"), "shared.md", agentMd("shared", "from .claude"));
+    write(join(cwd, ".coil", "agents"), "shared.md", agentMd("shared", "from .coil"));
+    write(join(cwd, ".coil", "agents"), "explore.md", agentMd("explore", "a project's own explore"));
+    write(join(cwd, ".coil", "agents"), "broken.md", "---\nname: broken\n---\nno description\n");
+    write(join(cwd, ".coil", "agents"), "empty.md", agentMd("empty", "no body").replace("You are empty.\n", ""));
+
+    const { agents, problems } = discoverAgents({ cwd, home: coilHomeDir, userHome, packages: true });
+    const by = Object.fromEntries(agents.map((a) => [a.name, a]));
+    expect(Object.keys(by).sort()).toEqual(["explore", "general", "mine", "shared", "tester"]);
+    expect(by.tester).toMatchObject({ description: "from the package", source: "package" });
+    expect(by.shared).toMatchObject({ description: "from .coil", source: "project" });
+    expect(by.explore).toMatchObject({ description: "a project's own explore", source: "project", prompt: "You are explore." });
+    expect(by.mine).toMatchObject({ tools: ["read", "find", "ls", "edit"], model: "sonnet", source: "user" });
+    expect(problems.map((p) => [p.file.split("/").pop(), p.reason])).toEqual([
+      ["broken.md", "'description' is missing: the model picks agents by it"],
+      ["empty.md", "the body (the agent's system prompt) is empty"],
+    ]);
+    expect(discoverAgents({ cwd, home: coilHomeDir, userHome, packages: false }).agents.some((a) => a.name === "tester")).toBe(false);
+  });
+
+  it("a skipped agent file is reported at start; an agent asking for a tool the parent lacks gets the rest, with a note", async () => {
+    const cwd = temp("coil-subagents-cwd-");
+    write(join(cwd, ".coil", "agents"), "web.md", agentMd("web", "fetches pages", "tools: Read, WebFetch\n"));
+    write(join(cwd, ".coil", "agents"), "bad.md", "---\nname: [x\n---\nbody\n");
+    const script: Script = { [MAIN]: [{ toolCalls: [task("w", "fetch", "WEB: x", "web")] }, { text: "ok" }], "WEB:": [{ text: "done" }] };
+    const { agent, events, requests } = await rig(script, { cwd });
+    const warn = events.find((e) => e.type === "diagnostic" && e.plugin === "subagents");
+    expect(warn).toMatchObject({ level: "warn" });
+    expect((warn as { message: string }).message).toMatch(/^agent file .*bad\.md skipped: front matter is not valid YAML/);
+    const run = await agent.prompt(`${MAIN} go`);
+    expect(requestsOf(requests, "WEB:")[0]!.tools.map((t) => t.name)).toEqual(["read"]);
+    expect(textOf(results(run.messages)[0])).toContain("[the web agent asks for tools this agent does not have, left out: webfetch]");
   });
 });
