@@ -81,3 +81,29 @@ describe("subagents in the CLI", () => {
     expect(roles).toEqual(["user", "assistant", "toolResult", "assistant", "user", "assistant"]);
   });
 });
+
+describe("subagents in coil/sdk", () => {
+  it("the default preset has the task tool, and subscribers see the child's events tagged with its id", async () => {
+    const { createAgent } = await import("../../lib/sdk/index.js");
+    const cwd = temp("coil-subagents-sdk-");
+    const home = temp("coil-subagents-sdk-home-");
+    writeFileSync(
+      join(cwd, "run.yaml"),
+      `- toolCalls: [{ id: s1, name: task, arguments: { description: "peek", prompt: "x", agent: explore } }]
+- text: "child answer"
+- text: "main answer"
+`,
+    );
+    const coilAgent = await createAgent({ cwd, home, env: childEnv({ COIL_HOME: home, HOME: home }), provider: "scripted", flags: { script: join(cwd, "run.yaml"), "no-session": true } });
+    const tagged: string[] = [];
+    coilAgent.subscribe((e) => {
+      if (e.type === "tool_execution_update" && e.toolName === "task") tagged.push(`${(e.partial.details as { subagent: { id: string } }).subagent.id}:${(e.partial.details as { event: { type: string } }).event.type}`);
+    });
+    const result = await coilAgent.prompt("go");
+    await coilAgent.close();
+    expect(coilAgent.lastText()).toBe("main answer");
+    expect(result.stopReason).toBe("stop");
+    expect(tagged[0]).toBe("s1:agent_start");
+    expect(tagged.at(-1)).toBe("s1:agent_end");
+  });
+});
