@@ -24,6 +24,7 @@ import {
   type ToolRunContext,
 } from "../../kernel/index.js";
 import { notReadOnly } from "../../lib/shell/readonly.js";
+import { runAsSubagent } from "../../lib/subagent-scope.js";
 import { addUsage, subagentRunOf, zeroUsage, type SubagentRun } from "../../lib/subagent-usage.js";
 import { cutHead, formatSize, MAX_BYTES, MAX_LINES } from "../../lib/tool-budget.js";
 import { discoverAgents, type AgentProblem, type AgentType } from "./agents.js";
@@ -263,7 +264,7 @@ export default definePlugin({
         const agent = new Agent(host, { provider, model });
         const onAbort = () => agent.abort();
         run.signal.addEventListener("abort", onAbort, { once: true });
-        const started = agent.prompt(args.prompt);
+        const started = runAsSubagent({ id, agent: type.name, depth }, () => agent.prompt(args.prompt));
         const entry = { agent, done: started };
         running.add(entry);
         let result: Awaited<typeof started>;

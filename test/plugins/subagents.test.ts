@@ -477,3 +477,18 @@ describe("agent files", () => {
     expect(textOf(results(run.messages)[0])).toContain("[the web agent asks for tools this agent does not have, left out: webfetch]");
   });
 });
+
+describe("guards verify", () => {
+  it("the done-check runs when the main agent would finish, not when a child does", async () => {
+    const cwd = temp("coil-subagents-cwd-");
+    const script: Script = {
+      [MAIN]: [{ toolCalls: [task("v", "look", "CHILD: x")] }, { text: "main finished" }],
+      "CHILD:": [{ text: "child finished" }],
+    };
+    const { agent } = await rig(script, { cwd, plugins: [[guards, { verify: { command: "echo checked >> verify.log", attempts: 1 } }]] });
+    const run = await agent.prompt(`${MAIN} go`);
+    expect(run.stopReason).toBe("stop");
+    expect(textOf(results(run.messages)[0]).split("\n")[0]).toBe("child finished");
+    expect(readFileSync(join(cwd, "verify.log"), "utf8")).toBe("checked\n");
+  });
+});
