@@ -14,6 +14,7 @@ import guards from "../../plugins/guards/index.js";
 import hooksClaude from "../../plugins/hooks-claude/index.js";
 import { treeItems } from "../../plugins/ui-tui/commands.js";
 import { summarizeArgs, usageTotals } from "../../plugins/ui-tui/render.js";
+import permissionGate from "../../plugins/permission-gate/index.js";
 import planMode from "../../plugins/plan-mode/index.js";
 import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
 import type { ScriptedReply } from "../../plugins/provider-scripted/script.js";
@@ -321,12 +322,26 @@ describe("limits and safety", () => {
       [MAIN]: [{ toolCalls: [task("p", "change", "CHILD: write a file")] }, { text: "ok" }],
       "CHILD:": [{ toolCalls: [{ id: "w", name: "write", arguments: { path: "x.txt", content: "no" } }] }, { text: "blocked" }],
     };
-    // task is not among plan mode's tools by default: a preset that wants delegation while planning adds it.
-    const { cwd, agent, requests } = await rig(script, { plugins: [[planMode, { readOnlyTools: ["read", "grep", "find", "ls", "task"] }]], flags: { plan: true } });
+    const { cwd, agent, requests } = await rig(script, { plugins: [[planMode, {}]], flags: { plan: true } });
     await agent.prompt(`${MAIN} go`);
     const child = requestsOf(requests, "CHILD:");
     expect(child[0]!.tools.map((t) => t.name)).not.toContain("write");
     expect(textOf(child[1]!.messages[2])).toContain("Blocked: plan mode is read-only: write is not available");
+    expect(existsSync(join(cwd, "x.txt"))).toBe(false);
+  });
+
+  it("with the permission gate and no one to ask, task itself is allowed and the child's changes are denied", async () => {
+    const script: Script = {
+      [MAIN]: [{ toolCalls: [task("g", "change", "CHILD: write")] }, { text: "ok" }],
+      "CHILD:": [{ toolCalls: [{ id: "w", name: "write", arguments: { path: "x.txt", content: "no" } }, { id: "r", name: "ls", arguments: {} }] }, { text: "denied" }],
+    };
+    const { cwd, agent, requests } = await rig(script, { plugins: [[permissionGate, { mode: "default" }]] });
+    const run = await agent.prompt(`${MAIN} go`);
+    expect(results(run.messages)[0]!.isError).toBe(false);
+    const [w, r] = requestsOf(requests, "CHILD:")[1]!.messages.slice(2) as ToolResultMessage[];
+    expect(w!.isError).toBe(true);
+    expect(textOf(w)).toContain("Blocked:");
+    expect(r!.isError).toBe(false);
     expect(existsSync(join(cwd, "x.txt"))).toBe(false);
   });
 
