@@ -107,3 +107,36 @@ describe("subagents in coil/sdk", () => {
     expect(tagged.at(-1)).toBe("s1:agent_end");
   });
 });
+
+describe("subagents over RPC", () => {
+  it("streams the child's events, tagged with its id, and abort reaches the child", async () => {
+    const { RpcClient } = await import("../../lib/rpc-client/index.js");
+    const cwd = temp("coil-subagents-rpc-");
+    const home = temp("coil-subagents-rpc-home-");
+    writeFileSync(
+      join(cwd, "replies.yaml"),
+      `- toolCalls: [{ id: r1, name: task, arguments: { description: "wait", prompt: "CHILD: wait" } }]
+- toolCalls: [{ id: s1, name: bash, arguments: { command: "sleep 10" } }]
+`,
+    );
+    const client = await RpcClient.start({ bin: BIN, cwd, env: childEnv({ COIL_HOME: home, HOME: home }), args: ["--provider", "scripted", "--script", "replies.yaml"], timeoutMs: 15_000 });
+    const updates: { subagent: { id: string }; event: { type: string; toolName?: string; result?: { content: { text: string }[] } } }[] = [];
+    client.on("event", (e: { type: string; partial?: { details?: unknown } }) => e.type === "tool_execution_update" && updates.push(e.partial!.details as never));
+    try {
+      const ended = client.waitFor("agent_end");
+      await client.prompt("go");
+      const t0 = Date.now();
+      while (!updates.some((u) => u.event.type === "tool_execution_start" && u.event.toolName === "bash")) {
+        if (Date.now() - t0 > 10_000) throw new Error("the child's bash call never started");
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await client.abort();
+      await ended;
+      const childEnd = updates.find((u) => u.event.type === "tool_execution_end");
+      expect(updates.every((u) => u.subagent.id === "r1")).toBe(true);
+      expect(childEnd?.event.result?.content[0]?.text).toBe("Aborted by the user before the tool finished.");
+    } finally {
+      expect(await client.close()).toBe(0);
+    }
+  });
+});
