@@ -106,6 +106,7 @@ class Slots {
   private readonly waiting: (() => void)[] = [];
   constructor(private readonly size: number) {}
   async take(signal: AbortSignal): Promise<() => void> {
+    if (signal.aborted) throw new Error("aborted before the sub-agent started");
     if (this.used >= this.size) {
       await new Promise<void>((done, fail) => {
         const go = () => (signal.removeEventListener("abort", stop), done());
@@ -194,7 +195,8 @@ export default definePlugin({
       const wanted = type.tools ? new Set(type.tools) : undefined;
       const tools = wanted ? parentTools.filter((t) => wanted.has(t.name)) : parentTools;
       const nest = depth < o.maxDepth && (!wanted || wanted.has("task"));
-      const missing = wanted ? [...wanted].filter((t) => t !== "task" && !parentTools.some((p) => p.name === t)) : [];
+      // Worth a note for an agent file's list; a built-in type simply works with what there is.
+      const missing = wanted && type.source !== "builtin" ? [...wanted].filter((t) => t !== "task" && !parentTools.some((p) => p.name === t)) : [];
 
       const id = run.toolCallId;
       const release = await scope.slots.take(run.signal);

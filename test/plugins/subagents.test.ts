@@ -345,6 +345,24 @@ describe("limits and safety", () => {
     expect(existsSync(join(cwd, "x.txt"))).toBe(false);
   });
 
+  it("abort while tasks wait for a slot: the waiting children never start", async () => {
+    const script: Script = {
+      [MAIN]: [{ toolCalls: [task("a", "one", "A: x"), task("b", "two", "B: x"), task("c", "three", "C: x")] }],
+      "A:": [{ text: "slow", delayMs: 3000 }],
+      "B:": [{ text: "never" }],
+      "C:": [{ text: "never" }],
+    };
+    const { agent, requests, remaining } = await rig(script, { options: { maxParallel: 1 } });
+    const running = agent.prompt(`${MAIN} go`);
+    while (requestsOf(requests, "A:").length === 0) await new Promise((r) => setTimeout(r, 5));
+    agent.abort();
+    const run = await running;
+    expect(run.stopReason).toBe("aborted");
+    expect(results(run.messages).map((r) => textOf(r))).toEqual(Array(3).fill("Aborted by the user before the tool finished."));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(remaining()).toEqual(["B:", "C:"]);
+  });
+
   it("guards maxCost counts children: a child is stopped inside, then the parent", async () => {
     const noop = { toolCalls: [{ name: "ls", arguments: {} }], usage: { input: 20 } }; // $0.02 a request
     const script: Script = {
