@@ -151,6 +151,15 @@ export default definePlugin({
     const agents = found.agents;
     if (found.problems.length) ctx.onStart(() => found.problems.forEach((p) => ctx.log.warn(`agent file ${p.file} skipped: ${p.reason}`)));
     ctx.services.provide("subagents", { agents: () => agents, problems: () => found.problems });
+    ctx.commands.register({
+      name: "agents",
+      description: "list the sub-agent types the task tool offers, and agent files that were skipped",
+      run: () =>
+        [
+          ...agents.map((a) => `${a.name} (${a.file ?? a.source}): ${a.description}${a.tools ? ` [tools: ${a.tools.join(", ")}]` : ""}${a.model && a.model !== "inherit" ? ` [model: ${a.model}]` : ""}`),
+          ...found.problems.map((p) => `skipped ${p.file}: ${p.reason}`),
+        ].join("\n"),
+    });
 
     /** Children still running, so the process does not exit before they write their aborted results. */
     const running = new Set<{ agent: Agent; done: Promise<unknown> }>();

@@ -501,10 +501,14 @@ describe("agent files", () => {
     write(join(cwd, ".coil", "agents"), "web.md", agentMd("web", "fetches pages", "tools: Read, WebFetch\n"));
     write(join(cwd, ".coil", "agents"), "bad.md", "---\nname: [x\n---\nbody\n");
     const script: Script = { [MAIN]: [{ toolCalls: [task("w", "fetch", "WEB: x", "web")] }, { text: "ok" }], "WEB:": [{ text: "done" }] };
-    const { agent, events, requests } = await rig(script, { cwd });
+    const { agent, events, requests, host } = await rig(script, { cwd });
     const warn = events.find((e) => e.type === "diagnostic" && e.plugin === "subagents");
     expect(warn).toMatchObject({ level: "warn" });
     expect((warn as { message: string }).message).toMatch(/^agent file .*bad\.md skipped: front matter is not valid YAML/);
+    const listing = String(await host.commands.get("agents")!.run("", agent));
+    expect(listing).toContain(`web (${join(cwd, ".coil", "agents", "web.md")}): fetches pages [tools: read, webfetch]`);
+    expect(listing).toContain("explore (builtin): Read-only explorer");
+    expect(listing).toMatch(/skipped .*bad\.md: front matter is not valid YAML/);
     const run = await agent.prompt(`${MAIN} go`);
     expect(requestsOf(requests, "WEB:")[0]!.tools.map((t) => t.name)).toEqual(["read"]);
     expect(textOf(results(run.messages)[0])).toContain("[the web agent asks for tools this agent does not have, left out: webfetch]");
