@@ -18,6 +18,7 @@ import {
   type AgentMessage,
   type ModelInfo,
   type ModelRequest,
+  type RequestOptions,
   type PluginHost,
   type ToolDefinition,
   type ToolOutput,
@@ -99,6 +100,8 @@ interface Scope {
   slots: Slots;
   /** Provider and model of the agent at this level. */
   current(): { provider: string; model: ModelInfo } | undefined;
+  /** Request options (thinking level, max tokens) of the agent at this level, which its children inherit. */
+  options(): RequestOptions;
 }
 
 class Slots {
@@ -187,7 +190,10 @@ export default definePlugin({
       execute: (args, run) => runChild(scope, args, run),
     });
 
-    ctx.tools.register(taskTool({ host: undefined, depth: 0, slots: new Slots(o.maxParallel), current: () => root && { provider: root.state.provider, model: root.state.model } }));
+    // The main agent's request options, as its latest request had them (this tap stays out of children).
+    let rootOptions: RequestOptions = {};
+    ctx.tap("before_request", (request: ModelRequest) => void (rootOptions = request.options), { stage: "FALLBACK" });
+    ctx.tools.register(taskTool({ host: undefined, depth: 0, slots: new Slots(o.maxParallel), current: () => root && { provider: root.state.provider, model: root.state.model }, options: () => rootOptions }));
 
     async function runChild(scope: Scope, args: { description: string; prompt: string; agent?: string }, run: ToolRunContext): Promise<ToolOutput<TaskDetails>> {
       const parentHost = scope.host ?? root?.host;
@@ -198,6 +204,7 @@ export default definePlugin({
       if (!inherit) throw new Error("the parent's model is not known yet");
       const { provider, model } = resolveAgentModel(parentHost, type.model, inherit);
       const depth = scope.depth + 1;
+      const requestOptions = scope.options();
 
       // Tools: the parent's (never more), narrowed to the type's list; `task` only below maxDepth.
       const parentTools = parentHost.tools.values().filter((t) => t.name !== "task");
@@ -229,7 +236,7 @@ export default definePlugin({
         let childTools: ToolDefinition[] = tools;
         let childScope: Scope | undefined;
         if (nest) {
-          childScope = { host: undefined, depth, slots: new Slots(o.maxParallel), current: () => ({ provider, model }) };
+          childScope = { host: undefined, depth, slots: new Slots(o.maxParallel), current: () => ({ provider, model }), options: () => requestOptions };
           childTools = [...tools, taskTool(childScope) as ToolDefinition];
         }
         const host = childHost(parentHost, { tools: childTools, isolate, extra });
@@ -272,7 +279,7 @@ export default definePlugin({
           run.update({ content: [{ type: "text", text }], details: { subagent: tag, event, status: { ...status } } satisfies SubagentUpdate as never });
         });
 
-        const agent = new Agent(host, { provider, model });
+        const agent = new Agent(host, { provider, model, requestOptions });
         const onAbort = () => agent.abort();
         run.signal.addEventListener("abort", onAbort, { once: true });
         const started = runAsSubagent({ id, agent: type.name, depth }, () => agent.prompt(args.prompt));

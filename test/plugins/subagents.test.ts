@@ -77,6 +77,7 @@ interface RigOptions {
   cwd?: string;
   flags?: Record<string, unknown>;
   provider?: string;
+  requestOptions?: Record<string, unknown>;
 }
 
 async function rig(script: Script, o: RigOptions = {}) {
@@ -95,7 +96,7 @@ async function rig(script: Script, o: RigOptions = {}) {
   const route = router(script, requests);
   (host.services.get("scripted") as ScriptedService).push(...Array.from({ length: total }, () => route));
   const provider = o.provider ?? "scripted";
-  const agent = new Agent(host, { provider, model: { id: "main-model", provider, contextWindow: 200_000, maxOutput: 32_000 } });
+  const agent = new Agent(host, { provider, model: { id: "main-model", provider, contextWindow: 200_000, maxOutput: 32_000 }, requestOptions: o.requestOptions });
   const stdin = new PassThrough();
   stdin.end();
   const sink = new PassThrough();
@@ -119,7 +120,7 @@ describe("the task tool", () => {
       ],
       "CHILD:": [{ toolCalls: [{ name: "ls", arguments: {} }], usage: { input: 50, output: 5 } }, { text: "There is one file: a.txt", usage: { input: 70, output: 7 } }],
     };
-    const { cwd, host, agent, requests, remaining } = await rig({ ...script }, { plugins: [[sessionJsonl, {}]] });
+    const { cwd, host, agent, requests, remaining } = await rig({ ...script }, { plugins: [[sessionJsonl, {}]], requestOptions: { thinking: "high" } });
     writeFileSync(join(cwd, "a.txt"), "x");
     const run = await agent.prompt(`${MAIN} what is here?`);
     expect(run.stopReason).toBe("stop");
@@ -135,6 +136,8 @@ describe("the task tool", () => {
     expect(sub).toMatchObject({ id: "t1", agent: "general", description: "list files", requests: 2, stopReason: "stop", depth: 1 });
     expect(sub.usage).toMatchObject({ input: 120, output: 12 });
 
+    // It inherits the parent's request options (thinking level).
+    expect(requestsOf(requests, "CHILD:")[0]!.options).toMatchObject({ thinking: "high" });
     // Its own context: the child's first request holds only its brief, and no `task` tool (maxDepth 1).
     const child = requestsOf(requests, "CHILD:");
     expect(child).toHaveLength(2);
