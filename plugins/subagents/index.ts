@@ -202,7 +202,13 @@ export default definePlugin({
       if (!type) throw new Error(`unknown agent type '${args.agent}'. Available: ${agents.map((a) => a.name).join(", ")}`);
       const inherit = scope.current();
       if (!inherit) throw new Error("the parent's model is not known yet");
-      const { provider, model } = resolveAgentModel(parentHost, type.model, inherit);
+      let chosen: { provider: string; model: ModelInfo };
+      try {
+        chosen = resolveAgentModel(parentHost, type.model, inherit);
+      } catch (error) {
+        throw new Error(`the ${type.name} agent${type.file ? ` (${type.file})` : ""} cannot start: ${messageOf(error)}`);
+      }
+      const { provider, model } = chosen;
       const depth = scope.depth + 1;
       const requestOptions = scope.options();
 
@@ -310,7 +316,7 @@ export default definePlugin({
         const failed = result.stopReason === "error" || result.stopReason === "aborted";
         const cut = cutHead(text);
         const notes = [
-          ...(cut.truncated ? [`[answer cut to ${MAX_LINES} lines / ${formatSize(MAX_BYTES)} of ${cut.totalLines} lines; the whole conversation is in the sub-agent's session]`] : []),
+          ...(cut.truncated ? [`[answer cut to ${MAX_LINES} lines / ${formatSize(MAX_BYTES)} of ${cut.totalLines} lines${session?.file ? "; the whole answer is in the sub-agent's session" : ""}]`] : []),
           ...(missing.length ? [`[the ${type.name} agent asks for tools this agent does not have, left out: ${missing.join(", ")}]`] : []),
           ...(result.reason ? [`[the sub-agent was stopped: ${result.reason}]`] : []),
           ...(sessionError ? [`[the sub-agent's session file is incomplete: ${sessionError}]`] : []),

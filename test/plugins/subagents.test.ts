@@ -262,6 +262,28 @@ describe("agent types", () => {
     expect(textOf(results(run.messages)[0])).toContain("LGTM\n\n[sub-agent reviewer · no session · haiku · 2 requests");
   });
 
+  it("an agent file naming a model no provider knows is an error result naming the file", async () => {
+    const cwd = temp("coil-subagents-cwd-");
+    mkdirSync(join(cwd, ".coil", "agents"), { recursive: true });
+    writeFileSync(join(cwd, ".coil", "agents", "far.md"), "---\nname: far\ndescription: far away\nmodel: nowhere/big\n---\nhi\n");
+    const script: Script = { [MAIN]: [{ toolCalls: [task("f", "x", "X: x", "far")] }, { text: "ok" }] };
+    const { agent } = await rig(script, { cwd });
+    const run = await agent.prompt(`${MAIN} go`);
+    const [r] = results(run.messages);
+    expect(r!.isError).toBe(true);
+    expect(textOf(r)).toBe(`Error: the far agent (${join(cwd, ".coil", "agents", "far.md")}) cannot start: model 'nowhere/big': provider 'nowhere' is not registered (known: scripted)`);
+  });
+
+  it("an answer over the output budget is cut, with a note", async () => {
+    const long = Array.from({ length: 2500 }, (_, i) => `line ${i + 1}`).join("\n");
+    const script: Script = { [MAIN]: [{ toolCalls: [task("l", "long", "LONG: x")] }, { text: "ok" }], "LONG:": [{ text: long }] };
+    const { agent } = await rig(script, { plugins: [[sessionJsonl, {}]] });
+    const run = await agent.prompt(`${MAIN} go`);
+    const text = textOf(results(run.messages)[0]);
+    expect(text).toContain("line 2000\n\n[answer cut to 2000 lines / 50 KB of 2500 lines; the whole answer is in the sub-agent's session]");
+    expect(text).not.toContain("line 2001");
+  });
+
   it("an unknown agent type is an error result that lists the types", async () => {
     const script: Script = { [MAIN]: [{ toolCalls: [task("u", "x", "X: x", "nope")] }, { text: "ok" }] };
     const { agent } = await rig(script);
