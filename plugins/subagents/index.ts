@@ -14,7 +14,6 @@ import {
   definePlugin,
   messageOf,
   textOf,
-  type AgentEvent,
   type AgentMessage,
   type ModelInfo,
   type ModelRequest,
@@ -28,11 +27,12 @@ import { notReadOnly } from "../../lib/shell/readonly.js";
 import { runAsSubagent } from "../../lib/subagent-scope.js";
 import { addUsage, subagentRunOf, zeroUsage, type SubagentRun } from "../../lib/subagent-usage.js";
 import { cutHead, formatSize, MAX_BYTES, MAX_LINES } from "../../lib/tool-budget.js";
-import { discoverAgents, type AgentProblem, type AgentType } from "./agents.js";
+import { discoverAgents, type AgentType } from "./agents.js";
 import { CHILD_STAGE, childHost, resolveAgentModel } from "./child.js";
 
 export { BUILTIN_AGENTS, discoverAgents, parseAgentFile, type AgentType, type AgentProblem } from "./agents.js";
-export type { SubagentRun } from "../../lib/subagent-usage.js";
+export type { SubagentRun, SubagentUpdate, SubagentsService, TaskDetails } from "./api.js";
+import type { SubagentUpdate, TaskDetails } from "./api.js";
 
 export const SubagentsOptions = Type.Object({
   /** `task` calls of one reply that run at the same time; the others wait for a free slot. */
@@ -48,32 +48,6 @@ export const SubagentsOptions = Type.Object({
   /** Write each child's conversation to its own session file (when the session plugin is in the preset). */
   sessions: Type.Boolean({ default: true }),
 });
-
-/** What `details` of a `task` result holds; `tool_execution_update` partials carry `event` too. */
-export interface TaskDetails {
-  subagent: SubagentRun;
-}
-
-/** A child event as the parent's front ends see it: `tool_execution_update` of the `task` call, `partial.details`. */
-export interface SubagentUpdate {
-  subagent: { id: string; agent: string; description: string; depth: number; session?: { id: string; file?: string } };
-  /** The child's own event, as its agent emitted it (nested children's updates arrive as its `tool_execution_update`). */
-  event: AgentEvent;
-  /** Live status: the tool the child is running, tokens used so far, turns done. */
-  status: { tool?: string; tokens: number; turns: number };
-}
-
-/** The `subagents` service: the agent types (for front ends' listings). */
-export interface SubagentsService {
-  agents(): readonly AgentType[];
-  problems(): readonly AgentProblem[];
-}
-
-declare module "../../kernel/plugin.js" {
-  interface Services {
-    subagents: SubagentsService;
-  }
-}
 
 interface ChildSessionLike {
   readonly id: string;
