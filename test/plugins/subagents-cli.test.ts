@@ -82,6 +82,50 @@ describe("subagents in the CLI", () => {
   });
 });
 
+describe("a script per conversation", () => {
+  it("three parallel children answered from their own scripts finish out of order; results come in call order", () => {
+    const cwd = temp("coil-subagents-cli-");
+    const home = temp("coil-subagents-cli-home-");
+    writeFileSync(
+      join(cwd, "run.yaml"),
+      `replies:
+  - toolCalls:
+      - { id: a, name: task, arguments: { description: one, prompt: "A: slow" } }
+      - { id: b, name: task, arguments: { description: two, prompt: "B: medium" } }
+      - { id: c, name: task, arguments: { description: three, prompt: "C: fast" } }
+  - text: "all three answered"
+conversations:
+  "A:": [{ text: "answer A", delayMs: 300 }]
+  "B:": [{ text: "answer B", delayMs: 150 }]
+  "C:": [{ text: "answer C" }]
+`,
+    );
+    const r = coil(cwd, home, ["--provider", "scripted", "--script", "run.yaml", "--mode", "json", "go"]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const ends = events.filter((e) => e.type === "tool_execution_end" && e.toolName === "task");
+    expect(ends.map((e) => e.toolCallId)).toEqual(["c", "b", "a"]);
+    const final = events.find((e) => e.type === "agent_end");
+    const results = final.messages.filter((m: { role: string }) => m.role === "toolResult");
+    expect(results.map((m: { toolCallId: string; content: { text: string }[] }) => [m.toolCallId, m.content[0]!.text.split("\n")[0]])).toEqual([["a", "answer A"], ["b", "answer B"], ["c", "answer C"]]);
+    expect(final.messages.at(-1).content[0].text).toBe("all three answered");
+  });
+
+  it("a conversation that runs out of replies fails with a message naming it", () => {
+    const cwd = temp("coil-subagents-cli-");
+    const home = temp("coil-subagents-cli-home-");
+    writeFileSync(join(cwd, "run.yaml"), `replies:\n  - toolCalls: [{ id: a, name: task, arguments: { description: one, prompt: "A: x" } }]\n  - text: done\nconversations:\n  "A:": []\n`);
+    const r = coil(cwd, home, ["--provider", "scripted", "--script", "run.yaml", "-p", "go"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("done\n");
+    const sessions = readdirSync(join(home, "sessions"));
+    const dir = join(home, "sessions", sessions[0]!);
+    const child = readdirSync(join(dir, "subagents"))[0]!;
+    expect(readFileSync(join(dir, "subagents", child), "utf8")).toContain(`script exhausted: conversation 'A:' asked for reply 1, but ${join(cwd, "run.yaml")} has 0 for it`);
+  });
+});
+
 describe("subagents in coil/sdk", () => {
   it("the default preset has the task tool, and subscribers see the child's events tagged with its id", async () => {
     const { createAgent } = await import("../../lib/sdk/index.js");
