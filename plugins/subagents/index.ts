@@ -28,11 +28,11 @@ import { runAsSubagent } from "../../lib/subagent-scope.js";
 import { addUsage, subagentRunOf, zeroUsage, type SubagentRun } from "../../lib/subagent-usage.js";
 import { cutHead, formatSize, MAX_BYTES, MAX_LINES } from "../../lib/tool-budget.js";
 import { discoverAgents, type AgentType } from "./agents.js";
+import type { SubagentUpdate, TaskDetails } from "./api.js";
 import { CHILD_STAGE, childHost, resolveAgentModel } from "./child.js";
 
 export { BUILTIN_AGENTS, discoverAgents, parseAgentFile, type AgentType, type AgentProblem } from "./agents.js";
 export type { SubagentRun, SubagentUpdate, SubagentsService, TaskDetails } from "./api.js";
-import type { SubagentUpdate, TaskDetails } from "./api.js";
 
 export const SubagentsOptions = Type.Object({
   /** `task` calls of one reply that run at the same time; the others wait for a free slot. */
