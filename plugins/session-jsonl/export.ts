@@ -66,8 +66,8 @@ function fence(text: string): string {
 }
 
 function toMarkdown(store: SessionStore, blocks: Block[]): string {
-  const link = store.header.parentSession;
-  const parent = link?.toolCallId ? [`- sub-agent (${link.agent ?? "?"}) run by the task call \`${link.toolCallId}\` of session \`${link.id}\` (\`${link.path}\`)`] : [];
+  const link = subagentLink(store);
+  const parent = link ? [`- sub-agent (${link.agent}) run by the task call \`${link.toolCallId}\` of session \`${link.id}\` (\`${link.path}\`)`] : [];
   const out = [`# ${store.name ?? `Session ${store.id}`}`, "", `- id: \`${store.id}\``, `- directory: \`${store.header.cwd}\``, `- created: ${store.header.timestamp}`, ...parent, ""];
   for (const b of blocks) {
     out.push(`## ${b.title}`, "");
@@ -80,8 +80,15 @@ function toMarkdown(store: SessionStore, blocks: Block[]): string {
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
+/** A sub-agent's session: the session and task call that ran it. */
+function subagentLink(store: SessionStore): { agent: string; toolCallId: string; id: string; path: string } | undefined {
+  const link = store.header.parentSession;
+  return link?.toolCallId ? { agent: link.agent ?? "?", toolCallId: link.toolCallId, id: link.id, path: link.path } : undefined;
+}
+
 function toHtml(store: SessionStore, blocks: Block[]): string {
   const title = escapeHtml(store.name ?? `Session ${store.id}`);
+  const link = subagentLink(store);
   const body = blocks
     .map((b) => {
       const pre = b.kind === "tool-call" || b.kind === "tool-result" || b.kind === "thinking";
@@ -106,7 +113,7 @@ section.error { border-color: #d33; }
 </style>
 </head>
 <body>
-<header><h1>${title}</h1><p>id ${escapeHtml(store.id)} · ${escapeHtml(store.header.cwd)} · created ${escapeHtml(store.header.timestamp)}</p></header>
+<header><h1>${title}</h1><p>id ${escapeHtml(store.id)} · ${escapeHtml(store.header.cwd)} · created ${escapeHtml(store.header.timestamp)}</p>${link ? `<p>sub-agent (${escapeHtml(link.agent)}) run by the task call ${escapeHtml(link.toolCallId)} of session ${escapeHtml(link.id)} (${escapeHtml(link.path)})</p>` : ""}</header>
 <main>
 ${body}
 </main>

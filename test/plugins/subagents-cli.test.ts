@@ -68,6 +68,8 @@ describe("subagents in the CLI", () => {
     // Exports show the link both ways.
     const childExport = coil(cwd, home, ["sessions", "export", file]);
     expect(childExport.stdout).toContain("- sub-agent (general) run by the task call `t1` of session `");
+    const childHtml = coil(cwd, home, ["sessions", "export", file, "--format", "html"]);
+    expect(childHtml.stdout).toMatch(/<p>sub-agent \(general\) run by the task call t1 of session [0-9a-f-]+ \(.+\.jsonl\)<\/p><\/header>/);
     const mainExport = coil(cwd, home, ["sessions", "export", mainFile]);
     expect(mainExport.stdout).toContain(`## Result: task (general sub-agent, session ${file})`);
 
