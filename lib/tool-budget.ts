@@ -21,3 +21,22 @@ export function formatSize(bytes: number): string {
   const text = value >= 100 || Number.isInteger(value) ? String(Math.round(value)) : value.toFixed(1).replace(/\.0$/, "");
   return `${text} ${units[unit]}`;
 }
+
+/** Keep the start of `text` within MAX_LINES lines and MAX_BYTES bytes (never cutting a UTF-8 sequence). */
+export function cutHead(text: string, maxLines = MAX_LINES, maxBytes = MAX_BYTES): { text: string; truncated: boolean; totalLines: number } {
+  const lines = text.split("\n");
+  const kept: string[] = [];
+  let bytes = 0;
+  for (const line of lines) {
+    if (kept.length >= maxLines) break;
+    const size = Buffer.byteLength(line, "utf8") + (kept.length > 0 ? 1 : 0);
+    if (bytes + size > maxBytes) {
+      if (kept.length === 0) kept.push(Buffer.from(line, "utf8").subarray(0, maxBytes).toString("utf8").replace(/\uFFFD$/, ""));
+      break;
+    }
+    kept.push(line);
+    bytes += size;
+  }
+  const out = kept.join("\n");
+  return { text: out, truncated: out.length < text.length, totalLines: lines.length };
+}

@@ -4,8 +4,9 @@
  * change, system prompt or tool change, compaction, idle past the cache lifetime). Records are stored
  * in the session as plugin state; `/cost` and `coil sessions stats <id>` print them (docs/context.md).
  */
-import { Type, definePlugin, type ModelRequest } from "../../kernel/index.js";
-import { AUDIT_TYPE, audit, formatReport, recordsFrom, snapshot, type EntryLike, type Snapshot, type TurnAudit } from "./audit.js";
+import { Type, definePlugin, type AgentMessage, type ModelRequest } from "../../kernel/index.js";
+import { subagentRunOf, subagentTotals } from "../../lib/subagent-usage.js";
+import { AUDIT_TYPE, audit, formatReport, formatSubagents, recordsFrom, snapshot, type EntryLike, type Snapshot, type TurnAudit } from "./audit.js";
 
 export { audit, snapshot, recordsFrom, formatReport, AUDIT_TYPE, type TurnAudit } from "./audit.js";
 
@@ -87,9 +88,14 @@ export default definePlugin({
 
     const render = (entries: readonly EntryLike[], o: { json?: boolean; title?: string } = {}) => {
       const list = recordsFrom(entries, ttl);
-      if (!o.json) return formatReport(list, o.title);
       const total = (k: "prompt" | "cacheRead" | "cacheWrite" | "output" | "cost" | "missed") => list.reduce((s, r) => s + r[k], 0);
-      return JSON.stringify({ requests: list, totals: { requests: list.length, prompt: total("prompt"), cacheRead: total("cacheRead"), cacheWrite: total("cacheWrite"), output: total("output"), cost: total("cost"), missed: total("missed") } }, null, 2);
+      // Sub-agents' usage rides on the task results (their requests are in their own sessions).
+      const children = subagentTotals(entries.map((e) => (e.type === "message" ? (e.message as AgentMessage) : undefined)));
+      if (!o.json) return formatReport(list, o.title) + formatSubagents(children, total("cost"));
+      const totals = { requests: list.length, prompt: total("prompt"), cacheRead: total("cacheRead"), cacheWrite: total("cacheWrite"), output: total("output"), cost: total("cost"), missed: total("missed") };
+      if (children.size === 0) return JSON.stringify({ requests: list, totals }, null, 2);
+      const childCost = [...children.values()].reduce((s, t) => s + t.usage.cost.total, 0);
+      return JSON.stringify({ requests: list, totals: { ...totals, costWithSubagents: totals.cost + childCost }, subagents: Object.fromEntries(children) }, null, 2);
     };
     ctx.services.provide("session-stats", { render });
     ctx.services.provide("cost-audit", { records: () => records });
@@ -97,9 +103,10 @@ export default definePlugin({
     ctx.commands.register({
       name: "cost",
       description: "tokens, cache use and cost of each request in this session, and why the cache missed",
-      run() {
+      run(_args, agent) {
         const path = sessionPath();
-        const entries: readonly EntryLike[] = path ?? records.map((r) => ({ type: "custom", customType: AUDIT_TYPE, data: r }));
+        const children = agent.state.messages.filter((m) => subagentRunOf(m)).map((message) => ({ type: "message", message }));
+        const entries: readonly EntryLike[] = path ?? [...records.map((r) => ({ type: "custom", customType: AUDIT_TYPE, data: r })), ...children];
         return render(entries, { title: path ? `session ${session()!.id}` : "this run (no session)" });
       },
     });

@@ -5,6 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { definePlugin, Stage, Type, type Static, type ToolCall, type UserMessage } from "../../kernel/index.js";
+import { currentSubagent } from "../../lib/subagent-scope.js";
 
 export const GuardsOptions = Type.Object({
   /** Model calls per run; 0 means no limit. */
@@ -143,7 +144,8 @@ export default definePlugin({
         const repeated = [...failures.entries()].find(([, n]) => n >= o.repeatedFailures.stopAfter);
         if (repeated) return { stop: true, reason: `the same failing call was repeated ${repeated[1]} times: ${repeated[0].slice(0, 200)} (guards repeatedFailures)` };
         if (over && continuing) return { stop: true, reason: over };
-        if (over || continuing || !o.verify || message.stopReason !== "stop") return NO_OPINION;
+        // The done-check is the main agent's: a sub-agent (subagents plugin) finishing is not the run finishing.
+        if (over || continuing || !o.verify || message.stopReason !== "stop" || currentSubagent()) return NO_OPINION;
 
         // The model would stop: the done-gate decides.
         const v = o.verify;

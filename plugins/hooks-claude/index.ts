@@ -13,7 +13,7 @@ import { definePlugin, messageOf, textOf, type Agent, type AgentMessage, type St
 import { claudeToolInput, claudeToolName, claudeToolResponse } from "./mapping.js";
 import { runHook, type HookOutcome } from "./run.js";
 
-export const EVENTS = ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "SessionEnd", "PreCompact"] as const;
+export const EVENTS = ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "SessionEnd", "PreCompact", "SubagentStart", "SubagentStop"] as const;
 export type HookEvent = (typeof EVENTS)[number];
 
 const Handler = Type.Object({
@@ -248,6 +248,24 @@ export default definePlugin({
       const reason = (keep.code === 2 ? keep.stderr.trim() : String(keep.json?.reason ?? "")) || "A Stop hook asked you to continue.";
       return { stop: false, reason: `Stop hook: ${reason}`, followUp: [{ role: "user", content: reason, timestamp: Date.now() }] };
     });
+
+    // SubagentStart / SubagentStop: around each `task` call of the subagents plugin (matchers match the agent type).
+    // Observe only: the child starts after every gate allowed the call, and has finished when SubagentStop runs.
+    if (of("SubagentStart").length) {
+      ctx.tap("tool_call", async (info: ToolCallInfo) => {
+        const type = String(info.args.agent || "general");
+        await fire("SubagentStart", { agent_id: info.call.id, agent_type: type }, [type], info.signal);
+        return PASS;
+      }, { stage: "FALLBACK", tools: ["task"] });
+    }
+    if (of("SubagentStop").length) {
+      ctx.tap("tool_result", async (result: ToolResult, info: ToolCallInfo) => {
+        const type = String(info.args.agent || "general");
+        const child = (result.details as { subagent?: { session?: { file?: string } } } | undefined)?.subagent;
+        await fire("SubagentStop", { agent_id: info.call.id, agent_type: type, agent_transcript_path: child?.session?.file ?? "", stop_hook_active: false }, [type], info.signal);
+        return undefined;
+      }, { tools: ["task"] });
+    }
 
     // PreCompact: observe only; compaction strategies run after.
     if (of("PreCompact").length) {

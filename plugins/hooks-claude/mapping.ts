@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { textOf, type ToolResultMessage } from "../../kernel/index.js";
 
-export const CLAUDE_TOOL_NAMES: Record<string, string> = { bash: "Bash", read: "Read", edit: "Edit", write: "Write", grep: "Grep", find: "Glob", ls: "LS" };
+export const CLAUDE_TOOL_NAMES: Record<string, string> = { bash: "Bash", read: "Read", edit: "Edit", write: "Write", grep: "Grep", find: "Glob", ls: "LS", task: "Task" };
 
 export function claudeToolName(coilName: string): string {
   return CLAUDE_TOOL_NAMES[coilName] ?? coilName;

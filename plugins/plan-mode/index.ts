@@ -18,7 +18,8 @@ export const PlanOptions = Type.Object({
   /** Where plans are written, relative to the working directory. */
   dir: Type.String({ default: ".coil/plans" }),
   /** Tools available in plan mode besides `bash` (limited) and `write_plan`. */
-  readOnlyTools: Type.Array(Type.String(), { default: ["read", "grep", "find", "ls"] }),
+  /** `task` is here because a child goes through the same gates: in plan mode it is read-only too. */
+  readOnlyTools: Type.Array(Type.String(), { default: ["read", "grep", "find", "ls", "task"] }),
   /** Programs a bash command may start with in plan mode. */
   readOnlyCommands: Type.Array(Type.String(), { default: READ_ONLY_COMMANDS }),
 });

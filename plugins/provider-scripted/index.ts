@@ -6,13 +6,15 @@ import { appendFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { Type } from "typebox";
 import { CoilError, definePlugin, messageOf, type ModelInfo, type Provider, type ProviderEvent, type ProviderRequest } from "../../kernel/index.js";
-import { checkReplies, readScriptFile, streamReply, type ScriptStep } from "./script.js";
+import { checkConversations, checkReplies, readScript, streamReply, type ScriptedReply, type ScriptStep } from "./script.js";
 
 export const ScriptedOptions = Type.Object({
   /** A YAML or JSON file of replies, relative to the preset file. `--script` overrides it. */
   script: Type.Optional(Type.String()),
   /** Inline replies (same shape as the file). */
   replies: Type.Optional(Type.Array(Type.Unknown())),
+  /** Inline replies per conversation, keyed by the start of its first user message (as in a script file). */
+  conversations: Type.Optional(Type.Record(Type.String(), Type.Array(Type.Unknown()))),
   /** Append every request as one JSON line to this file. */
   recordTo: Type.Optional(Type.String()),
   /** Characters per streamed delta. */
@@ -48,8 +50,11 @@ export default definePlugin({
 
     const requests: ProviderRequest[] = [];
     const pushed: ScriptStep[] = [];
-    let loaded: { steps: ScriptStep[]; where: string } | undefined;
+    let loaded: { steps: ScriptStep[]; conversations: Record<string, ScriptedReply[]>; where: string } | undefined;
+    /** Requests received (call ids count them), and those of the main conversation (they index `steps`). */
     let next = 0;
+    let mainNext = 0;
+    const conversationNext = new Map<string, number>();
 
     const scriptFile = (): string | undefined => {
       const flag = ctx.flags.get("script");
@@ -59,14 +64,20 @@ export default definePlugin({
     const load = async () => {
       if (loaded) return loaded;
       const file = scriptFile();
-      if (file) loaded = { steps: await readScriptFile(file), where: file };
-      else loaded = { steps: o.replies ? checkReplies(o.replies, "the inline replies") : [], where: o.replies ? "the inline replies" : "the script" };
+      if (file) {
+        const script = await readScript(file);
+        loaded = { steps: script.replies, conversations: script.conversations, where: file };
+      } else {
+        const inline = o.replies || o.conversations;
+        loaded = { steps: o.replies ? checkReplies(o.replies, "the inline replies") : [], conversations: checkConversations({ conversations: o.conversations }, "the inline replies"), where: inline ? "the inline replies" : "the script" };
+      }
       return loaded;
     };
 
     // Inline replies are checked now, a script file before the run starts: a bad script is a
     // configuration error (exit 2), not a failed run.
     if (o.replies) checkReplies(o.replies, "the inline replies");
+    if (o.conversations) checkConversations({ conversations: o.conversations }, "the inline replies");
     ctx.onStart(async () => {
       if (scriptFile()) await load();
     });
@@ -76,7 +87,7 @@ export default definePlugin({
       id: "scripted",
       models: [model],
       resolveModel: (id) => ({ ...model, id }),
-      isConfigured: () => Boolean(scriptFile() || o.replies?.length || pushed.length),
+      isConfigured: () => Boolean(scriptFile() || o.replies?.length || Object.keys(o.conversations ?? {}).length || pushed.length),
       setupHint: "--provider scripted --script replies.yaml  (replays scripted replies; see docs/scripted-provider.md)",
       async *stream(request, signal): AsyncGenerator<ProviderEvent> {
         const index = next++;
@@ -87,13 +98,26 @@ export default definePlugin({
         });
         try {
           if (o.recordTo) appendFileSync(resolve(ctx.baseDir, o.recordTo), JSON.stringify(request) + "\n");
-          const { steps, where } = await load();
-          const step = index < steps.length ? steps[index] : pushed[index - steps.length];
-          if (step === undefined) {
-            const count = steps.length + pushed.length;
-            return yield fail(`script exhausted: request ${index + 1} asked for a reply, but ${where} has ${count} ${count === 1 ? "reply" : "replies"}`);
+          const { steps, conversations, where } = await load();
+          const first = request.messages.find((m) => m.role === "user");
+          const opening = typeof first?.content === "string" ? first.content : (first?.content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("");
+          const key = Object.keys(conversations).filter((k) => opening.startsWith(k)).sort((a, b) => b.length - a.length)[0];
+          let reply: ScriptedReply;
+          if (key !== undefined) {
+            const n = conversationNext.get(key) ?? 0;
+            conversationNext.set(key, n + 1);
+            const list = conversations[key]!;
+            if (n >= list.length) return yield fail(`script exhausted: conversation '${key}' asked for reply ${n + 1}, but ${where} has ${list.length} for it`);
+            reply = list[n]!;
+          } else {
+            const at = mainNext++;
+            const step = at < steps.length ? steps[at] : pushed[at - steps.length];
+            if (step === undefined) {
+              const count = steps.length + pushed.length;
+              return yield fail(`script exhausted: request ${at + 1} asked for a reply, but ${where} has ${count} ${count === 1 ? "reply" : "replies"}`);
+            }
+            reply = typeof step === "function" ? checkReplies([await step(request, at)], `step ${at + 1}`)[0]! : step;
           }
-          const reply = typeof step === "function" ? checkReplies([await step(request, index)], `step ${index + 1}`)[0]! : step;
           yield* streamReply(reply, { provider: "scripted", model: request.model.id, callPrefix: `call_${index + 1}`, chunkSize: o.chunkSize }, signal);
         } catch (cause) {
           yield fail(cause instanceof CoilError ? cause.message : `[plugin provider-scripted] ${messageOf(cause)}`);
@@ -104,7 +128,9 @@ export default definePlugin({
     ctx.services.provide("scripted", {
       requests,
       push: (...steps) => void pushed.push(...steps),
-      remaining: () => Math.max(0, (loaded ? loaded.steps.length : (o.replies?.length ?? 0)) + pushed.length - next),
+      remaining: () =>
+        Math.max(0, (loaded ? loaded.steps.length : (o.replies?.length ?? 0)) + pushed.length - mainNext) +
+        Object.entries(loaded?.conversations ?? {}).reduce((sum, [k, list]) => sum + Math.max(0, list.length - (conversationNext.get(k) ?? 0)), 0),
     } satisfies ScriptedService);
   },
 });

@@ -57,7 +57,8 @@ export type ScriptStep = ScriptedReply | ((request: ProviderRequest, index: numb
 
 /** Check replies against the format; errors name the reply index and the file. */
 export function checkReplies(replies: unknown, where: string): ScriptedReply[] {
-  const list = Array.isArray(replies) ? replies : (replies as { replies?: unknown })?.replies;
+  const obj = replies as { replies?: unknown; conversations?: unknown } | undefined;
+  const list = Array.isArray(replies) ? replies : obj?.replies === undefined && obj?.conversations !== undefined ? [] : obj?.replies;
   if (!Array.isArray(list)) {
     throw new CoilError("CONFIG_INVALID", `script ${where} must be a list of replies, or an object with a 'replies' list`, { plugin: "provider-scripted" });
   }
@@ -84,14 +85,37 @@ export function checkReplies(replies: unknown, where: string): ScriptedReply[] {
   return list as ScriptedReply[];
 }
 
+/**
+ * The `conversations` of a script object: for each key, the replies of the conversations whose first user
+ * message starts with it (a sub-agent's brief, say), in their own order whatever order the requests come in.
+ */
+export function checkConversations(script: unknown, where: string): Record<string, ScriptedReply[]> {
+  const raw = !Array.isArray(script) && script && typeof script === "object" ? (script as { conversations?: unknown }).conversations : undefined;
+  if (raw === undefined) return {};
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
+    throw new CoilError("CONFIG_INVALID", `'conversations' in ${where} must map the start of a conversation's first message to its replies`, { plugin: "provider-scripted" });
+  }
+  return Object.fromEntries(Object.entries(raw).map(([key, list]) => [key, checkReplies(list, `${where}, conversation '${key}'`)]));
+}
+
+/** A script file: the main replies and the per-conversation ones. */
+export async function readScript(file: string): Promise<{ replies: ScriptedReply[]; conversations: Record<string, ScriptedReply[]> }> {
+  const value = await parseScriptFile(file);
+  return { replies: checkReplies(value, file), conversations: checkConversations(value, file) };
+}
+
 export async function readScriptFile(file: string): Promise<ScriptedReply[]> {
+  return checkReplies(await parseScriptFile(file), file);
+}
+
+async function parseScriptFile(file: string): Promise<unknown> {
   let text: string;
   try {
     text = readFileSync(file, "utf8");
   } catch (cause) {
     throw new CoilError("CONFIG_INVALID", `cannot read script ${file}: ${messageOf(cause)}`, { plugin: "provider-scripted", cause });
   }
-  if (file.endsWith(".json")) return checkReplies(JSON.parse(text), file);
+  if (file.endsWith(".json")) return JSON.parse(text);
   const yaml = await import("yaml");
   const parseDocument = yaml.parseDocument ?? (yaml as unknown as { default: typeof yaml }).default.parseDocument; // CJS interop when bundled
   const doc = parseDocument(text, { prettyErrors: true });
@@ -100,7 +124,7 @@ export async function readScriptFile(file: string): Promise<ScriptedReply[]> {
     const pos = e.linePos?.[0];
     throw new CoilError("CONFIG_INVALID", `malformed script: ${e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")}`, { plugin: "provider-scripted", file, line: pos?.line, column: pos?.col });
   }
-  return checkReplies(doc.toJS(), file);
+  return doc.toJS();
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<boolean> {

@@ -4,6 +4,7 @@
  */
 import { FORMAT_VERSION, serialize } from "./format.js";
 import type { SessionStore } from "./store.js";
+import { subagentRunOf } from "../../lib/subagent-usage.js";
 import type { AgentMessage, AssistantMessage, ImageContent, TextContent } from "../../kernel/index.js";
 
 export type ExportFormat = "md" | "html" | "jsonl";
@@ -48,7 +49,9 @@ function transcript(store: SessionStore): Block[] {
       }
       if (a.stopReason === "error" && a.errorMessage) blocks.push({ kind: "note", title: "Error", text: a.errorMessage, error: true });
     } else if (m.role === "toolResult") {
-      blocks.push({ kind: "tool-result", title: `Result: ${m.toolName}${m.isError ? " (error)" : ""}`, text: partsText(m.content), error: m.isError });
+      const child = subagentRunOf(m);
+      const via = child ? ` (${child.agent} sub-agent${child.session?.file ? `, session ${child.session.file}` : ""})` : "";
+      blocks.push({ kind: "tool-result", title: `Result: ${m.toolName}${via}${m.isError ? " (error)" : ""}`, text: partsText(m.content), error: m.isError });
     } else if (m.display) {
       blocks.push({ kind: "note", title: m.customType, text: partsText(m.content) });
     }
@@ -63,7 +66,9 @@ function fence(text: string): string {
 }
 
 function toMarkdown(store: SessionStore, blocks: Block[]): string {
-  const out = [`# ${store.name ?? `Session ${store.id}`}`, "", `- id: \`${store.id}\``, `- directory: \`${store.header.cwd}\``, `- created: ${store.header.timestamp}`, ""];
+  const link = subagentLink(store);
+  const parent = link ? [`- sub-agent (${link.agent}) run by the task call \`${link.toolCallId}\` of session \`${link.id}\` (\`${link.path}\`)`] : [];
+  const out = [`# ${store.name ?? `Session ${store.id}`}`, "", `- id: \`${store.id}\``, `- directory: \`${store.header.cwd}\``, `- created: ${store.header.timestamp}`, ...parent, ""];
   for (const b of blocks) {
     out.push(`## ${b.title}`, "");
     if (b.kind === "user" || b.kind === "assistant" || b.kind === "note") out.push(b.text, "");
@@ -75,8 +80,15 @@ function toMarkdown(store: SessionStore, blocks: Block[]): string {
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
+/** A sub-agent's session: the session and task call that ran it. */
+function subagentLink(store: SessionStore): { agent: string; toolCallId: string; id: string; path: string } | undefined {
+  const link = store.header.parentSession;
+  return link?.toolCallId ? { agent: link.agent ?? "?", toolCallId: link.toolCallId, id: link.id, path: link.path } : undefined;
+}
+
 function toHtml(store: SessionStore, blocks: Block[]): string {
   const title = escapeHtml(store.name ?? `Session ${store.id}`);
+  const link = subagentLink(store);
   const body = blocks
     .map((b) => {
       const pre = b.kind === "tool-call" || b.kind === "tool-result" || b.kind === "thinking";
@@ -101,7 +113,7 @@ section.error { border-color: #d33; }
 </style>
 </head>
 <body>
-<header><h1>${title}</h1><p>id ${escapeHtml(store.id)} · ${escapeHtml(store.header.cwd)} · created ${escapeHtml(store.header.timestamp)}</p></header>
+<header><h1>${title}</h1><p>id ${escapeHtml(store.id)} · ${escapeHtml(store.header.cwd)} · created ${escapeHtml(store.header.timestamp)}</p>${link ? `<p>sub-agent (${escapeHtml(link.agent)}) run by the task call ${escapeHtml(link.toolCallId)} of session ${escapeHtml(link.id)} (${escapeHtml(link.path)})</p>` : ""}</header>
 <main>
 ${body}
 </main>

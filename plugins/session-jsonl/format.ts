@@ -24,8 +24,11 @@ export interface SessionHeader {
   timestamp: string;
   /** Working directory the session belongs to. */
   cwd: string;
-  /** For forks and clones: the session this one was copied from, and the entry it was copied at. */
-  parentSession?: { path: string; id: string; entryId?: string | null };
+  /**
+   * For forks and clones: the session this one was copied from, and the entry it was copied at. For a
+   * sub-agent's conversation: the session whose `task` call (`toolCallId`) ran it, and its agent type.
+   */
+  parentSession?: { path: string; id: string; entryId?: string | null; toolCallId?: string; agent?: string };
   /** Set when this file is a migrated copy of a file written in an older format version. */
   migratedFrom?: number;
 }

@@ -16,6 +16,7 @@ import {
   type ModelRequest,
   type UserMessage,
 } from "../../kernel/index.js";
+import { subagentRunOf, zeroUsage } from "../../lib/subagent-usage.js";
 import { expandHome, listAll, listSessions, resolveSessionRef, sessionsRoot } from "./catalog.js";
 import { exportSession, type ExportFormat } from "./export.js";
 import { nodeOps, type SessionOps } from "./ops.js";
@@ -30,7 +31,7 @@ export { acquireLock, lockOwner, SessionLockedError } from "./lock.js";
 export { SessionStore, SessionWriteError, sessionDirFor, type CompactionInput, type SessionState } from "./store.js";
 export { listSessions, latestSession, type SessionSummary } from "./catalog.js";
 export { exportSession } from "./export.js";
-export type { SessionService, BranchOptions, SessionInfo, Summarizer, CustomMessageInput } from "./service.js";
+export type { SessionService, BranchOptions, SessionInfo, Summarizer, CustomMessageInput, ChildSession } from "./service.js";
 
 export const SessionOptions = Type.Object({
   /** Root folder of the sessions (one sub-folder per working directory). Default `$COIL_HOME/sessions`. */
@@ -123,8 +124,14 @@ interface SessionStatsLike {
 
 /** Token and cost totals of the active branch, when no plugin renders the stats. */
 function basicStats(store: SessionStore, json: boolean): string {
-  const replies = store.path().flatMap((e) => (e.type === "message" && (e.message as AgentMessage).role === "assistant" ? [e.message as AssistantMessage] : []));
-  const sum = (f: (m: AssistantMessage) => number) => replies.reduce((s, m) => s + f(m), 0);
+  // Replies, and the sub-agents' usage their task results carry.
+  const replies = store.path().flatMap((e): Pick<AssistantMessage, "usage">[] => {
+    if (e.type !== "message") return [];
+    const m = e.message as AgentMessage;
+    const child = subagentRunOf(m);
+    return m.role === "assistant" ? [m] : child ? Array.from({ length: child.requests }, (_, i) => ({ usage: i === 0 ? child.usage : zeroUsage() })) : [];
+  });
+  const sum = (f: (m: Pick<AssistantMessage, "usage">) => number) => replies.reduce((s, m) => s + f(m), 0);
   const totals = { requests: replies.length, input: sum((m) => m.usage.input), cacheRead: sum((m) => m.usage.cacheRead), cacheWrite: sum((m) => m.usage.cacheWrite), output: sum((m) => m.usage.output), cost: sum((m) => m.usage.cost?.total ?? 0) };
   if (json) return JSON.stringify({ totals }, null, 2);
   return `session ${store.id}: ${totals.requests} requests, ${totals.input} input, ${totals.cacheRead} cache read, ${totals.cacheWrite} cache write, ${totals.output} output tokens, $${totals.cost.toFixed(4)}`;

@@ -3,7 +3,7 @@
  * plugins (compaction, labels, plugin state) use it; the plugin's event taps feed it every message.
  */
 import { createInterface } from "node:readline";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import {
   CoilError,
   estimateMessageTokens,
@@ -42,6 +42,16 @@ export interface BranchOptions {
   /** Extra instructions for the summariser. */
   instructions?: string;
   signal?: AbortSignal;
+}
+
+/** A sub-agent's session being written (see `createChild`). */
+export interface ChildSession {
+  readonly id: string;
+  /** Undefined when the parent is in memory (`--no-session`). */
+  readonly file: string | undefined;
+  append(message: AgentMessage): void;
+  /** fsync and close the file. */
+  close(): void;
 }
 
 export interface SessionInfo {
@@ -113,6 +123,11 @@ export interface SessionService {
   open(ref: string): SessionInfo;
   /** Start a new, empty session (a front end's /new). */
   newSession(): SessionInfo;
+  /**
+   * A sub-agent's conversation as its own session file in `subagents/` beside this one, its header linking
+   * back here (`parentSession` with the `task` call id). Not the open session: it never changes the agent.
+   */
+  createChild(link: { toolCallId: string; agent: string }): ChildSession;
   /** Sessions of a working directory (default: this one), newest first; `all` lists every directory. */
   list(options?: { cwd?: string; all?: boolean }): SessionSummary[];
   setSummarizer(summarizer: Summarizer | undefined): void;
@@ -600,6 +615,31 @@ export class SessionManager implements SessionService {
     const store = this.store;
     this.switchTo(store.persistent ? this.fresh(this.dirFor(store)) : { store: SessionStore.create(this.ctx.cwd, undefined, { ops: this.ops }) }, NOT_EXECUTED_CRASH);
     return this.info();
+  }
+
+  createChild(link: { toolCallId: string; agent: string }): ChildSession {
+    const parent = this.store;
+    const dir = parent.persistent ? join(this.dirFor(parent), "subagents") : undefined;
+    const store = SessionStore.create(this.ctx.cwd, dir, { ops: this.ops, header: { parentSession: { path: parent.file ?? "(memory)", id: parent.id, toolCallId: link.toolCallId, agent: link.agent } } });
+    const fail = (cause: unknown) => this.ctx.error("SESSION_WRITE_FAILED", `cannot write sub-agent session ${store.file}: ${(cause as Error).message}`, { cause });
+    return {
+      id: store.id,
+      file: store.file,
+      append: (message) => {
+        try {
+          store.appendMessage(message);
+        } catch (cause) {
+          throw fail(cause);
+        }
+      },
+      close: () => {
+        try {
+          store.close();
+        } catch (cause) {
+          throw fail(cause);
+        }
+      },
+    };
   }
 
   list(options: { cwd?: string; all?: boolean } = {}): SessionSummary[] {

@@ -6,6 +6,7 @@
 import { writeFileSync, copyFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { messageOf, textOf, type Agent, type AgentMessage, type PluginContext, type SlashResult } from "../../kernel/index.js";
+import { subagentRunOf } from "../../lib/subagent-usage.js";
 import type { Bridge, EntryLike, PickItem, SessionLike } from "./types.js";
 
 export function oneLine(text: string, max = 60): string {
@@ -24,7 +25,9 @@ function entryText(e: EntryLike): string | undefined {
     const tools = m.content.filter((p) => p.type === "toolCall").map((p) => (p as { name: string }).name);
     return `· ${text || (tools.length ? `[${tools.join(", ")}]` : "(empty)")}`;
   }
-  return undefined; // tool results and custom messages would drown the tree
+  const child = subagentRunOf(m);
+  if (child) return `↳ sub-agent ${child.agent}: ${child.description} (${child.session ? `session ${child.session.id.slice(0, 8)}` : "no session"})`;
+  return undefined; // other tool results and custom messages would drown the tree
 }
 
 /** The session tree as picker rows, in file order, indented by branch depth. */

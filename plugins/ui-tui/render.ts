@@ -4,6 +4,7 @@
  * unit-tested directly and cost nothing at start-up.
  */
 import type { AgentMessage, AssistantMessage, ToolResultMessage, Usage } from "../../kernel/index.js";
+import { subagentRunOf } from "../../lib/subagent-usage.js";
 
 // ───────────── colours (SGR; the TUI resets styles at the end of every line) ─────────────
 const sgr = (open: number, close: number) => (s: string) => `\x1b[${open}m${s}\x1b[${close}m`;
@@ -87,6 +88,8 @@ export function summarizeArgs(tool: string, args: Record<string, unknown>): stri
       return `${str(args.pattern) ?? str(args.glob) ?? ""}${path ? ` in ${path}` : ""}`;
     case "ls":
       return path ?? ".";
+    case "task":
+      return `${str(args.agent) ?? "general"}: ${firstLine(str(args.description) ?? "")}`;
   }
   const parts = Object.entries(args).map(([k, v]) => `${k}=${typeof v === "string" ? JSON.stringify(firstLine(v)) : JSON.stringify(v)}`);
   return parts.join(" ");
@@ -168,12 +171,12 @@ export interface Totals {
   cost: number;
 }
 
-/** Usage summed over every assistant message. */
+/** Usage summed over every assistant message, and the sub-agents' usage their `task` results carry. */
 export function usageTotals(messages: readonly AgentMessage[]): Totals {
   const t: Totals = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0 };
   for (const m of messages) {
-    if (m.role !== "assistant") continue;
-    const u: Usage = m.usage;
+    const u: Usage | undefined = m.role === "assistant" ? m.usage : subagentRunOf(m)?.usage;
+    if (!u) continue;
     t.input += u.input;
     t.output += u.output;
     t.cacheRead += u.cacheRead;
