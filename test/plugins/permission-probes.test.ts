@@ -195,7 +195,10 @@ describe("through the CLI (#13.3, #13.4)", () => {
     stdout
       .split("\n")
       .filter((l) => l.includes('"tool_execution_end"'))
-      .map((l) => textOf(JSON.parse(l).result));
+      .map((l) => JSON.parse(l) as { toolCallId: string; result: Parameters<typeof textOf>[0] })
+      // parallel calls end in any order: put them back in call order
+      .sort((a, b) => a.toolCallId.localeCompare(b.toolCallId))
+      .map((e) => textOf(e.result));
 
   it("safe: /proc/self/environ and the stored keys are denied to every tool; default: their values are redacted", async () => {
     writeFileSync(join(proj, "probe.yaml"), SCRIPT);

@@ -28,12 +28,12 @@ describe("plan mode across runs", () => {
 
     const first = await run("plan.yaml", ["-p", "--plan", "plan the bump"]);
     expect(first.code, first.stderr).toBe(0);
-    expect(tools(requests()[0]!)).toEqual(["bash", "find", "grep", "ls", "read", "write_plan"]);
+    expect(tools(requests()[0]!)).toEqual(["bash", "find", "grep", "ls", "read", "task", "write_plan"]);
 
     // A new process on the same session: still planning (read-only tools).
     const again = await run("look.yaml", ["-c", "-p", "look further"]);
     expect(again.code, again.stderr).toBe(0);
-    expect(tools(requests()[2]!)).toEqual(["bash", "find", "grep", "ls", "read", "write_plan"]);
+    expect(tools(requests()[2]!)).toEqual(["bash", "find", "grep", "ls", "read", "task", "write_plan"]);
 
     const approved = await run("go.yaml", ["-c", "-p", "/plan approve"]);
     expect(approved.code, approved.stderr).toBe(0);
@@ -44,7 +44,7 @@ describe("plan mode across runs", () => {
     const reloaded = await run("next.yaml", ["--session", join(base, "coil-home", "sessions", file!), "-p", "next"]);
     expect(reloaded.code, reloaded.stderr).toBe(0);
     const last = requests().at(-1)!;
-    expect(tools(last)).toEqual(["bash", "edit", "find", "grep", "ls", "read", "write"]);
+    expect(tools(last)).toEqual(["bash", "edit", "find", "grep", "ls", "read", "task", "write"]);
     expect(last.system.find((b) => b.id === "plan")?.text).toContain("- [ ] change app.txt");
   });
 });
