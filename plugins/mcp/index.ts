@@ -80,6 +80,8 @@ export default definePlugin({
       async (request) => {
         if (!manager) return undefined;
         await ready;
+        // A list_changed that arrived during the turn is waited for: its tools belong to the next request.
+        await manager.settled(ctx.options.startupTimeout);
         if (pendingTools.size === 0) return undefined;
         const causes = [...pendingTools].filter(Boolean);
         pendingTools.clear();

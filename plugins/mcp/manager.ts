@@ -51,6 +51,8 @@ export function mcpName(server: string, name: string): string {
 
 export class McpManager {
   private readonly conns = new Map<string, Conn>();
+  /** Tool lists being fetched again after `list_changed`. */
+  private readonly refreshing = new Set<Promise<void>>();
 
   constructor(private readonly o: ManagerOptions) {
     for (const config of o.servers) this.conns.set(config.name, { config, status: "pending", tools: [], prompts: [], stderr: "" });
@@ -83,13 +85,16 @@ export class McpManager {
       c.prompts = caps.prompts ? await this.listPrompts(client) : [];
       c.status = "connected";
       if (caps.tools?.listChanged) {
-        client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-          try {
-            c.tools = await this.listTools(client);
-            this.o.onChange(config.name, "tools", "notifications/tools/list_changed");
-          } catch (error) {
-            this.o.report("warn", `server '${config.name}': could not refresh its tools after list_changed: ${messageOf(error)}`);
-          }
+        client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+          const refresh = this.listTools(client).then(
+            (tools) => {
+              c.tools = tools;
+              this.o.onChange(config.name, "tools", "notifications/tools/list_changed");
+            },
+            (error) => this.o.report("warn", `server '${config.name}': could not refresh its tools after list_changed: ${messageOf(error)}`),
+          );
+          this.refreshing.add(refresh);
+          void refresh.finally(() => this.refreshing.delete(refresh));
         });
       }
       if (caps.prompts?.listChanged) {
@@ -181,6 +186,12 @@ export class McpManager {
     await client?.close().catch(() => undefined);
     await transport?.close().catch(() => undefined);
     if (c.status !== "failed") c.status = "closed";
+  }
+
+  /** Resolves when the tool lists asked for after `list_changed` have arrived (or after `ms`). */
+  async settled(ms: number): Promise<void> {
+    if (this.refreshing.size === 0) return;
+    await withTimeout(Promise.all(this.refreshing), ms, () => "").catch(() => undefined);
   }
 
   /** Close every connection and kill every stdio server's process group. */
