@@ -5,6 +5,7 @@
  * in the session as plugin state; `/cost` and `coil sessions stats <id>` print them (docs/context.md).
  */
 import { Type, definePlugin, type ModelRequest } from "../../kernel/index.js";
+import type {} from "../mcp/api.js";
 import { AUDIT_TYPE, audit, formatReport, recordsFrom, snapshot, type EntryLike, type Snapshot, type TurnAudit } from "./audit.js";
 
 export { audit, snapshot, recordsFrom, formatReport, AUDIT_TYPE, type TurnAudit } from "./audit.js";
@@ -58,7 +59,7 @@ export default definePlugin({
     };
 
     // After every other tap: the hashes describe what the provider really receives.
-    ctx.tap("before_request", (request: ModelRequest) => void (pending = snapshot(request)), { stage: 10_000 });
+    ctx.tap("before_request", (request: ModelRequest) => void (pending = { ...snapshot(request), toolsCause: ctx.services.get("mcp")?.toolsChangedBy() }), { stage: 10_000 });
     ctx.on("compaction", () => void (compacted = true));
     ctx.tap("turn_end", (turn) => {
       const m = turn.message;

@@ -20,6 +20,12 @@ export interface McpService {
   status(): Promise<ServerStatus[]>;
   /** Close and connect one server again; resolves to a one-line outcome. */
   reconnect(name: string): Promise<string>;
+  /**
+   * During a `before_request` (after stage EARLY): what changed the MCP tools for this request, e.g.
+   * `MCP notifications/tools/list_changed from github`; undefined when they did not change. The cost
+   * audit names it as the cause of a cache miss.
+   */
+  toolsChangedBy(): string | undefined;
 }
 
 declare module "../../kernel/plugin.js" {

@@ -38,6 +38,9 @@ export default definePlugin({
     /** Tool changes wait here for the next request, so the tool set is stable within a turn. */
     const pendingTools = new Set<string>();
     let known = new Set<string>();
+    let lastSignature = "[]";
+    /** What changed the tools in the current request (see McpService.toolsChangedBy). */
+    let changedBy: string | undefined;
 
     ctx.subcommands.register({
       name: "mcp",
@@ -61,7 +64,7 @@ export default definePlugin({
         version: version(),
         onChange: (server, what, cause) => {
           if (what === "prompts") return ctx.commands.sync(manager!.promptCommands());
-          pendingTools.add(cause === "connected" ? "" : `${server} (${cause})`);
+          pendingTools.add(cause === "connected" ? "" : `${cause} from ${server}`);
         },
         report: (level, message) => ctx.log[level](message),
       });
@@ -78,6 +81,7 @@ export default definePlugin({
     ctx.tap(
       "before_request",
       async (request) => {
+        changedBy = undefined;
         if (!manager) return undefined;
         await ready;
         // A list_changed that arrived during the turn is waited for: its tools belong to the next request.
@@ -85,13 +89,19 @@ export default definePlugin({
         if (pendingTools.size === 0) return undefined;
         const causes = [...pendingTools].filter(Boolean);
         pendingTools.clear();
-        ctx.tools.sync(manager.toolDefinitions());
-        const names = new Set(ctx.tools.names().filter((n) => n.startsWith("mcp__")));
+        const defs = manager.toolDefinitions();
+        const signature = JSON.stringify(defs.map((t) => [t.name, t.description, t.parameters]));
+        if (signature === lastSignature) return undefined; // nothing really changed: keep the request as it is
+        lastSignature = signature;
+        ctx.tools.sync(defs);
+        const names = new Set(defs.map((t) => t.name));
         const added = [...names].filter((n) => !known.has(n));
         const removed = [...known].filter((n) => !names.has(n));
         known = names;
-        if (causes.length && (added.length || removed.length)) {
-          ctx.log.info(`MCP tools changed by ${causes.join(", ")}: ${[...added.map((n) => `+${n}`), ...removed.map((n) => `-${n}`)].join(" ")}`);
+        if (causes.length) {
+          changedBy = `MCP ${causes.join(", ")}`;
+          const diff = [...added.map((n) => `+${n}`), ...removed.map((n) => `-${n}`)].join(" ");
+          ctx.log.info(`MCP tools changed (${causes.join(", ")})${diff ? `: ${diff}` : ": descriptions or schemas"}`);
         }
         const keep = new Set(request.tools.map((t) => t.name));
         const tools = ctx.tools
@@ -106,11 +116,12 @@ export default definePlugin({
 
     const service: McpService = {
       status: async () => (await ready, manager?.status() ?? []),
+      toolsChangedBy: () => changedBy,
       reconnect: async (name) => {
         if (!manager) return "no MCP servers are configured";
         await ready;
         const outcome = await manager.reconnect(name);
-        pendingTools.add(`${name} (reconnect)`);
+        pendingTools.add(`reconnect of ${name}`);
         return outcome;
       },
     };

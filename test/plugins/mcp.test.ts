@@ -13,6 +13,7 @@ import { Agent, findCommand, PluginHost, type AgentEvent, type ProviderRequest, 
 import { packageRoot } from "../../kernel/boot/paths.js";
 import mcpPlugin, { type McpService } from "../../plugins/mcp/index.js";
 import planMode from "../../plugins/plan-mode/index.js";
+import costAudit, { type CostAuditService } from "../../plugins/cost-audit/index.js";
 import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
 import type { ScriptStep } from "../../plugins/provider-scripted/script.js";
 import { sleep, until } from "../support/harness.js";
@@ -41,7 +42,7 @@ afterAll(() => {
 const io = () => ({ cwd: process.cwd(), env: process.env, stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() });
 
 /** A started host with the mcp plugin (options given) on the scripted provider, in `cwd`. */
-async function start(options: Record<string, unknown>, script: ScriptStep[] = [], more: { cwd?: string; trusted?: boolean; plan?: boolean; mode?: string } = {}) {
+async function start(options: Record<string, unknown>, script: ScriptStep[] = [], more: { cwd?: string; trusted?: boolean; plan?: boolean; mode?: string; costAudit?: boolean } = {}) {
   const cwd = more.cwd ?? tempDir({}, "coil-mcp-");
   process.env.COIL_HOME = join(cwd, ".home");
   const host = new PluginHost({ cwd, projectTrusted: more.trusted ?? false });
@@ -51,6 +52,7 @@ async function start(options: Record<string, unknown>, script: ScriptStep[] = []
   host.install(scriptedPlugin, { chunkSize: 64 });
   host.install(mcpPlugin, options);
   if (more.plan) host.install(planMode, {});
+  if (more.costAudit) host.install(costAudit, {});
   const scripted = host.services.get("scripted") as ScriptedService;
   scripted.push(...script);
   const agent = new Agent(host, { provider: "scripted", model: { id: "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 32_000 } });
@@ -252,13 +254,17 @@ describe("mcp: list_changed", () => {
         return { toolCalls: [{ name: "mcp__fx__fresh", arguments: {} }] };
       },
       { text: "ok" },
-    ]);
+    ], { costAudit: true });
     await t.agent.prompt("go");
     const [first, second] = t.scripted.requests;
     expect(toolNames(first!)).not.toContain("mcp__fx__fresh");
     expect(toolNames(second!)).toContain("mcp__fx__fresh");
     expect(text(t.results()[1]!)).toBe("fresh ran");
-    expect(t.diagnostics().some((d) => /MCP tools changed by fx \(notifications\/tools\/list_changed\): \+mcp__fx__fresh/.test(d.message))).toBe(true);
+    // The cost audit names list_changed as why the tools (and so the prompt cache) changed.
+    const audits = (t.host.services.get("cost-audit") as CostAuditService).records();
+    expect(audits[1]!.reasons).toContain("tools changed (MCP notifications/tools/list_changed from fx)");
+    expect(audits[2]!.reasons).not.toContain(expect.stringMatching(/tools changed/));
+    expect(t.diagnostics().some((d) => /^MCP tools changed \(notifications\/tools\/list_changed from fx\): \+mcp__fx__fresh$/.test(d.message))).toBe(true);
   });
 
   it("with nothing changed, the tools of consecutive requests are identical (prompt prefix stable)", async () => {
