@@ -30,14 +30,14 @@ interface Ran {
   stderr: string;
 }
 
-function coil(cwd: string, home: string, args: string[], o: { nodeArgs?: string[]; env?: Record<string, string>; onStart?: (child: ReturnType<typeof spawn>) => void } = {}): Promise<Ran> {
+function coil(cwd: string, home: string, args: string[], o: { nodeArgs?: string[]; env?: Record<string, string>; stdin?: string; onStart?: (child: ReturnType<typeof spawn>) => void } = {}): Promise<Ran> {
   return new Promise((resolve) => {
     const child = spawn(node, [...(o.nodeArgs ?? []), BIN, ...args], { cwd, env: childEnv({ COIL_HOME: home, ...o.env }), stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.stdin.end();
+    child.stdin.end(o.stdin ?? "");
     o.onStart?.(child);
     child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
@@ -94,6 +94,24 @@ describe("coil with MCP servers", () => {
     // The SDK may drop the last notification when the result overtakes it.
     expect(updates.slice(0, 2)).toEqual(["progress 1/3", "progress 2/3"]);
     expect(events.find((e) => e.type === "tool_execution_end")!.result!.content[0]!.text).toMatch(/Long running operation completed/);
+  }, 30_000);
+
+  it("RPC mode: /mcp answers, the servers' tools run, and list_commands lists the prompts", async () => {
+    const dir = project({ "s.yaml": "- toolCalls:\n    - name: mcp__everything__echo\n      arguments: { message: from rpc }\n- text: done\n" });
+    const home = join(dir, "home");
+    mkdirSync(home);
+    writeFileSync(join(home, "mcp.json"), JSON.stringify({ mcpServers: { everything: { command: node, args: [EVERYTHING] } } }));
+    const lines = [
+      { id: 1, type: "prompt", message: "/mcp" },
+      { id: 2, type: "list_commands" },
+      { id: 3, type: "prompt", message: "go" },
+    ];
+    const r = await coil(dir, home, ["--plugin", "ui-rpc", "--provider", "scripted", "--script", "s.yaml", "--mode", "rpc", "-"], { stdin: lines.map((l) => JSON.stringify(l)).join("\n") + "\n" });
+    const out = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; id?: number; data?: { output?: string; commands?: { name: string }[] }; event?: { type: string; result?: { content: { text: string }[] } } });
+    expect(out.find((o) => o.id === 1)!.data!.output).toMatch(/everything {2}connected {2}stdio/);
+    expect(out.find((o) => o.id === 2)!.data!.commands!.map((c) => c.name)).toEqual(expect.arrayContaining(["mcp", "mcp__everything__args-prompt"]));
+    const end = out.find((o) => o.type === "event" && o.event!.type === "tool_execution_end")!;
+    expect(end.event!.result!.content[0]!.text).toBe("Echo: from rpc");
   }, 30_000);
 
   it("a run with no servers never imports the MCP SDK; a run with one does", async () => {
