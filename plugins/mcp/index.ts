@@ -7,11 +7,12 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { coilHome, definePlugin, packageRoot, Stage, Type, type Static } from "../../kernel/index.js";
+import { coilHome, definePlugin, packageRoot, Stage, Type, type Static, type ToolSpec } from "../../kernel/index.js";
 import type { McpService, ServerStatus } from "./api.js";
 import { mcpCommand, USAGE } from "./cli.js";
 import { formatProblem, loadServers } from "./config.js";
 import type { McpManager } from "./manager.js";
+import { Mentions } from "./mentions.js";
 
 export type { McpService, ServerStatus } from "./api.js";
 
@@ -77,7 +78,9 @@ export default definePlugin({
       await manager?.closeAll();
     });
 
-    // At each request (a turn boundary), take in tool lists that changed since the last one.
+    // At each request (a turn boundary), take in tool lists that changed since the last one, and attach
+    // resources that user messages mention as `@server:uri`.
+    let mentions: Mentions | undefined;
     ctx.tap(
       "before_request",
       async (request) => {
@@ -86,33 +89,44 @@ export default definePlugin({
         await ready;
         // A list_changed that arrived during the turn is waited for: its tools belong to the next request.
         await manager.settled(ctx.options.startupTimeout);
-        if (pendingTools.size === 0) return undefined;
-        const causes = [...pendingTools].filter(Boolean);
-        pendingTools.clear();
-        const defs = manager.toolDefinitions();
-        const signature = JSON.stringify(defs.map((t) => [t.name, t.description, t.parameters]));
-        if (signature === lastSignature) return undefined; // nothing really changed: keep the request as it is
-        lastSignature = signature;
-        ctx.tools.sync(defs);
-        const names = new Set(defs.map((t) => t.name));
-        const added = [...names].filter((n) => !known.has(n));
-        const removed = [...known].filter((n) => !names.has(n));
-        known = names;
-        if (causes.length) {
-          changedBy = `MCP ${causes.join(", ")}`;
-          const diff = [...added.map((n) => `+${n}`), ...removed.map((n) => `-${n}`)].join(" ");
-          ctx.log.info(`MCP tools changed (${causes.join(", ")})${diff ? `: ${diff}` : ": descriptions or schemas"}`);
-        }
-        const keep = new Set(request.tools.map((t) => t.name));
-        const tools = ctx.tools
-          .names()
-          .filter((n) => keep.has(n) || names.has(n))
-          .map((n) => ctx.tools.get(n)!)
-          .map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
-        return { ...request, tools };
+        let next = request;
+        const tools = pendingTools.size > 0 ? syncTools(manager, request.tools.map((t) => t.name)) : undefined;
+        if (tools) next = { ...next, tools };
+        const m = manager;
+        mentions ??= new Mentions(() => m.servers(), (server, uri) => m.mention(server, uri));
+        const messages = await mentions.expand(next.messages);
+        if (messages !== next.messages) next = { ...next, messages };
+        return next === request ? undefined : next;
       },
       { stage: Stage.EARLY },
     );
+
+    /** Sync the servers' tools into the registry; the request's new tool list, or undefined when nothing changed. */
+    function syncTools(m: McpManager, requested: readonly string[]): ToolSpec[] | undefined {
+      const causes = [...pendingTools].filter(Boolean);
+      pendingTools.clear();
+      const defs = m.toolDefinitions();
+      const signature = JSON.stringify(defs.map((t) => [t.name, t.description, t.parameters]));
+      if (signature === lastSignature) return undefined; // nothing really changed: keep the request as it is
+      lastSignature = signature;
+      ctx.tools.sync(defs);
+      const names = new Set(defs.map((t) => t.name));
+      const added = [...names].filter((n) => !known.has(n));
+      const removed = [...known].filter((n) => !names.has(n));
+      known = names;
+      if (causes.length) {
+        changedBy = `MCP ${causes.join(", ")}`;
+        const diff = [...added.map((n) => `+${n}`), ...removed.map((n) => `-${n}`)].join(" ");
+        ctx.log.info(`MCP tools changed (${causes.join(", ")})${diff ? `: ${diff}` : ": descriptions or schemas"}`);
+      }
+      // Registry order, minus what an earlier tap removed from the request.
+      const keep = new Set(requested);
+      return ctx.tools
+        .names()
+        .filter((n) => keep.has(n) || names.has(n))
+        .map((n) => ctx.tools.get(n)!)
+        .map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+    }
 
     const service: McpService = {
       status: async () => (await ready, manager?.status() ?? []),

@@ -145,6 +145,27 @@ describe("mcp: tools from a stdio server (server-everything)", () => {
     expect(text(read!)).toMatch(/^\[resource demo:\/\/resource\/static\/document\/architecture\.md \(text\/markdown\)\]\n#/);
   });
 
+  it("@server:uri in a user message attaches the resource to the request, once, the same bytes every request", async () => {
+    const uri = "demo://resource/static/document/architecture.md";
+    const t = await start({ servers: { everything } }, [{ toolCalls: [{ name: "mcp__everything__echo", arguments: { message: "x" } }] }, { text: "ok" }]);
+    await t.agent.prompt(`summarise @everything:${uri}, and @nobody:demo://x too`);
+    const [a, b] = t.scripted.requests;
+    const sent = a!.messages[0]! as { content: { type: string; text?: string }[] };
+    expect(sent.content[0]).toEqual({ type: "text", text: `summarise @everything:${uri}, and @nobody:demo://x too` });
+    expect(sent.content[1]!.text).toMatch(new RegExp(`^\\[resource ${uri.replace(/[./]/g, "\\$&")} \\(text/markdown\\)\\]\n#`));
+    expect(sent.content).toHaveLength(2); // 'nobody' is not a server: left as text
+    expect(JSON.stringify(b!.messages[0])).toBe(JSON.stringify(a!.messages[0]));
+    // history keeps what the user typed
+    expect(t.agent.state.messages[0]).toMatchObject({ role: "user", content: `summarise @everything:${uri}, and @nobody:demo://x too` });
+  });
+
+  it("an unreadable @server:uri says so in the message instead of failing the request", async () => {
+    const t = await start({ servers: { everything } }, [{ text: "ok" }]);
+    await t.agent.prompt("look at @everything:demo://resource/missing/thing");
+    const sent = t.scripted.requests[0]!.messages[0]! as { content: { text?: string }[] };
+    expect(sent.content[1]!.text).toMatch(/^\[could not read @everything:demo:\/\/resource\/missing\/thing: /);
+  });
+
   it("server prompts are slash commands /mcp__<server>__<prompt> whose text becomes the user's turn", async () => {
     const t = await start({ servers: { everything } });
     const found = findCommand(t.host, "/mcp__everything__args-prompt city=Paris state=Texas");
