@@ -179,8 +179,8 @@ function formatStatus(list: readonly ServerStatus[], problems: string[], untrust
   if (list.length === 0) lines.push("No MCP servers configured. Add one: coil mcp add <name> -- <command...>  (docs/mcp.md)");
   else lines.push(`MCP servers (${list.length}):`);
   for (const s of list) {
-    const counts = s.status === "connected" ? `${s.tools.length} tools, ${s.prompts.length} prompts` : s.status;
-    lines.push(`  ${s.name}  ${s.status === "connected" ? "connected" : s.status}  ${s.transport}  ${counts}  (${s.source})`);
+    const counts = s.status === "connected" ? `  ${s.tools.length} tools, ${s.prompts.length} prompts` : "";
+    lines.push(`  ${s.name}  ${s.status}  ${s.transport}${counts}  (${s.source})`);
     if (s.error) lines.push(`    last error: ${s.error.split("\n")[0]}`);
   }
   for (const p of problems) lines.push(`  config problem: ${p}`);

@@ -84,6 +84,13 @@ export class McpManager {
       c.tools = caps.tools ? await this.listTools(client) : [];
       c.prompts = caps.prompts ? await this.listPrompts(client) : [];
       c.status = "connected";
+      client.onclose = () => {
+        if (c.client !== client || c.status !== "connected") return; // closed by us
+        c.status = "failed";
+        const tail = c.stderr.trim() && config.transport.type === "stdio" ? `; its last stderr line: ${c.stderr.trim().split("\n").at(-1)} (log: ${this.logFile(config.name)})` : "";
+        c.error = `the ${config.transport.type === "stdio" ? "server exited" : "connection closed"} during the session${tail}`;
+        this.o.report("error", `MCP server '${config.name}' stopped: ${c.error}. Its tools fail until /mcp reconnect ${config.name}.`);
+      };
       if (caps.tools?.listChanged) {
         client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
           const refresh = this.listTools(client).then(
@@ -108,7 +115,7 @@ export class McpManager {
     } catch (error) {
       await this.disconnect(c);
       c.status = "failed";
-      const tail = c.stderr.trim() ? `\n  stderr (last lines; full log ${this.logFile(config.name)}):\n${c.stderr.trim().split("\n").slice(-10).map((l) => `    ${l}`).join("\n")}` : "";
+      const tail = c.stderr.trim() && config.transport.type === "stdio" ? `\n  stderr (last lines; full log ${this.logFile(config.name)}):\n${c.stderr.trim().split("\n").slice(-10).map((l) => `    ${l}`).join("\n")}` : "";
       c.error = `${describeError(error)}`;
       this.o.report("error", `MCP server '${config.name}' (${config.source}) is not available: ${c.error}${tail}`);
     }
@@ -137,22 +144,27 @@ export class McpManager {
     }
     const url = new URL(t.url);
     const requestInit = { headers: t.headers };
-    if (t.type === "http") {
+    const sse = async () => {
+      c.transport = new SSEClientTransport(url, { requestInit, eventSourceInit: { fetch: (u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...t.headers } }) } });
+      c.client = client();
+      c.transportUsed = "sse";
+      await c.client.connect(c.transport);
+    };
+    if (t.type === "sse") return sse();
+    try {
+      c.transport = new StreamableHTTPClientTransport(url, { requestInit });
+      c.client = client();
+      c.transportUsed = "http";
+      await c.client.connect(c.transport);
+    } catch (streamable) {
+      await c.client?.close().catch(() => undefined);
       try {
-        c.transport = new StreamableHTTPClientTransport(url, { requestInit });
-        c.client = client();
+        await sse();
+      } catch (legacy) {
         c.transportUsed = "http";
-        await c.client.connect(c.transport);
-        return;
-      } catch (error) {
-        await c.client?.close().catch(() => undefined);
-        c.stderr += `Streamable HTTP failed (${messageOf(error)}); trying the SSE transport\n`;
+        throw new Error(`Streamable HTTP failed (${describeError(streamable)}), and so did the legacy SSE transport (${describeError(legacy)})`);
       }
     }
-    c.transport = new SSEClientTransport(url, { requestInit, eventSourceInit: { fetch: (u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...t.headers } }) } });
-    c.client = client();
-    c.transportUsed = "sse";
-    await c.client.connect(c.transport);
   }
 
   private async listTools(client: Client): Promise<Tool[]> {

@@ -4,12 +4,14 @@
  * to a log file, never to the terminal. Framing reuses the SDK's newline-delimited JSON-RPC helpers.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { appendFileSync, mkdirSync } from "node:fs";
+import { appendFileSync, mkdirSync, renameSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { StdioServer } from "./config.js";
+
+const LOG_LIMIT = 1024 * 1024;
 
 /** Process group ids of running servers, killed on exit and on a terminating signal. */
 const groups = new Set<number>();
@@ -76,6 +78,12 @@ export class GroupStdioTransport implements Transport {
   start(): Promise<void> {
     const { server, options } = this;
     mkdirSync(dirname(options.logFile), { recursive: true });
+    try {
+      // Keep one older log beside the current one, not an ever-growing file.
+      if (statSync(options.logFile).size > LOG_LIMIT) renameSync(options.logFile, `${options.logFile}.1`);
+    } catch {
+      // no log yet
+    }
     const log = (text: string) => {
       try {
         appendFileSync(options.logFile, text);

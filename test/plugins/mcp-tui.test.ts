@@ -46,7 +46,7 @@ describe.skipIf(!hasTmux)("mcp in the TUI", () => {
     await t.waitFor(READY);
     t.type("/mcp");
     t.keys("Enter");
-    const status = await t.waitFor(/fx {2}connected {2}stdio {2}5 tools, 0 prompts/);
+    const status = await t.waitFor(/fx {2}connected {2}stdio {2}6 tools, 0 prompts/);
     expect(status).not.toContain("fixture server: started");
     t.type("use the tool");
     t.keys("Enter");

@@ -265,6 +265,32 @@ describe("mcp: calls, progress, abort and concurrency", () => {
   });
 });
 
+describe("mcp: a server that stops during the session", () => {
+  it("is reported once; its tools fail with a message naming /mcp reconnect, which brings it back", async () => {
+    const markers = tempDir();
+    const t = await start({ servers: { fx: { command: node, args: [join(FIXTURES, "server.mjs"), markers] } } }, [
+      { toolCalls: [{ name: "mcp__fx__crash", arguments: {} }] },
+      async () => {
+        await until(() => t.diagnostics().some((d) => d.message.includes("stopped")), 5000);
+        return { toolCalls: [{ name: "mcp__fx__sleep", arguments: { ms: 1 } }] };
+      },
+      { text: "ok" },
+      { toolCalls: [{ name: "mcp__fx__sleep", arguments: { ms: 2 } }] },
+      { text: "ok again" },
+    ]);
+    await t.agent.prompt("go");
+    const stopped = t.diagnostics().filter((d) => d.message.includes("stopped"));
+    expect(stopped).toHaveLength(1);
+    expect(stopped[0]!.message).toMatch(/^MCP server 'fx' stopped: the server exited during the session; its last stderr line: fixture server: crashing now \(log: .*fx\.log\)\. Its tools fail until \/mcp reconnect fx\.$/);
+    const failed = t.results()[1]!;
+    expect(failed.isError).toBe(true);
+    expect(text(failed)).toMatch(/the MCP server 'fx' is not connected \(the server exited during the session.*\); the user can try \/mcp reconnect fx/);
+    expect(await findCommand(t.host, "/mcp reconnect fx")!.command.run("reconnect fx", t.agent)).toBe("fx: reconnected, 6 tools, 0 prompts");
+    await t.agent.prompt("again");
+    expect(text(t.results()[2]!)).toBe("slept 2");
+  });
+});
+
 describe("mcp: list_changed", () => {
   it("a changed tool list is taken in at the next request, not mid-turn, and is reported", async () => {
     const markers = tempDir();
