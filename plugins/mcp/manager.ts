@@ -88,7 +88,8 @@ export class McpManager {
         if (c.client !== client || c.status !== "connected") return; // closed by us
         c.status = "failed";
         const tail = c.stderr.trim() && config.transport.type === "stdio" ? `; its last stderr line: ${c.stderr.trim().split("\n").at(-1)} (log: ${this.logFile(config.name)})` : "";
-        c.error = `the ${config.transport.type === "stdio" ? "server exited" : "connection closed"} during the session${tail}`;
+        const ended = c.transport instanceof GroupStdioTransport ? c.transport.ended : undefined;
+        c.error = `the ${config.transport.type === "stdio" ? `server ${ended ?? "exited"}` : "connection closed"} during the session${tail}`;
         this.o.report("error", `MCP server '${config.name}' stopped: ${c.error}. Its tools fail until /mcp reconnect ${config.name}.`);
       };
       if (caps.tools?.listChanged) {
@@ -113,10 +114,11 @@ export class McpManager {
       this.o.onChange(config.name, "tools", "connected");
       this.o.onChange(config.name, "prompts", "connected");
     } catch (error) {
+      const ended = c.transport instanceof GroupStdioTransport ? c.transport.ended : undefined;
       await this.disconnect(c);
       c.status = "failed";
       const tail = c.stderr.trim() && config.transport.type === "stdio" ? `\n  stderr (last lines; full log ${this.logFile(config.name)}):\n${c.stderr.trim().split("\n").slice(-10).map((l) => `    ${l}`).join("\n")}` : "";
-      c.error = `${describeError(error)}`;
+      c.error = ended && /Connection closed/i.test(messageOf(error)) ? `the server ${ended} during start-up; see its stderr` : describeError(error);
       this.o.report("error", `MCP server '${config.name}' (${config.source}) is not available: ${c.error}${tail}`);
     }
   }
@@ -352,9 +354,11 @@ function promptInput(messages: { role: string; content: { type: string } }[]): P
 }
 
 function describeError(error: unknown): string {
-  const text = messageOf(error);
-  if (/ECONNREFUSED/.test(text)) return `connection refused (${text})`;
-  if (/Connection closed/i.test(text)) return `the server closed the connection during start-up (${text}); see its stderr`;
+  let text = messageOf(error);
+  // fetch() hides the reason (ECONNREFUSED, a DNS failure) in its cause.
+  const cause = (error as { cause?: unknown })?.cause;
+  if (cause instanceof Error && !text.includes(cause.message)) text = `${text}: ${cause.message}`;
+  if (/Connection closed/i.test(text) && !/during start-up/.test(text)) return `the server closed the connection during start-up (${text}); see its stderr`;
   return text;
 }
 

@@ -65,6 +65,8 @@ export class GroupStdioTransport implements Transport {
   private child?: ChildProcess;
   private readonly buffer = new ReadBuffer();
   private exited?: Promise<void>;
+  /** `exited with code 3` or `was killed by SIGKILL`, once the process has ended. */
+  ended?: string;
 
   constructor(
     private readonly server: StdioServer,
@@ -112,7 +114,8 @@ export class GroupStdioTransport implements Transport {
         resolveStart();
       });
       child.once("exit", (code, signal) => {
-        log(`--- exited (${signal ?? `code ${code}`})\n`);
+        this.ended = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+        log(`--- ${this.ended}\n`);
         if (child.pid) {
           killGroup(child.pid, "SIGKILL"); // children it left behind
           groups.delete(child.pid);

@@ -281,10 +281,10 @@ describe("mcp: a server that stops during the session", () => {
     await t.agent.prompt("go");
     const stopped = t.diagnostics().filter((d) => d.message.includes("stopped"));
     expect(stopped).toHaveLength(1);
-    expect(stopped[0]!.message).toMatch(/^MCP server 'fx' stopped: the server exited during the session; its last stderr line: fixture server: crashing now \(log: .*fx\.log\)\. Its tools fail until \/mcp reconnect fx\.$/);
+    expect(stopped[0]!.message).toMatch(/^MCP server 'fx' stopped: the server exited with code 7 during the session; its last stderr line: fixture server: crashing now \(log: .*fx\.log\)\. Its tools fail until \/mcp reconnect fx\.$/);
     const failed = t.results()[1]!;
     expect(failed.isError).toBe(true);
-    expect(text(failed)).toMatch(/the MCP server 'fx' is not connected \(the server exited during the session.*\); the user can try \/mcp reconnect fx/);
+    expect(text(failed)).toMatch(/the MCP server 'fx' is not connected \(the server exited with code 7 during the session.*\); the user can try \/mcp reconnect fx/);
     expect(await findCommand(t.host, "/mcp reconnect fx")!.command.run("reconnect fx", t.agent)).toBe("fx: reconnected, 6 tools, 0 prompts");
     await t.agent.prompt("again");
     expect(text(t.results()[2]!)).toBe("slept 2");
@@ -350,7 +350,7 @@ describe("mcp: start-up failures", () => {
     const reports = t.diagnostics().filter((d) => d.message.includes("'broken'"));
     expect(reports).toHaveLength(1);
     expect(reports[0]!.level).toBe("error");
-    expect(reports[0]!.message).toMatch(/MCP server 'broken' \(preset\) is not available/);
+    expect(reports[0]!.message).toMatch(/^MCP server 'broken' \(preset\) is not available: the server exited with code 3 during start-up; see its stderr\n/);
     expect(reports[0]!.message).toContain("fatal: GITHUB_TOKEN is not set");
     expect(text(t.results()[0]!)).toBe("Echo: still here");
     // stderr went to the log file under $COIL_HOME
@@ -367,6 +367,14 @@ describe("mcp: start-up failures", () => {
     const child = Number(readFileSync(pidFile, "utf8"));
     expect(child).toBeGreaterThan(0);
     await until(() => !alive(child), 3000);
+  });
+
+  it("an unreachable http server is reported with both transports' errors", async () => {
+    const port = await freePort();
+    const t = await start({ servers: { gone: { type: "http", url: `http://127.0.0.1:${port}/mcp` } } });
+    expect(t.diagnostics().find((d) => d.message.includes("'gone'"))?.message).toBe(
+      `MCP server 'gone' (preset) is not available: Streamable HTTP failed (fetch failed: connect ECONNREFUSED 127.0.0.1:${port}), and so did the legacy SSE transport (SSE error: TypeError: fetch failed: connect ECONNREFUSED 127.0.0.1:${port})`,
+    );
   });
 
   it("a wrong command is reported with the command's name", async () => {
