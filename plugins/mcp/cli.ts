@@ -4,7 +4,7 @@
  */
 import { join } from "node:path";
 import type { CliStreams } from "../../kernel/index.js";
-import { checkServer, formatProblem, projectFiles, readConfigFile, readRaw, userFile, writeRaw, type ConfigSources } from "./config.js";
+import { checkServer, formatProblem, loadServers, readRaw, userFile, writeRaw, type ConfigSources } from "./config.js";
 
 export const USAGE = `coil mcp list [--json]
 coil mcp get <name>
@@ -24,10 +24,12 @@ export function mcpCommand(argv: string[], io: CliStreams, sources: Omit<ConfigS
   const values = (flag: string) => opts.flatMap((a, i) => (a === flag && opts[i + 1] !== undefined ? [opts[i + 1]!] : []));
   const positional = opts.filter((a, i) => !a.startsWith("--") && !["--env", "--url", "--header", "--transport"].includes(opts[i - 1] ?? ""));
   const name = positional[0];
+  // Variables stay unexpanded: listing must not print secrets.
+  const configured = () => loadServers({ ...sources, cwd: io.cwd, env: io.env }, { expand: false });
   try {
     switch (verb) {
       case "list": {
-        const { servers, problems, untrusted } = loadServersRaw(sources, io.cwd);
+        const { servers, problems, untrusted } = configured();
         if (opts.includes("--json")) return out(JSON.stringify({ servers, problems, untrusted }, null, 2)), 0;
         if (servers.length === 0) out(`no MCP servers configured; add one: coil mcp add <name> -- <command...>  (see docs/mcp.md)`);
         for (const s of servers) out(`${s.name}  ${s.transport.type}  ${s.transport.type === "stdio" ? [s.transport.command, ...s.transport.args].join(" ") : s.transport.url}  (${s.source})`);
@@ -37,7 +39,7 @@ export function mcpCommand(argv: string[], io: CliStreams, sources: Omit<ConfigS
       }
       case "get": {
         if (!name) return fail("usage: coil mcp get <name>");
-        const s = loadServersRaw(sources, io.cwd).servers.find((x) => x.name === name);
+        const s = configured().servers.find((x) => x.name === name);
         if (!s) return fail(`no MCP server named '${name}' (coil mcp list shows them)`);
         out(JSON.stringify(s, null, 2));
         return 0;
@@ -83,23 +85,4 @@ export function mcpCommand(argv: string[], io: CliStreams, sources: Omit<ConfigS
   } catch (error) {
     return fail(`${(error as Error).message}`);
   }
-}
-
-/** Servers as configured (variables not expanded, so secrets are not printed). */
-function loadServersRaw(sources: Omit<ConfigSources, "cwd" | "env">, cwd: string) {
-  const files = [userFile(sources.home), ...(sources.trusted ? projectFiles(cwd) : [])];
-  const byName = new Map<string, { name: string; source: string; transport: ReturnType<typeof readConfigFile>["servers"][number]["transport"] }>();
-  const problems: ReturnType<typeof readConfigFile>["problems"] = [];
-  for (const [n, raw] of Object.entries(sources.preset)) {
-    const c = checkServer(raw, `servers.${n}`);
-    if (c.entry) byName.set(n, { name: n, source: "preset", transport: c.entry.transport });
-  }
-  for (const f of files) {
-    const r = readConfigFile(f);
-    problems.push(...r.problems);
-    for (const s of r.servers) byName.set(s.name, { name: s.name, source: s.source, transport: s.transport });
-    for (const d of r.disabled) byName.delete(d);
-  }
-  const untrusted = sources.trusted ? [] : projectFiles(cwd).filter((f) => readConfigFile(f).servers.length || readConfigFile(f).problems.length);
-  return { servers: [...byName.values()], problems, untrusted };
 }

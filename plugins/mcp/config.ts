@@ -184,9 +184,10 @@ export const projectFiles = (cwd: string) => [join(cwd, ".coil", "mcp.json"), jo
 
 /**
  * Every configured server, later sources overriding earlier ones by name: preset → `$COIL_HOME/mcp.json`
- * → `.coil/mcp.json` → `.mcp.json` (the project files only when the project is trusted).
+ * → `.coil/mcp.json` → `.mcp.json` (the project files only when the project is trusted). With
+ * `expand: false`, `${VAR}` references stay as written (for showing the configuration without secrets).
  */
-export function loadServers(src: ConfigSources): { servers: ServerConfig[]; problems: ConfigProblem[]; untrusted: string[] } {
+export function loadServers(src: ConfigSources, o: { expand?: boolean } = {}): { servers: ServerConfig[]; problems: ConfigProblem[]; untrusted: string[] } {
   const byName = new Map<string, ServerConfig>();
   const problems: ConfigProblem[] = [];
   for (const [name, raw] of Object.entries(src.preset)) {
@@ -204,6 +205,10 @@ export function loadServers(src: ConfigSources): { servers: ServerConfig[]; prob
   }
   const servers: ServerConfig[] = [];
   for (const s of byName.values()) {
+    if (o.expand === false) {
+      servers.push(s);
+      continue;
+    }
     const expanded = expandServer(s, src.env, (key, message) => problems.push({ file: s.source === "preset" ? "preset option mcp" : s.source, key: s.source === "preset" ? `servers.${key}` : `mcpServers.${key}`, message }));
     if (expanded) servers.push(expanded);
   }

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { coilHome, definePlugin, packageRoot, Stage, Type, type Static, type ToolSpec } from "../../kernel/index.js";
 import type { McpService, ServerStatus } from "./api.js";
-import { mcpCommand, USAGE } from "./cli.js";
+import { mcpCommand } from "./cli.js";
 import { formatProblem, loadServers } from "./config.js";
 import type { McpManager } from "./manager.js";
 import { Mentions } from "./mentions.js";
@@ -197,5 +197,3 @@ function version(): string {
     return "0.0.0";
   }
 }
-
-export { USAGE };

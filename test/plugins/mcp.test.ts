@@ -398,6 +398,20 @@ describe("mcp: configuration files", () => {
     }
   });
 
+  it("expands ${VAR} in url and headers; an unset variable without a default keeps that server from starting", async () => {
+    const dir = tempDir({}, "coil-mcp-project-");
+    writeFileSync(
+      join(dir, ".mcp.json"),
+      JSON.stringify({ mcpServers: { api: { type: "http", url: "https://${MCP_TEST_HOST:-mcp.example.com}/mcp", headers: { Authorization: "Bearer ${MCP_TEST_TOKEN}" } }, bad: { command: "${MCP_TEST_UNSET}" } } }),
+    );
+    const { loadServers } = await import("../../plugins/mcp/config.js");
+    const loaded = loadServers({ preset: {}, home: join(dir, "home"), cwd: dir, trusted: true, env: { MCP_TEST_TOKEN: "s3cret" } });
+    expect(loaded.servers).toEqual([{ name: "api", source: join(dir, ".mcp.json"), transport: { type: "http", url: "https://mcp.example.com/mcp", headers: { Authorization: "Bearer s3cret" } } }]);
+    expect(loaded.problems).toEqual([
+      { file: join(dir, ".mcp.json"), key: "mcpServers.bad", message: "environment variable ${MCP_TEST_UNSET} not set (use ${NAME:-default} for a default); server 'bad' is not started" },
+    ]);
+  });
+
   it("an untrusted project's .mcp.json starts nothing and says why", async () => {
     const dir = tempDir({}, "coil-mcp-project-");
     const marker = join(dir, "started.txt");
