@@ -64,7 +64,14 @@ export default definePlugin({
         toolTimeout: ctx.options.toolTimeout,
         version: version(),
         onChange: (server, what, cause) => {
-          if (what === "prompts") return ctx.commands.sync(manager!.promptCommands());
+          if (what === "prompts") {
+            try {
+              ctx.commands.sync(manager!.promptCommands());
+            } catch (error) {
+              ctx.log.error(`prompts of MCP server '${server}' are not commands: ${(error as Error).message}`);
+            }
+            return;
+          }
           pendingTools.add(cause === "connected" ? "" : `${cause} from ${server}`);
         },
         report: (level, message) => ctx.log[level](message),
