@@ -13,6 +13,7 @@ import { Agent, findCommand, PluginHost, type AgentEvent, type ProviderRequest, 
 import { packageRoot } from "../../kernel/boot/paths.js";
 import mcpPlugin, { type McpService } from "../../plugins/mcp/index.js";
 import planMode from "../../plugins/plan-mode/index.js";
+import permissionGate from "../../plugins/permission-gate/index.js";
 import costAudit, { type CostAuditService } from "../../plugins/cost-audit/index.js";
 import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
 import type { ScriptStep } from "../../plugins/provider-scripted/script.js";
@@ -42,7 +43,7 @@ afterAll(() => {
 const io = () => ({ cwd: process.cwd(), env: process.env, stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() });
 
 /** A started host with the mcp plugin (options given) on the scripted provider, in `cwd`. */
-async function start(options: Record<string, unknown>, script: ScriptStep[] = [], more: { cwd?: string; trusted?: boolean; plan?: boolean; mode?: string; costAudit?: boolean } = {}) {
+async function start(options: Record<string, unknown>, script: ScriptStep[] = [], more: { cwd?: string; trusted?: boolean; plan?: boolean; mode?: string; costAudit?: boolean; gate?: Record<string, unknown> } = {}) {
   const cwd = more.cwd ?? tempDir({}, "coil-mcp-");
   process.env.COIL_HOME = join(cwd, ".home");
   const host = new PluginHost({ cwd, projectTrusted: more.trusted ?? false });
@@ -53,6 +54,7 @@ async function start(options: Record<string, unknown>, script: ScriptStep[] = []
   host.install(mcpPlugin, options);
   if (more.plan) host.install(planMode, {});
   if (more.costAudit) host.install(costAudit, {});
+  if (more.gate) host.install(permissionGate, more.gate);
   const scripted = host.services.get("scripted") as ScriptedService;
   scripted.push(...script);
   const agent = new Agent(host, { provider: "scripted", model: { id: "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 32_000 } });
@@ -357,16 +359,23 @@ describe("mcp: start-up failures", () => {
     expect(readFileSync(join(process.env.COIL_HOME!, "logs", "mcp", "broken.log"), "utf8")).toContain("fatal: GITHUB_TOKEN is not set");
   });
 
-  it("a server that never answers initialize times out after startupTimeout, and its process tree is killed", async () => {
-    const pidFile = join(tempDir(), "child.pid");
+  it("servers that never answer initialize time out after startupTimeout, in parallel, and their process trees are killed", async () => {
+    const pidFiles = [join(tempDir(), "child.pid"), join(tempDir(), "child.pid")];
     const t0 = Date.now();
-    const t = await start({ startupTimeout: 600, servers: { mute: { command: node, args: [join(FIXTURES, "silent.mjs"), pidFile] } } });
-    expect(Date.now() - t0).toBeLessThan(4000);
-    const report = t.diagnostics().find((d) => d.message.includes("'mute'"));
-    expect(report?.message).toMatch(/did not finish start-up within 0\.6 s/);
-    const child = Number(readFileSync(pidFile, "utf8"));
-    expect(child).toBeGreaterThan(0);
-    await until(() => !alive(child), 3000);
+    const t = await start({
+      startupTimeout: 1000,
+      servers: { mute: { command: node, args: [join(FIXTURES, "silent.mjs"), pidFiles[0]!] }, mute2: { command: node, args: [join(FIXTURES, "silent.mjs"), pidFiles[1]!] } },
+    });
+    // One after the other would take at least 2 s.
+    expect(Date.now() - t0).toBeLessThan(1900);
+    for (const name of ["mute", "mute2"]) {
+      expect(t.diagnostics().filter((d) => d.message.includes(`'${name}'`)).map((d) => d.message)).toEqual([expect.stringMatching(/did not finish start-up within 1 s/)]);
+    }
+    for (const file of pidFiles) {
+      const child = Number(readFileSync(file, "utf8"));
+      expect(child).toBeGreaterThan(0);
+      await until(() => !alive(child), 3000);
+    }
   });
 
   it("an unreachable http server is reported with both transports' errors", async () => {
@@ -439,6 +448,20 @@ describe("mcp: configuration files", () => {
     const dir = tempDir({ ".mcp.json": '{\n  "mcpServers": {\n    "a": { "command": "x", }\n  }\n}\n' }, "coil-mcp-project-");
     const t = await start({}, [], { cwd: dir, trusted: true });
     expect(t.diagnostics().find((d) => d.message.includes(".mcp.json"))?.message).toMatch(new RegExp(`^${join(dir, ".mcp.json").replace(/[.]/g, "\\.")}:3: not valid JSON`));
+  });
+});
+
+describe("mcp: permission rules", () => {
+  it("rules like mcp__everything__* match MCP tool names through tool_call", async () => {
+    const t = await start({ servers: { everything } }, [
+      { toolCalls: [{ name: "mcp__everything__get-env", arguments: {} }, { name: "mcp__everything__echo", arguments: { message: "allowed" } }] },
+      { text: "ok" },
+    ], { gate: { mode: "yolo", deny: ["mcp__everything__get-*"] } });
+    await t.agent.prompt("go");
+    const [denied, allowed] = t.results();
+    expect(denied!.isError).toBe(true);
+    expect(text(denied!)).toMatch(/^Blocked: .*mcp__everything__get-\*/);
+    expect(text(allowed!)).toBe("Echo: allowed");
   });
 });
 
