@@ -39,6 +39,8 @@ interface Conn {
   error?: string;
   stderr: string;
   transportUsed?: string;
+  /** Bumped by each connect and disconnect: a start-up that timed out must not go on connecting. */
+  generation: number;
 }
 
 const STDERR_TAIL = 2000;
@@ -55,7 +57,7 @@ export class McpManager {
   private readonly refreshing = new Set<Promise<void>>();
 
   constructor(private readonly o: ManagerOptions) {
-    for (const config of o.servers) this.conns.set(config.name, { config, status: "pending", tools: [], prompts: [], stderr: "" });
+    for (const config of o.servers) this.conns.set(config.name, { config, status: "pending", tools: [], prompts: [], stderr: "", generation: 0 });
   }
 
   /** Connect every server in parallel; failures are reported once each and never thrown. */
@@ -78,7 +80,7 @@ export class McpManager {
     c.error = undefined;
     c.stderr = "";
     try {
-      await withTimeout(this.open(c), timeout, () => `did not finish start-up within ${timeout / 1000} s (raise startupTimeout in its configuration if it is just slow)`);
+      await withTimeout(this.open(c, ++c.generation), timeout, () => `did not finish start-up within ${timeout / 1000} s (raise startupTimeout in its configuration if it is just slow)`);
       const client = c.client!;
       const caps = client.getServerCapabilities() ?? {};
       c.tools = caps.tools ? await this.listTools(client) : [];
@@ -128,7 +130,7 @@ export class McpManager {
   }
 
   /** Open the transport and run `initialize`; http falls back to SSE when Streamable HTTP is refused. */
-  private async open(c: Conn): Promise<void> {
+  private async open(c: Conn, generation: number): Promise<void> {
     const t = c.config.transport;
     const client = () => new Client({ name: "coil", version: this.o.version }, { capabilities: {} });
     if (t.type === "stdio") {
@@ -147,6 +149,7 @@ export class McpManager {
     const url = new URL(t.url);
     const requestInit = { headers: t.headers };
     const sse = async () => {
+      if (c.generation !== generation) throw new Error("start-up was abandoned"); // timed out meanwhile
       c.transport = new SSEClientTransport(url, { requestInit, eventSourceInit: { fetch: (u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...t.headers } }) } });
       c.client = client();
       c.transportUsed = "sse";
@@ -193,6 +196,7 @@ export class McpManager {
 
   private async disconnect(c: Conn): Promise<void> {
     const { client, transport } = c;
+    c.generation++;
     c.client = undefined;
     c.transport = undefined;
     c.tools = [];
