@@ -4,6 +4,7 @@
  * when at least one server is configured.
  */
 import { join } from "node:path";
+import { Compile } from "typebox/compile";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
@@ -39,6 +40,8 @@ interface Conn {
   error?: string;
   stderr: string;
   transportUsed?: string;
+  /** Tools already reported as unusable (reported once). */
+  reported: Set<string>;
   /** Bumped by each connect and disconnect: a start-up that timed out must not go on connecting. */
   generation: number;
 }
@@ -57,7 +60,7 @@ export class McpManager {
   private readonly refreshing = new Set<Promise<void>>();
 
   constructor(private readonly o: ManagerOptions) {
-    for (const config of o.servers) this.conns.set(config.name, { config, status: "pending", tools: [], prompts: [], stderr: "", generation: 0 });
+    for (const config of o.servers) this.conns.set(config.name, { config, status: "pending", tools: [], prompts: [], stderr: "", generation: 0, reported: new Set() });
   }
 
   /** Connect every server in parallel; failures are reported once each and never thrown. */
@@ -240,6 +243,12 @@ export class McpManager {
           this.o.report("warn", `server '${c.config.name}': tool '${tool.name}' has the same coil name as another tool (${name}); it is left out`);
           continue;
         }
+        const unusable = schemaProblem(tool.inputSchema);
+        if (unusable) {
+          if (!c.reported.has(name)) this.o.report("warn", `server '${c.config.name}': tool '${tool.name}' is left out: its input schema cannot be used (${unusable})`);
+          c.reported.add(name);
+          continue;
+        }
         seen.add(name);
         out.push(this.toolFor(c, tool, name));
       }
@@ -364,6 +373,16 @@ function describeError(error: unknown): string {
   if (cause instanceof Error && !text.includes(cause.message)) text = `${text}: ${cause.message}`;
   if (/Connection closed/i.test(text) && !/during start-up/.test(text)) return `the server closed the connection during start-up (${text}); see its stderr`;
   return text;
+}
+
+/** Why coil cannot validate arguments against this schema (e.g. an invalid `pattern`), or undefined. */
+function schemaProblem(schema: unknown): string | undefined {
+  try {
+    Compile(schema as TSchema);
+    return undefined;
+  } catch (error) {
+    return messageOf(error);
+  }
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, message: () => string): Promise<T> {

@@ -60,7 +60,8 @@ async function start(options: Record<string, unknown>, script: ScriptStep[] = []
   const agent = new Agent(host, { provider: "scripted", model: { id: "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 32_000 } });
   await host.start(agent, io(), { mode: more.mode ?? "text", modelFromCli: false });
   const diagnostics = () => events.filter((e): e is Extract<AgentEvent, { type: "diagnostic" }> => e.type === "diagnostic");
-  const results = () => events.flatMap((e) => (e.type === "tool_execution_end" ? [e.result] : []));
+  // In call order (as history holds them), not in the order they finished.
+  const results = () => agent.state.messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
   return { host, agent, scripted, events, diagnostics, results, cwd };
 }
 
@@ -121,6 +122,25 @@ describe("mcp: tools from a stdio server (server-everything)", () => {
     const [r] = t.results();
     expect(r!.isError).toBe(true);
     expect(text(r!)).toMatch(/Invalid arguments for tool 'mcp__everything__get-sum'/);
+  });
+
+  it("passes hand-written schemas ($defs/$ref, anyOf null) through and validates against them; a tool whose schema cannot be compiled is left out, once reported", async () => {
+    const raw = { command: node, args: [join(FIXTURES, "raw.mjs")] };
+    const t = await start({ servers: { raw } }, [
+      { toolCalls: [{ name: "mcp__raw__create_item", arguments: { item: { name: "box", size: 3 } } }, { name: "mcp__raw__create_item", arguments: { item: { size: 3 } } }] },
+      { text: "ok" },
+    ]);
+    await t.agent.prompt("go");
+    const spec = t.scripted.requests[0]!.tools.find((x) => x.name === "mcp__raw__create_item")!;
+    expect(spec.parameters).toMatchObject({ $defs: { Item: { required: ["name"] } }, properties: { item: { $ref: "#/$defs/Item" } } });
+    expect(toolNames(t.scripted.requests[0]!)).not.toContain("mcp__raw__broken_schema");
+    const [ok, invalid] = t.results();
+    expect(JSON.parse(text(ok!))).toEqual({ item: { name: "box", size: 3 } });
+    expect(invalid!.isError).toBe(true);
+    expect(text(invalid!)).toMatch(/Invalid arguments for tool 'mcp__raw__create_item': \/item/);
+    expect(t.diagnostics().filter((d) => d.message.includes("broken_schema")).map((d) => d.message)).toEqual([
+      expect.stringMatching(/^server 'raw': tool 'broken_schema' is left out: its input schema cannot be used \(Invalid regular expression/),
+    ]);
   });
 
   it("maps resource links and embedded resources to text with their URI", async () => {
