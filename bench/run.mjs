@@ -50,7 +50,7 @@ execFileSync(process.execPath, ["--import", join(root, "bench", "record-loads.mj
 });
 const urls = readFileSync(loads, "utf8").trim().split("\n").filter(Boolean);
 const files = new Set(urls.filter((u) => u.startsWith("file:")));
-const heavy = ["jiti", "@anthropic-ai/sdk", "openai", "pi-tui", "ink", "typescript"];
+const heavy = ["jiti", "@anthropic-ai/sdk", "openai", "pi-tui", "ink", "typescript", "@modelcontextprotocol/sdk"];
 const loaded = heavy.filter((h) => [...files].some((u) => u.includes(`/node_modules/${h}/`)));
 console.log(`\n## What \`coil -p\` loads\n\n${files.size} module files; heavy dependencies loaded: ${loaded.length ? loaded.join(", ") : "none"} (checked: ${heavy.join(", ")})`);
 
@@ -85,7 +85,7 @@ for (const [a, b] of [[0, 100], [100, 200], [450, 550], [800, 900], [900, 1000]]
 console.log(`| all ${TURNS} | ${(total / TURNS).toFixed(3)} |`);
 console.log(`\nhistory: ${agent.state.messages.length} messages; heap used: ${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB`);
 
-for (const extra of ["sessions.mjs", "providers.mjs", "tui.mjs", "subagents.mjs"]) {
+for (const extra of ["sessions.mjs", "providers.mjs", "tui.mjs", "subagents.mjs", "mcp.mjs"]) {
   const file = join(root, "bench", extra);
   if (existsSync(file)) {
     console.log("");

@@ -135,6 +135,8 @@ export type PluginLog = Record<"info" | "warn" | "error", (message: string) => v
 
 /** Register into a registry; a duplicate name is an error naming both plugins. */
 export interface Registrar<T> { register(value: T): void; get(name: string): T | undefined; names(): string[] }
+/** Tools and commands found at run time (an MCP server's): `sync` replaces this plugin's earlier sync, at any time. */
+export interface LateRegistrar<T> extends Registrar<T> { sync(values: readonly T[]): void }
 
 export interface PluginContext<O = unknown> {
   readonly id: string;
@@ -147,9 +149,9 @@ export interface PluginContext<O = unknown> {
   tap<K extends HookName>(hook: K, fn: TapFn<K>, options?: TapOptions): void;
   /** Observe events; `"*"` sees all. Listeners run synchronously and must not block. */
   on<T extends AgentEventType | "*">(type: T, listener: (event: T extends "*" ? AgentEvent : Extract<AgentEvent, { type: T }>) => void): () => void;
-  tools: Omit<Registrar<ToolDefinition>, "register"> & { register<P extends TSchema>(tool: ToolDefinition<P, any>): void };
+  tools: Omit<LateRegistrar<ToolDefinition>, "register"> & { register<P extends TSchema>(tool: ToolDefinition<P, any>): void };
   providers: Registrar<Provider> & { ids(): string[] };
-  commands: Registrar<SlashCommand>;
+  commands: LateRegistrar<SlashCommand>;
   /** Flags are registered here; `get` returns the parsed value. */
   flags: { register(flag: FlagSpec): void; get(name: string): unknown };
   frontEnds: Registrar<FrontEnd>;
@@ -357,9 +359,9 @@ export class PluginHost {
         host.taps.push({ hook, plugin: id, stage });
       },
       on: (type, listener) => host.subscribe(type, listener as Listener, id),
-      tools: registrar(host.tools, (t) => t.name, (t) => checkTool(t, id)),
+      tools: { ...registrar(host.tools, (t) => t.name, (t) => checkTool(t, id)), sync: (tools) => (tools.forEach((t) => checkTool(t, id)), host.tools.sync(id, tools.map((t) => [t.name, t]), where)) },
       providers: { ...registrar(host.providers, (p) => p.id), ids: () => host.providers.names() },
-      commands: registrar(host.commands, (c) => c.name),
+      commands: { ...registrar(host.commands, (c) => c.name), sync: (commands) => host.commands.sync(id, commands.map((c) => [c.name, c]), where) },
       flags: {
         register: registrar(host.flags, (f) => f.name, (flag) => {
           if (KERNEL_FLAGS.includes(flag.name)) throw new CoilError("REGISTRY_DUPLICATE", `flag --${flag.name} is one of coil's own flags; choose another name`, { plugin: id });

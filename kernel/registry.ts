@@ -15,6 +15,8 @@ export interface Owned<T> {
 export class Registry<T> {
   private readonly items = new Map<string, Owned<T>>();
   private closed = false;
+  /** Names registered through sync(). */
+  private readonly late = new Set<string>();
 
   constructor(readonly kind: string) {}
 
@@ -63,5 +65,16 @@ export class Registry<T> {
 
   close(): void {
     this.closed = true;
+  }
+
+  /**
+   * Replace what `owner` registered through sync() (allowed after start-up: e.g. tools an MCP server lists).
+   * Entries it registered in setup stay. A name another plugin holds is an error and nothing changes.
+   */
+  sync(owner: string, values: readonly [string, T][], source?: string): void {
+    const clash = values.find(([name]) => this.items.has(name) && (!this.late.has(name) || this.items.get(name)!.owner !== owner));
+    if (clash) throw new CoilError("REGISTRY_DUPLICATE", `${this.kind} '${clash[0]}' is already registered by plugin ${this.items.get(clash[0])!.owner}`, { plugin: owner });
+    for (const name of [...this.late]) if (this.items.get(name)?.owner === owner) (this.items.delete(name), this.late.delete(name));
+    for (const [name, value] of values) (this.items.set(name, { value, owner, source }), this.late.add(name));
   }
 }

@@ -211,6 +211,8 @@ export interface ToolDefinition<P extends TSchema = TSchema, D = unknown> {
   parameters: P;
   /** `sequential` makes any batch containing this tool run one call at a time. */
   executionMode?: "parallel" | "sequential";
+  /** True when the tool changes nothing (an MCP tool marked `readOnlyHint`): plan mode keeps it. */
+  readOnly?: boolean;
   /** Repair known shape mistakes in raw arguments before validation. Must not throw. */
   prepareArguments?(args: Record<string, unknown>): Record<string, unknown>;
   /** One line for the system prompt's tool list. */

@@ -21,8 +21,8 @@ const STATE_DIRS = new Set(["sessions", "plans"]);
 /** The files that would load from `dir`, absolute and sorted (empty when the project has no `.coil/`). */
 export function projectFiles(dir: string, home: string): string[] {
   const coil = join(dir, ".coil");
-  // Claude Code hook settings are commands too (hooks-claude runs them).
-  const claude = [".claude/settings.json", ".claude/settings.local.json"].map((f) => join(dir, f)).filter((f) => existsSync(f));
+  // Claude Code hook settings are commands too (hooks-claude runs them), and `.mcp.json` starts servers (mcp).
+  const claude = [".claude/settings.json", ".claude/settings.local.json", ".mcp.json"].map((f) => join(dir, f)).filter((f) => existsSync(f));
   if (!existsSync(coil) || resolve(coil) === resolve(home)) return claude;
   const walk = (d: string, realDir: string): string[] =>
     readdirSync(d, { withFileTypes: true }).flatMap((e) => {

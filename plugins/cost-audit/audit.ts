@@ -39,6 +39,8 @@ export interface Snapshot {
   model: string;
   systemHash: string;
   toolsHash: string;
+  /** What changed the tools for this request, when a plugin says (e.g. an MCP server's list_changed). */
+  toolsCause?: string;
 }
 
 const hash = (value: unknown) => createHash("sha256").update(JSON.stringify(value)).digest("hex").slice(0, 16);
@@ -63,7 +65,7 @@ export function audit(snap: Snapshot, message: AssistantMessage, prev: TurnAudit
   else {
     if (prev.provider !== snap.provider || prev.model !== snap.model) reasons.push(`model changed (${prev.provider}/${prev.model} → ${snap.provider}/${snap.model})`);
     if (prev.systemHash !== snap.systemHash) reasons.push("system prompt changed");
-    if (prev.toolsHash !== snap.toolsHash) reasons.push("tools changed");
+    if (prev.toolsHash !== snap.toolsHash) reasons.push(snap.toolsCause ? `tools changed (${snap.toolsCause})` : "tools changed");
     if (o.compacted) reasons.push("compaction replaced the history");
     const idle = snap.at - prev.at;
     if (idle > o.cacheTtlMs) reasons.push(`idle ${formatDuration(idle)}, past the ${formatDuration(o.cacheTtlMs)} cache lifetime`);

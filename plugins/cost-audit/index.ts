@@ -5,6 +5,7 @@
  * in the session as plugin state; `/cost` and `coil sessions stats <id>` print them (docs/context.md).
  */
 import { Type, definePlugin, type AgentMessage, type ModelRequest } from "../../kernel/index.js";
+import type {} from "../mcp/api.js";
 import { subagentRunOf, subagentTotals } from "../../lib/subagent-usage.js";
 import { AUDIT_TYPE, audit, formatReport, formatSubagents, recordsFrom, snapshot, type EntryLike, type Snapshot, type TurnAudit } from "./audit.js";
 
@@ -59,7 +60,7 @@ export default definePlugin({
     };
 
     // After every other tap: the hashes describe what the provider really receives.
-    ctx.tap("before_request", (request: ModelRequest) => void (pending = snapshot(request)), { stage: 10_000 });
+    ctx.tap("before_request", (request: ModelRequest) => void (pending = { ...snapshot(request), toolsCause: ctx.services.get("mcp")?.toolsChangedBy() }), { stage: 10_000 });
     ctx.on("compaction", () => void (compacted = true));
     ctx.tap("turn_end", (turn) => {
       const m = turn.message;

@@ -110,7 +110,7 @@ export default definePlugin({
       state.approved = next.approved;
     };
     const rel = (f: string) => (relative(ctx.cwd, f).startsWith("..") ? f : relative(ctx.cwd, f));
-    const allowedInPlan = (name: string) => name === "write_plan" || name === "bash" || o.readOnlyTools.includes(name);
+    const allowedInPlan = (name: string) => name === "write_plan" || name === "bash" || o.readOnlyTools.includes(name) || ctx.tools.get(name)?.readOnly === true;
     const readPlan = (file: string) => {
       try {
         return readFileSync(file, "utf8");
