@@ -287,6 +287,21 @@ describe("provider-anthropic: errors and retries", () => {
     expect(mock.requests).toHaveLength(1);
   });
 
+  it("a prompt whose run failed is not sent again with the next prompt; continue() still retries it (#12.5)", async () => {
+    mock.push(apiError(400, "invalid_request_error", "something is off"));
+    const { agent } = setup();
+    expect((await agent.prompt("first question")).stopReason).toBe("error");
+    mock.push(text("second answer"));
+    await agent.prompt("second question");
+    expect(mock.requests[1]!.body.messages).toEqual([{ role: "user", content: [{ type: "text", text: "second question", cache_control: { type: "ephemeral" } }] }]);
+    // a failed continue() keeps the prompt it retried
+    mock.push(apiError(400, "invalid_request_error", "still off"), text("third answer"));
+    const again = setup();
+    expect((await again.agent.prompt("only question")).stopReason).toBe("error");
+    await again.agent.continue();
+    expect(mock.requests[3]!.body.messages).toEqual([{ role: "user", content: [{ type: "text", text: "only question", cache_control: { type: "ephemeral" } }] }]);
+  });
+
   it("a 401 names the variable to set and never shows the key", async () => {
     const { agent, events } = setup({ key: "sk-ant-wrong-key-0000000000000" });
     const result = await agent.prompt("x");

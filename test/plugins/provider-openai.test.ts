@@ -224,6 +224,16 @@ describe("provider-openai: errors and retries", () => {
     expect(mock.requests).toHaveLength(1);
   });
 
+  it("a prompt whose run failed is not sent again with the next prompt (#12.5)", async () => {
+    mock.push(oaiError(400, "bad request"), chat({ text: "fine" }));
+    const { agent } = setup();
+    expect((await agent.prompt("first question")).stopReason).toBe("error");
+    await agent.prompt("second question");
+    const users = mock.requests[1]!.body.messages.filter((m: { role: string }) => m.role === "user");
+    expect(JSON.stringify(users)).not.toContain("first question");
+    expect(JSON.stringify(users)).toContain("second question");
+  });
+
   it("a 401 names the variable, and the key the server echoes back is redacted everywhere", async () => {
     const { agent, events } = setup({ key: "sk-wrong-0123456789abcdefghij" });
     const result = await agent.prompt("x");
