@@ -194,7 +194,8 @@ function withoutCustom(messages: readonly AgentMessage[]): readonly Message[] {
 
 async function streamReply(s: LoopState, request: Parameters<Provider["stream"]>[0]): Promise<AssistantMessage> {
   const { host, provider } = s;
-  let partial: AssistantMessage = { role: "assistant", content: [], provider: provider.id, model: s.model.id, usage: emptyUsage(), stopReason: "stop", timestamp: Date.now() };
+  const empty = (): AssistantMessage => ({ role: "assistant", content: [], provider: provider.id, model: s.model.id, usage: emptyUsage(), stopReason: "stop", timestamp: Date.now() });
+  let partial = empty();
   let started = false;
   const start = (p: AssistantMessage) => {
     partial = p;
@@ -226,6 +227,10 @@ async function streamReply(s: LoopState, request: Parameters<Provider["stream"]>
         break;
       }
       if (event.type === "retry") {
+        // The provider starts the reply over: what streamed so far is discarded. The reply keeps its
+        // one message_start; the next message_update carries the new attempt from its beginning.
+        partial = empty();
+        s.streaming = undefined;
         host.emit({ type: "retry", attempt: event.attempt, delayMs: event.delayMs, reason: event.reason });
         continue;
       }

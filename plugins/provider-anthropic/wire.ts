@@ -193,6 +193,8 @@ export async function* readStream(events: AsyncIterable<Anthropic.RawMessageStre
           index.set(event.index, builder.addThinking("", block.data, true));
         } else if (block.type === "tool_use") {
           index.set(event.index, builder.addToolCall(block.id, block.name));
+        } else if (block.type === "server_tool_use") {
+          builder.serverToolRan = true;
         }
         break;
       }

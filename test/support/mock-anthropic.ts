@@ -13,7 +13,9 @@ export type AnthropicBlock =
   | { text: string }
   | { thinking: string; signature: string }
   | { redacted: string }
-  | { tool: { id: string; name: string; input: unknown; /** raw JSON text to send instead of `input` */ raw?: string } };
+  | { tool: { id: string; name: string; input: unknown; /** raw JSON text to send instead of `input` */ raw?: string } }
+  /** A server tool the API runs itself (web search, code execution): `server_tool_use` with its input. */
+  | { serverTool: { id: string; name: string; input: unknown } };
 
 export interface ReplyOptions {
   stop?: "end_turn" | "tool_use" | "max_tokens" | "refusal" | "pause_turn" | "model_context_window_exceeded";
@@ -93,6 +95,8 @@ export function replyFrames(blocks: AnthropicBlock[], o: ReplyOptions = {}): { e
       frames.push({ event: "content_block_start", data: { type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } } });
       for (const p of pieces(b.thinking)) frames.push({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: p } } });
       frames.push({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "signature_delta", signature: b.signature } } });
+    } else if ("serverTool" in b) {
+      frames.push({ event: "content_block_start", data: { type: "content_block_start", index, content_block: { type: "server_tool_use", id: b.serverTool.id, name: b.serverTool.name, input: b.serverTool.input } } });
     } else if ("redacted" in b) {
       frames.push({ event: "content_block_start", data: { type: "content_block_start", index, content_block: { type: "redacted_thinking", data: b.redacted } } });
     } else {
