@@ -123,6 +123,20 @@ describe("coil with provider-anthropic", () => {
     expect(anthropic.requests[0]!.body.model).toBe("claude-sonnet-5-5");
   });
 
+  it("--mode json keeps stderr empty when the stream sends malformed SSE; the SDK's complaint is a diagnostic event (#12.19)", async () => {
+    const dir = project();
+    anthropic.requests.length = 0;
+    anthropic.push(text("a reply that breaks", { malformedAfter: 4, chunk: 4 }));
+    const r = await coil(dir, ["--plugin", "provider-anthropic", "--model", "anthropic/sonnet", "--mode", "json", "-p", "hi"], { ANTHROPIC_API_KEY: AKEY, ANTHROPIC_BASE_URL: anthropic.url });
+    expect(r.stderr).toBe("");
+    const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; message?: unknown; level?: string; plugin?: string });
+    const sdk = events.filter((e) => e.type === "diagnostic" && String(e.message).includes("Could not parse message into JSON"));
+    expect(sdk.length).toBeGreaterThan(0);
+    expect(sdk[0]).toMatchObject({ plugin: "provider-anthropic" });
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", stopReason: "error" });
+    expect(r.code).toBe(1);
+  });
+
   it("a missing key names the variable to set", async () => {
     const r = await coil(project(), ["--plugin", "provider-anthropic", "--model", "anthropic/claude-sonnet-5-5", "-p", "hi"]);
     expect(r.code).toBe(2);
@@ -185,6 +199,17 @@ describe("coil with provider-openai", () => {
     expect(r.stdout.trim()).toBe("84 and 126.");
     expect(openai.requests.map((q) => q.path)).toEqual(["/v1/chat/completions", "/v1/chat/completions", "/v1/chat/completions"]);
     expect(openai.rejected()).toEqual([]);
+  });
+
+  it("--mode json keeps stderr empty when a Chat Completions stream sends malformed SSE (#12.19)", async () => {
+    const dir = project();
+    openai.requests.length = 0;
+    openai.push(chat({ text: "a reply that breaks", malformedAfter: 2, chunk: 4 }));
+    const r = await coil(dir, ["--plugin", "provider-openai", "--model", "openai/llama3.3-local", "--mode", "json", "-p", "hi"], { OPENAI_API_KEY: OKEY, OPENAI_BASE_URL: openai.url });
+    expect(r.stderr).toBe("");
+    const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; message?: unknown; plugin?: string });
+    expect(events.filter((e) => e.type === "diagnostic" && String(e.message).includes("Could not parse message into JSON"))[0]).toMatchObject({ plugin: "provider-openai" });
+    expect(r.code).toBe(1);
   });
 
   it("runs a three-turn tool loop over the Responses API for a catalog model", async () => {

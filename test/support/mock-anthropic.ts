@@ -26,6 +26,8 @@ export interface ReplyOptions {
   delayMs?: number;
   /** Close the connection after this many frames (message_start is frame 1). */
   dropAfter?: number;
+  /** After this many frames, send a frame whose data is not JSON, then end the response. */
+  malformedAfter?: number;
   /** Send an `event: error` frame after this many frames instead of finishing. */
   errorAfter?: { frames: number; type: string; message: string };
   model?: string;
@@ -239,6 +241,10 @@ export async function startMockAnthropic(o: { key?: string; steps?: Step[] } = {
       if (opts.dropAfter !== undefined && i === opts.dropAfter) {
         await new Promise((r) => setTimeout(r, 30)); // let the frames already written reach the client
         res.socket?.destroy();
+        return;
+      }
+      if (opts.malformedAfter === i) {
+        res.end(`event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_del\n\n`);
         return;
       }
       if (opts.errorAfter && i === opts.errorAfter.frames) {
