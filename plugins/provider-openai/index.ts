@@ -14,7 +14,7 @@ import { defaultModel, findModel, type ApiKind, type CatalogModel } from "../../
 import { keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../lib/provider-kit/cli.js";
 import { coilHome, isLocalUrl, mergeModel, readModelsFile, type Compat, type ProviderConfig } from "../../lib/provider-kit/config.js";
 import { PROVIDER_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
-import { sdkLogger } from "../../lib/provider-kit/sdk-log.js";
+import { routeConsole, sdkLogger } from "../../lib/provider-kit/sdk-log.js";
 import { buildCompletionsParams, readCompletions } from "./completions.js";
 import { COMPAT_GENERIC, COMPAT_OPENAI, COMPATIBLE_PROVIDERS, OPENAI_DEFAULT_LIMITS, OPENAI_MODELS } from "./models.js";
 import { buildResponsesParams, readResponses } from "./responses.js";
@@ -114,11 +114,11 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
           const sdk = await client(url, k.key);
           if (model.api === "openai-responses") {
             const params = buildResponsesParams(request, model, { provider: s.id, stateless: compat.store, maxTokens: o.maxTokens });
-            const events = await sdk.responses.create(params, { signal: abort, maxRetries: 0 });
+            const events = await routeConsole(sdk.logger, () => sdk.responses.create(params, { signal: abort, maxRetries: 0 }));
             return yield* readResponses(events, builder);
           }
           const params = buildCompletionsParams(request, model, { compat, maxTokens: o.maxTokens });
-          const chunks = await sdk.chat.completions.create(params, { signal: abort, maxRetries: 0 });
+          const chunks = await routeConsole(sdk.logger, () => sdk.chat.completions.create(params, { signal: abort, maxRetries: 0 }));
           return yield* readCompletions(chunks, builder);
         },
       });

@@ -73,6 +73,8 @@ export interface MockOpenAI {
   rejected(): Recorded[];
   push(...steps: OpenAIStep[]): void;
   remaining(): number;
+  /** Drop the scripted steps not used yet (so one failing test does not feed the next). */
+  clear(): void;
   close(): Promise<void>;
 }
 
@@ -341,6 +343,7 @@ export async function startMockOpenAI(o: MockOpenAIOptions = {}): Promise<MockOp
     rejected: () => requests.filter((r) => r.status === 400),
     push: (...more) => void steps.push(...more),
     remaining: () => steps.length,
+    clear: () => void steps.splice(0),
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();
