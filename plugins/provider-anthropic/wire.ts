@@ -110,7 +110,7 @@ export function buildParams(request: ProviderRequest, model: CatalogModel, o: Wi
       if (effective) params.output_config = { effort: nearestEffort(effective, model.efforts) as "low" };
     }
   }
-  if (thinking && danglingForeignToolTurn(history, out, model, o.provider)) {
+  if (thinking && openToolTurnWithoutThinking(history, out, model, o.provider)) {
     // The API wants the final assistant turn of a tool loop to open with its thinking, and this one
     // has none (another model wrote it, or thinking was off then). Send this request without
     // thinking where the model allows it; otherwise close that turn by writing its calls as text.
@@ -157,7 +157,7 @@ export function buildParams(request: ProviderRequest, model: CatalogModel, o: Wi
  * Whether the last assistant turn has tool calls but does not open with thinking, and was not this
  * model's own turn with adaptive thinking (which may skip thinking before a call).
  */
-function danglingForeignToolTurn(history: readonly Message[], out: Anthropic.MessageParam[], model: CatalogModel, provider: string): boolean {
+function openToolTurnWithoutThinking(history: readonly Message[], out: Anthropic.MessageParam[], model: CatalogModel, provider: string): boolean {
   const turn = out.findLast((m) => m.role === "assistant");
   if (!turn) return false;
   const blocks = turn.content as Block[];
