@@ -48,6 +48,7 @@ const TRUNCATED =
   "Not executed: your reply hit the output token limit before this call's arguments were complete. Re-issue the call with complete arguments, splitting large content across several calls if needed.";
 const ABORTED = "Not executed: the run was aborted by the user.";
 const ABORTED_RUNNING = "Aborted by the user before the tool finished.";
+const SKIPPED = "Skipped: the user sent a new message.";
 
 export async function runLoop(s: LoopState, input: readonly AgentMessage[]): Promise<RunOutcome> {
   const { host } = s;
@@ -215,7 +216,8 @@ function withoutCustom(messages: readonly AgentMessage[]): readonly Message[] {
 
 async function streamReply(s: LoopState, request: Parameters<Provider["stream"]>[0]): Promise<AssistantMessage> {
   const { host, provider } = s;
-  let partial: AssistantMessage = { role: "assistant", content: [], provider: provider.id, model: s.model.id, usage: emptyUsage(), stopReason: "stop", timestamp: Date.now() };
+  const empty = (): AssistantMessage => ({ role: "assistant", content: [], provider: provider.id, model: s.model.id, usage: emptyUsage(), stopReason: "stop", timestamp: Date.now() });
+  let partial = empty();
   let started = false;
   const start = (p: AssistantMessage) => {
     partial = p;
@@ -248,6 +250,10 @@ async function streamReply(s: LoopState, request: Parameters<Provider["stream"]>
         break;
       }
       if (event.type === "retry") {
+        // The provider starts the reply over: what streamed so far is discarded. The reply keeps its
+        // one message_start; the next message_update carries the new attempt from its beginning.
+        partial = empty();
+        s.streaming = undefined;
         host.emit({ type: "retry", attempt: event.attempt, delayMs: event.delayMs, reason: event.reason });
         continue;
       }
@@ -286,20 +292,29 @@ const validators = new WeakMap<object, Validator>();
 
 type Prepared = { call: ToolCall; result: ToolResultMessage } | { call: ToolCall; info: ToolCallInfo };
 
-/** Validate and gate every call in order, then execute: in parallel unless anything asks for sequence. */
+/**
+ * Validate and gate every call in order, then execute: in parallel unless anything asks for sequence.
+ * A call not started yet when steering is queued is skipped (answered, never run), so the user's new
+ * message takes effect before the next call rather than after the whole batch.
+ */
 async function executeBatch(s: LoopState, message: AssistantMessage, calls: ToolCall[]): Promise<ToolResultMessage[]> {
   if (calls.length === 0) return [];
   const sequential = s.config.toolExecution === "sequential" || calls.some((c) => s.host.tools.get(c.name)?.executionMode === "sequential");
   const results: ToolResultMessage[] = new Array(calls.length);
   if (sequential) {
     for (let i = 0; i < calls.length; i++) {
-      results[i] = s.signal.aborted ? errorResult(calls[i]!, ABORTED) : await finish(s, await prepare(s, message, calls[i]!));
+      const call = calls[i]!;
+      if (s.signal.aborted) results[i] = errorResult(call, ABORTED);
+      else if (s.steering.length > 0) results[i] = await finish(s, { call, result: errorResult(call, SKIPPED) });
+      else results[i] = await finish(s, await prepare(s, message, call));
     }
     return results;
   }
   const prepared: Prepared[] = [];
-  for (const call of calls) prepared.push(s.signal.aborted ? { call, result: errorResult(call, ABORTED) } : await prepare(s, message, call));
-  await Promise.all(prepared.map(async (p, i) => (results[i] = await finish(s, p))));
+  for (const call of calls) prepared.push(s.signal.aborted ? { call, result: errorResult(call, ABORTED) } : s.steering.length > 0 ? { call, result: errorResult(call, SKIPPED) } : await prepare(s, message, call));
+  // steering that came while calls were gated (a permission prompt) still stops them from starting
+  const skip = s.steering.length > 0;
+  await Promise.all(prepared.map(async (p, i) => (results[i] = await finish(s, skip && "info" in p ? { call: p.call, result: errorResult(p.call, SKIPPED) } : p))));
   return results;
 }
 

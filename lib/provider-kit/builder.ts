@@ -17,8 +17,11 @@ export class MessageBuilder {
   private content: Block[] = [];
   private readonly args = new Map<number, { raw: string; parsedAt: number }>();
   readonly tokens: Tokens = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
-  /** True once any text, thinking or tool-call delta was handed out (a retry would duplicate it). */
-  hasOutput = false;
+  /**
+   * True once the reply shows that the server ran a tool of its own (web search, code execution):
+   * retrying would run it again, so a reply that fails after that is not retried.
+   */
+  serverToolRan = false;
   readonly timestamp = Date.now();
 
   constructor(
@@ -77,14 +80,12 @@ export class MessageBuilder {
   textDelta(index: number, delta: string): ProviderEvent {
     const block = this.content[index] as TextContent;
     this.content[index] = { ...block, text: block.text + delta };
-    this.hasOutput = true;
     return { type: "text_delta", contentIndex: index, delta, partial: this.snapshot() };
   }
 
   thinkingDelta(index: number, delta: string): ProviderEvent {
     const block = this.content[index] as ThinkingContent;
     this.content[index] = { ...block, thinking: block.thinking + delta };
-    this.hasOutput = true;
     return { type: "thinking_delta", contentIndex: index, delta, partial: this.snapshot() };
   }
 
@@ -103,7 +104,6 @@ export class MessageBuilder {
     const buffer = this.args.get(index) ?? { raw: "", parsedAt: 0 };
     buffer.raw += delta;
     this.args.set(index, buffer);
-    this.hasOutput = true;
     if (buffer.raw.length < PREVIEW_STEP || buffer.raw.length - buffer.parsedAt >= PREVIEW_STEP) {
       buffer.parsedAt = buffer.raw.length;
       const preview = parsePartialJson(buffer.raw);

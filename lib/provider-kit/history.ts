@@ -34,12 +34,36 @@ export function normalizeToolCallId(id: string, max: number): string {
 }
 
 /**
+ * Indices of user messages whose run got no reply but failed ones (provider errors), when a later
+ * user message follows: the user moved on, so that prompt is not sent again glued to the new one.
+ * The prompt of the last failed run stays, so `continue()` after an error retries it.
+ */
+function abandonedPrompts(messages: readonly Message[]): Set<number> {
+  const drop = new Set<number>();
+  for (let i = 0; i < messages.length; ) {
+    if (messages[i]!.role !== "user") {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < messages.length && messages[j]!.role === "user") j++;
+    let k = j;
+    while (k < messages.length && messages[k]!.role === "assistant" && (messages[k] as AssistantMessage).stopReason === "error") k++;
+    if (k > j && messages[k]?.role === "user") for (let u = i; u < j; u++) drop.add(u);
+    i = k > j ? k : j;
+  }
+  return drop;
+}
+
+/**
  * The messages to send. Assistant messages that ended in error or abort are dropped (their partial
- * content is not a reply the model gave); a result whose call is not in the preceding assistant
+ * content is not a reply the model gave), and so is the prompt of a run that failed before any
+ * reply when a newer prompt follows; a result whose call is not in the preceding assistant
  * message is dropped; a call without a result gets an error result.
  */
 export function prepareHistory(messages: readonly Message[], rules: HistoryRules): Message[] {
   const out: Message[] = [];
+  const abandoned = abandonedPrompts(messages);
   let open: ToolCall[] = [];
   let answered = new Set<string>();
   const closeOpen = () => {
@@ -50,7 +74,8 @@ export function prepareHistory(messages: readonly Message[], rules: HistoryRules
     open = [];
     answered = new Set();
   };
-  for (const m of messages) {
+  for (const [index, m] of messages.entries()) {
+    if (abandoned.has(index)) continue;
     if (m.role === "toolResult") {
       const id = rules.normalizeId(m.toolCallId);
       if (!open.some((c) => c.id === id) || answered.has(id)) continue;

@@ -47,7 +47,16 @@ export function errorCodes(error: unknown): string[] {
 export function isConnectionDrop(error: unknown): boolean {
   if (errorCodes(error).some((c) => NETWORK_CODES.has(c))) return true;
   const text = messages(error).join(" ").toLowerCase();
-  return /terminated|socket hang up|other side closed|connection (?:reset|closed|error)|premature close|aborted by peer|network error|fetch failed/.test(text) && !isConnectionRefused(error);
+  return /\bterminated\b|socket hang up|other side closed|connection (?:reset|closed|error)|premature close|aborted by peer|network error|fetch failed/.test(text) && !isConnectionRefused(error);
+}
+
+/**
+ * The SDK could not parse a streamed frame as JSON (it has logged the frame as a diagnostic). Like a
+ * dropped connection, a corrupted stream is worth another attempt.
+ */
+export function malformedStream(error: unknown, provider: string): Failure | undefined {
+  if (!(error instanceof SyntaxError)) return undefined;
+  return { message: `${provider}: the response stream sent a frame that is not valid JSON (${error.message})`, retryable: true, overflow: false };
 }
 
 /** Nothing listens at the address: retrying will not help; the user must start the server or fix the URL. */

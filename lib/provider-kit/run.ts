@@ -46,7 +46,8 @@ export async function* runWithRetries(o: RunOptions): AsyncGenerator<ProviderEve
         }
         const failure = o.classify(error);
         const text = redact(failure.message, o.secrets);
-        if (failure.retryable && !failure.overflow && !builder.hasOutput && attempt < o.policy.maxRetries) {
+        // The failed attempt's partial reply is discarded with its builder: a retry starts the reply over.
+        if (failure.retryable && !failure.overflow && !builder.serverToolRan && attempt < o.policy.maxRetries) {
           const wait = failure.retryAfterMs ?? backoffMs(attempt + 1, o.policy);
           if (wait <= o.policy.maxRetryDelayMs) {
             yield { type: "retry", attempt: attempt + 1, delayMs: wait, reason: text };
@@ -61,7 +62,7 @@ export async function* runWithRetries(o: RunOptions): AsyncGenerator<ProviderEve
           return;
         }
         const tries = attempt > 0 ? ` (after ${attempt} ${attempt === 1 ? "retry" : "retries"})` : "";
-        const after = builder.hasOutput && failure.retryable ? " (the reply had already started, so it was not retried)" : "";
+        const after = builder.serverToolRan && failure.retryable ? " (a server-side tool had already run in this reply, so it was not retried)" : "";
         yield { type: "error", message: builder.fail("error", `${text}${tries}${after}`, failure.overflow ? ERROR_CONTEXT_OVERFLOW : failure.code) };
         return;
       }

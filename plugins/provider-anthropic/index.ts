@@ -13,6 +13,7 @@ import { defaultModel, findModel, type CatalogModel } from "../../lib/provider-k
 import { keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../lib/provider-kit/cli.js";
 import { coilHome, isLocalUrl, mergeModel, readModelsFile, type ProviderConfig } from "../../lib/provider-kit/config.js";
 import { PROVIDER_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
+import { routeConsole, sdkLogger } from "../../lib/provider-kit/sdk-log.js";
 import { ANTHROPIC_DEFAULT_LIMITS, ANTHROPIC_MODELS } from "./models.js";
 import { buildParams, classify, readStream } from "./wire.js";
 
@@ -67,7 +68,8 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
       const { default: AnthropicSdk } = await import("@anthropic-ai/sdk");
       const auth = k.bearer ? { authToken: k.key } : { apiKey: k.key ?? "no-key" };
       // The SDK's own retries are off: coil retries, so that waits are visible and abortable.
-      c = new AnthropicSdk({ ...auth, baseURL: url, maxRetries: 0, timeout: o.timeoutMs, defaultHeaders: { ...o.headers, ...s.headers } });
+      // The SDK's console logging goes to coil's diagnostics (stderr stays clean in --mode json).
+      c = new AnthropicSdk({ ...auth, baseURL: url, maxRetries: 0, timeout: o.timeoutMs, defaultHeaders: { ...o.headers, ...s.headers }, logger: sdkLogger(ctx.log, s.id, [k.key]) });
       clients.set(id, c);
     }
     return c;
@@ -97,7 +99,7 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
           if (!k.key && !s.keyless) throw new CoilError("AUTH_MISSING", `no API key for provider '${s.id}': ${hint}`, { plugin: ctx.id });
           const params = buildParams(request, model, { provider: s.id, cache: s.cache ? o.cacheRetention : "none", maxTokens: o.maxTokens });
           const sdk = await client(url, k);
-          const stream = await sdk.messages.create(params, { signal: abort, maxRetries: 0 });
+          const stream = await routeConsole(sdk.logger, () => sdk.messages.create(params, { signal: abort, maxRetries: 0 }));
           return yield* readStream(stream, builder);
         },
       });

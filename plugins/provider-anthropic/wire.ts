@@ -4,11 +4,11 @@
  * as retry decisions. Pure functions over plain data; index.ts does the I/O.
  */
 import type Anthropic from "@anthropic-ai/sdk";
-import type { ImageContent, ProviderEvent, ProviderRequest, StopReason, TextContent } from "../../kernel/index.js";
+import type { AssistantMessage, ImageContent, Message, ProviderEvent, ProviderRequest, StopReason, TextContent } from "../../kernel/index.js";
 import type { MessageBuilder } from "../../lib/provider-kit/builder.js";
 import type { CatalogModel } from "../../lib/provider-kit/catalog.js";
 import { normalizeToolCallId, prepareHistory } from "../../lib/provider-kit/history.js";
-import { isConnectionDrop, isConnectionRefused, isRetryableStatus, messages, retryAfterMs, type Failure } from "../../lib/provider-kit/retry.js";
+import { isConnectionDrop, isConnectionRefused, isRetryableStatus, malformedStream, messages, retryAfterMs, type Failure } from "../../lib/provider-kit/retry.js";
 
 type Params = Anthropic.MessageCreateParamsStreaming;
 type Block = Anthropic.ContentBlockParam;
@@ -85,27 +85,6 @@ export function buildParams(request: ProviderRequest, model: CatalogModel, o: Wi
   const cache: Anthropic.CacheControlEphemeral | undefined = o.cache === "none" ? undefined : o.cache === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" };
   const system: Anthropic.TextBlockParam[] = request.system.filter((b) => b.text.trim()).map((b) => ({ type: "text", text: b.text }));
   const tools: Anthropic.Tool[] = request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters as unknown as Anthropic.Tool.InputSchema }));
-  if (cache) {
-    // Breakpoints: end of the stable prefix (system, tools), the newest message, and the message
-    // that ended the previous request, so a growing conversation reads last turn's prefix from cache.
-    if (system.length) system[system.length - 1] = { ...system[system.length - 1]!, cache_control: cache };
-    if (tools.length) tools[tools.length - 1] = { ...tools[tools.length - 1]!, cache_control: cache };
-    const marks = new Set<number>([out.length - 1]);
-    for (let i = out.length - 2; i >= 0; i--) {
-      if (out[i]!.role === "assistant") {
-        if (i > 0) marks.add(i - 1);
-        break;
-      }
-    }
-    for (const i of marks) {
-      const msg = out[i]!;
-      if (msg.role !== "user") continue;
-      const blocks = msg.content as Block[];
-      const last = blocks[blocks.length - 1]!;
-      blocks[blocks.length - 1] = { ...last, cache_control: cache } as Block;
-    }
-  }
-
   let maxTokens = Math.min(model.maxOutput, typeof request.options.maxTokens === "number" ? request.options.maxTokens : o.maxTokens);
   const params: Params = { model: model.id, max_tokens: maxTokens, messages: out, stream: true };
   if (system.length) params.system = system;
@@ -131,10 +110,92 @@ export function buildParams(request: ProviderRequest, model: CatalogModel, o: Wi
       if (effective) params.output_config = { effort: nearestEffort(effective, model.efforts) as "low" };
     }
   }
+  if (thinking && openToolTurnWithoutThinking(history, out, model, o.provider)) {
+    // The API wants the final assistant turn of a tool loop to open with its thinking, and this one
+    // has none (another model wrote it, or thinking was off then). Send this request without
+    // thinking where the model allows it; otherwise close that turn by writing its calls as text.
+    if (model.thinking === "budget") {
+      delete params.thinking;
+      params.max_tokens = Math.min(model.maxOutput, typeof request.options.maxTokens === "number" ? request.options.maxTokens : o.maxTokens);
+      thinking = false;
+    } else if (model.thinking === "adaptive") {
+      params.thinking = { type: "disabled" };
+      delete params.output_config;
+      thinking = false;
+    } else {
+      closeToolTurn(out);
+    }
+  }
+  if (cache) {
+    // Breakpoints: end of the stable prefix (system, tools), the newest message, and the message
+    // that ended the previous request, so a growing conversation reads last turn's prefix from cache.
+    if (system.length) system[system.length - 1] = { ...system[system.length - 1]!, cache_control: cache };
+    if (tools.length) tools[tools.length - 1] = { ...tools[tools.length - 1]!, cache_control: cache };
+    const marks = new Set<number>([out.length - 1]);
+    for (let i = out.length - 2; i >= 0; i--) {
+      if (out[i]!.role === "assistant") {
+        if (i > 0) marks.add(i - 1);
+        break;
+      }
+    }
+    for (const i of marks) {
+      const msg = out[i]!;
+      if (msg.role !== "user") continue;
+      const blocks = msg.content as Block[];
+      const last = blocks[blocks.length - 1]!;
+      blocks[blocks.length - 1] = { ...last, cache_control: cache } as Block;
+    }
+  }
+
   // Newer models take no sampling parameters (the SDK no longer types them); older ones still accept temperature.
   const sampling = !thinking && !model.fixedSampling && model.thinking !== "adaptive" && model.thinking !== "always";
   if (typeof request.options.temperature === "number" && sampling) (params as unknown as { temperature: number }).temperature = request.options.temperature;
   return params;
+}
+
+/**
+ * Whether the last assistant turn has tool calls but does not open with thinking, and was not this
+ * model's own turn with adaptive thinking (which may skip thinking before a call).
+ */
+function openToolTurnWithoutThinking(history: readonly Message[], out: Anthropic.MessageParam[], model: CatalogModel, provider: string): boolean {
+  const turn = out.findLast((m) => m.role === "assistant");
+  if (!turn) return false;
+  const blocks = turn.content as Block[];
+  if (!blocks.some((b) => b.type === "tool_use")) return false;
+  if (blocks[0]?.type === "thinking" || blocks[0]?.type === "redacted_thinking") return false;
+  if (model.thinking === "budget") return true;
+  const source = history.findLast((m): m is AssistantMessage => m.role === "assistant");
+  return !(source && source.provider === provider && source.model === model.id);
+}
+
+/**
+ * Rewrite the last assistant turn's tool calls, and the results answering them, as plain text: the
+ * conversation keeps what was done, and no tool loop is left open for thinking to precede.
+ */
+function closeToolTurn(out: Anthropic.MessageParam[]): void {
+  const at = out.findLastIndex((m) => m.role === "assistant");
+  const names = new Map<string, string>();
+  out[at] = {
+    role: "assistant",
+    content: (out[at]!.content as Block[]).map((b): Block => {
+      if (b.type !== "tool_use") return b;
+      names.set(b.id, b.name);
+      return { type: "text", text: `[called tool ${b.name} with ${JSON.stringify(b.input)}]` };
+    }),
+  };
+  const next = out[at + 1];
+  if (!next) return;
+  const blocks: Block[] = [];
+  for (const b of next.content as Block[]) {
+    if (b.type !== "tool_result" || !names.has(b.tool_use_id)) {
+      blocks.push(b);
+      continue;
+    }
+    blocks.push({ type: "text", text: `[${b.is_error ? "error from" : "result of"} tool ${names.get(b.tool_use_id)}]` });
+    if (typeof b.content === "string") blocks.push({ type: "text", text: b.content });
+    else for (const c of b.content ?? []) blocks.push(c as Block);
+  }
+  out[at + 1] = { role: "user", content: blocks };
 }
 
 export function mapStopReason(reason: string | null | undefined): StopReason {
@@ -193,6 +254,8 @@ export async function* readStream(events: AsyncIterable<Anthropic.RawMessageStre
           index.set(event.index, builder.addThinking("", block.data, true));
         } else if (block.type === "tool_use") {
           index.set(event.index, builder.addToolCall(block.id, block.name));
+        } else if (block.type === "server_tool_use") {
+          builder.serverToolRan = true;
         }
         break;
       }
@@ -257,6 +320,8 @@ export function classify(error: unknown, where: { provider: string; baseUrl: str
     const overflow = OVERFLOW.test(detail);
     return { message: `${label}: ${detail}`, retryable: retryable && !overflow, overflow, retryAfterMs: retryAfterMs(e.headers) };
   }
+  const malformed = malformedStream(error, where.provider);
+  if (malformed) return malformed;
   if (isConnectionRefused(error)) {
     return { message: `${where.provider}: cannot connect to ${where.baseUrl} (${messages(error).slice(-1)[0]}) — is the URL right and the server running?`, retryable: false, overflow: false, code: "connection" };
   }

@@ -14,6 +14,7 @@ import { defaultModel, findModel, type ApiKind, type CatalogModel } from "../../
 import { keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../lib/provider-kit/cli.js";
 import { coilHome, isLocalUrl, mergeModel, readModelsFile, type Compat, type ProviderConfig } from "../../lib/provider-kit/config.js";
 import { PROVIDER_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
+import { routeConsole, sdkLogger } from "../../lib/provider-kit/sdk-log.js";
 import { buildCompletionsParams, readCompletions } from "./completions.js";
 import { COMPAT_GENERIC, COMPAT_OPENAI, COMPATIBLE_PROVIDERS, OPENAI_DEFAULT_LIMITS, OPENAI_MODELS } from "./models.js";
 import { buildResponsesParams, readResponses } from "./responses.js";
@@ -80,7 +81,8 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
     if (!c) {
       const { default: OpenAISdk } = await import("openai");
       // The SDK's own retries are off: coil retries, so that waits are visible and abortable.
-      c = new OpenAISdk({ apiKey: k ?? "no-key", baseURL: url, maxRetries: 0, timeout: o.timeoutMs, defaultHeaders: { ...o.headers, ...s.headers } });
+      // The SDK's console logging goes to coil's diagnostics (stderr stays clean in --mode json).
+      c = new OpenAISdk({ apiKey: k ?? "no-key", baseURL: url, maxRetries: 0, timeout: o.timeoutMs, defaultHeaders: { ...o.headers, ...s.headers }, logger: sdkLogger(ctx.log, s.id, [k]) });
       clients.set(id, c);
     }
     return c;
@@ -112,11 +114,11 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
           const sdk = await client(url, k.key);
           if (model.api === "openai-responses") {
             const params = buildResponsesParams(request, model, { provider: s.id, stateless: compat.store, maxTokens: o.maxTokens });
-            const events = await sdk.responses.create(params, { signal: abort, maxRetries: 0 });
+            const events = await routeConsole(sdk.logger, () => sdk.responses.create(params, { signal: abort, maxRetries: 0 }));
             return yield* readResponses(events, builder);
           }
           const params = buildCompletionsParams(request, model, { compat, maxTokens: o.maxTokens });
-          const chunks = await sdk.chat.completions.create(params, { signal: abort, maxRetries: 0 });
+          const chunks = await routeConsole(sdk.logger, () => sdk.chat.completions.create(params, { signal: abort, maxRetries: 0 }));
           return yield* readCompletions(chunks, builder);
         },
       });

@@ -141,7 +141,7 @@ export async function* readResponses(events: AsyncIterable<OpenAI.Responses.Resp
         else if (item.type === "function_call") {
           calls++;
           blocks.set(key, builder.addToolCall(item.id ? `${item.call_id}|${item.id}` : item.call_id, item.name, item.arguments ?? ""));
-        }
+        } else if (item.type.endsWith("_call")) builder.serverToolRan = true; // web_search_call, code_interpreter_call, ...
         break;
       }
       case "response.reasoning_summary_part.added": {

@@ -271,6 +271,50 @@ describe("agent loop", () => {
     expect(textOf(second[3])).toBe("actually do something else");
   });
 
+  it("skips the calls of a sequential batch not yet started once steering arrives (#12.7)", async () => {
+    const log: { name: string; id: string; start: number; end?: number }[] = [];
+    const { agent, scripted, events } = createTestAgent({
+      plugins: [[timingTools(log)]],
+      agent: { toolExecution: "sequential" },
+      script: [
+        { toolCalls: [{ name: "wait", arguments: { ms: 80, say: "a" } }, { name: "wait", arguments: { ms: 5, say: "b" } }, { name: "lock", arguments: { ms: 5 } }] },
+        { text: "ok, stopping" },
+      ],
+    });
+    const running = agent.prompt("go");
+    await until(() => agent.state.pendingToolCalls.length > 0);
+    agent.steer("stop, wrong file");
+    const run = await running;
+    expect(log.map((l) => l.name)).toEqual(["wait"]); // only the call that had started ran
+    const got = results(run.messages);
+    expect(got.map(resultText)).toEqual(["a", "Skipped: the user sent a new message.", "Skipped: the user sent a new message."]);
+    expect(got.map((r) => r.isError)).toEqual([false, true, true]);
+    expectPaired(agent.state.messages);
+    const second = scripted.requests[1]!.messages;
+    expect(second.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "toolResult", "toolResult", "user"]);
+    expect(textOf(second.at(-1))).toBe("stop, wrong file");
+    const ends = events.filter((e) => e.type === "tool_execution_end").map((e) => (e as { toolCallId: string }).toolCallId);
+    expect(ends).toEqual(got.map((r) => r.toolCallId));
+  });
+
+  it("skips a parallel batch when steering arrived before its calls started (#12.7)", async () => {
+    const log: { name: string; id: string; start: number; end?: number }[] = [];
+    const { agent, scripted } = createTestAgent({
+      plugins: [[timingTools(log, { sequentialTool: false })]],
+      script: [
+        { chunkDelayMs: 20, text: "I will edit the file now", toolCalls: [{ name: "wait", arguments: { ms: 5, say: "a" } }, { name: "wait", arguments: { ms: 5, say: "b" } }] },
+        { text: "ok" },
+      ],
+    });
+    const running = agent.prompt("go");
+    await until(() => agent.state.streaming !== undefined);
+    agent.steer("stop, wrong file");
+    const run = await running;
+    expect(log).toEqual([]);
+    expect(results(run.messages).map(resultText)).toEqual(["Skipped: the user sent a new message.", "Skipped: the user sent a new message."]);
+    expect(textOf(scripted.requests[1]!.messages.at(-1))).toBe("stop, wrong file");
+  });
+
   it("keeps going when steering arrives while the model is answering without tools", async () => {
     const { agent, scripted } = createTestAgent({ script: [{ text: "first answer", chunkDelayMs: 10 }, { text: "second answer" }] });
     const running = agent.prompt("go");

@@ -287,6 +287,21 @@ describe("provider-anthropic: errors and retries", () => {
     expect(mock.requests).toHaveLength(1);
   });
 
+  it("a prompt whose run failed is not sent again with the next prompt; continue() still retries it (#12.5)", async () => {
+    mock.push(apiError(400, "invalid_request_error", "something is off"));
+    const { agent } = setup();
+    expect((await agent.prompt("first question")).stopReason).toBe("error");
+    mock.push(text("second answer"));
+    await agent.prompt("second question");
+    expect(mock.requests[1]!.body.messages).toEqual([{ role: "user", content: [{ type: "text", text: "second question", cache_control: { type: "ephemeral" } }] }]);
+    // a failed continue() keeps the prompt it retried
+    mock.push(apiError(400, "invalid_request_error", "still off"), text("third answer"));
+    const again = setup();
+    expect((await again.agent.prompt("only question")).stopReason).toBe("error");
+    await again.agent.continue();
+    expect(mock.requests[3]!.body.messages).toEqual([{ role: "user", content: [{ type: "text", text: "only question", cache_control: { type: "ephemeral" } }] }]);
+  });
+
   it("a 401 names the variable to set and never shows the key", async () => {
     const { agent, events } = setup({ key: "sk-ant-wrong-key-0000000000000" });
     const result = await agent.prompt("x");
@@ -360,15 +375,55 @@ describe("provider-anthropic: errors and retries", () => {
     expect(lastAssistant(result.messages).content).toEqual([{ type: "text", text: "kept" }]);
   });
 
-  it("ends the turn with an error, not a duplicate, when the connection drops after output started", async () => {
-    mock.push(text("The answer is forty-two, because", { dropAfter: 6, chunk: 4 }));
+  it("retries the turn when the connection drops after output started, discarding the partial reply (#12.6)", async () => {
+    mock.push(
+      reply([{ thinking: "first try", signature: "S0" }, { text: "The answer is forty-two, because" }], { dropAfter: 9, chunk: 4 }),
+      reply([{ thinking: "second try", signature: "S1" }, { tool: { id: "toolu_r", name: "add", input: { a: 40, b: 2 } } }]),
+      text("42"),
+    );
+    const { agent, events } = setup();
+    const result = await agent.prompt("x");
+    expect(result.stopReason).toBe("stop");
+    expect(mock.requests).toHaveLength(3);
+    expect(mock.rejected()).toEqual([]);
+    // the dropped attempt left nothing in history: one reply with the second try's thinking and call
+    const replies = assistants(result.messages);
+    expect(replies).toHaveLength(2);
+    expect(replies[0]!.content).toEqual([{ type: "thinking", thinking: "second try", signature: "S1" }, { type: "toolCall", id: "toolu_r", name: "add", arguments: { a: 40, b: 2 } }]);
+    expect(JSON.stringify(result.messages)).not.toContain("first try");
+    const retry = events.findIndex((e) => e.type === "retry");
+    expect(retry).toBeGreaterThan(0);
+    expect((events[retry] as { reason: string }).reason).toMatch(/connection|ended before message_stop/);
+    // before the retry the partial text streamed; after it, updates carry only the new attempt
+    const before = events.slice(0, retry).filter((e) => e.type === "message_update");
+    expect(before.length).toBeGreaterThan(0);
+    const after = events.slice(retry).filter((e): e is Extract<AgentEvent, { type: "message_update" }> => e.type === "message_update");
+    expect(after.length).toBeGreaterThan(0);
+    expect(JSON.stringify(after.map((e) => e.message))).not.toContain("first try");
+    // one message_start for the reply, not one per attempt
+    const starts = events.filter((e) => e.type === "message_start" && e.message.role === "assistant");
+    expect(starts).toHaveLength(2);
+    expect(agent.state.messages.filter((m) => m.role === "assistant")).toHaveLength(2);
+  });
+
+  it("gives up on drops after output started once maxRetries is used, with an error naming the retries", async () => {
+    mock.push(text("one two three four", { dropAfter: 5, chunk: 4 }), text("one two three four", { dropAfter: 5, chunk: 4 }));
+    const { agent, events } = setup({ options: { maxRetries: 1 } });
+    const result = await agent.prompt("x");
+    expect(result.stopReason).toBe("error");
+    const last = lastAssistant(result.messages);
+    expect(last.errorMessage).toMatch(/after 1 retry/);
+    expect(last.content).toEqual([{ type: "text", text: "one two " }]);
+    expect(events.filter((e) => e.type === "retry")).toHaveLength(1);
+  });
+
+  it("does not retry a dropped reply in which a server-side tool already ran (#12.6)", async () => {
+    mock.push(reply([{ serverTool: { id: "srvtoolu_1", name: "web_search", input: { query: "x" } } }, { text: "Found it: the answer is" }], { dropAfter: 7, chunk: 4 }));
     const { agent, events } = setup();
     const result = await agent.prompt("x");
     expect(result.stopReason).toBe("error");
     const last = lastAssistant(result.messages);
-    expect(last.stopReason).toBe("error");
-    expect(last.errorMessage).toContain("not retried");
-    expect(last.content).toEqual([{ type: "text", text: "The answer i" }]);
+    expect(last.errorMessage).toContain("a server-side tool had already run");
     expect(mock.requests).toHaveLength(1);
     expect(events.filter((e) => e.type === "retry")).toHaveLength(0);
   });

@@ -123,6 +123,25 @@ describe("coil with provider-anthropic", () => {
     expect(anthropic.requests[0]!.body.model).toBe("claude-sonnet-5-5");
   });
 
+  it("--mode json keeps stderr empty when the stream sends malformed SSE; the SDK's complaint is a diagnostic event (#12.19)", async () => {
+    const dir = project();
+    anthropic.requests.length = 0;
+    anthropic.push(text("a reply that breaks", { malformedAfter: 4, chunk: 4 }), text("a whole reply"));
+    // claude-sonnet-4-5 is one the SDK warns about on every request, through console.warn directly
+    const r = await coil(dir, ["--plugin", "provider-anthropic", "--model", "anthropic/claude-sonnet-4-5", "--mode", "json", "-p", "hi"], { ANTHROPIC_API_KEY: AKEY, ANTHROPIC_BASE_URL: anthropic.url });
+    expect(r.stderr).toBe("");
+    const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; message?: unknown; level?: string; plugin?: string });
+    const sdk = events.filter((e) => e.type === "diagnostic" && String(e.message).includes("Could not parse message into JSON"));
+    expect(sdk.length).toBeGreaterThan(0);
+    expect(sdk[0]).toMatchObject({ plugin: "provider-anthropic" });
+    // the deprecation notice came with both requests and is reported once
+    expect(events.filter((e) => e.type === "diagnostic" && /claude-sonnet-4-5' is deprecated/.test(String(e.message)))).toHaveLength(1);
+    // the corrupted stream is retried like a dropped one
+    expect(events.filter((e) => e.type === "retry")).toHaveLength(1);
+    expect(events.at(-1)).toMatchObject({ type: "agent_end", stopReason: "stop" });
+    expect(r.code).toBe(0);
+  });
+
   it("a missing key names the variable to set", async () => {
     const r = await coil(project(), ["--plugin", "provider-anthropic", "--model", "anthropic/claude-sonnet-5-5", "-p", "hi"]);
     expect(r.code).toBe(2);
@@ -185,6 +204,17 @@ describe("coil with provider-openai", () => {
     expect(r.stdout.trim()).toBe("84 and 126.");
     expect(openai.requests.map((q) => q.path)).toEqual(["/v1/chat/completions", "/v1/chat/completions", "/v1/chat/completions"]);
     expect(openai.rejected()).toEqual([]);
+  });
+
+  it("--mode json keeps stderr empty when a Chat Completions stream sends malformed SSE (#12.19)", async () => {
+    const dir = project();
+    openai.requests.length = 0;
+    openai.push(chat({ text: "a reply that breaks", malformedAfter: 2, chunk: 4 }), chat({ text: "a whole reply" }));
+    const r = await coil(dir, ["--plugin", "provider-openai", "--model", "openai/llama3.3-local", "--mode", "json", "-p", "hi"], { OPENAI_API_KEY: OKEY, OPENAI_BASE_URL: openai.url });
+    expect(r.stderr).toBe("");
+    const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; message?: unknown; plugin?: string });
+    expect(events.filter((e) => e.type === "diagnostic" && String(e.message).includes("Could not parse message into JSON"))[0]).toMatchObject({ plugin: "provider-openai" });
+    expect(r.code).toBe(0);
   });
 
   it("runs a three-turn tool loop over the Responses API for a catalog model", async () => {
@@ -259,6 +289,59 @@ describe("coil with both provider plugins", () => {
     expect(r.stderr).toContain("'providers.lmstudio.models[0].maxOutput' must be a positive integer, got -5");
     expect(r.stderr).toContain(`${file}:6:20`);
   });
+
+  it("`-c` on a thinking Claude model after a tool loop cut off on OpenAI is accepted, every time (#12.0)", async () => {
+    const dir = project({
+      "slow.ts": `import { definePlugin, Type } from "coil";
+export default definePlugin({
+  id: "slow-tool",
+  setup(ctx) {
+    ctx.tools.register({
+      name: "slow_edit",
+      description: "Edit a file (slowly)",
+      parameters: Type.Object({ path: Type.String() }),
+      // a timer keeps the process alive like a real tool's I/O, until the run is aborted
+      execute: (args, run) => new Promise((resolve) => {
+        const busy = setInterval(() => undefined, 1000);
+        run.signal.addEventListener("abort", () => (clearInterval(busy), resolve({ content: [{ type: "text", text: "stopped" }], isError: true })), { once: true });
+      }),
+    });
+  },
+});
+`,
+    });
+    const env = { OPENAI_API_KEY: OKEY, OPENAI_BASE_URL: openai.url, ANTHROPIC_API_KEY: AKEY, ANTHROPIC_BASE_URL: anthropic.url };
+    const plugins = ["--plugin", "provider-anthropic", "--plugin", "provider-openai", "--plugin", "./slow.ts"];
+    anthropic.requests.length = 0;
+    openai.requests.length = 0;
+    openai.push(chat({ tools: [{ id: "call_cut", name: "slow_edit", args: { path: "a.ts" } }] }));
+    // run 1: interrupted (SIGINT) while the tool runs
+    const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !PROVIDER_VARS.test(k)));
+    const child = spawn(process.execPath, [BIN, ...plugins, "--model", "openai/local-model", "-p", "edit a.ts"], { cwd: dir, env: { ...base, COIL_HOME: join(dir, ".home"), ...env }, stdio: ["pipe", "pipe", "pipe"] });
+    child.stdin.end();
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const closed = new Promise<number | null>((r) => child.on("close", r));
+    const t0 = Date.now();
+    while (openai.requests.length === 0 && Date.now() - t0 < 15_000) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 500)); // the reply is read and the tool has started
+    child.kill("SIGINT");
+    expect(openai.requests).toHaveLength(1);
+    expect(await closed, stderr).toBe(1);
+    expect(stderr).toContain("aborted");
+    // `-c` twice with an always-thinking model, then with a budget-thinking one, thinking on (user preset)
+    writeFileSync(join(dir, ".home", "preset.yaml"), "extends: default\nthinking: high\n");
+    for (const [model, answer] of [["anthropic/claude-opus-5-5", "first"], ["anthropic/claude-fable-5-1", "second"], ["anthropic/claude-sonnet-4-5", "third"]] as const) {
+      anthropic.push(text(answer));
+      const r = await coil(dir, [...plugins, "--model", model, "-c", "-p", "go on"], env);
+      expect(r.stderr).not.toContain("error");
+      expect(r.stdout.trim()).toBe(answer);
+      expect(r.code).toBe(0);
+    }
+    expect(anthropic.rejected().map((q) => q.error)).toEqual([]);
+    expect(anthropic.requests).toHaveLength(3);
+    expect(anthropic.requests[0]!.body.thinking).toMatchObject({ type: "adaptive" });
+  }, 60_000);
 
   it("switching providers mid-conversation keeps the history valid for both APIs", async () => {
     // turn 1 on OpenAI (a tool call), then the same session continues on Anthropic via `--model` in an embedded agent

@@ -12,7 +12,7 @@ import { computeCost, findModel, type CatalogModel } from "../../lib/provider-ki
 import { authFileTooOpen, parseModelsFile, readAuth, readModelsFile, redact, writeAuthKey } from "../../lib/provider-kit/config.js";
 import { normalizeToolCallId, prepareHistory } from "../../lib/provider-kit/history.js";
 import { parsePartialJson } from "../../lib/provider-kit/partial-json.js";
-import { backoffMs, retryAfterMs } from "../../lib/provider-kit/retry.js";
+import { backoffMs, isConnectionDrop, retryAfterMs } from "../../lib/provider-kit/retry.js";
 import { validate as validateAnthropic } from "../support/mock-anthropic.js";
 import { validateChat, validateResponses } from "../support/mock-openai.js";
 
@@ -133,6 +133,11 @@ describe("retry timing", () => {
     expect(retryAfterMs(new Headers({}))).toBeUndefined();
   });
 
+  it("tells a dropped connection from a JSON parse error that merely contains the word", () => {
+    expect(isConnectionDrop(new TypeError("terminated", { cause: new Error("other side closed") }))).toBe(true);
+    expect(isConnectionDrop(new SyntaxError("Unterminated string in JSON at position 65"))).toBe(false);
+  });
+
   it("backs off exponentially with jitter, capped", () => {
     const policy = { maxRetries: 5, baseDelayMs: 1000, maxRetryDelayMs: 5000 };
     expect(backoffMs(1, policy, () => 0)).toBe(750);
@@ -214,6 +219,18 @@ describe("the mock servers reject what the real APIs reject", () => {
     expect(validateAnthropic({ ...base, messages: [{ role: "assistant", content: "hi" }] })).toMatch(/first message must use the "user" role/);
     expect(validateAnthropic({ model: "m", messages: [user("hi")] })).toMatch(/max_tokens/);
     expect(validateAnthropic({ ...base, messages: [user("hi"), { role: "assistant", content: [{ type: "thinking", thinking: "t" }] }, user("x")] })).toMatch(/signature/);
+    // thinking on: the final assistant turn of a tool loop must open with thinking (unless, with
+    // adaptive thinking, it is the same model's own turn, which may skip thinking)
+    const thinkingOn = { ...base, max_tokens: 5000, thinking: { type: "enabled", budget_tokens: 2000 } };
+    expect(validateAnthropic({ ...thinkingOn, messages: [user("hi"), call, result("t1")] })).toMatch(/Expected `thinking` or `redacted_thinking`, but found `tool_use`/);
+    const signed = { role: "assistant", content: [{ type: "thinking", thinking: "t", signature: "s" }, ...call.content] };
+    expect(validateAnthropic({ ...thinkingOn, messages: [user("hi"), signed, result("t1")] })).toBeUndefined();
+    expect(validateAnthropic({ ...thinkingOn, messages: [user("hi"), call, result("t1"), { role: "assistant", content: "done" }, user("more")] })).toBeUndefined();
+    const adaptive = { ...base, thinking: { type: "adaptive" } };
+    expect(validateAnthropic({ ...adaptive, messages: [user("hi"), call, result("t1")] })).toMatch(/found `tool_use`/);
+    expect(validateAnthropic({ ...adaptive, messages: [user("hi"), call, result("t1")] }, new Map([["t1", "m"]]))).toBeUndefined();
+    expect(validateAnthropic({ ...adaptive, messages: [user("hi"), call, result("t1")] }, new Map([["t1", "other-model"]]))).toMatch(/found `tool_use`/);
+    expect(validateAnthropic({ ...base, thinking: { type: "disabled" }, messages: [user("hi"), call, result("t1")] })).toBeUndefined();
     const five = Array.from({ length: 5 }, () => ({ type: "text", text: "x", cache_control: { type: "ephemeral" } }));
     expect(validateAnthropic({ ...base, messages: [user(five)] })).toMatch(/maximum of 4 blocks with cache_control/);
   });

@@ -224,6 +224,16 @@ describe("provider-openai: errors and retries", () => {
     expect(mock.requests).toHaveLength(1);
   });
 
+  it("a prompt whose run failed is not sent again with the next prompt (#12.5)", async () => {
+    mock.push(oaiError(400, "bad request"), chat({ text: "fine" }));
+    const { agent } = setup();
+    expect((await agent.prompt("first question")).stopReason).toBe("error");
+    await agent.prompt("second question");
+    const users = mock.requests[1]!.body.messages.filter((m: { role: string }) => m.role === "user");
+    expect(JSON.stringify(users)).not.toContain("first question");
+    expect(JSON.stringify(users)).toContain("second question");
+  });
+
   it("a 401 names the variable, and the key the server echoes back is redacted everywhere", async () => {
     const { agent, events } = setup({ key: "sk-wrong-0123456789abcdefghij" });
     const result = await agent.prompt("x");
@@ -251,15 +261,14 @@ describe("provider-openai: errors and retries", () => {
     expect(lastAssistant((await agent.prompt("x")).messages).content).toEqual([{ type: "text", text: "back" }]);
   });
 
-  it("does not retry once output started: the turn ends with an error", async () => {
-    mock.push(chat({ text: "Partial answer that gets cut", chunk: 4, dropAfter: 4 }));
-    const { agent } = setup();
+  it("retries when the connection drops after output started, discarding the partial reply (#12.6)", async () => {
+    mock.push(chat({ text: "Partial answer that gets cut", chunk: 4, dropAfter: 4 }), chat({ text: "Whole answer." }));
+    const { agent, events } = setup();
     const result = await agent.prompt("x");
-    expect(result.stopReason).toBe("error");
-    const last = lastAssistant(result.messages);
-    expect(last.content).toEqual([{ type: "text", text: "Partial answ" }]);
-    expect(last.errorMessage).toContain("not retried");
-    expect(mock.requests).toHaveLength(1);
+    expect(result.stopReason).toBe("stop");
+    expect(assistants(result.messages).map((m) => m.content)).toEqual([[{ type: "text", text: "Whole answer." }]]);
+    expect(mock.requests).toHaveLength(2);
+    expect(events.filter((e) => e.type === "retry")).toHaveLength(1);
   });
 
   it("a stream that ends without finish_reason or [DONE] is a dropped connection", async () => {
@@ -382,12 +391,13 @@ describe("provider-openai: Responses API", () => {
     expect(events.at(-1)).toMatchObject({ type: "error", message: { errorCode: "context_overflow" } });
   });
 
-  it("drops a connection after output: error, no duplicate", async () => {
-    mock.push(responses([{ text: "Some text that will be cut off" }], { chunk: 4, dropAfter: 6 }));
+  it("drops a connection after output: retried, the partial reply discarded (#12.6)", async () => {
+    mock.push(responses([{ reasoning: "first try", id: "rs_a" }, { text: "Some text that will be cut off" }], { chunk: 4, dropAfter: 9 }), responses([{ text: "Complete." }]));
     const { agent } = setup({ provider: "openai", model: "gpt-5.4" });
     const result = await agent.prompt("x");
-    expect(lastAssistant(result.messages).stopReason).toBe("error");
-    expect(mock.requests).toHaveLength(1);
+    expect(result.stopReason).toBe("stop");
+    expect(assistants(result.messages).map((m) => m.content)).toEqual([[{ type: "text", text: "Complete." }]]);
+    expect(mock.requests).toHaveLength(2);
   });
 
   it("does not replay Anthropic thinking or foreign reasoning, and pairs calls by call id", async () => {

@@ -3,7 +3,8 @@
  * `event: <name>` + `data: <json>` frames (message_start, content_block_start/delta/stop, ping,
  * message_delta, message_stop, error), JSON error bodies `{ type: "error", error: { type, message } }`,
  * and request validation like the real API's (tool_use/tool_result pairing, empty text blocks,
- * first message from the user, max_tokens, thinking budgets, cache_control limits).
+ * first message from the user, max_tokens, thinking budgets, cache_control limits, and with thinking
+ * on, a final assistant turn with tool_use that must start with thinking).
  * Tests script replies step by step; every request is recorded.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -13,7 +14,9 @@ export type AnthropicBlock =
   | { text: string }
   | { thinking: string; signature: string }
   | { redacted: string }
-  | { tool: { id: string; name: string; input: unknown; /** raw JSON text to send instead of `input` */ raw?: string } };
+  | { tool: { id: string; name: string; input: unknown; /** raw JSON text to send instead of `input` */ raw?: string } }
+  /** A server tool the API runs itself (web search, code execution): `server_tool_use` with its input. */
+  | { serverTool: { id: string; name: string; input: unknown } };
 
 export interface ReplyOptions {
   stop?: "end_turn" | "tool_use" | "max_tokens" | "refusal" | "pause_turn" | "model_context_window_exceeded";
@@ -24,6 +27,8 @@ export interface ReplyOptions {
   delayMs?: number;
   /** Close the connection after this many frames (message_start is frame 1). */
   dropAfter?: number;
+  /** After this many frames, send a frame whose data is not JSON, then end the response. */
+  malformedAfter?: number;
   /** Send an `event: error` frame after this many frames instead of finishing. */
   errorAfter?: { frames: number; type: string; message: string };
   model?: string;
@@ -55,6 +60,8 @@ export interface MockAnthropic {
   rejected(): Recorded[];
   push(...steps: Step[]): void;
   remaining(): number;
+  /** Drop the scripted steps not used yet (so one failing test does not feed the next). */
+  clear(): void;
   close(): Promise<void>;
 }
 
@@ -93,6 +100,8 @@ export function replyFrames(blocks: AnthropicBlock[], o: ReplyOptions = {}): { e
       frames.push({ event: "content_block_start", data: { type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } } });
       for (const p of pieces(b.thinking)) frames.push({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: p } } });
       frames.push({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "signature_delta", signature: b.signature } } });
+    } else if ("serverTool" in b) {
+      frames.push({ event: "content_block_start", data: { type: "content_block_start", index, content_block: { type: "server_tool_use", id: b.serverTool.id, name: b.serverTool.name, input: b.serverTool.input } } });
     } else if ("redacted" in b) {
       frames.push({ event: "content_block_start", data: { type: "content_block_start", index, content_block: { type: "redacted_thinking", data: b.redacted } } });
     } else {
@@ -110,8 +119,12 @@ export function replyFrames(blocks: AnthropicBlock[], o: ReplyOptions = {}): { e
 
 type Block = Record<string, any>;
 
-/** What the real API would reject, as its error message; undefined when the body is valid. */
-export function validate(body: Record<string, any>): string | undefined {
+/**
+ * What the real API would reject, as its error message; undefined when the body is valid.
+ * `ownCalls` maps tool_use ids this server produced to the model that produced them: with adaptive
+ * thinking the model may call a tool without thinking first, and that turn of its own is accepted.
+ */
+export function validate(body: Record<string, any>, ownCalls: ReadonlyMap<string, string> = new Map()): string | undefined {
   if (typeof body.model !== "string" || !body.model) return "model: Field required";
   if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) return "max_tokens: Field required";
   if (!Array.isArray(body.messages) || body.messages.length === 0) return "messages: at least one message is required";
@@ -153,6 +166,18 @@ export function validate(body: Record<string, any>): string | undefined {
     else turns.push({ role: m.role, content: [...content] });
   }
   if (breakpoints > 4) return `A maximum of 4 blocks with cache_control may be provided. Found ${breakpoints}.`;
+  // With thinking on, the final assistant turn of a tool loop must start with its thinking.
+  const thinking = body.thinking?.type === "enabled" || body.thinking?.type === "adaptive";
+  const lastAssistant = turns.map((t, i) => ({ t, i })).filter((x) => x.t.role === "assistant").at(-1);
+  if (thinking && lastAssistant) {
+    const { t, i } = lastAssistant;
+    const calls = t.content.filter((b) => b.type === "tool_use");
+    const own = body.thinking.type === "adaptive" && calls.length > 0 && calls.every((b) => ownCalls.get(b.id) === body.model);
+    const first = t.content[0]?.type;
+    if (calls.length > 0 && first !== "thinking" && first !== "redacted_thinking" && !own) {
+      return `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking`;
+    }
+  }
   if (turns[0]!.role !== "user") return "messages: first message must use the \"user\" role";
   for (let t = 0; t < turns.length; t++) {
     const turn = turns[t]!;
@@ -187,6 +212,7 @@ function send(res: ServerResponse, status: number, type: string, message: string
 export async function startMockAnthropic(o: { key?: string; steps?: Step[] } = {}): Promise<MockAnthropic> {
   const steps: Step[] = [...(o.steps ?? [])];
   const requests: Recorded[] = [];
+  const ownCalls = new Map<string, string>(); // tool_use id → model that produced it
   let served = 0;
   const server = createServer(async (req, res) => {
     let raw = "";
@@ -210,7 +236,7 @@ export async function startMockAnthropic(o: { key?: string; steps?: Step[] } = {
     if (o.key && key !== o.key) return fail(401, "authentication_error", `invalid x-api-key: ${key}`);
     if (!req.headers["anthropic-version"]) return fail(400, "invalid_request_error", "anthropic-version: header is required");
     if (body.stream !== true) return fail(400, "invalid_request_error", "this mock only serves streaming requests");
-    const invalid = validate(body);
+    const invalid = validate(body, ownCalls);
     if (invalid) return fail(400, "invalid_request_error", invalid);
 
     let step = steps.shift();
@@ -229,12 +255,17 @@ export async function startMockAnthropic(o: { key?: string; steps?: Step[] } = {
     }
     if (step.kind === "error") return fail(step.status, step.type, step.message, step.headers);
     const opts = step.options;
+    for (const b of step.blocks) if ("tool" in b) ownCalls.set(b.tool.id, body.model);
     const frames = replyFrames(step.blocks, { model: body.model, ...opts });
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", "request-id": "req_mock" });
     for (let i = 0; i < frames.length; i++) {
       if (opts.dropAfter !== undefined && i === opts.dropAfter) {
         await new Promise((r) => setTimeout(r, 30)); // let the frames already written reach the client
         res.socket?.destroy();
+        return;
+      }
+      if (opts.malformedAfter === i) {
+        res.end(`event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_del\n\n`);
         return;
       }
       if (opts.errorAfter && i === opts.errorAfter.frames) {
@@ -256,6 +287,7 @@ export async function startMockAnthropic(o: { key?: string; steps?: Step[] } = {
     rejected: () => requests.filter((r) => r.status === 400),
     push: (...more) => void steps.push(...more),
     remaining: () => steps.length,
+    clear: () => void steps.splice(0),
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();

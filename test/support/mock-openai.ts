@@ -22,6 +22,8 @@ export interface ChatReply {
   dropAfter?: number;
   /** Send `data: {"error": ...}` after this many frames. */
   errorAfter?: { frames: number; message: string; type?: string; code?: string };
+  /** After this many frames, send a frame whose data is not JSON, then end the response. */
+  malformedAfter?: number;
   /** Leave out the final `data: [DONE]`. */
   noDone?: boolean;
 }
@@ -71,6 +73,8 @@ export interface MockOpenAI {
   rejected(): Recorded[];
   push(...steps: OpenAIStep[]): void;
   remaining(): number;
+  /** Drop the scripted steps not used yet (so one failing test does not feed the next). */
+  clear(): void;
   close(): Promise<void>;
 }
 
@@ -294,6 +298,10 @@ export async function startMockOpenAI(o: MockOpenAIOptions = {}): Promise<MockOp
           await wait(30);
           return res.socket?.destroy();
         }
+        if (step.malformedAfter === i) {
+          res.end(`data: {"id":"chatcmpl-mock","choices":[{"index":0,"delta":{"content":"br\n\n`);
+          return;
+        }
         if (step.errorAfter?.frames === i) {
           res.end(`data: ${JSON.stringify({ error: { message: step.errorAfter.message, type: step.errorAfter.type ?? "server_error", param: null, code: step.errorAfter.code ?? null } })}\n\n`);
           return;
@@ -335,6 +343,7 @@ export async function startMockOpenAI(o: MockOpenAIOptions = {}): Promise<MockOp
     rejected: () => requests.filter((r) => r.status === 400),
     push: (...more) => void steps.push(...more),
     remaining: () => steps.length,
+    clear: () => void steps.splice(0),
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();
