@@ -245,7 +245,12 @@ describe.skipIf(!hasTmux)("ui-tui in tmux: /reload", () => {
     expect(reloaded).toContain("answer from a coil process");
     t.type("/gre");
     await t.waitFor(/greet\s+greet someone warmly/);
-    t.type("et the team");
+    // clear and type the whole command, then send it once the editor holds exactly that: typing the rest
+    // while the completion list redraws raced on a loaded machine ("/greet the greet")
+    t.keys("C-c");
+    await t.waitFor((s) => editorText(s) === "");
+    t.type("/greet the team");
+    await t.waitFor((s) => editorText(s) === "/greet the team");
     t.keys("Enter");
     await t.waitFor("› Please greet the team warmly.");
     await t.waitFor((s) => (s.match(/answer from a coil process/g) ?? []).length === 2);
