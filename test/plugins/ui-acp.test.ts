@@ -1,0 +1,371 @@
+/**
+ * `coil --mode acp` as a child process, driven by the official ACP SDK's client side (and raw JSON-RPC
+ * lines for the wire format), against the scripted provider.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Readable, Writable } from "node:stream";
+import * as acp from "@agentclientprotocol/sdk";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { BIN, cleanTemps, requireBuild, sandboxEnv, tempDir, writeFiles } from "../support/ecosystem.js";
+
+beforeAll(requireBuild);
+afterAll(cleanTemps);
+
+const children: ChildProcessWithoutNullStreams[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill("SIGKILL");
+});
+
+interface Project {
+  dir: string;
+  env: NodeJS.ProcessEnv;
+  base: string;
+}
+
+/** A project with a preset (scripted replies), files, and its own COIL_HOME. */
+function project(preset: string, replies: string, files: Record<string, string> = {}): Project {
+  const base = tempDir("coil-acp-");
+  const dir = writeFiles(join(base, "project"), { "replies.yaml": replies, "preset.yaml": preset, ...files });
+  return { dir, base, env: sandboxEnv(base) };
+}
+
+const SCRIPTED = "  - provider-scripted: { script: ./replies.yaml, chunkSize: 4 }\n";
+
+function start(p: Project, args: string[] = []): { child: ChildProcessWithoutNullStreams; stderr: () => string } {
+  const child = spawn(process.execPath, [BIN, "--preset", "./preset.yaml", "--mode", "acp", ...args], { cwd: p.dir, env: p.env, stdio: ["pipe", "pipe", "pipe"] });
+  children.push(child);
+  let stderr = "";
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  return { child, stderr: () => stderr };
+}
+
+interface Client {
+  agent: acp.ClientContext;
+  updates: acp.SessionNotification[];
+  permissions: acp.RequestPermissionRequest[];
+  stderr: () => string;
+  child: ChildProcessWithoutNullStreams;
+  close(): Promise<number | null>;
+}
+
+type Handlers = {
+  permission?: (req: acp.RequestPermissionRequest) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
+  read?: (req: acp.ReadTextFileRequest) => acp.ReadTextFileResponse;
+  write?: (req: acp.WriteTextFileRequest) => void;
+  onUpdate?: (n: acp.SessionNotification) => void;
+};
+
+/** Spawn coil and connect the SDK's client to it. */
+function connect(p: Project, h: Handlers = {}, args: string[] = []): Client {
+  const { child, stderr } = start(p, args);
+  const updates: acp.SessionNotification[] = [];
+  const permissions: acp.RequestPermissionRequest[] = [];
+  const app = acp
+    .client({ name: "coil-test" })
+    .onNotification(acp.methods.client.session.update, ({ params }) => {
+      updates.push(params);
+      h.onUpdate?.(params);
+    })
+    .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
+      permissions.push(params);
+      return h.permission ? h.permission(params) : { outcome: { outcome: "cancelled" } };
+    })
+    .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
+      if (!h.read) throw acp.RequestError.methodNotFound("fs/read_text_file");
+      return h.read(params);
+    })
+    .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
+      if (!h.write) throw acp.RequestError.methodNotFound("fs/write_text_file");
+      h.write(params);
+      return {};
+    });
+  const conn = app.connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as unknown as ReadableStream<Uint8Array>));
+  return {
+    agent: conn.agent,
+    updates,
+    permissions,
+    stderr,
+    child,
+    close: () =>
+      new Promise((done) => {
+        if (child.exitCode !== null) return done(child.exitCode);
+        child.once("exit", (code) => done(code));
+        child.stdin.end();
+      }),
+  };
+}
+
+async function init(c: Client, caps: acp.ClientCapabilities = {}): Promise<acp.InitializeResponse> {
+  return c.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: caps });
+}
+
+const text = (updates: acp.SessionNotification[], kind: "agent_message_chunk" | "agent_thought_chunk" | "user_message_chunk") =>
+  updates
+    .map((u) => u.update)
+    .filter((u) => u.sessionUpdate === kind)
+    .map((u) => ((u as { content: acp.ContentBlock }).content as { text?: string }).text ?? "")
+    .join("");
+const ofKind = <K extends acp.SessionUpdate["sessionUpdate"]>(updates: acp.SessionNotification[], kind: K) =>
+  updates.map((u) => u.update).filter((u): u is Extract<acp.SessionUpdate, { sessionUpdate: K }> => u.sessionUpdate === kind);
+
+async function waitFor<T>(fn: () => T | undefined, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe("ui-acp: the wire format", () => {
+  it("answers initialize as JSON-RPC 2.0 lines on stdout, and a malformed line with a parse error without ending", async () => {
+    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}`, "- text: hi\n");
+    const { child, stderr } = start(p);
+    const lines: string[] = [];
+    let buf = "";
+    child.stdout.on("data", (d: Buffer) => {
+      buf += d.toString();
+      const parts = buf.split("\n");
+      buf = parts.pop()!;
+      lines.push(...parts);
+    });
+    const send = (line: string) => child.stdin.write(line + "\n");
+    send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } } }));
+    const first = JSON.parse(await waitFor(() => lines[0]));
+    expect(first).toEqual({
+      jsonrpc: "2.0",
+      id: 1,
+      result: {
+        protocolVersion: 1,
+        agentCapabilities: { loadSession: true, promptCapabilities: { image: true, audio: false, embeddedContext: true }, mcpCapabilities: { http: true, sse: true } },
+        agentInfo: { name: "coil", title: "coil", version: expect.any(String) },
+        authMethods: [],
+      },
+    });
+    send("{ this is not json");
+    expect(JSON.parse(await waitFor(() => lines[1]))).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } });
+    send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "session/no_such_method", params: {} }));
+    expect(JSON.parse(await waitFor(() => lines[2]))).toMatchObject({ jsonrpc: "2.0", id: 2, error: { code: -32601 } });
+    // Still serving: a new session works after the bad lines.
+    send(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "session/new", params: { cwd: p.dir, mcpServers: [] } }));
+    const created = JSON.parse(await waitFor(() => lines.find((l) => l.includes('"id":3'))));
+    expect(created.result.sessionId).toMatch(/./);
+    // A session for another directory is refused, naming both.
+    send(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "session/new", params: { cwd: "/somewhere/else", mcpServers: [] } }));
+    const refused = JSON.parse(await waitFor(() => lines.find((l) => l.includes('"id":4'))));
+    expect(refused.error.code).toBe(-32602);
+    expect(refused.error.message).toContain("/somewhere/else");
+    child.stdin.end();
+    const code = await new Promise((done) => child.once("exit", done));
+    expect(code).toBe(0);
+    // Every stdout line is a JSON-RPC message; nothing else is written there.
+    for (const line of lines) expect(JSON.parse(line).jsonrpc).toBe("2.0");
+    expect(stderr()).not.toContain("Error:");
+  });
+});
+
+describe("ui-acp: sessions through the SDK client", () => {
+  it("streams text and thoughts, maps an edit to tool_call + tool_call_update with a diff, asks permission (allow, reject), and lists commands and modes", async () => {
+    const replies = `- thinking: "Looking at the file."
+  text: "I will edit it."
+  toolCalls: [{ name: edit, arguments: { path: notes.txt, oldText: "beta", newText: "BETA" } }]
+- text: Edited.
+- toolCalls: [{ name: bash, arguments: { command: "echo should-not-run > ran.txt" } }]
+- text: Not run then.
+`;
+    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - permission-gate: { mode: default }\n`, replies, { "notes.txt": "alpha\nbeta\ngamma\n" });
+    const c = connect(p, { permission: (req) => ({ outcome: { outcome: "selected", optionId: req.toolCall.title?.startsWith("Edit") ? "Allow once" : "Deny" } }) });
+    const init0 = await init(c);
+    expect(init0.protocolVersion).toBe(1);
+    const session = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
+    expect(session.modes).toMatchObject({ currentModeId: "default" });
+    expect(session.modes!.availableModes.map((m) => m.id)).toEqual(["default", "accept-edits", "plan", "yolo"]);
+    expect(session.configOptions?.[0]).toMatchObject({ id: "model", category: "model", currentValue: "scripted/scripted" });
+
+    const commands = await waitFor(() => ofKind(c.updates, "available_commands_update")[0]);
+    expect(commands.availableCommands.map((x) => x.name)).toEqual(expect.arrayContaining(["permissions", "review", "compact"]));
+
+    const r1 = await c.agent.request(acp.methods.agent.session.prompt, { sessionId: session.sessionId, prompt: [{ type: "text", text: "uppercase beta" }] });
+    expect(r1.stopReason).toBe("end_turn");
+    expect(text(c.updates, "agent_thought_chunk")).toBe("Looking at the file.");
+    expect(text(c.updates, "agent_message_chunk")).toBe("I will edit it.Edited.");
+    // Several chunks: the text streamed.
+    expect(ofKind(c.updates, "agent_message_chunk").length).toBeGreaterThan(2);
+
+    const call = ofKind(c.updates, "tool_call")[0]!;
+    expect(call).toMatchObject({ title: "Edit notes.txt", kind: "edit", status: "pending", rawInput: { path: "notes.txt", oldText: "beta", newText: "BETA" }, locations: [{ path: join(p.dir, "notes.txt") }] });
+    expect(c.permissions[0]).toMatchObject({ sessionId: session.sessionId, toolCall: { toolCallId: call.toolCallId } });
+    expect(c.permissions[0]!.options).toEqual([
+      { optionId: "Allow once", name: "Allow once", kind: "allow_once" },
+      { optionId: "Allow for this session", name: "Allow for this session", kind: "allow_always" },
+      { optionId: "Deny", name: "Deny", kind: "reject_once" },
+    ]);
+    const done = ofKind(c.updates, "tool_call_update").find((u) => u.toolCallId === call.toolCallId && u.status === "completed")!;
+    expect(done.content?.[0]).toEqual({ type: "diff", path: join(p.dir, "notes.txt"), oldText: "alpha\nbeta\ngamma\n", newText: "alpha\nBETA\ngamma\n" });
+    expect(done.locations).toEqual([{ path: join(p.dir, "notes.txt"), line: 2 }]);
+    expect(readFileSync(join(p.dir, "notes.txt"), "utf8")).toBe("alpha\nBETA\ngamma\n");
+
+    // The bash call is rejected by the user: failed, and the command did not run.
+    const r2 = await c.agent.request(acp.methods.agent.session.prompt, { sessionId: session.sessionId, prompt: [{ type: "text", text: "run it" }] });
+    expect(r2.stopReason).toBe("end_turn");
+    const bash = ofKind(c.updates, "tool_call").find((u) => u.kind === "execute")!;
+    expect(bash.title).toBe("Run echo should-not-run > ran.txt");
+    expect(ofKind(c.updates, "tool_call_update").find((u) => u.toolCallId === bash.toolCallId && u.status)?.status).toBe("failed");
+    expect(readdirSync(p.dir)).not.toContain("ran.txt");
+    expect(c.permissions).toHaveLength(2);
+
+    // A slash command answers as agent text.
+    c.updates.length = 0;
+    const r3 = await c.agent.request(acp.methods.agent.session.prompt, { sessionId: session.sessionId, prompt: [{ type: "text", text: "/permissions" }] });
+    expect(r3.stopReason).toBe("end_turn");
+    expect(text(c.updates, "agent_message_chunk")).toContain("permission mode: default");
+    expect(await c.close()).toBe(0);
+  });
+
+  it("switches modes with session/set_mode: accept-edits edits without asking; the mode is announced", async () => {
+    const replies = `- toolCalls: [{ name: write, arguments: { path: new.txt, content: "hello\\n" } }]
+- text: Written.
+`;
+    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - permission-gate: { mode: default }\n`, replies);
+    const c = connect(p);
+    await init(c);
+    const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
+    await c.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "accept-edits" });
+    expect(ofKind(c.updates, "current_mode_update").at(-1)?.currentModeId).toBe("accept-edits");
+    await expect(c.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "chaos" })).rejects.toMatchObject({ code: -32602 });
+    const r = await c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "write it" }] });
+    expect(r.stopReason).toBe("end_turn");
+    expect(c.permissions).toHaveLength(0);
+    expect(readFileSync(join(p.dir, "new.txt"), "utf8")).toBe("hello\n");
+    const update = ofKind(c.updates, "tool_call_update").find((u) => u.status === "completed")!;
+    expect(update.content?.[0]).toEqual({ type: "diff", path: join(p.dir, "new.txt"), oldText: null, newText: "hello\n" });
+    expect(await c.close()).toBe(0);
+  });
+
+  it("cancels mid-tool: stop reason cancelled, no tool call left open, the session pairs every call; session/load replays it", async () => {
+    const replies = `- text: "Sleeping."
+  toolCalls: [{ name: bash, arguments: { command: "sleep 30" } }]
+- text: never reached
+`;
+    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}`, replies);
+    const c = connect(p);
+    await init(c);
+    const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
+    const prompt = c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "sleep a while" }] });
+    const call = await waitFor(() => ofKind(c.updates, "tool_call")[0]);
+    await new Promise((r) => setTimeout(r, 300));
+    const t0 = Date.now();
+    await c.agent.notify(acp.methods.agent.session.cancel, { sessionId });
+    expect((await prompt).stopReason).toBe("cancelled");
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    const finals = ofKind(c.updates, "tool_call_update").filter((u) => u.toolCallId === call.toolCallId && (u.status === "failed" || u.status === "completed"));
+    expect(finals.map((f) => f.status)).toEqual(["failed"]);
+    expect(await c.close()).toBe(0);
+
+    // The session file has a result for the call.
+    const sessionsRoot = join(p.base, "coil-home", "sessions");
+    const file = findFile(sessionsRoot, sessionId);
+    const entries = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const calls = entries.flatMap((e) => (e.message?.role === "assistant" ? e.message.content.filter((x: { type: string }) => x.type === "toolCall").map((x: { id: string }) => x.id) : []));
+    const results = entries.flatMap((e) => (e.message?.role === "toolResult" ? [e.message.toolCallId] : []));
+    expect(calls).toEqual([call.toolCallId]);
+    expect(results).toEqual(calls);
+
+    // Load it in a new process: the history comes back as updates before the response.
+    const c2 = connect(p);
+    const caps = await init(c2);
+    expect(caps.agentCapabilities?.loadSession).toBe(true);
+    const loaded = await c2.agent.request(acp.methods.agent.session.load, { sessionId, cwd: p.dir, mcpServers: [] });
+    expect(loaded).toBeDefined();
+    expect(text(c2.updates, "user_message_chunk")).toBe("sleep a while");
+    expect(text(c2.updates, "agent_message_chunk")).toBe("Sleeping.");
+    expect(ofKind(c2.updates, "tool_call")).toEqual([expect.objectContaining({ toolCallId: call.toolCallId, kind: "execute", status: "failed", title: "Run sleep 30" })]);
+    await expect(c2.agent.request(acp.methods.agent.session.load, { sessionId: "no-such-session", cwd: p.dir, mcpServers: [] })).rejects.toMatchObject({ code: -32002 });
+    expect(await c2.close()).toBe(0);
+  });
+
+  it("uses the client's fs/read_text_file and fs/write_text_file when offered: reads see the unsaved buffer, edits land in it", async () => {
+    const replies = `- toolCalls: [{ name: read, arguments: { path: src.txt } }]
+- toolCalls: [{ name: edit, arguments: { path: src.txt, oldText: "unsaved", newText: "edited" } }]
+- text: Done.
+`;
+    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}`, replies, { "src.txt": "on disk\n" });
+    const buffers = new Map<string, string>([[join(p.dir, "src.txt"), "unsaved buffer\n"]]);
+    const reads: string[] = [];
+    const writes: acp.WriteTextFileRequest[] = [];
+    const c = connect(p, {
+      read: (req) => (reads.push(req.path), { content: buffers.get(req.path) ?? readFileSync(req.path, "utf8") }),
+      write: (req) => (writes.push(req), buffers.set(req.path, req.content)),
+    });
+    await init(c, { fs: { readTextFile: true, writeTextFile: true } });
+    const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
+    const r = await c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "edit src" }] });
+    expect(r.stopReason).toBe("end_turn");
+    const updates = ofKind(c.updates, "tool_call_update").filter((u) => u.status === "completed");
+    // The read tool returned the editor's buffer, not the file on disk.
+    expect(JSON.stringify(updates[0]!.content)).toContain("unsaved buffer");
+    expect(reads).toContain(join(p.dir, "src.txt"));
+    expect(writes).toEqual([{ sessionId, path: join(p.dir, "src.txt"), content: "edited buffer\n" }]);
+    // The edit landed in the buffer; the disk is untouched (the editor saves it).
+    expect(readFileSync(join(p.dir, "src.txt"), "utf8")).toBe("on disk\n");
+    expect(updates[1]!.content?.[0]).toEqual({ type: "diff", path: join(p.dir, "src.txt"), oldText: "unsaved buffer\n", newText: "edited buffer\n" });
+    expect(await c.close()).toBe(0);
+  });
+
+  it("ends with refusal, max_tokens and max_turn_requests (a guard's budget), and takes images and embedded resources", async () => {
+    const replies = `- text: "I can't help with that."
+  stopReason: refusal
+- text: "cut off"
+  stopReason: length
+- toolCalls: [{ name: ls, arguments: {} }]
+- toolCalls: [{ name: ls, arguments: {} }]
+- text: late
+`;
+    const p = project(`extends: default\nprovider: scripted\nplugins:\n  - provider-scripted: { script: ./replies.yaml, recordTo: ./requests.jsonl }\n  - guards: { maxTurns: 1 }\n`, replies);
+    const c = connect(p);
+    await init(c);
+    const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
+    const ask = (prompt: acp.ContentBlock[]) => c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt });
+    const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+    expect(
+      (
+        await ask([
+          { type: "text", text: "look at this" },
+          { type: "image", data: png, mimeType: "image/png" },
+          { type: "resource", resource: { uri: `file://${p.dir}/a.ts`, text: "export const a = 1;", mimeType: "text/typescript" } },
+          { type: "resource_link", uri: `file://${p.dir}/b.ts`, name: "b.ts" },
+        ])
+      ).stopReason,
+    ).toBe("refusal");
+    expect((await ask([{ type: "text", text: "go" }])).stopReason).toBe("max_tokens");
+    expect((await ask([{ type: "text", text: "loop" }])).stopReason).toBe("max_turn_requests");
+    const first = JSON.parse(readFileSync(join(p.dir, "requests.jsonl"), "utf8").split("\n")[0]!);
+    const user = first.messages.at(-1);
+    expect(user.content).toEqual([
+      { type: "text", text: "look at this" },
+      { type: "image", data: png, mimeType: "image/png" },
+      { type: "text", text: `<context uri="file://${p.dir}/a.ts">\nexport const a = 1;\n</context>` },
+      { type: "text", text: `[b.ts](file://${p.dir}/b.ts) (file b.ts)` },
+    ]);
+    expect(await c.close()).toBe(0);
+  });
+});
+
+function findFile(dir: string, id: string): string {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      try {
+        return findFile(path, id);
+      } catch {
+        continue;
+      }
+    }
+    if (entry.name.includes(id) && entry.name.endsWith(".jsonl")) return path;
+  }
+  throw new Error(`no session file for ${id} under ${dir}`);
+}
+
