@@ -3,12 +3,12 @@
  * lines for the wire format), against the scripted provider.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { BIN, cleanTemps, requireBuild, sandboxEnv, tempDir, writeFiles } from "../support/ecosystem.js";
+import { BIN, cleanTemps, requireBuild, ROOT as ROOT_DIR, sandboxEnv, tempDir, writeFiles } from "../support/ecosystem.js";
 
 beforeAll(requireBuild);
 afterAll(cleanTemps);
@@ -55,7 +55,37 @@ type Handlers = {
   read?: (req: acp.ReadTextFileRequest) => acp.ReadTextFileResponse;
   write?: (req: acp.WriteTextFileRequest) => void;
   onUpdate?: (n: acp.SessionNotification) => void;
+  /** Serve terminal/* by running the command here (as an editor would); requests are recorded. */
+  terminals?: acp.CreateTerminalRequest[];
 };
+
+/** The client side of terminal/*: spawn the command, keep its output, answer output/wait/kill/release. */
+function terminalHandlers(app: acp.ClientApp, log: acp.CreateTerminalRequest[]): void {
+  const terms = new Map<string, { output: string; exit: Promise<acp.WaitForTerminalExitResponse>; kill(): void; released: boolean }>();
+  app
+    .onRequest(acp.methods.client.terminal.create, ({ params }) => {
+      log.push(params);
+      const proc = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? undefined, env: { ...process.env, ...Object.fromEntries((params.env ?? []).map((e) => [e.name, e.value])) } });
+      const t = {
+        output: "",
+        released: false,
+        exit: new Promise<acp.WaitForTerminalExitResponse>((done) => proc.on("exit", (exitCode, signal) => done({ exitCode, signal }))),
+        kill: () => proc.kill("SIGKILL"),
+      };
+      proc.stdout.on("data", (d: Buffer) => (t.output += d.toString()));
+      proc.stderr.on("data", (d: Buffer) => (t.output += d.toString()));
+      const terminalId = `term-${terms.size + 1}`;
+      terms.set(terminalId, t);
+      return { terminalId };
+    })
+    .onRequest(acp.methods.client.terminal.output, async ({ params }) => {
+      const t = terms.get(params.terminalId)!;
+      return { output: t.output, truncated: false };
+    })
+    .onRequest(acp.methods.client.terminal.waitForExit, ({ params }) => terms.get(params.terminalId)!.exit)
+    .onRequest(acp.methods.client.terminal.kill, ({ params }) => (terms.get(params.terminalId)!.kill(), {}))
+    .onRequest(acp.methods.client.terminal.release, ({ params }) => ((terms.get(params.terminalId)!.released = true), {}));
+}
 
 /** Spawn coil and connect the SDK's client to it. */
 function connect(p: Project, h: Handlers = {}, args: string[] = []): Client {
@@ -81,6 +111,7 @@ function connect(p: Project, h: Handlers = {}, args: string[] = []): Client {
       h.write(params);
       return {};
     });
+  if (h.terminals) terminalHandlers(app, h.terminals);
   const conn = app.connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as unknown as ReadableStream<Uint8Array>));
   return {
     agent: conn.agent,
@@ -350,6 +381,102 @@ describe("ui-acp: sessions through the SDK client", () => {
       { type: "text", text: `<context uri="file://${p.dir}/a.ts">\nexport const a = 1;\n</context>` },
       { type: "text", text: `[b.ts](file://${p.dir}/b.ts) (file b.ts)` },
     ]);
+    expect(await c.close()).toBe(0);
+  });
+});
+
+describe("ui-acp: client terminals, MCP servers, plan mode, lazy loading", () => {
+  it("runs bash in a terminal the client creates when it offers terminals", async () => {
+    const replies = `- toolCalls: [{ name: bash, arguments: { command: "echo from-terminal; exit 3" } }]
+- text: Ran.
+`;
+    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}`, replies);
+    const terminals: acp.CreateTerminalRequest[] = [];
+    const c = connect(p, { terminals });
+    await init(c, { terminal: true });
+    const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
+    const r = await c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "run" }] });
+    expect(r.stopReason).toBe("end_turn");
+    expect(terminals).toHaveLength(1);
+    expect(terminals[0]).toMatchObject({ sessionId, args: ["-c", "echo from-terminal; exit 3"], cwd: p.dir });
+    const end = ofKind(c.updates, "tool_call_update").find((u) => u.status === "failed")!;
+    expect(JSON.stringify(end.content)).toContain("from-terminal");
+    expect(JSON.stringify(end.content)).toContain("exited with code 3");
+    expect(await c.close()).toBe(0);
+  });
+
+  it("connects the MCP servers the client passes in session/new; their tools are called as tool calls", async () => {
+    const replies = `- toolCalls: [{ name: mcp__fx__sleep, arguments: { ms: 5 } }]
+- text: Slept.
+`;
+    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}`, replies);
+    const c = connect(p);
+    const caps = await init(c);
+    expect(caps.agentCapabilities?.mcpCapabilities).toEqual({ http: true, sse: true });
+    const server = join(ROOT_DIR, "test", "fixtures", "mcp", "server.mjs");
+    const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [{ name: "fx", command: process.execPath, args: [server, p.base], env: [] }] });
+    const r = await c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "sleep" }] });
+    expect(r.stopReason).toBe("end_turn");
+    const call = ofKind(c.updates, "tool_call")[0]!;
+    expect(call).toMatchObject({ title: "mcp__fx__sleep", kind: "other", rawInput: { ms: 5 } });
+    const done = ofKind(c.updates, "tool_call_update").find((u) => u.toolCallId === call.toolCallId && u.status === "completed")!;
+    expect(JSON.stringify(done.content)).toContain("slept 5");
+    expect(await c.close()).toBe(0);
+  });
+
+  it("plan mode: set_mode plan, the plan arrives as plan entries, and its approval is a permission request", async () => {
+    const plan = "# Goal\\n- [x] read the code\\n- [ ] change it\\n- [ ] test it\\n";
+    const replies = `- toolCalls: [{ name: write_plan, arguments: { plan: "${plan}" } }]
+- text: Planned.
+`;
+    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - plan-mode\n`, replies);
+    const c = connect(p, { permission: (req) => ({ outcome: { outcome: "selected", optionId: req.options.find((o) => o.kind === "allow_once")!.optionId } }) });
+    await init(c);
+    const session = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
+    expect(session.modes?.availableModes.map((m) => m.id)).toEqual(["default", "plan"]);
+    await c.agent.request(acp.methods.agent.session.setMode, { sessionId: session.sessionId, modeId: "plan" });
+    const r = await c.agent.request(acp.methods.agent.session.prompt, { sessionId: session.sessionId, prompt: [{ type: "text", text: "plan it" }] });
+    expect(r.stopReason).toBe("end_turn");
+    expect(ofKind(c.updates, "plan")[0]!.entries).toEqual([
+      { content: "read the code", priority: "medium", status: "completed" },
+      { content: "change it", priority: "medium", status: "in_progress" },
+      { content: "test it", priority: "medium", status: "pending" },
+    ]);
+    expect(c.permissions[0]!.options.map((o) => o.name)).toEqual(["Yes", "No"]);
+    expect(c.permissions[0]!.toolCall.toolCallId).toBe(ofKind(c.updates, "tool_call")[0]!.toolCallId);
+    const done = ofKind(c.updates, "tool_call_update").find((u) => u.status === "completed")!;
+    expect(JSON.stringify(done.content)).toMatch(/approved/i);
+    expect(await c.close()).toBe(0);
+  });
+
+  it("loads the ACP SDK only in acp mode", async () => {
+    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}`, "- text: hi\n- text: hi\n");
+    const loads = join(p.base, "loads.txt");
+    const record = ["--import", join(ROOT_DIR, "bench", "record-loads.mjs")];
+    const runOnce = (args: string[], input: string) =>
+      new Promise<string>((done) => {
+        writeFileSync(loads, "");
+        const child = spawn(process.execPath, [...record, BIN, "--preset", "./preset.yaml", ...args], { cwd: p.dir, env: { ...p.env, COIL_BENCH_LOADS: loads }, stdio: ["pipe", "pipe", "pipe"] });
+        child.stdin.end(input);
+        child.on("exit", () => done(readFileSync(loads, "utf8")));
+      });
+    const printed = await runOnce(["-p", "hi"], "");
+    expect(printed).toContain("/dist/plugins/ui-acp/index.js");
+    expect(printed).not.toContain("@agentclientprotocol");
+    const served = await runOnce(["--mode", "acp"], JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } }) + "\n");
+    expect(served).toContain("/node_modules/@agentclientprotocol/sdk/");
+  });
+
+  it("works without a session plugin: sessions live in memory and loadSession is not offered", async () => {
+    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - session-jsonl: false\n`, "- text: in memory\n");
+    const c = connect(p);
+    const caps = await init(c);
+    expect(caps.agentCapabilities?.loadSession).toBe(false);
+    const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
+    const r = await c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hi" }] });
+    expect(r.stopReason).toBe("end_turn");
+    expect(text(c.updates, "agent_message_chunk")).toBe("in memory");
+    await expect(c.agent.request(acp.methods.agent.session.prompt, { sessionId: "other", prompt: [{ type: "text", text: "hi" }] })).rejects.toMatchObject({ code: -32002 });
     expect(await c.close()).toBe(0);
   });
 });
