@@ -256,6 +256,28 @@ describe("ui-acp: sessions through the SDK client", () => {
     expect(await c.close()).toBe(0);
   });
 
+  it("remembers 'allow always' per session: a new session asks again, loading the first one does not", async () => {
+    const call = `- toolCalls: [{ name: bash, arguments: { command: "touch made.txt" } }]
+- text: ok
+`;
+    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - permission-gate: { mode: default }\n`, call.repeat(4));
+    const c = connect(p, { permission: () => ({ outcome: { outcome: "selected", optionId: "Allow for this session" } }) });
+    await init(c);
+    const run = (sessionId: string) => c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "say hi" }] });
+    const first = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
+    await run(first.sessionId);
+    await run(first.sessionId);
+    expect(c.permissions).toHaveLength(1);
+    const second = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
+    await run(second.sessionId);
+    expect(c.permissions).toHaveLength(2);
+    expect(c.permissions[1]!.sessionId).toBe(second.sessionId);
+    await c.agent.request(acp.methods.agent.session.load, { sessionId: first.sessionId, cwd: p.dir, mcpServers: [] });
+    await run(first.sessionId);
+    expect(c.permissions).toHaveLength(2);
+    expect(await c.close()).toBe(0);
+  });
+
   it("switches modes with session/set_mode: accept-edits edits without asking; the mode is announced", async () => {
     const replies = `- toolCalls: [{ name: write, arguments: { path: new.txt, content: "hello\\n" } }]
 - text: Written.
