@@ -4,6 +4,7 @@
  * running at a time. See docs/editors.md.
  */
 import { randomUUID } from "node:crypto";
+import { realpathSync } from "node:fs";
 import { open, readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { Readable, Writable } from "node:stream";
@@ -127,7 +128,14 @@ export class AcpServer {
   }
 
   private checkCwd(cwd: string): void {
-    if (resolve(cwd) !== resolve(this.fe.host.cwd)) {
+    const real = (path: string) => {
+      try {
+        return realpathSync(resolve(path));
+      } catch {
+        return resolve(path);
+      }
+    };
+    if (real(cwd) !== real(this.fe.host.cwd)) {
       throw acp.RequestError.invalidParams(
         { cwd, served: this.fe.host.cwd },
         `coil serves one project per process: it was started in ${this.fe.host.cwd}, and the session asks for ${cwd}. Start coil with the project directory as its working directory`,

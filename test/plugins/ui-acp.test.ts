@@ -51,7 +51,7 @@ interface Client {
 }
 
 type Handlers = {
-  permission?: (req: acp.RequestPermissionRequest) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
+  permission?: (req: acp.RequestPermissionRequest, signal: AbortSignal) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
   read?: (req: acp.ReadTextFileRequest) => acp.ReadTextFileResponse;
   write?: (req: acp.WriteTextFileRequest) => void;
   onUpdate?: (n: acp.SessionNotification) => void;
@@ -98,9 +98,9 @@ function connect(p: Project, h: Handlers = {}, args: string[] = []): Client {
       updates.push(params);
       h.onUpdate?.(params);
     })
-    .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
+    .onRequest(acp.methods.client.session.requestPermission, async ({ params, signal }) => {
       permissions.push(params);
-      return h.permission ? h.permission(params) : { outcome: { outcome: "cancelled" } };
+      return h.permission ? h.permission(params, signal) : { outcome: { outcome: "cancelled" } };
     })
     .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
       if (!h.read) throw acp.RequestError.methodNotFound("fs/read_text_file");
@@ -275,6 +275,45 @@ describe("ui-acp: sessions through the SDK client", () => {
     await c.agent.request(acp.methods.agent.session.load, { sessionId: first.sessionId, cwd: p.dir, mcpServers: [] });
     await run(first.sessionId);
     expect(c.permissions).toHaveLength(2);
+    expect(await c.close()).toBe(0);
+  });
+
+  it("cancel while a permission request is open: the request is withdrawn, the call is not run, the prompt ends cancelled", async () => {
+    const replies = `- toolCalls: [{ name: bash, arguments: { command: "touch cancelled.txt" } }]
+- text: never
+`;
+    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - permission-gate: { mode: default }\n`, replies);
+    let answer!: (r: acp.RequestPermissionResponse) => void;
+    let withdrawn: AbortSignal | undefined;
+    const c = connect(p, { permission: (_req, signal) => ((withdrawn = signal), new Promise((done) => (answer = done))) });
+    await init(c);
+    const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
+    const prompt = c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "touch it" }] });
+    await waitFor(() => c.permissions[0]);
+    await c.agent.notify(acp.methods.agent.session.cancel, { sessionId });
+    expect((await prompt).stopReason).toBe("cancelled");
+    // coil sent $/cancel_request for the open permission request.
+    await waitFor(() => withdrawn?.aborted);
+    answer({ outcome: { outcome: "cancelled" } });
+    const call = ofKind(c.updates, "tool_call")[0]!;
+    expect(ofKind(c.updates, "tool_call_update").filter((u) => u.toolCallId === call.toolCallId).map((u) => u.status)).toEqual(["failed"]);
+    expect(readdirSync(p.dir)).not.toContain("cancelled.txt");
+    expect(await c.close()).toBe(0);
+  });
+
+  it("a failed model request answers the prompt with a JSON-RPC error naming the cause, and the agent goes on", async () => {
+    const replies = `- stopReason: error
+  error: "upstream said 529 overloaded"
+- text: fine now
+`;
+    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}`, replies);
+    const c = connect(p);
+    await init(c);
+    const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
+    const ask = () => c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hi" }] });
+    await expect(ask()).rejects.toMatchObject({ code: -32603, message: expect.stringContaining("upstream said 529 overloaded") });
+    expect((await ask()).stopReason).toBe("end_turn");
+    expect(text(c.updates, "agent_message_chunk")).toBe("fine now");
     expect(await c.close()).toBe(0);
   });
 
