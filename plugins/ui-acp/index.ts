@@ -5,6 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { format } from "node:util";
 import { definePlugin, packageRoot, type FrontEndContext, type PluginHost, type UiService } from "../../kernel/index.js";
 import type { Operations } from "../tools-coding/operations.js";
 import type { AcpServer, SessionLike } from "./server.js";
@@ -79,9 +80,14 @@ export default definePlugin({
         // The client going away (SIGTERM/SIGHUP) or Ctrl-C ends the connection like the end of stdin.
         const onSignal = () => server.close();
         for (const signal of SIGNALS) process.once(signal, onSignal);
+        // stdout carries protocol lines only: a plugin's console output goes to stderr while ACP runs.
+        const consoleOut = { log: console.log, info: console.info, debug: console.debug };
+        const toStderr = (...args: unknown[]) => void fe.stderr.write(`${format(...args)}\n`);
+        Object.assign(console, { log: toStderr, info: toStderr, debug: toStderr });
         try {
           return await server.serve();
         } finally {
+          Object.assign(console, consoleOut);
           for (const signal of SIGNALS) process.off(signal, onSignal);
           active = undefined;
           hookup.detach();

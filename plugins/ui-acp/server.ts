@@ -55,6 +55,8 @@ export class AcpServer {
   /** The tool call whose gate is deciding now (gates run one call at a time). */
   private gating?: { id: string; title: string };
   private lastStarted?: { id: string; title: string };
+  /** Arguments of the calls that started and have not ended (their final locations use them). */
+  private readonly started = new Map<string, Record<string, unknown>>();
   private readonly snapshots = new Map<string, { path: string; old: string | undefined }>();
   private readonly diffs = new Map<string, acp.Diff>();
   private outbox: Promise<void> = Promise.resolve();
@@ -265,6 +267,7 @@ export class AcpServer {
       case "tool_execution_start": {
         const title = toolTitle(event.toolName, event.args, cwd);
         run.open.add(event.toolCallId);
+        this.started.set(event.toolCallId, event.args);
         this.gating = this.lastStarted = { id: event.toolCallId, title };
         this.update({ sessionUpdate: "tool_call", toolCallId: event.toolCallId, title, kind: toolKind(event.toolName), status: "pending", rawInput: event.args, locations: toolLocations(event.toolName, event.args, cwd) });
         if (event.toolName === "write_plan" && typeof event.args.plan === "string") this.update({ sessionUpdate: "plan", entries: planEntries(event.args.plan) });
@@ -282,7 +285,8 @@ export class AcpServer {
         const diff = this.diffs.get(event.toolCallId);
         this.diffs.delete(event.toolCallId);
         this.snapshots.delete(event.toolCallId);
-        const call = this.findCall(event.toolCallId);
+        const call = this.started.get(event.toolCallId);
+        this.started.delete(event.toolCallId);
         this.update({
           sessionUpdate: "tool_call_update",
           toolCallId: event.toolCallId,
@@ -296,19 +300,9 @@ export class AcpServer {
     }
   }
 
-  /** The arguments of a call in the current history (for locations with the result's line). */
-  private findCall(id: string): Record<string, unknown> | undefined {
-    const messages = this.agent.state.messages;
-    const streaming = this.agent.state.streaming;
-    for (const m of [...(streaming ? [streaming] : []), ...messages.slice(-4).reverse()]) {
-      if (m.role !== "assistant") continue;
-      for (const p of m.content) if (p.type === "toolCall" && p.id === id) return p.arguments;
-    }
-    return undefined;
-  }
-
   /** A call the client saw start must not stay open: mark those without an end as failed. */
   private closeOpenCalls(open: Set<string>, why: string): void {
+    for (const id of open) this.started.delete(id);
     for (const id of open) this.update({ sessionUpdate: "tool_call_update", toolCallId: id, status: "failed", content: [{ type: "content", content: { type: "text", text: `Not finished: the run ${why}.` } }] });
     open.clear();
   }

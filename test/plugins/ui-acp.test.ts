@@ -198,6 +198,40 @@ describe("ui-acp: the wire format", () => {
   });
 });
 
+describe("ui-acp: stdout is the protocol's", () => {
+  it("a plugin's console.log while serving goes to stderr, never between the JSON-RPC lines", async () => {
+    const plugin = `import { definePlugin, Type } from "coil";
+export default definePlugin({
+  id: "shouter",
+  setup(ctx) {
+    ctx.tools.register({
+      name: "shout",
+      description: "Logs to the console",
+      parameters: Type.Object({}),
+      async execute() {
+        console.log("SHOUT from a tool");
+        console.info("INFO from a tool");
+        return { content: [{ type: "text", text: "shouted" }] };
+      },
+    });
+  },
+});
+`;
+    const replies = "- toolCalls: [{ name: shout, arguments: {} }]\n- text: done\n";
+    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - ./shouter.ts\n`, replies, { "shouter.ts": plugin });
+    const c = connect(p);
+    await init(c);
+    const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
+    // A non-JSON line on stdout would be reported by the SDK client as a parse failure and lose the response.
+    const r = await c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "shout" }] });
+    expect(r.stopReason).toBe("end_turn");
+    expect(text(c.updates, "agent_message_chunk")).toBe("done");
+    expect(await c.close()).toBe(0);
+    expect(c.stderr()).toContain("SHOUT from a tool");
+    expect(c.stderr()).toContain("INFO from a tool");
+  });
+});
+
 describe("ui-acp: sessions through the SDK client", () => {
   it("streams text and thoughts, maps an edit to tool_call + tool_call_update with a diff, asks permission (allow, reject), and lists commands and modes", async () => {
     const replies = `- thinking: "Looking at the file."
