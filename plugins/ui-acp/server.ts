@@ -21,6 +21,7 @@ export interface SessionLike {
   newSession(): { id: string };
   open(ref: string): { id: string };
   appendModelChange?(provider: string, modelId: string): unknown;
+  list?(options?: { cwd?: string }): { id: string; cwd: string; modified: number; name?: string; firstMessage?: string }[];
 }
 
 /** What the plugin hands the server: late lookups of other plugins' services, and where to hook `ui`/`operations`. */
@@ -84,6 +85,7 @@ export class AcpServer {
       .onRequest(acp.methods.agent.authenticate, () => ({}))
       .onRequest(acp.methods.agent.session.new, ({ params }) => this.newSession(params))
       .onRequest(acp.methods.agent.session.load, ({ params }) => this.loadSession(params))
+      .onRequest(acp.methods.agent.session.list, ({ params }) => this.listSessions(params))
       .onRequest(acp.methods.agent.session.prompt, ({ params }) => this.prompt(params))
       .onRequest(acp.methods.agent.session.setMode, ({ params }) => this.setMode(params))
       .onRequest(acp.methods.agent.session.setConfigOption, ({ params }) => this.setConfigOption(params))
@@ -121,6 +123,7 @@ export class AcpServer {
       protocolVersion: acp.PROTOCOL_VERSION,
       agentCapabilities: {
         loadSession: this.deps.session() !== undefined,
+        ...(this.deps.session()?.list ? { sessionCapabilities: { list: {} } } : {}),
         promptCapabilities: { image: true, audio: false, embeddedContext: true },
         ...(this.deps.mcp()?.addServers ? { mcpCapabilities: { http: true, sse: true } } : {}),
       },
@@ -180,6 +183,16 @@ export class AcpServer {
     this.sendCommands();
     await this.outbox;
     return this.sessionState();
+  }
+
+  /** Sessions of the project, newest first, titled by their name or first message. */
+  private listSessions(params: acp.ListSessionsRequest): acp.ListSessionsResponse {
+    const session = this.deps.session();
+    if (!session?.list) throw acp.RequestError.invalidRequest(undefined, "listing sessions needs the session-jsonl plugin in the preset");
+    const cwd = params.cwd ?? this.fe.host.cwd;
+    return {
+      sessions: session.list({ cwd }).map((s) => ({ sessionId: s.id, cwd: s.cwd, title: s.name ?? s.firstMessage ?? null, updatedAt: new Date(s.modified).toISOString() })),
+    };
   }
 
   /** Switch coil to the session a request names (a client may keep several open). */

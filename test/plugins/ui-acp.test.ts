@@ -171,7 +171,7 @@ describe("ui-acp: the wire format", () => {
       id: 1,
       result: {
         protocolVersion: 1,
-        agentCapabilities: { loadSession: true, promptCapabilities: { image: true, audio: false, embeddedContext: true }, mcpCapabilities: { http: true, sse: true } },
+        agentCapabilities: { loadSession: true, sessionCapabilities: { list: {} }, promptCapabilities: { image: true, audio: false, embeddedContext: true }, mcpCapabilities: { http: true, sse: true } },
         agentInfo: { name: "coil", title: "coil", version: expect.any(String) },
         authMethods: [],
       },
@@ -404,6 +404,8 @@ describe("ui-acp: sessions through the SDK client", () => {
     const c2 = connect(p);
     const caps = await init(c2);
     expect(caps.agentCapabilities?.loadSession).toBe(true);
+    const listed = await c2.agent.request(acp.methods.agent.session.list, {});
+    expect(listed.sessions).toEqual([expect.objectContaining({ sessionId, cwd: p.dir, title: "sleep a while", updatedAt: expect.stringMatching(/^\d{4}-/) })]);
     const loaded = await c2.agent.request(acp.methods.agent.session.load, { sessionId, cwd: p.dir, mcpServers: [] });
     expect(loaded).toBeDefined();
     expect(text(c2.updates, "user_message_chunk")).toBe("sleep a while");
