@@ -351,6 +351,26 @@ describe("ui-acp: sessions through the SDK client", () => {
     expect(await c.close()).toBe(0);
   });
 
+  it("offers the configured providers' models as the model config option; choosing one switches and is recorded in the session", async () => {
+    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}`, "- text: hi\n");
+    p.env = { ...p.env, ANTHROPIC_API_KEY: "sk-ant-test-not-used" };
+    const c = connect(p);
+    await init(c);
+    const session = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
+    const option = session.configOptions![0]! as Extract<acp.SessionConfigOption, { type: "select" }>;
+    const values = (option.options as acp.SessionConfigSelectOption[]).map((o) => o.value);
+    expect(values).toContain("scripted/scripted");
+    expect(option.currentValue).toBe("scripted/scripted");
+    const claude = values.find((v) => v.startsWith("anthropic/"))!;
+    expect(claude).toBeDefined();
+    const changed = await c.agent.request(acp.methods.agent.session.setConfigOption, { sessionId: session.sessionId, configId: "model", value: claude });
+    expect(changed.configOptions[0]).toMatchObject({ id: "model", currentValue: claude });
+    await expect(c.agent.request(acp.methods.agent.session.setConfigOption, { sessionId: session.sessionId, configId: "model", value: "nope/none" })).rejects.toMatchObject({ code: -32602 });
+    expect(await c.close()).toBe(0);
+    const file = findFile(join(p.base, "coil-home", "sessions"), session.sessionId);
+    expect(readFileSync(file, "utf8")).toContain(`"modelId":"${claude.slice("anthropic/".length)}"`);
+  });
+
   it("switches modes with session/set_mode: accept-edits edits without asking; the mode is announced", async () => {
     const replies = `- toolCalls: [{ name: write, arguments: { path: new.txt, content: "hello\\n" } }]
 - text: Written.
