@@ -58,6 +58,8 @@ export class AcpServer {
   private lastStarted?: { id: string; title: string };
   /** Arguments of the calls that started and have not ended (their final locations use them). */
   private readonly started = new Map<string, Record<string, unknown>>();
+  /** The editor's terminal a running bash call uses: its card shows the terminal instead of text updates. */
+  private readonly terminals = new Map<string, string>();
   private readonly snapshots = new Map<string, { path: string; old: string | undefined }>();
   private readonly diffs = new Map<string, acp.Diff>();
   private outbox: Promise<void> = Promise.resolve();
@@ -287,6 +289,7 @@ export class AcpServer {
         break;
       }
       case "tool_execution_update": {
+        if (this.terminals.has(event.toolCallId)) break;
         const text = event.partial.content.map((c) => (c.type === "text" ? c.text : "")).join("");
         this.update({ sessionUpdate: "tool_call_update", toolCallId: event.toolCallId, status: "in_progress", ...(text ? { content: [{ type: "content", content: { type: "text", text } }] } : {}) });
         break;
@@ -295,6 +298,8 @@ export class AcpServer {
         const r = event.result;
         run.open.delete(event.toolCallId);
         if (this.gating?.id === event.toolCallId) this.gating = undefined;
+        const terminalId = this.terminals.get(event.toolCallId);
+        this.terminals.delete(event.toolCallId);
         const diff = this.diffs.get(event.toolCallId);
         this.diffs.delete(event.toolCallId);
         this.snapshots.delete(event.toolCallId);
@@ -304,7 +309,7 @@ export class AcpServer {
           sessionUpdate: "tool_call_update",
           toolCallId: event.toolCallId,
           status: r.isError ? "failed" : "completed",
-          content: [...(diff && !r.isError ? [{ type: "diff" as const, ...diff }] : []), ...resultContent(r)],
+          content: [...(terminalId ? [{ type: "terminal" as const, terminalId }] : []), ...(diff && !r.isError ? [{ type: "diff" as const, ...diff }] : []), ...resultContent(r)],
           ...(call ? { locations: toolLocations(event.toolName, call, cwd, r.details) } : {}),
           ...(r.details !== undefined ? { rawOutput: r.details } : {}),
         });
@@ -454,6 +459,12 @@ export class AcpServer {
       .filter(([name, value]) => value !== undefined && process.env[name] !== value)
       .map(([name, value]) => ({ name, value: value! }));
     const terminal = await this.conn.client.createTerminal({ sessionId: this.sessionOrFail(), command: o.shell ?? "/bin/sh", args: ["-c", command], cwd: o.cwd, env, outputByteLimit: 8_000_000 });
+    // The bash call running this command (calls run in parallel, so match the command) shows the terminal live.
+    const callId = [...this.started].find(([id, args]) => args.command === command && !this.terminals.has(id))?.[0];
+    if (callId) {
+      this.terminals.set(callId, terminal.id);
+      this.update({ sessionUpdate: "tool_call_update", toolCallId: callId, status: "in_progress", content: [{ type: "terminal", terminalId: terminal.id }] });
+    }
     let sent = 0;
     const pull = async () => {
       const out = await terminal.currentOutput();

@@ -516,7 +516,11 @@ describe("ui-acp: client terminals, MCP servers, plan mode, lazy loading", () =>
     expect(r.stopReason).toBe("end_turn");
     expect(terminals).toHaveLength(1);
     expect(terminals[0]).toMatchObject({ sessionId, args: ["-c", "echo from-terminal; exit 3"], cwd: p.dir });
+    const call = ofKind(c.updates, "tool_call")[0]!;
+    // The card shows the editor's terminal while it runs, and keeps it with the result.
+    expect(ofKind(c.updates, "tool_call_update").filter((u) => u.toolCallId === call.toolCallId)[0]).toMatchObject({ status: "in_progress", content: [{ type: "terminal", terminalId: "term-1" }] });
     const end = ofKind(c.updates, "tool_call_update").find((u) => u.status === "failed")!;
+    expect(end.content?.[0]).toEqual({ type: "terminal", terminalId: "term-1" });
     expect(JSON.stringify(end.content)).toContain("from-terminal");
     expect(JSON.stringify(end.content)).toContain("exited with code 3");
     expect(await c.close()).toBe(0);
