@@ -53,9 +53,11 @@ export class AcpServer {
   /** The in-memory session id when no session plugin is in the preset. */
   private memoryId = randomUUID();
   private running?: { sessionId: string; open: Set<string>; cancelled: boolean };
-  /** The tool call whose gate is deciding now (gates run one call at a time). */
-  private gating?: { id: string; title: string };
-  private lastStarted?: { id: string; title: string };
+  /**
+   * The latest tool call that started and has not ended: the one a dialog is about. Gates decide one call at
+   * a time, in order, so while a gate asks this is the call it decides.
+   */
+  private current?: { id: string; title: string };
   /** Arguments of the calls that started and have not ended (their final locations use them). */
   private readonly started = new Map<string, Record<string, unknown>>();
   /** The editor's terminal a running bash call uses: its card shows the terminal instead of text updates. */
@@ -97,7 +99,7 @@ export class AcpServer {
     try {
       await this.conn.closed;
     } catch (error) {
-      this.fe.stderr.write(`coil: [ui-acp] the connection ended: ${messageOf(error)}\n`);
+      this.note(`the connection ended: ${messageOf(error)}`);
     } finally {
       unsubscribe();
     }
@@ -245,7 +247,7 @@ export class AcpServer {
       return { stopReason };
     } finally {
       this.running = undefined;
-      this.gating = undefined;
+      this.current = undefined;
     }
   }
 
@@ -283,7 +285,7 @@ export class AcpServer {
         const title = toolTitle(event.toolName, event.args, cwd);
         run.open.add(event.toolCallId);
         this.started.set(event.toolCallId, event.args);
-        this.gating = this.lastStarted = { id: event.toolCallId, title };
+        this.current = { id: event.toolCallId, title };
         this.update({ sessionUpdate: "tool_call", toolCallId: event.toolCallId, title, kind: toolKind(event.toolName), status: "pending", rawInput: event.args, locations: toolLocations(event.toolName, event.args, cwd) });
         if (event.toolName === "write_plan" && typeof event.args.plan === "string") this.update({ sessionUpdate: "plan", entries: planEntries(event.args.plan) });
         break;
@@ -297,7 +299,7 @@ export class AcpServer {
       case "tool_execution_end": {
         const r = event.result;
         run.open.delete(event.toolCallId);
-        if (this.gating?.id === event.toolCallId) this.gating = undefined;
+        if (this.current?.id === event.toolCallId) this.current = undefined;
         const terminalId = this.terminals.get(event.toolCallId);
         this.terminals.delete(event.toolCallId);
         const diff = this.diffs.get(event.toolCallId);
@@ -364,7 +366,7 @@ export class AcpServer {
         return choice === undefined ? undefined : options[Number(choice)];
       },
       // ACP v1 has no free-text dialog: the question is dismissed, which the asking plugin treats as no answer.
-      input: async (title) => (this.fe.stderr.write(`coil: [ui-acp] "${title}" needs free text, which ACP clients cannot answer; dismissed\n`), undefined),
+      input: async (title) => (this.note(`"${title}" needs free text, which ACP clients cannot answer; dismissed`), undefined),
       notify: (message, level = "info") => {
         if (this.caps.session?.notices && this.sessionId) this.update({ sessionUpdate: "notice", severity: level === "warn" ? "warning" : level, title: message });
         else this.fe.stderr.write(`coil: ${level}: ${message}\n`);
@@ -376,11 +378,12 @@ export class AcpServer {
   private async ask(title: string, message: string | undefined, options: acp.PermissionOption[], signal?: AbortSignal): Promise<string | undefined> {
     const sessionId = this.running?.sessionId ?? this.sessionId;
     if (!sessionId || signal?.aborted) return undefined;
-    const call = this.gating ?? this.lastStarted;
+    // The card of the call in question, with the question (and its details) as content.
+    const call = this.current;
     const toolCall: acp.ToolCallUpdate = {
       toolCallId: call?.id ?? `ui_${this.nextUi++}`,
-      title: call && this.gating ? call.title : title,
-      ...(message || (call && this.gating) ? { content: [{ type: "content" as const, content: { type: "text" as const, text: message ?? title } }] } : {}),
+      title: call?.title ?? title,
+      ...(message || call ? { content: [{ type: "content" as const, content: { type: "text" as const, text: message ? (call ? `${title}\n\n${message}` : message) : title } }] } : {}),
     };
     // On abort the client is sent $/cancel_request and the asking plugin is told "no answer" at once.
     const r = await this.conn.client
@@ -438,7 +441,7 @@ export class AcpServer {
       return r.content;
     } catch (error) {
       // The editor could not read it: the file on disk is the answer (and its errno, e.g. ENOENT).
-      this.fe.stderr.write(`coil: [ui-acp] the client could not read ${path} (${messageOf(error)}); reading it from disk\n`);
+      this.note(`the client could not read ${path} (${messageOf(error)}); reading it from disk`);
       return readFile(path, "utf8");
     }
   }
@@ -493,7 +496,7 @@ export class AcpServer {
     if (!servers.length) return;
     const mcp = this.deps.mcp();
     if (!mcp?.addServers) {
-      this.fe.stderr.write(`coil: [ui-acp] the client passed ${servers.length} MCP server(s), but the mcp plugin is not in the preset; they are not used\n`);
+      this.note(`the client passed ${servers.length} MCP server(s), but the mcp plugin is not in the preset; they are not used`);
       return;
     }
     await mcp.addServers(

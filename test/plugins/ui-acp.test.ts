@@ -262,7 +262,8 @@ describe("ui-acp: sessions through the SDK client", () => {
 
     const call = ofKind(c.updates, "tool_call")[0]!;
     expect(call).toMatchObject({ title: "Edit notes.txt", kind: "edit", status: "pending", rawInput: { path: "notes.txt", oldText: "beta", newText: "BETA" }, locations: [{ path: join(p.dir, "notes.txt") }] });
-    expect(c.permissions[0]).toMatchObject({ sessionId: session.sessionId, toolCall: { toolCallId: call.toolCallId } });
+    expect(c.permissions[0]).toMatchObject({ sessionId: session.sessionId, toolCall: { toolCallId: call.toolCallId, title: "Edit notes.txt" } });
+    expect(JSON.stringify(c.permissions[0]!.toolCall.content)).toContain("Allow edit notes.txt?");
     expect(c.permissions[0]!.options).toEqual([
       { optionId: "Allow once", name: "Allow once", kind: "allow_once" },
       { optionId: "Allow for this session", name: "Allow for this session", kind: "allow_always" },
