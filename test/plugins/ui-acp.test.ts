@@ -527,6 +527,25 @@ describe("ui-acp: client terminals, MCP servers, plan mode, lazy loading", () =>
     expect(await c.close()).toBe(0);
   });
 
+  it("a sandbox that owns the operations service keeps files and commands: the client's are not used, and coil says so", async () => {
+    const replies = `- toolCalls: [{ name: write, arguments: { path: out.txt, content: "on disk\\n" } }]
+- text: Written.
+`;
+    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - sandbox-bwrap: { allowUnsandboxed: true }\n`, replies);
+    const writes: acp.WriteTextFileRequest[] = [];
+    const terminals: acp.CreateTerminalRequest[] = [];
+    const c = connect(p, { write: (req) => void writes.push(req), read: (req) => ({ content: readFileSync(req.path, "utf8") }), terminals });
+    await init(c, { fs: { readTextFile: true, writeTextFile: true }, terminal: true });
+    const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
+    const r = await c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "write" }] });
+    expect(r.stopReason).toBe("end_turn");
+    expect(writes).toEqual([]);
+    expect(terminals).toEqual([]);
+    expect(readFileSync(join(p.dir, "out.txt"), "utf8")).toBe("on disk\n");
+    expect(await c.close()).toBe(0);
+    expect(c.stderr()).toContain("plugin sandbox-bwrap provides the operations service, so the client's files and terminals are not used");
+  });
+
   it("connects the MCP servers the client passes in session/new; their tools are called as tool calls", async () => {
     const replies = `- toolCalls: [{ name: mcp__fx__sleep, arguments: { ms: 5 } }]
 - text: Slept.
