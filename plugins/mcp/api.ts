@@ -26,7 +26,18 @@ export interface McpService {
    * audit names it as the cause of a cache miss.
    */
   toolsChangedBy(): string | undefined;
+  /**
+   * Connect servers given at run time (e.g. by an editor over ACP `session/new`), beside the configured ones;
+   * a server with the same name is replaced. Resolves once they connected or failed; their tools join at
+   * the next request. `source` names who gave them (shown by /mcp).
+   */
+  addServers(servers: readonly RuntimeServer[], source: string): Promise<ServerStatus[]>;
 }
+
+/** A server handed over at run time: a command (stdio) or a URL (Streamable HTTP, or `sse`). */
+export type RuntimeServer =
+  | { name: string; command: string; args?: readonly string[]; env?: Readonly<Record<string, string>> }
+  | { name: string; url: string; headers?: Readonly<Record<string, string>>; transport?: "http" | "sse" };
 
 declare module "../../kernel/plugin.js" {
   interface Services {

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { coilHome, definePlugin, packageRoot, Stage, Type, type Static, type ToolSpec } from "../../kernel/index.js";
 import type { McpService, ServerStatus } from "./api.js";
 import { mcpCommand } from "./cli.js";
-import { formatProblem, loadServers } from "./config.js";
+import { formatProblem, loadServers, type ServerConfig } from "./config.js";
 import type { McpManager } from "./manager.js";
 import { Mentions } from "./mentions.js";
 
@@ -50,13 +50,10 @@ export default definePlugin({
       run: (argv, io) => mcpCommand(argv, io, { ...sources, home: coilHome(io.env) }),
     });
 
-    ctx.onStart(async (_agent, _io, info) => {
-      for (const p of config.problems) ctx.log.error(`${formatProblem(p)}`);
-      for (const f of config.untrusted) ctx.log.warn(`MCP servers in ${f} were not started: this project is not trusted (coil trust, or --trust for one run)`);
-      if (config.servers.length === 0) return;
+    async function createManager(servers: ServerConfig[]): Promise<McpManager> {
       const { McpManager } = await import("./manager.js");
-      manager = new McpManager({
-        servers: config.servers,
+      const created: McpManager = new McpManager({
+        servers,
         cwd: ctx.cwd,
         env: process.env,
         logDir: join(home, "logs", "mcp"),
@@ -66,7 +63,7 @@ export default definePlugin({
         onChange: (server, what, cause) => {
           if (what === "prompts") {
             try {
-              ctx.commands.sync(manager!.promptCommands());
+              ctx.commands.sync(created.promptCommands());
             } catch (error) {
               ctx.log.error(`prompts of MCP server '${server}' are not commands: ${(error as Error).message}`);
             }
@@ -76,6 +73,14 @@ export default definePlugin({
         },
         report: (level, message) => ctx.log[level](message),
       });
+      return created;
+    }
+
+    ctx.onStart(async (_agent, _io, info) => {
+      for (const p of config.problems) ctx.log.error(`${formatProblem(p)}`);
+      for (const f of config.untrusted) ctx.log.warn(`MCP servers in ${f} were not started: this project is not trusted (coil trust, or --trust for one run)`);
+      if (config.servers.length === 0) return;
+      manager = await createManager(config.servers);
       ready = manager.startAll();
       // Nobody watches a screen in print, JSON and RPC modes: be connected before the first prompt or command.
       if (info.mode !== "interactive") await ready;
@@ -137,6 +142,21 @@ export default definePlugin({
 
     const service: McpService = {
       status: async () => (await ready, manager?.status() ?? []),
+      addServers: async (servers, source) => {
+        await ready;
+        const configs: ServerConfig[] = servers.map((s) => ({
+          name: s.name,
+          source,
+          transport: "command" in s ? { type: "stdio", command: s.command, args: [...(s.args ?? [])], env: { ...s.env } } : { type: s.transport ?? "http", url: s.url, headers: { ...s.headers } },
+        }));
+        if (!manager) {
+          manager = await createManager([]);
+          ready = Promise.resolve();
+        }
+        await manager.add(configs);
+        for (const c of configs) pendingTools.add(`${c.name} added by ${source}`);
+        return manager.status().filter((st) => configs.some((c) => c.name === st.name));
+      },
       toolsChangedBy: () => changedBy,
       reconnect: async (name) => {
         if (!manager) return "no MCP servers are configured";

@@ -68,6 +68,19 @@ export class McpManager {
     await Promise.all([...this.conns.values()].map((c) => this.connect(c)));
   }
 
+  /** Add (or replace, by name) servers after start-up and connect them; failures are reported, never thrown. */
+  async add(configs: readonly ServerConfig[]): Promise<void> {
+    const added: Conn[] = [];
+    for (const config of configs) {
+      const old = this.conns.get(config.name);
+      if (old) await this.disconnect(old);
+      const c: Conn = { config, status: "pending", tools: [], prompts: [], stderr: "", generation: (old?.generation ?? 0) + 1, reported: new Set() };
+      this.conns.set(config.name, c);
+      added.push(c);
+    }
+    await Promise.all(added.map((c) => this.connect(c)));
+  }
+
   async reconnect(name: string): Promise<string> {
     const c = this.conns.get(name);
     if (!c) return `no MCP server named '${name}' (configured: ${[...this.conns.keys()].join(", ") || "none"})`;

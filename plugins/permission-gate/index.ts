@@ -35,6 +35,7 @@ export type GateOptions = Static<typeof GateOptions>;
 
 /** What a session service offers that the gate uses (see plugins/session-jsonl). */
 interface SessionLike {
+  readonly id?: string;
   appendCustom(customType: string, data?: unknown): unknown;
   entries(): readonly { type: string; customType?: string; data?: unknown }[];
 }
@@ -69,7 +70,8 @@ export default definePlugin({
     let mode: Mode = o.mode as Mode;
     /** "Allow for this session" answers: `bash:<command>` or `tool:<name>`. */
     const remembered = new Set<string>();
-    let restored = false;
+    /** The session `remembered` belongs to: another session (/new, /resume, an editor's session) starts afresh. */
+    let restoredFor: string | undefined;
     const session = () => ctx.services.get("session") as SessionLike | undefined;
 
     ctx.flags.register({ name: "permission-mode", description: `permission mode for this run: ${MODES.join(", ")}`, type: "string", valueName: "mode" });
@@ -124,10 +126,10 @@ export default definePlugin({
     }
 
     function restore(): void {
-      if (restored) return;
       const s = session();
-      if (!s) return;
-      restored = true;
+      if (!s || restoredFor === (s.id ?? "")) return;
+      if (restoredFor !== undefined) remembered.clear();
+      restoredFor = s.id ?? "";
       try {
         for (const e of s.entries()) {
           const d = e.data as Recorded | undefined;
@@ -136,7 +138,7 @@ export default definePlugin({
           }
         }
       } catch {
-        restored = false; // the session is not open yet
+        restoredFor = undefined; // the session is not open yet
       }
     }
 

@@ -1,0 +1,98 @@
+/**
+ * ui-acp: `coil --mode acp` speaks the Agent Client Protocol (v1) on stdin/stdout, so editors (Zed,
+ * JetBrains, Neovim clients) host coil as their agent. The SDK loads only in this mode (server.ts).
+ * stdout carries protocol messages only; diagnostics go to stderr. See docs/editors.md.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { format } from "node:util";
+import { definePlugin, packageRoot, type FrontEndContext, type PluginHost, type UiService } from "../../kernel/index.js";
+import type { Operations } from "../tools-coding/operations.js";
+import type { AcpServer, SessionLike } from "./server.js";
+
+const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
+/**
+ * ── The one place this front end hooks into the host ──
+ * While ACP runs, the `ui` service is the client's dialogs, and (when the client offers them) the
+ * `operations` service is the client's files and terminals. Returns the undo.
+ */
+function attach(host: PluginHost, server: AcpServer): { ui(ui: UiService): void; operations(ops: Partial<Operations> | undefined): void; detach(): void } {
+  const previousUi = host.ui;
+  let synced = false;
+  return {
+    ui(ui) {
+      host.ui = ui;
+    },
+    operations(ops) {
+      if (!ops) return;
+      const owner = host.services.owner("operations");
+      if (owner && owner !== "ui-acp") {
+        // A sandbox (or another backend) owns files and processes: it keeps them, the client's are not used.
+        server.note(`plugin ${owner} provides the operations service, so the client's files and terminals are not used`);
+        return;
+      }
+      host.services.sync("ui-acp", [["operations", ops]]);
+      synced = true;
+    },
+    detach() {
+      host.ui = previousUi;
+      if (synced) host.services.sync("ui-acp", []);
+    },
+  };
+}
+
+function version(): string {
+  try {
+    return JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")).version;
+  } catch {
+    return "0.0.0";
+  }
+}
+
+export default definePlugin({
+  id: "ui-acp",
+  description: "Agent Client Protocol front end for editors: Zed, JetBrains, Neovim (--mode acp)",
+  setup(ctx) {
+    let active: AcpServer | undefined;
+    // Diffs for the editor: the file before an edit or write (after the gate allowed it), and after.
+    ctx.tap("tool_call", async (info) => void (await active?.beforeTool(info)), { stage: "LATE", tools: ["edit", "write"] });
+    ctx.tap("tool_result", async (result, info) => void (await active?.afterTool(result, info)), { stage: "LATE", tools: ["edit", "write"] });
+
+    ctx.frontEnds.register({
+      id: "acp",
+      modes: ["acp"],
+      async run(fe: FrontEndContext) {
+        if (fe.prompt) {
+          fe.stderr.write("coil: acp mode reads the Agent Client Protocol on stdin; do not pass a prompt\n");
+          return 2;
+        }
+        const { AcpServer } = await import("./server.js");
+        const server = new AcpServer(fe, {
+          session: () => ctx.services.get("session") as SessionLike | undefined,
+          mcp: () => ctx.services.get("mcp"),
+          version: version(),
+        });
+        const hookup = attach(fe.host, server);
+        hookup.ui(server.ui());
+        server.onInitialized = () => hookup.operations(server.operations());
+        active = server;
+        // The client going away (SIGTERM/SIGHUP) or Ctrl-C ends the connection like the end of stdin.
+        const onSignal = () => server.close();
+        for (const signal of SIGNALS) process.once(signal, onSignal);
+        // stdout carries protocol lines only: a plugin's console output goes to stderr while ACP runs.
+        const consoleOut = { log: console.log, info: console.info, debug: console.debug };
+        const toStderr = (...args: unknown[]) => void fe.stderr.write(`${format(...args)}\n`);
+        Object.assign(console, { log: toStderr, info: toStderr, debug: toStderr });
+        try {
+          return await server.serve();
+        } finally {
+          Object.assign(console, consoleOut);
+          for (const signal of SIGNALS) process.off(signal, onSignal);
+          active = undefined;
+          hookup.detach();
+        }
+      },
+    });
+  },
+});
