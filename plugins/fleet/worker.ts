@@ -236,7 +236,7 @@ class Progress {
   ) {}
   on(e: AgentEvent): void {
     if (e.type === "turn_end") {
-      this.state.turns = e.turn;
+      this.state.turns++;
       const u = e.message.usage;
       if (u) {
         this.state.tokens += u.input + u.output + u.cacheRead + u.cacheWrite;
@@ -245,7 +245,7 @@ class Progress {
       const text = textOf(e.message);
       if (text) {
         this.state.text = text.slice(-200);
-        this.log(`turn ${e.turn}: ${text.length > 300 ? `${text.slice(0, 300)}…` : text}`);
+        this.log(`turn ${this.state.turns}: ${text.length > 300 ? `${text.slice(0, 300)}…` : text}`);
       }
       this.schedule();
     } else if (e.type === "tool_execution_start") {

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
+import { QueueEvents } from "bullmq";
 import { packageRoot } from "../../kernel/boot/paths.js";
 import { startRedis, type RedisServer } from "../../bench/redis-server.mjs";
 import { childEnv } from "../support/env.js";
@@ -157,6 +158,12 @@ describe("coil fleet on real Redis", () => {
     writeFileSync(prompts, Array.from({ length: N }, (_, i) => JSON.stringify({ prompt: `task ${i}` })).join("\n") + "\n");
     const ids = await submit("many", ["--preset", p, "--prompts", prompts, "--cwd", repo]);
     expect(ids).toHaveLength(N);
+    // Progress streams as BullMQ progress events, which any QueueEvents listener sees.
+    const eventsConnection = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const events = new QueueEvents("many", { connection: eventsConnection });
+    const progress = new Map<string, { turns: number; done?: boolean }[]>();
+    events.on("progress", ({ jobId, data }) => progress.set(jobId, [...(progress.get(jobId) ?? []), data as { turns: number }]));
+    await events.waitUntilReady();
     const [a, b] = await Promise.all([startWorker("many", "wa"), startWorker("many", "wb")]);
     const done = await waitDone("many");
     expect(done.code, done.stdout + done.stderr).toBe(0);
@@ -186,6 +193,11 @@ describe("coil fleet on real Redis", () => {
     expect(logs.stdout).toMatch(/attempt 1 on w[ab]/);
     expect(logs.stdout).toContain("done: stop, exit 0");
 
+    await until(() => ids.every((id) => progress.get(id)?.some((p) => p.done)), 5000, () => JSON.stringify([...progress]));
+    expect(progress.get(ids[0]!)!.at(-1)).toMatchObject({ done: true, turns: 1, tools: 0, tokens: 15 });
+    await events.close();
+    eventsConnection.disconnect();
+
     const status = await fleet(["status", "--json", ...q("many")]);
     expect(JSON.parse(status.stdout)).toMatchObject({ queue: "many", done: N, failed: 0, running: 0, waiting: 0 });
     await Promise.all([stopWorker(a), stopWorker(b)]);
@@ -202,7 +214,7 @@ describe("coil fleet on real Redis", () => {
     const done = await waitDone("kill", 40);
     expect(done.code, done.stdout + b.output()).toBe(0);
     const [report] = await results("kill", [id!]);
-    expect(report).toMatchObject({ state: "completed", worker: "rescuer" });
+    expect(report).toMatchObject({ state: "completed", worker: "rescuer", attempts: 1 });
     expect(report!.result).toMatchObject({ finalText: "survived", worker: "rescuer" });
     await stopWorker(b);
   }, 90_000);
