@@ -33,7 +33,7 @@ export async function prepareWorkspace(source: JobSource, dir: string): Promise<
   mkdirSync(join(dir, ".."), { recursive: true });
   if (source.kind === "git") {
     await git(join(dir, ".."), ["clone", "--quiet", source.repo, dir]);
-    if (source.ref) await git(dir, ["checkout", "--quiet", "--detach", source.ref]);
+    if (source.ref) await git(dir, ["checkout", "--quiet", "--detach", await cloneCommit(dir, source.ref)]);
     return checkout(dir, dir, async () => rmSync(dir, { recursive: true, force: true }));
   }
   if (!existsSync(source.dir)) throw new Error(`the job's directory ${source.dir} does not exist on this worker: put it on a file system every worker shares, or submit with --repo`);
@@ -59,6 +59,16 @@ export async function prepareWorkspace(source: JobSource, dir: string): Promise<
   await git(dir, ["add", "-A"]);
   await git(dir, ["-c", "user.name=coil fleet", "-c", "user.email=fleet@coil.invalid", "commit", "--quiet", "--allow-empty", "--no-verify", "-m", "job start"]);
   return checkout(dir, dir, async () => rmSync(dir, { recursive: true, force: true }));
+}
+
+/** The commit `ref` names in a fresh clone: a sha or tag, a branch of origin, or a ref fetched on demand (refs/pull/1/head). */
+async function cloneCommit(dir: string, ref: string): Promise<string> {
+  for (const candidate of [ref, `origin/${ref}`]) {
+    const sha = await git(dir, ["rev-parse", "--verify", "--quiet", `${candidate}^{commit}`]).then((s) => s.trim(), () => "");
+    if (sha) return sha;
+  }
+  await git(dir, ["fetch", "--quiet", "origin", ref]);
+  return (await git(dir, ["rev-parse", "FETCH_HEAD^{commit}"])).trim();
 }
 
 function checkout(root: string, cwd: string, remove: () => Promise<void>): Workspace {

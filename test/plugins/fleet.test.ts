@@ -298,6 +298,31 @@ describe("coil fleet on real Redis", () => {
     await stopWorker(w);
   }, 60_000);
 
+  it("clones a --repo at --ref for each job, and copies sessions to --results-dir", async () => {
+    const repo = gitRepo("src");
+    const git = (...a: string[]) => execFileSync("git", a, { cwd: repo, stdio: "pipe" });
+    git("checkout", "-q", "-b", "feature");
+    writeFileSync(join(repo, "f.txt"), "old\n");
+    git("add", ".");
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "feature");
+    git("checkout", "-q", "-");
+    const p = preset("clone", { replies: [{ toolCalls: [{ name: "edit", arguments: { path: "f.txt", edits: [{ oldText: "old", newText: "new" }] } }] }, { text: "edited" }] });
+    const [id] = await submit("clone", ["--preset", p, "--prompt", "edit f.txt", "--repo", repo, "--ref", "feature"], join(work));
+    const out = join(work, "results");
+    const w = await startWorker("clone", "wr", ["--results-dir", out]);
+    const done = await waitDone("clone");
+    expect(done.code, done.stdout + w.output()).toBe(0);
+    const [r] = await results("clone", [id!]);
+    expect(r!.result!.patch).toContain("-old\n+new");
+    // f.txt exists only on the ref, and the source repository is untouched.
+    expect(existsSync(join(repo, "f.txt"))).toBe(false);
+    expect(execFileSync("git", ["status", "--porcelain"], { cwd: repo, encoding: "utf8" })).toBe("");
+    const copy = join(out, `clone-${id}.jsonl`);
+    expect(r!.result!.session).toMatchObject({ copy });
+    expect(readFileSync(copy, "utf8")).toContain("edited");
+    await stopWorker(w);
+  }, 60_000);
+
   it("on SIGTERM finishes the running job within the grace time, else hands it back to the queue", async () => {
     const repo = gitRepo("term");
     const quick = preset("term-quick", { replies: [{ text: "finished", delayMs: 1500 }] });
