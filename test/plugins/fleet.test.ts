@@ -12,6 +12,7 @@ import { QueueEvents } from "bullmq";
 import { packageRoot } from "../../kernel/boot/paths.js";
 import { startRedis, type RedisServer } from "../../bench/redis-server.mjs";
 import { childEnv } from "../support/env.js";
+import { chat, startMockOpenAI } from "../support/mock-openai.js";
 
 const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 let redis: RedisServer;
@@ -61,8 +62,8 @@ interface Worker {
   exited: Promise<number | null>;
 }
 
-async function startWorker(queue: string, name: string, extra: string[] = []): Promise<Worker> {
-  const child = spawn(process.execPath, [BIN, "fleet", "worker", ...q(queue), "--name", name, "--workdir", join(work, "wd", name), ...extra], { cwd: work, env });
+async function startWorker(queue: string, name: string, extra: string[] = [], workerEnv = env): Promise<Worker> {
+  const child = spawn(process.execPath, [BIN, "fleet", "worker", ...q(queue), "--name", name, "--workdir", join(work, "wd", name), ...extra], { cwd: work, env: workerEnv });
   workers.push(child);
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
@@ -374,6 +375,35 @@ describe("coil fleet on real Redis", () => {
     const [report] = await results("sec");
     expect(report!.error).toContain("fleet cost cap reached: $0.0000 spent of $0");
     await stopWorker(w);
+  }, 60_000);
+
+  it("stops starting jobs once the fleet-wide cost cap is spent (priced model on a local OpenAI-compatible server)", async () => {
+    // $1 per input token: each job's one request of 1 prompt token costs $1.
+    const server = await startMockOpenAI({ steps: Array.from({ length: 5 }, () => chat({ text: "paid answer", usage: { prompt: 1, completion: 0 } })) });
+    try {
+      const home = join(work, "priced-home");
+      mkdirSync(home, { recursive: true });
+      writeFileSync(join(home, "models.yaml"), `providers:\n  ollama:\n    baseUrl: ${server.url}\n    models:\n      - id: m1\n        cost: { input: 1000000, output: 0 }\n`);
+      const pricedEnv = { ...env, COIL_HOME: home };
+      const r = await fleet(["submit", ...q("cap"), "--prompts", writePrompts("cap", ["1", "2", "3", "4", "5"]), "--model", "ollama/m1", "--max-fleet-cost", "2.5", "--cwd", gitRepo("cap")], { env: pricedEnv });
+      expect(r.code, r.stderr).toBe(0);
+      const w = await startWorker("cap", "wcap", [], pricedEnv);
+      const done = await waitDone("cap");
+      expect(done.code).toBe(1);
+      const reports = await results("cap");
+      const completed = reports.filter((x) => x.state === "completed");
+      // Jobs run one at a time: $1, $2 (under the cap), $3 (started under it); the rest are refused.
+      expect(completed).toHaveLength(3);
+      expect(completed.map((x) => x.result!.cost)).toEqual([1, 1, 1]);
+      const refused = reports.filter((x) => x.state === "failed");
+      expect(refused.map((x) => x.error)).toEqual(Array(2).fill("fleet cost cap reached: $3.0000 spent of $2.5 (set with coil fleet submit --max-fleet-cost)"));
+      expect(server.requests).toHaveLength(3);
+      const status = await fleet(["status", "--json", ...q("cap")]);
+      expect(JSON.parse(status.stdout)).toMatchObject({ done: 3, failed: 2, cost: 3, cap: 2.5 });
+      await stopWorker(w);
+    } finally {
+      await server.close();
+    }
   }, 60_000);
 
   it("says what to do when Redis is not there, and rejects bad arguments", async () => {
