@@ -204,6 +204,10 @@ export interface JobReport {
   prompt: string;
   attempts: number;
   worker?: string;
+  /** When the job was submitted, last started and finished (ms since the epoch). */
+  submittedAt: number;
+  startedAt?: number;
+  finishedAt?: number;
   result?: FleetJobResult;
   error?: string;
   lastAttempt?: FleetJobResult;
@@ -217,6 +221,9 @@ async function report(job: Job<FleetJobData, FleetJobResult>): Promise<JobReport
     prompt: job.data.prompt,
     attempts: job.attemptsMade,
     ...(job.processedBy ? { worker: job.processedBy } : {}),
+    submittedAt: job.timestamp,
+    ...(job.processedOn ? { startedAt: job.processedOn } : {}),
+    ...(job.finishedOn ? { finishedAt: job.finishedOn } : {}),
     ...(state === "completed" && job.returnvalue ? { result: job.returnvalue } : {}),
     ...(job.failedReason ? { error: job.failedReason } : {}),
     ...(state !== "completed" && job.data.lastAttempt ? { lastAttempt: job.data.lastAttempt } : {}),

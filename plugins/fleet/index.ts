@@ -64,6 +64,10 @@ export async function fleetCommand(argv: string[], io: CliStreams): Promise<numb
     (cmd ? io.stdout : io.stderr).write(USAGE + "\n");
     return cmd ? 0 : 2;
   }
+  // `coil fleet results | head`: a closed pipe ends the output, not the process with a stack trace.
+  io.stdout.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code !== "EPIPE") throw e;
+  });
   const commands = await import("./commands.js");
   try {
     const spec = specs[cmd];

@@ -104,6 +104,9 @@ interface Report {
   prompt: string;
   attempts: number;
   worker?: string;
+  submittedAt: number;
+  startedAt?: number;
+  finishedAt?: number;
   error?: string;
   result?: {
     finalText: string;
@@ -289,6 +292,8 @@ describe("coil fleet on real Redis", () => {
     expect(b!.result!.patch).toContain("+from B");
     expect(b!.result!.patch).not.toContain("from A");
     // The jobs overlapped, and the shared checkout was never touched.
+    expect(a!.startedAt!).toBeLessThan(b!.finishedAt!);
+    expect(b!.startedAt!).toBeLessThan(a!.finishedAt!);
     expect(existsSync(join(repo, "same.txt"))).toBe(false);
     expect(execFileSync("git", ["status", "--porcelain"], { cwd: repo, encoding: "utf8" })).toBe("");
     expect(execFileSync("git", ["worktree", "list"], { cwd: repo, encoding: "utf8" }).trim().split("\n")).toHaveLength(1);
