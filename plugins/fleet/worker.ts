@@ -84,6 +84,8 @@ export async function runWorker(opts: WorkerOptions, io: CliStreams): Promise<nu
         },
       });
       if (handingBack) running.get(id)!.abort("handback");
+      // A cancel published while the checkout was being made had no run to abort yet.
+      if (await connection.exists(keys.cancel(opts.queue, id))) running.get(id)!.abort("cancel");
       if (data.timeoutMs) timer = setTimeout(() => running.get(id)?.abort("timeout"), data.timeoutMs);
       const progress = new Progress(job, log);
       const unsubscribe = agent.subscribe((e) => progress.on(e));
