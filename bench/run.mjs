@@ -92,4 +92,9 @@ for (const extra of ["sessions.mjs", "providers.mjs", "tui.mjs", "subagents.mjs"
     execFileSync(process.execPath, [file], { stdio: "inherit", cwd: root });
   }
 }
+// The fleet bench needs a redis-server (it starts its own on loopback).
+const { redisServerPath } = await import(join(root, "bench", "redis-server.mjs"));
+console.log("");
+if (redisServerPath()) execFileSync(process.execPath, [join(root, "bench", "fleet.mjs")], { stdio: "inherit", cwd: root });
+else console.log("## Fleet\n\nskipped: redis-server is not installed (apt-get install redis-server; .ci/run installs it)");
 rmSync(work, { recursive: true, force: true });

@@ -110,3 +110,5 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
 
 export { Agent, PluginHost };
 export type { ResolvedPreset };
+/** Resolve a preset the way createAgent does, without starting it (coil fleet embeds the result in jobs). */
+export { resolvePreset } from "../../kernel/boot/preset.js";
