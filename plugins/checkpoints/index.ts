@@ -79,6 +79,9 @@ export interface RewindPoint {
   record?: CheckpointRecord;
 }
 
+/** Lines of diff the picker shows before it asks. */
+const PREVIEW_LINES = 40;
+
 /** "No objection" from a tool_call tap (see permission-gate: a bare undefined fails closed today). */
 const NO_OPINION = null as unknown as undefined;
 
@@ -358,7 +361,9 @@ export default definePlugin({
       const code = what !== "Conversation only";
       const conversation = what !== "Files only";
       const p = await plan(n, code);
-      const preview = p.target ? (p.target.changes.length ? await shadow().patch(p.target.current, p.target.tree) : "The files are already as they were.") : code ? "The agent changed no files since this prompt." : "";
+      let preview = p.target ? (p.target.changes.length ? await shadow().patch(p.target.current, p.target.tree) : "The files are already as they were.") : code ? "The agent changed no files since this prompt." : "";
+      const lines = preview.split("\n");
+      if (lines.length > PREVIEW_LINES) preview = [...lines.slice(0, PREVIEW_LINES), `… ${lines.length - PREVIEW_LINES} more lines of diff`].join("\n");
       const warning = p.target?.conflicts.length ? `${conflictText(p.target.conflicts)}\n\n` : "";
       if (!(await ui.confirm(`Rewind to before prompt ${n} (${what.toLowerCase()})?`, `${warning}${preview}`))) return "Rewind cancelled: nothing was changed.";
       return apply(p, conversation);
