@@ -8,7 +8,7 @@ import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 
 const root = new URL("..", import.meta.url).pathname;
-const shadowFile = join(root, "dist", "plugins", "checkpoints", "shadow.js");
+const shadowFile = join(root, "dist", "plugins", "checkpoints", "index.js");
 if (!existsSync(shadowFile)) throw new Error("run `npm run build` first");
 const { ShadowRepo } = await import(pathToFileURL(shadowFile).href);
 

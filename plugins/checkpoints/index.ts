@@ -55,8 +55,9 @@ export interface CheckpointRecord {
   time: number;
   /** Files changed from `before` to `after`, each with what changed it (`edit`, `write`, `bash`, an MCP tool, ...). */
   changed: Record<string, string>;
-  /** Left out of the snapshot: files over the size limit, and ignored folders. */
+  /** Left out of the snapshot: files over the size limit, folders that are git repositories of their own, ignored folders. */
   large: string[];
+  nested?: string[];
   ignored: string[];
 }
 
@@ -87,7 +88,7 @@ const NO_OPINION = null as unknown as undefined;
 
 interface Run {
   user?: AgentMessage;
-  before?: Promise<{ commit: string; tree: string; large: string[]; ignored: string[] } | undefined>;
+  before?: Promise<{ commit: string; tree: string; large: string[]; nested: string[]; ignored: string[] } | undefined>;
   /** Files named by non-bash tools, with the tool. */
   byTool: Map<string, string>;
   bash: boolean;
@@ -199,7 +200,7 @@ export default definePlugin({
         const after = await repo.snapshot({ session: session()?.id ?? "", entry, kind: "after" }, false);
         const changed: Record<string, string> = {};
         for (const c of await repo.diff(before.tree, after.tree)) changed[c.path] = run.byTool.get(c.path) ?? (run.bash ? "bash" : "a tool");
-        const record: CheckpointRecord = { entry: entry ?? "", before: before.commit, after: after.commit, time: Date.now(), changed, large: before.large, ignored: before.ignored };
+        const record: CheckpointRecord = { entry: entry ?? "", before: before.commit, after: after.commit, time: Date.now(), changed, large: before.large, nested: before.nested, ignored: before.ignored };
         if (entry) session()?.appendCustom(CHECKPOINT_ENTRY, record);
       })().catch((error: Error) => warn(`checkpoints: cannot record the files the agent left: ${error.message}`));
       pending = work;
@@ -241,7 +242,10 @@ export default definePlugin({
       for (const p of all) {
         const time = new Date(p.time).toLocaleTimeString("en-GB", { hour12: false });
         lines.push(`  ${String(p.n).padStart(2)}  ${time}  "${short(p.prompt)}"`, `        changed after it: ${describeChanges(p.record)}`);
-        const skipped = [...(p.record?.large ?? []).map((f) => `${f} (over ${o.maxFileSize} bytes)`), ...(p.record?.ignored ?? []).slice(0, 5).map((f) => `${f} (ignored)`)];
+        const skipped = [
+          ...(p.record?.large ?? []).map((f) => `${f} (over ${o.maxFileSize} bytes)`),
+          ...(p.record?.nested ?? []).map((f) => `${f}/ (a git repository of its own)`),
+          ...(p.record?.ignored ?? []).slice(0, 5).map((f) => `${f} (ignored)`)];
         if (skipped.length) lines.push(`        not in the checkpoint: ${skipped.join(", ")}${(p.record?.ignored.length ?? 0) > 5 ? ", …" : ""}`);
       }
       lines.push("", "/rewind <n> restores the files and the conversation; add --code or --conversation for one of them, --force to overwrite your own later edits.");

@@ -30,6 +30,8 @@ export interface Snapshot {
   time: number;
   /** Files over the size limit, left out (relative paths). */
   large: string[];
+  /** Folders that are git repositories of their own, left out. */
+  nested: string[];
   /** Ignored folders and files (`.gitignore`, .git/info/exclude, the global excludes), left out. */
   ignored: string[];
 }
@@ -78,7 +80,7 @@ export class ShadowRepo {
   readonly dir: string;
   readonly gitDir: string;
   private readonly indexFile: string;
-  private readonly largeFile: string;
+  private readonly skippedFile: string;
   private ready = false;
   private readonly homeExclude: string;
   /** One git command at a time: they share the index. */
@@ -95,7 +97,7 @@ export class ShadowRepo {
     this.homeExclude = inside && !inside.startsWith("..") && !isAbsolute(inside) ? `${literalPattern(inside)}/\n` : "";
     this.gitDir = join(this.dir, "git");
     this.indexFile = join(this.dir, "index");
-    this.largeFile = join(this.dir, "large.json");
+    this.skippedFile = join(this.dir, "skipped.json");
   }
 
   get exists(): boolean {
@@ -133,12 +135,13 @@ export class ShadowRepo {
     this.ready = true;
   }
 
-  /** Large files currently left out, re-checked: one that shrank or went away is taken in again. */
-  private knownLarge(): Set<string> {
+  /** Files and folders left out so far: files over the size limit, and git repositories of their own inside the project. */
+  private known(): { large: string[]; nested: string[] } {
     try {
-      return new Set(JSON.parse(readFileSync(this.largeFile, "utf8")) as string[]);
+      const data = JSON.parse(readFileSync(this.skippedFile, "utf8")) as { large?: string[]; nested?: string[] };
+      return { large: data.large ?? [], nested: data.nested ?? [] };
     } catch {
-      return new Set();
+      return { large: [], nested: [] };
     }
   }
 
@@ -152,52 +155,60 @@ export class ShadowRepo {
   }
 
   /** Stage the work tree into the shadow index and write its tree: the state of the files now. */
-  async stage(): Promise<{ tree: string; large: string[] }> {
+  async stage(): Promise<{ tree: string; large: string[]; nested: string[] }> {
     await this.init();
-    const large = new Set([...this.knownLarge()].filter((p) => (this.sizeOf(p) ?? 0) > this.maxFileBytes));
+    // Re-checked each time: a file that shrank or went away, or a folder that lost its .git, is taken in again.
+    const known = this.known();
+    const large = new Set(known.large.filter((p) => (this.sizeOf(p) ?? 0) > this.maxFileBytes));
+    const nested = new Set(known.nested.filter((p) => existsSync(join(this.cwd, p, ".git"))));
     const candidates = (await this.git(["ls-files", "-z", "--others", "--modified", "--exclude-standard"])).split("\0").filter(Boolean);
     const dropped: string[] = [];
     for (const path of candidates) {
-      if ((this.sizeOf(path) ?? 0) > this.maxFileBytes && !large.has(path)) {
+      // git lists a folder holding a repository of its own as `dir/`: its files cannot be snapshotted from here
+      if (path.endsWith("/")) nested.add(path.slice(0, -1));
+      else if (!large.has(path) && (this.sizeOf(path) ?? 0) > this.maxFileBytes) {
         large.add(path);
         dropped.push(path);
       }
     }
-    const sorted = [...large].sort();
+    const skipped = { large: [...large].sort(), nested: [...nested].sort() };
     const projectExclude = join(this.cwd, ".git", "info", "exclude");
     const inherited = existsSync(projectExclude) ? readFileSync(projectExclude, "utf8") : "";
-    mkdirSync(join(this.gitDir, "info"), { recursive: true });
-    writeFileSync(
-      join(this.gitDir, "info", "exclude"),
-      `# written by coil's checkpoints plugin: the project's .git/info/exclude, then files over the size limit\n${inherited}\n${this.homeExclude}${sorted.map(literalPattern).join("\n")}\n`,
-    );
-    writeFileSync(this.largeFile, JSON.stringify(sorted));
+    const exclude = `# written by coil's checkpoints plugin: the project's .git/info/exclude, then what is left out\n${inherited}\n${this.homeExclude}${[...skipped.large.map(literalPattern), ...skipped.nested.map((p) => `${literalPattern(p)}/`)].join("\n")}\n`;
+    const excludeFile = join(this.gitDir, "info", "exclude");
+    // Rewritten only when it changes: git's untracked cache keys on this file.
+    if (!existsSync(excludeFile) || readFileSync(excludeFile, "utf8") !== exclude) {
+      mkdirSync(join(this.gitDir, "info"), { recursive: true });
+      writeFileSync(excludeFile, exclude);
+      writeFileSync(this.skippedFile, JSON.stringify(skipped));
+    }
     if (dropped.length) await this.git(["rm", "--cached", "--quiet", "--ignore-unmatch", "-r", "--", ...dropped]);
     await this.git(["add", "--all", "--ignore-errors", "--", "."]).catch((error: Error) => {
       // --ignore-errors still exits 1 after skipping an unreadable file; anything else is a real failure
       if (!/unable to (?:index|stat)|cannot|permission denied/i.test(error.message)) throw error;
     });
     const tree = (await this.git(["write-tree"])).trim();
-    return { tree, large: sorted };
+    return { tree, ...skipped };
   }
 
   /** Ignored folders and files at the top of what git skips (one line each, folders end in `/`). */
   async ignored(): Promise<string[]> {
     await this.init();
-    const large = this.knownLarge();
+    const known = this.known();
+    const ours = new Set([...known.large, ...known.nested.map((p) => `${p}/`)]);
     const out = await this.git(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--no-empty-directory"]);
-    return out.split("\0").filter((p) => p && !large.has(p));
+    return out.split("\0").filter((p) => p && !ours.has(p) && `/${p}` !== this.homeExclude.trim());
   }
 
   /** Take a snapshot: stage, commit, and keep it under `refs/checkpoints/<session>/`. */
   async snapshot(meta: CheckpointMeta, withIgnored = true): Promise<Snapshot> {
-    const { tree, large } = await this.stage();
+    const { tree, large, nested } = await this.stage();
     const time = Date.now();
     const commit = (await this.git(["commit-tree", tree, "-m", JSON.stringify({ ...meta, time })])).trim();
     const stamp = new Date(time).toISOString().replace(/[-:.TZ]/g, "");
     const ref = `refs/checkpoints/${meta.session || "none"}/${stamp}-${Math.random().toString(36).slice(2, 6)}-${meta.kind}`;
     await this.git(["update-ref", ref, commit]);
-    return { ref, commit, tree, time, large, ignored: withIgnored ? await this.ignored() : [] };
+    return { ref, commit, tree, time, large, nested, ignored: withIgnored ? await this.ignored() : [] };
   }
 
   /** The tree a commit (or ref) holds; undefined when it was pruned. */

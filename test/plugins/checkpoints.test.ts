@@ -3,7 +3,7 @@
  * read-only such as a read-only MCP tool), automatic pruning by count, and conflicts refused over RPC.
  * Real files, real git, the shipped CLI.
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -106,6 +106,25 @@ describe("checkpoints: when a snapshot is taken", () => {
     // the third run pruned to 3 right after its "before" snapshot, then added its "after"
     expect(left.map((c) => c.kind)).toEqual(["before", "after", "before", "after"]);
     expect(left.some((c) => c.prompt === "run 0")).toBe(false);
+  });
+});
+
+describe("checkpoints: a folder that is a git repository of its own", () => {
+  it("is left out and listed, and the rest of the project is still restored", async () => {
+    const r = rig();
+    mkdirSync(join(r.dir, "sub"));
+    execFileSync("git", ["init", "-q"], { cwd: join(r.dir, "sub") }); // no commit yet: git cannot even link it
+    writeFileSync(join(r.dir, "sub", "s.txt"), "inner\n");
+    const s = r.script("s.yaml", `- toolCalls: [{ name: bash, arguments: { command: "echo more >> a.txt && echo changed > sub/s.txt" } }]\n- text: ok\n`);
+    const ran = await r.coil(["--provider", "scripted", "--script", s, "-p", "change both"]);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stderr).not.toContain("no checkpoint");
+    const list = await r.coil(["--provider", "scripted", "--script", s, "-c", "-p", "/rewind"]);
+    expect(list.stdout).toContain("sub/ (a git repository of its own)");
+    const back = await r.coil(["--provider", "scripted", "--script", s, "-c", "-p", "/rewind 1"]);
+    expect(back.code, back.stderr).toBe(0);
+    expect(readFileSync(join(r.dir, "a.txt"), "utf8")).toBe("alpha\n");
+    expect(readFileSync(join(r.dir, "sub", "s.txt"), "utf8")).toBe("changed\n");
   });
 });
 
