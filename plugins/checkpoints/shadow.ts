@@ -7,7 +7,7 @@
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative } from "node:path";
 
 /** What a snapshot or a `coil checkpoints list` row knows about one checkpoint. */
@@ -119,7 +119,25 @@ export class ShadowRepo {
         });
         if (input !== undefined) child.stdin!.end(input);
       });
-    const next = this.queue.then(run, run);
+    // Another coil in the same project holds the shadow index for a moment: wait for it. A lock left by a
+    // process that died mid-command (older than a minute) is removed.
+    const patient = async (): Promise<string> => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await run();
+        } catch (error) {
+          if (!/index\.lock|\.lock': File exists/.test((error as Error).message) || attempt >= 50) throw error;
+          const lock = `${this.indexFile}.lock`;
+          try {
+            if (Date.now() - statSync(lock).mtimeMs > 60_000) unlinkSync(lock);
+          } catch {
+            /* gone already */
+          }
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    };
+    const next = this.queue.then(patient, patient);
     this.queue = next.catch(() => undefined);
     return next;
   }

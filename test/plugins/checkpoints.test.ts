@@ -4,7 +4,7 @@
  * Real files, real git, the shipped CLI.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -125,6 +125,26 @@ describe("checkpoints: a folder that is a git repository of its own", () => {
     expect(back.code, back.stderr).toBe(0);
     expect(readFileSync(join(r.dir, "a.txt"), "utf8")).toBe("alpha\n");
     expect(readFileSync(join(r.dir, "sub", "s.txt"), "utf8")).toBe("changed\n");
+  });
+});
+
+describe("checkpoints: the shadow index lock", () => {
+  it("waits for another process's lock, and removes one left by a process that died", async () => {
+    const r = rig();
+    const repo = new ShadowRepo(r.dir, r.home, 1e9);
+    await repo.snapshot({ session: "s", kind: "before" });
+    const lock = join(repo.dir, "index.lock");
+    writeFileSync(lock, "");
+    const old = new Date(Date.now() - 120_000);
+    utimesSync(lock, old, old);
+    writeFileSync(join(r.dir, "a.txt"), "stale lock\n");
+    const second = await repo.snapshot({ session: "s", kind: "after" });
+    expect(await repo.git(["show", `${second.commit}:a.txt`])).toBe("stale lock\n");
+    writeFileSync(lock, "");
+    setTimeout(() => rmSync(lock, { force: true }), 400);
+    writeFileSync(join(r.dir, "a.txt"), "busy lock\n");
+    const third = await repo.snapshot({ session: "s", kind: "after" });
+    expect(await repo.git(["show", `${third.commit}:a.txt`])).toBe("busy lock\n");
   });
 });
 
