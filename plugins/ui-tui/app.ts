@@ -216,7 +216,11 @@ export class TuiApp implements AppHandle {
       } else if (this.editor.getText() === "" && this.rewindKey.press()) {
         // checkpoints (#19): Esc Esc opens the rewind picker (plugins/ui-tui/rewind.ts)
         openRewindPicker(this.agent).then(
-          (out) => (out ? (this.addNotice(out, (s) => s, ""), this.refresh()) : undefined),
+          (out) => {
+            if (out?.notice) this.addNotice(out.notice, (s) => s, "");
+            if (out?.editorText && !this.editor.getText()) this.setEditorText(out.editorText);
+            this.refresh();
+          },
           (error: unknown) => this.notify(messageOf(error), "error"),
         );
       }

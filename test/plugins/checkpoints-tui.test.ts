@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { packageRoot } from "../../kernel/boot/paths.js";
-import { hasTmux, Tmux } from "../support/tmux.js";
+import { editorText, hasTmux, Tmux } from "../support/tmux.js";
 
 const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const temps: string[] = [];
@@ -40,7 +40,7 @@ async function escEsc(t: Tmux) {
 }
 
 describe.skipIf(!hasTmux)("checkpoints: Esc Esc in the TUI", () => {
-  it("opens the picker with a diff preview; confirming restores the files and the conversation", async () => {
+  it("opens the picker with a diff preview; confirming restores the files and the conversation, the prompt back in the editor", async () => {
     const { root, dir, pane: t } = setup(`- toolCalls: [{ name: bash, arguments: { command: "echo changed > a.txt && echo new > n.txt" } }]\n- text: first done\n- text: fresh reply`);
     await t.waitFor(READY);
     t.type("change the files");
@@ -62,6 +62,10 @@ describe.skipIf(!hasTmux)("checkpoints: Esc Esc in the TUI", () => {
     await t.waitFor("Conversation: back to just before prompt 1");
     expect(readFileSync(join(dir, "a.txt"), "utf8")).toBe("alpha\n");
     expect(existsSync(join(dir, "n.txt"))).toBe(false);
+    // the rewound prompt is back in the editor, to edit and send again
+    await t.waitFor((screen) => editorText(screen) === "change the files");
+    t.keys("C-c");
+    await t.waitFor((screen) => editorText(screen) === "");
     t.type("again");
     t.keys("Enter");
     await t.waitFor("fresh reply");
