@@ -59,6 +59,8 @@ export interface CheckpointRecord {
   large: string[];
   nested?: string[];
   ignored: string[];
+  /** Found from the shadow repository: the run ended (killed) before its first turn was recorded. */
+  unfinished?: boolean;
 }
 
 /** The part of the session service (session-jsonl) this plugin uses. */
@@ -210,8 +212,11 @@ export default definePlugin({
       await pending;
     });
 
-    /** The prompts on the active path, with their newest checkpoint record. */
-    const points = (): RewindPoint[] => {
+    /**
+     * The prompts on the active path, with their newest checkpoint record. A prompt whose run was killed before
+     * its turn ended has no record in the session, but its "before" snapshot names it: that one is used.
+     */
+    const points = async (): Promise<RewindPoint[]> => {
       const s = session();
       if (!s) throw ctx.error("CHECKPOINT_NO_SESSION", "/rewind needs the session-jsonl plugin (it keeps the conversation and which checkpoint belongs to which prompt)");
       const path = s.path();
@@ -222,11 +227,19 @@ export default definePlugin({
         if (e.type !== "message" || e.message?.role !== "user") continue;
         out.push({ n: out.length + 1, entry: e.id, parentId: e.parentId, time: e.timestamp, prompt: textOf(e.message), record: records.get(e.id) });
       }
+      if (out.some((p) => !p.record) && shadow().exists) {
+        const orphans = new Map((await shadow().list()).filter((c) => c.kind === "before" && c.session === s.id && c.entry).map((c) => [c.entry!, c]));
+        for (const p of out) {
+          const found = !p.record && orphans.get(p.entry);
+          if (found) p.record = { entry: p.entry, before: found.commit, time: found.time, changed: {}, large: [], ignored: [], unfinished: true };
+        }
+      }
       return out;
     };
 
     const describeChanges = (r: CheckpointRecord | undefined): string => {
       if (!r) return "no file changes";
+      if (r.unfinished) return "not recorded: coil stopped before the turn ended (the files from before it are kept)";
       const files = Object.entries(r.changed);
       if (!files.length) return "no file changes";
       const byWhat = new Map<string, string[]>();
@@ -235,8 +248,8 @@ export default definePlugin({
       return parts.join("; ");
     };
 
-    const listing = (): string => {
-      const all = points();
+    const listing = async (): Promise<string> => {
+      const all = await points();
       if (!all.length) return "No prompts yet: nothing to rewind.";
       const lines = ["Rewind points (the files and the conversation as they were just before each prompt):"];
       for (const p of all) {
@@ -261,7 +274,7 @@ export default definePlugin({
     /** What rewinding to point n would do to the files: the changes, and the files the user changed after the agent. */
     const plan = async (n: number, code: boolean): Promise<Plan> => {
       await pending;
-      const all = points();
+      const all = await points();
       const point = all.find((p) => p.n === n);
       if (!point) throw ctx.error("CHECKPOINT_UNKNOWN_POINT", `there is no point ${n}: ${all.length ? `points are 1 to ${all.length}` : "no prompts yet"}; /rewind lists them`);
       if (!code) return { point };
@@ -337,7 +350,7 @@ export default definePlugin({
       if (opts.pick) return pick(agent);
       if (opts.point === undefined) {
         await pending;
-        return listing();
+        return await listing();
       }
       if (agent.isRunning) throw ctx.error("CHECKPOINT_BUSY", "a run is going: wait for it to end (or abort it), then /rewind");
       const p = await plan(opts.point, opts.code);
@@ -351,10 +364,10 @@ export default definePlugin({
     /** The TUI's picker (Esc Esc): choose a point and what to restore, see the diff, confirm. */
     const pick = async (agent: Agent): Promise<string> => {
       const ui = ctx.services.get("ui");
-      if (!ui) return listing();
+      if (!ui) return await listing();
       if (agent.isRunning) return "A run is going: wait for it to end (or press Esc), then rewind.";
       await pending;
-      const all = points();
+      const all = await points();
       if (!all.length) return "No prompts yet: nothing to rewind.";
       const labels = [...all].reverse().map((p) => `${p.n}. "${short(p.prompt, 50)}" — ${short(describeChanges(p.record), 60)}`);
       const chosen = await ui.select("Rewind to just before which prompt?", labels);

@@ -242,6 +242,23 @@ describe("checkpoints: /rewind through the CLI", () => {
     expect(tree(r.dir)).toEqual(states[0]);
   });
 
+  it("a run killed (SIGKILL) in the middle of its first turn can still be rewound after -c", async () => {
+    const r = rig(FILES);
+    const before = tree(r.dir);
+    const s = r.script("kill.yaml", `- toolCalls: [{ name: bash, arguments: { command: "rm old.txt && echo k > k.txt && sleep 5" } }]\n- text: never\n`);
+    const child = spawn(process.execPath, [BIN, "--provider", "scripted", "--script", s, "-p", "delete and wait"], { cwd: r.dir, env: childEnv({ COIL_HOME: r.home }), stdio: "ignore" });
+    const closed = new Promise((resolve) => child.on("close", resolve));
+    for (let i = 0; i < 200 && !existsSync(join(r.dir, "k.txt")); i++) await new Promise((res) => setTimeout(res, 50));
+    expect(existsSync(join(r.dir, "k.txt"))).toBe(true);
+    child.kill("SIGKILL");
+    await closed;
+    const list = await coil(r, ["--provider", "scripted", "--script", s, "-c", "-p", "/rewind"]);
+    expect(list.stdout).toMatch(/1 .*"delete and wait"\n\s+changed after it: not recorded: coil stopped before the turn ended/);
+    const ran = await coil(r, ["--provider", "scripted", "--script", s, "-c", "-p", "/rewind 1"]);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(tree(r.dir)).toEqual(before);
+  });
+
   it("coil checkpoints list and prune", async () => {
     const r = rig(FILES);
     await threePrompts(r, true);
