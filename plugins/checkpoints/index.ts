@@ -18,7 +18,7 @@ export { ShadowRepo, projectId } from "./shadow.js";
 export const CheckpointOptions = Type.Object({
   /** Files bigger than this (bytes) are not snapshotted; they are listed as skipped. */
   maxFileSize: Type.Integer({ minimum: 1, default: 5 * 1024 * 1024 }),
-  /** Checkpoints older than this many days are pruned (at the first snapshot of a run, and by `coil checkpoints prune`). */
+  /** Checkpoints older than this many days are pruned (after the first snapshot coil takes once started, and by `coil checkpoints prune`). */
   maxAgeDays: Type.Number({ minimum: 0, default: 30 }),
   /** At most this many checkpoints are kept per project (the oldest go first). */
   maxCount: Type.Integer({ minimum: 2, default: 1000 }),

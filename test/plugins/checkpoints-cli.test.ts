@@ -274,6 +274,12 @@ describe("checkpoints: /rewind through the CLI", () => {
     const gone = await coil(r, ["--provider", "scripted", "--script", join(r.root, "s3.yaml"), "-c", "-p", "/rewind 1 --code"]);
     expect(gone.code).not.toBe(0);
     expect(gone.stderr).toContain("CHECKPOINT_PRUNED");
+    const byAge = await coil(r, ["checkpoints", "prune", "--older-than", "0"]);
+    expect(byAge.stdout).toContain("Pruned 2 checkpoints (older than 0 days");
+    expect((await coil(r, ["checkpoints", "list"])).stdout).toContain("No checkpoints for");
+    const bad = await coil(r, ["checkpoints", "prune", "--keep", "many"]);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain("--keep needs a number, got 'many'");
   });
 });
 
