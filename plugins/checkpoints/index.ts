@@ -132,6 +132,8 @@ export default definePlugin({
     let run: Run = { byTool: new Map(), bash: false, dirty: false };
     let pending: Promise<unknown> = Promise.resolve();
     let pruned = false;
+    /** Set once git turned out to be missing: said once, not at every prompt. */
+    let noGit = false;
     const warn = (message: string) => {
       ctx.log.warn(message);
       ctx.services.get("ui")?.notify(message, "warn");
@@ -174,14 +176,17 @@ export default definePlugin({
           .then(
             (s) => s,
             (error: Error) => {
-              warn(`checkpoints: no checkpoint for this prompt, /rewind cannot restore its files: ${error.message}`);
+              if (/was not found on PATH/.test(error.message)) {
+                if (!noGit) warn(`checkpoints: ${error.message}`);
+                noGit = true;
+              } else warn(`checkpoints: no checkpoint for this prompt, /rewind cannot restore its files: ${error.message}`);
               return undefined;
             },
           );
         pending = run.before;
       }
       await run.before;
-      if (!pruned) {
+      if (!pruned && !noGit) {
         pruned = true;
         pending = shadow()
           .prune({ maxAgeDays: o.maxAgeDays, maxCount: o.maxCount })

@@ -112,7 +112,9 @@ export class ShadowRepo {
     const run = () =>
       new Promise<string>((resolve, reject) => {
         const child = execFile("git", [...CONFIG, ...args], { cwd: this.cwd, env, maxBuffer: 256 * 1024 * 1024, encoding: "utf8" }, (error, stdout, stderr) => {
-          if (error) {
+          if ((error as NodeJS.ErrnoException | null)?.code === "ENOENT") {
+            reject(new GitError("the git program was not found on PATH: checkpoints need it (install git, or remove the plugin with `- checkpoints: false` in your preset)"));
+          } else if (error) {
             const why = (stderr || error.message).trim().split("\n").slice(0, 4).join("; ");
             reject(new GitError(`git ${args[0]} failed in the shadow repository ${this.gitDir}: ${why}`));
           } else resolve(stdout);

@@ -4,7 +4,7 @@
  * Real files, real git, the shipped CLI.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -125,6 +125,29 @@ describe("checkpoints: a folder that is a git repository of its own", () => {
     expect(back.code, back.stderr).toBe(0);
     expect(readFileSync(join(r.dir, "a.txt"), "utf8")).toBe("alpha\n");
     expect(readFileSync(join(r.dir, "sub", "s.txt"), "utf8")).toBe("changed\n");
+  });
+});
+
+describe("checkpoints without git", () => {
+  it("says once that git is missing, and the tools still run", async () => {
+    const r = rig();
+    const bin = join(r.root, "bin");
+    mkdirSync(bin);
+    for (const p of ["bash", "sh", "cat"]) {
+      const real = execFileSync("sh", ["-c", `command -v ${p}`], { encoding: "utf8" }).trim();
+      symlinkSync(real, join(bin, p));
+    }
+    const s = r.script("s.yaml", `- toolCalls: [{ name: bash, arguments: { command: "echo one >> a.txt" } }]\n- toolCalls: [{ name: write, arguments: { path: b.txt, content: "two" } }]\n- text: ok\n`);
+    const ran = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [BIN, "--provider", "scripted", "--script", s, "-p", "go"], { cwd: r.dir, env: { ...childEnv({ COIL_HOME: r.home }), PATH: bin }, stdio: ["ignore", "ignore", "pipe"] });
+      let stderr = "";
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      child.on("close", (code) => resolve({ code, stderr }));
+    });
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stderr.match(/the git program was not found on PATH/g)).toHaveLength(1);
+    expect(readFileSync(join(r.dir, "a.txt"), "utf8")).toBe("alpha\none\n");
+    expect(readFileSync(join(r.dir, "b.txt"), "utf8")).toBe("two");
   });
 });
 
