@@ -325,7 +325,7 @@ export default definePlugin({
         lines.push(`Files back to before prompt ${p.point.n}: ${p.target.changes.length} changed`);
         for (const c of p.target.changes.slice(0, 30)) lines.push(`  ${verb[c.status]} ${c.path}`);
         if (p.target.changes.length > 30) lines.push(`  … and ${p.target.changes.length - 30} more`);
-        lines.push(`(the files as they were are kept in the shadow repository as ${keep.ref})`);
+        lines.push(`(the files as they were are kept as ${keep.ref} in ${repo.gitDir})`);
       } else if (p.target) lines.push(`Files: already as they were before prompt ${p.point.n}.`);
       else lines.push(`Files: no checkpoint at or after prompt ${p.point.n} (the agent changed no files since): nothing to restore.`);
       const s = session()!;

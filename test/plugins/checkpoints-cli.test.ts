@@ -240,6 +240,9 @@ describe("checkpoints: /rewind through the CLI", () => {
     const forced = await coil(r, ["--provider", "scripted", "--script", script, "-c", "-p", "/rewind 1 --force"]);
     expect(forced.code, forced.stderr).toBe(0);
     expect(tree(r.dir)).toEqual(states[0]);
+    // the overwritten edit is kept: the ref and the shadow repository are named, and git gives it back
+    const [, ref, gitDir] = /kept as (\S+) in (\S+)\)/.exec(forced.stdout)!;
+    expect(execFileSync("git", ["--git-dir", gitDir!, "show", `${ref}:new.txt`], { encoding: "utf8" })).toBe("my own edit\n");
   });
 
   it("a run killed (SIGKILL) in the middle of its first turn can still be rewound after -c", async () => {
