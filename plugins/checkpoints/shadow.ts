@@ -72,7 +72,7 @@ const IDENTITY = { GIT_AUTHOR_NAME: "coil", GIT_AUTHOR_EMAIL: "coil@localhost", 
 const CONFIG = [
   "core.autocrlf=false", "core.safecrlf=false", "core.eol=lf", "core.filemode=true", "core.symlinks=true", "core.ignorecase=false",
   "core.untrackedCache=true", "core.fsmonitor=false", "core.hooksPath=/dev/null", "core.quotepath=off", "gc.auto=0", "advice.addEmbeddedRepo=false",
-  "core.longpaths=true", "index.threads=true", "feature.manyFiles=false", "commit.gpgsign=false",
+  "index.threads=true", "feature.manyFiles=false", "commit.gpgsign=false", "core.logAllRefUpdates=false",
 ].flatMap((c) => ["-c", c]);
 
 export class ShadowRepo {
@@ -151,7 +151,6 @@ export class ShadowRepo {
       await this.git(["init", "--quiet"]);
       writeFileSync(join(this.dir, "project"), this.cwd + "\n");
     }
-    // The project's own excludes count too (the shadow repository has its own info/exclude).
     this.ready = true;
   }
 
