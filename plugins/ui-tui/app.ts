@@ -26,6 +26,7 @@ import {
 import { MAX_IMAGE_BYTES, readHeadSync, sniffBinary, sniffImage } from "../../lib/sniff.js";
 import { formatSize } from "../../lib/tool-budget.js";
 import { KEYS_HELP, oneLine } from "./commands.js";
+import { DoublePress, openRewindPicker } from "./rewind.js";
 import { c, footerLine, markdownTheme, selectTheme, messagesToEditorText, resultText, shellMessageText, summarizeArgs, tail, toolBody } from "./render.js";
 import type { AppHandle, Bridge, Dialogs, PickItem, SessionLike } from "./types.js";
 
@@ -77,6 +78,7 @@ export class TuiApp implements AppHandle {
   private expanded = false;
   private showThinking = false;
   private lastCtrlC = 0;
+  private readonly rewindKey = new DoublePress(DOUBLE_PRESS_MS);
   private runStartedAt = 0;
   private retry?: string;
   private finish?: (code: number) => void;
@@ -211,6 +213,16 @@ export class TuiApp implements AppHandle {
         const current = this.editor.getText();
         if (queued) this.editor.setText(current ? `${queued}\n${current}` : queued);
         this.notify("Aborted.", "warn");
+      } else if (this.editor.getText() === "" && this.rewindKey.press()) {
+        // checkpoints (#19): Esc Esc opens the rewind picker (plugins/ui-tui/rewind.ts)
+        openRewindPicker(this.agent).then(
+          (out) => {
+            if (out?.notice) this.addNotice(out.notice, (s) => s, "");
+            if (out?.editorText && !this.editor.getText()) this.setEditorText(out.editorText);
+            this.refresh();
+          },
+          (error: unknown) => this.notify(messageOf(error), "error"),
+        );
       }
       return { consume: true };
     }

@@ -81,6 +81,7 @@ export const KEYS_HELP = [
   "Ctrl+C clears the editor, twice quits · Ctrl+D on an empty editor quits",
   "Ctrl+O expands tool output · Ctrl+T shows thinking · Tab completes paths · @ attaches a file",
   "!cmd runs a shell command and adds its output to the context · !!cmd runs it without adding it",
+  "Esc Esc on an empty editor: rewind files and conversation to an earlier prompt (checkpoints, /rewind)",
 ];
 
 export function registerCommands(ctx: PluginContext, bridge: Bridge): void {

@@ -22,6 +22,7 @@ const PRESET = `extends: default
 plugins:
   - session-jsonl
   - cost-audit: false
+  - checkpoints: false
   - provider-scripted: { recordTo: requests.jsonl }
 `;
 
