@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PluginHost } from "../../kernel/index.js";
-import contextFiles, { folderChain, type ContextFilesService } from "../../plugins/context-files/index.js";
+import { PluginHost } from "../../../kernel/index.js";
+import contextFiles, { folderChain, type ContextFilesService } from "../../../plugins/context-files/index.js";
 
 const temps: string[] = [];
 afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));

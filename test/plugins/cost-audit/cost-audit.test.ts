@@ -1,11 +1,11 @@
 import { readFileSync, rmSync } from "node:fs";
 import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
-import { Type, definePlugin, emptyUsage, type AssistantMessage, type CliStreams } from "../../kernel/index.js";
-import compaction from "../../plugins/compaction-summary/index.js";
-import costAudit, { audit, formatReport, recordsFrom, snapshot, type TurnAudit } from "../../plugins/cost-audit/index.js";
-import { createTestAgent, sleep } from "../support/harness.js";
-import { startRig, tempDirs } from "../support/session-jsonl.js";
+import { Type, definePlugin, emptyUsage, type AssistantMessage, type CliStreams } from "../../../kernel/index.js";
+import compaction from "../../../plugins/compaction-summary/index.js";
+import costAudit, { audit, formatReport, recordsFrom, snapshot, type TurnAudit } from "../../../plugins/cost-audit/index.js";
+import { createTestAgent, sleep } from "../../support/harness.js";
+import { startRig, tempDirs } from "../../support/session-jsonl.js";
 
 const temps: string[] = [];
 afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));

@@ -3,10 +3,10 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { Agent, definePlugin, emptyUsage, PluginHost, textOf, Type, type AgentMessage, type Plugin, type ProviderRequest, type ToolResultMessage } from "../../kernel/index.js";
-import guards from "../../plugins/guards/index.js";
-import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
-import type { ScriptStep } from "../../plugins/provider-scripted/script.js";
+import { Agent, definePlugin, emptyUsage, PluginHost, textOf, Type, type AgentMessage, type Plugin, type ProviderRequest, type ToolResultMessage } from "../../../kernel/index.js";
+import guards from "../../../plugins/guards/index.js";
+import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
+import type { ScriptStep } from "../../../plugins/provider-scripted/script.js";
 
 const temps: string[] = [];
 afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));

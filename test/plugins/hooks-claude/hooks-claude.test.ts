@@ -2,9 +2,9 @@
 import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { matches, parseHooks } from "../../plugins/hooks-claude/index.js";
-import { claudeToolInput } from "../../plugins/hooks-claude/mapping.js";
-import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../support/ecosystem.js";
+import { matches, parseHooks } from "../../../plugins/hooks-claude/index.js";
+import { claudeToolInput } from "../../../plugins/hooks-claude/mapping.js";
+import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 
 beforeAll(requireBuild);
 afterAll(cleanTemps);

@@ -1,7 +1,7 @@
 /** The kernel support the mcp plugin needs: tools and commands a plugin syncs after start-up (Registry.sync). */
 import { describe, expect, it } from "vitest";
-import { Agent, definePlugin, findCommand, PluginHost, Type, type PluginContext, type ToolDefinition } from "../../kernel/index.js";
-import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
+import { Agent, definePlugin, findCommand, PluginHost, Type, type PluginContext, type ToolDefinition } from "../../../kernel/index.js";
+import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
 
 const tool = (name: string, reply = name): ToolDefinition => ({
   name,

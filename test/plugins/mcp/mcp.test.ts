@@ -9,16 +9,16 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { Agent, findCommand, PluginHost, type AgentEvent, type ProviderRequest, type ToolResultMessage } from "../../kernel/index.js";
-import { packageRoot } from "../../kernel/boot/paths.js";
-import mcpPlugin, { type McpService } from "../../plugins/mcp/index.js";
-import planMode from "../../plugins/plan-mode/index.js";
-import permissionGate from "../../plugins/permission-gate/index.js";
-import costAudit, { type CostAuditService } from "../../plugins/cost-audit/index.js";
-import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
-import type { ScriptStep } from "../../plugins/provider-scripted/script.js";
-import { sleep, until } from "../support/harness.js";
-import { cleanTemps, tempDir } from "../support/tools.js";
+import { Agent, findCommand, PluginHost, type AgentEvent, type ProviderRequest, type ToolResultMessage } from "../../../kernel/index.js";
+import { packageRoot } from "../../../kernel/boot/paths.js";
+import mcpPlugin, { type McpService } from "../../../plugins/mcp/index.js";
+import planMode from "../../../plugins/plan-mode/index.js";
+import permissionGate from "../../../plugins/permission-gate/index.js";
+import costAudit, { type CostAuditService } from "../../../plugins/cost-audit/index.js";
+import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
+import type { ScriptStep } from "../../../plugins/provider-scripted/script.js";
+import { sleep, until } from "../../support/harness.js";
+import { cleanTemps, tempDir } from "../../support/tools.js";
 
 const ROOT = packageRoot();
 const EVERYTHING = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
@@ -433,7 +433,7 @@ describe("mcp: configuration files", () => {
       join(dir, ".mcp.json"),
       JSON.stringify({ mcpServers: { api: { type: "http", url: "https://${MCP_TEST_HOST:-mcp.example.com}/mcp", headers: { Authorization: "Bearer ${MCP_TEST_TOKEN}" } }, bad: { command: "${MCP_TEST_UNSET}" } } }),
     );
-    const { loadServers } = await import("../../plugins/mcp/config.js");
+    const { loadServers } = await import("../../../plugins/mcp/config.js");
     const loaded = loadServers({ preset: {}, home: join(dir, "home"), cwd: dir, trusted: true, env: { MCP_TEST_TOKEN: "s3cret" } });
     expect(loaded.servers).toEqual([{ name: "api", source: join(dir, ".mcp.json"), transport: { type: "http", url: "https://mcp.example.com/mcp", headers: { Authorization: "Bearer s3cret" } } }]);
     expect(loaded.problems).toEqual([

@@ -1,12 +1,12 @@
 /** permission-gate: rule forms, modes, compound bash commands, asking with and without a UI, decisions in the session. */
 import { rmSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
-import { Agent, PluginHost, textOf, type AgentEvent, type Plugin, type ToolResultMessage } from "../../kernel/index.js";
-import gate, { globToRegExp, isReadOnlyCommand, parseRule, ruleMatches, splitCommand, subjectOf } from "../../plugins/permission-gate/index.js";
-import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
-import { withholdResults } from "../../plugins/permission-gate/results.js";
-import { recordingTools, scriptedUi } from "../support/safety.js";
-import { startRig, tempDirs } from "../support/session-jsonl.js";
+import { Agent, PluginHost, textOf, type AgentEvent, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
+import gate, { globToRegExp, isReadOnlyCommand, parseRule, ruleMatches, splitCommand, subjectOf } from "../../../plugins/permission-gate/index.js";
+import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
+import { withholdResults } from "../../../plugins/permission-gate/results.js";
+import { recordingTools, scriptedUi } from "../../support/safety.js";
+import { startRig, tempDirs } from "../../support/session-jsonl.js";
 
 const temps: string[] = [];
 afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));

@@ -9,12 +9,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { textOf, type Plugin, type ToolResultMessage } from "../../kernel/index.js";
-import { packageRoot } from "../../kernel/boot/paths.js";
-import gate from "../../plugins/permission-gate/index.js";
-import codingTools from "../../plugins/tools-coding/index.js";
-import searchTools from "../../plugins/tools-search/index.js";
-import { agentIn } from "../support/tools.js";
+import { textOf, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
+import { packageRoot } from "../../../kernel/boot/paths.js";
+import gate from "../../../plugins/permission-gate/index.js";
+import codingTools from "../../../plugins/tools-coding/index.js";
+import searchTools from "../../../plugins/tools-search/index.js";
+import { agentIn } from "../../support/tools.js";
 
 const SSH_KEY = "SSH-PRIVATE-KEY-probe-4d1c";
 const DOTENV = "DOTENV-SECRET-probe-77aa";

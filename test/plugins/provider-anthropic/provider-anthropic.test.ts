@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { Agent, PluginHost, Type, definePlugin, type AgentEvent, type AgentMessage, type AssistantMessage, type Message, type ProviderEvent, type ToolResultMessage } from "../../kernel/index.js";
-import anthropic from "../../plugins/provider-anthropic/index.js";
-import { apiError, drop, reply, startMockAnthropic, text, type MockAnthropic } from "../support/mock-anthropic.js";
+import { Agent, PluginHost, Type, definePlugin, type AgentEvent, type AgentMessage, type AssistantMessage, type Message, type ProviderEvent, type ToolResultMessage } from "../../../kernel/index.js";
+import anthropic from "../../../plugins/provider-anthropic/index.js";
+import { apiError, drop, reply, startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
 
 const home = mkdtempSync(join(tmpdir(), "coil-anthropic-"));
 process.env.COIL_HOME = home;

@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { Agent, PluginHost, Type, definePlugin, type AgentEvent, type AgentMessage, type AssistantMessage, type Message, type ProviderEvent, type ToolResultMessage } from "../../kernel/index.js";
-import openai from "../../plugins/provider-openai/index.js";
-import { chat, oaiDrop, oaiError, responses, startMockOpenAI, type MockOpenAI } from "../support/mock-openai.js";
+import { Agent, PluginHost, Type, definePlugin, type AgentEvent, type AgentMessage, type AssistantMessage, type Message, type ProviderEvent, type ToolResultMessage } from "../../../kernel/index.js";
+import openai from "../../../plugins/provider-openai/index.js";
+import { chat, oaiDrop, oaiError, responses, startMockOpenAI, type MockOpenAI } from "../../support/mock-openai.js";
 
 const home = mkdtempSync(join(tmpdir(), "coil-openai-"));
 process.env.COIL_HOME = home;

@@ -8,8 +8,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../kernel/boot/paths.js";
-import { reply, startMockAnthropic, text, type MockAnthropic } from "../support/mock-anthropic.js";
+import { packageRoot } from "../../../kernel/boot/paths.js";
+import { reply, startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
 
 const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const AKEY = "sk-ant-redact-test-0123456789abcdef";
@@ -120,7 +120,7 @@ describe("history stored before redaction (#13.4)", () => {
 
 describe("which values are secrets", () => {
   it("credential-named variables and URL passwords, not paths, switches or look-alike names", async () => {
-    const { secretsInEnv, redactor } = await import("../../plugins/redact-secrets/index.js");
+    const { secretsInEnv, redactor } = await import("../../../plugins/redact-secrets/index.js");
     const env = {
       ANTHROPIC_API_KEY: "sk-ant-aaaaaaaaaaaa",
       GH_TOKEN: "ghp_bbbbbbbbbbbb",

@@ -4,11 +4,11 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { createServer, type Server } from "node:net";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Agent, PluginHost, textOf, type AgentEvent, type Plugin, type ToolResultMessage } from "../../kernel/index.js";
-import { packageRoot } from "../../kernel/boot/paths.js";
-import sandbox, { isSecretEnv, isSecretValue, SandboxOptions, scrubEnv } from "../../plugins/sandbox-bwrap/index.js";
-import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
-import toolsCoding from "../../plugins/tools-coding/index.js";
+import { Agent, PluginHost, textOf, type AgentEvent, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
+import { packageRoot } from "../../../kernel/boot/paths.js";
+import sandbox, { isSecretEnv, isSecretValue, SandboxOptions, scrubEnv } from "../../../plugins/sandbox-bwrap/index.js";
+import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
+import toolsCoding from "../../../plugins/tools-coding/index.js";
 
 // Outside /tmp on purpose: the sandbox's /tmp is private, which would hide these paths for the wrong reason.
 const root = mkdtempSync("/var/tmp/coil-sandbox-");

@@ -1,12 +1,12 @@
 /** session-jsonl through the shipped CLI (dist/bin/coil.js, built by `npm test`): kill, resume, locks, subcommands. */
-import { childEnv } from "../support/env.js";
+import { childEnv } from "../../support/env.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../kernel/boot/paths.js";
-import { pairingProblems } from "../support/session-jsonl.js";
+import { packageRoot } from "../../../kernel/boot/paths.js";
+import { pairingProblems } from "../../support/session-jsonl.js";
 
 const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const temps: string[] = [];

@@ -5,7 +5,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
-import { Type, definePlugin, textOf, type AgentMessage } from "../../kernel/index.js";
+import { Type, definePlugin, textOf, type AgentMessage } from "../../../kernel/index.js";
 import {
   FORMAT_VERSION,
   SessionLockedError,
@@ -15,10 +15,10 @@ import {
   nodeOps,
   readSession,
   type SessionOps,
-} from "../../plugins/session-jsonl/index.js";
-import { pairingProblems, startRig, tempDirs } from "../support/session-jsonl.js";
+} from "../../../plugins/session-jsonl/index.js";
+import { pairingProblems, startRig, tempDirs } from "../../support/session-jsonl.js";
 
-const FIXTURES = join(import.meta.dirname, "..", "fixtures", "sessions");
+const FIXTURES = join(import.meta.dirname, "..", "..", "fixtures", "sessions");
 const cleanup: string[] = [];
 afterAll(() => cleanup.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
@@ -210,7 +210,7 @@ describe("session-jsonl: context", () => {
 
   it("the newest compaction on the path replaces what it summarised; the strategy's own entry is not recorded twice", async () => {
     const d = dirs();
-    let service: import("../../plugins/session-jsonl/index.js").SessionService | undefined;
+    let service: import("../../../plugins/session-jsonl/index.js").SessionService | undefined;
     const strategy = definePlugin({
       id: "test-compact",
       setup(ctx) {

@@ -2,10 +2,10 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PluginHost, textOf, type UserMessage } from "../../kernel/index.js";
-import { packageRoot } from "../../kernel/boot/paths.js";
-import skills, { SkillCatalog, type SkillsService } from "../../plugins/skills/index.js";
-import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../support/ecosystem.js";
+import { PluginHost, textOf, type UserMessage } from "../../../kernel/index.js";
+import { packageRoot } from "../../../kernel/boot/paths.js";
+import skills, { SkillCatalog, type SkillsService } from "../../../plugins/skills/index.js";
+import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 
 const FIXTURES = join(packageRoot(), "test", "fixtures", "skills");
 const temps: string[] = [];

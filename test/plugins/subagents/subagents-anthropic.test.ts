@@ -8,12 +8,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Agent, PluginHost, textOf, type AgentEvent } from "../../kernel/index.js";
-import anthropic from "../../plugins/provider-anthropic/index.js";
-import sessionJsonl, { SessionStore } from "../../plugins/session-jsonl/index.js";
-import subagents, { type SubagentUpdate } from "../../plugins/subagents/index.js";
-import toolsCoding from "../../plugins/tools-coding/index.js";
-import { reply, startMockAnthropic, text, type MockAnthropic } from "../support/mock-anthropic.js";
+import { Agent, PluginHost, textOf, type AgentEvent } from "../../../kernel/index.js";
+import anthropic from "../../../plugins/provider-anthropic/index.js";
+import sessionJsonl, { SessionStore } from "../../../plugins/session-jsonl/index.js";
+import subagents, { type SubagentUpdate } from "../../../plugins/subagents/index.js";
+import toolsCoding from "../../../plugins/tools-coding/index.js";
+import { reply, startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
 
 const temps: string[] = [];
 const temp = (p: string) => (temps.push(mkdtempSync(join(tmpdir(), p))), temps.at(-1)!);

@@ -4,8 +4,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../kernel/boot/paths.js";
-import { childEnv } from "../support/env.js";
+import { packageRoot } from "../../../kernel/boot/paths.js";
+import { childEnv } from "../../support/env.js";
 
 const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const temps: string[] = [];
@@ -130,7 +130,7 @@ conversations:
 
 describe("subagents in coil/sdk", () => {
   it("the default preset has the task tool, and subscribers see the child's events tagged with its id", async () => {
-    const { createAgent } = await import("../../lib/sdk/index.js");
+    const { createAgent } = await import("../../../lib/sdk/index.js");
     const cwd = temp("coil-subagents-sdk-");
     const home = temp("coil-subagents-sdk-home-");
     writeFileSync(
@@ -156,7 +156,7 @@ describe("subagents in coil/sdk", () => {
 
 describe("subagents over RPC", () => {
   it("streams the child's events, tagged with its id, and abort reaches the child", async () => {
-    const { RpcClient } = await import("../../lib/rpc-client/index.js");
+    const { RpcClient } = await import("../../../lib/rpc-client/index.js");
     const cwd = temp("coil-subagents-rpc-");
     const home = temp("coil-subagents-rpc-home-");
     writeFileSync(

@@ -8,21 +8,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
-import { Agent, definePlugin, PluginHost, textOf, type AgentEvent, type AgentMessage, type Plugin, type ProviderRequest, type ToolResultMessage } from "../../kernel/index.js";
-import costAudit from "../../plugins/cost-audit/index.js";
-import guards from "../../plugins/guards/index.js";
-import hooksClaude from "../../plugins/hooks-claude/index.js";
-import { treeItems } from "../../plugins/ui-tui/commands.js";
-import { summarizeArgs, usageTotals } from "../../plugins/ui-tui/render.js";
-import permissionGate from "../../plugins/permission-gate/index.js";
-import planMode from "../../plugins/plan-mode/index.js";
-import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
-import type { ScriptedReply } from "../../plugins/provider-scripted/script.js";
-import sessionJsonl, { SessionStore } from "../../plugins/session-jsonl/index.js";
-import subagents, { discoverAgents, type SubagentUpdate, type TaskDetails } from "../../plugins/subagents/index.js";
-import toolsCoding from "../../plugins/tools-coding/index.js";
-import toolsSearch from "../../plugins/tools-search/index.js";
-import { historyProblems } from "../support/validate-history.js";
+import { Agent, definePlugin, PluginHost, textOf, type AgentEvent, type AgentMessage, type Plugin, type ProviderRequest, type ToolResultMessage } from "../../../kernel/index.js";
+import costAudit from "../../../plugins/cost-audit/index.js";
+import guards from "../../../plugins/guards/index.js";
+import hooksClaude from "../../../plugins/hooks-claude/index.js";
+import { treeItems } from "../../../plugins/ui-tui/commands.js";
+import { summarizeArgs, usageTotals } from "../../../plugins/ui-tui/render.js";
+import permissionGate from "../../../plugins/permission-gate/index.js";
+import planMode from "../../../plugins/plan-mode/index.js";
+import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
+import type { ScriptedReply } from "../../../plugins/provider-scripted/script.js";
+import sessionJsonl, { SessionStore } from "../../../plugins/session-jsonl/index.js";
+import subagents, { discoverAgents, type SubagentUpdate, type TaskDetails } from "../../../plugins/subagents/index.js";
+import toolsCoding from "../../../plugins/tools-coding/index.js";
+import toolsSearch from "../../../plugins/tools-search/index.js";
+import { historyProblems } from "../../support/validate-history.js";
 
 const temps: string[] = [];
 const temp = (prefix: string) => {
@@ -242,7 +242,7 @@ describe("agent types", () => {
   it("reads a Claude Code agent file: tools: Read, Grep and model: haiku, the body as the system prompt", async () => {
     const cwd = temp("coil-subagents-cwd-");
     mkdirSync(join(cwd, ".claude", "agents"), { recursive: true });
-    cpSync(join(__dirname, "..", "fixtures", "agents", "reviewer.md"), join(cwd, ".claude", "agents", "reviewer.md"));
+    cpSync(join(__dirname, "..", "..", "fixtures", "agents", "reviewer.md"), join(cwd, ".claude", "agents", "reviewer.md"));
     const script: Script = {
       [MAIN]: [{ toolCalls: [task("r1", "review", "REVIEW: check src", "reviewer")] }, { text: "ok" }],
       "REVIEW:": [{ toolCalls: [{ id: "w", name: "write", arguments: { path: "x", content: "y" } }] }, { text: "LGTM" }],

@@ -8,8 +8,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../kernel/boot/paths.js";
-import { childEnv } from "../support/env.js";
+import { packageRoot } from "../../../kernel/boot/paths.js";
+import { childEnv } from "../../support/env.js";
 
 const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const dir = mkdtempSync(join(tmpdir(), "coil-confinement-"));

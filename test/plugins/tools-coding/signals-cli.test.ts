@@ -9,11 +9,11 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../kernel/boot/paths.js";
-import { childEnv } from "../support/env.js";
-import { until } from "../support/harness.js";
-import { hasTmux, Tmux } from "../support/tmux.js";
-import { killAllWith, processesWith } from "../support/tools.js";
+import { packageRoot } from "../../../kernel/boot/paths.js";
+import { childEnv } from "../../support/env.js";
+import { until } from "../../support/harness.js";
+import { hasTmux, Tmux } from "../../support/tmux.js";
+import { killAllWith, processesWith } from "../../support/tools.js";
 
 const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const temps: string[] = [];

@@ -1,11 +1,11 @@
 /** tools-coding: the bash tool with real processes (no mocks of child_process). */
 import { createReadStream, readFileSync, rmSync, statSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import toolsCoding, { DEFAULT_BASH_TIMEOUT_S, formatSize, MAX_BASH_TIMEOUT_S, MAX_BYTES, MAX_LINES } from "../../plugins/tools-coding/index.js";
-import { definePlugin, type ToolOutput } from "../../kernel/index.js";
-import type { ExecOptions } from "../../plugins/tools-coding/index.js";
-import { sleep, until } from "../support/harness.js";
-import { cleanTemps, killAllWith, processesWith, tempDir, textOf, toolHost } from "../support/tools.js";
+import toolsCoding, { DEFAULT_BASH_TIMEOUT_S, formatSize, MAX_BASH_TIMEOUT_S, MAX_BYTES, MAX_LINES } from "../../../plugins/tools-coding/index.js";
+import { definePlugin, type ToolOutput } from "../../../kernel/index.js";
+import type { ExecOptions } from "../../../plugins/tools-coding/index.js";
+import { sleep, until } from "../../support/harness.js";
+import { cleanTemps, killAllWith, processesWith, tempDir, textOf, toolHost } from "../../support/tools.js";
 
 afterAll(cleanTemps);
 

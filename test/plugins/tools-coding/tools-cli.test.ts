@@ -1,12 +1,12 @@
 /** tools-coding and tools-search end to end: the built CLI (dist/bin/coil.js) as a child process, a scripted model. */
-import { childEnv } from "../support/env.js";
+import { childEnv } from "../../support/env.js";
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../kernel/boot/paths.js";
-import { until } from "../support/harness.js";
-import { cleanTemps, killAllWith, processesWith, tempDir } from "../support/tools.js";
+import { packageRoot } from "../../../kernel/boot/paths.js";
+import { until } from "../../support/harness.js";
+import { cleanTemps, killAllWith, processesWith, tempDir } from "../../support/tools.js";
 
 const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 

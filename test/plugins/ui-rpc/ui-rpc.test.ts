@@ -2,9 +2,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AgentEvent } from "../../kernel/index.js";
-import { RpcClient, RpcError, splitLines } from "../../lib/rpc-client/index.js";
-import { BIN, cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../support/ecosystem.js";
+import type { AgentEvent } from "../../../kernel/index.js";
+import { RpcClient, RpcError, splitLines } from "../../../lib/rpc-client/index.js";
+import { BIN, cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 
 beforeAll(requireBuild);
 afterAll(cleanTemps);

@@ -8,11 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Markdown } from "@mariozechner/pi-tui";
 import { afterAll, describe, expect, it } from "vitest";
-import { PluginHost, type AgentMessage, type AssistantMessage, type ToolResultMessage } from "../../kernel/index.js";
-import sessionJsonl from "../../plugins/session-jsonl/index.js";
-import uiTui from "../../plugins/ui-tui/index.js";
-import { reloadArgs } from "../../plugins/ui-tui/reload.js";
-import { toMarkdown, treeItems } from "../../plugins/ui-tui/commands.js";
+import { PluginHost, type AgentMessage, type AssistantMessage, type ToolResultMessage } from "../../../kernel/index.js";
+import sessionJsonl from "../../../plugins/session-jsonl/index.js";
+import uiTui from "../../../plugins/ui-tui/index.js";
+import { reloadArgs } from "../../../plugins/ui-tui/reload.js";
+import { toMarkdown, treeItems } from "../../../plugins/ui-tui/commands.js";
 import {
   colorDiff,
   contextPercent,
@@ -25,8 +25,8 @@ import {
   summarizeArgs,
   toolBody,
   usageTotals,
-} from "../../plugins/ui-tui/render.js";
-import { createTestAgent } from "../support/harness.js";
+} from "../../../plugins/ui-tui/render.js";
+import { createTestAgent } from "../../support/harness.js";
 
 const temps: string[] = [];
 afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
