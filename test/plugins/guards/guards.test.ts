@@ -11,12 +11,14 @@ import type { ScriptStep } from "../../../plugins/provider-scripted/script.js";
 const temps: string[] = [];
 afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-/** Tools: `noop` succeeds, `flaky` always fails, `touch` creates a file in the working directory. */
+/** Tools: `noop` succeeds, `flaky` always fails, `flip` fails and succeeds in turn, `touch` creates a file in the working directory. */
 const tools = (cwd: string) =>
   definePlugin({
     id: "guard-test-tools",
     setup(ctx) {
       const P = Type.Object({}, { additionalProperties: true });
+      let flips = 0;
+      ctx.tools.register({ name: "flip", description: "fails, then works", parameters: P, execute: async () => (++flips % 2 ? { content: [{ type: "text", text: "EAGAIN: try again" }], isError: true } : { content: [{ type: "text", text: "ok" }] }) });
       ctx.tools.register({ name: "noop", description: "ok", parameters: P, execute: async () => ({ content: [{ type: "text", text: "ok" }] }) });
       ctx.tools.register({ name: "flaky", description: "fails", parameters: P, execute: async () => ({ content: [{ type: "text", text: "ENOENT: no such file" }], isError: true }) });
       ctx.tools.register({
@@ -106,9 +108,12 @@ describe("repeated failing calls", () => {
   });
 
   it("a success clears the count", async () => {
-    const { agent } = rig({ repeatedFailures: { warnAfter: 2, stopAfter: 2 } }, [call("flaky"), call("noop"), call("noop"), { text: "done" }]);
+    // The same call fails, succeeds, fails again: two failures in all, but never two in a row.
+    const { agent } = rig({ repeatedFailures: { warnAfter: 2, stopAfter: 2 } }, [call("flip", { path: "a" }), call("flip", { path: "a" }), call("flip", { path: "a" }), { text: "done" }]);
     const run = await agent.prompt("go");
     expect(run.reason).toBeUndefined();
+    expect(textOf(run.messages.at(-1))).toBe("done");
+    expect(results(run.messages).map((r) => [r.isError, textOf(r)])).toEqual([[true, "EAGAIN: try again"], [false, "ok"], [true, "EAGAIN: try again"]]);
   });
 });
 
