@@ -28,7 +28,7 @@ export interface McpService {
   toolsChangedBy(): string | undefined;
 }
 
-declare module "../../kernel/plugin.js" {
+declare module "coil" {
   interface Services {
     mcp: McpService;
   }

@@ -9,7 +9,9 @@
  */
 import { readdir, stat } from "node:fs/promises";
 import { coilHome, definePlugin, Stage, Type, type Static, type ToolCallInfo, type ToolResult } from "../../kernel/index.js";
-import { expandPath, resolveTypedPath, type PathLookup } from "../../lib/typed-path.js";
+import type { SessionService } from "../session-jsonl/api.js";
+import type {} from "../tools-coding/api.js"; // types the `operations` service
+import { expandPath, resolveTypedPath } from "../../lib/typed-path.js";
 import { isReadOnlyCommand, READ_ONLY_COMMANDS } from "./readonly.js";
 import { withholdResults } from "./results.js";
 import { parseRule, READING_TOOLS, ruleMatches, subjectOf, type Rule, type Subject } from "./rules.js";
@@ -33,20 +35,8 @@ export const GateOptions = Type.Object({
 });
 export type GateOptions = Static<typeof GateOptions>;
 
-/** What a session service offers that the gate uses (see plugins/session-jsonl). */
-interface SessionLike {
-  appendCustom(customType: string, data?: unknown): unknown;
-  entries(): readonly { type: string; customType?: string; data?: unknown }[];
-}
-
 type Verdict = { verdict: "allow" | "ask" | "deny"; rule?: string; item?: string; why: string };
 interface Recorded { tool: string; items: string[]; decision: "allow" | "deny"; by: "rule" | "mode" | "user" | "no-ui"; scope?: "once" | "session"; rule?: string; message?: string }
-
-/**
- * "No objection". The kernel's tap wrapper currently reads `.block` of whatever a tool_call tap returns,
- * so a plain `undefined` throws there and fails closed; `null` is treated as undefined before that check.
- */
-const NO_OPINION = null as unknown as undefined;
 
 const CHOICES = ["Allow once", "Allow for this session", "Deny", "Deny and tell the model why"] as const;
 
@@ -70,7 +60,7 @@ export default definePlugin({
     /** "Allow for this session" answers: `bash:<command>` or `tool:<name>`. */
     const remembered = new Set<string>();
     let restored = false;
-    const session = () => ctx.services.get("session") as SessionLike | undefined;
+    const session = () => ctx.services.get("session");
 
     ctx.flags.register({ name: "permission-mode", description: `permission mode for this run: ${MODES.join(", ")}`, type: "string", valueName: "mode" });
     ctx.onStart(() => {
@@ -130,8 +120,9 @@ export default definePlugin({
       restored = true;
       try {
         for (const e of s.entries()) {
+          if (e.type !== "custom" || e.customType !== "permission-gate") continue;
           const d = e.data as Recorded | undefined;
-          if (e.type === "custom" && e.customType === "permission-gate" && d?.decision === "allow" && d.scope === "session") {
+          if (d?.decision === "allow" && d.scope === "session") {
             for (const item of d.items.length ? d.items : [undefined]) remembered.add(keyOf(d.tool, item));
           }
         }
@@ -152,13 +143,13 @@ export default definePlugin({
         // Judge the file the tool will reach: tools take `@.env` or an NFD / curly-quote spelling as the existing file.
         const typed = typeof info.args.path === "string" ? info.args.path : typeof info.args.file_path === "string" ? info.args.file_path : undefined;
         if (subject.kind === "path" && typed !== undefined) {
-          const fs = (ctx.services.get("operations") as Partial<PathLookup> | undefined) ?? {};
+          const fs = ctx.services.get("operations") ?? {};
           const reached = await resolveTypedPath(typed, ctx.cwd, { stat: fs.stat?.bind(fs) ?? stat, readdir: fs.readdir?.bind(fs) ?? ((dir: string) => readdir(dir, { withFileTypes: true })) });
           if (reached !== expandPath(typed, ctx.cwd)) subject = subjectOf(tool, { path: reached }, ctx.cwd);
         }
         const { worst, asking } = decide(tool, subject);
         const items = asking.map((v) => v.item).filter((i): i is string => i !== undefined);
-        if (worst.verdict === "allow") return NO_OPINION;
+        if (worst.verdict === "allow") return undefined;
         if (worst.verdict === "deny") {
           const what = worst.item ? `\`${worst.item}\`` : tool;
           record({ tool, items: worst.item ? [worst.item] : [], decision: "deny", by: worst.rule ? "rule" : "mode", rule: worst.rule });
@@ -180,7 +171,7 @@ export default definePlugin({
           const scope = choice === CHOICES[1] ? "session" : "once";
           if (scope === "session") for (const v of asking) remembered.add(keyOf(tool, v.item));
           record({ tool, items, decision: "allow", by: "user", scope, rule: worst.rule });
-          return NO_OPINION;
+          return undefined;
         }
         const message = choice === CHOICES[3] ? (await ui.input("Message to the model", "why not, or what to do instead", info.signal))?.trim() : undefined;
         record({ tool, items, decision: "deny", by: "user", rule: worst.rule, message: message || undefined });

@@ -27,7 +27,7 @@ import { MAX_IMAGE_BYTES, readHeadSync, sniffBinary, sniffImage } from "../../li
 import { formatSize } from "../../lib/tool-budget.js";
 import { KEYS_HELP, oneLine } from "./commands.js";
 import { c, footerLine, markdownTheme, selectTheme, messagesToEditorText, resultText, shellMessageText, summarizeArgs, tail, toolBody } from "./render.js";
-import type { AppHandle, Bridge, Dialogs, PickItem, SessionLike } from "./types.js";
+import type { AppHandle, Bridge, Dialogs, PickItem } from "./types.js";
 
 type Lib = typeof PiTui;
 type Component = PiTui.Component;
@@ -382,7 +382,7 @@ export class TuiApp implements AppHandle {
     state.view.touch();
     if (keep) {
       const content = shellMessageText(command, shown, code);
-      const session = this.ctx.services.get("session") as SessionLike | undefined;
+      const session = this.ctx.services.get("session");
       if (this.agent.isRunning) this.agent.steer({ role: "user", content, timestamp: Date.now() });
       else if (session) session.appendCustomMessage({ customType: SHELL_MESSAGE, content, display: false });
       else this.agent.replaceMessages([...this.agent.state.messages, { role: "custom", customType: SHELL_MESSAGE, content, display: false, timestamp: Date.now() }]);
@@ -538,7 +538,7 @@ export class TuiApp implements AppHandle {
   private drawFooter(width: number): string[] {
     const { truncateToWidth } = this.lib;
     const s = this.agent.state;
-    const session = this.ctx.services.get("session") as SessionLike | undefined;
+    const session = this.ctx.services.get("session");
     const figures = footerLine({ model: `${s.provider}/${s.model.id}`, contextWindow: s.model.contextWindow, messages: s.messages, sessionName: session?.name });
     const hint =
       Date.now() - this.lastCtrlC < DOUBLE_PRESS_MS
