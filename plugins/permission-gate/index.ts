@@ -12,12 +12,12 @@ import { coilHome, definePlugin, Stage, Type, type Static, type ToolCallInfo, ty
 import type { SessionService } from "../session-jsonl/api.js";
 import type {} from "../tools-coding/api.js"; // types the `operations` service
 import { expandPath, resolveTypedPath } from "../../lib/typed-path.js";
-import { isReadOnlyCommand, READ_ONLY_COMMANDS } from "./readonly.js";
+import { isReadOnlyCommand, READ_ONLY_COMMANDS } from "./read-only-command.js";
 import { withholdResults } from "./results.js";
 import { parseRule, READING_TOOLS, ruleMatches, subjectOf, type Rule, type Subject } from "./rules.js";
 
 export { splitCommand } from "./shell.js";
-export { isReadOnlyCommand, READ_ONLY_COMMANDS } from "./readonly.js";
+export { isReadOnlyCommand, READ_ONLY_COMMANDS } from "./read-only-command.js";
 export { globToRegExp, parseRule, pathSubject, realPathOf, ruleMatches, subjectOf } from "./rules.js";
 
 const MODES = ["default", "accept-edits", "plan", "yolo"] as const;

@@ -11,9 +11,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { definePlugin, Stage, Type, type Static } from "../../kernel/index.js";
 import type { SessionService } from "../session-jsonl/api.js";
-import { notReadOnly, READ_ONLY_COMMANDS } from "./readonly.js";
+import { notReadOnly, READ_ONLY_COMMANDS } from "../../lib/shell/read-only-commands.js";
 
-export { notReadOnly, READ_ONLY_COMMANDS } from "./readonly.js";
+export { notReadOnly, READ_ONLY_COMMANDS } from "../../lib/shell/read-only-commands.js";
 
 export const PlanOptions = Type.Object({
   /** Where plans are written, relative to the working directory. */

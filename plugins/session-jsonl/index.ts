@@ -19,7 +19,7 @@ import {
 import { subagentRunOf, zeroUsage } from "../../lib/subagent-usage.js";
 import { expandHome, listAll, listSessions, resolveSessionRef, sessionsRoot } from "./catalog.js";
 import { exportSession, type ExportFormat } from "./export.js";
-import { nodeOps, type SessionOps } from "./ops.js";
+import { nodeOps, type SessionOps } from "./file-system.js";
 import type { SessionStatsService } from "../cost-audit/api.js";
 import type { SessionService } from "./api.js";
 import { SessionManager, formatList } from "./service.js";
@@ -27,9 +27,9 @@ import { SessionStore, sessionDirFor } from "./store.js";
 import type { SessionEntry } from "./format.js";
 
 export { FORMAT_VERSION, migrateEntry, type SessionEntry, type SessionHeader } from "./format.js";
-export { nodeOps, type SessionOps } from "./ops.js";
+export { nodeOps, type SessionOps } from "./file-system.js";
 export { readSession } from "./reader.js";
-export { acquireLock, lockOwner, SessionLockedError } from "./lock.js";
+export { acquireLock, lockOwner, SessionLockedError } from "./writer-lock.js";
 export { SessionStore, SessionWriteError, sessionDirFor, type CompactionInput, type SessionState } from "./store.js";
 export { listSessions, latestSession, type SessionSummary } from "./catalog.js";
 export { exportSession } from "./export.js";

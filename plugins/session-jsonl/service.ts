@@ -20,8 +20,8 @@ import {
 import { expandHome, latestSession, listAll, listSessions, oneLine, resolveSessionRef, sessionsRoot, type SessionSummary } from "./catalog.js";
 import { FORMAT_VERSION, type SessionEntry, type SessionHeader } from "./format.js";
 import type { BranchOptions, ChildSession, CustomMessageInput, SessionInfo, SessionService, Summarizer } from "./api.js";
-import { acquireLock, SessionLockedError, type HeldLock } from "./lock.js";
-import { codeOf, type SessionOps } from "./ops.js";
+import { acquireLock, SessionLockedError, type HeldLock } from "./writer-lock.js";
+import { codeOf, type SessionOps } from "./file-system.js";
 import {
   NOT_EXECUTED_BRANCH,
   NOT_EXECUTED_CRASH,

@@ -23,7 +23,7 @@ import {
   type SessionEntry,
   type SessionHeader,
 } from "./format.js";
-import { codeOf, nodeOps, type SessionOps } from "./ops.js";
+import { codeOf, nodeOps, type SessionOps } from "./file-system.js";
 import { readSession } from "./reader.js";
 
 /** A write (or sync) of the session file failed: the run must stop, loudly. */

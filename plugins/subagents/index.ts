@@ -24,7 +24,7 @@ import {
   type ToolRunContext,
 } from "../../kernel/index.js";
 import type { ChildSession, SessionService } from "../session-jsonl/api.js";
-import { notReadOnly } from "../../lib/shell/readonly.js";
+import { notReadOnly } from "../../lib/shell/read-only-commands.js";
 import { runAsSubagent } from "../../lib/subagent-scope.js";
 import { addUsage, subagentRunOf, zeroUsage, type SubagentRun } from "../../lib/subagent-usage.js";
 import { cutHead, formatSize, MAX_BYTES, MAX_LINES } from "../../lib/tool-budget.js";

@@ -9,7 +9,7 @@ import { defineTool, messageOf, type ToolDefinition, type ToolOutput } from "../
 import { globMatcher } from "./glob.js";
 import { DEFAULT_GREP_LIMIT, formatSize, LONG_LINE_BYTES, MAX_BYTES, MAX_LINE_CHARS, SEARCH_OVERLAP_BYTES, SEARCH_WINDOW_BYTES } from "./limits.js";
 import type { SearchEnv } from "./options.js";
-import type { SearchOperations } from "./operations.js";
+import type { SearchOperations } from "./search-backend.js";
 import { budget, codeOf, displayPath, fail, locatePath, shellQuote, similarHint } from "./util.js";
 import { walk, type WalkStats } from "./walk.js";
 

@@ -8,7 +8,7 @@ import type {} from "../tools-coding/api.js"; // types the `operations` service
 import { createFindTool } from "./find.js";
 import { createGrepTool } from "./grep.js";
 import { createLsTool } from "./ls.js";
-import { resolveSearchOperations, type SearchOperations } from "./operations.js";
+import { resolveSearchOperations, type SearchOperations } from "./search-backend.js";
 import { SearchOptions, type SearchEnv } from "./options.js";
 
 export { SearchOptions } from "./options.js";

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { definePlugin } from "../../../kernel/index.js";
 import toolsSearch, * as search from "../../../plugins/tools-search/index.js";
-import { localSearchOperations } from "../../../plugins/tools-search/operations.js";
+import { localSearchOperations } from "../../../plugins/tools-search/search-backend.js";
 import { cleanTemps, tempDir, textOf, toolHost } from "../../support/tools.js";
 
 afterAll(cleanTemps);

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
-import { codeOf, type SessionOps } from "./ops.js";
+import { codeOf, type SessionOps } from "./file-system.js";
 
 export interface LockInfo {
   pid: number;

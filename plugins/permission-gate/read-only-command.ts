@@ -3,7 +3,7 @@
  * be one); options that write, delete or run other programs make a command not read-only. Best effort:
  * the sandbox, not this list, is the boundary (docs/safety.md).
  */
-import { READ_ONLY_COMMANDS, UNSAFE } from "../../lib/shell/readonly.js";
+import { READ_ONLY_COMMANDS, UNSAFE } from "../../lib/shell/read-only-commands.js";
 
 export { READ_ONLY_COMMANDS };
 const HARMLESS_TARGETS = new Set(["/dev/null", "&1", "&2", "&-"]);
