@@ -1,6 +1,10 @@
 /**
  * The `session` service: the open session, kept in step with the agent. Front ends (TUI, RPC) and
  * plugins (compaction, labels, plugin state) use it; the plugin's event taps feed it every message.
+ *
+ * Longer than ~350 lines on purpose: it is the facade of the contract in api.ts, and most methods are a
+ * few lines that keep the open store, its lock and the agent in step (opening, switching, branching).
+ * The tree and context live in tree.ts, the file writer in store.ts, listing in catalog.ts.
  */
 import { createInterface } from "node:readline";
 import { dirname, join } from "node:path";

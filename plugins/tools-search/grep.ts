@@ -2,6 +2,9 @@
  * grep: search file contents with a regular expression. ripgrep when it is on PATH (and the
  * `ripgrep` option allows), otherwise a built-in search with the same output; both honour
  * .gitignore, include hidden files and skip `.git` and binary files.
+ *
+ * Longer than ~350 lines on purpose: the two backends share one output format (paths, context lines,
+ * limits, truncation notes) and are kept side by side so they cannot drift apart.
  */
 import { relative, sep } from "node:path";
 import { Type, type Static } from "typebox";
