@@ -23,6 +23,7 @@ import {
   type PromptInput,
   type ToolResultMessage,
 } from "../../kernel/index.js";
+import type {} from "../tools-coding/api.js"; // types the `operations` service
 import { KEYS_HELP, oneLine } from "./commands.js";
 import { DialogHost } from "./dialogs.js";
 import { autocomplete, withAttachments } from "./input.js";
@@ -292,12 +293,14 @@ export class TuiApp implements AppHandle {
     this.chat.addChild(state.view);
     this.refresh();
     let output = "";
+    const operations = this.ctx.services.get("operations");
+    const exec = typeof operations?.exec === "function" ? operations.exec.bind(operations) : undefined;
     const code = await runShellCommand(command, this.ctx.cwd, (text) => {
       output = text;
       state.partial = output;
       state.view.touch();
       this.tui.requestRender();
-    });
+    }, exec);
     const shown = tail(output.replace(/\n$/, ""), 2000).lines.join("\n");
     state.running = false;
     state.result = { role: "toolResult", toolCallId: state.id, toolName: "shell", content: [{ type: "text", text: shown || "(no output)" }], isError: code !== 0, timestamp: Date.now() };

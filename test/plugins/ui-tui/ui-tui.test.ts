@@ -12,6 +12,8 @@ import { PluginHost, type AgentMessage, type AssistantMessage, type ToolResultMe
 import sessionJsonl from "../../../plugins/session-jsonl/index.js";
 import uiTui from "../../../plugins/ui-tui/index.js";
 import { reloadArgs } from "../../../plugins/ui-tui/reload.js";
+import { runShellCommand } from "../../../plugins/ui-tui/shell.js";
+import type { Operations } from "../../../plugins/tools-coding/api.js";
 import { toMarkdown, treeItems } from "../../../plugins/ui-tui/commands.js";
 import {
   colorDiff,
@@ -125,6 +127,34 @@ describe("editor text helpers", () => {
   it("writes shell output as a message with the exit code when it failed", () => {
     expect(shellMessageText("ls", "a\nb\n", 0)).toBe("I ran `ls` in the shell. Output:\n```\na\nb\n```");
     expect(shellMessageText("false", "", 1)).toContain("(exit code 1)");
+  });
+});
+
+describe("!cmd", () => {
+  it("runs through the operations service when a plugin provides one (a sandbox confines it)", async () => {
+    const seen: { command: string; cwd: string }[] = [];
+    const exec: Operations["exec"] = async (command, o) => {
+      seen.push({ command, cwd: o.cwd });
+      o.onData(new TextEncoder().encode(`confined: ${command}\n`), "stdout");
+      return { exitCode: 3, signal: null };
+    };
+    const outputs: string[] = [];
+    const code = await runShellCommand("echo hi", "/some/dir", (o) => outputs.push(o), exec);
+    expect(seen).toEqual([{ command: "echo hi", cwd: "/some/dir" }]);
+    expect(code).toBe(3);
+    expect(outputs.at(-1)).toBe("confined: echo hi\n");
+  });
+
+  it("says why when the backend refuses to run it, and runs the local shell when none is provided", async () => {
+    const refuse: Operations["exec"] = async () => {
+      throw Object.assign(new Error("[sandbox-bwrap] the sandbox is not available"), { code: "ESANDBOX" });
+    };
+    const outputs: string[] = [];
+    expect(await runShellCommand("echo hi", tmpdir(), (o) => outputs.push(o), refuse)).toBe(127);
+    expect(outputs.at(-1)).toContain("the sandbox is not available");
+    const local: string[] = [];
+    expect(await runShellCommand("echo local; exit 2", tmpdir(), (o) => local.push(o))).toBe(2);
+    expect(local.at(-1)).toBe("local\n");
   });
 });
 
