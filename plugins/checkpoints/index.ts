@@ -10,7 +10,11 @@
  */
 import { relative, resolve } from "node:path";
 import { coilHome, definePlugin, textOf, Type, type Agent, type AgentMessage, type Static, type ToolCallInfo } from "../../kernel/index.js";
-import { notReadOnly, READ_ONLY_COMMANDS } from "../../lib/shell/readonly.js";
+import { notReadOnly, READ_ONLY_COMMANDS } from "../../lib/shell/read-only-commands.js";
+import type { MessageEntry, SessionEntry } from "../session-jsonl/api.js";
+
+/** The user message an entry holds, if it is one. */
+const userMessage = (e: SessionEntry) => (e.type === "message" && (e as MessageEntry).message.role === "user" ? (e as MessageEntry).message : undefined);
 import { ShadowRepo, type Change } from "./shadow.js";
 
 export { ShadowRepo, projectId } from "./shadow.js";
@@ -63,15 +67,6 @@ export interface CheckpointRecord {
   unfinished?: boolean;
 }
 
-/** The part of the session service (session-jsonl) this plugin uses. */
-interface SessionLike {
-  readonly id: string;
-  path(leafId?: string | null): readonly { id: string; parentId: string | null; type: string; timestamp: string; customType?: string; data?: unknown; message?: AgentMessage }[];
-  entryIdOf(message: AgentMessage): string | undefined;
-  appendCustom(customType: string, data?: unknown): unknown;
-  branch(entryId: string | null): Promise<unknown>;
-}
-
 /** One prompt on the active path, numbered from 1. */
 export interface RewindPoint {
   n: number;
@@ -84,9 +79,6 @@ export interface RewindPoint {
 
 /** Lines of diff the picker shows before it asks. */
 const PREVIEW_LINES = 40;
-
-/** "No objection" from a tool_call tap (see permission-gate: a bare undefined fails closed today). */
-const NO_OPINION = null as unknown as undefined;
 
 interface Run {
   user?: AgentMessage;
@@ -127,7 +119,7 @@ export default definePlugin({
     const o = ctx.options;
     let repo: ShadowRepo | undefined;
     const shadow = () => (repo ??= new ShadowRepo(ctx.cwd, coilHome(), o.maxFileSize));
-    const session = () => ctx.services.get("session") as SessionLike | undefined;
+    const session = () => ctx.services.get("session");
     let mode = "text";
     let run: Run = { byTool: new Map(), bash: false, dirty: false };
     let pending: Promise<unknown> = Promise.resolve();
@@ -161,7 +153,7 @@ export default definePlugin({
     });
 
     ctx.tap("tool_call", async (info) => {
-      if (!mutating(info)) return NO_OPINION;
+      if (!mutating(info)) return undefined;
       run.dirty = true;
       if (info.call.name === "bash") run.bash = true;
       else {
@@ -192,7 +184,7 @@ export default definePlugin({
           .prune({ maxAgeDays: o.maxAgeDays, maxCount: o.maxCount })
           .catch((error: Error) => warn(`checkpoints: pruning old checkpoints failed: ${error.message}`));
       }
-      return NO_OPINION;
+      return undefined;
     });
 
     // After a turn that changed something: snapshot what the agent left, and record the prompt's checkpoint.
@@ -229,8 +221,9 @@ export default definePlugin({
       for (const e of path) if (e.type === "custom" && e.customType === CHECKPOINT_ENTRY && e.data && typeof (e.data as CheckpointRecord).entry === "string") records.set((e.data as CheckpointRecord).entry, e.data as CheckpointRecord);
       const out: RewindPoint[] = [];
       for (const e of path) {
-        if (e.type !== "message" || e.message?.role !== "user") continue;
-        out.push({ n: out.length + 1, entry: e.id, parentId: e.parentId, time: e.timestamp, prompt: textOf(e.message), record: records.get(e.id) });
+        const message = userMessage(e);
+        if (!message) continue;
+        out.push({ n: out.length + 1, entry: e.id, parentId: e.parentId, time: e.timestamp, prompt: textOf(message), record: records.get(e.id) });
       }
       if (out.some((p) => !p.record) && shadow().exists) {
         const orphans = new Map((await shadow().list()).filter((c) => c.kind === "before" && c.session === s.id && c.entry).map((c) => [c.entry!, c]));
@@ -286,7 +279,7 @@ export default definePlugin({
       // The agent's spans from this point on: a prompt's checkpoints (files before, files it left), and code rewinds.
       const spans: { start?: string; end?: string; rewind?: boolean }[] = [];
       for (const e of session()!.path()) {
-        if (e.type === "message" && e.message?.role === "user") {
+        if (userMessage(e)) {
           const p = all.find((q) => q.entry === e.id);
           if (p?.record && (spans.length || p.n >= n)) spans.push({ start: p.record.before, end: p.record.after });
         } else if (spans.length && e.type === "custom" && e.customType === REWIND_ENTRY) {

@@ -20,6 +20,7 @@ import {
   type ModelInfo,
   type Provider,
 } from "../../kernel/index.js";
+import type { SessionService } from "../session-jsonl/api.js";
 import { planCut } from "./cut.js";
 import { SUMMARISER_SYSTEM, filesTouched, mergeFiles, parseSummary, serialize, summaryMessage, summaryPrompt, turnPrefixPrompt } from "./summary.js";
 
@@ -50,13 +51,6 @@ export interface CompactionDetails {
 }
 
 /** The parts of the `session` service this plugin uses (declared structurally: plugins never import each other). */
-interface SessionLike {
-  context(): AgentMessage[];
-  entryIdOf(message: AgentMessage): string | undefined;
-  appendCompaction(input: { summary: string; messages?: readonly AgentMessage[]; firstKeptEntryId?: string; tokensBefore: number; tokensAfter?: number; by?: string; details?: unknown }): unknown;
-  setSummarizer(fn: ((messages: readonly AgentMessage[], o: { instructions?: string; signal: AbortSignal }) => Promise<string>) | undefined): void;
-}
-
 const tokensOf = (messages: readonly AgentMessage[]) => messages.reduce((n, m) => n + estimateMessageTokens(m), 0);
 const fmt = (n: number) => n.toLocaleString("en-US");
 
@@ -173,7 +167,7 @@ export default definePlugin({
 
     /** Store the compaction as a session entry: the summary plus "keep from entry X" when the kept part is the session's tail. */
     const record = (req: CompactRequest, message: AgentMessage, kept: readonly AgentMessage[], details: CompactionDetails) => {
-      const session = ctx.services.get("session") as SessionLike | undefined;
+      const session = ctx.services.get("session");
       // Only the agent's own context is recorded (not a branch summary asked through the hook).
       const live = agent?.state.messages;
       if (!session || !live || live.length !== req.messages.length || live.some((m, i) => m !== req.messages[i])) return;
@@ -202,7 +196,7 @@ export default definePlugin({
 
     ctx.onStart((a) => {
       agent = a;
-      const session = ctx.services.get("session") as SessionLike | undefined;
+      const session = ctx.services.get("session");
       session?.setSummarizer(async (messages, { instructions, signal }) => {
         const t = target(a.state.model);
         return complete(t, summaryPrompt({ conversation: serialize(messages, budget(t.model)), instructions }), signal);

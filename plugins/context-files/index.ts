@@ -8,6 +8,9 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { Type, definePlugin } from "../../kernel/index.js";
+import type { ContextFile } from "./api.js";
+
+export type { ContextFile, ContextFilesService } from "./api.js";
 
 export const ContextFilesOptions = Type.Object({
   /** File names looked for in each folder; the first that exists is used. */
@@ -20,25 +23,6 @@ export const ContextFilesOptions = Type.Object({
   maxBytesTotal: Type.Integer({ minimum: 256, default: 98_304 }),
 });
 
-export interface ContextFile {
-  path: string;
-  /** The text the model gets (with a truncation note when it was cut). */
-  content: string;
-  truncated: boolean;
-  /** Size of the file on disk. */
-  bytes: number;
-}
-
-export interface ContextFilesService {
-  /** The files in order: `$COIL_HOME` first, then from the repository root down to the working directory. */
-  files(): readonly ContextFile[];
-}
-
-declare module "../../kernel/plugin.js" {
-  interface Services {
-    "context-files": ContextFilesService;
-  }
-}
 
 /** The folders to look in: the repository root (a folder holding `.git`) or `/`, down to `cwd`. */
 export function folderChain(cwd: string): string[] {

@@ -5,10 +5,12 @@
  * in the session as plugin state; `/cost` and `coil sessions stats <id>` print them (docs/context.md).
  */
 import { Type, definePlugin, type AgentMessage, type ModelRequest } from "../../kernel/index.js";
+import type { SessionService } from "../session-jsonl/api.js";
 import type {} from "../mcp/api.js";
 import { subagentRunOf, subagentTotals } from "../../lib/subagent-usage.js";
 import { AUDIT_TYPE, audit, formatReport, formatSubagents, recordsFrom, snapshot, type EntryLike, type Snapshot, type TurnAudit } from "./audit.js";
 
+export type { CostAuditService, SessionStatsService } from "./api.js";
 export { audit, snapshot, recordsFrom, formatReport, AUDIT_TYPE, type TurnAudit } from "./audit.js";
 
 export const CostAuditOptions = Type.Object({
@@ -16,28 +18,7 @@ export const CostAuditOptions = Type.Object({
   cacheTtlSeconds: Type.Integer({ minimum: 1, default: 300 }),
 });
 
-/** What `coil sessions stats` asks for (the session plugin looks this service up by name). */
-export interface SessionStatsService {
-  render(entries: readonly EntryLike[], options?: { json?: boolean; title?: string }): string;
-}
 
-export interface CostAuditService {
-  /** Records of this process's requests, oldest first. */
-  records(): readonly TurnAudit[];
-}
-
-declare module "../../kernel/plugin.js" {
-  interface Services {
-    "session-stats": SessionStatsService;
-    "cost-audit": CostAuditService;
-  }
-}
-
-interface SessionLike {
-  path(): readonly EntryLike[];
-  appendCustom(customType: string, data?: unknown): unknown;
-  readonly id: string;
-}
 
 export default definePlugin({
   id: "cost-audit",
@@ -50,7 +31,7 @@ export default definePlugin({
     let compacted = false;
     let prev: TurnAudit | undefined;
     let loaded = false;
-    const session = () => ctx.services.get("session") as SessionLike | undefined;
+    const session = () => ctx.services.get("session");
     const sessionPath = (): readonly EntryLike[] | undefined => {
       try {
         return session()?.path();

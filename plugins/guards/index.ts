@@ -36,12 +36,6 @@ export const GuardsOptions = Type.Object({
 });
 export type GuardsOptions = Static<typeof GuardsOptions>;
 
-/**
- * "No opinion". The kernel's tap wrapper currently reads `.stop` of whatever a should_stop tap returns,
- * so a plain `undefined` throws there and fails closed (the run stops); `null` is treated as undefined first.
- */
-const NO_OPINION = null as unknown as undefined;
-
 /** Characters of verify output sent back to the model (its tail). */
 const OUTPUT_TAIL = 8000;
 
@@ -145,7 +139,7 @@ export default definePlugin({
         if (repeated) return { stop: true, reason: `the same failing call was repeated ${repeated[1]} times: ${repeated[0].slice(0, 200)} (guards repeatedFailures)` };
         if (over && continuing) return { stop: true, reason: over };
         // The done-check is the main agent's: a sub-agent (subagents plugin) finishing is not the run finishing.
-        if (over || continuing || !o.verify || message.stopReason !== "stop" || currentSubagent()) return NO_OPINION;
+        if (over || continuing || !o.verify || message.stopReason !== "stop" || currentSubagent()) return undefined;
 
         // The model would stop: the done-gate decides.
         const v = o.verify;
@@ -153,7 +147,7 @@ export default definePlugin({
         const result = await runVerify(v.command, ctx.cwd, v.timeout, signal);
         if (result.code === 0 && !result.timedOut) {
           ctx.log.info(`verify passed: ${v.command}`);
-          return NO_OPINION;
+          return undefined;
         }
         const how = result.timedOut ? `timed out after ${v.timeout} s` : result.code === null ? "was killed" : `exited with code ${result.code}`;
         if (verifyRuns >= v.attempts) return { stop: true, reason: `the done check \`${v.command}\` still fails after ${verifyRuns} attempt(s) (${how}) (guards verify)` };

@@ -10,6 +10,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { Type } from "typebox";
 import { definePlugin, messageOf, textOf, type Agent, type AgentMessage, type StopVerdict, type SystemBlock, type ToolCallInfo, type ToolResult } from "../../kernel/index.js";
+import type { SessionService } from "../session-jsonl/api.js";
 import { claudeToolInput, claudeToolName, claudeToolResponse } from "./mapping.js";
 import { runHook, type HookOutcome } from "./run.js";
 
@@ -93,7 +94,6 @@ function readSettings(file: string, warn: (m: string) => void): unknown {
 }
 
 /** The part of the session service hooks use (transcript path and id). */
-interface SessionLike { readonly id: string; readonly file: string | undefined }
 
 export default definePlugin({
   id: "hooks-claude",
@@ -127,7 +127,7 @@ export default definePlugin({
     let stopContinuations = 0;
     let sessionContext: string[] = [];
     let runContext: string[] = [];
-    const session = () => ctx.services.get("session") as SessionLike | undefined;
+    const session = () => ctx.services.get("session");
 
     /** Run the matching hooks of an event in parallel (as Claude Code does). */
     const fire = async (event: HookEvent, fields: Record<string, unknown>, names: string[] = [], signal?: AbortSignal): Promise<HookOutcome[]> => {

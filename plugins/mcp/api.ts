@@ -39,7 +39,7 @@ export type RuntimeServer =
   | { name: string; command: string; args?: readonly string[]; env?: Readonly<Record<string, string>> }
   | { name: string; url: string; headers?: Readonly<Record<string, string>>; transport?: "http" | "sse" };
 
-declare module "../../kernel/plugin.js" {
+declare module "coil" {
   interface Services {
     mcp: McpService;
   }

@@ -2,6 +2,10 @@
  * The MCP connections: one SDK `Client` per server, connected in parallel with a per-server start-up
  * timeout; tools, prompts and resources as coil tools and slash commands. Loaded (with the SDK) only
  * when at least one server is configured.
+ *
+ * Longer than ~350 lines on purpose: one class owns each server's whole life (connect, time out,
+ * list changes, reconnect, close) over state those steps share; the schema and result conversions
+ * are already apart in their own files.
  */
 import { join } from "node:path";
 import { Compile } from "typebox/compile";

@@ -9,7 +9,7 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { coilHome, definePlugin, messageOf, type CliStreams } from "../../kernel/index.js";
-import { LOCK_FILE, readLock, writeLock, type LockEntry } from "./lock.js";
+import { LOCK_FILE, readLock, writeLock, type LockEntry } from "./lockfile.js";
 import { classify, dependencies, ensureManifest, npmLockEntry, readJson, registryName, runNpm } from "./npm.js";
 import { scaffoldCommand } from "./scaffold.js";
 

@@ -9,17 +9,18 @@
  */
 import { readdir, stat } from "node:fs/promises";
 import { coilHome, definePlugin, Stage, Type, type Static, type ToolCallInfo, type ToolResult } from "../../kernel/index.js";
-import { expandPath, resolveTypedPath, type PathLookup } from "../../lib/typed-path.js";
-import { isReadOnlyCommand, READ_ONLY_COMMANDS } from "./readonly.js";
+import type { SessionService } from "../session-jsonl/api.js";
+import type {} from "../tools-coding/api.js"; // types the `operations` service
+import { expandPath, resolveTypedPath } from "../../lib/typed-path.js";
+import { READ_ONLY_COMMANDS } from "./read-only-command.js";
+import { MODES, Policy, type Mode } from "./policy.js";
 import { withholdResults } from "./results.js";
-import { parseRule, READING_TOOLS, ruleMatches, subjectOf, type Rule, type Subject } from "./rules.js";
+import { parseRule, READING_TOOLS, subjectOf, type Rule, type Subject } from "./rules.js";
 
 export { splitCommand } from "./shell.js";
-export { isReadOnlyCommand, READ_ONLY_COMMANDS } from "./readonly.js";
+export { isReadOnlyCommand, READ_ONLY_COMMANDS } from "./read-only-command.js";
+export { MODES, Policy, type Mode, type Verdict } from "./policy.js";
 export { globToRegExp, parseRule, pathSubject, realPathOf, ruleMatches, subjectOf } from "./rules.js";
-
-const MODES = ["default", "accept-edits", "plan", "yolo"] as const;
-type Mode = (typeof MODES)[number];
 
 export const GateOptions = Type.Object({
   mode: Type.Union(MODES.map((m) => Type.Literal(m)), { default: "default" }),
@@ -33,21 +34,7 @@ export const GateOptions = Type.Object({
 });
 export type GateOptions = Static<typeof GateOptions>;
 
-/** What a session service offers that the gate uses (see plugins/session-jsonl). */
-interface SessionLike {
-  readonly id?: string;
-  appendCustom(customType: string, data?: unknown): unknown;
-  entries(): readonly { type: string; customType?: string; data?: unknown }[];
-}
-
-type Verdict = { verdict: "allow" | "ask" | "deny"; rule?: string; item?: string; why: string };
 interface Recorded { tool: string; items: string[]; decision: "allow" | "deny"; by: "rule" | "mode" | "user" | "no-ui"; scope?: "once" | "session"; rule?: string; message?: string }
-
-/**
- * "No objection". The kernel's tap wrapper currently reads `.block` of whatever a tool_call tap returns,
- * so a plain `undefined` throws there and fails closed; `null` is treated as undefined before that check.
- */
-const NO_OPINION = null as unknown as undefined;
 
 const CHOICES = ["Allow once", "Allow for this session", "Deny", "Deny and tell the model why"] as const;
 
@@ -67,59 +54,24 @@ export default definePlugin({
         }
       });
     const rules = { deny: compile(o.deny, "deny"), ask: compile(o.ask, "ask"), allow: compile(o.allow, "allow") };
-    let mode: Mode = o.mode as Mode;
-    /** "Allow for this session" answers: `bash:<command>` or `tool:<name>`. */
-    const remembered = new Set<string>();
-    /** The session `remembered` belongs to: another session (/new, /resume, an editor's session) starts afresh. */
+    const policy = new Policy({ rules, readOnlyTools: o.readOnlyTools, readOnlyCommands: o.readOnlyCommands }, o.mode as Mode);
+    /** The session the remembered answers belong to: another session (/new, /resume, an editor's session) starts afresh. */
     let restoredFor: string | undefined;
-    const session = () => ctx.services.get("session") as SessionLike | undefined;
+    const session = () => ctx.services.get("session");
 
     ctx.flags.register({ name: "permission-mode", description: `permission mode for this run: ${MODES.join(", ")}`, type: "string", valueName: "mode" });
     ctx.onStart(() => {
       const flag = ctx.flags.get("permission-mode");
       if (flag === undefined) return;
       if (!MODES.includes(flag as Mode)) throw ctx.error("CONFIG_INVALID", `--permission-mode must be one of ${MODES.join(", ")}, got '${flag}'`);
-      mode = flag as Mode;
+      policy.mode = flag as Mode;
     });
-
-    const keyOf = (tool: string, item?: string) => (tool === "bash" && item !== undefined ? `bash:${item}` : `tool:${tool}`);
-    const readOnly = (tool: string, item?: string) =>
-      o.readOnlyTools.includes(tool) || (tool === "bash" && item !== undefined && item !== "" && isReadOnlyCommand(item, o.readOnlyCommands));
-
-    function modeDefault(tool: string, subject: Subject, item?: string): Verdict {
-      if (readOnly(tool, item)) return { verdict: "allow", why: "read-only" };
-      if (mode === "yolo") return { verdict: "allow", why: "yolo mode" };
-      if (mode === "accept-edits" && (tool === "edit" || tool === "write") && subject.kind === "path" && subject.inside) return { verdict: "allow", why: "accept-edits mode" };
-      return { verdict: "ask", why: `${mode} mode asks before ${tool === "bash" ? "running commands" : `using ${tool}`}` };
-    }
-
-    /** deny → (plan mode) → ask → allow → session answers → the mode's default. */
-    function decideOne(tool: string, subject: Subject, item?: string): Verdict {
-      const hit = (list: "deny" | "ask" | "allow") => rules[list].find((r) => ruleMatches(r, tool, subject, item, list));
-      const deny = hit("deny");
-      if (deny) return { verdict: "deny", rule: deny.text, item, why: `denied by the rule ${deny.text}` };
-      if (mode === "plan" && !readOnly(tool, item)) return { verdict: "deny", item, why: "plan mode is read-only" };
-      const ask = hit("ask");
-      if (ask) return { verdict: "ask", rule: ask.text, item, why: `the rule ${ask.text} asks` };
-      const allow = hit("allow");
-      if (allow) return { verdict: "allow", rule: allow.text, item, why: `allowed by ${allow.text}` };
-      if (remembered.has(keyOf(tool, item))) return { verdict: "allow", item, why: "allowed for this session" };
-      return { ...modeDefault(tool, subject, item), item };
-    }
-
-    /** Every bash command must pass; the worst verdict wins. */
-    function decide(tool: string, subject: Subject): { worst: Verdict; asking: Verdict[] } {
-      const items = subject.kind === "commands" ? (subject.items.length ? subject.items : [""]) : [undefined];
-      const all = items.map((item) => decideOne(tool, subject, item));
-      const asking = all.filter((v) => v.verdict === "ask");
-      return { worst: all.find((v) => v.verdict === "deny") ?? asking[0] ?? all[0]!, asking };
-    }
 
     function record(entry: Recorded): void {
       const s = session();
       if (!s) return;
       try {
-        s.appendCustom("permission-gate", { ...entry, mode });
+        s.appendCustom("permission-gate", { ...entry, mode: policy.mode });
       } catch (e) {
         ctx.log.warn(`could not record the decision in the session: ${(e as Error).message}`);
       }
@@ -128,13 +80,14 @@ export default definePlugin({
     function restore(): void {
       const s = session();
       if (!s || restoredFor === (s.id ?? "")) return;
-      if (restoredFor !== undefined) remembered.clear();
+      if (restoredFor !== undefined) policy.remembered.clear();
       restoredFor = s.id ?? "";
       try {
         for (const e of s.entries()) {
+          if (e.type !== "custom" || e.customType !== "permission-gate") continue;
           const d = e.data as Recorded | undefined;
-          if (e.type === "custom" && e.customType === "permission-gate" && d?.decision === "allow" && d.scope === "session") {
-            for (const item of d.items.length ? d.items : [undefined]) remembered.add(keyOf(d.tool, item));
+          if (d?.decision === "allow" && d.scope === "session") {
+            for (const item of d.items.length ? d.items : [undefined]) policy.remember(d.tool, item);
           }
         }
       } catch {
@@ -154,13 +107,13 @@ export default definePlugin({
         // Judge the file the tool will reach: tools take `@.env` or an NFD / curly-quote spelling as the existing file.
         const typed = typeof info.args.path === "string" ? info.args.path : typeof info.args.file_path === "string" ? info.args.file_path : undefined;
         if (subject.kind === "path" && typed !== undefined) {
-          const fs = (ctx.services.get("operations") as Partial<PathLookup> | undefined) ?? {};
+          const fs = ctx.services.get("operations") ?? {};
           const reached = await resolveTypedPath(typed, ctx.cwd, { stat: fs.stat?.bind(fs) ?? stat, readdir: fs.readdir?.bind(fs) ?? ((dir: string) => readdir(dir, { withFileTypes: true })) });
           if (reached !== expandPath(typed, ctx.cwd)) subject = subjectOf(tool, { path: reached }, ctx.cwd);
         }
-        const { worst, asking } = decide(tool, subject);
+        const { worst, asking } = policy.decide(tool, subject);
         const items = asking.map((v) => v.item).filter((i): i is string => i !== undefined);
-        if (worst.verdict === "allow") return NO_OPINION;
+        if (worst.verdict === "allow") return undefined;
         if (worst.verdict === "deny") {
           const what = worst.item ? `\`${worst.item}\`` : tool;
           record({ tool, items: worst.item ? [worst.item] : [], decision: "deny", by: worst.rule ? "rule" : "mode", rule: worst.rule });
@@ -180,9 +133,9 @@ export default definePlugin({
         const choice = await ui.select(`Allow ${what}? (${worst.why})`, CHOICES, info.signal);
         if (choice === CHOICES[0] || choice === CHOICES[1]) {
           const scope = choice === CHOICES[1] ? "session" : "once";
-          if (scope === "session") for (const v of asking) remembered.add(keyOf(tool, v.item));
+          if (scope === "session") for (const v of asking) policy.remember(tool, v.item);
           record({ tool, items, decision: "allow", by: "user", scope, rule: worst.rule });
-          return NO_OPINION;
+          return undefined;
         }
         const message = choice === CHOICES[3] ? (await ui.input("Message to the model", "why not, or what to do instead", info.signal))?.trim() : undefined;
         record({ tool, items, decision: "deny", by: "user", rule: worst.rule, message: message || undefined });
@@ -196,10 +149,7 @@ export default definePlugin({
       "tool_result",
       async (result: ToolResult, info: ToolCallInfo) => {
         if (!READING_TOOLS.includes(info.call.name) || result.isError) return undefined;
-        const covered = (path: string) => {
-          const subject = subjectOf(info.call.name, { path }, ctx.cwd);
-          return (["deny", "ask"] as const).map((list) => rules[list].find((r) => ruleMatches(r, info.call.name, subject, undefined, list))).find(Boolean)?.text;
-        };
+        const covered = (path: string) => policy.covering(info.call.name, subjectOf(info.call.name, { path }, ctx.cwd));
         return withholdResults(result, info.call.name, info.args, ctx.cwd, covered);
       },
       { stage: Stage.GUARD },
@@ -213,11 +163,11 @@ export default definePlugin({
         const [word, value] = args.trim().split(/\s+/);
         if (word === "mode") {
           if (!MODES.includes(value as Mode)) return `permission modes: ${MODES.join(", ")}`;
-          mode = value as Mode;
-          return `permission mode: ${mode}`;
+          policy.mode = value as Mode;
+          return `permission mode: ${policy.mode}`;
         }
         const list = (name: string, l: Rule[]) => `${name}: ${l.map((r) => r.text).join(", ") || "(none)"}`;
-        return [`permission mode: ${mode}`, list("deny", rules.deny), list("ask", rules.ask), list("allow", rules.allow), `allowed for this session: ${[...remembered].join(", ") || "(none)"}`].join("\n");
+        return [`permission mode: ${policy.mode}`, list("deny", rules.deny), list("ask", rules.ask), list("allow", rules.allow), `allowed for this session: ${[...policy.remembered].join(", ") || "(none)"}`].join("\n");
       },
     });
   },

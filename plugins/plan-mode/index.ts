@@ -10,9 +10,10 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import { definePlugin, Stage, Type, type Static } from "../../kernel/index.js";
-import { notReadOnly, READ_ONLY_COMMANDS } from "./readonly.js";
+import type { SessionService } from "../session-jsonl/api.js";
+import { notReadOnly, READ_ONLY_COMMANDS } from "../../lib/shell/read-only-commands.js";
 
-export { notReadOnly, READ_ONLY_COMMANDS } from "./readonly.js";
+export { notReadOnly, READ_ONLY_COMMANDS } from "../../lib/shell/read-only-commands.js";
 
 export const PlanOptions = Type.Object({
   /** Where plans are written, relative to the working directory. */
@@ -24,9 +25,6 @@ export const PlanOptions = Type.Object({
   readOnlyCommands: Type.Array(Type.String(), { default: READ_ONLY_COMMANDS }),
 });
 export type PlanOptions = Static<typeof PlanOptions>;
-
-/** "No objection" from a tool_call tap (see the kernel note in permission-gate: a bare undefined fails closed today). */
-const NO_OPINION = null as unknown as undefined;
 
 const PLAN_PROMPT = `You are in plan mode. Explore with the read-only tools (bash runs only read-only commands such as ls, cat, grep, git status/log/diff). Do not change anything. When you understand the task, call write_plan with a Markdown plan: a short goal, then the steps as checkboxes ("- [ ] step"), naming files and how you will verify the result. The user reviews it; once approved, all tools come back and you carry it out.`;
 
@@ -40,15 +38,8 @@ export interface PlanState {
   approved?: string;
 }
 
-/** The part of the `session` service (session-jsonl) plan mode uses. */
-interface SessionLike {
-  readonly file: string | undefined;
-  path(): readonly { type: string; customType?: string; data?: unknown }[];
-  appendCustom(customType: string, data?: unknown): unknown;
-}
-
 /** The newest plan state on the session's active path, if any (undefined: no session open, or none recorded). */
-function recordedState(session: SessionLike | undefined): PlanState | null | undefined {
+function recordedState(session: SessionService | undefined): PlanState | null | undefined {
   let path;
   try {
     path = session?.path();
@@ -57,7 +48,7 @@ function recordedState(session: SessionLike | undefined): PlanState | null | und
   }
   if (!path) return undefined;
   const entry = [...path].reverse().find((e) => e.type === "custom" && e.customType === PLAN_STATE_ENTRY);
-  const data = entry?.data as Partial<PlanState> | undefined;
+  const data = (entry?.type === "custom" ? entry.data : undefined) as Partial<PlanState> | undefined;
   if (!data || typeof data !== "object") return null;
   const str = (v: unknown) => (typeof v === "string" && v ? v : undefined);
   return { active: data.active === true, file: str(data.file), approved: str(data.approved) };
@@ -77,7 +68,7 @@ export default definePlugin({
     const o = ctx.options;
     const plansDir = resolve(ctx.cwd, o.dir);
     const state: PlanState & { lastDone?: number } = { active: false };
-    const session = () => ctx.services.get("session") as SessionLike | undefined;
+    const session = () => ctx.services.get("session");
     // The session holds the state: the newest `plan-mode` entry on its active path. `unsaved` is a change
     // not written yet (--plan at start-up waits for the first request, so a run that never starts leaves no session).
     let unsaved = false;
@@ -218,11 +209,11 @@ export default definePlugin({
       "tool_call",
       (info) => {
         const name = info.call.name;
-        if (!state.active) return name === "write_plan" ? { block: true, reason: "write_plan works only in plan mode" } : NO_OPINION;
+        if (!state.active) return name === "write_plan" ? { block: true, reason: "write_plan works only in plan mode" } : undefined;
         if (!allowedInPlan(name)) return { block: true, reason: `plan mode is read-only: ${name} is not available until the user approves a plan (write it with write_plan)` };
-        if (name !== "bash") return NO_OPINION;
+        if (name !== "bash") return undefined;
         const why = notReadOnly(String(info.args.command ?? ""), o.readOnlyCommands);
-        return why ? { block: true, reason: `plan mode allows only read-only bash commands: ${why}` } : NO_OPINION;
+        return why ? { block: true, reason: `plan mode allows only read-only bash commands: ${why}` } : undefined;
       },
       { stage: Stage.GUARD },
     );

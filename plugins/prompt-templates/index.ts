@@ -9,6 +9,7 @@ import { join, resolve } from "node:path";
 import { Type, definePlugin } from "../../kernel/index.js";
 import { coilHome, expandTemplate, packageDirs, packageRoot, parseTemplate, templateFiles, type PromptTemplate, type TemplateProblem } from "./templates.js";
 
+export type { PromptTemplatesService } from "./api.js";
 export { expandTemplate, splitArgs, parseTemplate, type PromptTemplate } from "./templates.js";
 
 export const PromptTemplateOptions = Type.Object({
@@ -23,16 +24,6 @@ export const PromptTemplateOptions = Type.Object({
 /** Names other built-in plugins use for their own commands; a template cannot take them. */
 const RESERVED = new Set(["compact", "cost", "skills", "templates", "help", "model", "resume", "new", "quit", "exit", "tree", "fork", "clone"]);
 
-export interface PromptTemplatesService {
-  list(): readonly PromptTemplate[];
-  problems(): readonly TemplateProblem[];
-}
-
-declare module "../../kernel/plugin.js" {
-  interface Services {
-    "prompt-templates": PromptTemplatesService;
-  }
-}
 
 export default definePlugin({
   id: "prompt-templates",

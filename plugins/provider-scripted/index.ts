@@ -34,7 +34,7 @@ export interface ScriptedService {
   remaining(): number;
 }
 
-declare module "../../kernel/plugin.js" {
+declare module "coil" {
   interface Services {
     scripted: ScriptedService;
   }

@@ -7,6 +7,7 @@
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { definePlugin, Type, type Static } from "../../kernel/index.js";
+import type { ExecOptions } from "../tools-coding/api.js";
 import { bwrapArgs, DEFAULT_PASS_ENV, expandPath, probe, runProcess, scrubEnv, type Probe, type SandboxConfig } from "./bwrap.js";
 
 export { bwrapArgs, isSecretEnv, isSecretValue, scrubEnv, probe, DEFAULT_PASS_ENV } from "./bwrap.js";
@@ -43,16 +44,6 @@ export const SandboxOptions = Type.Object({
   bwrap: Type.String({ default: "bwrap" }),
 });
 export type SandboxOptions = Static<typeof SandboxOptions>;
-
-/** The part of tools-coding's ExecOptions this backend uses (plugins do not import each other). */
-interface ExecOptions {
-  cwd: string;
-  env?: Record<string, string | undefined>;
-  shell?: string;
-  signal?: AbortSignal;
-  killGraceMs?: number;
-  onData(chunk: Uint8Array, stream: "stdout" | "stderr"): void;
-}
 
 const USERNS: Record<NonNullable<Probe["userns"]>, string> = {
   locked: "new, no further ones inside",

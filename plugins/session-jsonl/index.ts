@@ -19,19 +19,21 @@ import {
 import { subagentRunOf, zeroUsage } from "../../lib/subagent-usage.js";
 import { expandHome, listAll, listSessions, resolveSessionRef, sessionsRoot } from "./catalog.js";
 import { exportSession, type ExportFormat } from "./export.js";
-import { nodeOps, type SessionOps } from "./ops.js";
-import { SessionManager, formatList, type SessionService } from "./service.js";
+import { nodeOps, type SessionOps } from "./file-system.js";
+import type { SessionStatsService } from "../cost-audit/api.js";
+import type { SessionService } from "./api.js";
+import { SessionManager, formatList } from "./service.js";
 import { SessionStore, sessionDirFor } from "./store.js";
 import type { SessionEntry } from "./format.js";
 
 export { FORMAT_VERSION, migrateEntry, type SessionEntry, type SessionHeader } from "./format.js";
-export { nodeOps, type SessionOps } from "./ops.js";
+export { nodeOps, type SessionOps } from "./file-system.js";
 export { readSession } from "./reader.js";
-export { acquireLock, lockOwner, SessionLockedError } from "./lock.js";
+export { acquireLock, lockOwner, SessionLockedError } from "./writer-lock.js";
 export { SessionStore, SessionWriteError, sessionDirFor, type CompactionInput, type SessionState } from "./store.js";
 export { listSessions, latestSession, type SessionSummary } from "./catalog.js";
 export { exportSession } from "./export.js";
-export type { SessionService, BranchOptions, SessionInfo, Summarizer, CustomMessageInput, ChildSession } from "./service.js";
+export type { SessionService, BranchOptions, SessionInfo, Summarizer, CustomMessageInput, ChildSession } from "./api.js";
 
 export const SessionOptions = Type.Object({
   /** Root folder of the sessions (one sub-folder per working directory). Default `$COIL_HOME/sessions`. */
@@ -39,12 +41,6 @@ export const SessionOptions = Type.Object({
   /** On resume, switch to the model the session last used (unless --model/--provider is given). */
   restoreModel: Type.Boolean({ default: true }),
 });
-
-declare module "../../kernel/plugin.js" {
-  interface Services {
-    session: SessionService;
-  }
-}
 
 /** The plugin with its file operations injected (tests simulate a full disk through `ops`). */
 export function sessionPlugin(deps: { ops?: SessionOps } = {}) {
@@ -64,7 +60,7 @@ export function sessionPlugin(deps: { ops?: SessionOps } = {}) {
         name: "sessions",
         description: "list [--all] [--json], export <id|path> [--format md|html|jsonl] [--out file], or stats <id|path> [--json]",
         usage: "<list|export|stats> [args...]",
-        run: (argv, io) => sessionsCommand(argv, io, ops, ctx.options.dir, ctx.baseDir, () => ctx.services.get("session-stats") as SessionStatsLike | undefined),
+        run: (argv, io) => sessionsCommand(argv, io, ops, ctx.options.dir, ctx.baseDir, () => ctx.services.get("session-stats")),
       });
       ctx.services.provide("session", manager);
 
@@ -118,9 +114,6 @@ const USAGE = `usage: coil sessions list [--all] [--json] [--session-dir <dir>]
 `;
 
 /** A plugin that renders `coil sessions stats` (cost-audit provides it as the `session-stats` service). */
-interface SessionStatsLike {
-  render(entries: readonly SessionEntry[], options?: { json?: boolean; title?: string }): string;
-}
 
 /** Token and cost totals of the active branch, when no plugin renders the stats. */
 function basicStats(store: SessionStore, json: boolean): string {
@@ -137,7 +130,7 @@ function basicStats(store: SessionStore, json: boolean): string {
   return `session ${store.id}: ${totals.requests} requests, ${totals.input} input, ${totals.cacheRead} cache read, ${totals.cacheWrite} cache write, ${totals.output} output tokens, $${totals.cost.toFixed(4)}`;
 }
 
-async function sessionsCommand(argv: string[], io: CliStreams, ops: SessionOps, dirOption: string | undefined, baseDir: string, stats: () => SessionStatsLike | undefined = () => undefined): Promise<number> {
+async function sessionsCommand(argv: string[], io: CliStreams, ops: SessionOps, dirOption: string | undefined, baseDir: string, stats: () => SessionStatsService | undefined = () => undefined): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({

@@ -11,7 +11,7 @@ import {
   type SessionEntry,
   type SessionHeader,
 } from "./format.js";
-import type { SessionOps } from "./ops.js";
+import type { SessionOps } from "./file-system.js";
 
 const CHUNK = 1 << 20;
 

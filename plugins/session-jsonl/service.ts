@@ -1,6 +1,10 @@
 /**
  * The `session` service: the open session, kept in step with the agent. Front ends (TUI, RPC) and
  * plugins (compaction, labels, plugin state) use it; the plugin's event taps feed it every message.
+ *
+ * Longer than ~350 lines on purpose: it is the facade of the contract in api.ts, and most methods are a
+ * few lines that keep the open store, its lock and the agent in step (opening, switching, branching).
+ * The tree and context live in tree.ts, the file writer in store.ts, listing in catalog.ts.
  */
 import { createInterface } from "node:readline";
 import { dirname, join } from "node:path";
@@ -19,8 +23,9 @@ import {
 } from "../../kernel/index.js";
 import { expandHome, latestSession, listAll, listSessions, oneLine, resolveSessionRef, sessionsRoot, type SessionSummary } from "./catalog.js";
 import { FORMAT_VERSION, type SessionEntry, type SessionHeader } from "./format.js";
-import { acquireLock, SessionLockedError, type HeldLock } from "./lock.js";
-import { codeOf, type SessionOps } from "./ops.js";
+import type { BranchOptions, ChildSession, CustomMessageInput, SessionInfo, SessionService, Summarizer } from "./api.js";
+import { acquireLock, SessionLockedError, type HeldLock } from "./writer-lock.js";
+import { codeOf, type SessionOps } from "./file-system.js";
 import {
   NOT_EXECUTED_BRANCH,
   NOT_EXECUTED_CRASH,
@@ -30,110 +35,6 @@ import {
   type CompactionInput,
   type SessionState,
 } from "./store.js";
-
-/** Turns the messages of an abandoned branch into summary text (a compaction plugin can provide one). */
-export type Summarizer = (messages: readonly AgentMessage[], options: { instructions?: string; signal: AbortSignal }) => Promise<string>;
-
-export interface BranchOptions {
-  /** Summary text of the branch being left; stored as a branch_summary entry the model sees. */
-  summary?: string;
-  /** Produce the summary with the registered summariser (or the compaction strategies). */
-  summarize?: boolean;
-  /** Extra instructions for the summariser. */
-  instructions?: string;
-  signal?: AbortSignal;
-}
-
-/** A sub-agent's session being written (see `createChild`). */
-export interface ChildSession {
-  readonly id: string;
-  /** Undefined when the parent is in memory (`--no-session`). */
-  readonly file: string | undefined;
-  append(message: AgentMessage): void;
-  /** fsync and close the file. */
-  close(): void;
-}
-
-export interface SessionInfo {
-  id: string;
-  /** Undefined for an in-memory session. */
-  file?: string;
-  leafId: string | null;
-}
-
-export interface CustomMessageInput {
-  customType: string;
-  content: string | (TextContent | ImageContent)[];
-  /** Whether front ends show it (default true). */
-  display?: boolean;
-  details?: unknown;
-}
-
-/** What front ends and plugins call. Methods that change the active path keep the agent in step. */
-export interface SessionService {
-  /** False with `--no-session`: entries live in memory only. */
-  readonly persistent: boolean;
-  /** The session file (undefined in memory). A new session's file appears with its first entry. */
-  readonly file: string | undefined;
-  readonly id: string;
-  readonly header: SessionHeader;
-  readonly cwd: string;
-  readonly name: string | undefined;
-  /** The current leaf: the next entry is appended after it. */
-  readonly leafId: string | null;
-  /** Lines skipped or repaired while reading, with file and line number. */
-  readonly warnings: readonly string[];
-  /** Every entry, in file order (all branches). */
-  entries(): readonly SessionEntry[];
-  entry(id: string): SessionEntry | undefined;
-  /** Entries whose parent is `id` (null: the roots), for tree views. */
-  children(id: string | null): readonly SessionEntry[];
-  /** Entries from the root to `leafId` (default: the current leaf). */
-  path(leafId?: string | null): readonly SessionEntry[];
-  /** The context the model gets: the active path after its newest compaction, tool calls paired. */
-  context(leafId?: string | null): AgentMessage[];
-  /** Model, thinking level and active tools in effect at `leafId`. */
-  state(leafId?: string | null): SessionState;
-  labels(): ReadonlyMap<string, string>;
-  /** The entry a message in the agent's history came from. */
-  entryIdOf(message: AgentMessage): string | undefined;
-  /** Whether this custom message reaches the model (it came from `appendCustomMessage`). */
-  isForModel(message: AgentMessage): boolean;
-  /** Messages of a run are appended automatically; use this only for messages outside a run. */
-  appendMessage(message: AgentMessage): SessionEntry;
-  appendModelChange(provider: string, modelId: string): SessionEntry;
-  appendThinkingLevelChange(thinkingLevel: string): SessionEntry;
-  appendActiveToolsChange(tools: readonly string[]): SessionEntry;
-  /** Record a compaction (a compaction strategy calls this from its `compact` tap). */
-  appendCompaction(compaction: CompactionInput): SessionEntry;
-  /** Plugin state: stored, never sent to the model. */
-  appendCustom(customType: string, data?: unknown): SessionEntry;
-  /** A plugin message the model sees (as a user message). While a run is going it is steered in. */
-  appendCustomMessage(input: CustomMessageInput): CustomMessage;
-  /** Label an entry (a bookmark in tree views); no label clears it. */
-  setLabel(entryId: string, label?: string): SessionEntry;
-  setName(name: string): SessionEntry;
-  /** Move the leaf to `entryId` (null: before the first entry), optionally leaving a summary of the branch left. */
-  branch(entryId: string | null, options?: BranchOptions): Promise<SessionEntry | undefined>;
-  /** A new session file holding the path up to `entryId`, recording this one as its parent; switches to it. */
-  fork(entryId: string | null, options?: { switch?: boolean }): SessionInfo;
-  /** A new session file with the active branch; switches to it. */
-  clone(options?: { switch?: boolean }): SessionInfo;
-  /** Switch to another session (path or id prefix), e.g. a front end's /resume. */
-  open(ref: string): SessionInfo;
-  /** Start a new, empty session (a front end's /new). */
-  newSession(): SessionInfo;
-  /**
-   * A sub-agent's conversation as its own session file in `subagents/` beside this one, its header linking
-   * back here (`parentSession` with the `task` call id). Not the open session: it never changes the agent.
-   */
-  createChild(link: { toolCallId: string; agent: string }): ChildSession;
-  /** Sessions of a working directory (default: this one), newest first; `all` lists every directory. */
-  list(options?: { cwd?: string; all?: boolean }): SessionSummary[];
-  setSummarizer(summarizer: Summarizer | undefined): void;
-  /** fsync now (the plugin does it at the end of every turn). */
-  flush(): void;
-}
 
 export interface ManagerFlags {
   /** From the CLI's start info: print/JSON modes list sessions for `--resume` instead of asking. */

@@ -7,8 +7,10 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Type, definePlugin, type PluginContext, type SlashResult, type UserMessage } from "../../kernel/index.js";
-import { SkillCatalog, coilHome, packageDirs, packageRoot, splitFrontMatter, type SkillInfo, type SkillProblem, type SkillRoot } from "./discover.js";
+import type { SkillsService } from "./api.js";
+import { SkillCatalog, coilHome, packageDirs, packageRoot, splitFrontMatter, type SkillInfo, type SkillRoot } from "./discover.js";
 
+export type { SkillsService } from "./api.js";
 export { parseSkill, splitFrontMatter, findSkillFiles, SkillCatalog, type SkillInfo, type SkillProblem, type SkillSource } from "./discover.js";
 
 export const SkillsOptions = Type.Object({
@@ -24,19 +26,6 @@ export const SkillsOptions = Type.Object({
   builtin: Type.Boolean({ default: true }),
 });
 
-export interface SkillsService {
-  /** Valid skills, in precedence order (re-scanned; files are re-read only when they changed). */
-  list(): readonly SkillInfo[];
-  /** Skills that could not be loaded, with the reason. */
-  problems(): readonly SkillProblem[];
-  get(name: string): SkillInfo | undefined;
-}
-
-declare module "../../kernel/plugin.js" {
-  interface Services {
-    skills: SkillsService;
-  }
-}
 
 type Options = { paths: string[]; project: boolean; user: boolean; packages: boolean; builtin: boolean };
 

@@ -28,7 +28,7 @@ export interface SubagentsService {
   problems(): readonly AgentProblem[];
 }
 
-declare module "../../kernel/plugin.js" {
+declare module "coil" {
   interface Services {
     subagents: SubagentsService;
   }

@@ -23,7 +23,8 @@ import {
   type ToolOutput,
   type ToolRunContext,
 } from "../../kernel/index.js";
-import { notReadOnly } from "../../lib/shell/readonly.js";
+import type { ChildSession, SessionService } from "../session-jsonl/api.js";
+import { notReadOnly } from "../../lib/shell/read-only-commands.js";
 import { runAsSubagent } from "../../lib/subagent-scope.js";
 import { addUsage, subagentRunOf, zeroUsage, type SubagentRun } from "../../lib/subagent-usage.js";
 import { cutHead, formatSize, MAX_BYTES, MAX_LINES } from "../../lib/tool-budget.js";
@@ -49,15 +50,6 @@ export const SubagentsOptions = Type.Object({
   sessions: Type.Boolean({ default: true }),
 });
 
-interface ChildSessionLike {
-  readonly id: string;
-  readonly file: string | undefined;
-  append(message: AgentMessage): void;
-  close(): void;
-}
-interface SessionLike {
-  createChild?(link: { toolCallId: string; agent: string }): ChildSessionLike;
-}
 
 const TaskParams = Type.Object({
   description: Type.String({ minLength: 1, description: "A few words saying what the sub-agent does (shown to the user)" }),
@@ -196,7 +188,7 @@ export default definePlugin({
 
       const id = run.toolCallId;
       const release = await scope.slots.take(run.signal);
-      let session: ChildSessionLike | undefined;
+      let session: ChildSession | undefined;
       try {
         const extra: NonNullable<Parameters<typeof childHost>[1]["extra"]> = [
           { hook: "before_request", plugin: ctx.id, stage: CHILD_STAGE.prompt, fn: ((request: ModelRequest) => childRequest(request, type, depth)) as never },
@@ -222,7 +214,7 @@ export default definePlugin({
         const host = childHost(parentHost, { tools: childTools, isolate, extra });
         if (childScope) childScope.host = host;
 
-        const sessionService = ctx.services.get("session") as SessionLike | undefined;
+        const sessionService = ctx.services.get("session");
         if (o.sessions && sessionService?.createChild) {
           try {
             session = sessionService.createChild({ toolCallId: id, agent: type.name });

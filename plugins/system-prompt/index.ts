@@ -7,6 +7,8 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { Type, coilHome, definePlugin, packageRoot, type ModelRequest, type ToolSpec } from "../../kernel/index.js";
+import type {} from "../context-files/api.js"; // types the `context-files` service
+import type {} from "../skills/api.js"; // types the `skills` service
 import { DEFAULT_ROLE, assemble, localDate, type ProjectFile, type SkillEntry, type ToolInfo } from "./blocks.js";
 
 export { assemble, escapeXml, guidelinesFor, BLOCK_ORDER, DEFAULT_ROLE } from "./blocks.js";
@@ -25,12 +27,6 @@ export const SystemPromptOptions = Type.Object({
 });
 
 /** The Services entries this plugin reads, declared structurally (plugins never import each other). */
-interface SkillsLike {
-  list(): readonly { name: string; description: string; file: string; disableModelInvocation: boolean }[];
-}
-interface ContextFilesLike {
-  files(): readonly { path: string; content: string }[];
-}
 
 let root: string | undefined | null = null;
 
@@ -88,9 +84,9 @@ export default definePlugin({
     const build = (request: ModelRequest) => {
       const tools = request.tools.map(toolInfo);
       const canRead = tools.some((t) => t.name === "read" || t.name === "bash");
-      const skillsService = ctx.services.get("skills") as SkillsLike | undefined;
+      const skillsService = ctx.services.get("skills");
       const skills: SkillEntry[] = canRead && skillsService ? skillsService.list().filter((s) => !s.disableModelInvocation).map((s) => ({ name: s.name, description: s.description, location: s.file })) : [];
-      const contextService = ctx.services.get("context-files") as ContextFilesLike | undefined;
+      const contextService = ctx.services.get("context-files");
       const project: ProjectFile[] = contextService ? contextService.files().map((f) => ({ path: f.path, content: f.content })) : [];
       const role = flagText("system-prompt") ?? layered("SYSTEM.md") ?? o.role ?? DEFAULT_ROLE;
       const append = [o.append ?? "", layered("APPEND_SYSTEM.md") ?? "", flagText("append-system-prompt") ?? ""];

@@ -5,7 +5,7 @@
  */
 import { userInfo } from "node:os";
 import type { CliStreams, PluginLog, StartInfo } from "../../kernel/index.js";
-import type { OperationsStatus } from "./operations.js";
+import type { OperationsStatus } from "./local-operations.js";
 
 function who(): string {
   const uid = process.getuid?.();

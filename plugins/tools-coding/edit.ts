@@ -7,7 +7,7 @@ import { defineTool, type ToolDefinition, type ToolOutput } from "../../kernel/i
 import { unifiedDiff } from "./diff.js";
 import { planEdits, type PlannedEdit } from "./edit-match.js";
 import { describeFsError } from "./errors.js";
-import { withFileLock } from "./lock.js";
+import { withFileLock } from "./file-queue.js";
 import type { ToolEnv } from "./options.js";
 import { acceptFilePath, canonicalPath, displayPath, locatePath } from "./paths.js";
 

@@ -2,7 +2,7 @@
 import { dirname } from "node:path";
 import { messageOf } from "../../kernel/index.js";
 import { similarNames } from "../../lib/typed-path.js";
-import type { Operations } from "./operations.js";
+import type { Operations } from "./local-operations.js";
 import { codeOf, displayPath } from "./paths.js";
 
 /** The message for a failed file operation (`verb` is "read", "write" ...). */

@@ -7,14 +7,14 @@ import { definePlugin, type ToolDefinition, type ToolResultMessage } from "../..
 import { createBashTool } from "./bash.js";
 import { ConfinementNotice, doctor } from "./confinement.js";
 import { createEditTool } from "./edit.js";
-import { resolveOperations } from "./operations.js";
+import { resolveOperations } from "./local-operations.js";
 import { CodingOptions, type ToolEnv } from "./options.js";
 import { createReadTool } from "./read.js";
 import { createWriteTool } from "./write.js";
 
 export { CodingOptions } from "./options.js";
 export * from "./limits.js";
-export type { Operations, ExecOptions, ExecResult, FileInfo, DirEntry } from "./operations.js";
+export type { Operations, ExecOptions, ExecResult, FileInfo, DirEntry } from "./local-operations.js";
 
 const IMAGE_NOT_SUPPORTED = "[The image is not shown: the current model does not accept image input.]";
 

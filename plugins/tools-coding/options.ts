@@ -1,7 +1,7 @@
 /** tools-coding options and what every tool receives from the plugin. */
 import { Type, type Static } from "typebox";
 import { DEFAULT_BASH_TIMEOUT_S, DEFAULT_KILL_GRACE_MS, MAX_BASH_TIMEOUT_S } from "./limits.js";
-import type { Operations } from "./operations.js";
+import type { Operations } from "./local-operations.js";
 
 export const TOOL_NAMES = ["read", "bash", "edit", "write"] as const;
 

@@ -1,7 +1,7 @@
 /** Path handling shared by the tools: what the model may pass, and how results name files. */
 import { dirname, isAbsolute, relative, resolve } from "node:path";
 import { resolveTypedPath } from "../../lib/typed-path.js";
-import type { Operations } from "./operations.js";
+import type { Operations } from "./local-operations.js";
 
 /** The file a typed path means (lib/typed-path.ts): as typed, or the one existing variant (NFC/NFD, Unicode spaces, quotes, a leading @). */
 export const locatePath = (path: string, cwd: string, ops: Operations): Promise<string> => resolveTypedPath(path, cwd, ops);

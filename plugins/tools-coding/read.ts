@@ -6,7 +6,7 @@ import { Type } from "typebox";
 import { defineTool, type ToolDefinition, type ToolOutput } from "../../kernel/index.js";
 import { describeFsError } from "./errors.js";
 import { formatSize, MAX_BYTES, MAX_IMAGE_BYTES, MAX_LINES, SNIFF_BYTES } from "./limits.js";
-import type { Operations } from "./operations.js";
+import type { Operations } from "./local-operations.js";
 import type { ToolEnv } from "./options.js";
 import { acceptFilePath, displayPath, locatePath } from "./paths.js";
 import { shellQuote, sniffBinary, sniffImage, type ImageKind } from "../../lib/sniff.js";

@@ -4,7 +4,7 @@ import { Type } from "typebox";
 import { defineTool, type ToolDefinition, type ToolOutput } from "../../kernel/index.js";
 import { describeFsError } from "./errors.js";
 import { formatSize } from "./limits.js";
-import { withFileLock } from "./lock.js";
+import { withFileLock } from "./file-queue.js";
 import type { ToolEnv } from "./options.js";
 import { acceptFilePath, canonicalPath, codeOf, displayPath, locatePath } from "./paths.js";
 

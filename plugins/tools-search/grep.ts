@@ -2,6 +2,9 @@
  * grep: search file contents with a regular expression. ripgrep when it is on PATH (and the
  * `ripgrep` option allows), otherwise a built-in search with the same output; both honour
  * .gitignore, include hidden files and skip `.git` and binary files.
+ *
+ * Longer than ~350 lines on purpose: the two backends share one output format (paths, context lines,
+ * limits, truncation notes) and are kept side by side so they cannot drift apart.
  */
 import { relative, sep } from "node:path";
 import { Type, type Static } from "typebox";
@@ -9,7 +12,7 @@ import { defineTool, messageOf, type ToolDefinition, type ToolOutput } from "../
 import { globMatcher } from "./glob.js";
 import { DEFAULT_GREP_LIMIT, formatSize, LONG_LINE_BYTES, MAX_BYTES, MAX_LINE_CHARS, SEARCH_OVERLAP_BYTES, SEARCH_WINDOW_BYTES } from "./limits.js";
 import type { SearchEnv } from "./options.js";
-import type { SearchOperations } from "./operations.js";
+import type { SearchOperations } from "./search-backend.js";
 import { budget, codeOf, displayPath, fail, locatePath, shellQuote, similarHint } from "./util.js";
 import { walk, type WalkStats } from "./walk.js";
 

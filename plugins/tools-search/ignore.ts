@@ -4,7 +4,7 @@
  */
 import { dirname, join } from "node:path";
 import { globSource } from "./glob.js";
-import type { SearchOperations } from "./operations.js";
+import type { SearchOperations } from "./search-backend.js";
 
 export const IGNORE_FILES = [".gitignore", ".ignore"] as const;
 

@@ -4,10 +4,11 @@
  * file system (this plugin does not import tools-coding; both read the same service).
  */
 import { definePlugin, type ToolDefinition } from "../../kernel/index.js";
+import type {} from "../tools-coding/api.js"; // types the `operations` service
 import { createFindTool } from "./find.js";
 import { createGrepTool } from "./grep.js";
 import { createLsTool } from "./ls.js";
-import { resolveSearchOperations, type SearchOperations } from "./operations.js";
+import { resolveSearchOperations, type SearchOperations } from "./search-backend.js";
 import { SearchOptions, type SearchEnv } from "./options.js";
 
 export { SearchOptions } from "./options.js";
@@ -21,7 +22,7 @@ export default definePlugin({
     const env: SearchEnv = {
       cwd: ctx.cwd,
       options: ctx.options,
-      ops: () => resolveSearchOperations(ctx.services.get("operations") as Partial<SearchOperations> | undefined),
+      ops: () => resolveSearchOperations(ctx.services.get("operations")),
     };
     const factories: Record<(typeof ctx.options.tools)[number], (env: SearchEnv) => ToolDefinition<any, any>> = {
       grep: createGrepTool,

@@ -1,6 +1,6 @@
 /** tools-search options and what each tool receives from the plugin. */
 import { Type, type Static } from "typebox";
-import type { SearchOperations } from "./operations.js";
+import type { SearchOperations } from "./search-backend.js";
 
 export const SEARCH_TOOL_NAMES = ["grep", "find", "ls"] as const;
 

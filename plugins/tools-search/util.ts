@@ -2,7 +2,7 @@
 import { dirname, isAbsolute, relative, sep } from "node:path";
 import type { ToolOutput } from "../../kernel/index.js";
 import { resolveTypedPath, similarNames } from "../../lib/typed-path.js";
-import type { SearchOperations } from "./operations.js";
+import type { SearchOperations } from "./search-backend.js";
 import { formatSize, MAX_BYTES, MAX_LINES } from "./limits.js";
 
 /** The directory or file a typed path means (default: the working directory); see lib/typed-path.ts. */

@@ -1,7 +1,7 @@
 /** Depth-first directory walk in path order, honouring ignore files and skipping `.git`. Symlinked directories are listed, not entered. */
 import { join } from "node:path";
 import { ancestorRules, IgnoreRules, rulesIn } from "./ignore.js";
-import type { SearchOperations } from "./operations.js";
+import type { SearchOperations } from "./search-backend.js";
 
 export interface WalkEntry {
   abs: string;

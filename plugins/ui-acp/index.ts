@@ -7,8 +7,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { format } from "node:util";
 import { definePlugin, packageRoot, type FrontEndContext, type PluginHost, type UiService } from "../../kernel/index.js";
-import type { Operations } from "../tools-coding/operations.js";
-import type { AcpServer, SessionLike } from "./server.js";
+import type { Operations } from "../tools-coding/api.js";
+import type { AcpServer } from "./server.js";
 
 const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
@@ -69,7 +69,7 @@ export default definePlugin({
         }
         const { AcpServer } = await import("./server.js");
         const server = new AcpServer(fe, {
-          session: () => ctx.services.get("session") as SessionLike | undefined,
+          session: () => ctx.services.get("session"),
           mcp: () => ctx.services.get("mcp"),
           version: version(),
         });

@@ -10,23 +10,15 @@ import { resolve } from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { findCommand, messageOf, type Agent, type AgentEvent, type AgentMessage, type FrontEndContext, type ModelInfo, type PromptInput, type ToolCallInfo, type ToolResult, type UiService } from "../../kernel/index.js";
-import type { ExecOptions, ExecResult, Operations } from "../tools-coding/operations.js";
+import type { ExecOptions, ExecResult, Operations } from "../tools-coding/api.js";
+import type { SessionService } from "../session-jsonl/api.js";
 import type { McpService } from "../mcp/api.js";
 import { absolute, commandsOf, planEntries, promptParts, promptText, replay, resultContent, stopReasonOf, toolKind, toolLocations, toolTitle } from "./map.js";
 
 /** The part of the `session` service (plugins/session-jsonl) this front end uses. */
-export interface SessionLike {
-  readonly id: string;
-  readonly file: string | undefined;
-  newSession(): { id: string };
-  open(ref: string): { id: string };
-  appendModelChange?(provider: string, modelId: string): unknown;
-  list?(options?: { cwd?: string }): { id: string; cwd: string; modified: number; name?: string; firstMessage?: string }[];
-}
-
 /** What the plugin hands the server: late lookups of other plugins' services, and where to hook `ui`/`operations`. */
 export interface ServerDeps {
-  session(): SessionLike | undefined;
+  session(): SessionService | undefined;
   mcp(): McpService | undefined;
   version: string;
 }

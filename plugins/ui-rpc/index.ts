@@ -5,19 +5,10 @@
  */
 import { definePlugin, findCommand, messageOf, type Agent, type AgentMessage, type FrontEndContext, type ModelInfo, type PluginHost, type UiService } from "../../kernel/index.js";
 import { RPC_COMMANDS, splitLines, type RpcCommandName, type RpcOutbound, type RpcSession, type RpcState } from "../../lib/rpc-client/protocol.js";
+import type { SessionService } from "../session-jsonl/api.js";
 
 const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
-/** The part of the `session` service (plugins/session-jsonl) RPC uses. */
-interface SessionLike {
-  readonly id: string;
-  readonly file: string | undefined;
-  readonly leafId: string | null;
-  newSession(): { id: string; file?: string; leafId: string | null };
-  fork(entryId: string | null, options?: { switch?: boolean }): { id: string; file?: string; leafId: string | null };
-  open(ref: string): { id: string; file?: string; leafId: string | null };
-  appendModelChange?(provider: string, modelId: string): unknown;
-}
 
 type Pending = { resolve(value: unknown): void; signal?: AbortSignal; onAbort?: () => void };
 
@@ -34,7 +25,7 @@ class RpcServer {
 
   constructor(
     private readonly ctx: FrontEndContext,
-    private readonly session: () => SessionLike | undefined,
+    private readonly session: () => SessionService | undefined,
   ) {}
 
   send(message: RpcOutbound): void {
@@ -118,7 +109,7 @@ class RpcServer {
     return msg.message;
   }
 
-  private sessionOrFail(command: string): SessionLike {
+  private sessionOrFail(command: string): SessionService {
     const s = this.session();
     if (!s) throw new Error(`${command} needs a session plugin (session-jsonl) in the preset`);
     return s;
@@ -237,7 +228,7 @@ export default definePlugin({
           fe.stderr.write("coil: rpc mode reads commands on stdin; do not pass a prompt (send a prompt command)\n");
           return 2;
         }
-        const server = new RpcServer(fe, () => ctx.services.get("session") as SessionLike | undefined);
+        const server = new RpcServer(fe, () => ctx.services.get("session"));
         // While rpc mode runs, dialogs plugins ask through the `ui` service go to the client.
         const ui: UiService = {
           confirm: async (title, message, signal) => (await server.ask("confirm", { title, message }, signal)) === true,

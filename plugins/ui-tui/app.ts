@@ -2,10 +2,12 @@
  * The running TUI. Loaded only by the front end's `run`, with the terminal library passed in (it is
  * imported there), so nothing here is evaluated at start-up. Layout, top to bottom: the transcript,
  * a status block (running, queued messages), the editor (or a dialog in its place) and the footer.
+ *
+ * Longer than ~350 lines on purpose: the transcript, keys, status and footer all draw from the same
+ * layout state (running tools, the streaming reply, expand/thinking toggles). Dialogs (dialogs.ts),
+ * `@file` attachments and completion (input.ts), `!cmd` (shell.ts) and rendering (render.ts) are apart.
  */
-import { spawn } from "node:child_process";
-import { appendFileSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { basename, join, relative, resolve } from "node:path";
+import { appendFileSync } from "node:fs";
 import type * as PiTui from "@mariozechner/pi-tui";
 import {
   findCommand,
@@ -17,43 +19,25 @@ import {
   type AgentMessage,
   type AssistantMessage,
   type FrontEndContext,
-  type ImageContent,
   type PluginContext,
   type PromptInput,
-  type TextContent,
   type ToolResultMessage,
 } from "../../kernel/index.js";
-import { MAX_IMAGE_BYTES, readHeadSync, sniffBinary, sniffImage } from "../../lib/sniff.js";
-import { formatSize } from "../../lib/tool-budget.js";
+import type {} from "../tools-coding/api.js"; // types the `operations` service
 import { KEYS_HELP, oneLine } from "./commands.js";
 import { DoublePress, openRewindPicker } from "./rewind.js";
+import { DialogHost } from "./dialogs.js";
+import { autocomplete, withAttachments } from "./input.js";
+import { Lines, wrapText } from "./lines.js";
+import { runShellCommand } from "./shell.js";
 import { c, footerLine, markdownTheme, selectTheme, messagesToEditorText, resultText, shellMessageText, summarizeArgs, tail, toolBody } from "./render.js";
-import type { AppHandle, Bridge, Dialogs, PickItem, SessionLike } from "./types.js";
+import type { AppHandle, Bridge, Dialogs, PickItem } from "./types.js";
 
 type Lib = typeof PiTui;
 type Component = PiTui.Component;
 
 const SHELL_MESSAGE = "ui-tui.shell";
 const DOUBLE_PRESS_MS = 1500;
-const MAX_ATTACH_BYTES = 200_000;
-
-/** A component drawn by a function, cached per width until touched. */
-class Lines implements Component {
-  private cache?: { width: number; lines: string[] };
-  constructor(private draw: (width: number) => string[]) {}
-  render(width: number): string[] {
-    if (this.cache?.width === width) return this.cache.lines;
-    const lines = this.draw(width);
-    this.cache = { width, lines };
-    return lines;
-  }
-  touch(): void {
-    this.cache = undefined;
-  }
-  invalidate(): void {
-    this.cache = undefined;
-  }
-}
 
 interface ToolState {
   id: string;
@@ -82,7 +66,7 @@ export class TuiApp implements AppHandle {
   private runStartedAt = 0;
   private retry?: string;
   private finish?: (code: number) => void;
-  private dialogChain: Promise<unknown> = Promise.resolve();
+  private readonly dialogHost: DialogHost;
   private frames = 0;
   readonly dialogs: Dialogs;
 
@@ -107,7 +91,7 @@ export class TuiApp implements AppHandle {
     this.chat = new lib.Container();
     this.slot = new lib.Container();
     this.editor = new lib.Editor(this.tui, { borderColor: c.gray, selectList: selectTheme() }, { paddingX: 0 });
-    this.editor.setAutocompleteProvider(this.autocomplete());
+    this.editor.setAutocompleteProvider(autocomplete(lib, this.agent.host.commands.entries().map(([name, o]) => ({ name, description: o.value.description, argumentHint: o.value.argumentHint })), this.ctx.cwd));
     this.editor.onSubmit = (text) => void this.submit(text);
     this.status = new Lines((w) => this.drawStatus(w));
     this.footer = new Lines((w) => this.drawFooter(w));
@@ -116,12 +100,8 @@ export class TuiApp implements AppHandle {
     this.tui.addChild(this.status);
     this.tui.addChild(this.slot);
     this.tui.addChild(this.footer);
-    this.dialogs = {
-      confirm: async (title, message, signal) => (await this.pickOne(`${title}\n${message}`, [{ value: "yes", label: "Yes" }, { value: "no", label: "No" }], { signal })) === "yes",
-      select: (title, options, signal) => this.pickOne(title, options.map((o) => ({ value: o, label: o })), { signal }),
-      input: (title, placeholder, signal) => this.askText(title, placeholder, signal),
-      pick: (title, items, options) => this.pickOne(title, items, options ?? {}),
-    };
+    this.dialogHost = new DialogHost(lib, this.tui, this.slot, this.editor, () => this.finish !== undefined, () => this.refresh());
+    this.dialogs = this.dialogHost.dialogs();
   }
 
   run(): Promise<number> {
@@ -230,7 +210,7 @@ export class TuiApp implements AppHandle {
       const text = this.editor.getExpandedText().trim();
       if (text) {
         this.editor.setText("");
-        this.agent.followUp(this.withAttachments(text));
+        this.agent.followUp(withAttachments(text, this.ctx.cwd, this.agent.state.model, (m) => this.notify(m, "warn")));
         this.refresh();
       }
       return { consume: true };
@@ -273,7 +253,7 @@ export class TuiApp implements AppHandle {
         this.notify(`Unknown command ${head}. /help lists the commands.${skills}`, "warn");
         return;
       }
-      this.send(this.withAttachments(text));
+      this.send(withAttachments(text, this.ctx.cwd, this.agent.state.model, (m) => this.notify(m, "warn")));
     } catch (error) {
       this.notify(messageOf(error), "error");
     }
@@ -301,52 +281,6 @@ export class TuiApp implements AppHandle {
     this.refresh();
   }
 
-  /**
-   * `@path` tokens naming files in the working directory attach them: text inside `<file>`, images
-   * (PNG, JPEG, GIF, WebP, by their bytes) as image blocks after the text. Other binary files, and
-   * images the model cannot take, are left out with a notice; the model can still inspect them with its tools.
-   */
-  private withAttachments(text: string): PromptInput {
-    const files: string[] = [];
-    const images: (TextContent | ImageContent)[] = [];
-    for (const m of text.matchAll(/(?:^|\s)@("([^"]+)"|\S+)/g)) {
-      const rel = m[2] ?? m[1]!;
-      const abs = resolve(this.ctx.cwd, rel);
-      let size: number;
-      let head: Uint8Array;
-      try {
-        const st = statSync(abs);
-        if (!st.isFile()) continue;
-        size = st.size;
-        head = readHeadSync(abs);
-      } catch {
-        continue; // not a file: leave the text as typed
-      }
-      const image = sniffImage(head);
-      if (image) {
-        const model = this.agent.state.model;
-        const label = `${image.mimeType}${image.width && image.height ? `, ${image.width}x${image.height}` : ""}, ${formatSize(size)}`;
-        if (model.input && !model.input.includes("image")) this.notify(`@${rel} is an image (${label}); not attached: ${model.provider}/${model.id} does not take images.`, "warn");
-        else if (size > MAX_IMAGE_BYTES) this.notify(`@${rel} is an image (${label}); not attached: larger than the ${formatSize(MAX_IMAGE_BYTES)} providers accept.`, "warn");
-        else images.push({ type: "text", text: `[image @${rel} (${label})]` }, { type: "image", data: readFileSync(abs).toString("base64"), mimeType: image.mimeType });
-        continue;
-      }
-      const binary = sniffBinary(head, rel);
-      if (binary) {
-        this.notify(`@${rel} is a binary file${binary.what ? ` (${binary.what})` : ""}; not attached. The model can inspect it with its tools.`, "warn");
-        continue;
-      }
-      if (size > MAX_ATTACH_BYTES) {
-        this.notify(`@${rel} is ${size} bytes; not attached (limit ${MAX_ATTACH_BYTES}). The model can read it with its tools.`, "warn");
-        continue;
-      }
-      files.push(`<file path="${rel}">\n${readFileSync(abs, "utf8").replace(/\n$/, "")}\n</file>`);
-    }
-    const body = files.length ? `${text}\n\n${files.join("\n\n")}` : text;
-    if (!images.length) return body;
-    return { role: "user", content: [{ type: "text", text: body }, ...images], timestamp: Date.now() };
-  }
-
   private async modelPicker(): Promise<void> {
     const items: PickItem[] = [];
     for (const p of this.agent.host.providers.values()) {
@@ -354,7 +288,7 @@ export class TuiApp implements AppHandle {
       for (const m of p.models ?? []) items.push({ value: `${p.id}/${m.id}`, label: `${p.id}/${m.id}`, description: m.name });
     }
     const current = `${this.agent.state.provider}/${this.agent.state.model.id}`;
-    const chosen = await this.pickOne(`Model (now ${current})`, items, { selected: current });
+    const chosen = await this.dialogHost.pickOne(`Model (now ${current})`, items, { selected: current });
     if (!chosen) return;
     const out = await this.agent.host.commands.get("model")!.run(chosen, this.agent);
     if (typeof out === "string" && out) this.addNotice(out, (s) => s, "");
@@ -371,30 +305,21 @@ export class TuiApp implements AppHandle {
     this.chat.addChild(state.view);
     this.refresh();
     let output = "";
-    const code = await new Promise<number | null>((done) => {
-      const child = spawn(process.env.SHELL || "/bin/sh", ["-c", command], { cwd: this.ctx.cwd, stdio: ["ignore", "pipe", "pipe"] });
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.length > 1_000_000) output = output.slice(-500_000);
-        state.partial = output;
-        state.view.touch();
-        this.tui.requestRender();
-      };
-      child.stdout.on("data", onData);
-      child.stderr.on("data", onData);
-      child.on("error", (e) => {
-        output += messageOf(e);
-        done(127);
-      });
-      child.on("close", (exit) => done(exit));
-    });
+    const operations = this.ctx.services.get("operations");
+    const exec = typeof operations?.exec === "function" ? operations.exec.bind(operations) : undefined;
+    const code = await runShellCommand(command, this.ctx.cwd, (text) => {
+      output = text;
+      state.partial = output;
+      state.view.touch();
+      this.tui.requestRender();
+    }, exec);
     const shown = tail(output.replace(/\n$/, ""), 2000).lines.join("\n");
     state.running = false;
     state.result = { role: "toolResult", toolCallId: state.id, toolName: "shell", content: [{ type: "text", text: shown || "(no output)" }], isError: code !== 0, timestamp: Date.now() };
     state.view.touch();
     if (keep) {
       const content = shellMessageText(command, shown, code);
-      const session = this.ctx.services.get("session") as SessionLike | undefined;
+      const session = this.ctx.services.get("session");
       if (this.agent.isRunning) this.agent.steer({ role: "user", content, timestamp: Date.now() });
       else if (session) session.appendCustomMessage({ customType: SHELL_MESSAGE, content, display: false });
       else this.agent.replaceMessages([...this.agent.state.messages, { role: "custom", customType: SHELL_MESSAGE, content, display: false, timestamp: Date.now() }]);
@@ -469,7 +394,7 @@ export class TuiApp implements AppHandle {
   private addMessage(m: AgentMessage, replay: boolean): void {
     if (m.role === "user") {
       const text = textOf(m);
-      this.chat.addChild(new Lines((w) => ["", ...this.wrap(text, w - 2).map((l, i) => (i === 0 ? c.cyan(c.bold("› ")) : "  ") + l)]));
+      this.chat.addChild(new Lines((w) => ["", ...wrapText(this.lib, text, w - 2).map((l, i) => (i === 0 ? c.cyan(c.bold("› ")) : "  ") + l)]));
     } else if (m.role === "assistant") {
       this.startAssistant(m);
       this.assistant = undefined;
@@ -493,11 +418,11 @@ export class TuiApp implements AppHandle {
       const out: string[] = [""];
       const thinking = m.content.filter((p) => p.type === "thinking").map((p) => (p as { thinking: string }).thinking).join("\n").trim();
       if (thinking) {
-        if (this.showThinking) out.push(...this.wrap(thinking, w).map((l) => c.dim(c.italic(l))));
+        if (this.showThinking) out.push(...wrapText(this.lib, thinking, w).map((l) => c.dim(c.italic(l))));
         else out.push(c.dim(c.italic(`∴ thinking (${thinking.split(/\s+/).length} words, Ctrl+T to show)`)));
       }
       if (textOf(m)) out.push(...entry.md.render(w));
-      if (m.stopReason === "error") out.push(...this.wrap(`✗ ${m.errorMessage ?? "the provider failed"}`, w).map((l) => c.red(l)));
+      if (m.stopReason === "error") out.push(...wrapText(this.lib, `✗ ${m.errorMessage ?? "the provider failed"}`, w).map((l) => c.red(l)));
       if (m.stopReason === "aborted") out.push(c.yellow("⏹ aborted"));
       return out.length === 1 ? [] : out;
     });
@@ -527,7 +452,7 @@ export class TuiApp implements AppHandle {
   }
 
   private addNotice(text: string, paint: (s: string) => string, mark: string): void {
-    this.chat.addChild(new Lines((w) => ["", ...this.wrap(mark + text, w).map((l) => paint(l))]));
+    this.chat.addChild(new Lines((w) => ["", ...wrapText(this.lib, mark + text, w).map((l) => paint(l))]));
     this.refresh();
   }
 
@@ -550,7 +475,7 @@ export class TuiApp implements AppHandle {
   private drawFooter(width: number): string[] {
     const { truncateToWidth } = this.lib;
     const s = this.agent.state;
-    const session = this.ctx.services.get("session") as SessionLike | undefined;
+    const session = this.ctx.services.get("session");
     const figures = footerLine({ model: `${s.provider}/${s.model.id}`, contextWindow: s.model.contextWindow, messages: s.messages, sessionName: session?.name });
     const hint =
       Date.now() - this.lastCtrlC < DOUBLE_PRESS_MS
@@ -567,146 +492,13 @@ export class TuiApp implements AppHandle {
     this.tui.requestRender();
   }
 
-  // ───────────── dialogs (they take the editor's place, one at a time) ─────────────
-
-  private inDialog<T>(build: (close: (value: T) => void) => Component, fallbackValue: T, signal?: AbortSignal): Promise<T> {
-    const next = this.dialogChain.then(
-      () =>
-        new Promise<T>((done) => {
-          if (signal?.aborted || !this.finish) return done(fallbackValue);
-          let closed = false;
-          const close = (value: T) => {
-            if (closed) return;
-            closed = true;
-            signal?.removeEventListener("abort", onAbort);
-            this.slot.clear();
-            this.slot.addChild(this.editor);
-            this.tui.setFocus(this.editor);
-            this.refresh();
-            done(value);
-          };
-          const onAbort = () => close(fallbackValue);
-          signal?.addEventListener("abort", onAbort, { once: true });
-          const component = build(close);
-          this.slot.clear();
-          this.slot.addChild(component);
-          this.tui.setFocus(component);
-          this.refresh();
-        }),
-    );
-    this.dialogChain = next.catch(() => undefined);
-    return next;
-  }
-
-  private pickOne(title: string, items: readonly PickItem[], options: { selected?: string; signal?: AbortSignal }): Promise<string | undefined> {
-    return this.inDialog<string | undefined>(
-      (close) => {
-        const list = new this.lib.SelectList([...items], Math.max(3, Math.min(10, (this.tui.terminal.rows || 24) - 10)), selectTheme());
-        const at = options.selected ? items.findIndex((i) => i.value === options.selected) : -1;
-        if (at >= 0) list.setSelectedIndex(at);
-        list.onSelect = (item) => close(item.value);
-        list.onCancel = () => close(undefined);
-        const head = new Lines((w) => [c.gray("─".repeat(w)), ...title.split("\n").flatMap((l, i) => this.wrap(l, w).map((x) => (i === 0 ? c.bold(x) : x)))]);
-        const foot = new Lines((w) => [c.dim(this.lib.truncateToWidth("↑↓ move · Enter choose · Esc cancel", w)), c.gray("─".repeat(w))]);
-        return this.box([head, list, foot], list);
-      },
-      undefined,
-      options.signal,
-    );
-  }
-
-  private askText(title: string, placeholder: string | undefined, signal?: AbortSignal): Promise<string | undefined> {
-    return this.inDialog<string | undefined>(
-      (close) => {
-        const input = new this.lib.Input();
-        input.onSubmit = (value) => close(value);
-        input.onEscape = () => close(undefined);
-        const head = new Lines((w) => [c.gray("─".repeat(w)), ...this.wrap(title, w).map((x) => c.bold(x))]);
-        const foot = new Lines((w) => [c.dim(this.lib.truncateToWidth(`${placeholder ? `${placeholder} · ` : ""}Enter confirm · Esc cancel`, w)), c.gray("─".repeat(w))]);
-        return this.box([head, input, foot], input);
-      },
-      undefined,
-      signal,
-    );
-  }
-
-  /** Stack components; keys go to `target`. Focus is passed on so the input's cursor shows. */
-  private box(parts: Component[], target: Component): Component & PiTui.Focusable {
-    let focused = false;
-    return {
-      render: (w) => parts.flatMap((p) => p.render(w)),
-      invalidate: () => parts.forEach((p) => p.invalidate()),
-      handleInput: (data) => {
-        target.handleInput?.(data);
-        this.tui.requestRender();
-      },
-      get focused() {
-        return focused;
-      },
-      set focused(v: boolean) {
-        focused = v;
-        if ("focused" in target) (target as unknown as PiTui.Focusable).focused = v;
-      },
-    };
-  }
-
   // ───────────── helpers ─────────────
-
-  private wrap(text: string, width: number): string[] {
-    return text.split("\n").flatMap((line) => (line ? this.lib.wrapTextWithAnsi(line, Math.max(10, width)) : [""]));
-  }
-
-  /** Slash commands from the registry, `@` fuzzy file search, and Tab path completion. */
-  private autocomplete(): PiTui.AutocompleteProvider {
-    const commands = this.agent.host.commands.entries().map(([name, o]) => ({ name, description: o.value.description, argumentHint: o.value.argumentHint }));
-    const combined = new this.lib.CombinedAutocompleteProvider(commands, this.ctx.cwd);
-    let files: string[] | undefined;
-    const listFiles = () => (files ??= walk(this.ctx.cwd, 5000));
-    return {
-      getSuggestions: async (lines, line, col, options) => {
-        const before = (lines[line] ?? "").slice(0, col);
-        const at = /(?:^|\s)@(\S*)$/.exec(before);
-        if (at) {
-          const query = at[1]!;
-          const found = this.lib.fuzzyFilter(listFiles(), query, (f) => f).slice(0, 20);
-          if (!found.length) return null;
-          return { prefix: `@${query}`, items: found.map((f) => ({ value: `@${f}`, label: basename(f), description: f })) };
-        }
-        return combined.getSuggestions(lines, line, col, options);
-      },
-      applyCompletion: (lines, line, col, item, prefix) => combined.applyCompletion(lines, line, col, item, prefix),
-      shouldTriggerFileCompletion: (lines, line, col) => combined.shouldTriggerFileCompletion(lines, line, col),
-    };
-  }
 
   /** bench/tui.mjs: one JSON line per mark with the frames drawn and this process's CPU time so far. */
   private writeStats(file: string, mark: string): void {
     const cpu = process.cpuUsage();
     appendFileSync(file, JSON.stringify({ mark, at: performance.now(), frames: this.frames, cpuUs: cpu.user + cpu.system }) + "\n");
   }
-}
-
-/** Files under `root` (relative paths), skipping dot-folders and node_modules, up to `max`. */
-function walk(root: string, max: number): string[] {
-  const out: string[] = [];
-  const queue = [root];
-  while (queue.length && out.length < max) {
-    const dir = queue.shift()!;
-    let entries;
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    for (const e of entries) {
-      if (e.name.startsWith(".") || e.name === "node_modules" || e.name === "dist") continue;
-      const abs = join(dir, e.name);
-      if (e.isDirectory()) queue.push(abs);
-      else out.push(relative(root, abs));
-      if (out.length >= max) break;
-    }
-  }
-  return out;
 }
 
 export { KEYS_HELP };

@@ -7,18 +7,24 @@ import { writeFileSync, copyFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { messageOf, textOf, type Agent, type AgentMessage, type PluginContext, type SlashResult } from "../../kernel/index.js";
 import { subagentRunOf } from "../../lib/subagent-usage.js";
-import type { Bridge, EntryLike, PickItem, SessionLike } from "./types.js";
+import type { MessageEntry, SessionEntry, SessionService } from "../session-jsonl/api.js";
+import type { Bridge, PickItem } from "./types.js";
 
 export function oneLine(text: string, max = 60): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-function entryText(e: EntryLike): string | undefined {
+/** The message an entry holds (entries of unknown types carry none). */
+const messageIn = (e: SessionEntry): AgentMessage | undefined => (e.type === "message" ? (e as MessageEntry).message : undefined);
+/** The user's message an entry holds, if it holds one. */
+const userMessageIn = (e: SessionEntry): AgentMessage | undefined => (messageIn(e)?.role === "user" ? messageIn(e) : undefined);
+
+function entryText(e: SessionEntry): string | undefined {
   if (e.type === "branch_summary") return `[branch summary] ${e.summary ?? ""}`;
   if (e.type === "compaction") return `[compaction] ${e.summary ?? ""}`;
-  if (e.type !== "message" || !e.message) return undefined;
-  const m = e.message;
+  const m = messageIn(e);
+  if (!m) return undefined;
   if (m.role === "user") return `› ${textOf(m)}`;
   if (m.role === "assistant") {
     const text = textOf(m);
@@ -31,7 +37,7 @@ function entryText(e: EntryLike): string | undefined {
 }
 
 /** The session tree as picker rows, in file order, indented by branch depth. */
-export function treeItems(session: SessionLike, width = 70): PickItem[] {
+export function treeItems(session: SessionService, width = 70): PickItem[] {
   const entries = session.entries();
   const onPath = new Set(session.path().map((e) => e.id));
   const labels = session.labels();
@@ -39,7 +45,7 @@ export function treeItems(session: SessionLike, width = 70): PickItem[] {
   for (const e of entries) if (!firstChild.has(e.parentId)) firstChild.set(e.parentId, e.id);
   const depth = new Map<string, number>();
   // Entries in file order: a parent's depth is known before its children's. A later sibling opens a branch, one level deeper.
-  const depthOf = (e: EntryLike): number => {
+  const depthOf = (e: SessionEntry): number => {
     const parent = e.parentId ? depth.get(e.parentId) ?? 0 : 0;
     const d = parent + (firstChild.get(e.parentId) === e.id ? 0 : 1);
     depth.set(e.id, d);
@@ -85,8 +91,8 @@ export const KEYS_HELP = [
 ];
 
 export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
-  const session = (): SessionLike => {
-    const s = ctx.services.get("session") as SessionLike | undefined;
+  const session = (): SessionService => {
+    const s = ctx.services.get("session");
     if (!s) throw ctx.error("SERVICE_MISSING", "this needs a session store: add session-jsonl to the preset");
     return s;
   };
@@ -107,7 +113,7 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
     const entry = s.entry(target);
     if (!entry) return `No entry '${target}' in this session.`;
     // Going to a user message means "edit and re-send it": continue from its parent with its text in the editor.
-    const edit = entry.type === "message" && entry.message?.role === "user" ? textOf(entry.message) : undefined;
+    const edit = userMessageIn(entry) ? textOf(userMessageIn(entry)) : undefined;
     const to = edit !== undefined ? entry.parentId : entry.id;
     let summarize = false;
     if (bridge.app && to !== s.leafId) {
@@ -125,15 +131,15 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
     const s = session();
     let target = args.trim() || undefined;
     if (!target) {
-      const users = s.path().filter((e) => e.type === "message" && e.message?.role === "user");
+      const users = s.path().filter((e) => userMessageIn(e));
       if (!users.length) return "Nothing to fork from yet.";
-      if (!bridge.app) return users.map((e) => `${e.id}  ${oneLine(textOf(e.message), 70)}`).join("\n");
-      target = await bridge.app.dialogs.pick("Fork from which message?", users.map((e) => ({ value: e.id, label: oneLine(textOf(e.message), 70) })).reverse());
+      if (!bridge.app) return users.map((e) => `${e.id}  ${oneLine(textOf(userMessageIn(e)), 70)}`).join("\n");
+      target = await bridge.app.dialogs.pick("Fork from which message?", users.map((e) => ({ value: e.id, label: oneLine(textOf(userMessageIn(e)), 70) })).reverse());
       if (!target) return;
     }
     const entry = s.entry(target);
     if (!entry) return `No entry '${target}' in this session.`;
-    const edit = entry.type === "message" && entry.message?.role === "user" ? textOf(entry.message) : undefined;
+    const edit = userMessageIn(entry) ? textOf(userMessageIn(entry)) : undefined;
     const info = s.fork(edit !== undefined ? entry.parentId : entry.id);
     rebuild();
     if (edit !== undefined) bridge.app?.setEditorText(edit);
@@ -169,7 +175,7 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
   }, "[id or file]");
 
   reg("session", "show the session file, id, name and totals", (_args, agent) => {
-    const s = ctx.services.get("session") as SessionLike | undefined;
+    const s = ctx.services.get("session");
     const msgs = agent.state.messages;
     const lines = [
       `session  ${s ? s.id : "(no session store in this preset)"}`,
@@ -196,7 +202,7 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
   }, "[label]");
 
   reg("export", "write the conversation as Markdown (or copy the session file with a .jsonl name)", (args, agent) => {
-    const s = ctx.services.get("session") as SessionLike | undefined;
+    const s = ctx.services.get("session");
     const id = (s?.id ?? "session").slice(0, 8);
     const name = args.trim() || `coil-${id}.md`;
     const file = isAbsolute(name) ? name : join(ctx.cwd, name);
@@ -214,7 +220,7 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
   reg("reload", "reload plugins, skills and templates (restarts coil on this session)", (_args, agent) => {
     if (!bridge.app) return "Plugins, skills and prompt templates load at start-up: run coil again (coil -c continues the latest session).";
     if (agent.isRunning) return "A run is going: wait for it to finish (or press Esc), then /reload.";
-    const s = ctx.services.get("session") as SessionLike | undefined;
+    const s = ctx.services.get("session");
     const kept = s?.persistent ? "this session continues" : "this session is in memory only, so the new process starts empty";
     bridge.app.notify(`Reloading plugins, skills and templates: restarting coil (${kept})…`);
     bridge.reload = true;

@@ -7,7 +7,8 @@
 import { appendFileSync } from "node:fs";
 import { definePlugin, exitCodeFor, textOf, type AgentMessage, type FrontEndContext, type ModelRequest, type UiService } from "../../kernel/index.js";
 import { registerCommands } from "./commands.js";
-import type { Bridge, SessionLike } from "./types.js";
+import type { SessionService } from "../session-jsonl/api.js";
+import type { Bridge } from "./types.js";
 
 /** customType of the messages `!cmd` adds; converted to user messages at request time. */
 export const SHELL_MESSAGE = "ui-tui.shell";
@@ -90,7 +91,7 @@ export default definePlugin({
         if (!bridge.reload) return code;
         // /reload: the TUI has stopped and restored the terminal; run coil again on this session.
         const { restart, sessionFileOf } = await import("./reload.js");
-        return restart(fe, sessionFileOf(ctx.services.get("session") as SessionLike | undefined));
+        return restart(fe, sessionFileOf(ctx.services.get("session")));
       },
     });
   },

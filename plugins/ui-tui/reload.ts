@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { constants } from "node:os";
 import { messageOf, type FrontEndContext } from "../../kernel/index.js";
-import type { SessionLike } from "./types.js";
+import type { SessionService } from "../session-jsonl/api.js";
 
 /** Flags that choose a session; the reloaded process gets `--session <file>` instead. */
 const SESSION_FLAGS = new Set(["-c", "--continue", "-r", "--resume"]);
@@ -41,7 +41,7 @@ export function reloadArgs(argv: readonly string[], sessionFile: string | undefi
 }
 
 /** The session file the reloaded process should open, if it has one on disk. */
-export function sessionFileOf(session: SessionLike | undefined): string | undefined {
+export function sessionFileOf(session: SessionService | undefined): string | undefined {
   const file = session?.persistent ? session.file : undefined;
   return file && existsSync(file) ? file : undefined;
 }

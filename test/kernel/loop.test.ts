@@ -419,7 +419,10 @@ describe("agent loop", () => {
 
   it("sends the request the provider sees without custom messages and with all registered tools", async () => {
     const { agent, scripted } = createTestAgent({ plugins: [[timingTools([])]], script: [(req: ProviderRequest) => ({ text: `saw ${req.tools.length} tools` })] });
-    const run = await agent.prompt("go");
+    const run = await agent.prompt([{ role: "custom", customType: "marker", content: "for the UI only", display: true, timestamp: 1 }, { role: "user", content: "go", timestamp: 2 }]);
     expect(textOf(run.messages.at(-1))).toBe("saw 5 tools");
+    const request = scripted.requests[0]!;
+    expect(request.messages.map((m) => [m.role, textOf(m)])).toEqual([["user", "go"]]);
+    expect(request.tools.map((t) => t.name).sort()).toEqual(["edit", "fail", "hang", "lock", "wait"]);
   });
 });

@@ -1,0 +1,21 @@
+/** cost-audit's contract (types only): `session-stats` (what `coil sessions stats` renders) and `cost-audit`. */
+import type { EntryLike, TurnAudit } from "./audit.js";
+
+export type { EntryLike, TurnAudit };
+
+/** What `coil sessions stats` asks for (the session plugin looks this service up by name). */
+export interface SessionStatsService {
+  render(entries: readonly EntryLike[], options?: { json?: boolean; title?: string }): string;
+}
+
+export interface CostAuditService {
+  /** Records of this process's requests, oldest first. */
+  records(): readonly TurnAudit[];
+}
+
+declare module "coil" {
+  interface Services {
+    "session-stats": SessionStatsService;
+    "cost-audit": CostAuditService;
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The TUI's dialogs: a pick list or a text input takes the editor's place, one at a time, and gives
+ * the editor back when it closes (or when its signal aborts). Plugins reach them as the `ui` service.
+ */
+import type * as PiTui from "@mariozechner/pi-tui";
+import { Lines, wrapText } from "./lines.js";
+import { c, selectTheme } from "./render.js";
+import type { Dialogs, PickItem } from "./types.js";
+
+type Component = PiTui.Component;
+
+export class DialogHost {
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly lib: typeof PiTui,
+    private readonly tui: PiTui.TUI,
+    private readonly slot: PiTui.Container,
+    private readonly editor: PiTui.Editor,
+    /** False once the app stopped: a dialog then answers its fallback at once. */
+    private readonly running: () => boolean,
+    private readonly refresh: () => void,
+  ) {}
+
+  /** The `Dialogs` plugins and commands use. */
+  dialogs(): Dialogs {
+    return {
+      confirm: async (title, message, signal) => (await this.pickOne(`${title}\n${message}`, [{ value: "yes", label: "Yes" }, { value: "no", label: "No" }], { signal })) === "yes",
+      select: (title, options, signal) => this.pickOne(title, options.map((o) => ({ value: o, label: o })), { signal }),
+      input: (title, placeholder, signal) => this.askText(title, placeholder, signal),
+      pick: (title, items, options) => this.pickOne(title, items, options ?? {}),
+    };
+  }
+
+  private inDialog<T>(build: (close: (value: T) => void) => Component, fallbackValue: T, signal?: AbortSignal): Promise<T> {
+    const next = this.chain.then(
+      () =>
+        new Promise<T>((done) => {
+          if (signal?.aborted || !this.running()) return done(fallbackValue);
+          let closed = false;
+          const close = (value: T) => {
+            if (closed) return;
+            closed = true;
+            signal?.removeEventListener("abort", onAbort);
+            this.slot.clear();
+            this.slot.addChild(this.editor);
+            this.tui.setFocus(this.editor);
+            this.refresh();
+            done(value);
+          };
+          const onAbort = () => close(fallbackValue);
+          signal?.addEventListener("abort", onAbort, { once: true });
+          const component = build(close);
+          this.slot.clear();
+          this.slot.addChild(component);
+          this.tui.setFocus(component);
+          this.refresh();
+        }),
+    );
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  pickOne(title: string, items: readonly PickItem[], options: { selected?: string; signal?: AbortSignal }): Promise<string | undefined> {
+    return this.inDialog<string | undefined>(
+      (close) => {
+        const list = new this.lib.SelectList([...items], Math.max(3, Math.min(10, (this.tui.terminal.rows || 24) - 10)), selectTheme());
+        const at = options.selected ? items.findIndex((i) => i.value === options.selected) : -1;
+        if (at >= 0) list.setSelectedIndex(at);
+        list.onSelect = (item) => close(item.value);
+        list.onCancel = () => close(undefined);
+        const head = new Lines((w) => [c.gray("─".repeat(w)), ...title.split("\n").flatMap((l, i) => wrapText(this.lib, l, w).map((x) => (i === 0 ? c.bold(x) : x)))]);
+        const foot = new Lines((w) => [c.dim(this.lib.truncateToWidth("↑↓ move · Enter choose · Esc cancel", w)), c.gray("─".repeat(w))]);
+        return this.box([head, list, foot], list);
+      },
+      undefined,
+      options.signal,
+    );
+  }
+
+  askText(title: string, placeholder: string | undefined, signal?: AbortSignal): Promise<string | undefined> {
+    return this.inDialog<string | undefined>(
+      (close) => {
+        const input = new this.lib.Input();
+        input.onSubmit = (value) => close(value);
+        input.onEscape = () => close(undefined);
+        const head = new Lines((w) => [c.gray("─".repeat(w)), ...wrapText(this.lib, title, w).map((x) => c.bold(x))]);
+        const foot = new Lines((w) => [c.dim(this.lib.truncateToWidth(`${placeholder ? `${placeholder} · ` : ""}Enter confirm · Esc cancel`, w)), c.gray("─".repeat(w))]);
+        return this.box([head, input, foot], input);
+      },
+      undefined,
+      signal,
+    );
+  }
+
+  /** Stack components; keys go to `target`. Focus is passed on so the input's cursor shows. */
+  private box(parts: Component[], target: Component): Component & PiTui.Focusable {
+    let focused = false;
+    return {
+      render: (w) => parts.flatMap((p) => p.render(w)),
+      invalidate: () => parts.forEach((p) => p.invalidate()),
+      handleInput: (data) => {
+        target.handleInput?.(data);
+        this.tui.requestRender();
+      },
+      get focused() {
+        return focused;
+      },
+      set focused(v: boolean) {
+        focused = v;
+        if ("focused" in target) (target as unknown as PiTui.Focusable).focused = v;
+      },
+    };
+  }
+}

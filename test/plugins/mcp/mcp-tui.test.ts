@@ -1,0 +1,73 @@
+/** mcp in the TUI (a real terminal through tmux): /mcp, a server tool, /reload and exit kill the servers, and no server stderr on screen. */
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { packageRoot } from "../../../kernel/boot/paths.js";
+import { until } from "../../support/harness.js";
+import { hasTmux, Tmux } from "../../support/tmux.js";
+
+const BIN = join(packageRoot(), "dist", "bin", "coil.js");
+const FIXTURES = join(packageRoot(), "test", "fixtures", "mcp");
+const temps: string[] = [];
+let panes: Tmux[] = [];
+
+beforeAll(() => {
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` first`);
+});
+afterEach(() => {
+  panes.forEach((p) => p.kill());
+  panes = [];
+});
+afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !/^\S+ \S+ Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8").replace(/\(.*\)/, "x"));
+  } catch {
+    return false;
+  }
+}
+
+const READY = "Enter to send";
+
+describe.skipIf(!hasTmux)("mcp in the TUI", () => {
+  it("/mcp shows the server, its tool runs, /reload and quitting kill its process tree, and its stderr never reaches the screen", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "coil-mcp-tui-"));
+    temps.push(dir);
+    const markers = join(dir, "markers");
+    mkdirSync(markers);
+    mkdirSync(join(dir, "home"));
+    writeFileSync(join(dir, "home", "mcp.json"), JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [join(FIXTURES, "server.mjs"), markers, "--grandchild"] } } }));
+    writeFileSync(join(dir, "preset.yaml"), `extends: default\nplugins:\n  - provider-scripted:\n      replies:\n        - toolCalls: [{ name: mcp__fx__sleep, arguments: { ms: 10 } }]\n        - text: "the sleep tool answered"\n`);
+    const t = new Tmux({ dir, cwd: dir, cols: 100, rows: 30, env: { COIL_HOME: join(dir, "home") }, command: `${process.execPath} ${BIN} --plugin ui-tui --provider scripted --preset ./preset.yaml` }).start();
+    panes.push(t);
+    await t.waitFor(READY);
+    t.type("/mcp");
+    t.keys("Enter");
+    const status = await t.waitFor(/fx {2}connected {2}stdio {2}6 tools, 0 prompts/);
+    expect(status).not.toContain("fixture server: started");
+    t.type("use the tool");
+    t.keys("Enter");
+    const done = await t.waitFor("the sleep tool answered");
+    expect(done).toContain("slept 10");
+    expect(done).not.toContain("fixture server: started");
+    const first = readdirSync(markers).filter((f) => f.startsWith("started-")).map((f) => Number(f.slice(8)));
+    const grandchild = Number(readFileSync(join(markers, "grandchild.pid"), "utf8"));
+    expect(first).toHaveLength(1);
+    expect(alive(first[0]!)).toBe(true);
+    expect(alive(grandchild)).toBe(true);
+    t.type("/reload");
+    t.keys("Enter");
+    // The reloaded process starts the server again; the old one and its child are gone.
+    await until(() => readdirSync(markers).filter((f) => f.startsWith("started-")).length === 2, 15_000);
+    await until(() => !alive(first[0]!) && !alive(grandchild), 5000);
+    await t.waitFor(READY);
+    const second = readdirSync(markers).filter((f) => f.startsWith("started-")).map((f) => Number(f.slice(8))).find((p) => p !== first[0])!;
+    const grandchild2 = Number(readFileSync(join(markers, "grandchild.pid"), "utf8"));
+    t.keys("C-d");
+    await t.waitFor("[exited 0]");
+    await until(() => !alive(second) && !alive(grandchild2), 5000);
+  }, 60_000);
+});

@@ -1,0 +1,341 @@
+/**
+ * ui-tui end to end in a real terminal: tmux runs the built `coil` against the scripted provider,
+ * send-keys types, capture-pane reads the screen. Each test asserts what a user would see.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { packageRoot } from "../../../kernel/boot/paths.js";
+import { childEnv } from "../../support/env.js";
+import { editorText, hasTmux, Tmux } from "../../support/tmux.js";
+
+const BIN = join(packageRoot(), "dist", "bin", "coil.js");
+const temps: string[] = [];
+let panes: Tmux[] = [];
+
+beforeAll(() => {
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` first (npm test does it)`);
+  if (!hasTmux) throw new Error("tmux is not installed: the TUI tests need it (.ci/run installs it)");
+});
+afterEach(() => {
+  panes.forEach((p) => p.kill());
+  panes = [];
+});
+afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function project(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), "coil-tui-"));
+  temps.push(dir);
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+function coil(dir: string, args: string, size: { cols?: number; rows?: number } = {}): Tmux {
+  const pane = new Tmux({
+    dir,
+    cwd: dir,
+    cols: size.cols ?? 80,
+    rows: size.rows ?? 24,
+    env: { COIL_HOME: join(dir, "home") },
+    command: `${process.execPath} ${BIN} --plugin ui-tui --provider scripted ${args}`,
+  }).start();
+  panes.push(pane);
+  return pane;
+}
+
+function requests(dir: string): { messages: { role: string; content: unknown; toolCallId?: string }[] }[] {
+  return readFileSync(join(dir, "requests.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+}
+
+function preset(dir: string, replies: string): string {
+  writeFileSync(join(dir, "preset.yaml"), `extends: default\nplugins:\n  - provider-scripted:\n      chunkSize: 4\n      recordTo: requests.jsonl\n      replies:\n${replies.replace(/^/gm, "        ")}\n`);
+  return `--preset ./preset.yaml`;
+}
+
+const READY = "Enter to send";
+
+describe.skipIf(!hasTmux)("ui-tui in tmux", () => {
+  it("shows the editor, streams markdown, runs a tool with its output, and fills the footer (80x24)", async () => {
+    const dir = project({});
+    const args = preset(
+      dir,
+      `- thinking: I will run echo.
+  text: "alpha beta gamma delta **epsilon**"
+  chunkDelayMs: 60
+  toolCalls: [{ name: bash, arguments: { command: "echo hi-from-bash" } }]
+  usage: { input: 1200, output: 340, cacheRead: 800 }
+- text: "All done: it printed the greeting."
+  usage: { input: 1600, output: 50, cacheRead: 1000 }`,
+    );
+    const t = coil(dir, args);
+    await t.waitFor(READY);
+    t.type("say hello");
+    const typed = await t.waitFor((s) => editorText(s) === "say hello");
+    expect(typed).toContain("scripted/scripted");
+    t.keys("Enter");
+    // mid-stream: the first words are on screen before the last one arrived
+    const mid = await t.waitFor((s) => s.includes("alpha") && !s.includes("epsilon"));
+    expect(mid).toContain("› say hello");
+    expect(mid).toContain("Esc to abort");
+    const done = await t.waitFor("All done: it printed the greeting.");
+    expect(done).toMatch(/● bash \$ echo hi-from-bash/);
+    expect(done).toMatch(/^\s+hi-from-bash\s*$/m);
+    expect(done).toContain("thinking (4 words");
+    expect(done).not.toContain("**epsilon**"); // markdown is rendered, not shown raw
+    // footer: context from the last usage (1600+50+1000 of 200k), totals in/out, cache reads, cost
+    expect(done).toContain("ctx 1.3%/200k");
+    expect(done).toContain("↑2.8k ↓390");
+    expect(done).toContain("cache 1.8k");
+    expect(done).toContain("$0.000");
+    expect(editorText(done)).toBe("");
+  });
+
+  it("queues a steering message while a tool runs and delivers it after the tool", async () => {
+    const dir = project({});
+    const args = preset(
+      dir,
+      `- toolCalls: [{ name: bash, arguments: { command: "sleep 1.5; echo slept" } }]
+- text: steering received`,
+    );
+    const t = coil(dir, args);
+    await t.waitFor(READY);
+    t.type("start");
+    t.keys("Enter");
+    await t.waitFor("◌ bash $ sleep 1.5");
+    t.type("also check the logs");
+    t.keys("Enter");
+    const queued = await t.waitFor("↳ steer: also check the logs");
+    expect(queued).toContain("Enter to steer");
+    const done = await t.waitFor("steering received");
+    expect(done).toContain("› also check the logs");
+    expect(done).not.toContain("↳ steer:");
+    const [, second] = requests(dir);
+    const roles = second!.messages.map((m) => m.role);
+    expect(roles).toEqual(["user", "assistant", "toolResult", "user"]);
+    expect(second!.messages[3]!.content).toBe("also check the logs");
+  });
+
+  it("Escape aborts the run and puts the queued steering and follow-up text back into the editor", async () => {
+    const dir = project({});
+    const args = preset(dir, `- text: "a very slow answer that keeps streaming for quite a while longer"\n  chunkDelayMs: 300`);
+    const t = coil(dir, args);
+    await t.waitFor(READY);
+    t.type("go");
+    t.keys("Enter");
+    await t.waitFor("a very");
+    t.type("first steer");
+    t.keys("Enter");
+    await t.waitFor("↳ steer: first steer");
+    t.type("then follow");
+    t.keys("M-Enter");
+    await t.waitFor("↳ follow-up: then follow");
+    t.keys("Escape");
+    const after = await t.waitFor((s) => s.includes("Aborted.") && s.includes(READY));
+    expect(editorText(after)).toBe("first steer\nthen follow");
+    expect(after).not.toContain("↳ steer:");
+    expect(after).toContain("aborted");
+  });
+
+  it("completes slash commands in a picker and runs them at 60 columns; Ctrl+C clears, twice quits", async () => {
+    const dir = project({});
+    const t = coil(dir, `--script none.yaml`, { cols: 60, rows: 24 });
+    writeFileSync(join(dir, "none.yaml"), "- text: unused\n");
+    await t.waitFor(READY);
+    t.type("/");
+    const picker = await t.waitFor((s) => /→ model\s/.test(s) && /\(1\/\d+\)/.test(s));
+    for (const line of picker.split("\n")) expect(line.length).toBeLessThanOrEqual(60);
+    t.type("hel");
+    await t.waitFor((s) => /help\s+list commands/.test(s) && !/→ model/.test(s));
+    t.keys("Enter");
+    const help = await t.waitFor("Ctrl+C clears the editor");
+    expect(help).toContain("/tree [entry id]");
+    t.type("some draft");
+    await t.waitFor((s) => editorText(s) === "some draft");
+    t.keys("C-c");
+    const cleared = await t.waitFor("Press Ctrl+C again to quit");
+    expect(editorText(cleared)).toBe("");
+    t.keys("C-c");
+    await t.waitFor("[exited 0]");
+  });
+
+  it("asks through the ui service in a dialog; !cmd adds output to the context, !!cmd does not; Ctrl+D quits", async () => {
+    const dir = project({
+      "ask.mjs": `export default { id: "ask-test", setup(ctx) {
+  ctx.tools.register({ name: "ask", description: "ask the user", parameters: { type: "object", properties: {} },
+    async execute() { const ui = ctx.services.get("ui"); const choice = await ui.select("Pick a colour", ["red", "green", "blue"]);
+      return { content: [{ type: "text", text: "chosen: " + choice }] }; } });
+} };\n`,
+    });
+    const args = preset(dir, `- toolCalls: [{ name: ask, arguments: {} }]\n- text: thanks\n- text: second answer`);
+    const t = coil(dir, `${args} --plugin ./ask.mjs`);
+    await t.waitFor(READY);
+    t.type("ask me");
+    t.keys("Enter");
+    await t.waitFor("Pick a colour");
+    t.keys("Down");
+    t.keys("Enter");
+    const answered = await t.waitFor("thanks");
+    expect(answered).toContain("chosen: green");
+    t.type("!!echo hidden-output");
+    t.keys("Enter");
+    await t.waitFor(/^\s+hidden-output/m);
+    t.type("!echo shown-to-model");
+    t.keys("Enter");
+    await t.waitFor(/^\s+shown-to-model/m);
+    t.type("next");
+    t.keys("Enter");
+    await t.waitFor("second answer");
+    const last = requests(dir).at(-1)!;
+    const text = JSON.stringify(last.messages);
+    expect(text).toContain("shown-to-model");
+    expect(text).not.toContain("hidden-output");
+    t.keys("C-d");
+    await t.waitFor("[exited 0]");
+  });
+});
+
+describe.skipIf(!hasTmux)("ui-tui in tmux: output, sessions, resizing", () => {
+  it("collapses long tool output (Ctrl+O expands), shows the session name in the footer, and redraws on resize", async () => {
+    const dir = project({});
+    const args = preset(dir, `- toolCalls: [{ name: bash, arguments: { command: "seq 1 40" } }]\n- text: listed`);
+    const t = coil(dir, args);
+    await t.waitFor(READY);
+    t.type("count");
+    t.keys("Enter");
+    const collapsed = await t.waitFor("listed");
+    expect(collapsed).toContain("… 28 more lines (Ctrl+O to expand)");
+    expect(collapsed).not.toMatch(/^\s+40$/m);
+    t.keys("C-o");
+    const expanded = await t.waitFor(/^\s+40$/m);
+    expect(expanded).not.toContain("more lines (Ctrl+O");
+    t.type("/name my-work");
+    t.keys("Enter");
+    await t.waitFor((s) => s.includes("Named 'my-work'") && /\$0\.000 · my-work/.test(s));
+    t.resize(60, 20);
+    const narrow = await t.waitFor((s) => s.split("\n").length <= 21 && s.includes("scripted/scripted") && s.includes(READY));
+    for (const line of narrow.split("\n")) expect(line.length).toBeLessThanOrEqual(60);
+    expect(narrow).toMatch(/^─{60}$/m);
+  });
+});
+
+describe.skipIf(!hasTmux)("ui-tui in tmux: /reload", () => {
+  it("restarts coil on the same session: a template added meanwhile is a command, the conversation stays", async () => {
+    const dir = project({});
+    // the reloaded process replays the script from its start, so every reply says which process answered
+    const args = preset(dir, `- text: "answer from a coil process"`);
+    const t = coil(dir, args);
+    await t.waitFor(READY);
+    t.type("remember the word pelican");
+    t.keys("Enter");
+    await t.waitFor("answer from a coil process");
+    mkdirSync(join(dir, "home", "prompt-templates"), { recursive: true });
+    writeFileSync(join(dir, "home", "prompt-templates", "greet.md"), "---\ndescription: greet someone warmly\n---\nPlease greet $ARGUMENTS warmly.\n");
+    t.type("/gre");
+    await t.waitFor((s) => editorText(s) === "/gre");
+    expect(t.screen()).not.toContain("greet someone warmly"); // not loaded yet
+    t.keys("C-c");
+    await t.waitFor((s) => editorText(s) === "");
+    t.type("/reload");
+    t.keys("Enter");
+    // the notice, then the new process draws the same session again
+    await t.waitFor("Reloading plugins, skills and templates");
+    const reloaded = await t.waitFor((s) => s.includes(READY) && !s.includes("Reloading plugins") && s.includes("› remember the word pelican"));
+    expect(reloaded).toContain("answer from a coil process");
+    t.type("/gre");
+    await t.waitFor(/greet\s+greet someone warmly/);
+    // clear and type the whole command, then send it once the editor holds exactly that: typing the rest
+    // while the completion list redraws raced on a loaded machine ("/greet the greet")
+    t.keys("C-c");
+    await t.waitFor((s) => editorText(s) === "");
+    t.type("/greet the team");
+    await t.waitFor((s) => editorText(s) === "/greet the team");
+    t.keys("Enter");
+    await t.waitFor("› Please greet the team warmly.");
+    await t.waitFor((s) => (s.match(/answer from a coil process/g) ?? []).length === 2);
+    // the model saw the earlier conversation: the reloaded process continued the session
+    const last = requests(dir).at(-1)!;
+    expect(last.messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+    expect(last.messages[0]!.content).toBe("remember the word pelican");
+    t.keys("C-d");
+    await t.waitFor("[exited 0]");
+    // one session file: the reload opened the same one instead of starting another
+    const sessions = readdirSync(join(dir, "home", "sessions"), { recursive: true }).filter((f) => String(f).endsWith(".jsonl"));
+    expect(sessions).toHaveLength(1);
+  });
+});
+
+describe.skipIf(!hasTmux)("ui-tui @file attachments", () => {
+  // A real 1x1 PNG, and a binary file that is not an image.
+  const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
+  const BINARY = Buffer.from([0x00, 0x01, 0x02, 0xff, 0xfe, 0x00, 0x10, 0x80, 0x81, 0x00, 0x7f, 0x00]);
+
+  it("@pic.png goes to the model as an image block, @data.bin is refused with a notice, @notes.txt is inlined as text", async () => {
+    const dir = project({ "notes.txt": "line one\n" });
+    writeFileSync(join(dir, "pic.png"), PNG);
+    writeFileSync(join(dir, "data.bin"), BINARY);
+    const t = coil(dir, preset(dir, `- text: "I see a tiny picture."`));
+    await t.waitFor(READY);
+    // The last word is not an @path, so no completion list is open when Enter is pressed.
+    t.type("look at @pic.png and @data.bin and @notes.txt please");
+    await t.waitFor((s) => editorText(s).endsWith("please"));
+    t.keys("Enter");
+    const done = await t.waitFor("I see a tiny picture.");
+    expect(done).toMatch(/@data\.bin is a binary file.*not attached/s);
+    // The transcript names the image instead of drawing its bytes.
+    expect(done).toContain("[image @pic.png (image/png, 1x1,");
+    expect(done).not.toMatch(/IEND|IDAT|\uFFFD/);
+    const [request] = requests(dir);
+    const user = request!.messages.at(-1)! as { role: string; content: { type: string; text?: string; data?: string; mimeType?: string }[] };
+    expect(user.role).toBe("user");
+    expect(Array.isArray(user.content)).toBe(true);
+    const images = user.content.filter((p) => p.type === "image");
+    expect(images).toEqual([{ type: "image", mimeType: "image/png", data: PNG.toString("base64") }]);
+    const text = user.content.filter((p) => p.type === "text").map((p) => p.text).join("\n");
+    expect(text).toContain('<file path="notes.txt">\nline one\n</file>');
+    expect(text).toContain("pic.png");
+    // No raw bytes of either file in the text.
+    expect(text).not.toContain("IHDR");
+    expect(text).not.toContain("\uFFFD");
+    expect(text).not.toContain('<file path="data.bin">');
+    expect(text).not.toContain('<file path="pic.png">');
+  });
+});
+
+describe.skipIf(!hasTmux)("ui-tui /skill:<name>", () => {
+  it("for a skill that failed to load shows why, for an unknown one says so; neither reaches the model", async () => {
+    const dir = project({});
+    mkdirSync(join(dir, ".agents", "skills", "half-done"), { recursive: true });
+    writeFileSync(join(dir, ".agents", "skills", "half-done", "SKILL.md"), "---\nname: half-done\n---\nSteps.\n");
+    const t = coil(dir, preset(dir, `- text: "THE MODEL WAS CALLED"`), { cols: 120 });
+    await t.waitFor(READY);
+    t.type("/skill:half-done fix the bug");
+    await t.waitFor((s) => editorText(s).endsWith("fix the bug"));
+    t.keys("Enter");
+    await t.waitFor(/skill 'half-done' was not loaded: .*front matter has no\s+'description'/s);
+    t.type("/skill:nosuch fix the bug");
+    await t.waitFor((s) => editorText(s).endsWith("fix the bug"));
+    t.keys("Enter");
+    const screen = await t.waitFor("Unknown command /skill:nosuch.");
+    expect(screen).not.toContain("THE MODEL WAS CALLED");
+    expect(existsSync(join(dir, "requests.jsonl"))).toBe(false);
+  });
+});
+
+describe("ui-tui without a terminal", () => {
+  it("falls back to print mode with a message when stdin/stdout are not TTYs", async () => {
+    const dir = project({ "r.yaml": "- text: printed answer\n" });
+    const child = spawn(process.execPath, [BIN, "--plugin", "ui-tui", "--provider", "scripted", "--script", "r.yaml"], { cwd: dir, env: childEnv({ COIL_HOME: join(dir, "home") }) });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    child.stdin.end("hello from a pipe\n");
+    const code = await new Promise((r) => child.on("close", r));
+    expect(err).toContain("the interactive UI needs a terminal");
+    expect(err).toContain("coil -p");
+    expect(out).toBe("printed answer\n");
+    expect(code).toBe(0);
+  });
+});

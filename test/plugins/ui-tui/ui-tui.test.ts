@@ -1,0 +1,257 @@
+/**
+ * ui-tui's glue, without a terminal: the renderers (tool summaries, result bodies, diffs, markdown
+ * through the library), the footer figures, the `ui` service before the TUI runs, the `!cmd`
+ * conversion, and the session commands against a real session-jsonl store.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Markdown } from "@mariozechner/pi-tui";
+import { afterAll, describe, expect, it } from "vitest";
+import { PluginHost, type AgentMessage, type AssistantMessage, type ToolResultMessage } from "../../../kernel/index.js";
+import sessionJsonl from "../../../plugins/session-jsonl/index.js";
+import uiTui from "../../../plugins/ui-tui/index.js";
+import { reloadArgs } from "../../../plugins/ui-tui/reload.js";
+import { runShellCommand } from "../../../plugins/ui-tui/shell.js";
+import type { Operations } from "../../../plugins/tools-coding/api.js";
+import { toMarkdown, treeItems } from "../../../plugins/ui-tui/commands.js";
+import {
+  colorDiff,
+  contextPercent,
+  footerLine,
+  formatTokens,
+  markdownTheme,
+  messagesToEditorText,
+  plain,
+  shellMessageText,
+  summarizeArgs,
+  toolBody,
+  usageTotals,
+} from "../../../plugins/ui-tui/render.js";
+import { createTestAgent } from "../../support/harness.js";
+
+const temps: string[] = [];
+afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function assistant(usage: Partial<AssistantMessage["usage"]>, extra: Partial<AssistantMessage> = {}): AssistantMessage {
+  return {
+    role: "assistant",
+    content: [{ type: "text", text: "ok" }],
+    provider: "p",
+    model: "m",
+    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 }, ...usage },
+    stopReason: "stop",
+    timestamp: 1,
+    ...extra,
+  };
+}
+
+function result(text: string, extra: Partial<ToolResultMessage> = {}): ToolResultMessage {
+  return { role: "toolResult", toolCallId: "c1", toolName: "bash", content: [{ type: "text", text }], isError: false, timestamp: 1, ...extra };
+}
+
+describe("tool renderers", () => {
+  it("summarizes each tool's arguments on one line", () => {
+    expect(summarizeArgs("bash", { command: "npm test\nnpm run lint" })).toBe("$ npm test …");
+    expect(summarizeArgs("read", { path: "src/a.ts", offset: 10, limit: 31 })).toBe("src/a.ts:10-40");
+    expect(summarizeArgs("read", { path: "src/a.ts" })).toBe("src/a.ts");
+    expect(summarizeArgs("edit", { path: "a.ts", edits: [{}, {}] })).toBe("a.ts (2 edits)");
+    expect(summarizeArgs("write", { path: "b.txt", content: "x\ny\n" })).toBe("b.txt (3 lines)");
+    expect(summarizeArgs("grep", { pattern: "TODO", path: "src" })).toBe("/TODO/ in src");
+    expect(summarizeArgs("count_words", { text: "one\ntwo", n: 2 })).toBe('text="one …" n=2');
+  });
+
+  it("shows a live tail while running and collapses a long result until expanded", () => {
+    const lines = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`).join("\n");
+    const live = toolBody({ running: true, partial: lines }, false).map(plain);
+    expect(live[0]).toBe("… 22 earlier lines");
+    expect(live.slice(1)).toEqual(Array.from({ length: 8 }, (_, i) => `line ${i + 23}`));
+    const done = toolBody({ running: false, result: result(lines) }, false).map(plain);
+    expect(done).toHaveLength(13);
+    expect(done.at(-1)).toBe("… 18 more lines (Ctrl+O to expand)");
+    expect(toolBody({ running: false, result: result(lines) }, true).map(plain)).toHaveLength(30);
+  });
+
+  it("renders an edit's diff in colour and errors in red", () => {
+    const diff = "--- a.ts\n+++ a.ts\n@@ -1,2 +1,2 @@\n-old\n+new\n same\n";
+    const body = toolBody({ running: false, result: result("Edited a.ts", { details: { diff } }) }, false);
+    expect(body.map(plain)).toEqual(["--- a.ts", "+++ a.ts", "@@ -1,2 +1,2 @@", "-old", "+new", " same"]);
+    expect(body[3]).toContain("\x1b[31m");
+    expect(body[4]).toContain("\x1b[32m");
+    expect(colorDiff("@@ x @@")[0]).toContain("\x1b[36m");
+    const failed = toolBody({ running: false, result: result("boom", { isError: true }) }, false);
+    expect(failed[0]).toBe("\x1b[31mboom\x1b[39m");
+  });
+
+  it("renders assistant markdown through the library with the plugin's theme: fenced code, no raw markers", () => {
+    const md = new Markdown("# Title\n\nSome **bold** text.\n\n```js\nconst a = 1;\n```", 0, 0, markdownTheme());
+    const out = md.render(40).map((l) => plain(l).trimEnd());
+    expect(out).toContain("Title");
+    expect(out.join("\n")).toContain("Some bold text.");
+    expect(out).toContain("```js");
+    expect(out.some((l) => l.includes("const a = 1;"))).toBe(true);
+    for (const line of md.render(20)) expect(plain(line).length).toBeLessThanOrEqual(20);
+  });
+});
+
+describe("footer figures", () => {
+  const messages: AgentMessage[] = [
+    assistant({ input: 1200, output: 340, cacheRead: 800, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.0123 } }),
+    assistant({ input: 1600, output: 50, cacheRead: 1000, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.002 } }),
+    assistant({ input: 99_999, output: 0 }, { stopReason: "error" }),
+  ];
+
+  it("formats token counts", () => {
+    expect([formatTokens(999), formatTokens(1234), formatTokens(12_345), formatTokens(2_500_000)]).toEqual(["999", "1.2k", "12k", "2.5M"]);
+  });
+
+  it("sums usage and takes context % from the last successful reply", () => {
+    expect(usageTotals(messages)).toMatchObject({ input: 102_799, output: 390, cacheRead: 1800 });
+    expect(contextPercent(messages, 200_000)).toBeCloseTo(1.325);
+    expect(contextPercent([], 200_000)).toBeUndefined();
+    expect(footerLine({ model: "anthropic/claude", contextWindow: 200_000, messages: messages.slice(0, 2), sessionName: "work" })).toBe(
+      "anthropic/claude · ctx 1.3%/200k · ↑2.8k ↓390 · cache 1.8k · $0.014 · work",
+    );
+  });
+});
+
+describe("editor text helpers", () => {
+  it("turns aborted queued messages back into editor text, in order", () => {
+    const queued: AgentMessage[] = [
+      { role: "user", content: "first", timestamp: 1 },
+      { role: "user", content: [{ type: "text", text: "second" }], timestamp: 2 },
+    ];
+    expect(messagesToEditorText(queued)).toBe("first\nsecond");
+  });
+
+  it("writes shell output as a message with the exit code when it failed", () => {
+    expect(shellMessageText("ls", "a\nb\n", 0)).toBe("I ran `ls` in the shell. Output:\n```\na\nb\n```");
+    expect(shellMessageText("false", "", 1)).toContain("(exit code 1)");
+  });
+});
+
+describe("!cmd", () => {
+  it("runs through the operations service when a plugin provides one (a sandbox confines it)", async () => {
+    const seen: { command: string; cwd: string }[] = [];
+    const exec: Operations["exec"] = async (command, o) => {
+      seen.push({ command, cwd: o.cwd });
+      o.onData(new TextEncoder().encode(`confined: ${command}\n`), "stdout");
+      return { exitCode: 3, signal: null };
+    };
+    const outputs: string[] = [];
+    const code = await runShellCommand("echo hi", "/some/dir", (o) => outputs.push(o), exec);
+    expect(seen).toEqual([{ command: "echo hi", cwd: "/some/dir" }]);
+    expect(code).toBe(3);
+    expect(outputs.at(-1)).toBe("confined: echo hi\n");
+  });
+
+  it("says why when the backend refuses to run it, and runs the local shell when none is provided", async () => {
+    const refuse: Operations["exec"] = async () => {
+      throw Object.assign(new Error("[sandbox-bwrap] the sandbox is not available"), { code: "ESANDBOX" });
+    };
+    const outputs: string[] = [];
+    expect(await runShellCommand("echo hi", tmpdir(), (o) => outputs.push(o), refuse)).toBe(127);
+    expect(outputs.at(-1)).toContain("the sandbox is not available");
+    const local: string[] = [];
+    expect(await runShellCommand("echo local; exit 2", tmpdir(), (o) => local.push(o))).toBe(2);
+    expect(local.at(-1)).toBe("local\n");
+  });
+});
+
+describe("the plugin without a running TUI", () => {
+  it("registers the interactive front end and its commands, and offers no ui service outside its run", async () => {
+    const { host } = createTestAgent({ plugins: [[uiTui]] });
+    expect(host.frontEnds.get("tui")?.modes).toEqual(["interactive"]);
+    for (const name of ["tree", "fork", "clone", "new", "resume", "session", "name", "label", "export", "reload", "help", "quit"]) expect(host.commands.has(name)).toBe(true);
+    expect(host.services.get("ui")).toBeUndefined();
+    expect(host.ui).toBeUndefined();
+  });
+
+  it("converts !cmd messages left in history into user messages at request time", async () => {
+    const { agent, scripted } = createTestAgent({ plugins: [[uiTui]], script: [{ text: "seen" }] });
+    agent.replaceMessages([{ role: "custom", customType: "ui-tui.shell", content: "I ran `ls`", display: false, timestamp: 1 }]);
+    await agent.prompt("and now?");
+    expect(scripted.requests[0]!.messages.map((m) => [m.role, m.content])).toEqual([
+      ["user", "I ran `ls`"],
+      ["user", "and now?"],
+    ]);
+  });
+});
+
+describe("/reload and start-up", () => {
+  it("restarts on the current session file: -c, -r and --session are replaced, everything else is kept", () => {
+    expect(reloadArgs(["--plugin", "ui-tui", "-c", "--model", "x/y"], "/s/a.jsonl")).toEqual(["--plugin", "ui-tui", "--model", "x/y", "--session", "/s/a.jsonl"]);
+    expect(reloadArgs(["--session", "abc", "--resume", "-r", "--continue", "--session=def", "--trust"], "/s/b.jsonl")).toEqual(["--trust", "--session", "/s/b.jsonl"]);
+    expect(reloadArgs(["--no-session"], undefined)).toEqual(["--no-session"]);
+    expect(reloadArgs(["-c", "--", "-c"], "/s/c.jsonl")).toEqual(["--session", "/s/c.jsonl", "--", "-c"]);
+    // The session holds plan mode's state: --plan would start planning again and drop an approval.
+    expect(reloadArgs(["--plan", "-c"], "/s/d.jsonl")).toEqual(["--session", "/s/d.jsonl"]);
+    expect(reloadArgs(["--plan"], undefined)).toEqual(["--plan"]);
+  });
+
+  it("says outside the interactive UI that reloading means running coil again", async () => {
+    const { agent, host } = createTestAgent({ plugins: [[uiTui]] });
+    const out = await host.commands.get("reload")!.run("", agent);
+    expect(out).toContain("coil -c");
+  });
+
+});
+
+describe("session commands (through session-jsonl's service)", () => {
+  async function withSession() {
+    const dir = mkdtempSync(join(tmpdir(), "coil-tui-sess-"));
+    temps.push(dir);
+    const t = createTestAgent({ plugins: [[sessionJsonl, { dir: join(dir, "sessions") }], [uiTui]], script: [{ text: "first answer" }, { text: "second answer" }] });
+    const host: PluginHost = t.host;
+    const io = { cwd: dir, env: process.env, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr };
+    await host.start(t.agent, io, { mode: "interactive", modelFromCli: false });
+    const run = async (line: string) => {
+      const [name, ...rest] = line.slice(1).split(" ");
+      return host.commands.get(name!)!.run(rest.join(" "), t.agent);
+    };
+    return { ...t, dir, run };
+  }
+
+  it("names, labels, exports and lists the tree; /new and /clone switch sessions", async () => {
+    const { agent, dir, run, host } = await withSession();
+    await agent.prompt("hello one");
+    await agent.prompt("hello two");
+    expect(await run("/name my work")).toBe("Named 'my work'.");
+    expect(await run("/session")).toMatch(/name {5}my work/);
+    expect(await run("/label checkpoint")).toMatch(/^Labelled \w+ 'checkpoint'\.$/);
+    const tree = String(await run("/tree"));
+    expect(tree).toContain("› hello one");
+    expect(tree).toContain("◆ · second answer");
+    expect(tree).toContain("[checkpoint]");
+    expect(await run(`/export ${join(dir, "out.md")}`)).toBe(`Exported to ${join(dir, "out.md")}.`);
+    expect(readFileSync(join(dir, "out.md"), "utf8")).toContain("## User\n\nhello two");
+    const cloned = String(await run("/clone"));
+    expect(cloned).toMatch(/^Cloned into .*\.jsonl\.$/);
+    expect(agent.state.messages).toHaveLength(4);
+    expect(String(await run("/new"))).toMatch(/^New session /);
+    expect(agent.state.messages).toHaveLength(0);
+    expect(String(await run("/reload"))).toContain("run coil again");
+    expect(String(await run("/help"))).toContain("/tree [entry id]");
+    await host.stop();
+  });
+
+  it("/tree <id> of a user message moves before it; treeItems indents a second branch", async () => {
+    const { agent, run, host } = await withSession();
+    await agent.prompt("hello one");
+    const session = host.services.get("session") as never as { path(): { id: string; type: string; message?: AgentMessage }[] };
+    const firstUser = session.path().find((e) => e.message?.role === "user")!;
+    expect(String(await run(`/tree ${firstUser.id}`))).toMatch(/^Moved to /);
+    expect(agent.state.messages).toHaveLength(0);
+    await agent.prompt("another start");
+    const items = treeItems(host.services.get("session") as never);
+    const labels = items.map((i) => i.label);
+    expect(labels.find((l) => l.includes("hello one"))).toMatch(/^ {0,2}\S/);
+    expect(labels.find((l) => l.includes("another start"))).toMatch(/^ {2}/);
+    await host.stop();
+  });
+
+  it("renders a session as markdown", () => {
+    const md = toMarkdown([{ role: "user", content: "hi", timestamp: 1 }, assistant({})]);
+    expect(md).toBe("# coil session\n\n## User\n\nhi\n\n## Assistant\n\nok\n");
+  });
+});
