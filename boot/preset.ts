@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { Document, isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type Pair, type Scalar, type YAMLMap, type YAMLSeq } from "yaml";
-import { CoilError } from "../errors.js";
+import { CoilError } from "../kernel/errors.js";
 import { nodeModules, packageRoot } from "./paths.js";
 
 export interface PresetSource { file: string; line?: number; column?: number }

@@ -8,13 +8,13 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Command, CommanderError, Help, Option } from "commander";
-import { Agent } from "../agent.js";
-import { CoilError, formatDiagnostic, formatError } from "../errors.js";
-import { PluginHost, type FrontEnd } from "../plugin.js";
-import type { AgentEvent, ModelInfo, Provider } from "../types.js";
-import { loadPlugin, optionsTarget } from "./load.js";
-import { builtinModule, coilHome, packageRoot, secureCoilHome } from "./paths.js";
-import { formatPreset, resolvePreset, type ResolvedPreset } from "./preset.js";
+import { Agent } from "../kernel/agent.js";
+import { CoilError, formatDiagnostic, formatError } from "../kernel/errors.js";
+import { PluginHost, type FrontEnd } from "../kernel/plugin.js";
+import type { AgentEvent, ModelInfo, Provider } from "../kernel/types.js";
+import { loadPlugin, optionsTarget } from "../boot/load.js";
+import { builtinModule, coilHome, packageRoot, secureCoilHome } from "../boot/paths.js";
+import { formatPreset, resolvePreset, type ResolvedPreset } from "../boot/preset.js";
 import { settleTrust, trustCommand } from "./trust.js";
 
 export interface CliIO {

@@ -3,7 +3,7 @@
  * abort that hands queued messages back, and a state snapshot for front ends.
  */
 import { CoilError } from "./errors.js";
-import { ContextTally, DEFAULT_RESERVE_TOKENS, freezeMessage, userMessage } from "./context.js";
+import { ContextTally, DEFAULT_RESERVE_TOKENS, freezeMessage, userMessage } from "./messages.js";
 import { compact as runCompact, runLoop, type LoopState, type RunOutcome } from "./loop.js";
 import type { PluginHost } from "./plugin.js";
 import type { AgentEvent, AgentMessage, AssistantMessage, CompactResult, ModelInfo, Provider, RequestOptions, SystemBlock } from "./types.js";

@@ -11,9 +11,9 @@
  */
 import { PassThrough, Writable } from "node:stream";
 import { Agent, CoilError, PluginHost, textOf, type AgentEvent, type CliStreams, type Plugin, type PromptInput, type RunResult } from "../../kernel/index.js";
-import { agentFor, installPreset, showSetupDiagnostics } from "../../kernel/boot/cli.js";
-import { coilHome, secureCoilHome } from "../../kernel/boot/paths.js";
-import { resolvePreset, type ResolvedPreset } from "../../kernel/boot/preset.js";
+import { agentFor, installPreset, showSetupDiagnostics } from "../../cli/main.js";
+import { coilHome, secureCoilHome } from "../../boot/paths.js";
+import { resolvePreset, type ResolvedPreset } from "../../boot/preset.js";
 
 export interface CreateAgentOptions {
   /** A built-in preset name, a YAML file (relative to `cwd`) or `npm:package`. Default `default`. */

@@ -8,7 +8,8 @@
  * See docs/safety.md.
  */
 import { readdir, stat } from "node:fs/promises";
-import { coilHome, definePlugin, Stage, Type, type Static, type ToolCallInfo, type ToolResult } from "../../kernel/index.js";
+import { definePlugin, Stage, Type, type Static, type ToolCallInfo, type ToolResult } from "../../kernel/index.js";
+import { coilHome } from "../../lib/paths.js";
 import { expandPath, resolveTypedPath, type PathLookup } from "../../lib/typed-path.js";
 import { isReadOnlyCommand, READ_ONLY_COMMANDS } from "./readonly.js";
 import { withholdResults } from "./results.js";

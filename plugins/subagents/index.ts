@@ -7,10 +7,10 @@
  */
 import { homedir } from "node:os";
 import { resolve } from "node:path";
+import { coilHome } from "../../lib/paths.js";
 import {
   Agent,
   Type,
-  coilHome,
   definePlugin,
   messageOf,
   textOf,

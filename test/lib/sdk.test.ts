@@ -3,10 +3,10 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { definePlugin, Type, type AgentEvent } from "../kernel/index.js";
-import { createAgent } from "../lib/sdk/index.js";
-import { createTestKit, createWorkspace, importPlugin } from "../lib/testing/index.js";
-import { cleanTemps, tempDir, writeFiles } from "./support/ecosystem.js";
+import { definePlugin, Type, type AgentEvent } from "../../kernel/index.js";
+import { createAgent } from "../../lib/sdk/index.js";
+import { createTestKit, createWorkspace, importPlugin } from "../../lib/testing/index.js";
+import { cleanTemps, tempDir, writeFiles } from "../support/ecosystem.js";
 
 afterAll(cleanTemps);
 
