@@ -5,7 +5,7 @@
 import { CoilError } from "./errors.js";
 import { ContextTally, DEFAULT_RESERVE_TOKENS, freezeMessage, userMessage } from "./messages.js";
 import { compact as runCompact, runLoop, type LoopState, type RunOutcome } from "./loop.js";
-import type { PluginHost } from "./plugin.js";
+import type { PluginHost } from "./host.js";
 import type { AgentEvent, AgentMessage, AssistantMessage, CompactResult, ModelInfo, Provider, RequestOptions, SystemBlock } from "./types.js";
 
 export interface AgentOptions {

@@ -11,6 +11,7 @@ export * from "./hooks.js";
 export * from "./errors.js";
 export * from "./registry.js";
 export * from "./plugin.js";
+export * from "./host.js";
 export * from "./agent.js";
 export * from "./messages.js";
 

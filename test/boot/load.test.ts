@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadPlugin, optionsTarget, type PluginRef } from "../../boot/load.js";
 import { builtinPluginIds, packageRoot } from "../../boot/paths.js";
 import { CoilError } from "../../kernel/errors.js";
-import { PluginHost } from "../../kernel/plugin.js";
+import { PluginHost } from "../../kernel/host.js";
 
 const temps: string[] = [];
 function tempDir(): string {
