@@ -33,7 +33,15 @@ export interface ResolvedPreset { entries: PresetEntry[]; settings: PresetSettin
  * `preset`: a built-in preset name or a path to a YAML file (relative to `cwd`), default `default`.
  * `home`: coil's home (`$COIL_HOME`, default `~/.coil`).
  */
-export interface ResolveOptions { preset?: string; cwd: string; home: string; trust: boolean; cli?: { plugins?: string[]; settings?: PresetSettings } }
+export interface ResolveOptions {
+  preset?: string;
+  cwd: string;
+  home: string;
+  trust: boolean;
+  /** Only the base preset and the cli layer: no user (~/.coil) or project (.coil/) layer. */
+  builtinOnly?: boolean;
+  cli?: { plugins?: string[]; settings?: PresetSettings };
+}
 
 /** Each setting's check, and what it wants (for the error). */
 const nonEmpty = { want: "a non-empty string", ok: (v: unknown) => typeof v === "string" && v !== "" };
@@ -69,8 +77,8 @@ export function resolvePreset(options: ResolveOptions): ResolvedPreset {
   const userFile = join(home, "preset.yaml");
   const projectFile = join(cwd, ".coil", "preset.yaml");
   const layers: PresetLayer[] = [{ name: "base", file: findPreset(options.preset ?? "default", cwd, home) }];
-  if (existsSync(userFile)) layers.push({ name: "user", file: userFile });
-  if (projectFile !== userFile && existsSync(projectFile)) {
+  if (!options.builtinOnly && existsSync(userFile)) layers.push({ name: "user", file: userFile });
+  if (!options.builtinOnly && projectFile !== userFile && existsSync(projectFile)) {
     layers.push({ name: "project", file: projectFile, ...(options.trust ? {} : { skipped: "untrusted project: pass --trust to load it" }) });
   }
   const files = layers.filter((l) => !l.skipped).map((l) => loadFile(l.file!, home, []));

@@ -164,7 +164,7 @@ describe("loadPlugin: npm packages", () => {
     const g = globalThis as { __pair?: unknown[] };
     delete g.__pair;
     const { createAgent } = await import("../../lib/sdk/index.js");
-    const coil = await createAgent({ cwd: project, home, preset: "team.yaml", provider: "scripted", flags: { script: "replies.yaml" } });
+    const coil = await createAgent({ cwd: project, home, trust: true, preset: "team.yaml", provider: "scripted", flags: { script: "replies.yaml" } });
     await coil.close();
     expect(g.__pair).toEqual([
       ["pair-helper", {}],
