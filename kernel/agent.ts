@@ -3,7 +3,7 @@
  * abort that hands queued messages back, and a state snapshot for front ends.
  */
 import { CoilError } from "./errors.js";
-import { ContextTally, DEFAULT_RESERVE_TOKENS, freezeMessage, userMessage } from "./messages.js";
+import { ContextTally, DEFAULT_RESERVE_TOKENS, estimateMessageTokens, freezeMessage, userMessage } from "./messages.js";
 import { compact as runCompact, runLoop, type LoopState, type RunOutcome } from "./loop.js";
 import type { PluginHost } from "./host.js";
 import type { AgentEvent, AgentMessage, AssistantMessage, CompactResult, ModelInfo, Provider, RequestOptions, SystemBlock } from "./types.js";
@@ -138,6 +138,17 @@ export class Agent {
     this.idle("compact");
     this.s.signal = new AbortController().signal;
     return runCompact(this.s, "manual", instructions);
+  }
+
+  /**
+   * Have the compaction strategies summarise `messages` (a branch being left) without touching history:
+   * the compact hook's result, or undefined if none handled it. Throws NO_COMPACTION without a strategy.
+   */
+  async summarize(messages: readonly AgentMessage[], options: { instructions?: string; signal?: AbortSignal } = {}): Promise<CompactResult | undefined> {
+    if (!this.host.taps.some((t) => t.hook === "compact")) throw new CoilError("NO_COMPACTION", "no compaction strategy in this preset", { hint: "add a compaction plugin to the preset" });
+    const { model } = this.s;
+    const tokens = messages.reduce((n, m) => n + estimateMessageTokens(m), 0);
+    return this.host.hooks.compact.promise({ messages: Object.freeze(messages.slice()), tokens, contextWindow: model.contextWindow, reason: "manual", model, instructions: options.instructions, signal: options.signal ?? new AbortController().signal });
   }
 
   /** Switch model (and provider) for the next request. */

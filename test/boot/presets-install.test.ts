@@ -30,7 +30,7 @@ describe("built-in presets", () => {
     const stdin = new PassThrough();
     stdin.end();
     const io = { cwd: project, env: { COIL_HOME: home }, stdin, stdout: new PassThrough(), stderr: new PassThrough() };
-    expect(await host.start(agent, io, { mode: "sdk" })).toBeUndefined();
+    expect(await host.start(agent, io, { mode: "sdk", modelFromCli: false })).toBeUndefined();
     await host.stop();
   });
 });

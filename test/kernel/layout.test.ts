@@ -127,6 +127,20 @@ describe("layout: boot/ and cli/", () => {
   });
 });
 
+describe("layout: no back doors", () => {
+  it("only the kernel calls hooks: nothing outside kernel/ runs hooks.<name>.promise/call/callAsync", () => {
+    const problems: string[] = [];
+    for (const dir of ["boot", "cli", "lib", "plugins"]) {
+      for (const f of walk(join(root, dir))) {
+        readFileSync(f, "utf8").split("\n").forEach((line, i) => {
+          if (/\bhooks\??\.\w+\??\.(promise|callAsync|call)\(/.test(line)) problems.push(`${rel(f)}:${i + 1} calls a hook directly`);
+        });
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+});
+
 describe("layout: plugins/", () => {
   it("a plugin imports another plugin only as `import type` from its api.ts", () => {
     const problems = walk(join(root, "plugins")).flatMap((f) => crossPluginViolations(f, readFileSync(f, "utf8")));
