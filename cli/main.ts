@@ -150,7 +150,7 @@ export async function main(io: CliIO): Promise<number> {
       const exit = await echoing(host, io, () => host.start(agent, io, { mode, prompt, modelFromCli: Boolean(first.model || first.provider) }));
       if (exit !== undefined) return exit;
       if (modelError) throw modelError;
-      return await frontEnd.run({ agent, host, mode, prompt, stdin: io.stdin, stdout: io.stdout, stderr: io.stderr });
+      return await host.runFrontEnd(frontEnd, { agent, host, mode, prompt, stdin: io.stdin, stdout: io.stdout, stderr: io.stderr });
     } finally {
       await echoing(host, io, () => host.stop());
     }

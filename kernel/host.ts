@@ -5,11 +5,11 @@
 import type { Static, TSchema } from "typebox";
 import { Value } from "typebox/value";
 import { CoilError, messageOf } from "./errors.js";
-import { applyFailurePolicies, createHooks, Stage, type HookName, type KernelHooks } from "./hooks.js";
+import { createHooks, Stage, tapHook, type HookName, type KernelHooks, type TapSink } from "./hooks.js";
 import { Registry } from "./registry.js";
 import type { AgentEvent, AgentEventType, Provider, ToolDefinition, UiService } from "./types.js";
 import type { Agent } from "./agent.js";
-import { isPlugin, type CliStreams, type FlagSpec, type FrontEnd, type InstallSource, type Plugin, type PluginContext, type Registrar, type StartInfo, type SlashCommand, type StartFn, type StopFn, type Subcommand } from "./plugin.js";
+import { isPlugin, type CliStreams, type FlagSpec, type FrontEnd, type FrontEndContext, type InstallSource, type Plugin, type PluginContext, type Registrar, type StartInfo, type SlashCommand, type StartFn, type StopFn, type Subcommand } from "./plugin.js";
 
 /** Long flags the CLI itself defines; plugins cannot take them. */
 const KERNEL_FLAGS = ["print", "mode", "preset", "provider", "model", "plugin", "trust", "version", "help", "json"];
@@ -25,6 +25,8 @@ export interface HostOptions {
   cwd?: string;
   /** Whether this project is trusted (its `.coil/` code may run); plugins gate project-local code on it. */
   projectTrusted?: boolean;
+  /** Where `ui` comes from when none of this host's front ends runs (a child agent's host: its parent's). */
+  ui?: () => UiService | undefined;
 }
 
 type Listener = (event: AgentEvent) => void;
@@ -44,23 +46,37 @@ export class PluginHost {
   readonly plugins: { id: string; source: InstallSource }[] = [];
   readonly cwd: string;
   readonly projectTrusted: boolean;
-  /**
-   * The dialogs of the front end that is running (TUI, RPC). A front end sets it in `run()`; plugins see it
-   * as the `ui` service. Unset in print/JSON modes, where nobody can answer.
-   */
-  ui?: UiService;
+  private frontEnd?: FrontEnd;
+  private readonly inheritedUi?: () => UiService | undefined;
   /** Parsed values of plugin flags, set by the CLI before the run. */
   flagValues: Record<string, unknown> = {};
   /** Taps in install order, for `coil plugins --hooks` style listings. */
   readonly taps: { hook: HookName; plugin: string; stage: number }[] = [];
   private readonly listeners = new Map<string, Map<Listener, string | undefined>>();
   private readonly bails = new WeakMap<object, string>();
+  /** Where the tap wrapper (hooks.ts) reports a failing tap and records who bailed. */
+  private readonly sink: TapSink = {
+    report: (e) => this.emit({ type: "diagnostic", level: "error", message: e.message, plugin: e.plugin, code: e.code }),
+    bail: (value, plugin) => this.bails.set(value, plugin),
+  };
   private closed = false;
 
   constructor(options: HostOptions = {}) {
     this.cwd = options.cwd ?? ".";
     this.projectTrusted = options.projectTrusted ?? false;
-    applyFailurePolicies(this.hooks, (e) => this.emit({ type: "diagnostic", level: "error", message: e.message, plugin: e.plugin, code: e.code }));
+    this.inheritedUi = options.ui;
+  }
+
+  /** The dialogs of the front end running now (its registered `ui`), plugins' `ui` service. Unset in print/JSON modes. */
+  get ui(): UiService | undefined {
+    return this.frontEnd ? this.frontEnd.ui : this.inheritedUi?.();
+  }
+
+  /** Run a front end; while it runs, its `ui` is the host's. */
+  async runFrontEnd(frontEnd: FrontEnd, ctx: FrontEndContext): Promise<number> {
+    const previous = this.frontEnd;
+    this.frontEnd = frontEnd;
+    return frontEnd.run(ctx).finally(() => (this.frontEnd = previous));
   }
 
   /** Validate options and run setup. Throws a CoilError naming the plugin and phase. */
@@ -174,26 +190,13 @@ export class PluginHost {
       projectTrusted: host.projectTrusted,
       tap(hook, fn, tapOptions = {}) {
         guard();
-        const target = host.hooks[hook] as unknown as { tapPromise(o: { name: string; stage: number }, f: (...a: unknown[]) => Promise<unknown>): void };
-        if (!target) throw new CoilError("PLUGIN_INVALID", `unknown hook '${hook}'`, { plugin: id, hint: `hooks are: ${Object.keys(host.hooks).join(", ")}` });
+        if (!Object.hasOwn(host.hooks, hook)) throw new CoilError("PLUGIN_INVALID", `unknown hook '${hook}'`, { plugin: id, hint: `hooks are: ${Object.keys(host.hooks).join(", ")}` });
         const stage = typeof tapOptions.stage === "string" ? Stage[tapOptions.stage] : (tapOptions.stage ?? Stage.DEFAULT);
         if (typeof stage !== "number") throw new CoilError("PLUGIN_INVALID", `unknown stage '${tapOptions.stage}'`, { plugin: id });
         if (tapOptions.tools && hook !== "tool_call" && hook !== "tool_result") {
           throw new CoilError("PLUGIN_INVALID", `the 'tools' filter only applies to tool_call and tool_result, not ${hook}`, { plugin: id });
         }
-        const only = tapOptions.tools ? new Set(tapOptions.tools) : undefined;
-        target.tapPromise({ name: id, stage }, async (...args: unknown[]) => {
-          if (only && !only.has((args[hook === "tool_result" ? 1 : 0] as { call: { name: string } }).call.name)) return undefined;
-          const result = await (fn as (...a: unknown[]) => unknown)(...args);
-          // A bail hook stops on any value but undefined; null/false are treated as "nothing from me".
-          if (result === undefined || result === null || result === false) return undefined;
-          // Only a real block stops the gate chain: `{ block: false }` must not skip later gates.
-          if (hook === "tool_call" && (result as { block?: unknown }).block !== true) return undefined;
-          // `{ stop: false }` without follow-up messages has nothing to continue with: no opinion.
-          if (hook === "should_stop" && (result as { stop?: unknown }).stop === false && !(result as { followUp?: unknown[] }).followUp?.length) return undefined;
-          if (typeof result === "object") host.bails.set(result, id);
-          return result;
-        });
+        tapHook(host.hooks, hook, id, fn, { stage, tools: tapOptions.tools && new Set(tapOptions.tools) }, host.sink);
         host.taps.push({ hook, plugin: id, stage });
       },
       on: (type, listener) => host.subscribe(type, listener as Listener, id),

@@ -79,6 +79,8 @@ export interface FrontEnd {
   modes: readonly string[];
   /** Runs until done; resolves to the process exit code. */
   run(ctx: FrontEndContext): Promise<number>;
+  /** Its dialogs (TUI, RPC): the `ui` service while it runs (may be a getter). None: nobody can answer. */
+  readonly ui?: UiService;
 }
 
 /** Terminal I/O handed to subcommands and lifecycle callbacks. */

@@ -222,9 +222,14 @@ export default definePlugin({
   id: "ui-rpc",
   description: "RPC mode: JSON lines over stdin/stdout for editors and other programs (--mode rpc)",
   setup(ctx) {
+    // The client's dialogs while a session runs: this front end's `ui` (the host reads it while rpc runs).
+    let dialogs: UiService | undefined;
     ctx.frontEnds.register({
       id: "rpc",
       modes: ["rpc"],
+      get ui() {
+        return dialogs;
+      },
       async run(fe) {
         // Commands come on stdin; `-` is accepted for older clients that passed it.
         if (fe.prompt && fe.prompt !== "-") {
@@ -245,8 +250,8 @@ export default definePlugin({
           },
           notify: (message, level = "info") => server.notify(message, level),
         };
-        const previousUi = fe.host.ui;
-        fe.host.ui = ui;
+        const previousUi = dialogs;
+        dialogs = ui;
         const unsubscribe = fe.agent.subscribe((event) => {
           if (event.type === "agent_end") server.lastRun = { stopReason: event.stopReason, ...(event.reason === undefined ? {} : { reason: event.reason }) };
           server.send({ type: "event", event });
@@ -272,7 +277,7 @@ export default definePlugin({
           for (const signal of SIGNALS) process.off(signal, onSignal);
           server.closeDialogs();
           unsubscribe();
-          fe.host.ui = previousUi;
+          dialogs = previousUi;
         }
       },
     });

@@ -128,12 +128,13 @@ describe("layout: boot/ and cli/", () => {
 });
 
 describe("layout: no back doors", () => {
-  it("only the kernel calls hooks: nothing outside kernel/ runs hooks.<name>.promise/call/callAsync", () => {
+  it("only the kernel calls hooks (nothing outside kernel/ runs hooks.<name>.promise/call), and no plugin assigns host.ui", () => {
     const problems: string[] = [];
     for (const dir of ["boot", "cli", "lib", "plugins"]) {
       for (const f of walk(join(root, dir))) {
         readFileSync(f, "utf8").split("\n").forEach((line, i) => {
           if (/\bhooks\??\.\w+\??\.(promise|callAsync|call)\(/.test(line)) problems.push(`${rel(f)}:${i + 1} calls a hook directly`);
+          if (/\.ui\s*=[^=]/.test(line) && /host/.test(line)) problems.push(`${rel(f)}:${i + 1} assigns host.ui (register the front end with its ui instead)`);
         });
       }
     }
