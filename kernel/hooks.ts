@@ -43,14 +43,7 @@ type HookReturn<K extends HookName> = Awaited<ReturnType<KernelHooks[K]["promise
 /** The function a plugin taps with. Returning undefined always means "nothing from me". */
 export type TapFn<K extends HookName> = (...args: HookArgs<K>) => Promise<HookReturn<K>> | HookReturn<K>;
 
-export const HOOK_NAMES: readonly HookName[] = [
-  "before_request",
-  "tool_call",
-  "tool_result",
-  "turn_end",
-  "should_stop",
-  "compact",
-];
+export const HOOK_NAMES: readonly HookName[] = ["before_request", "tool_call", "tool_result", "turn_end", "should_stop", "compact"];
 
 /**
  * How a throwing tap is handled. `isolate`: reported, and the tap contributes nothing.

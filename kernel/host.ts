@@ -15,7 +15,7 @@ import { isPlugin, type CliStreams, type FlagSpec, type FrontEnd, type FrontEndC
 const KERNEL_FLAGS = ["print", "mode", "preset", "provider", "model", "plugin", "trust", "version", "help", "json"];
 
 /** Split `/name args` into the command and its arguments; undefined when `text` is not a registered command. */
-export function findCommand(host: PluginHost, text: string): { command: SlashCommand; args: string } | undefined {
+export function findCommand(host: { readonly commands: Pick<Registry<SlashCommand>, "get"> }, text: string): { command: SlashCommand; args: string } | undefined {
   const match = /^\/(\S+)(?:\s+([\s\S]*))?$/.exec(text.trim());
   const command = match ? host.commands.get(match[1]!) : undefined;
   return command && { command, args: (match![2] ?? "").trim() };

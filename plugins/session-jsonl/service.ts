@@ -299,7 +299,7 @@ export class SessionManager implements SessionService {
     if (!recorded || !this.ctx.options.restoreModel || this.flags.modelFromCli) return;
     const now = agent.state;
     if (now.provider === recorded.provider && now.model.id === recorded.modelId) return;
-    const provider = agent.host.providers.get(recorded.provider);
+    const provider = agent.view.providers.get(recorded.provider);
     if (!provider || (provider.isConfigured && !provider.isConfigured())) {
       this.note(`the session used ${recorded.provider}/${recorded.modelId}, which is not available; continuing with ${now.provider}/${now.model.id}`);
       return;

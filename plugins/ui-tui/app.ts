@@ -245,8 +245,8 @@ export class TuiApp implements AppHandle {
     this.editor.addToHistory(text);
     try {
       if (text.startsWith("!")) return await this.shell(text);
-      if (text === "/model" && this.agent.host.commands.has("model")) return await this.modelPicker();
-      const slash = findCommand(this.agent.host, text);
+      if (text === "/model" && this.agent.view.commands.has("model")) return await this.modelPicker();
+      const slash = findCommand(this.agent.view, text);
       if (slash) {
         const out = await slash.command.run(slash.args, this.agent);
         if (typeof out === "string" && out) this.addNotice(out, (s) => s, "");
@@ -257,7 +257,7 @@ export class TuiApp implements AppHandle {
       // A lone `/word`, or a namespaced `/name:arg ...` (like /skill:x), is a command typed wrong, not a request.
       const head = text.split(/\s/, 1)[0]!;
       if ((text.startsWith("/") && !text.includes(" ") && !text.slice(1).includes("/")) || /^\/[\w-]+:[^/\s]*$/.test(head)) {
-        const skills = head.startsWith("/skill:") && this.agent.host.commands.has("skills") ? " /skills lists the skills, and why any did not load." : "";
+        const skills = head.startsWith("/skill:") && this.agent.view.commands.has("skills") ? " /skills lists the skills, and why any did not load." : "";
         this.notify(`Unknown command ${head}. /help lists the commands.${skills}`, "warn");
         return;
       }
@@ -337,14 +337,14 @@ export class TuiApp implements AppHandle {
 
   private async modelPicker(): Promise<void> {
     const items: PickItem[] = [];
-    for (const p of this.agent.host.providers.values()) {
+    for (const p of this.agent.view.providers.values()) {
       if (p.isConfigured && !p.isConfigured()) continue;
       for (const m of p.models ?? []) items.push({ value: `${p.id}/${m.id}`, label: `${p.id}/${m.id}`, description: m.name });
     }
     const current = `${this.agent.state.provider}/${this.agent.state.model.id}`;
     const chosen = await this.pickOne(`Model (now ${current})`, items, { selected: current });
     if (!chosen) return;
-    const out = await this.agent.host.commands.get("model")!.run(chosen, this.agent);
+    const out = await this.agent.view.commands.get("model")!.run(chosen, this.agent);
     if (typeof out === "string" && out) this.addNotice(out, (s) => s, "");
     this.refresh();
   }
@@ -646,7 +646,7 @@ export class TuiApp implements AppHandle {
 
   /** Slash commands from the registry, `@` fuzzy file search, and Tab path completion. */
   private autocomplete(): PiTui.AutocompleteProvider {
-    const commands = this.agent.host.commands.entries().map(([name, o]) => ({ name, description: o.value.description, argumentHint: o.value.argumentHint }));
+    const commands = this.agent.view.commands.entries().map(([name, o]) => ({ name, description: o.value.description, argumentHint: o.value.argumentHint }));
     const combined = new this.lib.CombinedAutocompleteProvider(commands, this.ctx.cwd);
     let files: string[] | undefined;
     const listFiles = () => (files ??= walk(this.ctx.cwd, 5000));

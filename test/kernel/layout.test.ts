@@ -55,6 +55,9 @@ const pluginOf = (file: string): string | undefined => {
  * Runtime imports between plugins that exist today and are still to be removed (issue #14, part 2):
  * "<importing file> -> <imported file>". Shrink this list; never grow it.
  */
+/** Plugins that may take an agent's host with hostOf(): subagents builds child hosts from it. */
+const HOST_OF_ALLOWED = ["plugins/subagents/"];
+
 const CROSS_PLUGIN_ALLOWLIST = new Set<string>([]);
 
 /** The kernel's rules for one file's text; returns the violations found. */
@@ -134,6 +137,8 @@ describe("layout: no back doors", () => {
       for (const f of walk(join(root, dir))) {
         readFileSync(f, "utf8").split("\n").forEach((line, i) => {
           if (/\bhooks\??\.\w+\??\.(promise|callAsync|call)\(/.test(line)) problems.push(`${rel(f)}:${i + 1} calls a hook directly`);
+          // Plugins read registries through agent.view; only subagents builds child hosts (HOST_OF_ALLOWED).
+          if (/\bhostOf\(/.test(line) && !HOST_OF_ALLOWED.some((d) => rel(f).startsWith(d))) problems.push(`${rel(f)}:${i + 1} takes an agent's host (use agent.view)`);
           if (/\.ui\s*=[^=]/.test(line) && /host/.test(line)) problems.push(`${rel(f)}:${i + 1} assigns host.ui (register the front end with its ui instead)`);
         });
       }
