@@ -1,8 +1,8 @@
 /**
- * What the provider plugins offer the user beyond streaming: `--api-key`, `coil models [search]`,
- * `coil auth set|remove|list`, and the `/model` slash command. Registered once by whichever
- * provider plugin is installed first (the `provider-cli` service marks it), so a preset with one
- * or both provider plugins gets exactly one of each.
+ * What the user has beyond the providers' streaming: `--api-key`, `coil models [search]`,
+ * `coil auth set|remove|list`, and the `/model` slash command. The `models` plugin registers them
+ * (a preset lists it: the default one does); provider plugins read its state (`provider-cli`
+ * service) lazily, so they work, without those commands, in a preset that leaves it out.
  */
 import type { Agent, CliStreams, CustomMessage, ModelInfo, PluginContext, Provider } from "../../kernel/index.js";
 import { CoilError, messageOf } from "../../kernel/errors.js";
@@ -20,9 +20,24 @@ export interface ProviderCliService {
   selected?: string;
 }
 
+/**
+ * For provider plugins: the `models` plugin's state, read when used (it may be installed after them).
+ * Without the models plugin nothing is selected and `--api-key` does not exist.
+ */
 export function sharedCli(ctx: PluginContext<unknown>): ProviderCliService {
-  const existing = ctx.services.get(CLI_SERVICE) as ProviderCliService | undefined;
-  if (existing) return existing;
+  const current = () => ctx.services.get(CLI_SERVICE) as ProviderCliService | undefined;
+  return {
+    get owner() {
+      return current()?.owner ?? "";
+    },
+    get selected() {
+      return current()?.selected;
+    },
+  };
+}
+
+/** Register `--api-key`, `coil models`, `coil auth` and `/model` (the `models` plugin's setup). */
+export function registerModelCli(ctx: PluginContext<unknown>): ProviderCliService {
   const service: ProviderCliService = { owner: ctx.id };
   ctx.services.provide(CLI_SERVICE, service);
   ctx.flags.register({ name: "api-key", description: "API key for the provider this run uses (never stored or logged)", type: "string", valueName: "key" });
