@@ -13,7 +13,8 @@ import type { PluginHost } from "../kernel/host.js";
 import type { FrontEnd } from "../kernel/plugin.js";
 import { agentFor, assemble, presetOptions, showSetupDiagnostics, type AssembleOptions, type Assembled } from "../boot/assemble.js";
 import { coilHome, packageRoot, secureCoilHome } from "../boot/paths.js";
-import { formatPreset, resolvePreset, type ResolvedPreset } from "../boot/preset.js";
+import { resolvePreset, type ResolvedPreset } from "../boot/preset.js";
+import { formatPreset } from "./preset-show.js";
 import { PACKAGE_INSTALLER, type PackageInstaller } from "../lib/package-installer.js";
 import { settleTrust, trustCommand } from "./trust.js";
 

@@ -5,7 +5,8 @@ import path from "node:path";
 import { parse } from "yaml";
 import { CoilError } from "../../kernel/errors.js";
 import { packageRoot } from "../../boot/paths.js";
-import { builtinPresetNames, formatPreset, nearest, resolvePreset, type ResolveOptions } from "../../boot/preset.js";
+import { builtinPresetNames, nearest, resolvePreset, type ResolveOptions } from "../../boot/preset.js";
+import { formatPreset } from "../../cli/preset-show.js";
 
 let tmp: string;
 let cwd: string;
