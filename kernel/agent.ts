@@ -3,10 +3,12 @@
  * abort that hands queued messages back, and a state snapshot for front ends.
  */
 import { CoilError } from "./errors.js";
-import { ContextTally, DEFAULT_RESERVE_TOKENS, freezeMessage, userMessage } from "./context.js";
+import { ContextTally, DEFAULT_RESERVE_TOKENS, estimateMessageTokens, freezeMessage, userMessage } from "./messages.js";
 import { compact as runCompact, runLoop, type LoopState, type RunOutcome } from "./loop.js";
-import type { PluginHost } from "./plugin.js";
-import type { AgentEvent, AgentMessage, AssistantMessage, CompactResult, ModelInfo, Provider, RequestOptions, SystemBlock } from "./types.js";
+import type { PluginHost } from "./host.js";
+import type { SlashCommand } from "./plugin.js";
+import type { ReadonlyRegistry } from "./registry.js";
+import type { AgentEvent, AgentMessage, AssistantMessage, CompactResult, ModelInfo, Provider, RequestOptions, SystemBlock, ToolDefinition } from "./types.js";
 
 export interface AgentOptions {
   /** Provider id (must be registered) and the model to use. */
@@ -39,6 +41,13 @@ export interface AgentState {
   readonly queued: { readonly steering: readonly AgentMessage[]; readonly followUp: readonly AgentMessage[] };
 }
 
+/** What plugins and front ends may read through an agent: the registered providers, commands and tools. */
+export interface AgentView {
+  readonly providers: ReadonlyRegistry<Provider>;
+  readonly commands: ReadonlyRegistry<SlashCommand>;
+  readonly tools: ReadonlyRegistry<ToolDefinition>;
+}
+
 export type PromptInput = string | AgentMessage | readonly AgentMessage[];
 
 export class Agent {
@@ -48,7 +57,7 @@ export class Agent {
   private running?: Promise<RunResult>;
 
   constructor(
-    readonly host: PluginHost,
+    private readonly host: PluginHost,
     options: AgentOptions,
   ) {
     host.close();
@@ -140,6 +149,22 @@ export class Agent {
     return runCompact(this.s, "manual", instructions);
   }
 
+  /**
+   * Have the compaction strategies summarise `messages` (a branch being left) without touching history:
+   * the compact hook's result, or undefined if none handled it. Throws NO_COMPACTION without a strategy.
+   */
+  async summarize(messages: readonly AgentMessage[], options: { instructions?: string; signal?: AbortSignal } = {}): Promise<CompactResult | undefined> {
+    if (!this.host.taps.some((t) => t.hook === "compact")) throw new CoilError("NO_COMPACTION", "no compaction strategy in this preset", { hint: "add a compaction plugin to the preset" });
+    const { model } = this.s;
+    const tokens = messages.reduce((n, m) => n + estimateMessageTokens(m), 0);
+    return this.host.hooks.compact.promise({ messages: Object.freeze(messages.slice()), tokens, contextWindow: model.contextWindow, reason: "manual", model, instructions: options.instructions, signal: options.signal ?? new AbortController().signal });
+  }
+
+  /** A read-only view of the host's registries (the host itself stays the kernel's). */
+  get view(): AgentView {
+    return this.host;
+  }
+
   /** Switch model (and provider) for the next request. */
   setModel(providerId: string, model: ModelInfo): void {
     this.s.provider = this.providerFor(providerId);
@@ -201,4 +226,12 @@ function toMessages(input: PromptInput): AgentMessage[] {
   if (typeof input === "string") return [userMessage(input)];
   if (Array.isArray(input)) return [...input];
   return [input as AgentMessage];
+}
+
+/**
+ * The host an agent runs on, for the one plugin that builds child agents on a copy of it (subagents).
+ * Everything else reads `agent.view`. Named so each use can be found; the layout test allows only subagents.
+ */
+export function hostOf(agent: Agent): PluginHost {
+  return agent["host"];
 }

@@ -1,6 +1,7 @@
 /**
  * The six hook points, declared in one place, each with its tapable class and failure policy.
- * Only the loop calls `hook.promise()`; plugins tap through `PluginContext.tap`.
+ * Only the loop calls `hook.promise()`; plugins tap through `PluginContext.tap`, and every tap goes
+ * through `tapHook` below (filter, "no opinion" values, bail attribution, failure policy).
  */
 import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
 import { CoilError } from "./errors.js";
@@ -36,33 +37,13 @@ export function createHooks() {
 export type KernelHooks = ReturnType<typeof createHooks>;
 export type HookName = keyof KernelHooks;
 
-type HookArgs = {
-  before_request: [ModelRequest, TurnInfo];
-  tool_call: [ToolCallInfo];
-  tool_result: [ToolResult, ToolCallInfo];
-  turn_end: [TurnRecord];
-  should_stop: [StopQuery];
-  compact: [CompactRequest];
-};
-type HookReturn = {
-  before_request: ModelRequest | undefined;
-  tool_call: ToolBlock | undefined;
-  tool_result: ToolResult | undefined;
-  turn_end: void;
-  should_stop: StopVerdict | undefined;
-  compact: CompactResult | undefined;
-};
+/** A hook's tap arguments and what a tap returns (undefined: nothing from me), read off its declaration above. */
+type HookArgs<K extends HookName> = Parameters<KernelHooks[K]["promise"]>;
+type HookReturn<K extends HookName> = Awaited<ReturnType<KernelHooks[K]["promise"]>> | undefined;
 /** The function a plugin taps with. Returning undefined always means "nothing from me". */
-export type TapFn<K extends HookName> = (...args: HookArgs[K]) => Promise<HookReturn[K]> | HookReturn[K];
+export type TapFn<K extends HookName> = (...args: HookArgs<K>) => Promise<HookReturn<K>> | HookReturn<K>;
 
-export const HOOK_NAMES: readonly HookName[] = [
-  "before_request",
-  "tool_call",
-  "tool_result",
-  "turn_end",
-  "should_stop",
-  "compact",
-];
+export const HOOK_NAMES: readonly HookName[] = ["before_request", "tool_call", "tool_result", "turn_end", "should_stop", "compact"];
 
 /**
  * How a throwing tap is handled. `isolate`: reported, and the tap contributes nothing.
@@ -85,33 +66,42 @@ function safeVerdict(hook: HookName, error: CoilError): unknown {
   return undefined;
 }
 
-export interface TapMeta { plugin: string; stage: number }
+export interface TapOptionsResolved {
+  stage: number;
+  /** For tool_call / tool_result: only calls of these tools reach the tap. */
+  tools?: ReadonlySet<string>;
+}
+
+export interface TapSink {
+  /** A tap threw: the error, attributed to its plugin and hook. */
+  report(error: CoilError): void;
+  /** A tap's verdict stopped a bail hook (or replaced a value): remember who, for messages. */
+  bail(value: object, plugin: string): void;
+}
 
 /**
- * Install the failure policies: one `register` interceptor per hook wraps every tap so a throw is
- * attributed to its plugin once and turned into the hook's safe outcome. A `fatal` error (e.g. the
- * session store failed) is re-thrown so the loop ends the run loudly.
+ * The one tap wrapper. Applies the tool filter; treats undefined, null and false as "nothing from me";
+ * counts only a real `{ block: true }` as a gate's verdict and `{ stop: false }` only with follow-ups;
+ * records who bailed; and applies the hook's failure policy: a throw is attributed to its plugin once and
+ * becomes the hook's safe outcome, except a `fatal` error (the session store failed), which ends the run.
  */
-export function applyFailurePolicies(hooks: KernelHooks, report: (error: CoilError) => void): void {
-  for (const name of HOOK_NAMES) {
-    const hook = hooks[name] as unknown as { intercept(i: { register(tap: { fn: Function; name: string }): unknown }): void };
-    hook.intercept({
-      register(tap) {
-        const inner = tap.fn;
-        return {
-          ...tap,
-          fn: async (...args: unknown[]) => {
-            try {
-              return await inner(...args);
-            } catch (cause) {
-              const error = CoilError.wrap(cause, "PLUGIN_HOOK_FAILED", { plugin: tap.name, hook: name });
-              report(error);
-              if (error.fatal) throw error;
-              return safeVerdict(name, error);
-            }
-          },
-        };
-      },
-    });
-  }
+export function tapHook<K extends HookName>(hooks: KernelHooks, hook: K, plugin: string, fn: TapFn<K>, options: TapOptionsResolved, sink: TapSink): void {
+  const target = hooks[hook] as unknown as { tapPromise(o: { name: string; stage: number }, f: (...a: unknown[]) => Promise<unknown>): void };
+  target.tapPromise({ name: plugin, stage: options.stage }, async (...args: unknown[]) => {
+    if (options.tools && !options.tools.has((args[hook === "tool_result" ? 1 : 0] as { call: { name: string } }).call.name)) return undefined;
+    let result: unknown;
+    try {
+      result = await (fn as (...a: unknown[]) => unknown)(...args);
+    } catch (cause) {
+      const error = CoilError.wrap(cause, "PLUGIN_HOOK_FAILED", { plugin, hook });
+      sink.report(error);
+      if (error.fatal) throw error;
+      return safeVerdict(hook, error);
+    }
+    if (result === undefined || result === null || result === false) return undefined;
+    if (hook === "tool_call" && (result as { block?: unknown }).block !== true) return undefined;
+    if (hook === "should_stop" && (result as { stop?: unknown }).stop === false && !(result as { followUp?: unknown[] }).followUp?.length) return undefined;
+    if (typeof result === "object") sink.bail(result, plugin);
+    return result;
+  });
 }

@@ -11,10 +11,9 @@ export * from "./hooks.js";
 export * from "./errors.js";
 export * from "./registry.js";
 export * from "./plugin.js";
+export * from "./host.js";
 export * from "./agent.js";
-export * from "./context.js";
-/** coil's own files and `$COIL_HOME`, for plugins that ship or read data (built-in skills, docs, packages). */
-export { coilHome, packageRoot } from "./boot/paths.js";
+export * from "./messages.js";
 
 /** Identity helper that types a tool's `execute` arguments from its schema. */
 export function defineTool<P extends TSchema, D = unknown>(tool: ToolDefinition<P, D>): ToolDefinition<P, D> {

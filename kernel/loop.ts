@@ -5,8 +5,8 @@
 import { Compile, type Validator } from "typebox/compile";
 import { Value } from "typebox/value";
 import { CoilError, messageOf } from "./errors.js";
-import { compactionLimit, ContextTally, emptyUsage, errorResult, freezeMessage, requestOverhead, scopedSignal, toolCallsOf, unansweredCalls } from "./context.js";
-import type { PluginHost } from "./plugin.js";
+import { compactionLimit, ContextTally, emptyUsage, errorResult, freezeMessage, requestOverhead, scopedSignal, toolCallsOf, unansweredCalls } from "./messages.js";
+import type { PluginHost } from "./host.js";
 import { ERROR_CONTEXT_OVERFLOW, type AgentMessage, type AssistantMessage, type CompactReason, type CompactResult, type Message, type ModelInfo, type ModelRequest, type Provider, type RequestOptions, type RunStopReason, type StopReason, type SystemBlock, type ToolCall, type ToolCallInfo, type ToolDefinition, type ToolResultMessage, type TurnRecord } from "./types.js";
 
 export interface LoopConfig {

@@ -1,18 +1,16 @@
 /**
- * The plugin host: `definePlugin`, the context a plugin's setup receives, option validation, and
- * the registries and hooks that setup fills. Setup is synchronous registration only.
+ * What a plugin is and what it sees: `definePlugin`, the context its setup receives, and the contracts
+ * of what it registers (commands, flags, front ends, subcommands, services). The host that installs
+ * plugins and owns the registries is host.ts.
  */
 import type { Static, TSchema } from "typebox";
-import { Value } from "typebox/value";
-import { CoilError, messageOf, type ErrorCode, type CoilErrorOptions } from "./errors.js";
-import { applyFailurePolicies, createHooks, Stage, type HookName, type KernelHooks, type StageName, type TapFn } from "./hooks.js";
-import { Registry } from "./registry.js";
+import type { ErrorCode, CoilErrorOptions, CoilError } from "./errors.js";
+import type { StageName, TapFn, HookName } from "./hooks.js";
 import type { AgentEvent, AgentEventType, Provider, ToolDefinition, UiService } from "./types.js";
 import type { Agent, PromptInput } from "./agent.js";
+import type { PluginHost } from "./host.js";
 
 const PLUGIN_BRAND = Symbol.for("coil.plugin");
-/** Long flags the CLI itself defines; plugins cannot take them. */
-const KERNEL_FLAGS = ["print", "mode", "preset", "provider", "model", "plugin", "trust", "version", "help", "json"];
 
 export interface Plugin<S extends TSchema = TSchema> {
   /** One string everywhere: the preset key, the tap name, the `[plugin id]` prefix in errors. */
@@ -51,12 +49,6 @@ export interface SlashCommand {
 
 export type SlashResult = string | void | { prompt: PromptInput };
 
-/** Split `/name args` into the command and its arguments; undefined when `text` is not a registered command. */
-export function findCommand(host: PluginHost, text: string): { command: SlashCommand; args: string } | undefined {
-  const match = /^\/(\S+)(?:\s+([\s\S]*))?$/.exec(text.trim());
-  const command = match ? host.commands.get(match[1]!) : undefined;
-  return command && { command, args: (match![2] ?? "").trim() };
-}
 
 export interface FlagSpec {
   /** Long name without dashes, kebab-case (`script` → `--script <value>`). */
@@ -87,6 +79,8 @@ export interface FrontEnd {
   modes: readonly string[];
   /** Runs until done; resolves to the process exit code. */
   run(ctx: FrontEndContext): Promise<number>;
+  /** Its dialogs (TUI, RPC): the `ui` service while it runs (may be a getter). None: nobody can answer. */
+  readonly ui?: UiService;
 }
 
 /** Terminal I/O handed to subcommands and lifecycle callbacks. */
@@ -181,274 +175,4 @@ export interface InstallSource {
   baseDir?: string;
   /** Dotted option path → the file that set it, so an option error names the right layer. */
   optionSources?: Record<string, string>;
-}
-
-export interface HostOptions {
-  cwd?: string;
-  /** Whether this project is trusted (its `.coil/` code may run); plugins gate project-local code on it. */
-  projectTrusted?: boolean;
-}
-
-type Listener = (event: AgentEvent) => void;
-
-/** Owns the hooks, registries and event bus; plugins install into it, agents run on it. */
-export class PluginHost {
-  readonly hooks: KernelHooks = createHooks();
-  readonly tools = new Registry<ToolDefinition>("tool");
-  readonly providers = new Registry<Provider>("provider");
-  readonly commands = new Registry<SlashCommand>("command");
-  readonly flags = new Registry<FlagSpec>("flag");
-  readonly frontEnds = new Registry<FrontEnd>("front end");
-  readonly subcommands = new Registry<Subcommand>("subcommand");
-  readonly starters: { plugin: string; fn: StartFn }[] = [];
-  readonly stoppers: { plugin: string; fn: StopFn }[] = [];
-  readonly services = new Registry<unknown>("service");
-  readonly plugins: { id: string; source: InstallSource }[] = [];
-  readonly cwd: string;
-  readonly projectTrusted: boolean;
-  /**
-   * The dialogs of the front end that is running (TUI, RPC). A front end sets it in `run()`; plugins see it
-   * as the `ui` service. Unset in print/JSON modes, where nobody can answer.
-   */
-  ui?: UiService;
-  /** Parsed values of plugin flags, set by the CLI before the run. */
-  flagValues: Record<string, unknown> = {};
-  /** Taps in install order, for `coil plugins --hooks` style listings. */
-  readonly taps: { hook: HookName; plugin: string; stage: number }[] = [];
-  private readonly listeners = new Map<string, Map<Listener, string | undefined>>();
-  private readonly bails = new WeakMap<object, string>();
-  private closed = false;
-
-  constructor(options: HostOptions = {}) {
-    this.cwd = options.cwd ?? process.cwd();
-    this.projectTrusted = options.projectTrusted ?? false;
-    applyFailurePolicies(this.hooks, (e) => this.emit({ type: "diagnostic", level: "error", message: e.message, plugin: e.plugin, code: e.code }));
-  }
-
-  /** Validate options and run setup. Throws a CoilError naming the plugin and phase. */
-  install<S extends TSchema>(plugin: Plugin<S>, rawOptions: unknown = {}, source: InstallSource = {}): void {
-    if (this.closed) throw new CoilError("REGISTRATION_CLOSED", `cannot install plugin '${plugin.id}' after start-up`);
-    if (!isPlugin(plugin) || !/^[@a-z0-9][a-z0-9._/@-]*$/i.test(plugin.id)) {
-      throw new CoilError("PLUGIN_INVALID", "a plugin needs an 'id' (letters, digits, '-', '/', '@') and a 'setup' function", { phase: "import", file: source.file ?? source.ref });
-    }
-    const twin = this.plugins.find((p) => p.id === plugin.id);
-    if (twin) {
-      throw new CoilError("PLUGIN_DUPLICATE", `plugin id '${plugin.id}' is loaded twice: from ${describe(twin.source)} and from ${describe(source)}`, { plugin: plugin.id });
-    }
-    const options = validateOptions(plugin, rawOptions, source);
-    const ctx = this.contextFor(plugin.id, options, source);
-    try {
-      const returned = plugin.setup(ctx as PluginContext<Static<S>>) as unknown;
-      if (returned && typeof (returned as Promise<unknown>).then === "function") {
-        throw new CoilError("PLUGIN_SETUP_FAILED", "setup() returned a promise; setup must register synchronously (do async work inside hooks or tools)");
-      }
-    } catch (cause) {
-      throw CoilError.wrap(cause, "PLUGIN_SETUP_FAILED", { plugin: plugin.id, phase: "setup", file: source.file, line: source.line });
-    }
-    this.plugins.push({ id: plugin.id, source });
-  }
-
-  /** Run every plugin's start callback in install order; a failure names the plugin. A `{ exit }` answer stops there. */
-  async start(agent: Agent, io: CliStreams, info: StartInfo): Promise<number | undefined> {
-    for (const { plugin, fn } of this.starters) {
-      try {
-        const asked = await fn(agent, io, info);
-        if (asked && typeof asked.exit === "number") return asked.exit;
-      } catch (cause) {
-        throw CoilError.wrap(cause, "PLUGIN_START_FAILED", { plugin, phase: "start" });
-      }
-    }
-    return undefined;
-  }
-
-  /** Run every stop callback (reverse install order); failures are reported, never thrown. */
-  async stop(): Promise<void> {
-    for (const { plugin, fn } of [...this.stoppers].reverse()) {
-      try {
-        await fn();
-      } catch (cause) {
-        const error = CoilError.wrap(cause, "PLUGIN_STOP_FAILED", { plugin, phase: "stop" });
-        this.emit({ type: "diagnostic", level: "error", message: error.message, plugin, code: error.code });
-      }
-    }
-  }
-
-  /** Close registration. Called before the first model call. */
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    for (const registry of [this.tools, this.providers, this.commands, this.flags, this.frontEnds, this.subcommands, this.services]) registry.close();
-  }
-
-  /** Which plugin's tap returned this value (a block, a verdict, a compaction). */
-  bailedBy(value: object): string | undefined {
-    return this.bails.get(value);
-  }
-
-  get isClosed(): boolean {
-    return this.closed;
-  }
-
-  /** Observe events; `owner` names the plugin in the report when the listener throws. */
-  subscribe(type: AgentEventType | "*", listener: Listener, owner?: string): () => void {
-    let map = this.listeners.get(type);
-    if (!map) this.listeners.set(type, (map = new Map()));
-    map.set(listener, owner);
-    return () => map.delete(listener);
-  }
-
-  /** Deliver an event to observers. A throwing observer is reported once and never stops the loop. */
-  emit(event: AgentEvent): void {
-    for (const key of [event.type, "*"]) {
-      for (const [listener, owner] of this.listeners.get(key) ?? []) {
-        try {
-          const r = listener(event) as unknown;
-          if (r && typeof (r as Promise<unknown>).catch === "function") (r as Promise<unknown>).catch((e) => this.observerFailed(e, event, owner));
-        } catch (error) {
-          this.observerFailed(error, event, owner);
-        }
-      }
-    }
-  }
-
-  private observerFailed(error: unknown, event: AgentEvent, owner?: string): void {
-    if (event.type === "diagnostic") return; // never loop on a failing diagnostic listener
-    this.emit({ type: "diagnostic", level: "error", message: `an event listener failed on ${event.type}: ${messageOf(error)}`, plugin: owner, code: "PLUGIN_LISTENER_FAILED" });
-  }
-
-  private contextFor(id: string, options: unknown, source: InstallSource): PluginContext {
-    const host = this;
-    const guard = () => {
-      if (host.closed) throw new CoilError("REGISTRATION_CLOSED", "registration is closed; tap hooks and register things in setup()", { plugin: id });
-    };
-    const where = describe(source);
-    const registrar = <T>(registry: Registry<T>, nameOf: (value: T) => string, check?: (value: T) => void): Registrar<T> => ({
-      register: (value) => (guard(), check?.(value), registry.register(nameOf(value), value, id, where)),
-      get: (name) => registry.get(name),
-      names: () => registry.names(),
-    });
-    const log = (level: "info" | "warn" | "error") => (message: string) => host.emit({ type: "diagnostic", level, message, plugin: id });
-    return {
-      id,
-      options,
-      cwd: host.cwd,
-      baseDir: source.baseDir ?? host.cwd,
-      projectTrusted: host.projectTrusted,
-      tap(hook, fn, tapOptions = {}) {
-        guard();
-        const target = host.hooks[hook] as unknown as { tapPromise(o: { name: string; stage: number }, f: (...a: unknown[]) => Promise<unknown>): void };
-        if (!target) throw new CoilError("PLUGIN_INVALID", `unknown hook '${hook}'`, { plugin: id, hint: `hooks are: ${Object.keys(host.hooks).join(", ")}` });
-        const stage = typeof tapOptions.stage === "string" ? Stage[tapOptions.stage] : (tapOptions.stage ?? Stage.DEFAULT);
-        if (typeof stage !== "number") throw new CoilError("PLUGIN_INVALID", `unknown stage '${tapOptions.stage}'`, { plugin: id });
-        if (tapOptions.tools && hook !== "tool_call" && hook !== "tool_result") {
-          throw new CoilError("PLUGIN_INVALID", `the 'tools' filter only applies to tool_call and tool_result, not ${hook}`, { plugin: id });
-        }
-        const only = tapOptions.tools ? new Set(tapOptions.tools) : undefined;
-        target.tapPromise({ name: id, stage }, async (...args: unknown[]) => {
-          if (only && !only.has((args[hook === "tool_result" ? 1 : 0] as { call: { name: string } }).call.name)) return undefined;
-          const result = await (fn as (...a: unknown[]) => unknown)(...args);
-          // A bail hook stops on any value but undefined; null/false are treated as "nothing from me".
-          if (result === undefined || result === null || result === false) return undefined;
-          // Only a real block stops the gate chain: `{ block: false }` must not skip later gates.
-          if (hook === "tool_call" && (result as { block?: unknown }).block !== true) return undefined;
-          // `{ stop: false }` without follow-up messages has nothing to continue with: no opinion.
-          if (hook === "should_stop" && (result as { stop?: unknown }).stop === false && !(result as { followUp?: unknown[] }).followUp?.length) return undefined;
-          if (typeof result === "object") host.bails.set(result, id);
-          return result;
-        });
-        host.taps.push({ hook, plugin: id, stage });
-      },
-      on: (type, listener) => host.subscribe(type, listener as Listener, id),
-      tools: { ...registrar(host.tools, (t) => t.name, (t) => checkTool(t, id)), sync: (tools) => (tools.forEach((t) => checkTool(t, id)), host.tools.sync(id, tools.map((t) => [t.name, t]), where)) },
-      providers: { ...registrar(host.providers, (p) => p.id), ids: () => host.providers.names() },
-      commands: { ...registrar(host.commands, (c) => c.name), sync: (commands) => host.commands.sync(id, commands.map((c) => [c.name, c]), where) },
-      flags: {
-        register: registrar(host.flags, (f) => f.name, (flag) => {
-          if (KERNEL_FLAGS.includes(flag.name)) throw new CoilError("REGISTRY_DUPLICATE", `flag --${flag.name} is one of coil's own flags; choose another name`, { plugin: id });
-          const clash = flag.short && (["p", "v", "h"].includes(flag.short) ? "coil itself" : host.flags.entries().find(([, f]) => f.value.short === flag.short)?.[1].owner);
-          if (clash) throw new CoilError("REGISTRY_DUPLICATE", `flag -${flag.short} (for --${flag.name}) is already used by ${clash === "coil itself" ? clash : `plugin ${clash}`}`, { plugin: id });
-        }).register,
-        get: (name) => host.flagValues[name],
-      },
-      frontEnds: registrar(host.frontEnds, (f) => f.id),
-      subcommands: registrar(host.subcommands, (c) => c.name),
-      onStart: (fn) => (guard(), void host.starters.push({ plugin: id, fn })),
-      onStop: (fn) => (guard(), void host.stoppers.push({ plugin: id, fn })),
-      services: {
-        provide: (name, service) => (guard(), host.services.register(name, service, id, where)),
-        get: (name) => (host.services.get(name) ?? (name === "ui" ? host.ui : undefined)) as never,
-        require: (name) => {
-          if (host.services.has(name)) return host.services.get(name) as never;
-          if (name === "ui" && host.ui) return host.ui as never;
-          throw new CoilError("SERVICE_MISSING", `service '${name}' is not provided by any plugin in this preset`, { plugin: id });
-        },
-      },
-      log: { info: log("info"), warn: log("warn"), error: log("error") },
-      error: (code, message, errorOptions) => new CoilError(code, message, { plugin: id, ...errorOptions }),
-    };
-  }
-}
-
-function describe(source: InstallSource): string {
-  const at = source.file ? `${source.file}${source.line ? `:${source.line}` : ""}` : undefined;
-  const ref = source.ref && /[./@]/.test(source.ref) ? source.ref : undefined;
-  return [ref, at].filter(Boolean).join(" in ") || source.ref || "code";
-}
-
-function checkTool(tool: ToolDefinition, owner: string): void {
-  const missing = (["name", "description", "parameters", "execute"] as const).filter((k) => !tool?.[k]);
-  if (missing.length) throw new CoilError("PLUGIN_INVALID", `tool '${tool?.name ?? "?"}' lacks ${missing.join(", ")}`, { plugin: owner });
-  if (!/^[a-zA-Z0-9_-]{1,64}$/.test(tool.name)) {
-    throw new CoilError("PLUGIN_INVALID", `tool name '${tool.name}' must be 1-64 letters, digits, '_' or '-' (what provider APIs accept)`, { plugin: owner });
-  }
-}
-
-/** Reject unknown keys at every object level that declares its properties. */
-function strict(schema: TSchema): TSchema {
-  const s = schema as Record<string, unknown>;
-  if (!s || typeof s !== "object") return schema;
-  const out: Record<string, unknown> = { ...s };
-  if (s.type === "object" && s.properties && s.additionalProperties === undefined && s.patternProperties === undefined) out.additionalProperties = false;
-  if (s.properties) out.properties = Object.fromEntries(Object.entries(s.properties as Record<string, TSchema>).map(([k, v]) => [k, strict(v)]));
-  if (s.items && typeof s.items === "object" && !Array.isArray(s.items)) out.items = strict(s.items as TSchema);
-  for (const key of ["anyOf", "oneOf", "allOf"]) if (Array.isArray(s[key])) out[key] = (s[key] as TSchema[]).map(strict);
-  return out as TSchema;
-}
-
-/** Fill defaults and validate; errors name the plugin, the key and the preset file. */
-export function validateOptions(plugin: Plugin, raw: unknown, source: InstallSource = {}): unknown {
-  const where = { plugin: plugin.id, phase: "options" as const, file: source.file, line: source.line, column: source.column };
-  const given = raw === undefined || raw === null || raw === true ? {} : raw;
-  if (!plugin.options) {
-    if (typeof given === "object" && given && Object.keys(given).length > 0) {
-      throw new CoilError("PLUGIN_OPTIONS_INVALID", `takes no options, but got ${Object.keys(given).map((k) => `'${k}'`).join(", ")}`, where);
-    }
-    return {};
-  }
-  const schema = strict(plugin.options);
-  // Defaults come from the schema as written (TypeBox skips them under additionalProperties: false).
-  const value = Value.Default(plugin.options, structuredClone(given));
-  const errors = Value.Errors(schema, value);
-  if (errors.length === 0) return value;
-  const from = (key: string) => {
-    const file = source.optionSources?.[key] ?? Object.entries(source.optionSources ?? {}).find(([k]) => k.startsWith(`${key}.`) || key.startsWith(`${k}.`))?.[1];
-    return file && file !== source.file ? ` (set in ${file})` : "";
-  };
-  const lines = errors
-    .filter((e) => e.keyword !== "boolean" || !errors.some((o) => o.keyword === "additionalProperties"))
-    .map((e) => {
-      if (e.keyword === "additionalProperties") {
-        const keys = (e.params as { additionalProperties: string[] }).additionalProperties.map((k) => pathOf(e.instancePath, k));
-        const known = Object.keys(((e.instancePath ? {} : schema) as { properties?: object }).properties ?? {});
-        return `unknown option ${keys.map((k) => `'${k}'${from(k)}`).join(", ")}${known.length ? ` (known: ${known.join(", ")})` : ""}`;
-      }
-      const key = e.instancePath.slice(1).replace(/\//g, ".");
-      return `option '${key || "(root)"}' ${e.message}${from(key)}`;
-    });
-  throw new CoilError("PLUGIN_OPTIONS_INVALID", [...new Set(lines)].join("; "), where);
-}
-
-function pathOf(instancePath: string, key: string): string {
-  const base = instancePath.slice(1).replace(/\//g, ".");
-  return base ? `${base}.${key}` : key;
 }

@@ -78,3 +78,6 @@ export class Registry<T> {
     for (const [name, value] of values) (this.items.set(name, { value, owner, source }), this.late.add(name));
   }
 }
+
+/** A registry seen from outside the host: look-ups only. */
+export type ReadonlyRegistry<T> = Pick<Registry<T>, "get" | "has" | "owner" | "names" | "values" | "entries">;

@@ -14,7 +14,7 @@ const plugins = readdirSync(join(root, "plugins"), { withFileTypes: true })
 
 await build({
   absWorkingDir: root,
-  entryPoints: ["bin/coil.ts", "kernel/index.ts", "kernel/boot/cli.ts", "lib/testing/index.ts", "lib/sdk/index.ts", "lib/rpc-client/index.ts", ...plugins],
+  entryPoints: ["bin/coil.ts", "kernel/index.ts", "cli/main.ts", "lib/testing/index.ts", "lib/sdk/index.ts", "lib/rpc-client/index.ts", ...plugins],
   outdir: "dist",
   outbase: ".",
   bundle: true,

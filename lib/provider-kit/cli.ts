@@ -1,11 +1,13 @@
 /**
- * What the provider plugins offer the user beyond streaming: `--api-key`, `coil models [search]`,
- * `coil auth set|remove|list`, and the `/model` slash command. Registered once by whichever
- * provider plugin is installed first (the `provider-cli` service marks it), so a preset with one
- * or both provider plugins gets exactly one of each.
+ * What the user has beyond the providers' streaming: `--api-key`, `coil models [search]`,
+ * `coil auth set|remove|list`, and the `/model` slash command. The `models` plugin registers them
+ * (a preset lists it: the default one does); provider plugins read its state (`provider-cli`
+ * service) lazily, so they work, without those commands, in a preset that leaves it out.
  */
 import type { Agent, CliStreams, CustomMessage, ModelInfo, PluginContext, Provider } from "../../kernel/index.js";
-import { describePrice, findModel, type CatalogModel } from "./catalog.js";
+import { CoilError, messageOf } from "../../kernel/errors.js";
+import { resolveModel, type ModelChoice } from "../models.js";
+import { describePrice } from "./catalog.js";
 import { authFile, authFileTooOpen, coilHome, readAuth, writeAuthKey, type KeyLookup } from "./config.js";
 
 export const CLI_SERVICE = "provider-cli";
@@ -18,9 +20,24 @@ export interface ProviderCliService {
   selected?: string;
 }
 
+/**
+ * For provider plugins: the `models` plugin's state, read when used (it may be installed after them).
+ * Without the models plugin nothing is selected and `--api-key` does not exist.
+ */
 export function sharedCli(ctx: PluginContext<unknown>): ProviderCliService {
-  const existing = ctx.services.get(CLI_SERVICE) as ProviderCliService | undefined;
-  if (existing) return existing;
+  const current = () => ctx.services.get(CLI_SERVICE) as ProviderCliService | undefined;
+  return {
+    get owner() {
+      return current()?.owner ?? "";
+    },
+    get selected() {
+      return current()?.selected;
+    },
+  };
+}
+
+/** Register `--api-key`, `coil models`, `coil auth` and `/model` (the `models` plugin's setup). */
+export function registerModelCli(ctx: PluginContext<unknown>): ProviderCliService {
   const service: ProviderCliService = { owner: ctx.id };
   ctx.services.provide(CLI_SERVICE, service);
   ctx.flags.register({ name: "api-key", description: "API key for the provider this run uses (never stored or logged)", type: "string", valueName: "key" });
@@ -179,30 +196,12 @@ async function switchModel(ctx: PluginContext<unknown>, args: string, agent: Age
   const want = args.trim();
   const current = agent.state;
   if (!want) return `current model: ${current.provider}/${current.model.id}`;
-  const slash = want.indexOf("/");
-  const named = slash > 0 ? ctx.providers.get(want.slice(0, slash)) : undefined;
-  if (slash > 0 && !named && !ctx.providers.ids().some((p) => ctx.providers.get(p)!.models?.some((m) => m.id === want))) {
-    return `unknown provider '${want.slice(0, slash)}'. Known providers: ${ctx.providers.ids().join(", ")}`;
+  let found: ModelChoice;
+  try {
+    found = resolveModel(ctx.providers.ids().map((p) => ctx.providers.get(p)!), want);
+  } catch (error) {
+    return error instanceof CoilError ? `${error.detail}${error.hint ? `: ${error.hint}` : ""}` : messageOf(error);
   }
-  const id = named ? want.slice(slash + 1) : want;
-  let found: { provider: Provider; model: ModelInfo } | undefined;
-  if (named) {
-    // a named provider may serve ids it does not list (local models): its resolveModel decides
-    const model = named.models?.find((m) => m.id === id) ?? named.resolveModel?.(id);
-    if (model) found = { provider: named, model };
-  } else {
-    const all = ctx.providers.ids().map((p) => ctx.providers.get(p)!);
-    for (const p of all) {
-      const model = p.models?.find((m) => m.id === id);
-      if (model) found ??= { provider: p, model };
-    }
-    for (const p of all) {
-      const model = findModel((p.models ?? []) as CatalogModel[], id);
-      if (model) found ??= { provider: p, model: { ...model, provider: p.id } };
-    }
-  }
-  if (!found) return `no model '${want}' (see \`coil models\`; name the provider for a model it does not list: /model provider/id)`;
-  if (found.provider.isConfigured && !found.provider.isConfigured()) return `provider '${found.provider.id}' is not configured: ${found.provider.setupHint ?? ""}`;
   agent.setModel(found.provider.id, found.model);
   const record: CustomMessage<{ from: { provider: string; model: string }; to: { provider: string; model: string } }> = {
     role: "custom",

@@ -9,7 +9,7 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } fro
 import { CoilError } from "../../kernel/index.js";
 import { API_KINDS, type ApiKind, type CatalogModel, type PriceTier, type Prices, type ThinkingStyle } from "./catalog.js";
 
-export { coilHome } from "../../kernel/index.js";
+export { coilHome } from "../paths.js";
 
 // ───────────────────────────── models.yaml ─────────────────────────────
 

@@ -11,9 +11,9 @@
  */
 import { PassThrough, Writable } from "node:stream";
 import { Agent, CoilError, PluginHost, textOf, type AgentEvent, type CliStreams, type Plugin, type PromptInput, type RunResult } from "../../kernel/index.js";
-import { agentFor, installPreset, showSetupDiagnostics } from "../../kernel/boot/cli.js";
-import { coilHome, secureCoilHome } from "../../kernel/boot/paths.js";
-import { resolvePreset, type ResolvedPreset } from "../../kernel/boot/preset.js";
+import { agentFor, assemble, showSetupDiagnostics } from "../../boot/assemble.js";
+import { coilHome, secureCoilHome } from "../../boot/paths.js";
+import type { ResolvedPreset } from "../../boot/preset.js";
 
 export interface CreateAgentOptions {
   /** A built-in preset name, a YAML file (relative to `cwd`) or `npm:package`. Default `default`. */
@@ -61,14 +61,9 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
   const stderr = options.stderr ?? process.stderr;
   const homeProblem = secureCoilHome(home);
   if (homeProblem) stderr.write(`coil: warning: ${homeProblem}\n`);
-  const preset = resolvePreset({
-    preset: options.preset,
-    cwd,
-    home,
-    trust: options.trust ?? false,
-    cli: { plugins: options.plugins, settings: { provider: options.provider, model: options.model } },
-  });
-  const { host, setupDiagnostics } = await installPreset(preset, cwd, home, options.trust ?? false);
+  // The CLI's own assembly (boot/assemble.ts): `trust: true` is explicit trust, as `--trust` is.
+  const trust = options.trust ?? false;
+  const { preset, host, setupDiagnostics } = await assemble({ preset: options.preset, cwd, home, trust, plugins: options.plugins, provider: options.provider, model: options.model });
   showSetupDiagnostics(setupDiagnostics, stderr);
   for (const item of options.extraPlugins ?? []) {
     const [plugin, opts] = Array.isArray(item) ? item : [item, {}];
@@ -111,4 +106,4 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
 export { Agent, PluginHost };
 export type { ResolvedPreset };
 /** Resolve a preset the way createAgent does, without starting it (coil fleet embeds the result in jobs). */
-export { resolvePreset } from "../../kernel/boot/preset.js";
+export { resolvePreset } from "../../boot/preset.js";

@@ -13,8 +13,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadPlugin } from "../../kernel/boot/load.js";
-import { coilHome } from "../../kernel/boot/paths.js";
+import { loadPlugin } from "../../boot/load.js";
+import { coilHome } from "../../boot/paths.js";
 import { Agent, PluginHost, textOf, type AgentEvent, type AgentOptions, type Plugin, type ProviderRequest, type RunResult, type ToolResultMessage } from "../../kernel/index.js";
 import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
 import type { ScriptedReply, ScriptStep } from "../../plugins/provider-scripted/script.js";

@@ -9,7 +9,8 @@
  * working. `coil checkpoints list|prune`. See docs/checkpoints.md.
  */
 import { relative, resolve } from "node:path";
-import { coilHome, definePlugin, textOf, Type, type Agent, type AgentMessage, type Static, type ToolCallInfo } from "../../kernel/index.js";
+import { definePlugin, textOf, Type, type Agent, type AgentMessage, type Static, type ToolCallInfo } from "../../kernel/index.js";
+import { coilHome } from "../../lib/paths.js";
 import { notReadOnly, READ_ONLY_COMMANDS } from "../../lib/shell/read-only-commands.js";
 import type { MessageEntry, SessionEntry } from "../session-jsonl/api.js";
 

@@ -7,7 +7,8 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { coilHome, definePlugin, packageRoot, Stage, Type, type Static, type ToolSpec } from "../../kernel/index.js";
+import { definePlugin, Stage, Type, type Static, type ToolSpec } from "../../kernel/index.js";
+import { coilHome, packageRoot } from "../../lib/paths.js";
 import type { McpService, ServerStatus } from "./api.js";
 import { mcpCommand } from "./cli.js";
 import { formatProblem, loadServers, type ServerConfig } from "./config.js";

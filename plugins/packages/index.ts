@@ -8,7 +8,9 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
-import { coilHome, definePlugin, messageOf, type CliStreams } from "../../kernel/index.js";
+import { definePlugin, messageOf, type CliStreams } from "../../kernel/index.js";
+import { coilHome } from "../../lib/paths.js";
+import { PACKAGE_INSTALLER, type PackageInstaller } from "../../lib/package-installer.js";
 import { LOCK_FILE, readLock, writeLock, type LockEntry } from "./lockfile.js";
 import { classify, dependencies, ensureManifest, npmLockEntry, readJson, registryName, runNpm } from "./npm.js";
 import { scaffoldCommand } from "./scaffold.js";
@@ -95,7 +97,7 @@ async function npmInstall(io: CliStreams, dir: string, specs: string[]): Promise
 }
 
 /**
- * Install on first use, for the kernel's CLI (which imports this module by path before any preset loads):
+ * Install on first use, for the CLI (through the `package-installer` service, lib/package-installer.ts):
  * install `specs` into `dir` (`$COIL_HOME/packages`), each pinned by the lock file there when it records the
  * package, and rewrite the lock file, exactly as `coil install` does. False (npm's error on stderr) if npm failed.
  */
@@ -282,6 +284,7 @@ export default definePlugin({
   setup(ctx) {
     const sub = (name: string, description: string, usage: string, run: (argv: string[], io: IO) => Promise<number> | number) =>
       ctx.subcommands.register({ name, description, usage, run: (argv, io) => run(argv, { ...io, trusted: ctx.projectTrusted } as IO) });
+    ctx.services.provide(PACKAGE_INSTALLER, { install: installForPreset } satisfies PackageInstaller);
     sub("install", "install coil packages (npm spec, git URL, folder or .tgz); no spec: what coil-lock.json records", "[spec...] [--project] [--from <preset>] [--yes]", install);
     sub("remove", "remove installed coil packages", "<name...> [--project]", remove);
     sub("list", "list installed coil packages and what they offer", "[--json]", list);

@@ -7,7 +7,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { packageRoot, type CliStreams } from "../../kernel/index.js";
+import type { CliStreams } from "../../kernel/index.js";
+import { packageRoot } from "../../lib/paths.js";
 
 /** This coil: its package folder (what the scaffold depends on) and its version. */
 function thisCoil(): { root: string; version: string } {

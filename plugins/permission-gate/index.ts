@@ -8,7 +8,8 @@
  * See docs/safety.md.
  */
 import { readdir, stat } from "node:fs/promises";
-import { coilHome, definePlugin, Stage, Type, type Static, type ToolCallInfo, type ToolResult } from "../../kernel/index.js";
+import { definePlugin, Stage, Type, type Static, type ToolCallInfo, type ToolResult } from "../../kernel/index.js";
+import { coilHome } from "../../lib/paths.js";
 import type { SessionService } from "../session-jsonl/api.js";
 import type {} from "../tools-coding/api.js"; // types the `operations` service
 import { expandPath, resolveTypedPath } from "../../lib/typed-path.js";

@@ -117,5 +117,5 @@ export function templateFiles(dir: string): string[] {
   }
 }
 
-export { coilHome, packageRoot } from "../../kernel/index.js";
+export { coilHome, packageRoot } from "../../lib/paths.js";
 export { splitFrontMatter };

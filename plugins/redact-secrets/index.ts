@@ -6,7 +6,8 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { coilHome, definePlugin, Stage, Type, type AgentMessage, type Static, type ToolResult } from "../../kernel/index.js";
+import { definePlugin, Stage, Type, type AgentMessage, type Static, type ToolResult } from "../../kernel/index.js";
+import { coilHome } from "../../lib/paths.js";
 import { redactor, secretsInAuth, secretsInEnv } from "./secrets.js";
 
 export { REDACTED, redactor, secretsInAuth, secretsInEnv } from "./secrets.js";

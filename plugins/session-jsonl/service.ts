@@ -10,7 +10,6 @@ import { createInterface } from "node:readline";
 import { dirname, join } from "node:path";
 import {
   CoilError,
-  estimateMessageTokens,
   textOf,
   type Agent,
   type AgentEvent,
@@ -201,7 +200,7 @@ export class SessionManager implements SessionService {
     if (!recorded || !this.ctx.options.restoreModel || this.flags.modelFromCli) return;
     const now = agent.state;
     if (now.provider === recorded.provider && now.model.id === recorded.modelId) return;
-    const provider = agent.host.providers.get(recorded.provider);
+    const provider = agent.view.providers.get(recorded.provider);
     if (!provider || (provider.isConfigured && !provider.isConfigured())) {
       this.note(`the session used ${recorded.provider}/${recorded.modelId}, which is not available; continuing with ${now.provider}/${now.model.id}`);
       return;
@@ -620,15 +619,14 @@ export class SessionManager implements SessionService {
     const signal = options.signal ?? new AbortController().signal;
     const instructions = options.instructions ?? "Summarise this branch of the conversation, which the user is leaving: goals, decisions, findings, files touched, open questions.";
     if (this.summarizer) return this.summarizer(messages, { instructions, signal });
-    const agent = this.agent;
-    const hooks = agent?.host.hooks;
-    if (!agent || !hooks || !agent.host.taps.some((t) => t.hook === "compact")) {
-      throw this.ctx.error("NO_SUMMARIZER", "cannot summarise the branch: no summariser is registered and the preset has no compaction strategy", {
+    const noSummarizer = () =>
+      this.ctx.error("NO_SUMMARIZER", "cannot summarise the branch: no summariser is registered and the preset has no compaction strategy", {
         hint: "pass the summary text yourself, or add a compaction plugin",
       });
-    }
-    const model = agent.state.model;
-    const result = await hooks.compact.promise({ messages, tokens: messages.reduce((n, m) => n + estimateMessageTokens(m), 0), contextWindow: model.contextWindow, reason: "manual", model, instructions, signal });
+    if (!this.agent) throw noSummarizer();
+    const result = await this.agent.summarize(messages, { instructions, signal }).catch((error: unknown) => {
+      throw (error as { code?: string }).code === "NO_COMPACTION" ? noSummarizer() : error;
+    });
     const produced = result?.messages.filter((m) => !messages.includes(m)) ?? [];
     const text = produced.map((m) => textOf(m)).join("\n\n").trim();
     if (!text) throw this.ctx.error("NO_SUMMARIZER", "no compaction strategy produced a summary of the branch", { hint: "pass the summary text yourself" });

@@ -189,5 +189,5 @@ export class SkillCatalog {
   }
 }
 
-export { coilHome, packageRoot } from "../../kernel/index.js";
+export { coilHome, packageRoot } from "../../lib/paths.js";
 export { splitFrontMatter };

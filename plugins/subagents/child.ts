@@ -25,8 +25,7 @@ export interface ChildHostOptions {
 }
 
 export function childHost(parent: PluginHost, options: ChildHostOptions): PluginHost {
-  const host = new PluginHost({ cwd: parent.cwd, projectTrusted: parent.projectTrusted });
-  host.ui = parent.ui;
+  const host = new PluginHost({ cwd: parent.cwd, projectTrusted: parent.projectTrusted, ui: () => parent.ui });
   for (const [name, owned] of parent.providers.entries()) host.providers.register(name, owned.value, owned.owner, owned.source);
   for (const tool of options.tools) host.tools.register(tool.name, tool, parent.tools.owner(tool.name) ?? "subagents");
   for (const hook of HOOK_NAMES) {

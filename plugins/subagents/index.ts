@@ -7,10 +7,11 @@
  */
 import { homedir } from "node:os";
 import { resolve } from "node:path";
+import { coilHome } from "../../lib/paths.js";
 import {
   Agent,
+  hostOf,
   Type,
-  coilHome,
   definePlugin,
   messageOf,
   textOf,
@@ -162,7 +163,7 @@ export default definePlugin({
     ctx.tools.register(taskTool({ host: undefined, depth: 0, slots: new Slots(o.maxParallel), current: () => root && { provider: root.state.provider, model: root.state.model }, options: () => rootOptions }));
 
     async function runChild(scope: Scope, args: { description: string; prompt: string; agent?: string }, run: ToolRunContext): Promise<ToolOutput<TaskDetails>> {
-      const parentHost = scope.host ?? root?.host;
+      const parentHost = scope.host ?? (root && hostOf(root));
       if (!parentHost) throw ctx.error("CONFIG_INVALID", "the task tool ran before coil started its plugins (host.start was not called)");
       const type = agents.find((a) => a.name === (args.agent || "general"));
       if (!type) throw new Error(`unknown agent type '${args.agent}'. Available: ${agents.map((a) => a.name).join(", ")}`);

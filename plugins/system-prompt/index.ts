@@ -6,7 +6,8 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { Type, coilHome, definePlugin, packageRoot, type ModelRequest, type ToolSpec } from "../../kernel/index.js";
+import { Type, definePlugin, type ModelRequest, type ToolSpec } from "../../kernel/index.js";
+import { coilHome, packageRoot } from "../../lib/paths.js";
 import type {} from "../context-files/api.js"; // types the `context-files` service
 import type {} from "../skills/api.js"; // types the `skills` service
 import { DEFAULT_ROLE, assemble, localDate, type ProjectFile, type SkillEntry, type ToolInfo } from "./blocks.js";

@@ -6,7 +6,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { format } from "node:util";
-import { definePlugin, packageRoot, type FrontEndContext, type PluginHost, type UiService } from "../../kernel/index.js";
+import { definePlugin, type FrontEndContext, type PluginHost, type UiService } from "../../kernel/index.js";
+import { packageRoot } from "../../lib/paths.js";
 import type { Operations } from "../tools-coding/api.js";
 import type { AcpServer } from "./server.js";
 
@@ -17,12 +18,12 @@ const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
  * While ACP runs, the `ui` service is the client's dialogs, and (when the client offers them) the
  * `operations` service is the client's files and terminals. Returns the undo.
  */
-function attach(host: PluginHost, server: AcpServer): { ui(ui: UiService): void; operations(ops: Partial<Operations> | undefined): void; detach(): void } {
-  const previousUi = host.ui;
+function attach(host: PluginHost, server: AcpServer, dialogs: { current?: UiService }): { ui(ui: UiService): void; operations(ops: Partial<Operations> | undefined): void; detach(): void } {
+  const previousUi = dialogs.current;
   let synced = false;
   return {
     ui(ui) {
-      host.ui = ui;
+      dialogs.current = ui; // served as this front end's registered `ui` while it runs
     },
     operations(ops) {
       if (!ops) return;
@@ -36,7 +37,7 @@ function attach(host: PluginHost, server: AcpServer): { ui(ui: UiService): void;
       synced = true;
     },
     detach() {
-      host.ui = previousUi;
+      dialogs.current = previousUi;
       if (synced) host.services.sync("ui-acp", []);
     },
   };
@@ -55,6 +56,8 @@ export default definePlugin({
   description: "Agent Client Protocol front end for editors: Zed, JetBrains, Neovim (--mode acp)",
   setup(ctx) {
     let active: AcpServer | undefined;
+    /** The client's dialogs while ACP runs: this front end's `ui` (the host serves it while acp runs). */
+    const dialogs: { current?: UiService } = {};
     // Diffs for the editor: the file before an edit or write (after the gate allowed it), and after.
     ctx.tap("tool_call", async (info) => void (await active?.beforeTool(info)), { stage: "LATE", tools: ["edit", "write"] });
     ctx.tap("tool_result", async (result, info) => void (await active?.afterTool(result, info)), { stage: "LATE", tools: ["edit", "write"] });
@@ -62,6 +65,9 @@ export default definePlugin({
     ctx.frontEnds.register({
       id: "acp",
       modes: ["acp"],
+      get ui() {
+        return dialogs.current;
+      },
       async run(fe: FrontEndContext) {
         if (fe.prompt) {
           fe.stderr.write("coil: acp mode reads the Agent Client Protocol on stdin; do not pass a prompt\n");
@@ -73,7 +79,7 @@ export default definePlugin({
           mcp: () => ctx.services.get("mcp"),
           version: version(),
         });
-        const hookup = attach(fe.host, server);
+        const hookup = attach(fe.host, server, dialogs);
         hookup.ui(server.ui());
         server.onInitialized = () => hookup.operations(server.operations());
         active = server;

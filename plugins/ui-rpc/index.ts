@@ -4,6 +4,7 @@
  * asked through the `ui` service become ui_request/ui_response pairs. See docs/rpc.md.
  */
 import { definePlugin, findCommand, messageOf, type Agent, type AgentMessage, type FrontEndContext, type ModelInfo, type PluginHost, type UiService } from "../../kernel/index.js";
+import { resolveModel } from "../../lib/models.js";
 import { RPC_COMMANDS, splitLines, type RpcCommandName, type RpcOutbound, type RpcSession, type RpcState } from "../../lib/rpc-client/protocol.js";
 import type { SessionService } from "../session-jsonl/api.js";
 
@@ -194,20 +195,13 @@ class RpcServer {
   }
 
   private setModel(agent: Agent, host: PluginHost, msg: Record<string, unknown>): { provider: string; model: ModelInfo } {
-    let modelId = typeof msg.model === "string" ? msg.model : "";
-    let providerId = typeof msg.provider === "string" ? msg.provider : undefined;
+    const modelId = typeof msg.model === "string" ? msg.model : "";
+    const providerId = typeof msg.provider === "string" ? msg.provider : undefined;
     if (!modelId) throw new Error('set_model needs "model": an id, or provider/id');
-    if (!providerId && modelId.includes("/") && host.providers.has(modelId.split("/")[0]!)) [providerId, modelId] = [modelId.split("/")[0]!, modelId.split("/").slice(1).join("/")];
-    const providers = providerId ? [host.providers.get(providerId)].filter((p) => p !== undefined) : host.providers.values();
-    if (providerId && !providers.length) throw new Error(`unknown provider '${providerId}'; known: ${host.providers.names().join(", ")}`);
-    for (const p of providers) {
-      const model = p.models?.find((m) => m.id === modelId) ?? (providerId ? p.resolveModel?.(modelId) : undefined);
-      if (!model) continue;
-      agent.setModel(p.id, model);
-      this.session()?.appendModelChange?.(p.id, model.id);
-      return { provider: p.id, model };
-    }
-    throw new Error(`no provider has model '${modelId}'${providerId ? ` (provider ${providerId})` : ""}`);
+    const { provider, model } = resolveModel(host.providers.values(), modelId, providerId);
+    agent.setModel(provider.id, model);
+    this.session()?.appendModelChange?.(provider.id, model.id);
+    return { provider: provider.id, model };
   }
 }
 
@@ -219,9 +213,14 @@ export default definePlugin({
   id: "ui-rpc",
   description: "RPC mode: JSON lines over stdin/stdout for editors and other programs (--mode rpc)",
   setup(ctx) {
+    // The client's dialogs while a session runs: this front end's `ui` (the host reads it while rpc runs).
+    let dialogs: UiService | undefined;
     ctx.frontEnds.register({
       id: "rpc",
       modes: ["rpc"],
+      get ui() {
+        return dialogs;
+      },
       async run(fe) {
         // Commands come on stdin; `-` is accepted for older clients that passed it.
         if (fe.prompt && fe.prompt !== "-") {
@@ -242,8 +241,8 @@ export default definePlugin({
           },
           notify: (message, level = "info") => server.notify(message, level),
         };
-        const previousUi = fe.host.ui;
-        fe.host.ui = ui;
+        const previousUi = dialogs;
+        dialogs = ui;
         const unsubscribe = fe.agent.subscribe((event) => {
           if (event.type === "agent_end") server.lastRun = { stopReason: event.stopReason, ...(event.reason === undefined ? {} : { reason: event.reason }) };
           server.send({ type: "event", event });
@@ -269,7 +268,7 @@ export default definePlugin({
           for (const signal of SIGNALS) process.off(signal, onSignal);
           server.closeDialogs();
           unsubscribe();
-          fe.host.ui = previousUi;
+          dialogs = previousUi;
         }
       },
     });

@@ -91,7 +91,7 @@ export class TuiApp implements AppHandle {
     this.chat = new lib.Container();
     this.slot = new lib.Container();
     this.editor = new lib.Editor(this.tui, { borderColor: c.gray, selectList: selectTheme() }, { paddingX: 0 });
-    this.editor.setAutocompleteProvider(autocomplete(lib, this.agent.host.commands.entries().map(([name, o]) => ({ name, description: o.value.description, argumentHint: o.value.argumentHint })), this.ctx.cwd));
+    this.editor.setAutocompleteProvider(autocomplete(lib, this.agent.view.commands.entries().map(([name, o]) => ({ name, description: o.value.description, argumentHint: o.value.argumentHint })), this.ctx.cwd));
     this.editor.onSubmit = (text) => void this.submit(text);
     this.status = new Lines((w) => this.drawStatus(w));
     this.footer = new Lines((w) => this.drawFooter(w));
@@ -195,7 +195,7 @@ export class TuiApp implements AppHandle {
         this.notify("Aborted.", "warn");
       } else if (this.editor.getText() === "" && this.rewindKey.press()) {
         // checkpoints (#19): Esc Esc opens the rewind picker (plugins/ui-tui/rewind.ts)
-        openRewindPicker(this.agent).then(
+        openRewindPicker(this.agent, this.ctx.services.get("session")).then(
           (out) => {
             if (out?.notice) this.addNotice(out.notice, (s) => s, "");
             if (out?.editorText && !this.editor.getText()) this.setEditorText(out.editorText);
@@ -237,8 +237,8 @@ export class TuiApp implements AppHandle {
     this.editor.addToHistory(text);
     try {
       if (text.startsWith("!")) return await this.shell(text);
-      if (text === "/model" && this.agent.host.commands.has("model")) return await this.modelPicker();
-      const slash = findCommand(this.agent.host, text);
+      if (text === "/model" && this.agent.view.commands.has("model")) return await this.modelPicker();
+      const slash = findCommand(this.agent.view, text);
       if (slash) {
         const out = await slash.command.run(slash.args, this.agent);
         if (typeof out === "string" && out) this.addNotice(out, (s) => s, "");
@@ -249,7 +249,7 @@ export class TuiApp implements AppHandle {
       // A lone `/word`, or a namespaced `/name:arg ...` (like /skill:x), is a command typed wrong, not a request.
       const head = text.split(/\s/, 1)[0]!;
       if ((text.startsWith("/") && !text.includes(" ") && !text.slice(1).includes("/")) || /^\/[\w-]+:[^/\s]*$/.test(head)) {
-        const skills = head.startsWith("/skill:") && this.agent.host.commands.has("skills") ? " /skills lists the skills, and why any did not load." : "";
+        const skills = head.startsWith("/skill:") && this.agent.view.commands.has("skills") ? " /skills lists the skills, and why any did not load." : "";
         this.notify(`Unknown command ${head}. /help lists the commands.${skills}`, "warn");
         return;
       }
@@ -283,14 +283,14 @@ export class TuiApp implements AppHandle {
 
   private async modelPicker(): Promise<void> {
     const items: PickItem[] = [];
-    for (const p of this.agent.host.providers.values()) {
+    for (const p of this.agent.view.providers.values()) {
       if (p.isConfigured && !p.isConfigured()) continue;
       for (const m of p.models ?? []) items.push({ value: `${p.id}/${m.id}`, label: `${p.id}/${m.id}`, description: m.name });
     }
     const current = `${this.agent.state.provider}/${this.agent.state.model.id}`;
     const chosen = await this.dialogHost.pickOne(`Model (now ${current})`, items, { selected: current });
     if (!chosen) return;
-    const out = await this.agent.host.commands.get("model")!.run(chosen, this.agent);
+    const out = await this.agent.view.commands.get("model")!.run(chosen, this.agent);
     if (typeof out === "string" && out) this.addNotice(out, (s) => s, "");
     this.refresh();
   }

@@ -230,7 +230,7 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
   });
 
   reg("help", "list commands and keys", (_args, agent) => {
-    const cmds = agent.host.commands
+    const cmds = agent.view.commands
       .entries()
       .map(([name, c]) => `/${name}${c.value.argumentHint ? ` ${c.value.argumentHint}` : ""} — ${c.value.description}`)
       .sort();

@@ -13,7 +13,7 @@ import type { Bridge } from "./types.js";
 /** customType of the messages `!cmd` adds; converted to user messages at request time. */
 export const SHELL_MESSAGE = "ui-tui.shell";
 
-/** The `ui` service while the TUI runs (set as `host.ui`); a dialog asked before the app is drawn answers "no". */
+/** The `ui` service while the TUI runs (its registration's `ui`); a dialog asked before the app is drawn answers "no". */
 function uiService(bridge: Bridge, log: (m: string, level: "info" | "warn" | "error") => void): UiService & { readonly active: boolean } {
   return {
     get active() {
@@ -74,20 +74,15 @@ export default definePlugin({
     ctx.frontEnds.register({
       id: "tui",
       modes: ["interactive"],
+      // While the TUI runs, its dialogs are the `ui` service; in other modes there is none.
+      ui: dialogs,
       async run(fe) {
         const out = fe.stdout as NodeJS.WritableStream & { isTTY?: boolean };
         if (!process.stdin.isTTY || !out.isTTY) return fallback(fe);
         if (process.env.COIL_TUI_STATS) appendFileSync(process.env.COIL_TUI_STATS, JSON.stringify({ mark: "run", at: performance.now() }) + "\n");
         const [lib, { TuiApp }] = await load();
         const app = new TuiApp(lib, fe, ctx, bridge);
-        // While the TUI runs, its dialogs are the `ui` service; in other modes there is none.
-        fe.host.ui = dialogs;
-        let code: number;
-        try {
-          code = await app.run();
-        } finally {
-          fe.host.ui = undefined;
-        }
+        const code = await app.run();
         if (!bridge.reload) return code;
         // /reload: the TUI has stopped and restored the terminal; run coil again on this session.
         const { restart, sessionFileOf } = await import("./reload.js");

@@ -3,7 +3,8 @@
  * restore, see the diff, confirm). Kept out of app.ts: the app only reports Esc presses here. When the
  * conversation went back, the rewound prompt's text goes back into the editor (as with /tree).
  */
-import { findCommand, textOf, type Agent, type AgentMessage } from "../../kernel/index.js";
+import { findCommand, textOf, type Agent } from "../../kernel/index.js";
+import type { MessageEntry, SessionService } from "../session-jsonl/api.js";
 
 /** Two presses within `windowMs`. */
 export class DoublePress {
@@ -17,16 +18,10 @@ export class DoublePress {
   }
 }
 
-interface SessionView {
-  readonly leafId: string | null;
-  entry(id: string): { type: string; customType?: string; data?: unknown; message?: AgentMessage } | undefined;
-}
-
 /** Run the picker: what to show, and the prompt to put back in the editor. Undefined when no plugin offers /rewind. */
-export async function openRewindPicker(agent: Agent): Promise<{ notice: string; editorText?: string } | undefined> {
-  const slash = findCommand(agent.host, "/rewind --pick");
+export async function openRewindPicker(agent: Agent, session: SessionService | undefined): Promise<{ notice: string; editorText?: string } | undefined> {
+  const slash = findCommand(agent.view, "/rewind --pick");
   if (!slash) return undefined;
-  const session = agent.host.services.get("session") as SessionView | undefined;
   const leaf = session?.leafId;
   const out = await slash.command.run(slash.args, agent);
   const notice = typeof out === "string" ? out : "";
@@ -34,6 +29,7 @@ export async function openRewindPicker(agent: Agent): Promise<{ notice: string; 
   const last = session && now && now !== leaf ? session.entry(now) : undefined;
   // The checkpoints plugin leaves a `checkpoint-rewind` entry naming the prompt it went back before.
   const prompt = last?.type === "custom" && last.customType === "checkpoint-rewind" ? (last.data as { entry?: string } | undefined)?.entry : undefined;
-  const message = prompt ? session!.entry(prompt)?.message : undefined;
+  const entry = prompt ? session!.entry(prompt) : undefined;
+  const message = entry?.type === "message" ? (entry as MessageEntry).message : undefined;
   return { notice, editorText: message?.role === "user" ? textOf(message) : undefined };
 }

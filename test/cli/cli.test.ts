@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../kernel/boot/paths.js";
+import { packageRoot } from "../../boot/paths.js";
 
 const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const temps: string[] = [];

@@ -141,17 +141,26 @@ describe("plugin host", () => {
     expect(e.message).toBe("[plugin flaggy] setup: REGISTRY_DUPLICATE flag --model is one of coil's own flags; choose another name");
   });
 
-  it("serves the running front end's dialogs as the ui service", async () => {
+  it("serves the running front end's dialogs (its registration's ui) as the ui service, and only while it runs", async () => {
+    const dialogs = { confirm: async () => true, select: async () => undefined, input: async () => undefined, notify: () => undefined };
     const host = new PluginHost();
-    let ui: unknown;
-    host.install(definePlugin({ id: "asker", setup: (ctx) => ctx.onStart(() => void (ui = ctx.services.get("ui"))) }));
+    const seen: unknown[] = [];
+    host.install(definePlugin({ id: "asker", setup: (ctx) => ctx.onStart(() => void seen.push(ctx.services.get("ui"))) }));
+    host.install(
+      definePlugin({
+        id: "dialog-fe",
+        setup: (ctx) => ctx.frontEnds.register({ id: "dialog-fe", modes: ["interactive"], ui: dialogs, run: async () => (seen.push(ctx.services.get("ui")), 0) }),
+      }),
+    );
     host.install(scripted, { replies: [{ text: "x" }] });
     const agent = new Agent(host, { provider: "scripted", model: { id: "m", provider: "scripted", contextWindow: 1000, maxOutput: 100 } });
     await host.start(agent, { cwd: ".", env: {}, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }, { mode: "text", modelFromCli: false });
-    expect(ui).toBeUndefined(); // print mode: nobody can answer
-    const dialogs = { confirm: async () => true, select: async () => undefined, input: async () => undefined, notify: () => undefined };
-    host.ui = dialogs;
-    await host.start(agent, { cwd: ".", env: {}, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }, { mode: "interactive", modelFromCli: false });
-    expect(ui).toBe(dialogs);
+    const fe = host.frontEnds.get("dialog-fe")!;
+    expect(await host.runFrontEnd(fe, { agent, host, mode: "interactive", stdin: process.stdin, stdout: process.stdout, stderr: process.stderr })).toBe(0);
+    expect(seen).toEqual([undefined, dialogs]); // print mode: nobody can answer; then the running front end's dialogs
+    expect(host.ui).toBeUndefined();
+    const child = new PluginHost({ ui: () => host.ui });
+    await host.runFrontEnd({ id: "x", modes: [], ui: dialogs, run: async () => (seen.push(child.ui), 0) }, { agent, host, mode: "x", stdin: process.stdin, stdout: process.stdout, stderr: process.stderr });
+    expect(seen[2]).toBe(dialogs); // a child host (subagents) sees its parent's
   });
 });

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../kernel/boot/paths.js";
+import { packageRoot } from "../../boot/paths.js";
 import { apiError, reply, startMockAnthropic, text, type MockAnthropic } from "../support/mock-anthropic.js";
 import { chat, responses, startMockOpenAI, type MockOpenAI } from "../support/mock-openai.js";
 

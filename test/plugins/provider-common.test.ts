@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { CoilError, type AssistantMessage, type Message } from "../../kernel/index.js";
-import { packageRoot } from "../../kernel/boot/paths.js";
+import { packageRoot } from "../../boot/paths.js";
 import { computeCost, findModel, type CatalogModel } from "../../lib/provider-kit/catalog.js";
 import { authFileTooOpen, parseModelsFile, readAuth, readModelsFile, redact, writeAuthKey } from "../../lib/provider-kit/config.js";
 import { normalizeToolCallId, prepareHistory } from "../../lib/provider-kit/history.js";

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Agent, PluginHost, Type, definePlugin, type CustomMessage } from "../../kernel/index.js";
 import anthropicPlugin from "../../plugins/provider-anthropic/index.js";
 import openaiPlugin from "../../plugins/provider-openai/index.js";
+import modelsPlugin from "../../plugins/models/index.js";
 import { reply, startMockAnthropic, text, type MockAnthropic, type Step } from "../support/mock-anthropic.js";
 import { chat, responses, startMockOpenAI, type MockOpenAI, type OpenAIStep } from "../support/mock-openai.js";
 import { until } from "../support/harness.js";
@@ -175,6 +176,7 @@ describe("switching providers mid-conversation", () => {
     const host = new PluginHost();
     host.install(anthropicPlugin, { baseUrl: a.url, modelsFile: models });
     host.install(openaiPlugin, { modelsFile: models });
+    host.install(modelsPlugin);
     host.install(calc);
     const start = host.providers.get("openai")!.resolveModel!("gpt-5.4")!;
     const agent = new Agent(host, { provider: "openai", model: start, requestOptions: { thinking: "medium" } });
@@ -238,6 +240,7 @@ describe("switching providers mid-conversation", () => {
     host.install(store);
     host.install(anthropicPlugin, { baseUrl: a.url });
     host.install(openaiPlugin, { baseUrl: o.url });
+    host.install(modelsPlugin);
     const agent = new Agent(host, { provider: "openai", model: host.providers.get("openai")!.resolveModel!("gpt-5.4")! });
     await host.commands.get("model")!.run("anthropic/haiku", agent);
     expect(recorded).toEqual(["anthropic/claude-haiku-5-5"]);
@@ -250,12 +253,13 @@ describe("switching providers mid-conversation", () => {
     const host = new PluginHost();
     host.install(anthropicPlugin, { baseUrl: a.url });
     host.install(openaiPlugin, { baseUrl: o.url });
+    host.install(modelsPlugin);
     process.env.OPENAI_API_KEY = "ok";
     const agent = new Agent(host, { provider: "openai", model: host.providers.get("openai")!.resolveModel!("gpt-5.4")! });
     const model = host.commands.get("model")!;
     expect(await model.run("", agent)).toBe("current model: openai/gpt-5.4");
     expect(await model.run("anthropic/opus", agent)).toContain("provider 'anthropic' is not configured: set ANTHROPIC_API_KEY");
-    expect(await model.run("nowhere/x", agent)).toMatch(/^unknown provider 'nowhere'. Known providers: anthropic, openai/);
+    expect(await model.run("nowhere/x", agent)).toMatch(/^unknown provider 'nowhere': known providers: anthropic, openai/);
     expect(await model.run("gemini-3-pro", agent)).toMatch(/^no model 'gemini-3-pro'/);
   });
 });

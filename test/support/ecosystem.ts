@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { packageRoot } from "../../kernel/boot/paths.js";
+import { packageRoot } from "../../boot/paths.js";
 import { childEnv } from "./env.js";
 
 export const ROOT = packageRoot();

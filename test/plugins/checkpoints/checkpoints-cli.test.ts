@@ -10,7 +10,7 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../../kernel/boot/paths.js";
+import { packageRoot } from "../../../boot/paths.js";
 import { childEnv } from "../../support/env.js";
 import { reply, startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
 

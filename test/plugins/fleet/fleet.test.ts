@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import { QueueEvents } from "bullmq";
-import { packageRoot } from "../../../kernel/boot/paths.js";
+import { packageRoot } from "../../../boot/paths.js";
 import { startRedis, type RedisServer } from "../../../bench/redis-server.mjs";
 import { childEnv } from "../../support/env.js";
 import { chat, startMockOpenAI } from "../../support/mock-openai.js";

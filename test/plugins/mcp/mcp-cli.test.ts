@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../../kernel/boot/paths.js";
+import { packageRoot } from "../../../boot/paths.js";
 import { until } from "../../support/harness.js";
 import { childEnv } from "../../support/env.js";
 import { cleanTemps, processesWith, tempDir } from "../../support/tools.js";

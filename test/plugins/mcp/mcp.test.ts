@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Agent, findCommand, PluginHost, type AgentEvent, type ProviderRequest, type ToolResultMessage } from "../../../kernel/index.js";
-import { packageRoot } from "../../../kernel/boot/paths.js";
+import { packageRoot } from "../../../boot/paths.js";
 import mcpPlugin, { type McpService } from "../../../plugins/mcp/index.js";
 import planMode from "../../../plugins/plan-mode/index.js";
 import permissionGate from "../../../plugins/permission-gate/index.js";

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { textOf, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
-import { packageRoot } from "../../../kernel/boot/paths.js";
+import { packageRoot } from "../../../boot/paths.js";
 import gate from "../../../plugins/permission-gate/index.js";
 import codingTools from "../../../plugins/tools-coding/index.js";
 import searchTools from "../../../plugins/tools-search/index.js";

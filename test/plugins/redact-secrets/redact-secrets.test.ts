@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../../kernel/boot/paths.js";
+import { packageRoot } from "../../../boot/paths.js";
 import { reply, startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
 
 const BIN = join(packageRoot(), "dist", "bin", "coil.js");

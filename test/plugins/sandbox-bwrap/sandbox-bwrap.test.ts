@@ -5,7 +5,7 @@ import { createServer, type Server } from "node:net";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Agent, PluginHost, textOf, type AgentEvent, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
-import { packageRoot } from "../../../kernel/boot/paths.js";
+import { packageRoot } from "../../../boot/paths.js";
 import sandbox, { isSecretEnv, isSecretValue, SandboxOptions, scrubEnv } from "../../../plugins/sandbox-bwrap/index.js";
 import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";

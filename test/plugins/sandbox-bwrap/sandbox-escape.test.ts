@@ -9,7 +9,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, 
 import { createServer, type Server } from "node:net";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../../kernel/boot/paths.js";
+import { packageRoot } from "../../../boot/paths.js";
 
 const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const NOBODY = 65534;

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PluginHost, textOf, type UserMessage } from "../../../kernel/index.js";
-import { packageRoot } from "../../../kernel/boot/paths.js";
+import { packageRoot } from "../../../boot/paths.js";
 import skills, { SkillCatalog, type SkillsService } from "../../../plugins/skills/index.js";
 import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Agent, PluginHost, Type, definePlugin, type ProviderRequest, type SystemBlock } from "../../../kernel/index.js";
-import { packageRoot } from "../../../kernel/boot/paths.js";
+import { packageRoot } from "../../../boot/paths.js";
 import contextFiles from "../../../plugins/context-files/index.js";
 import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import skills from "../../../plugins/skills/index.js";

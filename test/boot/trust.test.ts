@@ -1,13 +1,14 @@
-/** Project trust (kernel/boot/trust.ts): what would load, the hash, the terminal prompt, coil trust/untrust, and untrusted code never running in print mode. */
+/** Project trust (boot/trust.ts): what would load, the hash, the terminal prompt, coil trust/untrust, and untrusted code never running in print mode. */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../kernel/boot/paths.js";
-import { fingerprint, projectFiles, settleTrust, trustCommand } from "../../kernel/boot/trust.js";
-import type { CliIO } from "../../kernel/boot/cli.js";
+import { packageRoot } from "../../boot/paths.js";
+import { fingerprint, projectFiles } from "../../boot/trust.js";
+import { settleTrust, trustCommand } from "../../cli/trust.js";
+import type { CliIO } from "../../cli/main.js";
 
 const temps: string[] = [];
 afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));

@@ -5,13 +5,11 @@
  * preset names elsewhere, and `.claude/settings*.json` hook commands); a change to any of them makes coil
  * ask again. Symlinks are followed and hashed by what they point to (and where); a link whose target
  * lies outside the project is never trusted from the prompt, only by `coil trust` or `--trust`.
- * See docs/safety.md.
+ * See docs/safety.md. Asking the user and `coil trust` live in cli/trust.ts.
  */
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync, type Dirent } from "node:fs";
-import { createInterface } from "node:readline";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
-import type { CliIO } from "./cli.js";
 import { resolvePreset } from "./preset.js";
 
 type Store = Record<string, { hash: string; trustedAt: string }>;
@@ -84,74 +82,23 @@ export function fingerprint(dir: string, files: readonly string[]): string {
   return h.digest("hex");
 }
 
+export type { Store };
 const storeFile = (home: string) => join(home, "trust.json");
-const listOf = (dir: string, files: readonly string[]) => {
+/** The files, one a line, relative to `dir`, with links that leave the project marked. */
+export const listOf = (dir: string, files: readonly string[]) => {
   const leaving = linksLeaving(dir, files);
   return files.map((f) => `  ${relative(dir, f)}${leaving.has(f) ? ` -> ${leaving.get(f)} (outside the project)` : ""}`).join("\n");
 };
-function readStore(home: string): Store {
+export function readStore(home: string): Store {
   try {
     return JSON.parse(readFileSync(storeFile(home), "utf8")).projects ?? {};
   } catch {
     return {};
   }
 }
-function writeStore(home: string, projects: Store): void {
+export function writeStore(home: string, projects: Store): void {
   mkdirSync(home, { recursive: true });
   writeFileSync(`${storeFile(home)}.tmp`, JSON.stringify({ version: 1, projects }, null, 2) + "\n", { mode: 0o600 });
   renameSync(`${storeFile(home)}.tmp`, storeFile(home)); // never a half-written store
 }
 
-/**
- * Whether `dir`'s code may load now: `--trust`, a stored answer whose hash still matches, or the user's
- * answer on a terminal. A project with nothing to load counts as trusted for its `.coil/` (there is none),
- * but only `explicit` trust (one of those three) lets anything else of the project run, such as packages
- * in its `node_modules`.
- */
-export async function settleTrust(io: CliIO, home: string, flag: boolean, mayAsk: boolean): Promise<{ trusted: boolean; explicit: boolean; skipped: string }> {
-  const dir = realpathSync(io.cwd);
-  const files = projectFiles(dir, home);
-  if (flag) return { trusted: true, explicit: true, skipped: "" };
-  const hash = fingerprint(dir, files);
-  const stored = readStore(home)[dir];
-  if (stored?.hash === hash) return { trusted: true, explicit: true, skipped: "" };
-  if (files.length === 0) return { trusted: true, explicit: false, skipped: "" };
-  const list = listOf(dir, files);
-  // Print/JSON modes never ask, and neither do --help and --version.
-  const printing = io.argv.some((a) => ["--print", "--help", "-h", "--version", "-v"].includes(a) || a.startsWith("--mode") || /^-[a-zA-Z]*p[a-zA-Z]*$/.test(a));
-  const tty = io.stdin.isTTY && (io.stderr as { isTTY?: boolean }).isTTY;
-  // Code reached through a link out of the project is not the project's: trusting it takes an explicit command.
-  const leaving = linksLeaving(dir, files).size > 0;
-  if (mayAsk && tty && !printing && !leaving) {
-    const why = stored ? "changed since you trusted it" : "is not trusted yet";
-    io.stderr.write(`coil: project ${dir} ${why}. Trusting it loads and runs this with your rights:\n${list}\n`);
-    const rl = createInterface({ input: io.stdin, output: io.stderr, terminal: false });
-    const line = new Promise<string>((done) => (rl.once("line", done), rl.once("close", () => done(""))));
-    io.stderr.write("trust it? [y]es for this run, [n]o, [a]lways: ");
-    const a = (await line).trim().toLowerCase();
-    rl.close();
-    if (a === "a" || a === "always") writeStore(home, { ...readStore(home), [dir]: { hash, trustedAt: new Date().toISOString() } });
-    if (["y", "yes", "a", "always"].includes(a)) return { trusted: true, explicit: true, skipped: "" };
-  }
-  const why = stored ? "changed since it was trusted" : "untrusted project";
-  const links = leaving ? "coil: it has links leaving the project, so coil does not offer to trust it at the prompt; check where they lead first\n" : "";
-  return { trusted: false, explicit: false, skipped: `coil: not loaded (${why}):\n${list}\n${links}coil: to load it: coil trust ${dir}  (or --trust for one run)\n` };
-}
-
-/** `coil trust [dir]` and `coil untrust [dir]`; argv starts with the subcommand. */
-export function trustCommand(argv: string[], io: CliIO, home: string): number {
-  const [cmd, arg] = argv;
-  const target = resolve(io.cwd, arg ?? ".");
-  if (!existsSync(target)) return (io.stderr.write(`coil ${cmd}: ${target} does not exist\n`), 2);
-  const dir = realpathSync(target);
-  const { [dir]: old, ...rest } = readStore(home);
-  if (cmd === "untrust") {
-    writeStore(home, rest);
-    io.stdout.write(old ? `untrusted ${dir}\n` : `${dir} was not trusted\n`);
-    return 0;
-  }
-  const files = projectFiles(dir, home);
-  writeStore(home, { ...rest, [dir]: { hash: fingerprint(dir, files), trustedAt: new Date().toISOString() } });
-  io.stdout.write(`trusted ${dir}${files.length ? `; this loads:\n${listOf(dir, files)}` : " (nothing to load yet)"}\n`);
-  return 0;
-}

@@ -6,8 +6,8 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { Document, isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type Pair, type Scalar, type YAMLMap, type YAMLSeq } from "yaml";
-import { CoilError } from "../errors.js";
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type Scalar } from "yaml";
+import { CoilError } from "../kernel/errors.js";
 import { nodeModules, packageRoot } from "./paths.js";
 
 export interface PresetSource { file: string; line?: number; column?: number }
@@ -33,7 +33,15 @@ export interface ResolvedPreset { entries: PresetEntry[]; settings: PresetSettin
  * `preset`: a built-in preset name or a path to a YAML file (relative to `cwd`), default `default`.
  * `home`: coil's home (`$COIL_HOME`, default `~/.coil`).
  */
-export interface ResolveOptions { preset?: string; cwd: string; home: string; trust: boolean; cli?: { plugins?: string[]; settings?: PresetSettings } }
+export interface ResolveOptions {
+  preset?: string;
+  cwd: string;
+  home: string;
+  trust: boolean;
+  /** Only the base preset and the cli layer: no user (~/.coil) or project (.coil/) layer. */
+  builtinOnly?: boolean;
+  cli?: { plugins?: string[]; settings?: PresetSettings };
+}
 
 /** Each setting's check, and what it wants (for the error). */
 const nonEmpty = { want: "a non-empty string", ok: (v: unknown) => typeof v === "string" && v !== "" };
@@ -46,6 +54,8 @@ const SETTING_RULES: Record<keyof PresetSettings, { want: string; ok: (value: un
   toolExecution: oneOf("parallel", "sequential"),
   reserveTokens: { want: "a positive integer", ok: (v) => Number.isInteger(v) && (v as number) > 0 },
 };
+/** The settings a preset may set, in the order `coil preset show` prints them. */
+export const SETTING_KEYS = Object.keys(SETTING_RULES) as (keyof PresetSettings)[];
 const KNOWN_KEYS = ["description", "extends", "plugins", "provider", "model", "thinking", "toolExecution", "reserveTokens"];
 const ENTRY_HINT = "write `- name`, `- name: { option: value }`, or `- name: false` to remove it";
 
@@ -69,8 +79,8 @@ export function resolvePreset(options: ResolveOptions): ResolvedPreset {
   const userFile = join(home, "preset.yaml");
   const projectFile = join(cwd, ".coil", "preset.yaml");
   const layers: PresetLayer[] = [{ name: "base", file: findPreset(options.preset ?? "default", cwd, home) }];
-  if (existsSync(userFile)) layers.push({ name: "user", file: userFile });
-  if (projectFile !== userFile && existsSync(projectFile)) {
+  if (!options.builtinOnly && existsSync(userFile)) layers.push({ name: "user", file: userFile });
+  if (!options.builtinOnly && projectFile !== userFile && existsSync(projectFile)) {
     layers.push({ name: "project", file: projectFile, ...(options.trust ? {} : { skipped: "untrusted project: pass --trust to load it" }) });
   }
   const files = layers.filter((l) => !l.skipped).map((l) => loadFile(l.file!, home, []));
@@ -279,40 +289,7 @@ function distance(a: string, b: string): number {
 }
 
 /** A file for people: `builtin:<name>` for built-in presets, else the path. */
-function label(file: string): string {
+export function label(file: string): string {
   const rel = relative(join(packageRoot(), "presets"), file);
   return !rel.startsWith("..") && !rel.includes(sep) && rel.endsWith(".yaml") ? `builtin:${rel.slice(0, -5)}` : file;
-}
-
-export function formatPreset(preset: ResolvedPreset, format: "yaml" | "json"): string {
-  const { layers, settings, settingSources, entries } = preset;
-  if (format === "json") return JSON.stringify({ layers, settings, settingSources, plugins: entries.map(({ baseDir: _, ...e }) => e) }, null, 2) + "\n";
-  // A path entry is printed as its absolute key, so that the output is itself a valid preset.
-  const name = (e: PresetEntry) => (e.kind === "path" ? e.key : e.ref);
-  const doc = new Document({
-    ...Object.fromEntries(Object.keys(SETTING_RULES).filter((k) => k in settings).map((k) => [k, settings[k as keyof PresetSettings]])),
-    plugins: entries.map((e) => (Object.keys(e.options).length ? { [name(e)]: e.options } : name(e))),
-  }, { aliasDuplicateObjects: false });
-  const header = layers.map((l) => `   ${l.name.padEnd(8)}${l.file ? label(l.file) : "command-line flags"}${l.skipped ? `  (skipped: ${l.skipped})` : ""}`);
-  doc.commentBefore = [" coil preset, resolved. Layers, lowest first:", ...header, " Each value's comment names the file (or cli) that set it."].join("\n");
-  annotate(doc.contents as YAMLMap, settingSources);
-  (doc.get("plugins") as YAMLSeq<Node>).items.forEach((node, i) => {
-    const { source, optionSources } = entries[i]!;
-    const pair = isMap(node) ? (node.items[0] as Pair<Node, YAMLMap>) : undefined;
-    (pair?.key ?? node).comment = ` ${label(source.file)}${source.line ? `:${source.line}` : ""}`;
-    if (pair) annotate(pair.value!, optionSources);
-  });
-  return doc.toString({ lineWidth: 0 });
-}
-
-/** Put `# <file>` after every value `sources` names (by dotted path); collections are printed inline so the comment trails them. */
-function annotate(map: YAMLMap, sources: Record<string, string>, prefix = ""): void {
-  for (const { key, value } of map.items as Pair<Scalar, Node>[]) {
-    const path = `${prefix}${String(key.value)}`;
-    if (isMap(value) && value.items.length) annotate(value, sources, `${path}.`);
-    else if (sources[path]) {
-      if (isSeq(value) || isMap(value)) value.flow = true;
-      value!.comment = ` ${label(sources[path])}`;
-    }
-  }
 }

@@ -1,26 +1,10 @@
 /** Where coil's own files live, whether running from source (vitest) or from dist/ (the shipped CLI). */
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { homedir } from "node:os";
+import { chmodSync, existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { coilHome, packageRoot } from "../lib/paths.js";
 import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
-let root: string | undefined;
-
-/** The package root: the nearest directory above this file whose package.json is named "coil". */
-export function packageRoot(): string {
-  if (root) return root;
-  const here = fileURLToPath(import.meta.url);
-  for (let dir = dirname(here); ; dir = dirname(dir)) {
-    const pkg = join(dir, "package.json");
-    if (existsSync(pkg) && JSON.parse(readFileSync(pkg, "utf8")).name === "coil") return (root = dir);
-    if (dirname(dir) === dir) throw new Error("coil: cannot find its own package.json above " + here);
-  }
-}
-
-/** `$COIL_HOME`, default `~/.coil`. */
-export function coilHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.COIL_HOME || join(homedir(), ".coil");
-}
+export { coilHome, packageRoot };
 
 /**
  * `$COIL_HOME` holds sessions, trust decisions and API keys: create it private (0700) and tighten one

@@ -3,10 +3,10 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { definePlugin, Type, type AgentEvent } from "../kernel/index.js";
-import { createAgent } from "../lib/sdk/index.js";
-import { createTestKit, createWorkspace, importPlugin } from "../lib/testing/index.js";
-import { cleanTemps, tempDir, writeFiles } from "./support/ecosystem.js";
+import { definePlugin, Type, type AgentEvent } from "../../kernel/index.js";
+import { createAgent } from "../../lib/sdk/index.js";
+import { createTestKit, createWorkspace, importPlugin } from "../../lib/testing/index.js";
+import { cleanTemps, tempDir, writeFiles } from "../support/ecosystem.js";
 
 afterAll(cleanTemps);
 
@@ -75,6 +75,24 @@ describe("createAgent", () => {
     } finally {
       await untrusted.close();
     }
+  });
+
+  it("without trust refuses a plugin package found only in the project's node_modules, as the CLI does (one assemble())", async () => {
+    const base = tempDir("coil-sdk-");
+    const project = writeFiles(join(base, "project"), {
+      "node_modules/coil-probe/package.json": JSON.stringify({ name: "coil-probe", type: "module", main: "index.js" }),
+      "node_modules/coil-probe/index.js": `export default { id: "coil-probe", setup() { globalThis.__coilProbeRan = true; } };\n`,
+      "sdk.yaml": "plugins: [provider-scripted, coil-probe]\n",
+      "replies.yaml": "- text: ok\n",
+    });
+    const home = join(base, "coil-home");
+    const g = globalThis as { __coilProbeRan?: boolean };
+    delete g.__coilProbeRan;
+    await expect(createAgent({ cwd: project, home, preset: "sdk.yaml", provider: "scripted", flags: { script: "replies.yaml" } })).rejects.toThrow(/project is not trusted, so it was not loaded/);
+    expect(g.__coilProbeRan).toBeUndefined();
+    const trusted = await createAgent({ cwd: project, home, preset: "sdk.yaml", trust: true, provider: "scripted", flags: { script: "replies.yaml" } });
+    await trusted.close();
+    expect(g.__coilProbeRan).toBe(true);
   });
 
   it("fails like the CLI on a bad preset or a missing provider", async () => {

@@ -5,8 +5,8 @@
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { extname, isAbsolute, join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
-import { CoilError, messageOf, type CoilErrorOptions } from "../errors.js";
-import { isPlugin, type Plugin } from "../plugin.js";
+import { CoilError, messageOf, type CoilErrorOptions } from "../kernel/errors.js";
+import { isPlugin, type Plugin } from "../kernel/plugin.js";
 import { builtinModule, builtinPluginIds, nodeModules } from "./paths.js";
 import { nearest, npmSpec } from "./preset.js";
 

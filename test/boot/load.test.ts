@@ -6,10 +6,10 @@ import { Type } from "typebox";
 import { Value } from "typebox/value";
 import ts from "typescript";
 import { afterAll, describe, expect, it } from "vitest";
-import { loadPlugin, optionsTarget, type PluginRef } from "../../kernel/boot/load.js";
-import { builtinPluginIds, packageRoot } from "../../kernel/boot/paths.js";
+import { loadPlugin, optionsTarget, type PluginRef } from "../../boot/load.js";
+import { builtinPluginIds, packageRoot } from "../../boot/paths.js";
 import { CoilError } from "../../kernel/errors.js";
-import { PluginHost } from "../../kernel/plugin.js";
+import { PluginHost } from "../../kernel/host.js";
 
 const temps: string[] = [];
 function tempDir(): string {
@@ -164,7 +164,7 @@ describe("loadPlugin: npm packages", () => {
     const g = globalThis as { __pair?: unknown[] };
     delete g.__pair;
     const { createAgent } = await import("../../lib/sdk/index.js");
-    const coil = await createAgent({ cwd: project, home, preset: "team.yaml", provider: "scripted", flags: { script: "replies.yaml" } });
+    const coil = await createAgent({ cwd: project, home, trust: true, preset: "team.yaml", provider: "scripted", flags: { script: "replies.yaml" } });
     await coil.close();
     expect(g.__pair).toEqual([
       ["pair-helper", {}],
@@ -273,15 +273,15 @@ describe("loadPlugin: start-up laziness", () => {
   it("does not load jiti until a TypeScript plugin is loaded", () => {
     // Transpile the kernel into a temp "dist" (as the shipped CLI runs) and run it in a fresh node process.
     const root = tempDir();
-    const kernel = join(packageRoot(), "kernel");
     const walk = (dir: string): string[] =>
       readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? walk(join(dir, d.name)) : d.name.endsWith(".ts") ? [join(dir, d.name)] : []));
-    for (const file of walk(kernel)) {
+    const sources = [...walk(join(packageRoot(), "kernel")), ...walk(join(packageRoot(), "boot")), join(packageRoot(), "lib", "paths.ts")];
+    for (const file of sources) {
       const { outputText } = ts.transpileModule(readFileSync(file, "utf8"), {
         compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
         fileName: file,
       });
-      write(join(root, "dist", "kernel", relative(kernel, file).replace(/\.ts$/, ".js")), outputText);
+      write(join(root, "dist", relative(packageRoot(), file).replace(/\.ts$/, ".js")), outputText);
     }
     write(join(root, "package.json"), JSON.stringify({ name: "coil", type: "module" }));
     symlinkSync(join(packageRoot(), "node_modules"), join(root, "node_modules"));
@@ -291,7 +291,7 @@ describe("loadPlugin: start-up laziness", () => {
     const script = write(
       join(root, "probe.mjs"),
       `import { createRequire } from "node:module";
-const { loadPlugin } = await import("./dist/kernel/boot/load.js");
+const { loadPlugin } = await import("./dist/boot/load.js");
 const cache = createRequire(import.meta.url).cache;
 const jitiLoaded = () => Object.keys(cache).some((k) => k.includes("/node_modules/jiti/"));
 const ref = (key) => ({ ref: key, kind: "path", key, baseDir: ${JSON.stringify(plugins)} });

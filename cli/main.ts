@@ -6,15 +6,16 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { Command, CommanderError, Help, Option } from "commander";
-import { Agent } from "../agent.js";
-import { CoilError, formatDiagnostic, formatError } from "../errors.js";
-import { PluginHost, type FrontEnd } from "../plugin.js";
-import type { AgentEvent, ModelInfo, Provider } from "../types.js";
-import { loadPlugin, optionsTarget } from "./load.js";
-import { builtinModule, coilHome, packageRoot, secureCoilHome } from "./paths.js";
-import { formatPreset, resolvePreset, type ResolvedPreset } from "./preset.js";
+import { Agent } from "../kernel/agent.js";
+import { CoilError, formatDiagnostic, formatError } from "../kernel/errors.js";
+import type { PluginHost } from "../kernel/host.js";
+import type { FrontEnd } from "../kernel/plugin.js";
+import { agentFor, assemble, presetOptions, showSetupDiagnostics, type AssembleOptions, type Assembled } from "../boot/assemble.js";
+import { coilHome, packageRoot, secureCoilHome } from "../boot/paths.js";
+import { resolvePreset, type ResolvedPreset } from "../boot/preset.js";
+import { formatPreset } from "./preset-show.js";
+import { PACKAGE_INSTALLER, type PackageInstaller } from "../lib/package-installer.js";
 import { settleTrust, trustCommand } from "./trust.js";
 
 export interface CliIO {
@@ -150,7 +151,7 @@ export async function main(io: CliIO): Promise<number> {
       const exit = await echoing(host, io, () => host.start(agent, io, { mode, prompt, modelFromCli: Boolean(first.model || first.provider) }));
       if (exit !== undefined) return exit;
       if (modelError) throw modelError;
-      return await frontEnd.run({ agent, host, mode, prompt, stdin: io.stdin, stdout: io.stdout, stderr: io.stderr });
+      return await host.runFrontEnd(frontEnd, { agent, host, mode, prompt, stdin: io.stdin, stdout: io.stdout, stderr: io.stderr });
     } finally {
       await echoing(host, io, () => host.stop());
     }
@@ -166,69 +167,48 @@ export async function main(io: CliIO): Promise<number> {
   }
 }
 
-type Diagnostic = Extract<AgentEvent, { type: "diagnostic" }>;
-
-/**
- * Load a resolved preset's plugins and set them up in preset order: the one path the CLI and the SDK
- * (lib/sdk) share. Diagnostics plugins log during setup are handed back, not printed: a run shows them,
- * a subcommand only the errors among them.
- */
-export async function installPreset(preset: ResolvedPreset, cwd: string, home: string, projectTrusted: boolean, untrustedProject?: string): Promise<{ host: PluginHost; setupDiagnostics: Diagnostic[] }> {
-  const host = new PluginHost({ cwd, projectTrusted });
-  // Load every module first (in parallel), then set up in preset order: nothing starts half-configured.
-  const plugins = await Promise.all(preset.entries.map((entry) => loadPlugin({ ...entry, source: entry.source }, { home, untrustedProject })));
-  const setupDiagnostics: Diagnostic[] = [];
-  const stop = host.subscribe("diagnostic", (d) => void (d.type === "diagnostic" && d.level !== "info" && setupDiagnostics.push(d)));
-  try {
-    preset.entries.forEach((entry, i) =>
-      plugins[i]!.forEach((plugin, j, all) => {
-        const own = j === optionsTarget(all, entry.key);
-        host.install(plugin, own ? entry.options : {}, { ref: entry.ref, ...entry.source, baseDir: entry.baseDir, optionSources: own ? entry.optionSources : {} });
-      }),
-    );
-  } finally {
-    stop();
-  }
-  return { host, setupDiagnostics };
-}
-
-/** Write setup diagnostics to stderr; `errorsOnly` for subcommands (the warnings are about runs). */
-export function showSetupDiagnostics(diagnostics: readonly Diagnostic[], stderr: NodeJS.WritableStream, errorsOnly = false): void {
-  for (const d of diagnostics) if (!errorsOnly || d.level === "error") stderr.write(`coil: ${formatDiagnostic(d)}\n`);
-}
-
-/** Resolve the preset and load its plugins, installing missing npm packages on first use (each once). */
-async function loadPreset(io: CliIO, home: string, first: ReturnType<typeof scan>): Promise<{ preset: ResolvedPreset; host: PluginHost; setupDiagnostics: Diagnostic[] }> {
+/** Resolve the preset and load its plugins (boot's assemble()), installing missing npm packages on first use (each once). */
+async function loadPreset(io: CliIO, home: string, first: ReturnType<typeof scan>): Promise<Assembled> {
   for (const tried = new Set<string>(); ; ) {
     try {
-      const preset = resolvePreset({ preset: first.preset, cwd: io.cwd, home, trust: first.trust, cli: { plugins: first.plugins, settings: { provider: first.provider, model: first.model } } });
-      return { preset, ...(await installPreset(preset, io.cwd, home, first.trust, first.codeTrusted ? undefined : io.cwd)) };
+      return await assemble(assembleOptions(io, home, first));
     } catch (error) {
       if (!(await installOnFirstUse(error, io, home, first.yes, tried))) throw error;
     }
   }
 }
 
+function assembleOptions(io: CliIO, home: string, first: ReturnType<typeof scan>): AssembleOptions {
+  return { preset: first.preset, cwd: io.cwd, home, trust: first.trust, explicitTrust: first.codeTrusted ?? first.trust, plugins: first.plugins, provider: first.provider, model: first.model };
+}
+
 /**
- * A missing npm package the preset names: install it into `$COIL_HOME/packages` through the packages plugin
- * (lock file included) after the user agrees, or at once with `--yes`. True if installed (resolve again).
+ * A missing npm package the preset names: install it into `$COIL_HOME/packages` after the user agrees,
+ * or at once with `--yes`. The installer is whatever plugin of the built-in default preset provides the
+ * `package-installer` service (lib/package-installer.ts); the CLI names no plugin. True if installed (resolve again).
  */
 async function installOnFirstUse(error: unknown, io: CliIO, home: string, yes: boolean, tried: Set<string>): Promise<boolean> {
   if (!(error instanceof CoilError) || !["PRESET_NOT_FOUND", "PLUGIN_NOT_FOUND"].includes(error.code) || !error.npmSpec) return false;
-  const [spec, dir, installer] = [error.npmSpec, join(home, "packages"), builtinModule("plugins", "packages", "index")];
-  if (!installer || tried.has(spec)) return false;
+  const [spec, dir] = [error.npmSpec, join(home, "packages")];
+  if (tried.has(spec)) return false;
   tried.add(spec);
-  if (!yes) {
-    const hint = `pass --yes to install ${spec} into ${dir} on first use, or install it first: coil install ${spec}`;
-    if (!io.stdin.isTTY) throw new CoilError(error.code, error.detail, { phase: error.phase, file: error.file, line: error.line, column: error.column, hint });
-    io.stderr.write(`coil: ${error.detail}\ninstall ${spec} into ${dir}? [y/N] `);
-    const rl = (await import("node:readline")).createInterface({ input: io.stdin, terminal: false });
-    const answer = await new Promise<string>((done) => (rl.once("line", done), rl.once("close", () => done(""))));
-    rl.close();
-    if (!/^y(es)?$/i.test(answer.trim())) return false;
+  const { host } = await assemble({ cwd: io.cwd, home, trust: false, builtinOnly: true });
+  const installer = host.services.get(PACKAGE_INSTALLER) as PackageInstaller | undefined;
+  try {
+    if (!installer) return false;
+    if (!yes) {
+      const hint = `pass --yes to install ${spec} into ${dir} on first use, or install it first: coil install ${spec}`;
+      if (!io.stdin.isTTY) throw new CoilError(error.code, error.detail, { phase: error.phase, file: error.file, line: error.line, column: error.column, hint });
+      io.stderr.write(`coil: ${error.detail}\ninstall ${spec} into ${dir}? [y/N] `);
+      const rl = (await import("node:readline")).createInterface({ input: io.stdin, terminal: false });
+      const answer = await new Promise<string>((done) => (rl.once("line", done), rl.once("close", () => done(""))));
+      rl.close();
+      if (!/^y(es)?$/i.test(answer.trim())) return false;
+    }
+    return await installer.install([spec], dir, io);
+  } finally {
+    await host.stop();
   }
-  const { installForPreset } = (await import(pathToFileURL(installer).href)) as { installForPreset(specs: string[], dir: string, io: CliIO): Promise<boolean> };
-  return installForPreset([spec], dir, io);
 }
 
 /** Outside a front end's run, plugin diagnostics (setup, start, stop) go to stderr. */
@@ -247,16 +227,9 @@ function presetCommand(io: CliIO, first: ReturnType<typeof scan>, home: string):
   const cmd = program(io);
   cmd.parse(io.argv, { from: "user" });
   const json = io.argv.includes("--json");
-  const preset = resolvePreset({ preset: first.preset, cwd: io.cwd, home, trust: first.trust, cli: { plugins: first.plugins, settings: { provider: first.provider, model: first.model } } });
+  const preset = resolvePreset(presetOptions(assembleOptions(io, home, first)));
   io.stdout.write(formatPreset(preset, json ? "json" : "yaml"));
   return 0;
-}
-
-/** The agent a resolved preset describes: its provider and model (see chooseModel) and its settings. */
-export function agentFor(host: PluginHost, preset: ResolvedPreset): Agent {
-  const { provider, model } = chooseModel(host, preset);
-  const { toolExecution, reserveTokens, thinking } = preset.settings;
-  return new Agent(host, { provider: provider.id, model, toolExecution, reserveTokens, requestOptions: thinking ? { thinking: thinking as never } : {} });
 }
 
 /**
@@ -272,43 +245,6 @@ function agentForStart(host: PluginHost, preset: ResolvedPreset): { agent: Agent
     if (!(error instanceof CoilError) || !["PROVIDER_MISSING", "MODEL_NOT_FOUND"].includes(error.code) || !standIn) throw error;
     return { agent: new Agent(host, { provider: standIn.id, model: standIn.models![0]! }), modelError: error };
   }
-}
-
-/** Provider and model from `--model provider/id`, `--provider`, the preset, or the first configured provider. */
-export function chooseModel(host: PluginHost, preset: ResolvedPreset): { provider: Provider; model: ModelInfo } {
-  let providerId = preset.settings.provider;
-  let modelId = preset.settings.model;
-  if (modelId?.includes("/")) {
-    const [head, ...rest] = modelId.split("/");
-    if (host.providers.has(head!) && (!providerId || providerId === head)) [providerId, modelId] = [head, rest.join("/")];
-    else if (!providerId) {
-      throw new CoilError("PROVIDER_MISSING", `unknown provider '${head}' in --model ${modelId}`, { hint: `known providers: ${host.providers.names().join(", ") || "(none)"}` });
-    }
-  }
-  const providers = host.providers.values();
-  const hints = () => providers.map((p) => `  ${p.id}: ${p.setupHint ?? "see its plugin's documentation"}`).join("\n");
-  let provider: Provider | undefined;
-  if (providerId) {
-    provider = host.providers.get(providerId);
-    if (!provider) {
-      throw new CoilError("PROVIDER_MISSING", `unknown provider '${providerId}'`, { hint: providers.length ? `known providers: ${host.providers.names().join(", ")}` : "add a provider plugin to the preset" });
-    }
-    if (provider.isConfigured && !provider.isConfigured()) {
-      throw new CoilError("PROVIDER_MISSING", `provider '${providerId}' is not configured`, { hint: provider.setupHint });
-    }
-  } else if (modelId) {
-    provider = providers.find((p) => p.models?.some((m) => m.id === modelId) && (!p.isConfigured || p.isConfigured()));
-  }
-  provider ??= providers.find((p) => !p.isConfigured || p.isConfigured());
-  if (!provider) {
-    throw new CoilError("PROVIDER_MISSING", `no usable provider. Configure one of:\n${hints() || "  (no provider plugin in this preset)"}`);
-  }
-  const model = modelId ? (provider.models?.find((m) => m.id === modelId) ?? provider.resolveModel?.(modelId)) : provider.models?.[0];
-  if (!model) {
-    const known = provider.models?.map((m) => m.id) ?? [];
-    throw new CoilError("MODEL_NOT_FOUND", `provider '${provider.id}' has no model '${modelId ?? "(default)"}'`, { hint: known.length ? `its models: ${known.join(", ")}` : undefined });
-  }
-  return { provider, model };
 }
 
 /** Index of the first argument that is not an option or an option's value (-1 if none). */

@@ -4,8 +4,9 @@ import os from "node:os";
 import path from "node:path";
 import { parse } from "yaml";
 import { CoilError } from "../../kernel/errors.js";
-import { packageRoot } from "../../kernel/boot/paths.js";
-import { builtinPresetNames, formatPreset, nearest, resolvePreset, type ResolveOptions } from "../../kernel/boot/preset.js";
+import { packageRoot } from "../../boot/paths.js";
+import { builtinPresetNames, nearest, resolvePreset, type ResolveOptions } from "../../boot/preset.js";
+import { formatPreset } from "../../cli/preset-show.js";
 
 let tmp: string;
 let cwd: string;

@@ -1,0 +1,82 @@
+/**
+ * Assembling an agent from presets: the one path the CLI, the SDK (`coil/sdk`) and every restart
+ * (`/reload` runs the CLI again) take, so what a preset means cannot drift between them. Resolve the
+ * preset's layers, load every plugin module, set them up in preset order on one host, and build the
+ * agent the preset describes.
+ */
+import { Agent } from "../kernel/agent.js";
+import { PluginHost } from "../kernel/host.js";
+import { formatDiagnostic } from "../kernel/errors.js";
+import type { AgentEvent } from "../kernel/types.js";
+import { loadPlugin, optionsTarget } from "./load.js";
+import { chooseModel } from "../lib/models.js";
+import { resolvePreset, type ResolvedPreset, type ResolveOptions } from "./preset.js";
+
+type Diagnostic = Extract<AgentEvent, { type: "diagnostic" }>;
+
+export interface AssembleOptions {
+  /** Base preset: a built-in name or a YAML file (default "default"). */
+  preset?: string;
+  cwd: string;
+  /** `$COIL_HOME`. */
+  home: string;
+  /** The project's `.coil/` layer loads and plugins see `projectTrusted`. */
+  trust: boolean;
+  /**
+   * Trust was given explicitly (`--trust`, a stored answer, `trust: true`): only then may npm packages
+   * resolve from the project's own folders. Default: the same as `trust`.
+   */
+  explicitTrust?: boolean;
+  /** `--plugin` entries and `--provider` / `--model`, as the last layer. */
+  plugins?: string[];
+  provider?: string;
+  model?: string;
+  /** Only the built-in preset: no user or project layer (the installer host, `preset show --builtin`). */
+  builtinOnly?: boolean;
+}
+
+export interface Assembled {
+  preset: ResolvedPreset;
+  host: PluginHost;
+  /** Warnings and errors plugins logged during setup, handed back for the caller to show. */
+  setupDiagnostics: Diagnostic[];
+}
+
+/** The resolve options an assembly uses (also what `coil preset show` prints). */
+export function presetOptions(o: AssembleOptions): ResolveOptions {
+  return { preset: o.preset, cwd: o.cwd, home: o.home, trust: o.trust, builtinOnly: o.builtinOnly, cli: { plugins: o.plugins, settings: { provider: o.provider, model: o.model } } };
+}
+
+/** Resolve the preset and set its plugins up on a new host, in preset order. */
+export async function assemble(o: AssembleOptions): Promise<Assembled> {
+  const preset = resolvePreset(presetOptions(o));
+  const untrustedProject = (o.explicitTrust ?? o.trust) ? undefined : o.cwd;
+  const host = new PluginHost({ cwd: o.cwd, projectTrusted: o.trust });
+  // Load every module first (in parallel), then set up in preset order: nothing starts half-configured.
+  const plugins = await Promise.all(preset.entries.map((entry) => loadPlugin({ ...entry, source: entry.source }, { home: o.home, untrustedProject })));
+  const setupDiagnostics: Diagnostic[] = [];
+  const stop = host.subscribe("diagnostic", (d) => void (d.type === "diagnostic" && d.level !== "info" && setupDiagnostics.push(d)));
+  try {
+    preset.entries.forEach((entry, i) =>
+      plugins[i]!.forEach((plugin, j, all) => {
+        const own = j === optionsTarget(all, entry.key);
+        host.install(plugin, own ? entry.options : {}, { ref: entry.ref, ...entry.source, baseDir: entry.baseDir, optionSources: own ? entry.optionSources : {} });
+      }),
+    );
+  } finally {
+    stop();
+  }
+  return { preset, host, setupDiagnostics };
+}
+
+/** The agent a resolved preset describes: its provider and model (boot/models.ts) and its settings. */
+export function agentFor(host: PluginHost, preset: ResolvedPreset): Agent {
+  const { provider, model } = chooseModel(host.providers.values(), preset.settings);
+  const { toolExecution, reserveTokens, thinking } = preset.settings;
+  return new Agent(host, { provider: provider.id, model, toolExecution, reserveTokens, requestOptions: thinking ? { thinking: thinking as never } : {} });
+}
+
+/** Write setup diagnostics to stderr; `errorsOnly` for subcommands (the warnings are about runs). */
+export function showSetupDiagnostics(diagnostics: readonly Diagnostic[], stderr: NodeJS.WritableStream, errorsOnly = false): void {
+  for (const d of diagnostics) if (!errorsOnly || d.level === "error") stderr.write(`coil: ${formatDiagnostic(d)}\n`);
+}

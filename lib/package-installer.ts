@@ -1,0 +1,15 @@
+/**
+ * The contract between the CLI's install-on-first-use and the plugin that installs coil packages
+ * (the `packages` plugin provides it). The CLI finds the installer as a service, so it names no plugin.
+ */
+import type { CliStreams } from "../kernel/plugin.js";
+
+export const PACKAGE_INSTALLER = "package-installer";
+
+export interface PackageInstaller {
+  /**
+   * Install `specs` into `dir` (`$COIL_HOME/packages`), pinned by the lock file there when it records a
+   * package, and rewrite the lock file, as `coil install` does. False (npm's error on stderr) if npm failed.
+   */
+  install(specs: string[], dir: string, io: CliStreams): Promise<boolean>;
+}

@@ -1,0 +1,26 @@
+/**
+ * Where coil's own files and the user's `$COIL_HOME` are, for boot/ and for plugins that ship or read
+ * data (built-in skills, docs, packages, keys). The kernel does no I/O, so these live here.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+let root: string | undefined;
+
+/** The package root: the nearest directory above this file whose package.json is named "coil". */
+export function packageRoot(): string {
+  if (root) return root;
+  const here = fileURLToPath(import.meta.url);
+  for (let dir = dirname(here); ; dir = dirname(dir)) {
+    const pkg = join(dir, "package.json");
+    if (existsSync(pkg) && JSON.parse(readFileSync(pkg, "utf8")).name === "coil") return (root = dir);
+    if (dirname(dir) === dir) throw new Error("coil: cannot find its own package.json above " + here);
+  }
+}
+
+/** `$COIL_HOME`, default `~/.coil`. */
+export function coilHome(env: NodeJS.ProcessEnv = process.env): string {
+  return env.COIL_HOME || join(homedir(), ".coil");
+}

@@ -1,0 +1,161 @@
+/**
+ * The layout's rules, checked on the source (ARCHITECTURE §7): the kernel does no I/O and imports only
+ * its own files and its two libraries; it stays under its line bar; boot/ and cli/ name no particular
+ * plugin; a plugin reaches another plugin only through `import type` of that plugin's api.ts.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+import { packageRoot } from "../../lib/paths.js";
+// @ts-expect-error plain .mjs script without types
+import { countDir, KERNEL_LINE_BAR } from "../../scripts/kernel-lines.mjs";
+
+const root = packageRoot();
+const walk = (dir: string): string[] =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? walk(join(dir, d.name)) : /\.(ts|mts|tsx)$/.test(d.name) ? [join(dir, d.name)] : []));
+
+interface ImportSite { spec: string; typeOnly: boolean; line: number }
+
+/** Every module a file names: imports, re-exports, dynamic import(), `declare module` augmentations. */
+export function importsOf(file: string, text = readFileSync(file, "utf8")): ImportSite[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
+  const out: ImportSite[] = [];
+  const at = (n: ts.Node) => source.getLineAndCharacterOfPosition(n.getStart(source)).line + 1;
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
+      const c = node.importClause;
+      const named = c?.namedBindings && ts.isNamedImports(c.namedBindings) ? c.namedBindings.elements : undefined;
+      const typeOnly = Boolean(c && (c.isTypeOnly || (!c.name && named && named.length > 0 && named.every((e) => e.isTypeOnly))));
+      out.push({ spec: node.moduleSpecifier.text, typeOnly, line: at(node) });
+    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      out.push({ spec: node.moduleSpecifier.text, typeOnly: node.isTypeOnly, line: at(node) });
+    } else if (ts.isModuleDeclaration(node) && ts.isStringLiteral(node.name)) {
+      out.push({ spec: node.name.text, typeOnly: true, line: at(node) });
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+      out.push({ spec: node.arguments[0].text, typeOnly: false, line: at(node) });
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+      out.push({ spec: node.argument.literal.text, typeOnly: true, line: at(node) });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return out;
+}
+
+const rel = (file: string) => relative(root, file);
+
+/** Which built-in plugin a file belongs to (undefined outside plugins/). */
+const pluginOf = (file: string): string | undefined => {
+  const parts = relative(join(root, "plugins"), file).split(sep);
+  return parts.length > 1 && parts[0] !== ".." ? parts[0] : undefined;
+};
+
+/**
+ * Runtime imports between plugins that exist today and are still to be removed (issue #14, part 2):
+ * "<importing file> -> <imported file>". Shrink this list; never grow it.
+ */
+/** Plugins that may take an agent's host with hostOf(): subagents builds child hosts from it. */
+const HOST_OF_ALLOWED = ["plugins/subagents/"];
+
+const CROSS_PLUGIN_ALLOWLIST = new Set<string>([]);
+
+/** The kernel's rules for one file's text; returns the violations found. */
+export function kernelViolations(file: string, text: string): string[] {
+  const problems: string[] = [];
+  for (const site of importsOf(file, text)) {
+    const where = `${rel(file)}:${site.line}`;
+    if (site.spec.startsWith(".")) {
+      const target = resolve(dirname(file), site.spec);
+      if (!target.startsWith(join(root, "kernel") + sep)) problems.push(`${where} imports ${site.spec}, outside kernel/`);
+    } else if (site.spec.startsWith("node:")) problems.push(`${where} imports ${site.spec}: the kernel does no I/O`);
+    else if (!/^(typebox(\/[a-z]+)?|tapable)$/.test(site.spec)) problems.push(`${where} imports package ${site.spec}: the kernel uses only typebox and tapable`);
+  }
+  text.split("\n").forEach((line, i) => {
+    const code = line.replace(/\/\/.*$/, "");
+    if (/\bprocess\.|\bglobalThis\.process\b|\brequire\(/.test(code) && !/^\s*\*/.test(line)) problems.push(`${rel(file)}:${i + 1} uses process/require: the kernel does no I/O (pass it in from boot/)`);
+  });
+  return problems;
+}
+
+/** A plugin file's imports that reach another plugin at runtime, or anything of it but its api.ts. */
+export function crossPluginViolations(file: string, text: string): string[] {
+  const own = pluginOf(file);
+  const problems: string[] = [];
+  for (const site of importsOf(file, text)) {
+    if (!site.spec.startsWith(".")) continue;
+    const target = resolve(dirname(file), site.spec);
+    const other = pluginOf(target);
+    if (!other || other === own) continue;
+    const isApi = /^api\.(js|ts)$/.test(relative(join(root, "plugins", other), target));
+    if (site.typeOnly && isApi) continue;
+    const key = `${rel(file)} -> ${rel(target)}`;
+    if (CROSS_PLUGIN_ALLOWLIST.has(key)) continue;
+    problems.push(`${rel(file)}:${site.line} imports ${site.spec} from plugin '${other}'${site.typeOnly ? " (only its api.ts may be imported, as types)" : " at runtime: use its service, typed with `import type` from its api.ts"}`);
+  }
+  return problems;
+}
+
+describe("layout: kernel/", () => {
+  it("imports no node: module, nothing outside kernel/ but typebox and tapable, and never touches process", () => {
+    const problems = walk(join(root, "kernel")).flatMap((f) => kernelViolations(f, readFileSync(f, "utf8")));
+    expect(problems).toEqual([]);
+  });
+
+  it("the checks catch a node: import, a reach outside kernel/ and process.env", () => {
+    const file = join(root, "kernel", "probe.ts");
+    const found = kernelViolations(file, `import { readFileSync } from "node:fs";\nimport { x } from "../boot/paths.js";\nconst a = await import("../plugins/x/index.js");\nexport const e = process.env.HOME;\n`);
+    expect(found.map((p) => p.split(" ")[0])).toEqual(["kernel/probe.ts:1", "kernel/probe.ts:2", "kernel/probe.ts:3", "kernel/probe.ts:4"]);
+  });
+
+  it(`has at most ${KERNEL_LINE_BAR} code lines (non-blank, non-comment; scripts/kernel-lines.mjs)`, () => {
+    const counts = countDir(join(root, "kernel")) as Record<string, number>;
+    const total = Object.values(counts).reduce((a, b) => a + b, 0);
+    expect(total).toBeGreaterThan(500);
+    expect(total).toBeLessThanOrEqual(KERNEL_LINE_BAR);
+  });
+});
+
+describe("layout: boot/ and cli/", () => {
+  it("name no particular plugin: no import from plugins/ and no built-in plugin's module path", () => {
+    const problems: string[] = [];
+    for (const f of [...walk(join(root, "boot")), ...walk(join(root, "cli"))]) {
+      const text = readFileSync(f, "utf8");
+      for (const site of importsOf(f, text)) if (site.spec.includes("plugins/")) problems.push(`${rel(f)}:${site.line} imports ${site.spec}`);
+      text.split("\n").forEach((line, i) => {
+        if (/builtinModule\(\s*"plugins"\s*,\s*"/.test(line)) problems.push(`${rel(f)}:${i + 1} names a built-in plugin's module`);
+      });
+    }
+    expect(problems).toEqual([]);
+  });
+});
+
+describe("layout: no back doors", () => {
+  it("only the kernel calls hooks (nothing outside kernel/ runs hooks.<name>.promise/call), and no plugin assigns host.ui", () => {
+    const problems: string[] = [];
+    for (const dir of ["boot", "cli", "lib", "plugins"]) {
+      for (const f of walk(join(root, dir))) {
+        readFileSync(f, "utf8").split("\n").forEach((line, i) => {
+          if (/\bhooks\??\.\w+\??\.(promise|callAsync|call)\(/.test(line)) problems.push(`${rel(f)}:${i + 1} calls a hook directly`);
+          // Plugins read registries through agent.view; only subagents builds child hosts (HOST_OF_ALLOWED).
+          if (/\bhostOf\(/.test(line) && !HOST_OF_ALLOWED.some((d) => rel(f).startsWith(d))) problems.push(`${rel(f)}:${i + 1} takes an agent's host (use agent.view)`);
+          if (/\.ui\s*=[^=]/.test(line) && /host/.test(line)) problems.push(`${rel(f)}:${i + 1} assigns host.ui (register the front end with its ui instead)`);
+        });
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+});
+
+describe("layout: plugins/", () => {
+  it("a plugin imports another plugin only as `import type` from its api.ts", () => {
+    const problems = walk(join(root, "plugins")).flatMap((f) => crossPluginViolations(f, readFileSync(f, "utf8")));
+    expect(problems).toEqual([]);
+  });
+
+  it("the check catches a runtime import of another plugin and a type import of a file other than api.ts", () => {
+    const file = join(root, "plugins", "probe", "index.ts");
+    const found = crossPluginViolations(file, `import type { A } from "../mcp/api.js";\nimport { b } from "../mcp/api.js";\nimport type { C } from "../mcp/index.js";\nimport { own } from "./own.js";\n`);
+    expect(found.map((p) => p.split(" ")[0])).toEqual(["plugins/probe/index.ts:2", "plugins/probe/index.ts:3"]);
+  });
+});
