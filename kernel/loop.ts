@@ -318,6 +318,10 @@ async function executeBatch(s: LoopState, message: AssistantMessage, calls: Tool
   return results;
 }
 
+/** One call outside a reply (`agent.runTool`): the same validation, gates, execution and `tool_result` as the model's calls. */
+export const runToolCall = async (s: LoopState, call: ToolCall): Promise<ToolResultMessage> =>
+  finish(s, await prepare(s, { role: "assistant", content: [call], provider: s.provider.id, model: s.model.id, usage: emptyUsage(), stopReason: "toolUse", timestamp: Date.now() }, call));
+
 async function prepare(s: LoopState, message: AssistantMessage, call: ToolCall): Promise<Prepared> {
   const { host } = s;
   host.emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments });
