@@ -15,13 +15,6 @@ import { matches, parseHooks, readSettings, type HookDef, type HookEvent } from 
 
 type Ctx = PluginContext<Static<typeof HooksOptions>>;
 
-/**
- * "No opinion" for tool_call and should_stop taps. The kernel's tap wrapper reads `.block` / `.stop` of the
- * returned value without checking for undefined (kernel/plugin.ts), so an undefined answer would be turned
- * into a failure (fail-closed). These values are the documented "no opinion" shapes it maps to undefined.
- */
-const PASS = { block: false } as unknown as undefined;
-const NO_VERDICT: StopVerdict = { stop: false, followUp: [] };
 
 /** The hook definitions from settings files and options, each identical command once per event. */
 export function loadHooks(ctx: Ctx): HookDef[] {
@@ -146,7 +139,7 @@ export class ClaudeHooks {
       }
       if (specific.updatedInput) this.warn(`PreToolUse hook \`${out.command}\` returned updatedInput; coil does not rewrite tool arguments from hooks (ignored)`);
     }
-    return PASS;
+    return undefined;
   }
 
   /** PostToolUse: stderr (exit 2), a `decision: "block"` reason and additionalContext are added to the result the model sees. */
@@ -170,17 +163,17 @@ export class ClaudeHooks {
   }
 
   /** Stop: when the agent would stop, a hook may keep it going (exit 2 or decision "block", with a reason). */
-  async shouldStop(query: StopQuery): Promise<StopVerdict> {
+  async shouldStop(query: StopQuery): Promise<StopVerdict | undefined> {
     if (this.stopRequested) return { stop: true, reason: this.stopRequested };
     const finished = query.turn.toolResults.length === 0 && query.steering === 0;
-    if (!finished || !this.of("Stop").length) return NO_VERDICT;
+    if (!finished || !this.of("Stop").length) return undefined;
     const outs = await this.fire("Stop", { stop_hook_active: this.stopContinuations > 0 });
     if (this.stopRequested) return { stop: true, reason: this.stopRequested };
     const keep = outs.find((x) => x.code === 2 || x.json?.decision === "block");
-    if (!keep) return NO_VERDICT;
+    if (!keep) return undefined;
     if (this.stopContinuations >= this.ctx.options.maxStopContinuations) {
       this.warn(`Stop hook \`${keep.command}\` asked to continue ${this.stopContinuations} times in this run; stopping (maxStopContinuations)`);
-      return NO_VERDICT;
+      return undefined;
     }
     this.stopContinuations++;
     const reason = (keep.code === 2 ? keep.stderr.trim() : String(keep.json?.reason ?? "")) || "A Stop hook asked you to continue.";
@@ -191,7 +184,7 @@ export class ClaudeHooks {
   async subagentStart(info: ToolCallInfo): Promise<undefined> {
     const type = String(info.args.agent || "general");
     await this.fire("SubagentStart", { agent_id: info.call.id, agent_type: type }, [type], info.signal);
-    return PASS;
+    return undefined;
   }
 
   /** SubagentStop, after a `task` call (the child has finished). */
