@@ -1,6 +1,10 @@
 /**
  * The agent loop: the only code that calls `hook.promise()`. It does no I/O of its own; the
  * provider, tools and taps do. Invariant: every tool call gets exactly one result, in call order.
+ *
+ * Longer than ~350 lines on purpose: the run, compaction, streaming and tool execution share the loop
+ * state and its invariants (one result per call, abort answered everywhere), and a second file would
+ * add imports to a kernel that is held to a line bar (docs/kernel.md).
  */
 import { Compile, type Validator } from "typebox/compile";
 import { Value } from "typebox/value";
