@@ -4,11 +4,11 @@
  */
 import { CoilError } from "./errors.js";
 import { ContextTally, DEFAULT_RESERVE_TOKENS, estimateMessageTokens, freezeMessage, userMessage } from "./messages.js";
-import { compact as runCompact, runLoop, type LoopState, type RunOutcome } from "./loop.js";
+import { compact as runCompact, runLoop, runToolCall, type LoopState, type RunOutcome } from "./loop.js";
 import type { PluginHost } from "./host.js";
 import type { SlashCommand } from "./plugin.js";
 import type { ReadonlyRegistry } from "./registry.js";
-import type { AgentEvent, AgentMessage, AssistantMessage, CompactResult, ModelInfo, Provider, RequestOptions, SystemBlock, ToolDefinition } from "./types.js";
+import type { AgentEvent, AgentMessage, AssistantMessage, CompactResult, ModelInfo, Provider, RequestOptions, SystemBlock, ToolDefinition, ToolResultMessage } from "./types.js";
 
 export interface AgentOptions {
   /** Provider id (must be registered) and the model to use. */
@@ -158,6 +158,15 @@ export class Agent {
     const { model } = this.s;
     const tokens = messages.reduce((n, m) => n + estimateMessageTokens(m), 0);
     return this.host.hooks.compact.promise({ messages: Object.freeze(messages.slice()), tokens, contextWindow: model.contextWindow, reason: "manual", model, instructions: options.instructions, signal: options.signal ?? new AbortController().signal });
+  }
+
+  /**
+   * Run one tool call as if the model had made it (a front end's `!cmd`): validation, the `tool_call`
+   * gates (permission rules, plan mode), execution and `tool_result`, with the usual tool events. The
+   * result is returned, not added to history: the caller decides what the model gets to see.
+   */
+  runTool(call: { id?: string; name: string; arguments: Record<string, unknown> }, signal: AbortSignal = new AbortController().signal): Promise<ToolResultMessage> {
+    return runToolCall({ ...this.s, signal }, { type: "toolCall", id: call.id ?? `user-${Date.now()}`, name: call.name, arguments: call.arguments });
   }
 
   /** A read-only view of the host's registries (the host itself stays the kernel's). */

@@ -1,6 +1,10 @@
 /**
  * The agent loop: the only code that calls `hook.promise()`. It does no I/O of its own; the
  * provider, tools and taps do. Invariant: every tool call gets exactly one result, in call order.
+ *
+ * Longer than ~350 lines on purpose: the run, compaction, streaming and tool execution share the loop
+ * state and its invariants (one result per call, abort answered everywhere), and a second file would
+ * add imports to a kernel that is held to a line bar (docs/kernel.md).
  */
 import { Compile, type Validator } from "typebox/compile";
 import { Value } from "typebox/value";
@@ -317,6 +321,10 @@ async function executeBatch(s: LoopState, message: AssistantMessage, calls: Tool
   await Promise.all(prepared.map(async (p, i) => (results[i] = await finish(s, skip && "info" in p ? { call: p.call, result: errorResult(p.call, SKIPPED) } : p))));
   return results;
 }
+
+/** One call outside a reply (`agent.runTool`): the same validation, gates, execution and `tool_result` as the model's calls. */
+export const runToolCall = async (s: LoopState, call: ToolCall): Promise<ToolResultMessage> =>
+  finish(s, await prepare(s, { role: "assistant", content: [call], provider: s.provider.id, model: s.model.id, usage: emptyUsage(), stopReason: "toolUse", timestamp: Date.now() }, call));
 
 async function prepare(s: LoopState, message: AssistantMessage, call: ToolCall): Promise<Prepared> {
   const { host } = s;

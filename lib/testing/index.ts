@@ -33,7 +33,11 @@ export interface Workspace {
 }
 
 export function createWorkspace(files: Record<string, string> = {}, prefix = "coil-test-"): Workspace {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  return workspaceIn(realpathSync(mkdtempSync(join(tmpdir(), prefix))), files, true);
+}
+
+/** A workspace over `dir` with `files` written into it; `dispose()` deletes it only when `owned`. */
+function workspaceIn(dir: string, files: Record<string, string>, owned: boolean): Workspace {
   const path = (rel: string) => resolve(dir, rel);
   const ws: Workspace = {
     dir,
@@ -45,7 +49,7 @@ export function createWorkspace(files: Record<string, string> = {}, prefix = "co
     },
     read: (rel) => readFileSync(path(rel), "utf8"),
     exists: (rel) => existsSync(path(rel)),
-    dispose: () => rmSync(dir, { recursive: true, force: true }),
+    dispose: () => (owned ? rmSync(dir, { recursive: true, force: true }) : undefined),
   };
   for (const [rel, text] of Object.entries(files)) ws.write(rel, text);
   return ws;
@@ -98,11 +102,8 @@ export interface TestKit {
 }
 
 export function createTestKit(options: TestKitOptions = {}): TestKit {
-  const workspace = options.cwd ? { ...createWorkspace(), dir: options.cwd, path: (r: string) => resolve(options.cwd!, r), dispose: () => undefined } : createWorkspace(options.files);
-  if (options.cwd) for (const [rel, text] of Object.entries(options.files ?? {})) {
-    mkdirSync(dirname(resolve(options.cwd, rel)), { recursive: true });
-    writeFileSync(resolve(options.cwd, rel), text);
-  }
+  // A given cwd is the caller's: files are written into it, and dispose() leaves it.
+  const workspace = options.cwd ? workspaceIn(options.cwd, options.files ?? {}, false) : createWorkspace(options.files);
   const host = new PluginHost({ cwd: workspace.dir });
   const events: AgentEvent[] = [];
   host.subscribe("*", (e) => void events.push(e));

@@ -8,17 +8,12 @@
  * checkpoint belongs to which prompt (a `checkpoint` custom entry), so `-c` and `/resume` keep rewind
  * working. `coil checkpoints list|prune`. See docs/checkpoints.md.
  */
-import { relative, resolve } from "node:path";
-import { definePlugin, textOf, Type, type Agent, type AgentMessage, type Static, type ToolCallInfo } from "../../kernel/index.js";
-import { coilHome } from "../../lib/paths.js";
-import { notReadOnly, READ_ONLY_COMMANDS } from "../../lib/shell/read-only-commands.js";
-import type { MessageEntry, SessionEntry } from "../session-jsonl/api.js";
-
-/** The user message an entry holds, if it is one. */
-const userMessage = (e: SessionEntry) => (e.type === "message" && (e as MessageEntry).message.role === "user" ? (e as MessageEntry).message : undefined);
-import { ShadowRepo, type Change } from "./shadow.js";
+import { definePlugin, Type, type Static } from "../../kernel/index.js";
+import { READ_ONLY_COMMANDS } from "../../lib/shell/read-only-commands.js";
+import { checkpointsCommand, createCheckpoints } from "./run.js";
 
 export { ShadowRepo, projectId } from "./shadow.js";
+export { CHECKPOINT_ENTRY, REWIND_ENTRY, parseRewindArgs, type CheckpointRecord, type RewindPoint, type RewindRecord } from "./records.js";
 
 export const CheckpointOptions = Type.Object({
   /** Files bigger than this (bytes) are not snapshotted; they are listed as skipped. */
@@ -34,398 +29,30 @@ export const CheckpointOptions = Type.Object({
 });
 export type CheckpointOptions = Static<typeof CheckpointOptions>;
 
-/** The session entry type that ties a prompt to its checkpoints. */
-export const CHECKPOINT_ENTRY = "checkpoint";
-
-/** The session entry a conversation rewind leaves on the new branch (it is the branch's leaf until the next prompt). */
-export const REWIND_ENTRY = "checkpoint-rewind";
-
-/** What a rewind records: the point, the leaf it left, and for the files the commits before and after. */
-export interface RewindRecord {
-  point: number;
-  entry: string;
-  from: string | null;
-  conversation: boolean;
-  code?: { kept: string; restored: string };
-}
-
-/** What the session records for one prompt that changed files (the newest record of a prompt wins). */
-export interface CheckpointRecord {
-  /** The user prompt's session entry. */
-  entry: string;
-  /** Commit in the shadow repository: the files before the prompt's first change. */
-  before: string;
-  /** Commit: the files as the agent left them at the end of its latest turn with changes. */
-  after?: string;
-  time: number;
-  /** Files changed from `before` to `after`, each with what changed it (`edit`, `write`, `bash`, an MCP tool, ...). */
-  changed: Record<string, string>;
-  /** Left out of the snapshot: files over the size limit, folders that are git repositories of their own, ignored folders. */
-  large: string[];
-  nested?: string[];
-  ignored: string[];
-  /** Found from the shadow repository: the run ended (killed) before its first turn was recorded. */
-  unfinished?: boolean;
-}
-
-/** One prompt on the active path, numbered from 1. */
-export interface RewindPoint {
-  n: number;
-  entry: string;
-  parentId: string | null;
-  time: string;
-  prompt: string;
-  record?: CheckpointRecord;
-}
-
-/** Lines of diff the picker shows before it asks. */
-const PREVIEW_LINES = 40;
-
-interface Run {
-  user?: AgentMessage;
-  before?: Promise<{ commit: string; tree: string; large: string[]; nested: string[]; ignored: string[] } | undefined>;
-  /** Files named by non-bash tools, with the tool. */
-  byTool: Map<string, string>;
-  bash: boolean;
-  dirty: boolean;
-}
-
-const short = (text: string, n = 60) => {
-  const one = text.replace(/\s+/g, " ").trim();
-  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
-};
-
-export function parseRewindArgs(args: string): { point?: number; code: boolean; conversation: boolean; force: boolean; pick: boolean } {
-  const words = args.split(/\s+/).filter(Boolean);
-  const flags = new Set(words.filter((w) => w.startsWith("--")));
-  for (const f of flags) if (!["--code", "--conversation", "--force", "--pick"].includes(f)) throw new Error(`unknown option ${f}; use --code, --conversation or --force`);
-  const rest = words.filter((w) => !w.startsWith("--"));
-  if (rest.length > 1 || (rest[0] !== undefined && !/^\d+$/.test(rest[0]))) throw new Error(`expected a point number, got '${rest.join(" ")}'; /rewind lists the points`);
-  const onlyCode = flags.has("--code");
-  const onlyConversation = flags.has("--conversation");
-  return {
-    point: rest[0] !== undefined ? Number(rest[0]) : undefined,
-    code: onlyCode || !onlyConversation,
-    conversation: onlyConversation || !onlyCode,
-    force: flags.has("--force"),
-    pick: flags.has("--pick"),
-  };
-}
-
 export default definePlugin({
   id: "checkpoints",
   description: "Checkpoints of the project's files before each prompt's changes (bash included); /rewind puts files and conversation back",
   options: CheckpointOptions,
   setup(ctx) {
-    const o = ctx.options;
-    let repo: ShadowRepo | undefined;
-    const shadow = () => (repo ??= new ShadowRepo(ctx.cwd, coilHome(), o.maxFileSize));
-    const session = () => ctx.services.get("session");
-    let mode = "text";
-    let run: Run = { byTool: new Map(), bash: false, dirty: false };
-    let pending: Promise<unknown> = Promise.resolve();
-    let pruned = false;
-    /** Set once git turned out to be missing: said once, not at every prompt. */
-    let noGit = false;
-    const warn = (message: string) => {
-      ctx.log.warn(message);
-      ctx.services.get("ui")?.notify(message, "warn");
-    };
-
-    const mutating = (info: ToolCallInfo): boolean => {
-      const name = info.call.name;
-      if (name === "bash") return notReadOnly(String(info.args.command ?? ""), o.readOnlyCommands) !== undefined;
-      return !(info.tool.readOnly === true || o.readOnlyTools.includes(name));
-    };
-    const relPath = (p: string) => {
-      const rel = relative(ctx.cwd, resolve(ctx.cwd, p.replace(/^~(?=\/|$)/, process.env.HOME ?? "~")));
-      return rel.startsWith("..") ? undefined : rel;
-    };
-    const userEntry = () => (run.user ? session()?.entryIdOf(run.user) : undefined);
-
-    ctx.onStart((_agent, _io, info) => {
-      mode = info.mode;
-    });
-    ctx.on("agent_start", () => {
-      run = { byTool: new Map(), bash: false, dirty: false };
-    });
-    ctx.on("message_end", (event) => {
-      if (event.message.role === "user" && !run.user) run.user = event.message;
-    });
-
-    ctx.tap("tool_call", async (info) => {
-      if (!mutating(info)) return undefined;
-      run.dirty = true;
-      if (info.call.name === "bash") run.bash = true;
-      else {
-        const p = info.args.path ?? info.args.file_path;
-        const rel = typeof p === "string" ? relPath(p) : undefined;
-        if (rel) run.byTool.set(rel, info.call.name);
-      }
-      if (!run.before) {
-        const prompt = short(run.user ? textOf(run.user) : "", 120);
-        run.before = shadow()
-          .snapshot({ session: session()?.id ?? "", entry: userEntry(), kind: "before", prompt })
-          .then(
-            (s) => s,
-            (error: Error) => {
-              if (/was not found on PATH/.test(error.message)) {
-                if (!noGit) warn(`checkpoints: ${error.message}`);
-                noGit = true;
-              } else warn(`checkpoints: no checkpoint for this prompt, /rewind cannot restore its files: ${error.message}`);
-              return undefined;
-            },
-          );
-        pending = run.before;
-      }
-      await run.before;
-      if (!pruned && !noGit) {
-        pruned = true;
-        pending = shadow()
-          .prune({ maxAgeDays: o.maxAgeDays, maxCount: o.maxCount })
-          .catch((error: Error) => warn(`checkpoints: pruning old checkpoints failed: ${error.message}`));
-      }
-      return undefined;
-    });
-
+    const checkpoints = createCheckpoints(ctx);
+    ctx.onStart((_agent, _io, info) => checkpoints.start(info.mode));
+    ctx.on("agent_start", () => checkpoints.runStarted());
+    ctx.on("message_end", (event) => checkpoints.message(event.message));
+    ctx.tap("tool_call", (info) => checkpoints.toolCall(info));
     // After a turn that changed something: snapshot what the agent left, and record the prompt's checkpoint.
-    ctx.tap("turn_end", async () => {
-      if (!run.dirty || !run.before) return;
-      run.dirty = false;
-      const before = await run.before;
-      const entry = userEntry();
-      if (!before) return;
-      const work = (async () => {
-        const repo = shadow();
-        const after = await repo.snapshot({ session: session()?.id ?? "", entry, kind: "after" }, false);
-        const changed: Record<string, string> = {};
-        for (const c of await repo.diff(before.tree, after.tree)) changed[c.path] = run.byTool.get(c.path) ?? (run.bash ? "bash" : "a tool");
-        const record: CheckpointRecord = { entry: entry ?? "", before: before.commit, after: after.commit, time: Date.now(), changed, large: before.large, nested: before.nested, ignored: before.ignored };
-        if (entry) session()?.appendCustom(CHECKPOINT_ENTRY, record);
-      })().catch((error: Error) => warn(`checkpoints: cannot record the files the agent left: ${error.message}`));
-      pending = work;
-      await work;
-    });
-    ctx.onStop(async () => {
-      await pending;
-    });
-
-    /**
-     * The prompts on the active path, with their newest checkpoint record. A prompt whose run was killed before
-     * its turn ended has no record in the session, but its "before" snapshot names it: that one is used.
-     */
-    const points = async (): Promise<RewindPoint[]> => {
-      const s = session();
-      if (!s) throw ctx.error("CHECKPOINT_NO_SESSION", "/rewind needs the session-jsonl plugin (it keeps the conversation and which checkpoint belongs to which prompt)");
-      const path = s.path();
-      const records = new Map<string, CheckpointRecord>();
-      for (const e of path) if (e.type === "custom" && e.customType === CHECKPOINT_ENTRY && e.data && typeof (e.data as CheckpointRecord).entry === "string") records.set((e.data as CheckpointRecord).entry, e.data as CheckpointRecord);
-      const out: RewindPoint[] = [];
-      for (const e of path) {
-        const message = userMessage(e);
-        if (!message) continue;
-        out.push({ n: out.length + 1, entry: e.id, parentId: e.parentId, time: e.timestamp, prompt: textOf(message), record: records.get(e.id) });
-      }
-      if (out.some((p) => !p.record) && shadow().exists) {
-        const orphans = new Map((await shadow().list()).filter((c) => c.kind === "before" && c.session === s.id && c.entry).map((c) => [c.entry!, c]));
-        for (const p of out) {
-          const found = !p.record && orphans.get(p.entry);
-          if (found) p.record = { entry: p.entry, before: found.commit, time: found.time, changed: {}, large: [], ignored: [], unfinished: true };
-        }
-      }
-      return out;
-    };
-
-    const describeChanges = (r: CheckpointRecord | undefined): string => {
-      if (!r) return "no file changes";
-      if (r.unfinished) return "not recorded: coil stopped before the turn ended (the files from before it are kept)";
-      const files = Object.entries(r.changed);
-      if (!files.length) return "no file changes";
-      const byWhat = new Map<string, string[]>();
-      for (const [path, what] of files) byWhat.set(what, [...(byWhat.get(what) ?? []), path]);
-      const parts = [...byWhat].map(([what, paths]) => `${what}: ${paths.slice(0, 8).join(", ")}${paths.length > 8 ? ` (+${paths.length - 8} more)` : ""}`);
-      return parts.join("; ");
-    };
-
-    const listing = async (): Promise<string> => {
-      const all = await points();
-      if (!all.length) return "No prompts yet: nothing to rewind.";
-      const lines = ["Rewind points (the files and the conversation as they were just before each prompt):"];
-      for (const p of all) {
-        const time = new Date(p.time).toLocaleTimeString("en-GB", { hour12: false });
-        lines.push(`  ${String(p.n).padStart(2)}  ${time}  "${short(p.prompt)}"`, `        changed after it: ${describeChanges(p.record)}`);
-        const skipped = [
-          ...(p.record?.large ?? []).map((f) => `${f} (over ${o.maxFileSize} bytes)`),
-          ...(p.record?.nested ?? []).map((f) => `${f}/ (a git repository of its own)`),
-          ...(p.record?.ignored ?? []).slice(0, 5).map((f) => `${f} (ignored)`)];
-        if (skipped.length) lines.push(`        not in the checkpoint: ${skipped.join(", ")}${(p.record?.ignored.length ?? 0) > 5 ? ", …" : ""}`);
-      }
-      lines.push("", "/rewind <n> restores the files and the conversation; add --code or --conversation for one of them, --force to overwrite your own later edits.");
-      return lines.join("\n");
-    };
-
-    interface Plan {
-      point: RewindPoint;
-      /** Tree to restore, the current tree, and the changes between; undefined: the agent changed no files since. */
-      target?: { tree: string; commit: string; current: string; changes: Change[]; conflicts: string[] };
-    }
-
-    /** What rewinding to point n would do to the files: the changes, and the files the user changed after the agent. */
-    const plan = async (n: number, code: boolean): Promise<Plan> => {
-      await pending;
-      const all = await points();
-      const point = all.find((p) => p.n === n);
-      if (!point) throw ctx.error("CHECKPOINT_UNKNOWN_POINT", `there is no point ${n}: ${all.length ? `points are 1 to ${all.length}` : "no prompts yet"}; /rewind lists them`);
-      if (!code) return { point };
-      // The agent's spans from this point on: a prompt's checkpoints (files before, files it left), and code rewinds.
-      const spans: { start?: string; end?: string; rewind?: boolean }[] = [];
-      for (const e of session()!.path()) {
-        if (userMessage(e)) {
-          const p = all.find((q) => q.entry === e.id);
-          if (p?.record && (spans.length || p.n >= n)) spans.push({ start: p.record.before, end: p.record.after });
-        } else if (spans.length && e.type === "custom" && e.customType === REWIND_ENTRY) {
-          const r = e.data as RewindRecord | undefined;
-          if (r?.code) spans.push({ start: r.code.kept, end: r.code.restored, rewind: true });
-        }
-      }
-      if (!spans.length) return { point };
-      const repo = shadow();
-      const tree = await repo.treeOf(spans[0]!.start!);
-      if (!tree) throw ctx.error("CHECKPOINT_PRUNED", `the checkpoint of point ${n} is gone from ${repo.gitDir} (pruned?); rewind the conversation only with /rewind ${n} --conversation`);
-      const { tree: current } = await repo.stage();
-      const changes = await repo.diff(current, tree);
-      // Your edits: what changed between the end of one span and the start of the next, and since the last one
-      // (counted from the latest code rewind, which already overwrote what came before it).
-      const edited = new Set<string>();
-      const from = Math.max(0, spans.findLastIndex((x) => x.rewind));
-      for (let i = from; i < spans.length; i++) {
-        const end = spans[i]!.end && (await repo.treeOf(spans[i]!.end!));
-        const next = i + 1 < spans.length ? spans[i + 1]!.start && (await repo.treeOf(spans[i + 1]!.start!)) : current;
-        if (end && next) for (const c of await repo.diff(end, next)) edited.add(c.path);
-      }
-      const conflicts = changes.map((c) => c.path).filter((p) => edited.has(p));
-      return { point, target: { tree, commit: spans[0]!.start!, current, changes, conflicts } };
-    };
-
-    const apply = async (p: Plan, conversation: boolean): Promise<string> => {
-      const lines: string[] = [];
-      const repo = shadow();
-      let code: RewindRecord["code"];
-      if (p.target && p.target.changes.length) {
-        const keep = await repo.snapshot({ session: session()?.id ?? "", kind: "rewind", prompt: `before /rewind ${p.point.n}` }, false);
-        await repo.restore(p.target.tree, p.target.changes);
-        code = { kept: keep.commit, restored: p.target.commit };
-        const verb = { A: "restored", D: "deleted", M: "restored" } as const;
-        lines.push(`Files back to before prompt ${p.point.n}: ${p.target.changes.length} changed`);
-        for (const c of p.target.changes.slice(0, 30)) lines.push(`  ${verb[c.status]} ${c.path}`);
-        if (p.target.changes.length > 30) lines.push(`  … and ${p.target.changes.length - 30} more`);
-        lines.push(`(the files as they were are kept as ${keep.ref} in ${repo.gitDir})`);
-      } else if (p.target) lines.push(`Files: already as they were before prompt ${p.point.n}.`);
-      else lines.push(`Files: no checkpoint at or after prompt ${p.point.n} (the agent changed no files since): nothing to restore.`);
-      const s = session()!;
-      const from = s.path().at(-1)?.id ?? null;
-      const record: RewindRecord = { point: p.point.n, entry: p.point.entry, from, conversation, ...(code ? { code } : {}) };
-      if (!conversation) {
-        if (code) s.appendCustom(REWIND_ENTRY, record);
-      } else {
-        await s.branch(p.point.parentId);
-        // On the new branch: it makes it the leaf a later `-c` or /resume continues from.
-        s.appendCustom(REWIND_ENTRY, record);
-        lines.push(`Conversation: back to just before prompt ${p.point.n} ("${short(p.point.prompt)}"), as a new branch; /tree goes back to the old one.`);
-      }
-      return lines.join("\n");
-    };
-
-    const conflictText = (conflicts: string[]) => `You changed ${conflicts.length === 1 ? "this file" : "these files"} after the agent did; rewinding overwrites ${conflicts.length === 1 ? "it" : "them"}:\n${conflicts.map((c) => `  ${c}`).join("\n")}`;
-
-    const rewind = async (args: string, agent: Agent): Promise<string> => {
-      let opts;
-      try {
-        opts = parseRewindArgs(args);
-      } catch (error) {
-        throw ctx.error("CHECKPOINT_USAGE", `/rewind: ${(error as Error).message}`);
-      }
-      const ui = mode === "interactive" ? ctx.services.get("ui") : undefined;
-      if (opts.pick) return pick(agent);
-      if (opts.point === undefined) {
-        await pending;
-        return await listing();
-      }
-      if (agent.isRunning) throw ctx.error("CHECKPOINT_BUSY", "a run is going: wait for it to end (or abort it), then /rewind");
-      const p = await plan(opts.point, opts.code);
-      if (p.target?.conflicts.length && !opts.force) {
-        if (!ui) throw ctx.error("CHECKPOINT_CONFLICT", `${conflictText(p.target.conflicts)}\nNothing was changed. Run /rewind ${opts.point}${opts.code && !opts.conversation ? " --code" : ""} --force to overwrite them.`);
-        if (!(await ui.confirm("Overwrite your changes?", conflictText(p.target.conflicts)))) return "Rewind cancelled: nothing was changed.";
-      }
-      return apply(p, opts.conversation);
-    };
-
-    /** The TUI's picker (Esc Esc): choose a point and what to restore, see the diff, confirm. */
-    const pick = async (agent: Agent): Promise<string> => {
-      const ui = ctx.services.get("ui");
-      if (!ui) return await listing();
-      if (agent.isRunning) return "A run is going: wait for it to end (or press Esc), then rewind.";
-      await pending;
-      const all = await points();
-      if (!all.length) return "No prompts yet: nothing to rewind.";
-      const labels = [...all].reverse().map((p) => `${p.n}. "${short(p.prompt, 50)}" — ${short(describeChanges(p.record), 60)}`);
-      const chosen = await ui.select("Rewind to just before which prompt?", labels);
-      if (!chosen) return "";
-      const n = Number(chosen.slice(0, chosen.indexOf(".")));
-      const what = await ui.select(`Rewind to before prompt ${n}: restore what?`, ["Files and conversation", "Files only", "Conversation only"]);
-      if (!what) return "";
-      const code = what !== "Conversation only";
-      const conversation = what !== "Files only";
-      const p = await plan(n, code);
-      let preview = p.target ? (p.target.changes.length ? await shadow().patch(p.target.current, p.target.tree) : "The files are already as they were.") : code ? "The agent changed no files since this prompt." : "";
-      const lines = preview.split("\n");
-      if (lines.length > PREVIEW_LINES) preview = [...lines.slice(0, PREVIEW_LINES), `… ${lines.length - PREVIEW_LINES} more lines of diff`].join("\n");
-      const warning = p.target?.conflicts.length ? `${conflictText(p.target.conflicts)}\n\n` : "";
-      if (!(await ui.confirm(`Rewind to before prompt ${n} (${what.toLowerCase()})?`, `${warning}${preview}`))) return "Rewind cancelled: nothing was changed.";
-      return apply(p, conversation);
-    };
-
+    ctx.tap("turn_end", () => checkpoints.turnEnd());
+    ctx.onStop(() => checkpoints.stop());
     ctx.commands.register({
       name: "rewind",
       description: "list the rewind points, or put the files and the conversation back to just before prompt n",
       argumentHint: "[n] [--code | --conversation] [--force]",
-      run: rewind,
+      run: (args, agent) => checkpoints.rewind(args, agent),
     });
-
     ctx.subcommands.register({
       name: "checkpoints",
       description: "the project's checkpoints (/rewind): list them, or prune old ones",
       usage: "list | prune [--older-than <days>] [--keep <n>]",
-      async run(argv, io) {
-        const repo = new ShadowRepo(io.cwd, coilHome(io.env), o.maxFileSize);
-        const [cmd, ...rest] = argv;
-        const value = (name: string) => {
-          const i = rest.indexOf(name);
-          if (i < 0) return undefined;
-          const v = Number(rest[i + 1]);
-          if (!Number.isFinite(v) || v < 0) throw ctx.error("CHECKPOINT_USAGE", `${name} needs a number, got '${rest[i + 1] ?? ""}'`);
-          return v;
-        };
-        if (cmd === "list") {
-          const rows = await repo.list();
-          if (!rows.length) {
-            io.stdout.write(`No checkpoints for ${io.cwd}.\n`);
-            return 0;
-          }
-          io.stdout.write(`Checkpoints of ${io.cwd} (${repo.gitDir}):\n`);
-          for (const r of rows) io.stdout.write(`${new Date(r.time).toISOString()}  ${r.kind.padEnd(6)}  session ${r.session.slice(0, 8) || "-"}  ${r.commit.slice(0, 10)}  ${r.prompt ? `"${short(r.prompt)}"` : ""}\n`);
-          return 0;
-        }
-        if (cmd === "prune") {
-          const maxAgeDays = value("--older-than") ?? o.maxAgeDays;
-          const maxCount = value("--keep") ?? o.maxCount;
-          const gone = await repo.prune({ maxAgeDays, maxCount });
-          io.stdout.write(`Pruned ${gone.length} checkpoint${gone.length === 1 ? "" : "s"} (older than ${maxAgeDays} days, or beyond the newest ${maxCount}).\n`);
-          return 0;
-        }
-        io.stderr.write("usage: coil checkpoints list | prune [--older-than <days>] [--keep <n>]\n");
-        return 2;
-      },
+      run: (argv, io) => checkpointsCommand(ctx, argv, io),
     });
   },
 });

@@ -2,6 +2,10 @@
  * The ACP agent: `coil --mode acp` on stdin/stdout through the official SDK (loaded only here, only in
  * this mode). One coil agent serves the connection; ACP sessions are coil sessions (session-jsonl), one
  * running at a time. See docs/editors.md.
+ *
+ * Longer than ~350 lines on purpose: one class holds the connection's state (the client's capabilities,
+ * the open ACP session, the running prompt, pending permission requests), and every handler reads and
+ * updates it; split across files, each part would need that whole state passed in.
  */
 import { randomUUID } from "node:crypto";
 import { realpathSync } from "node:fs";

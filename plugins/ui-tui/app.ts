@@ -23,7 +23,6 @@ import {
   type PromptInput,
   type ToolResultMessage,
 } from "../../kernel/index.js";
-import type {} from "../tools-coding/api.js"; // types the `operations` service
 import { KEYS_HELP, oneLine } from "./commands.js";
 import { DoublePress, openRewindPicker } from "./rewind.js";
 import { DialogHost } from "./dialogs.js";
@@ -295,30 +294,20 @@ export class TuiApp implements AppHandle {
     this.refresh();
   }
 
-  /** `!cmd` runs in the shell and adds its output to the context; `!!cmd` only shows it. */
+  /**
+   * `!cmd` runs as a bash tool call through the gates (see shell.ts) and, when it ran, adds its output
+   * to the context; `!!cmd` only shows it. A refusal (permission rule, plan mode) is shown, not added.
+   */
   private async shell(text: string): Promise<void> {
     const keep = !text.startsWith("!!");
     const command = text.slice(keep ? 1 : 2).trim();
     if (!command) return;
-    const state: ToolState = { id: `shell-${Date.now()}`, name: keep ? "!" : "!!", args: { command }, running: true, partial: "", view: undefined as never };
-    state.view = this.toolView(state);
-    this.chat.addChild(state.view);
+    const id = `shell-${Date.now()}`;
+    this.tool(id, keep ? "!" : "!!", { command }); // the tool events of the run land on this entry
     this.refresh();
-    let output = "";
-    const operations = this.ctx.services.get("operations");
-    const exec = typeof operations?.exec === "function" ? operations.exec.bind(operations) : undefined;
-    const code = await runShellCommand(command, this.ctx.cwd, (text) => {
-      output = text;
-      state.partial = output;
-      state.view.touch();
-      this.tui.requestRender();
-    }, exec);
-    const shown = tail(output.replace(/\n$/, ""), 2000).lines.join("\n");
-    state.running = false;
-    state.result = { role: "toolResult", toolCallId: state.id, toolName: "shell", content: [{ type: "text", text: shown || "(no output)" }], isError: code !== 0, timestamp: Date.now() };
-    state.view.touch();
-    if (keep) {
-      const content = shellMessageText(command, shown, code);
+    const run = await runShellCommand(this.agent, command, id);
+    if (keep && run.ran) {
+      const content = shellMessageText(command, tail(run.output, 2000).lines.join("\n"), run.exitCode);
       const session = this.ctx.services.get("session");
       if (this.agent.isRunning) this.agent.steer({ role: "user", content, timestamp: Date.now() });
       else if (session) session.appendCustomMessage({ customType: SHELL_MESSAGE, content, display: false });

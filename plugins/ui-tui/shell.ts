@@ -1,40 +1,26 @@
 /**
- * `!cmd` in the editor: the user's own shell command, run in the working directory. It goes through
- * the `operations` service when a plugin provides one (sandbox-bwrap confines it like the model's
- * bash calls), else through the user's shell directly. Output is handed over as it arrives (the
- * newest 500 KB once it passes 1 MB).
+ * `!cmd` in the editor: the user's own shell command, run as a `bash` tool call through
+ * `agent.runTool`. It passes the same gates as the model's bash calls (argument validation, the
+ * `tool_call` taps: permission rules, plan mode, hooks; then `tool_result`) and runs through the bash
+ * tool, so the `operations` backend (a sandbox) confines it too. Its tool events carry `id`, so the
+ * transcript shows it live like any tool call. The result is returned; nothing enters history here.
  */
-import { spawn } from "node:child_process";
-import { messageOf } from "../../kernel/index.js";
-import type { Operations } from "../tools-coding/api.js";
+import type { Agent, ToolResultMessage } from "../../kernel/index.js";
+import { resultText } from "./render.js";
 
-/** Resolves with the exit code (127 when the command could not start, null when a signal ended it). */
-export async function runShellCommand(command: string, cwd: string, onOutput: (soFar: string) => void, exec?: Operations["exec"]): Promise<number | null> {
-  let output = "";
-  const decoder = new TextDecoder();
-  const add = (text: string) => {
-    output += text;
-    if (output.length > 1_000_000) output = output.slice(-500_000);
-    onOutput(output);
-  };
-  if (exec) {
-    try {
-      const result = await exec(command, { cwd, shell: process.env.SHELL || undefined, onData: (chunk) => add(decoder.decode(chunk, { stream: true })) });
-      return result.exitCode;
-    } catch (error) {
-      add(messageOf(error));
-      return 127;
-    }
-  }
-  return new Promise<number | null>((done) => {
-    const child = spawn(process.env.SHELL || "/bin/sh", ["-c", command], { cwd, stdio: ["ignore", "pipe", "pipe"] });
-    const onData = (chunk: Buffer) => add(chunk.toString());
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
-    child.on("error", (e) => {
-      add(messageOf(e));
-      done(127);
-    });
-    child.on("close", (exit) => done(exit));
-  });
+export interface ShellRun {
+  result: ToolResultMessage;
+  /** The tool's output text (or the reason it was refused). */
+  output: string;
+  /** Whether the command ran: false when a gate refused it, the arguments were invalid or the preset has no bash tool. */
+  ran: boolean;
+  /** The exit code when it ran (null when a signal ended it). */
+  exitCode: number | null;
+}
+
+export async function runShellCommand(agent: Pick<Agent, "runTool">, command: string, id: string, signal?: AbortSignal): Promise<ShellRun> {
+  const result = await agent.runTool({ id, name: "bash", arguments: { command } }, signal);
+  const details = result.details as { exitCode?: number | null } | undefined;
+  const ran = details !== undefined && details !== null && "exitCode" in details;
+  return { result, output: resultText(result), ran, exitCode: ran ? (details.exitCode ?? null) : null };
 }

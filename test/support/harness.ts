@@ -1,7 +1,9 @@
-/** Builds a real host + agent on the scripted provider, recording every event. */
-import { Agent, PluginHost, type AgentEvent, type AgentOptions, type Plugin } from "../../kernel/index.js";
-import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
-import type { ScriptStep } from "../../plugins/provider-scripted/script.js";
+/**
+ * A real host + agent on the scripted provider, recording every event: a thin wrapper over the shipped
+ * `coil/testing` kit (lib/testing), in the current directory and with small stream chunks.
+ */
+import type { AgentOptions, Plugin } from "../../kernel/index.js";
+import { createTestKit, type ScriptedService, type ScriptStep } from "../../lib/testing/index.js";
 
 export interface TestAgentOptions {
   plugins?: [Plugin<any>, unknown?][];
@@ -11,17 +13,15 @@ export interface TestAgentOptions {
 }
 
 export function createTestAgent(options: TestAgentOptions = {}) {
-  const host = new PluginHost({ cwd: process.cwd() });
-  const events: AgentEvent[] = [];
-  host.subscribe("*", (e) => void events.push(e));
-  host.install(scriptedPlugin, { chunkSize: 4, ...options.scripted });
-  for (const [plugin, opts] of options.plugins ?? []) host.install(plugin, opts ?? {});
-  const scripted = host.services.get("scripted") as ScriptedService;
-  scripted.push(...(options.script ?? []));
-  const model = { id: "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 32_000 };
-  const agent = new Agent(host, { provider: "scripted", model, ...options.agent });
-  const diagnostics = () => events.filter((e): e is Extract<AgentEvent, { type: "diagnostic" }> => e.type === "diagnostic");
-  return { host, agent, scripted, events, diagnostics };
+  const kit = createTestKit({
+    cwd: process.cwd(),
+    plugins: (options.plugins ?? []).map(([plugin, opts]) => [plugin, opts ?? {}] as [Plugin<any>, unknown]),
+    replies: options.script,
+    agent: options.agent,
+    scripted: { chunkSize: 4, ...options.scripted },
+  });
+  const scripted = kit.host.services.get("scripted") as ScriptedService;
+  return { host: kit.host, agent: kit.agent, scripted, events: kit.events, diagnostics: kit.diagnostics };
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -3,9 +3,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { Agent, PluginHost, type AgentEvent, type CliStreams, type Plugin } from "../../kernel/index.js";
-import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
-import type { ScriptStep } from "../../plugins/provider-scripted/script.js";
+import type { AgentEvent, CliStreams, Plugin } from "../../kernel/index.js";
+import { createTestKit, type ScriptedService, type ScriptStep } from "../../lib/testing/index.js";
 import { sessionPlugin, type SessionOps, type SessionService } from "../../plugins/session-jsonl/index.js";
 
 export interface SessionRigOptions {
@@ -27,16 +26,14 @@ export interface SessionRigOptions {
 
 /** A real host + agent with provider-scripted and session-jsonl, started like the CLI starts it. */
 export async function startRig(o: SessionRigOptions) {
-  const host = new PluginHost({ cwd: o.cwd });
-  const events: AgentEvent[] = [];
-  host.subscribe("*", (e) => void events.push(e));
-  host.install(scriptedPlugin, { chunkSize: 64 });
-  host.install(sessionPlugin({ ops: o.ops }), o.sessionOptions ?? {});
-  for (const [plugin, opts] of o.plugins ?? []) host.install(plugin, opts ?? {});
+  const { host, agent, events } = createTestKit({
+    cwd: o.cwd,
+    plugins: [[sessionPlugin({ ops: o.ops }), o.sessionOptions ?? {}], ...(o.plugins ?? []).map(([plugin, opts]) => [plugin, opts ?? {}] as [Plugin<any>, unknown])],
+    replies: o.script,
+    agent: { model: { id: o.model ?? "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 32_000 } },
+  });
   host.flagValues = { ...o.flags };
   const scripted = host.services.get("scripted") as ScriptedService;
-  scripted.push(...(o.script ?? []));
-  const agent = new Agent(host, { provider: "scripted", model: { id: o.model ?? "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 32_000 } });
   let stderr = "";
   let stdout = "";
   const err = new PassThrough();

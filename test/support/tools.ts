@@ -3,9 +3,8 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { Agent, PluginHost, type AgentEvent, type Plugin, type ToolOutput } from "../../kernel/index.js";
-import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
-import type { ScriptStep } from "../../plugins/provider-scripted/script.js";
+import { PluginHost, type Plugin, type ToolOutput } from "../../kernel/index.js";
+import { createTestKit, type ScriptedService, type ScriptStep } from "../../lib/testing/index.js";
 
 const temps: string[] = [];
 
@@ -51,14 +50,13 @@ export const textOf = (out: { content: readonly { type: string; text?: string }[
 
 /** A scripted agent in `cwd` (the model replays `script`). */
 export function agentIn(cwd: string, plugins: [Plugin<any>, unknown?][], script: ScriptStep[], model: Record<string, unknown> = {}) {
-  const host = new PluginHost({ cwd });
-  const events: AgentEvent[] = [];
-  host.subscribe("*", (e) => void events.push(e));
-  host.install(scriptedPlugin, { chunkSize: 64 });
-  for (const [plugin, options] of plugins) host.install(plugin, options ?? {});
-  (host.services.get("scripted") as ScriptedService).push(...script);
-  const agent = new Agent(host, { provider: "scripted", model: { id: "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 32_000, ...model } });
-  return { host, agent, events, scripted: host.services.get("scripted") as ScriptedService };
+  const kit = createTestKit({
+    cwd,
+    plugins: plugins.map(([plugin, options]) => [plugin, options ?? {}] as [Plugin<any>, unknown]),
+    replies: script,
+    agent: { model: { id: "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 32_000, ...model } },
+  });
+  return { host: kit.host, agent: kit.agent, events: kit.events, scripted: kit.host.services.get("scripted") as ScriptedService };
 }
 
 /** Processes whose command line contains `marker` and that are not zombies (from `ps`). */

@@ -5,12 +5,13 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { Agent, PluginHost, Type, definePlugin, estimateMessageTokens, textOf, type AgentMessage, type AssistantMessage, type ProviderRequest, type ToolResultMessage } from "../../../kernel/index.js";
 import compaction, { parseSummary, planCut, summaryMessage } from "../../../plugins/compaction-summary/index.js";
-import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
+import type { ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import type { ScriptedReply } from "../../../plugins/provider-scripted/script.js";
 import openai from "../../../plugins/provider-openai/index.js";
 import { SessionStore } from "../../../plugins/session-jsonl/index.js";
 import { chat, startMockOpenAI } from "../../support/mock-openai.js";
 import { createTestAgent } from "../../support/harness.js";
+import { createTestKit } from "../../../lib/testing/index.js";
 import { startRig, tempDirs } from "../../support/session-jsonl.js";
 import { historyProblems } from "../../support/validate-history.js";
 
@@ -234,10 +235,12 @@ describe("compaction-summary: long runs", () => {
         });
       },
     });
-    const host = new PluginHost({ cwd: process.cwd() });
-    host.install(scriptedPlugin, { chunkSize: 4096 });
-    host.install(step);
-    host.install(compaction, { keepRecentTokens: 2_000 });
+    const { host, agent } = createTestKit({
+      cwd: process.cwd(),
+      scripted: { chunkSize: 4096 },
+      plugins: [step, [compaction, { keepRecentTokens: 2_000 }]],
+      agent: { model: { id: "scripted", provider: "scripted", contextWindow: 12_000, maxOutput: 2_000 }, reserveTokens: 2_000 },
+    });
     const scripted = host.services.get("scripted") as ScriptedService;
     let main = 0;
     const invalid: string[] = [];
@@ -252,7 +255,6 @@ describe("compaction-summary: long runs", () => {
     for (let i = 0; i < 260; i++) scripted.push(responder);
     const compactions: number[] = [];
     host.subscribe("compaction", (e) => void (e.type === "compaction" && compactions.push(e.tokensBefore)));
-    const agent = new Agent(host, { provider: "scripted", model: { id: "scripted", provider: "scripted", contextWindow: 12_000, maxOutput: 2_000 }, reserveTokens: 2_000 });
     const run = await agent.prompt("run the step tool 200 times");
     expect(run.stopReason).toBe("stop");
     expect(textOf(run.messages.at(-1))).toBe("all 200 steps done");

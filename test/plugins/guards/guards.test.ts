@@ -2,10 +2,11 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createTestKit } from "../../../lib/testing/index.js";
 import { afterAll, describe, expect, it } from "vitest";
-import { Agent, definePlugin, emptyUsage, PluginHost, textOf, Type, type AgentMessage, type Plugin, type ProviderRequest, type ToolResultMessage } from "../../../kernel/index.js";
+import { definePlugin, emptyUsage, textOf, Type, type AgentMessage, type Plugin, type ProviderRequest, type ToolResultMessage } from "../../../kernel/index.js";
 import guards from "../../../plugins/guards/index.js";
-import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
+import type { ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import type { ScriptStep } from "../../../plugins/provider-scripted/script.js";
 
 const temps: string[] = [];
@@ -33,15 +34,9 @@ const tools = (cwd: string) =>
 function rig(options: Record<string, unknown>, script: ScriptStep[], extra: Plugin[] = []) {
   const cwd = mkdtempSync(join(tmpdir(), "coil-guards-"));
   temps.push(cwd);
-  const host = new PluginHost({ cwd });
-  host.install(scriptedPlugin, { chunkSize: 64 });
-  host.install(tools(cwd));
-  for (const p of extra) host.install(p);
-  host.install(guards as Plugin, options);
-  (host.services.get("scripted") as ScriptedService).push(...script);
   const provider = extra.length ? "costly" : "scripted";
-  const agent = new Agent(host, { provider, model: { id: "m", provider, contextWindow: 100_000, maxOutput: 1000 } });
-  return { cwd, host, agent };
+  const kit = createTestKit({ cwd, plugins: [tools(cwd), ...extra, [guards as Plugin, options]], replies: script, agent: { provider, model: { id: "m", provider, contextWindow: 100_000, maxOutput: 1000 } } });
+  return { cwd, host: kit.host, agent: kit.agent };
 }
 
 const call = (name: string, args: Record<string, unknown> = {}) => ({ toolCalls: [{ name, arguments: args }] });

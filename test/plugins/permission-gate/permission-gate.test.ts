@@ -1,9 +1,10 @@
 /** permission-gate: rule forms, modes, compound bash commands, asking with and without a UI, decisions in the session. */
 import { rmSync } from "node:fs";
+import { createTestKit } from "../../../lib/testing/index.js";
 import { afterAll, describe, expect, it } from "vitest";
-import { Agent, PluginHost, textOf, type AgentEvent, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
+import { PluginHost, textOf, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
 import gate, { globToRegExp, isReadOnlyCommand, parseRule, ruleMatches, splitCommand, subjectOf } from "../../../plugins/permission-gate/index.js";
-import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
+import type { ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import { withholdResults } from "../../../plugins/permission-gate/results.js";
 import { recordingTools, scriptedUi } from "../../support/safety.js";
 import { startRig, tempDirs } from "../../support/session-jsonl.js";
@@ -16,18 +17,15 @@ type Call = { name: string; arguments: Record<string, unknown> };
 
 /** A host with the scripted provider, stand-in tools, the gate and optionally a scripted ui; one reply makes `calls`. */
 function rig(options: Record<string, unknown>, calls: Call[], ui?: ReturnType<typeof scriptedUi>, cwd = CWD) {
-  const host = new PluginHost({ cwd });
-  const events: AgentEvent[] = [];
-  host.subscribe("*", (e) => void events.push(e));
-  host.install(scriptedPlugin, { chunkSize: 64 });
   const tools = recordingTools();
-  host.install(tools.plugin);
-  if (ui) host.install(ui.plugin);
-  host.install(gate as Plugin, options);
-  const scripted = host.services.get("scripted") as ScriptedService;
-  scripted.push({ toolCalls: calls }, { text: "done" });
-  const agent = new Agent(host, { provider: "scripted", model: { id: "s", provider: "scripted", contextWindow: 100_000, maxOutput: 1000 } });
-  return { host, agent, ran: tools.ran, events, scripted };
+  const kit = createTestKit({
+    cwd,
+    plugins: [tools.plugin, ...(ui ? [ui.plugin] : []), [gate as Plugin, options]],
+    replies: [{ toolCalls: calls }, { text: "done" }],
+    agent: { model: { id: "s", provider: "scripted", contextWindow: 100_000, maxOutput: 1000 } },
+  });
+  const scripted = kit.host.services.get("scripted") as ScriptedService;
+  return { host: kit.host, agent: kit.agent, ran: tools.ran, events: kit.events, scripted };
 }
 
 async function run(options: Record<string, unknown>, calls: Call[], ui?: ReturnType<typeof scriptedUi>) {

@@ -1,35 +1,32 @@
 /** plan-mode: switching tools both ways, the read-only bash allowlist, the plan file, approval with and without a UI, progress. */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
+import { createTestKit } from "../../../lib/testing/index.js";
 import { afterAll, describe, expect, it } from "vitest";
-import { Agent, PluginHost, textOf, type AgentEvent, type Plugin, type ProviderRequest, type SlashResult, type ToolResultMessage } from "../../../kernel/index.js";
+import { textOf, type Plugin, type ProviderRequest, type SlashResult, type ToolResultMessage } from "../../../kernel/index.js";
 import planMode, { notReadOnly, progress } from "../../../plugins/plan-mode/index.js";
-import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
+import type { ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import type { ScriptStep } from "../../../plugins/provider-scripted/script.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";
 import toolsSearch from "../../../plugins/tools-search/index.js";
 import { scriptedUi } from "../../support/safety.js";
 
-const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+const kits: ReturnType<typeof createTestKit>[] = [];
+afterAll(() => kits.forEach((k) => k.dispose()));
 
 function rig(script: ScriptStep[], ui?: ReturnType<typeof scriptedUi>) {
-  const cwd = mkdtempSync(join(tmpdir(), "coil-plan-"));
-  temps.push(cwd);
-  writeFileSync(join(cwd, "app.txt"), "version 1\n");
-  const host = new PluginHost({ cwd });
-  const events: AgentEvent[] = [];
-  host.subscribe("*", (e) => void events.push(e));
-  host.install(scriptedPlugin, { chunkSize: 64 });
-  host.install(toolsCoding);
-  host.install(toolsSearch);
-  if (ui) host.install(ui.plugin);
-  host.install(planMode as Plugin);
+  const kit = createTestKit({
+    files: { "app.txt": "version 1\n" },
+    plugins: [toolsCoding, toolsSearch, ...(ui ? [ui.plugin] : []), planMode as Plugin],
+    replies: script,
+    agent: { model: { id: "m", provider: "scripted", contextWindow: 100_000, maxOutput: 1000 } },
+  });
+  kits.push(kit);
+  const { host, agent, events } = kit;
+  const cwd = kit.workspace.dir;
   const scripted = host.services.get("scripted") as ScriptedService;
-  scripted.push(...script);
-  const agent = new Agent(host, { provider: "scripted", model: { id: "m", provider: "scripted", contextWindow: 100_000, maxOutput: 1000 } });
   const plan = (args = ""): Promise<SlashResult> => Promise.resolve(host.commands.get("plan")!.run(args, agent));
   return { cwd, host, agent, scripted, plan, events };
 }

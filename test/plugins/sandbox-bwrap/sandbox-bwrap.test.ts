@@ -3,11 +3,12 @@ import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { dirname, join } from "node:path";
+import { createTestKit } from "../../../lib/testing/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Agent, PluginHost, textOf, type AgentEvent, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
 import { packageRoot } from "../../../boot/paths.js";
 import sandbox, { isSecretEnv, isSecretValue, SandboxOptions, scrubEnv } from "../../../plugins/sandbox-bwrap/index.js";
-import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
+import scriptedPlugin from "../../../plugins/provider-scripted/index.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";
 
 // Outside /tmp on purpose: the sandbox's /tmp is private, which would hide these paths for the wrong reason.
@@ -161,12 +162,13 @@ describe("when bwrap is unusable", () => {
 
 describe("with tools-coding", () => {
   function agentWith(options: Record<string, unknown>, command: string, timeout?: number) {
-    const h = new PluginHost({ cwd });
-    h.install(scriptedPlugin, { chunkSize: 64 });
-    h.install(toolsCoding, { bash: { killGraceMs: 200 } });
-    h.install(sandbox as Plugin, options); // after tools-coding: the service is looked up at each call
-    (h.services.get("scripted") as ScriptedService).push({ toolCalls: [{ name: "bash", arguments: { command, timeout } }] }, { text: "ok" });
-    return new Agent(h, { provider: "scripted", model: { id: "m", provider: "scripted", contextWindow: 100_000, maxOutput: 1000 } });
+    return createTestKit({
+      cwd,
+      // sandbox-bwrap after tools-coding: the service is looked up at each call
+      plugins: [[toolsCoding, { bash: { killGraceMs: 200 } }], [sandbox as Plugin, options]],
+      replies: [{ toolCalls: [{ name: "bash", arguments: { command, timeout } }] }, { text: "ok" }],
+      agent: { model: { id: "m", provider: "scripted", contextWindow: 100_000, maxOutput: 1000 } },
+    }).agent;
   }
   const bashResult = async (agent: Agent) => (await agent.prompt("go")).messages.find((m): m is ToolResultMessage => m.role === "toolResult")!;
 

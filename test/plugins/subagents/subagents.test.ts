@@ -7,8 +7,9 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
+import { createTestKit } from "../../../lib/testing/index.js";
 import { afterAll, describe, expect, it } from "vitest";
-import { Agent, definePlugin, PluginHost, textOf, type AgentEvent, type AgentMessage, type Plugin, type ProviderRequest, type ToolResultMessage } from "../../../kernel/index.js";
+import { definePlugin, textOf, type AgentEvent, type AgentMessage, type Plugin, type ProviderRequest, type ToolResultMessage } from "../../../kernel/index.js";
 import costAudit from "../../../plugins/cost-audit/index.js";
 import guards from "../../../plugins/guards/index.js";
 import hooksClaude from "../../../plugins/hooks-claude/index.js";
@@ -16,7 +17,6 @@ import { treeItems } from "../../../plugins/ui-tui/commands.js";
 import { summarizeArgs, usageTotals } from "../../../plugins/ui-tui/render.js";
 import permissionGate from "../../../plugins/permission-gate/index.js";
 import planMode from "../../../plugins/plan-mode/index.js";
-import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import type { ScriptedReply } from "../../../plugins/provider-scripted/script.js";
 import sessionJsonl, { SessionStore } from "../../../plugins/session-jsonl/index.js";
 import subagents, { discoverAgents, type SubagentUpdate, type TaskDetails } from "../../../plugins/subagents/index.js";
@@ -82,21 +82,17 @@ interface RigOptions {
 
 async function rig(script: Script, o: RigOptions = {}) {
   const cwd = o.cwd ?? temp("coil-subagents-cwd-");
-  const host = new PluginHost({ cwd });
-  const events: AgentEvent[] = [];
-  host.subscribe("*", (e) => void events.push(e));
-  host.install(scriptedPlugin, { chunkSize: 64 });
-  host.install(toolsCoding);
-  host.install(toolsSearch);
-  for (const [p, opts] of o.plugins ?? []) host.install(p, opts ?? {});
-  host.install(subagents, o.options ?? {});
-  host.flagValues = { ...o.flags };
   const requests: ProviderRequest[] = [];
   const total = Object.values(script).reduce((s, l) => s + l.length, 0);
   const route = router(script, requests);
-  (host.services.get("scripted") as ScriptedService).push(...Array.from({ length: total }, () => route));
   const provider = o.provider ?? "scripted";
-  const agent = new Agent(host, { provider, model: { id: "main-model", provider, contextWindow: 200_000, maxOutput: 32_000 }, requestOptions: o.requestOptions });
+  const { host, agent, events } = createTestKit({
+    cwd,
+    plugins: [toolsCoding, toolsSearch, ...(o.plugins ?? []).map(([p, opts]) => [p, opts ?? {}] as [Plugin<any>, unknown]), [subagents, o.options ?? {}]],
+    replies: Array.from({ length: total }, () => route),
+    agent: { provider, model: { id: "main-model", provider, contextWindow: 200_000, maxOutput: 32_000 }, requestOptions: o.requestOptions },
+  });
+  host.flagValues = { ...o.flags };
   const stdin = new PassThrough();
   stdin.end();
   const sink = new PassThrough();

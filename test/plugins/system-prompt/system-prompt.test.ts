@@ -1,11 +1,12 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createTestKit } from "../../../lib/testing/index.js";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Agent, PluginHost, Type, definePlugin, type ProviderRequest, type SystemBlock } from "../../../kernel/index.js";
+import { Type, definePlugin, type ProviderRequest, type SystemBlock } from "../../../kernel/index.js";
 import { packageRoot } from "../../../boot/paths.js";
 import contextFiles from "../../../plugins/context-files/index.js";
-import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
+import type { ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import skills from "../../../plugins/skills/index.js";
 import systemPrompt, { BLOCK_ORDER, assemble, guidelinesFor } from "../../../plugins/system-prompt/index.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";
@@ -46,17 +47,14 @@ const extra = definePlugin({
 });
 
 function rig(flags: Record<string, unknown> = {}) {
-  const host = new PluginHost({ cwd });
-  host.install(scriptedPlugin, { chunkSize: 4096 });
-  host.install(toolsCoding, {});
-  host.install(toolsSearch, {});
-  host.install(systemPrompt, {});
-  host.install(extra);
-  host.install(contextFiles, {});
-  host.install(skills, { builtin: false });
+  const { host, agent } = createTestKit({
+    cwd,
+    scripted: { chunkSize: 4096 },
+    plugins: [toolsCoding, toolsSearch, systemPrompt, extra, contextFiles, [skills, { builtin: false }]],
+    agent: { model: { id: "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 8_000 } },
+  });
   host.flagValues = flags;
   const scripted = host.services.get("scripted") as ScriptedService;
-  const agent = new Agent(host, { provider: "scripted", model: { id: "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 8_000 } });
   const ask = async () => {
     scripted.push({ text: "ok" });
     await agent.prompt("hi");

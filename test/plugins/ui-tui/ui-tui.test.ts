@@ -8,12 +8,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Markdown } from "@mariozechner/pi-tui";
 import { afterAll, describe, expect, it } from "vitest";
-import { PluginHost, type AgentMessage, type AssistantMessage, type ToolResultMessage } from "../../../kernel/index.js";
+import { PluginHost, type AgentMessage, type Plugin, type AssistantMessage, type ToolResultMessage } from "../../../kernel/index.js";
 import sessionJsonl from "../../../plugins/session-jsonl/index.js";
 import uiTui from "../../../plugins/ui-tui/index.js";
 import { reloadArgs } from "../../../plugins/ui-tui/reload.js";
 import { runShellCommand } from "../../../plugins/ui-tui/shell.js";
-import type { Operations } from "../../../plugins/tools-coding/api.js";
+import toolsCoding from "../../../plugins/tools-coding/index.js";
+import gate from "../../../plugins/permission-gate/index.js";
+import planMode from "../../../plugins/plan-mode/index.js";
+import { createTestKit } from "../../../lib/testing/index.js";
 import { toMarkdown, treeItems } from "../../../plugins/ui-tui/commands.js";
 import {
   colorDiff,
@@ -131,30 +134,56 @@ describe("editor text helpers", () => {
 });
 
 describe("!cmd", () => {
-  it("runs through the operations service when a plugin provides one (a sandbox confines it)", async () => {
-    const seen: { command: string; cwd: string }[] = [];
-    const exec: Operations["exec"] = async (command, o) => {
-      seen.push({ command, cwd: o.cwd });
-      o.onData(new TextEncoder().encode(`confined: ${command}\n`), "stdout");
-      return { exitCode: 3, signal: null };
-    };
-    const outputs: string[] = [];
-    const code = await runShellCommand("echo hi", "/some/dir", (o) => outputs.push(o), exec);
-    expect(seen).toEqual([{ command: "echo hi", cwd: "/some/dir" }]);
-    expect(code).toBe(3);
-    expect(outputs.at(-1)).toBe("confined: echo hi\n");
+  // A real agent from the shipped kit: the bash tool, the permission gate and plan mode, as in a preset.
+  const kitWith = (plugins: (Plugin<any> | [Plugin<any>, unknown])[]) => {
+    const kit = createTestKit({ plugins: [toolsCoding as Plugin, ...plugins] });
+    kits.push(kit);
+    return kit;
+  };
+  const kits: ReturnType<typeof createTestKit>[] = [];
+  afterAll(() => kits.forEach((k) => k.dispose()));
+
+  it("is refused by a permission-gate deny rule with the gate's reason, and is not run", async () => {
+    const kit = kitWith([[gate as Plugin, { mode: "yolo", deny: ["bash(touch *)"] }]]);
+    const run = await runShellCommand(kit.agent, "touch made.txt", "shell-1");
+    expect(run.ran).toBe(false);
+    expect(run.result.isError).toBe(true);
+    expect(run.output).toMatch(/^Blocked: `touch made\.txt` is not allowed: denied by the rule bash\(touch \*\)\..*\(permission-gate\)$/);
+    expect(kit.workspace.exists("made.txt")).toBe(false);
+    expect(kit.agent.state.messages).toEqual([]); // the result is returned, not added to history
   });
 
-  it("says why when the backend refuses to run it, and runs the local shell when none is provided", async () => {
-    const refuse: Operations["exec"] = async () => {
-      throw Object.assign(new Error("[sandbox-bwrap] the sandbox is not available"), { code: "ESANDBOX" });
-    };
-    const outputs: string[] = [];
-    expect(await runShellCommand("echo hi", tmpdir(), (o) => outputs.push(o), refuse)).toBe(127);
-    expect(outputs.at(-1)).toContain("the sandbox is not available");
-    const local: string[] = [];
-    expect(await runShellCommand("echo local; exit 2", tmpdir(), (o) => local.push(o))).toBe(2);
-    expect(local.at(-1)).toBe("local\n");
+  it("in plan mode, a mutating command is refused with plan mode's reason; a read-only one runs", async () => {
+    const kit = kitWith([planMode as Plugin]);
+    expect(await kit.host.commands.get("plan")!.run("", kit.agent)).toMatch(/^plan mode: on/);
+    const refused = await runShellCommand(kit.agent, "touch made.txt", "shell-2");
+    expect(refused.ran).toBe(false);
+    expect(refused.output).toMatch(/^Blocked: plan mode allows only read-only bash commands/);
+    expect(kit.workspace.exists("made.txt")).toBe(false);
+    const allowed = await runShellCommand(kit.agent, "echo hi", "shell-3");
+    expect(allowed).toMatchObject({ ran: true, exitCode: 0, output: "hi" });
+  });
+
+  it("an allowed command runs through the bash tool: output, exit code and the tool events under the given id", async () => {
+    const kit = kitWith([[gate as Plugin, { mode: "yolo", deny: ["bash(rm *)"] }]]);
+    const run = await runShellCommand(kit.agent, "echo out; touch made.txt; exit 3", "shell-4");
+    expect(run.ran).toBe(true);
+    expect(run.exitCode).toBe(3);
+    expect(run.output).toMatch(/^out\n\nCommand exited with code 3\.$/);
+    expect(kit.workspace.exists("made.txt")).toBe(true);
+    const ids = kit.events.filter((e) => e.type.startsWith("tool_execution")).map((e) => [e.type, (e as { toolCallId: string }).toolCallId]);
+    expect(ids[0]).toEqual(["tool_execution_start", "shell-4"]);
+    expect(ids.at(-1)).toEqual(["tool_execution_end", "shell-4"]);
+    expect(new Set(ids.map(([, id]) => id))).toEqual(new Set(["shell-4"]));
+    expect(kit.agent.state.messages).toEqual([]);
+  });
+
+  it("says so when the preset has no bash tool", async () => {
+    const kit = createTestKit();
+    kits.push(kit);
+    const run = await runShellCommand(kit.agent, "echo hi", "shell-5");
+    expect(run).toMatchObject({ ran: false, exitCode: null });
+    expect(run.output).toMatch(/^Tool 'bash' does not exist/);
   });
 });
 

@@ -1,0 +1,143 @@
+/**
+ * The gate's decisions at run time: the compiled rules and policy, asking through the `ui` service,
+ * remembered answers restored from the session, and `/permissions`. The plugin's setup only registers
+ * these methods.
+ */
+import { readdir, stat } from "node:fs/promises";
+import type { PluginContext, SlashResult, ToolCallInfo, ToolResult } from "../../kernel/index.js";
+import { coilHome } from "../../lib/paths.js";
+import type {} from "../session-jsonl/api.js"; // types the `session` service
+import type {} from "../tools-coding/api.js"; // types the `operations` service
+import { expandPath, resolveTypedPath } from "../../lib/typed-path.js";
+import type { GateOptions } from "./index.js";
+import { MODES, Policy, type Mode } from "./policy.js";
+import { withholdResults } from "./results.js";
+import { parseRule, READING_TOOLS, subjectOf, type Rule, type Subject } from "./rules.js";
+
+interface Recorded { tool: string; items: string[]; decision: "allow" | "deny"; by: "rule" | "mode" | "user" | "no-ui"; scope?: "once" | "session"; rule?: string; message?: string }
+
+const CHOICES = ["Allow once", "Allow for this session", "Deny", "Deny and tell the model why"] as const;
+
+const describe = (tool: string, subject: Subject, items: (string | undefined)[]) =>
+  subject.kind === "commands" ? `bash: ${items.join(" ; ")}` : subject.kind === "path" ? `${tool} ${subject.rel ?? subject.abs}` : tool;
+
+export class Gate {
+  private readonly rules: { deny: Rule[]; ask: Rule[]; allow: Rule[] };
+  private readonly policy: Policy;
+  /** The session the remembered answers belong to: another session (/new, /resume, an editor's session) starts afresh. */
+  private restoredFor: string | undefined;
+
+  constructor(private readonly ctx: PluginContext<GateOptions>) {
+    const o = ctx.options;
+    const home = coilHome();
+    const compile = (list: string[], name: string): Rule[] =>
+      list.map((text) => {
+        try {
+          return parseRule(text, home);
+        } catch (e) {
+          throw ctx.error("CONFIG_INVALID", `${name}: ${(e as Error).message}`);
+        }
+      });
+    this.rules = { deny: compile(o.deny, "deny"), ask: compile(o.ask, "ask"), allow: compile(o.allow, "allow") };
+    this.policy = new Policy({ rules: this.rules, readOnlyTools: o.readOnlyTools, readOnlyCommands: o.readOnlyCommands }, o.mode as Mode);
+  }
+
+  /** `--permission-mode`, read at start-up. */
+  applyFlag(): void {
+    const flag = this.ctx.flags.get("permission-mode");
+    if (flag === undefined) return;
+    if (!MODES.includes(flag as Mode)) throw this.ctx.error("CONFIG_INVALID", `--permission-mode must be one of ${MODES.join(", ")}, got '${flag}'`);
+    this.policy.mode = flag as Mode;
+  }
+
+  private record(entry: Recorded): void {
+    const s = this.ctx.services.get("session");
+    if (!s) return;
+    try {
+      s.appendCustom("permission-gate", { ...entry, mode: this.policy.mode });
+    } catch (e) {
+      this.ctx.log.warn(`could not record the decision in the session: ${(e as Error).message}`);
+    }
+  }
+
+  private restore(): void {
+    const s = this.ctx.services.get("session");
+    if (!s || this.restoredFor === (s.id ?? "")) return;
+    if (this.restoredFor !== undefined) this.policy.remembered.clear();
+    this.restoredFor = s.id ?? "";
+    try {
+      for (const e of s.entries()) {
+        if (e.type !== "custom" || e.customType !== "permission-gate") continue;
+        const d = e.data as Recorded | undefined;
+        if (d?.decision === "allow" && d.scope === "session") {
+          for (const item of d.items.length ? d.items : [undefined]) this.policy.remember(d.tool, item);
+        }
+      }
+    } catch {
+      this.restoredFor = undefined; // the session is not open yet
+    }
+  }
+
+  /** tool_call: allow (undefined), deny with the reason, or ask the user. */
+  async check(info: ToolCallInfo): Promise<{ block: true; reason: string } | undefined> {
+    this.restore();
+    const tool = info.call.name;
+    let subject = subjectOf(tool, info.args, this.ctx.cwd);
+    // Judge the file the tool will reach: tools take `@.env` or an NFD / curly-quote spelling as the existing file.
+    const typed = typeof info.args.path === "string" ? info.args.path : typeof info.args.file_path === "string" ? info.args.file_path : undefined;
+    if (subject.kind === "path" && typed !== undefined) {
+      const fs = this.ctx.services.get("operations") ?? {};
+      const reached = await resolveTypedPath(typed, this.ctx.cwd, { stat: fs.stat?.bind(fs) ?? stat, readdir: fs.readdir?.bind(fs) ?? ((dir: string) => readdir(dir, { withFileTypes: true })) });
+      if (reached !== expandPath(typed, this.ctx.cwd)) subject = subjectOf(tool, { path: reached }, this.ctx.cwd);
+    }
+    const { worst, asking } = this.policy.decide(tool, subject);
+    const items = asking.map((v) => v.item).filter((i): i is string => i !== undefined);
+    if (worst.verdict === "allow") return undefined;
+    if (worst.verdict === "deny") {
+      const what = worst.item ? `\`${worst.item}\`` : tool;
+      this.record({ tool, items: worst.item ? [worst.item] : [], decision: "deny", by: worst.rule ? "rule" : "mode", rule: worst.rule });
+      return { block: true, reason: `${what} is not allowed: ${worst.why}. Do not retry it; find another way or ask the user.` };
+    }
+    const what = describe(tool, subject, asking.map((v) => v.item));
+    const ui = this.ctx.services.get("ui");
+    if (!ui) {
+      this.record({ tool, items, decision: "deny", by: "no-ui", rule: worst.rule });
+      const suggest = tool === "bash" ? `bash(${items[0] ?? ""})` : subject.kind === "path" ? `${tool}(${subject.rel ?? subject.abs})` : tool;
+      this.ctx.log.warn(`blocked ${what}: it needs approval and there is no UI to ask (${worst.why})`);
+      return {
+        block: true,
+        reason: `${what} needs approval (${worst.why}), and no one can approve in print mode; it was not run. Continue without it, or tell the user it needs an allow rule such as ${suggest} in the permission-gate options, or an interactive session.`,
+      };
+    }
+    const choice = await ui.select(`Allow ${what}? (${worst.why})`, CHOICES, info.signal);
+    if (choice === CHOICES[0] || choice === CHOICES[1]) {
+      const scope = choice === CHOICES[1] ? "session" : "once";
+      if (scope === "session") for (const v of asking) this.policy.remember(tool, v.item);
+      this.record({ tool, items, decision: "allow", by: "user", scope, rule: worst.rule });
+      return undefined;
+    }
+    const message = choice === CHOICES[3] ? (await ui.input("Message to the model", "why not, or what to do instead", info.signal))?.trim() : undefined;
+    this.record({ tool, items, decision: "deny", by: "user", rule: worst.rule, message: message || undefined });
+    return { block: true, reason: `the user denied ${what}${message ? `: ${message}` : ". Do not retry it; ask the user what to do instead"}` };
+  }
+
+  /** tool_result: grep, find and ls read what they return; results a deny or ask rule covers are withheld. */
+  withhold(result: ToolResult, info: ToolCallInfo): ToolResult | undefined {
+    if (!READING_TOOLS.includes(info.call.name) || result.isError) return undefined;
+    const covered = (path: string) => this.policy.covering(info.call.name, subjectOf(info.call.name, { path }, this.ctx.cwd));
+    return withholdResults(result, info.call.name, info.args, this.ctx.cwd, covered);
+  }
+
+  /** `/permissions [mode <mode>]`. */
+  command(args: string): SlashResult {
+    const { policy, rules } = this;
+    const [word, value] = args.trim().split(/\s+/);
+    if (word === "mode") {
+      if (!MODES.includes(value as Mode)) return `permission modes: ${MODES.join(", ")}`;
+      policy.mode = value as Mode;
+      return `permission mode: ${policy.mode}`;
+    }
+    const list = (name: string, l: Rule[]) => `${name}: ${l.map((r) => r.text).join(", ") || "(none)"}`;
+    return [`permission mode: ${policy.mode}`, list("deny", rules.deny), list("ask", rules.ask), list("allow", rules.allow), `allowed for this session: ${[...policy.remembered].join(", ") || "(none)"}`].join("\n");
+  }
+}
