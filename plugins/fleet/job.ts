@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { Usage } from "../../kernel/index.js";
+import type { ResolvedPreset } from "../../lib/sdk/index.js";
 
 /** Where a job's files come from: a directory on a shared file system, or a git repository (URL or path) and ref. */
 export type JobSource = { kind: "dir"; dir: string; ref?: string } | { kind: "git"; repo: string; ref?: string };
@@ -56,16 +57,8 @@ export interface FleetJobResult {
 const SECRET_KEY = /^(.*api[-_]?key|.*secret.*|.*password|.*token|authorization|auth|cookie)$/i;
 const SECRET_VALUE = /^(sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{8,})/;
 
-export interface PresetEntryLike {
-  ref: string;
-  kind: "name" | "path" | "npm";
-  key: string;
-  options: Record<string, unknown>;
-  baseDir: string;
-  source: { file: string; line?: number };
-  /** Dotted option path → the file that set it. */
-  optionSources: Record<string, string>;
-}
+/** A resolved preset entry, as `coil/sdk`'s `resolvePreset` gives it. */
+export type PresetEntryLike = ResolvedPreset["entries"][number];
 
 /**
  * The resolved preset as one self-contained document: relative option paths made absolute against the file
