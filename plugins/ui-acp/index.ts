@@ -10,8 +10,8 @@ import { definePlugin, type FrontEndContext, type PluginHost, type UiService } f
 import { packageRoot } from "../../lib/paths.js";
 import type { Operations } from "../tools-coding/api.js";
 import type { AcpServer } from "./server.js";
+import { onTermination } from "../../lib/signals.js";
 
-const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 /**
  * ── The one place this front end hooks into the host ──
@@ -85,7 +85,7 @@ export default definePlugin({
         active = server;
         // The client going away (SIGTERM/SIGHUP) or Ctrl-C ends the connection like the end of stdin.
         const onSignal = () => server.close();
-        for (const signal of SIGNALS) process.once(signal, onSignal);
+        const offSignals = onTermination(onSignal);
         // stdout carries protocol lines only: a plugin's console output goes to stderr while ACP runs.
         const consoleOut = { log: console.log, info: console.info, debug: console.debug };
         const toStderr = (...args: unknown[]) => void fe.stderr.write(`${format(...args)}\n`);
@@ -94,7 +94,7 @@ export default definePlugin({
           return await server.serve();
         } finally {
           Object.assign(console, consoleOut);
-          for (const signal of SIGNALS) process.off(signal, onSignal);
+          offSignals();
           active = undefined;
           hookup.detach();
         }

@@ -4,8 +4,8 @@
  * Exit codes (exitCodeFor): 0 success, 1 when the run ends in error or abort, 3 when a stop rule halted it.
  */
 import { definePlugin, exitCodeFor, findCommand, formatDiagnostic, textOf, type PromptInput, type AgentEvent, type FrontEndContext } from "../../kernel/index.js";
+import { onTermination } from "../../lib/signals.js";
 
-const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
   return new Promise((resolve) => {
@@ -39,7 +39,7 @@ async function run(ctx: FrontEndContext): Promise<number> {
   stdout.on("error", onPipeError);
   // Ctrl-C, kill, a closed terminal or ssh session, a CI cancel: abort, so every command's process tree ends.
   // once each: a second Ctrl-C still ends coil at once (the process groups end with it).
-  for (const signal of SIGNALS) process.once(signal, onSignal);
+  const offSignals = onTermination(onSignal);
   try {
     // `/name args` runs a registered slash command; text it returns is printed, a prompt it returns is sent.
     let input: PromptInput = ctx.prompt;
@@ -65,7 +65,7 @@ async function run(ctx: FrontEndContext): Promise<number> {
   } finally {
     unsubscribe();
     stdout.off("error", onPipeError);
-    for (const signal of SIGNALS) process.off(signal, onSignal);
+    offSignals();
   }
 }
 

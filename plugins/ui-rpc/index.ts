@@ -7,8 +7,8 @@ import { definePlugin, findCommand, messageOf, type Agent, type AgentMessage, ty
 import { resolveModel } from "../../lib/models.js";
 import { RPC_COMMANDS, splitLines, type RpcCommandName, type RpcOutbound, type RpcSession, type RpcState } from "../../lib/rpc-client/protocol.js";
 import type { SessionService } from "../session-jsonl/api.js";
+import { onTermination } from "../../lib/signals.js";
 
-const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 
 type Pending = { resolve(value: unknown): void; signal?: AbortSignal; onAbort?: () => void };
@@ -255,7 +255,7 @@ export default definePlugin({
         let stop = () => undefined as void;
         const stopped = new Promise<void>((done) => ((stop = done), stdin.once("end", done), stdin.once("close", done)));
         const onSignal = () => (fe.agent.abort(), stop());
-        for (const signal of SIGNALS) process.once(signal, onSignal);
+        const offSignals = onTermination(onSignal);
         stdin.on("data", onData);
         server.send({ type: "ready", version: 1 });
         try {
@@ -265,7 +265,7 @@ export default definePlugin({
           return 0;
         } finally {
           stdin.off("data", onData);
-          for (const signal of SIGNALS) process.off(signal, onSignal);
+          offSignals();
           server.closeDialogs();
           unsubscribe();
           dialogs = previousUi;
