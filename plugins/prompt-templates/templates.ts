@@ -2,9 +2,10 @@
  * Prompt templates: markdown files with optional front matter (`description`, `argument-hint`)
  * that become `/name args` commands, and the argument forms they expand.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { splitFrontMatter } from "../../lib/front-matter.js";
+import { packageDirs as sharedPackageDirs } from "../../lib/package-dirs.js";
 
 export interface PromptTemplate {
   name: string;
@@ -71,39 +72,7 @@ export function expandTemplate(body: string, rawArgs: string): string {
 
 
 /** Folders contributed by packages under `$COIL_HOME/packages/node_modules` (`coil.promptTemplates`, else `prompt-templates/`). */
-export function packageDirs(home: string): string[] {
-  const base = join(home, "packages", "node_modules");
-  let names: string[] = [];
-  try {
-    for (const e of readdirSync(base)) {
-      if (e.startsWith(".")) continue;
-      if (e.startsWith("@")) {
-        try {
-          names.push(...readdirSync(join(base, e)).map((s) => `${e}/${s}`));
-        } catch {
-          // not a folder
-        }
-      } else names.push(e);
-    }
-  } catch {
-    return [];
-  }
-  names = names.sort();
-  const out: string[] = [];
-  for (const name of names) {
-    const dir = join(base, name);
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { coil?: Record<string, unknown> };
-      if (!pkg.coil || typeof pkg.coil !== "object") continue;
-      const listed = pkg.coil.promptTemplates;
-      if (Array.isArray(listed)) out.push(...listed.filter((p): p is string => typeof p === "string").map((p) => join(dir, p)));
-      else if (existsSync(join(dir, "prompt-templates"))) out.push(join(dir, "prompt-templates"));
-    } catch {
-      // no readable package.json
-    }
-  }
-  return out;
-}
+export const packageDirs = (home: string): string[] => sharedPackageDirs(home, "promptTemplates", "prompt-templates");
 
 /** `*.md` files of one folder (README.md excluded), sorted. */
 export function templateFiles(dir: string): string[] {

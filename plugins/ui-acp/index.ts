@@ -8,10 +8,9 @@ import { join } from "node:path";
 import { format } from "node:util";
 import { definePlugin, type FrontEndContext, type PluginHost, type UiService } from "../../kernel/index.js";
 import { packageRoot } from "../../lib/paths.js";
+import { onTermination } from "../../lib/signals.js";
 import type { Operations } from "../tools-coding/api.js";
 import type { AcpServer } from "./server.js";
-import { onTermination } from "../../lib/signals.js";
-
 
 /**
  * ── The one place this front end hooks into the host ──

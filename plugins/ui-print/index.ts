@@ -6,7 +6,6 @@
 import { definePlugin, exitCodeFor, findCommand, formatDiagnostic, textOf, type PromptInput, type AgentEvent, type FrontEndContext } from "../../kernel/index.js";
 import { onTermination } from "../../lib/signals.js";
 
-
 function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
   return new Promise((resolve) => {
     if (stream.write(text)) return resolve();

@@ -6,10 +6,8 @@
 import { definePlugin, findCommand, messageOf, type Agent, type AgentMessage, type FrontEndContext, type ModelInfo, type PluginHost, type UiService } from "../../kernel/index.js";
 import { resolveModel } from "../../lib/models.js";
 import { RPC_COMMANDS, splitLines, type RpcCommandName, type RpcOutbound, type RpcSession, type RpcState } from "../../lib/rpc-client/protocol.js";
-import type { SessionService } from "../session-jsonl/api.js";
 import { onTermination } from "../../lib/signals.js";
-
-
+import type { SessionService } from "../session-jsonl/api.js";
 
 type Pending = { resolve(value: unknown): void; signal?: AbortSignal; onAbort?: () => void };
 
