@@ -3,7 +3,7 @@
  * messages stay in its own session, and totals over the parent's history (TUI footer, `/cost`,
  * `coil sessions stats`) add what the children spent through these helpers.
  */
-import type { AgentMessage, Usage } from "../kernel/index.js";
+import { emptyUsage, type AgentMessage, type Usage } from "../kernel/index.js";
 
 /** What the `task` tool records about one child run, on its result's `details.subagent`. */
 export interface SubagentRun {
@@ -32,10 +32,6 @@ export function subagentRunOf(message: AgentMessage | undefined): SubagentRun | 
   return run && typeof run === "object" && run.usage && typeof run.usage.input === "number" ? run : undefined;
 }
 
-export function zeroUsage(): Usage {
-  return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
-}
-
 /** `a + b`, as a new object. */
 export function addUsage(a: Usage, b: Usage): Usage {
   const c = (k: keyof Usage["cost"]) => (a.cost?.[k] ?? 0) + (b.cost?.[k] ?? 0);
@@ -54,7 +50,7 @@ export function subagentTotals(messages: Iterable<AgentMessage | undefined>): Ma
   for (const m of messages) {
     const run = subagentRunOf(m);
     if (!run) continue;
-    const t = out.get(run.agent) ?? { runs: 0, requests: 0, usage: zeroUsage() };
+    const t = out.get(run.agent) ?? { runs: 0, requests: 0, usage: emptyUsage() };
     out.set(run.agent, { runs: t.runs + 1, requests: t.requests + run.requests, usage: addUsage(t.usage, run.usage) });
   }
   return out;

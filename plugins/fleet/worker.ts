@@ -10,8 +10,8 @@ import { existsSync, mkdirSync, copyFileSync, readFileSync, writeFileSync, rmSyn
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { exitCodeFor, textOf, type AgentEvent, type AgentMessage, type CliStreams, type Usage } from "../../kernel/index.js";
-import { addUsage, zeroUsage } from "../../lib/subagent-usage.js";
+import { emptyUsage, exitCodeFor, textOf, type AgentEvent, type AgentMessage, type CliStreams, type Usage } from "../../kernel/index.js";
+import { addUsage } from "../../lib/subagent-usage.js";
 import type { FleetJobData, FleetJobResult } from "./job.js";
 import { keys, loadBull, redisClient, type Job } from "./redis.js";
 import { prepareWorkspace } from "./workspace.js";
@@ -96,7 +96,7 @@ export async function runWorker(opts: WorkerOptions, io: CliStreams): Promise<nu
       clearTimeout(timer);
       unsubscribe();
       await progress.flush();
-      const usage = outcome.messages.reduce<Usage>((u, m) => (m.role === "assistant" && m.usage ? addUsage(u, m.usage) : u), zeroUsage());
+      const usage = outcome.messages.reduce<Usage>((u, m) => (m.role === "assistant" && m.usage ? addUsage(u, m.usage) : u), emptyUsage());
       const session = agent.host.services.get("session") as { id: string; file?: string } | undefined;
       const sessionInfo = session ? { id: session.id, file: session.file } : undefined;
       await agent.close();

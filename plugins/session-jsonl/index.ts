@@ -9,6 +9,7 @@ import { parseArgs } from "node:util";
 import {
   Type,
   definePlugin,
+  emptyUsage,
   messageOf,
   type AgentMessage,
   type AssistantMessage,
@@ -16,7 +17,7 @@ import {
   type ModelRequest,
   type UserMessage,
 } from "../../kernel/index.js";
-import { subagentRunOf, zeroUsage } from "../../lib/subagent-usage.js";
+import { subagentRunOf } from "../../lib/subagent-usage.js";
 import { expandHome, listAll, listSessions, resolveSessionRef, sessionsRoot } from "./catalog.js";
 import { exportSession, type ExportFormat } from "./export.js";
 import { nodeOps, type SessionOps } from "./file-system.js";
@@ -122,7 +123,7 @@ function basicStats(store: SessionStore, json: boolean): string {
     if (e.type !== "message") return [];
     const m = e.message as AgentMessage;
     const child = subagentRunOf(m);
-    return m.role === "assistant" ? [m] : child ? Array.from({ length: child.requests }, (_, i) => ({ usage: i === 0 ? child.usage : zeroUsage() })) : [];
+    return m.role === "assistant" ? [m] : child ? Array.from({ length: child.requests }, (_, i) => ({ usage: i === 0 ? child.usage : emptyUsage() })) : [];
   });
   const sum = (f: (m: Pick<AssistantMessage, "usage">) => number) => replies.reduce((s, m) => s + f(m), 0);
   const totals = { requests: replies.length, input: sum((m) => m.usage.input), cacheRead: sum((m) => m.usage.cacheRead), cacheWrite: sum((m) => m.usage.cacheWrite), output: sum((m) => m.usage.output), cost: sum((m) => m.usage.cost?.total ?? 0) };

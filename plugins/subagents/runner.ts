@@ -7,6 +7,7 @@ import {
   Agent,
   hostOf,
   Type,
+  emptyUsage,
   messageOf,
   textOf,
   type AgentMessage,
@@ -23,7 +24,7 @@ import {
 import type { ChildSession } from "../session-jsonl/api.js";
 import { notReadOnly } from "../../lib/shell/read-only-commands.js";
 import { runAsSubagent } from "../../lib/subagent-scope.js";
-import { addUsage, subagentRunOf, zeroUsage, type SubagentRun } from "../../lib/subagent-usage.js";
+import { addUsage, subagentRunOf, type SubagentRun } from "../../lib/subagent-usage.js";
 import { cutHead, formatSize, MAX_BYTES, MAX_LINES } from "../../lib/tool-budget.js";
 import type { AgentType } from "./agents.js";
 import type { SubagentUpdate, TaskDetails } from "./api.js";
@@ -292,7 +293,7 @@ function childRequest(request: ModelRequest, type: AgentType, depth: number): Mo
 
 /** Usage and requests of a child run: its replies, plus its own children's (from their task results). */
 function childUsage(messages: readonly AgentMessage[]) {
-  let usage = zeroUsage();
+  let usage = emptyUsage();
   let requests = 0;
   for (const m of messages) {
     if (m.role === "assistant") {
