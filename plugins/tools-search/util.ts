@@ -22,9 +22,7 @@ export function displayPath(abs: string, cwd: string): string {
   return rel.startsWith("..") || isAbsolute(rel) ? abs : rel.split(sep).join("/");
 }
 
-export function shellQuote(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
+export { shellQuote } from "../../lib/sniff.js";
 
 export function codeOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | undefined)?.code;
