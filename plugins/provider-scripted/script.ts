@@ -104,10 +104,6 @@ export async function readScript(file: string): Promise<{ replies: ScriptedReply
   return { replies: checkReplies(value, file), conversations: checkConversations(value, file) };
 }
 
-export async function readScriptFile(file: string): Promise<ScriptedReply[]> {
-  return checkReplies(await parseScriptFile(file), file);
-}
-
 async function parseScriptFile(file: string): Promise<unknown> {
   let text: string;
   try {
