@@ -109,6 +109,7 @@ export function createGrepTool(env: SearchEnv): ToolDefinition<typeof GrepParams
  */
 function clip(hit: Hit, shown: string): string {
   const { text } = hit;
+  if (text.length <= MAX_LINE_CHARS && !hit.cut) return text; // most lines: no need to find the match's column
   const column = hit.matchByte === undefined ? 0 : charIndex(text, hit.matchByte);
   const long = hit.cut ? `line longer than ${formatSize(LONG_LINE_BYTES)}` : `line has ${text.length} characters`;
   if (hit.cut && hit.matchByte !== undefined && (column === undefined || column + 100 > text.length)) {
@@ -116,7 +117,6 @@ function clip(hit: Hit, shown: string): string {
     const see = `sed -n '${hit.line}p' ${shellQuote(shown)} | cut -b ${Math.max(1, at - 200)}-${at + 300}`;
     return `${text.slice(0, 200)}… [${long}; the match at byte ${at} is past the part kept. See it with bash: ${see}]`;
   }
-  if (text.length <= MAX_LINE_CHARS && !hit.cut) return text;
   const c = column ?? 0;
   const start = c > MAX_LINE_CHARS - 100 ? Math.min(c - 100, text.length - MAX_LINE_CHARS) : 0;
   return `${start > 0 ? "…" : ""}${text.slice(start, start + MAX_LINE_CHARS)}… [${long}]`;
