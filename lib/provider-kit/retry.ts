@@ -64,6 +64,21 @@ export function isConnectionRefused(error: unknown): boolean {
   return errorCodes(error).some((c) => c === "ECONNREFUSED" || c === "ENOTFOUND" || c === "EAI_NONAME");
 }
 
+/**
+ * A failure with no HTTP status and no API error body, judged from the transport: a corrupted stream or a
+ * dropped connection (worth another attempt), nothing listening at the address (not worth one), or else
+ * the error's own messages. The last step of both provider plugins' classifiers.
+ */
+export function transportFailure(error: unknown, where: { provider: string; baseUrl: string }, detail: string): Failure {
+  const malformed = malformedStream(error, where.provider);
+  if (malformed) return malformed;
+  if (isConnectionRefused(error)) {
+    return { message: `${where.provider}: cannot connect to ${where.baseUrl} (${messages(error).slice(-1)[0]}) — is the URL right and the server running?`, retryable: false, overflow: false, code: "connection" };
+  }
+  if (isConnectionDrop(error) || /timed? ?out/i.test(detail)) return { message: `${where.provider}: connection failed: ${messages(error).join(": ")}`, retryable: true, overflow: false };
+  return { message: `${where.provider}: ${messages(error).join(": ") || String(error)}`, retryable: false, overflow: false };
+}
+
 /** Messages along the cause chain. */
 export function messages(error: unknown): string[] {
   const out: string[] = [];

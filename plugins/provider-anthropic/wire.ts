@@ -8,7 +8,7 @@ import type { AssistantMessage, ImageContent, Message, ProviderEvent, ProviderRe
 import type { MessageBuilder } from "../../lib/provider-kit/builder.js";
 import type { CatalogModel } from "../../lib/provider-kit/catalog.js";
 import { normalizeToolCallId, prepareHistory } from "../../lib/provider-kit/history.js";
-import { isConnectionDrop, isConnectionRefused, isRetryableStatus, malformedStream, messages, retryAfterMs, type Failure } from "../../lib/provider-kit/retry.js";
+import { isRetryableStatus, messages, retryAfterMs, transportFailure, type Failure } from "../../lib/provider-kit/retry.js";
 
 type Params = Anthropic.MessageCreateParamsStreaming;
 type Block = Anthropic.ContentBlockParam;
@@ -320,11 +320,5 @@ export function classify(error: unknown, where: { provider: string; baseUrl: str
     const overflow = OVERFLOW.test(detail);
     return { message: `${label}: ${detail}`, retryable: retryable && !overflow, overflow, retryAfterMs: retryAfterMs(e.headers) };
   }
-  const malformed = malformedStream(error, where.provider);
-  if (malformed) return malformed;
-  if (isConnectionRefused(error)) {
-    return { message: `${where.provider}: cannot connect to ${where.baseUrl} (${messages(error).slice(-1)[0]}) — is the URL right and the server running?`, retryable: false, overflow: false, code: "connection" };
-  }
-  if (isConnectionDrop(error) || /timed? ?out/i.test(detail)) return { message: `${where.provider}: connection failed: ${messages(error).join(": ")}`, retryable: true, overflow: false };
-  return { message: `${where.provider}: ${messages(error).join(": ") || String(error)}`, retryable: false, overflow: false };
+  return transportFailure(error, where, detail);
 }

@@ -1,7 +1,7 @@
 /** What the two OpenAI wire formats share: reasoning effort mapping and error classification. */
 import type { ProviderRequest } from "../../kernel/index.js";
 import type { CatalogModel } from "../../lib/provider-kit/catalog.js";
-import { isConnectionDrop, isConnectionRefused, isRetryableStatus, malformedStream, messages, retryAfterMs, type Failure } from "../../lib/provider-kit/retry.js";
+import { isRetryableStatus, messages, retryAfterMs, transportFailure, type Failure } from "../../lib/provider-kit/retry.js";
 
 /** The stream closed before its final event: a dropped connection as far as retries are concerned. */
 export class StreamEndedEarly extends Error {}
@@ -66,11 +66,5 @@ export function classifyOpenAI(error: unknown, where: { provider: string; baseUr
     const retryable = /server_error|overloaded|rate_limit|timeout|temporar|unavailable/i.test(`${code ?? ""} ${type ?? ""} ${detail}`);
     return { message: `${label}: ${detail}`, retryable, overflow: false };
   }
-  const malformed = malformedStream(error, where.provider);
-  if (malformed) return malformed;
-  if (isConnectionRefused(error)) {
-    return { message: `${where.provider}: cannot connect to ${where.baseUrl} (${messages(error).slice(-1)[0]}) — is the URL right and the server running?`, retryable: false, overflow: false, code: "connection" };
-  }
-  if (isConnectionDrop(error) || /timed? ?out/i.test(detail)) return { message: `${where.provider}: connection failed: ${messages(error).join(": ")}`, retryable: true, overflow: false };
-  return { message: `${where.provider}: ${messages(error).join(": ") || String(error)}`, retryable: false, overflow: false };
+  return transportFailure(error, where, detail);
 }
