@@ -4,10 +4,10 @@
  * results stored before, or added by other plugins, are redacted on the wire too). Each value is
  * replaced by `[redacted]`. See docs/safety.md.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, statSync } from "node:fs";
 import { definePlugin, Stage, Type, type AgentMessage, type Static, type ToolResult } from "../../kernel/index.js";
 import { coilHome } from "../../lib/paths.js";
+import { authFile, readAuth } from "../../lib/provider-kit/config.js";
 import { redactor, secretsInAuth, secretsInEnv } from "./secrets.js";
 
 export { REDACTED, redactor, secretsInAuth, secretsInEnv } from "./secrets.js";
@@ -46,23 +46,25 @@ export default definePlugin({
   setup(ctx) {
     const o = ctx.options;
     let env: Record<string, string | undefined> = process.env;
-    const authPath = join(coilHome(), "auth.json");
+    let home = coilHome();
     let cache: { stamp: string; apply: ((text: string) => string) | undefined } | undefined;
 
     ctx.onStart((_agent, io) => {
       env = io.env;
+      home = coilHome(io.env);
       cache = undefined;
     });
 
     /** The replacer for the current secrets; auth.json is read again when it changes. */
     function current(): ((text: string) => string) | undefined {
+      const authPath = authFile(home);
       const stat = existsSync(authPath) ? statSync(authPath) : undefined;
       const flag = ctx.flags.get("api-key");
       const stamp = `${stat?.mtimeMs ?? 0}:${stat?.size ?? 0}:${typeof flag === "string" ? flag.length : 0}`;
       if (cache?.stamp === stamp) return cache.apply;
       let stored: string[] = [];
       try {
-        stored = stat ? secretsInAuth(JSON.parse(readFileSync(authPath, "utf8"))) : [];
+        stored = stat ? secretsInAuth(readAuth(home)) : [];
       } catch (e) {
         ctx.log.warn(`cannot read ${authPath} to redact its keys: ${(e as Error).message}`);
       }
