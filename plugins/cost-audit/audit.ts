@@ -4,7 +4,7 @@
  * than the provider's cache lifetime.
  */
 import { createHash } from "node:crypto";
-import { emptyUsage, type AssistantMessage, type ModelRequest } from "../../kernel/index.js";
+import { emptyUsage, usageTotal, type AssistantMessage, type ModelRequest } from "../../kernel/index.js";
 import { addUsage } from "../../lib/subagent-usage.js";
 
 export const AUDIT_TYPE = "cost-audit";
@@ -189,9 +189,8 @@ export function formatReport(records: readonly TurnAudit[], title?: string): str
 /** Sub-agents' usage by agent type (from the `task` results in the session), below the request table. */
 export function formatSubagents(children: ReadonlyMap<string, { runs: number; requests: number; usage: AssistantMessage["usage"] }>, ownCost: number): string {
   if (children.size === 0) return "";
-  const tokens = (u: AssistantMessage["usage"]) => u.input + u.output + u.cacheRead + u.cacheWrite;
   const row = (name: string, t: { runs: number; requests: number; usage: AssistantMessage["usage"] }) =>
-    `${name}: ${plural(t.runs, "run")}, ${plural(t.requests, "request")}, ${n(tokens(t.usage))} tokens (${n(t.usage.cacheRead)} from the cache), ${n(t.usage.output)} output, ${usd(t.usage.cost.total)}`;
+    `${name}: ${plural(t.runs, "run")}, ${plural(t.requests, "request")}, ${n(usageTotal(t.usage))} tokens (${n(t.usage.cacheRead)} from the cache), ${n(t.usage.output)} output, ${usd(t.usage.cost.total)}`;
   const all = [...children.values()].reduce((a, t) => ({ runs: a.runs + t.runs, requests: a.requests + t.requests, usage: addUsage(a.usage, t.usage) }), { runs: 0, requests: 0, usage: emptyUsage() });
   return ["", row("sub-agents", all), ...[...children].sort(([a], [b]) => a.localeCompare(b)).map(([name, t]) => `  ${row(name, t)}`), `total with sub-agents: ${usd(ownCost + all.usage.cost.total)}`].join("\n");
 }

@@ -4,7 +4,7 @@
  * change, system prompt or tool change, compaction, idle past the cache lifetime). Records are stored
  * in the session as plugin state; `/cost` and `coil sessions stats <id>` print them (docs/context.md).
  */
-import { Type, definePlugin, type AgentMessage, type ModelRequest } from "../../kernel/index.js";
+import { Type, definePlugin, usageTotal, type AgentMessage, type ModelRequest } from "../../kernel/index.js";
 import type { SessionService } from "../session-jsonl/api.js";
 import type {} from "../mcp/api.js";
 import { subagentRunOf, subagentTotals } from "../../lib/subagent-usage.js";
@@ -46,7 +46,7 @@ export default definePlugin({
     ctx.tap("turn_end", (turn) => {
       const m = turn.message;
       const u = m.usage;
-      if ((m.stopReason === "error" || m.stopReason === "aborted") && u.input + u.output + u.cacheRead + u.cacheWrite === 0) return;
+      if ((m.stopReason === "error" || m.stopReason === "aborted") && usageTotal(u) === 0) return;
       if (!loaded) {
         loaded = true;
         // A resumed session: compare the first request with the last one recorded before.

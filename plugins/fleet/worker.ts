@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, copyFileSync, readFileSync, writeFileSync, rmSyn
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { emptyUsage, exitCodeFor, textOf, type AgentEvent, type AgentMessage, type CliStreams, type Usage } from "../../kernel/index.js";
+import { emptyUsage, exitCodeFor, textOf, usageTotal, type AgentEvent, type AgentMessage, type CliStreams, type Usage } from "../../kernel/index.js";
 import { addUsage } from "../../lib/subagent-usage.js";
 import type { FleetJobData, FleetJobResult } from "./job.js";
 import { keys, loadBull, redisClient, type Job } from "./redis.js";
@@ -241,7 +241,7 @@ class Progress {
       this.state.turns++;
       const u = e.message.usage;
       if (u) {
-        this.state.tokens += u.input + u.output + u.cacheRead + u.cacheWrite;
+        this.state.tokens += usageTotal(u);
         this.state.cost += u.cost?.total ?? 0;
       }
       const text = textOf(e.message);

@@ -4,7 +4,7 @@
  * would stop, feeding a failure back as a follow-up. Taps `should_stop` at the GUARD stage. See docs/safety.md.
  */
 import { spawn } from "node:child_process";
-import { definePlugin, Stage, Type, type Static, type ToolCall, type UserMessage } from "../../kernel/index.js";
+import { definePlugin, Stage, Type, usageTotal, type Static, type ToolCall, type UserMessage } from "../../kernel/index.js";
 import { currentSubagent } from "../../lib/subagent-scope.js";
 
 export const GuardsOptions = Type.Object({
@@ -113,7 +113,7 @@ export default definePlugin({
 
     ctx.tap("turn_end", (turn) => {
       const u = turn.message.usage;
-      tokens += u.input + u.output + u.cacheRead + u.cacheWrite;
+      tokens += usageTotal(u);
       cost += u.cost.total;
       const calls = turn.message.content.filter((c): c is ToolCall => c.type === "toolCall");
       for (const r of turn.toolResults) {

@@ -8,6 +8,7 @@ import {
   hostOf,
   Type,
   emptyUsage,
+  usageTotal,
   messageOf,
   textOf,
   type AgentMessage,
@@ -86,7 +87,6 @@ const briefArgs = (args: Record<string, unknown>) => {
   const line = (first ?? "").split("\n")[0]!;
   return line.length > 60 ? `${line.slice(0, 59)}…` : line;
 };
-const tokensOf = (u: { input: number; output: number; cacheRead: number; cacheWrite: number }) => u.input + u.output + u.cacheRead + u.cacheWrite;
 
 /** Runs `task` calls for one coil run: the agent types, the children still going, the main agent. */
 export class TaskRunner {
@@ -205,7 +205,7 @@ export class TaskRunner {
           } catch (error) {
             sessionError ??= messageOf(error);
           }
-          if (event.message.role === "assistant") status.tokens += tokensOf(event.message.usage);
+          if (event.message.role === "assistant") status.tokens += usageTotal(event.message.usage);
         } else if (event.type === "tool_execution_start") {
           status.tool = event.toolName;
           recent.push({ id: event.toolCallId, line: `${event.toolName} ${briefArgs(event.args)}`.trim(), mark: "→" });
@@ -259,7 +259,7 @@ export class TaskRunner {
         ...(sessionError ? [`[the sub-agent's session file is incomplete: ${sessionError}]`] : []),
       ];
       const where = session ? `session ${session.id}${session.file ? ` (${session.file})` : " (in memory)"}` : "no session";
-      const footer = `[sub-agent ${type.name} · ${where} · ${provider === inherit.provider ? "" : `${provider}/`}${model.id} · ${record.requests} requests · ${n(tokensOf(record.usage))} tokens · $${record.usage.cost.total.toFixed(4)}]`;
+      const footer = `[sub-agent ${type.name} · ${where} · ${provider === inherit.provider ? "" : `${provider}/`}${model.id} · ${record.requests} requests · ${n(usageTotal(record.usage))} tokens · $${record.usage.cost.total.toFixed(4)}]`;
       const body = failed
         ? `The sub-agent ${result.stopReason === "aborted" ? "was aborted" : `failed: ${result.error ?? "the run ended with an error"}`}.${text ? `\nIts last text:\n${cut.text}` : ""}`
         : cut.text || "(the sub-agent gave no text answer)";

@@ -3,7 +3,7 @@
  * the footer figures and the shell-command output message. No terminal library here, so these are
  * unit-tested directly and cost nothing at start-up.
  */
-import type { AgentMessage, AssistantMessage, ToolResultMessage, Usage } from "../../kernel/index.js";
+import { usageTotal, type AgentMessage, type AssistantMessage, type ToolResultMessage, type Usage } from "../../kernel/index.js";
 import { subagentRunOf } from "../../lib/subagent-usage.js";
 
 // ───────────── colours (SGR; the TUI resets styles at the end of every line) ─────────────
@@ -190,9 +190,7 @@ export function usageTotals(messages: readonly AgentMessage[]): Totals {
 export function contextPercent(messages: readonly AgentMessage[], contextWindow: number): number | undefined {
   const last = [...messages].reverse().find((m): m is AssistantMessage => m.role === "assistant" && m.stopReason !== "error" && m.stopReason !== "aborted");
   if (!last || !contextWindow) return undefined;
-  const u = last.usage;
-  const used = u.input + u.output + u.cacheRead + u.cacheWrite;
-  return (used / contextWindow) * 100;
+  return (usageTotal(last.usage) / contextWindow) * 100;
 }
 
 /** The footer's figures line: model · context % · tokens in/out · cache · cost · session name. */
