@@ -150,6 +150,9 @@ export function textOf(message: AgentMessage | undefined): string {
     .join("");
 }
 
+/** The text of the last assistant message (a run's answer). */
+export const lastAssistantText = (messages: readonly AgentMessage[]): string => textOf([...messages].reverse().find((m) => m.role === "assistant"));
+
 /**
  * coil's exit code for a run that ended this way: 0 done, 1 error or abort, 3 halted by a stop rule
  * (a guard's limit, a failing done-gate). 2 (usage or configuration) never comes from a run.

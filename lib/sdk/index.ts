@@ -10,7 +10,7 @@
  *   await coil.close();
  */
 import { PassThrough, Writable } from "node:stream";
-import { Agent, CoilError, PluginHost, textOf, type AgentEvent, type CliStreams, type Plugin, type PromptInput, type RunResult } from "../../kernel/index.js";
+import { Agent, CoilError, PluginHost, lastAssistantText, type AgentEvent, type CliStreams, type Plugin, type PromptInput, type RunResult } from "../../kernel/index.js";
 import { agentFor, assemble, showSetupDiagnostics } from "../../boot/assemble.js";
 import { coilHome, secureCoilHome } from "../../boot/paths.js";
 import type { ResolvedPreset } from "../../boot/preset.js";
@@ -91,7 +91,7 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
     host,
     preset,
     prompt: (input) => agent.prompt(input),
-    lastText: () => textOf([...agent.state.messages].reverse().find((m) => m.role === "assistant")),
+    lastText: () => lastAssistantText(agent.state.messages),
     subscribe: (listener) => agent.subscribe(listener),
     async close() {
       if (closed) return;

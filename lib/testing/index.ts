@@ -15,7 +15,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadPlugin } from "../../boot/load.js";
 import { coilHome } from "../../boot/paths.js";
-import { Agent, PluginHost, textOf, type AgentEvent, type AgentOptions, type Plugin, type ProviderRequest, type RunResult, type ToolResultMessage } from "../../kernel/index.js";
+import { Agent, PluginHost, lastAssistantText, textOf, type AgentEvent, type AgentOptions, type Plugin, type ProviderRequest, type RunResult, type ToolResultMessage } from "../../kernel/index.js";
 import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
 import type { ScriptedReply, ScriptStep } from "../../plugins/provider-scripted/script.js";
 
@@ -126,7 +126,7 @@ export function createTestKit(options: TestKitOptions = {}): TestKit {
     reply: (...steps) => scripted.push(...steps),
     run: (prompt) => agent.prompt(prompt),
     toolResults: (name) => history().filter((m): m is ToolResultMessage => m.role === "toolResult" && (!name || m.toolName === name)),
-    text: (result) => textOf(result ?? [...history()].reverse().find((m) => m.role === "assistant")),
+    text: (result) => (result ? textOf(result) : lastAssistantText(history())),
     diagnostics: () => events.filter((e): e is Extract<AgentEvent, { type: "diagnostic" }> => e.type === "diagnostic"),
     dispose: () => workspace.dispose(),
   };

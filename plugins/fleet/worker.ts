@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, copyFileSync, readFileSync, writeFileSync, rmSyn
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { emptyUsage, exitCodeFor, textOf, usageTotal, type AgentEvent, type AgentMessage, type CliStreams, type Usage } from "../../kernel/index.js";
+import { emptyUsage, exitCodeFor, lastAssistantText, textOf, usageTotal, type AgentEvent, type CliStreams, type Usage } from "../../kernel/index.js";
 import { addUsage } from "../../lib/subagent-usage.js";
 import type { FleetJobData, FleetJobResult } from "./job.js";
 import { keys, loadBull, redisClient, type Job } from "./redis.js";
@@ -223,9 +223,6 @@ function capGuard(document: Record<string, unknown>, left: number): void {
   else plugins.push(entry);
 }
 
-function lastAssistantText(messages: readonly AgentMessage[]): string {
-  return textOf([...messages].reverse().find((m) => m.role === "assistant"));
-}
 
 /** Job progress (BullMQ progress events) and log lines from the agent's events, progress throttled. */
 class Progress {

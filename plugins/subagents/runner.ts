@@ -8,6 +8,7 @@ import {
   hostOf,
   Type,
   emptyUsage,
+  lastAssistantText,
   usageTotal,
   messageOf,
   textOf,
@@ -237,7 +238,7 @@ export class TaskRunner {
         this.running.delete(entry);
       }
       const usage = childUsage(result.messages);
-      const text = textOf([...result.messages].reverse().find((m) => m.role === "assistant"));
+      const text = lastAssistantText(result.messages);
       const record: SubagentRun = {
         id,
         agent: type.name,

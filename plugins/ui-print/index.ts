@@ -3,7 +3,7 @@
  * `--mode json` writes every event as one JSON line (docs/json-mode.md).
  * Exit codes (exitCodeFor): 0 success, 1 when the run ends in error or abort, 3 when a stop rule halted it.
  */
-import { definePlugin, exitCodeFor, findCommand, formatDiagnostic, textOf, type PromptInput, type AgentEvent, type FrontEndContext } from "../../kernel/index.js";
+import { definePlugin, exitCodeFor, findCommand, formatDiagnostic, lastAssistantText, type PromptInput, type AgentEvent, type FrontEndContext } from "../../kernel/index.js";
 import { onTermination } from "../../lib/signals.js";
 
 function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
@@ -53,8 +53,7 @@ async function run(ctx: FrontEndContext): Promise<number> {
     }
     const result = await agent.prompt(input);
     if (!json) {
-      const last = [...result.messages].reverse().find((m) => m.role === "assistant");
-      const text = textOf(last);
+      const text = lastAssistantText(result.messages);
       if (text) await write(stdout, text.endsWith("\n") ? text : text + "\n");
       if (result.reason) stderr.write(`coil: stopped: ${result.reason}\n`);
       if (result.stopReason === "error" && !shown.has(result.error ?? "")) stderr.write(`coil: error: ${result.error ?? "the run failed"}\n`);

@@ -5,7 +5,7 @@
  * print-mode start does not load them. `/reload` restarts coil on the session (reload.ts). docs/tui.md is the user guide.
  */
 import { appendFileSync } from "node:fs";
-import { definePlugin, exitCodeFor, textOf, type AgentMessage, type FrontEndContext, type ModelRequest, type UiService } from "../../kernel/index.js";
+import { definePlugin, exitCodeFor, lastAssistantText, type AgentMessage, type FrontEndContext, type ModelRequest, type UiService } from "../../kernel/index.js";
 import { registerCommands } from "./commands.js";
 import type { SessionService } from "../session-jsonl/api.js";
 import type { Bridge } from "./types.js";
@@ -48,8 +48,7 @@ async function fallback(fe: FrontEndContext): Promise<number> {
     return 2;
   }
   const result = await agent.prompt(prompt);
-  const last = [...result.messages].reverse().find((m) => m.role === "assistant");
-  const text = textOf(last);
+  const text = lastAssistantText(result.messages);
   if (text) stdout.write(text.endsWith("\n") ? text : `${text}\n`);
   if (result.stopReason === "error") stderr.write(`coil: error: ${result.error ?? "the run failed"}\n`);
   if (result.stopReason === "halted") stderr.write(`coil: stopped: ${result.reason}\n`);
