@@ -101,22 +101,28 @@ export default definePlugin({
       { stage: Stage.FALLBACK },
     );
 
+    /** Each history message as sent, for the current replacer: a message is scanned once, not on every request. */
+    let sent = { f: undefined as ((text: string) => string) | undefined, map: new WeakMap<AgentMessage, AgentMessage>() };
+    const redactMessage = (m: AgentMessage, f: (text: string) => string): AgentMessage => {
+      if (m.role === "toolResult") return redactResult(m, f) ?? m;
+      if (m.role !== "user") return m;
+      const content = typeof m.content === "string" ? f(m.content) : redactParts(m.content, f);
+      return content !== undefined && content !== m.content ? { ...m, content } : m;
+    };
+
     // Results already in the history (a resumed session, other plugins' messages) are redacted on the wire.
     ctx.tap(
       "before_request",
       async (request) => {
         const f = current();
         if (!f) return undefined;
+        if (sent.f !== f) sent = { f, map: new WeakMap() };
         let changed = false;
         const messages = request.messages.map((m): AgentMessage => {
-          let next: AgentMessage | undefined;
-          if (m.role === "toolResult") next = redactResult(m, f);
-          else if (m.role === "user") {
-            const content = typeof m.content === "string" ? f(m.content) : redactParts(m.content, f);
-            if (content !== undefined && content !== m.content) next = { ...m, content };
-          }
-          if (next) changed = true;
-          return next ?? m;
+          let next = sent.map.get(m);
+          if (!next) sent.map.set(m, (next = redactMessage(m, f)));
+          if (next !== m) changed = true;
+          return next;
         });
         return changed ? { ...request, messages } : undefined;
       },
