@@ -32,12 +32,13 @@ export class Mentions {
   /** The messages with mentioned resources attached; the same array when there are none. */
   async expand(messages: readonly AgentMessage[]): Promise<readonly AgentMessage[]> {
     let changed = false;
+    let servers: readonly string[] | undefined; // looked up once, and only when some message has an `@`
     const out = await Promise.all(
       messages.map(async (m) => {
         if (m.role !== "user") return m;
         const text = typeof m.content === "string" ? m.content : m.content.filter((c): c is TextContent => c.type === "text").map((c) => c.text).join("\n");
         if (!text.includes("@")) return m;
-        const found = findMentions(text, this.servers());
+        const found = findMentions(text, (servers ??= this.servers()));
         if (found.length === 0) return m;
         changed = true;
         let expanded = this.cache.get(m);
