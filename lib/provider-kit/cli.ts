@@ -14,8 +14,6 @@ export const CLI_SERVICE = "provider-cli";
 
 /** Shared state between the provider plugins (through the `provider-cli` service). */
 export interface ProviderCliService {
-  /** Plugin that registered the flag and commands. */
-  owner: string;
   /** Provider chosen at start-up; `--api-key` applies to it only. Undefined before start (and when embedded). */
   selected?: string;
 }
@@ -27,9 +25,6 @@ export interface ProviderCliService {
 export function sharedCli(ctx: PluginContext<unknown>): ProviderCliService {
   const current = () => ctx.services.get(CLI_SERVICE) as ProviderCliService | undefined;
   return {
-    get owner() {
-      return current()?.owner ?? "";
-    },
     get selected() {
       return current()?.selected;
     },
@@ -38,7 +33,7 @@ export function sharedCli(ctx: PluginContext<unknown>): ProviderCliService {
 
 /** Register `--api-key`, `coil models`, `coil auth` and `/model` (the `models` plugin's setup). */
 export function registerModelCli(ctx: PluginContext<unknown>): ProviderCliService {
-  const service: ProviderCliService = { owner: ctx.id };
+  const service: ProviderCliService = {};
   ctx.services.provide(CLI_SERVICE, service);
   ctx.flags.register({ name: "api-key", description: "API key for the provider this run uses (never stored or logged)", type: "string", valueName: "key" });
   ctx.onStart((agent) => {
