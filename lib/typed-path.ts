@@ -26,9 +26,15 @@ export function expandPath(path: string, cwd: string): string {
   return isAbsolute(p) ? resolve(p) : resolve(cwd, p);
 }
 
-const SPACES = /[\u00A0\u2000-\u200A\u202F\u205F\u3000]/g;
-const SINGLE_QUOTES = /[\u2018\u2019\u201A\u201B\u2032]/g;
-const DOUBLE_QUOTES = /[\u201C\u201D\u201E\u201F\u2033]/g;
+/** Characters people and screenshots put where ASCII ones are meant (also the edit tool's tolerant match). */
+export const LOOKALIKES = {
+  spaces: "\u00A0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200A\u202F\u205F\u3000",
+  singleQuotes: "\u2018\u2019\u201A\u201B\u2032",
+  doubleQuotes: "\u201C\u201D\u201E\u201F\u2033",
+} as const;
+const SPACES = new RegExp(`[${LOOKALIKES.spaces}]`, "g");
+const SINGLE_QUOTES = new RegExp(`[${LOOKALIKES.singleQuotes}]`, "g");
+const DOUBLE_QUOTES = new RegExp(`[${LOOKALIKES.doubleQuotes}]`, "g");
 const MERIDIEM = / (am|pm)(?=[ .]|$)/gi;
 
 /** The key two spellings of one file name share: NFC, Unicode spaces as spaces, straight quotes, `AM`/`PM` upper-case. */

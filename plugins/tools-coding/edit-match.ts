@@ -5,6 +5,7 @@
  * replacements are written back with the line ending of the region they replace, so every byte
  * outside the replaced regions stays as it was (mixed endings included).
  */
+import { LOOKALIKES } from "../../lib/typed-path.js";
 
 export interface EditSpec {
   oldText: string;
@@ -28,10 +29,10 @@ export type EditPlan = { ok: true; text: string; edits: PlannedEdit[] } | { ok: 
 
 // Characters a tolerant match treats as their ASCII look-alikes.
 const FOLD = new Map<string, string>([
-  ...[..."\u2018\u2019\u201A\u201B\u2032"].map((c) => [c, "'"] as [string, string]),
-  ...[..."\u201C\u201D\u201E\u201F\u2033"].map((c) => [c, '"'] as [string, string]),
+  ...[...LOOKALIKES.singleQuotes].map((c) => [c, "'"] as [string, string]),
+  ...[...LOOKALIKES.doubleQuotes].map((c) => [c, '"'] as [string, string]),
   ...[..."\u2010\u2011\u2012\u2013\u2014\u2015\u2212"].map((c) => [c, "-"] as [string, string]),
-  ...[..."\u00A0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200A\u202F\u205F\u3000"].map((c) => [c, " "] as [string, string]),
+  ...[...LOOKALIKES.spaces].map((c) => [c, " "] as [string, string]),
 ]);
 
 /** One non-ASCII character as a tolerant match sees it: look-alikes above, then NFKD (fullwidth `，` is `,`, `ﬁ` is `fi`, `é` is `e` + accent). */
