@@ -88,7 +88,10 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
 
   return {
     id: s.id,
-    models: s.models,
+    // Bedrock and Vertex list their models once their credentials are set (the catalog is the same Claude family).
+    get models() {
+      return cloud && cloud.missing(process.env) !== undefined ? [] : s.models;
+    },
     resolveModel: (id) => {
       const found = lookup(id);
       return found ? { ...found, provider: s.id } : defaultModel(s.id, id, API, s.limits);

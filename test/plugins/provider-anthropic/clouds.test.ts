@@ -98,9 +98,12 @@ describe("provider bedrock (Amazon Bedrock)", () => {
     const r = await coil(dir, ["--model", "bedrock/anthropic.claude-haiku-4-5-v1", "-p", "hi"], {});
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain("AWS_REGION");
-    const models = await coil(dir, ["models", "bedrock"], {});
-    expect(models.stdout).toMatch(/bedrock\/anthropic\.claude-sonnet-4-5-v1/);
-    expect(models.stdout).toMatch(/bedrock: set AWS_REGION/);
+    // `coil models` says how to set it up, and lists its models once it is
+    const unset = await coil(dir, ["models"], {});
+    expect(unset.stdout).toMatch(/bedrock: set AWS_REGION/);
+    expect(unset.stdout).not.toMatch(/bedrock\/anthropic\./);
+    const set = await coil(dir, ["models", "bedrock"], { AWS_REGION: REGION, AWS_PROFILE: "coil-test" });
+    expect(set.stdout).toMatch(/bedrock\/anthropic\.claude-sonnet-4-5-v1 .*Claude Sonnet 4\.5 \(Amazon Bedrock\)/);
   });
 });
 
