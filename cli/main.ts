@@ -59,7 +59,7 @@ function program(io: CliIO, host?: PluginHost): Command {
     .version(version(), "-v, --version")
     .argument("[prompt...]", "what to do (with -p: run once and print the answer)")
     .option("-p, --print", "run the prompt once, print the final answer and exit")
-    .addOption(new Option("--mode <mode>", "output mode: text or json (JSON lines of every event)").choices(modesOf(host)))
+    .addOption(new Option("--mode <mode>", "front end: text (the final answer), json (every event as a JSON line), interactive (the TUI), and what the preset's plugins add (rpc, acp)").choices(modesOf(host)))
     .option("--preset <name|path>", "base preset: a built-in name or a YAML file", "default")
     .option("--provider <id>", "provider to use (e.g. scripted)")
     .option("--model <id>", "model, as provider/model or a model id")
@@ -129,6 +129,11 @@ export async function main(io: CliIO): Promise<number> {
     const cmd = program(io, host);
     cmd.parse(io.argv, { from: "user" });
     if (cmd.args[0] === "preset") return 0;
+    const near = cmd.args.length === 1 && !io.argv.includes("--") ? nearestCommand(cmd.args[0]!, [...host.subcommands.entries().map(([name]) => name), "trust", "untrust", "preset"]) : undefined;
+    if (near) {
+      io.stderr.write(`coil: unknown command '${cmd.args[0]}'. Did you mean: coil ${near}?\n(to send '${cmd.args[0]}' to the model as a prompt: coil -- ${cmd.args[0]})\n`);
+      return 2;
+    }
     const opts = cmd.opts<{ print?: boolean; mode?: string; trust?: boolean }>();
     for (const [name] of host.flags.entries()) {
       // commander turns `--no-x` into x=false
@@ -257,6 +262,31 @@ function firstPositional(argv: string[], host?: PluginHost): number {
     if (withValue.has(arg)) i++;
   }
   return -1;
+}
+
+/**
+ * A lone prompt word that looks like a mistyped subcommand (`coil doctr`): the command it is one or two
+ * edits away from (one for words of up to four letters), so it is not sent to the model by mistake.
+ */
+export function nearestCommand(word: string, commands: string[]): string | undefined {
+  if (!/^[a-z][a-z-]{1,}$/.test(word) || commands.includes(word)) return undefined;
+  const limit = word.length <= 4 ? 1 : 2;
+  let best: { name: string; d: number } | undefined;
+  for (const name of commands) {
+    const d = editDistance(word, name);
+    if (d <= limit && (!best || d < best.d)) best = { name, d };
+  }
+  return best?.name;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
 }
 
 function camel(name: string): string {

@@ -24,7 +24,7 @@ await build({
   target: "node20",
   chunkNames: "chunks/[name]-[hash]",
   // Heavy or optional dependencies stay outside and load only when a run needs them.
-  external: ["jiti", "@anthropic-ai/sdk", "openai", "@modelcontextprotocol/sdk", "@agentclientprotocol/sdk", "@mariozechner/pi-tui", "ink", "react", "bullmq", "ioredis"],
+  external: ["jiti", "@anthropic-ai/sdk", "@anthropic-ai/bedrock-sdk", "@anthropic-ai/vertex-sdk", "google-auth-library", "openai", "@modelcontextprotocol/sdk", "@agentclientprotocol/sdk", "@mariozechner/pi-tui", "ink", "react", "bullmq", "ioredis"],
   // CommonJS dependencies (yaml) call require(); give the ESM bundle one.
   banner: { js: "import { createRequire as __coilRequire } from 'node:module'; const require = __coilRequire(import.meta.url);" },
   logLevel: "warning",

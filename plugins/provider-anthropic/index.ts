@@ -14,6 +14,7 @@ import { keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../li
 import { coilHome, isLocalUrl, mergeModel, readModelsFile, type ProviderConfig } from "../../lib/provider-kit/config.js";
 import { PROVIDER_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
 import { routeConsole, sdkLogger } from "../../lib/provider-kit/sdk-log.js";
+import { CLOUDS, cloudModels, type Cloud } from "./clouds.js";
 import { ANTHROPIC_DEFAULT_LIMITS, ANTHROPIC_MODELS } from "./models.js";
 import { buildParams, classify, readStream } from "./wire.js";
 
@@ -41,6 +42,8 @@ interface Setup {
   cache: boolean;
   models: CatalogModel[];
   limits: { contextWindow: number; maxOutput: number };
+  /** Bedrock or Vertex: the cloud's SDK and credentials instead of an API key. */
+  cloud?: Cloud;
 }
 
 function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: Setup): Provider {
@@ -56,20 +59,28 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
     if (!found.key && s.id === "anthropic" && process.env.ANTHROPIC_AUTH_TOKEN) return { key: process.env.ANTHROPIC_AUTH_TOKEN, from: "ANTHROPIC_AUTH_TOKEN", bearer: true };
     return { ...found, bearer: false };
   };
-  const baseUrl = () => s.baseUrl ?? (s.id === "anthropic" ? process.env.ANTHROPIC_BASE_URL : undefined) ?? "https://api.anthropic.com";
-  const hint = keyHint(s.id, s.apiKeyEnv);
+  const cloud = s.cloud;
+  const baseUrl = () => s.baseUrl ?? (s.id === "anthropic" ? process.env.ANTHROPIC_BASE_URL : undefined) ?? (cloud ? `${cloud.name} (${cloud.id})` : "https://api.anthropic.com");
+  const hint = cloud?.hint ?? keyHint(s.id, s.apiKeyEnv);
+  // A cloud's model id names the Claude model inside it (us.anthropic.claude-…-v1:0): prices and limits come from the catalog.
+  const lookup = (id: string): CatalogModel | undefined => findModel(s.models, id) ?? (cloud && withId(findModel(ANTHROPIC_MODELS, cloud.catalogId(id)), id));
+  const withId = (m: CatalogModel | undefined, id: string) => m && { ...m, id, provider: s.id };
   const catalogFor = (model: ModelInfo): CatalogModel =>
-    s.models.find((m) => m.id === model.id) ?? { ...defaultModel(s.id, model.id, API, s.limits), ...model, api: API, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...model.cost } };
+    s.models.find((m) => m.id === model.id) ?? (cloud && lookup(model.id)) ?? { ...defaultModel(s.id, model.id, API, s.limits), ...model, api: API, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...model.cost } };
 
   async function client(url: string, k: { key?: string; bearer: boolean }): Promise<Anthropic> {
     const id = `${url}\n${k.bearer}\n${k.key ?? ""}`;
     let c = clients.get(id);
     if (!c) {
-      const { default: AnthropicSdk } = await import("@anthropic-ai/sdk");
-      const auth = k.bearer ? { authToken: k.key } : { apiKey: k.key ?? "no-key" };
       // The SDK's own retries are off: coil retries, so that waits are visible and abortable.
       // The SDK's console logging goes to coil's diagnostics (stderr stays clean in --mode json).
-      c = new AnthropicSdk({ ...auth, baseURL: url, maxRetries: 0, timeout: o.timeoutMs, defaultHeaders: { ...o.headers, ...s.headers }, logger: sdkLogger(ctx.log, s.id, [k.key]) });
+      const common = { timeout: o.timeoutMs, defaultHeaders: { ...o.headers, ...s.headers }, logger: sdkLogger(ctx.log, s.id, [k.key, ...cloudSecrets()]) };
+      if (cloud) c = await cloud.client(common, process.env);
+      else {
+        const { default: AnthropicSdk } = await import("@anthropic-ai/sdk");
+        const auth = k.bearer ? { authToken: k.key } : { apiKey: k.key ?? "no-key" };
+        c = new AnthropicSdk({ ...auth, baseURL: url, maxRetries: 0, ...common });
+      }
       clients.set(id, c);
     }
     return c;
@@ -77,12 +88,15 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
 
   return {
     id: s.id,
-    models: s.models,
+    // Bedrock and Vertex list their models once their credentials are set (the catalog is the same Claude family).
+    get models() {
+      return cloud && cloud.missing(process.env) !== undefined ? [] : s.models;
+    },
     resolveModel: (id) => {
-      const found = findModel(s.models, id);
+      const found = lookup(id);
       return found ? { ...found, provider: s.id } : defaultModel(s.id, id, API, s.limits);
     },
-    isConfigured: () => key().key !== undefined || s.keyless,
+    isConfigured: () => (cloud ? cloud.missing(process.env) === undefined : key().key !== undefined || s.keyless),
     setupHint: hint,
     stream(request: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderEvent> {
       const model = catalogFor(request.model);
@@ -92,11 +106,13 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
         provider: s.id,
         model,
         signal,
-        secrets: [k.key],
+        secrets: [k.key, ...cloudSecrets()],
         policy: { maxRetries: o.maxRetries, baseDelayMs: o.baseDelayMs, maxRetryDelayMs: o.maxRetryDelayMs },
         classify: (error) => classify(error, { provider: s.id, baseUrl: url, keyFrom: k.from, keyHint: hint, model: model.id }),
         async *attempt({ builder, signal: abort }) {
-          if (!k.key && !s.keyless) throw new CoilError("AUTH_MISSING", `no API key for provider '${s.id}': ${hint}`, { plugin: ctx.id });
+          const unusable = cloud ? cloud.missing(process.env) : undefined;
+          if (unusable) throw new CoilError("AUTH_MISSING", `provider '${s.id}' (${cloud!.name}) is not set up: ${unusable}. To use it, ${hint}`, { plugin: ctx.id });
+          if (!cloud && !k.key && !s.keyless) throw new CoilError("AUTH_MISSING", `no API key for provider '${s.id}': ${hint}`, { plugin: ctx.id });
           const params = buildParams(request, model, { provider: s.id, cache: s.cache ? o.cacheRetention : "none", maxTokens: o.maxTokens });
           const sdk = await client(url, k);
           const stream = await routeConsole(sdk.logger, () => sdk.messages.create(params, { signal: abort, maxRetries: 0 }));
@@ -128,8 +144,19 @@ export default definePlugin({
     const builtin = mine.find((p) => p.id === "anthropic");
     ctx.providers.register(makeProvider(ctx, cli, setupFor("anthropic", builtin, o)));
     for (const p of mine) if (p.id !== "anthropic") ctx.providers.register(makeProvider(ctx, cli, setupFor(p.id, p, o)));
+    // Bedrock and Vertex, unless models.yaml already uses the id for a server of its own.
+    for (const c of CLOUDS) {
+      if (mine.some((p) => p.id === c.id)) continue;
+      ctx.providers.register(makeProvider(ctx, cli, { id: c.id, keyless: true, cache: true, models: cloudModels(c, ANTHROPIC_MODELS), limits: ANTHROPIC_DEFAULT_LIMITS, cloud: c }));
+    }
   },
 });
+
+/** The cloud credentials that must never appear in logs or error messages. */
+function cloudSecrets(): (string | undefined)[] {
+  const e = process.env;
+  return [e.AWS_SECRET_ACCESS_KEY, e.AWS_SESSION_TOKEN, e.AWS_BEARER_TOKEN_BEDROCK];
+}
 
 function setupFor(id: string, p: ProviderConfig | undefined, o: Options): Setup {
   const builtin = id === "anthropic";

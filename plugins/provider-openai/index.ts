@@ -15,6 +15,7 @@ import { keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../li
 import { coilHome, isLocalUrl, mergeModel, readModelsFile, type Compat, type ProviderConfig } from "../../lib/provider-kit/config.js";
 import { PROVIDER_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
 import { routeConsole, sdkLogger } from "../../lib/provider-kit/sdk-log.js";
+import { AZURE_HINT, azureClient, azureEndpoint } from "./azure.js";
 import { buildCompletionsParams, readCompletions } from "./completions.js";
 import { COMPAT_GENERIC, COMPAT_OPENAI, COMPATIBLE_PROVIDERS, OPENAI_DEFAULT_LIMITS, OPENAI_MODELS } from "./models.js";
 import { buildResponsesParams, readResponses } from "./responses.js";
@@ -48,6 +49,11 @@ interface Setup {
   defaultApi(): ApiKind;
   models: CatalogModel[];
   limits: { contextWindow: number; maxOutput: number };
+  /** A client other than the plain OpenAI one (Azure). */
+  client?: typeof azureClient;
+  /** Besides the key, what must be set for the provider to be usable. */
+  ready?: () => boolean;
+  hint?: string;
 }
 
 function isOfficial(url: string): boolean {
@@ -67,7 +73,7 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
       if (!warned) ctx.log.warn(m);
       warned = true;
     });
-  const hint = keyHint(s.id, s.apiKeyEnv);
+  const hint = s.hint ?? keyHint(s.id, s.apiKeyEnv);
   const catalogFor = (model: ModelInfo): CatalogModel => {
     const listed = s.models.find((m) => m.id === model.id);
     if (listed) return listed;
@@ -79,10 +85,14 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
     const id = `${url}\n${k ?? ""}`;
     let c = clients.get(id);
     if (!c) {
-      const { default: OpenAISdk } = await import("openai");
       // The SDK's own retries are off: coil retries, so that waits are visible and abortable.
       // The SDK's console logging goes to coil's diagnostics (stderr stays clean in --mode json).
-      c = new OpenAISdk({ apiKey: k ?? "no-key", baseURL: url, maxRetries: 0, timeout: o.timeoutMs, defaultHeaders: { ...o.headers, ...s.headers }, logger: sdkLogger(ctx.log, s.id, [k]) });
+      const common = { timeout: o.timeoutMs, defaultHeaders: { ...o.headers, ...s.headers }, logger: sdkLogger(ctx.log, s.id, [k]) };
+      if (s.client) c = await s.client(k, common);
+      else {
+        const { default: OpenAISdk } = await import("openai");
+        c = new OpenAISdk({ apiKey: k ?? "no-key", baseURL: url, maxRetries: 0, ...common });
+      }
       clients.set(id, c);
     }
     return c;
@@ -90,12 +100,15 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
 
   return {
     id: s.id,
-    models: s.models,
+    // A provider that needs more than a key (Azure's endpoint) lists its models once it is set up.
+    get models() {
+      return s.ready?.() === false ? [] : s.models;
+    },
     resolveModel: (id) => {
       const found = findModel(s.models, id);
       return found ? { ...found, provider: s.id } : defaultModel(s.id, id, s.defaultApi(), s.limits);
     },
-    isConfigured: () => key().key !== undefined || s.keyless(),
+    isConfigured: () => (key().key !== undefined || s.keyless()) && (s.ready?.() ?? true),
     setupHint: hint,
     stream(request: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderEvent> {
       const model = catalogFor(request.model);
@@ -110,6 +123,7 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
         policy: { maxRetries: o.maxRetries, baseDelayMs: o.baseDelayMs, maxRetryDelayMs: o.maxRetryDelayMs },
         classify: (error) => classifyOpenAI(error, { provider: s.id, baseUrl: url, keyFrom: k.from, keyHint: hint, model: model.id }),
         async *attempt({ builder, signal: abort }) {
+          if (s.ready?.() === false) throw new CoilError("AUTH_MISSING", `provider '${s.id}' is not set up: ${hint}`, { plugin: ctx.id });
           if (!k.key && !s.keyless()) throw new CoilError("AUTH_MISSING", `no API key for provider '${s.id}': ${hint}`, { plugin: ctx.id });
           const sdk = await client(url, k.key);
           if (model.api === "openai-responses") {
@@ -187,7 +201,27 @@ export default definePlugin({
       );
     }
 
-    const taken = new Set(["openai", ...builtins.map((b) => b.id)]);
+    // Azure OpenAI, unless models.yaml uses the id for a server of its own.
+    if (!byId.has("azure")) {
+      const azureLimits = { ...OPENAI_DEFAULT_LIMITS };
+      ctx.providers.register(
+        makeProvider(ctx, cli, {
+          id: "azure",
+          baseUrl: () => azureEndpoint() ?? "https://<resource>.openai.azure.com",
+          apiKeyEnv: "AZURE_OPENAI_API_KEY",
+          keyless: () => false,
+          compat: () => ({ ...COMPAT_OPENAI }),
+          defaultApi: () => "openai-completions",
+          models: catalog("azure", "openai-responses", OPENAI_MODELS, undefined, azureLimits),
+          limits: azureLimits,
+          client: azureClient,
+          ready: () => azureEndpoint() !== undefined,
+          hint: AZURE_HINT,
+        }),
+      );
+    }
+
+    const taken = new Set(["openai", "azure", ...builtins.map((b) => b.id)]);
     for (const p of configured) {
       if (taken.has(p.id)) continue;
       if (!p.baseUrl) throw new CoilError("CONFIG_INVALID", `models.yaml: provider '${p.id}' needs a baseUrl (e.g. http://localhost:11434/v1)`, { file, line: p.source.line });

@@ -3,8 +3,24 @@
  * `--mode json` writes every event as one JSON line (docs/json-mode.md).
  * Exit codes (exitCodeFor): 0 success, 1 when the run ends in error or abort, 3 when a stop rule halted it.
  */
-import { definePlugin, exitCodeFor, findCommand, formatDiagnostic, lastAssistantText, type PromptInput, type AgentEvent, type FrontEndContext } from "../../kernel/index.js";
+import { definePlugin, exitCodeFor, findCommand, formatDiagnostic, lastAssistantText, type PromptInput, type AgentEvent, type FrontEndContext, type ImageContent, type TextContent, type UserMessage } from "../../kernel/index.js";
+import { resolve } from "node:path";
+import { imageAttachment } from "../../lib/attachments.js";
 import { onTermination } from "../../lib/signals.js";
+
+/** `--image a.png,b.jpg`: the prompt as a user message with those images after its text, or why not. */
+function withImages(ctx: FrontEndContext, text: string): { input: PromptInput } | { error: string } {
+  const spec = ctx.host.flagValues.image;
+  if (typeof spec !== "string" || !spec.trim()) return { input: text };
+  const content: (TextContent | ImageContent)[] = [{ type: "text", text }];
+  for (const file of spec.split(",").map((f) => f.trim()).filter(Boolean)) {
+    const attached = imageAttachment(resolve(ctx.host.cwd, file), file, ctx.agent.state.model);
+    if (!attached.ok) return { error: `--image: ${attached.problem}` };
+    content.push(...attached.blocks);
+  }
+  const message: UserMessage = { role: "user", content, timestamp: Date.now() };
+  return { input: message };
+}
 
 function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
   return new Promise((resolve) => {
@@ -23,6 +39,7 @@ async function run(ctx: FrontEndContext): Promise<number> {
   const json = mode === "json";
   const shown = new Set<string>();
   const unsubscribe = agent.subscribe((event: AgentEvent) => {
+    if (pipeClosed) return;
     if (json) stdout.write(JSON.stringify(event) + "\n");
     else if (event.type === "diagnostic" && event.level !== "info") {
       shown.add(event.message);
@@ -31,9 +48,12 @@ async function run(ctx: FrontEndContext): Promise<number> {
     else if (event.type === "retry") stderr.write(`coil: retrying in ${Math.round(event.delayMs / 1000)}s (attempt ${event.attempt}): ${event.reason}\n`);
   });
   const onSignal = () => agent.abort();
-  // A closed pipe (`coil --mode json ... | head`) ends the run quietly instead of crashing.
+  // A closed pipe (`coil --mode json ... | head`): the reader has what it wanted; the run ends quietly, exit 0.
+  let pipeClosed = false;
   const onPipeError = (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE") agent.abort();
+    if (error.code !== "EPIPE") return;
+    pipeClosed = true;
+    agent.abort();
   };
   stdout.on("error", onPipeError);
   // Ctrl-C, kill, a closed terminal or ssh session, a CI cancel: abort, so every command's process tree ends.
@@ -51,7 +71,16 @@ async function run(ctx: FrontEndContext): Promise<number> {
       }
       input = out.prompt;
     }
+    if (typeof input === "string") {
+      const attached = withImages(ctx, input);
+      if ("error" in attached) {
+        stderr.write(`coil: ${attached.error}\n`);
+        return 2;
+      }
+      input = attached.input;
+    }
     const result = await agent.prompt(input);
+    if (pipeClosed) return 0;
     if (!json) {
       const text = lastAssistantText(result.messages);
       if (text) await write(stdout, text.endsWith("\n") ? text : text + "\n");
@@ -71,6 +100,7 @@ export default definePlugin({
   id: "ui-print",
   description: "Print mode: final text (-p) or a JSON event stream (--mode json)",
   setup(ctx) {
+    ctx.flags.register({ name: "image", description: "attach image files to the -p prompt (PNG, JPEG, GIF, WebP; comma-separated)", type: "string", valueName: "file" });
     ctx.frontEnds.register({ id: "print", modes: ["text", "json"], run });
   },
 });

@@ -6,7 +6,8 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
 import type * as PiTui from "@mariozechner/pi-tui";
 import type { ImageContent, ModelInfo, PromptInput, TextContent } from "../../kernel/index.js";
-import { MAX_IMAGE_BYTES, readHeadSync, sniffBinary, sniffImage } from "../../lib/sniff.js";
+import { imageAttachment } from "../../lib/attachments.js";
+import { readHeadSync, sniffBinary, sniffImage } from "../../lib/sniff.js";
 import { formatSize } from "../../lib/tool-budget.js";
 
 const MAX_ATTACH_BYTES = 200_000;
@@ -32,12 +33,10 @@ export function withAttachments(text: string, cwd: string, model: ModelInfo, war
     } catch {
       continue; // not a file: leave the text as typed
     }
-    const image = sniffImage(head);
-    if (image) {
-      const label = `${image.mimeType}${image.width && image.height ? `, ${image.width}x${image.height}` : ""}, ${formatSize(size)}`;
-      if (model.input && !model.input.includes("image")) warn(`@${rel} is an image (${label}); not attached: ${model.provider}/${model.id} does not take images.`);
-      else if (size > MAX_IMAGE_BYTES) warn(`@${rel} is an image (${label}); not attached: larger than the ${formatSize(MAX_IMAGE_BYTES)} providers accept.`);
-      else images.push({ type: "text", text: `[image @${rel} (${label})]` }, { type: "image", data: readFileSync(abs).toString("base64"), mimeType: image.mimeType });
+    if (sniffImage(head)) {
+      const attached = imageAttachment(abs, `@${rel}`, model);
+      if (attached.ok) images.push(...attached.blocks);
+      else warn(attached.problem);
       continue;
     }
     const binary = sniffBinary(head, rel);

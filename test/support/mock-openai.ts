@@ -64,6 +64,8 @@ export interface Recorded {
   headers: IncomingMessage["headers"];
   status: number;
   error?: string;
+  /** Azure: the deployment named in the path. */
+  deployment?: string;
 }
 
 export interface MockOpenAI {
@@ -86,6 +88,11 @@ export interface MockOpenAIOptions {
   rejectDeveloper?: boolean;
   /** Ignore `stream_options` and never send usage (servers without streaming usage). */
   noStreamUsage?: boolean;
+  /**
+   * Speak Azure OpenAI instead: `/openai/deployments/{deployment}/chat/completions` and `/openai/responses`,
+   * each with `?api-version=`, authenticated by the `api-key` header. The deployment is recorded as `deployment`.
+   */
+  azure?: { apiVersion: string; key: string };
   steps?: OpenAIStep[];
 }
 
@@ -253,7 +260,7 @@ export async function startMockOpenAI(o: MockOpenAIOptions = {}): Promise<MockOp
   const server = createServer(async (req, res) => {
     let raw = "";
     for await (const c of req) raw += c;
-    const path = req.url?.split("?")[0] ?? "";
+    let path = req.url?.split("?")[0] ?? "";
     let body: Record<string, any> = {};
     try {
       body = JSON.parse(raw || "{}");
@@ -267,9 +274,19 @@ export async function startMockOpenAI(o: MockOpenAIOptions = {}): Promise<MockOp
       record.error = message;
       sendError(res, status, message, type, code, headers);
     };
-    if (path !== "/v1/chat/completions" && path !== "/v1/responses") return fail(404, `Invalid URL (POST ${path})`, "invalid_request_error", "unknown_url");
+    if (o.azure) {
+      const deployment = /^\/openai\/deployments\/([^/]+)\/chat\/completions$/.exec(path)?.[1];
+      if (!deployment && path !== "/openai/responses") return fail(404, "Resource not found", "invalid_request_error", "404");
+      const version = new URL(req.url ?? "", "http://mock").searchParams.get("api-version");
+      if (!version) return fail(404, "Resource not found", "invalid_request_error", "404");
+      if (version !== o.azure.apiVersion) return fail(400, `API version ${version} is not supported by this mock (expected ${o.azure.apiVersion})`, "invalid_request_error", "BadRequest");
+      if (req.headers["api-key"] !== o.azure.key) return fail(401, "Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.", "invalid_request_error", "401");
+      record.deployment = deployment && decodeURIComponent(deployment);
+      path = deployment ? "/v1/chat/completions" : "/v1/responses";
+      record.path = path;
+    } else if (path !== "/v1/chat/completions" && path !== "/v1/responses") return fail(404, `Invalid URL (POST ${path})`, "invalid_request_error", "unknown_url");
     const key = String(req.headers.authorization ?? "").replace(/^Bearer /, "");
-    if (o.key && key !== o.key) return fail(401, `Incorrect API key provided: ${key}. You can find your API key at https://platform.openai.com/account/api-keys.`, "invalid_request_error", "invalid_api_key");
+    if (o.key && !o.azure && key !== o.key) return fail(401, `Incorrect API key provided: ${key}. You can find your API key at https://platform.openai.com/account/api-keys.`, "invalid_request_error", "invalid_api_key");
     if (body.stream !== true) return fail(400, "this mock only serves streaming requests");
     const invalid = path === "/v1/chat/completions" ? validateChat(body, o) : validateResponses(body);
     if (invalid) return fail(400, invalid);

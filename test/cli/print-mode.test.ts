@@ -1,0 +1,192 @@
+/**
+ * Print mode as a user runs it from a shell (the shipped CLI, dist/bin/coil.js): `--image` on the wire
+ * for Anthropic and OpenAI, a closed pipe, a mistyped subcommand, and each documented exit code.
+ */
+import { spawn } from "node:child_process";
+import { deflateSync } from "node:zlib";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { packageRoot } from "../../boot/paths.js";
+import { startMockAnthropic, text, type MockAnthropic } from "../support/mock-anthropic.js";
+import { chat, responses, startMockOpenAI, type MockOpenAI } from "../support/mock-openai.js";
+
+const BIN = join(packageRoot(), "dist", "bin", "coil.js");
+const AKEY = "sk-ant-print-test-0123456789";
+const OKEY = "sk-proj-print-test-0123456789";
+const PROVIDER_VARS = /^(ANTHROPIC_|OPENAI_|OPENROUTER_|DEEPSEEK_|GROQ_|TOGETHER_|XAI_)/;
+const temps: string[] = [];
+let anthropic: MockAnthropic;
+let openai: MockOpenAI;
+
+beforeAll(async () => {
+  anthropic = await startMockAnthropic({ key: AKEY });
+  openai = await startMockOpenAI({ key: OKEY });
+});
+afterAll(async () => {
+  await anthropic.close();
+  await openai.close();
+  temps.forEach((d) => rmSync(d, { recursive: true, force: true }));
+});
+
+/** A real 2x2 PNG (magic number, IHDR, IDAT, IEND with CRCs). */
+function png(): Buffer {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (b: Buffer) => {
+    let c = 0xffffffff;
+    for (const x of b) c = crcTable[(c ^ x) & 0xff]! ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, "ascii"), data]);
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const sum = Buffer.alloc(4);
+    sum.writeUInt32BE(crc(body));
+    return Buffer.concat([len, body, sum]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(2, 0);
+  ihdr.writeUInt32BE(2, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8);
+  const raw = Buffer.from([0, 255, 0, 0, 255, 0, 0, 0, 255, 0, 0, 255, 0, 0]);
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", deflateSync(raw)), chunk("IEND", Buffer.alloc(0))]);
+}
+
+function project(files: Record<string, string | Buffer> = {}): string {
+  const dir = mkdtempSync(join(tmpdir(), "coil-print-"));
+  temps.push(dir);
+  mkdirSync(join(dir, ".home"));
+  for (const [name, body] of Object.entries(files)) writeFileSync(join(dir, name), body);
+  return dir;
+}
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function coil(cwd: string, args: string[], env: Record<string, string> = {}): Promise<Ran> {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !PROVIDER_VARS.test(k)));
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...base, COIL_HOME: join(cwd, ".home"), ...env }, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.stdin.end("");
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("--image attaches image files to a -p prompt", () => {
+  it("sends an Anthropic image block after the prompt's text", async () => {
+    const dir = project({ "shot.png": png() });
+    anthropic.requests.length = 0;
+    anthropic.push(text("a red and blue square"));
+    const r = await coil(dir, ["--model", "anthropic/sonnet", "--image", "shot.png", "-p", "what is in this picture?"], { ANTHROPIC_API_KEY: AKEY, ANTHROPIC_BASE_URL: anthropic.url });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe("a red and blue square");
+    expect(anthropic.rejected()).toEqual([]);
+    const content = anthropic.requests[0]!.body.messages[0].content;
+    expect(content[0]).toMatchObject({ type: "text", text: "what is in this picture?" });
+    expect(content.at(-1)).toMatchObject({ type: "image", source: { type: "base64", media_type: "image/png", data: png().toString("base64") } });
+  });
+
+  it("sends an OpenAI Responses input_image and a Chat Completions image_url", async () => {
+    const dir = project({ "a.png": png(), "b.png": png() });
+    openai.requests.length = 0;
+    openai.push(responses([{ text: "two squares" }]));
+    const r = await coil(dir, ["--model", "openai/gpt-5.4", "--image", "a.png,b.png", "-p", "compare"], { OPENAI_API_KEY: OKEY, OPENAI_BASE_URL: openai.url });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const parts = openai.requests[0]!.body.input.find((i: { role?: string }) => i.role === "user").content;
+    expect(parts.filter((p: { type: string }) => p.type === "input_image")).toHaveLength(2);
+    expect(parts.find((p: { type: string }) => p.type === "input_image").image_url).toBe(`data:image/png;base64,${png().toString("base64")}`);
+
+    openai.push(chat({ text: "a square" }));
+    const c = await coil(dir, ["--model", "openai/llama3.3-local", "--image", "a.png", "-p", "describe"], { OPENAI_API_KEY: OKEY, OPENAI_BASE_URL: openai.url });
+    expect(c.code).toBe(0);
+    const user = openai.requests.at(-1)!.body.messages.find((m: { role: string }) => m.role === "user");
+    expect(user.content.find((p: { type: string }) => p.type === "image_url").image_url.url).toMatch(/^data:image\/png;base64,/);
+    expect(openai.rejected()).toEqual([]);
+  });
+
+  it("refuses a file that is not an image, and a model without image input, before any request (exit 2)", async () => {
+    const dir = project({ "notes.txt": "plain text", "shot.png": png() });
+    writeFileSync(join(dir, ".home", "models.yaml"), `providers:\n  local:\n    api: openai-completions\n    baseUrl: ${openai.url}/v1\n    models:\n      - id: text-only\n        input: [text]\n`);
+    openai.requests.length = 0;
+    const notImage = await coil(dir, ["--model", "local/text-only", "--image", "notes.txt", "-p", "look"]);
+    expect(notImage.code).toBe(2);
+    expect(notImage.stderr).toContain("--image: notes.txt is not a PNG, JPEG, GIF or WebP image");
+    const textOnly = await coil(dir, ["--model", "local/text-only", "--image", "shot.png", "-p", "look"]);
+    expect(textOnly.code).toBe(2);
+    expect(textOnly.stderr).toContain("local/text-only does not take images");
+    const missing = await coil(dir, ["--model", "local/text-only", "--image", "nope.png", "-p", "look"]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("cannot read nope.png: ENOENT");
+    expect(openai.requests).toHaveLength(0);
+  });
+});
+
+describe("exit codes, as README documents them", () => {
+  const steps = (n: number) => JSON.stringify([...Array.from({ length: n }, (_, i) => ({ text: `step ${i}`, toolCalls: [{ name: "ls", arguments: {} }] })), { text: "done" }]);
+
+  it("0 success, 1 an error, 2 usage, 3 a stop rule", async () => {
+    const dir = project({ "ok.yaml": "- text: fine\n", "fail.yaml": "- error: the server broke\n", "long.json": steps(5), "two.yaml": "extends: default\nplugins:\n  - guards: { maxTurns: 2 }\n" });
+    const ok = await coil(dir, ["--provider", "scripted", "--script", "ok.yaml", "-p", "hi"]);
+    expect([ok.code, ok.stdout.trim()]).toEqual([0, "fine"]);
+    const failed = await coil(dir, ["--provider", "scripted", "--script", "fail.yaml", "-p", "hi"]);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain("the server broke");
+    const usage = await coil(dir, ["--mode", "bogus", "-p", "hi"]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain("bogus");
+    const halted = await coil(dir, ["--provider", "scripted", "--script", "long.json", "--preset", "./two.yaml", "-p", "go"]);
+    expect(halted.code).toBe(3);
+    expect(halted.stderr).toMatch(/coil: stopped: .*2 turns/);
+  });
+
+  it("a closed pipe (coil --mode json | head -1) ends quietly with exit 0", async () => {
+    const dir = project({ "long.json": steps(150), "many.yaml": "extends: default\nplugins:\n  - guards: { maxTurns: 500 }\n" });
+    const r = await new Promise<{ code: number | null; stderr: string; first: string }>((resolve) => {
+      const child = spawn(process.execPath, [BIN, "--provider", "scripted", "--script", "long.json", "--preset", "./many.yaml", "--mode", "json", "go"], {
+        cwd: dir,
+        env: { ...process.env, COIL_HOME: join(dir, ".home") },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let first = "";
+      let stderr = "";
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      // what `head -1` does: read the first line, then close the pipe
+      child.stdout.once("data", (d: Buffer) => {
+        first = d.toString().split("\n")[0]!;
+        child.stdout.destroy();
+      });
+      child.on("close", (code) => resolve({ code, stderr, first }));
+    });
+    expect(JSON.parse(r.first)).toEqual({ type: "agent_start" });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+  });
+
+  it("a mistyped subcommand asks 'did you mean' instead of going to the model; `--` sends it anyway", async () => {
+    const dir = project({ "ok.yaml": "- text: sent as a prompt\n" });
+    const typo = await coil(dir, ["--provider", "scripted", "--script", "ok.yaml", "doctr"]);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain("unknown command 'doctr'. Did you mean: coil doctor?");
+    expect(typo.stdout).toBe("");
+    const forced = await coil(dir, ["--provider", "scripted", "--script", "ok.yaml", "-p", "--", "doctr"]);
+    expect([forced.code, forced.stdout.trim()]).toEqual([0, "sent as a prompt"]);
+    // ordinary one-word prompts are not commands
+    const word = await coil(dir, ["--provider", "scripted", "--script", "ok.yaml", "-p", "refactor"]);
+    expect([word.code, word.stdout.trim()]).toEqual([0, "sent as a prompt"]);
+  });
+});
