@@ -15,13 +15,14 @@ export function splitArgs(text: string): string[] {
   return out;
 }
 
-const PLACEHOLDER = /\$\{@:(\d+)(?::(\d+))?\}|\$ARGUMENTS\[(\d+)\]|\$ARGUMENTS\b|\$@|\$(\d+)/g;
+const PLACEHOLDER = /\$\{@:(\d+)(?::(\d+))?\}|\$ARGUMENTS\[(\d+)\]|\$ARGUMENTS\b|\$@|\$([1-9]\d*)/g;
 
 /**
  * Expand `$1`…`$9` (and higher), `$@` (all arguments, one space apart), `$ARGUMENTS` (the text as typed),
  * `$ARGUMENTS[N]` (the Nth argument counting from 0, as Claude Code writes it), `${@:N}` (from the Nth on)
  * and `${@:N:L}` (L arguments from the Nth). Missing arguments expand to nothing; inserted text is never
- * expanded again. `used` says whether the body had any placeholder.
+ * expanded again. `$0` is left as written (Claude Code's documents disagree on it). `used` says whether
+ * the body had any placeholder.
  */
 export function substituteArguments(body: string, rawArgs: string): { text: string; used: boolean } {
   const args = splitArgs(rawArgs);

@@ -8,6 +8,7 @@ describe("argument placeholders", () => {
   it("$ARGUMENTS[N] counts from 0 as Claude Code writes it; $N from 1", () => {
     expect(substituteArguments("$ARGUMENTS[0]/$ARGUMENTS[1]/$ARGUMENTS[5]|$1", "a b")).toEqual({ text: "a/b/|a", used: true });
     expect(substituteArguments("nothing here", "a")).toEqual({ text: "nothing here", used: false });
+    expect(substituteArguments("awk '{print $0}' $1", "f.txt")).toEqual({ text: "awk '{print $0}' f.txt", used: true });
     expect(expandTemplate("plain", "x y")).toBe("plain\n\nx y");
   });
 });
