@@ -55,6 +55,14 @@ export function projectRoot(cwd: string): string {
   }
 }
 
+const realPath = (path: string) => {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+};
+
 type Options = {
   paths: string[];
   project: boolean;
@@ -100,7 +108,10 @@ export function templateDirs(ctx: { cwd: string; baseDir: string; projectTrusted
   if (o.packages) dirs.push(...packageDirs(home).map((dir) => ({ dir, source: "package", trusted: true })));
   const builtin = packageRoot();
   if (o.builtin && builtin) dirs.push({ dir: join(builtin, "prompt-templates"), source: "builtin", trusted: true });
-  return dirs;
+  // A home folder that is itself a git repository (dotfiles) makes `~/.claude/commands` look like a
+  // project folder too: it is the user's, so it is read once, as the user's.
+  const userDirs = new Set(dirs.filter((d) => d.source !== "project").map((d) => realPath(d.dir)));
+  return dirs.filter((d) => d.source !== "project" || !userDirs.has(realPath(d.dir)));
 }
 
 /** What a command's front matter holds for its own run: the model and the tools it may use. */
@@ -112,14 +123,6 @@ interface RunScope {
   /** The model before the command switched it, put back when the run ends. */
   restore?: { provider: string; model: ModelInfo; switched: ModelInfo; agent: Agent };
 }
-
-const realPath = (path: string) => {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
-  }
-};
 
 const resultText = (r: ToolResultMessage) => r.content.map((p) => (p.type === "text" ? p.text : "")).join("").trim();
 
@@ -159,6 +162,7 @@ export default definePlugin({
     for (const p of problems) ctx.log.warn(`prompt template ${p.file} not loaded: ${p.reason}`);
 
     let scope: RunScope | undefined;
+    let calls = 0;
     const end = () => {
       const r = scope?.restore;
       scope = undefined;
@@ -261,7 +265,7 @@ export default definePlugin({
             return `[not run: !\`${command}\`: commands in an untrusted project's templates do not run]`;
           }
           if (!agent) return `[not run: !\`${command}\`: no agent]`;
-          const result = await agent.runTool({ id: `template-${t.name}-${Date.now()}`, name: "bash", arguments: { command } });
+          const result = await agent.runTool({ id: `template-${t.name}-${Date.now()}-${++calls}`, name: "bash", arguments: { command } });
           const out = resultText(result);
           return result.isError ? `[!\`${command}\` failed: ${out || "no output"}]` : out;
         });

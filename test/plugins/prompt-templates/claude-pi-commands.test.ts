@@ -96,6 +96,17 @@ describe("where Claude Code and Pi keep commands", () => {
     expect(logs.join("\n")).toMatch(/home\/\.claude\/commands\/review\.md not loaded/);
   });
 
+  it("a home folder that is a git repository (dotfiles) does not make the user's ~/.claude/commands an untrusted project's", async () => {
+    mkdirSync(join(home, ".git"), { recursive: true });
+    cwd = join(home, "scratch");
+    mkdirSync(cwd, { recursive: true });
+    write(join(home, ".claude/commands/hello.md"), "Say !`echo hi-from-user`\n");
+    const { host, agent } = start({}, false);
+    expect(await host.commands.get("templates")!.run("", undefined as never)).toMatch(/^\/hello .*\[user\]$/m);
+    const out = (await host.commands.get("hello")!.run("", agent)) as { prompt: string };
+    expect(out.prompt).toBe("Say hi-from-user");
+  });
+
   it("compat.claude and compat.pi switch those folders off", () => {
     write(join(project, ".claude/commands/cc.md"), "from Claude Code\n");
     write(join(home, ".pi/agent/prompts/pi.md"), "from Pi\n");
