@@ -10,9 +10,13 @@ import { Agent, PluginHost, findCommand, type AgentMessage, type ProviderRequest
 import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import templates from "../../../plugins/prompt-templates/index.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";
+import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 
 const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  temps.forEach((d) => rmSync(d, { recursive: true, force: true }));
+  cleanTemps();
+});
 const saved = { COIL_HOME: process.env.COIL_HOME, HOME: process.env.HOME, CLAUDE_CONFIG_DIR: process.env.CLAUDE_CONFIG_DIR, PI_CODING_AGENT_DIR: process.env.PI_CODING_AGENT_DIR };
 let root: string;
 let project: string;
@@ -202,5 +206,23 @@ describe("command bodies as Claude Code runs them", () => {
     expect(out).toMatch(/\/quick sets its own model for its run, so it cannot join the run going now/);
     await running;
     expect(agent.state.model.id).toBe("scripted");
+  });
+});
+
+describe("Claude Code commands through the CLI", () => {
+  it("coil -p '/st main' from a project subfolder runs ~/.claude/commands/git/st.md: !`cmd` inlined, its model for that run", async () => {
+    requireBuild();
+    const base = tempDir("coil-cc-cli-");
+    writeFiles(base, {
+      "repo/.git/HEAD": "ref: refs/heads/main\n",
+      "repo/packages/app/.keep": "",
+      "home/.claude/commands/git/st.md": "---\ndescription: Show status\nmodel: scripted/tiny\n---\nStatus for $ARGUMENTS: !`echo clean-tree`\n",
+      "r.yaml": "- text: fine\n",
+    });
+    const r = await coil(join(base, "repo/packages/app"), ["-p", "--provider", "scripted", "--script", join(base, "r.yaml"), "--no-session", "--mode", "json", "/st main"], sandboxEnv(base));
+    expect(r.code, r.stderr).toBe(0);
+    const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; message?: { role: string; content: unknown; model?: string } });
+    expect(events.find((e) => e.type === "message_end" && e.message?.role === "user")!.message!.content).toBe("Status for main: clean-tree");
+    expect(events.find((e) => e.type === "message_end" && e.message?.role === "assistant")!.message!.model).toBe("tiny");
   });
 });
