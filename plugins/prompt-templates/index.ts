@@ -181,7 +181,8 @@ export default definePlugin({
         const tools = scope?.started ? scope.tools : undefined;
         return tools ? { ...request, tools: request.tools.filter((t) => tools.has(t.name)) } : undefined;
       },
-      { stage: "LATE" },
+      // Before system-prompt (LATE), so the prompt describes only the tools this run offers.
+      { stage: "EARLY" },
     );
     ctx.tap(
       "tool_call",

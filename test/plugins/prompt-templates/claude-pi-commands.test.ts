@@ -10,6 +10,7 @@ import { Agent, PluginHost, findCommand, type AgentMessage, type ProviderRequest
 import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import templates from "../../../plugins/prompt-templates/index.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";
+import systemPrompt from "../../../plugins/system-prompt/index.js";
 import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 
 const temps: string[] = [];
@@ -49,12 +50,14 @@ function write(path: string, text: string): string {
 }
 
 /** A real host and agent on the scripted provider, with the coding tools and prompt-templates. */
-function start(options: Record<string, unknown> = {}, trusted = true) {
+function start(options: Record<string, unknown> = {}, trusted = true, withSystemPrompt = false) {
   const host = new PluginHost({ cwd, projectTrusted: trusted });
   const logs: string[] = [];
   host.subscribe("diagnostic", (e) => void (e.type === "diagnostic" && logs.push(e.message)));
   host.install(scriptedPlugin, { chunkSize: 64 }, { ref: "provider-scripted" });
   host.install(toolsCoding, {}, { ref: "tools-coding" });
+  // system-prompt comes first, as in the default preset.
+  if (withSystemPrompt) host.install(systemPrompt, { docs: false, date: false }, { ref: "system-prompt" });
   host.install(templates, { builtin: false, packages: false, ...options }, { ref: "prompt-templates" });
   const scripted = host.services.get("scripted") as ScriptedService;
   const agent = new Agent(host, { provider: "scripted", model: { id: "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 32_000 } });
@@ -165,7 +168,7 @@ describe("command bodies as Claude Code runs them", () => {
 
   it("allowed-tools limits the tools sent and run for that command's run only; Bash(prefix:*) limits bash", async () => {
     write(join(project, ".claude/commands/commit.md"), "---\nallowed-tools: Bash(git status:*), Bash(echo:*), Read\n---\nCommit: $ARGUMENTS\n");
-    const { type, requests, scripted, agent } = start();
+    const { type, requests, scripted, agent } = start({}, true, true);
     scripted.push(
       { toolCalls: [{ name: "bash", arguments: { command: "echo fine" } }, { name: "bash", arguments: { command: "echo fine && rm -rf x" } }, { name: "write", arguments: { path: "x.txt", content: "no" } }] },
       { text: "done" },
@@ -175,6 +178,9 @@ describe("command bodies as Claude Code runs them", () => {
     const names = (r: ProviderRequest) => r.tools.map((t) => t.name).sort();
     expect(names(requests[0]!)).toEqual(["bash", "read"]);
     expect(names(requests[1]!)).toEqual(["bash", "read"]);
+    // The system prompt describes only the tools this run offers.
+    const toolsBlock = (r: ProviderRequest) => r.system.map((b) => b.text).find((t) => t.startsWith("Tools you can call:"))!;
+    expect(toolsBlock(requests[0]!)).not.toMatch(/^- (write|edit)/m);
     const results = agent.state.messages.filter((m) => m.role === "toolResult");
     expect(results.map((r) => [r.isError, userText({ ...r, role: "user" } as never)])).toEqual([
       [false, expect.stringContaining("fine")],
@@ -184,6 +190,7 @@ describe("command bodies as Claude Code runs them", () => {
     // The next prompt has every tool again.
     await agent.prompt("hello");
     expect(names(requests[2]!)).toEqual(expect.arrayContaining(["bash", "edit", "read", "write"]));
+    expect(toolsBlock(requests[2]!)).toMatch(/^- write/m);
   });
 
   it("model switches the model for that command's run only", async () => {
