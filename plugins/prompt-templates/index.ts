@@ -287,7 +287,11 @@ export default definePlugin({
         ctx.log.warn(`prompt template ${t.file} not loaded: ${(error as Error).message}`);
       }
     }
-    ctx.services.provide("prompt-templates", { list: () => templates, problems: () => problems });
+    ctx.services.provide("prompt-templates", {
+      list: () => templates,
+      problems: () => problems,
+      dirs: () => dirs.map((d) => ({ ...d, exists: existsSync(d.dir), loaded: templates.filter((t) => t.from === d).length })),
+    });
     ctx.commands.register({
       name: "templates",
       description: "list the prompt templates",

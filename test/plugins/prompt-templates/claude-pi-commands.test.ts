@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Agent, PluginHost, findCommand, type AgentMessage, type ProviderRequest, type UserMessage } from "../../../kernel/index.js";
 import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
-import templates from "../../../plugins/prompt-templates/index.js";
+import templates, { type PromptTemplatesService } from "../../../plugins/prompt-templates/index.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";
 import systemPrompt from "../../../plugins/system-prompt/index.js";
 import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
@@ -101,6 +101,17 @@ describe("where Claude Code and Pi keep commands", () => {
     expect(list).toMatch(/note: \/frontend:component \(.*frontend\/component\.md\): \/component is taken by .*backend\/component\.md/);
     expect(list).toMatch(/not loaded: .*home\/\.claude\/commands\/review\.md: \/review is already defined by .*repo\/\.claude\/commands\/review\.md/);
     expect(logs.join("\n")).toMatch(/home\/\.claude\/commands\/review\.md not loaded/);
+    // The service lists every folder looked in, for `coil doctor`.
+    const dirs = (host.services.get("prompt-templates") as PromptTemplatesService).dirs();
+    expect(dirs.map((d) => [d.dir.replace(root, "~"), d.source, d.exists, d.loaded])).toEqual([
+      ["~/repo/.coil/prompt-templates", "project", false, 0],
+      ["~/repo/.agents/prompt-templates", "project", false, 0],
+      ["~/repo/.claude/commands", "project", true, 3],
+      ["~/repo/.pi/prompts", "project", true, 1],
+      ["~/coil-home/prompt-templates", "user", false, 0],
+      ["~/home/.claude/commands", "user", true, 1],
+      ["~/home/.pi/agent/prompts", "user", true, 1],
+    ]);
   });
 
   it("a home folder that is a git repository (dotfiles) does not make the user's ~/.claude/commands an untrusted project's", async () => {
