@@ -17,6 +17,7 @@ import { Type, definePlugin, type Agent, type ModelInfo, type ToolResultMessage 
 import { attachmentsPrompt, collectAttachments } from "../../lib/attachments.js";
 import { bashRefusal, expandShellCommands, expandTemplate, parseAllowedTools, shellCommands } from "../../lib/command-body.js";
 import { resolveModel } from "../../lib/models.js";
+import type {} from "../session-jsonl/api.js"; // types the `session` service (recording the model put back)
 import { coilHome, expandVars, listTemplateFiles, packageDirs, packageRoot, parseTemplate, type PromptTemplate, type TemplateDir, type TemplateProblem } from "./templates.js";
 
 export type { PromptTemplatesService } from "./api.js";
@@ -166,8 +167,16 @@ export default definePlugin({
     const end = () => {
       const r = scope?.restore;
       scope = undefined;
-      // Put the model back unless someone chose another one during the run.
-      if (r && r.agent.state.model === r.switched) r.agent.setModel(r.provider, r.model);
+      // Put the model back unless someone chose another one during the run, and say so in the session,
+      // so `coil -c` continues on the user's model rather than the command's.
+      if (r && r.agent.state.model === r.switched) {
+        r.agent.setModel(r.provider, r.model);
+        try {
+          ctx.services.get("session")?.appendModelChange(r.provider, r.model.id);
+        } catch (error) {
+          ctx.log.warn(`could not record the model put back (${r.provider}/${r.model.id}) in the session: ${(error as Error).message}`);
+        }
+      }
     };
     ctx.on("agent_start", () => {
       if (scope) scope.started = true;

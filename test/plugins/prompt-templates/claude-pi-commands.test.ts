@@ -243,4 +243,23 @@ describe("Claude Code commands through the CLI", () => {
     expect(events.find((e) => e.type === "message_end" && e.message?.role === "user")!.message!.content).toBe("Status for main: clean-tree");
     expect(events.find((e) => e.type === "message_end" && e.message?.role === "assistant")!.message!.model).toBe("tiny");
   });
+
+  it("coil -c after a command with its own model continues on the model the user had, not the command's", async () => {
+    requireBuild();
+    const base = tempDir("coil-cc-cli-");
+    writeFiles(base, {
+      "repo/.git/HEAD": "ref: refs/heads/main\n",
+      "home/.claude/commands/quick.md": "---\nmodel: scripted/tiny\n---\nQuick: $ARGUMENTS\n",
+      "r.yaml": "- text: one\n- text: two\n",
+    });
+    const env = sandboxEnv(base);
+    const cwd = join(base, "repo");
+    const first = await coil(cwd, ["-p", "--provider", "scripted", "--script", join(base, "r.yaml"), "--mode", "json", "/quick look"], env);
+    expect(first.code, first.stderr).toBe(0);
+    const second = await coil(cwd, ["-c", "-p", "--script", join(base, "r.yaml"), "--mode", "json", "again"], env);
+    expect(second.code, second.stderr).toBe(0);
+    const models = (out: string) => out.trim().split("\n").map((l) => JSON.parse(l) as { type: string; message?: { role: string; model?: string } }).filter((e) => e.type === "message_end" && e.message?.role === "assistant").map((e) => e.message!.model);
+    expect(models(first.stdout)).toEqual(["tiny"]);
+    expect(models(second.stdout)).toEqual(["scripted"]);
+  });
 });
