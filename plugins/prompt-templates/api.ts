@@ -1,11 +1,13 @@
 /** prompt-templates' contract (types only): the `prompt-templates` service front ends list. */
-import type { PromptTemplate, TemplateProblem } from "./templates.js";
+import type { PromptTemplate, TemplateDir, TemplateProblem } from "./templates.js";
 
-export type { PromptTemplate, TemplateProblem };
+export type { PromptTemplate, TemplateDir, TemplateProblem };
 
 export interface PromptTemplatesService {
   list(): readonly PromptTemplate[];
   problems(): readonly TemplateProblem[];
+  /** Every folder looked in, in precedence order, and how many templates each gave (for `coil doctor`). */
+  dirs(): readonly (TemplateDir & { exists: boolean; loaded: number })[];
 }
 
 declare module "coil" {

@@ -1,16 +1,27 @@
 /**
  * prompt-templates: every `*.md` in the template folders becomes a `/name args` command that sends the
- * expanded template to the model. Folders, first wins: the `paths` option, `.coil/prompt-templates`,
- * `.agents/prompt-templates`, `$COIL_HOME/prompt-templates`, installed packages, coil's built-in
- * `prompt-templates/` (docs/context.md).
+ * expanded template to the model. Folders, first wins: the `paths` option; in the project root
+ * `.coil/prompt-templates`, `.agents/prompt-templates`, `.claude/commands/**` and `.pi/prompts`; then
+ * `$COIL_HOME/prompt-templates`, `~/.claude/commands/**`, `~/.pi/agent/prompts`; the `commandDirs`
+ * option; installed packages; coil's built-in `prompt-templates/` (docs/context.md).
+ *
+ * A body runs as in Claude Code: arguments fill `$ARGUMENTS`/`$1`/`$@`, `` !`cmd` `` lines run as bash
+ * tool calls (gates and sandbox apply; not for an untrusted project's files) with their output inlined,
+ * `@file` references are attached, and front matter `model` and `allowed-tools` hold for that command's
+ * run only.
  */
-import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { Type, definePlugin } from "../../kernel/index.js";
-import { coilHome, expandTemplate, packageDirs, packageRoot, parseTemplate, templateFiles, type PromptTemplate, type TemplateProblem } from "./templates.js";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { Type, definePlugin, type Agent, type ModelInfo, type ToolResultMessage } from "../../kernel/index.js";
+import { attachmentsPrompt, collectAttachments } from "../../lib/attachments.js";
+import { bashRefusal, expandShellCommands, expandTemplate, parseAllowedTools, shellCommands } from "../../lib/command-body.js";
+import { resolveModel } from "../../lib/models.js";
+import type {} from "../session-jsonl/api.js"; // types the `session` service (recording the model put back)
+import { coilHome, expandVars, listTemplateFiles, packageDirs, packageRoot, parseTemplate, type PromptTemplate, type TemplateDir, type TemplateProblem } from "./templates.js";
 
 export type { PromptTemplatesService } from "./api.js";
-export { expandTemplate, splitArgs, parseTemplate, type PromptTemplate } from "./templates.js";
+export { expandTemplate, splitArgs, parseTemplate, type PromptTemplate, type TemplateDir } from "./templates.js";
 
 export const PromptTemplateOptions = Type.Object({
   /** Extra folders of templates, relative to the preset file (looked at first). */
@@ -19,73 +30,286 @@ export const PromptTemplateOptions = Type.Object({
   user: Type.Boolean({ default: true }),
   packages: Type.Boolean({ default: true }),
   builtin: Type.Boolean({ default: true }),
+  /** Where other agents keep commands: `claude` (`.claude/commands`, `~/.claude/commands`), `pi` (`.pi/prompts`, `~/.pi/agent/prompts`). */
+  compat: Type.Object({ claude: Type.Boolean({ default: true }), pi: Type.Boolean({ default: true }) }, { default: {} }),
+  /**
+   * More command folders, looked at after the user's: `namespace` prefixes every name (`plugin:command`),
+   * `pluginRoot` is what `${CLAUDE_PLUGIN_ROOT}` becomes in their bodies (a Claude Code plugin's folder).
+   */
+  commandDirs: Type.Array(
+    Type.Object({ path: Type.String(), namespace: Type.Optional(Type.String()), pluginRoot: Type.Optional(Type.String()), recursive: Type.Optional(Type.Boolean()) }),
+    { default: [] },
+  ),
 });
 
 /** Names other built-in plugins use for their own commands; a template cannot take them. */
 const RESERVED = new Set(["compact", "cost", "skills", "templates", "help", "model", "resume", "new", "quit", "exit", "tree", "fork", "clone"]);
 
+/**
+ * The project root: the nearest folder at or above `cwd` with a `.git`, else `cwd`.
+ * (Local until a shared project-root helper exists; one function to swap.)
+ */
+export function projectRoot(cwd: string): string {
+  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, ".git"))) return dir;
+    if (dirname(dir) === dir) return resolve(cwd);
+  }
+}
+
+const realPath = (path: string) => {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+};
+
+type Options = {
+  paths: string[];
+  project: boolean;
+  user: boolean;
+  packages: boolean;
+  builtin: boolean;
+  compat: { claude: boolean; pi: boolean };
+  commandDirs: { path: string; namespace?: string; pluginRoot?: string; recursive?: boolean }[];
+};
+
+/** The template folders, in precedence order (first wins). */
+export function templateDirs(ctx: { cwd: string; baseDir: string; projectTrusted: boolean; options: Options }, env: NodeJS.ProcessEnv = process.env): TemplateDir[] {
+  const o = ctx.options;
+  const home = coilHome(env);
+  const userHome = env.HOME || homedir();
+  const expand = (p: string) => resolve(ctx.baseDir, p.replace(/^~(?=$|\/)/, userHome));
+  const claudeHome = env.CLAUDE_CONFIG_DIR || join(userHome, ".claude");
+  const piHome = env.PI_CODING_AGENT_DIR || join(userHome, ".pi", "agent");
+  const dirs: TemplateDir[] = o.paths.map((p) => ({ dir: expand(p), source: "path", trusted: true }));
+  if (o.project) {
+    const root = projectRoot(ctx.cwd);
+    const project = (dir: string, recursive = false): TemplateDir => ({ dir, source: "project", trusted: ctx.projectTrusted, ...(recursive ? { recursive } : {}) });
+    dirs.push(project(join(root, ".coil", "prompt-templates")), project(join(root, ".agents", "prompt-templates")));
+    if (o.compat.claude) dirs.push(project(join(root, ".claude", "commands"), true));
+    if (o.compat.pi) dirs.push(project(join(root, ".pi", "prompts")));
+  }
+  if (o.user) {
+    dirs.push({ dir: join(home, "prompt-templates"), source: "user", trusted: true });
+    if (o.compat.claude) dirs.push({ dir: join(claudeHome, "commands"), source: "user", recursive: true, trusted: true });
+    if (o.compat.pi) dirs.push({ dir: join(piHome, "prompts"), source: "user", trusted: true });
+  }
+  for (const c of o.commandDirs) {
+    const root = c.pluginRoot !== undefined ? expand(c.pluginRoot) : undefined;
+    dirs.push({
+      dir: expand(c.path),
+      source: c.namespace ? `plugin ${c.namespace}` : "path",
+      trusted: true,
+      recursive: c.recursive ?? true,
+      ...(c.namespace ? { namespace: c.namespace } : {}),
+      ...(root ? { vars: { CLAUDE_PLUGIN_ROOT: root } } : {}),
+    });
+  }
+  if (o.packages) dirs.push(...packageDirs(home).map((dir) => ({ dir, source: "package", trusted: true })));
+  const builtin = packageRoot();
+  if (o.builtin && builtin) dirs.push({ dir: join(builtin, "prompt-templates"), source: "builtin", trusted: true });
+  // A home folder that is itself a git repository (dotfiles) makes `~/.claude/commands` look like a
+  // project folder too: it is the user's, so it is read once, as the user's.
+  const userDirs = new Set(dirs.filter((d) => d.source !== "project").map((d) => realPath(d.dir)));
+  return dirs.filter((d) => d.source !== "project" || !userDirs.has(realPath(d.dir)));
+}
+
+/** What a command's front matter holds for its own run: the model and the tools it may use. */
+interface RunScope {
+  command: string;
+  started: boolean;
+  tools?: Set<string>;
+  bashPrefixes?: string[];
+  /** The model before the command switched it, put back when the run ends. */
+  restore?: { provider: string; model: ModelInfo; switched: ModelInfo; agent: Agent };
+}
+
+const resultText = (r: ToolResultMessage) => r.content.map((p) => (p.type === "text" ? p.text : "")).join("").trim();
 
 export default definePlugin({
   id: "prompt-templates",
   description: "Markdown prompt templates as /name args commands",
   options: PromptTemplateOptions,
   setup(ctx) {
-    const o = ctx.options;
-    const home = coilHome();
-    const dirs: { dir: string; source: string }[] = o.paths.map((p) => ({ dir: resolve(ctx.baseDir, p), source: "path" }));
-    if (o.project) dirs.push({ dir: join(ctx.cwd, ".coil", "prompt-templates"), source: "project" }, { dir: join(ctx.cwd, ".agents", "prompt-templates"), source: "project" });
-    if (o.user) dirs.push({ dir: join(home, "prompt-templates"), source: "user" });
-    if (o.packages) dirs.push(...packageDirs(home).map((dir) => ({ dir, source: "package" })));
-    const root = packageRoot();
-    if (o.builtin && root) dirs.push({ dir: join(root, "prompt-templates"), source: "builtin" });
-
-    const templates: PromptTemplate[] = [];
+    const dirs = templateDirs(ctx);
+    const templates: (PromptTemplate & { from: TemplateDir })[] = [];
     const problems: TemplateProblem[] = [];
+    const notes: string[] = [];
     const byName = new Map<string, PromptTemplate>();
-    for (const { dir, source } of dirs) {
-      for (const file of templateFiles(dir)) {
+    for (const from of dirs) {
+      for (const { file, folder } of listTemplateFiles(from.dir, from.recursive === true)) {
         let parsed: PromptTemplate | TemplateProblem;
         try {
-          parsed = parseTemplate(file, readFileSync(file, "utf8"), source);
+          parsed = parseTemplate(file, readFileSync(file, "utf8"), from.source, { folder, namespace: from.namespace });
         } catch (error) {
           parsed = { file, reason: `cannot read it: ${(error as Error).message}` };
         }
-        if ("reason" in parsed) problems.push(parsed);
-        else if (RESERVED.has(parsed.name) || parsed.name.startsWith("skill:")) problems.push({ file, reason: `/${parsed.name} is a command of coil itself; rename the file` });
+        if ("reason" in parsed) {
+          problems.push(parsed);
+          continue;
+        }
+        // A subfolder's template whose plain name is taken stays reachable under its folder's name (`/frontend:build`).
+        if (parsed.folder && (byName.has(parsed.name) || RESERVED.has(parsed.name)) && !byName.has(`${parsed.folder}:${parsed.name}`)) {
+          const plain = parsed.name;
+          parsed = { ...parsed, name: `${parsed.folder}:${parsed.name}` };
+          notes.push(`/${parsed.name} (${parsed.file}): /${plain} is taken${byName.has(plain) ? ` by ${byName.get(plain)!.file}` : " by coil itself"}, so it is named after its folder`);
+        }
+        if (RESERVED.has(parsed.name) || parsed.name.startsWith("skill:")) problems.push({ file, reason: `/${parsed.name} is a command of coil itself; rename the file` });
         else if (byName.has(parsed.name)) problems.push({ file, reason: `/${parsed.name} is already defined by ${byName.get(parsed.name)!.file}, which takes precedence` });
-        else (byName.set(parsed.name, parsed), templates.push(parsed));
+        else (byName.set(parsed.name, parsed), templates.push({ ...parsed, from }));
       }
     }
     for (const p of problems) ctx.log.warn(`prompt template ${p.file} not loaded: ${p.reason}`);
+
+    let scope: RunScope | undefined;
+    let calls = 0;
+    const end = () => {
+      const r = scope?.restore;
+      scope = undefined;
+      // Put the model back unless someone chose another one during the run, and say so in the session,
+      // so `coil -c` continues on the user's model rather than the command's.
+      if (r && r.agent.state.model === r.switched) {
+        r.agent.setModel(r.provider, r.model);
+        try {
+          ctx.services.get("session")?.appendModelChange(r.provider, r.model.id);
+        } catch (error) {
+          ctx.log.warn(`could not record the model put back (${r.provider}/${r.model.id}) in the session: ${(error as Error).message}`);
+        }
+      }
+    };
+    ctx.on("agent_start", () => {
+      if (scope) scope.started = true;
+    });
+    ctx.on("agent_end", () => {
+      if (scope?.started) end();
+    });
+    ctx.tap(
+      "before_request",
+      (request) => {
+        const tools = scope?.started ? scope.tools : undefined;
+        return tools ? { ...request, tools: request.tools.filter((t) => tools.has(t.name)) } : undefined;
+      },
+      // Before system-prompt (LATE), so the prompt describes only the tools this run offers.
+      { stage: "EARLY" },
+    );
+    ctx.tap(
+      "tool_call",
+      ({ call, args }) => {
+        if (!scope?.started || !scope.tools) return undefined;
+        if (!scope.tools.has(call.name)) return { block: true, reason: `/${scope.command} allows only these tools (its allowed-tools): ${[...scope.tools].join(", ") || "none"}` };
+        if (call.name === "bash" && scope.bashPrefixes && typeof args.command === "string") {
+          const why = bashRefusal(args.command, scope.bashPrefixes);
+          if (why) return { block: true, reason: `/${scope.command}'s allowed-tools limit bash: ${why}` };
+        }
+        return undefined;
+      },
+      { stage: "GUARD" },
+    );
+
+    const runTemplate = async (t: PromptTemplate & { from: TemplateDir }, args: string, agent: Agent | undefined) => {
+      // Read again so an edited template applies without a restart.
+      let current: PromptTemplate = t;
+      try {
+        const fresh = parseTemplate(t.file, readFileSync(t.file, "utf8"), t.source, { folder: t.folder, namespace: t.from.namespace });
+        if (!("reason" in fresh)) current = { ...fresh, name: t.name };
+      } catch {
+        // the file went away: use what was read at start-up
+      }
+      const warn = (m: string) => ctx.log.warn(`/${t.name}: ${m}`);
+      // A scope whose run never started (its prompt was not sent) ends here, putting its model back.
+      if (scope && !scope.started && !agent?.isRunning) end();
+
+      // Front matter that holds for this command's run: decided before any `!` line runs.
+      let next: RunScope | undefined;
+      if (agent && (current.model || current.allowedTools !== undefined)) {
+        if (agent.isRunning) return `/${t.name} sets ${current.model ? "its own model" : "the tools it may use"} for its run, so it cannot join the run going now. Wait for it to end (or stop it), then run /${t.name} again.`;
+        next = { command: t.name, started: false };
+        if (current.allowedTools !== undefined) {
+          const allowed = parseAllowedTools(current.allowedTools, (name) => agent.view.tools.has(name));
+          if (!allowed) warn(`allowed-tools in ${t.file} must be a string or a list; ignored`);
+          else {
+            if (allowed.unknown.length) warn(`allowed-tools in ${t.file} names tools coil does not have, left out: ${allowed.unknown.join(", ")}`);
+            next.tools = allowed.tools;
+            if (allowed.bashPrefixes) next.bashPrefixes = allowed.bashPrefixes;
+          }
+        }
+        if (current.model) {
+          try {
+            const chosen = resolveModel([...agent.view.providers.values()], current.model);
+            const before = agent.state;
+            if (chosen.provider.id !== before.provider || chosen.model.id !== before.model.id) {
+              agent.setModel(chosen.provider.id, chosen.model);
+              next.restore = { provider: before.provider, model: before.model, switched: agent.state.model, agent };
+            }
+          } catch (error) {
+            warn(`model '${current.model}' in ${t.file} is not available (${(error as Error).message}); running with ${agent.state.provider}/${agent.state.model.id}`);
+          }
+        }
+      }
+
+      try {
+        const prompt = await expand(t, current, args, agent, warn);
+        if (next) scope = next;
+        return { prompt };
+      } catch (error) {
+        if (next) (scope = next), end();
+        throw error;
+      }
+    };
+
+    /** The body with its arguments, `!` outputs and `@file` attachments. */
+    const expand = async (t: PromptTemplate & { from: TemplateDir }, current: PromptTemplate, args: string, agent: Agent | undefined, warn: (m: string) => void) => {
+      const text = expandTemplate(expandVars(current.body, t.from.vars), args);
+      const outside = (abs: string) => {
+        const rel = relative(realPath(projectRoot(ctx.cwd)), realPath(abs));
+        return rel.startsWith("..") || isAbsolute(rel) ? `it is outside the project, and ${t.file} is an untrusted project's command` : undefined;
+      };
+      const attachments = collectAttachments(text, ctx.cwd, agent?.state.model, warn, t.from.trusted ? undefined : outside);
+
+      let body = text;
+      if (shellCommands(text).length) {
+        body = await expandShellCommands(text, async (command) => {
+          if (!t.from.trusted) {
+            warn(`!\`${command}\` not run: ${t.file} is a project file and this project is not trusted (coil trust)`);
+            return `[not run: !\`${command}\`: commands in an untrusted project's templates do not run]`;
+          }
+          if (!agent) return `[not run: !\`${command}\`: no agent]`;
+          const result = await agent.runTool({ id: `template-${t.name}-${Date.now()}-${++calls}`, name: "bash", arguments: { command } });
+          const out = resultText(result);
+          return result.isError ? `[!\`${command}\` failed: ${out || "no output"}]` : out;
+        });
+      }
+      return attachmentsPrompt(body, attachments);
+    };
+
     for (const t of templates) {
+      const where = t.folder ? `${t.source}:${t.folder}` : undefined;
       try {
         ctx.commands.register({
           name: t.name,
-          description: t.description,
+          description: where ? `${t.description} (${where})` : t.description,
           argumentHint: t.argumentHint,
-          run(args) {
-            // Read again so an edited template applies without a restart.
-            let body = t.body;
-            try {
-              const fresh = parseTemplate(t.file, readFileSync(t.file, "utf8"), t.source);
-              if (!("reason" in fresh)) body = fresh.body;
-            } catch {
-              // the file went away: use what was read at start-up
-            }
-            return { prompt: expandTemplate(body, args) };
-          },
+          run: (args, agent) => runTemplate(t, args, agent),
         });
       } catch (error) {
         ctx.log.warn(`prompt template ${t.file} not loaded: ${(error as Error).message}`);
       }
     }
-    ctx.services.provide("prompt-templates", { list: () => templates, problems: () => problems });
+    ctx.services.provide("prompt-templates", {
+      list: () => templates,
+      problems: () => problems,
+      dirs: () => dirs.map((d) => ({ ...d, exists: existsSync(d.dir), loaded: templates.filter((t) => t.from === d).length })),
+    });
     ctx.commands.register({
       name: "templates",
       description: "list the prompt templates",
       run: () =>
-        [...templates.map((t) => `/${t.name}${t.argumentHint ? ` ${t.argumentHint}` : ""}  ${t.description}  [${t.source}]`), ...problems.map((p) => `not loaded: ${p.file}: ${p.reason}`)].join("\n") ||
-        "no prompt templates found",
+        [
+          ...templates.map((t) => `/${t.name}${t.argumentHint ? ` ${t.argumentHint}` : ""}  ${t.description}  [${t.folder ? `${t.source}:${t.folder}` : t.source}]`),
+          ...notes.map((n) => `note: ${n}`),
+          ...problems.map((p) => `not loaded: ${p.file}: ${p.reason}`),
+        ].join("\n") || "no prompt templates found",
     });
   },
 });

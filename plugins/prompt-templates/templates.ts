@@ -1,19 +1,28 @@
 /**
- * Prompt templates: markdown files with optional front matter (`description`, `argument-hint`)
- * that become `/name args` commands, and the argument forms they expand.
+ * Prompt templates: markdown files with optional front matter (`description`, `argument-hint`, and
+ * Claude Code's `allowed-tools` and `model`) that become `/name args` commands, and where they are found.
  */
-import { readdirSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { splitFrontMatter } from "../../lib/front-matter.js";
 import { packageDirs as sharedPackageDirs } from "../../lib/package-dirs.js";
 
+export { expandTemplate, splitArgs } from "../../lib/command-body.js";
+
 export interface PromptTemplate {
+  /** The command name: the file name without `.md`, after `<namespace>:` for a namespaced folder. */
   name: string;
   description: string;
   argumentHint?: string;
   body: string;
   file: string;
   source: string;
+  /** The subfolder a `.claude/commands` template sits in (`frontend` for `frontend/component.md`), shown as Claude Code shows it. */
+  folder?: string;
+  /** `model` front matter: the model for this command's run only. */
+  model?: string;
+  /** `allowed-tools` front matter as written (a string or a list). */
+  allowedTools?: unknown;
 }
 
 export interface TemplateProblem {
@@ -21,17 +30,51 @@ export interface TemplateProblem {
   reason: string;
 }
 
+/** A folder of templates. */
+export interface TemplateDir {
+  dir: string;
+  /** `project`, `user`, `package`, `builtin`, `path`, or a caller's own label. */
+  source: string;
+  /** Look in subfolders too (Claude Code's `.claude/commands/**.md`); a subfolder becomes the template's `folder`. */
+  recursive?: boolean;
+  /** Prefix of every command name from this folder (`plugin:command`, as Claude Code names plugin commands). */
+  namespace?: string;
+  /** Whether `` !`cmd` `` lines of these templates may run: false for an untrusted project's files. */
+  trusted: boolean;
+  /** `${NAME}` values replaced in the bodies (e.g. `CLAUDE_PLUGIN_ROOT` for a Claude Code plugin's commands). */
+  vars?: Record<string, string>;
+}
+
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
-
-export function parseTemplate(file: string, text: string, source: string): PromptTemplate | TemplateProblem {
-  const name = file.replace(/^.*[\\/]/, "").replace(/\.md$/i, "");
-  if (!NAME.test(name)) return { file, reason: `'${name}' cannot be a command name (letters, digits, '.', '_' and '-')` };
+export function parseTemplate(file: string, text: string, source: string, where: { folder?: string; namespace?: string } = {}): PromptTemplate | TemplateProblem {
+  const base = file.replace(/^.*[\\/]/, "").replace(/\.md$/i, "");
+  if (!NAME.test(base)) return { file, reason: `'${base}' cannot be a command name (letters, digits, '.', '_' and '-')` };
+  if (where.namespace !== undefined && !NAME.test(where.namespace)) return { file, reason: `'${where.namespace}' cannot be a command namespace (letters, digits, '.', '_' and '-')` };
   const { data = {}, body, error } = splitFrontMatter(text);
   if (error) return { file, reason: error };
   const description = typeof data.description === "string" && data.description.trim() ? data.description.trim() : firstLine(body);
-  const hint = data["argument-hint"];
-  return { name, description, ...(typeof hint === "string" && hint ? { argumentHint: hint } : {}), body: body.trim(), file, source };
+  const hint = hintText(data["argument-hint"]);
+  const model = typeof data.model === "string" && data.model.trim() && data.model.trim() !== "inherit" ? data.model.trim() : undefined;
+  const allowed = data["allowed-tools"];
+  return {
+    name: where.namespace ? `${where.namespace}:${base}` : base,
+    description,
+    ...(hint ? { argumentHint: hint } : {}),
+    body: body.trim(),
+    file,
+    source,
+    ...(where.folder ? { folder: where.folder } : {}),
+    ...(model ? { model } : {}),
+    ...(allowed !== undefined && allowed !== null && allowed !== "" ? { allowedTools: allowed } : {}),
+  };
+}
+
+/** `argument-hint` as written; YAML reads `[file]` as a list, which is put back in brackets. */
+function hintText(value: unknown): string | undefined {
+  if (typeof value === "string") return value.trim() || undefined;
+  if (Array.isArray(value)) return value.map((v) => (Array.isArray(v) ? `[${v.join(", ")}]` : `[${String(v)}]`)).join(" ") || undefined;
+  return undefined;
 }
 
 function firstLine(body: string): string {
@@ -39,51 +82,58 @@ function firstLine(body: string): string {
   return line.length > 80 ? `${line.slice(0, 77)}...` : line;
 }
 
-/** Split arguments like a shell does: whitespace separates, "double" and 'single' quotes group. */
-export function splitArgs(text: string): string[] {
-  const out: string[] = [];
-  const re = /"((?:[^"\\]|\\.)*)"|'([^']*)'|(\S+)/g;
-  for (let m: RegExpExecArray | null; (m = re.exec(text)); ) {
-    out.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, "$1") : (m[2] ?? m[3]!));
-  }
-  return out;
-}
-
-/**
- * Expand `$1`…`$9` (and higher), `$@` and `$ARGUMENTS` (all arguments), `${@:N}` (from the Nth on) and
- * `${@:N:L}` (L arguments from the Nth). Missing arguments expand to nothing. Inserted text is never
- * expanded again. A template with no placeholder gets the arguments appended as a last paragraph.
- */
-export function expandTemplate(body: string, rawArgs: string): string {
-  const args = splitArgs(rawArgs);
-  let used = false;
-  const out = body.replace(/\$\{@:(\d+)(?::(\d+))?\}|\$ARGUMENTS\b|\$@|\$(\d+)/g, (match, from?: string, len?: string, n?: string) => {
-    used = true;
-    if (n !== undefined) return args[Number(n) - 1] ?? "";
-    if (from !== undefined) {
-      const start = Math.max(0, Number(from) - 1);
-      return args.slice(start, len !== undefined ? start + Number(len) : undefined).join(" ");
-    }
-    return match === "$@" ? args.join(" ") : rawArgs.trim();
-  });
-  return !used && rawArgs.trim() ? `${out}\n\n${rawArgs.trim()}` : out;
-}
-
-
-
 /** Folders contributed by packages under `$COIL_HOME/packages/node_modules` (`coil.promptTemplates`, else `prompt-templates/`). */
 export const packageDirs = (home: string): string[] => sharedPackageDirs(home, "promptTemplates", "prompt-templates");
 
 /** `*.md` files of one folder (README.md excluded), sorted. */
 export function templateFiles(dir: string): string[] {
+  return listTemplateFiles(dir, false).map((f) => f.file);
+}
+
+/** Deepest subfolder looked into for `recursive` folders. */
+const MAX_DEPTH = 8;
+
+/**
+ * `*.md` files (README.md excluded) of a folder, sorted, the folder's own files first; with `recursive`,
+ * then those of its subfolders (dot-folders skipped), each with its subfolder path joined by `:` (`a:b`).
+ */
+export function listTemplateFiles(dir: string, recursive: boolean): { file: string; folder?: string }[] {
+  const out: { file: string; folder?: string }[] = [];
+  const walk = (path: string, folder: string | undefined, depth: number) => {
+    let entries;
+    try {
+      entries = readdirSync(path, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    const subdirs: string[] = [];
+    for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      const full = join(path, e.name);
+      const isDir = e.isDirectory() || (e.isSymbolicLink() && isDirectory(full));
+      if (isDir) {
+        if (recursive && !e.name.startsWith(".") && depth < MAX_DEPTH) subdirs.push(e.name);
+      } else if ((e.isFile() || e.isSymbolicLink()) && /\.md$/i.test(e.name) && !/^readme\.md$/i.test(e.name)) {
+        out.push({ file: full, ...(folder ? { folder } : {}) });
+      }
+    }
+    for (const name of subdirs) walk(join(path, name), folder ? `${folder}:${name}` : name, depth + 1);
+  };
+  walk(dir, undefined, 0);
+  return out;
+}
+
+function isDirectory(path: string): boolean {
   try {
-    return readdirSync(dir, { withFileTypes: true })
-      .filter((e) => (e.isFile() || e.isSymbolicLink()) && /\.md$/i.test(e.name) && !/^readme\.md$/i.test(e.name))
-      .map((e) => join(dir, e.name))
-      .sort();
+    return statSync(path).isDirectory();
   } catch {
-    return [];
+    return false;
   }
+}
+
+/** Replace `${NAME}` for each given name (unknown names are left as written). */
+export function expandVars(body: string, vars: Record<string, string> | undefined): string {
+  if (!vars) return body;
+  return body.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) => (Object.hasOwn(vars, name) ? vars[name]! : whole));
 }
 
 export { coilHome, packageRoot } from "../../lib/paths.js";

@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Type, definePlugin, type PluginContext, type SlashResult, type UserMessage } from "../../kernel/index.js";
+import { substituteArguments } from "../../lib/command-body.js";
 import type { SkillsService } from "./api.js";
 import { SkillCatalog, coilHome, packageDirs, packageRoot, splitFrontMatter, type SkillInfo, type SkillRoot } from "./discover.js";
 
@@ -50,9 +51,12 @@ function attr(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 }
 
-/** The user message `/skill:name args` sends: the whole SKILL.md body, then the user's text. */
+/**
+ * The user message `/skill:name args` sends: the whole SKILL.md body, then the user's text. Placeholders
+ * in the body (`$ARGUMENTS`, `$1`, `$@`, as in commands) take the arguments; then they are not repeated.
+ */
 export function skillMessage(skill: SkillInfo, args: string): UserMessage {
-  const { body } = splitFrontMatter(readFileSync(skill.file, "utf8"));
+  const { text: body, used } = substituteArguments(splitFrontMatter(readFileSync(skill.file, "utf8")).body, args);
   const text = [
     `The user asked you to use the skill "${skill.name}". Its instructions follow; paths in it are relative to ${skill.dir}.`,
     "",
@@ -61,7 +65,7 @@ export function skillMessage(skill: SkillInfo, args: string): UserMessage {
     "</skill>",
   ].join("\n");
   const content: UserMessage["content"] = [{ type: "text", text }];
-  content.push({ type: "text", text: args.trim() || `Apply the skill "${skill.name}" now.` });
+  content.push({ type: "text", text: (!used && args.trim()) || `Apply the skill "${skill.name}" now.` });
   return { role: "user", content, timestamp: Date.now() };
 }
 

@@ -1,59 +1,12 @@
 /**
- * What the editor adds to typed text: `@file` attachments (text inlined, images attached when the
- * model takes them) and completion (slash commands, `@` fuzzy file search, Tab paths).
+ * What the editor adds to typed text: `@file` attachments (lib/attachments.ts: text inlined, images
+ * attached when the model takes them) and completion (slash commands, `@` fuzzy file search, Tab paths).
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { basename, join, relative, resolve } from "node:path";
+import { readdirSync } from "node:fs";
+import { basename, join, relative } from "node:path";
 import type * as PiTui from "@mariozechner/pi-tui";
-import type { ImageContent, ModelInfo, PromptInput, TextContent } from "../../kernel/index.js";
-import { imageAttachment } from "../../lib/attachments.js";
-import { readHeadSync, sniffBinary, sniffImage } from "../../lib/sniff.js";
-import { formatSize } from "../../lib/tool-budget.js";
 
-const MAX_ATTACH_BYTES = 200_000;
-
-/**
- * `@path` tokens naming files in the working directory attach them: text inside `<file>`, images
- * (PNG, JPEG, GIF, WebP, by their bytes) as image blocks after the text. Other binary files, and
- * images the model cannot take, are left out with a notice; the model can still inspect them with its tools.
- */
-export function withAttachments(text: string, cwd: string, model: ModelInfo, warn: (message: string) => void): PromptInput {
-  const files: string[] = [];
-  const images: (TextContent | ImageContent)[] = [];
-  for (const m of text.matchAll(/(?:^|\s)@("([^"]+)"|\S+)/g)) {
-    const rel = m[2] ?? m[1]!;
-    const abs = resolve(cwd, rel);
-    let size: number;
-    let head: Uint8Array;
-    try {
-      const st = statSync(abs);
-      if (!st.isFile()) continue;
-      size = st.size;
-      head = readHeadSync(abs);
-    } catch {
-      continue; // not a file: leave the text as typed
-    }
-    if (sniffImage(head)) {
-      const attached = imageAttachment(abs, `@${rel}`, model);
-      if (attached.ok) images.push(...attached.blocks);
-      else warn(attached.problem);
-      continue;
-    }
-    const binary = sniffBinary(head, rel);
-    if (binary) {
-      warn(`@${rel} is a binary file${binary.what ? ` (${binary.what})` : ""}; not attached. The model can inspect it with its tools.`);
-      continue;
-    }
-    if (size > MAX_ATTACH_BYTES) {
-      warn(`@${rel} is ${size} bytes; not attached (limit ${MAX_ATTACH_BYTES}). The model can read it with its tools.`);
-      continue;
-    }
-    files.push(`<file path="${rel}">\n${readFileSync(abs, "utf8").replace(/\n$/, "")}\n</file>`);
-  }
-  const body = files.length ? `${text}\n\n${files.join("\n\n")}` : text;
-  if (!images.length) return body;
-  return { role: "user", content: [{ type: "text", text: body }, ...images], timestamp: Date.now() };
-}
+export { withAttachments } from "../../lib/attachments.js";
 
 /** Slash commands from the registry, `@` fuzzy file search, and Tab path completion. */
 export function autocomplete(lib: typeof PiTui, commands: { name: string; description?: string; argumentHint?: string }[], cwd: string): PiTui.AutocompleteProvider {

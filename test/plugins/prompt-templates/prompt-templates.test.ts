@@ -8,6 +8,7 @@ import templates, { expandTemplate, splitArgs } from "../../../plugins/prompt-te
 const temps: string[] = [];
 afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
 const savedHome = process.env.COIL_HOME;
+const savedUserHome = process.env.HOME;
 let cwd: string;
 let home: string;
 beforeEach(() => {
@@ -17,10 +18,12 @@ beforeEach(() => {
   home = join(root, "home");
   mkdirSync(cwd, { recursive: true });
   process.env.COIL_HOME = home;
+  process.env.HOME = join(root, "user"); // no ~/.claude/commands or ~/.pi/agent/prompts of the machine's user
 });
 afterEach(() => {
   if (savedHome === undefined) delete process.env.COIL_HOME;
   else process.env.COIL_HOME = savedHome;
+  process.env.HOME = savedUserHome;
 });
 
 describe("template arguments", () => {

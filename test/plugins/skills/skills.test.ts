@@ -114,6 +114,16 @@ describe("skills", () => {
     expect(textOf(message)).toContain("paths in it are relative to");
   });
 
+  it("/skill:name args fills $ARGUMENTS, $1 and $@ in the skill body as Claude Code does, and then does not repeat the arguments", async () => {
+    mkdirSync(join(cwd, ".coil", "skills", "fix-issue"), { recursive: true });
+    writeFileSync(join(cwd, ".coil", "skills", "fix-issue", "SKILL.md"), "---\nname: fix-issue\ndescription: fixes an issue\n---\nFix issue #$1 ($ARGUMENTS); labels: ${@:2}; first by index: $ARGUMENTS[0]\n");
+    const { host } = install({ builtin: false });
+    const out = (await host.commands.get("skill:fix-issue")!.run('42 "needs tests" urgent', undefined as never)) as { prompt: UserMessage[] };
+    const [skillPart, argsPart] = out.prompt[0]!.content as { text: string }[];
+    expect(skillPart!.text).toContain('Fix issue #42 (42 "needs tests" urgent); labels: needs tests urgent; first by index: 42\n</skill>');
+    expect(argsPart!.text).toBe('Apply the skill "fix-issue" now.');
+  });
+
   it("/skill:name for a skill it did not load says so and why, and sends nothing; once the file is fixed it works", async () => {
     const dir = join(cwd, ".coil", "skills", "half-done");
     mkdirSync(dir, { recursive: true });
