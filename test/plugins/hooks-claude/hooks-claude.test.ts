@@ -145,7 +145,7 @@ echo '{"decision":"block","reason":"Run the tests before you stop."}'
     expect(inputs.map((i) => [i.hook_event_name, i.stop_hook_active])).toEqual([["Stop", false], ["Stop", true]]);
   });
 
-  it("hooks from preset options: UserPromptSubmit and SessionStart context reach the model, SessionEnd runs, timeouts are enforced", async () => {
+  it("hooks from preset options: UserPromptSubmit context goes into the prompt's message, SessionStart's into the system prompt, SessionEnd runs, timeouts are enforced", async () => {
     const s = sandbox({
       "prompt.sh": `#!/usr/bin/env bash\ncat > /dev/null\necho "The user's branch is feature/x."\n`,
       "start.sh": `#!/usr/bin/env bash\ncat >> "$HOOKS/lifecycle.log"\necho >> "$HOOKS/lifecycle.log"\necho '{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"Project uses pnpm."}}'\n`,
@@ -176,10 +176,13 @@ plugins:
     expect(ran.stdout).toBe("done\n");
     expect(ran.stderr).toContain("PreToolUse hook `$HOOKS/slow.sh` timed out after 1 s; ignored");
     const requests = readFileSync(join(s.project, "requests.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(requests).toHaveLength(2);
     for (const r of requests) {
+      // SessionStart context: a system block for the session; UserPromptSubmit context: in the prompt's own message, the same in every request.
       const block = r.system.find((b: { id: string }) => b.id === "hooks-claude");
       expect(block.text).toContain("Project uses pnpm.");
-      expect(block.text).toContain("The user's branch is feature/x.");
+      expect(JSON.stringify(r.system)).not.toContain("feature/x");
+      expect(r.messages[0]).toMatchObject({ role: "user", content: [{ type: "text", text: "hello" }, { type: "text", text: "<user-prompt-submit-hook>\nThe user's branch is feature/x.\n</user-prompt-submit-hook>" }] });
     }
     const log = readFileSync(join(s.hooksDir, "lifecycle.log"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
     expect(log.map((e) => e.hook_event_name)).toEqual(["SessionStart", "SessionEnd"]);
@@ -203,9 +206,9 @@ plugins:
 
   it("parses Claude Code settings, maps tool inputs and matches like Claude Code", () => {
     const warnings: string[] = [];
-    const defs = parseHooks({ PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "a", timeout: 5 }, { type: "prompt", prompt: "x" }] }], Notification: [] }, "settings.json", 60, (w) => warnings.push(w));
+    const defs = parseHooks({ PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "a", timeout: 5 }, { type: "prompt", prompt: "x" }] }], TeammateIdle: [] }, "settings.json", 60, (w) => warnings.push(w));
     expect(defs).toEqual([{ event: "PreToolUse", matcher: "Bash", command: "a", timeoutMs: 5000, source: "settings.json" }]);
-    expect(warnings).toEqual([expect.stringContaining("type 'prompt' is not supported"), expect.stringContaining("'Notification' is not supported")]);
+    expect(warnings).toEqual([expect.stringContaining("type 'prompt' is not supported"), expect.stringContaining("'TeammateIdle' is not supported")]);
     expect(matches("Edit|Write", "Write")).toBe(true);
     expect(matches("Edit", "MultiEdit")).toBe(false);
     expect(matches("Notebook.*", "NotebookEdit")).toBe(true);
