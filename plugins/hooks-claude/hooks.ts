@@ -60,6 +60,7 @@ export class ClaudeHooks implements ClaudeHooksService {
   /** The session the last SessionStart was for, and a SessionStart still to fire (after /new, /resume, a compaction). */
   private sessionSeen: string | undefined;
   private pendingStart: "resume" | "clear" | "compact" | undefined;
+  private sessionLeft: string | undefined;
   private transcript: Transcript | undefined;
   private transcriptFailed = false;
   private idleTimer: ReturnType<typeof setTimeout> | undefined;
@@ -88,7 +89,7 @@ export class ClaudeHooks implements ClaudeHooksService {
     const id = s?.id ?? this.fallbackId;
     if (this.transcriptFailed) return "";
     try {
-      if (this.transcript?.sessionId !== id) this.transcript = new Transcript(join(coilHome(), "claude-transcripts", `${id}.jsonl`), id, this.ctx.cwd, (m) => s?.entryIdOf(m));
+      if (this.transcript?.sessionId !== id) this.transcript = new Transcript(transcriptFile(id), id, this.ctx.cwd, (m) => s?.entryIdOf(m));
       if (this.agent) this.transcript.update(this.agent.state.messages);
       return this.transcript.file;
     } catch (error) {
@@ -133,6 +134,7 @@ export class ClaudeHooks implements ClaudeHooksService {
     if (this.idleTimer) clearTimeout(this.idleTimer);
     const s = this.session;
     if (!s || s.id === this.sessionSeen) return;
+    this.sessionLeft = this.sessionSeen;
     this.sessionSeen = s.id;
     this.pendingStart = s.entries().some((e) => e.type === "message") ? "resume" : "clear";
   }
@@ -173,7 +175,9 @@ export class ClaudeHooks implements ClaudeHooksService {
     if (this.pendingStart) {
       const source = this.pendingStart;
       this.pendingStart = undefined;
-      if (source === "clear") await this.fire("SessionEnd", { reason: "clear" }, ["clear"], turn.signal);
+      // SessionEnd `clear` is about the session left behind (its id and transcript).
+      const left = this.sessionLeft && { session_id: this.sessionLeft, transcript_path: transcriptFile(this.sessionLeft) };
+      if (source === "clear") await this.fire("SessionEnd", { reason: "clear", ...left }, ["clear"], turn.signal);
       await this.sessionStart(source, turn.signal);
     }
     if (turn.turn === 0 && turn.attempt === 0 && this.of("UserPromptSubmit").length) {
@@ -312,6 +316,9 @@ export class ClaudeHooks implements ClaudeHooksService {
     return undefined;
   }
 }
+
+/** Where the Claude Code–format transcript of a session is kept. */
+const transcriptFile = (sessionId: string) => join(coilHome(), "claude-transcripts", `${sessionId}.jsonl`);
 
 /** `additionalContext`, in `hookSpecificOutput` or (as some hooks write it) at the top level. */
 function additionalContextOf(json: Record<string, any>): string | undefined {
