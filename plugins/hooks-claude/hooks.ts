@@ -4,7 +4,7 @@
  * the definitions and registers these methods at the hooks that have scripts.
  */
 import { randomUUID } from "node:crypto";
-import { homedir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { messageOf, textOf, type Agent, type AgentMessage, type CompactRequest, type ModelRequest, type PluginContext, type Static, type StopQuery, type StopVerdict, type SystemBlock, type ToolBlock, type ToolCallInfo, type ToolResult, type ToolRewrite, type TurnInfo } from "../../kernel/index.js";
 import { coilHome } from "../../lib/paths.js";
@@ -89,7 +89,8 @@ export class ClaudeHooks implements ClaudeHooksService {
     const id = s?.id ?? this.fallbackId;
     if (this.transcriptFailed) return "";
     try {
-      if (this.transcript?.sessionId !== id) this.transcript = new Transcript(transcriptFile(id), id, this.ctx.cwd, (m) => s?.entryIdOf(m));
+      // --no-session keeps the conversation off disk in coil's home: its transcript goes to the temp folder.
+      if (this.transcript?.sessionId !== id) this.transcript = new Transcript(transcriptFile(id, s?.persistent === false), id, this.ctx.cwd, (m) => s?.entryIdOf(m));
       if (this.agent) this.transcript.update(this.agent.state.messages);
       return this.transcript.file;
     } catch (error) {
@@ -318,7 +319,7 @@ export class ClaudeHooks implements ClaudeHooksService {
 }
 
 /** Where the Claude Code–format transcript of a session is kept. */
-const transcriptFile = (sessionId: string) => join(coilHome(), "claude-transcripts", `${sessionId}.jsonl`);
+const transcriptFile = (sessionId: string, temporary = false) => join(temporary ? join(tmpdir(), "coil-claude-transcripts") : join(coilHome(), "claude-transcripts"), `${sessionId}.jsonl`);
 
 /** `additionalContext`, in `hookSpecificOutput` or (as some hooks write it) at the top level. */
 function additionalContextOf(json: Record<string, any>): string | undefined {
