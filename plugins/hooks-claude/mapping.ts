@@ -57,7 +57,7 @@ export function claudeToolResponse(coilName: string, input: Record<string, unkno
 /**
  * coil arguments from a hook's `updatedInput` (Claude Code's `tool_input` shape), laid over the call's
  * Claude Code input so a hook may return only the fields it changes. A path that still names the same
- * file keeps the model's spelling. Unknown tools take the input as coil arguments.
+ * file keeps the model's spelling. Other tools (MCP, plugins') take the merged input as their arguments.
  */
 export function coilToolArgs(coilName: string, updated: Record<string, any>, args: Record<string, any>, cwd: string): Record<string, unknown> {
   const input: Record<string, any> = { ...claudeToolInput(coilName, args, cwd), ...updated };
@@ -83,6 +83,6 @@ export function coilToolArgs(coilName: string, updated: Record<string, any>, arg
     case "ls":
       return drop({ ...args, path: path("path", args.path ?? ".") });
     default:
-      return { ...updated };
+      return input;
   }
 }

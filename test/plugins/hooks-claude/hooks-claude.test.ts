@@ -3,7 +3,7 @@ import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { matches, parseHooks } from "../../../plugins/hooks-claude/index.js";
-import { claudeToolInput } from "../../../plugins/hooks-claude/mapping.js";
+import { claudeToolInput, coilToolArgs } from "../../../plugins/hooks-claude/mapping.js";
 import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 
 beforeAll(requireBuild);
@@ -217,5 +217,12 @@ plugins:
     expect(claudeToolInput("edit", { path: "a.ts", edits: [{ oldText: "x", newText: "y" }] }, "/p")).toEqual({ file_path: "/p/a.ts", old_string: "x", new_string: "y", replace_all: false, edits: [{ old_string: "x", new_string: "y" }] });
     expect(claudeToolInput("bash", { command: "ls", timeout: 2 }, "/p")).toEqual({ command: "ls", timeout: 2000 });
     expect(claudeToolInput("find", { pattern: "*.ts" }, "/p")).toEqual({ pattern: "*.ts" });
+    // updatedInput back to coil's arguments: only the given fields change; an unchanged path keeps the model's spelling
+    expect(coilToolArgs("edit", { new_string: "z" }, { path: "a.ts", edits: [{ oldText: "x", newText: "y" }] }, "/p")).toEqual({ path: "a.ts", edits: [{ oldText: "x", newText: "z" }] });
+    expect(coilToolArgs("edit", { edits: [{ old_string: "1", new_string: "2" }, { old_string: "3", new_string: "4" }] }, { path: "a.ts", edits: [{ oldText: "x", newText: "y" }] }, "/p")).toEqual({ path: "a.ts", edits: [{ oldText: "1", newText: "2" }, { oldText: "3", newText: "4" }] });
+    expect(coilToolArgs("write", { file_path: "/p/b.ts" }, { path: "a.ts", content: "c" }, "/p")).toEqual({ path: "/p/b.ts", content: "c" });
+    expect(coilToolArgs("bash", { command: "ls -la", timeout: 5000 }, { command: "ls" }, "/p")).toEqual({ command: "ls -la", timeout: 5 });
+    expect(coilToolArgs("grep", { "-i": true }, { pattern: "x" }, "/p")).toEqual({ pattern: "x", ignoreCase: true });
+    expect(coilToolArgs("mcp__s__t", { q: 1 }, { q: 0, r: 2 }, "/p")).toEqual({ q: 1, r: 2 });
   });
 });
