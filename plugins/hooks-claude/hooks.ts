@@ -122,7 +122,16 @@ export class ClaudeHooks implements ClaudeHooksService {
   async start(agent: Agent): Promise<void> {
     this.agent = agent;
     this.sessionSeen = this.session?.id;
-    await this.sessionStart(this.session?.entries().some((e) => e.type === "message") ? "resume" : "startup");
+    await this.sessionStart(this.hasConversation() ? "resume" : "startup");
+  }
+
+  /** Whether the open session already holds messages (false when there is none, or it is not open yet). */
+  private hasConversation(): boolean {
+    try {
+      return this.session?.entries().some((e) => e.type === "message") ?? false;
+    } catch {
+      return false;
+    }
   }
 
   private async sessionStart(source: string, signal?: AbortSignal): Promise<void> {
@@ -137,7 +146,7 @@ export class ClaudeHooks implements ClaudeHooksService {
     if (!s || s.id === this.sessionSeen) return;
     this.sessionLeft = this.sessionSeen;
     this.sessionSeen = s.id;
-    this.pendingStart = s.entries().some((e) => e.type === "message") ? "resume" : "clear";
+    this.pendingStart = this.hasConversation() ? "resume" : "clear";
   }
 
   /** A compaction happened (observer): SessionStart `compact` fires before the next request. */
