@@ -341,8 +341,9 @@ async function prepare(s: LoopState, message: AssistantMessage, call: ToolCall):
   const checked = validateArgs(tool, args);
   if (typeof checked === "string") return { call, result: errorResult(call, checked) };
   const info: ToolCallInfo = Object.freeze({ call, args: Object.freeze(checked), tool, message, signal: s.signal });
-  const check = (args: unknown) => ((a) => (typeof a === "string" ? a : Object.freeze({ ...info, args: Object.freeze(a) })))(validateArgs(tool, args));
-  const gate = { info, check };
+  // A gate's `{ args }` rewrite is checked like the model's arguments: the new info, or the problems (hooks.ts).
+  const rewritten = (valid: Record<string, unknown> | string) => (typeof valid === "string" ? valid : Object.freeze({ ...info, args: Object.freeze(valid) }));
+  const gate = { info, check: (next: unknown) => rewritten(validateArgs(tool, next)) };
   gating.set(info, gate);
   const block = await host.hooks.tool_call.promise(info);
   if (block && "block" in block && block.block) {
