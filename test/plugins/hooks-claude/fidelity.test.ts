@@ -220,10 +220,10 @@ if data["tool_input"].get("command", "").startswith("touch"):
     expect(s.results(ran.stdout)[0]).toMatchObject({ isError: true, content: [{ text: `Blocked: blocked by the plugin in ${pluginRoot} (hooks-claude)` }] });
   });
 
-  it("rpc front end: Notification on a permission prompt and idle input; SessionStart compact, clear (with SessionEnd clear) and resume", async () => {
+  it("rpc front end: Notification on a permission prompt and idle input; PreCompact; SessionStart compact, clear (with SessionEnd clear) and resume", async () => {
     const s = sandbox({
       "notify.sh": `#!/usr/bin/env bash\ncat >> "$HOOKS/notes.jsonl"\necho >> "$HOOKS/notes.jsonl"\n`,
-      "life.py": `#!/usr/bin/env python3\nimport json, sys\nd = json.load(sys.stdin)\nopen(sys.argv[1], "a").write(json.dumps([d["hook_event_name"], d.get("source", d.get("reason")), d["session_id"]]) + "\\n")\n`,
+      "life.py": `#!/usr/bin/env python3\nimport json, sys\nd = json.load(sys.stdin)\nopen(sys.argv[1], "a").write(json.dumps([d["hook_event_name"], d.get("source") or d.get("reason") or d.get("trigger"), d["session_id"]]) + "\\n")\n`,
     });
     const replies = `- toolCalls: [{ name: bash, arguments: { command: 'echo hi' } }]
 - text: ${"a long answer that makes compaction worth it ".repeat(200)}
@@ -236,7 +236,7 @@ if data["tool_input"].get("command", "").startswith("touch"):
     const life = "python3 $HOOKS/life.py $HOOKS/life.jsonl";
     writeFiles(s.project, {
       "replies.yaml": replies,
-      "preset.yaml": preset(replies, { Notification: on(undefined, "$HOOKS/notify.sh"), SessionStart: on(undefined, life), SessionEnd: on(undefined, life) }, { idleNotification: 0.5 }, `  - permission-gate: { ask: [bash] }\n  - compaction-summary: { keepRecentTokens: 0 }\n  - ui-rpc\n`),
+      "preset.yaml": preset(replies, { Notification: on(undefined, "$HOOKS/notify.sh"), SessionStart: on(undefined, life), SessionEnd: on(undefined, life), PreCompact: on("manual", life) }, { idleNotification: 0.5 }, `  - permission-gate: { ask: [bash] }\n  - compaction-summary: { keepRecentTokens: 0 }\n  - ui-rpc\n`),
     });
     const noted = (type: string) => existsSync(join(s.hooksDir, "notes.jsonl")) && readFileSync(join(s.hooksDir, "notes.jsonl"), "utf8").includes(type);
     const client = await RpcClient.start({ bin: BIN, cwd: s.project, env: s.env, args: ["--preset", "./preset.yaml"], timeoutMs: 15_000 });
@@ -260,10 +260,11 @@ if data["tool_input"].get("command", "").startswith("touch"):
     expect(notes.map((n) => [n.hook_event_name, n.notification_type])).toEqual([["Notification", "permission_prompt"], ["Notification", "idle_prompt"]]);
     expect(notes[0].message).toContain("bash: echo hi");
     const events = s.lines("life.jsonl");
-    const [first, second] = [events[0][2], events[3][2]];
+    const [first, second] = [events[0][2], events[4][2]];
     expect(second).not.toBe(first);
     expect(events).toEqual([
       ["SessionStart", "startup", first],
+      ["PreCompact", "manual", first],
       ["SessionStart", "compact", first],
       ["SessionEnd", "clear", first],
       ["SessionStart", "clear", second],
