@@ -5,7 +5,8 @@
  */
 import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
 import { CoilError } from "./errors.js";
-import type { CompactRequest, CompactResult, ModelRequest, StopQuery, StopVerdict, ToolBlock, ToolCallInfo, ToolResult, TurnInfo, TurnRecord } from "./types.js";
+import { gating } from "./loop.js";
+import type { CompactRequest, CompactResult, ModelRequest, StopQuery, StopVerdict, ToolBlock, ToolCallInfo, ToolRewrite, ToolResult, TurnInfo, TurnRecord } from "./types.js";
 
 /** Named stages: lower runs first; ties go by preset order. */
 export const Stage = Object.freeze({
@@ -21,8 +22,8 @@ export function createHooks() {
   return Object.freeze({
     /** Waterfall: a tap returns a new request, or undefined to keep it. */
     before_request: new AsyncSeriesWaterfallHook<[ModelRequest, TurnInfo]>(["request", "turn"], "before_request"),
-    /** Bail: the first `{ block: true, reason }` blocks the call. Never return an "allow". */
-    tool_call: new AsyncSeriesBailHook<[ToolCallInfo], ToolBlock | undefined>(["call"], "tool_call"),
+    /** Bail: the first `{ block: true, reason }` blocks the call; `{ args }` replaces its arguments for the later taps. Never return an "allow". */
+    tool_call: new AsyncSeriesBailHook<[ToolCallInfo], ToolBlock | ToolRewrite | undefined>(["call"], "tool_call"),
     /** Waterfall: a tap returns a new result (it may flip `isError`), or undefined to keep it. */
     tool_result: new AsyncSeriesWaterfallHook<[ToolResult, ToolCallInfo]>(["result", "call"], "tool_result"),
     /** Series: every tap sees the written-back turn. */
@@ -88,6 +89,8 @@ export interface TapSink {
 export function tapHook<K extends HookName>(hooks: KernelHooks, hook: K, plugin: string, fn: TapFn<K>, options: TapOptionsResolved, sink: TapSink): void {
   const target = hooks[hook] as unknown as { tapPromise(o: { name: string; stage: number }, f: (...a: unknown[]) => Promise<unknown>): void };
   target.tapPromise({ name: plugin, stage: options.stage }, async (...args: unknown[]) => {
+    const gate = hook === "tool_call" ? gating.get(args[0] as object) : undefined;
+    if (gate) args = [gate.info];
     if (options.tools && !options.tools.has((args[hook === "tool_result" ? 1 : 0] as { call: { name: string } }).call.name)) return undefined;
     let result: unknown;
     try {
@@ -99,9 +102,17 @@ export function tapHook<K extends HookName>(hooks: KernelHooks, hook: K, plugin:
       return safeVerdict(hook, error);
     }
     if (result === undefined || result === null || result === false) return undefined;
-    if (hook === "tool_call" && (result as { block?: unknown }).block !== true) return undefined;
+    if (hook === "tool_call" && (result as { block?: unknown }).block !== true) {
+      // `{ args }`: re-validated; valid args are what the later taps (and execute) get, invalid ones block the call.
+      const next = gate && (result as Partial<ToolRewrite>).args !== undefined ? gate.check((result as ToolRewrite).args) : undefined;
+      if (typeof next !== "string") {
+        if (next) gate!.info = next;
+        return undefined;
+      }
+      result = { block: true, reason: `${plugin} replaced the arguments with invalid ones: ${next}` } satisfies ToolBlock;
+    }
     if (hook === "should_stop" && (result as { stop?: unknown }).stop === false && !(result as { followUp?: unknown[] }).followUp?.length) return undefined;
-    if (typeof result === "object") sink.bail(result, plugin);
+    if (result && typeof result === "object") sink.bail(result, plugin);
     return result;
   });
 }

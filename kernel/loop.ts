@@ -211,12 +211,8 @@ async function requestReply(s: LoopState, turn: number): Promise<AssistantMessag
 }
 
 /** Custom messages never reach a provider. Copies only when there is one to drop. */
-function withoutCustom(messages: readonly AgentMessage[]): readonly Message[] {
-  for (let i = 0; i < messages.length; i++) {
-    if (messages[i]!.role === "custom") return Object.freeze(messages.filter((m): m is Message => m.role !== "custom"));
-  }
-  return messages as readonly Message[];
-}
+const withoutCustom = (messages: readonly AgentMessage[]): readonly Message[] =>
+  messages.some((m) => m.role === "custom") ? Object.freeze(messages.filter((m): m is Message => m.role !== "custom")) : (messages as readonly Message[]);
 
 async function streamReply(s: LoopState, request: Parameters<Provider["stream"]>[0]): Promise<AssistantMessage> {
   const { host, provider } = s;
@@ -280,19 +276,16 @@ const ABORT = Symbol("abort");
 /** Resolve with the promise, or with ABORT as soon as the signal fires (the promise is then ignored). */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | typeof ABORT> {
   if (signal.aborted) return Promise.resolve(ABORT);
-  return new Promise((resolve, reject) => {
-    const onAbort = () => resolve(ABORT);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (v) => (signal.removeEventListener("abort", onAbort), resolve(v)),
-      (e) => (signal.removeEventListener("abort", onAbort), reject(e)),
-    );
-  });
+  let onAbort = () => {};
+  const aborted = new Promise<typeof ABORT>((resolve) => signal.addEventListener("abort", (onAbort = () => resolve(ABORT)), { once: true }));
+  return Promise.race([promise, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
 }
 
 // ───────────────────────────── tools ─────────────────────────────
 
 const validators = new WeakMap<object, Validator>();
+/** Per gated call (keyed by the info `tool_call` is called with): the info as the taps so far left it, and the check of a rewrite (hooks.ts). */
+export const gating = new WeakMap<object, { info: ToolCallInfo; check(args: unknown): ToolCallInfo | string }>();
 
 type Prepared = { call: ToolCall; result: ToolResultMessage } | { call: ToolCall; info: ToolCallInfo };
 
@@ -348,13 +341,17 @@ async function prepare(s: LoopState, message: AssistantMessage, call: ToolCall):
   const checked = validateArgs(tool, args);
   if (typeof checked === "string") return { call, result: errorResult(call, checked) };
   const info: ToolCallInfo = Object.freeze({ call, args: Object.freeze(checked), tool, message, signal: s.signal });
+  // A gate's `{ args }` rewrite is checked like the model's arguments: the new info, or the problems (hooks.ts).
+  const rewritten = (valid: Record<string, unknown> | string) => (typeof valid === "string" ? valid : Object.freeze({ ...info, args: Object.freeze(valid) }));
+  const gate = { info, check: (next: unknown) => rewritten(validateArgs(tool, next)) };
+  gating.set(info, gate);
   const block = await host.hooks.tool_call.promise(info);
-  if (block?.block) {
+  if (block && "block" in block && block.block) {
     const by = host.bailedBy(block);
     const reason = by && !block.reason.includes(by) ? `${block.reason} (${by})` : block.reason;
     return { call, result: errorResult(call, `Blocked: ${reason}`) };
   }
-  return { call, info };
+  return { call, info: gate.info };
 }
 
 function validateArgs(tool: ToolDefinition, args: unknown): Record<string, unknown> | string {

@@ -53,19 +53,13 @@ export class ContextTally {
     } else this.tail += est;
   }
 
-  get tokens(): number {
-    return this.usage > 0 ? this.usage + this.tail : this.all;
-  }
+  get tokens(): number { return this.usage > 0 ? this.usage + this.tail : this.all; }
 
   /** True when `tokens` rests on a provider's usage figure (which counts the system prompt and tools too). */
-  get measured(): boolean {
-    return this.usage > 0;
-  }
+  get measured(): boolean { return this.usage > 0; }
 
   /** The estimate over the messages alone, whatever usage says. */
-  get estimated(): number {
-    return this.all;
-  }
+  get estimated(): number { return this.all; }
 }
 
 /**
@@ -144,10 +138,7 @@ export function userMessage(text: string): AgentMessage {
 export function textOf(message: AgentMessage | undefined): string {
   if (!message) return "";
   if (typeof message.content === "string") return message.content;
-  return (message.content as { type: string; text?: string }[])
-    .filter((c) => c.type === "text")
-    .map((c) => c.text)
-    .join("");
+  return (message.content as { type: string; text?: string }[]).filter((c) => c.type === "text").map((c) => c.text).join("");
 }
 
 /** The text of the last assistant message (a run's answer). */

@@ -246,6 +246,8 @@ export interface ToolCallInfo {
 
 /** `tool_call` bails with this to block a call. `reason` is shown to the model. */
 export interface ToolBlock { block: true; reason: string }
+/** `tool_call` returns this to run the call with other arguments: re-validated, then the later gates see them. */
+export interface ToolRewrite { args: Record<string, unknown> }
 
 export type ToolResult = ToolResultMessage;
 

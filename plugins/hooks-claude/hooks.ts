@@ -4,14 +4,17 @@
  * the definitions and registers these methods at the hooks that have scripts.
  */
 import { randomUUID } from "node:crypto";
-import { homedir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
-import { textOf, type Agent, type AgentMessage, type CompactRequest, type ModelRequest, type PluginContext, type Static, type StopQuery, type StopVerdict, type SystemBlock, type ToolCallInfo, type ToolResult, type TurnInfo } from "../../kernel/index.js";
+import { messageOf, textOf, type Agent, type AgentMessage, type CompactRequest, type ModelRequest, type PluginContext, type Static, type StopQuery, type StopVerdict, type SystemBlock, type ToolBlock, type ToolCallInfo, type ToolResult, type ToolRewrite, type TurnInfo } from "../../kernel/index.js";
+import { coilHome } from "../../lib/paths.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service (transcript path and id)
+import type { ClaudeHooksService, PermissionAnswer } from "./api.js";
 import type { HooksOptions } from "./index.js";
-import { claudeToolInput, claudeToolName, claudeToolResponse } from "./mapping.js";
+import { claudeToolInput, claudeToolName, claudeToolResponse, coilToolArgs } from "./mapping.js";
 import { runHook, type HookOutcome } from "./run.js";
 import { matches, parseHooks, readSettings, type HookDef, type HookEvent } from "./settings.js";
+import { Transcript } from "./transcript.js";
 
 type Ctx = PluginContext<Static<typeof HooksOptions>>;
 
@@ -34,19 +37,33 @@ export function loadHooks(ctx: Ctx): HookDef[] {
     ctx.onStart(() => warn(`project hooks in ${join(ctx.cwd, ".claude")} are not run: the project is not trusted (coil trust)`));
   }
   defs.push(...parseHooks(o.hooks, `the ${ctx.id} options`, o.timeout, warn));
+  // Extra hook files (a Claude Code plugin's hooks/hooks.json), each with its own environment.
+  for (const source of o.sources) {
+    const env = { ...(source.root ? { CLAUDE_PLUGIN_ROOT: source.root } : {}), ...source.env };
+    defs.push(...parseHooks(readSettings(source.file, warn, true), source.file, o.timeout, warn).map((d) => ({ ...d, env })));
+  }
   // Claude Code runs an identical command once per event even if several groups list it.
-  const unique = defs.filter((d, i) => defs.findIndex((e) => e.event === d.event && e.command === d.command && e.matcher === d.matcher) === i);
+  const unique = defs.filter((d, i) => defs.findIndex((e) => e.event === d.event && e.command === d.command && e.matcher === d.matcher && JSON.stringify(e.env) === JSON.stringify(d.env)) === i);
   return unique;
 }
 
 /** The run-time side of the hooks: the state they keep across a session and a run, and one method per coil hook. */
-export class ClaudeHooks {
+export class ClaudeHooks implements ClaudeHooksService {
   private readonly fallbackId = randomUUID();
   private agent: Agent | undefined;
   private stopRequested: string | undefined;
   private stopContinuations = 0;
   private sessionContext: string[] = [];
-  private runContext: string[] = [];
+  /** UserPromptSubmit context, kept with the prompt it was given for: every later request carries it in that message. */
+  private readonly promptContext = new WeakMap<AgentMessage, AgentMessage>();
+  private withPromptContext = 0;
+  /** The session the last SessionStart was for, and a SessionStart still to fire (after /new, /resume, a compaction). */
+  private sessionSeen: string | undefined;
+  private pendingStart: "resume" | "clear" | "compact" | undefined;
+  private sessionLeft: string | undefined;
+  private transcript: Transcript | undefined;
+  private transcriptFailed = false;
+  private idleTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly ctx: Ctx,
@@ -62,15 +79,36 @@ export class ClaudeHooks {
     this.ctx.log.warn(m);
   }
 
+  private get session() {
+    return this.ctx.services.get("session");
+  }
+
+  /** The Claude Code–format transcript of the session, brought up to date; "" when it cannot be written. */
+  private transcriptPath(): string {
+    const s = this.session;
+    const id = s?.id ?? this.fallbackId;
+    if (this.transcriptFailed) return "";
+    try {
+      // --no-session keeps the conversation off disk in coil's home: its transcript goes to the temp folder.
+      if (this.transcript?.sessionId !== id) this.transcript = new Transcript(transcriptFile(id, s?.persistent === false), id, this.ctx.cwd, (m) => s?.entryIdOf(m));
+      if (this.agent) this.transcript.update(this.agent.state.messages);
+      return this.transcript.file;
+    } catch (error) {
+      this.transcriptFailed = true;
+      this.warn(`cannot write the Claude Code transcript for hooks (${this.transcript?.file}): ${messageOf(error)}; hooks get an empty transcript_path`);
+      return "";
+    }
+  }
+
   /** Run the matching hooks of an event in parallel (as Claude Code does). */
   private async fire(event: HookEvent, fields: Record<string, unknown>, names: string[] = [], signal?: AbortSignal): Promise<HookOutcome[]> {
     const { ctx } = this;
     const hooks = this.of(event).filter((d) => matches(d.matcher, ...names));
     if (!hooks.length) return [];
-    const s = ctx.services.get("session");
-    const input = { session_id: s?.id ?? this.fallbackId, transcript_path: s?.file ?? "", cwd: ctx.cwd, permission_mode: "default", hook_event_name: event, ...fields };
+    const s = this.session;
+    const input = { session_id: s?.id ?? this.fallbackId, transcript_path: this.transcriptPath(), cwd: ctx.cwd, permission_mode: "default", hook_event_name: event, ...fields };
     const hookEnv = { ...process.env, CLAUDE_PROJECT_DIR: ctx.cwd, COIL_PROJECT_DIR: ctx.cwd };
-    const outcomes = await Promise.all(hooks.map((h) => runHook(h.command, input, { cwd: ctx.cwd, env: hookEnv, timeoutMs: h.timeoutMs, signal })));
+    const outcomes = await Promise.all(hooks.map((h) => runHook(h.command, input, { cwd: ctx.cwd, env: h.env ? { ...hookEnv, ...h.env } : hookEnv, timeoutMs: h.timeoutMs, signal })));
     for (const out of outcomes) {
       if (out.error && out.error !== "aborted") this.warn(`${event} hook \`${out.command}\` ${out.error}; ignored`);
       else if (out.code !== undefined && out.code !== 0 && out.code !== 2) this.warn(`${event} hook \`${out.command}\` failed (exit ${out.code})${out.stderr.trim() ? `: ${out.stderr.trim()}` : ""}; ignored`);
@@ -80,27 +118,78 @@ export class ClaudeHooks {
     return outcomes;
   }
 
-  /** SessionStart, when coil starts: context from the hooks goes into every request's system prompt. */
+  /** Start-up: SessionStart with `startup`, or `resume` when the session already holds a conversation (-c, -r, /reload). */
   async start(agent: Agent): Promise<void> {
     this.agent = agent;
-    const outs = await this.fire("SessionStart", { source: "startup" }, ["startup"]);
+    this.sessionSeen = this.session?.id;
+    await this.sessionStart(this.hasConversation() ? "resume" : "startup");
+  }
+
+  /** Whether the open session already holds messages (false when there is none, or it is not open yet). */
+  private hasConversation(): boolean {
+    try {
+      return this.session?.entries().some((e) => e.type === "message") ?? false;
+    } catch {
+      return false;
+    }
+  }
+
+  private async sessionStart(source: string, signal?: AbortSignal): Promise<void> {
+    const outs = await this.fire("SessionStart", { source }, [source], signal);
     this.sessionContext = outs.map(contextOf).filter((t): t is string => Boolean(t));
+  }
+
+  /** A run starts (observer): another session than the last SessionStart's means /new (`clear`) or /resume (`resume`). */
+  runStarting(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    const s = this.session;
+    if (!s || s.id === this.sessionSeen) return;
+    this.sessionLeft = this.sessionSeen;
+    this.sessionSeen = s.id;
+    this.pendingStart = this.hasConversation() ? "resume" : "clear";
+  }
+
+  /** A compaction happened (observer): SessionStart `compact` fires before the next request. */
+  compacted(): void {
+    this.pendingStart = "compact";
   }
 
   /** SessionEnd, when coil stops. */
   async stop(): Promise<void> {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     await this.fire("SessionEnd", { reason: "other" }, ["other"]);
   }
 
-  /** A run ended: its context, stop request and continuation count go. */
+  /** A run ended: its stop request and continuation count go; with someone to ask, Notification `idle_prompt` after a while. */
   runEnded(): void {
-    this.runContext = [];
     this.stopRequested = undefined;
     this.stopContinuations = 0;
+    const idle = this.ctx.options.idleNotification;
+    if (idle > 0 && this.of("Notification").length && this.ctx.services.get("ui")) {
+      this.idleTimer = setTimeout(() => this.notify("coil is waiting for your input", "idle_prompt"), idle * 1000);
+      this.idleTimer.unref?.();
+    }
   }
 
-  /** UserPromptSubmit: before the first request of a run. Context from hooks goes into the system prompt. */
+  /** Notification hooks, in the background (nothing waits for them). */
+  notify(message: string, type: string): void {
+    void this.fire("Notification", { message, notification_type: type }, [type]).catch((e: unknown) => this.warn(`Notification hook failed: ${messageOf(e)}`));
+  }
+
+  /**
+   * Before each request: a pending SessionStart (clear, resume, compact); UserPromptSubmit before the first
+   * request of a run, its context added to the prompt's message (history's prefix, and so the prompt cache,
+   * stays as it was); SessionStart context as a system block.
+   */
   async beforeRequest(request: ModelRequest, turn: TurnInfo): Promise<ModelRequest | undefined> {
+    if (this.pendingStart) {
+      const source = this.pendingStart;
+      this.pendingStart = undefined;
+      // SessionEnd `clear` is about the session left behind (its id and transcript).
+      const left = this.sessionLeft && { session_id: this.sessionLeft, transcript_path: transcriptFile(this.sessionLeft) };
+      if (source === "clear") await this.fire("SessionEnd", { reason: "clear", ...left }, ["clear"], turn.signal);
+      await this.sessionStart(source, turn.signal);
+    }
     if (turn.turn === 0 && turn.attempt === 0 && this.of("UserPromptSubmit").length) {
       const last = [...request.messages].reverse().find((m: AgentMessage) => m.role === "user");
       const outs = await this.fire("UserPromptSubmit", { prompt: textOf(last) }, [], turn.signal);
@@ -111,20 +200,32 @@ export class ClaudeHooks {
         this.agent?.abort();
         return undefined;
       }
-      this.runContext = outs.map(contextOf).filter((t): t is string => Boolean(t));
+      const extra = outs.map(contextOf).filter((t): t is string => Boolean(t));
+      if (last && extra.length) {
+        const content = typeof last.content === "string" ? [{ type: "text" as const, text: last.content }] : last.content;
+        this.promptContext.set(last, { ...last, content: [...content, { type: "text", text: `<user-prompt-submit-hook>\n${extra.join("\n\n")}\n</user-prompt-submit-hook>` }] } as AgentMessage);
+        this.withPromptContext++;
+      }
     }
-    const extra = [...this.sessionContext, ...this.runContext];
-    if (!extra.length) return undefined;
-    const block: SystemBlock = { id: "hooks-claude", text: `Context from hooks:\n${extra.join("\n\n")}` };
-    return { ...request, system: [...request.system, block] };
+    let next = request;
+    if (this.withPromptContext) next = { ...next, messages: next.messages.map((m) => this.promptContext.get(m) ?? m) };
+    if (this.sessionContext.length) {
+      const block: SystemBlock = { id: "hooks-claude", text: `Context from hooks:\n${this.sessionContext.join("\n\n")}` };
+      next = { ...next, system: [...next.system, block] };
+    }
+    return next === request ? undefined : next;
   }
 
-  /** PreToolUse: a gate. Exit 2 blocks with stderr as the reason; JSON permission decisions are honoured. */
-  async preToolUse(info: ToolCallInfo): Promise<{ block: true; reason: string } | undefined> {
+  /**
+   * PreToolUse: a gate. Exit 2 blocks with stderr as the reason; JSON permission decisions are honoured;
+   * `updatedInput` (Claude Code's input shape) replaces the call's arguments, checked against the tool's schema by coil.
+   */
+  async preToolUse(info: ToolCallInfo): Promise<ToolBlock | ToolRewrite | undefined> {
     const { ctx } = this;
     if (this.stopRequested) return { block: true, reason: `not run: ${this.stopRequested}` };
     const name = info.call.name;
     const outs = await this.fire("PreToolUse", { tool_name: claudeToolName(name), tool_input: claudeToolInput(name, info.args, ctx.cwd), tool_use_id: info.call.id }, [claudeToolName(name), name], info.signal);
+    let updated: Record<string, unknown> | undefined;
     for (const out of outs) {
       const specific = out.json?.hookSpecificOutput ?? {};
       const decision = specific.permissionDecision ?? (out.json?.decision === "block" ? "deny" : out.json?.decision === "approve" ? "allow" : undefined);
@@ -134,31 +235,54 @@ export class ClaudeHooks {
       if (decision === "deny") return { block: true, reason: reason || `denied by a PreToolUse hook (${out.command})` };
       if (decision === "ask") {
         const ui = ctx.services.get("ui");
+        if (ui) this.notify(`coil needs your permission to use ${claudeToolName(name)}`, "permission_prompt");
         const ok = ui ? await ui.confirm(`Run ${name}?`, reason || `a hook asks before ${claudeToolName(name)} runs`, info.signal) : false;
         if (!ok) return { block: true, reason: `${reason || "a PreToolUse hook asked for approval"}${ui ? " (the user declined)" : " (no one to ask in this mode: denied)"}` };
       }
-      if (specific.updatedInput) this.warn(`PreToolUse hook \`${out.command}\` returned updatedInput; coil does not rewrite tool arguments from hooks (ignored)`);
+      const input = specific.updatedInput;
+      if (input && typeof input === "object" && !Array.isArray(input)) updated = { ...updated, ...input };
     }
-    return undefined;
+    return updated ? { args: coilToolArgs(name, updated, info.args, ctx.cwd) } : undefined;
   }
 
-  /** PostToolUse: stderr (exit 2), a `decision: "block"` reason and additionalContext are added to the result the model sees. */
+  /** PermissionRequest: the permission gate is about to ask; a hook may allow (with `updatedInput`) or deny instead. */
+  async permissionRequest(info: ToolCallInfo, why: string): Promise<PermissionAnswer | undefined> {
+    const name = info.call.name;
+    const outs = await this.fire("PermissionRequest", { tool_name: claudeToolName(name), tool_input: claudeToolInput(name, info.args, this.ctx.cwd), tool_use_id: info.call.id, reason: why, permission_suggestions: [] }, [claudeToolName(name), name], info.signal);
+    let answer: { behavior: "allow"; args?: Record<string, unknown> } | undefined;
+    for (const out of outs) {
+      const decision = out.json?.hookSpecificOutput?.decision;
+      if (out.code === 2 || decision?.behavior === "deny") return { behavior: "deny", message: String((out.code === 2 ? out.stderr.trim() : decision?.message) || "") || undefined };
+      if (decision?.behavior === "allow") {
+        const input = decision.updatedInput;
+        answer = { behavior: "allow", args: input && typeof input === "object" ? coilToolArgs(name, input, info.args, this.ctx.cwd) : answer?.args };
+      }
+    }
+    return answer;
+  }
+
+  /**
+   * PostToolUse (successful calls) and PostToolUseFailure (failed ones): stderr (exit 2), a
+   * `decision: "block"` reason and additionalContext are added to the result the model sees.
+   */
   async postToolUse(result: ToolResult, info: ToolCallInfo): Promise<ToolResult | undefined> {
-    if (result.isError) return undefined; // Claude Code runs PostToolUse after a successful call only
     const name = info.call.name;
     const input = claudeToolInput(name, info.args, this.ctx.cwd);
-    const outs = await this.fire("PostToolUse", { tool_name: claudeToolName(name), tool_input: input, tool_response: claudeToolResponse(name, input, result), tool_use_id: info.call.id }, [claudeToolName(name), name], info.signal);
+    const common = { tool_name: claudeToolName(name), tool_input: input, tool_use_id: info.call.id };
+    const event = result.isError ? "PostToolUseFailure" : "PostToolUse";
+    const fields = result.isError ? { ...common, error: textOf(result), is_interrupt: info.signal.aborted } : { ...common, tool_response: claudeToolResponse(name, input, result) };
+    const outs = await this.fire(event, fields, [claudeToolName(name), name], info.signal);
     const notes = outs.flatMap((out) => {
       const parts: string[] = [];
       if (out.code === 2 && out.stderr.trim()) parts.push(out.stderr.trim());
       if (out.json?.decision === "block" && out.json.reason) parts.push(String(out.json.reason));
-      const extra = out.json?.hookSpecificOutput?.additionalContext;
-      if (typeof extra === "string" && extra) parts.push(extra);
+      const extra = out.json ? additionalContextOf(out.json) : undefined;
+      if (extra) parts.push(extra);
       return parts;
     });
     const blocked = outs.some((out) => out.code === 2 || out.json?.decision === "block");
     if (!notes.length) return undefined;
-    const text = `\n\n[${blocked ? "PostToolUse hook feedback" : "PostToolUse hook context"}]\n${notes.join("\n")}`;
+    const text = `\n\n[${event} hook ${blocked ? "feedback" : "context"}]\n${notes.join("\n")}`;
     return { ...result, content: [...result.content, { type: "text", text }], details: result.details };
   }
 
@@ -203,8 +327,16 @@ export class ClaudeHooks {
   }
 }
 
+/** Where the Claude Code–format transcript of a session is kept. */
+const transcriptFile = (sessionId: string, temporary = false) => join(temporary ? join(tmpdir(), "coil-claude-transcripts") : join(coilHome(), "claude-transcripts"), `${sessionId}.jsonl`);
+
+/** `additionalContext`, in `hookSpecificOutput` or (as some hooks write it) at the top level. */
+function additionalContextOf(json: Record<string, any>): string | undefined {
+  const extra = json.hookSpecificOutput?.additionalContext ?? json.additionalContext;
+  return typeof extra === "string" && extra ? extra : undefined;
+}
+
 function contextOf(out: HookOutcome): string | undefined {
-  const extra = out.json?.hookSpecificOutput?.additionalContext;
-  if (typeof extra === "string" && extra) return extra;
-  return out.code === 0 && !out.json && out.stdout.trim() ? out.stdout.trim() : undefined;
+  if (out.json) return additionalContextOf(out.json);
+  return out.code === 0 && out.stdout.trim() ? out.stdout.trim() : undefined;
 }

@@ -1,7 +1,9 @@
 /**
  * hooks-claude: runs hook scripts written for Claude Code at the matching coil hooks. Definitions come
  * from ~/.claude/settings.json, the project's .claude/settings.json and .claude/settings.local.json
- * (only when the project is trusted), and this plugin's `hooks` option, all in Claude Code's shape.
+ * (only when the project is trusted), this plugin's `hooks` option and the hook files in its `sources`
+ * option (a Claude Code plugin's hooks/hooks.json, with CLAUDE_PLUGIN_ROOT), all in Claude Code's shape.
+ * It provides the `claude-hooks` service (api.ts): the permission gate's PermissionRequest and Notification.
  * See docs/hooks.md for the event mapping and how decisions are honoured.
  */
 import { Type } from "typebox";
@@ -31,6 +33,13 @@ export const HooksOptions = Type.Object({
   timeout: Type.Number({ exclusiveMinimum: 0, default: 60 }),
   /** Most times Stop hooks may keep one run going (a guard against a hook that never lets go). */
   maxStopContinuations: Type.Integer({ minimum: 0, default: 5 }),
+  /** Seconds without input after a run (with a UI waiting) before Notification hooks get `idle_prompt`; 0: never. */
+  idleNotification: Type.Number({ minimum: 0, default: 60 }),
+  /**
+   * More hook files in Claude Code's shape (`{ "hooks": { ... } }`, e.g. a Claude Code plugin's hooks/hooks.json),
+   * each run with its own environment: `root` sets CLAUDE_PLUGIN_ROOT, `env` adds variables.
+   */
+  sources: Type.Array(Type.Object({ file: Type.String(), root: Type.Optional(Type.String()), env: Type.Optional(Type.Record(Type.String(), Type.String())) }), { default: [] }),
 });
 
 export default definePlugin({
@@ -41,13 +50,16 @@ export default definePlugin({
     const defs = loadHooks(ctx);
     if (!defs.length) return;
     const hooks = new ClaudeHooks(ctx, defs);
-    const has = (event: HookEvent) => hooks.of(event).length > 0;
+    const has = (...events: HookEvent[]) => events.some((event) => hooks.of(event).length > 0);
+    ctx.services.provide("claude-hooks", hooks);
     ctx.onStart((agent) => hooks.start(agent));
     ctx.onStop(() => hooks.stop());
+    ctx.on("agent_start", () => hooks.runStarting());
     ctx.on("agent_end", () => hooks.runEnded());
+    ctx.on("compaction", () => hooks.compacted());
     ctx.tap("before_request", (request, turn) => hooks.beforeRequest(request, turn));
     if (has("PreToolUse")) ctx.tap("tool_call", (info) => hooks.preToolUse(info), { stage: "GUARD" });
-    if (has("PostToolUse")) ctx.tap("tool_result", (result, info) => hooks.postToolUse(result, info), { stage: "LATE" });
+    if (has("PostToolUse", "PostToolUseFailure")) ctx.tap("tool_result", (result, info) => hooks.postToolUse(result, info), { stage: "LATE" });
     ctx.tap("should_stop", (query) => hooks.shouldStop(query));
     // SubagentStart / SubagentStop: around each `task` call of the subagents plugin (matchers match the agent type).
     if (has("SubagentStart")) ctx.tap("tool_call", (info) => hooks.subagentStart(info), { stage: "FALLBACK", tools: ["task"] });

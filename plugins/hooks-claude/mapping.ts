@@ -53,3 +53,36 @@ export function claudeToolResponse(coilName: string, input: Record<string, unkno
       return base;
   }
 }
+
+/**
+ * coil arguments from a hook's `updatedInput` (Claude Code's `tool_input` shape), laid over the call's
+ * Claude Code input so a hook may return only the fields it changes. A path that still names the same
+ * file keeps the model's spelling. Other tools (MCP, plugins') take the merged input as their arguments.
+ */
+export function coilToolArgs(coilName: string, updated: Record<string, any>, args: Record<string, any>, cwd: string): Record<string, unknown> {
+  const input: Record<string, any> = { ...claudeToolInput(coilName, args, cwd), ...updated };
+  const drop = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+  const path = (key = "file_path", original: unknown = args.path) => (input[key] === absolute(original, cwd) ? original : input[key]);
+  switch (coilName) {
+    case "bash":
+      return drop({ ...args, command: input.command, timeout: typeof input.timeout === "number" ? input.timeout / 1000 : undefined });
+    case "read":
+      return drop({ ...args, path: path(), offset: input.offset, limit: input.limit });
+    case "write":
+      return drop({ ...args, path: path(), content: input.content });
+    case "edit": {
+      // `edits` wins when the hook changed it; otherwise old_string/new_string (Claude Code's Edit) make the one edit.
+      const changed = "edits" in updated && Array.isArray(input.edits);
+      const pairs: Record<string, unknown>[] = changed ? input.edits : "old_string" in updated || "new_string" in updated ? [{ old_string: input.old_string, new_string: input.new_string }] : (input.edits ?? []);
+      return drop({ ...args, path: path(), edits: pairs.map((e) => ({ oldText: e.old_string, newText: e.new_string })) });
+    }
+    case "grep":
+      return drop({ ...args, pattern: input.pattern, path: path("path"), glob: input.glob, ignoreCase: input["-i"], context: input["-C"], limit: input.head_limit });
+    case "find":
+      return drop({ ...args, pattern: input.pattern, path: path("path") });
+    case "ls":
+      return drop({ ...args, path: path("path", args.path ?? ".") });
+    default:
+      return input;
+  }
+}

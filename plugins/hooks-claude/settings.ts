@@ -2,10 +2,18 @@
 import { existsSync, readFileSync } from "node:fs";
 import { messageOf } from "../../kernel/index.js";
 
-export const EVENTS = ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "SessionEnd", "PreCompact", "SubagentStart", "SubagentStop"] as const;
+export const EVENTS = ["PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Notification", "Stop", "SessionStart", "SessionEnd", "PreCompact", "SubagentStart", "SubagentStop"] as const;
 export type HookEvent = (typeof EVENTS)[number];
 
-export interface HookDef { event: HookEvent; matcher?: string; command: string; timeoutMs: number; source: string }
+export interface HookDef {
+  event: HookEvent;
+  matcher?: string;
+  command: string;
+  timeoutMs: number;
+  source: string;
+  /** Extra environment for this hook's process (a hook source's, e.g. `CLAUDE_PLUGIN_ROOT`). */
+  env?: Record<string, string>;
+}
 
 /** Hook definitions from a settings-shaped object; unknown events are reported, non-command handlers skipped. */
 export function parseHooks(hooks: unknown, source: string, defaultTimeout: number, warn: (m: string) => void): HookDef[] {
@@ -41,8 +49,12 @@ export function matches(matcher: string | undefined, ...names: string[]): boolea
   }
 }
 
-export function readSettings(file: string, warn: (m: string) => void): unknown {
-  if (!existsSync(file)) return undefined;
+/** The `hooks` of a settings file or a plugin's hooks.json; a missing file is reported when `required`. */
+export function readSettings(file: string, warn: (m: string) => void, required = false): unknown {
+  if (!existsSync(file)) {
+    if (required) warn(`hook file ${file} does not exist; its hooks are skipped`);
+    return undefined;
+  }
   try {
     return (JSON.parse(readFileSync(file, "utf8")) as { hooks?: unknown }).hooks;
   } catch (error) {

@@ -8,13 +8,14 @@ import type { PluginContext, SlashResult, ToolCallInfo, ToolResult } from "../..
 import { coilHome } from "../../lib/paths.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service
 import type {} from "../tools-coding/api.js"; // types the `operations` service
+import type {} from "../hooks-claude/api.js"; // types the `claude-hooks` service (PermissionRequest, Notification)
 import { expandPath, resolveTypedPath } from "../../lib/typed-path.js";
 import type { GateOptions } from "./index.js";
 import { MODES, Policy, type Mode } from "./policy.js";
 import { withholdResults } from "./results.js";
 import { parseRule, READING_TOOLS, subjectOf, type Rule, type Subject } from "./rules.js";
 
-interface Recorded { tool: string; items: string[]; decision: "allow" | "deny"; by: "rule" | "mode" | "user" | "no-ui"; scope?: "once" | "session"; rule?: string; message?: string }
+interface Recorded { tool: string; items: string[]; decision: "allow" | "deny"; by: "rule" | "mode" | "user" | "no-ui" | "hook"; scope?: "once" | "session"; rule?: string; message?: string }
 
 const CHOICES = ["Allow once", "Allow for this session", "Deny", "Deny and tell the model why"] as const;
 
@@ -79,7 +80,7 @@ export class Gate {
   }
 
   /** tool_call: allow (undefined), deny with the reason, or ask the user. */
-  async check(info: ToolCallInfo): Promise<{ block: true; reason: string } | undefined> {
+  async check(info: ToolCallInfo): Promise<{ block: true; reason: string } | { args: Record<string, unknown> } | undefined> {
     this.restore();
     const tool = info.call.name;
     let subject = subjectOf(tool, info.args, this.ctx.cwd);
@@ -99,6 +100,12 @@ export class Gate {
       return { block: true, reason: `${what} is not allowed: ${worst.why}. Do not retry it; find another way or ask the user.` };
     }
     const what = describe(tool, subject, asking.map((v) => v.item));
+    // Claude Code PermissionRequest hooks may answer before anyone is asked.
+    const hooks = this.ctx.services.get("claude-hooks");
+    const hooked = await hooks?.permissionRequest(info, worst.why);
+    if (hooked) this.record({ tool, items, decision: hooked.behavior, by: "hook", rule: worst.rule, message: hooked.behavior === "deny" ? hooked.message : undefined });
+    if (hooked?.behavior === "allow") return hooked.args ? { args: hooked.args } : undefined;
+    if (hooked?.behavior === "deny") return { block: true, reason: `a PermissionRequest hook denied ${what}${hooked.message ? `: ${hooked.message}` : ""}` };
     const ui = this.ctx.services.get("ui");
     if (!ui) {
       this.record({ tool, items, decision: "deny", by: "no-ui", rule: worst.rule });
@@ -109,6 +116,7 @@ export class Gate {
         reason: `${what} needs approval (${worst.why}), and no one can approve in print mode; it was not run. Continue without it, or tell the user it needs an allow rule such as ${suggest} in the permission-gate options, or an interactive session.`,
       };
     }
+    hooks?.notify(`coil needs your permission: ${what}`, "permission_prompt");
     const choice = await ui.select(`Allow ${what}? (${worst.why})`, CHOICES, info.signal);
     if (choice === CHOICES[0] || choice === CHOICES[1]) {
       const scope = choice === CHOICES[1] ? "session" : "once";

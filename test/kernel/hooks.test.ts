@@ -125,6 +125,33 @@ describe("tool_call", () => {
     expect(diagnostics()).toHaveLength(0);
   });
 
+  it("a gate may replace the arguments: later gates, execute and tool_result see them, re-validated; history keeps the model's", async () => {
+    const seen: string[] = [];
+    const rewrite = plugin("gate-rewrite", (ctx) => ctx.tap("tool_call", (c) => (c.args.text === "draft" ? { args: { text: "final" } } : undefined), { stage: "GUARD" }));
+    const later = plugin("gate-later", (ctx) => ctx.tap("tool_call", (c) => void seen.push(`gate:${c.args.text}`)));
+    const post = plugin("post-seen", (ctx) => ctx.tap("tool_result", (_r, c) => void seen.push(`result:${c.args.text}`)));
+    const { agent } = createTestAgent({ plugins: [[echoTool], [rewrite], [later], [post]], script: [echo("draft"), { text: "ok" }] });
+    const run = await agent.prompt("go");
+    expect(results(run.messages)[0]).toMatchObject({ isError: false, content: [{ type: "text", text: "final" }] });
+    expect(seen).toEqual(["gate:final", "result:final"]);
+    const call = run.messages.find((m) => m.role === "assistant")!.content.find((c) => c.type === "toolCall");
+    expect(call).toMatchObject({ arguments: { text: "draft" } });
+  });
+
+  it("an invalid rewrite is an error result naming the plugin; the tool does not run", async () => {
+    let ran = 0;
+    const tool = plugin("t", (ctx) =>
+      ctx.tools.register({ name: "count", description: "c", parameters: Type.Object({ n: Type.Integer() }), execute: async () => ((ran++), { content: [] }) }),
+    );
+    const bad = plugin("gate-bad-rewrite", (ctx) => ctx.tap("tool_call", () => ({ args: { n: "many" } })));
+    const { agent } = createTestAgent({ plugins: [[tool], [bad]], script: [{ toolCalls: [{ name: "count", arguments: { n: 1 } }] }, { text: "ok" }] });
+    const run = await agent.prompt("go");
+    const [r] = results(run.messages);
+    expect(ran).toBe(0);
+    expect(r!.isError).toBe(true);
+    expect(textOf(r)).toMatch(/^Blocked: gate-bad-rewrite replaced the arguments with invalid ones: Invalid arguments for tool 'count': \/n /);
+  });
+
   it("treats null and false from a gate as no objection", async () => {
     const lax = plugin("gate-lax", (ctx) => ctx.tap("tool_call", () => null as never));
     const lax2 = plugin("gate-lax2", (ctx) => ctx.tap("tool_call", () => false as never));

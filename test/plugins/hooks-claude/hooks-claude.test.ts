@@ -3,7 +3,7 @@ import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { matches, parseHooks } from "../../../plugins/hooks-claude/index.js";
-import { claudeToolInput } from "../../../plugins/hooks-claude/mapping.js";
+import { claudeToolInput, coilToolArgs } from "../../../plugins/hooks-claude/mapping.js";
 import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 
 beforeAll(requireBuild);
@@ -145,7 +145,7 @@ echo '{"decision":"block","reason":"Run the tests before you stop."}'
     expect(inputs.map((i) => [i.hook_event_name, i.stop_hook_active])).toEqual([["Stop", false], ["Stop", true]]);
   });
 
-  it("hooks from preset options: UserPromptSubmit and SessionStart context reach the model, SessionEnd runs, timeouts are enforced", async () => {
+  it("hooks from preset options: UserPromptSubmit context goes into the prompt's message, SessionStart's into the system prompt, SessionEnd runs, timeouts are enforced", async () => {
     const s = sandbox({
       "prompt.sh": `#!/usr/bin/env bash\ncat > /dev/null\necho "The user's branch is feature/x."\n`,
       "start.sh": `#!/usr/bin/env bash\ncat >> "$HOOKS/lifecycle.log"\necho >> "$HOOKS/lifecycle.log"\necho '{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":"Project uses pnpm."}}'\n`,
@@ -176,10 +176,13 @@ plugins:
     expect(ran.stdout).toBe("done\n");
     expect(ran.stderr).toContain("PreToolUse hook `$HOOKS/slow.sh` timed out after 1 s; ignored");
     const requests = readFileSync(join(s.project, "requests.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(requests).toHaveLength(2);
     for (const r of requests) {
+      // SessionStart context: a system block for the session; UserPromptSubmit context: in the prompt's own message, the same in every request.
       const block = r.system.find((b: { id: string }) => b.id === "hooks-claude");
       expect(block.text).toContain("Project uses pnpm.");
-      expect(block.text).toContain("The user's branch is feature/x.");
+      expect(JSON.stringify(r.system)).not.toContain("feature/x");
+      expect(r.messages[0]).toMatchObject({ role: "user", content: [{ type: "text", text: "hello" }, { type: "text", text: "<user-prompt-submit-hook>\nThe user's branch is feature/x.\n</user-prompt-submit-hook>" }] });
     }
     const log = readFileSync(join(s.hooksDir, "lifecycle.log"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
     expect(log.map((e) => e.hook_event_name)).toEqual(["SessionStart", "SessionEnd"]);
@@ -203,9 +206,9 @@ plugins:
 
   it("parses Claude Code settings, maps tool inputs and matches like Claude Code", () => {
     const warnings: string[] = [];
-    const defs = parseHooks({ PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "a", timeout: 5 }, { type: "prompt", prompt: "x" }] }], Notification: [] }, "settings.json", 60, (w) => warnings.push(w));
+    const defs = parseHooks({ PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "a", timeout: 5 }, { type: "prompt", prompt: "x" }] }], TeammateIdle: [] }, "settings.json", 60, (w) => warnings.push(w));
     expect(defs).toEqual([{ event: "PreToolUse", matcher: "Bash", command: "a", timeoutMs: 5000, source: "settings.json" }]);
-    expect(warnings).toEqual([expect.stringContaining("type 'prompt' is not supported"), expect.stringContaining("'Notification' is not supported")]);
+    expect(warnings).toEqual([expect.stringContaining("type 'prompt' is not supported"), expect.stringContaining("'TeammateIdle' is not supported")]);
     expect(matches("Edit|Write", "Write")).toBe(true);
     expect(matches("Edit", "MultiEdit")).toBe(false);
     expect(matches("Notebook.*", "NotebookEdit")).toBe(true);
@@ -214,5 +217,12 @@ plugins:
     expect(claudeToolInput("edit", { path: "a.ts", edits: [{ oldText: "x", newText: "y" }] }, "/p")).toEqual({ file_path: "/p/a.ts", old_string: "x", new_string: "y", replace_all: false, edits: [{ old_string: "x", new_string: "y" }] });
     expect(claudeToolInput("bash", { command: "ls", timeout: 2 }, "/p")).toEqual({ command: "ls", timeout: 2000 });
     expect(claudeToolInput("find", { pattern: "*.ts" }, "/p")).toEqual({ pattern: "*.ts" });
+    // updatedInput back to coil's arguments: only the given fields change; an unchanged path keeps the model's spelling
+    expect(coilToolArgs("edit", { new_string: "z" }, { path: "a.ts", edits: [{ oldText: "x", newText: "y" }] }, "/p")).toEqual({ path: "a.ts", edits: [{ oldText: "x", newText: "z" }] });
+    expect(coilToolArgs("edit", { edits: [{ old_string: "1", new_string: "2" }, { old_string: "3", new_string: "4" }] }, { path: "a.ts", edits: [{ oldText: "x", newText: "y" }] }, "/p")).toEqual({ path: "a.ts", edits: [{ oldText: "1", newText: "2" }, { oldText: "3", newText: "4" }] });
+    expect(coilToolArgs("write", { file_path: "/p/b.ts" }, { path: "a.ts", content: "c" }, "/p")).toEqual({ path: "/p/b.ts", content: "c" });
+    expect(coilToolArgs("bash", { command: "ls -la", timeout: 5000 }, { command: "ls" }, "/p")).toEqual({ command: "ls -la", timeout: 5 });
+    expect(coilToolArgs("grep", { "-i": true }, { pattern: "x" }, "/p")).toEqual({ pattern: "x", ignoreCase: true });
+    expect(coilToolArgs("mcp__s__t", { q: 1 }, { q: 0, r: 2 }, "/p")).toEqual({ q: 1, r: 2 });
   });
 });
