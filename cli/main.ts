@@ -129,12 +129,13 @@ export async function main(io: CliIO): Promise<number> {
     const cmd = program(io, host);
     cmd.parse(io.argv, { from: "user" });
     if (cmd.args[0] === "preset") return 0;
-    const near = cmd.args.length === 1 && !io.argv.includes("--") ? nearestCommand(cmd.args[0]!, [...host.subcommands.entries().map(([name]) => name), "trust", "untrust", "preset"]) : undefined;
+    const opts = cmd.opts<{ print?: boolean; mode?: string; trust?: boolean }>();
+    // with -p the words are a prompt by the user's own choice
+    const near = cmd.args.length === 1 && !opts.print && !io.argv.includes("--") ? nearestCommand(cmd.args[0]!, [...host.subcommands.entries().map(([name]) => name), "trust", "untrust", "preset"]) : undefined;
     if (near) {
       io.stderr.write(`coil: unknown command '${cmd.args[0]}'. Did you mean: coil ${near}?\n(to send '${cmd.args[0]}' to the model as a prompt: coil -- ${cmd.args[0]})\n`);
       return 2;
     }
-    const opts = cmd.opts<{ print?: boolean; mode?: string; trust?: boolean }>();
     for (const [name] of host.flags.entries()) {
       // commander turns `--no-x` into x=false
       host.flagValues[name] = name.startsWith("no-") ? (opts as Record<string, unknown>)[camel(name.slice(3))] === false : opts[camel(name) as keyof typeof opts];
@@ -265,28 +266,25 @@ function firstPositional(argv: string[], host?: PluginHost): number {
 }
 
 /**
- * A lone prompt word that looks like a mistyped subcommand (`coil doctr`): the command it is one or two
- * edits away from (one for words of up to four letters), so it is not sent to the model by mistake.
+ * A lone prompt word of five or more letters that looks like a mistyped subcommand (`coil doctr`,
+ * `coil modles`): the command it is one edit away from (a letter added, dropped, changed, or two
+ * neighbours swapped), so it is not sent to the model by mistake.
  */
 export function nearestCommand(word: string, commands: string[]): string | undefined {
-  if (!/^[a-z][a-z-]{1,}$/.test(word) || commands.includes(word)) return undefined;
-  const limit = word.length <= 4 ? 1 : 2;
-  let best: { name: string; d: number } | undefined;
-  for (const name of commands) {
-    const d = editDistance(word, name);
-    if (d <= limit && (!best || d < best.d)) best = { name, d };
-  }
-  return best?.name;
+  if (!/^[a-z][a-z-]{4,}$/.test(word) || commands.includes(word)) return undefined;
+  return commands.find((name) => editDistance(word, name) <= 1);
 }
 
+/** Levenshtein distance with adjacent transpositions counted as one edit. */
 function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
   for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = row;
+    for (let j = 1; j <= b.length; j++) {
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+    }
   }
-  return prev[b.length]!;
+  return d[a.length]![b.length]!;
 }
 
 function camel(name: string): string {

@@ -183,10 +183,16 @@ describe("exit codes, as README documents them", () => {
     expect(typo.code).toBe(2);
     expect(typo.stderr).toContain("unknown command 'doctr'. Did you mean: coil doctor?");
     expect(typo.stdout).toBe("");
-    const forced = await coil(dir, ["--provider", "scripted", "--script", "ok.yaml", "-p", "--", "doctr"]);
+    const swapped = await coil(dir, ["--provider", "scripted", "--script", "ok.yaml", "modles"]);
+    expect(swapped.stderr).toContain("Did you mean: coil models?");
+    const forced = await coil(dir, ["--provider", "scripted", "--script", "ok.yaml", "--", "doctr"]);
     expect([forced.code, forced.stdout.trim()]).toEqual([0, "sent as a prompt"]);
-    // ordinary one-word prompts are not commands
-    const word = await coil(dir, ["--provider", "scripted", "--script", "ok.yaml", "-p", "refactor"]);
-    expect([word.code, word.stdout.trim()]).toEqual([0, "sent as a prompt"]);
+    // -p says the words are a prompt; and ordinary one-word prompts are not commands
+    const printed = await coil(dir, ["--provider", "scripted", "--script", "ok.yaml", "-p", "doctr"]);
+    expect([printed.code, printed.stdout.trim()]).toEqual([0, "sent as a prompt"]);
+    for (const word of ["first", "refactor", "test", "lint"]) {
+      const r = await coil(dir, ["--provider", "scripted", "--script", "ok.yaml", word]);
+      expect([word, r.code, r.stdout.trim()]).toEqual([word, 0, "sent as a prompt"]);
+    }
   });
 });
