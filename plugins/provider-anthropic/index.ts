@@ -5,13 +5,14 @@
  * tool use, images, prompt caching, retries with backoff, cost from the model catalog.
  * The SDK is imported the first time a request is made. See docs/providers.md.
  */
-import { join, resolve } from "node:path";
 import { Type, type Static } from "typebox";
 import type Anthropic from "@anthropic-ai/sdk";
 import { CoilError, definePlugin, type ModelInfo, type PluginContext, type Provider, type ProviderEvent, type ProviderRequest } from "../../kernel/index.js";
-import { defaultModel, findModel, type CatalogModel } from "../../lib/provider-kit/catalog.js";
+import { defaultModel, findModel, markUserDefault, type CatalogModel } from "../../lib/provider-kit/catalog.js";
 import { keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../lib/provider-kit/cli.js";
-import { coilHome, isLocalUrl, mergeModel, readModelsFile, type ProviderConfig } from "../../lib/provider-kit/config.js";
+import { deepMerge, isLocalUrl, mergeModel, type ProviderConfig } from "../../lib/provider-kit/config.js";
+import { userModels } from "../../lib/provider-kit/user-models.js";
+import { resolveHeaders, variablesOf, type ConfigValue } from "../../lib/provider-kit/values.js";
 import { PROVIDER_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
 import { routeConsole, sdkLogger } from "../../lib/provider-kit/sdk-log.js";
 import { ANTHROPIC_DEFAULT_LIMITS, ANTHROPIC_MODELS } from "./models.js";
@@ -36,8 +37,12 @@ interface Setup {
   id: string;
   baseUrl?: string;
   apiKeyEnv?: string;
+  /** `apiKey` from models.yaml / Pi's models.json; `bearer` sends it as `Authorization: Bearer`. */
+  apiKey?: ConfigValue;
+  bearer?: boolean;
   keyless: boolean;
-  headers?: Record<string, string>;
+  headers?: readonly ConfigValue[];
+  params?: Record<string, unknown>;
   cache: boolean;
   models: CatalogModel[];
   limits: { contextWindow: number; maxOutput: number };
@@ -51,13 +56,13 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
     if (!warned) ctx.log.warn(message);
     warned = true;
   };
-  const key = () => {
-    const found = lookupKey(ctx, cli, s.id, s.apiKeyEnv, s.keyless, warnOnce);
-    if (!found.key && s.id === "anthropic" && process.env.ANTHROPIC_AUTH_TOKEN) return { key: process.env.ANTHROPIC_AUTH_TOKEN, from: "ANTHROPIC_AUTH_TOKEN", bearer: true };
-    return { ...found, bearer: false };
+  const key = (run = false) => {
+    const found = lookupKey(ctx, cli, s.id, s.apiKeyEnv, s.keyless, warnOnce, { apiKey: s.apiKey, run });
+    if (!found.key && !found.deferred && s.id === "anthropic" && process.env.ANTHROPIC_AUTH_TOKEN) return { key: process.env.ANTHROPIC_AUTH_TOKEN, from: "ANTHROPIC_AUTH_TOKEN", bearer: true };
+    return { ...found, bearer: s.bearer === true && found.configured === true };
   };
   const baseUrl = () => s.baseUrl ?? (s.id === "anthropic" ? process.env.ANTHROPIC_BASE_URL : undefined) ?? "https://api.anthropic.com";
-  const hint = keyHint(s.id, s.apiKeyEnv);
+  const hint = keyHint(s.id, s.apiKeyEnv ?? (s.apiKey ? variablesOf(s.apiKey)[0] : undefined));
   const catalogFor = (model: ModelInfo): CatalogModel =>
     s.models.find((m) => m.id === model.id) ?? { ...defaultModel(s.id, model.id, API, s.limits), ...model, api: API, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...model.cost } };
 
@@ -69,7 +74,7 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
       const auth = k.bearer ? { authToken: k.key } : { apiKey: k.key ?? "no-key" };
       // The SDK's own retries are off: coil retries, so that waits are visible and abortable.
       // The SDK's console logging goes to coil's diagnostics (stderr stays clean in --mode json).
-      c = new AnthropicSdk({ ...auth, baseURL: url, maxRetries: 0, timeout: o.timeoutMs, defaultHeaders: { ...o.headers, ...s.headers }, logger: sdkLogger(ctx.log, s.id, [k.key]) });
+      c = new AnthropicSdk({ ...auth, baseURL: url, maxRetries: 0, timeout: o.timeoutMs, defaultHeaders: { ...o.headers }, logger: sdkLogger(ctx.log, s.id, [k.key]) });
       clients.set(id, c);
     }
     return c;
@@ -82,24 +87,30 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
       const found = findModel(s.models, id);
       return found ? { ...found, provider: s.id } : defaultModel(s.id, id, API, s.limits);
     },
-    isConfigured: () => key().key !== undefined || s.keyless,
+    isConfigured: () => key().key !== undefined || key().deferred === true || s.keyless,
     setupHint: hint,
     stream(request: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderEvent> {
       const model = catalogFor(request.model);
-      const k = key();
       const url = baseUrl();
+      const secrets: (string | undefined)[] = [];
+      let k: ReturnType<typeof key> | undefined;
       return runWithRetries({
         provider: s.id,
         model,
         signal,
-        secrets: [k.key],
+        secrets,
         policy: { maxRetries: o.maxRetries, baseDelayMs: o.baseDelayMs, maxRetryDelayMs: o.maxRetryDelayMs },
-        classify: (error) => classify(error, { provider: s.id, baseUrl: url, keyFrom: k.from, keyHint: hint, model: model.id }),
+        classify: (error) => (error instanceof CoilError ? { message: error.message, retryable: false, overflow: false } : classify(error, { provider: s.id, baseUrl: url, keyFrom: k?.from, keyHint: hint, model: model.id })),
         async *attempt({ builder, signal: abort }) {
+          k ??= key(true);
+          secrets.push(k.key);
           if (!k.key && !s.keyless) throw new CoilError("AUTH_MISSING", `no API key for provider '${s.id}': ${hint}`, { plugin: ctx.id });
-          const params = buildParams(request, model, { provider: s.id, cache: s.cache ? o.cacheRetention : "none", maxTokens: o.maxTokens });
+          const headers = { ...resolveHeaders(s.headers), ...resolveHeaders(model.headers) };
+          secrets.push(...Object.values(headers));
+          const built = buildParams(request, model, { provider: s.id, cache: s.cache ? o.cacheRetention : "none", maxTokens: o.maxTokens });
+          const params = deepMerge(deepMerge(built as unknown as Record<string, unknown>, s.params), model.params) as unknown as typeof built;
           const sdk = await client(url, k);
-          const stream = await routeConsole(sdk.logger, () => sdk.messages.create(params, { signal: abort, maxRetries: 0 }));
+          const stream = await routeConsole(sdk.logger, () => sdk.messages.create(params, { signal: abort, maxRetries: 0, headers }));
           return yield* readStream(stream, builder);
         },
       });
@@ -114,8 +125,9 @@ export default definePlugin({
   setup(ctx) {
     const o = ctx.options;
     const cli = sharedCli(ctx);
-    const file = o.modelsFile ? resolve(ctx.baseDir, o.modelsFile) : join(coilHome(), "models.yaml");
-    const configured = readModelsFile(file)?.providers ?? [];
+    const user = userModels(ctx.baseDir, o, (m) => ctx.log.warn(m));
+    const file = user.file;
+    const configured = user.providers;
     const mine = configured.filter((p) => p.id === "anthropic" || p.api === API);
     for (const p of mine) {
       if (p.id === "anthropic" && p.api && p.api !== API) {
@@ -123,11 +135,15 @@ export default definePlugin({
       }
     }
     for (const p of mine) {
-      if (p.id !== "anthropic" && !p.baseUrl) throw new CoilError("CONFIG_INVALID", `models.yaml: provider '${p.id}' needs a baseUrl (the Anthropic-compatible API root)`, { file, line: p.source.line });
+      if (p.id !== "anthropic" && !p.baseUrl) throw new CoilError("CONFIG_INVALID", `${p.source.kind ?? "models.yaml"}: provider '${p.id}' needs a baseUrl (the Anthropic-compatible API root)`, { file: p.source.file, line: p.source.line });
     }
     const builtin = mine.find((p) => p.id === "anthropic");
-    ctx.providers.register(makeProvider(ctx, cli, setupFor("anthropic", builtin, o)));
-    for (const p of mine) if (p.id !== "anthropic") ctx.providers.register(makeProvider(ctx, cli, setupFor(p.id, p, o)));
+    const providers = [makeProvider(ctx, cli, setupFor("anthropic", builtin, o)), ...mine.filter((p) => p.id !== "anthropic").map((p) => makeProvider(ctx, cli, setupFor(p.id, p, o)))];
+    for (const p of providers) ctx.providers.register(p);
+    // models.yaml `default: provider/id` naming one of these providers (the other plugin reports unknown ones).
+    const slash = user.default?.indexOf("/") ?? -1;
+    const named = slash > 0 ? providers.find((p) => p.id === user.default!.slice(0, slash)) : undefined;
+    if (named) markUserDefault(named, user.default!.slice(slash + 1));
   },
 });
 
@@ -147,8 +163,11 @@ function setupFor(id: string, p: ProviderConfig | undefined, o: Options): Setup 
     id,
     baseUrl,
     apiKeyEnv: p?.apiKeyEnv ?? (builtin ? o.apiKeyEnv : undefined),
-    keyless: p?.auth === "none" || (!builtin && !p?.apiKeyEnv && isLocalUrl(baseUrl)),
+    apiKey: p?.apiKey,
+    bearer: p?.bearer,
+    keyless: p?.auth === "none" || (!builtin && !p?.apiKeyEnv && !p?.apiKey && isLocalUrl(baseUrl)),
     headers: p?.headers,
+    params: p?.params,
     cache: p?.compat?.cacheControl ?? true,
     models: models.map((m) => ({ ...m, provider: id })),
     limits,
