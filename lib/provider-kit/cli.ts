@@ -82,9 +82,9 @@ export function lookupKey(
   const v = configured?.apiKey;
   if (v) {
     const from = `apiKey in ${v.file}`;
-    if (isCommand(v)) return configured.run ? { key: resolveValue(v), from, configured: true } : { from, deferred: true, configured: true };
+    if (isCommand(v)) return configured.run ? { key: resolveValue(v), from } : { from, deferred: true };
     const key = resolveValue(v, "undefined");
-    if (key) return { key, from: v.literal ? from : `${variablesOf(v).join(", ")} (${from})`, configured: true };
+    if (key) return { key, from: v.literal ? from : `${variablesOf(v).join(", ")} (${from})` };
   }
   const fromEnv = envName ? process.env[envName] : undefined;
   if (fromEnv) return { key: fromEnv, from: envName };

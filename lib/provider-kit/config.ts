@@ -81,8 +81,6 @@ export interface ProviderConfig {
   apiKey?: ConfigValue;
   /** `none`: the server takes no key (local servers). */
   auth?: "key" | "none";
-  /** Send the key as `Authorization: Bearer` (Anthropic-compatible servers; Pi's `authHeader`). */
-  bearer?: boolean;
   /** Extra headers on every request; values may hold `${NAME}` or be a `!command`. */
   headers?: ConfigValue[];
   compat?: Compat;
@@ -496,8 +494,6 @@ export interface KeyLookup {
   from?: string;
   /** The key comes from a `!command` not run yet (it runs before the first request). */
   deferred?: boolean;
-  /** The key is the `apiKey` of models.yaml or Pi's models.json. */
-  configured?: boolean;
 }
 
 /** Replace every occurrence of the given secrets (and anything that looks like a bearer key) in `text`. */

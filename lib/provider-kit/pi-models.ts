@@ -5,7 +5,7 @@
  * cannot use in it is reported as a warning, never an error that stops coil.
  *
  * Read: providers with `baseUrl`, `api` (the three APIs coil speaks), `apiKey` (an environment
- * variable's name, `!command`, or the key), `headers` (same forms), `authHeader`, `compat` (the
+ * variable's name, `!command`, or the key), `headers` (same forms), `authHeader` (coil's SDKs always send `Authorization: Bearer`), `compat` (the
  * switches coil has, by Pi's names), `models` and `modelOverrides` (id, name, api, reasoning, input,
  * cost, contextWindow, maxTokens, headers, compat, thinkingLevelMap). Everything else is named in a
  * warning.
@@ -137,7 +137,7 @@ export function readPiModels(file: string): ModelsFile | undefined {
       if (key === "api") p.api = value as ApiKind;
       else if (key === "baseUrl" && typeof value === "string" && /^https?:\/\/\S+$/.test(value)) p.baseUrl = value;
       else if (key === "apiKey" && typeof value === "string" && value) p.apiKey = { ...piValue(value), file, provider: id, key: "apiKey" };
-      else if (key === "authHeader" && typeof value === "boolean") p.bearer = value;
+      else if (key === "authHeader" && typeof value === "boolean") continue; // both SDKs send the key as `Authorization: Bearer` already
       else if (key === "headers") p.headers = piHeaders(value, file, id, "", skipped);
       else if (key === "compat" && isObject(value)) {
         const { compat, params } = piCompat(value, skipped, "");

@@ -37,9 +37,8 @@ interface Setup {
   id: string;
   baseUrl?: string;
   apiKeyEnv?: string;
-  /** `apiKey` from models.yaml / Pi's models.json; `bearer` sends it as `Authorization: Bearer`. */
+  /** `apiKey` from models.yaml / Pi's models.json. */
   apiKey?: ConfigValue;
-  bearer?: boolean;
   keyless: boolean;
   headers?: readonly ConfigValue[];
   params?: Record<string, unknown>;
@@ -59,7 +58,7 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
   const key = (run = false) => {
     const found = lookupKey(ctx, cli, s.id, s.apiKeyEnv, s.keyless, warnOnce, { apiKey: s.apiKey, run });
     if (!found.key && !found.deferred && s.id === "anthropic" && process.env.ANTHROPIC_AUTH_TOKEN) return { key: process.env.ANTHROPIC_AUTH_TOKEN, from: "ANTHROPIC_AUTH_TOKEN", bearer: true };
-    return { ...found, bearer: s.bearer === true && found.configured === true };
+    return { ...found, bearer: false };
   };
   const baseUrl = () => s.baseUrl ?? (s.id === "anthropic" ? process.env.ANTHROPIC_BASE_URL : undefined) ?? "https://api.anthropic.com";
   const hint = keyHint(s.id, s.apiKeyEnv ?? (s.apiKey ? variablesOf(s.apiKey)[0] : undefined));
@@ -164,7 +163,6 @@ function setupFor(id: string, p: ProviderConfig | undefined, o: Options): Setup 
     baseUrl,
     apiKeyEnv: p?.apiKeyEnv ?? (builtin ? o.apiKeyEnv : undefined),
     apiKey: p?.apiKey,
-    bearer: p?.bearer,
     keyless: p?.auth === "none" || (!builtin && !p?.apiKeyEnv && !p?.apiKey && isLocalUrl(baseUrl)),
     headers: p?.headers,
     params: p?.params,
