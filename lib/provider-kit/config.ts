@@ -392,7 +392,10 @@ function mergeProvider(base: ProviderConfig, over: ProviderConfig): ProviderConf
 export interface ModelsConfig {
   providers: ProviderConfig[];
   default?: string;
+  /** About models.yaml (deprecated keys): the user should act on them. */
   warnings: string[];
+  /** What coil skipped in Pi's models.json: Pi's own fields, nothing to fix for coil's sake. */
+  notes: string[];
   /** The files that exist and were read. */
   files: string[];
 }
@@ -413,7 +416,8 @@ export function loadModelsConfig(yamlFile: string, piFile: string | undefined, r
   return {
     providers: [...byId.values()],
     default: yaml?.default,
-    warnings: [...(pi?.warnings ?? []), ...(yaml?.warnings ?? [])],
+    warnings: yaml?.warnings ?? [],
+    notes: pi?.warnings ?? [],
     files: [yaml?.file, pi?.file].filter((f): f is string => Boolean(f)),
   };
 }

@@ -2,7 +2,7 @@
  * Pi's `~/.pi/agent/models.json` as an extra source of providers and models, read as the same
  * `ProviderConfig` models.yaml gives, so a Pi user's servers work in coil unchanged. models.yaml wins
  * where both say something about the same provider or model. Pi's file belongs to Pi: what coil
- * cannot use in it is reported as a warning, never an error that stops coil.
+ * cannot use in it is reported as an info-level note, never an error that stops coil.
  *
  * Read: providers with `baseUrl`, `api` (the three APIs coil speaks), `apiKey` (an environment
  * variable's name, `!command`, or the key), `headers` (same forms), `authHeader` (coil's SDKs always send `Authorization: Bearer`), `compat` (the

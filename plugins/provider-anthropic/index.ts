@@ -124,7 +124,7 @@ export default definePlugin({
   setup(ctx) {
     const o = ctx.options;
     const cli = sharedCli(ctx);
-    const user = userModels(ctx.baseDir, o, (m) => ctx.log.warn(m));
+    const user = userModels(ctx.baseDir, o, ctx.log);
     const file = user.file;
     const configured = user.providers;
     const mine = configured.filter((p) => p.id === "anthropic" || p.api === API);

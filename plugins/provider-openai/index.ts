@@ -170,7 +170,7 @@ export default definePlugin({
   setup(ctx) {
     const o = ctx.options;
     const cli = sharedCli(ctx);
-    const user = userModels(ctx.baseDir, o, (m) => ctx.log.warn(m));
+    const user = userModels(ctx.baseDir, o, ctx.log);
     const file = user.file;
     const configured = user.providers.filter((p) => p.id !== "anthropic" && p.api !== "anthropic-messages");
     const byId = new Map(configured.map((p) => [p.id, p]));
