@@ -41,6 +41,8 @@ export interface Compat {
   reasoningEffortMap?: Partial<Record<ThinkingLevel, string>>;
   /** Longest tool-call id the server accepts; longer ids are shortened deterministically. */
   toolCallIdMaxLength?: number;
+  /** Chat Completions: tool-call ids are exactly 9 letters and digits (Mistral rejects others, e.g. another provider's after a switch). */
+  requiresMistralToolIds?: boolean;
   /** Chat Completions: tool results carry the tool's `name` (Mistral and some gateways require it). */
   requiresToolResultName?: boolean;
   /** Chat Completions: a user message may not follow tool results directly; an assistant message is put between. */
@@ -138,6 +140,7 @@ const COMPAT_FIELDS: Record<keyof Compat, Field> = {
   reasoningEffortMap: { kind: "stringMap" },
   toolCallIdMaxLength: { kind: "posint" },
   requiresToolResultName: { kind: "boolean" },
+  requiresMistralToolIds: { kind: "boolean" },
   requiresAssistantAfterToolResult: { kind: "boolean" },
   supportsStrictMode: { kind: "boolean" },
   cacheControl: { kind: "boolean" },

@@ -41,7 +41,7 @@ function piCompat(raw: Json, skipped: string[], at: string): { compat: Compat; p
     if (key === "supportsDeveloperRole" && bool) compat.systemRole = value ? "developer" : "system";
     else if (key === "supportsReasoningEffort" && bool) compat.reasoningEffort = value;
     else if (key === "supportsUsageInStreaming" && bool) compat.streamUsage = value;
-    else if ((key === "supportsStrictMode" || key === "requiresToolResultName" || key === "requiresAssistantAfterToolResult") && bool) compat[key] = value;
+    else if ((key === "supportsStrictMode" || key === "requiresToolResultName" || key === "requiresAssistantAfterToolResult" || key === "requiresMistralToolIds") && bool) compat[key] = value;
     else if (key === "maxTokensField" && (value === "max_tokens" || value === "max_completion_tokens")) compat.maxTokensField = value;
     else if (key === "thinkingFormat" && (THINKING_FORMATS as readonly unknown[]).includes(value)) compat.thinkingFormat = value as Compat["thinkingFormat"];
     else if (key === "openRouterRouting" && isObject(value)) params = { provider: value };

@@ -65,6 +65,7 @@ export const COMPAT_OPENAI: ResolvedCompat = {
   reasoningEffort: true,
   thinkingFormat: "openai",
   toolCallIdMaxLength: 40,
+  requiresMistralToolIds: false,
   requiresToolResultName: false,
   requiresAssistantAfterToolResult: false,
   supportsStrictMode: true,
@@ -79,6 +80,7 @@ export const COMPAT_GENERIC: ResolvedCompat = {
   reasoningEffort: false,
   thinkingFormat: "openai",
   toolCallIdMaxLength: 40,
+  requiresMistralToolIds: false,
   requiresToolResultName: false,
   requiresAssistantAfterToolResult: false,
   supportsStrictMode: false,
@@ -199,8 +201,8 @@ export const COMPATIBLE_PROVIDERS: readonly BuiltinProvider[] = [
     api: "openai-completions",
     baseUrl: "https://api.mistral.ai/v1",
     apiKeyEnv: "MISTRAL_API_KEY",
-    // Mistral wants the tool's name on tool results.
-    compat: { requiresToolResultName: true },
+    // Mistral wants the tool's name on tool results, and tool-call ids of exactly 9 letters and digits.
+    compat: { requiresToolResultName: true, requiresMistralToolIds: true },
     models: [
       compatModel("mistral", "mistral-medium-latest", "Mistral Medium", 131_072, 32_768, p(0.4, 2), { images: true, default: true }),
       compatModel("mistral", "devstral-medium-latest", "Devstral Medium", 131_072, 32_768, p(0.4, 2)),

@@ -172,6 +172,15 @@ ${modelExtra}      - id: acme-plain
     ]);
   });
 
+  it("requiresMistralToolIds: another provider's tool-call ids become 9 letters and digits, the same in the call and its result", async () => {
+    mock.push(chat({ text: "done" }));
+    await setup({ yaml: yaml("    compat: { requiresMistralToolIds: true }\n", ""), env: { ACME_SECRET: KEY }, messages: afterTools }).agent.prompt("thanks");
+    const [call, result] = mock.requests[0]!.body.messages.slice(-3, -1);
+    const id = call.tool_calls[0].id;
+    expect(id).toMatch(/^[A-Za-z0-9]{9}$/);
+    expect(result).toMatchObject({ role: "tool", tool_call_id: id });
+  });
+
   it("thinking formats: qwen's enable_thinking, zai's thinking.type, and a reasoning effort map", async () => {
     mock.push(chat({ text: "a" }), chat({ text: "b" }), chat({ text: "c" }));
     await setup({ yaml: yaml("", "        compat: { thinkingFormat: qwen }\n"), env: { ACME_SECRET: KEY }, thinking: "high" }).agent.prompt("x");
