@@ -11,7 +11,7 @@ import { CoilError, definePlugin, type ModelInfo, type PluginContext, type Provi
 import { defaultModel, findModel, markUserDefault, type CatalogModel } from "../../lib/provider-kit/catalog.js";
 import { keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../lib/provider-kit/cli.js";
 import { deepMerge, isLocalUrl, mergeModel, type ProviderConfig } from "../../lib/provider-kit/config.js";
-import { userModels } from "../../lib/provider-kit/user-models.js";
+import { refuseEntry, userModels } from "../../lib/provider-kit/user-models.js";
 import { resolveHeaders, variablesOf, type ConfigValue } from "../../lib/provider-kit/values.js";
 import { PROVIDER_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
 import { routeConsole, sdkLogger } from "../../lib/provider-kit/sdk-log.js";
@@ -125,17 +125,14 @@ export default definePlugin({
     const o = ctx.options;
     const cli = sharedCli(ctx);
     const user = userModels(ctx.baseDir, o, ctx.log);
-    const file = user.file;
     const configured = user.providers;
-    const mine = configured.filter((p) => p.id === "anthropic" || p.api === API);
-    for (const p of mine) {
-      if (p.id === "anthropic" && p.api && p.api !== API) {
-        throw new CoilError("CONFIG_INVALID", `models.yaml: provider 'anthropic' is built in with api ${API}; give your ${p.api} server another id`, { file, line: p.source.line });
-      }
-    }
-    for (const p of mine) {
-      if (p.id !== "anthropic" && !p.baseUrl) throw new CoilError("CONFIG_INVALID", `${p.source.kind ?? "models.yaml"}: provider '${p.id}' needs a baseUrl (the Anthropic-compatible API root)`, { file: p.source.file, line: p.source.line });
-    }
+    const info = (m: string) => ctx.log.info(m);
+    const mine = configured.filter((p) => {
+      if (p.id === "anthropic" && p.api && p.api !== API) return refuseEntry(p, `is built in with api ${API}; give your ${p.api} server another id`, info), false;
+      if (p.id === "openai" && p.api === API) return refuseEntry(p, "is built in (OpenAI); give your anthropic-messages server another id", info), false;
+      if (p.id !== "anthropic" && p.api === API && !p.baseUrl) return refuseEntry(p, "needs a baseUrl (the Anthropic-compatible API root)", info), false;
+      return p.id === "anthropic" || p.api === API;
+    });
     const builtin = mine.find((p) => p.id === "anthropic");
     const providers = [makeProvider(ctx, cli, setupFor("anthropic", builtin, o)), ...mine.filter((p) => p.id !== "anthropic").map((p) => makeProvider(ctx, cli, setupFor(p.id, p, o)))];
     for (const p of providers) ctx.providers.register(p);

@@ -12,7 +12,7 @@ import { CoilError, definePlugin, type ModelInfo, type PluginContext, type Provi
 import { defaultModel, findModel, markUserDefault, type ApiKind, type CatalogModel } from "../../lib/provider-kit/catalog.js";
 import { keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../lib/provider-kit/cli.js";
 import { deepMerge, isLocalUrl, mergeCompat, mergeModel, type Compat, type KeyLookup, type ProviderConfig, type ResolvedCompat } from "../../lib/provider-kit/config.js";
-import { userModels } from "../../lib/provider-kit/user-models.js";
+import { refuseEntry, userModels } from "../../lib/provider-kit/user-models.js";
 import { resolveHeaders, variablesOf, type ConfigValue } from "../../lib/provider-kit/values.js";
 import { PROVIDER_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
 import { routeConsole, sdkLogger } from "../../lib/provider-kit/sdk-log.js";
@@ -171,8 +171,8 @@ export default definePlugin({
     const o = ctx.options;
     const cli = sharedCli(ctx);
     const user = userModels(ctx.baseDir, o, ctx.log);
-    const file = user.file;
     const configured = user.providers.filter((p) => p.id !== "anthropic" && p.api !== "anthropic-messages");
+    // (an `openai` entry with api anthropic-messages is the anthropic plugin's to refuse)
     const byId = new Map(configured.map((p) => [p.id, p]));
     const registered: Provider[] = [];
     const register = (p: Provider) => {
@@ -181,7 +181,6 @@ export default definePlugin({
     };
 
     const own = byId.get("openai");
-    if (own?.api === "anthropic-messages") throw new CoilError("CONFIG_INVALID", "models.yaml: provider 'openai' is built in; give your server another id", { file, line: own.source.line });
     const openaiUrl = () => own?.baseUrl ?? o.baseUrl ?? process.env.OPENAI_BASE_URL ?? OFFICIAL;
     const limits = { contextWindow: own?.defaults?.contextWindow ?? OPENAI_DEFAULT_LIMITS.contextWindow, maxOutput: own?.defaults?.maxOutput ?? OPENAI_DEFAULT_LIMITS.maxOutput };
     register(
@@ -232,7 +231,10 @@ export default definePlugin({
     const taken = new Set(["openai", ...builtins.map((b) => b.id)]);
     for (const p of configured) {
       if (taken.has(p.id)) continue;
-      if (!p.baseUrl) throw new CoilError("CONFIG_INVALID", `${p.source.kind ?? "models.yaml"}: provider '${p.id}' needs a baseUrl (e.g. http://localhost:11434/v1)`, { file: p.source.file, line: p.source.line });
+      if (!p.baseUrl) {
+        refuseEntry(p, "needs a baseUrl (e.g. http://localhost:11434/v1)", (m) => ctx.log.info(m));
+        continue;
+      }
       const api = p.api ?? "openai-completions";
       const lim = { contextWindow: p.defaults?.contextWindow ?? OPENAI_DEFAULT_LIMITS.contextWindow, maxOutput: p.defaults?.maxOutput ?? OPENAI_DEFAULT_LIMITS.maxOutput };
       const url = p.baseUrl;

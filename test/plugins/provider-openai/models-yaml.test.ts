@@ -281,6 +281,23 @@ describe("Pi's models.json as an extra source", () => {
     delete process.env.PI_CODING_AGENT_DIR;
   });
 
+  it("entries written for Pi's own built-in providers (no baseUrl coil could use) are skipped with a note; models.yaml's are refused", () => {
+    const dir = piDir({ providers: { zai: { apiKey: "ZAI_KEY" }, "claude-proxy": { api: "anthropic-messages" }, anthropic: { api: "openai-completions", baseUrl: "http://localhost:9/v1" } } });
+    const host = new PluginHost();
+    const notes: string[] = [];
+    host.subscribe("diagnostic", (e) => void (e.type === "diagnostic" && notes.push(`${e.level}: ${e.message}`)));
+    const options = { modelsFile: file("models.yaml", ""), piModelsFile: join(dir, "models.json") };
+    host.install(anthropic, options);
+    host.install(openai, options);
+    expect(host.providers.get("zai")).toBeUndefined();
+    expect(host.providers.get("claude-proxy")).toBeUndefined();
+    expect(host.providers.get("anthropic")).toBeDefined();
+    expect(notes.join("\n")).toMatch(/info: .*models\.json: provider 'zai' not read: it needs a baseUrl/);
+    expect(notes.join("\n")).toMatch(/info: .*provider 'claude-proxy' not read: it needs a baseUrl/);
+    expect(notes.join("\n")).toMatch(/info: .*provider 'anthropic' not read: it is built in with api anthropic-messages/);
+    expect(() => new PluginHost().install(openai, { modelsFile: file("models.yaml", "providers:\n  zai: {}\n"), piModelsFile: "none" })).toThrow(/models\.yaml: provider 'zai' needs a baseUrl/);
+  });
+
   it("piModelsFile: none leaves Pi's file out", () => {
     const dir = piDir({ providers: { "pi-only": { baseUrl: "http://localhost:9/v1", models: [{ id: "pi-model" }] } } });
     process.env.PI_CODING_AGENT_DIR = dir;
