@@ -67,7 +67,7 @@ export function resolveModel(providers: readonly Provider[], spec: string, provi
  * The provider and model a run starts with: the preset's (or `--provider` / `--model`) `provider` and
  * `model` through `resolveModel`; else the models.yaml `default:`; else a provider's balanced default
  * (its catalog's `default` entry, else its first model): the named provider's, or the first configured
- * provider's that lists models. `why` says how a model nobody named was chosen (for the start line).
+ * provider's that lists models. `why` says how a model was chosen when nothing named it or its provider (for the start line).
  */
 export function chooseModel(providers: readonly Provider[], settings: { provider?: string; model?: string }): ModelChoice & { why?: string } {
   if (settings.model) return resolveModel(providers, settings.model, settings.provider);
@@ -89,6 +89,6 @@ export function chooseModel(providers: readonly Provider[], settings: { provider
   if (!usable(provider)) throw new CoilError("PROVIDER_MISSING", `provider '${provider.id}' is not configured`, { hint: provider.setupHint });
   const model = marked(provider, "user") ?? marked(provider, "provider") ?? provider.models?.[0];
   if (!model) throw new CoilError("MODEL_NOT_FOUND", `provider '${provider.id}' has no model '(default)'`, { hint: "name one with --model provider/id" });
-  const why = settings.provider ? `${provider.id}'s default` : `default: ${provider.id} is the first provider with a key`;
-  return { provider, model, why };
+  // Said in the start line only when nothing named the provider either (`--provider x` already says where the model is from).
+  return { provider, model, why: settings.provider ? undefined : `default: ${provider.id} is the first provider with a key` };
 }
