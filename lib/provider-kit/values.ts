@@ -95,9 +95,18 @@ export function resolveValue(v: ConfigValue, missing: "undefined" | "throw" = "t
   return out;
 }
 
-/** Headers with every value resolved (throws naming the header whose variable or command failed). */
-export function resolveHeaders(headers: readonly ConfigValue[] | undefined, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const h of headers ?? []) out[h.header ?? h.key] = resolveValue(h, "throw", env)!;
-  return out;
+/**
+ * Headers with every value resolved (throws naming the header whose variable or command failed), and
+ * the values that came from a variable or a command: those may be secrets, to redact from messages.
+ * Text written out in the file is not (redacting `platform` from every error would garble them).
+ */
+export function resolveHeaders(...lists: (readonly ConfigValue[] | undefined)[]): { headers: Record<string, string>; secrets: string[] } {
+  const headers: Record<string, string> = {};
+  const secrets: string[] = [];
+  for (const h of lists.flatMap((l) => l ?? [])) {
+    const value = resolveValue(h)!;
+    headers[h.header ?? h.key] = value;
+    if (isCommand(h) || variablesOf(h).length) secrets.push(value);
+  }
+  return { headers, secrets };
 }

@@ -104,8 +104,8 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
           k ??= key(true);
           secrets.push(k.key);
           if (!k.key && !s.keyless) throw new CoilError("AUTH_MISSING", `no API key for provider '${s.id}': ${hint}`, { plugin: ctx.id });
-          const headers = { ...resolveHeaders(s.headers), ...resolveHeaders(model.headers) };
-          secrets.push(...Object.values(headers));
+          const { headers, secrets: hidden } = resolveHeaders(s.headers, model.headers);
+          secrets.push(...hidden);
           const built = buildParams(request, model, { provider: s.id, cache: s.cache ? o.cacheRetention : "none", maxTokens: o.maxTokens });
           const params = deepMerge(deepMerge(built as unknown as Record<string, unknown>, s.params), model.params) as unknown as typeof built;
           const sdk = await client(url, k);

@@ -133,8 +133,8 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
           secrets.push(k.key);
           if (!k.key && !s.keyless()) throw new CoilError("AUTH_MISSING", `no API key for provider '${s.id}': ${hint}`, { plugin: ctx.id });
           // Resolved per request: a header naming a variable that is not set fails this request, naming it.
-          const headers = { ...resolveHeaders(s.headers), ...resolveHeaders(model.headers) };
-          secrets.push(...Object.values(headers));
+          const { headers, secrets: hidden } = resolveHeaders(s.headers, model.headers);
+          secrets.push(...hidden);
           const body = <T extends object>(params: T): T => deepMerge(deepMerge(params as Record<string, unknown>, s.params), model.params) as T;
           const sdk = await client(url, k.key);
           if (model.api === "openai-responses") {

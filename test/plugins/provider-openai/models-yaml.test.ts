@@ -12,7 +12,7 @@ import { Agent, PluginHost, Type, definePlugin, type AgentEvent, type AgentMessa
 import openai from "../../../plugins/provider-openai/index.js";
 import anthropic from "../../../plugins/provider-anthropic/index.js";
 import { chooseModel } from "../../../lib/models.js";
-import { forgetCommandOutputs } from "../../../lib/provider-kit/values.js";
+import { forgetCommandOutputs, resolveHeaders } from "../../../lib/provider-kit/values.js";
 import { chat, responses, startMockOpenAI, type MockOpenAI } from "../../support/mock-openai.js";
 
 const home = mkdtempSync(join(tmpdir(), "coil-models-yaml-"));
@@ -135,6 +135,17 @@ describe("models.yaml: apiKey and headers from the environment and from commands
     expect(reply.stopReason).toBe("error");
     expect(reply.errorMessage).toContain("provider 'acme' headers.X-Org: the environment variable ACME_MISSING is not set");
     expect(mock.requests).toHaveLength(0);
+  });
+
+  it("header values from a variable or a command are redacted from messages; text written in the file is not", () => {
+    process.env.ACME_SECRET_HEADER = "hdr-secret-123456";
+    const at = { file: "/x/models.yaml", provider: "acme" };
+    const { headers, secrets } = resolveHeaders(
+      [{ ...at, raw: "platform", key: "headers.X-Team", header: "X-Team" }, { ...at, raw: "Bearer ${ACME_SECRET_HEADER}", key: "headers.X-Auth", header: "X-Auth" }],
+      [{ ...at, raw: "!printf cmd-secret-987", key: "models[0].headers.X-Cmd", header: "X-Cmd" }],
+    );
+    expect(headers).toEqual({ "X-Team": "platform", "X-Auth": "Bearer hdr-secret-123456", "X-Cmd": "cmd-secret-987" });
+    expect(secrets).toEqual(["Bearer hdr-secret-123456", "cmd-secret-987"]);
   });
 
   it("an apiKey written out is refused: only ${VAR} or !command", () => {
