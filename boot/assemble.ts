@@ -10,6 +10,7 @@ import { formatDiagnostic } from "../kernel/errors.js";
 import type { AgentEvent } from "../kernel/types.js";
 import { loadPlugin, optionsTarget } from "./load.js";
 import { chooseModel } from "../lib/models.js";
+import { CLI_SERVICE, type ProviderCliService } from "../lib/provider-kit/cli.js";
 import { resolvePreset, type ResolvedPreset, type ResolveOptions } from "./preset.js";
 
 type Diagnostic = Extract<AgentEvent, { type: "diagnostic" }>;
@@ -71,7 +72,10 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
 
 /** The agent a resolved preset describes: its provider and model (boot/models.ts) and its settings. */
 export function agentFor(host: PluginHost, preset: ResolvedPreset): Agent {
-  const { provider, model } = chooseModel(host.providers.values(), preset.settings);
+  const { provider, model, why } = chooseModel(host.providers.values(), preset.settings);
+  // How a model nobody named was chosen, for the front ends' start line (the models plugin's service).
+  const cli = host.services.get(CLI_SERVICE) as ProviderCliService | undefined;
+  if (cli) cli.chosen = why ? { model: `${provider.id}/${model.id}`, why } : undefined;
   const { toolExecution, reserveTokens, thinking } = preset.settings;
   return new Agent(host, { provider: provider.id, model, toolExecution, reserveTokens, requestOptions: thinking ? { thinking: thinking as never } : {} });
 }

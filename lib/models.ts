@@ -65,18 +65,30 @@ export function resolveModel(providers: readonly Provider[], spec: string, provi
 
 /**
  * The provider and model a run starts with: the preset's (or `--provider` / `--model`) `provider` and
- * `model` through `resolveModel`, a named provider's first model, or the first configured provider's.
+ * `model` through `resolveModel`; else the models.yaml `default:`; else a provider's balanced default
+ * (its catalog's `default` entry, else its first model): the named provider's, or the first configured
+ * provider's that lists models. `why` says how a model was chosen when nothing named it or its provider (for the start line).
  */
-export function chooseModel(providers: readonly Provider[], settings: { provider?: string; model?: string }): ModelChoice {
+export function chooseModel(providers: readonly Provider[], settings: { provider?: string; model?: string }): ModelChoice & { why?: string } {
   if (settings.model) return resolveModel(providers, settings.model, settings.provider);
   const hints = () => providers.map((p) => `  ${p.id}: ${p.setupHint ?? "see its plugin's documentation"}`).join("\n");
-  const provider = settings.provider ? providers.find((p) => p.id === settings.provider) : providers.find(usable);
+  const marked = (p: Provider, kind: "user" | "provider") => (p.models as readonly CatalogModel[] | undefined)?.find((m) => m.default === kind);
+  if (!settings.provider) {
+    for (const provider of providers) {
+      const model = marked(provider, "user");
+      if (!model) continue;
+      if (!usable(provider)) throw new CoilError("PROVIDER_MISSING", `provider '${provider.id}' of the models.yaml default '${provider.id}/${model.id}' is not configured`, { hint: provider.setupHint });
+      return { provider, model, why: "default: in models.yaml" };
+    }
+  }
+  const provider = settings.provider ? providers.find((p) => p.id === settings.provider) : (providers.find((p) => usable(p) && p.models?.length) ?? providers.find(usable));
   if (!provider) {
     if (settings.provider) throw new CoilError("PROVIDER_MISSING", `unknown provider '${settings.provider}'`, { hint: providers.length ? `known providers: ${known(providers)}` : "add a provider plugin to the preset" });
     throw new CoilError("PROVIDER_MISSING", `no usable provider. Configure one of:\n${hints() || "  (no provider plugin in this preset)"}`);
   }
   if (!usable(provider)) throw new CoilError("PROVIDER_MISSING", `provider '${provider.id}' is not configured`, { hint: provider.setupHint });
-  const model = provider.models?.[0];
+  const model = marked(provider, "user") ?? marked(provider, "provider") ?? provider.models?.[0];
   if (!model) throw new CoilError("MODEL_NOT_FOUND", `provider '${provider.id}' has no model '(default)'`, { hint: "name one with --model provider/id" });
-  return { provider, model };
+  // Said in the start line only when nothing named the provider either (`--provider x` already says where the model is from).
+  return { provider, model, why: settings.provider ? undefined : `default: ${provider.id} is the first provider with a key` };
 }

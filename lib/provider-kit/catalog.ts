@@ -3,7 +3,9 @@
  * resolution, default limits for unknown ids, and cost (with long-context price tiers).
  * Part of lib/provider-kit, the library both provider plugins import (see lib/README.md).
  */
-import type { ModelInfo, Usage } from "../../kernel/index.js";
+import type { ModelInfo, Provider, Usage } from "../../kernel/index.js";
+import type { Compat } from "./config.js";
+import type { ConfigValue } from "./values.js";
 
 export type ApiKind = "anthropic-messages" | "openai-completions" | "openai-responses";
 export const API_KINDS: readonly ApiKind[] = ["anthropic-messages", "openai-completions", "openai-responses"];
@@ -43,6 +45,19 @@ export interface CatalogModel extends ModelInfo {
   efforts?: readonly string[];
   /** The model rejects sampling parameters (temperature, top_p). */
   fixedSampling?: boolean;
+  /** Headers for this model's requests, on top of the provider's (models.yaml / Pi models.json). */
+  headers?: readonly ConfigValue[];
+  /** Switches for this model, on top of the provider's. */
+  compat?: Compat;
+  /** Fields merged into this model's request bodies, on top of the provider's. */
+  params?: Record<string, unknown>;
+  /** Where coil learned of it: `built-in`, `models.yaml`, `pi models.json`. */
+  source?: string;
+  /**
+   * `provider`: the provider's balanced default (a run that names no model starts with it);
+   * `user`: the `default:` of models.yaml, which comes before every provider's own default.
+   */
+  default?: "provider" | "user";
 }
 
 const ZERO: Prices = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
@@ -112,4 +127,20 @@ export function describePrice(model: ModelInfo): string {
   if (!c || (c.input === 0 && c.output === 0)) return "-";
   const money = (n: number) => `$${Number(n.toFixed(3))}`;
   return `${money(c.input)}/${money(c.output)}`;
+}
+
+/**
+ * Mark `id` on `provider` as the models.yaml `default:`: a listed id, else its fuzzy match, else the id
+ * itself (added to the list with the provider's default limits, so `coil models` shows it).
+ */
+export function markUserDefault(provider: Provider, id: string): void {
+  const models = provider.models as CatalogModel[] | undefined;
+  if (!models) return;
+  const found = models.find((m) => m.id === id) ?? findModel(models, id);
+  const at = found ? models.findIndex((m) => m.id === found.id) : -1;
+  if (found && at >= 0) models[at] = { ...found, default: "user" };
+  else {
+    const resolved = (provider.resolveModel?.(id) ?? { id, provider: provider.id, contextWindow: 128_000, maxOutput: 16_384 }) as CatalogModel;
+    models.push({ ...resolved, default: "user" });
+  }
 }

@@ -7,8 +7,9 @@
 import type { Agent, CliStreams, CustomMessage, ModelInfo, PluginContext, Provider } from "../../kernel/index.js";
 import { CoilError, messageOf } from "../../kernel/errors.js";
 import { resolveModel, type ModelChoice } from "../models.js";
-import { describePrice } from "./catalog.js";
+import { describePrice, type CatalogModel } from "./catalog.js";
 import { authFile, authFileTooOpen, coilHome, readAuth, writeAuthKey, type KeyLookup } from "./config.js";
+import { isCommand, resolveValue, variablesOf, type ConfigValue } from "./values.js";
 
 export const CLI_SERVICE = "provider-cli";
 
@@ -16,6 +17,8 @@ export const CLI_SERVICE = "provider-cli";
 export interface ProviderCliService {
   /** Provider chosen at start-up; `--api-key` applies to it only. Undefined before start (and when embedded). */
   selected?: string;
+  /** Set when no `--model`, preset or models.yaml named the start model: which one was picked, and why (shown in the start line). */
+  chosen?: { model: string; why: string };
 }
 
 /**
@@ -60,10 +63,29 @@ export function registerModelCli(ctx: PluginContext<unknown>): ProviderCliServic
   return service;
 }
 
-/** The key for `provider`: `--api-key` (for the provider chosen at start), the variable, then auth.json. */
-export function lookupKey(ctx: PluginContext<unknown>, cli: ProviderCliService, provider: string, envName: string | undefined, keyless: boolean, warn?: (m: string) => void): KeyLookup {
+/**
+ * The key for `provider`: `--api-key` (for the provider chosen at start), the `apiKey` of models.yaml
+ * or Pi's models.json (`${NAME}` or `!command`), the variable, then auth.json. A command runs only when
+ * `run` is set (a request is about to be made): otherwise the lookup says the key will come from it.
+ */
+export function lookupKey(
+  ctx: PluginContext<unknown>,
+  cli: ProviderCliService,
+  provider: string,
+  envName: string | undefined,
+  keyless: boolean,
+  warn?: (m: string) => void,
+  configured?: { apiKey?: ConfigValue; run?: boolean },
+): KeyLookup {
   const flag = ctx.flags.get("api-key");
   if (typeof flag === "string" && flag && (!cli.selected || cli.selected === provider)) return { key: flag, from: "--api-key" };
+  const v = configured?.apiKey;
+  if (v) {
+    const from = `apiKey in ${v.file}`;
+    if (isCommand(v)) return configured.run ? { key: resolveValue(v), from } : { from, deferred: true };
+    const key = resolveValue(v, "undefined");
+    if (key) return { key, from: v.literal ? from : `${variablesOf(v).join(", ")} (${from})` };
+  }
   const fromEnv = envName ? process.env[envName] : undefined;
   if (fromEnv) return { key: fromEnv, from: envName };
   try {
@@ -109,23 +131,29 @@ async function listModels(ctx: PluginContext<unknown>, argv: string[], io: CliSt
       if (!query || matches(query, `${provider.id}/${model.id} ${model.name ?? ""}`)) rows.push({ provider, model, configured });
     }
   }
+  const from = (m: ModelInfo) => (m as CatalogModel).source ?? "built-in";
   if (json) {
-    io.stdout.write(JSON.stringify(rows.map((r) => ({ ...r.model, provider: r.provider.id, configured: r.configured })), null, 2) + "\n");
+    // Header values may be secrets (Pi's models.json allows literal ones): only their names are shown.
+    const shown = (m: ModelInfo) => ({ ...m, headers: (m as CatalogModel).headers?.map((h) => h.header ?? h.key), source: from(m) });
+    io.stdout.write(JSON.stringify(rows.map((r) => ({ ...shown(r.model), provider: r.provider.id, configured: r.configured })), null, 2) + "\n");
     return 0;
   }
   if (rows.length === 0) {
     io.stderr.write(`coil: no model matches '${query}'. Known providers: ${ctx.providers.ids().join(", ") || "(none)"}\n`);
     return 1;
   }
-  const head = ["model", "context", "max out", "thinking", "images", "$/M in/out", "name"];
+  const head = ["model", "ready", "context", "max out", "thinking", "images", "$/M in/out", "from", "name"];
+  const mark = (m: ModelInfo) => ((m as CatalogModel).default === "user" ? " (default: models.yaml)" : (m as CatalogModel).default === "provider" ? " (default)" : "");
   const table = rows.map(({ provider, model, configured }) => [
     `${provider.id}/${model.id}${configured ? "" : " *"}`,
+    configured ? "yes" : "-",
     tokens(model.contextWindow),
     tokens(model.maxOutput),
     model.reasoning ? "yes" : "-",
     model.input?.includes("image") ? "yes" : "-",
     describePrice(model),
-    model.name ?? "",
+    from(model),
+    `${model.name ?? ""}${mark(model)}`,
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : pad(c, widths[i]!))).join("  ").trimEnd();

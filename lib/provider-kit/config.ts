@@ -8,12 +8,21 @@ import { dirname, join } from "node:path";
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from "yaml";
 import { CoilError } from "../../kernel/index.js";
 import { API_KINDS, type ApiKind, type CatalogModel, type PriceTier, type Prices, type ThinkingStyle } from "./catalog.js";
+import type { ConfigValue } from "./values.js";
 
 export { coilHome } from "../paths.js";
 
 // ───────────────────────────── models.yaml ─────────────────────────────
 
-/** Per-provider switches for servers that differ from the reference API. */
+/** The kernel's thinking levels, as keys of `reasoningEffortMap`. */
+export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
+export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
+
+/** How a Chat Completions server takes the thinking setting. */
+export const THINKING_FORMATS = ["openai", "openrouter", "qwen", "zai"] as const;
+export type ThinkingFormat = (typeof THINKING_FORMATS)[number];
+
+/** Per-provider (or per-model) switches for servers that differ from the reference API. */
 export interface Compat {
   /** Chat Completions: which field carries the output limit. */
   maxTokensField?: "max_tokens" | "max_completion_tokens";
@@ -21,14 +30,47 @@ export interface Compat {
   systemRole?: "system" | "developer";
   /** Chat Completions: ask for usage in the stream (`stream_options.include_usage`). */
   streamUsage?: boolean;
-  /** Chat Completions: send `reasoning_effort` for reasoning models. */
+  /** Chat Completions: send the thinking setting (`reasoning_effort` or the `thinkingFormat` field) for reasoning models. */
   reasoningEffort?: boolean;
+  /**
+   * Chat Completions: how thinking is asked for. `openai`: `reasoning_effort`; `openrouter`:
+   * `reasoning: { effort }`; `qwen`: `enable_thinking: true|false`; `zai`: `thinking: { type: enabled|disabled }`.
+   */
+  thinkingFormat?: ThinkingFormat;
+  /** The effort value sent for each thinking level (a level left out: the nearest effort the model accepts). */
+  reasoningEffortMap?: Partial<Record<ThinkingLevel, string>>;
   /** Longest tool-call id the server accepts; longer ids are shortened deterministically. */
   toolCallIdMaxLength?: number;
+  /** Chat Completions: tool-call ids are exactly 9 letters and digits (Mistral rejects others, e.g. another provider's after a switch). */
+  requiresMistralToolIds?: boolean;
+  /** Chat Completions: tool results carry the tool's `name` (Mistral and some gateways require it). */
+  requiresToolResultName?: boolean;
+  /** Chat Completions: a user message may not follow tool results directly; an assistant message is put between. */
+  requiresAssistantAfterToolResult?: boolean;
+  /** The server accepts `strict` on function tools (coil sends `strict: false`); off: the field is left out. */
+  supportsStrictMode?: boolean;
   /** Anthropic Messages: send `cache_control` breakpoints. */
   cacheControl?: boolean;
-  /** Responses API: send `store: false` and replay encrypted reasoning. */
+  /** Responses API: the server keeps no state: send `store: false` and replay reasoning from its encrypted copy. */
+  stateless?: boolean;
+  /** @deprecated the old name of `stateless` (same meaning: `true` sends `store: false`); read with a warning. */
   store?: boolean;
+}
+
+/** Every switch set, as the wire code reads it (`reasoningEffortMap` may stay empty). */
+export type ResolvedCompat = Required<Omit<Compat, "store" | "reasoningEffortMap">> & Pick<Compat, "reasoningEffortMap">;
+
+/** `base` with `over` on top; the deprecated `store` becomes `stateless`. */
+export function mergeCompat<T extends Compat>(base: T, ...over: (Compat | undefined)[]): T {
+  let out: Compat = { ...base };
+  for (const c of over) {
+    if (!c) continue;
+    const { store, ...rest } = c;
+    out = { ...out, ...(store !== undefined && rest.stateless === undefined ? { stateless: store } : {}), ...rest };
+    if (c.reasoningEffortMap) out.reasoningEffortMap = { ...base.reasoningEffortMap, ...c.reasoningEffortMap };
+  }
+  delete out.store;
+  return out as T;
 }
 
 export interface ProviderConfig {
@@ -37,30 +79,42 @@ export interface ProviderConfig {
   baseUrl?: string;
   /** Name of the environment variable holding the key. */
   apiKeyEnv?: string;
+  /** The key as `${NAME}` or `!command` (never the key itself in models.yaml; Pi's models.json may hold one). */
+  apiKey?: ConfigValue;
   /** `none`: the server takes no key (local servers). */
   auth?: "key" | "none";
-  headers?: Record<string, string>;
+  /** Extra headers on every request; values may hold `${NAME}` or be a `!command`. */
+  headers?: ConfigValue[];
   compat?: Compat;
+  /** Extra fields merged into every request body (deeply; e.g. OpenRouter's `provider.order`, `top_k`). */
+  params?: Record<string, unknown>;
   /** Limits for ids this provider does not list. */
   defaults?: { contextWindow?: number; maxOutput?: number };
   models: ModelConfig[];
-  /** Where it was defined, for error messages. */
-  source: { file: string; line?: number };
+  /** Where it was defined, for error messages and `coil models`. */
+  source: { file: string; line?: number; kind?: ConfigSource };
 }
+
+/** Which file a provider or model came from. */
+export type ConfigSource = "models.yaml" | "pi models.json";
 
 export type ModelConfig = Partial<Omit<CatalogModel, "provider" | "cost">> & { id: string; cost?: Partial<Prices> };
 
 export interface ModelsFile {
   file: string;
   providers: ProviderConfig[];
+  /** `default: provider/id`: the model a run starts with when neither `--model` nor the preset names one. */
+  default?: string;
+  /** Things read but not as written (deprecated keys); the provider plugins log them once. */
+  warnings: string[];
 }
 
-type Kind = "string" | "boolean" | "posint" | "number" | "stringMap" | "strings";
+type Kind = "string" | "boolean" | "posint" | "number" | "stringMap" | "strings" | "object";
 interface Field {
   kind: Kind | readonly string[];
 }
 const PRICE_FIELDS = { input: { kind: "number" }, output: { kind: "number" }, cacheRead: { kind: "number" }, cacheWrite: { kind: "number" } } as const;
-const MODEL_FIELDS: Record<string, Field | "cost" | "tiers"> = {
+const MODEL_FIELDS: Record<string, Field | "cost" | "tiers" | "headers" | "compat"> = {
   id: { kind: "string" },
   name: { kind: "string" },
   api: { kind: API_KINDS },
@@ -73,17 +127,27 @@ const MODEL_FIELDS: Record<string, Field | "cost" | "tiers"> = {
   thinking: { kind: ["budget", "adaptive", "always", "effort"] satisfies ThinkingStyle[] },
   efforts: { kind: "strings" },
   fixedSampling: { kind: "boolean" },
+  headers: "headers",
+  compat: "compat",
+  params: { kind: "object" },
 };
 const COMPAT_FIELDS: Record<keyof Compat, Field> = {
   maxTokensField: { kind: ["max_tokens", "max_completion_tokens"] },
   systemRole: { kind: ["system", "developer"] },
   streamUsage: { kind: "boolean" },
   reasoningEffort: { kind: "boolean" },
+  thinkingFormat: { kind: THINKING_FORMATS },
+  reasoningEffortMap: { kind: "stringMap" },
   toolCallIdMaxLength: { kind: "posint" },
+  requiresToolResultName: { kind: "boolean" },
+  requiresMistralToolIds: { kind: "boolean" },
+  requiresAssistantAfterToolResult: { kind: "boolean" },
+  supportsStrictMode: { kind: "boolean" },
   cacheControl: { kind: "boolean" },
+  stateless: { kind: "boolean" },
   store: { kind: "boolean" },
 };
-const PROVIDER_FIELDS = ["api", "baseUrl", "apiKeyEnv", "auth", "headers", "compat", "defaults", "models"];
+const PROVIDER_FIELDS = ["api", "baseUrl", "apiKeyEnv", "apiKey", "auth", "headers", "compat", "params", "defaults", "models"];
 
 class Checker {
   private readonly lc = new LineCounter();
@@ -146,6 +210,8 @@ class Checker {
         return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : bad("a number ≥ 0");
       case "strings":
         return Array.isArray(value) && value.every((v) => typeof v === "string") ? value : bad("a list of strings");
+      case "object":
+        return this.object(value, path);
       case "stringMap": {
         const map = this.object(value, path);
         for (const [key, v] of Object.entries(map)) if (typeof v !== "string") this.fail([...path, key], `must be a string, got ${show(v)}`);
@@ -162,13 +228,41 @@ function show(value: unknown): string {
   return JSON.stringify(value)?.slice(0, 60) ?? String(value);
 }
 
-function checkModel(c: Checker, raw: unknown, path: (string | number)[]): ModelConfig {
+/** `compat` at `path`: known switches with the right types; `store` noted as deprecated. */
+function checkCompat(c: Checker, value: unknown, path: (string | number)[], warnings: string[]): Compat {
+  const compat = c.object(value, path, Object.keys(COMPAT_FIELDS));
+  for (const [k, v] of Object.entries(compat)) c.field(v, [...path, k], COMPAT_FIELDS[k as keyof Compat]);
+  if (compat.reasoningEffortMap) {
+    for (const level of Object.keys(compat.reasoningEffortMap)) {
+      if (!(THINKING_LEVELS as readonly string[]).includes(level)) c.fail([...path, "reasoningEffortMap"], `is not a thinking level (levels: ${THINKING_LEVELS.join(", ")})`, level);
+    }
+  }
+  if (compat.store !== undefined) {
+    const at = c.where(path, "store").line;
+    const dotted = path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("").slice(1);
+    warnings.push(
+      `models.yaml: '${dotted}.store' is deprecated (it read backwards: true meant "send store: false"); write 'stateless: ${compat.store}' instead, which means the same (${c.file}${at ? `:${at}` : ""})`,
+    );
+  }
+  return compat as Compat;
+}
+
+/** `headers` at `path`: a map of strings, each a template (`${NAME}`, `!command`). */
+function checkHeaders(c: Checker, value: unknown, path: (string | number)[], provider: string): ConfigValue[] {
+  const map = c.field(value, path, { kind: "stringMap" }) as Record<string, string>;
+  const dotted = path.slice(2).map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("").slice(1);
+  return Object.entries(map).map(([name, raw]) => ({ raw, file: c.file, line: c.where([...path, name]).line, provider, key: `${dotted}.${name}`, header: name }));
+}
+
+function checkModel(c: Checker, raw: unknown, path: (string | number)[], warnings: string[]): ModelConfig {
   const m = c.object(raw, path, Object.keys(MODEL_FIELDS));
   if (m.id === undefined) c.fail(path, "needs an 'id'");
-  const out: Record<string, unknown> = {};
+  const out: Record<string, unknown> = { source: "models.yaml" };
   for (const [key, value] of Object.entries(m)) {
     const spec = MODEL_FIELDS[key]!;
-    if (spec === "cost") {
+    if (spec === "headers") out.headers = checkHeaders(c, value, [...path, key], String(path[1]));
+    else if (spec === "compat") out.compat = checkCompat(c, value, [...path, key], warnings);
+    else if (spec === "cost") {
       const cost = c.object(value, [...path, key], Object.keys(PRICE_FIELDS));
       for (const [k, v] of Object.entries(cost)) c.field(v, [...path, key, k], PRICE_FIELDS[k as keyof Prices]);
       out.cost = cost;
@@ -192,17 +286,23 @@ function checkModel(c: Checker, raw: unknown, path: (string | number)[]): ModelC
 /** Parse and check `text` (the contents of `file`). Throws CONFIG_INVALID naming the file, line and field. */
 export function parseModelsFile(file: string, text: string): ModelsFile {
   const c: Checker = new Checker(file, text);
+  const warnings: string[] = [];
   const root = c.doc.toJS() as unknown;
-  if (root === null || root === undefined) return { file, providers: [] };
-  const top = c.object(root, [], ["providers"]);
-  if (top.providers === undefined || top.providers === null) return { file, providers: [] };
+  if (root === null || root === undefined) return { file, providers: [], warnings };
+  const top = c.object(root, [], ["default", "providers"]);
+  let fallback: string | undefined;
+  if (top.default !== undefined) {
+    fallback = c.field(top.default, ["default"], { kind: "string" }) as string;
+    if (!/^[^/\s]+\/\S+$/.test(fallback)) c.fail(["default"], `must name a provider and a model: provider/id (e.g. anthropic/claude-sonnet-5-5), got ${show(top.default)}`);
+  }
+  if (top.providers === undefined || top.providers === null) return { file, providers: [], default: fallback, warnings };
   const providers = c.object(top.providers, ["providers"]);
   const out: ProviderConfig[] = [];
   for (const [id, raw] of Object.entries(providers)) {
     const path = ["providers", id];
     if (!/^[a-z0-9][a-z0-9._-]*$/i.test(id)) c.fail(["providers"], "is not a valid provider id (letters, digits, '.', '_', '-')", id);
     const p = c.object(raw ?? {}, path, PROVIDER_FIELDS);
-    const config: ProviderConfig = { id, models: [], source: { file, line: c.where(["providers"], id).line } };
+    const config: ProviderConfig = { id, models: [], source: { file, line: c.where(["providers"], id).line, kind: "models.yaml" } };
     if (p.api !== undefined) config.api = c.field(p.api, [...path, "api"], { kind: API_KINDS }) as ApiKind;
     if (p.baseUrl !== undefined) {
       config.baseUrl = c.field(p.baseUrl, [...path, "baseUrl"], { kind: "string" }) as string;
@@ -212,13 +312,17 @@ export function parseModelsFile(file: string, text: string): ModelsFile {
       config.apiKeyEnv = c.field(p.apiKeyEnv, [...path, "apiKeyEnv"], { kind: "string" }) as string;
       if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(config.apiKeyEnv)) c.fail([...path, "apiKeyEnv"], `must be the NAME of an environment variable (the key itself never goes in this file), got ${show(p.apiKeyEnv)}`);
     }
-    if (p.auth !== undefined) config.auth = c.field(p.auth, [...path, "auth"], { kind: ["key", "none"] }) as "key" | "none";
-    if (p.headers !== undefined) config.headers = c.field(p.headers, [...path, "headers"], { kind: "stringMap" }) as Record<string, string>;
-    if (p.compat !== undefined) {
-      const compat = c.object(p.compat, [...path, "compat"], Object.keys(COMPAT_FIELDS));
-      for (const [k, v] of Object.entries(compat)) c.field(v, [...path, "compat", k], COMPAT_FIELDS[k as keyof Compat]);
-      config.compat = compat as Compat;
+    if (p.apiKey !== undefined) {
+      const raw = c.field(p.apiKey, [...path, "apiKey"], { kind: "string" }) as string;
+      if (!raw.startsWith("!") && !/\$\{[A-Za-z_][A-Za-z0-9_]*\}/.test(raw)) {
+        c.fail([...path, "apiKey"], "must be ${VARIABLE} or !command (the key itself never goes in this file)");
+      }
+      config.apiKey = { raw, file, line: c.where([...path, "apiKey"]).line, provider: id, key: "apiKey" };
     }
+    if (p.auth !== undefined) config.auth = c.field(p.auth, [...path, "auth"], { kind: ["key", "none"] }) as "key" | "none";
+    if (p.headers !== undefined) config.headers = checkHeaders(c, p.headers, [...path, "headers"], id);
+    if (p.compat !== undefined) config.compat = checkCompat(c, p.compat, [...path, "compat"], warnings);
+    if (p.params !== undefined) config.params = c.field(p.params, [...path, "params"], { kind: "object" }) as Record<string, unknown>;
     if (p.defaults !== undefined) {
       const d = c.object(p.defaults, [...path, "defaults"], ["contextWindow", "maxOutput"]);
       for (const [k, v] of Object.entries(d)) c.field(v, [...path, "defaults", k], { kind: "posint" });
@@ -228,7 +332,7 @@ export function parseModelsFile(file: string, text: string): ModelsFile {
       if (!Array.isArray(p.models)) c.fail([...path, "models"], `must be a list of models, got ${show(p.models)}`);
       const seen = new Set<string>();
       config.models = p.models.map((m, i) => {
-        const model = checkModel(c, m, [...path, "models", i]);
+        const model = checkModel(c, m, [...path, "models", i], warnings);
         if (seen.has(model.id)) c.fail([...path, "models", i, "id"], `repeats model id '${model.id}'`);
         seen.add(model.id);
         return model;
@@ -236,7 +340,7 @@ export function parseModelsFile(file: string, text: string): ModelsFile {
     }
     out.push(config);
   }
-  return { file, providers: out };
+  return { file, providers: out, default: fallback, warnings };
 }
 
 /** Read `$COIL_HOME/models.yaml` (or `file`); undefined when it does not exist. */
@@ -249,6 +353,86 @@ export function readModelsFile(file: string): ModelsFile | undefined {
     throw new CoilError("CONFIG_INVALID", `cannot read ${file}`, { file, cause });
   }
   return parseModelsFile(file, text);
+}
+
+/** `over` merged into `base`: objects deeply, anything else (arrays included) replaced. Neither is changed. */
+export function deepMerge<T extends Record<string, unknown>>(base: T, over: Record<string, unknown> | undefined): T {
+  if (!over) return base;
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const prev = out[key];
+    const plain = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+    out[key] = plain(prev) && plain(value) ? deepMerge(prev, value) : value;
+  }
+  return out as T;
+}
+
+/** `over`'s fields on top of `base`'s (models.yaml over Pi's models.json): compat and params merged, headers by name, models by id. */
+function mergeProvider(base: ProviderConfig, over: ProviderConfig): ProviderConfig {
+  const headers = new Map<string, ConfigValue>();
+  for (const h of [...(base.headers ?? []), ...(over.headers ?? [])]) headers.set((h.header ?? h.key).toLowerCase(), h);
+  const models = [...base.models];
+  for (const m of over.models) {
+    const at = models.findIndex((x) => x.id === m.id);
+    if (at < 0) models.push(m);
+    else {
+      const prev = models[at]!;
+      models[at] = { ...prev, ...m, compat: prev.compat || m.compat ? { ...prev.compat, ...m.compat } : undefined, source: `${m.source} over ${prev.source}` };
+    }
+  }
+  return {
+    ...base,
+    ...over,
+    headers: headers.size ? [...headers.values()] : undefined,
+    compat: base.compat || over.compat ? { ...base.compat, ...over.compat } : undefined,
+    params: base.params || over.params ? deepMerge(base.params ?? {}, over.params) : undefined,
+    models,
+    source: over.source,
+  };
+}
+
+/** What coil knows from the user's files: models.yaml, and Pi's models.json under it. */
+export interface ModelsConfig {
+  providers: ProviderConfig[];
+  default?: string;
+  /** About models.yaml (deprecated keys): the user should act on them. */
+  warnings: string[];
+  /** What coil skipped in Pi's models.json: Pi's own fields, nothing to fix for coil's sake. */
+  notes: string[];
+  /** The files that exist and were read. */
+  files: string[];
+}
+
+/**
+ * models.yaml (`yamlFile`; errors in it stop coil) and, when `piFile` is given and exists, Pi's
+ * models.json: a provider both name is Pi's entry with models.yaml's fields on top.
+ */
+export function loadModelsConfig(yamlFile: string, piFile: string | undefined, readPi: (file: string) => ModelsFile | undefined): ModelsConfig {
+  const yaml = readModelsFile(yamlFile);
+  const pi = piFile ? readPi(piFile) : undefined;
+  const byId = new Map<string, ProviderConfig>();
+  for (const p of pi?.providers ?? []) byId.set(p.id, p);
+  for (const p of yaml?.providers ?? []) {
+    const prev = byId.get(p.id);
+    byId.set(p.id, prev ? mergeProvider(prev, p) : p);
+  }
+  return {
+    providers: [...byId.values()],
+    default: yaml?.default,
+    warnings: yaml?.warnings ?? [],
+    notes: pi?.warnings ?? [],
+    files: [yaml?.file, pi?.file].filter((f): f is string => Boolean(f)),
+  };
+}
+
+const warned = new Set<string>();
+/** Log each configuration warning once per process (both provider plugins read the same files). */
+export function warnOnce(warnings: readonly string[], log: (message: string) => void): void {
+  for (const w of warnings) {
+    if (warned.has(w)) continue;
+    warned.add(w);
+    log(w);
+  }
 }
 
 /** A catalog entry from a models.yaml model, on top of what the built-in catalog says (if anything). */
@@ -264,6 +448,7 @@ export function mergeModel(provider: string, api: ApiKind, m: ModelConfig, base:
     contextWindow: m.contextWindow ?? base?.contextWindow ?? limits.contextWindow,
     maxOutput: m.maxOutput ?? base?.maxOutput ?? limits.maxOutput,
     cost,
+    source: m.source && base?.provider === provider ? `${m.source} over ${base.source ?? "built-in"}` : (m.source ?? base?.source),
   } as CatalogModel;
 }
 
@@ -312,8 +497,10 @@ export function writeAuthKey(home: string, provider: string, key: string | undef
 /** Where a provider's key came from; `key` is undefined when none was found. */
 export interface KeyLookup {
   key?: string;
-  /** `--api-key`, the variable name, `auth.json`, or `none` (keyless server). */
+  /** `--api-key`, the variable name, `auth.json`, `apiKey in <file>`, or `none` (keyless server). */
   from?: string;
+  /** The key comes from a `!command` not run yet (it runs before the first request). */
+  deferred?: boolean;
 }
 
 /** Replace every occurrence of the given secrets (and anything that looks like a bearer key) in `text`. */

@@ -24,6 +24,11 @@ function hash(text: string): string {
   return (h >>> 0).toString(16).padStart(8, "0");
 }
 
+/** Mistral's tool-call ids: exactly 9 letters and digits (an id of that shape is kept, any other becomes `c` + 8 hex digits of its hash). */
+export function mistralToolCallId(id: string): string {
+  return /^[A-Za-z0-9]{9}$/.test(id) ? id : `c${hash(id)}`;
+}
+
 /** A tool-call id made of [A-Za-z0-9_-], at most `max` characters; the same input always maps to the same id. */
 export function normalizeToolCallId(id: string, max: number): string {
   if (/^[A-Za-z0-9_-]+$/.test(id) && id.length <= max) return id;

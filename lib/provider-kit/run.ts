@@ -87,4 +87,6 @@ export const PROVIDER_OPTIONS = {
   maxTokens: Type.Integer({ minimum: 1, default: 32_000 }),
   /** Where to read extra providers and models; default `$COIL_HOME/models.yaml`. */
   modelsFile: Type.Optional(Type.String()),
+  /** Pi's models.json, read under models.yaml; default `~/.pi/agent/models.json` (`PI_CODING_AGENT_DIR`), `none` to leave it out. */
+  piModelsFile: Type.Optional(Type.String()),
 };

@@ -5,13 +5,14 @@
  * tool use, images, prompt caching, retries with backoff, cost from the model catalog.
  * The SDK is imported the first time a request is made. See docs/providers.md.
  */
-import { join, resolve } from "node:path";
 import { Type, type Static } from "typebox";
 import type Anthropic from "@anthropic-ai/sdk";
 import { CoilError, definePlugin, type ModelInfo, type PluginContext, type Provider, type ProviderEvent, type ProviderRequest } from "../../kernel/index.js";
-import { defaultModel, findModel, type CatalogModel } from "../../lib/provider-kit/catalog.js";
+import { defaultModel, findModel, markUserDefault, type CatalogModel } from "../../lib/provider-kit/catalog.js";
 import { keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../lib/provider-kit/cli.js";
-import { coilHome, isLocalUrl, mergeModel, readModelsFile, type ProviderConfig } from "../../lib/provider-kit/config.js";
+import { deepMerge, isLocalUrl, mergeModel, type ProviderConfig } from "../../lib/provider-kit/config.js";
+import { refuseEntry, userModels } from "../../lib/provider-kit/user-models.js";
+import { resolveHeaders, variablesOf, type ConfigValue } from "../../lib/provider-kit/values.js";
 import { PROVIDER_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
 import { routeConsole, sdkLogger } from "../../lib/provider-kit/sdk-log.js";
 import { CLOUDS, cloudModels, type Cloud } from "./clouds.js";
@@ -37,8 +38,11 @@ interface Setup {
   id: string;
   baseUrl?: string;
   apiKeyEnv?: string;
+  /** `apiKey` from models.yaml / Pi's models.json. */
+  apiKey?: ConfigValue;
   keyless: boolean;
-  headers?: Record<string, string>;
+  headers?: readonly ConfigValue[];
+  params?: Record<string, unknown>;
   cache: boolean;
   models: CatalogModel[];
   limits: { contextWindow: number; maxOutput: number };
@@ -54,17 +58,17 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
     if (!warned) ctx.log.warn(message);
     warned = true;
   };
-  const key = () => {
-    const found = lookupKey(ctx, cli, s.id, s.apiKeyEnv, s.keyless, warnOnce);
-    if (!found.key && s.id === "anthropic" && process.env.ANTHROPIC_AUTH_TOKEN) return { key: process.env.ANTHROPIC_AUTH_TOKEN, from: "ANTHROPIC_AUTH_TOKEN", bearer: true };
+  const key = (run = false) => {
+    const found = lookupKey(ctx, cli, s.id, s.apiKeyEnv, s.keyless, warnOnce, { apiKey: s.apiKey, run });
+    if (!found.key && !found.deferred && s.id === "anthropic" && process.env.ANTHROPIC_AUTH_TOKEN) return { key: process.env.ANTHROPIC_AUTH_TOKEN, from: "ANTHROPIC_AUTH_TOKEN", bearer: true };
     return { ...found, bearer: false };
   };
   const cloud = s.cloud;
   const baseUrl = () => s.baseUrl ?? (s.id === "anthropic" ? process.env.ANTHROPIC_BASE_URL : undefined) ?? (cloud ? `${cloud.name} (${cloud.id})` : "https://api.anthropic.com");
-  const hint = cloud?.hint ?? keyHint(s.id, s.apiKeyEnv);
+  const hint = cloud?.hint ?? keyHint(s.id, s.apiKeyEnv ?? (s.apiKey ? variablesOf(s.apiKey)[0] : undefined));
   // A cloud's model id names the Claude model inside it (us.anthropic.claude-…-v1:0): prices and limits come from the catalog.
-  const lookup = (id: string): CatalogModel | undefined => findModel(s.models, id) ?? (cloud && withId(findModel(ANTHROPIC_MODELS, cloud.catalogId(id)), id));
   const withId = (m: CatalogModel | undefined, id: string) => m && { ...m, id, provider: s.id };
+  const lookup = (id: string): CatalogModel | undefined => findModel(s.models, id) ?? (cloud && withId(findModel(ANTHROPIC_MODELS, cloud.catalogId(id)), id));
   const catalogFor = (model: ModelInfo): CatalogModel =>
     s.models.find((m) => m.id === model.id) ?? (cloud && lookup(model.id)) ?? { ...defaultModel(s.id, model.id, API, s.limits), ...model, api: API, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...model.cost } };
 
@@ -74,7 +78,7 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
     if (!c) {
       // The SDK's own retries are off: coil retries, so that waits are visible and abortable.
       // The SDK's console logging goes to coil's diagnostics (stderr stays clean in --mode json).
-      const common = { timeout: o.timeoutMs, defaultHeaders: { ...o.headers, ...s.headers }, logger: sdkLogger(ctx.log, s.id, [k.key, ...cloudSecrets()]) };
+      const common = { timeout: o.timeoutMs, defaultHeaders: { ...o.headers }, logger: sdkLogger(ctx.log, s.id, [k.key, ...cloudSecrets()]) };
       if (cloud) c = await cloud.client(common, process.env);
       else {
         const { default: AnthropicSdk } = await import("@anthropic-ai/sdk");
@@ -96,26 +100,32 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
       const found = lookup(id);
       return found ? { ...found, provider: s.id } : defaultModel(s.id, id, API, s.limits);
     },
-    isConfigured: () => (cloud ? cloud.missing(process.env) === undefined : key().key !== undefined || s.keyless),
+    isConfigured: () => (cloud ? cloud.missing(process.env) === undefined : key().key !== undefined || key().deferred === true || s.keyless),
     setupHint: hint,
     stream(request: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderEvent> {
       const model = catalogFor(request.model);
-      const k = key();
       const url = baseUrl();
+      const secrets: (string | undefined)[] = cloudSecrets();
+      let k: ReturnType<typeof key> | undefined;
       return runWithRetries({
         provider: s.id,
         model,
         signal,
-        secrets: [k.key, ...cloudSecrets()],
+        secrets,
         policy: { maxRetries: o.maxRetries, baseDelayMs: o.baseDelayMs, maxRetryDelayMs: o.maxRetryDelayMs },
-        classify: (error) => classify(error, { provider: s.id, baseUrl: url, keyFrom: k.from, keyHint: hint, model: model.id }),
+        classify: (error) => (error instanceof CoilError ? { message: error.message, retryable: false, overflow: false } : classify(error, { provider: s.id, baseUrl: url, keyFrom: k?.from, keyHint: hint, model: model.id })),
         async *attempt({ builder, signal: abort }) {
-          const unusable = cloud ? cloud.missing(process.env) : undefined;
+          k ??= key(true);
+          secrets.push(k.key);
+          const unusable = cloud?.missing(process.env);
           if (unusable) throw new CoilError("AUTH_MISSING", `provider '${s.id}' (${cloud!.name}) is not set up: ${unusable}. To use it, ${hint}`, { plugin: ctx.id });
           if (!cloud && !k.key && !s.keyless) throw new CoilError("AUTH_MISSING", `no API key for provider '${s.id}': ${hint}`, { plugin: ctx.id });
-          const params = buildParams(request, model, { provider: s.id, cache: s.cache ? o.cacheRetention : "none", maxTokens: o.maxTokens });
+          const { headers, secrets: hidden } = resolveHeaders(s.headers, model.headers);
+          secrets.push(...hidden);
+          const built = buildParams(request, model, { provider: s.id, cache: s.cache ? o.cacheRetention : "none", maxTokens: o.maxTokens });
+          const params = deepMerge(deepMerge(built as unknown as Record<string, unknown>, s.params), model.params) as unknown as typeof built;
           const sdk = await client(url, k);
-          const stream = await routeConsole(sdk.logger, () => sdk.messages.create(params, { signal: abort, maxRetries: 0 }));
+          const stream = await routeConsole(sdk.logger, () => sdk.messages.create(params, { signal: abort, maxRetries: 0, headers }));
           return yield* readStream(stream, builder);
         },
       });
@@ -130,25 +140,24 @@ export default definePlugin({
   setup(ctx) {
     const o = ctx.options;
     const cli = sharedCli(ctx);
-    const file = o.modelsFile ? resolve(ctx.baseDir, o.modelsFile) : join(coilHome(), "models.yaml");
-    const configured = readModelsFile(file)?.providers ?? [];
-    const mine = configured.filter((p) => p.id === "anthropic" || p.api === API);
-    for (const p of mine) {
-      if (p.id === "anthropic" && p.api && p.api !== API) {
-        throw new CoilError("CONFIG_INVALID", `models.yaml: provider 'anthropic' is built in with api ${API}; give your ${p.api} server another id`, { file, line: p.source.line });
-      }
-    }
-    for (const p of mine) {
-      if (p.id !== "anthropic" && !p.baseUrl) throw new CoilError("CONFIG_INVALID", `models.yaml: provider '${p.id}' needs a baseUrl (the Anthropic-compatible API root)`, { file, line: p.source.line });
-    }
+    const user = userModels(ctx.baseDir, o, ctx.log);
+    const configured = user.providers;
+    const info = (m: string) => ctx.log.info(m);
+    const mine = configured.filter((p) => {
+      if (p.id === "anthropic" && p.api && p.api !== API) return refuseEntry(p, `is built in with api ${API}; give your ${p.api} server another id`, info), false;
+      if (p.id === "openai" && p.api === API) return refuseEntry(p, "is built in (OpenAI); give your anthropic-messages server another id", info), false;
+      if (p.id !== "anthropic" && p.api === API && !p.baseUrl) return refuseEntry(p, "needs a baseUrl (the Anthropic-compatible API root)", info), false;
+      return p.id === "anthropic" || p.api === API;
+    });
     const builtin = mine.find((p) => p.id === "anthropic");
-    ctx.providers.register(makeProvider(ctx, cli, setupFor("anthropic", builtin, o)));
-    for (const p of mine) if (p.id !== "anthropic") ctx.providers.register(makeProvider(ctx, cli, setupFor(p.id, p, o)));
+    const providers = [makeProvider(ctx, cli, setupFor("anthropic", builtin, o)), ...mine.filter((p) => p.id !== "anthropic").map((p) => makeProvider(ctx, cli, setupFor(p.id, p, o)))];
     // Bedrock and Vertex, unless models.yaml already uses the id for a server of its own.
-    for (const c of CLOUDS) {
-      if (mine.some((p) => p.id === c.id)) continue;
-      ctx.providers.register(makeProvider(ctx, cli, { id: c.id, keyless: true, cache: true, models: cloudModels(c, ANTHROPIC_MODELS), limits: ANTHROPIC_DEFAULT_LIMITS, cloud: c }));
-    }
+    for (const c of CLOUDS) if (!mine.some((p) => p.id === c.id)) providers.push(makeProvider(ctx, cli, { id: c.id, keyless: true, cache: true, models: cloudModels(c, ANTHROPIC_MODELS), limits: ANTHROPIC_DEFAULT_LIMITS, cloud: c }));
+    for (const p of providers) ctx.providers.register(p);
+    // models.yaml `default: provider/id` naming one of these providers (the other plugin reports unknown ones).
+    const slash = user.default?.indexOf("/") ?? -1;
+    const named = slash > 0 ? providers.find((p) => p.id === user.default!.slice(0, slash)) : undefined;
+    if (named) markUserDefault(named, user.default!.slice(slash + 1));
   },
 });
 
@@ -174,8 +183,10 @@ function setupFor(id: string, p: ProviderConfig | undefined, o: Options): Setup 
     id,
     baseUrl,
     apiKeyEnv: p?.apiKeyEnv ?? (builtin ? o.apiKeyEnv : undefined),
-    keyless: p?.auth === "none" || (!builtin && !p?.apiKeyEnv && isLocalUrl(baseUrl)),
+    apiKey: p?.apiKey,
+    keyless: p?.auth === "none" || (!builtin && !p?.apiKeyEnv && !p?.apiKey && isLocalUrl(baseUrl)),
     headers: p?.headers,
+    params: p?.params,
     cache: p?.compat?.cacheControl ?? true,
     models: models.map((m) => ({ ...m, provider: id })),
     limits,

@@ -35,7 +35,8 @@ const M = 1_000_000;
 
 export const ANTHROPIC_MODELS: readonly CatalogModel[] = [
   claude("claude-opus-5-5", "Claude Opus 5.5", M, 128_000, "always", { input: 4, output: 20, cacheRead: 0.2, cacheWrite: 5 }),
-  claude("claude-sonnet-5-5", "Claude Sonnet 5.5", M, 128_000, "adaptive", { input: 2, output: 10, cacheRead: 0.1, cacheWrite: 2.5 }),
+  // The default for a run that names no model: Sonnet, the balanced one (not Opus or Fable).
+  { ...claude("claude-sonnet-5-5", "Claude Sonnet 5.5", M, 128_000, "adaptive", { input: 2, output: 10, cacheRead: 0.1, cacheWrite: 2.5 }), default: "provider" },
   claude("claude-haiku-5-5", "Claude Haiku 5.5", M, 128_000, "adaptive", { input: 0.1, output: 0.5, cacheRead: 0.01, cacheWrite: 0.125 }, {
     // Prompts over 100K tokens are billed at the higher rates for every token of the request.
     tiers: [{ above: 100_000, input: 0.5, output: 2.5, cacheRead: 0.05, cacheWrite: 0.625 }],

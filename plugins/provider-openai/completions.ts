@@ -7,8 +7,8 @@ import type OpenAI from "openai";
 import type { ImageContent, ProviderEvent, ProviderRequest, StopReason, TextContent } from "../../kernel/index.js";
 import type { MessageBuilder } from "../../lib/provider-kit/builder.js";
 import type { CatalogModel } from "../../lib/provider-kit/catalog.js";
-import type { Compat } from "../../lib/provider-kit/config.js";
-import { normalizeToolCallId, prepareHistory } from "../../lib/provider-kit/history.js";
+import type { ResolvedCompat } from "../../lib/provider-kit/config.js";
+import { mistralToolCallId, normalizeToolCallId, prepareHistory } from "../../lib/provider-kit/history.js";
 import { StreamEndedEarly, effortFor } from "./shared.js";
 
 type Params = OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming;
@@ -16,7 +16,7 @@ type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 type Part = OpenAI.Chat.Completions.ChatCompletionContentPart;
 
 export interface CompletionsOptions {
-  compat: Required<Compat>;
+  compat: ResolvedCompat;
   maxTokens: number;
 }
 
@@ -34,7 +34,7 @@ function userContent(content: string | (TextContent | ImageContent)[], model: Ca
 export function buildCompletionsParams(request: ProviderRequest, model: CatalogModel, o: CompletionsOptions): Params {
   const { compat } = o;
   const history = prepareHistory(request.messages, {
-    normalizeId: (id) => normalizeToolCallId(id, compat.toolCallIdMaxLength),
+    normalizeId: (id) => (compat.requiresMistralToolIds ? mistralToolCallId(id) : normalizeToolCallId(id, compat.toolCallIdMaxLength)),
     keepThinking: () => false, // reasoning text is never sent back (DeepSeek rejects it; others ignore it)
   });
   const messages: ChatMessage[] = [];
@@ -53,11 +53,15 @@ export function buildCompletionsParams(request: ProviderRequest, model: CatalogM
   };
   for (const m of history) {
     if (m.role !== "toolResult") flushImages();
+    // Servers that reject a user message right after tool results get an assistant message between.
+    if (m.role === "user" && compat.requiresAssistantAfterToolResult && messages.at(-1)?.role === "tool") messages.push({ role: "assistant", content: "I have processed the tool results." });
     if (m.role === "user") messages.push({ role: "user", content: userContent(m.content, model) });
     else if (m.role === "toolResult") {
       const textOut = m.content.filter((c): c is TextContent => c.type === "text").map((c) => c.text).join("\n");
       pendingImages.push(...m.content.filter((c): c is ImageContent => c.type === "image"));
-      messages.push({ role: "tool", tool_call_id: m.toolCallId, content: textOut || (m.content.length ? "(see the image below)" : "(no output)") });
+      const tool: OpenAI.Chat.Completions.ChatCompletionToolMessageParam & { name?: string } = { role: "tool", tool_call_id: m.toolCallId, content: textOut || (m.content.length ? "(see the image below)" : "(no output)") };
+      if (compat.requiresToolResultName) tool.name = m.toolName;
+      messages.push(tool);
     } else {
       const textOut = m.content.filter((c): c is TextContent => c.type === "text").map((c) => c.text).join("");
       const calls = m.content.filter((c) => c.type === "toolCall");
@@ -75,12 +79,37 @@ export function buildCompletionsParams(request: ProviderRequest, model: CatalogM
   if (compat.maxTokensField === "max_tokens") params.max_tokens = limit;
   else params.max_completion_tokens = limit;
   if (request.tools.length) {
-    params.tools = request.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.parameters as unknown as Record<string, unknown> } }));
+    params.tools = request.tools.map((t) => ({
+      type: "function",
+      function: { name: t.name, description: t.description, parameters: t.parameters as unknown as Record<string, unknown>, ...(compat.supportsStrictMode ? { strict: false } : {}) },
+    }));
   }
-  const effort = model.reasoning && compat.reasoningEffort ? effortFor(request.options.thinking, model) : undefined;
-  if (effort) params.reasoning_effort = effort as Params["reasoning_effort"];
+  if (model.reasoning) applyThinking(params, request.options.thinking, model, compat);
   if (typeof request.options.temperature === "number" && !model.reasoning) params.temperature = request.options.temperature;
   return params;
+}
+
+/** The thinking setting in the form the server takes (`compat.thinkingFormat`); nothing when the request sets no level. */
+function applyThinking(params: Params, level: ProviderRequest["options"]["thinking"], model: CatalogModel, compat: ResolvedCompat): void {
+  if (!level) return;
+  const body = params as Params & Record<string, unknown>;
+  switch (compat.thinkingFormat) {
+    case "qwen":
+      body.enable_thinking = level !== "off";
+      return;
+    case "zai":
+      body.thinking = { type: level === "off" ? "disabled" : "enabled" };
+      return;
+    case "openrouter": {
+      const effort = effortFor(level, model, compat.reasoningEffortMap);
+      if (compat.reasoningEffort && effort) body.reasoning = effort === "none" ? { enabled: false } : { effort };
+      return;
+    }
+    default: {
+      const effort = compat.reasoningEffort ? effortFor(level, model, compat.reasoningEffortMap) : undefined;
+      if (effort) params.reasoning_effort = effort as Params["reasoning_effort"];
+    }
+  }
 }
 
 function mapFinish(reason: string | null | undefined, hasCalls: boolean): StopReason {

@@ -6,13 +6,14 @@
  * cost from the model catalog. The SDK is imported the first time a request is made.
  * See docs/providers.md.
  */
-import { join, resolve } from "node:path";
 import { Type, type Static } from "typebox";
 import type OpenAI from "openai";
 import { CoilError, definePlugin, type ModelInfo, type PluginContext, type Provider, type ProviderEvent, type ProviderRequest } from "../../kernel/index.js";
-import { defaultModel, findModel, type ApiKind, type CatalogModel } from "../../lib/provider-kit/catalog.js";
+import { defaultModel, findModel, markUserDefault, type ApiKind, type CatalogModel } from "../../lib/provider-kit/catalog.js";
 import { keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../lib/provider-kit/cli.js";
-import { coilHome, isLocalUrl, mergeModel, readModelsFile, type Compat, type ProviderConfig } from "../../lib/provider-kit/config.js";
+import { deepMerge, isLocalUrl, mergeCompat, mergeModel, type Compat, type KeyLookup, type ProviderConfig, type ResolvedCompat } from "../../lib/provider-kit/config.js";
+import { refuseEntry, userModels } from "../../lib/provider-kit/user-models.js";
+import { resolveHeaders, variablesOf, type ConfigValue } from "../../lib/provider-kit/values.js";
 import { PROVIDER_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
 import { routeConsole, sdkLogger } from "../../lib/provider-kit/sdk-log.js";
 import { AZURE_HINT, azureClient, azureEndpoint } from "./azure.js";
@@ -42,18 +43,26 @@ interface Setup {
   id: string;
   baseUrl(): string;
   apiKeyEnv?: string;
+  /** `apiKey` from models.yaml / Pi's models.json (`${NAME}`, `!command`, or Pi's literal key). */
+  apiKey?: ConfigValue;
   keyless(): boolean;
-  headers?: Record<string, string>;
-  compat(): Required<Compat>;
+  headers?: readonly ConfigValue[];
+  /** Defaults for this server, before the user's switches. */
+  compat(): ResolvedCompat;
+  /** The user's switches for the provider (models.yaml / Pi), before each model's own. */
+  userCompat?: Compat;
+  params?: Record<string, unknown>;
   /** API for a model id the provider does not list. */
   defaultApi(): ApiKind;
   models: CatalogModel[];
   limits: { contextWindow: number; maxOutput: number };
+  /** Only for local servers coil knows: whether the user said it runs (models.yaml / Pi / a variable). */
+  declared?(): boolean;
+  hint?: string;
   /** A client other than the plain OpenAI one (Azure). */
   client?: typeof azureClient;
-  /** Besides the key, what must be set for the provider to be usable. */
+  /** Besides the key, what must be set for the provider to be usable (Azure's endpoint). */
   ready?: () => boolean;
-  hint?: string;
 }
 
 function isOfficial(url: string): boolean {
@@ -68,12 +77,20 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
   const o = ctx.options;
   const clients = new Map<string, OpenAI>();
   let warned = false;
-  const key = () =>
-    lookupKey(ctx, cli, s.id, s.apiKeyEnv, s.keyless(), (m) => {
-      if (!warned) ctx.log.warn(m);
-      warned = true;
-    });
-  const hint = s.hint ?? keyHint(s.id, s.apiKeyEnv);
+  const key = (run = false) =>
+    lookupKey(
+      ctx,
+      cli,
+      s.id,
+      s.apiKeyEnv,
+      s.keyless(),
+      (m) => {
+        if (!warned) ctx.log.warn(m);
+        warned = true;
+      },
+      { apiKey: s.apiKey, run },
+    );
+  const hint = s.hint ?? keyHint(s.id, s.apiKeyEnv ?? (s.apiKey ? variablesOf(s.apiKey)[0] : undefined));
   const catalogFor = (model: ModelInfo): CatalogModel => {
     const listed = s.models.find((m) => m.id === model.id);
     if (listed) return listed;
@@ -87,7 +104,7 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
     if (!c) {
       // The SDK's own retries are off: coil retries, so that waits are visible and abortable.
       // The SDK's console logging goes to coil's diagnostics (stderr stays clean in --mode json).
-      const common = { timeout: o.timeoutMs, defaultHeaders: { ...o.headers, ...s.headers }, logger: sdkLogger(ctx.log, s.id, [k]) };
+      const common = { timeout: o.timeoutMs, defaultHeaders: { ...o.headers }, logger: sdkLogger(ctx.log, s.id, [k]) };
       if (s.client) c = await s.client(k, common);
       else {
         const { default: OpenAISdk } = await import("openai");
@@ -108,31 +125,39 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
       const found = findModel(s.models, id);
       return found ? { ...found, provider: s.id } : defaultModel(s.id, id, s.defaultApi(), s.limits);
     },
-    isConfigured: () => (key().key !== undefined || s.keyless()) && (s.ready?.() ?? true),
+    isConfigured: () => (s.declared ? s.declared() : key().key !== undefined || key().deferred === true || s.keyless()) && s.ready?.() !== false,
     setupHint: hint,
     stream(request: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderEvent> {
       const model = catalogFor(request.model);
-      const k = key();
       const url = s.baseUrl();
-      const compat = s.compat();
+      const compat = mergeCompat(s.compat(), s.userCompat, model.compat);
+      const secrets: (string | undefined)[] = [];
+      let k: KeyLookup | undefined;
       return runWithRetries({
         provider: s.id,
         model,
         signal,
-        secrets: [k.key],
+        secrets,
         policy: { maxRetries: o.maxRetries, baseDelayMs: o.baseDelayMs, maxRetryDelayMs: o.maxRetryDelayMs },
-        classify: (error) => classifyOpenAI(error, { provider: s.id, baseUrl: url, keyFrom: k.from, keyHint: hint, model: model.id }),
+        classify: (error) => (error instanceof CoilError ? { message: error.message, retryable: false, overflow: false } : classifyOpenAI(error, { provider: s.id, baseUrl: url, keyFrom: k?.from, keyHint: hint, model: model.id })),
         async *attempt({ builder, signal: abort }) {
           if (s.ready?.() === false) throw new CoilError("AUTH_MISSING", `provider '${s.id}' is not set up: ${hint}`, { plugin: ctx.id });
+          k ??= key(true);
+          secrets.push(k.key);
           if (!k.key && !s.keyless()) throw new CoilError("AUTH_MISSING", `no API key for provider '${s.id}': ${hint}`, { plugin: ctx.id });
+          // Resolved per request: a header naming a variable that is not set fails this request, naming it.
+          const { headers, secrets: hidden } = resolveHeaders(s.headers, model.headers);
+          secrets.push(...hidden);
+          const body = <T extends object>(params: T): T => deepMerge(deepMerge(params as Record<string, unknown>, s.params), model.params) as T;
           const sdk = await client(url, k.key);
           if (model.api === "openai-responses") {
-            const params = buildResponsesParams(request, model, { provider: s.id, stateless: compat.store, maxTokens: o.maxTokens });
-            const events = await routeConsole(sdk.logger, () => sdk.responses.create(params, { signal: abort, maxRetries: 0 }));
+            const strict = model.compat?.supportsStrictMode ?? s.userCompat?.supportsStrictMode ?? true;
+            const params = body(buildResponsesParams(request, model, { provider: s.id, stateless: compat.stateless, strict, maxTokens: o.maxTokens, reasoningEffortMap: compat.reasoningEffortMap }));
+            const events = await routeConsole(sdk.logger, () => sdk.responses.create(params, { signal: abort, maxRetries: 0, headers }));
             return yield* readResponses(events, builder);
           }
-          const params = buildCompletionsParams(request, model, { compat, maxTokens: o.maxTokens });
-          const chunks = await routeConsole(sdk.logger, () => sdk.chat.completions.create(params, { signal: abort, maxRetries: 0 }));
+          const params = body(buildCompletionsParams(request, model, { compat, maxTokens: o.maxTokens }));
+          const chunks = await routeConsole(sdk.logger, () => sdk.chat.completions.create(params, { signal: abort, maxRetries: 0, headers }));
           return yield* readCompletions(chunks, builder);
         },
       });
@@ -158,22 +183,30 @@ export default definePlugin({
   setup(ctx) {
     const o = ctx.options;
     const cli = sharedCli(ctx);
-    const file = o.modelsFile ? resolve(ctx.baseDir, o.modelsFile) : join(coilHome(), "models.yaml");
-    const configured = (readModelsFile(file)?.providers ?? []).filter((p) => p.id !== "anthropic" && p.api !== "anthropic-messages");
+    const user = userModels(ctx.baseDir, o, ctx.log);
+    const configured = user.providers.filter((p) => p.id !== "anthropic" && p.api !== "anthropic-messages");
+    // (an `openai` entry with api anthropic-messages is the anthropic plugin's to refuse)
     const byId = new Map(configured.map((p) => [p.id, p]));
+    const registered: Provider[] = [];
+    const register = (p: Provider) => {
+      registered.push(p);
+      ctx.providers.register(p);
+    };
 
     const own = byId.get("openai");
-    if (own?.api === "anthropic-messages") throw new CoilError("CONFIG_INVALID", "models.yaml: provider 'openai' is built in; give your server another id", { file, line: own.source.line });
     const openaiUrl = () => own?.baseUrl ?? o.baseUrl ?? process.env.OPENAI_BASE_URL ?? OFFICIAL;
     const limits = { contextWindow: own?.defaults?.contextWindow ?? OPENAI_DEFAULT_LIMITS.contextWindow, maxOutput: own?.defaults?.maxOutput ?? OPENAI_DEFAULT_LIMITS.maxOutput };
-    ctx.providers.register(
+    register(
       makeProvider(ctx, cli, {
         id: "openai",
         baseUrl: openaiUrl,
         apiKeyEnv: own?.apiKeyEnv ?? o.apiKeyEnv,
+        apiKey: own?.apiKey,
         keyless: () => own?.auth === "none" || isLocalUrl(openaiUrl()),
         headers: own?.headers,
-        compat: () => ({ ...(isLocalUrl(openaiUrl()) ? COMPAT_GENERIC : COMPAT_OPENAI), ...own?.compat }),
+        compat: () => (isLocalUrl(openaiUrl()) ? COMPAT_GENERIC : COMPAT_OPENAI),
+        userCompat: own?.compat,
+        params: own?.params,
         defaultApi: () => own?.api ?? (o.api !== "auto" ? o.api : isOfficial(openaiUrl()) ? "openai-responses" : "openai-completions"),
         models: catalog("openai", own?.api ?? "openai-responses", OPENAI_MODELS, own, limits),
         limits,
@@ -186,17 +219,24 @@ export default definePlugin({
       const api = p?.api ?? b.api;
       const lim = { contextWindow: p?.defaults?.contextWindow ?? b.limits.contextWindow, maxOutput: p?.defaults?.maxOutput ?? b.limits.maxOutput };
       const url = p?.baseUrl ?? b.baseUrl;
-      ctx.providers.register(
+      const local = isLocalUrl(b.baseUrl);
+      register(
         makeProvider(ctx, cli, {
           id: b.id,
           baseUrl: () => url,
           apiKeyEnv: p?.apiKeyEnv ?? b.apiKeyEnv,
-          keyless: () => p?.auth === "none",
+          apiKey: p?.apiKey,
+          keyless: () => p?.auth === "none" || (local && !p?.apiKeyEnv && !p?.apiKey),
           headers: p?.headers,
-          compat: () => ({ ...COMPAT_GENERIC, ...b.compat, ...p?.compat }),
+          compat: () => ({ ...COMPAT_GENERIC, ...b.compat }),
+          userCompat: p?.compat,
+          params: p?.params,
           defaultApi: () => api,
           models: catalog(b.id, api, b.models, p, lim),
           limits: lim,
+          // A local server counts as usable once the user says it runs: an entry in models.yaml (even `ollama: {}`) or Pi's models.json.
+          declared: local ? () => Boolean(p) : undefined,
+          hint: local ? `start ${b.name} (${b.baseUrl}), then add \`${b.id}: {}\` under providers in $COIL_HOME/models.yaml` : undefined,
         }),
       );
     }
@@ -204,13 +244,13 @@ export default definePlugin({
     // Azure OpenAI, unless models.yaml uses the id for a server of its own.
     if (!byId.has("azure")) {
       const azureLimits = { ...OPENAI_DEFAULT_LIMITS };
-      ctx.providers.register(
+      register(
         makeProvider(ctx, cli, {
           id: "azure",
           baseUrl: () => azureEndpoint() ?? "https://<resource>.openai.azure.com",
           apiKeyEnv: "AZURE_OPENAI_API_KEY",
           keyless: () => false,
-          compat: () => ({ ...COMPAT_OPENAI }),
+          compat: () => COMPAT_OPENAI,
           defaultApi: () => "openai-completions",
           models: catalog("azure", "openai-responses", OPENAI_MODELS, undefined, azureLimits),
           limits: azureLimits,
@@ -224,27 +264,51 @@ export default definePlugin({
     const taken = new Set(["openai", "azure", ...builtins.map((b) => b.id)]);
     for (const p of configured) {
       if (taken.has(p.id)) continue;
-      if (!p.baseUrl) throw new CoilError("CONFIG_INVALID", `models.yaml: provider '${p.id}' needs a baseUrl (e.g. http://localhost:11434/v1)`, { file, line: p.source.line });
+      if (!p.baseUrl) {
+        refuseEntry(p, "needs a baseUrl (e.g. http://localhost:11434/v1)", (m) => ctx.log.info(m));
+        continue;
+      }
       const api = p.api ?? "openai-completions";
       const lim = { contextWindow: p.defaults?.contextWindow ?? OPENAI_DEFAULT_LIMITS.contextWindow, maxOutput: p.defaults?.maxOutput ?? OPENAI_DEFAULT_LIMITS.maxOutput };
       const url = p.baseUrl;
-      ctx.providers.register(
+      register(
         makeProvider(ctx, cli, {
           id: p.id,
           baseUrl: () => url,
           apiKeyEnv: p.apiKeyEnv,
-          keyless: () => p.auth === "none" || (!p.apiKeyEnv && isLocalUrl(url)),
+          apiKey: p.apiKey,
+          keyless: () => p.auth === "none" || (!p.apiKeyEnv && !p.apiKey && isLocalUrl(url)),
           headers: p.headers,
-          compat: () => ({ ...(api === "openai-responses" && isOfficial(url) ? COMPAT_OPENAI : COMPAT_GENERIC), ...p.compat }),
+          compat: () => (api === "openai-responses" && isOfficial(url) ? COMPAT_OPENAI : COMPAT_GENERIC),
+          userCompat: p.compat,
+          params: p.params,
           defaultApi: () => api,
           models: catalog(p.id, api, [], p, lim),
           limits: lim,
         }),
       );
     }
+    markDefaults(registered, user.default, user.providers, (m) => ctx.log.warn(m));
   },
 });
 
+/**
+ * Mark each provider's balanced default (the catalog's `default: "provider"` entry stays) and the
+ * models.yaml `default:` on the provider it names, when this plugin registered it. A `default:` naming
+ * a provider neither plugin registers is reported here (anthropic-messages providers are the other plugin's).
+ */
+function markDefaults(providers: Provider[], spec: string | undefined, all: readonly ProviderConfig[], warn: (m: string) => void): void {
+  if (!spec) return;
+  const slash = spec.indexOf("/");
+  const [head, id] = [spec.slice(0, slash), spec.slice(slash + 1)];
+  const provider = providers.find((p) => p.id === head);
+  if (!provider) {
+    const theirs = head === "anthropic" || all.some((p) => p.id === head && p.api === "anthropic-messages");
+    if (!theirs) warn(`models.yaml: default '${spec}' names no provider coil has (known: ${providers.map((p) => p.id).join(", ")}, anthropic); using the built-in default`);
+    return;
+  }
+  markUserDefault(provider, id);
+}
 /** For benchmarks and embedders: the wire mappings without the network. */
 export { buildCompletionsParams, readCompletions } from "./completions.js";
 export { buildResponsesParams, readResponses } from "./responses.js";

@@ -22,7 +22,11 @@ export interface ResponsesOptions {
   provider: string;
   /** `store: false` plus encrypted reasoning, so reasoning can be replayed without server-side state. */
   stateless: boolean;
+  /** Send `strict: false` on function tools (a server that does not know the field: false, and it is left out). */
+  strict?: boolean;
   maxTokens: number;
+  /** The effort sent per thinking level (models.yaml `compat.reasoningEffortMap`). */
+  reasoningEffortMap?: Partial<Record<string, string>>;
 }
 
 const CALL_ID_MAX = 64;
@@ -101,10 +105,10 @@ export function buildResponsesParams(request: ProviderRequest, model: CatalogMod
   if (instructions) params.instructions = instructions;
   params.max_output_tokens = Math.min(model.maxOutput, typeof request.options.maxTokens === "number" ? request.options.maxTokens : o.maxTokens);
   if (request.tools.length) {
-    params.tools = request.tools.map((t) => ({ type: "function", name: t.name, description: t.description, parameters: t.parameters as unknown as Record<string, unknown>, strict: false }));
+    params.tools = request.tools.map((t) => ({ type: "function", name: t.name, description: t.description, parameters: t.parameters as unknown as Record<string, unknown>, ...(o.strict === false ? {} : { strict: false }) })) as Params["tools"];
   }
   if (model.reasoning) {
-    const effort = effortFor(request.options.thinking, model);
+    const effort = effortFor(request.options.thinking, model, o.reasoningEffortMap);
     params.reasoning = { summary: "auto", ...(effort ? { effort: effort as "low" } : {}) };
     if (o.stateless) params.include = ["reasoning.encrypted_content"];
   } else if (typeof request.options.temperature === "number") {

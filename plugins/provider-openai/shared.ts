@@ -20,9 +20,14 @@ export class StreamError extends Error {
 const ORDER = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
 const LEVEL: Record<string, string> = { off: "none", minimal: "minimal", low: "low", medium: "medium", high: "high", xhigh: "xhigh" };
 
-/** The effort to send for the kernel's thinking level: the nearest one the model accepts (undefined: leave the server's default). */
-export function effortFor(level: ProviderRequest["options"]["thinking"], model: CatalogModel): string | undefined {
+/**
+ * The effort to send for the kernel's thinking level: the `reasoningEffortMap` entry for it when the
+ * user gave one, else the nearest one the model accepts (undefined: leave the server's default).
+ */
+export function effortFor(level: ProviderRequest["options"]["thinking"], model: CatalogModel, map?: Partial<Record<string, string>>): string | undefined {
   if (!level || !model.reasoning) return undefined;
+  const mapped = map?.[level];
+  if (mapped) return mapped;
   const want = LEVEL[level]!;
   const accepted = model.efforts?.length ? model.efforts : ["low", "medium", "high"];
   if (accepted.includes(want)) return want;

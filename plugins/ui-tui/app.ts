@@ -112,7 +112,9 @@ export class TuiApp implements AppHandle {
       const onSignal = () => this.quit();
       // kill, a closed terminal, and SIGINT from outside (Ctrl-C itself arrives as a key in raw mode)
       for (const signal of ["SIGTERM", "SIGHUP", "SIGINT"] as const) process.on(signal, onSignal);
-      this.chat.addChild(new Lines((w) => [this.lib.truncateToWidth(c.bold("coil") + c.dim(` · ${this.agent.state.provider}/${this.agent.state.model.id} · ${this.ctx.cwd}`), w)]));
+      const chosen = (this.ctx.services.get("provider-cli") as { chosen?: { model: string; why: string } } | undefined)?.chosen;
+      const model = () => `${this.agent.state.provider}/${this.agent.state.model.id}`;
+      this.chat.addChild(new Lines((w) => [this.lib.truncateToWidth(c.bold("coil") + c.dim(` · ${model()}${chosen?.model === model() ? ` (${chosen.why}; --model to choose)` : ""} · ${this.ctx.cwd}`), w)]));
       this.rebuild();
       this.tui.setFocus(this.editor);
       this.tui.start();

@@ -263,20 +263,23 @@ describe("coil with both provider plugins", () => {
     const dir = project();
     const all = await coil(dir, ["--plugin", "provider-anthropic", "--plugin", "provider-openai", "models"], { ANTHROPIC_API_KEY: AKEY });
     expect(all.code).toBe(0);
-    expect(all.stdout).toMatch(/anthropic\/claude-sonnet-4-5\s+200K\s+64K\s+yes\s+yes\s+\$3\/\$15\s+Claude Sonnet 4.5/);
+    expect(all.stdout).toMatch(/anthropic\/claude-sonnet-4-5\s+yes\s+200K\s+64K\s+yes\s+yes\s+\$3\/\$15\s+built-in\s+Claude Sonnet 4.5/);
+    expect(all.stdout).toMatch(/anthropic\/claude-sonnet-5-5\s+yes\s.*Claude Sonnet 5.5 \(default\)/);
+    expect(all.stdout).toMatch(/^gemini\/gemini-2.5-flash \*\s+-\s/m);
     expect(all.stdout).toContain("openai/gpt-5.4 *");
     expect(all.stdout).toContain("openai: set OPENAI_API_KEY");
     expect(all.stdout).toContain("deepseek/deepseek-reasoner");
     const search = await coil(dir, ["--plugin", "provider-anthropic", "--plugin", "provider-openai", "models", "sonnet", "4.5"], { ANTHROPIC_API_KEY: AKEY });
-    expect(search.stdout.trim().split("\n").slice(1).map((l) => l.split(/\s+/)[0])).toEqual(["anthropic/claude-sonnet-4-5"]);
+    expect(search.stdout.split("\n\n")[0]!.trim().split("\n").slice(1).map((l) => l.split(/\s+/)[0])).toEqual(["anthropic/claude-sonnet-4-5", "openrouter/anthropic/claude-sonnet-4.5"]);
+    expect(search.stdout).toContain("openrouter: set OPENROUTER_API_KEY");
     const json = await coil(dir, ["--plugin", "provider-anthropic", "--plugin", "provider-openai", "models", "--json", "haiku"], { ANTHROPIC_API_KEY: AKEY });
     expect(JSON.parse(json.stdout).map((m: { id: string }) => m.id)).toEqual(["claude-haiku-5-5", "claude-haiku-4-5"]);
   });
 
   it("an unknown provider lists the known ones", async () => {
-    const r = await coil(project(), ["--plugin", "provider-anthropic", "--plugin", "provider-openai", "--model", "gemini/flash", "-p", "hi"]);
+    const r = await coil(project(), ["--plugin", "provider-anthropic", "--plugin", "provider-openai", "--model", "nosuch/flash", "-p", "hi"]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain("unknown provider 'gemini'");
+    expect(r.stderr).toContain("unknown provider 'nosuch'");
     expect(r.stderr).toMatch(/known providers: .*anthropic.*openai.*deepseek/);
   });
 

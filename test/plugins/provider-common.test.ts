@@ -52,7 +52,7 @@ describe("models.yaml", () => {
   it("parses providers and models", () => {
     const f = parseModelsFile("/x/models.yaml", "providers:\n  ollama:\n    api: openai-completions\n    baseUrl: http://localhost:11434/v1\n    auth: none\n    models:\n      - id: qwen3:32b\n        contextWindow: 32768\n        cost: { input: 0.1 }\n        tiers: [{ above: 1000, input: 1, output: 2 }]\n");
     expect(f.providers).toEqual([
-      expect.objectContaining({ id: "ollama", api: "openai-completions", baseUrl: "http://localhost:11434/v1", auth: "none", models: [{ id: "qwen3:32b", contextWindow: 32768, cost: { input: 0.1 }, tiers: [{ above: 1000, input: 1, output: 2, cacheRead: 0, cacheWrite: 0 }] }] }),
+      expect.objectContaining({ id: "ollama", api: "openai-completions", baseUrl: "http://localhost:11434/v1", auth: "none", models: [{ id: "qwen3:32b", source: "models.yaml", contextWindow: 32768, cost: { input: 0.1 }, tiers: [{ above: 1000, input: 1, output: 2, cacheRead: 0, cacheWrite: 0 }] }] }),
     ]);
   });
 
@@ -78,7 +78,7 @@ describe("models.yaml", () => {
   it("an unknown key is pointed at, with the known ones listed", () => {
     const e = errorOf("providers:\n  x:\n    baseUrl: http://h/v1\n    apikey: oops\n");
     expect(e.line).toBe(4);
-    expect(e.message).toContain("'providers.x.apikey' is not a known field (known: api, baseUrl, apiKeyEnv, auth, headers, compat, defaults, models)");
+    expect(e.message).toContain("'providers.x.apikey' is not a known field (known: api, baseUrl, apiKeyEnv, apiKey, auth, headers, compat, params, defaults, models)");
   });
 
   it("malformed YAML gives its line; a key pasted into apiKeyEnv is refused", () => {

@@ -579,6 +579,45 @@ describe("provider-anthropic: models", () => {
     expect(provider.resolveModel!("my-local-claude")).toMatchObject({ id: "my-local-claude", provider: "anthropic", contextWindow: 200_000 });
   });
 
+  it("an anthropic-messages server: apiKey from a command, headers from ${VAR} and the model, params in the body", async () => {
+    const file = writeModels(`providers:
+  gateway:
+    api: anthropic-messages
+    baseUrl: ${mock.url}
+    apiKey: "!printf %s ${KEY}"
+    headers: { X-Tenant: "\${GATEWAY_TENANT}" }
+    params: { metadata: { user_id: team-7 }, top_k: 5 }
+    models:
+      - id: claude-sonnet-5-5
+        headers: { X-Route: eu }
+`);
+    process.env.GATEWAY_TENANT = "acme";
+    mock.push(text("via gateway"));
+    const { host } = setup({ options: { modelsFile: file, piModelsFile: "none" }, key: null });
+    const gateway = host.providers.get("gateway")!;
+    expect(gateway.isConfigured!()).toBe(true);
+    const agent = new Agent(host, { provider: "gateway", model: gateway.models![0]! });
+    expect(lastAssistant((await agent.prompt("hi")).messages).content).toEqual([{ type: "text", text: "via gateway" }]);
+    const req = mock.requests[0]!;
+    expect(req.headers.authorization).toBe(`Bearer ${KEY}`);
+    expect(req.headers["x-tenant"]).toBe("acme");
+    expect(req.headers["x-route"]).toBe("eu");
+    expect(req.body).toMatchObject({ model: "claude-sonnet-5-5", metadata: { user_id: "team-7" }, top_k: 5 });
+  });
+
+  it("Pi's models.json: an anthropic-messages provider, its key named by variable, its model over the built-in entry", async () => {
+    const dir = mkdtempSync(join(home, "pi-"));
+    writeFileSync(join(dir, "models.json"), JSON.stringify({ providers: { "pi-claude": { api: "anthropic-messages", baseUrl: mock.url, apiKey: "PI_CLAUDE_KEY", authHeader: true, models: [{ id: "claude-haiku-4-5", maxTokens: 2000 }] } } }));
+    process.env.PI_CLAUDE_KEY = KEY;
+    mock.push(text("pi claude"));
+    const { host } = setup({ options: { modelsFile: writeModels(""), piModelsFile: join(dir, "models.json") }, key: null });
+    const provider = host.providers.get("pi-claude")!;
+    expect(provider.models![0]).toMatchObject({ id: "claude-haiku-4-5", maxOutput: 2000, source: "pi models.json", cost: { input: 1 } });
+    await new Agent(host, { provider: "pi-claude", model: provider.models![0]! }).prompt("hi");
+    expect(mock.requests[0]!.headers.authorization).toBe(`Bearer ${KEY}`);
+    expect(mock.requests[0]!.body.max_tokens).toBe(2000);
+  });
+
   it("registers an Anthropic-compatible server from models.yaml, keyless on localhost", async () => {
     const open = await startMockAnthropic({ steps: [text("from the proxy")] });
     try {

@@ -319,7 +319,7 @@ describe("provider-openai: errors and retries", () => {
   });
 });
 
-const statelessYaml = (url: string) => `providers:\n  openai:\n    baseUrl: ${url}\n    compat: { store: true, systemRole: developer, maxTokensField: max_completion_tokens }\n`;
+const statelessYaml = (url: string) => `providers:\n  openai:\n    baseUrl: ${url}\n    compat: { stateless: true, systemRole: developer, maxTokensField: max_completion_tokens }\n`;
 
 describe("provider-openai: Responses API", () => {
   it("streams text with cached-token usage and cost from the catalog", async () => {

@@ -196,6 +196,23 @@ describe.skipIf(!hasTmux)("ui-tui in tmux", () => {
   });
 });
 
+describe.skipIf(!hasTmux)("ui-tui in tmux: the start line", () => {
+  it("says which model a run that names none starts with, and why", async () => {
+    const dir = project({ "p.yaml": "plugins: [provider-anthropic, provider-openai, models, ui-tui]\n" });
+    const pane = new Tmux({
+      dir,
+      cwd: dir,
+      cols: 200,
+      rows: 12,
+      env: { COIL_HOME: join(dir, "home"), HOME: dir, ANTHROPIC_API_KEY: "sk-ant-test-start-line" },
+      command: `${process.execPath} ${BIN} --preset ./p.yaml`,
+    }).start();
+    panes.push(pane);
+    const screen = await pane.waitFor(READY);
+    expect(screen).toContain("coil · anthropic/claude-sonnet-5-5 (default: anthropic is the first provider with a key; --model to choose) · ");
+  });
+});
+
 describe.skipIf(!hasTmux)("ui-tui in tmux: output, sessions, resizing", () => {
   it("collapses long tool output (Ctrl+O expands), shows the session name in the footer, and redraws on resize", async () => {
     const dir = project({});

@@ -1,0 +1,28 @@
+/**
+ * What both provider plugins read at setup: `$COIL_HOME/models.yaml` (or the `modelsFile` option)
+ * and Pi's `~/.pi/agent/models.json` (or the `piModelsFile` option; `none` leaves it out), merged,
+ * with their warnings logged once (what coil skips in Pi's file as `info`: it is Pi's, nothing is wrong with it).
+ */
+import { join, resolve } from "node:path";
+import { CoilError } from "../../kernel/index.js";
+import { coilHome, loadModelsConfig, warnOnce, type ModelsConfig, type ProviderConfig } from "./config.js";
+import { piModelsPath, readPiModels } from "./pi-models.js";
+
+export function userModels(baseDir: string, o: { modelsFile?: string; piModelsFile?: string }, log: { warn(message: string): void; info(message: string): void }): ModelsConfig & { file: string } {
+  const file = o.modelsFile ? resolve(baseDir, o.modelsFile) : join(coilHome(), "models.yaml");
+  const pi = o.piModelsFile === "none" || o.piModelsFile === "" ? undefined : o.piModelsFile ? resolve(baseDir, o.piModelsFile) : piModelsPath();
+  const config = loadModelsConfig(file, pi, readPiModels);
+  warnOnce(config.warnings, (m) => log.warn(m));
+  warnOnce(config.notes, (m) => log.info(m));
+  return { ...config, file };
+}
+
+/**
+ * A provider entry coil cannot use: from models.yaml that is an error naming the file and line; from
+ * Pi's models.json (Pi's file, written for Pi's built-in providers) it is skipped with an info note.
+ * Returns normally only when the entry is to be skipped.
+ */
+export function refuseEntry(p: ProviderConfig, problem: string, info: (message: string) => void): void {
+  if (p.source.kind !== "pi models.json") throw new CoilError("CONFIG_INVALID", `models.yaml: provider '${p.id}' ${problem}`, { file: p.source.file, line: p.source.line });
+  warnOnce([`${p.source.file}: provider '${p.id}' not read: it ${problem}`], info);
+}
