@@ -6,6 +6,8 @@
 import { randomUUID } from "node:crypto";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { claudePluginHooks } from "../../lib/claude-plugins.js";
+import { coilHome } from "../../lib/paths.js";
 import { textOf, type Agent, type AgentMessage, type CompactRequest, type ModelRequest, type PluginContext, type Static, type StopQuery, type StopVerdict, type SystemBlock, type ToolCallInfo, type ToolResult, type TurnInfo } from "../../kernel/index.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service (transcript path and id)
 import type { HooksOptions } from "./index.js";
@@ -34,8 +36,10 @@ export function loadHooks(ctx: Ctx): HookDef[] {
     ctx.onStart(() => warn(`project hooks in ${join(ctx.cwd, ".claude")} are not run: the project is not trusted (coil trust)`));
   }
   defs.push(...parseHooks(o.hooks, `the ${ctx.id} options`, o.timeout, warn));
+  // Installed Claude Code plugins' hooks/hooks.json, run with CLAUDE_PLUGIN_ROOT set to the plugin's folder.
+  for (const h of claudePluginHooks({ home: coilHome(), cwd: ctx.cwd, trusted: ctx.projectTrusted }, warn)) defs.push(...parseHooks(h.hooks, h.source, o.timeout, warn).map((d) => ({ ...d, env: h.env })));
   // Claude Code runs an identical command once per event even if several groups list it.
-  const unique = defs.filter((d, i) => defs.findIndex((e) => e.event === d.event && e.command === d.command && e.matcher === d.matcher) === i);
+  const unique = defs.filter((d, i) => defs.findIndex((e) => e.event === d.event && e.command === d.command && e.matcher === d.matcher && e.env?.CLAUDE_PLUGIN_ROOT === d.env?.CLAUDE_PLUGIN_ROOT) === i);
   return unique;
 }
 
@@ -70,7 +74,7 @@ export class ClaudeHooks {
     const s = ctx.services.get("session");
     const input = { session_id: s?.id ?? this.fallbackId, transcript_path: s?.file ?? "", cwd: ctx.cwd, permission_mode: "default", hook_event_name: event, ...fields };
     const hookEnv = { ...process.env, CLAUDE_PROJECT_DIR: ctx.cwd, COIL_PROJECT_DIR: ctx.cwd };
-    const outcomes = await Promise.all(hooks.map((h) => runHook(h.command, input, { cwd: ctx.cwd, env: hookEnv, timeoutMs: h.timeoutMs, signal })));
+    const outcomes = await Promise.all(hooks.map((h) => runHook(h.command, input, { cwd: ctx.cwd, env: h.env ? { ...hookEnv, ...h.env } : hookEnv, timeoutMs: h.timeoutMs, signal })));
     for (const out of outcomes) {
       if (out.error && out.error !== "aborted") this.warn(`${event} hook \`${out.command}\` ${out.error}; ignored`);
       else if (out.code !== undefined && out.code !== 0 && out.code !== 2) this.warn(`${event} hook \`${out.command}\` failed (exit ${out.code})${out.stderr.trim() ? `: ${out.stderr.trim()}` : ""}; ignored`);

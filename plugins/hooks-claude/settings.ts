@@ -5,7 +5,7 @@ import { messageOf } from "../../kernel/index.js";
 export const EVENTS = ["PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart", "SessionEnd", "PreCompact", "SubagentStart", "SubagentStop"] as const;
 export type HookEvent = (typeof EVENTS)[number];
 
-export interface HookDef { event: HookEvent; matcher?: string; command: string; timeoutMs: number; source: string }
+export interface HookDef { event: HookEvent; matcher?: string; command: string; timeoutMs: number; source: string; /** Added to the command's environment (a Claude Code plugin's `CLAUDE_PLUGIN_ROOT`). */ env?: Record<string, string> }
 
 /** Hook definitions from a settings-shaped object; unknown events are reported, non-command handlers skipped. */
 export function parseHooks(hooks: unknown, source: string, defaultTimeout: number, warn: (m: string) => void): HookDef[] {

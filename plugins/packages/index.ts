@@ -14,6 +14,7 @@ import { PACKAGE_INSTALLER, type PackageInstaller } from "../../lib/package-inst
 import { LOCK_FILE, readLock, writeLock, type LockEntry } from "./lockfile.js";
 import { classify, dependencies, ensureManifest, npmLockEntry, readJson, registryName, runNpm } from "./npm.js";
 import { scaffoldCommand } from "./scaffold.js";
+import { marketplaceCommand } from "./claude/index.js";
 
 type IO = CliStreams & { argv?: string[]; trusted?: boolean };
 
@@ -289,6 +290,7 @@ export default definePlugin({
     sub("remove", "remove installed coil packages", "<name...> [--project]", remove);
     sub("list", "list installed coil packages and what they offer", "[--json]", list);
     sub("update", "update installed coil packages (within their saved ranges) and the lock file", "[name...] [--project]", update);
+    sub("marketplace", "Claude Code plugin marketplaces: add <git URL | folder>, list, remove <name>, update [name]; then coil install <plugin>@<marketplace>", "<add|list|remove|update> [args...]", marketplaceCommand);
     sub("plugin", "plugin authoring: `coil plugin new <name>` scaffolds a TypeScript plugin with a tool and a test", "new <name> [--dir <path>]", scaffoldCommand);
   },
 });

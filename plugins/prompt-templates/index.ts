@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Type, definePlugin } from "../../kernel/index.js";
+import { claudePluginCommands, expandPluginRoot } from "../../lib/claude-plugins.js";
 import { coilHome, expandTemplate, packageDirs, packageRoot, parseTemplate, templateFiles, type PromptTemplate, type TemplateProblem } from "./templates.js";
 
 export type { PromptTemplatesService } from "./api.js";
@@ -32,24 +33,27 @@ export default definePlugin({
   setup(ctx) {
     const o = ctx.options;
     const home = coilHome();
-    const dirs: { dir: string; source: string }[] = o.paths.map((p) => ({ dir: resolve(ctx.baseDir, p), source: "path" }));
+    const dirs: { dir: string; source: string; files?: { file: string; name?: string }[]; pluginRoot?: string }[] = o.paths.map((p) => ({ dir: resolve(ctx.baseDir, p), source: "path" }));
     if (o.project) dirs.push({ dir: join(ctx.cwd, ".coil", "prompt-templates"), source: "project" }, { dir: join(ctx.cwd, ".agents", "prompt-templates"), source: "project" });
     if (o.user) dirs.push({ dir: join(home, "prompt-templates"), source: "user" });
     if (o.packages) dirs.push(...packageDirs(home).map((dir) => ({ dir, source: "package" })));
+    // Installed Claude Code plugins' commands: `/<plugin>:<command>`, `${CLAUDE_PLUGIN_ROOT}` expanded.
+    if (o.packages) dirs.push(...claudePluginCommands({ home, cwd: ctx.cwd, trusted: ctx.projectTrusted }).map((c) => ({ dir: c.root, source: "package", files: [{ file: c.file, name: c.name }], pluginRoot: c.root })));
     const root = packageRoot();
     if (o.builtin && root) dirs.push({ dir: join(root, "prompt-templates"), source: "builtin" });
 
     const templates: PromptTemplate[] = [];
     const problems: TemplateProblem[] = [];
     const byName = new Map<string, PromptTemplate>();
-    for (const { dir, source } of dirs) {
-      for (const file of templateFiles(dir)) {
+    for (const { dir, source, files, pluginRoot } of dirs) {
+      for (const { file, name } of files ?? templateFiles(dir).map((file) => ({ file, name: undefined }))) {
         let parsed: PromptTemplate | TemplateProblem;
         try {
           parsed = parseTemplate(file, readFileSync(file, "utf8"), source);
         } catch (error) {
           parsed = { file, reason: `cannot read it: ${(error as Error).message}` };
         }
+        if (!("reason" in parsed) && name) parsed = { ...parsed, name, pluginRoot };
         if ("reason" in parsed) problems.push(parsed);
         else if (RESERVED.has(parsed.name) || parsed.name.startsWith("skill:")) problems.push({ file, reason: `/${parsed.name} is a command of coil itself; rename the file` });
         else if (byName.has(parsed.name)) problems.push({ file, reason: `/${parsed.name} is already defined by ${byName.get(parsed.name)!.file}, which takes precedence` });
@@ -72,7 +76,7 @@ export default definePlugin({
             } catch {
               // the file went away: use what was read at start-up
             }
-            return { prompt: expandTemplate(body, args) };
+            return { prompt: expandTemplate(t.pluginRoot ? expandPluginRoot(body, t.pluginRoot) : body, args) };
           },
         });
       } catch (error) {

@@ -14,6 +14,8 @@ export interface PromptTemplate {
   body: string;
   file: string;
   source: string;
+  /** A Claude Code plugin's installed folder: `${CLAUDE_PLUGIN_ROOT}` in the body becomes it. */
+  pluginRoot?: string;
 }
 
 export interface TemplateProblem {
