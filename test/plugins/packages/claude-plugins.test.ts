@@ -248,6 +248,15 @@ describe("Claude Code plugins as coil packages", () => {
     expect(bad.stderr).toContain(`coil marketplace: ${s.base} is not a Claude Code marketplace: .claude-plugin/marketplace.json is missing`);
   }, 90_000);
 
+  it("coil install of an npm package keeps the lock file's Claude Code plugins", async () => {
+    const s = sandbox();
+    await installClaudePlugin(writeFiles(join(s.base, "src", "demo-tools"), pluginFiles()), s.opts());
+    const npm = await coil(s.project, ["install", join(ROOT, "examples", "coil-bundle-demo")], s.env);
+    expect(npm.code, npm.stderr).toBe(0);
+    expect(s.lock().packages["coil-bundle-demo"]).toMatchObject({ version: "1.0.0" });
+    expect(s.lock().claudePlugins["demo-tools"]).toMatchObject({ source: "dir", enabled: true });
+  }, 60_000);
+
   it("a project-level plugin contributes only while the project is trusted", async () => {
     const s = sandbox();
     const src = writeFiles(join(s.base, "src", "demo-tools"), pluginFiles());
