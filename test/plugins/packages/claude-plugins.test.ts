@@ -257,6 +257,31 @@ describe("Claude Code plugins as coil packages", () => {
     expect(s.lock().claudePlugins["demo-tools"]).toMatchObject({ source: "dir", enabled: true });
   }, 60_000);
 
+  it("a team preset names a marketplace and a plugin: without a terminal the run goes on and says so; with --yes the first run installs them and uses them", async () => {
+    const s = sandbox();
+    writeFiles(join(s.base, "market"), {
+      ".claude-plugin/marketplace.json": JSON.stringify({ name: "team-tools", plugins: [{ name: "demo-tools", source: "./plugins/demo-tools" }] }),
+      ...Object.fromEntries(Object.entries(pluginFiles()).map(([k, v]) => [`plugins/demo-tools/${k}`, v])),
+    });
+    writeFiles(s.project, { "team.yaml": "extends: ./preset.yaml\nplugins:\n  - packages:\n      marketplaces: { team-tools: ../market }\n      claudePlugins: [demo-tools@team-tools]\n" });
+    const team = async (extra: string[]) => {
+      writeFiles(s.project, { "preset.yaml": PRESET });
+      return observe(s, "/demo-tools:review src/app.ts", ["--preset", "./team.yaml", ...extra]);
+    };
+    const without = await team([]);
+    expect(without.stderr).toContain(`coil: the preset needs what is not installed (this run goes on without it):\n  Claude Code marketplace team-tools (../market)\n  Claude Code plugin demo-tools@team-tools\n  pass --yes to install it on first use`);
+    expectInactive(without);
+
+    const first = await team(["--yes"]);
+    expect(first.stderr).toContain("coil: added marketplace team-tools");
+    expect(first.stderr).toContain("coil: installed Claude Code plugin demo-tools@1.2.0 from marketplace team-tools");
+    expectActive(first, join(s.home, "claude-plugins", "demo-tools"));
+
+    const next = await team([]);
+    expect(next.stderr).not.toContain("the preset needs");
+    expectActive(next, join(s.home, "claude-plugins", "demo-tools"));
+  }, 60_000);
+
   it("a project-level plugin contributes only while the project is trusted", async () => {
     const s = sandbox();
     const src = writeFiles(join(s.base, "src", "demo-tools"), pluginFiles());
