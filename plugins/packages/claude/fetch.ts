@@ -51,17 +51,24 @@ export function runProcess(cmd: string, args: string[], opts: { cwd: string; env
 }
 
 /** `git clone --depth 1` (of `ref`, from `url#ref` or the argument) into `dest`; the commit it got. */
-export async function gitClone(location: string, dest: string, env?: NodeJS.ProcessEnv, ref?: string): Promise<string> {
+export async function gitClone(location: string, dest: string, env?: NodeJS.ProcessEnv, ref?: string, commit?: string): Promise<string> {
   const [url, hashRef] = location.split("#") as [string, string | undefined];
   const branch = ref ?? hashRef;
   const cloned = await runProcess("git", ["clone", "--depth", "1", "--quiet", ...(branch ? ["--branch", branch] : []), "--", url, dest], { cwd: process.cwd(), env });
   if (cloned.code !== 0) throw new Error(`git clone ${url}${branch ? ` (${branch})` : ""} failed (exit ${cloned.code}): ${cloned.stderr.trim() || cloned.stdout.trim()}`);
   const head = await runProcess("git", ["rev-parse", "HEAD"], { cwd: dest, env });
+  if (commit && head.stdout.trim() !== commit) {
+    // A locked commit that is no longer the branch's tip: fetch just that commit.
+    const fetched = await runProcess("git", ["fetch", "--depth", "1", "--quiet", "origin", commit], { cwd: dest, env });
+    const checkout = fetched.code === 0 ? await runProcess("git", ["checkout", "--quiet", "FETCH_HEAD"], { cwd: dest, env }) : fetched;
+    if (checkout.code !== 0) throw new Error(`git: cannot get commit ${commit} of ${url}: ${checkout.stderr.trim()}`);
+    return `${url}#${commit}`;
+  }
   return `${url}#${head.stdout.trim()}`;
 }
 
 /** Fetch a source into a new temporary folder under `parent`. Throws with what failed and where. */
-export async function fetchSource(kind: SourceKind, location: string, parent: string, env?: NodeJS.ProcessEnv, ref?: string): Promise<Fetched> {
+export async function fetchSource(kind: SourceKind, location: string, parent: string, env?: NodeJS.ProcessEnv, ref?: string, commit?: string): Promise<Fetched> {
   mkdirSync(parent, { recursive: true });
   const tmp = mkdtempSync(join(parent, ".fetch-"));
   const dir = join(tmp, "src");
@@ -72,7 +79,7 @@ export async function fetchSource(kind: SourceKind, location: string, parent: st
   }
   if (kind === "git") {
     try {
-      const resolved = await gitClone(location, dir, env, ref);
+      const resolved = await gitClone(location, dir, env, ref, commit);
       rmSync(join(dir, ".git"), { recursive: true, force: true }); // the commit is recorded; updates clone again
       return { kind, dir, tmp, resolved };
     } catch (error) {

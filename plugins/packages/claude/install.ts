@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, w
 import { join } from "node:path";
 import type { CliStreams } from "../../../kernel/index.js";
 import { splitFrontMatter } from "../../../lib/front-matter.js";
+import { coilHome } from "../../../lib/paths.js";
 import {
   LOCK_FILE_NAME,
   PLUGIN_MANIFEST,
@@ -72,7 +73,7 @@ function marketplaceRef(spec: string, home: string): { plugin: string; marketpla
  * no `"coil"` key in a package.json), a git URL whose checkout holds one, or `<plugin>@<marketplace>` of an
  * added marketplace. `home` is `$COIL_HOME` (default: from the environment).
  */
-export async function detectClaudePlugin(spec: string, cwd: string, home: string = process.env.COIL_HOME || join(process.env.HOME ?? "", ".coil")): Promise<boolean> {
+export async function detectClaudePlugin(spec: string, cwd: string, home: string = coilHome()): Promise<boolean> {
   if (marketplaceRef(spec, home)) return true;
   const src = sourceKind(spec, cwd);
   if (!src) return false;
@@ -127,6 +128,42 @@ function listDirs(dir: string): string[] {
   }
 }
 
+/** What the lock file pins when a plugin is installed again from it. */
+interface Pin {
+  name: string;
+  spec: string;
+  commit?: string;
+  integrity?: string;
+  enabled: boolean;
+}
+
+/**
+ * Install what the lock file's `claudePlugins` section records and is missing or changed in the plugins
+ * folder (a teammate's checkout of a project whose lock is committed, a new machine): git plugins at the
+ * locked commit, tarballs and git checkouts with a matching integrity (else an error for that plugin),
+ * folders as they are now. Plugins whose files match the lock are left alone.
+ */
+export async function restoreClaudePlugins(o: ClaudeOptions & { trusted?: boolean }): Promise<{ installed: InstallReport[]; upToDate: string[]; problems: string[] }> {
+  const scope = scopeDirs(o.home, o.cwd, o.project);
+  const out = { installed: [] as InstallReport[], upToDate: [] as string[], problems: [] as string[] };
+  for (const [name, entry] of Object.entries(readClaudeLock(scope.lockDir))) {
+    const root = join(scope.pluginsDir, name);
+    if (readManifest(root) && folderIntegrity(root) === entry.integrity) {
+      out.upToDate.push(name);
+      continue;
+    }
+    const commit = entry.source === "git" ? entry.resolved.split("#")[1] : undefined;
+    const local = entry.source !== "git" && existsSync(entry.resolved) ? entry.resolved : undefined;
+    const from = entry.marketplace && findMarketplace(o.home, entry.marketplace) ? entry.spec : (local ?? (entry.source === "git" ? entry.resolved.split("#")[0]! : entry.spec));
+    try {
+      out.installed.push(await installClaudePlugin(from, { ...o, pin: { name, spec: entry.spec, commit, integrity: entry.integrity, enabled: entry.enabled !== false } }));
+    } catch (error) {
+      out.problems.push(`${name}: ${(error as Error).message}`);
+    }
+  }
+  return out;
+}
+
 /** Rewrite the `claudePlugins` section of a packages dir's lock file, keeping the rest. */
 export function writeClaudeLock(lockDir: string, update: (section: Record<string, ClaudeLockEntry>) => void): void {
   const file = join(lockDir, LOCK_FILE_NAME);
@@ -158,7 +195,7 @@ function report(p: PluginFolder, entry: ClaudeLockEntry, scope: "user" | "projec
  * `strict: false` may stand in for it), move it into place (replacing an older install of the same name),
  * record it in the lock file, enabled. Throws an Error naming what failed and what to do.
  */
-export async function installClaudePlugin(spec: string, o: ClaudeOptions & { trusted?: boolean }): Promise<InstallReport> {
+export async function installClaudePlugin(spec: string, o: ClaudeOptions & { trusted?: boolean; pin?: Pin }): Promise<InstallReport> {
   const scope = scopeDirs(o.home, o.cwd, o.project);
   const env = o.io.env;
   let kind: "dir" | "git" | "tarball";
@@ -179,7 +216,7 @@ export async function installClaudePlugin(spec: string, o: ClaudeOptions & { tru
   }
   let fetched: Fetched | undefined;
   try {
-    fetched = await fetchSource(kind, location, scope.pluginsDir, env, ref);
+    fetched = await fetchSource(kind, location, scope.pluginsDir, env, ref, o.pin?.commit);
     let manifest = readManifest(fetched.dir);
     if (!manifest && stand?.name) {
       const { source: _s, strict: _t, category: _c, tags: _g, ...rest } = stand as Record<string, unknown>;
@@ -194,14 +231,18 @@ export async function installClaudePlugin(spec: string, o: ClaudeOptions & { tru
     if (!NAME.test(manifest.name)) throw new Error(`${spec}: plugin name '${manifest.name}' in ${PLUGIN_MANIFEST} must be letters, digits, '.', '_' or '-'`);
     const root = join(scope.pluginsDir, manifest.name);
     const entry: ClaudeLockEntry = {
-      spec: kind === "dir" && !mref ? location : spec,
+      spec: o.pin?.spec ?? (kind === "dir" && !mref ? location : spec),
       source: kind,
       ...(marketplace ? { marketplace } : {}),
       version: typeof manifest.version === "string" ? manifest.version : "0.0.0",
       resolved: fetched.resolved,
       integrity: folderIntegrity(fetched.dir),
-      enabled: true,
+      enabled: o.pin?.enabled ?? true,
     };
+    if (o.pin?.name && o.pin.name !== manifest.name) throw new Error(`${spec} now holds plugin '${manifest.name}', not '${o.pin.name}' as the lock file says`);
+    if (o.pin?.integrity && o.pin.integrity !== entry.integrity && kind !== "dir") {
+      throw new Error(`${manifest.name} from ${fetched.resolved}: integrity ${entry.integrity} does not match the lock's ${o.pin.integrity}; the lock file was left as it is (install it again by name to accept the new content)`);
+    }
     const old = join(scope.pluginsDir, `.old-${manifest.name}-${process.pid}`);
     if (existsSync(root)) renameSync(root, old);
     renameSync(fetched.dir, root);

@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { detectClaudePlugin, installClaudePlugin, listClaudePlugins, removeClaudePlugin, setClaudePluginEnabled } from "../../../plugins/packages/claude/index.js";
+import { detectClaudePlugin, installClaudePlugin, listClaudePlugins, removeClaudePlugin, restoreClaudePlugins, setClaudePluginEnabled } from "../../../plugins/packages/claude/index.js";
 import { cleanTemps, coil, requireBuild, ROOT, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 
 const EVERYTHING = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
@@ -280,6 +280,38 @@ describe("Claude Code plugins as coil packages", () => {
     const next = await team([]);
     expect(next.stderr).not.toContain("the preset needs");
     expectActive(next, join(s.home, "claude-plugins", "demo-tools"));
+  }, 60_000);
+
+  it("restores what the lock records (a teammate's checkout): git at the locked commit, up-to-date plugins left alone, a changed tarball refused", async () => {
+    const s = sandbox();
+    const repo = gitRepo(join(s.base, "repo"), pluginFiles());
+    const locked = git(repo, "rev-parse", "HEAD");
+    await installClaudePlugin(pathToFileURL(repo).href, s.opts(true));
+    writeFiles(repo, { "commands/later.md": "Added after the lock." });
+    git(repo, "add", "-A");
+    git(repo, "commit", "-qm", "later");
+    const plugins = join(s.project, ".coil", "claude-plugins");
+    execFileSync("rm", ["-rf", plugins]);
+
+    const restored = await restoreClaudePlugins(s.opts(true));
+    expect(restored.problems).toEqual([]);
+    expect(restored.installed.map((r) => [r.name, r.scope])).toEqual([["demo-tools", "project"]]);
+    expect(restored.installed[0]!.commands).not.toContain("/demo-tools:later");
+    expect(existsSync(join(plugins, "demo-tools", "commands", "review.md"))).toBe(true);
+    expect(s.lock(join(s.project, ".coil", "packages")).claudePlugins["demo-tools"].resolved).toBe(`${pathToFileURL(repo).href}#${locked}`);
+    expect(await restoreClaudePlugins(s.opts(true))).toMatchObject({ installed: [], upToDate: ["demo-tools"], problems: [] });
+
+    const tgz = join(s.base, "p.tgz");
+    writeFiles(join(s.base, "tar", "package"), pluginFiles("other-tools"));
+    execFileSync("tar", ["-czf", tgz, "-C", join(s.base, "tar"), "package"]);
+    await installClaudePlugin(tgz, s.opts());
+    writeFiles(join(s.base, "tar", "package"), { "commands/review.md": "Something else entirely." });
+    execFileSync("tar", ["-czf", tgz, "-C", join(s.base, "tar"), "package"]);
+    execFileSync("rm", ["-rf", join(s.home, "claude-plugins", "other-tools")]);
+    const refused = await restoreClaudePlugins(s.opts());
+    expect(refused.installed).toEqual([]);
+    expect(refused.problems).toEqual([expect.stringMatching(/^other-tools: other-tools from .*p\.tgz: integrity sha256-\S+ does not match the lock's sha256-\S+; the lock file was left as it is/)]);
+    expect(existsSync(join(s.home, "claude-plugins", "other-tools"))).toBe(false);
   }, 60_000);
 
   it("a project-level plugin contributes only while the project is trusted", async () => {
