@@ -74,7 +74,7 @@ export async function fetchSource(kind: SourceKind, location: string, parent: st
   const dir = join(tmp, "src");
   if (kind === "dir") {
     if (!existsSync(location) || !statSync(location).isDirectory()) throw Object.assign(new Error(`${location} is not a folder`), { tmp });
-    cpSync(location, dir, { recursive: true, filter: (src) => !/[\\/]\.git$/.test(src) && !/[\\/]node_modules$/.test(src) });
+    cpSync(location, dir, { recursive: true, filter: (src) => !/[\\/]\.git$/.test(src) });
     return { kind, dir, tmp, resolved: location };
   }
   if (kind === "git") {
