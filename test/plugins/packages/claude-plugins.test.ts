@@ -11,6 +11,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { claudePluginMcpServers } from "../../../lib/claude-plugins.js";
 import { detectClaudePlugin, installClaudePlugin, listClaudePlugins, removeClaudePlugin, restoreClaudePlugins, setClaudePluginEnabled } from "../../../plugins/packages/claude/index.js";
 import { cleanTemps, coil, requireBuild, ROOT, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 
@@ -183,6 +184,38 @@ describe("Claude Code plugins as coil packages", () => {
     expect(fromTar).toMatchObject({ name: "other-tools", version: "0.3.0", commands: ["/other-tools:git:summary", "/other-tools:review"] });
     expect(Object.keys(s.lock().claudePlugins)).toEqual(["demo-tools", "other-tools"]);
   }, 60_000);
+
+  it("plugin.json custom paths add to the default folders (files or folders, hooks and MCP servers by path or inline); paths outside the plugin are ignored; a strict:false marketplace entry stands in for plugin.json", async () => {
+    const s = sandbox();
+    const src = writeFiles(join(s.base, "custom"), {
+      ".claude-plugin/plugin.json": JSON.stringify({
+        name: "custom",
+        commands: ["./extra/special.md", "./more-commands", "../outside"],
+        agents: "./team-agents/",
+        skills: "./more-skills",
+        hooks: "./config/hooks.json",
+        mcpServers: { inline: { command: "${CLAUDE_PLUGIN_ROOT}/bin/server", args: ["--root", "${CLAUDE_PLUGIN_ROOT}"] } },
+      }),
+      "commands/plain.md": "Plain.",
+      "extra/special.md": "Special $ARGUMENTS.",
+      "more-commands/deploy.md": "Deploy.",
+      "team-agents/checker.md": "---\nname: checker\ndescription: Checks\n---\nCheck.\n",
+      "more-skills/notes/SKILL.md": "---\nname: notes\ndescription: Notes\n---\nNotes.\n",
+      "config/hooks.json": JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: "command", command: "true" }] }] } }),
+    });
+    writeFiles(s.base, { "outside/evil.md": "Outside." });
+    const report = await installClaudePlugin(src, s.opts());
+    expect(report).toMatchObject({ commands: ["/custom:plain", "/custom:special", "/custom:deploy"], agents: ["custom:checker"], skills: ["notes"], hooks: ["Stop"], mcpServers: ["inline"] });
+    const [servers] = claudePluginMcpServers({ home: s.home });
+    expect(servers!.servers.inline).toEqual({ command: `${report.root}/bin/server`, args: ["--root", report.root], env: { CLAUDE_PLUGIN_ROOT: report.root } });
+
+    const market = writeFiles(join(s.base, "loose-market"), {
+      ".claude-plugin/marketplace.json": JSON.stringify({ name: "loose", metadata: { pluginRoot: "./plugins" }, plugins: [{ name: "bare", source: "bare", strict: false, version: "0.1.0", description: "No plugin.json" }] }),
+      "plugins/bare/commands/hello.md": "Hello.",
+    });
+    expect((await coil(s.project, ["marketplace", "add", market], s.env)).code).toBe(0);
+    expect(await installClaudePlugin("bare@loose", s.opts())).toMatchObject({ name: "bare", version: "0.1.0", commands: ["/bare:hello"] });
+  });
 
   it("a coil package, an npm name and an unknown <plugin>@<marketplace> are not Claude Code plugins; a folder without plugin.json is refused by name", async () => {
     const s = sandbox();
