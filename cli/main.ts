@@ -191,7 +191,7 @@ const PENDING = "\0pending";
  * and the run goes on without them. True if installed (load the preset again).
  */
 async function installPending(host: PluginHost, io: CliIO, yes: boolean): Promise<boolean> {
-  const pending = (host.services.get(PACKAGE_INSTALLER) as PackageInstaller | undefined)?.pending?.();
+  const pending = await (host.services.get(PACKAGE_INSTALLER) as PackageInstaller | undefined)?.pending?.();
   if (!pending) return false;
   const list = pending.describe.map((d) => `  ${d}`).join("\n");
   if (!yes && !io.stdin.isTTY) {

@@ -17,7 +17,7 @@ export interface PackageInstaller {
    * and plugins in the packages plugin's options); undefined when nothing is missing. The CLI asks (or
    * takes `--yes`), installs, and loads the preset again.
    */
-  pending?(): PendingInstall | undefined;
+  pending?(): Promise<PendingInstall | undefined>;
 }
 
 export interface PendingInstall {

@@ -14,8 +14,6 @@ import { PACKAGE_INSTALLER, type PackageInstaller } from "../../lib/package-inst
 import { LOCK_FILE, readLock, writeLock, type LockEntry } from "./lockfile.js";
 import { classify, dependencies, ensureManifest, npmLockEntry, readJson, registryName, runNpm } from "./npm.js";
 import { scaffoldCommand } from "./scaffold.js";
-import { marketplaceCommand } from "./claude/index.js";
-import { pendingFromPreset } from "./claude/preset.js";
 
 type IO = CliStreams & { argv?: string[]; trusted?: boolean };
 
@@ -294,13 +292,15 @@ export default definePlugin({
   setup(ctx) {
     const sub = (name: string, description: string, usage: string, run: (argv: string[], io: IO) => Promise<number> | number) =>
       ctx.subcommands.register({ name, description, usage, run: (argv, io) => run(argv, { ...io, trusted: ctx.projectTrusted } as IO) });
-    const pending = () => pendingFromPreset(ctx.options, { home: coilHomeOf(), baseDir: ctx.baseDir, cwd: ctx.cwd });
+    // The Claude Code plugin code (./claude/) loads only when a preset names marketplaces or plugins, or `coil marketplace` runs.
+    const needs = ctx.options.claudePlugins.length > 0 || Object.keys(ctx.options.marketplaces).length > 0;
+    const pending = async () => (needs ? (await import("./claude/preset.js")).pendingFromPreset(ctx.options, { home: coilHomeOf(), baseDir: ctx.baseDir, cwd: ctx.cwd }) : undefined);
     ctx.services.provide(PACKAGE_INSTALLER, { install: installForPreset, pending } satisfies PackageInstaller);
     sub("install", "install coil packages (npm spec, git URL, folder or .tgz); no spec: what coil-lock.json records", "[spec...] [--project] [--from <preset>] [--yes]", install);
     sub("remove", "remove installed coil packages", "<name...> [--project]", remove);
     sub("list", "list installed coil packages and what they offer", "[--json]", list);
     sub("update", "update installed coil packages (within their saved ranges) and the lock file", "[name...] [--project]", update);
-    sub("marketplace", "Claude Code plugin marketplaces: add <git URL | folder>, list, remove <name>, update [name]; then coil install <plugin>@<marketplace>", "<add|list|remove|update> [args...]", marketplaceCommand);
+    sub("marketplace", "Claude Code plugin marketplaces: add <git URL | folder>, list, remove <name>, update [name]; then coil install <plugin>@<marketplace>", "<add|list|remove|update> [args...]", async (argv, io) => (await import("./claude/marketplace.js")).marketplaceCommand(argv, io));
     sub("plugin", "plugin authoring: `coil plugin new <name>` scaffolds a TypeScript plugin with a tool and a test", "new <name> [--dir <path>]", scaffoldCommand);
   },
 });
