@@ -14,6 +14,9 @@ export const LOCK_FILE_NAME = "coil-lock.json";
 /** plugin.json, relative to a plugin's root. */
 export const PLUGIN_MANIFEST = join(".claude-plugin", "plugin.json");
 
+/** A plugin's (and a marketplace's) name: it is a folder name, so no separators and no leading dot. */
+export const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
 export interface ClaudeLockEntry {
   /** As the user named it: a folder, a git URL, a tarball or `<plugin>@<marketplace>`. */
   spec: string;
@@ -111,7 +114,7 @@ export function installedClaudePlugins(w: Where, o: { all?: boolean } = {}): Ins
   const out: InstalledClaudePlugin[] = [];
   for (const s of scopes) {
     for (const [name, entry] of Object.entries(readClaudeLock(s.lockDir)).sort(([a], [b]) => a.localeCompare(b))) {
-      if (!o.all && entry.enabled === false) continue;
+      if (!NAME.test(name) || (!o.all && entry.enabled === false)) continue;
       const root = join(s.pluginsDir, name);
       const manifest = readManifest(root);
       if (manifest) out.push({ name, scope: s.scope, root, manifest, entry });

@@ -11,6 +11,7 @@ import { splitFrontMatter } from "../../../lib/front-matter.js";
 import { coilHome } from "../../../lib/paths.js";
 import {
   LOCK_FILE_NAME,
+  NAME,
   PLUGIN_MANIFEST,
   agentsOf,
   commandsOf,
@@ -59,7 +60,6 @@ export interface InstallReport {
   notes: string[];
 }
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 /** A marketplace reference: `<plugin>@<marketplace>` where the marketplace has been added. */
 function marketplaceRef(spec: string, home: string): { plugin: string; marketplace: string } | undefined {

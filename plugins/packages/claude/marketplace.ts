@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { join, relative, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import type { CliStreams } from "../../../kernel/index.js";
+import { NAME } from "../../../lib/claude-plugins.js";
 import { coilHome } from "../../../lib/paths.js";
 import { fetchSource, sourceKind, type Fetched, type SourceKind } from "./fetch.js";
 
@@ -39,7 +40,6 @@ export interface Marketplace {
   [key: string]: unknown;
 }
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const storeDir = (home: string) => join(home, "claude-marketplaces");
 const storeFile = (home: string) => join(storeDir(home), "marketplaces.json");
 

@@ -13,7 +13,8 @@ import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { claudePluginMcpServers } from "../../../lib/claude-plugins.js";
 import { detectClaudePlugin, installClaudePlugin, listClaudePlugins, removeClaudePlugin, restoreClaudePlugins, setClaudePluginEnabled } from "../../../plugins/packages/claude/index.js";
-import { cleanTemps, coil, requireBuild, ROOT, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
+import { BIN, cleanTemps, coil, requireBuild, ROOT, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
+import { hasTmux, Tmux } from "../../support/tmux.js";
 
 const EVERYTHING = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
 
@@ -313,6 +314,34 @@ describe("Claude Code plugins as coil packages", () => {
     const next = await team([]);
     expect(next.stderr).not.toContain("the preset needs");
     expectActive(next, join(s.home, "claude-plugins", "demo-tools"));
+  }, 60_000);
+
+  it.skipIf(!hasTmux)("on a terminal, the first run asks before installing what the team preset names, then uses it", async () => {
+    const s = sandbox();
+    writeFiles(join(s.base, "market"), {
+      ".claude-plugin/marketplace.json": JSON.stringify({ name: "team-tools", plugins: [{ name: "demo-tools", source: "./plugins/demo-tools" }] }),
+      ...Object.fromEntries(Object.entries(pluginFiles()).map(([k, v]) => [`plugins/demo-tools/${k}`, v])),
+    });
+    writeFiles(s.project, { "team.yaml": "extends: ./preset.yaml\nplugins:\n  - packages:\n      marketplaces: { team-tools: ../market }\n      claudePlugins: [demo-tools@team-tools]\n" });
+    const pane = new Tmux({
+      dir: s.base,
+      cwd: s.project,
+      env: { COIL_HOME: s.home, HOME: s.env.HOME! },
+      command: `${process.execPath} ${BIN} --preset ./team.yaml -p "/demo-tools:review src/app.ts"`,
+      cols: 160,
+    }).start();
+    try {
+      await pane.waitFor("install? [y/N]");
+      expect(pane.screen()).toContain("Claude Code plugin demo-tools@team-tools");
+      pane.type("y");
+      pane.keys("Enter");
+      await pane.waitFor("[exited 0]", 30_000);
+    } finally {
+      pane.kill();
+    }
+    const first = JSON.parse(readFileSync(join(s.project, "requests.jsonl"), "utf8").split("\n")[0]!);
+    expect(JSON.stringify(first.messages)).toContain("Review src/app.ts against the checklist in");
+    expect(existsSync(join(s.home, "claude-plugins", "demo-tools", ".claude-plugin", "plugin.json"))).toBe(true);
   }, 60_000);
 
   it("restores what the lock records (a teammate's checkout): git at the locked commit, up-to-date plugins left alone, a changed tarball refused", async () => {
