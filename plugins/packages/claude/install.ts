@@ -164,6 +164,34 @@ export async function restoreClaudePlugins(o: ClaudeOptions & { trusted?: boolea
   return out;
 }
 
+/**
+ * Fetch installed plugins again from where they were installed from (the git branch's new tip, the
+ * folder or tarball as it is now, the marketplace's current entry: run `coil marketplace update` first
+ * to see a marketplace's new plugins), keeping each one enabled or disabled. All of the scope's plugins
+ * when `names` is empty. A line per plugin: `name 1.0.0 → 1.1.0`, `(new content)` or `(up to date)`.
+ */
+export async function updateClaudePlugins(names: string[], o: ClaudeOptions & { trusted?: boolean }): Promise<{ lines: string[]; problems: string[] }> {
+  const scope = scopeDirs(o.home, o.cwd, o.project);
+  const lock = readClaudeLock(scope.lockDir);
+  const wanted = names.length ? names : Object.keys(lock);
+  const out = { lines: [] as string[], problems: [] as string[] };
+  for (const name of wanted) {
+    const before = lock[name];
+    if (!before) {
+      out.problems.push(`${name}: not installed in ${scope.pluginsDir}`);
+      continue;
+    }
+    try {
+      const r = await installClaudePlugin(before.spec, { ...o, pin: { name, spec: before.spec, enabled: before.enabled !== false } });
+      const after = readClaudeLock(scope.lockDir)[name]!;
+      out.lines.push(before.version !== r.version ? `${name} ${before.version} → ${r.version}` : before.integrity !== after.integrity ? `${name} ${r.version} (new content)` : `${name} ${r.version} (up to date)`);
+    } catch (error) {
+      out.problems.push(`${name}: ${(error as Error).message}`);
+    }
+  }
+  return out;
+}
+
 /** Rewrite the `claudePlugins` section of a packages dir's lock file, keeping the rest. */
 export function writeClaudeLock(lockDir: string, update: (section: Record<string, ClaudeLockEntry>) => void): void {
   const file = join(lockDir, LOCK_FILE_NAME);

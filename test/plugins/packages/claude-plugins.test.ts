@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { claudePluginMcpServers } from "../../../lib/claude-plugins.js";
-import { detectClaudePlugin, installClaudePlugin, listClaudePlugins, removeClaudePlugin, restoreClaudePlugins, setClaudePluginEnabled } from "../../../plugins/packages/claude/index.js";
+import { detectClaudePlugin, installClaudePlugin, listClaudePlugins, removeClaudePlugin, restoreClaudePlugins, setClaudePluginEnabled, updateClaudePlugins } from "../../../plugins/packages/claude/index.js";
 import { BIN, cleanTemps, coil, requireBuild, ROOT, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 import { hasTmux, Tmux } from "../../support/tmux.js";
 
@@ -344,7 +344,7 @@ describe("Claude Code plugins as coil packages", () => {
     expect(existsSync(join(s.home, "claude-plugins", "demo-tools", ".claude-plugin", "plugin.json"))).toBe(true);
   }, 60_000);
 
-  it("restores what the lock records (a teammate's checkout): git at the locked commit, up-to-date plugins left alone, a changed tarball refused", async () => {
+  it("restores what the lock records (a teammate's checkout): git at the locked commit, up-to-date plugins left alone, a changed tarball refused; update moves to the new tip and keeps the enabled state", async () => {
     const s = sandbox();
     const repo = gitRepo(join(s.base, "repo"), pluginFiles());
     const locked = git(repo, "rev-parse", "HEAD");
@@ -362,6 +362,15 @@ describe("Claude Code plugins as coil packages", () => {
     expect(existsSync(join(plugins, "demo-tools", "commands", "review.md"))).toBe(true);
     expect(s.lock(join(s.project, ".coil", "packages")).claudePlugins["demo-tools"].resolved).toBe(`${pathToFileURL(repo).href}#${locked}`);
     expect(await restoreClaudePlugins(s.opts(true))).toMatchObject({ installed: [], upToDate: ["demo-tools"], problems: [] });
+
+    // update: the branch's new tip, still disabled if it was
+    await setClaudePluginEnabled("demo-tools", false, s.opts(true));
+    writeFiles(repo, { ".claude-plugin/plugin.json": JSON.stringify({ name: "demo-tools", version: "1.3.0" }) });
+    git(repo, "commit", "-qam", "1.3.0");
+    expect(await updateClaudePlugins([], s.opts(true))).toEqual({ lines: ["demo-tools 1.2.0 → 1.3.0"], problems: [] });
+    expect(await updateClaudePlugins(["demo-tools", "nope"], s.opts(true))).toEqual({ lines: ["demo-tools 1.3.0 (up to date)"], problems: [`nope: not installed in ${plugins}`] });
+    expect(s.lock(join(s.project, ".coil", "packages")).claudePlugins["demo-tools"]).toMatchObject({ version: "1.3.0", enabled: false, resolved: `${pathToFileURL(repo).href}#${git(repo, "rev-parse", "HEAD")}` });
+    expect(existsSync(join(plugins, "demo-tools", "commands", "later.md"))).toBe(true);
 
     const tgz = join(s.base, "p.tgz");
     writeFiles(join(s.base, "tar", "package"), pluginFiles("other-tools"));
