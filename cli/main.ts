@@ -65,7 +65,7 @@ function program(io: CliIO, host?: PluginHost): Command {
     .option("--model <id>", "model, as provider/model or a model id")
     .option("--plugin <spec>", "add a plugin for this run (built-in id, path or npm package); repeatable", (v: string, all: string[]) => [...all, v], [])
     .option("--trust", "load this project's .coil/preset.yaml (project code runs with your rights)")
-    .option("--yes", "install npm packages the preset names but are missing, without asking (for CI)")
+    .option("--yes", "install npm packages (and Claude Code marketplaces and plugins) the preset names but are missing, without asking (for CI)")
     .showHelpAfterError("(run coil --help for usage)")
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
     .exitOverride()
@@ -176,12 +176,45 @@ export async function main(io: CliIO): Promise<number> {
 /** Resolve the preset and load its plugins (boot's assemble()), installing missing npm packages on first use (each once). */
 async function loadPreset(io: CliIO, home: string, first: ReturnType<typeof scan>): Promise<Assembled> {
   for (const tried = new Set<string>(); ; ) {
+    let assembled: Assembled;
     try {
-      return await assemble(assembleOptions(io, home, first));
+      assembled = await assemble(assembleOptions(io, home, first));
     } catch (error) {
       if (!(await installOnFirstUse(error, io, home, first.yes, tried))) throw error;
+      continue;
     }
+    if (tried.has(PENDING) || !(await installPending(assembled.host, io, first.yes))) return assembled;
+    tried.add(PENDING);
+    await assembled.host.stop();
   }
+}
+
+const PENDING = "\0pending";
+
+/**
+ * What the preset names beyond npm packages and is missing (the installer's `pending()`: Claude Code
+ * marketplaces and plugins): asked about on a terminal, installed with `--yes`, else named in a warning
+ * and the run goes on without them. True if installed (load the preset again).
+ */
+async function installPending(host: PluginHost, io: CliIO, yes: boolean): Promise<boolean> {
+  const pending = await (host.services.get(PACKAGE_INSTALLER) as PackageInstaller | undefined)?.pending?.();
+  if (!pending) return false;
+  const list = pending.describe.map((d) => `  ${d}`).join("\n");
+  if (!yes && !io.stdin.isTTY) {
+    io.stderr.write(`coil: the preset needs what is not installed (this run goes on without it):\n${list}\n  pass --yes to install it on first use\n`);
+    return false;
+  }
+  if (!yes && !(await askYes(io, `coil: the preset needs:\n${list}\ninstall?`))) return false;
+  await pending.install(io);
+  return true;
+}
+
+async function askYes(io: CliIO, question: string): Promise<boolean> {
+  io.stderr.write(`${question} [y/N] `);
+  const rl = (await import("node:readline")).createInterface({ input: io.stdin, terminal: false });
+  const answer = await new Promise<string>((done) => (rl.once("line", done), rl.once("close", () => done(""))));
+  rl.close();
+  return /^y(es)?$/i.test(answer.trim());
 }
 
 function assembleOptions(io: CliIO, home: string, first: ReturnType<typeof scan>): AssembleOptions {
@@ -205,11 +238,7 @@ async function installOnFirstUse(error: unknown, io: CliIO, home: string, yes: b
     if (!yes) {
       const hint = `pass --yes to install ${spec} into ${dir} on first use, or install it first: coil install ${spec}`;
       if (!io.stdin.isTTY) throw new CoilError(error.code, error.detail, { phase: error.phase, file: error.file, line: error.line, column: error.column, hint });
-      io.stderr.write(`coil: ${error.detail}\ninstall ${spec} into ${dir}? [y/N] `);
-      const rl = (await import("node:readline")).createInterface({ input: io.stdin, terminal: false });
-      const answer = await new Promise<string>((done) => (rl.once("line", done), rl.once("close", () => done(""))));
-      rl.close();
-      if (!/^y(es)?$/i.test(answer.trim())) return false;
+      if (!(await askYes(io, `coil: ${error.detail}\ninstall ${spec} into ${dir}?`))) return false;
     }
     return await installer.install([spec], dir, io);
   } finally {

@@ -12,4 +12,17 @@ export interface PackageInstaller {
    * package, and rewrite the lock file, as `coil install` does. False (npm's error on stderr) if npm failed.
    */
   install(specs: string[], dir: string, io: CliStreams): Promise<boolean>;
+  /**
+   * What the loaded preset names that is not installed yet, beyond npm packages (Claude Code marketplaces
+   * and plugins in the packages plugin's options); undefined when nothing is missing. The CLI asks (or
+   * takes `--yes`), installs, and loads the preset again.
+   */
+  pending?(): Promise<PendingInstall | undefined>;
+}
+
+export interface PendingInstall {
+  /** One line per missing thing, for the question. */
+  describe: string[];
+  /** Install them; false if any failed (each failure on stderr). */
+  install(io: CliStreams): Promise<boolean>;
 }

@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { messageOf, textOf, type Agent, type AgentMessage, type CompactRequest, type ModelRequest, type PluginContext, type Static, type StopQuery, type StopVerdict, type SystemBlock, type ToolBlock, type ToolCallInfo, type ToolResult, type ToolRewrite, type TurnInfo } from "../../kernel/index.js";
+import { claudePluginHooks } from "../../lib/claude-plugins.js";
 import { coilHome } from "../../lib/paths.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service (transcript path and id)
 import type { ClaudeHooksService, PermissionAnswer } from "./api.js";
@@ -37,11 +38,13 @@ export function loadHooks(ctx: Ctx): HookDef[] {
     ctx.onStart(() => warn(`project hooks in ${join(ctx.cwd, ".claude")} are not run: the project is not trusted (coil trust)`));
   }
   defs.push(...parseHooks(o.hooks, `the ${ctx.id} options`, o.timeout, warn));
-  // Extra hook files (a Claude Code plugin's hooks/hooks.json), each with its own environment.
-  for (const source of o.sources) {
-    const env = { ...(source.root ? { CLAUDE_PLUGIN_ROOT: source.root } : {}), ...source.env };
-    defs.push(...parseHooks(readSettings(source.file, warn, true), source.file, o.timeout, warn).map((d) => ({ ...d, env })));
-  }
+  // Extra hook files, each with its own environment: the `sources` option's, and installed Claude Code
+  // plugins' hooks/hooks.json (run with CLAUDE_PLUGIN_ROOT set to the plugin's folder).
+  const sources = [
+    ...o.sources.map((s) => ({ hooks: readSettings(s.file, warn, true), source: s.file, env: { ...(s.root ? { CLAUDE_PLUGIN_ROOT: s.root } : {}), ...s.env } })),
+    ...claudePluginHooks({ home: coilHome(), cwd: ctx.cwd, trusted: ctx.projectTrusted }, warn),
+  ];
+  for (const h of sources) defs.push(...parseHooks(h.hooks, h.source, o.timeout, warn).map((d) => ({ ...d, env: h.env })));
   // Claude Code runs an identical command once per event even if several groups list it.
   const unique = defs.filter((d, i) => defs.findIndex((e) => e.event === d.event && e.command === d.command && e.matcher === d.matcher && JSON.stringify(e.env) === JSON.stringify(d.env)) === i);
   return unique;

@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { LineCounter, parseDocument } from "yaml";
+import { claudePluginMcpServers } from "../../lib/claude-plugins.js";
 
 export interface StdioServer {
   type: "stdio";
@@ -194,6 +195,14 @@ export function loadServers(src: ConfigSources, o: { expand?: boolean } = {}): {
     const checked = checkServer(raw, `servers.${name}`);
     for (const p of checked.problems) problems.push({ file: "preset option mcp", key: p.key, message: p.message });
     if (checked.entry && !checked.disabled) byName.set(name, { name, source: "preset", ...checked.entry });
+  }
+  // Installed Claude Code plugins' `.mcp.json` / plugin.json `mcpServers` (the user's own files below override them by name).
+  for (const p of claudePluginMcpServers({ home: src.home, cwd: src.cwd, trusted: src.trusted }, (message) => problems.push({ file: "installed Claude Code plugin", message }))) {
+    for (const [name, raw] of Object.entries(p.servers)) {
+      const checked = checkServer(raw, `mcpServers.${name}`);
+      for (const c of checked.problems) problems.push({ file: p.source, key: c.key, message: c.message });
+      if (checked.entry && !checked.disabled) byName.set(name, { name, source: p.source, ...checked.entry });
+    }
   }
   const untrusted = projectFiles(src.cwd).filter((f) => existsSync(f));
   const files = [userFile(src.home), ...(src.trusted ? projectFiles(src.cwd) : [])];

@@ -8,7 +8,7 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
-import { definePlugin, messageOf, type CliStreams } from "../../kernel/index.js";
+import { definePlugin, messageOf, Type, type CliStreams } from "../../kernel/index.js";
 import { coilHome } from "../../lib/paths.js";
 import { PACKAGE_INSTALLER, type PackageInstaller } from "../../lib/package-installer.js";
 import { LOCK_FILE, readLock, writeLock, type LockEntry } from "./lockfile.js";
@@ -278,17 +278,29 @@ async function update(argv: string[], io: IO): Promise<number> {
   return 0;
 }
 
+export const PackagesOptions = Type.Object({
+  /** Claude Code marketplaces this preset needs: name → git URL or folder (relative to the preset file). */
+  marketplaces: Type.Record(Type.String(), Type.String(), { default: {} }),
+  /** Claude Code plugins this preset needs: `<plugin>@<marketplace>`, a git URL, a folder or a tarball. Installed on first use (asked, or --yes). */
+  claudePlugins: Type.Array(Type.String(), { default: [] }),
+});
+
 export default definePlugin({
   id: "packages",
   description: "coil packages on npm: coil install/remove/list/update, and coil plugin new",
+  options: PackagesOptions,
   setup(ctx) {
     const sub = (name: string, description: string, usage: string, run: (argv: string[], io: IO) => Promise<number> | number) =>
       ctx.subcommands.register({ name, description, usage, run: (argv, io) => run(argv, { ...io, trusted: ctx.projectTrusted } as IO) });
-    ctx.services.provide(PACKAGE_INSTALLER, { install: installForPreset } satisfies PackageInstaller);
+    // The Claude Code plugin code (./claude/) loads only when a preset names marketplaces or plugins, or `coil marketplace` runs.
+    const needs = ctx.options.claudePlugins.length > 0 || Object.keys(ctx.options.marketplaces).length > 0;
+    const pending = async () => (needs ? (await import("./claude/preset.js")).pendingFromPreset(ctx.options, { home: coilHomeOf(), baseDir: ctx.baseDir, cwd: ctx.cwd }) : undefined);
+    ctx.services.provide(PACKAGE_INSTALLER, { install: installForPreset, pending } satisfies PackageInstaller);
     sub("install", "install coil packages (npm spec, git URL, folder or .tgz); no spec: what coil-lock.json records", "[spec...] [--project] [--from <preset>] [--yes]", install);
     sub("remove", "remove installed coil packages", "<name...> [--project]", remove);
     sub("list", "list installed coil packages and what they offer", "[--json]", list);
     sub("update", "update installed coil packages (within their saved ranges) and the lock file", "[name...] [--project]", update);
+    sub("marketplace", "Claude Code plugin marketplaces: add <git URL | folder>, list, remove <name>, update [name]; then coil install <plugin>@<marketplace>", "<add|list|remove|update> [args...]", async (argv, io) => (await import("./claude/marketplace.js")).marketplaceCommand(argv, io));
     sub("plugin", "plugin authoring: `coil plugin new <name>` scaffolds a TypeScript plugin with a tool and a test", "new <name> [--dir <path>]", scaffoldCommand);
   },
 });

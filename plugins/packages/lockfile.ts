@@ -6,6 +6,7 @@
 import { existsSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { dependencies, npmLockEntry, readJson, type LockedPackage } from "./npm.js";
+import { readClaudeLock, type ClaudeLockEntry } from "../../lib/claude-plugins.js";
 
 export const LOCK_FILE = "coil-lock.json";
 
@@ -20,7 +21,7 @@ export interface LockEntry extends LockedPackage {
   coilPackage: boolean;
 }
 
-export interface LockFile { lockfileVersion: 1; packages: Record<string, LockEntry> }
+export interface LockFile { lockfileVersion: 1; packages: Record<string, LockEntry>; /** Installed Claude Code plugins (plugins/packages/claude). */ claudePlugins?: Record<string, ClaudeLockEntry> }
 
 export function readLock(dir: string): LockFile | undefined {
   const lock = readJson<LockFile>(join(dir, LOCK_FILE));
@@ -47,6 +48,9 @@ export function writeLock(dir: string): LockFile {
     packages[name] = entry;
   }
   const lock: LockFile = { lockfileVersion: 1, packages };
+  // The Claude Code plugins' section is kept as it is (plugins/packages/claude writes it).
+  const claude = readClaudeLock(dir);
+  if (Object.keys(claude).length) lock.claudePlugins = claude;
   if (existsSync(dir)) {
     const file = join(dir, LOCK_FILE);
     writeFileSync(`${file}.tmp`, JSON.stringify(lock, null, 2) + "\n");

@@ -10,11 +10,12 @@
  * `@file` references are attached, and front matter `model` and `allowed-tools` hold for that command's
  * run only.
  */
-import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { Type, definePlugin, type Agent, type ModelInfo, type ToolResultMessage } from "../../kernel/index.js";
 import { attachmentsPrompt, collectAttachments } from "../../lib/attachments.js";
+import { componentPaths, installedClaudePlugins } from "../../lib/claude-plugins.js";
 import { bashRefusal, expandShellCommands, expandTemplate, parseAllowedTools, shellCommands } from "../../lib/command-body.js";
 import { resolveModel } from "../../lib/models.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service (recording the model put back)
@@ -107,6 +108,15 @@ export function templateDirs(ctx: { cwd: string; baseDir: string; projectTrusted
     });
   }
   if (o.packages) dirs.push(...packageDirs(home).map((dir) => ({ dir, source: "package", trusted: true })));
+  // Installed Claude Code plugins' commands: `/<plugin>:<command>`, `${CLAUDE_PLUGIN_ROOT}` expanded.
+  if (o.packages) {
+    for (const p of installedClaudePlugins({ home, cwd: ctx.cwd, trusted: ctx.projectTrusted })) {
+      for (const path of componentPaths(p, "commands", "commands")) {
+        const file = !isDirectory(path);
+        dirs.push({ dir: file ? dirname(path) : path, ...(file ? { files: [path] } : {}), source: `plugin ${p.name}`, trusted: true, recursive: true, namespace: p.name, vars: { CLAUDE_PLUGIN_ROOT: p.root } });
+      }
+    }
+  }
   const builtin = packageRoot();
   if (o.builtin && builtin) dirs.push({ dir: join(builtin, "prompt-templates"), source: "builtin", trusted: true });
   // A home folder that is itself a git repository (dotfiles) makes `~/.claude/commands` look like a
@@ -138,7 +148,7 @@ export default definePlugin({
     const notes: string[] = [];
     const byName = new Map<string, PromptTemplate>();
     for (const from of dirs) {
-      for (const { file, folder } of listTemplateFiles(from.dir, from.recursive === true)) {
+      for (const { file, folder } of (from.files ? from.files.map((file) => ({ file, folder: undefined })) : listTemplateFiles(from.dir, from.recursive === true))) {
         let parsed: PromptTemplate | TemplateProblem;
         try {
           parsed = parseTemplate(file, readFileSync(file, "utf8"), from.source, { folder, namespace: from.namespace });
@@ -313,3 +323,11 @@ export default definePlugin({
     });
   },
 });
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -43,6 +43,8 @@ export interface TemplateDir {
   trusted: boolean;
   /** `${NAME}` values replaced in the bodies (e.g. `CLAUDE_PLUGIN_ROOT` for a Claude Code plugin's commands). */
   vars?: Record<string, string>;
+  /** Only these files of the folder (a Claude Code plugin.json naming command files one by one). */
+  files?: string[];
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;

@@ -9,6 +9,7 @@ import { join, resolve } from "node:path";
 import { Type, definePlugin, type PluginContext, type SlashResult, type UserMessage } from "../../kernel/index.js";
 import { substituteArguments } from "../../lib/command-body.js";
 import type { SkillsService } from "./api.js";
+import { claudePluginSkillDirs } from "../../lib/claude-plugins.js";
 import { SkillCatalog, coilHome, packageDirs, packageRoot, splitFrontMatter, type SkillInfo, type SkillRoot } from "./discover.js";
 
 export type { SkillsService } from "./api.js";
@@ -30,13 +31,14 @@ export const SkillsOptions = Type.Object({
 
 type Options = { paths: string[]; project: boolean; user: boolean; packages: boolean; builtin: boolean };
 
-export function skillRoots(ctx: { cwd: string; baseDir: string; options: Options }, env: NodeJS.ProcessEnv = process.env): SkillRoot[] {
+export function skillRoots(ctx: { cwd: string; baseDir: string; options: Options; projectTrusted?: boolean }, env: NodeJS.ProcessEnv = process.env): SkillRoot[] {
   const o = ctx.options;
   const home = coilHome(env);
   const roots: SkillRoot[] = o.paths.map((p) => ({ dir: resolve(ctx.baseDir, p.replace(/^~(?=$|\/)/, env.HOME ?? "~")), source: "path" as const }));
   if (o.project) roots.push({ dir: join(ctx.cwd, ".coil", "skills"), source: "project" }, { dir: join(ctx.cwd, ".agents", "skills"), source: "project" });
   if (o.user) roots.push({ dir: join(home, "skills"), source: "user" });
   if (o.packages) roots.push(...packageDirs(home, "skills", "skills").map((dir) => ({ dir, source: "package" as const })));
+  if (o.packages) roots.push(...claudePluginSkillDirs({ home, cwd: ctx.cwd, trusted: ctx.projectTrusted }).map((dir) => ({ dir, source: "package" as const })));
   const builtin = packageRoot();
   if (o.builtin && builtin) roots.push({ dir: join(builtin, "skills"), source: "builtin" });
   return roots;

@@ -9,6 +9,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { splitFrontMatter } from "../../lib/front-matter.js";
 import { packageDirs } from "../../lib/package-dirs.js";
+import { claudePluginAgents } from "../../lib/claude-plugins.js";
 
 export type AgentSource = "builtin" | "package" | "user" | "project";
 
@@ -97,6 +98,8 @@ export interface Locations {
   packages: boolean;
   /** Extra folders (options), read last. */
   extra?: readonly string[];
+  /** Whether the project is trusted: its installed Claude Code plugins (`.coil/claude-plugins`) contribute agents too. */
+  trusted?: boolean;
 }
 
 /** The folders searched, lowest precedence first. */
@@ -115,6 +118,12 @@ export function agentDirs(l: Locations): { dir: string; source: AgentSource }[] 
 export function discoverAgents(l: Locations): { agents: AgentType[]; problems: AgentProblem[] } {
   const byName = new Map<string, AgentType>(BUILTIN_AGENTS.map((a) => [a.name, a]));
   const problems: AgentProblem[] = [];
+  // Installed Claude Code plugins' agents, named `<plugin>:<name>` as Claude Code names them.
+  for (const { file, plugin } of l.packages ? claudePluginAgents({ home: l.home, cwd: l.cwd, trusted: l.trusted }) : []) {
+    const parsed = parseAgentFile(readFileSync(file, "utf8"), file, "package");
+    if ("reason" in parsed) problems.push(parsed);
+    else byName.set(`${plugin}:${parsed.name}`, { ...parsed, name: `${plugin}:${parsed.name}` });
+  }
   for (const { dir, source } of agentDirs(l)) {
     for (const file of agentFiles(dir)) {
       let text: string;
