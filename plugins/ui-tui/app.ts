@@ -25,18 +25,22 @@ import {
 } from "../../kernel/index.js";
 import { KEYS_HELP, oneLine } from "./commands.js";
 import { DoublePress, openRewindPicker } from "./rewind.js";
+import { takeCarry, type EditorCarry } from "./reload.js";
 import { DialogHost } from "./dialogs.js";
 import { autocomplete, withAttachments } from "./input.js";
 import { Lines, wrapText } from "./lines.js";
 import { runShellCommand } from "./shell.js";
 import { c, footerLine, markdownTheme, selectTheme, messagesToEditorText, resultText, shellMessageText, summarizeArgs, tail, toolBody } from "./render.js";
 import type { AppHandle, Bridge, Dialogs, PickItem } from "./types.js";
+import type {} from "../../lib/thinking.js"; // types the `thinking` service
 
 type Lib = typeof PiTui;
 type Component = PiTui.Component;
 
 const SHELL_MESSAGE = "ui-tui.shell";
 const DOUBLE_PRESS_MS = 1500;
+/** Editor history entries handed to the process `/reload` starts. */
+const HISTORY_CARRIED = 200;
 
 interface ToolState {
   id: string;
@@ -67,6 +71,8 @@ export class TuiApp implements AppHandle {
   private finish?: (code: number) => void;
   private readonly dialogHost: DialogHost;
   private frames = 0;
+  /** What the editor's Up/Down history holds (the library keeps its own copy private). */
+  private readonly history: string[] = [];
   readonly dialogs: Dialogs;
 
   constructor(
@@ -101,6 +107,20 @@ export class TuiApp implements AppHandle {
     this.tui.addChild(this.footer);
     this.dialogHost = new DialogHost(lib, this.tui, this.slot, this.editor, () => this.finish !== undefined, () => this.refresh());
     this.dialogs = this.dialogHost.dialogs();
+    // After /reload: the previous process's editor history and text (reload.ts)
+    const carried = takeCarry();
+    for (const text of carried?.history ?? []) this.remember(text);
+    if (carried?.text) this.editor.setText(carried.text);
+  }
+
+  /** The editor's history and text, for the process `/reload` starts. */
+  editorCarry(): EditorCarry {
+    return { history: this.history.slice(-HISTORY_CARRIED), text: this.editor.getText() };
+  }
+
+  private remember(text: string): void {
+    this.editor.addToHistory(text);
+    if (this.history.at(-1) !== text) this.history.push(text);
   }
 
   run(): Promise<number> {
@@ -225,6 +245,12 @@ export class TuiApp implements AppHandle {
       this.rebuild();
       return { consume: true };
     }
+    if (matchesKey(data, "shift+tab") && !this.editor.isShowingAutocomplete()) {
+      const thinking = this.ctx.services.get("thinking");
+      if (thinking) this.notify(thinking.cycle(this.agent));
+      else this.notify("No thinking control in this preset: add the models plugin.", "warn");
+      return { consume: true };
+    }
     return undefined;
   }
 
@@ -233,7 +259,7 @@ export class TuiApp implements AppHandle {
   private async submit(raw: string): Promise<void> {
     const text = raw.trim();
     if (!text) return;
-    this.editor.addToHistory(text);
+    this.remember(text);
     try {
       if (text.startsWith("!")) return await this.shell(text);
       if (text === "/model" && this.agent.view.commands.has("model")) return await this.modelPicker();
@@ -465,7 +491,10 @@ export class TuiApp implements AppHandle {
     const { truncateToWidth } = this.lib;
     const s = this.agent.state;
     const session = this.ctx.services.get("session");
-    const figures = footerLine({ model: `${s.provider}/${s.model.id}`, contextWindow: s.model.contextWindow, messages: s.messages, sessionName: session?.name });
+    const thinking = this.ctx.services.get("thinking");
+    const level = thinking?.level(this.agent);
+    const think = level && `think ${level}${thinking!.unused(this.agent) ? " (unused)" : ""}`;
+    const figures = footerLine({ model: `${s.provider}/${s.model.id}`, thinking: think, contextWindow: s.model.contextWindow, messages: s.messages, sessionName: session?.name });
     const hint =
       Date.now() - this.lastCtrlC < DOUBLE_PRESS_MS
         ? c.yellow("Press Ctrl+C again to quit")

@@ -85,7 +85,7 @@ export const KEYS_HELP = [
   "Enter send · Shift+Enter, Alt+Enter or \\ then Enter: new line · Up/Down history",
   "While running: Enter steers, Alt+Enter queues a follow-up, Esc aborts (queued text returns to the editor)",
   "Ctrl+C clears the editor, twice quits · Ctrl+D on an empty editor quits",
-  "Ctrl+O expands tool output · Ctrl+T shows thinking · Tab completes paths · @ attaches a file",
+  "Ctrl+O expands tool output · Ctrl+T shows thinking · Shift+Tab cycles the thinking level · Tab completes paths · @ attaches a file",
   "!cmd runs a shell command and adds its output to the context · !!cmd runs it without adding it",
   "Esc Esc on an empty editor: rewind files and conversation to an earlier prompt (checkpoints, /rewind)",
 ];

@@ -9,6 +9,7 @@ import { definePlugin, exitCodeFor, lastAssistantText, type AgentMessage, type F
 import { registerCommands } from "./commands.js";
 import type { SessionService } from "../session-jsonl/api.js";
 import type { Bridge } from "./types.js";
+import type {} from "../../lib/thinking.js"; // types the `thinking` service
 
 /** customType of the messages `!cmd` adds; converted to user messages at request time. */
 export const SHELL_MESSAGE = "ui-tui.shell";
@@ -85,7 +86,9 @@ export default definePlugin({
         if (!bridge.reload) return code;
         // /reload: the TUI has stopped and restored the terminal; run coil again on this session.
         const { restart, sessionFileOf } = await import("./reload.js");
-        return restart(fe, sessionFileOf(ctx.services.get("session")));
+        const { provider, model } = fe.agent.state;
+        const thinking = ctx.services.get("thinking")?.level(fe.agent);
+        return restart(fe, sessionFileOf(ctx.services.get("session")), { model: `${provider}/${model.id}`, thinking }, app.editorCarry());
       },
     });
   },

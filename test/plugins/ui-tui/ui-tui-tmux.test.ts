@@ -266,6 +266,52 @@ describe.skipIf(!hasTmux)("ui-tui in tmux: /reload", () => {
   });
 });
 
+describe.skipIf(!hasTmux)("ui-tui thinking level and what /reload keeps", () => {
+  it("Shift+Tab and /thinking change the level shown in the footer and sent; /reload keeps it and the editor history", async () => {
+    const dir = project({});
+    const t = coil(dir, `${preset(dir, `- text: "answer from a coil process"`)} --thinking low`, { cols: 100 });
+    await t.waitFor(READY);
+    expect(t.screen()).toContain("scripted/scripted · think low (unused)");
+    t.keys("BTab");
+    await t.waitFor("think medium (unused)");
+    expect(t.screen()).toMatch(/thinking: medium \(scripted\/scripted does not reason/);
+    t.type("/thinking high");
+    await t.waitFor((s) => editorText(s) === "/thinking high");
+    t.keys("Enter");
+    await t.waitFor("think high (unused)");
+    t.type("first prompt");
+    await t.waitFor((s) => editorText(s) === "first prompt");
+    t.keys("Enter");
+    await t.waitFor("answer from a coil process");
+    expect(requests(dir).map((r) => (r as { options?: { thinking?: string } }).options?.thinking)).toEqual(["high"]);
+    t.type("/reload");
+    await t.waitFor((s) => editorText(s) === "/reload");
+    t.keys("Enter");
+    await t.waitFor("Reloading plugins");
+    // the new process was started with --thinking low on its command line, and still has high
+    const reloaded = await t.waitFor((s) => s.includes(READY) && !s.includes("Reloading plugins") && s.includes("› first prompt"));
+    expect(reloaded).toContain("think high (unused)");
+    // the editor's history came along: Up gives the last prompts, newest first
+    t.keys("Up");
+    await t.waitFor((s) => editorText(s) === "/reload");
+    t.keys("Up");
+    await t.waitFor((s) => editorText(s) === "first prompt");
+    t.keys("C-c");
+    await t.waitFor((s) => editorText(s) === "");
+    t.type("second prompt");
+    await t.waitFor((s) => editorText(s) === "second prompt");
+    t.keys("Enter");
+    await t.waitFor((s) => (s.match(/answer from a coil process/g) ?? []).length === 2);
+    expect(requests(dir).map((r) => (r as { options?: { thinking?: string } }).options?.thinking)).toEqual(["high", "high"]);
+    t.keys("C-d");
+    await t.waitFor("[exited 0]");
+    const sessions = join(dir, "home", "sessions");
+    const file = readdirSync(sessions, { recursive: true }).map(String).find((f) => f.endsWith(".jsonl"))!;
+    const levels = readFileSync(join(sessions, file), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string; thinkingLevel?: string }).filter((e) => e.type === "thinking_level_change");
+    expect(levels.map((e) => e.thinkingLevel)).toEqual(["medium", "high"]);
+  });
+});
+
 describe.skipIf(!hasTmux)("ui-tui @file attachments", () => {
   // A real 1x1 PNG, and a binary file that is not an image.
   const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
