@@ -26,6 +26,7 @@ import {
 import { KEYS_HELP, oneLine } from "./commands.js";
 import { DoublePress, openRewindPicker } from "./rewind.js";
 import { takeCarry, type EditorCarry } from "./reload.js";
+import { recentModels, rememberModel } from "../../lib/recent-models.js";
 import { DialogHost } from "./dialogs.js";
 import { autocomplete, withAttachments } from "./input.js";
 import { Lines, wrapText } from "./lines.js";
@@ -245,6 +246,10 @@ export class TuiApp implements AppHandle {
       this.rebuild();
       return { consume: true };
     }
+    if (matchesKey(data, "ctrl+p")) {
+      this.cycleModel().catch((error: unknown) => this.notify(messageOf(error), "error"));
+      return { consume: true };
+    }
     if (matchesKey(data, "shift+tab") && !this.editor.isShowingAutocomplete()) {
       const thinking = this.ctx.services.get("thinking");
       if (thinking) this.notify(thinking.cycle(this.agent));
@@ -264,6 +269,7 @@ export class TuiApp implements AppHandle {
       if (text.startsWith("!")) return await this.shell(text);
       if (text === "/model" && this.agent.view.commands.has("model")) return await this.modelPicker();
       const slash = findCommand(this.agent.view, text);
+      if (slash?.command.name === "model") return await this.switchModel(slash.args);
       if (slash) {
         const out = await slash.command.run(slash.args, this.agent);
         if (typeof out === "string" && out) this.addNotice(out, (s) => s, "");
@@ -306,18 +312,55 @@ export class TuiApp implements AppHandle {
     this.refresh();
   }
 
+  /** `provider/id` of the agent's model. */
+  private currentModel(): string {
+    return `${this.agent.state.provider}/${this.agent.state.model.id}`;
+  }
+
+  /** `/model` without an argument: every model of a configured provider, recent ones first, filtered as you type. */
   private async modelPicker(): Promise<void> {
     const items: PickItem[] = [];
     for (const p of this.agent.view.providers.values()) {
       if (p.isConfigured && !p.isConfigured()) continue;
       for (const m of p.models ?? []) items.push({ value: `${p.id}/${m.id}`, label: `${p.id}/${m.id}`, description: m.name });
     }
-    const current = `${this.agent.state.provider}/${this.agent.state.model.id}`;
-    const chosen = await this.dialogHost.pickOne(`Model (now ${current})`, items, { selected: current });
-    if (!chosen) return;
-    const out = await this.agent.view.commands.get("model")!.run(chosen, this.agent);
+    const recent = recentModels();
+    const rank = (i: PickItem) => (recent.includes(i.value) ? recent.indexOf(i.value) : recent.length);
+    const ordered = items.map((item) => (recent.includes(item.value) ? { ...item, description: `recent${item.description ? ` · ${item.description}` : ""}` } : item)).sort((a, b) => rank(a) - rank(b));
+    const current = this.currentModel();
+    const chosen = await this.dialogHost.pickFiltered(`Model (now ${current})`, ordered, { selected: current, empty: "no model matches: coil models lists them all" });
+    if (chosen) await this.switchModel(chosen);
+  }
+
+  /** Switch through the `model` command (which records it in the session) and remember it as recent. */
+  private async switchModel(spec: string): Promise<void> {
+    const before = this.currentModel();
+    const out = await this.agent.view.commands.get("model")!.run(spec, this.agent);
     if (typeof out === "string" && out) this.addNotice(out, (s) => s, "");
+    if (this.currentModel() !== before) rememberModel(this.currentModel());
     this.refresh();
+  }
+
+  /**
+   * Ctrl+P: the next of the preset's favourite models (ui-tui's `favoriteModels`), or, without them, of
+   * the recent ones whose provider is configured.
+   */
+  private async cycleModel(): Promise<void> {
+    if (!this.agent.view.commands.has("model")) return this.notify("No /model in this preset: add the models plugin.", "warn");
+    const favorites = (this.ctx.options as { favoriteModels?: string[] }).favoriteModels ?? [];
+    const usable = (spec: string) => {
+      const p = this.agent.view.providers.get(spec.split("/", 1)[0]!);
+      return p !== undefined && (!p.isConfigured || p.isConfigured());
+    };
+    const list = favorites.length ? favorites : recentModels().filter(usable);
+    const current = this.currentModel();
+    const at = list.indexOf(current);
+    const next = list.length ? list[(at + 1) % list.length] : undefined;
+    if (!next || next === current) {
+      this.notify(favorites.length ? "Only one favourite model." : "No other recent model: switch with /model once, or list favourites in the preset (ui-tui: { favoriteModels: [...] }).", "warn");
+      return;
+    }
+    await this.switchModel(next);
   }
 
   /**

@@ -78,6 +78,59 @@ export class DialogHost {
     );
   }
 
+  /**
+   * A pick list with a filter line above it: typed text narrows the items (fuzzy, on label and
+   * description); arrows, Page keys, Enter and Esc act on the list.
+   */
+  pickFiltered(title: string, items: readonly PickItem[], options: { selected?: string; signal?: AbortSignal; empty?: string }): Promise<string | undefined> {
+    const { matchesKey } = this.lib;
+    return this.inDialog<string | undefined>(
+      (close) => {
+        const rows = Math.max(3, Math.min(10, (this.tui.terminal.rows || 24) - 12));
+        const input = new this.lib.Input();
+        let shown = [...items];
+        const build = () => {
+          const list = new this.lib.SelectList(shown, rows, selectTheme());
+          list.onSelect = (item) => close(item.value);
+          list.onCancel = () => close(undefined);
+          return list;
+        };
+        let list = build();
+        const at = options.selected ? items.findIndex((i) => i.value === options.selected) : -1;
+        if (at >= 0) list.setSelectedIndex(at);
+        const refilter = () => {
+          const query = input.getValue().trim();
+          shown = query ? this.lib.fuzzyFilter([...items], query, (i) => `${i.label} ${i.description ?? ""}`) : [...items];
+          list = build();
+        };
+        const head = new Lines((w) => [c.gray("─".repeat(w)), ...title.split("\n").flatMap((l, i) => wrapText(this.lib, l, w).map((x) => (i === 0 ? c.bold(x) : x)))]);
+        const body: Component = { render: (w) => (shown.length ? list.render(w) : [c.dim(this.lib.truncateToWidth(options.empty ?? "(nothing matches)", w))]), invalidate: () => list.invalidate() };
+        const foot = new Lines((w) => [c.dim(this.lib.truncateToWidth("type to filter · ↑↓ move · Enter choose · Esc cancel", w)), c.gray("─".repeat(w))]);
+        const keys = ["up", "down", "pageUp", "pageDown", "enter", "escape"] as const;
+        const router: Component & PiTui.Focusable = {
+          render: () => [],
+          invalidate: () => undefined,
+          handleInput: (data) => {
+            if (keys.some((k) => matchesKey(data, k)) || matchesKey(data, "ctrl+c")) list.handleInput(data);
+            else {
+              input.handleInput(data);
+              refilter();
+            }
+          },
+          get focused() {
+            return input.focused;
+          },
+          set focused(v: boolean) {
+            input.focused = v;
+          },
+        };
+        return this.box([head, input, body, foot], router);
+      },
+      undefined,
+      options.signal,
+    );
+  }
+
   askText(title: string, placeholder: string | undefined, signal?: AbortSignal): Promise<string | undefined> {
     return this.inDialog<string | undefined>(
       (close) => {

@@ -5,7 +5,7 @@
  * print-mode start does not load them. `/reload` restarts coil on the session (reload.ts). docs/tui.md is the user guide.
  */
 import { appendFileSync } from "node:fs";
-import { definePlugin, exitCodeFor, lastAssistantText, type AgentMessage, type FrontEndContext, type ModelRequest, type UiService } from "../../kernel/index.js";
+import { definePlugin, exitCodeFor, Type, lastAssistantText, type AgentMessage, type FrontEndContext, type ModelRequest, type UiService } from "../../kernel/index.js";
 import { registerCommands } from "./commands.js";
 import type { SessionService } from "../session-jsonl/api.js";
 import type { Bridge } from "./types.js";
@@ -56,9 +56,15 @@ async function fallback(fe: FrontEndContext): Promise<number> {
   return exitCodeFor(result.stopReason);
 }
 
+export const TuiOptions = Type.Object({
+  /** Models Ctrl+P cycles through, as `provider/id` (none: the models you switched to lately). */
+  favoriteModels: Type.Array(Type.String(), { default: [] }),
+});
+
 export default definePlugin({
   id: "ui-tui",
   description: "Interactive terminal UI: streaming markdown, tool output, editor, slash commands, dialogs for the ui service",
+  options: TuiOptions,
   setup(ctx) {
     const bridge: Bridge = {};
     const dialogs = uiService(bridge, (m, level) => ctx.log[level](m));

@@ -312,6 +312,82 @@ describe.skipIf(!hasTmux)("ui-tui thinking level and what /reload keeps", () => 
   });
 });
 
+/** A second provider with three models, so there is something to pick and cycle. */
+const ALT_PROVIDER = `import { definePlugin } from "coil";
+const model = (id) => ({ id, provider: "alt", name: "Alt " + id, contextWindow: 100000, maxOutput: 1000 });
+const zero = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+export default definePlugin({
+  id: "alt-provider",
+  setup(ctx) {
+    ctx.providers.register({
+      id: "alt",
+      models: [model("alpha"), model("beta"), model("gamma")],
+      async *stream(request) {
+        const message = { role: "assistant", content: [{ type: "text", text: "alt " + request.model.id + " answers" }], provider: "alt", model: request.model.id, usage: { ...zero, cost: { ...zero, total: 0 } }, stopReason: "stop", timestamp: Date.now() };
+        yield { type: "done", message };
+      },
+    });
+  },
+});
+`;
+
+describe.skipIf(!hasTmux)("ui-tui model picker and quick switch", () => {
+  it("/model filters as you type and lists recent models first; Ctrl+P cycles the recent ones, or the preset's favourites", async () => {
+    const dir = project({ "alt.ts": ALT_PROVIDER });
+    const args = `${preset(dir, `- text: "scripted answers"`)} --plugin ./alt.ts`;
+    const t = coil(dir, args, { cols: 100 });
+    await t.waitFor(READY);
+    t.type("/model");
+    await t.waitFor((s) => editorText(s) === "/model");
+    t.keys("Enter");
+    const picker = await t.waitFor("type to filter");
+    expect(picker).toContain("alt/alpha");
+    expect(picker).toContain("scripted/scripted");
+    t.type("gam");
+    await t.waitFor((s) => s.includes("alt/gamma") && !s.includes("alt/alpha"));
+    t.keys("Enter");
+    await t.waitFor("switched to alt/gamma");
+    expect(t.screen()).toMatch(/alt\/gamma · ctx/);
+    expect(JSON.parse(readFileSync(join(dir, "home", "recent-models.json"), "utf8"))).toEqual(["alt/gamma"]);
+    // /model with an argument is remembered too; the picker then lists both recent ones first, newest first
+    t.type("/model scripted/scripted");
+    await t.waitFor((s) => editorText(s) === "/model scripted/scripted");
+    t.keys("Enter");
+    await t.waitFor("switched to scripted/scripted");
+    t.type("/model");
+    await t.waitFor((s) => editorText(s) === "/model");
+    t.keys("Enter");
+    const listed = await t.waitFor("type to filter");
+    const order = ["scripted/scripted", "alt/gamma", "alt/alpha"].map((m) => listed.indexOf(m));
+    expect(order.every((at) => at >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    expect(listed).toMatch(/alt\/gamma\s+recent · Alt gamma/);
+    t.keys("Escape");
+    await t.waitFor((s) => !s.includes("type to filter") && s.includes(READY));
+    t.keys("C-p");
+    await t.waitFor((s) => /alt\/gamma · ctx/.test(s));
+    t.keys("C-p");
+    await t.waitFor((s) => /scripted\/scripted · ctx/.test(s));
+    t.type("hello");
+    await t.waitFor((s) => editorText(s) === "hello");
+    t.keys("Enter");
+    await t.waitFor("scripted answers");
+    t.keys("C-d");
+    await t.waitFor("[exited 0]");
+
+    // favourites from the preset: Ctrl+P goes through them in order
+    writeFileSync(join(dir, "fav.yaml"), "extends: ./preset.yaml\nplugins:\n  - ui-tui: { favoriteModels: [alt/beta, alt/alpha] }\n");
+    const f = coil(dir, "--preset ./fav.yaml --plugin ./alt.ts --no-session", { cols: 100 });
+    await f.waitFor(READY);
+    f.keys("C-p");
+    await f.waitFor((s) => /alt\/beta · ctx/.test(s));
+    f.keys("C-p");
+    await f.waitFor((s) => /alt\/alpha · ctx/.test(s));
+    f.keys("C-p");
+    await f.waitFor((s) => /alt\/beta · ctx/.test(s));
+  });
+});
+
 describe.skipIf(!hasTmux)("ui-tui @file attachments", () => {
   // A real 1x1 PNG, and a binary file that is not an image.
   const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
