@@ -23,7 +23,7 @@ import {
   type PromptInput,
   type ToolResultMessage,
 } from "../../kernel/index.js";
-import { KEYS_HELP, oneLine } from "./commands.js";
+import { firstRunHelp, KEYS_HELP, oneLine, providerUnusable } from "./commands.js";
 import { DoublePress, openRewindPicker } from "./rewind.js";
 import { takeCarry, type EditorCarry } from "./reload.js";
 import { recentModels, rememberModel } from "../../lib/recent-models.js";
@@ -135,6 +135,8 @@ export class TuiApp implements AppHandle {
       for (const signal of ["SIGTERM", "SIGHUP", "SIGINT"] as const) process.on(signal, onSignal);
       this.chat.addChild(new Lines((w) => [this.lib.truncateToWidth(c.bold("coil") + c.dim(` · ${this.agent.state.provider}/${this.agent.state.model.id} · ${this.ctx.cwd}`), w)]));
       this.rebuild();
+      // First run without a key: the UI opens anyway and says how to add one (/login) or try the demo.
+      if (providerUnusable(this.agent)) this.notify(firstRunHelp(this.agent), "warn");
       this.tui.setFocus(this.editor);
       this.tui.start();
       this.tui.requestRender(true);
@@ -284,6 +286,7 @@ export class TuiApp implements AppHandle {
         this.notify(`Unknown command ${head}. /help lists the commands.${skills}`, "warn");
         return;
       }
+      if (providerUnusable(this.agent)) return this.notify(firstRunHelp(this.agent), "warn");
       this.send(withAttachments(text, this.ctx.cwd, this.agent.state.model, (m) => this.notify(m, "warn")));
     } catch (error) {
       this.notify(messageOf(error), "error");

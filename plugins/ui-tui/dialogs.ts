@@ -29,6 +29,7 @@ export class DialogHost {
       select: (title, options, signal) => this.pickOne(title, options.map((o) => ({ value: o, label: o })), { signal }),
       input: (title, placeholder, signal) => this.askText(title, placeholder, signal),
       pick: (title, items, options) => this.pickOne(title, items, options ?? {}),
+      secret: (title, hint, signal) => this.askText(title, hint, signal, true),
     };
   }
 
@@ -131,7 +132,8 @@ export class DialogHost {
     );
   }
 
-  askText(title: string, placeholder: string | undefined, signal?: AbortSignal): Promise<string | undefined> {
+  /** A line of text; `secret` shows a dot per character instead of the text (an API key). */
+  askText(title: string, placeholder: string | undefined, signal?: AbortSignal, secret = false): Promise<string | undefined> {
     return this.inDialog<string | undefined>(
       (close) => {
         const input = new this.lib.Input();
@@ -139,6 +141,8 @@ export class DialogHost {
         input.onEscape = () => close(undefined);
         const head = new Lines((w) => [c.gray("─".repeat(w)), ...wrapText(this.lib, title, w).map((x) => c.bold(x))]);
         const foot = new Lines((w) => [c.dim(this.lib.truncateToWidth(`${placeholder ? `${placeholder} · ` : ""}Enter confirm · Esc cancel`, w)), c.gray("─".repeat(w))]);
+        const masked = new Lines((w) => [this.lib.truncateToWidth(`> ${"•".repeat(input.getValue().length)}`, w)]);
+        if (secret) return this.box([head, masked, foot], { handleInput: (d) => (input.handleInput(d), masked.touch()), render: () => [], invalidate: () => undefined });
         return this.box([head, input, foot], input);
       },
       undefined,

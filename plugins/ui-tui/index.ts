@@ -48,6 +48,11 @@ async function fallback(fe: FrontEndContext): Promise<number> {
     stderr.write('coil: no prompt given: coil -p "what to do" (or pipe it on stdin)\n');
     return 2;
   }
+  const provider = agent.view.providers.get(agent.state.provider);
+  if (provider?.isConfigured && !provider.isConfigured()) {
+    stderr.write(`coil: PROVIDER_MISSING provider '${provider.id}' is not configured\n  hint: ${provider.setupHint ?? "see its plugin's documentation"}\n`);
+    return 2;
+  }
   const result = await agent.prompt(prompt);
   const text = lastAssistantText(result.messages);
   if (text) stdout.write(text.endsWith("\n") ? text : `${text}\n`);

@@ -3,13 +3,14 @@
  * send-keys types, capture-pane reads the screen. Each test asserts what a user would see.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { packageRoot } from "../../../boot/paths.js";
 import { childEnv } from "../../support/env.js";
 import { editorText, hasTmux, Tmux } from "../../support/tmux.js";
+import { startMockAnthropic, text as anthropicText } from "../../support/mock-anthropic.js";
 
 const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const temps: string[] = [];
@@ -385,6 +386,73 @@ describe.skipIf(!hasTmux)("ui-tui model picker and quick switch", () => {
     await f.waitFor((s) => /alt\/alpha · ctx/.test(s));
     f.keys("C-p");
     await f.waitFor((s) => /alt\/beta · ctx/.test(s));
+  });
+});
+
+describe.skipIf(!hasTmux)("ui-tui first run without a key", () => {
+  it("opens anyway and says how to add a key; /login stores one and the next prompt reaches the provider; /demo plays offline", async () => {
+    const KEY = "sk-ant-first-run-0123456789";
+    const mock = await startMockAnthropic({ key: KEY });
+    try {
+      const dir = project({ "notes.txt": "hello\n" });
+      const home = join(dir, "home");
+      const pane = new Tmux({
+        dir,
+        cwd: dir,
+        cols: 110,
+        rows: 40,
+        // no key anywhere: every provider variable empty, an empty COIL_HOME
+        env: { COIL_HOME: home, ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: "", ANTHROPIC_AUTH_TOKEN: "", OPENAI_API_KEY: "", OPENROUTER_API_KEY: "" },
+        command: `${process.execPath} ${BIN}`,
+      }).start();
+      panes.push(pane);
+      const first = await pane.waitFor((s) => s.includes(READY) && s.includes("No model provider is set up yet"));
+      expect(first).toContain("/login <provider>");
+      expect(first).toContain("/demo plays a short scripted demo");
+      expect(first).toMatch(/anthropic: set ANTHROPIC_API_KEY/);
+      // a prompt now would only fail: it is held back with the same help, and nothing is sent
+      pane.type("hello there");
+      await pane.waitFor((s) => editorText(s) === "hello there");
+      pane.keys("Enter");
+      await pane.waitFor((s) => (s.match(/No model provider is set up yet/g) ?? []).length === 2);
+      expect(mock.requests).toHaveLength(0);
+
+      pane.type("/login anthropic");
+      await pane.waitFor((s) => editorText(s) === "/login anthropic");
+      pane.keys("Enter");
+      await pane.waitFor("API key for anthropic");
+      pane.type(KEY);
+      const masked = await pane.waitFor("•".repeat(KEY.length));
+      expect(masked).not.toContain(KEY);
+      pane.keys("Enter");
+      const stored = await pane.waitFor(/Ready:\s+anthropic\//);
+      expect(stored).toContain("Stored the key for anthropic in");
+      const auth = join(home, "auth.json");
+      expect(JSON.parse(readFileSync(auth, "utf8")).anthropic.key).toBe(KEY);
+      expect(statSync(auth).mode & 0o777).toBe(0o600);
+
+      mock.push(anthropicText("hello from the mock Claude"));
+      pane.type("hi");
+      await pane.waitFor((s) => editorText(s) === "hi");
+      pane.keys("Enter");
+      await pane.waitFor("hello from the mock Claude");
+      const sent = mock.requests[0]!.headers;
+      expect(sent["x-api-key"] ?? sent.authorization).toContain(KEY);
+      expect(mock.rejected()).toEqual([]);
+
+      pane.type("/demo");
+      await pane.waitFor((s) => editorText(s) === "/demo");
+      pane.keys("Enter");
+      const demo = await pane.waitFor("That was the ls tool");
+      expect(demo).toContain("offline demo");
+      expect(demo).toMatch(/● ls \./);
+      expect(demo).toContain("notes.txt");
+      expect(mock.requests).toHaveLength(1);
+      pane.keys("C-d");
+      await pane.waitFor("[exited 0]");
+    } finally {
+      await mock.close();
+    }
   });
 });
 
