@@ -28,7 +28,7 @@ import { DoublePress, openRewindPicker } from "./rewind.js";
 import { takeCarry, type EditorCarry } from "./reload.js";
 import { recentModels, rememberModel } from "../../lib/recent-models.js";
 import { DialogHost } from "./dialogs.js";
-import { autocomplete, withAttachments } from "./input.js";
+import { autocomplete, pastedImageRef, withAttachments } from "./input.js";
 import { Lines, wrapText } from "./lines.js";
 import { runShellCommand } from "./shell.js";
 import { c, footerLine, markdownTheme, selectTheme, messagesToEditorText, resultText, shellMessageText, summarizeArgs, tail, toolBody } from "./render.js";
@@ -205,6 +205,23 @@ export class TuiApp implements AppHandle {
       return { consume: true };
     }
     if (!inEditor) return undefined;
+    const paste = /^\x1b\[200~([\s\S]*)\x1b\[201~$/.exec(data);
+    const image = paste ? pastedImageRef(paste[1]!, this.ctx.cwd) : undefined;
+    if (image) {
+      this.insertImage(image);
+      return { consume: true };
+    }
+    if (matchesKey(data, "ctrl+v")) {
+      import("./clipboard.js")
+        .then(({ clipboardImage }) => clipboardImage())
+        .then((got) => {
+          const ref = "file" in got ? pastedImageRef(got.file, this.ctx.cwd) : undefined;
+          if (ref) this.insertImage(ref);
+          else this.notify(`Ctrl+V: ${"problem" in got ? got.problem : "the clipboard's image could not be read back"}.`, "warn");
+        })
+        .catch((error: unknown) => this.notify(`Ctrl+V: ${messageOf(error)}`, "error"));
+      return { consume: true };
+    }
     if (matchesKey(data, "ctrl+d") && this.editor.getText() === "") {
       this.quit();
       return { consume: true };
@@ -312,6 +329,17 @@ export class TuiApp implements AppHandle {
         this.refresh();
       })
       .catch((error: unknown) => this.notify(messageOf(error), "error"));
+    this.refresh();
+  }
+
+  /**
+   * A pasted (or dropped) image file, or the clipboard's image: its `@reference` goes into the editor and
+   * the image is attached when the message is sent (the space after it closes the `@` completion).
+   */
+  private insertImage(ref: string): void {
+    this.editor.insertTextAtCursor(`${ref} `);
+    const { provider, model } = this.agent.state;
+    if (model.input && !model.input.includes("image")) this.notify(`${provider}/${model.id} does not take images: ${ref} will not be attached unless you switch model (/model).`, "warn");
     this.refresh();
   }
 

@@ -322,7 +322,7 @@ export default definePlugin({
   setup(ctx) {
     ctx.providers.register({
       id: "alt",
-      models: [model("alpha"), model("beta"), model("gamma")],
+      models: [model("alpha"), model("beta"), model("gamma"), { ...model("reader"), input: ["text"] }],
       async *stream(request) {
         const message = { role: "assistant", content: [{ type: "text", text: "alt " + request.model.id + " answers" }], provider: "alt", model: request.model.id, usage: { ...zero, cost: { ...zero, total: 0 } }, stopReason: "stop", timestamp: Date.now() };
         yield { type: "done", message };
@@ -490,6 +490,64 @@ describe.skipIf(!hasTmux)("ui-tui @file attachments", () => {
     expect(text).not.toContain("\uFFFD");
     expect(text).not.toContain('<file path="data.bin">');
     expect(text).not.toContain('<file path="pic.png">');
+  });
+});
+
+describe.skipIf(!hasTmux)("ui-tui images from the editor", () => {
+  const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
+
+  it("a pasted image path and Ctrl+V's clipboard image are attached as image blocks; a model without images says so", async () => {
+    const dir = project({ "alt.ts": ALT_PROVIDER, "notes.txt": "text\n" });
+    mkdirSync(join(dir, "shots"));
+    writeFileSync(join(dir, "shots", "my pic.png"), PNG);
+    const clip = join(dir, "clip.png");
+    writeFileSync(clip, Buffer.concat([PNG, Buffer.from("clipboard")]));
+    // the X11 clipboard tool, as xclip answers: the list of types, then the PNG bytes
+    mkdirSync(join(dir, "bin"));
+    writeFileSync(join(dir, "bin", "xclip"), `#!/bin/sh\ncase "$*" in *TARGETS*) printf 'TARGETS\\nimage/png\\n' ;; *image/png*) cat '${clip}' ;; *) exit 1 ;; esac\n`, { mode: 0o755 });
+    const args = `${preset(dir, `- text: "I see the first picture."\n- text: "I see the clipboard."`)} --plugin ./alt.ts`;
+    const t = new Tmux({
+      dir,
+      cwd: dir,
+      cols: 110,
+      rows: 30,
+      env: { COIL_HOME: join(dir, "home"), DISPLAY: ":0", WAYLAND_DISPLAY: "" },
+      command: `PATH='${join(dir, "bin")}':"$PATH" ${process.execPath} ${BIN} --plugin ui-tui --provider scripted ${args}`,
+    }).start();
+    panes.push(t);
+    await t.waitFor(READY);
+    // a file dropped on the terminal: a quoted absolute path with a space
+    t.paste(`'${join(dir, "shots", "my pic.png")}'`);
+    await t.waitFor((s) => editorText(s) === '@"shots/my pic.png"');
+    t.type("what is this");
+    await t.waitFor((s) => editorText(s).endsWith("what is this"));
+    t.keys("Enter");
+    const first = await t.waitFor("I see the first picture.");
+    expect(first).toContain("[image @shots/my pic.png (image/png, 1x1,");
+    const sent = (n: number) => requests(dir)[n]!.messages.at(-1)!.content as { type: string; data?: string }[];
+    expect(sent(0).filter((p) => p.type === "image")).toEqual([{ type: "image", mimeType: "image/png", data: PNG.toString("base64") }]);
+    // a paste that is not an image path stays text
+    t.paste("notes.txt");
+    await t.waitFor((s) => editorText(s) === "notes.txt");
+    t.keys("C-c");
+    await t.waitFor((s) => editorText(s) === "");
+    // Ctrl+V: the clipboard's image, saved to a private file
+    t.keys("C-v");
+    const ref = await t.waitFor((s) => /^@\S+clipboard\.png$/.test(editorText(s)));
+    const file = editorText(ref).slice(1);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    t.type("and this");
+    await t.waitFor((s) => editorText(s).endsWith("and this"));
+    t.keys("Enter");
+    await t.waitFor("I see the clipboard.");
+    expect(sent(1).filter((p) => p.type === "image").map((p) => p.data)).toEqual([readFileSync(clip).toString("base64")]);
+    // a model that takes no images: said at once, and the image is not attached
+    t.type("/model alt/reader");
+    await t.waitFor((s) => editorText(s) === "/model alt/reader");
+    t.keys("Enter");
+    await t.waitFor("switched to alt/reader");
+    t.paste(join(dir, "shots", "my pic.png"));
+    await t.waitFor(/alt\/reader does not take images: @"shots\/my pic\.png" will not be attached/);
   });
 });
 
