@@ -86,9 +86,8 @@ export const KEYS_HELP = [
   "Enter send · Shift+Enter, Alt+Enter or \\ then Enter: new line · Up/Down history",
   "While running: Enter steers, Alt+Enter queues a follow-up, Esc aborts (queued text returns to the editor)",
   "Ctrl+C clears the editor, twice quits · Ctrl+D on an empty editor quits",
-  "Ctrl+O expands tool output · Ctrl+T shows thinking · Shift+Tab cycles the thinking level · Tab completes paths · @ attaches a file",
-  "Pasting (or dropping) an image file's path attaches the image · Ctrl+V attaches an image from the clipboard",
-  "/model picks a model (type to filter; recent ones first) · Ctrl+P switches to the next favourite (or recent) model",
+  "Ctrl+O expands tool output · Ctrl+T shows thinking · Tab completes paths · @ attaches a file",
+  "Shift+Tab thinking level · Ctrl+P next favourite model · Ctrl+V or a pasted image path: attach an image",
   "!cmd runs a shell command and adds its output to the context · !!cmd runs it without adding it",
   "Esc Esc on an empty editor: rewind files and conversation to an earlier prompt (checkpoints, /rewind)",
 ];

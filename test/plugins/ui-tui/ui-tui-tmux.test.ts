@@ -141,7 +141,8 @@ describe.skipIf(!hasTmux)("ui-tui in tmux", () => {
 
   it("completes slash commands in a picker and runs them at 60 columns; Ctrl+C clears, twice quits", async () => {
     const dir = project({});
-    const t = coil(dir, `--script none.yaml`, { cols: 60, rows: 24 });
+    // 30 rows: /help lists every command and the keys, and /tree must still be on screen above the keys
+    const t = coil(dir, `--script none.yaml`, { cols: 60, rows: 30 });
     writeFileSync(join(dir, "none.yaml"), "- text: unused\n");
     await t.waitFor(READY);
     t.type("/");
