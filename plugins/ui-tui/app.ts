@@ -368,7 +368,13 @@ export class TuiApp implements AppHandle {
     const before = this.currentModel();
     const out = await this.agent.view.commands.get("model")!.run(spec, this.agent);
     if (typeof out === "string" && out) this.addNotice(out, (s) => s, "");
-    if (this.currentModel() !== before) rememberModel(this.currentModel());
+    if (this.currentModel() !== before) {
+      rememberModel(this.currentModel());
+      // a thinking level the new model cannot use: said once here, and `(unused)` in the footer
+      const thinking = this.ctx.services.get("thinking");
+      const unused = thinking?.level(this.agent) ? thinking.unused(this.agent) : undefined;
+      if (unused) this.notify(`thinking ${thinking!.level(this.agent)}: ${unused}.`);
+    }
     this.refresh();
   }
 

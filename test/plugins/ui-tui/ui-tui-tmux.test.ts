@@ -336,7 +336,7 @@ export default definePlugin({
 describe.skipIf(!hasTmux)("ui-tui model picker and quick switch", () => {
   it("/model filters as you type and lists recent models first; Ctrl+P cycles the recent ones, or the preset's favourites", async () => {
     const dir = project({ "alt.ts": ALT_PROVIDER });
-    const args = `${preset(dir, `- text: "scripted answers"`)} --plugin ./alt.ts`;
+    const args = `${preset(dir, `- text: "scripted answers"`)} --plugin ./alt.ts --thinking high`;
     const t = coil(dir, args, { cols: 100 });
     await t.waitFor(READY);
     t.type("/model");
@@ -348,8 +348,10 @@ describe.skipIf(!hasTmux)("ui-tui model picker and quick switch", () => {
     t.type("gam");
     await t.waitFor((s) => s.includes("alt/gamma") && !s.includes("alt/alpha"));
     t.keys("Enter");
-    await t.waitFor("switched to alt/gamma");
-    expect(t.screen()).toMatch(/alt\/gamma · ctx/);
+    const switched = await t.waitFor("switched to alt/gamma");
+    // the level stays, and the switch says that this model does not use it
+    expect(switched).toMatch(/thinking high: alt\/gamma does not reason/);
+    expect(switched).toMatch(/alt\/gamma · think high \(unused\) · ctx/);
     expect(JSON.parse(readFileSync(join(dir, "home", "recent-models.json"), "utf8"))).toEqual(["alt/gamma"]);
     // /model with an argument is remembered too; the picker then lists both recent ones first, newest first
     t.type("/model scripted/scripted");
@@ -367,9 +369,9 @@ describe.skipIf(!hasTmux)("ui-tui model picker and quick switch", () => {
     t.keys("Escape");
     await t.waitFor((s) => !s.includes("type to filter") && s.includes(READY));
     t.keys("C-p");
-    await t.waitFor((s) => /alt\/gamma · ctx/.test(s));
+    await t.waitFor((s) => /alt\/gamma · think high/.test(s));
     t.keys("C-p");
-    await t.waitFor((s) => /scripted\/scripted · ctx/.test(s));
+    await t.waitFor((s) => /scripted\/scripted · think high/.test(s));
     t.type("hello");
     await t.waitFor((s) => editorText(s) === "hello");
     t.keys("Enter");
