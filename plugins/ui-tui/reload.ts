@@ -95,7 +95,8 @@ export async function restart(fe: FrontEndContext, sessionFile: string | undefin
   await fe.host.stop();
   const script = process.argv[1]!;
   const args = reloadArgs(process.argv.slice(2), sessionFile, now);
-  const env = carry ? { ...process.env, [CARRY_ENV]: writeCarry(carry) } : process.env;
+  const carried = carry ? writeCarry(carry) : undefined;
+  const env = carried ? { ...process.env, [CARRY_ENV]: carried } : process.env;
   const code = await new Promise<number>((done) => {
     const child = spawn(process.execPath, [...process.execArgv, script, ...args], { stdio: "inherit", cwd: process.cwd(), env });
     // The child owns the terminal now: a Ctrl+C reaching both processes is its to handle; a kill of this one is passed on.
@@ -107,5 +108,7 @@ export async function restart(fe: FrontEndContext, sessionFile: string | undefin
     });
     child.on("exit", (exit, signal) => done(exit ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1)));
   });
+  // the new process removed it on start; not if it never started
+  if (carried) rmSync(join(carried, ".."), { recursive: true, force: true });
   process.exit(code);
 }
