@@ -156,7 +156,8 @@ export async function main(io: CliIO): Promise<number> {
     try {
       const exit = await echoing(host, io, () => host.start(agent, io, { mode, prompt, modelFromCli: Boolean(first.model || first.provider) }));
       if (exit !== undefined) return exit;
-      if (modelError) throw modelError;
+      // Without a usable provider the interactive UI still opens, to help add a key (docs/tui.md); other modes stop here.
+      if (modelError && !(mode === "interactive" && modelError.code === "PROVIDER_MISSING")) throw modelError;
       return await host.runFrontEnd(frontEnd, { agent, host, mode, prompt, stdin: io.stdin, stdout: io.stdout, stderr: io.stderr });
     } finally {
       await echoing(host, io, () => host.stop());

@@ -100,9 +100,12 @@ export class Agent {
     return this.running !== undefined;
   }
 
-  /** Request options (thinking level, max tokens, ...) for the next requests; merged over the current ones. */
-  setRequestOptions(options: RequestOptions): void {
-    this.s.config = { ...this.s.config, requestOptions: Object.freeze({ ...this.s.config.requestOptions, ...options }) };
+  /**
+   * Request options (thinking level, max tokens, ...) for the next requests; merged over the current ones.
+   * Returns the options now in effect, so `setRequestOptions({})` reads them (a front end's thinking level).
+   */
+  setRequestOptions(options: RequestOptions): Readonly<RequestOptions> {
+    return (this.s.config = { ...this.s.config, requestOptions: Object.freeze({ ...this.s.config.requestOptions, ...options }) }).requestOptions;
   }
 
   /** Observe every event. Returns the unsubscribe function. */

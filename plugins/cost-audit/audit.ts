@@ -151,7 +151,7 @@ export function formatReport(records: readonly TurnAudit[], title?: string): str
   if (records.length === 0) return `${title ? `${title}\n` : ""}no model requests recorded yet`;
   const rows = records.map((r, i) => [
     String(i + 1),
-    r.model,
+    `${r.provider}/${r.model}`,
     n(r.prompt),
     n(r.cacheRead),
     n(r.cacheWrite),

@@ -43,7 +43,7 @@ function transcript(store: SessionStore): Block[] {
     else if (m.role === "assistant") {
       const a = m as AssistantMessage;
       for (const part of a.content) {
-        if (part.type === "text" && part.text) blocks.push({ kind: "assistant", title: `Assistant (${a.model})${labelled(m)}`, text: part.text });
+        if (part.type === "text" && part.text) blocks.push({ kind: "assistant", title: `Assistant (${a.provider}/${a.model})${labelled(m)}`, text: part.text });
         else if (part.type === "thinking" && part.thinking && !part.redacted) blocks.push({ kind: "thinking", title: "Thinking", text: part.thinking });
         else if (part.type === "toolCall") blocks.push({ kind: "tool-call", title: `Tool call: ${part.name}`, text: JSON.stringify(part.arguments, null, 2) });
       }

@@ -39,7 +39,7 @@ export type { SessionService, BranchOptions, SessionInfo, Summarizer, CustomMess
 export const SessionOptions = Type.Object({
   /** Root folder of the sessions (one sub-folder per working directory). Default `$COIL_HOME/sessions`. */
   dir: Type.Optional(Type.String()),
-  /** On resume, switch to the model the session last used (unless --model/--provider is given). */
+  /** On resume, switch to the model the session last used (unless --model/--provider is given) and its thinking level (unless --thinking is). */
   restoreModel: Type.Boolean({ default: true }),
 });
 

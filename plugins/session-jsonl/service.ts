@@ -196,8 +196,11 @@ export class SessionManager implements SessionService {
   }
 
   private restoreModel(agent: Agent): void {
-    const recorded = this.store.state().model;
-    if (!recorded || !this.ctx.options.restoreModel || this.flags.modelFromCli) return;
+    const { model: recorded, thinkingLevel } = this.store.state();
+    if (!this.ctx.options.restoreModel) return;
+    // The thinking level the session ran with (lib/thinking.ts records it), unless --thinking chose this run's.
+    if (thinkingLevel && this.ctx.flags.get("thinking") === undefined) agent.setRequestOptions({ thinking: thinkingLevel as never });
+    if (!recorded || this.flags.modelFromCli) return;
     const now = agent.state;
     if (now.provider === recorded.provider && now.model.id === recorded.modelId) return;
     const provider = agent.view.providers.get(recorded.provider);

@@ -23,20 +23,25 @@ import {
   type PromptInput,
   type ToolResultMessage,
 } from "../../kernel/index.js";
-import { KEYS_HELP, oneLine } from "./commands.js";
+import { firstRunHelp, KEYS_HELP, oneLine, providerUnusable } from "./commands.js";
 import { DoublePress, openRewindPicker } from "./rewind.js";
+import { takeCarry, type EditorCarry } from "./reload.js";
+import { recentModels, rememberModel } from "../../lib/recent-models.js";
 import { DialogHost } from "./dialogs.js";
-import { autocomplete, withAttachments } from "./input.js";
+import { autocomplete, pastedImageRef, withAttachments } from "./input.js";
 import { Lines, wrapText } from "./lines.js";
 import { runShellCommand } from "./shell.js";
 import { c, footerLine, markdownTheme, selectTheme, messagesToEditorText, resultText, shellMessageText, summarizeArgs, tail, toolBody } from "./render.js";
 import type { AppHandle, Bridge, Dialogs, PickItem } from "./types.js";
+import type {} from "../../lib/thinking.js"; // types the `thinking` service
 
 type Lib = typeof PiTui;
 type Component = PiTui.Component;
 
 const SHELL_MESSAGE = "ui-tui.shell";
 const DOUBLE_PRESS_MS = 1500;
+/** Editor history entries handed to the process `/reload` starts. */
+const HISTORY_CARRIED = 200;
 
 interface ToolState {
   id: string;
@@ -67,6 +72,8 @@ export class TuiApp implements AppHandle {
   private finish?: (code: number) => void;
   private readonly dialogHost: DialogHost;
   private frames = 0;
+  /** What the editor's Up/Down history holds (the library keeps its own copy private). */
+  private readonly history: string[] = [];
   readonly dialogs: Dialogs;
 
   constructor(
@@ -101,6 +108,20 @@ export class TuiApp implements AppHandle {
     this.tui.addChild(this.footer);
     this.dialogHost = new DialogHost(lib, this.tui, this.slot, this.editor, () => this.finish !== undefined, () => this.refresh());
     this.dialogs = this.dialogHost.dialogs();
+    // After /reload: the previous process's editor history and text (reload.ts)
+    const carried = takeCarry();
+    for (const text of carried?.history ?? []) this.remember(text);
+    if (carried?.text) this.editor.setText(carried.text);
+  }
+
+  /** The editor's history and text, for the process `/reload` starts. */
+  editorCarry(): EditorCarry {
+    return { history: this.history.slice(-HISTORY_CARRIED), text: this.editor.getText() };
+  }
+
+  private remember(text: string): void {
+    this.editor.addToHistory(text);
+    if (this.history.at(-1) !== text) this.history.push(text);
   }
 
   run(): Promise<number> {
@@ -116,6 +137,8 @@ export class TuiApp implements AppHandle {
       const model = () => `${this.agent.state.provider}/${this.agent.state.model.id}`;
       this.chat.addChild(new Lines((w) => [this.lib.truncateToWidth(c.bold("coil") + c.dim(` · ${model()}${chosen?.model === model() ? ` (${chosen.why}; --model to choose)` : ""} · ${this.ctx.cwd}`), w)]));
       this.rebuild();
+      // First run without a key: the UI opens anyway and says how to add one (/login) or try the demo.
+      if (providerUnusable(this.agent)) this.notify(firstRunHelp(this.agent), "warn");
       this.tui.setFocus(this.editor);
       this.tui.start();
       this.tui.requestRender(true);
@@ -184,6 +207,23 @@ export class TuiApp implements AppHandle {
       return { consume: true };
     }
     if (!inEditor) return undefined;
+    const paste = /^\x1b\[200~([\s\S]*)\x1b\[201~$/.exec(data);
+    const image = paste ? pastedImageRef(paste[1]!, this.ctx.cwd) : undefined;
+    if (image) {
+      this.insertImage(image);
+      return { consume: true };
+    }
+    if (matchesKey(data, "ctrl+v")) {
+      import("./clipboard.js")
+        .then(({ clipboardImage }) => clipboardImage())
+        .then((got) => {
+          const ref = "file" in got ? pastedImageRef(got.file, this.ctx.cwd) : undefined;
+          if (ref) this.insertImage(ref);
+          else this.notify(`Ctrl+V: ${"problem" in got ? got.problem : "the clipboard's image could not be read back"}.`, "warn");
+        })
+        .catch((error: unknown) => this.notify(`Ctrl+V: ${messageOf(error)}`, "error"));
+      return { consume: true };
+    }
     if (matchesKey(data, "ctrl+d") && this.editor.getText() === "") {
       this.quit();
       return { consume: true };
@@ -227,6 +267,16 @@ export class TuiApp implements AppHandle {
       this.rebuild();
       return { consume: true };
     }
+    if (matchesKey(data, "ctrl+p")) {
+      this.cycleModel().catch((error: unknown) => this.notify(messageOf(error), "error"));
+      return { consume: true };
+    }
+    if (matchesKey(data, "shift+tab") && !this.editor.isShowingAutocomplete()) {
+      const thinking = this.ctx.services.get("thinking");
+      if (thinking) this.notify(thinking.cycle(this.agent));
+      else this.notify("No thinking control in this preset: add the models plugin.", "warn");
+      return { consume: true };
+    }
     return undefined;
   }
 
@@ -235,11 +285,12 @@ export class TuiApp implements AppHandle {
   private async submit(raw: string): Promise<void> {
     const text = raw.trim();
     if (!text) return;
-    this.editor.addToHistory(text);
+    this.remember(text);
     try {
       if (text.startsWith("!")) return await this.shell(text);
       if (text === "/model" && this.agent.view.commands.has("model")) return await this.modelPicker();
       const slash = findCommand(this.agent.view, text);
+      if (slash?.command.name === "model") return await this.switchModel(slash.args);
       if (slash) {
         const out = await slash.command.run(slash.args, this.agent);
         if (typeof out === "string" && out) this.addNotice(out, (s) => s, "");
@@ -254,6 +305,7 @@ export class TuiApp implements AppHandle {
         this.notify(`Unknown command ${head}. /help lists the commands.${skills}`, "warn");
         return;
       }
+      if (providerUnusable(this.agent)) return this.notify(firstRunHelp(this.agent), "warn");
       this.send(withAttachments(text, this.ctx.cwd, this.agent.state.model, (m) => this.notify(m, "warn")));
     } catch (error) {
       this.notify(messageOf(error), "error");
@@ -282,18 +334,72 @@ export class TuiApp implements AppHandle {
     this.refresh();
   }
 
+  /**
+   * A pasted (or dropped) image file, or the clipboard's image: its `@reference` goes into the editor and
+   * the image is attached when the message is sent (the space after it closes the `@` completion).
+   */
+  private insertImage(ref: string): void {
+    this.editor.insertTextAtCursor(`${ref} `);
+    const { provider, model } = this.agent.state;
+    if (model.input && !model.input.includes("image")) this.notify(`${provider}/${model.id} does not take images: ${ref} will not be attached unless you switch model (/model).`, "warn");
+    this.refresh();
+  }
+
+  /** `provider/id` of the agent's model. */
+  private currentModel(): string {
+    return `${this.agent.state.provider}/${this.agent.state.model.id}`;
+  }
+
+  /** `/model` without an argument: every model of a configured provider, recent ones first, filtered as you type. */
   private async modelPicker(): Promise<void> {
     const items: PickItem[] = [];
     for (const p of this.agent.view.providers.values()) {
       if (p.isConfigured && !p.isConfigured()) continue;
       for (const m of p.models ?? []) items.push({ value: `${p.id}/${m.id}`, label: `${p.id}/${m.id}`, description: m.name });
     }
-    const current = `${this.agent.state.provider}/${this.agent.state.model.id}`;
-    const chosen = await this.dialogHost.pickOne(`Model (now ${current})`, items, { selected: current });
-    if (!chosen) return;
-    const out = await this.agent.view.commands.get("model")!.run(chosen, this.agent);
+    const recent = recentModels();
+    const rank = (i: PickItem) => (recent.includes(i.value) ? recent.indexOf(i.value) : recent.length);
+    const ordered = items.map((item) => (recent.includes(item.value) ? { ...item, description: `recent${item.description ? ` · ${item.description}` : ""}` } : item)).sort((a, b) => rank(a) - rank(b));
+    const current = this.currentModel();
+    const chosen = await this.dialogHost.pickFiltered(`Model (now ${current})`, ordered, { selected: current, empty: "no model matches: coil models lists them all" });
+    if (chosen) await this.switchModel(chosen);
+  }
+
+  /** Switch through the `model` command (which records it in the session) and remember it as recent. */
+  private async switchModel(spec: string): Promise<void> {
+    const before = this.currentModel();
+    const out = await this.agent.view.commands.get("model")!.run(spec, this.agent);
     if (typeof out === "string" && out) this.addNotice(out, (s) => s, "");
+    if (this.currentModel() !== before) {
+      rememberModel(this.currentModel());
+      // a thinking level the new model cannot use: said once here, and `(unused)` in the footer
+      const thinking = this.ctx.services.get("thinking");
+      const unused = thinking?.level(this.agent) ? thinking.unused(this.agent) : undefined;
+      if (unused) this.notify(`thinking ${thinking!.level(this.agent)}: ${unused}.`);
+    }
     this.refresh();
+  }
+
+  /**
+   * Ctrl+P: the next of the preset's favourite models (ui-tui's `favoriteModels`), or, without them, of
+   * the recent ones whose provider is configured.
+   */
+  private async cycleModel(): Promise<void> {
+    if (!this.agent.view.commands.has("model")) return this.notify("No /model in this preset: add the models plugin.", "warn");
+    const favorites = (this.ctx.options as { favoriteModels?: string[] }).favoriteModels ?? [];
+    const usable = (spec: string) => {
+      const p = this.agent.view.providers.get(spec.split("/", 1)[0]!);
+      return p !== undefined && (!p.isConfigured || p.isConfigured());
+    };
+    const list = favorites.length ? favorites : recentModels().filter(usable);
+    const current = this.currentModel();
+    const at = list.indexOf(current);
+    const next = list.length ? list[(at + 1) % list.length] : undefined;
+    if (!next || next === current) {
+      this.notify(favorites.length ? "Only one favourite model." : "No other recent model: switch with /model once, or list favourites in the preset (ui-tui: { favoriteModels: [...] }).", "warn");
+      return;
+    }
+    await this.switchModel(next);
   }
 
   /**
@@ -467,7 +573,10 @@ export class TuiApp implements AppHandle {
     const { truncateToWidth } = this.lib;
     const s = this.agent.state;
     const session = this.ctx.services.get("session");
-    const figures = footerLine({ model: `${s.provider}/${s.model.id}`, contextWindow: s.model.contextWindow, messages: s.messages, sessionName: session?.name });
+    const thinking = this.ctx.services.get("thinking");
+    const level = thinking?.level(this.agent);
+    const think = level && `think ${level}${thinking!.unused(this.agent) ? " (unused)" : ""}`;
+    const figures = footerLine({ model: `${s.provider}/${s.model.id}`, thinking: think, contextWindow: s.model.contextWindow, messages: s.messages, sessionName: session?.name });
     const hint =
       Date.now() - this.lastCtrlC < DOUBLE_PRESS_MS
         ? c.yellow("Press Ctrl+C again to quit")

@@ -7,6 +7,7 @@ import { writeFileSync, copyFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { messageOf, textOf, type Agent, type AgentMessage, type PluginContext, type SlashResult } from "../../kernel/index.js";
 import { subagentRunOf } from "../../lib/subagent-usage.js";
+import { coilHome, writeAuthKey } from "../../lib/provider-kit/config.js";
 import type { MessageEntry, SessionEntry, SessionService } from "../session-jsonl/api.js";
 import type { Bridge, PickItem } from "./types.js";
 
@@ -86,8 +87,45 @@ export const KEYS_HELP = [
   "While running: Enter steers, Alt+Enter queues a follow-up, Esc aborts (queued text returns to the editor)",
   "Ctrl+C clears the editor, twice quits · Ctrl+D on an empty editor quits",
   "Ctrl+O expands tool output · Ctrl+T shows thinking · Tab completes paths · @ attaches a file",
+  "Shift+Tab thinking level · Ctrl+P next favourite model · Ctrl+V or a pasted image path: attach an image",
   "!cmd runs a shell command and adds its output to the context · !!cmd runs it without adding it",
   "Esc Esc on an empty editor: rewind files and conversation to an earlier prompt (checkpoints, /rewind)",
+];
+
+/** Providers that take an API key stored by `coil auth set` (their setup hint says so). */
+export function keyedProviders(agent: Agent): string[] {
+  return agent.view.providers.values().filter((p) => p.setupHint?.includes(`coil auth set ${p.id}`)).map((p) => p.id);
+}
+
+/** The provider the agent would talk to cannot run (no key): the TUI opened anyway to help set one up. */
+export function providerUnusable(agent: Agent): boolean {
+  const p = agent.view.providers.get(agent.state.provider);
+  return Boolean(p?.isConfigured && !p.isConfigured());
+}
+
+/** What the TUI says when no provider can run: how to add a key, and the offline demo. */
+export function firstRunHelp(agent: Agent): string {
+  const keyed = keyedProviders(agent);
+  const hints = keyed.slice(0, 2).map((id) => `  ${id}: ${agent.view.providers.get(id)!.setupHint}`);
+  return [
+    `No model provider is set up yet (${agent.state.provider} has no API key), so nothing can answer a prompt. To set one up:`,
+    `· /login <provider> stores a key in ${join(coilHome(), "auth.json")} (mode 0600), as \`coil auth set\` does${keyed.length ? `; providers: ${keyed.join(", ")}` : ""}`,
+    "· or set the provider's key variable and start coil again:",
+    ...hints,
+    "· /demo plays a short scripted demo offline (no key needed): replies from a script, real tool calls",
+  ].join("\n");
+}
+
+/** What `/demo` plays on the scripted provider: a real tool call between scripted words. */
+const DEMO_STEPS = [
+  {
+    thinking: "A tour, then. I will look at the folder first, with a real tool call.",
+    text: "This is coil's offline demo: these words come from a script (the scripted provider), not from a model, but the tool call below really runs. First, what is in this folder:",
+    toolCalls: [{ name: "ls", arguments: { path: "." } }],
+  },
+  {
+    text: "That was the `ls` tool, run by coil and shown as the model would see it. With a real model, coil reads, edits and runs code the same way.\n\nNext: `/login <provider>` stores an API key (or set ANTHROPIC_API_KEY / OPENAI_API_KEY and start coil again), `/model` picks a model, `/help` lists the commands and keys.",
+  },
 ];
 
 export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
@@ -227,6 +265,46 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
     const app = bridge.app;
     // let the notice reach the screen before the TUI stops
     setTimeout(() => app.quit(), 60);
+  });
+
+  reg("login", "store an API key for a provider ($COIL_HOME/auth.json, mode 0600, as coil auth set does)", async (args, agent) => {
+    const keyed = keyedProviders(agent);
+    if (!bridge.app) return `Outside the interactive UI: printf %s "$KEY" | coil auth set <provider>  (providers: ${keyed.join(", ") || "none"})`;
+    const id = args.trim() || (await bridge.app.dialogs.select("Store an API key for which provider?", keyed));
+    if (!id) return;
+    const provider = agent.view.providers.get(id);
+    if (!provider) return `No provider '${id}' in this preset (providers that take a key: ${keyed.join(", ") || "none"}).`;
+    const key = (await bridge.app.dialogs.secret(`API key for ${id}`, `stored in ${join(coilHome(), "auth.json")} (mode 0600)`))?.trim();
+    if (!key) return "No key stored.";
+    if (/\s/.test(key)) return "That has spaces in it, so it is not an API key; nothing stored.";
+    let file: string;
+    try {
+      file = writeAuthKey(coilHome(), id, key);
+    } catch (error) {
+      return `Cannot store the key: ${messageOf(error)}`;
+    }
+    const done = `Stored the key for ${id} in ${file} (mode 0600).`;
+    // Still on a provider that cannot run (the first start): move to the one just set up, at its default model.
+    if (!providerUnusable(agent)) return agent.state.provider === id ? `${done} Ready: ${id}/${agent.state.model.id}.` : done;
+    const model = provider.models?.[0];
+    if (!model || agent.isRunning || !agent.view.commands.has("model")) return done;
+    const out = await agent.view.commands.get("model")!.run(`${id}/${model.id}`, agent);
+    return `${done} ${typeof out === "string" ? out : ""}`.trim();
+  }, "[provider]");
+
+  reg("demo", "try coil offline: the scripted provider plays a short demo with a real tool call", async (_args, agent) => {
+    const scripted = ctx.services.get("scripted") as { push(...steps: unknown[]): void } | undefined;
+    const provider = agent.view.providers.get("scripted");
+    const model = provider?.models?.[0];
+    if (!scripted || !model) return "The demo needs the scripted provider: add provider-scripted to the preset.";
+    if (agent.isRunning) return "A run is going: wait for it to finish (or press Esc), then /demo.";
+    scripted.push(...DEMO_STEPS);
+    if (agent.state.provider !== provider!.id) {
+      if (agent.view.commands.has("model")) await agent.view.commands.get("model")!.run(`${provider!.id}/${model.id}`, agent);
+      else agent.setModel(provider!.id, model);
+    }
+    bridge.app?.notify(`Demo on ${provider!.id}/${model.id}; /model switches back once a provider is set up.`);
+    return { prompt: "Show me what coil can do in this folder." };
   });
 
   reg("help", "list commands and keys", (_args, agent) => {

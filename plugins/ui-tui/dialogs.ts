@@ -29,6 +29,7 @@ export class DialogHost {
       select: (title, options, signal) => this.pickOne(title, options.map((o) => ({ value: o, label: o })), { signal }),
       input: (title, placeholder, signal) => this.askText(title, placeholder, signal),
       pick: (title, items, options) => this.pickOne(title, items, options ?? {}),
+      secret: (title, hint, signal) => this.askText(title, hint, signal, true),
     };
   }
 
@@ -78,7 +79,61 @@ export class DialogHost {
     );
   }
 
-  askText(title: string, placeholder: string | undefined, signal?: AbortSignal): Promise<string | undefined> {
+  /**
+   * A pick list with a filter line above it: typed text narrows the items (fuzzy, on label and
+   * description); arrows, Page keys, Enter and Esc act on the list.
+   */
+  pickFiltered(title: string, items: readonly PickItem[], options: { selected?: string; signal?: AbortSignal; empty?: string }): Promise<string | undefined> {
+    const { matchesKey } = this.lib;
+    return this.inDialog<string | undefined>(
+      (close) => {
+        const rows = Math.max(3, Math.min(10, (this.tui.terminal.rows || 24) - 12));
+        const input = new this.lib.Input();
+        let shown = [...items];
+        const build = () => {
+          const list = new this.lib.SelectList(shown, rows, selectTheme());
+          list.onSelect = (item) => close(item.value);
+          list.onCancel = () => close(undefined);
+          return list;
+        };
+        let list = build();
+        const at = options.selected ? items.findIndex((i) => i.value === options.selected) : -1;
+        if (at >= 0) list.setSelectedIndex(at);
+        const refilter = () => {
+          const query = input.getValue().trim();
+          shown = query ? this.lib.fuzzyFilter([...items], query, (i) => `${i.label} ${i.description ?? ""}`) : [...items];
+          list = build();
+        };
+        const head = new Lines((w) => [c.gray("─".repeat(w)), ...title.split("\n").flatMap((l, i) => wrapText(this.lib, l, w).map((x) => (i === 0 ? c.bold(x) : x)))]);
+        const body: Component = { render: (w) => (shown.length ? list.render(w) : [c.dim(this.lib.truncateToWidth(options.empty ?? "(nothing matches)", w))]), invalidate: () => list.invalidate() };
+        const foot = new Lines((w) => [c.dim(this.lib.truncateToWidth("type to filter · ↑↓ move · Enter choose · Esc cancel", w)), c.gray("─".repeat(w))]);
+        const keys = ["up", "down", "pageUp", "pageDown", "enter", "escape"] as const;
+        const router: Component & PiTui.Focusable = {
+          render: () => [],
+          invalidate: () => undefined,
+          handleInput: (data) => {
+            if (keys.some((k) => matchesKey(data, k)) || matchesKey(data, "ctrl+c")) list.handleInput(data);
+            else {
+              input.handleInput(data);
+              refilter();
+            }
+          },
+          get focused() {
+            return input.focused;
+          },
+          set focused(v: boolean) {
+            input.focused = v;
+          },
+        };
+        return this.box([head, input, body, foot], router);
+      },
+      undefined,
+      options.signal,
+    );
+  }
+
+  /** A line of text; `secret` shows a dot per character instead of the text (an API key). */
+  askText(title: string, placeholder: string | undefined, signal?: AbortSignal, secret = false): Promise<string | undefined> {
     return this.inDialog<string | undefined>(
       (close) => {
         const input = new this.lib.Input();
@@ -86,6 +141,8 @@ export class DialogHost {
         input.onEscape = () => close(undefined);
         const head = new Lines((w) => [c.gray("─".repeat(w)), ...wrapText(this.lib, title, w).map((x) => c.bold(x))]);
         const foot = new Lines((w) => [c.dim(this.lib.truncateToWidth(`${placeholder ? `${placeholder} · ` : ""}Enter confirm · Esc cancel`, w)), c.gray("─".repeat(w))]);
+        const masked = new Lines((w) => [this.lib.truncateToWidth(`> ${"•".repeat(input.getValue().length)}`, w)]);
+        if (secret) return this.box([head, masked, foot], { handleInput: (d) => (input.handleInput(d), masked.touch()), render: () => [], invalidate: () => undefined });
         return this.box([head, input, foot], input);
       },
       undefined,

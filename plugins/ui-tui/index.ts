@@ -5,10 +5,11 @@
  * print-mode start does not load them. `/reload` restarts coil on the session (reload.ts). docs/tui.md is the user guide.
  */
 import { appendFileSync } from "node:fs";
-import { definePlugin, exitCodeFor, lastAssistantText, type AgentMessage, type FrontEndContext, type ModelRequest, type UiService } from "../../kernel/index.js";
+import { definePlugin, exitCodeFor, Type, lastAssistantText, type AgentMessage, type FrontEndContext, type ModelRequest, type UiService } from "../../kernel/index.js";
 import { registerCommands } from "./commands.js";
 import type { SessionService } from "../session-jsonl/api.js";
 import type { Bridge } from "./types.js";
+import type {} from "../../lib/thinking.js"; // types the `thinking` service
 
 /** customType of the messages `!cmd` adds; converted to user messages at request time. */
 export const SHELL_MESSAGE = "ui-tui.shell";
@@ -47,6 +48,11 @@ async function fallback(fe: FrontEndContext): Promise<number> {
     stderr.write('coil: no prompt given: coil -p "what to do" (or pipe it on stdin)\n');
     return 2;
   }
+  const provider = agent.view.providers.get(agent.state.provider);
+  if (provider?.isConfigured && !provider.isConfigured()) {
+    stderr.write(`coil: PROVIDER_MISSING provider '${provider.id}' is not configured\n  hint: ${provider.setupHint ?? "see its plugin's documentation"}\n`);
+    return 2;
+  }
   const result = await agent.prompt(prompt);
   const text = lastAssistantText(result.messages);
   if (text) stdout.write(text.endsWith("\n") ? text : `${text}\n`);
@@ -55,9 +61,15 @@ async function fallback(fe: FrontEndContext): Promise<number> {
   return exitCodeFor(result.stopReason);
 }
 
+export const TuiOptions = Type.Object({
+  /** Models Ctrl+P cycles through, as `provider/id` (none: the models you switched to lately). */
+  favoriteModels: Type.Array(Type.String(), { default: [] }),
+});
+
 export default definePlugin({
   id: "ui-tui",
   description: "Interactive terminal UI: streaming markdown, tool output, editor, slash commands, dialogs for the ui service",
+  options: TuiOptions,
   setup(ctx) {
     const bridge: Bridge = {};
     const dialogs = uiService(bridge, (m, level) => ctx.log[level](m));
@@ -85,7 +97,9 @@ export default definePlugin({
         if (!bridge.reload) return code;
         // /reload: the TUI has stopped and restored the terminal; run coil again on this session.
         const { restart, sessionFileOf } = await import("./reload.js");
-        return restart(fe, sessionFileOf(ctx.services.get("session")));
+        const { provider, model } = fe.agent.state;
+        const thinking = ctx.services.get("thinking")?.level(fe.agent);
+        return restart(fe, sessionFileOf(ctx.services.get("session")), { model: `${provider}/${model.id}`, thinking }, app.editorCarry());
       },
     });
   },

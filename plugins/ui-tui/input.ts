@@ -2,11 +2,46 @@
  * What the editor adds to typed text: `@file` attachments (lib/attachments.ts: text inlined, images
  * attached when the model takes them) and completion (slash commands, `@` fuzzy file search, Tab paths).
  */
-import { readdirSync } from "node:fs";
-import { basename, join, relative } from "node:path";
+import { readdirSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { basename, isAbsolute, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import type * as PiTui from "@mariozechner/pi-tui";
+import { readHeadSync, sniffImage } from "../../lib/sniff.js";
 
 export { withAttachments } from "../../lib/attachments.js";
+
+const IMAGE_NAME = /\.(png|jpe?g|gif|webp)$/i;
+
+/**
+ * A bracketed paste that is the path of one image file (what dropping a file on most terminals, or
+ * pasting a copied file, types): the `@path` reference to insert instead, so the image is attached
+ * when the message is sent. Accepts the shapes terminals and file managers paste: quoted, `file://`
+ * URLs, and backslash-escaped spaces. Undefined when the paste is anything else (it is pasted as text).
+ */
+export function pastedImageRef(pasted: string, cwd: string): string | undefined {
+  let path = pasted.trim();
+  if (!path || path.includes("\n")) return undefined;
+  const quoted = /^(['"])(.*)\1$/.exec(path);
+  if (quoted) path = quoted[2]!;
+  if (path.startsWith("file://")) {
+    try {
+      path = fileURLToPath(path);
+    } catch {
+      return undefined;
+    }
+  } else path = path.replace(/\\(.)/g, "$1");
+  if (!IMAGE_NAME.test(path)) return undefined;
+  const abs = resolve(cwd, path.startsWith("~/") ? join(homedir(), path.slice(2)) : path);
+  try {
+    if (!statSync(abs).isFile() || !sniffImage(readHeadSync(abs))) return undefined;
+  } catch {
+    return undefined;
+  }
+  const rel = relative(cwd, abs);
+  const shown = rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : abs;
+  return /\s|"/.test(shown) ? `@"${shown}"` : `@${shown}`;
+}
 
 /** Slash commands from the registry, `@` fuzzy file search, and Tab path completion. */
 export function autocomplete(lib: typeof PiTui, commands: { name: string; description?: string; argumentHint?: string }[], cwd: string): PiTui.AutocompleteProvider {

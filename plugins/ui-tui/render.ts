@@ -194,11 +194,11 @@ export function contextPercent(messages: readonly AgentMessage[], contextWindow:
 }
 
 /** The footer's figures line: model · context % · tokens in/out · cache · cost · session name. */
-export function footerLine(info: { model: string; contextWindow: number; messages: readonly AgentMessage[]; sessionName?: string }): string {
+export function footerLine(info: { model: string; thinking?: string; contextWindow: number; messages: readonly AgentMessage[]; sessionName?: string }): string {
   const t = usageTotals(info.messages);
   const pct = contextPercent(info.messages, info.contextWindow);
   const parts = [
-    info.model,
+    info.thinking ? `${info.model} · ${info.thinking}` : info.model,
     `ctx ${pct === undefined ? "0" : pct < 10 ? pct.toFixed(1) : pct.toFixed(0)}%/${formatTokens(info.contextWindow)}`,
     `↑${formatTokens(t.input)} ↓${formatTokens(t.output)}`,
     `cache ${formatTokens(t.cacheRead)}`,

@@ -17,6 +17,8 @@ export interface Dialogs {
   input(title: string, placeholder?: string, signal?: AbortSignal): Promise<string | undefined>;
   /** A picker with labels and descriptions; resolves to the chosen value. */
   pick(title: string, items: readonly PickItem[], options?: { selected?: string; signal?: AbortSignal }): Promise<string | undefined>;
+  /** A line of text that is not shown as typed (an API key): one dot per character. */
+  secret(title: string, hint?: string, signal?: AbortSignal): Promise<string | undefined>;
 }
 
 /** What commands and the `ui` service reach while the TUI runs. */

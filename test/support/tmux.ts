@@ -47,6 +47,12 @@ export class Tmux {
     this.tmux("send-keys", "-t", this.target, "-l", text);
   }
 
+  /** A bracketed paste of `text` (as a terminal sends a paste or a dropped file to an app that asked for it). */
+  paste(text: string): void {
+    this.tmux("set-buffer", "-b", "coil-test", text);
+    this.tmux("paste-buffer", "-p", "-d", "-b", "coil-test", "-t", this.target);
+  }
+
   resize(cols: number, rows: number): void {
     this.tmux("resize-window", "-t", "t", "-x", String(cols), "-y", String(rows));
   }

@@ -64,7 +64,8 @@ describe("cost-audit", () => {
     const text = (await host.commands.get("cost")!.run("", agent)) as string;
     expect(text.split("\n")[0]).toBe("this run (no session)");
     expect(text).toMatch(/^turn\s+model\s+prompt\s+cache read\s+cache write\s+output\s+cost\s+missed\s+why$/m);
-    expect(text).toMatch(/^3\s+scripted\s+2,070\s+0\s+2,040\s+10\s+\$0\.00\s+2,030\s+system prompt changed$/m);
+    // provider/id, so two providers' models of the same name stay apart (#22)
+    expect(text).toMatch(/^3\s+scripted\/scripted\s+2,070\s+0\s+2,040\s+10\s+\$0\.00\s+2,030\s+system prompt changed$/m);
     expect(text).toContain("total: 8 requests, 9,610 prompt tokens (2,340 read from the cache, 24%; 6,400 written), 80 output tokens, $0.00");
     expect(text).toContain("cache misses: 5,110 prompt tokens in 7 requests; system prompt changed (1), tools changed (1), compaction replaced the history (1), model changed (1), idle past the cache lifetime (1)");
     knobs.extraBlock = false;

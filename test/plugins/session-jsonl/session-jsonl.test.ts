@@ -376,7 +376,7 @@ describe("session-jsonl: branches, fork and clone", () => {
     expect(texts(store.context())).toEqual(["user:one", "assistant:A", "user:two", "assistant:B"]);
     const md = exportSession(store, "md");
     expect(md).toContain("# refactor the parser");
-    expect(md).toContain("## Assistant (scripted) — good answer");
+    expect(md).toContain("## Assistant (scripted/scripted) — good answer"); // provider/id, as everywhere (#22)
   });
 });
 

@@ -3,13 +3,14 @@
  * send-keys types, capture-pane reads the screen. Each test asserts what a user would see.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { packageRoot } from "../../../boot/paths.js";
 import { childEnv } from "../../support/env.js";
 import { editorText, hasTmux, Tmux } from "../../support/tmux.js";
+import { startMockAnthropic, text as anthropicText } from "../../support/mock-anthropic.js";
 
 const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const temps: string[] = [];
@@ -140,7 +141,8 @@ describe.skipIf(!hasTmux)("ui-tui in tmux", () => {
 
   it("completes slash commands in a picker and runs them at 60 columns; Ctrl+C clears, twice quits", async () => {
     const dir = project({});
-    const t = coil(dir, `--script none.yaml`, { cols: 60, rows: 24 });
+    // 30 rows: /help lists every command and the keys, and /tree must still be on screen above the keys
+    const t = coil(dir, `--script none.yaml`, { cols: 60, rows: 30 });
     writeFileSync(join(dir, "none.yaml"), "- text: unused\n");
     await t.waitFor(READY);
     t.type("/");
@@ -283,6 +285,197 @@ describe.skipIf(!hasTmux)("ui-tui in tmux: /reload", () => {
   });
 });
 
+describe.skipIf(!hasTmux)("ui-tui thinking level and what /reload keeps", () => {
+  it("Shift+Tab and /thinking change the level shown in the footer and sent; /reload keeps it and the editor history", async () => {
+    const dir = project({});
+    const t = coil(dir, `${preset(dir, `- text: "answer from a coil process"`)} --thinking low`, { cols: 100 });
+    await t.waitFor(READY);
+    expect(t.screen()).toContain("scripted/scripted · think low (unused)");
+    t.keys("BTab");
+    await t.waitFor("think medium (unused)");
+    expect(t.screen()).toMatch(/thinking: medium \(scripted\/scripted does not reason/);
+    t.type("/thinking high");
+    await t.waitFor((s) => editorText(s) === "/thinking high");
+    t.keys("Enter");
+    await t.waitFor("think high (unused)");
+    t.type("first prompt");
+    await t.waitFor((s) => editorText(s) === "first prompt");
+    t.keys("Enter");
+    await t.waitFor("answer from a coil process");
+    expect(requests(dir).map((r) => (r as { options?: { thinking?: string } }).options?.thinking)).toEqual(["high"]);
+    t.type("/reload");
+    await t.waitFor((s) => editorText(s) === "/reload");
+    t.keys("Enter");
+    await t.waitFor("Reloading plugins");
+    // the new process was started with --thinking low on its command line, and still has high
+    const reloaded = await t.waitFor((s) => s.includes(READY) && !s.includes("Reloading plugins") && s.includes("› first prompt"));
+    expect(reloaded).toContain("think high (unused)");
+    // the editor's history came along: Up gives the last prompts, newest first
+    t.keys("Up");
+    await t.waitFor((s) => editorText(s) === "/reload");
+    t.keys("Up");
+    await t.waitFor((s) => editorText(s) === "first prompt");
+    t.keys("C-c");
+    await t.waitFor((s) => editorText(s) === "");
+    t.type("second prompt");
+    await t.waitFor((s) => editorText(s) === "second prompt");
+    t.keys("Enter");
+    await t.waitFor((s) => (s.match(/answer from a coil process/g) ?? []).length === 2);
+    expect(requests(dir).map((r) => (r as { options?: { thinking?: string } }).options?.thinking)).toEqual(["high", "high"]);
+    t.keys("C-d");
+    await t.waitFor("[exited 0]");
+    const sessions = join(dir, "home", "sessions");
+    const file = readdirSync(sessions, { recursive: true }).map(String).find((f) => f.endsWith(".jsonl"))!;
+    const levels = readFileSync(join(sessions, file), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string; thinkingLevel?: string }).filter((e) => e.type === "thinking_level_change");
+    expect(levels.map((e) => e.thinkingLevel)).toEqual(["medium", "high"]);
+  });
+});
+
+/** A second provider with three models, so there is something to pick and cycle. */
+const ALT_PROVIDER = `import { definePlugin } from "coil";
+const model = (id) => ({ id, provider: "alt", name: "Alt " + id, contextWindow: 100000, maxOutput: 1000 });
+const zero = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+export default definePlugin({
+  id: "alt-provider",
+  setup(ctx) {
+    ctx.providers.register({
+      id: "alt",
+      models: [model("alpha"), model("beta"), model("gamma"), { ...model("reader"), input: ["text"] }],
+      async *stream(request) {
+        const message = { role: "assistant", content: [{ type: "text", text: "alt " + request.model.id + " answers" }], provider: "alt", model: request.model.id, usage: { ...zero, cost: { ...zero, total: 0 } }, stopReason: "stop", timestamp: Date.now() };
+        yield { type: "done", message };
+      },
+    });
+  },
+});
+`;
+
+describe.skipIf(!hasTmux)("ui-tui model picker and quick switch", () => {
+  it("/model filters as you type and lists recent models first; Ctrl+P cycles the recent ones, or the preset's favourites", async () => {
+    const dir = project({ "alt.ts": ALT_PROVIDER });
+    const args = `${preset(dir, `- text: "scripted answers"`)} --plugin ./alt.ts --thinking high`;
+    const t = coil(dir, args, { cols: 100 });
+    await t.waitFor(READY);
+    t.type("/model");
+    await t.waitFor((s) => editorText(s) === "/model");
+    t.keys("Enter");
+    const picker = await t.waitFor("type to filter");
+    expect(picker).toContain("alt/alpha");
+    expect(picker).toContain("scripted/scripted");
+    t.type("gam");
+    await t.waitFor((s) => s.includes("alt/gamma") && !s.includes("alt/alpha"));
+    t.keys("Enter");
+    const switched = await t.waitFor("switched to alt/gamma");
+    // the level stays, and the switch says that this model does not use it
+    expect(switched).toMatch(/thinking high: alt\/gamma does not reason/);
+    expect(switched).toMatch(/alt\/gamma · think high \(unused\) · ctx/);
+    expect(JSON.parse(readFileSync(join(dir, "home", "recent-models.json"), "utf8"))).toEqual(["alt/gamma"]);
+    // /model with an argument is remembered too; the picker then lists both recent ones first, newest first
+    t.type("/model scripted/scripted");
+    await t.waitFor((s) => editorText(s) === "/model scripted/scripted");
+    t.keys("Enter");
+    await t.waitFor("switched to scripted/scripted");
+    t.type("/model");
+    await t.waitFor((s) => editorText(s) === "/model");
+    t.keys("Enter");
+    const listed = await t.waitFor("type to filter");
+    const order = ["scripted/scripted", "alt/gamma", "alt/alpha"].map((m) => listed.indexOf(m));
+    expect(order.every((at) => at >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    expect(listed).toMatch(/alt\/gamma\s+recent · Alt gamma/);
+    t.keys("Escape");
+    await t.waitFor((s) => !s.includes("type to filter") && s.includes(READY));
+    t.keys("C-p");
+    await t.waitFor((s) => /alt\/gamma · think high/.test(s));
+    t.keys("C-p");
+    await t.waitFor((s) => /scripted\/scripted · think high/.test(s));
+    t.type("hello");
+    await t.waitFor((s) => editorText(s) === "hello");
+    t.keys("Enter");
+    await t.waitFor("scripted answers");
+    t.keys("C-d");
+    await t.waitFor("[exited 0]");
+
+    // favourites from the preset: Ctrl+P goes through them in order
+    writeFileSync(join(dir, "fav.yaml"), "extends: ./preset.yaml\nplugins:\n  - ui-tui: { favoriteModels: [alt/beta, alt/alpha] }\n");
+    const f = coil(dir, "--preset ./fav.yaml --plugin ./alt.ts --no-session", { cols: 100 });
+    await f.waitFor(READY);
+    f.keys("C-p");
+    await f.waitFor((s) => /alt\/beta · ctx/.test(s));
+    f.keys("C-p");
+    await f.waitFor((s) => /alt\/alpha · ctx/.test(s));
+    f.keys("C-p");
+    await f.waitFor((s) => /alt\/beta · ctx/.test(s));
+  });
+});
+
+describe.skipIf(!hasTmux)("ui-tui first run without a key", () => {
+  it("opens anyway and says how to add a key; /login stores one and the next prompt reaches the provider; /demo plays offline", async () => {
+    const KEY = "sk-ant-first-run-0123456789";
+    const mock = await startMockAnthropic({ key: KEY });
+    try {
+      const dir = project({ "notes.txt": "hello\n" });
+      const home = join(dir, "home");
+      const pane = new Tmux({
+        dir,
+        cwd: dir,
+        cols: 110,
+        rows: 40,
+        // no key anywhere: every provider variable empty, an empty COIL_HOME
+        env: { COIL_HOME: home, ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: "", ANTHROPIC_AUTH_TOKEN: "", OPENAI_API_KEY: "", OPENROUTER_API_KEY: "" },
+        command: `${process.execPath} ${BIN}`,
+      }).start();
+      panes.push(pane);
+      const first = await pane.waitFor((s) => s.includes(READY) && s.includes("No model provider is set up yet"));
+      expect(first).toContain("/login <provider>");
+      expect(first).toContain("/demo plays a short scripted demo");
+      expect(first).toMatch(/anthropic: set ANTHROPIC_API_KEY/);
+      // a prompt now would only fail: it is held back with the same help, and nothing is sent
+      pane.type("hello there");
+      await pane.waitFor((s) => editorText(s) === "hello there");
+      pane.keys("Enter");
+      await pane.waitFor((s) => (s.match(/No model provider is set up yet/g) ?? []).length === 2);
+      expect(mock.requests).toHaveLength(0);
+
+      pane.type("/login anthropic");
+      await pane.waitFor((s) => editorText(s) === "/login anthropic");
+      pane.keys("Enter");
+      await pane.waitFor("API key for anthropic");
+      pane.type(KEY);
+      const masked = await pane.waitFor("•".repeat(KEY.length));
+      expect(masked).not.toContain(KEY);
+      pane.keys("Enter");
+      const stored = await pane.waitFor(/Ready:\s+anthropic\//);
+      expect(stored).toContain("Stored the key for anthropic in");
+      const auth = join(home, "auth.json");
+      expect(JSON.parse(readFileSync(auth, "utf8")).anthropic.key).toBe(KEY);
+      expect(statSync(auth).mode & 0o777).toBe(0o600);
+
+      mock.push(anthropicText("hello from the mock Claude"));
+      pane.type("hi");
+      await pane.waitFor((s) => editorText(s) === "hi");
+      pane.keys("Enter");
+      await pane.waitFor("hello from the mock Claude");
+      const sent = mock.requests[0]!.headers;
+      expect(sent["x-api-key"] ?? sent.authorization).toContain(KEY);
+      expect(mock.rejected()).toEqual([]);
+
+      pane.type("/demo");
+      await pane.waitFor((s) => editorText(s) === "/demo");
+      pane.keys("Enter");
+      const demo = await pane.waitFor("That was the ls tool");
+      expect(demo).toContain("offline demo");
+      expect(demo).toMatch(/● ls \./);
+      expect(demo).toContain("notes.txt");
+      expect(mock.requests).toHaveLength(1);
+      pane.keys("C-d");
+      await pane.waitFor("[exited 0]");
+    } finally {
+      await mock.close();
+    }
+  });
+});
+
 describe.skipIf(!hasTmux)("ui-tui @file attachments", () => {
   // A real 1x1 PNG, and a binary file that is not an image.
   const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
@@ -317,6 +510,64 @@ describe.skipIf(!hasTmux)("ui-tui @file attachments", () => {
     expect(text).not.toContain("\uFFFD");
     expect(text).not.toContain('<file path="data.bin">');
     expect(text).not.toContain('<file path="pic.png">');
+  });
+});
+
+describe.skipIf(!hasTmux)("ui-tui images from the editor", () => {
+  const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
+
+  it("a pasted image path and Ctrl+V's clipboard image are attached as image blocks; a model without images says so", async () => {
+    const dir = project({ "alt.ts": ALT_PROVIDER, "notes.txt": "text\n" });
+    mkdirSync(join(dir, "shots"));
+    writeFileSync(join(dir, "shots", "my pic.png"), PNG);
+    const clip = join(dir, "clip.png");
+    writeFileSync(clip, Buffer.concat([PNG, Buffer.from("clipboard")]));
+    // the X11 clipboard tool, as xclip answers: the list of types, then the PNG bytes
+    mkdirSync(join(dir, "bin"));
+    writeFileSync(join(dir, "bin", "xclip"), `#!/bin/sh\ncase "$*" in *TARGETS*) printf 'TARGETS\\nimage/png\\n' ;; *image/png*) cat '${clip}' ;; *) exit 1 ;; esac\n`, { mode: 0o755 });
+    const args = `${preset(dir, `- text: "I see the first picture."\n- text: "I see the clipboard."`)} --plugin ./alt.ts`;
+    const t = new Tmux({
+      dir,
+      cwd: dir,
+      cols: 110,
+      rows: 30,
+      env: { COIL_HOME: join(dir, "home"), DISPLAY: ":0", WAYLAND_DISPLAY: "" },
+      command: `PATH='${join(dir, "bin")}':"$PATH" ${process.execPath} ${BIN} --plugin ui-tui --provider scripted ${args}`,
+    }).start();
+    panes.push(t);
+    await t.waitFor(READY);
+    // a file dropped on the terminal: a quoted absolute path with a space
+    t.paste(`'${join(dir, "shots", "my pic.png")}'`);
+    await t.waitFor((s) => editorText(s) === '@"shots/my pic.png"');
+    t.type("what is this");
+    await t.waitFor((s) => editorText(s).endsWith("what is this"));
+    t.keys("Enter");
+    const first = await t.waitFor("I see the first picture.");
+    expect(first).toContain("[image @shots/my pic.png (image/png, 1x1,");
+    const sent = (n: number) => requests(dir)[n]!.messages.at(-1)!.content as { type: string; data?: string }[];
+    expect(sent(0).filter((p) => p.type === "image")).toEqual([{ type: "image", mimeType: "image/png", data: PNG.toString("base64") }]);
+    // a paste that is not an image path stays text
+    t.paste("notes.txt");
+    await t.waitFor((s) => editorText(s) === "notes.txt");
+    t.keys("C-c");
+    await t.waitFor((s) => editorText(s) === "");
+    // Ctrl+V: the clipboard's image, saved to a private file
+    t.keys("C-v");
+    const ref = await t.waitFor((s) => /^@\S+clipboard\.png$/.test(editorText(s)));
+    const file = editorText(ref).slice(1);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    t.type("and this");
+    await t.waitFor((s) => editorText(s).endsWith("and this"));
+    t.keys("Enter");
+    await t.waitFor("I see the clipboard.");
+    expect(sent(1).filter((p) => p.type === "image").map((p) => p.data)).toEqual([readFileSync(clip).toString("base64")]);
+    // a model that takes no images: said at once, and the image is not attached
+    t.type("/model alt/reader");
+    await t.waitFor((s) => editorText(s) === "/model alt/reader");
+    t.keys("Enter");
+    await t.waitFor("switched to alt/reader");
+    t.paste(join(dir, "shots", "my pic.png"));
+    await t.waitFor(/alt\/reader does not take images: @"shots\/my pic\.png" will not be attached/);
   });
 });
 

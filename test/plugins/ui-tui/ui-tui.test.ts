@@ -216,6 +216,10 @@ describe("/reload and start-up", () => {
     // The session holds plan mode's state: --plan would start planning again and drop an approval.
     expect(reloadArgs(["--plan", "-c"], "/s/d.jsonl")).toEqual(["--session", "/s/d.jsonl"]);
     expect(reloadArgs(["--plan"], undefined)).toEqual(["--plan"]);
+    // /model and /thinking outlive the restart: the flags typed at start give way to what is in effect now
+    const now = { model: "openai/gpt-5.4", thinking: "high" };
+    expect(reloadArgs(["--provider", "anthropic", "--model=sonnet", "--thinking", "low", "-c", "--", "x"], "/s/e.jsonl", now)).toEqual(["--model", "openai/gpt-5.4", "--thinking", "high", "--session", "/s/e.jsonl", "--", "x"]);
+    expect(reloadArgs(["--thinking=low", "--trust"], undefined, { model: "scripted/scripted" })).toEqual(["--trust", "--model", "scripted/scripted"]);
   });
 
   it("says outside the interactive UI that reloading means running coil again", async () => {
