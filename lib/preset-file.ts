@@ -21,8 +21,8 @@ export function packageOfRef(ref: string): string | undefined {
   return ref.startsWith("npm:") || ref.startsWith("@") ? npmSpec(ref).name : undefined;
 }
 
-/** The reference coil writes for a package: `@scope/x` as it is, `npm:x` for an unscoped name. */
-export const refOf = (name: string): string => (name.startsWith("@") ? name : `npm:${name}`);
+/** The reference coil writes for a package: `npm:<name>` (`npm:@scope/x` needs no YAML quotes). */
+export const refOf = (name: string): string => `npm:${name}`;
 
 function load(file: string): Document {
   const doc = parseDocument(existsSync(file) ? readFileSync(file, "utf8") : "");

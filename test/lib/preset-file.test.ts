@@ -19,7 +19,7 @@ describe("preset file: package states", () => {
   it("creates the file with a header, then toggles an entry in place keeping comments, options and order", () => {
     const file = fileWith();
     expect(setPackageState(file, "@acme/tools", true)).toBe(true);
-    expect(readFileSync(file, "utf8")).toMatch(/^# Your own coil preset[\s\S]*\nplugins:\n {2}- "?@acme\/tools"?\n$/);
+    expect(readFileSync(file, "utf8")).toMatch(/^# Your own coil preset[\s\S]*\nplugins:\n {2}- npm:@acme\/tools\n$/);
 
     const text = "# mine\nmodel: x # pinned\nplugins:\n  - tools-coding # first\n  # the demo bundle\n  - npm:demo@^1: { level: 2 }\n  - ./local.ts\n";
     const own = fileWith(text);
