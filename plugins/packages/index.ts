@@ -253,7 +253,10 @@ async function install(argv: string[], io: IO): Promise<number> {
   const { ok, changed } = await npmInstall(io, dir, local.map((c) => c.path ?? c.spec));
   if (!ok) return 1;
   const lock = writeLock(dir);
-  const requested = local.flatMap((c) => (c.kind === "registry" ? [registryName(c.spec)] : c.kind === "dir" ? [readJson<{ name?: string }>(join(c.path!, "package.json"))?.name ?? ""] : [])).filter((n) => lock.packages[n]);
+  // The packages the specs name: by name (registry), by manifest (folder), by the source npm saved (tarball, git).
+  const saved = Object.entries(dependencies(dir));
+  const savedAs = (c: ReturnType<typeof classify>) => saved.filter(([, spec]) => (c.path ? spec.startsWith("file:") && resolve(dir, spec.slice(5)) === c.path : spec === c.spec)).map(([name]) => name);
+  const requested = local.flatMap((c) => (c.kind === "registry" ? [registryName(c.spec)] : c.kind === "dir" ? [readJson<{ name?: string }>(join(c.path!, "package.json"))?.name ?? ""] : savedAs(c))).filter((n) => lock.packages[n]);
   const names = changed.length ? changed : requested;
   const presetFile = presetFileOf(coilHomeOf(io.env), io.cwd, project);
   for (const name of names) {

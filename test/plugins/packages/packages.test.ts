@@ -107,6 +107,12 @@ describe("packages", () => {
     expect(enabled.code, enabled.stderr).toBe(0);
     expect(enabled.stdout).toContain("  tools: word_stats");
     expect(readFileSync(userPreset, "utf8")).toBe(preset);
+    // Installing the same tarball again while disabled enables it again.
+    expect((await coil(s.project, ["disable", "coil-bundle-demo"], s.env)).code).toBe(0);
+    const again = await coil(s.project, ["install", tarball], s.env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain("enabled coil-bundle-demo@1.0.0; active now:");
+    expect(readFileSync(userPreset, "utf8")).toBe(preset);
     const on = await coil(s.project, args, s.env);
     expect(s.toolText(on.stdout)).toMatchObject({ toolName: "word_stats", isError: false });
 
