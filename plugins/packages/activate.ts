@@ -11,15 +11,15 @@ import { contentDirs } from "../../lib/package-dirs.js";
 import { refOf } from "../../lib/preset-file.js";
 import { readJson } from "./npm.js";
 
-/** What an install or `coil enable` made active: one list per kind of contribution (empty kinds left out). */
+/** What installing or enabling an npm package made active: one list per kind of contribution (empty kinds left out). */
 export interface PackageReport {
-  /** The package (npm name, or the Claude Code plugin's name). */
+  /** The npm package name. */
   name: string;
   version?: string;
   /** Where it was installed. */
   dir: string;
-  active: Partial<Record<"plugins" | "tools" | "presets" | "skills" | "templates" | "agents" | "hooks" | "mcpServers", string[]>>;
-  /** Anything the user should know (a plugin that did not set up, a project that is not trusted). */
+  active: Partial<Record<"plugins" | "tools" | "presets" | "skills" | "templates" | "agents", string[]>>;
+  /** Anything the user should know (a plugin that did not set up, an untrusted project). */
   notes?: string[];
 }
 
@@ -88,7 +88,7 @@ export async function describePackage(name: string, packagesDir: string, home: s
 }
 
 const LABELS: Record<keyof PackageReport["active"], string> = {
-  plugins: "plugins", tools: "tools", presets: "presets (not applied; run with --preset <name>)", skills: "skills", templates: "prompt templates", agents: "sub-agent types", hooks: "hooks", mcpServers: "MCP servers",
+  plugins: "plugins", tools: "tools", presets: "presets (not applied; run with --preset <name>)", skills: "skills", templates: "prompt templates", agents: "sub-agent types",
 };
 
 /** The report for people: one line per kind of contribution. */

@@ -362,6 +362,7 @@ async function toggle(on: boolean, argv: string[], io: IO): Promise<number> {
       continue;
     }
     if (on) {
+      if (!lock[name].coilPackage) return fail(io, cmd, `${name} has no "coil" key in its package.json and lacks the coil-package keyword: it offers coil nothing to enable`);
       const code = await activate(io, cmd, name, dir, presetFile, project);
       if (code) return code;
       continue;
