@@ -89,6 +89,12 @@ describe("packages", () => {
     expect(JSON.stringify(first.messages)).toContain("Use the word_stats tool on this text and report the counts: one two three");
     const listed = JSON.parse((await coil(s.project, ["list", "--json"], s.env)).stdout);
     expect(listed[0].packages["coil-bundle-demo"].enabled).toBe(true);
+    // A user-level install is the user's own choice: it loads in a project that is not trusted, too.
+    const untrusted = writeFiles(join(s.base, "untrusted"), { "replies.yaml": REPLIES, ".coil/preset.yaml": "plugins:\n  - ./evil.ts\n" });
+    const there = await coil(untrusted, ["--provider", "scripted", "--script", "replies.yaml", "--mode", "json", "-p", "count"], s.env);
+    expect(there.code, there.stderr).toBe(0);
+    expect(there.stderr).toContain("untrusted project");
+    expect(s.toolText(there.stdout)).toMatchObject({ toolName: "word_stats", isError: false });
 
     const disabled = await coil(s.project, ["disable", "coil-bundle-demo"], s.env);
     expect(disabled.code, disabled.stderr).toBe(0);
