@@ -6,9 +6,11 @@
  */
 import { Agent } from "../kernel/agent.js";
 import { PluginHost } from "../kernel/host.js";
-import { formatDiagnostic } from "../kernel/errors.js";
+import { CoilError, formatDiagnostic } from "../kernel/errors.js";
 import type { AgentEvent } from "../kernel/types.js";
-import { loadPlugin, optionsTarget } from "./load.js";
+import { existsSync, realpathSync } from "node:fs";
+import type { Plugin } from "../kernel/plugin.js";
+import { fileOf, loadPlugin, optionsTarget } from "./load.js";
 import { chooseModel } from "../lib/models.js";
 import { CLI_SERVICE, type ProviderCliService } from "../lib/provider-kit/cli.js";
 import { resolvePreset, type ResolvedPreset, type ResolveOptions } from "./preset.js";
@@ -54,12 +56,36 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
   const untrustedProject = (o.explicitTrust ?? o.trust) ? undefined : o.cwd;
   const host = new PluginHost({ cwd: o.cwd, projectTrusted: o.trust });
   // Load every module first (in parallel), then set up in preset order: nothing starts half-configured.
-  const plugins = await Promise.all(preset.entries.map((entry) => loadPlugin({ ...entry, source: entry.source }, { home: o.home, untrustedProject })));
   const setupDiagnostics: Diagnostic[] = [];
+  // Your own preset files (user, project) are where `coil install` enables packages: one that is not installed
+  // there (a fresh checkout, a deleted node_modules) is skipped with a warning, so `coil install` can restore it.
+  const own = new Set(preset.layers.filter((l) => (l.name === "user" || l.name === "project") && !l.skipped).map((l) => l.file));
+  const projectFile = preset.layers.find((l) => l.name === "project")?.file;
+  const plugins = await Promise.all(
+    preset.entries.map((entry) =>
+      loadPlugin({ ...entry, source: entry.source }, { home: o.home, untrustedProject }).catch((error: unknown) => {
+        if (!(error instanceof CoilError && error.code === "PLUGIN_NOT_FOUND" && error.npmSpec && entry.kind === "npm" && own.has(entry.source.file))) throw error;
+        const message = `npm package '${entry.key}' is enabled in ${entry.source.file}${entry.source.line ? `:${entry.source.line}` : ""} but not installed, so it is skipped: \`coil install${entry.source.file === projectFile ? " --project" : ""}\` restores what coil-lock.json records, \`coil install ${error.npmSpec}\` installs it, \`coil disable ${entry.key}\` stops this warning`;
+        setupDiagnostics.push({ type: "diagnostic", level: "warn", message, code: "PLUGIN_NOT_FOUND" });
+        return [] as Plugin[];
+      }),
+    ),
+  );
   const stop = host.subscribe("diagnostic", (d) => void (d.type === "diagnostic" && d.level !== "info" && setupDiagnostics.push(d)));
+  // A plugin file loads once: `--preset npm:x` names x's plugin by path and the user preset enables x by name.
+  const seen = new Set<string>();
+  const firstTime = (plugin: Plugin) => {
+    const file = fileOf(plugin);
+    if (!file) return true;
+    const real = existsSync(file) ? realpathSync(file) : file;
+    if (seen.has(real)) return false;
+    seen.add(real);
+    return true;
+  };
   try {
     preset.entries.forEach((entry, i) =>
       plugins[i]!.forEach((plugin, j, all) => {
+        if (!firstTime(plugin)) return;
         const own = j === optionsTarget(all, entry.key);
         host.install(plugin, own ? entry.options : {}, { ref: entry.ref, ...entry.source, baseDir: entry.baseDir, optionSources: own ? entry.optionSources : {} });
       }),

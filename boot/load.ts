@@ -3,7 +3,7 @@
  * npm packages. The result is the module's default export, checked with `isPlugin()`.
  */
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
-import { extname, isAbsolute, join, relative } from "node:path";
+import { basename, extname, isAbsolute, join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import { CoilError, messageOf, type CoilErrorOptions } from "../kernel/errors.js";
 import { isPlugin, type Plugin } from "../kernel/plugin.js";
@@ -81,6 +81,10 @@ function listedIn(ref: PluginRef): string {
 
 const isFile = (path: string): boolean => existsSync(path) && statSync(path).isFile();
 
+const loadedFrom = new WeakMap<Plugin, string>();
+/** The module file a loaded plugin came from. */
+export const fileOf = (plugin: Plugin): string | undefined => loadedFrom.get(plugin);
+
 async function importPlugin(file: string, ref: PluginRef): Promise<Plugin> {
   let mod: any;
   try {
@@ -91,7 +95,7 @@ async function importPlugin(file: string, ref: PluginRef): Promise<Plugin> {
   }
   const candidates: unknown[] = [mod?.default, mod?.default?.default, mod];
   const plugin = candidates.find((c) => isPlugin(c));
-  if (plugin) return plugin as Plugin;
+  if (plugin) return loadedFrom.set(plugin as Plugin, file), plugin as Plugin;
   const fn = candidates.some((c) => typeof c === "function") ? " (a function returning a plugin is not accepted: export the plugin object itself)" : "";
   const detail = `'${ref.ref}' does not default-export definePlugin({ id, setup })${fn}${listedIn(ref)}`;
   throw new CoilError("PLUGIN_INVALID", detail, { phase: "import", file });
@@ -142,7 +146,9 @@ function resolvePackage(name: string, baseDir: string, home: string, untrusted?:
     const rel = relative(project, existsSync(d) ? realpathSync(d) : d);
     return !rel.startsWith("..") && !isAbsolute(rel);
   };
-  const walked = nodeModules(name, baseDir).filter((d) => existsSync(join(d, "package.json")));
+  // A project preset (`.coil/preset.yaml`) also finds the project's own packages (`.coil/packages`, `coil install --project`).
+  const own = basename(baseDir) === ".coil" ? [join(baseDir, "packages", "node_modules", name)] : [];
+  const walked = [...own, ...nodeModules(name, baseDir)].filter((d) => existsSync(join(d, "package.json")));
   // Names given in the untrusted project (the CLI's --plugin) never resolve by walking up from it: any folder on the way may be the project's.
   const fromProject = inProject(baseDir);
   const mine = join(home, "packages", "node_modules", name);
@@ -153,9 +159,13 @@ function resolvePackage(name: string, baseDir: string, home: string, untrusted?:
   const listed: string[] = Array.isArray(pkg.coil?.plugins) && pkg.coil.plugins.length ? pkg.coil.plugins : [];
   const exp = pkg.exports;
   const dot = exp && typeof exp === "object" && !Array.isArray(exp) && Object.keys(exp).some((k) => k.startsWith(".")) ? exp["."] : exp;
-  const files = listed.length ? listed : [pickExport(dot) ?? pkg.module ?? pkg.main ?? "index.js"];
+  const entry = pickExport(dot) ?? pkg.module ?? pkg.main;
+  // A coil package that lists no plugins and has no entry point offers only presets, skills, templates or agents.
+  const files = listed.length ? listed : entry || !isPlainObject(pkg.coil) ? [entry ?? "index.js"] : [];
   return { files: files.map((f) => join(pkgDir, f)).map((file) => [file, `${file}.js`, join(file, "index.js")].find(isFile) ?? file) };
 }
+
+const isPlainObject = (v: unknown): boolean => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The `import`-side target of an exports entry (conditions may nest). */
 function pickExport(target: unknown): string | undefined {

@@ -9,13 +9,16 @@ import { fileURLToPath } from "node:url";
 
 let root: string | undefined;
 
-/** The package root: the nearest directory above this file whose package.json is named "coil". */
+/** coil's npm package name (the npm name `coil` belongs to another package); its command is still `coil`. */
+export const PACKAGE_NAME = "coil-agent";
+
+/** The package root: the nearest directory above this file whose package.json is named `coil-agent`. */
 export function packageRoot(): string {
   if (root) return root;
   const here = fileURLToPath(import.meta.url);
   for (let dir = dirname(here); ; dir = dirname(dir)) {
     const pkg = join(dir, "package.json");
-    if (existsSync(pkg) && JSON.parse(readFileSync(pkg, "utf8")).name === "coil") return (root = dir);
+    if (existsSync(pkg) && JSON.parse(readFileSync(pkg, "utf8")).name === PACKAGE_NAME) return (root = dir);
     if (dirname(dir) === dir) throw new Error("coil: cannot find its own package.json above " + here);
   }
 }

@@ -11,6 +11,8 @@ rmSync(join(root, "dist"), { recursive: true, force: true });
 const plugins = readdirSync(join(root, "plugins"), { withFileTypes: true })
   .filter((d) => d.isDirectory() && existsSync(join(root, "plugins", d.name, "index.ts")))
   .map((d) => `plugins/${d.name}/index.ts`);
+// The Claude Code plugin installer: the packages plugin imports it on demand, by file, when it is there.
+if (existsSync(join(root, "plugins", "packages", "claude", "index.ts"))) plugins.push("plugins/packages/claude/index.ts");
 
 await build({
   absWorkingDir: root,

@@ -13,6 +13,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AgentEvent } from "../../kernel/index.js";
+import { packageRoot } from "../paths.js";
 import { splitLines, type RpcCommandName, type RpcCommands, type RpcOutbound } from "./protocol.js";
 
 export * from "./protocol.js";
@@ -43,11 +44,13 @@ export class RpcError extends Error {
 type AgentEndEvent = Extract<AgentEvent, { type: "agent_end" }>;
 
 function defaultBin(): string {
-  for (let dir = dirname(fileURLToPath(import.meta.url)); dirname(dir) !== dir; dir = dirname(dir)) {
-    const pkg = join(dir, "package.json");
-    if (existsSync(pkg) && JSON.parse(readFileSync(pkg, "utf8")).name === "coil") return join(dir, "dist", "bin", "coil.js");
+  let root: string;
+  try {
+    root = packageRoot();
+  } catch {
+    throw new Error("coil/rpc-client: cannot find coil's dist/bin/coil.js; pass { bin }");
   }
-  throw new Error("coil/rpc-client: cannot find coil's dist/bin/coil.js; pass { bin }");
+  return join(root, "dist", "bin", "coil.js");
 }
 
 /**

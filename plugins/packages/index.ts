@@ -1,16 +1,21 @@
 /**
  * packages: coil packages on npm. `coil install | remove | list | update` manage
  * `$COIL_HOME/packages` (or `.coil/packages` with --project) with the real npm and keep `coil-lock.json`
- * in step; `coil plugin new <name>` scaffolds a plugin project. See docs/packages.md.
+ * in step; installing enables the package in the scope's preset file and `coil enable | disable` toggle
+ * it there (activate.ts); `coil plugin new <name>` scaffolds a plugin project. Claude Code plugins go to
+ * the installer in ./claude/ when it is there. See docs/packages.md.
  */
-import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { definePlugin, messageOf, Type, type CliStreams } from "../../kernel/index.js";
 import { coilHome } from "../../lib/paths.js";
 import { PACKAGE_INSTALLER, type PackageInstaller } from "../../lib/package-installer.js";
+import { packageStates, refOf, setPackageState } from "../../lib/preset-file.js";
+import { describePackage, formatReport, presetFileOf } from "./activate.js";
 import { LOCK_FILE, readLock, writeLock, type LockEntry } from "./lockfile.js";
 import { classify, dependencies, ensureManifest, npmLockEntry, readJson, registryName, runNpm } from "./npm.js";
 import { scaffoldCommand } from "./scaffold.js";
@@ -24,6 +29,43 @@ export const packagesDir = (io: CliStreams, project: boolean): string => (projec
 /** Whether this project's code may load: the kernel's trust decision (trust.json with an unchanged fingerprint, or `--trust`). */
 export function projectTrusted(io: IO): boolean {
   return io.trusted === true;
+}
+
+/** Where a Claude Code plugin command acts: the user's or the project's scope. */
+export interface ClaudeOptions { home: string; project: boolean; cwd: string; io: CliStreams }
+/** The part of the Claude Code plugin installer's report this plugin reads. */
+export interface ClaudeReport { name: string; scope: "user" | "project"; enabled: boolean }
+/** The Claude Code plugin installer's interface (plugins/packages/claude/index.ts, part 2 of issue #18). */
+export interface ClaudeInstaller {
+  /** A folder, tarball or git URL holding `.claude-plugin/plugin.json`, or `<plugin>@<marketplace>`. */
+  detectClaudePlugin(spec: string, cwd: string, home?: string): Promise<boolean>;
+  installClaudePlugin(spec: string, o: ClaudeOptions & { trusted?: boolean }): Promise<ClaudeReport>;
+  removeClaudePlugin(name: string, o: ClaudeOptions): Promise<ClaudeReport>;
+  setClaudePluginEnabled(name: string, enabled: boolean, o: ClaudeOptions): Promise<ClaudeReport>;
+  listClaudePlugins(o: Omit<ClaudeOptions, "project"> & { trusted?: boolean }): Promise<ClaudeReport[]>;
+  formatReport(report: ClaudeReport, verb?: string): string;
+  /** Install what the scope's lock file records (a teammate's checkout). */
+  restoreClaudePlugins(o: ClaudeOptions & { trusted?: boolean }): Promise<{ installed: ClaudeReport[]; upToDate: string[]; problems: string[] }>;
+  /** Fetch plugins again from their sources (all when `names` is empty). */
+  updateClaudePlugins(names: string[], o: ClaudeOptions & { trusted?: boolean }): Promise<{ lines: string[]; problems: string[] }>;
+}
+
+/**
+ * The Claude Code plugin installer, imported only by the commands that may need it, and only when it is
+ * there (a build with it has dist/plugins/packages/claude/index.js next to this module: scripts/build.mjs).
+ */
+async function claudeInstaller(): Promise<ClaudeInstaller | undefined> {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const file = [join(here, "claude", "index.js"), join(here, "claude", "index.ts")].find((f) => existsSync(f));
+  return file ? ((await import(pathToFileURL(file).href)) as ClaudeInstaller) : undefined;
+}
+
+/** The installed Claude Code plugins of a scope, by name (none without the installer). */
+async function claudePlugins(io: IO, project: boolean): Promise<{ installer?: ClaudeInstaller; names: Map<string, ClaudeReport> }> {
+  const installer = await claudeInstaller();
+  if (!installer) return { names: new Map() };
+  const all = await installer.listClaudePlugins({ home: coilHomeOf(io.env), cwd: io.cwd, io, trusted: projectTrusted(io) });
+  return { installer, names: new Map(all.filter((r) => r.scope === (project ? "project" : "user")).map((r) => [r.name, r])) };
 }
 
 const say = (io: CliStreams, text: string) => void io.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
@@ -175,10 +217,18 @@ async function install(argv: string[], io: IO): Promise<number> {
   } else if (!specs.length) {
     // No spec: install exactly what the lock file records (a teammate's checkout, CI).
     if (project && !projectTrusted(io)) return untrusted(io, "install");
+    // The Claude Code plugins the lock file records (its claudePlugins section), then its npm packages.
+    const claude = await claudeInstaller();
+    const restored = claude ? await claude.restoreClaudePlugins({ home: coilHomeOf(io.env), project, cwd: io.cwd, io, trusted: projectTrusted(io) }) : { installed: [], upToDate: [], problems: [] };
+    for (const r of restored.installed) say(io, claude!.formatReport(r, "installed"));
+    if (restored.upToDate.length) say(io, `Claude Code plugins already installed as locked: ${restored.upToDate.join(", ")}`);
+    for (const p of restored.problems) io.stderr.write(`coil install: ${p}\n`);
     const lock = readLock(dir);
     if (!lock || !Object.keys(lock.packages).length) {
+      if (restored.installed.length || restored.upToDate.length || restored.problems.length) return restored.problems.length ? 1 : 0;
       return fail(io, "install", `nothing to install: name a package (npm spec, git URL, folder or .tgz), or put a ${LOCK_FILE} in ${dir}`);
     }
+    if (restored.problems.length) return 1;
     const entries = Object.entries(lock.packages);
     const { ok } = await npmInstall(io, dir, entries.map(([name, e]) => pinned(dir, name, e)));
     if (!ok) return 1;
@@ -196,57 +246,184 @@ async function install(argv: string[], io: IO): Promise<number> {
   }
 
   if (!specs.length) return 0;
+  // Claude Code plugins (a folder, tarball or git repository with .claude-plugin/plugin.json, or <plugin>@<marketplace>) have their own installer.
+  const claude = values.from ? undefined : await claudeInstaller();
+  const claudeSpecs: string[] = [];
+  if (claude) for (const spec of positionals) if (await claude.detectClaudePlugin(spec, io.cwd, coilHomeOf(io.env))) claudeSpecs.push(spec);
+  for (const spec of claudeSpecs) {
+    try {
+      say(io, claude!.formatReport(await claude!.installClaudePlugin(spec, { home: coilHomeOf(io.env), project, cwd: io.cwd, io, trusted: projectTrusted(io) }), "installed"));
+    } catch (error) {
+      return fail(io, "install", `cannot install the Claude Code plugin ${spec}: ${messageOf(error)}`, 1);
+    }
+  }
+  specs = specs.filter((spec) => !claudeSpecs.includes(spec));
+  if (!specs.length) return 0;
   const local = specs.map((s) => classify(s, io.cwd));
   const absent = local.find((c) => c.path && !existsSync(c.path));
   if (absent) return fail(io, "install", `${absent.path} does not exist`);
   const { ok, changed } = await npmInstall(io, dir, local.map((c) => c.path ?? c.spec));
   if (!ok) return 1;
   const lock = writeLock(dir);
-  const names = changed.length ? changed : local.flatMap((c) => (c.kind === "registry" ? [registryName(c.spec)] : c.kind === "dir" ? [readJson<{ name?: string }>(join(c.path!, "package.json"))?.name ?? ""] : [])).filter((n) => lock.packages[n]);
+  // The packages the specs name: by name (registry), by manifest (folder), by the source npm saved (tarball, git).
+  const saved = Object.entries(dependencies(dir));
+  const savedAs = (c: ReturnType<typeof classify>) => saved.filter(([, spec]) => (c.path ? spec.startsWith("file:") && resolve(dir, spec.slice(5)) === c.path : spec === c.spec)).map(([name]) => name);
+  const requested = local.flatMap((c) => (c.kind === "registry" ? [registryName(c.spec)] : c.kind === "dir" ? [readJson<{ name?: string }>(join(c.path!, "package.json"))?.name ?? ""] : savedAs(c))).filter((n) => lock.packages[n]);
+  const names = changed.length ? changed : requested;
+  const presetFile = presetFileOf(coilHomeOf(io.env), io.cwd, project);
   for (const name of names) {
     const e = lock.packages[name]!;
     say(io, `installed ${name}@${e.version} into ${dir}${e.integrity ? `\n  integrity ${e.integrity}` : ""}`);
-    if (!e.coilPackage) io.stderr.write(`coil install: warning: ${name} has no "coil" key in its package.json and lacks the coil-package keyword; it offers coil nothing\n`);
+    if (!e.coilPackage) {
+      io.stderr.write(`coil install: warning: ${name} has no "coil" key in its package.json and lacks the coil-package keyword; it offers coil nothing, so it is not enabled\n`);
+      continue;
+    }
+    // Install means active: the package is enabled in the scope's preset file (its own preset is not applied).
+    // With --from, the preset that needs it names it already.
+    const code = values.from ? 0 : await activate(io, "install", name, dir, presetFile, project);
+    if (code) return code;
   }
-  if (!names.length) say(io, `already installed and up to date in ${dir}`);
+  if (!names.length) {
+    say(io, `already installed and up to date in ${dir}`);
+    // Installed before, perhaps disabled since: installing again enables it.
+    for (const name of values.from ? [] : requested.filter((n) => lock.packages[n]!.coilPackage)) {
+      const code = await activate(io, "install", name, dir, presetFile, project);
+      if (code) return code;
+    }
+  }
   if (project) {
     say(io, `project packages load only while the project is trusted${projectTrusted(io) ? "" : " (it is not: coil trust)"}; commit ${join(".coil", "packages", LOCK_FILE)} and package.json, not node_modules`);
   }
   return 0;
 }
 
-// ───────────────────────────── remove, list, update ─────────────────────────────
+/** Enable `name` in `presetFile` and print what is active now. 0, or the exit code when coil cannot edit the preset file. */
+async function activate(io: IO, cmd: string, name: string, dir: string, presetFile: string, project: boolean): Promise<number> {
+  try {
+    setPackageState(presetFile, name, true);
+  } catch (error) {
+    return fail(io, cmd, `${name} is installed but could not be enabled: ${messageOf(error)}`, 1);
+  }
+  const report = await describePackage(name, dir, coilHomeOf(io.env), dirname(presetFile), !project || projectTrusted(io));
+  say(io, `${formatReport(report, "enabled")}\n  (enabled in ${presetFile}; \`coil disable ${name}${project ? " --project" : ""}\` turns it off)`);
+  return 0;
+}
+
+// ───────────────────────────── remove, enable, disable, list, update ─────────────────────────────
 
 async function remove(argv: string[], io: IO): Promise<number> {
   const parsed = args("remove", argv, io);
   if (!parsed) return 2;
-  const dir = packagesDir(io, Boolean(parsed.values.project));
+  const project = Boolean(parsed.values.project);
+  const dir = packagesDir(io, project);
   const names = parsed.positionals;
   if (!names.length) return fail(io, "remove", "name the package(s) to remove: coil remove <name...> [--project]");
   const deps = dependencies(dir);
-  const unknown = names.filter((n) => !(n in deps));
-  if (unknown.length) return fail(io, "remove", `not installed in ${dir}: ${unknown.join(", ")}${Object.keys(deps).length ? ` (installed: ${Object.keys(deps).join(", ")})` : ""}`);
-  const res = await runNpm(["uninstall", "--prefix", dir, "--save", ...names], { cwd: dir, env: io.env });
+  const claude = await claudePlugins(io, project);
+  const unknown = names.filter((n) => !(n in deps) && !claude.names.has(n));
+  const installed = [...Object.keys(deps), ...claude.names.keys()];
+  if (unknown.length) return fail(io, "remove", `not installed in ${dir}: ${unknown.join(", ")}${installed.length ? ` (installed: ${installed.join(", ")})` : ""}`);
+  for (const name of names.filter((n) => !(n in deps))) {
+    try {
+      say(io, claude.installer!.formatReport(await claude.installer!.removeClaudePlugin(name, { home: coilHomeOf(io.env), project, cwd: io.cwd, io }), "removed"));
+    } catch (error) {
+      return fail(io, "remove", `cannot remove the Claude Code plugin ${name}: ${messageOf(error)}`, 1);
+    }
+  }
+  const npmNames = names.filter((n) => n in deps);
+  if (!npmNames.length) return 0;
+  const res = await runNpm(["uninstall", "--prefix", dir, "--save", ...npmNames], { cwd: dir, env: io.env });
   if (res.code !== 0) return fail(io, "remove", `npm uninstall failed (exit ${res.code}):\n${res.stderr.trim()}`, 1);
   writeLock(dir);
-  say(io, `removed ${names.join(", ")} from ${dir}`);
+  // Removing disables: the scope's preset file no longer names it (enabled or disabled).
+  const presetFile = presetFileOf(coilHomeOf(io.env), io.cwd, project);
+  const edited = npmNames.filter((n) => {
+    try {
+      return setPackageState(presetFile, n, undefined);
+    } catch (error) {
+      io.stderr.write(`coil remove: warning: ${n} is removed but ${messageOf(error)}\n`);
+      return false;
+    }
+  });
+  say(io, `removed ${npmNames.join(", ")} from ${dir}${edited.length ? `\n  and from ${presetFile}` : ""}`);
   return 0;
 }
 
-function list(argv: string[], io: IO): number {
+/** `coil enable <name>` / `coil disable <name>`: switch an installed package on or off in the scope's preset file, keeping it installed. */
+async function toggle(on: boolean, argv: string[], io: IO): Promise<number> {
+  const cmd = on ? "enable" : "disable";
+  const parsed = args(cmd, argv, io);
+  if (!parsed) return 2;
+  const project = Boolean(parsed.values.project);
+  const dir = packagesDir(io, project);
+  const names = parsed.positionals;
+  if (!names.length) return fail(io, cmd, `name the package(s) to ${cmd}: coil ${cmd} <name...> [--project]`);
+  const lock = existsSync(dir) ? (readLock(dir) ?? writeLock(dir)).packages : {};
+  const claude = await claudePlugins(io, project);
+  const unknown = names.filter((n) => !lock[n] && !claude.names.has(n));
+  const installed = [...Object.keys(lock), ...claude.names.keys()];
+  if (unknown.length) return fail(io, cmd, `not installed in ${dir}: ${unknown.join(", ")}${installed.length ? ` (installed: ${installed.join(", ")})` : ""}; install it first: coil install <spec>${project ? " --project" : ""}`);
+  const presetFile = presetFileOf(coilHomeOf(io.env), io.cwd, project);
+  for (const name of names) {
+    if (!lock[name]) {
+      try {
+        say(io, claude.installer!.formatReport(await claude.installer!.setClaudePluginEnabled(name, on, { home: coilHomeOf(io.env), project, cwd: io.cwd, io }), on ? "enabled" : "disabled"));
+      } catch (error) {
+        return fail(io, cmd, `cannot ${cmd} the Claude Code plugin ${name}: ${messageOf(error)}`, 1);
+      }
+      continue;
+    }
+    if (on) {
+      if (!lock[name].coilPackage) return fail(io, cmd, `${name} has no "coil" key in its package.json and lacks the coil-package keyword: it offers coil nothing to enable`);
+      const code = await activate(io, cmd, name, dir, presetFile, project);
+      if (code) return code;
+      continue;
+    }
+    try {
+      setPackageState(presetFile, name, false);
+    } catch (error) {
+      return fail(io, cmd, `cannot disable ${name}: ${messageOf(error)}`, 1);
+    }
+    say(io, `disabled ${name}: its plugins, skills, prompt templates and agents no longer load (\`- ${refOf(name)}: false\` in ${presetFile});\n  it stays installed in ${dir}: \`coil enable ${name}${project ? " --project" : ""}\` turns it on again`);
+  }
+  return 0;
+}
+
+/** A package's state in its scope's preset file: enabled, disabled, or named by no preset of yours. */
+const stateLabel = (state: boolean | undefined, name: string) =>
+  state === true ? "enabled" : state === false ? "disabled" : `not enabled (its plugins load only where a preset names it: coil enable ${name})`;
+
+async function list(argv: string[], io: IO): Promise<number> {
   const parsed = args("list", argv, io, ["json"]);
   if (!parsed) return 2;
+  const home = coilHomeOf(io.env);
   const scopes = [
-    { scope: "user", dir: packagesDir(io, false), trusted: true },
-    { scope: "project", dir: packagesDir(io, true), trusted: projectTrusted(io) },
+    { scope: "user", dir: packagesDir(io, false), trusted: true, preset: presetFileOf(home, io.cwd, false) },
+    { scope: "project", dir: packagesDir(io, true), trusted: projectTrusted(io), preset: presetFileOf(home, io.cwd, true) },
   ].filter((s, i, all) => i === 0 || s.dir !== all[0]!.dir);
-  const data = scopes.map((s) => ({ ...s, packages: existsSync(s.dir) ? (readLock(s.dir) ?? writeLock(s.dir)).packages : {} }));
+  const claude = await claudeInstaller();
+  const claudeAll = claude ? await claude.listClaudePlugins({ home, cwd: io.cwd, io, trusted: projectTrusted(io) }) : [];
+  const data = scopes.map((s) => {
+    let states = new Map<string, boolean>();
+    let presetError: string | undefined;
+    try {
+      states = packageStates(s.preset);
+    } catch (error) {
+      presetError = messageOf(error);
+    }
+    const lock = existsSync(s.dir) ? (readLock(s.dir) ?? writeLock(s.dir)).packages : {};
+    const packages = Object.fromEntries(Object.entries(lock).map(([name, e]) => [name, { ...e, enabled: states.get(name) ?? null }]));
+    const claudePlugins = claudeAll.filter((r) => r.scope === s.scope);
+    return { ...s, packages, ...(claudePlugins.length ? { claudePlugins } : {}), ...(presetError ? { presetError } : {}) };
+  });
   if (parsed.values.json) return say(io, JSON.stringify(data, null, 2)), 0;
   for (const s of data) {
     const entries = Object.entries(s.packages);
     const note = s.scope === "project" && entries.length && !s.trusted ? "  (not loaded: this project is not trusted; coil trust)" : "";
     say(io, `${s.scope} packages (${s.dir}):${entries.length ? note : " none"}`);
-    for (const [name, e] of entries) say(io, describeEntry(name, e));
+    if (s.presetError) say(io, `  warning: cannot read ${s.preset}: ${s.presetError}`);
+    for (const [name, e] of entries) say(io, `${describeEntry(name, e)}\n    ${stateLabel(e.enabled ?? undefined, name)}`);
+    for (const r of s.claudePlugins ?? []) say(io, claude!.formatReport(r, r.enabled ? "enabled" : "disabled"));
   }
   return 0;
 }
@@ -258,10 +435,19 @@ async function update(argv: string[], io: IO): Promise<number> {
   if (project && !projectTrusted(io)) return untrusted(io, "update");
   const dir = packagesDir(io, project);
   const before = existsSync(dir) ? (readLock(dir) ?? writeLock(dir)).packages : {};
-  const names = parsed.positionals.length ? parsed.positionals : Object.keys(before);
+  // Claude Code plugins named (or all, with no name) are fetched again from their sources.
+  const claude = await claudePlugins(io, project);
+  const claudeNames = parsed.positionals.length ? parsed.positionals.filter((n) => claude.names.has(n) && !before[n]) : [...claude.names.keys()];
+  if (claude.installer && claudeNames.length) {
+    const r = await claude.installer.updateClaudePlugins(claudeNames, { home: coilHomeOf(io.env), project, cwd: io.cwd, io, trusted: projectTrusted(io) });
+    for (const line of r.lines) say(io, line);
+    if (r.problems.length) return fail(io, "update", r.problems.join("\n  "), 1);
+  }
+  const names = parsed.positionals.length ? parsed.positionals.filter((n) => !claudeNames.includes(n)) : Object.keys(before);
+  if (parsed.positionals.length && !names.length) return 0;
   const unknown = names.filter((n) => !before[n]);
   if (unknown.length) return fail(io, "update", `not installed in ${dir}: ${unknown.join(", ")}`);
-  if (!names.length) return say(io, `no packages in ${dir}`), 0;
+  if (!names.length) return claudeNames.length ? 0 : (say(io, `no packages in ${dir}`), 0);
   // Registry and git packages move within their saved range; local folders and tarballs are read again.
   const local = names.filter((n) => before[n]!.spec.startsWith("file:"));
   const remote = names.filter((n) => !local.includes(n));
@@ -296,9 +482,11 @@ export default definePlugin({
     const needs = ctx.options.claudePlugins.length > 0 || Object.keys(ctx.options.marketplaces).length > 0;
     const pending = async () => (needs ? (await import("./claude/preset.js")).pendingFromPreset(ctx.options, { home: coilHomeOf(), baseDir: ctx.baseDir, cwd: ctx.cwd }) : undefined);
     ctx.services.provide(PACKAGE_INSTALLER, { install: installForPreset, pending } satisfies PackageInstaller);
-    sub("install", "install coil packages (npm spec, git URL, folder or .tgz); no spec: what coil-lock.json records", "[spec...] [--project] [--from <preset>] [--yes]", install);
-    sub("remove", "remove installed coil packages", "<name...> [--project]", remove);
-    sub("list", "list installed coil packages and what they offer", "[--json]", list);
+    sub("install", "install and enable coil packages (npm spec, git URL, folder or .tgz) or Claude Code plugins; no spec: what coil-lock.json records", "[spec...] [--project] [--from <preset>] [--yes]", install);
+    sub("remove", "disable and uninstall coil packages", "<name...> [--project]", remove);
+    sub("enable", "enable installed coil packages (in your preset file) without installing anything", "<name...> [--project]", (argv, io) => toggle(true, argv, io));
+    sub("disable", "disable installed coil packages (in your preset file) without uninstalling them", "<name...> [--project]", (argv, io) => toggle(false, argv, io));
+    sub("list", "list installed coil packages, whether each is enabled, and what they offer", "[--json]", list);
     sub("update", "update installed coil packages (within their saved ranges) and the lock file", "[name...] [--project]", update);
     sub("marketplace", "Claude Code plugin marketplaces: add <git URL | folder>, list, remove <name>, update [name]; then coil install <plugin>@<marketplace>", "<add|list|remove|update> [args...]", async (argv, io) => (await import("./claude/marketplace.js")).marketplaceCommand(argv, io));
     sub("plugin", "plugin authoring: `coil plugin new <name>` scaffolds a TypeScript plugin with a tool and a test", "new <name> [--dir <path>]", scaffoldCommand);

@@ -1,23 +1,46 @@
 /**
  * `coil plugin new <name>`: a TypeScript plugin project with one tool and a passing test that uses
  * `coil/testing` (the scripted provider plus a temporary workspace). No build step: coil loads `.ts`.
- * The project depends on the coil that made it, by path (`file:`), and tests with `node --test`, so
- * `npm install && npm test` needs nothing from the registry (the npm name `coil` is another package).
+ * The project imports coil as `coil` (the loader serves that name at run time) and gets it for its tests
+ * as a dev dependency under that name: the npm alias `npm:coil-agent@^<version>` when the running coil came
+ * from the registry and the registry has that version, else a `file:` link to the running coil's folder
+ * (a git checkout, a tarball install, no network), so `npm install && npm test` passes offline. The test
+ * runs with `node --test`.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { CliStreams } from "../../kernel/index.js";
-import { packageRoot } from "../../lib/paths.js";
+import { PACKAGE_NAME, packageRoot } from "../../lib/paths.js";
+import { runNpm } from "./npm.js";
 
-/** This coil: its package folder (what the scaffold depends on) and its version. */
+/** The running coil: its package folder and version, and how a scaffold depends on it (`coil` in devDependencies). */
+export interface CoilSource { root: string; version: string; dependency: string }
+
+/** This coil's folder and version. */
 function thisCoil(): { root: string; version: string } {
   const root = packageRoot();
   const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version?: string };
   return { root, version: pkg.version ?? "0.1.0" };
 }
 
-export function scaffoldFiles(name: string, coil = thisCoil()): Record<string, string> {
+/** Installed by npm (`npm i -g coil-agent`, `npx coil-agent`): the folder is `node_modules/coil-agent`. */
+export const fromRegistryInstall = (root: string): boolean => basename(dirname(realpathSync(root))) === "node_modules" && basename(realpathSync(root)) === PACKAGE_NAME;
+
+/**
+ * How the scaffold depends on the running coil: `npm:coil-agent@^<version>` when coil was installed from
+ * npm and the registry (or npm's cache) answers for that version within 10 s; otherwise `file:<root>`.
+ */
+export async function coilDependency(io: CliStreams, coil = thisCoil()): Promise<CoilSource> {
+  const linked = { ...coil, dependency: `file:${coil.root}` };
+  if (!fromRegistryInstall(coil.root)) return linked;
+  const asked = runNpm(["view", `${PACKAGE_NAME}@${coil.version}`, "version", "--prefer-offline"], { cwd: io.cwd, env: io.env });
+  const answer = await Promise.race([asked, new Promise<undefined>((done) => setTimeout(() => done(undefined), 10_000).unref())]);
+  return answer?.code === 0 && answer.stdout.trim().split("\n").includes(coil.version) ? { ...coil, dependency: `npm:${PACKAGE_NAME}@^${coil.version}` } : linked;
+}
+
+export function scaffoldFiles(name: string, coil: CoilSource): Record<string, string> {
+  const linked = coil.dependency.startsWith("file:");
   const base = name.replace(/^@[^/]+\//, "");
   const tool = base.replace(/^coil-(plugin-)?/, "").replace(/[^a-zA-Z0-9]+/g, "_").replace(/^_|_$/g, "").toLowerCase() || "tool";
   return {
@@ -31,11 +54,11 @@ export function scaffoldFiles(name: string, coil = thisCoil()): Record<string, s
         files: ["index.ts", "README.md"],
         coil: { plugins: ["./index.ts"] },
         scripts: { test: "node --test" },
-        // coil provides itself at run time; optional, so installing this package never fetches a `coil` from npm.
-        peerDependencies: { coil: `>=${coil.version}` },
-        peerDependenciesMeta: { coil: { optional: true } },
-        // For the tests (coil/testing): the coil that made this project, by path.
-        devDependencies: { coil: `file:${coil.root}` },
+        // coil provides itself at run time; optional, so installing this package never fetches coil.
+        peerDependencies: { [PACKAGE_NAME]: `>=${coil.version}` },
+        peerDependenciesMeta: { [PACKAGE_NAME]: { optional: true } },
+        // For the tests (coil/testing) and the editor's types: coil under the name plugins import it by.
+        devDependencies: { coil: coil.dependency },
       },
       null,
       2,
@@ -127,21 +150,25 @@ describe("${base}", () => {
 A coil plugin with one tool, \`${tool}\`.
 
 \`\`\`sh
-npm install          # links the coil that made this project (package.json: "coil": "file:${coil.root}")
+npm install          # ${linked ? "links the coil that made this project" : `coil from npm, under the name plugins import: ${PACKAGE_NAME}`} (package.json: "coil": "${coil.dependency}")
 npm test             # node --test: test/index.test.mjs against the scripted provider, offline
 coil --plugin ./index.ts -p "reverse 'stressed'"
 coil install .       # or publish it and: coil install ${name}
 \`\`\`
 
-If coil moves (another install, another machine), point \`devDependencies.coil\` at its folder:
-\`npm root -g\` shows where a global install lives.
+${
+  linked
+    ? `\`devDependencies.coil\` links the coil folder that made this project. On another machine, or once coil is
+installed from npm (\`npm i -g ${PACKAGE_NAME}\`), use \`"coil": "npm:${PACKAGE_NAME}@^${coil.version}"\` instead.`
+    : `\`devDependencies.coil\` is the npm alias of coil's package, ${PACKAGE_NAME}, so \`import ... from "coil"\` type-checks.`
+}
 
 In a preset: \`plugins: [ ${name.startsWith("@") ? name : `npm:${name}`} ]\` once installed, or \`- ./path/to/index.ts\`.
 `,
   };
 }
 
-export function scaffoldCommand(argv: string[], io: CliStreams): number {
+export async function scaffoldCommand(argv: string[], io: CliStreams): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: { dir: { type: "string" }, trust: { type: "boolean" } } });
@@ -163,10 +190,11 @@ export function scaffoldCommand(argv: string[], io: CliStreams): number {
     io.stderr.write(`coil plugin: ${dir} already has a package.json; choose another --dir\n`);
     return 2;
   }
-  for (const [rel, text] of Object.entries(scaffoldFiles(name))) {
+  const files = scaffoldFiles(name, await coilDependency(io));
+  for (const [rel, text] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, rel)), { recursive: true });
     writeFileSync(join(dir, rel), text);
   }
-  io.stdout.write(`created ${dir}:\n${Object.keys(scaffoldFiles(name)).map((f) => `  ${f}`).join("\n")}\nnext: cd ${dir} && npm install && npm test\n`);
+  io.stdout.write(`created ${dir}:\n${Object.keys(files).map((f) => `  ${f}`).join("\n")}\nnext: cd ${dir} && npm install && npm test\n`);
   return 0;
 }

@@ -283,7 +283,7 @@ describe("loadPlugin: start-up laziness", () => {
       });
       write(join(root, "dist", relative(packageRoot(), file).replace(/\.ts$/, ".js")), outputText);
     }
-    write(join(root, "package.json"), JSON.stringify({ name: "coil", type: "module" }));
+    write(join(root, "package.json"), JSON.stringify({ name: "coil-agent", type: "module" }));
     symlinkSync(join(packageRoot(), "node_modules"), join(root, "node_modules"));
     const plugins = tempDir();
     const js = write(join(plugins, "p.mjs"), jsPlugin("lazy-js"));

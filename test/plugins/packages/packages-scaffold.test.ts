@@ -1,5 +1,5 @@
 /** `coil plugin new <name>`: the scaffolded plugin's own test passes when run, and the plugin loads in coil. */
-import { existsSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanTemps, coil, requireBuild, ROOT, run, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
@@ -16,7 +16,9 @@ describe("coil plugin new", () => {
     const dir = join(base, "coil-plugin-reverser");
     for (const f of ["package.json", "index.ts", "test/index.test.mjs", "tsconfig.json", "README.md"]) expect(existsSync(join(dir, f)), f).toBe(true);
     const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
-    expect(pkg).toMatchObject({ keywords: ["coil-package"], coil: { plugins: ["./index.ts"] }, devDependencies: { coil: `file:${ROOT}` } });
+    // Not installed from npm (a checkout): coil is linked by path, under the name plugins import it by.
+    expect(pkg).toMatchObject({ keywords: ["coil-package"], coil: { plugins: ["./index.ts"] }, devDependencies: { coil: `file:${ROOT}` }, peerDependencies: { "coil-agent": ">=0.1.0" } });
+    expect(JSON.stringify(pkg)).not.toMatch(/"coil": "(\^|>=)/);
 
     // Run the steps it printed, as printed, with npm offline and an empty cache (sandboxEnv).
     const next = /^next: (.*)$/m.exec(made.stdout)?.[1];
@@ -33,10 +35,33 @@ describe("coil plugin new", () => {
     expect(ran.code, ran.stderr).toBe(0);
     expect(ran.stdout).toContain('"text":"cba"');
 
+    expect(readFileSync(join(dir, "node_modules", "coil", "package.json"), "utf8")).toContain('"name": "coil-agent"');
     const again = await coil(base, ["--plugin", "packages", "plugin", "new", "coil-plugin-reverser"], env);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain("already has a package.json");
     const badName = await coil(base, ["--plugin", "packages", "plugin", "new", "Bad Name"], env);
     expect(badName.code).toBe(2);
   }, 180_000);
+
+  it("a coil installed from npm (node_modules/coil-agent) depends on `npm:coil-agent@^<version>` when the registry has that version, else links its folder", async () => {
+    const base = tempDir("coil-scaffold-npm-");
+    // A copy of coil laid out as `npm i -g coil-agent` leaves it, using this checkout's dependencies.
+    const installed = join(base, "prefix", "lib", "node_modules", "coil-agent");
+    for (const part of ["package.json", "dist", "presets", "skills", "prompt-templates"]) cpSync(join(ROOT, part), join(installed, part), { recursive: true });
+    symlinkSync(join(ROOT, "node_modules"), join(installed, "node_modules"));
+    const version = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;
+    // A stand-in npm (COIL_NPM): `npm view coil-agent@<version> version` answers, or fails as it does offline.
+    writeFiles(base, {
+      "npm-has.js": `if (process.argv[2] === "view" && process.argv[3] === "coil-agent@${version}") console.log("${version}"); else process.exit(1);\n`,
+      "npm-offline.js": `console.error("npm error code ENOTCACHED"); process.exit(1);\n`,
+    });
+    const scaffold = async (npm: string, name: string) => {
+      const made = await run(process.execPath, [join(installed, "dist", "bin", "coil.js"), "plugin", "new", name], { cwd: base, env: sandboxEnv(base, { COIL_NPM: join(base, npm) }) });
+      expect(made.code, made.stderr).toBe(0);
+      return JSON.parse(readFileSync(join(base, name, "package.json"), "utf8"));
+    };
+    expect((await scaffold("npm-has.js", "coil-plugin-a")).devDependencies).toEqual({ coil: `npm:coil-agent@^${version}` });
+    expect(readFileSync(join(base, "coil-plugin-a", "README.md"), "utf8")).toContain(`"coil": "npm:coil-agent@^${version}"`);
+    expect((await scaffold("npm-offline.js", "coil-plugin-b")).devDependencies).toEqual({ coil: `file:${installed}` });
+  }, 60_000);
 });

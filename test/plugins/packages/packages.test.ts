@@ -58,6 +58,84 @@ describe("packages", () => {
     expect(result).toMatchObject({ toolName: "word_stats", isError: false, content: [{ type: "text", text: EXPECTED }] });
   });
 
+  it("install means active: `coil install ./x.tgz` enables the package in $COIL_HOME/preset.yaml (comments kept) and the next run calls its tool; disable, enable and remove round trip", async () => {
+    const s = sandbox();
+    const requests = join(s.base, "requests.jsonl");
+    const userPreset = join(s.base, "coil-home", "preset.yaml");
+    writeFiles(join(s.base, "coil-home"), { "preset.yaml": `# my own preset: keep this comment\nplugins:\n  - provider-scripted: { recordTo: ${requests} }  # where requests go\n` });
+    const args = ["--provider", "scripted", "--script", "replies.yaml", "--mode", "json", "-p", "/stats one two three"];
+    const lastRequest = () => JSON.parse(readFileSync(requests, "utf8").trim().split("\n").at(-1)!);
+    const firstRequestOfRun = (ran: { stdout: string }) => {
+      const lines = readFileSync(requests, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      return lines.at(-(ran.stdout.includes("It has 3 words.") ? 2 : 1))!;
+    };
+
+    const installed = await coil(s.project, ["install", tarball], s.env);
+    expect(installed.code, installed.stderr).toBe(0);
+    expect(installed.stdout).toContain("enabled coil-bundle-demo@1.0.0; active now:");
+    expect(installed.stdout).toContain("  tools: word_stats");
+    expect(installed.stdout).toContain("  skills: release-notes");
+    expect(installed.stdout).toContain("  prompt templates: /stats");
+    expect(installed.stdout).toContain("  presets (not applied; run with --preset <name>): npm:coil-bundle-demo");
+    const preset = readFileSync(userPreset, "utf8");
+    expect(preset).toBe(`# my own preset: keep this comment\nplugins:\n  - provider-scripted: { recordTo: ${requests} } # where requests go\n  - npm:coil-bundle-demo\n`);
+
+    // No further step: the tool, the skill and the template act in the next run (the plugin alone, not the package's preset).
+    const ran = await coil(s.project, args, s.env);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(s.toolText(ran.stdout)).toMatchObject({ toolName: "word_stats", isError: false, content: [{ type: "text", text: "stats: 1 lines, 3 words, 13 characters" }] });
+    const first = firstRequestOfRun(ran);
+    expect(JSON.stringify(first.system)).toContain("release-notes");
+    expect(JSON.stringify(first.messages)).toContain("Use the word_stats tool on this text and report the counts: one two three");
+    const listed = JSON.parse((await coil(s.project, ["list", "--json"], s.env)).stdout);
+    expect(listed[0].packages["coil-bundle-demo"].enabled).toBe(true);
+    // A user-level install is the user's own choice: it loads in a project that is not trusted, too.
+    const untrusted = writeFiles(join(s.base, "untrusted"), { "replies.yaml": REPLIES, ".coil/preset.yaml": "plugins:\n  - ./evil.ts\n" });
+    const there = await coil(untrusted, ["--provider", "scripted", "--script", "replies.yaml", "--mode", "json", "-p", "count"], s.env);
+    expect(there.code, there.stderr).toBe(0);
+    expect(there.stderr).toContain("untrusted project");
+    expect(s.toolText(there.stdout)).toMatchObject({ toolName: "word_stats", isError: false });
+
+    const disabled = await coil(s.project, ["disable", "coil-bundle-demo"], s.env);
+    expect(disabled.code, disabled.stderr).toBe(0);
+    expect(disabled.stdout).toContain("disabled coil-bundle-demo");
+    expect(readFileSync(userPreset, "utf8")).toContain("  - npm:coil-bundle-demo: false\n");
+    expect(readFileSync(userPreset, "utf8")).toContain("# my own preset: keep this comment");
+    expect(existsSync(join(s.packages, "node_modules", "coil-bundle-demo", "plugin.ts"))).toBe(true);
+    const off = await coil(s.project, args, s.env);
+    expect(off.code, off.stderr).toBe(0);
+    expect(s.toolText(off.stdout)).toMatchObject({ toolName: "word_stats", isError: true });
+    expect(JSON.stringify(firstRequestOfRun(off).system)).not.toContain("release-notes");
+    expect(JSON.stringify(firstRequestOfRun(off).messages)).not.toContain("Use the word_stats tool");
+    expect((await coil(s.project, ["list"], s.env)).stdout).toContain("    disabled");
+
+    const enabled = await coil(s.project, ["enable", "coil-bundle-demo"], s.env);
+    expect(enabled.code, enabled.stderr).toBe(0);
+    expect(enabled.stdout).toContain("  tools: word_stats");
+    expect(readFileSync(userPreset, "utf8")).toBe(preset);
+    // Installing the same tarball again while disabled enables it again.
+    expect((await coil(s.project, ["disable", "coil-bundle-demo"], s.env)).code).toBe(0);
+    const again = await coil(s.project, ["install", tarball], s.env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain("enabled coil-bundle-demo@1.0.0; active now:");
+    expect(readFileSync(userPreset, "utf8")).toBe(preset);
+    const on = await coil(s.project, args, s.env);
+    expect(s.toolText(on.stdout)).toMatchObject({ toolName: "word_stats", isError: false });
+
+    const unknown = await coil(s.project, ["disable", "nope"], s.env);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("not installed in");
+
+    const removed = await coil(s.project, ["remove", "coil-bundle-demo"], s.env);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(readFileSync(userPreset, "utf8")).toBe(`# my own preset: keep this comment\nplugins:\n  - provider-scripted: { recordTo: ${requests} } # where requests go\n`);
+    const gone = await coil(s.project, args, s.env);
+    expect(gone.code, gone.stderr).toBe(0);
+    expect(s.toolText(gone.stdout)).toMatchObject({ toolName: "word_stats", isError: true });
+    expect(JSON.stringify(lastRequest().system)).not.toContain("release-notes");
+    expect(JSON.stringify(lastRequest().messages)).not.toContain("Use the word_stats tool");
+  }, 60_000);
+
   it("a team preset extends npm:<package> installed under $COIL_HOME/packages; a missing one fails with the install hint", async () => {
     const s = sandbox();
     writeFiles(s.project, { "team.yaml": "extends: npm:coil-bundle-demo\n" });
@@ -101,6 +179,10 @@ describe("packages", () => {
     // A teammate's machine: only the lock file and package.json are there.
     rmSync(join(s.packages, "node_modules"), { recursive: true });
     rmSync(join(s.packages, "package-lock.json"));
+    // The user preset still enables it: a run goes on without it and says how to restore it.
+    const without = await coil(s.project, ["--provider", "scripted", "--script", "replies.yaml", "-p", "count"], s.env);
+    expect(without.code, without.stderr).toBe(0);
+    expect(without.stderr).toContain(`npm package 'coil-bundle-demo' is enabled in ${join(s.base, "coil-home", "preset.yaml")}:4 but not installed, so it is skipped: \`coil install\` restores`);
     const restored = await coil(s.project, ["--plugin", "packages", "install"], s.env);
     expect(restored.code, restored.stderr).toBe(0);
     expect(restored.stdout).toContain("installed 1 package(s) from");
@@ -122,9 +204,16 @@ describe("packages", () => {
     expect(installed.stdout).toContain("project packages load only while the project is trusted");
     const projectPackages = join(s.project, ".coil", "packages");
     expect(JSON.parse(readFileSync(join(projectPackages, "coil-lock.json"), "utf8")).packages["coil-bundle-demo"].integrity).toBe(tarballIntegrity);
+    // Enabled in the project's preset, found in .coil/packages once the project is trusted.
+    expect(readFileSync(join(s.project, ".coil", "preset.yaml"), "utf8")).toContain("plugins:\n  - npm:coil-bundle-demo\n");
+    expect(installed.stdout).toContain("  tools: word_stats");
+    expect(installed.stdout).toContain("note: skills, prompt templates and agents of project packages are not read yet");
+    const args = ["--provider", "scripted", "--script", "replies.yaml", "--mode", "json", "-p", "count"];
+    const enabledHere = await coil(s.project, ["--trust", ...args], s.env);
+    expect(enabledHere.code, enabledHere.stderr).toBe(0);
+    expect(s.toolText(enabledHere.stdout)).toMatchObject({ toolName: "word_stats", isError: false, content: [{ type: "text", text: "stats: 1 lines, 3 words, 13 characters" }] });
     writeFiles(s.project, { ".coil/preset.yaml": "extends: ./packages/node_modules/coil-bundle-demo/preset.yaml\n" });
 
-    const args = ["--provider", "scripted", "--script", "replies.yaml", "--mode", "json", "-p", "count"];
     const untrusted = await coil(s.project, args, s.env);
     expect(untrusted.stderr).toContain("untrusted project");
     expect(s.toolText(untrusted.stdout)).toMatchObject({ toolName: "word_stats", isError: true });
