@@ -10,6 +10,7 @@ import { formatDiagnostic } from "../kernel/errors.js";
 import type { AgentEvent } from "../kernel/types.js";
 import { loadPlugin, optionsTarget } from "./load.js";
 import { chooseModel } from "../lib/models.js";
+import { projectRoot } from "../lib/project.js";
 import { resolvePreset, type ResolvedPreset, type ResolveOptions } from "./preset.js";
 
 type Diagnostic = Extract<AgentEvent, { type: "diagnostic" }>;
@@ -50,7 +51,7 @@ export function presetOptions(o: AssembleOptions): ResolveOptions {
 /** Resolve the preset and set its plugins up on a new host, in preset order. */
 export async function assemble(o: AssembleOptions): Promise<Assembled> {
   const preset = resolvePreset(presetOptions(o));
-  const untrustedProject = (o.explicitTrust ?? o.trust) ? undefined : o.cwd;
+  const untrustedProject = (o.explicitTrust ?? o.trust) ? undefined : projectRoot(o.cwd);
   const host = new PluginHost({ cwd: o.cwd, projectTrusted: o.trust });
   // Load every module first (in parallel), then set up in preset order: nothing starts half-configured.
   const plugins = await Promise.all(preset.entries.map((entry) => loadPlugin({ ...entry, source: entry.source }, { home: o.home, untrustedProject })));

@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { projectRoot } from "../../lib/project.js";
 import { textOf, type Agent, type AgentMessage, type CompactRequest, type ModelRequest, type PluginContext, type Static, type StopQuery, type StopVerdict, type SystemBlock, type ToolCallInfo, type ToolResult, type TurnInfo } from "../../kernel/index.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service (transcript path and id)
 import type { HooksOptions } from "./index.js";
@@ -27,11 +28,12 @@ export function loadHooks(ctx: Ctx): HookDef[] {
     const file = join(home, ".claude", "settings.json");
     defs.push(...parseHooks(readSettings(file, warn), file, o.timeout, warn));
   }
-  const projectFiles = [join(ctx.cwd, ".claude", "settings.json"), join(ctx.cwd, ".claude", "settings.local.json")].filter((f) => f !== join(home, ".claude", "settings.json"));
+  const root = projectRoot(ctx.cwd);
+  const projectFiles = [join(root, ".claude", "settings.json"), join(root, ".claude", "settings.local.json")].filter((f) => f !== join(home, ".claude", "settings.json"));
   const loadProject = o.project === true || (o.project === "trusted" && ctx.projectTrusted);
   if (loadProject) for (const file of projectFiles) defs.push(...parseHooks(readSettings(file, warn), file, o.timeout, warn));
   else if (o.project === "trusted" && projectFiles.some((f) => readSettings(f, () => undefined))) {
-    ctx.onStart(() => warn(`project hooks in ${join(ctx.cwd, ".claude")} are not run: the project is not trusted (coil trust)`));
+    ctx.onStart(() => warn(`project hooks in ${join(root, ".claude")} are not run: the project is not trusted (coil trust)`));
   }
   defs.push(...parseHooks(o.hooks, `the ${ctx.id} options`, o.timeout, warn));
   // Claude Code runs an identical command once per event even if several groups list it.
@@ -69,7 +71,7 @@ export class ClaudeHooks {
     if (!hooks.length) return [];
     const s = ctx.services.get("session");
     const input = { session_id: s?.id ?? this.fallbackId, transcript_path: s?.file ?? "", cwd: ctx.cwd, permission_mode: "default", hook_event_name: event, ...fields };
-    const hookEnv = { ...process.env, CLAUDE_PROJECT_DIR: ctx.cwd, COIL_PROJECT_DIR: ctx.cwd };
+    const hookEnv = { ...process.env, CLAUDE_PROJECT_DIR: projectRoot(ctx.cwd), COIL_PROJECT_DIR: projectRoot(ctx.cwd) };
     const outcomes = await Promise.all(hooks.map((h) => runHook(h.command, input, { cwd: ctx.cwd, env: hookEnv, timeoutMs: h.timeoutMs, signal })));
     for (const out of outcomes) {
       if (out.error && out.error !== "aborted") this.warn(`${event} hook \`${out.command}\` ${out.error}; ignored`);

@@ -10,6 +10,7 @@ import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { definePlugin, messageOf, type CliStreams } from "../../kernel/index.js";
 import { coilHome } from "../../lib/paths.js";
+import { projectRoot } from "../../lib/project.js";
 import { PACKAGE_INSTALLER, type PackageInstaller } from "../../lib/package-installer.js";
 import { LOCK_FILE, readLock, writeLock, type LockEntry } from "./lockfile.js";
 import { classify, dependencies, ensureManifest, npmLockEntry, readJson, registryName, runNpm } from "./npm.js";
@@ -19,7 +20,7 @@ type IO = CliStreams & { argv?: string[]; trusted?: boolean };
 
 export const coilHomeOf = coilHome;
 /** Where packages live: `$COIL_HOME/packages` (user) or `<project>/.coil/packages`. */
-export const packagesDir = (io: CliStreams, project: boolean): string => (project ? join(io.cwd, ".coil", "packages") : join(coilHomeOf(io.env), "packages"));
+export const packagesDir = (io: CliStreams, project: boolean): string => (project ? join(projectRoot(io.cwd), ".coil", "packages") : join(coilHomeOf(io.env), "packages"));
 
 /** Whether this project's code may load: the kernel's trust decision (trust.json with an unchanged fingerprint, or `--trust`). */
 export function projectTrusted(io: IO): boolean {

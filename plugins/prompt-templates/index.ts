@@ -6,6 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { projectRoot } from "../../lib/project.js";
 import { Type, definePlugin } from "../../kernel/index.js";
 import { coilHome, expandTemplate, packageDirs, packageRoot, parseTemplate, templateFiles, type PromptTemplate, type TemplateProblem } from "./templates.js";
 
@@ -33,7 +34,7 @@ export default definePlugin({
     const o = ctx.options;
     const home = coilHome();
     const dirs: { dir: string; source: string }[] = o.paths.map((p) => ({ dir: resolve(ctx.baseDir, p), source: "path" }));
-    if (o.project) dirs.push({ dir: join(ctx.cwd, ".coil", "prompt-templates"), source: "project" }, { dir: join(ctx.cwd, ".agents", "prompt-templates"), source: "project" });
+    if (o.project) dirs.push({ dir: join(projectRoot(ctx.cwd), ".coil", "prompt-templates"), source: "project" }, { dir: join(projectRoot(ctx.cwd), ".agents", "prompt-templates"), source: "project" });
     if (o.user) dirs.push({ dir: join(home, "prompt-templates"), source: "user" });
     if (o.packages) dirs.push(...packageDirs(home).map((dir) => ({ dir, source: "package" })));
     const root = packageRoot();

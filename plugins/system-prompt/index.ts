@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { Type, definePlugin, type ModelRequest, type ToolSpec } from "../../kernel/index.js";
 import { coilHome, packageRoot } from "../../lib/paths.js";
+import { projectRoot } from "../../lib/project.js";
 import type {} from "../context-files/api.js"; // types the `context-files` service
 import type {} from "../skills/api.js"; // types the `skills` service
 import { DEFAULT_ROLE, assemble, localDate, type ProjectFile, type SkillEntry, type ToolInfo } from "./blocks.js";
@@ -61,7 +62,7 @@ export default definePlugin({
     };
     const home = () => coilHome();
     /** `.coil/<name>` in the project, else `$COIL_HOME/<name>`. */
-    const layered = (name: string) => readText(join(ctx.cwd, ".coil", name)) ?? readText(join(home(), name));
+    const layered = (name: string) => readText(join(projectRoot(ctx.cwd), ".coil", name)) ?? readText(join(home(), name));
 
     let docs: { dir: string; files: string[] } | undefined | null = null;
     const docsInfo = () => {
