@@ -87,7 +87,9 @@ export default definePlugin({
       const tools = request.tools.map(toolInfo);
       const canRead = tools.some((t) => t.name === "read" || t.name === "bash");
       const skillsService = ctx.services.get("skills");
-      const skills: SkillEntry[] = canRead && skillsService ? skillsService.list().filter((s) => !s.disableModelInvocation).map((s) => ({ name: s.name, description: s.description, location: s.file })) : [];
+      // The skills plugin's index keeps to its budget (descriptions cut, the whole index capped).
+      const index = canRead && skillsService ? skillsService.index() : undefined;
+      const skills: SkillEntry[] = index?.skills ?? [];
       const contextService = ctx.services.get("context-files");
       const project: ProjectFile[] = contextService ? contextService.files().map((f) => ({ path: f.path, content: f.content })) : [];
       const role = flagText("system-prompt") ?? layered("SYSTEM.md") ?? o.role ?? DEFAULT_ROLE;
@@ -98,6 +100,7 @@ export default definePlugin({
         guidelines: o.guidelines,
         docs: o.docs ? docsInfo() : undefined,
         skills,
+        skillsNote: index?.note,
         project,
         append,
         date: o.date ? localDate() : undefined,
