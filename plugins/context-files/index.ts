@@ -11,9 +11,9 @@
  */
 import { statSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { dirname, isAbsolute, relative, resolve } from "node:path";
 import { Type, definePlugin, type TextContent } from "../../kernel/index.js";
-import { CompatOption, compatOf, type Compat } from "../../lib/compat.js";
+import { CompatOption, compatOf, contextFilePatterns, type Compat } from "../../lib/compat.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import { coilHome } from "../../lib/paths.js";
 import type {} from "../skills/api.js"; // types the `skills` service (its `compat` is the shared setting)
@@ -194,7 +194,8 @@ export default definePlugin({
         const lines = places().map((p) => `${p.status === "loaded" ? "loaded" : "skipped"}: ${p.path}${p.reason ? `  (${p.reason})` : ""}`);
         if (!lines.length) lines.push("none found");
         const off = (Object.keys(c) as (keyof Compat)[]).filter((k) => !c[k]);
-        lines.push(`looked for: ${o.home ? `${join(coilHome(), o.names.join("|"))}, ` : ""}${c.claude ? "~/.claude/CLAUDE.md, " : ""}${c.agents ? "~/.codex/AGENTS.md, " : ""}${c.pi ? "~/.pi/agent/AGENTS.md, " : ""}then in each folder from ${chain[0]} down to ${cwd}: ${[...(c.agents ? ["AGENTS.override.md"] : []), ...o.names.filter((n) => c.claude || !/^CLAUDE\b/i.test(n)), ...(c.claude ? [".claude/CLAUDE.md", ".claude/rules/*.md", "CLAUDE.local.md"] : [])].join(", ")}`);
+        const patterns = contextFilePatterns(c, o.names);
+        lines.push(`looked for: ${(o.home ? patterns.user : patterns.user.slice(1)).join(", ")}; then in each folder from ${chain[0]} down to ${cwd}: ${patterns.eachFolder.join(", ")}`);
         if (off.length) lines.push(`compat off: ${off.join(", ")}`);
         if (o.nested) lines.push("folders below the working directory: their files load with the first read/edit/write there");
         return lines.join("\n");

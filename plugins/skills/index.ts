@@ -11,8 +11,7 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { Type, definePlugin, type PluginContext, type SlashResult, type UserMessage } from "../../kernel/index.js";
-import { CompatOption, compatOf, type Compat } from "../../lib/compat.js";
-import { foldersUpToRoot } from "../../lib/project.js";
+import { CompatOption, compatOf, skillPlaces, type Compat } from "../../lib/compat.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import type { SkillIndex, SkillsService } from "./api.js";
 import { SkillCatalog, coilHome, packageDirs, packageRoot, splitFrontMatter, type SkillInfo, type SkillRoot } from "./discover.js";
@@ -48,20 +47,7 @@ export function skillRoots(ctx: { cwd: string; baseDir: string; options: Pick<Op
   const home = coilHome(env);
   const userHome = env.HOME || homedir();
   const roots: SkillRoot[] = o.paths.map((p) => ({ dir: resolve(ctx.baseDir, p.replace(/^~(?=$|\/)/, userHome)), source: "path" as const }));
-  if (o.project) {
-    for (const dir of foldersUpToRoot(ctx.cwd)) {
-      roots.push({ dir: join(dir, ".coil", "skills"), source: "project" });
-      if (compat.agents) roots.push({ dir: join(dir, ".agents", "skills"), source: "project", family: "agents" });
-      if (compat.claude) roots.push({ dir: join(dir, ".claude", "skills"), source: "project", family: "claude" });
-      if (compat.pi) roots.push({ dir: join(dir, ".pi", "skills"), source: "project", family: "pi" });
-    }
-  }
-  if (o.user) {
-    roots.push({ dir: join(home, "skills"), source: "user" });
-    if (compat.agents) roots.push({ dir: join(userHome, ".agents", "skills"), source: "user", family: "agents" });
-    if (compat.claude) roots.push({ dir: join(userHome, ".claude", "skills"), source: "user", family: "claude" });
-    if (compat.pi) roots.push({ dir: join(userHome, ".pi", "agent", "skills"), source: "user", family: "pi" });
-  }
+  for (const p of skillPlaces(ctx.cwd, compat, home, userHome, o)) roots.push({ dir: p.dir, source: p.scope, ...(p.family ? { family: p.family } : {}) });
   if (o.packages) roots.push(...packageDirs(home, "skills", "skills").map((dir) => ({ dir, source: "package" as const })));
   const builtin = packageRoot();
   if (o.builtin && builtin) roots.push({ dir: join(builtin, "skills"), source: "builtin" });
@@ -226,7 +212,7 @@ export function skillsReport(service: SkillsService): string {
   for (const s of service.skipped()) lines.push(`not searched: ${short(s.dir)}: ${s.reason}`);
   const index = service.index();
   if (index.omitted) lines.push(`prompt index: ${index.skills.length} listed, ${index.omitted} left out (index size cap; skills plugin option indexBytes)`);
-  lines.push(`searched, first name wins (scanned ${service.scans()} times: at start-up, then once per run):`);
+  lines.push(`searched, first name wins (scanned ${service.scans()} times: at start-up, then at most once per run and at each /skills):`);
   for (const r of service.searched()) lines.push(`  ${short(r.dir)}  [${r.source}${r.family ? `, ${r.family}` : ""}]  ${r.exists ? `${r.found} skill${r.found === 1 ? "" : "s"}` : "(none)"}`);
   return lines.join("\n");
 }
