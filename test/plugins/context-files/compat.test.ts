@@ -144,6 +144,23 @@ describe("nested instructions and reading once per run", () => {
     kit.dispose();
   });
 
+  it("a resumed session that already has a folder's instructions does not get them again", async () => {
+    write(join(repo, "pkg", "AGENTS.md"), "PKG RULES");
+    write(join(repo, "pkg", "a.ts"), "a\n");
+    const first = createTestKit({ cwd: repo, plugins: [toolsCoding, systemPrompt, contextFiles], replies: [{ toolCalls: [{ name: "read", arguments: { path: "pkg/a.ts" } }] }, { text: "done" }] });
+    await first.run("read");
+    expect(first.text(first.toolResults("read")[0])).toContain("PKG RULES");
+    // A new process resumes the session: same history, fresh plugins.
+    const second = createTestKit({ cwd: repo, plugins: [toolsCoding, systemPrompt, contextFiles], replies: [{ toolCalls: [{ name: "read", arguments: { path: "pkg/a.ts" } }] }, { text: "done" }] });
+    second.agent.replaceMessages(first.agent.state.messages);
+    await second.run("read again");
+    const results = second.toolResults("read");
+    expect(results).toHaveLength(2);
+    expect(second.text(results[1])).not.toContain("PKG RULES");
+    first.dispose();
+    second.dispose();
+  });
+
   it("reads once per run: an edit during a 10-turn run waits for the next prompt, which sees it", async () => {
     write(join(repo, "AGENTS.md"), "version one");
     const kit = createTestKit({ cwd: repo, plugins: [toolsCoding, systemPrompt, contextFiles] });
