@@ -10,7 +10,7 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import { Type, definePlugin, type PluginContext, type SlashResult, type UserMessage } from "../../kernel/index.js";
+import { Type, definePlugin, type SlashResult, type UserMessage } from "../../kernel/index.js";
 import { CompatOption, compatOf, skillPlaces, type Compat } from "../../lib/compat.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import type { SkillIndex, SkillsService } from "./api.js";
@@ -116,23 +116,22 @@ export default definePlugin({
     const catalog = new SkillCatalog(() => skillRoots(ctx));
     const reported = new Set<string>();
     const say = (line: string, level: "info" | "warn") => void (!reported.has(line) && (reported.add(line), ctx.log[level](line)));
-    const report = (c: SkillCatalog, c2: PluginContext<unknown>) => {
+    const report = (c: SkillCatalog) => {
       for (const p of c.problems) say(`skill ${p.file} not loaded: ${p.reason}`, "warn");
       for (const s of c.skipped) say(`skills in ${s.dir} not loaded: ${s.reason}`, "warn");
       for (const s of c.skills) for (const w of s.warnings) say(`skill ${s.file}: ${w}`, "info");
       for (const s of c.shadowed) say(`skill ${s.file} not used: '${s.name}' is already defined by ${s.by} (the first one found wins)`, "info");
-      void c2;
     };
     // Commands must be registered now, so the skills present at start-up are scanned here. After that,
     // the folders are scanned again at most once per run (at its first use), never once per turn: a
     // skill edited between prompts is seen at the next prompt, and a run's prompt prefix stays stable.
-    report(catalog.scan(), ctx);
+    report(catalog.scan());
     let stale = false;
     ctx.on("agent_start", () => void (stale = true));
     const current = (): SkillCatalog => {
       if (stale) {
         stale = false;
-        report(catalog.scan(), ctx);
+        report(catalog.scan());
       }
       return catalog;
     };
