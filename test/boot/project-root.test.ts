@@ -1,5 +1,5 @@
 /** Started in a subdirectory, coil uses the project root (the git root): its preset, trust, .mcp.json and .claude/. */
-import { mkdirSync, realpathSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projectRoot, foldersUpToRoot } from "../../lib/project.js";
@@ -45,5 +45,24 @@ describe("project root", () => {
     expect(after.stdout).not.toContain("skipped: untrusted");
     const servers = await coil(cwd, ["mcp", "list"], env);
     expect(servers.stdout).toContain(`root-server  stdio  node server.js  (${join(repo, ".mcp.json")})`);
+  });
+
+  it("from a subdirectory of a trusted project, the root's .claude/settings.json hooks run, with CLAUDE_PROJECT_DIR the root", async () => {
+    const base = realpathSync(tempDir("coil-root-"));
+    const repo = join(base, "repo");
+    const hook = `echo "$CLAUDE_PROJECT_DIR" > "$CLAUDE_PROJECT_DIR/hook-ran.txt"`;
+    writeFiles(repo, {
+      ".git/HEAD": "ref: refs/heads/main\n",
+      ".claude/settings.json": JSON.stringify({ hooks: { UserPromptSubmit: [{ hooks: [{ type: "command", command: hook }] }] } }),
+      "pkg/r.yaml": "- text: done\n",
+    });
+    const cwd = join(repo, "pkg");
+    const env = sandboxEnv(base);
+    const untrusted = await coil(cwd, ["-p", "--provider", "scripted", "--script", "r.yaml", "--no-session", "hi"], env);
+    expect(untrusted.stdout).toContain("done");
+    expect(existsSync(join(repo, "hook-ran.txt"))).toBe(false);
+    const trusted = await coil(cwd, ["--trust", "-p", "--provider", "scripted", "--script", "r.yaml", "--no-session", "hi"], env);
+    expect(trusted.stdout).toContain("done");
+    expect(readFileSync(join(repo, "hook-ran.txt"), "utf8").trim()).toBe(repo);
   });
 });
