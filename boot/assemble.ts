@@ -13,6 +13,7 @@ import type { Plugin } from "../kernel/plugin.js";
 import { fileOf, loadPlugin, optionsTarget } from "./load.js";
 import { chooseModel } from "../lib/models.js";
 import { CLI_SERVICE, type ProviderCliService } from "../lib/provider-kit/cli.js";
+import { projectRoot } from "../lib/project.js";
 import { resolvePreset, type ResolvedPreset, type ResolveOptions } from "./preset.js";
 
 type Diagnostic = Extract<AgentEvent, { type: "diagnostic" }>;
@@ -53,7 +54,7 @@ export function presetOptions(o: AssembleOptions): ResolveOptions {
 /** Resolve the preset and set its plugins up on a new host, in preset order. */
 export async function assemble(o: AssembleOptions): Promise<Assembled> {
   const preset = resolvePreset(presetOptions(o));
-  const untrustedProject = (o.explicitTrust ?? o.trust) ? undefined : o.cwd;
+  const untrustedProject = (o.explicitTrust ?? o.trust) ? undefined : projectRoot(o.cwd);
   const host = new PluginHost({ cwd: o.cwd, projectTrusted: o.trust });
   // Load every module first (in parallel), then set up in preset order: nothing starts half-configured.
   const setupDiagnostics: Diagnostic[] = [];

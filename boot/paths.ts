@@ -1,10 +1,11 @@
 /** Where coil's own files live, whether running from source (vitest) or from dist/ (the shipped CLI). */
 import { chmodSync, existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { coilHome, packageRoot } from "../lib/paths.js";
+import { projectRoot } from "../lib/project.js";
 import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
-export { coilHome, packageRoot };
+export { coilHome, packageRoot, projectRoot };
 
 /**
  * `$COIL_HOME` holds sessions, trust decisions and API keys: create it private (0700) and tighten one

@@ -8,7 +8,7 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type Scalar } from "yaml";
 import { CoilError } from "../kernel/errors.js";
-import { nodeModules, packageRoot } from "./paths.js";
+import { nodeModules, packageRoot, projectRoot } from "./paths.js";
 
 export interface PresetSource { file: string; line?: number; column?: number }
 export interface PresetEntry {
@@ -77,7 +77,8 @@ const expand = (ref: string, dir: string): string => resolve(dir, ref.startsWith
 export function resolvePreset(options: ResolveOptions): ResolvedPreset {
   const { cwd, home } = options;
   const userFile = join(home, "preset.yaml");
-  const projectFile = join(cwd, ".coil", "preset.yaml");
+  // Started in a subdirectory, the project is still its git root (lib/project.ts).
+  const projectFile = join(projectRoot(cwd), ".coil", "preset.yaml");
   const layers: PresetLayer[] = [{ name: "base", file: findPreset(options.preset ?? "default", cwd, home) }];
   if (!options.builtinOnly && existsSync(userFile)) layers.push({ name: "user", file: userFile });
   if (!options.builtinOnly && projectFile !== userFile && existsSync(projectFile)) {

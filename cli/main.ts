@@ -264,7 +264,7 @@ function presetCommand(io: CliIO, first: ReturnType<typeof scan>, home: string):
   cmd.parse(io.argv, { from: "user" });
   const json = io.argv.includes("--json");
   const preset = resolvePreset(presetOptions(assembleOptions(io, home, first)));
-  io.stdout.write(formatPreset(preset, json ? "json" : "yaml"));
+  io.stdout.write(formatPreset(preset, json ? "json" : "yaml", { cwd: io.cwd, env: io.env, home }));
   return 0;
 }
 

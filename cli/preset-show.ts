@@ -3,11 +3,35 @@
  * that set it) or JSON. Resolution itself is boot/preset.ts.
  */
 import { Document, isMap, isSeq, type Node, type Pair, type Scalar, type YAMLMap, type YAMLSeq } from "yaml";
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
 import { label, SETTING_KEYS, type PresetEntry, type ResolvedPreset } from "../boot/preset.js";
+import { projectRoot } from "../boot/paths.js";
+import { compatOf, contextFilePatterns, skillPlaces, type Compat } from "../lib/compat.js";
 
-export function formatPreset(preset: ResolvedPreset, format: "yaml" | "json"): string {
+/** Where the run looks for the project and for other tools' files (`--json`: `places`). */
+export interface Where {
+  cwd: string;
+  env: Record<string, string | undefined>;
+  /** `$COIL_HOME`. */
+  home: string;
+}
+
+/**
+ * The places a run reads besides the preset: the project root, skill folders and instruction files,
+ * with the `compat` option as the preset sets it (plugins' `coil doctor` sections say what was found).
+ */
+export function placesOf(preset: ResolvedPreset, where: Where): { projectRoot: string; compat: Compat; skills: { dir: string; exists: boolean; family?: string }[]; contextFiles: { user: string[]; eachFolder: string[] } } {
+  const set = preset.entries.map((e) => e.options.compat).find((c) => c && typeof c === "object") as Partial<Compat> | undefined;
+  const compat = compatOf(set);
+  const skills = skillPlaces(where.cwd, compat, where.home, where.env.HOME || homedir()).map((p) => ({ dir: p.dir, exists: existsSync(p.dir), ...(p.family ? { family: p.family } : {}) }));
+  return { projectRoot: projectRoot(where.cwd), compat, skills, contextFiles: contextFilePatterns(compat) };
+}
+
+export function formatPreset(preset: ResolvedPreset, format: "yaml" | "json", where?: Where): string {
   const { layers, settings, settingSources, entries } = preset;
-  if (format === "json") return JSON.stringify({ layers, settings, settingSources, plugins: entries.map(({ baseDir: _, ...e }) => e) }, null, 2) + "\n";
+  const places = where ? placesOf(preset, where) : undefined;
+  if (format === "json") return JSON.stringify({ layers, settings, settingSources, plugins: entries.map(({ baseDir: _, ...e }) => e), ...(places ? { places } : {}) }, null, 2) + "\n";
   // A path entry is printed as its absolute key, so that the output is itself a valid preset.
   const name = (e: PresetEntry) => (e.kind === "path" ? e.key : e.ref);
   const doc = new Document({
@@ -23,6 +47,16 @@ export function formatPreset(preset: ResolvedPreset, format: "yaml" | "json"): s
     (pair?.key ?? node).comment = ` ${label(source.file)}${source.line ? `:${source.line}` : ""}`;
     if (pair) annotate(pair.value!, optionSources);
   });
+  if (places) {
+    doc.comment = [
+      ` project root: ${places.projectRoot} (its .coil/, .claude/settings*.json, .mcp.json)`,
+      ` compat: ${Object.entries(places.compat).map(([k, v]) => `${k} ${v ? "on" : "off"}`).join(", ")}`,
+      " skill folders, first name wins (coil doctor and /skills say what loaded):",
+      ...places.skills.map((s) => `   ${s.dir}${s.family ? `  [${s.family}]` : ""}${s.exists ? "" : "  (none)"}`),
+      ` instruction files: ${places.contextFiles.user.join(", ")};`,
+      `   in each folder from the repository root down: ${places.contextFiles.eachFolder.join(", ")}`,
+    ].join("\n");
+  }
   return doc.toString({ lineWidth: 0 });
 }
 

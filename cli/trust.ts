@@ -6,6 +6,7 @@ import { existsSync, realpathSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { resolve } from "node:path";
 import { fingerprint, linksLeaving, listOf, projectFiles, readStore, writeStore } from "../boot/trust.js";
+import { projectRoot } from "../boot/paths.js";
 import type { CliIO } from "./main.js";
 
 /**
@@ -15,7 +16,7 @@ import type { CliIO } from "./main.js";
  * in its `node_modules`.
  */
 export async function settleTrust(io: CliIO, home: string, flag: boolean, mayAsk: boolean): Promise<{ trusted: boolean; explicit: boolean; skipped: string }> {
-  const dir = realpathSync(io.cwd);
+  const dir = realpathSync(projectRoot(io.cwd));
   const files = projectFiles(dir, home);
   if (flag) return { trusted: true, explicit: true, skipped: "" };
   const hash = fingerprint(dir, files);
@@ -49,7 +50,8 @@ export function trustCommand(argv: string[], io: CliIO, home: string): number {
   const [cmd, arg] = argv;
   const target = resolve(io.cwd, arg ?? ".");
   if (!existsSync(target)) return (io.stderr.write(`coil ${cmd}: ${target} does not exist\n`), 2);
-  const dir = realpathSync(target);
+  // `coil trust` in a subdirectory trusts its project (the git root), which is what loads from there.
+  const dir = realpathSync(projectRoot(target));
   const { [dir]: old, ...rest } = readStore(home);
   if (cmd === "untrust") {
     writeStore(home, rest);

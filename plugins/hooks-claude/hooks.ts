@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { messageOf, textOf, type Agent, type AgentMessage, type CompactRequest, type ModelRequest, type PluginContext, type Static, type StopQuery, type StopVerdict, type SystemBlock, type ToolBlock, type ToolCallInfo, type ToolResult, type ToolRewrite, type TurnInfo } from "../../kernel/index.js";
 import { claudePluginHooks } from "../../lib/claude-plugins.js";
 import { coilHome } from "../../lib/paths.js";
+import { projectRoot } from "../../lib/project.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service (transcript path and id)
 import type { ClaudeHooksService, PermissionAnswer } from "./api.js";
 import type { HooksOptions } from "./index.js";
@@ -31,18 +32,19 @@ export function loadHooks(ctx: Ctx): HookDef[] {
     const file = join(home, ".claude", "settings.json");
     defs.push(...parseHooks(readSettings(file, warn), file, o.timeout, warn));
   }
-  const projectFiles = [join(ctx.cwd, ".claude", "settings.json"), join(ctx.cwd, ".claude", "settings.local.json")].filter((f) => f !== join(home, ".claude", "settings.json"));
+  const root = projectRoot(ctx.cwd);
+  const projectFiles = [join(root, ".claude", "settings.json"), join(root, ".claude", "settings.local.json")].filter((f) => f !== join(home, ".claude", "settings.json"));
   const loadProject = o.project === true || (o.project === "trusted" && ctx.projectTrusted);
   if (loadProject) for (const file of projectFiles) defs.push(...parseHooks(readSettings(file, warn), file, o.timeout, warn));
   else if (o.project === "trusted" && projectFiles.some((f) => readSettings(f, () => undefined))) {
-    ctx.onStart(() => warn(`project hooks in ${join(ctx.cwd, ".claude")} are not run: the project is not trusted (coil trust)`));
+    ctx.onStart(() => warn(`project hooks in ${join(root, ".claude")} are not run: the project is not trusted (coil trust)`));
   }
   defs.push(...parseHooks(o.hooks, `the ${ctx.id} options`, o.timeout, warn));
   // Extra hook files, each with its own environment: the `sources` option's, and installed Claude Code
   // plugins' hooks/hooks.json (run with CLAUDE_PLUGIN_ROOT set to the plugin's folder).
   const sources = [
     ...o.sources.map((s) => ({ hooks: readSettings(s.file, warn, true), source: s.file, env: { ...(s.root ? { CLAUDE_PLUGIN_ROOT: s.root } : {}), ...s.env } })),
-    ...claudePluginHooks({ home: coilHome(), cwd: ctx.cwd, trusted: ctx.projectTrusted }, warn),
+    ...claudePluginHooks({ home: coilHome(), cwd: projectRoot(ctx.cwd), trusted: ctx.projectTrusted }, warn),
   ];
   for (const h of sources) defs.push(...parseHooks(h.hooks, h.source, o.timeout, warn).map((d) => ({ ...d, env: h.env })));
   // Claude Code runs an identical command once per event even if several groups list it.
@@ -110,7 +112,7 @@ export class ClaudeHooks implements ClaudeHooksService {
     if (!hooks.length) return [];
     const s = this.session;
     const input = { session_id: s?.id ?? this.fallbackId, transcript_path: this.transcriptPath(), cwd: ctx.cwd, permission_mode: "default", hook_event_name: event, ...fields };
-    const hookEnv = { ...process.env, CLAUDE_PROJECT_DIR: ctx.cwd, COIL_PROJECT_DIR: ctx.cwd };
+    const hookEnv = { ...process.env, CLAUDE_PROJECT_DIR: projectRoot(ctx.cwd), COIL_PROJECT_DIR: projectRoot(ctx.cwd) };
     const outcomes = await Promise.all(hooks.map((h) => runHook(h.command, input, { cwd: ctx.cwd, env: h.env ? { ...hookEnv, ...h.env } : hookEnv, timeoutMs: h.timeoutMs, signal })));
     for (const out of outcomes) {
       if (out.error && out.error !== "aborted") this.warn(`${event} hook \`${out.command}\` ${out.error}; ignored`);

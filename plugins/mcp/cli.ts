@@ -3,6 +3,7 @@
  * edits `$COIL_HOME/mcp.json`, or `.coil/mcp.json` with `--project`. Same format as Claude Code's `.mcp.json`.
  */
 import { join } from "node:path";
+import { projectRoot } from "../../lib/project.js";
 import type { CliStreams } from "../../kernel/index.js";
 import { checkServer, formatProblem, loadServers, readRaw, userFile, writeRaw, type ConfigSources } from "./config.js";
 
@@ -20,7 +21,7 @@ export function mcpCommand(argv: string[], io: CliStreams, sources: Omit<ConfigS
   const opts = dash < 0 ? rest : rest.slice(0, dash);
   const command = dash < 0 ? [] : rest.slice(dash + 1);
   const project = opts.includes("--project");
-  const file = project ? join(io.cwd, ".coil", "mcp.json") : userFile(sources.home);
+  const file = project ? join(projectRoot(io.cwd), ".coil", "mcp.json") : userFile(sources.home);
   const values = (flag: string) => opts.flatMap((a, i) => (a === flag && opts[i + 1] !== undefined ? [opts[i + 1]!] : []));
   const positional = opts.filter((a, i) => !a.startsWith("--") && !["--env", "--url", "--header", "--transport"].includes(opts[i - 1] ?? ""));
   const name = positional[0];

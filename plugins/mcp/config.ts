@@ -5,6 +5,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { projectRoot } from "../../lib/project.js";
 import { LineCounter, parseDocument } from "yaml";
 import { claudePluginMcpServers } from "../../lib/claude-plugins.js";
 
@@ -181,7 +182,8 @@ export interface ConfigSources {
 }
 
 export const userFile = (home: string) => join(home, "mcp.json");
-export const projectFiles = (cwd: string) => [join(cwd, ".coil", "mcp.json"), join(cwd, ".mcp.json")];
+/** The project's files, at its root (lib/project.ts) even when coil starts in a subdirectory. */
+export const projectFiles = (cwd: string) => [join(projectRoot(cwd), ".coil", "mcp.json"), join(projectRoot(cwd), ".mcp.json")];
 
 /**
  * Every configured server, later sources overriding earlier ones by name: preset → `$COIL_HOME/mcp.json`

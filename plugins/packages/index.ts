@@ -13,6 +13,7 @@ import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { definePlugin, messageOf, Type, type CliStreams } from "../../kernel/index.js";
 import { coilHome } from "../../lib/paths.js";
+import { projectRoot } from "../../lib/project.js";
 import { PACKAGE_INSTALLER, type PackageInstaller } from "../../lib/package-installer.js";
 import { packageStates, refOf, setPackageState } from "../../lib/preset-file.js";
 import { describePackage, formatReport, presetFileOf } from "./activate.js";
@@ -24,7 +25,7 @@ type IO = CliStreams & { argv?: string[]; trusted?: boolean };
 
 export const coilHomeOf = coilHome;
 /** Where packages live: `$COIL_HOME/packages` (user) or `<project>/.coil/packages`. */
-export const packagesDir = (io: CliStreams, project: boolean): string => (project ? join(io.cwd, ".coil", "packages") : join(coilHomeOf(io.env), "packages"));
+export const packagesDir = (io: CliStreams, project: boolean): string => (project ? join(projectRoot(io.cwd), ".coil", "packages") : join(coilHomeOf(io.env), "packages"));
 
 /** Whether this project's code may load: the kernel's trust decision (trust.json with an unchanged fingerprint, or `--trust`). */
 export function projectTrusted(io: IO): boolean {

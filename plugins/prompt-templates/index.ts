@@ -18,8 +18,11 @@ import { attachmentsPrompt, collectAttachments } from "../../lib/attachments.js"
 import { componentPaths, installedClaudePlugins } from "../../lib/claude-plugins.js";
 import { bashRefusal, expandShellCommands, expandTemplate, parseAllowedTools, shellCommands } from "../../lib/command-body.js";
 import { resolveModel } from "../../lib/models.js";
+import type {} from "../skills/api.js"; // types the `skills` service (its `compat` is the shared setting)
 import type {} from "../session-jsonl/api.js"; // types the `session` service (recording the model put back)
 import { coilHome, expandVars, listTemplateFiles, packageDirs, packageRoot, parseTemplate, type PromptTemplate, type TemplateDir, type TemplateProblem } from "./templates.js";
+import { CompatOption, compatOf, type Compat } from "../../lib/compat.js";
+import { projectRoot } from "../../lib/project.js";
 
 export type { PromptTemplatesService } from "./api.js";
 export { expandTemplate, splitArgs, parseTemplate, type PromptTemplate, type TemplateDir } from "./templates.js";
@@ -32,7 +35,7 @@ export const PromptTemplateOptions = Type.Object({
   packages: Type.Boolean({ default: true }),
   builtin: Type.Boolean({ default: true }),
   /** Where other agents keep commands: `claude` (`.claude/commands`, `~/.claude/commands`), `pi` (`.pi/prompts`, `~/.pi/agent/prompts`). */
-  compat: Type.Object({ claude: Type.Boolean({ default: true }), pi: Type.Boolean({ default: true }) }, { default: {} }),
+  compat: Type.Optional(CompatOption),
   /**
    * More command folders, looked at after the user's: `namespace` prefixes every name (`plugin:command`),
    * `pluginRoot` is what `${CLAUDE_PLUGIN_ROOT}` becomes in their bodies (a Claude Code plugin's folder).
@@ -45,17 +48,6 @@ export const PromptTemplateOptions = Type.Object({
 
 /** Names other built-in plugins use for their own commands; a template cannot take them. */
 const RESERVED = new Set(["compact", "cost", "skills", "templates", "help", "model", "resume", "new", "quit", "exit", "tree", "fork", "clone"]);
-
-/**
- * The project root: the nearest folder at or above `cwd` with a `.git`, else `cwd`.
- * (Local until a shared project-root helper exists; one function to swap.)
- */
-export function projectRoot(cwd: string): string {
-  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, ".git"))) return dir;
-    if (dirname(dir) === dir) return resolve(cwd);
-  }
-}
 
 const realPath = (path: string) => {
   try {
@@ -71,13 +63,15 @@ type Options = {
   user: boolean;
   packages: boolean;
   builtin: boolean;
-  compat: { claude: boolean; pi: boolean };
+  compat?: Partial<Compat>;
   commandDirs: { path: string; namespace?: string; pluginRoot?: string; recursive?: boolean }[];
 };
 
 /** The template folders, in precedence order (first wins). */
-export function templateDirs(ctx: { cwd: string; baseDir: string; projectTrusted: boolean; options: Options }, env: NodeJS.ProcessEnv = process.env): TemplateDir[] {
+export function templateDirs(ctx: { cwd: string; baseDir: string; projectTrusted: boolean; options: Options; sharedCompat?: Partial<Compat> }, env: NodeJS.ProcessEnv = process.env): TemplateDir[] {
   const o = ctx.options;
+  // Unset families follow the skills plugin's `compat` (the shared setting), else on.
+  const compat = compatOf(o.compat, ctx.sharedCompat);
   const home = coilHome(env);
   const userHome = env.HOME || homedir();
   const expand = (p: string) => resolve(ctx.baseDir, p.replace(/^~(?=$|\/)/, userHome));
@@ -88,13 +82,13 @@ export function templateDirs(ctx: { cwd: string; baseDir: string; projectTrusted
     const root = projectRoot(ctx.cwd);
     const project = (dir: string, recursive = false): TemplateDir => ({ dir, source: "project", trusted: ctx.projectTrusted, ...(recursive ? { recursive } : {}) });
     dirs.push(project(join(root, ".coil", "prompt-templates")), project(join(root, ".agents", "prompt-templates")));
-    if (o.compat.claude) dirs.push(project(join(root, ".claude", "commands"), true));
-    if (o.compat.pi) dirs.push(project(join(root, ".pi", "prompts")));
+    if (compat.claude) dirs.push(project(join(root, ".claude", "commands"), true));
+    if (compat.pi) dirs.push(project(join(root, ".pi", "prompts")));
   }
   if (o.user) {
     dirs.push({ dir: join(home, "prompt-templates"), source: "user", trusted: true });
-    if (o.compat.claude) dirs.push({ dir: join(claudeHome, "commands"), source: "user", recursive: true, trusted: true });
-    if (o.compat.pi) dirs.push({ dir: join(piHome, "prompts"), source: "user", trusted: true });
+    if (compat.claude) dirs.push({ dir: join(claudeHome, "commands"), source: "user", recursive: true, trusted: true });
+    if (compat.pi) dirs.push({ dir: join(piHome, "prompts"), source: "user", trusted: true });
   }
   for (const c of o.commandDirs) {
     const root = c.pluginRoot !== undefined ? expand(c.pluginRoot) : undefined;
@@ -110,7 +104,7 @@ export function templateDirs(ctx: { cwd: string; baseDir: string; projectTrusted
   if (o.packages) dirs.push(...packageDirs(home).map((dir) => ({ dir, source: "package", trusted: true })));
   // Installed Claude Code plugins' commands: `/<plugin>:<command>`, `${CLAUDE_PLUGIN_ROOT}` expanded.
   if (o.packages) {
-    for (const p of installedClaudePlugins({ home, cwd: ctx.cwd, trusted: ctx.projectTrusted })) {
+    for (const p of installedClaudePlugins({ home, cwd: projectRoot(ctx.cwd), trusted: ctx.projectTrusted })) {
       for (const path of componentPaths(p, "commands", "commands")) {
         const file = !isDirectory(path);
         dirs.push({ dir: file ? dirname(path) : path, ...(file ? { files: [path] } : {}), source: `plugin ${p.name}`, trusted: true, recursive: true, namespace: p.name, vars: { CLAUDE_PLUGIN_ROOT: p.root } });
@@ -142,7 +136,7 @@ export default definePlugin({
   description: "Markdown prompt templates as /name args commands",
   options: PromptTemplateOptions,
   setup(ctx) {
-    const dirs = templateDirs(ctx);
+    const dirs = templateDirs({ ...ctx, options: ctx.options, sharedCompat: ctx.services.get("skills")?.compat });
     const templates: (PromptTemplate & { from: TemplateDir })[] = [];
     const problems: TemplateProblem[] = [];
     const notes: string[] = [];

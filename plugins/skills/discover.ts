@@ -4,7 +4,7 @@
  * `disable-model-invocation`). Invalid skills are returned as problems with the reason; they never
  * stop the others from loading.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { splitFrontMatter } from "../../lib/front-matter.js";
 
@@ -38,6 +38,8 @@ export interface SkillProblem {
 export interface SkillRoot {
   dir: string;
   source: SkillSource;
+  /** The family the place comes from (`claude`, `pi`, `agents`), when the `compat` option gates it. */
+  family?: string;
 }
 
 export const NAME_MAX = 64;
@@ -46,24 +48,35 @@ const NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 const MAX_DEPTH = 4;
 
 
-/** Parse and check one SKILL.md. */
+/**
+ * Parse and check one SKILL.md. Liberal where skills in the wild differ from the spec: a missing `name`
+ * takes the folder's, an upper-case or otherwise irregular name, a name unlike its folder's and a
+ * description over 1,024 characters load with a warning. Refused: no description, a name that cannot
+ * be a command (whitespace, `/`, over 64 characters), front matter that cannot be read at all.
+ */
 export function parseSkill(file: string, text: string, source: SkillSource): SkillInfo | SkillProblem {
-  const { data, error } = splitFrontMatter(text);
+  const { data, error, note } = splitFrontMatter(text);
   const fail = (reason: string): SkillProblem => ({ file, reason, names: namesOf(file, data?.name) });
   if (error) return fail(error);
   if (!data) return fail("no front matter: SKILL.md must start with '---', then 'name:' and 'description:', then '---'");
-  const warnings: string[] = [];
-  const name = data.name;
-  if (name === undefined || name === null || name === "") return fail("front matter has no 'name'");
-  if (typeof name !== "string") return fail(`'name' must be a string, not ${typeof name}`);
+  const warnings: string[] = note ? [note] : [];
+  const dir = dirname(file);
+  const folder = basename(dir);
+  let given = data.name;
+  if (given === undefined || given === null || given === "") {
+    given = folder;
+    warnings.push(`front matter has no 'name'; it is called by its folder's name '${folder}'`);
+  }
+  if (typeof given !== "string") return fail(`'name' must be a string, not ${typeof given}`);
+  const name = given.trim();
   if (name.length > NAME_MAX) return fail(`'name' is ${name.length} characters; at most ${NAME_MAX} are allowed`);
-  if (!NAME_PATTERN.test(name)) return fail(`'name' '${name}' must be lowercase letters, digits and single hyphens, not starting or ending with a hyphen`);
+  if (/[\s/]/.test(name)) return fail(`'name' '${name}' has a space or '/', so it cannot be a /skill: command; use lowercase letters, digits and hyphens`);
+  if (!NAME_PATTERN.test(name)) warnings.push(`'name' '${name}' should be lowercase letters, digits and single hyphens (Agent Skills spec); loaded as it is`);
   const description = data.description;
   if (description === undefined || description === null || (typeof description === "string" && !description.trim())) return fail("front matter has no 'description' (required: what the skill does and when to use it)");
   if (typeof description !== "string") return fail(`'description' must be a string, not ${typeof description}`);
-  if (description.length > DESCRIPTION_MAX) return fail(`'description' is ${description.length} characters; at most ${DESCRIPTION_MAX} are allowed`);
-  const dir = dirname(file);
-  if (basename(dir) !== name) warnings.push(`its name '${name}' differs from its folder '${basename(dir)}'`);
+  if (description.length > DESCRIPTION_MAX) warnings.push(`'description' is ${description.length} characters, over the spec's ${DESCRIPTION_MAX}; loaded, and cut in the prompt's index`);
+  if (folder !== name && data.name) warnings.push(`its name '${name}' differs from its folder '${folder}'`);
   const str = (key: string): string | undefined => {
     const v = data[key];
     if (v === undefined || v === null) return undefined;
@@ -97,8 +110,21 @@ function namesOf(file: string, name?: unknown): string[] {
   return [...new Set(names.filter((n) => n && !/\s/.test(n)))];
 }
 
-/** Every SKILL.md below `dir` (a folder holding a SKILL.md is a skill; its own sub-folders are its resources). */
-export function findSkillFiles(dir: string, depth = 0): string[] {
+/** A place searched for skills that held SKILL.md files coil did not load, and why (shown by /skills and coil doctor). */
+export interface SkippedPlace {
+  dir: string;
+  reason: string;
+}
+
+/** How far below a skipped folder coil looks, only to say that skills are there. */
+const PEEK_DEPTH = 6;
+
+/**
+ * Every SKILL.md below `dir` (a folder holding a SKILL.md is a skill; its own sub-folders are its
+ * resources), down to MAX_DEPTH levels. Folders below that depth and dot-folders are not searched for
+ * skills, but when they hold a SKILL.md the place is added to `skipped`, never dropped silently.
+ */
+export function findSkillFiles(dir: string, depth = 0, skipped: SkippedPlace[] = []): string[] {
   let entries;
   try {
     entries = readdirSync(dir, { withFileTypes: true });
@@ -106,13 +132,31 @@ export function findSkillFiles(dir: string, depth = 0): string[] {
     return [];
   }
   if (depth > 0 && entries.some((e) => e.name === "SKILL.md" && (e.isFile() || e.isSymbolicLink()))) return [join(dir, "SKILL.md")];
-  if (depth >= MAX_DEPTH) return [];
   const out: string[] = [];
   for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-    if (e.name.startsWith(".") || e.name === "node_modules") continue;
-    if (e.isDirectory() || (e.isSymbolicLink() && isDir(join(dir, e.name)))) out.push(...findSkillFiles(join(dir, e.name), depth + 1));
+    if (e.name === "node_modules" || e.name === ".git") continue;
+    const path = join(dir, e.name);
+    if (!(e.isDirectory() || (e.isSymbolicLink() && isDir(path)))) continue;
+    if (e.name.startsWith(".")) {
+      if (holdsSkill(path, PEEK_DEPTH)) skipped.push({ dir: path, reason: "found SKILL.md files in a dot-folder, which is not searched; move or link them into the skills folder" });
+    } else if (depth >= MAX_DEPTH) {
+      if (holdsSkill(path, PEEK_DEPTH)) skipped.push({ dir: path, reason: `found SKILL.md files below the search depth (${MAX_DEPTH} levels); link the skill folders higher up, or add the folder to the skills plugin's paths option` });
+    } else out.push(...findSkillFiles(path, depth + 1, skipped));
   }
   return out;
+}
+
+/** Whether any SKILL.md lies at most `levels` folders below `dir` (for reporting only). */
+function holdsSkill(dir: string, levels: number): boolean {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return false;
+  }
+  if (entries.some((e) => e.name === "SKILL.md")) return true;
+  if (levels <= 0) return false;
+  return entries.some((e) => e.name !== "node_modules" && e.name !== ".git" && (e.isDirectory() || (e.isSymbolicLink() && isDir(join(dir, e.name)))) && holdsSkill(join(dir, e.name), levels - 1));
 }
 
 function isDir(path: string): boolean {
@@ -123,8 +167,6 @@ function isDir(path: string): boolean {
   }
 }
 
-
-
 export { packageDirs } from "../../lib/package-dirs.js";
 
 interface Cached {
@@ -132,23 +174,44 @@ interface Cached {
   result: SkillInfo | SkillProblem;
 }
 
+/** A skill not used because an earlier one has its name (first wins); shown by /skills. */
+export interface ShadowedSkill {
+  name: string;
+  file: string;
+  /** The SKILL.md that is used. */
+  by: string;
+}
+
 /** Scans the roots; a SKILL.md is re-read only when its size or mtime changed. First name wins. */
 export class SkillCatalog {
   private readonly cache = new Map<string, Cached>();
   skills: SkillInfo[] = [];
   problems: SkillProblem[] = [];
+  shadowed: ShadowedSkill[] = [];
+  skipped: SkippedPlace[] = [];
+  /** The roots of the last scan, with how many skills each gave (for /skills and coil doctor). */
+  searched: (SkillRoot & { found: number; exists: boolean })[] = [];
+  /** How many times the roots were scanned (coil doctor shows it; a run scans at most once). */
+  scans = 0;
 
   constructor(private readonly roots: () => SkillRoot[]) {}
 
   scan(): this {
+    this.scans++;
     const skills: SkillInfo[] = [];
     const problems: SkillProblem[] = [];
+    const shadowed: ShadowedSkill[] = [];
+    const skipped: SkippedPlace[] = [];
+    const searched: SkillCatalog["searched"] = [];
     const byName = new Map<string, SkillInfo>();
     const seenFiles = new Set<string>();
     for (const r of this.roots()) {
-      for (const file of findSkillFiles(r.dir)) {
-        if (seenFiles.has(file)) continue;
-        seenFiles.add(file);
+      const files = findSkillFiles(r.dir, 0, skipped);
+      let found = 0;
+      for (const file of files) {
+        const real = realOf(file);
+        if (seenFiles.has(real)) continue;
+        seenFiles.add(real);
         const result = this.read(file, r.source);
         if ("reason" in result) {
           problems.push(result);
@@ -156,15 +219,16 @@ export class SkillCatalog {
         }
         const twin = byName.get(result.name);
         if (twin) {
-          problems.push({ file, reason: `skill '${result.name}' is already defined by ${twin.file}, which takes precedence; this one is ignored` });
+          shadowed.push({ name: result.name, file, by: twin.file });
           continue;
         }
         byName.set(result.name, result);
         skills.push(result);
+        found++;
       }
+      searched.push({ ...r, found, exists: found > 0 || isDir(r.dir) });
     }
-    this.skills = skills;
-    this.problems = problems;
+    Object.assign(this, { skills, problems, shadowed, skipped, searched });
     return this;
   }
 
@@ -186,6 +250,15 @@ export class SkillCatalog {
     }
     this.cache.set(file, { key, result });
     return result;
+  }
+}
+
+/** The real path (a skill linked from two places, e.g. ~/.claude/skills and ~/.agents/skills, is one skill). */
+function realOf(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return file;
   }
 }
 

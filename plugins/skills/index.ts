@@ -1,47 +1,90 @@
 /**
- * skills: Agent Skills (`<name>/SKILL.md`) from the project (`.coil/skills`, `.agents/skills`), the user
- * (`$COIL_HOME/skills`), installed packages and coil's built-in `skills/`. The `skills` service gives
- * the index the system-prompt plugin puts in the prompt (name, description, path); `/skill:name args`
- * sends the whole skill with the next prompt. Invalid skills are reported with the reason (docs/context.md).
+ * skills: Agent Skills (`<name>/SKILL.md`) from the working directory and each folder above it up to the
+ * project root (`.coil/skills`, `.agents/skills`, `.claude/skills`, `.pi/skills`), the user
+ * (`$COIL_HOME/skills`, `~/.agents/skills`, `~/.claude/skills`, `~/.pi/agent/skills`), installed packages
+ * and coil's built-in `skills/`; the `compat` option switches the Claude Code, Pi and `.agents` places
+ * off. The `skills` service gives the index the system-prompt plugin puts in the prompt (name,
+ * description cut to a budget, path); `/skill:name args` sends the whole skill with the next prompt.
+ * Skills are scanned at start-up and again at most once per run (docs/context.md).
  */
 import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { Type, definePlugin, type PluginContext, type SlashResult, type UserMessage } from "../../kernel/index.js";
-import { substituteArguments } from "../../lib/command-body.js";
-import type { SkillsService } from "./api.js";
 import { claudePluginSkillDirs } from "../../lib/claude-plugins.js";
+import { substituteArguments } from "../../lib/command-body.js";
+import { CompatOption, compatOf, skillPlaces, type Compat } from "../../lib/compat.js";
+import { addDoctorSection } from "../../lib/doctor.js";
+import { projectRoot } from "../../lib/project.js";
+import type { SkillIndex, SkillsService } from "./api.js";
 import { SkillCatalog, coilHome, packageDirs, packageRoot, splitFrontMatter, type SkillInfo, type SkillRoot } from "./discover.js";
 
-export type { SkillsService } from "./api.js";
+export type { SkillsService, SkillIndex } from "./api.js";
 export { parseSkill, splitFrontMatter, findSkillFiles, SkillCatalog, type SkillInfo, type SkillProblem, type SkillSource } from "./discover.js";
 
 export const SkillsOptions = Type.Object({
   /** Extra folders of skills, relative to the preset file (looked at before everything else). */
   paths: Type.Array(Type.String(), { default: [] }),
-  /** `.coil/skills` and `.agents/skills` in the working directory. */
+  /** The project's skill folders, in the working directory and each folder above it up to the project root. */
   project: Type.Boolean({ default: true }),
-  /** `$COIL_HOME/skills`. */
+  /** The user's skill folders (`$COIL_HOME/skills`, and `~/.agents`, `~/.claude`, `~/.pi/agent` ones per `compat`). */
   user: Type.Boolean({ default: true }),
   /** Skills of packages installed under `$COIL_HOME/packages`. */
   packages: Type.Boolean({ default: true }),
   /** coil's built-in skills. */
   builtin: Type.Boolean({ default: true }),
+  /** Read other tools' places: `claude`, `pi`, `agents` (each on unless false). context-files and prompt-templates follow this. */
+  compat: Type.Optional(CompatOption),
+  /** Characters of a description kept in the prompt's index (the whole text is in SKILL.md). */
+  indexDescription: Type.Integer({ minimum: 40, default: 250 }),
+  /** Bytes of the whole index in the prompt; skills past it are counted in a note pointing to /skills. */
+  indexBytes: Type.Integer({ minimum: 512, default: 8192 }),
 });
 
+type Options = { paths: string[]; project: boolean; user: boolean; packages: boolean; builtin: boolean; compat?: Partial<Compat>; indexDescription: number; indexBytes: number };
 
-type Options = { paths: string[]; project: boolean; user: boolean; packages: boolean; builtin: boolean };
-
-export function skillRoots(ctx: { cwd: string; baseDir: string; options: Options; projectTrusted?: boolean }, env: NodeJS.ProcessEnv = process.env): SkillRoot[] {
+/** Where skills are looked for, first name wins: paths, the project (nearest folder first), the user, packages, built-ins. */
+export function skillRoots(ctx: { cwd: string; baseDir: string; options: Pick<Options, "paths" | "project" | "user" | "packages" | "builtin" | "compat">; projectTrusted?: boolean }, env: NodeJS.ProcessEnv = process.env): SkillRoot[] {
   const o = ctx.options;
+  const compat = compatOf(o.compat);
   const home = coilHome(env);
-  const roots: SkillRoot[] = o.paths.map((p) => ({ dir: resolve(ctx.baseDir, p.replace(/^~(?=$|\/)/, env.HOME ?? "~")), source: "path" as const }));
-  if (o.project) roots.push({ dir: join(ctx.cwd, ".coil", "skills"), source: "project" }, { dir: join(ctx.cwd, ".agents", "skills"), source: "project" });
-  if (o.user) roots.push({ dir: join(home, "skills"), source: "user" });
+  const userHome = env.HOME || homedir();
+  const roots: SkillRoot[] = o.paths.map((p) => ({ dir: resolve(ctx.baseDir, p.replace(/^~(?=$|\/)/, userHome)), source: "path" as const }));
+  for (const p of skillPlaces(ctx.cwd, compat, home, userHome, o)) roots.push({ dir: p.dir, source: p.scope, ...(p.family ? { family: p.family } : {}) });
   if (o.packages) roots.push(...packageDirs(home, "skills", "skills").map((dir) => ({ dir, source: "package" as const })));
-  if (o.packages) roots.push(...claudePluginSkillDirs({ home, cwd: ctx.cwd, trusted: ctx.projectTrusted }).map((dir) => ({ dir, source: "package" as const })));
+  if (o.packages) roots.push(...claudePluginSkillDirs({ home, cwd: projectRoot(ctx.cwd), trusted: ctx.projectTrusted }).map((dir) => ({ dir, source: "package" as const })));
   const builtin = packageRoot();
   if (o.builtin && builtin) roots.push({ dir: join(builtin, "skills"), source: "builtin" });
   return roots;
+}
+
+/** Bytes one index entry takes in the prompt, besides its text (the XML-like tags around it). */
+const ENTRY_OVERHEAD = 90;
+
+/**
+ * The index the model sees: skills the model may invoke, in precedence order, each description cut to
+ * `maxDescription` characters, as many as fit in `maxBytes`; the others are counted in a note.
+ */
+export function buildIndex(skills: readonly SkillInfo[], maxDescription: number, maxBytes: number): SkillIndex {
+  const entries: SkillIndex["skills"] = [];
+  let used = 0;
+  let omitted = 0;
+  for (const s of skills) {
+    if (s.disableModelInvocation) continue;
+    const text = s.description.trim();
+    const description = text.length > maxDescription ? `${text.slice(0, maxDescription - 1).trimEnd()}…` : text;
+    const size = Buffer.byteLength(s.name) + Buffer.byteLength(description) + Buffer.byteLength(s.file) + ENTRY_OVERHEAD;
+    if (used + size > maxBytes) {
+      omitted++;
+      continue;
+    }
+    used += size;
+    entries.push({ name: s.name, description, location: s.file });
+  }
+  const note = omitted
+    ? `${omitted} more skill${omitted === 1 ? " is" : "s are"} installed but not listed here, to keep this prompt small. The user can list every skill with /skills and load one with /skill:<name>.`
+    : undefined;
+  return { skills: entries, omitted, ...(note ? { note } : {}) };
 }
 
 /** Only `</skill` could end the block early; neutralise it and keep the rest of the markdown readable. */
@@ -76,29 +119,47 @@ export default definePlugin({
   description: "Agent Skills: an index in the system prompt, /skill:name to load one",
   options: SkillsOptions,
   setup(ctx) {
+    const o = ctx.options as Options;
     const catalog = new SkillCatalog(() => skillRoots(ctx));
     const reported = new Set<string>();
-    const report = (c: SkillCatalog, c2: PluginContext<Options>) => {
-      for (const p of c.problems) {
-        const line = `skill ${p.file} not loaded: ${p.reason}`;
-        if (!reported.has(line)) (reported.add(line), c2.log.warn(line));
-      }
-      for (const s of c.skills) {
-        for (const w of s.warnings) {
-          const line = `skill ${s.file}: ${w}`;
-          if (!reported.has(line)) (reported.add(line), c2.log.info(line));
-        }
-      }
+    const say = (line: string, level: "info" | "warn") => void (!reported.has(line) && (reported.add(line), ctx.log[level](line)));
+    const report = (c: SkillCatalog) => {
+      for (const p of c.problems) say(`skill ${p.file} not loaded: ${p.reason}`, "warn");
+      for (const s of c.skipped) say(`skills in ${s.dir} not loaded: ${s.reason}`, "warn");
+      for (const s of c.skills) for (const w of s.warnings) say(`skill ${s.file}: ${w}`, "info");
+      for (const s of c.shadowed) say(`skill ${s.file} not used: '${s.name}' is already defined by ${s.by} (the first one found wins)`, "info");
     };
-    // Commands must be registered now, so the skills present at start-up are scanned here.
-    report(catalog.scan(), ctx);
+    // Commands must be registered now, so the skills present at start-up are scanned here. After that,
+    // the folders are scanned again at most once per run (at its first use), never once per turn: a
+    // skill edited between prompts is seen at the next prompt, and a run's prompt prefix stays stable.
+    report(catalog.scan());
+    let stale = false;
+    ctx.on("agent_start", () => void (stale = true));
+    const current = (): SkillCatalog => {
+      if (stale) {
+        stale = false;
+        report(catalog.scan());
+      }
+      return catalog;
+    };
+    let index: { scan: number; value: SkillIndex } | undefined;
     const service: SkillsService = {
-      list: () => (report(catalog.scan(), ctx), catalog.skills),
-      problems: () => catalog.problems,
-      get: (name) => catalog.skills.find((s) => s.name === name),
+      list: () => current().skills,
+      problems: () => current().problems,
+      shadowed: () => current().shadowed,
+      skipped: () => current().skipped,
+      searched: () => current().searched,
+      get: (name) => current().skills.find((s) => s.name === name),
+      index() {
+        const c = current();
+        if (index?.scan !== c.scans) index = { scan: c.scans, value: buildIndex(c.skills, o.indexDescription, o.indexBytes) };
+        return index.value;
+      },
+      compat: compatOf(o.compat),
+      scans: () => catalog.scans,
+      refresh: () => void (stale = true),
     };
     ctx.services.provide("skills", service);
-
     const send = (skill: SkillInfo, args: string): SlashResult => {
       try {
         return { prompt: [skillMessage(skill, args)] };
@@ -125,6 +186,7 @@ export default definePlugin({
         description: "(not loaded: /skills says why)",
         argumentHint: "[what to do]",
         run(args) {
+          service.refresh();
           const now = service.list().find((s) => s.name === name);
           if (now) return send(now, args);
           const why = service.problems().filter((p) => p.names?.includes(name));
@@ -135,13 +197,28 @@ export default definePlugin({
     }
     ctx.commands.register({
       name: "skills",
-      description: "list the skills coil found, and those it could not load",
+      description: "list the skills coil found, where it looked, and those it could not load",
       run() {
-        const skills = service.list();
-        const lines = skills.map((s) => `${s.name}${s.disableModelInvocation ? " (only via /skill:" + s.name + ")" : ""}  [${s.source}]  ${s.file}`);
-        const problems = service.problems().map((p) => `not loaded: ${p.file}: ${p.reason}`);
-        return [skills.length ? lines.join("\n") : "no skills found", ...problems].join("\n");
+        service.refresh();
+        return skillsReport(service);
       },
     });
+    addDoctorSection(ctx, { title: "skills", report: () => (service.refresh(), skillsReport(service)) });
   },
 });
+
+/** What /skills and `coil doctor` show: the skills, then shadowed and refused ones, then every place searched. */
+export function skillsReport(service: SkillsService): string {
+  const skills = service.list();
+  const home = process.env.HOME || homedir();
+  const short = (p: string) => (p.startsWith(home + "/") ? `~${p.slice(home.length)}` : p);
+  const lines = skills.length ? skills.map((s) => `${s.name}${s.disableModelInvocation ? " (only via /skill:" + s.name + ")" : ""}  [${s.source}]  ${short(s.file)}${s.warnings.length ? `\n    note: ${s.warnings.join("; ")}` : ""}`) : ["no skills found"];
+  for (const s of service.shadowed()) lines.push(`not used: ${short(s.file)}: '${s.name}' is already defined by ${short(s.by)} (the first one found wins)`);
+  for (const p of service.problems()) lines.push(`not loaded: ${short(p.file)}: ${p.reason}`);
+  for (const s of service.skipped()) lines.push(`not searched: ${short(s.dir)}: ${s.reason}`);
+  const index = service.index();
+  if (index.omitted) lines.push(`prompt index: ${index.skills.length} listed, ${index.omitted} left out (index size cap; skills plugin option indexBytes)`);
+  lines.push(`searched, first name wins (scanned ${service.scans()} times: at start-up, then at most once per run and at each /skills):`);
+  for (const r of service.searched()) lines.push(`  ${short(r.dir)}  [${r.source}${r.family ? `, ${r.family}` : ""}]  ${r.exists ? `${r.found} skill${r.found === 1 ? "" : "s"}` : "(none)"}`);
+  return lines.join("\n");
+}

@@ -8,6 +8,7 @@
 import { homedir } from "node:os";
 import { resolve } from "node:path";
 import { coilHome } from "../../lib/paths.js";
+import { projectRoot } from "../../lib/project.js";
 import { Type, definePlugin, type ModelRequest } from "../../kernel/index.js";
 import { discoverAgents } from "./agents.js";
 import { TaskRunner } from "./runner.js";
@@ -37,7 +38,7 @@ export default definePlugin({
   setup(ctx) {
     const o = ctx.options;
     if (o.maxDepth < 1) return;
-    const found = discoverAgents({ cwd: ctx.cwd, home: coilHome(), userHome: homedir(), packages: o.packages, trusted: ctx.projectTrusted, extra: o.dirs.map((d) => resolve(ctx.baseDir, d)) });
+    const found = discoverAgents({ cwd: projectRoot(ctx.cwd), home: coilHome(), userHome: homedir(), packages: o.packages, trusted: ctx.projectTrusted, extra: o.dirs.map((d) => resolve(ctx.baseDir, d)) });
     const agents = found.agents;
     if (found.problems.length) ctx.onStart(() => found.problems.forEach((p) => ctx.log.warn(`agent file ${p.file} skipped: ${p.reason}`)));
     ctx.services.provide("subagents", { agents: () => agents, problems: () => found.problems });

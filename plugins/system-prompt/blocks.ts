@@ -33,6 +33,8 @@ export interface PromptInput {
   guidelines: readonly string[];
   docs?: { dir: string; files: readonly string[] };
   skills: readonly SkillEntry[];
+  /** Said after the skills index (skills left out by its size budget). */
+  skillsNote?: string;
   project: readonly ProjectFile[];
   append: readonly string[];
   /** `YYYY-MM-DD`, or undefined to leave the date out. */
@@ -87,7 +89,7 @@ export function assemble(input: PromptInput): SystemBlock[] {
     const items = skills.map((s) => `  <skill>\n    <name>${escapeXml(s.name)}</name>\n    <description>${escapeXml(s.description)}</description>\n    <location>${escapeXml(s.location)}</location>\n  </skill>`);
     add(
       "skills",
-      `Skills are folders of instructions for particular tasks. When a task matches a skill's description, read its SKILL.md at the location given before you start, and follow it; paths in a skill are relative to its folder.\n\n<available_skills>\n${items.join("\n")}\n</available_skills>`,
+      `Skills are folders of instructions for particular tasks. When a task matches a skill's description, read its SKILL.md at the location given before you start, and follow it; paths in a skill are relative to its folder.\n\n<available_skills>\n${items.join("\n")}\n</available_skills>${input.skillsNote ? `\n${escapeXml(input.skillsNote)}` : ""}`,
     );
   }
   if (input.project.length) {

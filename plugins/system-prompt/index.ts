@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { Type, definePlugin, type ModelRequest, type ToolSpec } from "../../kernel/index.js";
 import { coilHome, packageRoot } from "../../lib/paths.js";
+import { projectRoot } from "../../lib/project.js";
 import type {} from "../context-files/api.js"; // types the `context-files` service
 import type {} from "../skills/api.js"; // types the `skills` service
 import { DEFAULT_ROLE, assemble, localDate, type ProjectFile, type SkillEntry, type ToolInfo } from "./blocks.js";
@@ -61,7 +62,7 @@ export default definePlugin({
     };
     const home = () => coilHome();
     /** `.coil/<name>` in the project, else `$COIL_HOME/<name>`. */
-    const layered = (name: string) => readText(join(ctx.cwd, ".coil", name)) ?? readText(join(home(), name));
+    const layered = (name: string) => readText(join(projectRoot(ctx.cwd), ".coil", name)) ?? readText(join(home(), name));
 
     let docs: { dir: string; files: string[] } | undefined | null = null;
     const docsInfo = () => {
@@ -86,7 +87,9 @@ export default definePlugin({
       const tools = request.tools.map(toolInfo);
       const canRead = tools.some((t) => t.name === "read" || t.name === "bash");
       const skillsService = ctx.services.get("skills");
-      const skills: SkillEntry[] = canRead && skillsService ? skillsService.list().filter((s) => !s.disableModelInvocation).map((s) => ({ name: s.name, description: s.description, location: s.file })) : [];
+      // The skills plugin's index keeps to its budget (descriptions cut, the whole index capped).
+      const index = canRead && skillsService ? skillsService.index() : undefined;
+      const skills: SkillEntry[] = index?.skills ?? [];
       const contextService = ctx.services.get("context-files");
       const project: ProjectFile[] = contextService ? contextService.files().map((f) => ({ path: f.path, content: f.content })) : [];
       const role = flagText("system-prompt") ?? layered("SYSTEM.md") ?? o.role ?? DEFAULT_ROLE;
@@ -97,6 +100,7 @@ export default definePlugin({
         guidelines: o.guidelines,
         docs: o.docs ? docsInfo() : undefined,
         skills,
+        skillsNote: index?.note,
         project,
         append,
         date: o.date ? localDate() : undefined,

@@ -6,6 +6,7 @@
 import { definePlugin, type ToolDefinition, type ToolResultMessage } from "../../kernel/index.js";
 import { createBashTool } from "./bash.js";
 import { ConfinementNotice, doctor } from "./confinement.js";
+import { doctorService, formatSections } from "../../lib/doctor.js";
 import { createEditTool } from "./edit.js";
 import { resolveOperations } from "./local-operations.js";
 import { CodingOptions, type ToolEnv } from "./options.js";
@@ -33,10 +34,16 @@ export default definePlugin({
     const factories: Record<(typeof ctx.options.tools)[number], (env: ToolEnv) => ToolDefinition<any, any>> = { read: createReadTool, bash: createBashTool, edit: createEditTool, write: createWriteTool };
     for (const name of ctx.options.tools) ctx.tools.register(factories[name](env));
     ctx.onStart((_agent, io, info) => notice.started(io, info));
+    // Other plugins add sections to `coil doctor` (skills, context files): lib/doctor.ts.
+    const sections = doctorService(ctx);
     ctx.subcommands.register({
       name: "doctor",
       description: "say how commands are confined: the sandbox status, or that there is none",
-      run: (_argv, io) => doctor(ctx.services.get("operations"), ctx.options.tools.includes("bash"), io),
+      run: async (_argv, io) => {
+        const code = await doctor(ctx.services.get("operations"), ctx.options.tools.includes("bash"), io);
+        io.stdout.write(await formatSections(sections.sections()));
+        return code;
+      },
     });
 
     if (ctx.options.tools.includes("read")) {

@@ -275,7 +275,7 @@ describe("loadPlugin: start-up laziness", () => {
     const root = tempDir();
     const walk = (dir: string): string[] =>
       readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? walk(join(dir, d.name)) : d.name.endsWith(".ts") ? [join(dir, d.name)] : []));
-    const sources = [...walk(join(packageRoot(), "kernel")), ...walk(join(packageRoot(), "boot")), join(packageRoot(), "lib", "paths.ts")];
+    const sources = [...walk(join(packageRoot(), "kernel")), ...walk(join(packageRoot(), "boot")), join(packageRoot(), "lib", "paths.ts"), join(packageRoot(), "lib", "project.ts")];
     for (const file of sources) {
       const { outputText } = ts.transpileModule(readFileSync(file, "utf8"), {
         compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },

@@ -11,6 +11,7 @@ const FIXTURES = join(packageRoot(), "test", "fixtures", "skills");
 const temps: string[] = [];
 afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
 const savedHome = process.env.COIL_HOME;
+const savedUserHome = process.env.HOME;
 let home: string;
 let cwd: string;
 beforeEach(() => {
@@ -20,10 +21,12 @@ beforeEach(() => {
   cwd = join(root, "project");
   mkdirSync(cwd, { recursive: true });
   process.env.COIL_HOME = home;
+  process.env.HOME = join(root, "user");
 });
 afterEach(() => {
   if (savedHome === undefined) delete process.env.COIL_HOME;
   else process.env.COIL_HOME = savedHome;
+  process.env.HOME = savedUserHome;
 });
 
 function install(options: Record<string, unknown> = {}) {
@@ -55,18 +58,31 @@ describe("skills", () => {
     expect(service.list().map((s) => s.name)).toEqual(["good-one"]);
     const reasons = Object.fromEntries(service.problems().map((p) => [p.file.split("/").at(-2), p.reason]));
     expect(reasons).toEqual({
-      "Bad-Name": expect.stringContaining("lowercase letters, digits and single hyphens"),
       "bad-yaml": expect.stringContaining("not valid YAML"),
       "long-name": expect.stringContaining("at most 64"),
       "no-description": expect.stringContaining("no 'description'"),
       "no-front-matter": expect.stringContaining("no front matter"),
-      "too-long-description": expect.stringContaining("1025 characters; at most 1024"),
       unclosed: expect.stringContaining("no closing '---'"),
     });
     // Reported at start-up, once each (a warning goes to stderr in every mode).
-    expect(logs.filter((l) => l.startsWith("warn: skill ") && l.includes("not loaded"))).toHaveLength(7);
+    expect(logs.filter((l) => l.startsWith("warn: skill ") && l.includes("not loaded"))).toHaveLength(5);
     service.list();
-    expect(logs.filter((l) => l.includes("not loaded"))).toHaveLength(7);
+    expect(logs.filter((l) => l.includes("not loaded"))).toHaveLength(5);
+  });
+
+  it("loads skills as found in the wild, each with a warning: upper-case or missing name, a name unlike its folder, a long description, key: [a] [b] front matter", () => {
+    const { service, logs } = install({ paths: [join(FIXTURES, "liberal")], builtin: false });
+    expect(service.problems()).toEqual([]);
+    const byName = Object.fromEntries(service.list().map((s) => [s.name, s]));
+    expect(Object.keys(byName).sort()).toEqual(["Bad-Name", "hinted", "no-name", "other-name", "too-long-description"]);
+    expect(byName["Bad-Name"]!.warnings).toEqual([expect.stringContaining("should be lowercase letters")]);
+    expect(byName["no-name"]!.warnings).toEqual([expect.stringContaining("has no 'name'; it is called by its folder's name 'no-name'")]);
+    expect(byName["other-name"]!.warnings).toEqual(["its name 'other-name' differs from its folder 'folder-a'"]);
+    expect(byName["too-long-description"]!.description).toHaveLength(1025);
+    expect(byName["too-long-description"]!.warnings).toEqual([expect.stringContaining("1025 characters, over the spec's 1024")]);
+    expect(byName["hinted"]!.disableModelInvocation).toBe(false);
+    expect(byName["hinted"]!.warnings).toEqual([expect.stringContaining("not valid YAML")]);
+    expect(logs.filter((l) => l.startsWith("info: skill ")).length).toBe(5);
   });
 
   it("looks in the project, the user's folder, packages and the built-in skills; the first name wins", () => {
@@ -88,8 +104,9 @@ describe("skills", () => {
       ["from-pkg", "package"],
       ["write-coil-plugin", "builtin"],
     ]);
-    expect(service.problems()).toEqual([
-      { file: join(packageRoot(), "skills", "debug-systematically", "SKILL.md"), reason: expect.stringContaining(`already defined by ${join(cwd, ".agents", "skills", "debug-systematically", "SKILL.md")}`) },
+    expect(service.problems()).toEqual([]);
+    expect(service.shadowed()).toEqual([
+      { name: "debug-systematically", file: join(packageRoot(), "skills", "debug-systematically", "SKILL.md"), by: join(cwd, ".agents", "skills", "debug-systematically", "SKILL.md") },
     ]);
   });
 
@@ -144,12 +161,12 @@ describe("skills through the CLI", () => {
     requireBuild();
     const base = tempDir("coil-skills-cli-");
     const project = writeFiles(join(base, "project"), {
-      ".agents/skills/broken/SKILL.md": "---\nname: Broken\ndescription: bad name\n---\nSteps.\n",
+      ".agents/skills/broken/SKILL.md": "---\nname: broken\n---\nSteps.\n",
       "r.yaml": "- text: THE MODEL WAS CALLED\n",
     });
     const r = await coil(project, ["-p", "--provider", "scripted", "--script", "r.yaml", "--no-session", "/skill:broken fix the bug"], sandboxEnv(base));
     expect(r.stdout).not.toContain("THE MODEL WAS CALLED");
-    expect(r.stdout).toContain(`skill 'broken' was not loaded: ${join(project, ".agents", "skills", "broken", "SKILL.md")}: 'name' 'Broken' must be lowercase`);
+    expect(r.stdout).toContain(`skill 'broken' was not loaded: ${join(project, ".agents", "skills", "broken", "SKILL.md")}: front matter has no 'description'`);
     expect(r.code).toBe(0);
     cleanTemps();
   });

@@ -520,7 +520,7 @@ describe("agent files", () => {
   it("a skipped agent file is reported at start; an agent asking for a tool the parent lacks gets the rest, with a note", async () => {
     const cwd = temp("coil-subagents-cwd-");
     write(join(cwd, ".coil", "agents"), "web.md", agentMd("web", "fetches pages", "tools: Read, WebFetch\n"));
-    write(join(cwd, ".coil", "agents"), "bad.md", "---\nname: [x\n---\nbody\n");
+    write(join(cwd, ".coil", "agents"), "bad.md", "---\nname: [x\n  - y\n---\nbody\n");
     const script: Script = { [MAIN]: [{ toolCalls: [task("w", "fetch", "WEB: x", "web")] }, { text: "ok" }], "WEB:": [{ text: "done" }] };
     const { agent, events, requests, host } = await rig(script, { cwd });
     const warn = events.find((e) => e.type === "diagnostic" && e.plugin === "subagents");
