@@ -73,7 +73,7 @@ describe("context plugins in the CLI", () => {
     const cost = await coil(dir, ["--preset", "./preset.yaml", "--script", "one.yaml", "-c", "-p", "/cost"]);
     expect(cost.code).toBe(0);
     expect(cost.stdout).toContain("total: 2 requests, 6,100 prompt tokens (3,000 read from the cache, 49%; 3,000 written), 20 output tokens");
-    expect(cost.stdout).toMatch(/^2\s+scripted\s+3,060\s+3,000\s+0\s+8\s+\$0\.00\s+40\s+system prompt changed$/m);
+    expect(cost.stdout).toMatch(/^2\s+scripted\/scripted\s+3,060\s+3,000\s+0\s+8\s+\$0\.00\s+40\s+system prompt changed$/m);
     expect(cost.stdout).toContain("cache misses: 40 prompt tokens in 1 request; system prompt changed (1)");
 
     const list = await coil(dir, ["--preset", "./preset.yaml", "sessions", "list", "--json"]);
