@@ -4,7 +4,6 @@
  * lists plugin flags too. Exit codes: 0 ok, 1 the run failed or was aborted, 2 usage/configuration,
  * 3 a stop rule halted the run (a guard's limit); front ends map a run's end with `exitCodeFor`.
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Command, CommanderError, Help, Option } from "commander";
 import { Agent } from "../kernel/agent.js";
@@ -12,7 +11,8 @@ import { CoilError, formatDiagnostic, formatError } from "../kernel/errors.js";
 import type { PluginHost } from "../kernel/host.js";
 import type { FrontEnd } from "../kernel/plugin.js";
 import { agentFor, assemble, presetOptions, showSetupDiagnostics, type AssembleOptions, type Assembled } from "../boot/assemble.js";
-import { coilHome, packageRoot, secureCoilHome } from "../boot/paths.js";
+import { coilHome, secureCoilHome } from "../boot/paths.js";
+import { coilVersion } from "../lib/paths.js";
 import { resolvePreset, type ResolvedPreset } from "../boot/preset.js";
 import { formatPreset } from "./preset-show.js";
 import { PACKAGE_INSTALLER, type PackageInstaller } from "../lib/package-installer.js";
@@ -50,7 +50,7 @@ function scan(argv: string[]) {
 }
 
 export function version(): string {
-  return JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")).version;
+  return coilVersion();
 }
 
 function program(io: CliIO, host?: PluginHost): Command {

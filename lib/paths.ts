@@ -23,6 +23,13 @@ export function packageRoot(): string {
   }
 }
 
+let version: string | undefined;
+
+/** coil's version, from its package.json. */
+export function coilVersion(): string {
+  return (version ??= (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string }).version);
+}
+
 /** `$COIL_HOME`, default `~/.coil`. */
 export function coilHome(env: NodeJS.ProcessEnv = process.env): string {
   return env.COIL_HOME || join(homedir(), ".coil");

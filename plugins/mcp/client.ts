@@ -3,10 +3,9 @@
  * lists synced at request boundaries, `@server:uri` mentions, the `mcp` service and `/mcp`. The plugin's
  * setup only registers these methods.
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ModelRequest, PluginContext, ToolOutput, ToolRunContext, ToolSpec } from "../../kernel/index.js";
-import { packageRoot } from "../../lib/paths.js";
+import { coilVersion } from "../../lib/paths.js";
 import type { McpService, ServerStatus } from "./api.js";
 import { formatProblem, type loadServers, type ServerConfig } from "./config.js";
 import type { McpOptions } from "./index.js";
@@ -182,11 +181,4 @@ function formatStatus(list: readonly ServerStatus[], problems: string[], untrust
   return lines.join("\n");
 }
 
-let cachedVersion: string | undefined;
-function version(): string {
-  try {
-    return (cachedVersion ??= (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string }).version);
-  } catch {
-    return "0.0.0";
-  }
-}
+const version = coilVersion;

@@ -6,10 +6,11 @@
  * configured. See docs/mcp.md.
  */
 import { definePlugin, Stage, Type, type Static } from "../../kernel/index.js";
+import { addDoctorSection } from "../../lib/doctor.js";
 import { coilHome } from "../../lib/paths.js";
 import { mcpCommand } from "./cli.js";
 import { McpClient } from "./client.js";
-import { loadServers } from "./config.js";
+import { formatProblem, loadServers } from "./config.js";
 
 export type { McpService, ServerStatus } from "./api.js";
 
@@ -36,6 +37,18 @@ export default definePlugin({
       description: "MCP servers: list, get <name>, add <name> -- <command...>, add <name> --url <url>, remove <name>",
       usage: "<list|get|add|remove> [args...]",
       run: (argv, io) => mcpCommand(argv, io, { ...sources, home: coilHome(io.env) }),
+    });
+    // `coil doctor`: what is configured and from where (doctor starts no server: `/mcp` shows live status).
+    addDoctorSection(ctx, {
+      title: "MCP servers",
+      report: () => {
+        const { servers, untrusted, problems } = client.config;
+        const lines = servers.map((s) => `${s.name}  ${s.transport.type}  ${s.transport.type === "stdio" ? [s.transport.command, ...s.transport.args].join(" ") : s.transport.url}  (${s.source})`);
+        if (!servers.length) lines.push("none configured (coil mcp add <name> -- <command...>; docs/mcp.md)");
+        for (const f of untrusted) lines.push(`not loaded (project not trusted; coil trust): ${f}`);
+        for (const p of problems) lines.push(`problem: ${formatProblem(p)}`);
+        return lines.join("\n");
+      },
     });
     ctx.onStart((_agent, _io, info) => client.start(info.mode));
     ctx.onStop(() => client.stop());

@@ -4,6 +4,7 @@
  * lib/models.ts), and the thinking level: `--thinking`, `/thinking` (lib/thinking.ts). A preset lists it once; before, whichever provider plugin loaded first registered them.
  */
 import { definePlugin } from "../../kernel/index.js";
+import { addDoctorSection } from "../../lib/doctor.js";
 import { registerModelCli } from "../../lib/provider-kit/cli.js";
 import { registerThinking } from "../../lib/thinking.js";
 
@@ -13,5 +14,18 @@ export default definePlugin({
   setup(ctx) {
     registerModelCli(ctx);
     registerThinking(ctx);
+    // `coil doctor`: which providers can be used now (never a key, only where one would come from).
+    addDoctorSection(ctx, {
+      title: "providers",
+      report: () =>
+        ctx.providers
+          .ids()
+          .map((id) => {
+            const p = ctx.providers.get(id)!;
+            const ready = !p.isConfigured || p.isConfigured();
+            return ready ? `${id}  ready (${p.models?.length ?? 0} models listed)` : `${id}  not set up: ${p.setupHint ?? "see docs/providers.md"}`;
+          })
+          .join("\n"),
+    });
   },
 });

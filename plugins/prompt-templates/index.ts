@@ -22,6 +22,7 @@ import type {} from "../skills/api.js"; // types the `skills` service (its `comp
 import type {} from "../session-jsonl/api.js"; // types the `session` service (recording the model put back)
 import { coilHome, expandVars, listTemplateFiles, packageDirs, packageRoot, parseTemplate, type PromptTemplate, type TemplateDir, type TemplateProblem } from "./templates.js";
 import { CompatOption, compatOf, type Compat } from "../../lib/compat.js";
+import { addDoctorSection } from "../../lib/doctor.js";
 import { projectRoot } from "../../lib/project.js";
 
 export type { PromptTemplatesService } from "./api.js";
@@ -300,10 +301,22 @@ export default definePlugin({
         ctx.log.warn(`prompt template ${t.file} not loaded: ${(error as Error).message}`);
       }
     }
-    ctx.services.provide("prompt-templates", {
+    const service = {
       list: () => templates,
       problems: () => problems,
       dirs: () => dirs.map((d) => ({ ...d, exists: existsSync(d.dir), loaded: templates.filter((t) => t.from === d).length })),
+    };
+    ctx.services.provide("prompt-templates", service);
+    addDoctorSection(ctx, {
+      title: "prompt templates",
+      report: () =>
+        [
+          `${templates.length} loaded: ${templates.map((t) => `/${t.name}`).join(" ") || "(none)"}`,
+          "searched, first name wins:",
+          ...service.dirs().map((d) => `  ${d.dir}  [${d.source}]  ${d.exists ? `${d.loaded} template(s)` : "(none)"}`),
+          ...problems.map((p) => `not loaded: ${p.file}: ${p.reason}`),
+          ...notes.map((n) => `note: ${n}`),
+        ].join("\n"),
     });
     ctx.commands.register({
       name: "templates",

@@ -7,6 +7,8 @@ import { definePlugin, type ToolDefinition, type ToolResultMessage } from "../..
 import { createBashTool } from "./bash.js";
 import { ConfinementNotice, doctor } from "./confinement.js";
 import { doctorService, formatSections } from "../../lib/doctor.js";
+import { coilHome, coilVersion } from "../../lib/paths.js";
+import { gitRoot, projectRoot } from "../../lib/project.js";
 import { createEditTool } from "./edit.js";
 import { resolveOperations } from "./local-operations.js";
 import { CodingOptions, type ToolEnv } from "./options.js";
@@ -38,8 +40,11 @@ export default definePlugin({
     const sections = doctorService(ctx);
     ctx.subcommands.register({
       name: "doctor",
-      description: "say how commands are confined: the sandbox status, or that there is none",
+      description: "check the setup: versions, project trust, how commands are confined, providers and keys, MCP servers, skills, context files, templates",
       run: async (_argv, io) => {
+        const root = projectRoot(ctx.cwd);
+        io.stdout.write(`coil ${coilVersion()} (node ${process.version}, ${process.platform} ${process.arch}); $COIL_HOME ${coilHome(io.env)}\n`);
+        io.stdout.write(`project: ${root}${gitRoot(ctx.cwd) ? " (git root)" : " (no git repository: the working directory)"}, ${ctx.projectTrusted ? "trusted (or nothing in it needs trust): its .coil/ preset, hooks, .mcp.json servers and plugins load" : "not trusted: its .coil/ preset, hooks, .mcp.json servers and plugins do not load (coil trust)"}\n`);
         const code = await doctor(ctx.services.get("operations"), ctx.options.tools.includes("bash"), io);
         io.stdout.write(await formatSections(sections.sections()));
         return code;

@@ -3,11 +3,9 @@
  * JetBrains, Neovim clients) host coil as their agent. The SDK loads only in this mode (server.ts).
  * stdout carries protocol messages only; diagnostics go to stderr. See docs/editors.md.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { format } from "node:util";
 import { definePlugin, type FrontEndContext, type PluginHost, type UiService } from "../../kernel/index.js";
-import { packageRoot } from "../../lib/paths.js";
+import { coilVersion } from "../../lib/paths.js";
 import { onTermination } from "../../lib/signals.js";
 import type { Operations } from "../tools-coding/api.js";
 import type { AcpServer } from "./server.js";
@@ -42,13 +40,7 @@ function attach(host: PluginHost, server: AcpServer, dialogs: { current?: UiServ
   };
 }
 
-function version(): string {
-  try {
-    return JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")).version;
-  } catch {
-    return "0.0.0";
-  }
-}
+const version = coilVersion;
 
 export default definePlugin({
   id: "ui-acp",
