@@ -78,6 +78,8 @@ export class SessionStore extends SessionTree {
   private headerWritten: boolean;
   private needsNewline = false;
   private dirSynced = true;
+  /** Lines were written since the last fsync. */
+  private unsynced = false;
 
   private constructor(
     readonly ops: SessionOps,
@@ -151,11 +153,12 @@ export class SessionStore extends SessionTree {
     return this.danglingCalls().map((call) => this.appendMessage(errorResult(call, text)));
   }
 
-  /** fsync the file (end of every turn). */
+  /** fsync the file (end of every turn), when something was written since the last one. */
   sync(): void {
-    if (this.fd === undefined || !this.file) return;
+    if (this.fd === undefined || !this.file || !this.unsynced) return;
     try {
       this.ops.fsyncSync(this.fd);
+      this.unsynced = false;
       if (!this.dirSynced) {
         // A new file's directory entry must reach the disk too, or a power cut could lose the file.
         const dfd = this.ops.openSync(dirname(this.file), "r");
@@ -259,6 +262,7 @@ export class SessionStore extends SessionTree {
     const text = (this.needsNewline ? "\n" : "") + serialize(value) + "\n";
     const bytes = Buffer.from(text, "utf8");
     try {
+      this.unsynced = true;
       let done = this.ops.writeSync(this.fd!, bytes);
       while (done < bytes.length) {
         const n = this.ops.writeSync(this.fd!, bytes.subarray(done));

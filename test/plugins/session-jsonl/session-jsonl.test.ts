@@ -531,6 +531,41 @@ describe("session-jsonl: write failures stop the run loudly", () => {
     expect(pairingProblems(SessionStore.open(file).context())).toEqual([]);
   });
 
+  it("one fsync of the file per turn, after every turn_end tap wrote its entries; none after the last turn", async () => {
+    const d = dirs();
+    const fds = new Map<number, string>();
+    const syncs: { path: string; size: number }[] = [];
+    const ops: SessionOps = {
+      ...nodeOps,
+      openSync: (path, flags, mode) => {
+        const fd = nodeOps.openSync(path, flags, mode);
+        fds.set(fd, path);
+        return fd;
+      },
+      fsyncSync: (fd) => {
+        nodeOps.fsyncSync(fd);
+        const path = fds.get(fd)!;
+        syncs.push({ path, size: path.endsWith(".jsonl") ? readFileSync(path).length : 0 });
+      },
+    };
+    // like cost-audit: a turn_end tap (default stage) that records something per turn
+    const recorder = definePlugin({
+      id: "test-recorder",
+      setup(ctx) {
+        ctx.tap("turn_end", () => void (ctx.services.get("session") as { appendCustom(t: string, d: unknown): unknown }).appendCustom("test-record", { ok: true }));
+      },
+    });
+    const rig = await startRig({ ...d, ops, plugins: [[echoTool], [recorder]], script: [{ toolCalls: [{ name: "echo", arguments: { text: "a" } }] }, { toolCalls: [{ name: "echo", arguments: { text: "b" } }] }, { text: "done" }] });
+    expect((await rig.agent.prompt("go")).stopReason).toBe("stop");
+    const file = rig.session.file!;
+    await rig.stop();
+    const fileSyncs = syncs.filter((s) => s.path === file);
+    expect(fileSyncs).toHaveLength(3); // three turns
+    expect(syncs.filter((s) => s.path !== file)).toHaveLength(1); // the folder, once, when the file was created
+    expect(fileSyncs.at(-1)!.size).toBe(readFileSync(file).length); // the last turn's record was on disk before its fsync
+    expect(lines(file).filter((e) => e.customType === "test-record")).toHaveLength(3);
+  });
+
   it("a failed fsync at the end of a turn is a write failure too", async () => {
     const d = dirs();
     const ops: SessionOps = { ...nodeOps, fsyncSync: () => { throw Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" }); } };
