@@ -8,7 +8,7 @@ import { Agent } from "../kernel/agent.js";
 import { PluginHost } from "../kernel/host.js";
 import { formatDiagnostic } from "../kernel/errors.js";
 import type { AgentEvent } from "../kernel/types.js";
-import { loadPlugin, optionsTarget } from "./load.js";
+import { loadPlugin, needsPlugin, optionsTarget, type RunShape } from "./load.js";
 import { chooseModel } from "../lib/models.js";
 import { resolvePreset, type ResolvedPreset, type ResolveOptions } from "./preset.js";
 
@@ -33,10 +33,17 @@ export interface AssembleOptions {
   model?: string;
   /** Only the built-in preset: no user or project layer (the installer host, `preset show --builtin`). */
   builtinOnly?: boolean;
+  /**
+   * What the run is, when the command line says before loading (`coil -p`, `--mode`): built-in plugins
+   * whose manifest serves other modes and subcommands only are then not imported. Absent: all load.
+   */
+  run?: RunShape;
 }
 
 export interface Assembled {
   preset: ResolvedPreset;
+  /** Preset entries this run did not import (their manifest serves other modes and subcommands). */
+  skipped: string[];
   host: PluginHost;
   /** Warnings and errors plugins logged during setup, handed back for the caller to show. */
   setupDiagnostics: Diagnostic[];
@@ -53,11 +60,12 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
   const untrustedProject = (o.explicitTrust ?? o.trust) ? undefined : o.cwd;
   const host = new PluginHost({ cwd: o.cwd, projectTrusted: o.trust });
   // Load every module first (in parallel), then set up in preset order: nothing starts half-configured.
-  const plugins = await Promise.all(preset.entries.map((entry) => loadPlugin({ ...entry, source: entry.source }, { home: o.home, untrustedProject })));
+  const entries = preset.entries.filter((entry) => needsPlugin(entry, o.run));
+  const plugins = await Promise.all(entries.map((entry) => loadPlugin({ ...entry, source: entry.source }, { home: o.home, untrustedProject })));
   const setupDiagnostics: Diagnostic[] = [];
   const stop = host.subscribe("diagnostic", (d) => void (d.type === "diagnostic" && d.level !== "info" && setupDiagnostics.push(d)));
   try {
-    preset.entries.forEach((entry, i) =>
+    entries.forEach((entry, i) =>
       plugins[i]!.forEach((plugin, j, all) => {
         const own = j === optionsTarget(all, entry.key);
         host.install(plugin, own ? entry.options : {}, { ref: entry.ref, ...entry.source, baseDir: entry.baseDir, optionSources: own ? entry.optionSources : {} });
@@ -66,7 +74,7 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
   } finally {
     stop();
   }
-  return { preset, host, setupDiagnostics };
+  return { preset, host, setupDiagnostics, skipped: preset.entries.filter((e) => !entries.includes(e)).map((e) => e.key) };
 }
 
 /** The agent a resolved preset describes: its provider and model (boot/models.ts) and its settings. */
