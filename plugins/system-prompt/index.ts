@@ -21,6 +21,8 @@ export const SystemPromptOptions = Type.Object({
   append: Type.Optional(Type.String()),
   /** Extra guidelines, one per item. */
   guidelines: Type.Array(Type.String(), { default: [] }),
+  /** List the tools, one line each (their `promptSnippet`), in the system prompt. Off by default: the tool definitions sent with every request carry the same. */
+  toolList: Type.Boolean({ default: false }),
   /** Point the model at coil's own docs/ folder. */
   docs: Type.Boolean({ default: true }),
   /** Put the current date in the last block. */
@@ -94,6 +96,7 @@ export default definePlugin({
       return assemble({
         role,
         tools,
+        toolList: o.toolList,
         guidelines: o.guidelines,
         docs: o.docs ? docsInfo() : undefined,
         skills,

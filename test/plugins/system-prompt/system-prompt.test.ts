@@ -50,7 +50,8 @@ function rig(flags: Record<string, unknown> = {}) {
   const { host, agent } = createTestKit({
     cwd,
     scripted: { chunkSize: 4096 },
-    plugins: [toolsCoding, toolsSearch, systemPrompt, extra, contextFiles, [skills, { builtin: false }]],
+    // toolList: the optional tools block is on here, so its changes can be followed too
+    plugins: [toolsCoding, toolsSearch, [systemPrompt, { toolList: true }], extra, contextFiles, [skills, { builtin: false }]],
     agent: { model: { id: "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 8_000 } },
   });
   host.flagValues = flags;
@@ -142,7 +143,6 @@ describe("system-prompt", () => {
   it("points at coil's docs and ends with the date and working directory", async () => {
     const blocks = await rig().ask();
     expect(blocks.find((b) => b.id === "docs")!.text).toContain(`${join(packageRoot(), "docs")}/ (`);
-    expect(blocks.find((b) => b.id === "docs")!.text).toContain("plugins.md");
     expect(blocks.at(-1)!.text).toMatch(new RegExp(`^Current date: \\d{4}-\\d{2}-\\d{2}\\nWorking directory: ${cwd}$`));
   });
 });
@@ -162,6 +162,7 @@ describe("system-prompt assembly", () => {
     const blocks = assemble({
       role: "R",
       tools: [tool("write"), tool("bash")],
+      toolList: true,
       guidelines: [],
       skills: [
         { name: "zeta", description: "z", location: "/z" },
