@@ -14,6 +14,7 @@ import { keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../li
 import { coilHome, isLocalUrl, mergeModel, readModelsFile, type ProviderConfig } from "../../lib/provider-kit/config.js";
 import { PROVIDER_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
 import { routeConsole, sdkLogger } from "../../lib/provider-kit/sdk-log.js";
+import { bytesBodyFetch } from "../../lib/provider-kit/fetch.js";
 import { ANTHROPIC_DEFAULT_LIMITS, ANTHROPIC_MODELS } from "./models.js";
 import { buildParams, classify, readStream } from "./wire.js";
 
@@ -69,7 +70,7 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
       const auth = k.bearer ? { authToken: k.key } : { apiKey: k.key ?? "no-key" };
       // The SDK's own retries are off: coil retries, so that waits are visible and abortable.
       // The SDK's console logging goes to coil's diagnostics (stderr stays clean in --mode json).
-      c = new AnthropicSdk({ ...auth, baseURL: url, maxRetries: 0, timeout: o.timeoutMs, defaultHeaders: { ...o.headers, ...s.headers }, logger: sdkLogger(ctx.log, s.id, [k.key]) });
+      c = new AnthropicSdk({ ...auth, baseURL: url, maxRetries: 0, timeout: o.timeoutMs, fetch: bytesBodyFetch, defaultHeaders: { ...o.headers, ...s.headers }, logger: sdkLogger(ctx.log, s.id, [k.key]) });
       clients.set(id, c);
     }
     return c;

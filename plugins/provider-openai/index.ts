@@ -15,6 +15,7 @@ import { keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../li
 import { coilHome, isLocalUrl, mergeModel, readModelsFile, type Compat, type ProviderConfig } from "../../lib/provider-kit/config.js";
 import { PROVIDER_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
 import { routeConsole, sdkLogger } from "../../lib/provider-kit/sdk-log.js";
+import { bytesBodyFetch } from "../../lib/provider-kit/fetch.js";
 import { buildCompletionsParams, readCompletions } from "./completions.js";
 import { COMPAT_GENERIC, COMPAT_OPENAI, COMPATIBLE_PROVIDERS, OPENAI_DEFAULT_LIMITS, OPENAI_MODELS } from "./models.js";
 import { buildResponsesParams, readResponses } from "./responses.js";
@@ -82,7 +83,7 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
       const { default: OpenAISdk } = await import("openai");
       // The SDK's own retries are off: coil retries, so that waits are visible and abortable.
       // The SDK's console logging goes to coil's diagnostics (stderr stays clean in --mode json).
-      c = new OpenAISdk({ apiKey: k ?? "no-key", baseURL: url, maxRetries: 0, timeout: o.timeoutMs, defaultHeaders: { ...o.headers, ...s.headers }, logger: sdkLogger(ctx.log, s.id, [k]) });
+      c = new OpenAISdk({ apiKey: k ?? "no-key", baseURL: url, maxRetries: 0, timeout: o.timeoutMs, fetch: bytesBodyFetch, defaultHeaders: { ...o.headers, ...s.headers }, logger: sdkLogger(ctx.log, s.id, [k]) });
       clients.set(id, c);
     }
     return c;
