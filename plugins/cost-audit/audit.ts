@@ -146,6 +146,20 @@ export function recordsFrom(entries: readonly EntryLike[], cacheTtlMs: number): 
   return out;
 }
 
+/**
+ * The newest record of these entries, found from the end (what a resumed session's first request is
+ * compared with): its real record, or one from the newest reply's usage. `skip`: a message to pass over.
+ */
+export function lastRecord(entries: readonly EntryLike[], cacheTtlMs: number, skip?: unknown): TurnAudit | undefined {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i]!;
+    if (e.type === "message" && e.message === skip) continue;
+    const record = e.type === "custom" && e.customType === AUDIT_TYPE && (e.data as TurnAudit)?.v === 1;
+    if (record || (e.type === "message" && (e.message as { role?: string })?.role === "assistant")) return recordsFrom([e], cacheTtlMs).at(-1);
+  }
+  return undefined;
+}
+
 /** The table `/cost` and `coil sessions stats` print. */
 export function formatReport(records: readonly TurnAudit[], title?: string): string {
   if (records.length === 0) return `${title ? `${title}\n` : ""}no model requests recorded yet`;
