@@ -73,11 +73,14 @@ async function runNode(args) {
 }
 
 const say = (s = "") => console.log(s);
+// COIL_BENCH_ONLY=2,5 runs only those sections (start-up is always measured: it gives node -e 0)
+const only = process.env.COIL_BENCH_ONLY?.split(",");
+const want = (n) => !only || only.includes(String(n));
 const kb = (n) => (n / 1024).toFixed(1);
 const verdict = (value, goal) => (value <= goal ? "met" : "**not met**");
 
 // ───────────────────────── 1. start-up ─────────────────────────
-const RUNS = 11;
+const RUNS = want(1) ? 11 : 3;
 const samples = { node: [], version: [], turn: [], scripted: [] };
 for (let i = 0; i < RUNS + 2; i++) {
   const node = await runNode(["-e", "0"]);
@@ -112,6 +115,7 @@ const plugins = urls.map((u) => u.match(/\/dist\/plugins\/([^/]+)\//)?.[1]).filt
 say(`\n\`coil -p\` (Anthropic) loads ${urls.length} module files, ${fromNodeModules.length} of them from node_modules; plugin modules: ${plugins.length ? plugins.join(", ") : "none"}.`);
 
 // ───────────────────────── 2. harness time per turn ─────────────────────────
+const sessionsDist = await import(pathToFileURL(join(root, "dist", "plugins", "session-jsonl", "index.js")).href);
 /** N turns of one `read` call each, then text; the gaps between a response's end and the next request. */
 async function perTurn(turns, args) {
   for (let i = 0; i < turns; i++) mock.push(reply([{ tool: { id: `toolu_${i}`, name: "read", input: { path: "a.txt" } } }], { stop: "tool_use" }));
@@ -125,11 +129,6 @@ async function perTurn(turns, args) {
   for (let i = first + 1; i < arrivals.length; i++) gaps.push(arrivals[i] - finishes[i - 1]);
   return { gaps: gaps.slice(2), bytes }; // the first two turns warm up the JIT
 }
-const small = await perTurn(30, ["--no-session"]);
-const smallSession = await perTurn(30, []);
-
-// A resumed session whose request body is about 2 MB: 200 turns of ~10 KB.
-const sessionsDist = await import(pathToFileURL(join(root, "dist", "plugins", "session-jsonl", "index.js")).href);
 const usage = { input: 1200, output: 150, cacheRead: 0, cacheWrite: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
 const filler = (n, seed) => `${seed} `.repeat(Math.ceil(n / (seed.length + 1))).slice(0, n);
 function* turn(i, resultChars) {
@@ -154,6 +153,10 @@ function makeSession(turns, resultChars) {
   store.close();
   return store.file;
 }
+if (want(2)) {
+const small = await perTurn(30, ["--no-session"]);
+const smallSession = await perTurn(30, []);
+// A resumed session whose request body is about 2 MB: 200 turns of ~10 KB.
 const bigFile = makeSession(200, 10_000);
 const big = await perTurn(30, ["--session", bigFile]);
 say(`\n## 2. Harness time per turn (a response's end → the next request, one \`read\` call a turn, median of 28 turns)\n`);
@@ -165,10 +168,11 @@ for (const [name, r] of [["small, --no-session", small], ["small, with a session
   const goal = r.bytes > 1e6 ? goalSmall + (5 * r.bytes) / 2 ** 20 : goalSmall;
   say(`| ${name} | ${kb(r.bytes)} KB | ${ms.toFixed(2)} | ≤ ${goal.toFixed(1)} ms — ${verdict(ms, goal)} | ${(ms / base).toFixed(3)} |`);
 }
+}
 
 // ───────────────────────── 3. session durability ─────────────────────────
+if (want(3)) {
 say(`\n## 3. Session appends and fsyncs\n`);
-{
   const store = sessionsDist.SessionStore.create(cwd, join(work, "sessions"));
   const N = 3000;
   let t0 = performance.now();
@@ -183,7 +187,6 @@ say(`\n## 3. Session appends and fsyncs\n`);
   const synced = ((T * 4) / (performance.now() - t0)) * 1000;
   store.close();
   say(`appends/s without fsync: ${Math.round(plain).toLocaleString("en")}; with one fsync per turn (4 entries): ${Math.round(synced).toLocaleString("en")} entries/s (${((T * 1000) / ((T * 4) / synced * 1000)).toFixed(0)} turns/s)`);
-}
 if (spawnSync("strace", ["-V"]).status === 0) {
   const TURNS = 10;
   for (let i = 0; i < TURNS - 1; i++) mock.push(reply([{ tool: { id: `toolu_f${i}`, name: "read", input: { path: "a.txt" } } }], { stop: "tool_use" }));
@@ -195,9 +198,10 @@ if (spawnSync("strace", ["-V"]).status === 0) {
   const syncs = readFileSync(trace, "utf8").split("\n").filter((l) => /\b(fsync|fdatasync)\(/.test(l)).length;
   say(`fsyncs in a ${TURNS}-turn \`coil -p\` run with a session (strace): ${syncs} — ${(syncs / TURNS).toFixed(2)} per turn (goal ≤ 1 — ${verdict(syncs / TURNS, 1)})`);
 } else say("fsyncs per turn: strace is not installed, not counted");
+}
 
 // ───────────────────────── 4. resume ─────────────────────────
-{
+if (want(4)) {
   // 5,000 turns of 3 entries (user, assistant with a tool call, tool result), as bench/sessions.mjs writes them
   const store = sessionsDist.SessionStore.create(cwd, join(work, "sessions"));
   for (let i = 0; i < 5000; i++) {
@@ -233,7 +237,7 @@ if (spawnSync("strace", ["-V"]).status === 0) {
 }
 
 // ───────────────────────── 5. prompt size ─────────────────────────
-{
+if (want(5)) {
   mock.push(text("hello"));
   const seen = mock.requests.length;
   await run([...MODEL, "--no-session", "-p", "hi"]);
@@ -254,8 +258,10 @@ if (spawnSync("strace", ["-V"]).status === 0) {
   const sysBytes = system.reduce((s, t) => s + size(t), 0);
   const tools = (body.tools ?? []).map((t) => [t.name, size(JSON.stringify(t))]);
   const toolBytes = tools.reduce((s, [, n]) => s + n, 0);
-  say(`\n## 5. Default preset: system prompt + tools on the wire (no skills or AGENTS.md in the project)\n`);
-  say(`total: ${kb(sysBytes + toolBytes)} KB (system ${kb(sysBytes)} KB + tools ${kb(toolBytes)} KB) — goal ≤ 6 KB — ${verdict(sysBytes + toolBytes, 6 * 1024)}\n`);
+  const skills = system.filter((t) => t.startsWith("Skills are folders")).reduce((s, t) => s + size(t), 0);
+  const counted = sysBytes - skills + toolBytes;
+  say(`\n## 5. Default preset: system prompt + tools on the wire (no AGENTS.md in the project)\n`);
+  say(`before skills: ${kb(counted)} KB (system ${kb(sysBytes - skills)} KB + tools ${kb(toolBytes)} KB) — goal ≤ 6 KB — ${verdict(counted, 6 * 1024)}; with the built-in skills index: ${kb(sysBytes + toolBytes)} KB\n`);
   say("| system block | bytes |\n|---|---:|");
   const parts = system.flatMap((t) => t.split(/\n\n(?=Tools you can call|Guidelines:|coil's own documentation|Skills are folders|Project instructions|Current date|Working directory)/));
   for (const t of parts) say(`| ${label(t)} | ${size(t)} |`);
