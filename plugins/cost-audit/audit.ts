@@ -45,13 +45,21 @@ export interface Snapshot {
 
 const hash = (value: unknown) => createHash("sha256").update(JSON.stringify(value)).digest("hex").slice(0, 16);
 
+/** Hashes by the array they were computed from: the system prompt plugin hands over the same blocks while nothing changed. */
+const hashed = new WeakMap<object, string>();
+const hashOf = <T>(list: readonly T[], key: (item: T) => unknown): string => {
+  let h = hashed.get(list);
+  if (h === undefined) hashed.set(list, (h = hash(list.map(key))));
+  return h;
+};
+
 export function snapshot(request: ModelRequest, at = Date.now()): Snapshot {
   return {
     at,
     provider: request.model.provider,
     model: request.model.id,
-    systemHash: hash(request.system.map((b) => [b.id, b.text])),
-    toolsHash: hash(request.tools.map((t) => [t.name, t.description, t.parameters])),
+    systemHash: hashOf(request.system, (b) => [b.id, b.text]),
+    toolsHash: hashOf(request.tools, (t) => [t.name, t.description, t.parameters]),
   };
 }
 
