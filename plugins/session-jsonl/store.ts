@@ -80,6 +80,11 @@ export class SessionStore extends SessionTree {
   private dirSynced = true;
   /** Lines were written since the last fsync. */
   private unsynced = false;
+  /** A background fsync is running; `again`: more lines came meanwhile. */
+  private syncing = false;
+  private again = false;
+  /** A background fsync failed: taken (and reported) by the next turn. */
+  private syncFailure?: SessionWriteError;
 
   private constructor(
     readonly ops: SessionOps,
@@ -176,15 +181,59 @@ export class SessionStore extends SessionTree {
     }
   }
 
+  /**
+   * fsync in the background: the next request goes out while the disk flushes. The lines are already
+   * written, so a completed turn survives kill -9 either way; a power cut can lose the turns whose
+   * fsync had not finished. A failure is kept for `takeSyncFailure`. The first sync of a new file (its
+   * folder too) stays in line.
+   */
+  syncSoon(): void {
+    if (this.fd === undefined || !this.file || !this.unsynced) return;
+    if (!this.ops.fsync || !this.dirSynced) return this.sync();
+    if (this.syncing) return void (this.again = true);
+    const [fd, file] = [this.fd, this.file];
+    this.syncing = true;
+    this.unsynced = false;
+    this.ops.fsync(fd, (error) => {
+      this.syncing = false;
+      if (this.fd !== fd) {
+        // closed meanwhile: close() synced in line and left the fd to be closed here
+        try {
+          this.ops.closeSync(fd);
+        } catch {
+          // nothing to lose: the lines were synced
+        }
+        return;
+      }
+      if (error) {
+        this.unsynced = true;
+        this.syncFailure = new SessionWriteError(file, error);
+      } else if (this.again) {
+        this.again = false;
+        this.syncSoon();
+      }
+    });
+  }
+
+  /** The failure of a background fsync since the last call, if any. */
+  takeSyncFailure(): SessionWriteError | undefined {
+    const failure = this.syncFailure;
+    this.syncFailure = undefined;
+    return failure;
+  }
+
   close(): void {
     if (this.fd === undefined) return;
     try {
       this.sync();
     } finally {
-      try {
-        this.ops.closeSync(this.fd);
-      } catch {
-        // closing cannot lose data that fsync kept
+      // Never under a running background fsync: its callback closes the fd then.
+      if (!this.syncing) {
+        try {
+          this.ops.closeSync(this.fd);
+        } catch {
+          // closing cannot lose data that fsync kept
+        }
       }
       this.fd = undefined;
     }
