@@ -97,7 +97,7 @@ for (let i = 0; i < RUNS + 2; i++) {
 }
 const base = median(samples.node);
 const turnMs = median(samples.turn);
-say(`# Harness cost (issue #21; this machine, medians; node -e 0 = ${base.toFixed(1)} ms)\n`);
+say(`# Harness cost (issue #21; this machine, medians; node -e 0 = ${base.toFixed(1)} ms; load average ${(await import("node:os")).loadavg()[0].toFixed(1)} on ${(await import("node:os")).cpus().length} cores)\n`);
 say(`## 1. Start-up (median of ${RUNS} runs, round-robin)\n`);
 say("| command | ms | × node -e 0 | goal |\n|---|---:|---:|---|");
 say(`| node -e 0 | ${base.toFixed(1)} | 1.00 | |`);
@@ -131,12 +131,12 @@ async function perTurn(turns, args) {
 }
 const usage = { input: 1200, output: 150, cacheRead: 0, cacheWrite: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
 const filler = (n, seed) => `${seed} `.repeat(Math.ceil(n / (seed.length + 1))).slice(0, n);
-function* turn(i, resultChars) {
+function* turn(i, resultChars, userChars = 160, replyChars = 320) {
   const ts = 1_780_000_000_000 + i * 1000;
-  yield { role: "user", content: `Step ${i}: ${filler(160, "please continue with the refactor")}`, timestamp: ts };
+  yield { role: "user", content: `Step ${i}: ${filler(userChars, "please continue with the refactor")}`, timestamp: ts };
   yield {
     role: "assistant",
-    content: [{ type: "text", text: filler(320, `reading file ${i}`) }, { type: "toolCall", id: `toolu_s${i}`, name: "read", arguments: { path: `src/module-${i % 97}.ts` } }],
+    content: [{ type: "text", text: filler(replyChars, `reading file ${i}`) }, { type: "toolCall", id: `toolu_s${i}`, name: "read", arguments: { path: `src/module-${i % 97}.ts` } }],
     api: "anthropic-messages",
     provider: "anthropic",
     model: "claude-sonnet-5-5",
@@ -193,10 +193,11 @@ if (spawnSync("strace", ["-V"]).status === 0) {
   mock.push(text("done"));
   const trace = join(work, "strace.txt");
   await new Promise((resolve) => {
-    spawn("strace", ["-f", "-qq", "-e", "trace=fsync,fdatasync", "-o", trace, process.execPath, bin, ...MODEL, "-p", "go"], { cwd, env }).on("close", resolve);
+    spawn("strace", ["-f", "-qq", "-y", "-e", "trace=fsync,fdatasync", "-o", trace, process.execPath, bin, ...MODEL, "-p", "go"], { cwd, env }).on("close", resolve);
   });
-  const syncs = readFileSync(trace, "utf8").split("\n").filter((l) => /\b(fsync|fdatasync)\(/.test(l)).length;
-  say(`fsyncs in a ${TURNS}-turn \`coil -p\` run with a session (strace): ${syncs} — ${(syncs / TURNS).toFixed(2)} per turn (goal ≤ 1 — ${verdict(syncs / TURNS, 1)})`);
+  const calls = readFileSync(trace, "utf8").split("\n").filter((l) => /\b(fsync|fdatasync)\(/.test(l));
+  const ofFile = calls.filter((l) => /\.jsonl>/.test(l)).length;
+  say(`fsyncs in a ${TURNS}-turn \`coil -p\` run with a session (strace): ${ofFile} of the session file — ${(ofFile / TURNS).toFixed(2)} per turn (goal ≤ 1 — ${verdict(ofFile / TURNS, 1)}) — and ${calls.length - ofFile} of its folder, once, when the file was created`);
 } else say("fsyncs per turn: strace is not installed, not counted");
 }
 
@@ -205,7 +206,7 @@ if (want(4)) {
   // 5,000 turns of 3 entries (user, assistant with a tool call, tool result), as bench/sessions.mjs writes them
   const store = sessionsDist.SessionStore.create(cwd, join(work, "sessions"));
   for (let i = 0; i < 5000; i++) {
-    const [u, a, r] = turn(i, 250);
+    const [u, a, r] = turn(i, 200, 80, 200); // about 6.7 MB in all, as in the issue
     store.appendMessage(u);
     store.appendMessage(a);
     store.appendMessage(r);
