@@ -165,14 +165,24 @@ export class SessionStore extends SessionTree {
       this.ops.fsyncSync(this.fd);
       this.unsynced = false;
       if (!this.dirSynced) {
-        // A new file's directory entry must reach the disk too, or a power cut could lose the file.
+        // A new file's directory entry must reach the disk too, or a power cut could lose the file
+        // (on the thread pool when it can: nothing waits for it, and some file systems cannot do it).
         const dfd = this.ops.openSync(dirname(this.file), "r");
-        try {
-          this.ops.fsyncSync(dfd);
-        } catch {
-          // some file systems do not sync directories
-        } finally {
-          this.ops.closeSync(dfd);
+        const done = () => {
+          try {
+            this.ops.closeSync(dfd);
+          } catch {
+            // the folder's descriptor only
+          }
+        };
+        if (this.ops.fsync) this.ops.fsync(dfd, done);
+        else {
+          try {
+            this.ops.fsyncSync(dfd);
+          } catch {
+            // some file systems do not sync directories
+          }
+          done();
         }
         this.dirSynced = true;
       }
