@@ -85,7 +85,7 @@ for (const [a, b] of [[0, 100], [100, 200], [450, 550], [800, 900], [900, 1000]]
 console.log(`| all ${TURNS} | ${(total / TURNS).toFixed(3)} |`);
 console.log(`\nhistory: ${agent.state.messages.length} messages; heap used: ${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB`);
 
-for (const extra of ["sessions.mjs", "providers.mjs", "tui.mjs", "subagents.mjs", "mcp.mjs", "checkpoints.mjs"]) {
+for (const extra of ["harness.mjs", "sessions.mjs", "providers.mjs", "tui.mjs", "subagents.mjs", "mcp.mjs", "checkpoints.mjs"]) {
   const file = join(root, "bench", extra);
   if (existsSync(file)) {
     console.log("");

@@ -10,7 +10,7 @@ import { CoilError, formatDiagnostic } from "../kernel/errors.js";
 import type { AgentEvent } from "../kernel/types.js";
 import { existsSync, realpathSync } from "node:fs";
 import type { Plugin } from "../kernel/plugin.js";
-import { fileOf, loadPlugin, optionsTarget } from "./load.js";
+import { fileOf, loadPlugin, needsPlugin, optionsTarget, type RunShape } from "./load.js";
 import { chooseModel } from "../lib/models.js";
 import { CLI_SERVICE, type ProviderCliService } from "../lib/provider-kit/cli.js";
 import { projectRoot } from "../lib/project.js";
@@ -37,10 +37,17 @@ export interface AssembleOptions {
   model?: string;
   /** Only the built-in preset: no user or project layer (the installer host, `preset show --builtin`). */
   builtinOnly?: boolean;
+  /**
+   * What the run is, when the command line says before loading (`coil -p`, `--mode`): built-in plugins
+   * whose manifest serves other modes and subcommands only are then not imported. Absent: all load.
+   */
+  run?: RunShape;
 }
 
 export interface Assembled {
   preset: ResolvedPreset;
+  /** Preset entries this run did not import (their manifest serves other modes and subcommands). */
+  skipped: string[];
   host: PluginHost;
   /** Warnings and errors plugins logged during setup, handed back for the caller to show. */
   setupDiagnostics: Diagnostic[];
@@ -57,13 +64,14 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
   const untrustedProject = (o.explicitTrust ?? o.trust) ? undefined : projectRoot(o.cwd);
   const host = new PluginHost({ cwd: o.cwd, projectTrusted: o.trust });
   // Load every module first (in parallel), then set up in preset order: nothing starts half-configured.
+  const entries = preset.entries.filter((entry) => needsPlugin(entry, o.run));
   const setupDiagnostics: Diagnostic[] = [];
   // Your own preset files (user, project) are where `coil install` enables packages: one that is not installed
   // there (a fresh checkout, a deleted node_modules) is skipped with a warning, so `coil install` can restore it.
   const own = new Set(preset.layers.filter((l) => (l.name === "user" || l.name === "project") && !l.skipped).map((l) => l.file));
   const projectFile = preset.layers.find((l) => l.name === "project")?.file;
   const plugins = await Promise.all(
-    preset.entries.map((entry) =>
+    entries.map((entry) =>
       loadPlugin({ ...entry, source: entry.source }, { home: o.home, untrustedProject }).catch((error: unknown) => {
         if (!(error instanceof CoilError && error.code === "PLUGIN_NOT_FOUND" && error.npmSpec && entry.kind === "npm" && own.has(entry.source.file))) throw error;
         const message = `npm package '${entry.key}' is enabled in ${entry.source.file}${entry.source.line ? `:${entry.source.line}` : ""} but not installed, so it is skipped: \`coil install${entry.source.file === projectFile ? " --project" : ""}\` restores what coil-lock.json records, \`coil install ${error.npmSpec}\` installs it, \`coil disable ${entry.key}\` stops this warning`;
@@ -84,7 +92,7 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
     return true;
   };
   try {
-    preset.entries.forEach((entry, i) =>
+    entries.forEach((entry, i) =>
       plugins[i]!.forEach((plugin, j, all) => {
         if (!firstTime(plugin)) return;
         const own = j === optionsTarget(all, entry.key);
@@ -94,7 +102,7 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
   } finally {
     stop();
   }
-  return { preset, host, setupDiagnostics };
+  return { preset, host, setupDiagnostics, skipped: preset.entries.filter((e) => !entries.includes(e)).map((e) => e.key) };
 }
 
 /** The agent a resolved preset describes: its provider and model (boot/models.ts) and its settings. */

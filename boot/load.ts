@@ -3,7 +3,7 @@
  * npm packages. The result is the module's default export, checked with `isPlugin()`.
  */
 import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
-import { basename, extname, isAbsolute, join, relative } from "node:path";
+import { basename, dirname, extname, isAbsolute, join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import { CoilError, messageOf, type CoilErrorOptions } from "../kernel/errors.js";
 import { isPlugin, type Plugin } from "../kernel/plugin.js";
@@ -63,6 +63,52 @@ export async function loadPlugin(ref: PluginRef, options: LoadOptions): Promise<
   throw notFound(ref, `plugin '${ref.ref}' is neither a built-in nor an installed npm package${near ? ` (did you mean '${near}'?)` : ""}`, {
     hint: ids.length ? `built-in plugins: ${ids.join(", ")}` : "no built-in plugins were found",
   });
+}
+
+/**
+ * A built-in plugin's `manifest.json` (next to its index module), read without importing the plugin.
+ * `serves` lists the front-end modes and subcommands the plugin is for: a run that is known to need
+ * none of them does not import it (see `needsPlugin`). A plugin may declare it only when nothing it
+ * registers acts outside those modes and subcommands (test/boot/lazy-plugins.test.ts checks it).
+ */
+export interface PluginManifest {
+  serves?: { modes?: string[]; subcommands?: string[] };
+}
+
+const manifests = new Map<string, PluginManifest | undefined>();
+
+export function builtinManifest(id: string): PluginManifest | undefined {
+  if (manifests.has(id)) return manifests.get(id);
+  const index = builtinModule("plugins", id, "index");
+  let manifest: PluginManifest | undefined;
+  try {
+    manifest = index ? (JSON.parse(readFileSync(join(dirname(index), "manifest.json"), "utf8")) as PluginManifest) : undefined;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw new CoilError("PLUGIN_INVALID", `built-in plugin '${id}' has an unreadable manifest.json: ${messageOf(error)}`, { phase: "resolve" });
+  }
+  manifests.set(id, manifest);
+  return manifest;
+}
+
+/** What a run is, as far as the command line tells before any plugin loads. */
+export interface RunShape {
+  /** The front-end mode (`text` for -p, or --mode's value). */
+  mode: string;
+  /** Every word of the command line that is not an option: the subcommand is one of them. */
+  words: readonly string[];
+}
+
+/**
+ * Whether a preset entry must be imported for this run: always, unless a built-in's manifest says it
+ * serves neither the run's mode nor any of its words. An entry the preset gives options to is always
+ * loaded (a team preset's `packages: { claudePlugins: [...] }` installs them on any first run).
+ */
+export function needsPlugin(ref: Pick<PluginRef, "kind" | "key"> & { options?: unknown }, run: RunShape | undefined): boolean {
+  if (!run || ref.kind !== "name" || !builtinPluginIds().includes(ref.key)) return true;
+  if (ref.options && typeof ref.options === "object" && Object.keys(ref.options).length) return true;
+  const serves = builtinManifest(ref.key)?.serves;
+  if (!serves) return true;
+  return (serves.modes ?? []).includes(run.mode) || (serves.subcommands ?? []).some((s) => run.words.includes(s));
 }
 
 /** Which of an entry's plugins gets its options: the one whose id is the package name, else the first. */

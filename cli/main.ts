@@ -14,6 +14,7 @@ import { agentFor, assemble, presetOptions, showSetupDiagnostics, type AssembleO
 import { coilHome, secureCoilHome } from "../boot/paths.js";
 import { coilVersion } from "../lib/paths.js";
 import { resolvePreset, type ResolvedPreset } from "../boot/preset.js";
+import type { RunShape } from "../boot/load.js";
 import { formatPreset } from "./preset-show.js";
 import { PACKAGE_INSTALLER, type PackageInstaller } from "../lib/package-installer.js";
 import { settleTrust, trustCommand } from "./trust.js";
@@ -31,10 +32,12 @@ const KERNEL_FLAGS_WITH_VALUE = new Set(["--preset", "--plugin", "--provider", "
 
 /** Phase 1: only what decides which plugins load. */
 function scan(argv: string[]) {
-  const found: { preset?: string; plugins: string[]; provider?: string; model?: string; trust: boolean; yes: boolean; help: boolean; codeTrusted?: boolean } = { plugins: [], trust: false, yes: false, help: false };
+  const found: { preset?: string; plugins: string[]; provider?: string; model?: string; trust: boolean; yes: boolean; help: boolean; codeTrusted?: boolean; run?: RunShape } = { plugins: [], trust: false, yes: false, help: false };
+  let mode: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--") break;
+    if (arg === "-p" || arg === "--print") mode ??= "text";
     const [flag, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
     if (flag === "--trust") found.trust = true;
     else if (flag === "--yes") found.yes = true;
@@ -43,9 +46,12 @@ function scan(argv: string[]) {
       const value = inline ?? argv[++i];
       if (value === undefined) continue;
       if (flag === "--plugin") found.plugins.push(value);
-      else if (flag !== "--mode") found[flag.slice(2) as "preset" | "provider" | "model"] = value;
+      else if (flag === "--mode") mode = value;
+      else found[flag.slice(2) as "preset" | "provider" | "model"] = value;
     }
   }
+  // A print or --mode run skips plugins that serve other modes and subcommands only (boot/load.ts needsPlugin).
+  if (mode && !found.help) found.run = { mode, words: argv.filter((a) => !a.startsWith("-")) };
   return found;
 }
 
@@ -219,7 +225,7 @@ async function askYes(io: CliIO, question: string): Promise<boolean> {
 }
 
 function assembleOptions(io: CliIO, home: string, first: ReturnType<typeof scan>): AssembleOptions {
-  return { preset: first.preset, cwd: io.cwd, home, trust: first.trust, explicitTrust: first.codeTrusted ?? first.trust, plugins: first.plugins, provider: first.provider, model: first.model };
+  return { preset: first.preset, cwd: io.cwd, home, trust: first.trust, explicitTrust: first.codeTrusted ?? first.trust, plugins: first.plugins, provider: first.provider, model: first.model, run: first.run };
 }
 
 /**

@@ -269,7 +269,7 @@ export function validateOptions(plugin: Plugin, raw: unknown, source: InstallSou
   const schema = strict(plugin.options);
   // Defaults come from the schema as written (TypeBox skips them under additionalProperties: false).
   const value = Value.Default(plugin.options, structuredClone(given));
-  const errors = Value.Errors(schema, value);
+  const errors = Value.Check(schema, value) ? [] : Value.Errors(schema, value); // Check is several times faster at start-up
   if (errors.length === 0) return value;
   const from = (key: string) => {
     const file = source.optionSources?.[key] ?? Object.entries(source.optionSources ?? {}).find(([k]) => k.startsWith(`${key}.`) || key.startsWith(`${k}.`))?.[1];

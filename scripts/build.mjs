@@ -1,9 +1,10 @@
 // Builds dist/: esbuild bundles the CLI, the kernel entry and every built-in plugin with code
-// splitting (shared modules such as the kernel and TypeBox live once, in dist/chunks), then tsc
+// splitting (shared modules such as the kernel and TypeBox live once, in dist/chunks), copies the
+// plugins' manifest.json files, then tsc
 // writes the .d.ts files plugin authors type against. Start-up loads a few files instead of ~700.
 import { build } from "esbuild";
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 
 const root = new URL("..", import.meta.url).pathname;
@@ -25,11 +26,18 @@ await build({
   platform: "node",
   target: "node20",
   chunkNames: "chunks/[name]-[hash]",
-  // Heavy or optional dependencies stay outside and load only when a run needs them.
-  external: ["jiti", "@anthropic-ai/sdk", "@anthropic-ai/bedrock-sdk", "@anthropic-ai/vertex-sdk", "google-auth-library", "openai", "@modelcontextprotocol/sdk", "@agentclientprotocol/sdk", "@mariozechner/pi-tui", "ink", "react", "bullmq", "ioredis"],
+  // The provider SDKs are bundled (each into a chunk its provider imports on first use): resolving and
+  // compiling ~320 files of @anthropic-ai/sdk from node_modules cost more than the run itself. Other
+  // heavy or optional dependencies (the Bedrock and Vertex SDKs with their cloud auth libraries among them) stay outside and load only when a run needs them.
+  external: ["jiti", "@anthropic-ai/bedrock-sdk", "@anthropic-ai/vertex-sdk", "google-auth-library", "@modelcontextprotocol/sdk", "@agentclientprotocol/sdk", "@mariozechner/pi-tui", "ink", "react", "bullmq", "ioredis"],
   // CommonJS dependencies (yaml) call require(); give the ESM bundle one.
   banner: { js: "import { createRequire as __coilRequire } from 'node:module'; const require = __coilRequire(import.meta.url);" },
   logLevel: "warning",
 });
 chmodSync(join(root, "dist", "bin", "coil.js"), 0o755);
+// A plugin's manifest.json (which modes and subcommands it serves) is read without importing the plugin.
+for (const entry of plugins) {
+  const manifest = join(root, entry.replace(/index\.ts$/, "manifest.json"));
+  if (existsSync(manifest)) copyFileSync(manifest, join(root, "dist", entry.replace(/index\.ts$/, "manifest.json")));
+}
 execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json", "--emitDeclarationOnly"], { cwd: root, stdio: "inherit" });

@@ -45,13 +45,21 @@ export interface Snapshot {
 
 const hash = (value: unknown) => createHash("sha256").update(JSON.stringify(value)).digest("hex").slice(0, 16);
 
+/** Hashes by the array they were computed from: the system prompt plugin hands over the same blocks while nothing changed. */
+const hashed = new WeakMap<object, string>();
+const hashOf = <T>(list: readonly T[], key: (item: T) => unknown): string => {
+  let h = hashed.get(list);
+  if (h === undefined) hashed.set(list, (h = hash(list.map(key))));
+  return h;
+};
+
 export function snapshot(request: ModelRequest, at = Date.now()): Snapshot {
   return {
     at,
     provider: request.model.provider,
     model: request.model.id,
-    systemHash: hash(request.system.map((b) => [b.id, b.text])),
-    toolsHash: hash(request.tools.map((t) => [t.name, t.description, t.parameters])),
+    systemHash: hashOf(request.system, (b) => [b.id, b.text]),
+    toolsHash: hashOf(request.tools, (t) => [t.name, t.description, t.parameters]),
   };
 }
 
@@ -144,6 +152,20 @@ export function recordsFrom(entries: readonly EntryLike[], cacheTtlMs: number): 
   }
   flushBare();
   return out;
+}
+
+/**
+ * The newest record of these entries, found from the end (what a resumed session's first request is
+ * compared with): its real record, or one from the newest reply's usage. `skip`: a message to pass over.
+ */
+export function lastRecord(entries: readonly EntryLike[], cacheTtlMs: number, skip?: unknown): TurnAudit | undefined {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i]!;
+    if (e.type === "message" && e.message === skip) continue;
+    const record = e.type === "custom" && e.customType === AUDIT_TYPE && (e.data as TurnAudit)?.v === 1;
+    if (record || (e.type === "message" && (e.message as { role?: string })?.role === "assistant")) return recordsFrom([e], cacheTtlMs).at(-1);
+  }
+  return undefined;
 }
 
 /** The table `/cost` and `coil sessions stats` print. */

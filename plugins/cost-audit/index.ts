@@ -8,10 +8,10 @@ import { Type, definePlugin, usageTotal, type AgentMessage, type ModelRequest } 
 import type { SessionService } from "../session-jsonl/api.js";
 import type {} from "../mcp/api.js";
 import { subagentRunOf, subagentTotals } from "../../lib/subagent-usage.js";
-import { AUDIT_TYPE, audit, formatReport, formatSubagents, recordsFrom, snapshot, type EntryLike, type Snapshot, type TurnAudit } from "./audit.js";
+import { AUDIT_TYPE, audit, formatReport, formatSubagents, lastRecord, recordsFrom, snapshot, type EntryLike, type Snapshot, type TurnAudit } from "./audit.js";
 
 export type { CostAuditService, SessionStatsService } from "./api.js";
-export { audit, snapshot, recordsFrom, formatReport, AUDIT_TYPE, type TurnAudit } from "./audit.js";
+export { audit, snapshot, recordsFrom, lastRecord, formatReport, AUDIT_TYPE, type TurnAudit } from "./audit.js";
 
 export const CostAuditOptions = Type.Object({
   /** How long the provider keeps a prompt cache without use (Anthropic's default is 5 minutes). */
@@ -51,7 +51,7 @@ export default definePlugin({
         loaded = true;
         // A resumed session: compare the first request with the last one recorded before.
         const path = sessionPath();
-        if (path) prev = recordsFrom(path.filter((e) => !(e.type === "message" && e.message === m)), ttl).at(-1);
+        if (path) prev = lastRecord(path, ttl, m);
       }
       const snap = pending ?? { at: m.timestamp, provider: m.provider, model: m.model, systemHash: "", toolsHash: "" };
       pending = undefined;

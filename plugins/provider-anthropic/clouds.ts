@@ -13,6 +13,8 @@ type Env = NodeJS.ProcessEnv;
 /** What the SDK clients of both clouds share with coil's own client settings. */
 export interface ClientCommon {
   timeout?: number;
+  /** coil's fetch (the body as UTF-8 bytes: lib/provider-kit/fetch.ts). */
+  fetch?: typeof fetch;
   defaultHeaders?: Record<string, string>;
   logger: NonNullable<ConstructorParameters<typeof Anthropic>[0]>["logger"];
 }

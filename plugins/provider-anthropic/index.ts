@@ -16,6 +16,7 @@ import { resolveHeaders, variablesOf, type ConfigValue } from "../../lib/provide
 import { PROVIDER_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
 import { routeConsole, sdkLogger } from "../../lib/provider-kit/sdk-log.js";
 import { CLOUDS, cloudModels, type Cloud } from "./clouds.js";
+import { bytesBodyFetch } from "../../lib/provider-kit/fetch.js";
 import { ANTHROPIC_DEFAULT_LIMITS, ANTHROPIC_MODELS } from "./models.js";
 import { buildParams, classify, readStream } from "./wire.js";
 
@@ -78,7 +79,7 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
     if (!c) {
       // The SDK's own retries are off: coil retries, so that waits are visible and abortable.
       // The SDK's console logging goes to coil's diagnostics (stderr stays clean in --mode json).
-      const common = { timeout: o.timeoutMs, defaultHeaders: { ...o.headers }, logger: sdkLogger(ctx.log, s.id, [k.key, ...cloudSecrets()]) };
+      const common = { timeout: o.timeoutMs, fetch: bytesBodyFetch, defaultHeaders: { ...o.headers }, logger: sdkLogger(ctx.log, s.id, [k.key, ...cloudSecrets()]) };
       if (cloud) c = await cloud.client(common, process.env);
       else {
         const { default: AnthropicSdk } = await import("@anthropic-ai/sdk");

@@ -14,7 +14,7 @@ export const AZURE_HINT = "set AZURE_OPENAI_ENDPOINT (https://<resource>.openai.
 
 export const azureEndpoint = (): string | undefined => process.env.AZURE_OPENAI_ENDPOINT || undefined;
 
-export async function azureClient(key: string | undefined, common: { timeout?: number; defaultHeaders?: Record<string, string>; logger?: unknown }): Promise<OpenAI> {
+export async function azureClient(key: string | undefined, common: { timeout?: number; fetch?: typeof fetch; defaultHeaders?: Record<string, string>; logger?: unknown }): Promise<OpenAI> {
   const { AzureOpenAI } = await import("openai");
   return new AzureOpenAI({
     ...(common as object),

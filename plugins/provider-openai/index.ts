@@ -17,6 +17,7 @@ import { resolveHeaders, variablesOf, type ConfigValue } from "../../lib/provide
 import { PROVIDER_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
 import { routeConsole, sdkLogger } from "../../lib/provider-kit/sdk-log.js";
 import { AZURE_HINT, azureClient, azureEndpoint } from "./azure.js";
+import { bytesBodyFetch } from "../../lib/provider-kit/fetch.js";
 import { buildCompletionsParams, readCompletions } from "./completions.js";
 import { COMPAT_GENERIC, COMPAT_OPENAI, COMPATIBLE_PROVIDERS, OPENAI_DEFAULT_LIMITS, OPENAI_MODELS } from "./models.js";
 import { buildResponsesParams, readResponses } from "./responses.js";
@@ -104,7 +105,7 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
     if (!c) {
       // The SDK's own retries are off: coil retries, so that waits are visible and abortable.
       // The SDK's console logging goes to coil's diagnostics (stderr stays clean in --mode json).
-      const common = { timeout: o.timeoutMs, defaultHeaders: { ...o.headers }, logger: sdkLogger(ctx.log, s.id, [k]) };
+      const common = { timeout: o.timeoutMs, fetch: bytesBodyFetch, defaultHeaders: { ...o.headers }, logger: sdkLogger(ctx.log, s.id, [k]) };
       if (s.client) c = await s.client(k, common);
       else {
         const { default: OpenAISdk } = await import("openai");

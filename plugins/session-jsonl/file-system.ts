@@ -14,6 +14,8 @@ export interface SessionOps {
   /** Write at the end of the file (the store opens it with `a`); returns the bytes written. */
   writeSync(fd: number, data: Uint8Array): number;
   fsyncSync(fd: number): void;
+  /** fsync on libuv's thread pool (a turn in the middle of a tool loop); without it, the store syncs in line. */
+  fsync?(fd: number, done: (error: Error | null) => void): void;
   closeSync(fd: number): void;
   readSync(fd: number, buffer: Uint8Array, offset: number, length: number, position: number | null): number;
   fstatSync(fd: number): { size: number };
@@ -29,6 +31,7 @@ export const nodeOps: SessionOps = {
   openSync: (path, flags, mode) => fs.openSync(path, flags, mode),
   writeSync: (fd, data) => fs.writeSync(fd, data),
   fsyncSync: (fd) => fs.fsyncSync(fd),
+  fsync: (fd, done) => fs.fsync(fd, done),
   closeSync: (fd) => fs.closeSync(fd),
   readSync: (fd, buffer, offset, length, position) => fs.readSync(fd, buffer, offset, length, position),
   fstatSync: (fd) => fs.fstatSync(fd),

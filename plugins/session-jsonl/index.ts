@@ -76,7 +76,10 @@ export function sessionPlugin(deps: { ops?: SessionOps } = {}) {
         },
         { stage: "EARLY" },
       );
-      ctx.tap("turn_end", () => manager.endTurn(), { stage: "EARLY" });
+      // A failed write stops the run before other turn_end taps; the fsync comes after them all, so
+      // what they append for this turn (cost-audit's record) is covered by this turn's one fsync.
+      ctx.tap("turn_end", () => manager.throwIfFailed(), { stage: "EARLY" });
+      ctx.tap("turn_end", (turn) => manager.endTurn(turn.message.stopReason === "toolUse"), { stage: "FALLBACK" });
       ctx.onStart((agent, io, info) => {
         const str = (name: string) => {
           const v = ctx.flags.get(name);

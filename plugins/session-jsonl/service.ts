@@ -281,11 +281,15 @@ export class SessionManager implements SessionService {
     }
   }
 
-  /** turn_end (stage EARLY): the turn is on disk, or the run stops with SESSION_WRITE_FAILED. */
-  endTurn(): void {
+  /**
+   * turn_end (after every other tap): the turn is on disk, or the run stops with SESSION_WRITE_FAILED.
+   * In the middle of a tool loop (`more`) the fsync runs in the background and a failure stops the next turn.
+   */
+  endTurn(more = false): void {
     this.throwIfFailed();
     try {
-      this.current?.sync();
+      if (more) this.current?.syncSoon();
+      else this.current?.sync();
     } catch (cause) {
       this.failure = cause as SessionWriteError;
       this.throwIfFailed();
@@ -294,7 +298,7 @@ export class SessionManager implements SessionService {
 
   /** before_request (stage EARLY): never ask the model for more after a write failed. */
   throwIfFailed(): void {
-    const failure = this.failure;
+    const failure = this.failure ?? this.current?.takeSyncFailure();
     if (!failure) return;
     this.failure = undefined;
     throw this.ctx.error("SESSION_WRITE_FAILED", failure.message.replace(/^cannot write/, "cannot append to"), {

@@ -78,6 +78,13 @@ export class SessionStore extends SessionTree {
   private headerWritten: boolean;
   private needsNewline = false;
   private dirSynced = true;
+  /** Lines were written since the last fsync. */
+  private unsynced = false;
+  /** A background fsync is running; `again`: more lines came meanwhile. */
+  private syncing = false;
+  private again = false;
+  /** A background fsync failed: taken (and reported) by the next turn. */
+  private syncFailure?: SessionWriteError;
 
   private constructor(
     readonly ops: SessionOps,
@@ -151,20 +158,31 @@ export class SessionStore extends SessionTree {
     return this.danglingCalls().map((call) => this.appendMessage(errorResult(call, text)));
   }
 
-  /** fsync the file (end of every turn). */
+  /** fsync the file (end of every turn), when something was written since the last one. */
   sync(): void {
-    if (this.fd === undefined || !this.file) return;
+    if (this.fd === undefined || !this.file || !this.unsynced) return;
     try {
       this.ops.fsyncSync(this.fd);
+      this.unsynced = false;
       if (!this.dirSynced) {
-        // A new file's directory entry must reach the disk too, or a power cut could lose the file.
+        // A new file's directory entry must reach the disk too, or a power cut could lose the file
+        // (on the thread pool when it can: nothing waits for it, and some file systems cannot do it).
         const dfd = this.ops.openSync(dirname(this.file), "r");
-        try {
-          this.ops.fsyncSync(dfd);
-        } catch {
-          // some file systems do not sync directories
-        } finally {
-          this.ops.closeSync(dfd);
+        const done = () => {
+          try {
+            this.ops.closeSync(dfd);
+          } catch {
+            // the folder's descriptor only
+          }
+        };
+        if (this.ops.fsync) this.ops.fsync(dfd, done);
+        else {
+          try {
+            this.ops.fsyncSync(dfd);
+          } catch {
+            // some file systems do not sync directories
+          }
+          done();
         }
         this.dirSynced = true;
       }
@@ -173,15 +191,59 @@ export class SessionStore extends SessionTree {
     }
   }
 
+  /**
+   * fsync in the background: the next request goes out while the disk flushes. The lines are already
+   * written, so a completed turn survives kill -9 either way; a power cut can lose the turns whose
+   * fsync had not finished. A failure is kept for `takeSyncFailure`. The first sync of a new file (its
+   * folder too) stays in line.
+   */
+  syncSoon(): void {
+    if (this.fd === undefined || !this.file || !this.unsynced) return;
+    if (!this.ops.fsync || !this.dirSynced) return this.sync();
+    if (this.syncing) return void (this.again = true);
+    const [fd, file] = [this.fd, this.file];
+    this.syncing = true;
+    this.unsynced = false;
+    this.ops.fsync(fd, (error) => {
+      this.syncing = false;
+      if (this.fd !== fd) {
+        // closed meanwhile: close() synced in line and left the fd to be closed here
+        try {
+          this.ops.closeSync(fd);
+        } catch {
+          // nothing to lose: the lines were synced
+        }
+        return;
+      }
+      if (error) {
+        this.unsynced = true;
+        this.syncFailure = new SessionWriteError(file, error);
+      } else if (this.again) {
+        this.again = false;
+        this.syncSoon();
+      }
+    });
+  }
+
+  /** The failure of a background fsync since the last call, if any. */
+  takeSyncFailure(): SessionWriteError | undefined {
+    const failure = this.syncFailure;
+    this.syncFailure = undefined;
+    return failure;
+  }
+
   close(): void {
     if (this.fd === undefined) return;
     try {
       this.sync();
     } finally {
-      try {
-        this.ops.closeSync(this.fd);
-      } catch {
-        // closing cannot lose data that fsync kept
+      // Never under a running background fsync: its callback closes the fd then.
+      if (!this.syncing) {
+        try {
+          this.ops.closeSync(this.fd);
+        } catch {
+          // closing cannot lose data that fsync kept
+        }
       }
       this.fd = undefined;
     }
@@ -259,6 +321,7 @@ export class SessionStore extends SessionTree {
     const text = (this.needsNewline ? "\n" : "") + serialize(value) + "\n";
     const bytes = Buffer.from(text, "utf8");
     try {
+      this.unsynced = true;
       let done = this.ops.writeSync(this.fd!, bytes);
       while (done < bytes.length) {
         const n = this.ops.writeSync(this.fd!, bytes.subarray(done));

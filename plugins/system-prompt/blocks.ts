@@ -29,6 +29,8 @@ export interface ProjectFile {
 export interface PromptInput {
   role: string;
   tools: readonly ToolInfo[];
+  /** List the tools with their snippets in a `tools` block (the tool definitions sent with the request already describe them). */
+  toolList?: boolean;
   /** Extra guidelines from the preset. */
   guidelines: readonly string[];
   docs?: { dir: string; files: readonly string[] };
@@ -44,9 +46,9 @@ export interface PromptInput {
   foreign: readonly SystemBlock[];
 }
 
-export const DEFAULT_ROLE = `You are coil, a coding agent working in the user's terminal. You help with software engineering: reading and changing code, running commands, debugging, explaining and reviewing.
+export const DEFAULT_ROLE = `You are coil, a coding agent in the user's terminal: you read and change code, run commands, debug, explain and review.
 
-Work in small steps you can check. Read the relevant code before you change it, make the smallest change that does the job in the style already there, and verify it (build, tests) when you can. When something fails, read the error and find the cause instead of guessing. Ask when a request is ambiguous and a wrong guess would be costly. Be concise: say what you did and what you found, with file paths.`;
+Work in small, checked steps: read the code before changing it, make the smallest change that fits the existing style, and verify it (build, tests) when you can. When something fails, find the cause from the error instead of guessing. Ask when a request is ambiguous and a wrong guess would be costly. Be concise: say what you did and found, with file paths.`;
 
 /** Escape text for element content and attribute values of the XML-like blocks. */
 export function escapeXml(text: string): string {
@@ -75,13 +77,13 @@ export function assemble(input: PromptInput): SystemBlock[] {
   };
   add("role", input.role);
   const tools = [...input.tools].sort(byName);
-  if (tools.length) add("tools", `Tools you can call:\n${tools.map((t) => `- ${t.snippet}`).join("\n")}`);
+  if (input.toolList && tools.length) add("tools", `Tools you can call:\n${tools.map((t) => `- ${t.snippet}`).join("\n")}`);
   const guidelines = guidelinesFor(tools, input.guidelines);
   if (guidelines.length) add("guidelines", `Guidelines:\n${guidelines.map((g) => `- ${g}`).join("\n")}`);
   if (input.docs && input.docs.files.length) {
     add(
       "docs",
-      `coil's own documentation is in ${input.docs.dir}/ (${input.docs.files.join(", ")}). Read it only when the user asks about coil itself: its configuration, presets, plugins, sessions, skills or prompt templates.`,
+      `coil's own documentation is in ${input.docs.dir}/ (one .md file per topic); read it only when asked about coil itself.`,
     );
   }
   const skills = [...input.skills].sort(byName);

@@ -6,12 +6,12 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { Type, definePlugin, type ModelRequest, type ToolSpec } from "../../kernel/index.js";
+import { Type, definePlugin, type ModelRequest, type SystemBlock, type ToolSpec } from "../../kernel/index.js";
 import { coilHome, packageRoot } from "../../lib/paths.js";
 import { projectRoot } from "../../lib/project.js";
 import type {} from "../context-files/api.js"; // types the `context-files` service
 import type {} from "../skills/api.js"; // types the `skills` service
-import { DEFAULT_ROLE, assemble, localDate, type ProjectFile, type SkillEntry, type ToolInfo } from "./blocks.js";
+import { DEFAULT_ROLE, assemble, localDate, type ProjectFile, type PromptInput, type SkillEntry, type ToolInfo } from "./blocks.js";
 
 export { assemble, escapeXml, guidelinesFor, BLOCK_ORDER, DEFAULT_ROLE } from "./blocks.js";
 
@@ -22,6 +22,8 @@ export const SystemPromptOptions = Type.Object({
   append: Type.Optional(Type.String()),
   /** Extra guidelines, one per item. */
   guidelines: Type.Array(Type.String(), { default: [] }),
+  /** List the tools, one line each (their `promptSnippet`), in the system prompt. Off by default: the tool definitions sent with every request carry the same. */
+  toolList: Type.Boolean({ default: false }),
   /** Point the model at coil's own docs/ folder. */
   docs: Type.Boolean({ default: true }),
   /** Put the current date in the last block. */
@@ -32,12 +34,38 @@ export const SystemPromptOptions = Type.Object({
 
 let root: string | undefined | null = null;
 
+/** Files read for the prompt, by path: read again only when their size or mtime changes (one stat a turn). */
+const fileCache = new Map<string, { mtimeMs: number; size: number; text: string }>();
+
 function readText(path: string): string | undefined {
   try {
-    return statSync(path).isFile() ? readFileSync(path, "utf8") : undefined;
+    const st = statSync(path);
+    if (!st.isFile()) return undefined;
+    const hit = fileCache.get(path);
+    if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return hit.text;
+    const text = readFileSync(path, "utf8");
+    fileCache.set(path, { mtimeMs: st.mtimeMs, size: st.size, text });
+    return text;
   } catch {
+    fileCache.delete(path);
     return undefined;
   }
+}
+
+/** Same length and the same items (compared with ===, or field by field for plain objects). */
+function sameList(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a.length !== b.length) return false;
+  return a.every((x, i) => {
+    const y = b[i];
+    if (x === y) return true;
+    if (!x || !y || typeof x !== "object" || typeof y !== "object") return false;
+    const kx = Object.keys(x);
+    return kx.length === Object.keys(y).length && kx.every((k) => {
+      const vx = (x as Record<string, unknown>)[k];
+      const vy = (y as Record<string, unknown>)[k];
+      return vx === vy || (Array.isArray(vx) && Array.isArray(vy) && sameList(vx, vy));
+    });
+  });
 }
 
 function firstLine(text: string): string {
@@ -94,9 +122,10 @@ export default definePlugin({
       const project: ProjectFile[] = contextService ? contextService.files().map((f) => ({ path: f.path, content: f.content })) : [];
       const role = flagText("system-prompt") ?? layered("SYSTEM.md") ?? o.role ?? DEFAULT_ROLE;
       const append = [o.append ?? "", layered("APPEND_SYSTEM.md") ?? "", flagText("append-system-prompt") ?? ""];
-      return assemble({
+      const input: PromptInput = {
         role,
         tools,
+        toolList: o.toolList,
         guidelines: o.guidelines,
         docs: o.docs ? docsInfo() : undefined,
         skills,
@@ -106,8 +135,15 @@ export default definePlugin({
         date: o.date ? localDate() : undefined,
         cwd: ctx.cwd,
         foreign: request.system,
-      });
+      };
+      // Nothing changed since the last request: the same blocks (same object), not a rebuilt copy.
+      const prev = last?.input;
+      const same = prev && prev.role === input.role && prev.date === input.date && prev.docs === input.docs && sameList(prev.append, input.append) &&
+        sameList(prev.tools, input.tools) && sameList(prev.skills, input.skills) && sameList(prev.project, input.project) && sameList(prev.foreign, input.foreign);
+      if (!same) last = { input, blocks: assemble(input) };
+      return last!.blocks;
     };
+    let last: { input: PromptInput; blocks: SystemBlock[] } | undefined;
 
     // LATE: plugins that filter tools (plan mode, active tools) run before, so the prompt matches
     // the tools the provider really gets.

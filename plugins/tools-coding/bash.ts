@@ -14,8 +14,8 @@ import { codeOf } from "./paths.js";
 import { sanitizeOutput, truncateTail } from "./truncate.js";
 
 export const BashParams = Type.Object({
-  command: Type.String({ description: "Shell command to run in the working directory" }),
-  timeout: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: "Seconds before the command and its children are terminated" })),
+  command: Type.String(),
+  timeout: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
 });
 
 export interface BashDetails {
@@ -119,19 +119,14 @@ export function createBashTool(env: ToolEnv): ToolDefinition<typeof BashParams, 
     name: "bash",
     label: "Bash",
     description:
-      `Run a shell command in the working directory. Each call starts a fresh shell (cd and variables do not carry over); stdin is closed, so interactive prompts fail. ` +
-      `Returns stdout and stderr interleaved. Only the last ${MAX_LINES} lines or ${formatSize(MAX_BYTES)} of output are shown; when cut, the full output is saved to a file named in the result (read or grep it). ` +
-      `timeout is in seconds (default ${defaultTimeout}, at most ${o.maxTimeout}); on timeout the whole process tree is terminated. ` +
-      `A non-zero exit code makes the result an error that carries the code and the output. ` +
-      `Background processes (cmd &) keep running after the call returns (until coil exits), but their output is not captured: redirect it to a file.`,
+      `Run a command in a fresh shell in the working directory (cd and variables do not carry over; stdin is closed). ` +
+      `Returns stdout and stderr; only the last ${MAX_LINES} lines or ${formatSize(MAX_BYTES)} are shown, the full output is saved to a file the result names. ` +
+      `timeout is in seconds (default ${defaultTimeout}, at most ${o.maxTimeout}) and kills the process tree. A non-zero exit is an error result. ` +
+      `Output of background jobs (cmd &) is not captured: redirect it to a file.`,
     parameters: BashParams,
     executionMode: o.sequential ? "sequential" : "parallel",
     promptSnippet: "bash: run a shell command (tests, builds, git, package managers)",
-    promptGuidelines: [
-      "Use bash for builds, tests, git and other programs; prefer the dedicated file and search tools over cat, sed, grep or find in bash when they are available.",
-      `bash shows only the last ${MAX_LINES} lines or ${formatSize(MAX_BYTES)} of output; pipe through head or grep for the part you need.`,
-      `Give long-running commands a timeout (seconds, at most ${o.maxTimeout}); start servers in the background with output redirected to a file.`,
-    ],
+    promptGuidelines: ["Use bash for builds, tests, git and other programs; give long-running commands a timeout."],
     async execute(args, run) {
       const ops = env.ops();
       try {

@@ -12,13 +12,13 @@ import type { ToolEnv } from "./options.js";
 import { acceptFilePath, canonicalPath, displayPath, locatePath } from "./paths.js";
 
 export const EditParams = Type.Object({
-  path: Type.String({ description: "File to edit: relative to the working directory, ~/..., or absolute" }),
+  path: Type.String(),
   edits: Type.Array(
     Type.Object({
-      oldText: Type.String({ description: "Exact text to replace; must occur exactly once in the original file" }),
-      newText: Type.String({ description: "Text to put in its place" }),
+      oldText: Type.String({ description: "Occurs exactly once in the file" }),
+      newText: Type.String(),
     }),
-    { minItems: 1, description: "Replacements, all matched against the file as it is before this call; they must not overlap" },
+    { minItems: 1 },
   ),
 });
 
@@ -65,17 +65,13 @@ export function createEditTool(env: ToolEnv): ToolDefinition<typeof EditParams, 
     name: "edit",
     label: "Edit",
     description:
-      "Edit a file by replacing exact text. Each edits[i].oldText must occur exactly once in the file as it was before this call; all edits are matched against that original, must not overlap, and are applied together (or none is). " +
-      "Copy oldText from a recent read, with its indentation; keep it short but unique. Line endings and a UTF-8 BOM are preserved. " +
-      "If there is no exact match, one that differs only in trailing whitespace, curly quotes, Unicode dashes or spaces, fullwidth or other Unicode compatibility forms (（，） for (,)) or accents composed differently is accepted, and only that region changes. To create a file or rewrite it whole, use write.",
+      "Replace exact text in a file. Each oldText must occur once in the file as it was before this call; edits must not overlap and apply together or not at all. " +
+      "Copy oldText from a recent read with its indentation, short but unique. A match differing only in trailing spaces, quote, dash or space style, Unicode forms or accents is accepted. Line endings and BOM are kept.",
     parameters: EditParams,
     executionMode: "parallel",
     prepareArguments: prepareEditArguments,
     promptSnippet: "edit: replace exact text in a file (several non-overlapping replacements per call)",
-    promptGuidelines: [
-      "Use edit for changes to existing files; use write only for new files or complete rewrites.",
-      "Put several changes to one file into one edit call (edits: [...]); each oldText must match exactly once in the original file.",
-    ],
+    promptGuidelines: ["Change existing files with edit, several changes to one file in one call; use write only for new files or complete rewrites."],
     async execute(args) {
       const ops = env.ops();
       const abs = await locatePath(args.path, env.cwd, ops);

@@ -12,9 +12,9 @@ import { acceptFilePath, displayPath, locatePath } from "./paths.js";
 import { shellQuote, sniffBinary, sniffImage, type ImageKind } from "../../lib/sniff.js";
 
 export const ReadParams = Type.Object({
-  path: Type.String({ description: "File to read: relative to the working directory, ~/..., or absolute" }),
-  offset: Type.Optional(Type.Integer({ minimum: 1, description: "First line to show, 1-based (default 1)" })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, description: `Most lines to show (default and cap: ${MAX_LINES})` })),
+  path: Type.String({ description: "Relative to the working directory, ~/..., or absolute" }),
+  offset: Type.Optional(Type.Integer({ minimum: 1, description: "First line, 1-based" })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, description: `Most lines (at most ${MAX_LINES})` })),
 });
 
 export interface ReadDetails {
@@ -40,18 +40,13 @@ export function createReadTool(env: ToolEnv): ToolDefinition<typeof ReadParams, 
     name: "read",
     label: "Read",
     description:
-      `Read a file. Text files come back as plain lines (no line numbers), at most ${MAX_LINES} lines or ${formatSize(MAX_BYTES)}, whichever comes first; ` +
-      `a cut result ends with the range shown, the line count and the offset to continue with. Use offset/limit (1-based lines) to read parts of long files. ` +
-      `PNG, JPEG, GIF and WebP images (up to ${formatSize(MAX_IMAGE_BYTES)}) are returned as images. Binary files and directories are refused with advice.`,
+      `Read a text file as plain lines (no line numbers), at most ${MAX_LINES} lines or ${formatSize(MAX_BYTES)}; a cut result names the offset to continue with. ` +
+      `PNG, JPEG, GIF and WebP images up to ${formatSize(MAX_IMAGE_BYTES)} come back as images. Use it instead of cat, head, tail or sed in bash.`,
     parameters: ReadParams,
     executionMode: "parallel",
     prepareArguments: acceptFilePath,
     promptSnippet: "read: read a text file (head kept, continue with offset) or view an image",
-    promptGuidelines: [
-      "Use read to look at files instead of cat, head, tail or sed in bash.",
-      `read shows at most ${MAX_LINES} lines or ${formatSize(MAX_BYTES)}; continue with the offset the result names.`,
-      "Read a file before editing it, so the oldText of an edit matches its current content.",
-    ],
+    promptGuidelines: [`Read a file before you edit it; read shows at most ${MAX_LINES} lines, so continue with the offset it names.`],
     async execute(args, run) {
       const ops = env.ops();
       const abs = await locatePath(args.path, env.cwd, ops);

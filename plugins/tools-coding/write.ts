@@ -9,8 +9,8 @@ import type { ToolEnv } from "./options.js";
 import { acceptFilePath, canonicalPath, codeOf, displayPath, locatePath } from "./paths.js";
 
 export const WriteParams = Type.Object({
-  path: Type.String({ description: "File to write: relative to the working directory, ~/..., or absolute" }),
-  content: Type.String({ description: "The complete new content of the file" }),
+  path: Type.String(),
+  content: Type.String(),
 });
 
 export interface WriteDetails {
@@ -29,13 +29,12 @@ export function createWriteTool(env: ToolEnv): ToolDefinition<typeof WriteParams
     name: "write",
     label: "Write",
     description:
-      "Write a file: creates it (and any missing parent directories) or replaces its whole content. The content is written exactly as given. " +
-      "For changes to an existing file prefer edit, which changes only the parts you name.",
+      "Create a file (and its parent folders) or replace its whole content, exactly as given.",
     parameters: WriteParams,
     executionMode: "parallel",
     prepareArguments: acceptFilePath,
     promptSnippet: "write: create a file or replace its whole content",
-    promptGuidelines: ["Use write for new files and complete rewrites; use edit for changes to existing files."],
+    promptGuidelines: ["Change existing files with edit, several changes to one file in one call; use write only for new files or complete rewrites."],
     async execute(args) {
       const ops = env.ops();
       const abs = await locatePath(args.path, env.cwd, ops);

@@ -2,15 +2,15 @@
 import { Type } from "typebox";
 import { defineTool, messageOf, type ToolDefinition } from "../../kernel/index.js";
 import { globMatcher } from "./glob.js";
-import { DEFAULT_FIND_LIMIT, formatSize, MAX_BYTES } from "./limits.js";
+import { DEFAULT_FIND_LIMIT } from "./limits.js";
 import type { SearchEnv } from "./options.js";
 import { budget, codeOf, displayPath, fail, locatePath, similarHint } from "./util.js";
 import { walk, type WalkStats } from "./walk.js";
 
 export const FindParams = Type.Object({
-  pattern: Type.String({ minLength: 1, description: "Glob: '*.ts' matches names at any depth; 'src/**/*.test.ts' matches paths below the search directory; a trailing / matches directories only" }),
-  path: Type.Optional(Type.String({ description: "Directory to search (default: the working directory)" })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, description: `Most paths to return (default ${DEFAULT_FIND_LIMIT})` })),
+  pattern: Type.String({ minLength: 1, description: "'*.ts': names at any depth; 'src/**/*.ts': paths; trailing /: folders only" }),
+  path: Type.Optional(Type.String({ description: "Folder (default: working directory)" })),
+  limit: Type.Optional(Type.Integer({ minimum: 1 })),
 });
 
 export interface FindDetails {
@@ -23,12 +23,11 @@ export function createFindTool(env: SearchEnv): ToolDefinition<typeof FindParams
     name: "find",
     label: "Find",
     description:
-      `Find files and directories by glob, recursively, honouring .gitignore and skipping .git. Paths come back one per line, relative to the working directory, directories ending in /; ` +
-      `at most ${DEFAULT_FIND_LIMIT} unless limit says otherwise, within ${formatSize(MAX_BYTES)}.`,
+      `Find files and folders by glob, recursively, honouring .gitignore: one path a line, folders ending in /, at most ${DEFAULT_FIND_LIMIT} (or limit). ` +
+      `Use it instead of find or ls -R in bash.`,
     parameters: FindParams,
     executionMode: "parallel",
     promptSnippet: "find: find files by glob pattern (respects .gitignore)",
-    promptGuidelines: ["Use find to locate files by name instead of find or ls -R in bash."],
     async execute(args, run) {
       const ops = env.ops();
       const root = await locatePath(args.path, env.cwd, ops);

@@ -17,13 +17,13 @@ import { budget, codeOf, displayPath, fail, locatePath, shellQuote, similarHint 
 import { walk, type WalkStats } from "./walk.js";
 
 export const GrepParams = Type.Object({
-  pattern: Type.String({ minLength: 1, description: "Regular expression to search for (a plain string with literal: true)" }),
-  path: Type.Optional(Type.String({ description: "Directory or file to search (default: the working directory)" })),
-  glob: Type.Optional(Type.String({ description: "Only files matching this glob: '*.ts' matches names at any depth, 'src/**/*.tsx' paths below the search directory" })),
-  ignoreCase: Type.Optional(Type.Boolean({ description: "Match case-insensitively" })),
-  literal: Type.Optional(Type.Boolean({ description: "Treat pattern as a plain string, not a regular expression" })),
-  context: Type.Optional(Type.Integer({ minimum: 0, maximum: 50, description: "Lines of context before and after each match" })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, description: `Most matching lines to return (default ${DEFAULT_GREP_LIMIT})` })),
+  pattern: Type.String({ minLength: 1 }),
+  path: Type.Optional(Type.String({ description: "Folder or file (default: working directory)" })),
+  glob: Type.Optional(Type.String({ description: "'*.ts': names at any depth; 'src/**/*.tsx': paths" })),
+  ignoreCase: Type.Optional(Type.Boolean()),
+  literal: Type.Optional(Type.Boolean({ description: "pattern is a plain string" })),
+  context: Type.Optional(Type.Integer({ minimum: 0, maximum: 50, description: "Lines around each match" })),
+  limit: Type.Optional(Type.Integer({ minimum: 1 })),
 });
 type GrepArgs = Static<typeof GrepParams>;
 
@@ -52,13 +52,11 @@ export function createGrepTool(env: SearchEnv): ToolDefinition<typeof GrepParams
     name: "grep",
     label: "Grep",
     description:
-      `Search file contents for a regular expression (ripgrep syntax; set literal: true for a plain string). Searches the working directory or the given path, recursively, ` +
-      `honouring .gitignore and skipping binary files and .git. Returns matching lines as path:line: text (context lines as path-line- text), ` +
-      `at most ${DEFAULT_GREP_LIMIT} matches unless limit says otherwise, each line cut to ${MAX_LINE_CHARS} characters, the whole result within ${formatSize(MAX_BYTES)}.`,
+      `Search file contents by regular expression (ripgrep syntax), recursively, honouring .gitignore. Returns path:line: text, ` +
+      `at most ${DEFAULT_GREP_LIMIT} matches (or limit), lines cut to ${MAX_LINE_CHARS} characters, within ${formatSize(MAX_BYTES)}. Use it instead of grep or rg in bash.`,
     parameters: GrepParams,
     executionMode: "parallel",
     promptSnippet: "grep: search file contents by regular expression (respects .gitignore)",
-    promptGuidelines: ["Use grep to search code instead of grep or rg in bash; narrow it with path and glob."],
     async execute(args, run) {
       const ops = env.ops();
       const root = await locatePath(args.path, env.cwd, ops);

@@ -2,13 +2,13 @@
 import { join } from "node:path";
 import { Type } from "typebox";
 import { defineTool, messageOf, type ToolDefinition } from "../../kernel/index.js";
-import { DEFAULT_LS_LIMIT, formatSize, MAX_BYTES } from "./limits.js";
+import { DEFAULT_LS_LIMIT } from "./limits.js";
 import type { SearchEnv } from "./options.js";
 import { budget, codeOf, displayPath, fail, locatePath, similarHint } from "./util.js";
 
 export const LsParams = Type.Object({
-  path: Type.Optional(Type.String({ description: "Directory to list (default: the working directory)" })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, description: `Most entries to return (default ${DEFAULT_LS_LIMIT})` })),
+  path: Type.Optional(Type.String({ description: "Default: working directory" })),
+  limit: Type.Optional(Type.Integer({ minimum: 1 })),
 });
 
 export interface LsDetails {
@@ -21,12 +21,10 @@ export function createLsTool(env: SearchEnv): ToolDefinition<typeof LsParams, Ls
     name: "ls",
     label: "List",
     description:
-      `List a directory: entries sorted by name, dotfiles included, directories (and symlinks to directories) ending in /. ` +
-      `At most ${DEFAULT_LS_LIMIT} entries unless limit says otherwise, within ${formatSize(MAX_BYTES)}. Not recursive: use find for that.`,
+      `List a folder, sorted, dotfiles included, folders ending in /; at most ${DEFAULT_LS_LIMIT} entries (or limit). Not recursive.`,
     parameters: LsParams,
     executionMode: "parallel",
     promptSnippet: "ls: list a directory",
-    promptGuidelines: ["Use ls to see what a directory contains instead of ls in bash."],
     async execute(args) {
       const ops = env.ops();
       const dir = await locatePath(args.path, env.cwd, ops);

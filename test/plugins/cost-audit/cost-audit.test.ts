@@ -3,7 +3,7 @@ import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { Type, definePlugin, emptyUsage, type AssistantMessage, type CliStreams } from "../../../kernel/index.js";
 import compaction from "../../../plugins/compaction-summary/index.js";
-import costAudit, { audit, formatReport, recordsFrom, snapshot, type TurnAudit } from "../../../plugins/cost-audit/index.js";
+import costAudit, { audit, formatReport, lastRecord, recordsFrom, snapshot, type TurnAudit } from "../../../plugins/cost-audit/index.js";
 import { createTestAgent, sleep } from "../../support/harness.js";
 import { startRig, tempDirs } from "../../support/session-jsonl.js";
 
@@ -140,5 +140,23 @@ describe("cost-audit", () => {
     const io: CliStreams = { cwd: dirs.cwd, env: { COIL_HOME: dirs.home }, stdin: new PassThrough(), stdout, stderr: new PassThrough() };
     expect(await rig.host.subcommands.get("sessions")!.run(["stats", rig.session.id], io)).toBe(0);
     expect(out).toBe(`session ${rig.session.id}: 1 requests, 5 input, 0 cache read, 100 cache write, 7 output tokens, $0.0000\n`);
+  });
+});
+
+describe("cost-audit: the record a resumed session compares with", () => {
+  it("is the newest one of the path, found from the end: the same as recordsFrom's last, without auditing the whole path", () => {
+    const reply = (model: string, input: number, timestamp: number): AssistantMessage => ({ role: "assistant", content: [{ type: "text", text: "x" }], provider: "p", model, usage: { ...emptyUsage(), input }, stopReason: "stop", timestamp });
+    const a = reply("m1", 100, 1000);
+    const b = reply("m2", 200, 2000);
+    const live = reply("m3", 300, 3000);
+    const recordA = audit({ at: 900, provider: "p", model: "m1", systemHash: "s", toolsHash: "t" }, a, undefined, { compacted: false, cacheTtlMs: 300_000 });
+    const withRecord = [{ type: "message", message: a }, { type: "custom", customType: "cost-audit", data: recordA }];
+    expect(lastRecord(withRecord, 300_000)).toEqual(recordA);
+    const bare = [...withRecord, { type: "message", message: b }, { type: "compaction" }, { type: "message", message: live }];
+    // what the next request is compared on (the reasons of that older reply do not matter)
+    const compared = (r: TurnAudit | undefined) => r && { at: r.at, provider: r.provider, model: r.model, systemHash: r.systemHash, toolsHash: r.toolsHash, prompt: r.prompt };
+    expect(compared(lastRecord(bare, 300_000, live))).toEqual(compared(recordsFrom(bare.slice(0, -1), 300_000).at(-1)));
+    expect(lastRecord(bare, 300_000, live)).toMatchObject({ model: "m2", prompt: 200, at: 2000 });
+    expect(lastRecord([{ type: "message", message: live }], 300_000, live)).toBeUndefined();
   });
 });

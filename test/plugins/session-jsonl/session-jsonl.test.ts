@@ -531,6 +531,80 @@ describe("session-jsonl: write failures stop the run loudly", () => {
     expect(pairingProblems(SessionStore.open(file).context())).toEqual([]);
   });
 
+  it("one fsync of the file per turn, after every turn_end tap wrote its entries; none after the last turn", async () => {
+    const d = dirs();
+    const fds = new Map<number, string>();
+    const syncs: { path: string; size: number }[] = [];
+    const ops: SessionOps = {
+      ...nodeOps,
+      openSync: (path, flags, mode) => {
+        const fd = nodeOps.openSync(path, flags, mode);
+        fds.set(fd, path);
+        return fd;
+      },
+      fsyncSync: (fd) => {
+        nodeOps.fsyncSync(fd);
+        const path = fds.get(fd)!;
+        syncs.push({ path, size: path.endsWith(".jsonl") ? readFileSync(path).length : 0 });
+      },
+      fsync: (fd, done) => {
+        const path = fds.get(fd)!;
+        syncs.push({ path, size: path.endsWith(".jsonl") ? readFileSync(path).length : 0 });
+        nodeOps.fsync!(fd, done);
+      },
+    };
+    // like cost-audit: a turn_end tap (default stage) that records something per turn
+    const recorder = definePlugin({
+      id: "test-recorder",
+      setup(ctx) {
+        ctx.tap("turn_end", () => void (ctx.services.get("session") as { appendCustom(t: string, d: unknown): unknown }).appendCustom("test-record", { ok: true }));
+      },
+    });
+    const rig = await startRig({ ...d, ops, plugins: [[echoTool], [recorder]], script: [{ toolCalls: [{ name: "echo", arguments: { text: "a" } }] }, { toolCalls: [{ name: "echo", arguments: { text: "b" } }] }, { text: "done" }] });
+    expect((await rig.agent.prompt("go")).stopReason).toBe("stop");
+    const file = rig.session.file!;
+    await rig.stop();
+    const fileSyncs = syncs.filter((s) => s.path === file);
+    expect(fileSyncs).toHaveLength(3); // three turns
+    expect(syncs.filter((s) => s.path !== file)).toHaveLength(1); // the folder, once, when the file was created
+    expect(fileSyncs.at(-1)!.size).toBe(readFileSync(file).length); // the last turn's record was on disk before its fsync
+    expect(lines(file).filter((e) => e.customType === "test-record")).toHaveLength(3);
+  });
+
+  it("in a tool loop the turn's fsync runs in the background: the next request does not wait for the disk", async () => {
+    const d = dirs();
+    const events: string[] = [];
+    const ops: SessionOps = {
+      ...nodeOps,
+      fsync: (fd, done) => {
+        events.push("fsync started");
+        setTimeout(() => nodeOps.fsync!(fd, (e) => (events.push("fsync done"), done(e))), 150); // a slow disk
+      },
+    };
+    const asked = definePlugin({ id: "test-asked", setup: (ctx) => void ctx.tap("before_request", () => void events.push("request"), { stage: "LATE" }) });
+    const rig = await startRig({ ...d, ops, plugins: [[echoTool], [asked]], script: [{ toolCalls: [{ name: "echo", arguments: { text: "a" } }] }, { toolCalls: [{ name: "echo", arguments: { text: "b" } }] }, { text: "done" }] });
+    expect((await rig.agent.prompt("go")).stopReason).toBe("stop");
+    // the first turn creates the file (synced in line; its folder in the background); the second turn's fsync overlaps the third request
+    expect(events.slice(0, 5)).toEqual(["request", "fsync started", "request", "fsync started", "request"]);
+    await rig.stop();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(events.filter((e) => e === "fsync done")).toHaveLength(events.filter((e) => e === "fsync started").length);
+  });
+
+  it("a background fsync that fails stops the run at the next turn, naming the file and the cause", async () => {
+    const d = dirs();
+    const ops: SessionOps = { ...nodeOps, fsync: (_fd, done) => setImmediate(() => done(Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" }))) };
+    // a tool that waits on I/O, as real ones do (the fsync's callback comes in the meantime)
+    const slowEcho = definePlugin({ id: "test-slow", setup: (ctx) => ctx.tools.register({ name: "echo", description: "echo", parameters: Type.Object({ text: Type.String() }), execute: async (a) => (await new Promise((r) => setTimeout(r, 20)), { content: [{ type: "text", text: a.text }] }) }) });
+    const rig = await startRig({ ...d, ops, plugins: [[slowEcho]], script: [{ toolCalls: [{ name: "echo", arguments: { text: "a" } }] }, { toolCalls: [{ name: "echo", arguments: { text: "b" } }] }, { toolCalls: [{ name: "echo", arguments: { text: "c" } }] }, { text: "never asked" }] });
+    const result = await rig.agent.prompt("go");
+    expect(result.stopReason).toBe("error");
+    expect(result.error).toContain("SESSION_WRITE_FAILED");
+    expect(result.error).toContain("EIO");
+    expect(rig.scripted.requests.length).toBeLessThan(4);
+    await rig.stop().catch(() => undefined);
+  });
+
   it("a failed fsync at the end of a turn is a write failure too", async () => {
     const d = dirs();
     const ops: SessionOps = { ...nodeOps, fsyncSync: () => { throw Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" }); } };

@@ -35,6 +35,29 @@ plugins:
   - cost-audit
 `;
 
+describe("the default preset's prompt", () => {
+  it("sends at most 6 KB of system prompt and tool definitions before skills and project files, and says each guideline once", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "coil-prompt-size-"));
+    temps.push(dir);
+    writeFileSync(join(dir, "preset.yaml"), "extends: default\nplugins:\n  - provider-scripted: { recordTo: requests.jsonl }\n");
+    writeFileSync(join(dir, "reply.yaml"), "- text: ok\n");
+    const r = await coil(dir, ["--preset", "./preset.yaml", "--provider", "scripted", "--script", "reply.yaml", "--no-session", "-p", "hi"]);
+    expect(r).toMatchObject({ code: 0, stdout: "ok\n" });
+    const [request] = readFileSync(join(dir, "requests.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const system: { id: string; text: string }[] = request.system.filter((b: { id: string }) => b.id !== "skills" && b.id !== "project");
+    // the tools as the Anthropic Messages API receives them
+    const tools: string[] = request.tools.map((t: { name: string; description: string; parameters: unknown }) => JSON.stringify({ name: t.name, description: t.description, input_schema: t.parameters }));
+    expect(request.tools.map((t: { name: string }) => t.name).sort()).toEqual(["bash", "edit", "find", "grep", "ls", "read", "task", "write"]);
+    const bytes = [...system.map((b) => b.text), ...tools].reduce((n, s) => n + Buffer.byteLength(s), 0);
+    expect(bytes).toBeLessThanOrEqual(6 * 1024);
+    // what the model needs is still there: the limits, the continuation offset, the edit/write split, read before edit
+    const all = [...system.map((b) => b.text), ...tools].join("\n");
+    for (const needed of ["2000 lines", "offset", "oldText", "write only for new files", "Read a file before you edit it", "timeout"]) expect(all).toContain(needed);
+    const guidelines = system.find((b) => b.id === "guidelines")!.text.split("\n").slice(1);
+    expect(guidelines.filter((g) => /\bedit\b/.test(g) && /\bwrite\b/.test(g))).toHaveLength(1);
+  });
+});
+
 describe("context plugins in the CLI", () => {
   it("templates, skills, the system prompt, /compact, /cost and `coil sessions stats` work together", async () => {
     const dir = mkdtempSync(join(tmpdir(), "coil-context-cli-"));
@@ -51,7 +74,7 @@ describe("context plugins in the CLI", () => {
     expect(review.stderr).toBe("");
     expect(review).toMatchObject({ code: 0, stdout: "reviewed\n" });
     const [first] = requests();
-    expect(first.system.map((b: { id: string }) => b.id)).toEqual(["role", "tools", "guidelines", "docs", "skills", "project", "env"]);
+    expect(first.system.map((b: { id: string }) => b.id)).toEqual(["role", "guidelines", "docs", "skills", "project", "env"]);
     expect(first.system[0].text).toBe("You are terse.");
     expect(first.system.find((b: { id: string }) => b.id === "project").text).toContain("Always answer in haiku.");
     expect(first.system.find((b: { id: string }) => b.id === "skills").text).toContain("<name>write-coil-plugin</name>");

@@ -602,9 +602,11 @@ describe("ui-acp: client terminals, MCP servers, plan mode, lazy loading", () =>
         child.on("exit", () => done(readFileSync(loads, "utf8")));
       });
     const printed = await runOnce(["-p", "hi"], "");
-    expect(printed).toContain("/dist/plugins/ui-acp/index.js");
+    expect(printed).toContain("/dist/plugins/ui-print/index.js");
+    expect(printed).not.toContain("/dist/plugins/ui-acp/index.js"); // -p does not import a plugin that serves acp only (its manifest.json)
     expect(printed).not.toContain("@agentclientprotocol");
     const served = await runOnce(["--mode", "acp"], JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } }) + "\n");
+    expect(served).toContain("/dist/plugins/ui-acp/index.js");
     expect(served).toContain("/node_modules/@agentclientprotocol/sdk/");
   });
 
