@@ -9,13 +9,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packageRoot } from "../../boot/paths.js";
+import { coil as run, type Ran } from "../support/ecosystem.js";
+import { childEnv } from "../support/env.js";
 import { startMockAnthropic, text, type MockAnthropic } from "../support/mock-anthropic.js";
 import { chat, responses, startMockOpenAI, type MockOpenAI } from "../support/mock-openai.js";
 
 const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const AKEY = "sk-ant-print-test-0123456789";
 const OKEY = "sk-proj-print-test-0123456789";
-const PROVIDER_VARS = /^(ANTHROPIC_|OPENAI_|OPENROUTER_|DEEPSEEK_|GROQ_|TOGETHER_|XAI_)/;
 const temps: string[] = [];
 let anthropic: MockAnthropic;
 let openai: MockOpenAI;
@@ -66,23 +67,8 @@ function project(files: Record<string, string | Buffer> = {}): string {
   return dir;
 }
 
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function coil(cwd: string, args: string[], env: Record<string, string> = {}): Promise<Ran> {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !PROVIDER_VARS.test(k)));
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...base, COIL_HOME: join(cwd, ".home"), ...env }, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.stdin.end("");
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+  return run(cwd, args, childEnv({ COIL_HOME: join(cwd, ".home"), ...env }));
 }
 
 describe("--image attaches image files to a -p prompt", () => {

@@ -259,7 +259,7 @@ describe("switching providers mid-conversation", () => {
     const model = host.commands.get("model")!;
     expect(await model.run("", agent)).toBe("current model: openai/gpt-5.4");
     expect(await model.run("anthropic/opus", agent)).toContain("provider 'anthropic' is not configured: set ANTHROPIC_API_KEY");
-    expect(await model.run("nowhere/x", agent)).toMatch(/^unknown provider 'nowhere': known providers: anthropic, openai/);
+    expect(await model.run("nowhere/x", agent)).toMatch(/^unknown provider 'nowhere': known providers: anthropic, bedrock, vertex, openai, /);
     expect(await model.run("gemini-3-pro", agent)).toMatch(/^no model 'gemini-3-pro'/);
   });
 });

@@ -57,7 +57,8 @@ function start(options: Record<string, unknown> = {}, trusted = true, withSystem
   host.install(scriptedPlugin, { chunkSize: 64 }, { ref: "provider-scripted" });
   host.install(toolsCoding, {}, { ref: "tools-coding" });
   // system-prompt comes first, as in the default preset.
-  if (withSystemPrompt) host.install(systemPrompt, { docs: false, date: false }, { ref: "system-prompt" });
+  // toolList: the per-tool lines, to check the prompt names only the tools a command's run offers.
+  if (withSystemPrompt) host.install(systemPrompt, { docs: false, date: false, toolList: true }, { ref: "system-prompt" });
   host.install(templates, { builtin: false, packages: false, ...options }, { ref: "prompt-templates" });
   const scripted = host.services.get("scripted") as ScriptedService;
   const agent = new Agent(host, { provider: "scripted", model: { id: "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 32_000 } });

@@ -4,20 +4,18 @@
  * Bedrock API key, an STS token exchange for a Google external-account credential, each cloud's body
  * shape, and the Messages API validation. Credentials come from the environment, as in Claude Code.
  */
-import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../../boot/paths.js";
+import { coil as run, type Ran } from "../../support/ecosystem.js";
+import { childEnv } from "../../support/env.js";
 import { startMockBedrock, startMockVertex, type MockCloud } from "../../support/mock-clouds.js";
 
-const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const REGION = "eu-west-3";
 const ACCESS = "AKIAMOCKBEDROCK00001";
 const SECRET = "mock/Secret+Key/for/bedrock/0123456789abcd";
 const BEARER = "ABSKmockbedrockapikey0123456789";
-const CLOUD_VARS = /^(AWS_|ANTHROPIC_|CLOUD_ML_|GOOGLE_|CLAUDE_CODE_|OPENAI_)/;
 const temps: string[] = [];
 let bedrock: MockCloud;
 let bedrockKey: MockCloud;
@@ -41,16 +39,8 @@ function project(): string {
   return dir;
 }
 
-function coil(cwd: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !CLOUD_VARS.test(k)));
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...base, COIL_HOME: join(cwd, ".home"), ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+function coil(cwd: string, args: string[], env: Record<string, string>): Promise<Ran> {
+  return run(cwd, args, childEnv({ COIL_HOME: join(cwd, ".home"), ...env }));
 }
 
 describe("provider bedrock (Amazon Bedrock)", () => {

@@ -2,18 +2,16 @@
  * Azure OpenAI through the shipped CLI and the `AzureOpenAI` client of the `openai` SDK, against a
  * local server that answers only Azure's routes (deployment paths, `api-version`, the `api-key` header).
  */
-import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../../boot/paths.js";
+import { coil as run, type Ran } from "../../support/ecosystem.js";
+import { childEnv } from "../../support/env.js";
 import { chat, responses, startMockOpenAI, type MockOpenAI } from "../../support/mock-openai.js";
 
-const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const KEY = "azure-mock-key-0123456789abcdef";
 const VERSION = "2025-04-01-preview";
-const VARS = /^(AZURE_|OPENAI_|ANTHROPIC_)/;
 const temps: string[] = [];
 let azure: MockOpenAI;
 
@@ -25,19 +23,11 @@ afterAll(async () => {
   temps.forEach((d) => rmSync(d, { recursive: true, force: true }));
 });
 
-function coil(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function coil(args: string[], env: Record<string, string>): Promise<Ran> {
   const dir = mkdtempSync(join(tmpdir(), "coil-azure-"));
   temps.push(dir);
   mkdirSync(join(dir, ".home"));
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !VARS.test(k)));
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: { ...base, COIL_HOME: join(dir, ".home"), ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
+  return run(dir, args, childEnv({ COIL_HOME: join(dir, ".home"), ...env }));
 }
 
 describe("provider azure (Azure OpenAI)", () => {

@@ -270,7 +270,7 @@ describe("coil doctor", () => {
 
   it("reports the sandbox status (exit 0 when usable, 1 when not)", async () => {
     const ok = await run(["--plugin", "sandbox-bwrap", "doctor"]);
-    expect(ok.stdout).toMatch(/^sandbox-bwrap: ok \(bubblewrap [\d.]+\)\n  root file system: read-only/);
+    expect(ok.stdout).toMatch(/^sandbox-bwrap: ok \(bubblewrap [\d.]+\)\n  root file system: read-only/m);
     expect(ok.stdout).toContain("capabilities inside: none (CapEff 0)");
     expect(ok.stdout).toMatch(/user namespace: new/);
     expect(ok.stdout).toContain(`writable: ${cwd}`);
@@ -282,7 +282,7 @@ describe("coil doctor", () => {
     writeFileSync(join(root, "broken.yaml"), `extends: default\nplugins:\n  - sandbox-bwrap: { bwrap: ${join(root, "no-such-bwrap")} }\n`);
     const bad = await run(["--preset", join(root, "broken.yaml"), "doctor"]);
     expect(bad.code).toBe(1);
-    expect(bad.stdout).toMatch(/^sandbox-bwrap: NOT AVAILABLE, bash is refused: bwrap is not installed/);
+    expect(bad.stdout).toMatch(/^sandbox-bwrap: NOT AVAILABLE, bash is refused: bwrap is not installed/m);
   });
 
   it("refuses a bwrap whose commands keep capabilities (says so, exit 1)", async () => {
@@ -292,7 +292,7 @@ describe("coil doctor", () => {
     chmodSync(leaky, 0o755);
     writeFileSync(join(root, "leaky.yaml"), `extends: default\nplugins:\n  - sandbox-bwrap: { bwrap: ${leaky} }\n`);
     const bad = await run(["--preset", join(root, "leaky.yaml"), "doctor"]);
-    expect(bad.stdout).toMatch(/^sandbox-bwrap: NOT AVAILABLE, bash is refused: a command inside the sandbox keeps capabilities \(CapEff 000001fffeffffff\)/);
+    expect(bad.stdout).toMatch(/^sandbox-bwrap: NOT AVAILABLE, bash is refused: a command inside the sandbox keeps capabilities \(CapEff 000001fffeffffff\)/m);
     expect(bad.stdout).toContain("capabilities inside: KEPT (CapEff 000001fffeffffff)");
     expect(bad.code).toBe(1);
   });

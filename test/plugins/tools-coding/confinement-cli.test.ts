@@ -66,7 +66,7 @@ describe("coil doctor in every built-in preset", () => {
     for (const preset of ["default", "print"]) {
       const r = await coil(["--preset", preset, "doctor"]);
       expect(r.code, preset).toBe(0);
-      expect(r.stdout, preset).toMatch(/^sandbox: none\n  bash runs commands WITHOUT a sandbox, with the rights of \S+ \(uid \d+\)/);
+      expect(r.stdout, preset).toMatch(/^sandbox: none\n  bash runs commands WITHOUT a sandbox, with the rights of \S+ \(uid \d+\)/m);
       expect(r.stdout, preset).toContain("to confine them: coil --preset safe, or add sandbox-bwrap to your preset");
     }
   });
@@ -74,15 +74,15 @@ describe("coil doctor in every built-in preset", () => {
   it("readonly: no tool runs commands", async () => {
     const r = await coil(["--preset", "readonly", "doctor"]);
     expect(r.code).toBe(0);
-    // The sandbox status comes first; sections other plugins add (skills, context files) follow it.
-    expect(r.stdout.startsWith("bash: not in this preset; no tool here runs commands.\n")).toBe(true);
+    // Versions and the project first, then the sandbox status; sections other plugins add (skills, context files) follow it.
+    expect(r.stdout).toMatch(/^coil .*\nproject: .*\nbash: not in this preset; no tool here runs commands\.\n/);
     expect(r.stdout).toContain("\nskills:\n");
   });
 
   it("safe: the sandbox's own report, capabilities checked inside", async () => {
     const r = await coil(["--preset", "safe", "doctor"]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^sandbox-bwrap: ok \(bubblewrap [\d.]+\)/);
+    expect(r.stdout).toMatch(/^sandbox-bwrap: ok \(bubblewrap [\d.]+\)/m);
     expect(r.stdout).toContain("capabilities inside: none (CapEff 0)");
   });
 });
