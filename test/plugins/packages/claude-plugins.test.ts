@@ -396,3 +396,41 @@ describe("Claude Code plugins as coil packages", () => {
     expectActive(await observe(s, "/demo-tools:review src/app.ts", ["--trust"]), root);
   }, 60_000);
 });
+
+describe("Claude Code plugins through the coil commands a user types", () => {
+  it("coil install <folder>, coil list, disable, enable, remove; coil install with no spec restores from the lock file; coil update fetches again", async () => {
+    const s = sandbox();
+    const src = writeFiles(join(s.base, "src", "demo-tools"), pluginFiles());
+    const root = join(s.home, "claude-plugins", "demo-tools");
+    const cli = async (...args: string[]) => {
+      const r = await coil(s.project, args, s.env);
+      expect(r.code, `coil ${args.join(" ")}: ${r.stderr}`).toBe(0);
+      return r.stdout;
+    };
+    const installed = await cli("install", src);
+    expect(installed).toContain("installed Claude Code plugin demo-tools@1.2.0");
+    expect(installed).toContain("/demo-tools:review");
+    expectActive(await observe(s, "/demo-tools:review src/app.ts"), root);
+
+    expect(await cli("list")).toMatch(/enabled Claude Code plugin demo-tools@1\.2\.0/);
+    await cli("disable", "demo-tools");
+    expect(await cli("list")).toMatch(/disabled Claude Code plugin demo-tools@1\.2\.0/);
+    expectInactive(await observe(s, "/demo-tools:review src/app.ts"));
+    await cli("enable", "demo-tools");
+    expectActive(await observe(s, "/demo-tools:review src/app.ts"), root);
+
+    // A teammate's checkout: the lock file is there, the plugin folder is not.
+    execFileSync("rm", ["-rf", root]);
+    expect(await cli("install")).toContain("installed Claude Code plugin demo-tools@1.2.0");
+    expectActive(await observe(s, "/demo-tools:review src/app.ts"), root);
+
+    // A new version at the source: coil update fetches it again.
+    writeFiles(src, { ".claude-plugin/plugin.json": JSON.stringify({ name: "demo-tools", version: "1.3.0" }) });
+    expect(await cli("update", "demo-tools")).toContain("1.3.0");
+    expect(s.lock().claudePlugins["demo-tools"].version).toBe("1.3.0");
+
+    await cli("remove", "demo-tools");
+    expect(existsSync(root)).toBe(false);
+    expectInactive(await observe(s, "/demo-tools:review src/app.ts"));
+  }, 90_000);
+});
