@@ -285,7 +285,9 @@ function agentForStart(host: PluginHost, preset: ResolvedPreset): { agent: Agent
   } catch (error) {
     const standIn = host.providers.values().find((p) => p.models?.length);
     if (!(error instanceof CoilError) || !["PROVIDER_MISSING", "MODEL_NOT_FOUND"].includes(error.code) || !standIn) throw error;
-    return { agent: new Agent(host, { provider: standIn.id, model: standIn.models![0]! }), modelError: error };
+    // The stand-in shows the model a key would bring: the provider's balanced default, not its first listed.
+    const model = standIn.models!.find((m) => (m as { default?: string }).default === "provider") ?? standIn.models![0]!;
+    return { agent: new Agent(host, { provider: standIn.id, model }), modelError: error };
   }
 }
 
