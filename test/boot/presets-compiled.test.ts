@@ -12,7 +12,7 @@ describe("built-in presets compiled at build time", () => {
     const built = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
     const fresh = JSON.parse(compileBuiltinPresets()) as Record<string, unknown>;
     expect(Object.keys(built).sort()).toEqual(builtinPresetNames().map((n) => `${n}.yaml`));
-    expect(built).toEqual(fresh);
+    expect(built, "dist/presets.json is older than presets/ or boot/preset.ts: run npm run build").toEqual(fresh);
     expect(JSON.stringify(built)).not.toContain(root); // no build machine paths: the package is installed elsewhere
   });
 });
