@@ -32,35 +32,38 @@ export function usageTotal(usage: Usage | undefined): number {
 /**
  * Context size, kept up to date as messages are appended (O(1) per turn): the newest assistant usage
  * (what the provider really counted) plus estimates of what came after it; estimates alone when no
- * usage is known. Usage from before the latest compaction (`floor`) is stale and ignored.
- */
+ * usage is known. Usage from before the latest compaction (`floor`) is stale and ignored. The whole
+ * history's estimate is made on first use (compaction), so a resumed history is not walked. */
 export class ContextTally {
+  private readonly base: AgentMessage[]; // not yet estimated
   private all = 0;
   private usage = 0;
   private tail = 0;
 
   constructor(messages: readonly AgentMessage[], floor: number) {
-    messages.forEach((m, i) => this.add(m, i >= floor));
+    let i = messages.length - 1;
+    while (i >= floor && !(this.usage = freshUsage(messages[i]!))) i--;
+    for (let j = i + 1; this.usage > 0 && j < messages.length; j++) this.tail += estimateMessageTokens(messages[j]!);
+    this.base = messages.slice();
   }
 
-  /** `fresh`: the message was produced after the latest compaction, so its usage counts. */
-  add(m: AgentMessage, fresh = true): void {
-    const est = estimateMessageTokens(m);
+  add(m: AgentMessage): void {
+    const [est, used] = [estimateMessageTokens(m), freshUsage(m)];
     this.all += est;
-    if (fresh && m.role === "assistant" && m.stopReason !== "error" && m.stopReason !== "aborted" && usageTotal(m.usage) > 0) {
-      this.usage = usageTotal(m.usage);
-      this.tail = 0;
-    } else this.tail += est;
+    if (used > 0) [this.usage, this.tail] = [used, 0];
+    else this.tail += est;
   }
 
-  get tokens(): number { return this.usage > 0 ? this.usage + this.tail : this.all; }
+  get tokens(): number { return this.usage > 0 ? this.usage + this.tail : this.estimated; }
 
   /** True when `tokens` rests on a provider's usage figure (which counts the system prompt and tools too). */
   get measured(): boolean { return this.usage > 0; }
 
   /** The estimate over the messages alone, whatever usage says. */
-  get estimated(): number { return this.all; }
+  get estimated(): number { return (this.all += this.base.splice(0).reduce((n, m) => n + estimateMessageTokens(m), 0)); }
 }
+
+const freshUsage = (m: AgentMessage) => (m.role === "assistant" && m.stopReason !== "error" && m.stopReason !== "aborted" ? usageTotal(m.usage) : 0);
 
 /**
  * A signal that follows `parent` until `release()`. Each provider call gets one: SDK clients add an abort

@@ -4,7 +4,7 @@
 // writes the .d.ts files plugin authors type against. Start-up loads a few files instead of ~700.
 import { build } from "esbuild";
 import { execFileSync } from "node:child_process";
-import { chmodSync, copyFileSync, existsSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const root = new URL("..", import.meta.url).pathname;
@@ -40,4 +40,9 @@ for (const entry of plugins) {
   const manifest = join(root, entry.replace(/index\.ts$/, "manifest.json"));
   if (existsSync(manifest)) copyFileSync(manifest, join(root, "dist", entry.replace(/index\.ts$/, "manifest.json")));
 }
+// The built-in presets, loaded once here and written as JSON: a run on them parses no YAML (boot/preset.ts).
+const compiler = join(root, "dist", "compile-presets.mjs");
+await build({ absWorkingDir: root, stdin: { contents: "export { compileBuiltinPresets } from './boot/preset.ts';", resolveDir: root, loader: "ts" }, outfile: compiler, bundle: true, format: "esm", platform: "node", target: "node20", banner: { js: "import { createRequire as __coilRequire } from 'node:module'; const require = __coilRequire(import.meta.url);" }, logLevel: "warning" });
+writeFileSync(join(root, "dist", "presets.json"), (await import(compiler)).compileBuiltinPresets());
+rmSync(compiler);
 execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json", "--emitDeclarationOnly"], { cwd: root, stdio: "inherit" });
