@@ -4,32 +4,18 @@
  */
 import { spawn } from "node:child_process";
 import { deflateSync } from "node:zlib";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../boot/paths.js";
-import { coil as run, type Ran } from "../support/ecosystem.js";
-import { childEnv } from "../support/env.js";
-import { startMockAnthropic, text, type MockAnthropic } from "../support/mock-anthropic.js";
-import { chat, responses, startMockOpenAI, type MockOpenAI } from "../support/mock-openai.js";
+import { describe, expect, it } from "vitest";
+import { BIN } from "../support/ecosystem.js";
+import { text } from "../support/mock-anthropic.js";
+import { chat, responses } from "../support/mock-openai.js";
+import { useProviderMocks } from "../support/provider-mocks.js";
 
-const BIN = join(packageRoot(), "dist", "bin", "coil.js");
-const AKEY = "sk-ant-print-test-0123456789";
-const OKEY = "sk-proj-print-test-0123456789";
-const temps: string[] = [];
-let anthropic: MockAnthropic;
-let openai: MockOpenAI;
-
-beforeAll(async () => {
-  anthropic = await startMockAnthropic({ key: AKEY });
-  openai = await startMockOpenAI({ key: OKEY });
-});
-afterAll(async () => {
-  await anthropic.close();
-  await openai.close();
-  temps.forEach((d) => rmSync(d, { recursive: true, force: true }));
-});
+const mocks = useProviderMocks("print");
+const { project, coil } = mocks;
+const AKEY = mocks.keys.anthropic;
+const OKEY = mocks.keys.openai;
 
 /** A real 2x2 PNG (magic number, IHDR, IDAT, IEND with CRCs). */
 function png(): Buffer {
@@ -59,56 +45,46 @@ function png(): Buffer {
   return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", deflateSync(raw)), chunk("IEND", Buffer.alloc(0))]);
 }
 
-function project(files: Record<string, string | Buffer> = {}): string {
-  const dir = mkdtempSync(join(tmpdir(), "coil-print-"));
-  temps.push(dir);
-  mkdirSync(join(dir, ".home"));
-  for (const [name, body] of Object.entries(files)) writeFileSync(join(dir, name), body);
-  return dir;
-}
 
-function coil(cwd: string, args: string[], env: Record<string, string> = {}): Promise<Ran> {
-  return run(cwd, args, childEnv({ COIL_HOME: join(cwd, ".home"), ...env }));
-}
 
 describe("--image attaches image files to a -p prompt", () => {
   it("sends an Anthropic image block after the prompt's text", async () => {
     const dir = project({ "shot.png": png() });
-    anthropic.requests.length = 0;
-    anthropic.push(text("a red and blue square"));
-    const r = await coil(dir, ["--model", "anthropic/sonnet", "--image", "shot.png", "-p", "what is in this picture?"], { ANTHROPIC_API_KEY: AKEY, ANTHROPIC_BASE_URL: anthropic.url });
+    mocks.anthropic.requests.length = 0;
+    mocks.anthropic.push(text("a red and blue square"));
+    const r = await coil(dir, ["--model", "anthropic/sonnet", "--image", "shot.png", "-p", "what is in this picture?"], { ANTHROPIC_API_KEY: AKEY, ANTHROPIC_BASE_URL: mocks.anthropic.url });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout.trim()).toBe("a red and blue square");
-    expect(anthropic.rejected()).toEqual([]);
-    const content = anthropic.requests[0]!.body.messages[0].content;
+    expect(mocks.anthropic.rejected()).toEqual([]);
+    const content = mocks.anthropic.requests[0]!.body.messages[0].content;
     expect(content[0]).toMatchObject({ type: "text", text: "what is in this picture?" });
     expect(content.at(-1)).toMatchObject({ type: "image", source: { type: "base64", media_type: "image/png", data: png().toString("base64") } });
   });
 
   it("sends an OpenAI Responses input_image and a Chat Completions image_url", async () => {
     const dir = project({ "a.png": png(), "b.png": png() });
-    openai.requests.length = 0;
-    openai.push(responses([{ text: "two squares" }]));
-    const r = await coil(dir, ["--model", "openai/gpt-5.4", "--image", "a.png,b.png", "-p", "compare"], { OPENAI_API_KEY: OKEY, OPENAI_BASE_URL: openai.url });
+    mocks.openai.requests.length = 0;
+    mocks.openai.push(responses([{ text: "two squares" }]));
+    const r = await coil(dir, ["--model", "openai/gpt-5.4", "--image", "a.png,b.png", "-p", "compare"], { OPENAI_API_KEY: OKEY, OPENAI_BASE_URL: mocks.openai.url });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    const parts = openai.requests[0]!.body.input.find((i: { role?: string }) => i.role === "user").content;
+    const parts = mocks.openai.requests[0]!.body.input.find((i: { role?: string }) => i.role === "user").content;
     expect(parts.filter((p: { type: string }) => p.type === "input_image")).toHaveLength(2);
     expect(parts.find((p: { type: string }) => p.type === "input_image").image_url).toBe(`data:image/png;base64,${png().toString("base64")}`);
 
-    openai.push(chat({ text: "a square" }));
-    const c = await coil(dir, ["--model", "openai/llama3.3-local", "--image", "a.png", "-p", "describe"], { OPENAI_API_KEY: OKEY, OPENAI_BASE_URL: openai.url });
+    mocks.openai.push(chat({ text: "a square" }));
+    const c = await coil(dir, ["--model", "openai/llama3.3-local", "--image", "a.png", "-p", "describe"], { OPENAI_API_KEY: OKEY, OPENAI_BASE_URL: mocks.openai.url });
     expect(c.code).toBe(0);
-    const user = openai.requests.at(-1)!.body.messages.find((m: { role: string }) => m.role === "user");
+    const user = mocks.openai.requests.at(-1)!.body.messages.find((m: { role: string }) => m.role === "user");
     expect(user.content.find((p: { type: string }) => p.type === "image_url").image_url.url).toMatch(/^data:image\/png;base64,/);
-    expect(openai.rejected()).toEqual([]);
+    expect(mocks.openai.rejected()).toEqual([]);
   });
 
   it("refuses a file that is not an image, and a model without image input, before any request (exit 2)", async () => {
     const dir = project({ "notes.txt": "plain text", "shot.png": png() });
-    writeFileSync(join(dir, ".home", "models.yaml"), `providers:\n  local:\n    api: openai-completions\n    baseUrl: ${openai.url}/v1\n    models:\n      - id: text-only\n        input: [text]\n`);
-    openai.requests.length = 0;
+    writeFileSync(join(dir, ".home", "models.yaml"), `providers:\n  local:\n    api: openai-completions\n    baseUrl: ${mocks.openai.url}\n    models:\n      - id: text-only\n        input: [text]\n`);
+    mocks.openai.requests.length = 0;
     const notImage = await coil(dir, ["--model", "local/text-only", "--image", "notes.txt", "-p", "look"]);
     expect(notImage.code).toBe(2);
     expect(notImage.stderr).toContain("--image: notes.txt is not a PNG, JPEG, GIF or WebP image");
@@ -118,7 +94,7 @@ describe("--image attaches image files to a -p prompt", () => {
     const missing = await coil(dir, ["--model", "local/text-only", "--image", "nope.png", "-p", "look"]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("cannot read nope.png: ENOENT");
-    expect(openai.requests).toHaveLength(0);
+    expect(mocks.openai.requests).toHaveLength(0);
   });
 });
 
