@@ -11,13 +11,26 @@ const isDir = (path: string): boolean => {
   }
 };
 
+/** A trusted project, whose `.coil/packages` (`coil install --project`) contribute too. */
+export interface ProjectPackages {
+  /** The project root (lib/project.ts). */
+  root: string;
+  trusted: boolean;
+}
+
 /**
- * Folders an installed package contributes: packages under `$COIL_HOME/packages/node_modules` whose
- * package.json has a `coil` field list them in `coil.<key>` (default: `<fallback>/` when it exists).
- * A package the user disabled (`coil disable`: `- npm:<name>: false` in `$COIL_HOME/preset.yaml`) contributes nothing.
+ * Folders installed packages contribute: packages whose package.json has a `coil` field list them in
+ * `coil.<key>` (default: `<fallback>/` when it exists). The project's packages (`<root>/.coil/packages`,
+ * only while the project is trusted) come first, then the user's (`$COIL_HOME/packages`). A package
+ * disabled in its scope's preset file (`coil disable`: `- npm:<name>: false`) contributes nothing.
  */
-export function packageDirs(home: string, key: string, fallback: string): string[] {
-  const base = join(home, "packages", "node_modules");
+export function packageDirs(home: string, key: string, fallback: string, project?: ProjectPackages): string[] {
+  const scopes = project?.trusted ? [join(project.root, ".coil")] : [];
+  return [...scopes, home].flatMap((scope) => scopeDirs(join(scope, "packages"), join(scope, "preset.yaml"), key, fallback));
+}
+
+function scopeDirs(packages: string, presetFile: string, key: string, fallback: string): string[] {
+  const base = join(packages, "node_modules");
   const names: string[] = [];
   try {
     for (const e of readdirSync(base, { withFileTypes: true })) {
@@ -34,7 +47,7 @@ export function packageDirs(home: string, key: string, fallback: string): string
     return [];
   }
   const out: string[] = [];
-  const disabled = disabledPackages(join(home, "preset.yaml"));
+  const disabled = disabledPackages(presetFile);
   for (const name of names.sort()) {
     if (disabled.has(name)) continue;
     const dir = join(base, name);

@@ -60,10 +60,10 @@ export async function describePackage(name: string, packagesDir: string, home: s
     templates: contentDirs(dir, coil, "promptTemplates", "prompt-templates").flatMap(mdNames).map((t) => `/${t}`),
     agents: contentDirs(dir, coil, "agents", "agents").flatMap(mdNames),
   };
-  // The skills, prompt-templates and subagents plugins read packages under $COIL_HOME/packages only.
-  if (packagesDir === join(home, "packages")) for (const [kind, items] of Object.entries(content)) put(kind as "skills", items);
-  else if (Object.values(content).some((items) => items.length)) {
-    report.notes!.push(`skills, prompt templates and agents of project packages are not read yet; for those, install it for yourself (without --project)`);
+  // The skills, prompt-templates and subagents plugins read the user's packages, and a trusted project's (lib/package-dirs.ts).
+  for (const [kind, items] of Object.entries(content)) put(kind as "skills", items);
+  if (packagesDir !== join(home, "packages") && !loadCode && Object.values(content).some((items) => items.length)) {
+    report.notes!.push("its skills, prompt templates and agents are read once the project is trusted (coil trust)");
   }
   if (!loadCode) {
     if (report.active.plugins) report.notes!.push("its tools are not listed: this project is not trusted, so its code is not loaded (coil trust)");

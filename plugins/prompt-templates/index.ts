@@ -102,7 +102,7 @@ export function templateDirs(ctx: { cwd: string; baseDir: string; projectTrusted
       ...(root ? { vars: { CLAUDE_PLUGIN_ROOT: root } } : {}),
     });
   }
-  if (o.packages) dirs.push(...packageDirs(home).map((dir) => ({ dir, source: "package", trusted: true })));
+  if (o.packages) dirs.push(...packageDirs(home, { root: projectRoot(ctx.cwd), trusted: ctx.projectTrusted }).map((dir) => ({ dir, source: "package", trusted: true })));
   // Installed Claude Code plugins' commands: `/<plugin>:<command>`, `${CLAUDE_PLUGIN_ROOT}` expanded.
   if (o.packages) {
     for (const p of installedClaudePlugins({ home, cwd: projectRoot(ctx.cwd), trusted: ctx.projectTrusted })) {

@@ -5,7 +5,7 @@
 import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { splitFrontMatter } from "../../lib/front-matter.js";
-import { packageDirs as sharedPackageDirs } from "../../lib/package-dirs.js";
+import { packageDirs as sharedPackageDirs, type ProjectPackages } from "../../lib/package-dirs.js";
 
 export { expandTemplate, splitArgs } from "../../lib/command-body.js";
 
@@ -85,7 +85,7 @@ function firstLine(body: string): string {
 }
 
 /** Folders contributed by packages under `$COIL_HOME/packages/node_modules` (`coil.promptTemplates`, else `prompt-templates/`). */
-export const packageDirs = (home: string): string[] => sharedPackageDirs(home, "promptTemplates", "prompt-templates");
+export const packageDirs = (home: string, project?: ProjectPackages): string[] => sharedPackageDirs(home, "promptTemplates", "prompt-templates", project);
 
 /** `*.md` files of one folder (README.md excluded), sorted. */
 export function templateFiles(dir: string): string[] {

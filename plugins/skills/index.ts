@@ -51,7 +51,7 @@ export function skillRoots(ctx: { cwd: string; baseDir: string; options: Pick<Op
   const userHome = env.HOME || homedir();
   const roots: SkillRoot[] = o.paths.map((p) => ({ dir: resolve(ctx.baseDir, p.replace(/^~(?=$|\/)/, userHome)), source: "path" as const }));
   for (const p of skillPlaces(ctx.cwd, compat, home, userHome, o)) roots.push({ dir: p.dir, source: p.scope, ...(p.family ? { family: p.family } : {}) });
-  if (o.packages) roots.push(...packageDirs(home, "skills", "skills").map((dir) => ({ dir, source: "package" as const })));
+  if (o.packages) roots.push(...packageDirs(home, "skills", "skills", { root: projectRoot(ctx.cwd), trusted: ctx.projectTrusted === true }).map((dir) => ({ dir, source: "package" as const })));
   if (o.packages) roots.push(...claudePluginSkillDirs({ home, cwd: projectRoot(ctx.cwd), trusted: ctx.projectTrusted }).map((dir) => ({ dir, source: "package" as const })));
   const builtin = packageRoot();
   if (o.builtin && builtin) roots.push({ dir: join(builtin, "skills"), source: "builtin" });

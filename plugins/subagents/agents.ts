@@ -105,7 +105,7 @@ export interface Locations {
 /** The folders searched, lowest precedence first. */
 export function agentDirs(l: Locations): { dir: string; source: AgentSource }[] {
   return [
-    ...(l.packages ? packageDirs(l.home, "agents", "agents").map((dir) => ({ dir, source: "package" as const })) : []),
+    ...(l.packages ? packageDirs(l.home, "agents", "agents", { root: l.cwd, trusted: l.trusted === true }).map((dir) => ({ dir, source: "package" as const })) : []),
     { dir: join(l.userHome ?? homedir(), ".claude", "agents"), source: "user" },
     { dir: join(l.home, "agents"), source: "user" },
     { dir: join(l.cwd, ".claude", "agents"), source: "project" },

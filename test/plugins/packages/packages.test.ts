@@ -207,11 +207,27 @@ describe("packages", () => {
     // Enabled in the project's preset, found in .coil/packages once the project is trusted.
     expect(readFileSync(join(s.project, ".coil", "preset.yaml"), "utf8")).toContain("plugins:\n  - npm:coil-bundle-demo\n");
     expect(installed.stdout).toContain("  tools: word_stats");
-    expect(installed.stdout).toContain("note: skills, prompt templates and agents of project packages are not read yet");
+    expect(installed.stdout).toContain("  skills: release-notes");
+    expect(installed.stdout).toContain("  prompt templates: /stats");
     const args = ["--provider", "scripted", "--script", "replies.yaml", "--mode", "json", "-p", "count"];
     const enabledHere = await coil(s.project, ["--trust", ...args], s.env);
     expect(enabledHere.code, enabledHere.stderr).toBe(0);
     expect(s.toolText(enabledHere.stdout)).toMatchObject({ toolName: "word_stats", isError: false, content: [{ type: "text", text: "stats: 1 lines, 3 words, 13 characters" }] });
+    // The project package's skill and template act in the trusted project too, and not in an untrusted one.
+    const requests = join(s.base, "project-requests.jsonl");
+    const recorded = ["--provider", "scripted", "--script", "replies.yaml", "--mode", "json", "-p", "/stats one two three"];
+    writeFiles(join(s.base, "coil-home"), { "preset.yaml": `plugins:\n  - provider-scripted: { recordTo: ${requests} }\n` });
+    const templated = await coil(s.project, ["--trust", ...recorded], s.env);
+    expect(templated.code, templated.stderr).toBe(0);
+    const firstRequest = JSON.parse(readFileSync(requests, "utf8").trim().split("\n")[0]!);
+    expect(JSON.stringify(firstRequest.system)).toContain("release-notes");
+    expect(JSON.stringify(firstRequest.messages)).toContain("Use the word_stats tool on this text and report the counts: one two three");
+    rmSync(requests);
+    await coil(s.project, recorded, s.env);
+    const notTrusted = JSON.parse(readFileSync(requests, "utf8").trim().split("\n")[0]!);
+    expect(JSON.stringify(notTrusted.system)).not.toContain("release-notes");
+    expect(JSON.stringify(notTrusted.messages)).not.toContain("Use the word_stats tool on this text");
+    rmSync(join(s.base, "coil-home", "preset.yaml"));
     writeFiles(s.project, { ".coil/preset.yaml": "extends: ./packages/node_modules/coil-bundle-demo/preset.yaml\n" });
 
     const untrusted = await coil(s.project, args, s.env);
