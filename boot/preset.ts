@@ -314,7 +314,7 @@ export function nearest(word: string, candidates: readonly string[]): string | u
 }
 
 /** Levenshtein distance where swapping two adjacent letters counts as one edit (optimal string alignment). */
-function distance(a: string, b: string): number {
+export function distance(a: string, b: string): number {
   const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i && j ? 0 : i + j)));
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {

@@ -13,7 +13,7 @@ import type { FrontEnd } from "../kernel/plugin.js";
 import { agentFor, assemble, presetOptions, showSetupDiagnostics, type AssembleOptions, type Assembled } from "../boot/assemble.js";
 import { coilHome, secureCoilHome } from "../boot/paths.js";
 import { coilVersion } from "../lib/paths.js";
-import { resolvePreset, type ResolvedPreset } from "../boot/preset.js";
+import { distance, resolvePreset, type ResolvedPreset } from "../boot/preset.js";
 import type { RunShape } from "../boot/load.js";
 import { formatPreset } from "./preset-show.js";
 import { PACKAGE_INSTALLER, type PackageInstaller } from "../lib/package-installer.js";
@@ -310,20 +310,9 @@ function firstPositional(argv: string[], host?: PluginHost): number {
  */
 export function nearestCommand(word: string, commands: string[]): string | undefined {
   if (!/^[a-z][a-z-]{4,}$/.test(word) || commands.includes(word)) return undefined;
-  return commands.find((name) => editDistance(word, name) <= 1);
+  return commands.find((name) => distance(word, name) <= 1);
 }
 
-/** Levenshtein distance with adjacent transpositions counted as one edit. */
-function editDistance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
-    }
-  }
-  return d[a.length]![b.length]!;
-}
 
 function camel(name: string): string {
   return name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());

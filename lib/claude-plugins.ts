@@ -123,14 +123,16 @@ export function installedClaudePlugins(w: Where, o: { all?: boolean } = {}): Ins
   return out;
 }
 
-const isDir = (p: string) => {
+/** Whether `p` is a directory (false when it does not exist). */
+export const isDir = (p: string) => {
   try {
     return statSync(p).isDirectory();
   } catch {
     return false;
   }
 };
-const isFile = (p: string) => {
+/** Whether `p` is a regular file (false when it does not exist). */
+export const isFile = (p: string) => {
   try {
     return statSync(p).isFile();
   } catch {

@@ -1,15 +1,8 @@
 /** Folders installed coil packages contribute (skills, agents, ...), from their package.json `coil` field. */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { isDir } from "./claude-plugins.js";
 import { disabledPackages } from "./preset-file.js";
-
-const isDir = (path: string): boolean => {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-};
 
 /** A trusted project, whose `.coil/packages` (`coil install --project`) contribute too. */
 export interface ProjectPackages {

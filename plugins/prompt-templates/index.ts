@@ -10,12 +10,12 @@
  * `@file` references are attached, and front matter `model` and `allowed-tools` hold for that command's
  * run only.
  */
-import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { Type, definePlugin, type Agent, type ModelInfo, type ToolResultMessage } from "../../kernel/index.js";
 import { attachmentsPrompt, collectAttachments } from "../../lib/attachments.js";
-import { componentPaths, installedClaudePlugins } from "../../lib/claude-plugins.js";
+import { componentPaths, installedClaudePlugins, isFile } from "../../lib/claude-plugins.js";
 import { bashRefusal, expandShellCommands, expandTemplate, parseAllowedTools, shellCommands } from "../../lib/command-body.js";
 import { resolveModel } from "../../lib/models.js";
 import type {} from "../skills/api.js"; // types the `skills` service (its `compat` is the shared setting)
@@ -107,7 +107,7 @@ export function templateDirs(ctx: { cwd: string; baseDir: string; projectTrusted
   if (o.packages) {
     for (const p of installedClaudePlugins({ home, cwd: projectRoot(ctx.cwd), trusted: ctx.projectTrusted })) {
       for (const path of componentPaths(p, "commands", "commands")) {
-        const file = !isDirectory(path);
+        const file = isFile(path);
         dirs.push({ dir: file ? dirname(path) : path, ...(file ? { files: [path] } : {}), source: `plugin ${p.name}`, trusted: true, recursive: true, namespace: p.name, vars: { CLAUDE_PLUGIN_ROOT: p.root } });
       }
     }
@@ -330,11 +330,3 @@ export default definePlugin({
     });
   },
 });
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}

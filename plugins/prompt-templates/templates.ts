@@ -2,9 +2,10 @@
  * Prompt templates: markdown files with optional front matter (`description`, `argument-hint`, and
  * Claude Code's `allowed-tools` and `model`) that become `/name args` commands, and where they are found.
  */
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { splitFrontMatter } from "../../lib/front-matter.js";
+import { isDir } from "../../lib/claude-plugins.js";
 import { packageDirs as sharedPackageDirs, type ProjectPackages } from "../../lib/package-dirs.js";
 
 export { expandTemplate, splitArgs } from "../../lib/command-body.js";
@@ -111,8 +112,8 @@ export function listTemplateFiles(dir: string, recursive: boolean): { file: stri
     const subdirs: string[] = [];
     for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
       const full = join(path, e.name);
-      const isDir = e.isDirectory() || (e.isSymbolicLink() && isDirectory(full));
-      if (isDir) {
+      const dir = e.isDirectory() || (e.isSymbolicLink() && isDir(full));
+      if (dir) {
         if (recursive && !e.name.startsWith(".") && depth < MAX_DEPTH) subdirs.push(e.name);
       } else if ((e.isFile() || e.isSymbolicLink()) && /\.md$/i.test(e.name) && !/^readme\.md$/i.test(e.name)) {
         out.push({ file: full, ...(folder ? { folder } : {}) });
@@ -124,13 +125,6 @@ export function listTemplateFiles(dir: string, recursive: boolean): { file: stri
   return out;
 }
 
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
 
 /** Replace `${NAME}` for each given name (unknown names are left as written). */
 export function expandVars(body: string, vars: Record<string, string> | undefined): string {

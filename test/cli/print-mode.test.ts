@@ -3,7 +3,6 @@
  * for Anthropic and OpenAI, a closed pipe, a mistyped subcommand, and each documented exit code.
  */
 import { spawn } from "node:child_process";
-import { deflateSync } from "node:zlib";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -11,39 +10,15 @@ import { BIN } from "../support/ecosystem.js";
 import { text } from "../support/mock-anthropic.js";
 import { chat, responses } from "../support/mock-openai.js";
 import { useProviderMocks } from "../support/provider-mocks.js";
+import { PNG } from "../support/provider-tools.js";
 
 const mocks = useProviderMocks("print");
 const { project, coil } = mocks;
 const AKEY = mocks.keys.anthropic;
 const OKEY = mocks.keys.openai;
 
-/** A real 2x2 PNG (magic number, IHDR, IDAT, IEND with CRCs). */
-function png(): Buffer {
-  const crcTable = Array.from({ length: 256 }, (_, n) => {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    return c >>> 0;
-  });
-  const crc = (b: Buffer) => {
-    let c = 0xffffffff;
-    for (const x of b) c = crcTable[(c ^ x) & 0xff]! ^ (c >>> 8);
-    return (c ^ 0xffffffff) >>> 0;
-  };
-  const chunk = (type: string, data: Buffer) => {
-    const body = Buffer.concat([Buffer.from(type, "ascii"), data]);
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const sum = Buffer.alloc(4);
-    sum.writeUInt32BE(crc(body));
-    return Buffer.concat([len, body, sum]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(2, 0);
-  ihdr.writeUInt32BE(2, 4);
-  ihdr.set([8, 2, 0, 0, 0], 8);
-  const raw = Buffer.from([0, 255, 0, 0, 255, 0, 0, 0, 255, 0, 0, 255, 0, 0]);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", deflateSync(raw)), chunk("IEND", Buffer.alloc(0))]);
-}
+/** A real PNG file's bytes. */
+const png = (): Buffer => Buffer.from(PNG, "base64");
 
 
 
@@ -59,7 +34,7 @@ describe("--image attaches image files to a -p prompt", () => {
     expect(mocks.anthropic.rejected()).toEqual([]);
     const content = mocks.anthropic.requests[0]!.body.messages[0].content;
     expect(content[0]).toMatchObject({ type: "text", text: "what is in this picture?" });
-    expect(content.at(-1)).toMatchObject({ type: "image", source: { type: "base64", media_type: "image/png", data: png().toString("base64") } });
+    expect(content.at(-1)).toMatchObject({ type: "image", source: { type: "base64", media_type: "image/png", data: PNG } });
   });
 
   it("sends an OpenAI Responses input_image and a Chat Completions image_url", async () => {
@@ -71,7 +46,7 @@ describe("--image attaches image files to a -p prompt", () => {
     expect(r.code).toBe(0);
     const parts = mocks.openai.requests[0]!.body.input.find((i: { role?: string }) => i.role === "user").content;
     expect(parts.filter((p: { type: string }) => p.type === "input_image")).toHaveLength(2);
-    expect(parts.find((p: { type: string }) => p.type === "input_image").image_url).toBe(`data:image/png;base64,${png().toString("base64")}`);
+    expect(parts.find((p: { type: string }) => p.type === "input_image").image_url).toBe(`data:image/png;base64,${PNG}`);
 
     mocks.openai.push(chat({ text: "a square" }));
     const c = await coil(dir, ["--model", "openai/llama3.3-local", "--image", "a.png", "-p", "describe"], { OPENAI_API_KEY: OKEY, OPENAI_BASE_URL: mocks.openai.url });

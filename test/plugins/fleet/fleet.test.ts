@@ -11,6 +11,7 @@ import { Redis } from "ioredis";
 import { QueueEvents } from "bullmq";
 import { packageRoot } from "../../../boot/paths.js";
 import { startRedis, type RedisServer } from "../../../bench/redis-server.mjs";
+import type { JobReport } from "../../../plugins/fleet/commands.js";
 import { childEnv } from "../../support/env.js";
 import { chat, startMockOpenAI } from "../../support/mock-openai.js";
 
@@ -98,32 +99,8 @@ function preset(name: string, script: unknown, extra = ""): string {
   return file;
 }
 
-interface Report {
-  id: string;
-  state: string;
-  prompt: string;
-  attempts: number;
-  worker?: string;
-  submittedAt: number;
-  startedAt?: number;
-  finishedAt?: number;
-  error?: string;
-  result?: {
-    finalText: string;
-    stopReason: string;
-    exitStatus: number;
-    usage: { input: number; output: number; cacheRead: number; cacheWrite: number; cost: { total: number } };
-    cost: number;
-    turns: number;
-    session?: { id: string; file?: string; redisKey?: string };
-    patch: string;
-    worker: string;
-    durationMs: number;
-    agentMs: number;
-    overheadMs: number;
-  };
-  lastAttempt?: { stopReason: string; error?: string };
-}
+/** What `coil fleet results --json` prints per job: the plugin's own report type. */
+type Report = JobReport;
 
 async function results(queue: string, ids: string[] = []): Promise<Report[]> {
   const r = await fleet(["results", ...ids, "--json", ...q(queue)]);

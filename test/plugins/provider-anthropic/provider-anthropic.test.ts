@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Agent, PluginHost, Type, definePlugin, type AgentEvent, type AgentMessage, type AssistantMessage, type Message, type ProviderEvent, type ToolResultMessage } from "../../../kernel/index.js";
 import anthropic from "../../../plugins/provider-anthropic/index.js";
 import { apiError, drop, reply, startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
+import { PNG, testTools } from "../../support/provider-tools.js";
 
 const home = mkdtempSync(join(tmpdir(), "coil-anthropic-"));
 process.env.COIL_HOME = home;
@@ -28,29 +29,8 @@ afterEach(() => {
   mock.requests.length = 0;
 });
 
-const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
-const tools = definePlugin({
-  id: "test-tools",
-  setup(ctx) {
-    ctx.tools.register({
-      name: "add",
-      description: "Add two numbers",
-      parameters: Type.Object({ a: Type.Number(), b: Type.Number() }),
-      async execute(args) {
-        return { content: [{ type: "text", text: String(args.a + args.b) }] };
-      },
-    });
-    ctx.tools.register({
-      name: "look",
-      description: "Take a picture",
-      parameters: Type.Object({}),
-      async execute() {
-        return { content: [{ type: "text", text: "a picture:" }, { type: "image", data: PNG, mimeType: "image/png" }] };
-      },
-    });
-  },
-});
+const tools = testTools;
 
 function setup(o: { model?: string; options?: Record<string, unknown>; plugins?: Parameters<PluginHost["install"]>[0][]; thinking?: "off" | "high"; key?: string | null; messages?: AgentMessage[] } = {}) {
   if (o.key === null) delete process.env.ANTHROPIC_API_KEY;

@@ -6,14 +6,14 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { Agent, PluginHost, Type, definePlugin, type AgentEvent, type AgentMessage, type AssistantMessage, type Message, type ProviderEvent, type ToolResultMessage } from "../../../kernel/index.js";
+import { Agent, PluginHost, type AgentEvent, type AgentMessage, type AssistantMessage, type Message, type ProviderEvent, type ToolResultMessage } from "../../../kernel/index.js";
 import openai from "../../../plugins/provider-openai/index.js";
 import { chat, oaiDrop, oaiError, responses, startMockOpenAI, type MockOpenAI } from "../../support/mock-openai.js";
+import { PNG, testTools } from "../../support/provider-tools.js";
 
 const home = mkdtempSync(join(tmpdir(), "coil-openai-"));
 process.env.COIL_HOME = home;
 const KEY = "sk-proj-test-abcdefghijklmnop0123";
-const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 const usage0 = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
 
 let mock: MockOpenAI;
@@ -29,27 +29,7 @@ afterEach(() => {
   mock.requests.length = 0;
 });
 
-const tools = definePlugin({
-  id: "test-tools",
-  setup(ctx) {
-    ctx.tools.register({
-      name: "add",
-      description: "Add two numbers",
-      parameters: Type.Object({ a: Type.Number(), b: Type.Number() }),
-      async execute(args) {
-        return { content: [{ type: "text", text: String(args.a + args.b) }] };
-      },
-    });
-    ctx.tools.register({
-      name: "look",
-      description: "Take a picture",
-      parameters: Type.Object({}),
-      async execute() {
-        return { content: [{ type: "text", text: "a picture:" }, { type: "image", data: PNG, mimeType: "image/png" }] };
-      },
-    });
-  },
-});
+const tools = testTools;
 
 function modelsFile(yaml: string): string {
   const file = join(home, `models-${Math.random().toString(36).slice(2)}.yaml`);
