@@ -97,6 +97,11 @@ export function lookupKey(
   return keyless ? { from: "none" } : {};
 }
 
+/** Whether a lookup found a key, or one a `!command` will give when a request needs it (looked up once). */
+export function hasKey(k: KeyLookup): boolean {
+  return k.key !== undefined || k.deferred === true;
+}
+
 /** "set ANTHROPIC_API_KEY (or --api-key, or `coil auth set anthropic`)". */
 export function keyHint(provider: string, envName: string | undefined): string {
   return `${envName ? `set ${envName}` : "configure apiKeyEnv in $COIL_HOME/models.yaml"} (or pass --api-key, or store one with \`coil auth set ${provider}\`)`;

@@ -9,7 +9,7 @@ import { Type, type Static } from "typebox";
 import type Anthropic from "@anthropic-ai/sdk";
 import { CoilError, definePlugin, type ModelInfo, type PluginContext, type Provider, type ProviderEvent, type ProviderRequest } from "../../kernel/index.js";
 import { defaultModel, findModel, markUserDefault, type CatalogModel } from "../../lib/provider-kit/catalog.js";
-import { keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../lib/provider-kit/cli.js";
+import { hasKey, keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../lib/provider-kit/cli.js";
 import { deepMerge, isLocalUrl, mergeModel, type ProviderConfig } from "../../lib/provider-kit/config.js";
 import { refuseEntry, userModels } from "../../lib/provider-kit/user-models.js";
 import { resolveHeaders, variablesOf, type ConfigValue } from "../../lib/provider-kit/values.js";
@@ -101,7 +101,7 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
       const found = lookup(id);
       return found ? { ...found, provider: s.id } : defaultModel(s.id, id, API, s.limits);
     },
-    isConfigured: () => (cloud ? cloud.missing(process.env) === undefined : key().key !== undefined || key().deferred === true || s.keyless),
+    isConfigured: () => (cloud ? cloud.missing(process.env) === undefined : hasKey(key()) || s.keyless),
     setupHint: hint,
     stream(request: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderEvent> {
       const model = catalogFor(request.model);

@@ -10,7 +10,7 @@ import { Type, type Static } from "typebox";
 import type OpenAI from "openai";
 import { CoilError, definePlugin, type ModelInfo, type PluginContext, type Provider, type ProviderEvent, type ProviderRequest } from "../../kernel/index.js";
 import { defaultModel, findModel, markUserDefault, type ApiKind, type CatalogModel } from "../../lib/provider-kit/catalog.js";
-import { keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../lib/provider-kit/cli.js";
+import { hasKey, keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../lib/provider-kit/cli.js";
 import { deepMerge, isLocalUrl, mergeCompat, mergeModel, type Compat, type KeyLookup, type ProviderConfig, type ResolvedCompat } from "../../lib/provider-kit/config.js";
 import { refuseEntry, userModels } from "../../lib/provider-kit/user-models.js";
 import { resolveHeaders, variablesOf, type ConfigValue } from "../../lib/provider-kit/values.js";
@@ -126,7 +126,7 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
       const found = findModel(s.models, id);
       return found ? { ...found, provider: s.id } : defaultModel(s.id, id, s.defaultApi(), s.limits);
     },
-    isConfigured: () => (s.declared ? s.declared() : key().key !== undefined || key().deferred === true || s.keyless()) && s.ready?.() !== false,
+    isConfigured: () => (s.declared ? s.declared() : hasKey(key()) || s.keyless()) && s.ready?.() !== false,
     setupHint: hint,
     stream(request: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderEvent> {
       const model = catalogFor(request.model);
