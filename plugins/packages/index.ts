@@ -19,6 +19,7 @@ import { packageStates, refOf, setPackageState } from "../../lib/preset-file.js"
 import { describePackage, formatReport, presetFileOf } from "./activate.js";
 import { LOCK_FILE, readLock, writeLock, type LockEntry } from "./lockfile.js";
 import { classify, dependencies, ensureManifest, npmLockEntry, readJson, registryName, runNpm } from "./npm.js";
+import type { InstallReport } from "./claude/index.js";
 import { scaffoldCommand } from "./scaffold.js";
 
 type IO = CliStreams & { argv?: string[]; trusted?: boolean };
@@ -32,24 +33,9 @@ export function projectTrusted(io: IO): boolean {
   return io.trusted === true;
 }
 
-/** Where a Claude Code plugin command acts: the user's or the project's scope. */
-export interface ClaudeOptions { home: string; project: boolean; cwd: string; io: CliStreams }
-/** The part of the Claude Code plugin installer's report this plugin reads. */
-export interface ClaudeReport { name: string; scope: "user" | "project"; enabled: boolean }
-/** The Claude Code plugin installer's interface (plugins/packages/claude/index.ts, part 2 of issue #18). */
-export interface ClaudeInstaller {
-  /** A folder, tarball or git URL holding `.claude-plugin/plugin.json`, or `<plugin>@<marketplace>`. */
-  detectClaudePlugin(spec: string, cwd: string, home?: string): Promise<boolean>;
-  installClaudePlugin(spec: string, o: ClaudeOptions & { trusted?: boolean }): Promise<ClaudeReport>;
-  removeClaudePlugin(name: string, o: ClaudeOptions): Promise<ClaudeReport>;
-  setClaudePluginEnabled(name: string, enabled: boolean, o: ClaudeOptions): Promise<ClaudeReport>;
-  listClaudePlugins(o: Omit<ClaudeOptions, "project"> & { trusted?: boolean }): Promise<ClaudeReport[]>;
-  formatReport(report: ClaudeReport, verb?: string): string;
-  /** Install what the scope's lock file records (a teammate's checkout). */
-  restoreClaudePlugins(o: ClaudeOptions & { trusted?: boolean }): Promise<{ installed: ClaudeReport[]; upToDate: string[]; problems: string[] }>;
-  /** Fetch plugins again from their sources (all when `names` is empty). */
-  updateClaudePlugins(names: string[], o: ClaudeOptions & { trusted?: boolean }): Promise<{ lines: string[]; problems: string[] }>;
-}
+/** The Claude Code plugin installer's module (./claude/), typed from the module itself. */
+type ClaudeInstaller = typeof import("./claude/index.js");
+type ClaudeReport = InstallReport;
 
 /**
  * The Claude Code plugin installer, imported only by the commands that may need it, and only when it is
