@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { projectRoot } from "../../lib/project.js";
 import type { CliStreams } from "../../kernel/index.js";
-import { checkServer, formatProblem, loadServers, readRaw, userFile, writeRaw, type ConfigSources } from "./config.js";
+import { checkServer, formatProblem, loadServers, readRaw, serverLine, userFile, writeRaw, type ConfigSources } from "./config.js";
 
 export const USAGE = `coil mcp list [--json]
 coil mcp get <name>
@@ -33,7 +33,7 @@ export function mcpCommand(argv: string[], io: CliStreams, sources: Omit<ConfigS
         const { servers, problems, untrusted } = configured();
         if (opts.includes("--json")) return out(JSON.stringify({ servers, problems, untrusted }, null, 2)), 0;
         if (servers.length === 0) out(`no MCP servers configured; add one: coil mcp add <name> -- <command...>  (see docs/mcp.md)`);
-        for (const s of servers) out(`${s.name}  ${s.transport.type}  ${s.transport.type === "stdio" ? [s.transport.command, ...s.transport.args].join(" ") : s.transport.url}  (${s.source})`);
+        for (const s of servers) out(serverLine(s));
         for (const f of untrusted) out(`not loaded (project not trusted; coil trust): ${f}`);
         for (const p of problems) io.stderr.write(`coil mcp: ${formatProblem(p)}\n`);
         return problems.length ? 1 : 0;

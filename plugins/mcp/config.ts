@@ -42,6 +42,10 @@ export interface ConfigProblem {
   message: string;
 }
 
+/** One configured server on a line: name, transport, command or URL, and where it was configured (`coil mcp list`, `coil doctor`). */
+export const serverLine = (s: ServerConfig): string =>
+  `${s.name}  ${s.transport.type}  ${s.transport.type === "stdio" ? [s.transport.command, ...s.transport.args].join(" ") : s.transport.url}  (${s.source})`;
+
 export const formatProblem = (p: ConfigProblem): string => `${p.file}${p.line ? `:${p.line}` : ""}${p.key ? ` (${p.key})` : ""}: ${p.message}`;
 
 const TRANSPORTS = ["stdio", "http", "sse", "streamable-http"];

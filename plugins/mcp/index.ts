@@ -10,7 +10,7 @@ import { addDoctorSection } from "../../lib/doctor.js";
 import { coilHome } from "../../lib/paths.js";
 import { mcpCommand } from "./cli.js";
 import { McpClient } from "./client.js";
-import { formatProblem, loadServers } from "./config.js";
+import { formatProblem, loadServers, serverLine } from "./config.js";
 
 export type { McpService, ServerStatus } from "./api.js";
 
@@ -43,7 +43,7 @@ export default definePlugin({
       title: "MCP servers",
       report: () => {
         const { servers, untrusted, problems } = client.config;
-        const lines = servers.map((s) => `${s.name}  ${s.transport.type}  ${s.transport.type === "stdio" ? [s.transport.command, ...s.transport.args].join(" ") : s.transport.url}  (${s.source})`);
+        const lines = servers.map(serverLine);
         if (!servers.length) lines.push("none configured (coil mcp add <name> -- <command...>; docs/mcp.md)");
         for (const f of untrusted) lines.push(`not loaded (project not trusted; coil trust): ${f}`);
         for (const p of problems) lines.push(`problem: ${formatProblem(p)}`);
