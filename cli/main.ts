@@ -11,6 +11,7 @@ import { CoilError, formatDiagnostic, formatError } from "../kernel/errors.js";
 import type { PluginHost } from "../kernel/host.js";
 import type { FrontEnd } from "../kernel/plugin.js";
 import { agentFor, assemble, presetOptions, showSetupDiagnostics, type AssembleOptions, type Assembled } from "../boot/assemble.js";
+import { providerDefault } from "../lib/models.js";
 import { coilHome, secureCoilHome } from "../boot/paths.js";
 import { coilVersion } from "../lib/paths.js";
 import { distance, resolvePreset, type ResolvedPreset } from "../boot/preset.js";
@@ -286,7 +287,7 @@ function agentForStart(host: PluginHost, preset: ResolvedPreset): { agent: Agent
     const standIn = host.providers.values().find((p) => p.models?.length);
     if (!(error instanceof CoilError) || !["PROVIDER_MISSING", "MODEL_NOT_FOUND"].includes(error.code) || !standIn) throw error;
     // The stand-in shows the model a key would bring: the provider's balanced default, not its first listed.
-    const model = standIn.models!.find((m) => (m as { default?: string }).default === "provider") ?? standIn.models![0]!;
+    const model = providerDefault(standIn)!;
     return { agent: new Agent(host, { provider: standIn.id, model }), modelError: error };
   }
 }

@@ -69,10 +69,16 @@ export function resolveModel(providers: readonly Provider[], spec: string, provi
  * (its catalog's `default` entry, else its first model): the named provider's, or the first configured
  * provider's that lists models. `why` says how a model was chosen when nothing named it or its provider (for the start line).
  */
+/** A provider's own default: the models.yaml `default:` on it, else its catalog's balanced default, else its first model. */
+export function providerDefault(p: Provider): ModelInfo | undefined {
+  return marked(p, "user") ?? marked(p, "provider") ?? p.models?.[0];
+}
+
+const marked = (p: Provider, kind: "user" | "provider") => (p.models as readonly CatalogModel[] | undefined)?.find((m) => m.default === kind);
+
 export function chooseModel(providers: readonly Provider[], settings: { provider?: string; model?: string }): ModelChoice & { why?: string } {
   if (settings.model) return resolveModel(providers, settings.model, settings.provider);
   const hints = () => providers.map((p) => `  ${p.id}: ${p.setupHint ?? "see its plugin's documentation"}`).join("\n");
-  const marked = (p: Provider, kind: "user" | "provider") => (p.models as readonly CatalogModel[] | undefined)?.find((m) => m.default === kind);
   if (!settings.provider) {
     for (const provider of providers) {
       const model = marked(provider, "user");
@@ -87,7 +93,7 @@ export function chooseModel(providers: readonly Provider[], settings: { provider
     throw new CoilError("PROVIDER_MISSING", `no usable provider. Configure one of:\n${hints() || "  (no provider plugin in this preset)"}`);
   }
   if (!usable(provider)) throw new CoilError("PROVIDER_MISSING", `provider '${provider.id}' is not configured`, { hint: provider.setupHint });
-  const model = marked(provider, "user") ?? marked(provider, "provider") ?? provider.models?.[0];
+  const model = providerDefault(provider);
   if (!model) throw new CoilError("MODEL_NOT_FOUND", `provider '${provider.id}' has no model '(default)'`, { hint: "name one with --model provider/id" });
   // Said in the start line only when nothing named the provider either (`--provider x` already says where the model is from).
   return { provider, model, why: settings.provider ? undefined : `default: ${provider.id} is the first provider with a key` };

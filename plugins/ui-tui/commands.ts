@@ -5,8 +5,8 @@
  */
 import { writeFileSync, copyFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
-import { messageOf, textOf, type Agent, type AgentMessage, type ModelInfo, type PluginContext, type SlashResult } from "../../kernel/index.js";
-import { chooseModel } from "../../lib/models.js";
+import { messageOf, textOf, type Agent, type AgentMessage, type PluginContext, type SlashResult } from "../../kernel/index.js";
+import { providerDefault } from "../../lib/models.js";
 import { subagentRunOf } from "../../lib/subagent-usage.js";
 import { coilHome, writeAuthKey } from "../../lib/provider-kit/config.js";
 import type { MessageEntry, SessionEntry, SessionService } from "../session-jsonl/api.js";
@@ -288,12 +288,7 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
     // Still on a provider that cannot run (the first start): move to the one just set up, at its default model.
     if (!providerUnusable(agent)) return agent.state.provider === id ? `${done} Ready: ${id}/${agent.state.model.id}.` : done;
     // The provider's balanced default (or models.yaml's `default:`), as a start without --model picks it.
-    let model: ModelInfo | undefined;
-    try {
-      model = chooseModel([provider], { provider: id }).model;
-    } catch {
-      model = provider.models?.[0];
-    }
+    const model = providerDefault(provider);
     if (!model || agent.isRunning || !agent.view.commands.has("model")) return done;
     const out = await agent.view.commands.get("model")!.run(`${id}/${model.id}`, agent);
     return `${done} ${typeof out === "string" ? out : ""}`.trim();
