@@ -46,7 +46,7 @@ export function collectAttachments(text: string, cwd: string, model: ModelInfo |
       continue;
     }
     if (sniffImage(head)) {
-      const attached = imageAttachment(abs, `@${rel}`, model);
+      const attached = imageBlocks(abs, `@${rel}`, model, size, head);
       if (attached.ok) images.push(...attached.blocks);
       else warn(attached.problem);
       continue;
@@ -95,6 +95,11 @@ export function imageAttachment(abs: string, shown: string, model: ModelInfo | u
   } catch (error) {
     return { ok: false, notImage: true, problem: `cannot read ${shown}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
   }
+  return imageBlocks(abs, shown, model, size, head);
+}
+
+/** The checks and blocks of `imageAttachment` for a file whose size and first bytes are already read. */
+function imageBlocks(abs: string, shown: string, model: ModelInfo | undefined, size: number, head: Uint8Array): ImageAttachment {
   const image = sniffImage(head);
   if (!image) return { ok: false, notImage: true, problem: `${shown} is not a PNG, JPEG, GIF or WebP image` };
   const label = `${image.mimeType}${image.width && image.height ? `, ${image.width}x${image.height}` : ""}, ${formatSize(size)}`;
