@@ -35,7 +35,8 @@ try {
   for (let i = 0; i < 7; i++) unchanged.push(await snap());
   const changed = [];
   for (let round = 0; round < 5; round++) {
-    for (let i = 0; i < 10; i++) writeFileSync(join(project, "src", `d${i}`, `f${i}.ts`), `export const v = ${round};\n`);
+    for (let i = 0; i < 10; i++)
+      writeFileSync(join(project, "src", `d${i}`, `f${i}.ts`), `export const v = ${round};\n`);
     changed.push(await snap());
   }
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

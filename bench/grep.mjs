@@ -23,10 +23,14 @@ if (process.argv[2] === "--child") {
   host.install(plugin, { ripgrep: engine === "ripgrep" });
   const baseline = process.resourceUsage().maxRSS;
   const t0 = performance.now();
-  const out = await host.tools.get("grep").execute({ pattern: "NEEDLE" }, { toolCallId: "b", signal: new AbortController().signal, update() {} });
+  const out = await host.tools
+    .get("grep")
+    .execute({ pattern: "NEEDLE" }, { toolCallId: "b", signal: new AbortController().signal, update() {} });
   const ms = performance.now() - t0;
   const chars = out.content.map((c) => c.text ?? "").join("").length;
-  process.stdout.write(JSON.stringify({ ms, chars, maxRssMB: process.resourceUsage().maxRSS / 1024, baselineRssMB: baseline / 1024 }));
+  process.stdout.write(
+    JSON.stringify({ ms, chars, maxRssMB: process.resourceUsage().maxRSS / 1024, baselineRssMB: baseline / 1024 }),
+  );
   process.exit(0);
 }
 
@@ -38,10 +42,14 @@ try {
   console.log("grep NEEDLE in a 50 MB single-line file, match at 25 MB");
   console.log("engine     ms     result chars   peak RSS MB   (process before the call)");
   for (const engine of ["ripgrep", "builtin"]) {
-    const run = spawnSync(process.execPath, [new URL(import.meta.url).pathname, "--child", work, engine], { encoding: "utf8" });
+    const run = spawnSync(process.execPath, [new URL(import.meta.url).pathname, "--child", work, engine], {
+      encoding: "utf8",
+    });
     if (run.status !== 0) throw new Error(run.stderr);
     const r = JSON.parse(run.stdout);
-    console.log(`${engine.padEnd(9)} ${r.ms.toFixed(0).padStart(5)}  ${String(r.chars).padStart(12)}  ${r.maxRssMB.toFixed(0).padStart(12)}   (${r.baselineRssMB.toFixed(0)})`);
+    console.log(
+      `${engine.padEnd(9)} ${r.ms.toFixed(0).padStart(5)}  ${String(r.chars).padStart(12)}  ${r.maxRssMB.toFixed(0).padStart(12)}   (${r.baselineRssMB.toFixed(0)})`,
+    );
   }
 } finally {
   rmSync(work, { recursive: true, force: true });

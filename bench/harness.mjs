@@ -43,7 +43,14 @@ http.createServer = (...args) => {
 };
 syncBuiltinESMExports();
 const mockFile = join(work, "mock-anthropic.mjs");
-await build({ entryPoints: [join(root, "test", "support", "mock-anthropic.ts")], outfile: mockFile, bundle: true, format: "esm", platform: "node", logLevel: "warning" });
+await build({
+  entryPoints: [join(root, "test", "support", "mock-anthropic.ts")],
+  outfile: mockFile,
+  bundle: true,
+  format: "esm",
+  platform: "node",
+  logLevel: "warning",
+});
 const { startMockAnthropic, text, reply } = await import(pathToFileURL(mockFile).href);
 const mock = await startMockAnthropic({ key: KEY });
 const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(ANTHROPIC_|OPENAI_|COIL_)/.test(k)));
@@ -97,28 +104,47 @@ for (let i = 0; i < RUNS + 2; i++) {
 }
 const base = median(samples.node);
 const turnMs = median(samples.turn);
-say(`# Harness cost (issue #21; this machine, medians; node -e 0 = ${base.toFixed(1)} ms; load average ${(await import("node:os")).loadavg()[0].toFixed(1)} on ${(await import("node:os")).cpus().length} cores)\n`);
+say(
+  `# Harness cost (issue #21; this machine, medians; node -e 0 = ${base.toFixed(1)} ms; load average ${(await import("node:os")).loadavg()[0].toFixed(1)} on ${(await import("node:os")).cpus().length} cores)\n`,
+);
 say(`## 1. Start-up (median of ${RUNS} runs, round-robin)\n`);
 say("| command | ms | × node -e 0 | goal |\n|---|---:|---:|---|");
 say(`| node -e 0 | ${base.toFixed(1)} | 1.00 | |`);
 say(`| coil --version | ${median(samples.version).toFixed(1)} | ${(median(samples.version) / base).toFixed(2)} | |`);
-say(`| coil -p, one turn against the local Anthropic mock | ${turnMs.toFixed(1)} | ${(turnMs / base).toFixed(2)} | ≤ 3.5× — ${verdict(turnMs / base, 3.5)} |`);
-say(`| coil -p, one scripted turn | ${median(samples.scripted).toFixed(1)} | ${(median(samples.scripted) / base).toFixed(2)} | |`);
+say(
+  `| coil -p, one turn against the local Anthropic mock | ${turnMs.toFixed(1)} | ${(turnMs / base).toFixed(2)} | ≤ 3.5× — ${verdict(turnMs / base, 3.5)} |`,
+);
+say(
+  `| coil -p, one scripted turn | ${median(samples.scripted).toFixed(1)} | ${(median(samples.scripted) / base).toFixed(2)} | |`,
+);
 
 const loadsFile = join(work, "loads.txt");
 writeFileSync(loadsFile, "");
 mock.push(text("hello"));
-await run([...MODEL, "-p", "hi"], { COIL_BENCH_LOADS: loadsFile }, ["--import", join(root, "bench", "record-loads.mjs")]);
-const urls = [...new Set(readFileSync(loadsFile, "utf8").trim().split("\n").filter((u) => u.startsWith("file:")))];
+await run([...MODEL, "-p", "hi"], { COIL_BENCH_LOADS: loadsFile }, [
+  "--import",
+  join(root, "bench", "record-loads.mjs"),
+]);
+const urls = [
+  ...new Set(
+    readFileSync(loadsFile, "utf8")
+      .trim()
+      .split("\n")
+      .filter((u) => u.startsWith("file:")),
+  ),
+];
 const fromNodeModules = urls.filter((u) => u.includes("/node_modules/"));
 const plugins = urls.map((u) => u.match(/\/dist\/plugins\/([^/]+)\//)?.[1]).filter(Boolean);
-say(`\n\`coil -p\` (Anthropic) loads ${urls.length} module files, ${fromNodeModules.length} of them from node_modules; plugin modules: ${plugins.length ? plugins.join(", ") : "none"}.`);
+say(
+  `\n\`coil -p\` (Anthropic) loads ${urls.length} module files, ${fromNodeModules.length} of them from node_modules; plugin modules: ${plugins.length ? plugins.join(", ") : "none"}.`,
+);
 
 // ───────────────────────── 2. harness time per turn ─────────────────────────
 const sessionsDist = await import(pathToFileURL(join(root, "dist", "plugins", "session-jsonl", "index.js")).href);
 /** N turns of one `read` call each, then text; the gaps between a response's end and the next request. */
 async function perTurn(turns, args) {
-  for (let i = 0; i < turns; i++) mock.push(reply([{ tool: { id: `toolu_${i}`, name: "read", input: { path: "a.txt" } } }], { stop: "tool_use" }));
+  for (let i = 0; i < turns; i++)
+    mock.push(reply([{ tool: { id: `toolu_${i}`, name: "read", input: { path: "a.txt" } } }], { stop: "tool_use" }));
   mock.push(text("done"));
   const first = arrivals.length;
   let bytes = 0;
@@ -129,14 +155,27 @@ async function perTurn(turns, args) {
   for (let i = first + 1; i < arrivals.length; i++) gaps.push(arrivals[i] - finishes[i - 1]);
   return { gaps: gaps.slice(2), bytes }; // the first two turns warm up the JIT
 }
-const usage = { input: 1200, output: 150, cacheRead: 0, cacheWrite: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const usage = {
+  input: 1200,
+  output: 150,
+  cacheRead: 0,
+  cacheWrite: 0,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+};
 const filler = (n, seed) => `${seed} `.repeat(Math.ceil(n / (seed.length + 1))).slice(0, n);
 function* turn(i, resultChars, userChars = 160, replyChars = 320) {
   const ts = 1_780_000_000_000 + i * 1000;
-  yield { role: "user", content: `Step ${i}: ${filler(userChars, "please continue with the refactor")}`, timestamp: ts };
+  yield {
+    role: "user",
+    content: `Step ${i}: ${filler(userChars, "please continue with the refactor")}`,
+    timestamp: ts,
+  };
   yield {
     role: "assistant",
-    content: [{ type: "text", text: filler(replyChars, `reading file ${i}`) }, { type: "toolCall", id: `toolu_s${i}`, name: "read", arguments: { path: `src/module-${i % 97}.ts` } }],
+    content: [
+      { type: "text", text: filler(replyChars, `reading file ${i}`) },
+      { type: "toolCall", id: `toolu_s${i}`, name: "read", arguments: { path: `src/module-${i % 97}.ts` } },
+    ],
     api: "anthropic-messages",
     provider: "anthropic",
     model: "claude-sonnet-5-5",
@@ -144,8 +183,24 @@ function* turn(i, resultChars, userChars = 160, replyChars = 320) {
     stopReason: "toolUse",
     timestamp: ts + 10,
   };
-  yield { role: "toolResult", toolCallId: `toolu_s${i}`, toolName: "read", content: [{ type: "text", text: filler(resultChars, `export const value${i} = 1;`) }], isError: false, timestamp: ts + 20 };
-  yield { role: "assistant", content: [{ type: "text", text: `done with step ${i}` }], api: "anthropic-messages", provider: "anthropic", model: "claude-sonnet-5-5", usage, stopReason: "stop", timestamp: ts + 30 };
+  yield {
+    role: "toolResult",
+    toolCallId: `toolu_s${i}`,
+    toolName: "read",
+    content: [{ type: "text", text: filler(resultChars, `export const value${i} = 1;`) }],
+    isError: false,
+    timestamp: ts + 20,
+  };
+  yield {
+    role: "assistant",
+    content: [{ type: "text", text: `done with step ${i}` }],
+    api: "anthropic-messages",
+    provider: "anthropic",
+    model: "claude-sonnet-5-5",
+    usage,
+    stopReason: "stop",
+    timestamp: ts + 30,
+  };
 }
 function makeSession(turns, resultChars) {
   const store = sessionsDist.SessionStore.create(cwd, join(work, "sessions"));
@@ -154,25 +209,35 @@ function makeSession(turns, resultChars) {
   return store.file;
 }
 if (want(2)) {
-const small = await perTurn(30, ["--no-session"]);
-const smallSession = await perTurn(30, []);
-// A resumed session whose request body is about 2 MB: 200 turns of ~10 KB.
-const bigFile = makeSession(200, 10_000);
-const big = await perTurn(30, ["--session", bigFile]);
-say(`\n## 2. Harness time per turn (a response's end → the next request, one \`read\` call a turn, median of 28 turns)\n`);
-say("Includes the tool call, the session append and fsync, before_request taps, the SDK's encoding and the loopback transfer.\n");
-say("| context | request body | ms per turn | goal | × node -e 0 |\n|---|---:|---:|---|---:|");
-const goalSmall = 2;
-for (const [name, r] of [["small, --no-session", small], ["small, with a session", smallSession], ["resumed session, ~2 MB", big]]) {
-  const ms = median(r.gaps);
-  const goal = r.bytes > 1e6 ? goalSmall + (5 * r.bytes) / 2 ** 20 : goalSmall;
-  say(`| ${name} | ${kb(r.bytes)} KB | ${ms.toFixed(2)} | ≤ ${goal.toFixed(1)} ms — ${verdict(ms, goal)} | ${(ms / base).toFixed(3)} |`);
-}
+  const small = await perTurn(30, ["--no-session"]);
+  const smallSession = await perTurn(30, []);
+  // A resumed session whose request body is about 2 MB: 200 turns of ~10 KB.
+  const bigFile = makeSession(200, 10_000);
+  const big = await perTurn(30, ["--session", bigFile]);
+  say(
+    `\n## 2. Harness time per turn (a response's end → the next request, one \`read\` call a turn, median of 28 turns)\n`,
+  );
+  say(
+    "Includes the tool call, the session append and fsync, before_request taps, the SDK's encoding and the loopback transfer.\n",
+  );
+  say("| context | request body | ms per turn | goal | × node -e 0 |\n|---|---:|---:|---|---:|");
+  const goalSmall = 2;
+  for (const [name, r] of [
+    ["small, --no-session", small],
+    ["small, with a session", smallSession],
+    ["resumed session, ~2 MB", big],
+  ]) {
+    const ms = median(r.gaps);
+    const goal = r.bytes > 1e6 ? goalSmall + (5 * r.bytes) / 2 ** 20 : goalSmall;
+    say(
+      `| ${name} | ${kb(r.bytes)} KB | ${ms.toFixed(2)} | ≤ ${goal.toFixed(1)} ms — ${verdict(ms, goal)} | ${(ms / base).toFixed(3)} |`,
+    );
+  }
 }
 
 // ───────────────────────── 3. session durability ─────────────────────────
 if (want(3)) {
-say(`\n## 3. Session appends and fsyncs\n`);
+  say(`\n## 3. Session appends and fsyncs\n`);
   const store = sessionsDist.SessionStore.create(cwd, join(work, "sessions"));
   const N = 3000;
   let t0 = performance.now();
@@ -186,19 +251,30 @@ say(`\n## 3. Session appends and fsyncs\n`);
   }
   const synced = ((T * 4) / (performance.now() - t0)) * 1000;
   store.close();
-  say(`appends/s without fsync: ${Math.round(plain).toLocaleString("en")}; with one fsync per turn (4 entries): ${Math.round(synced).toLocaleString("en")} entries/s (${((T * 1000) / ((T * 4) / synced * 1000)).toFixed(0)} turns/s)`);
-if (spawnSync("strace", ["-V"]).status === 0) {
-  const TURNS = 10;
-  for (let i = 0; i < TURNS - 1; i++) mock.push(reply([{ tool: { id: `toolu_f${i}`, name: "read", input: { path: "a.txt" } } }], { stop: "tool_use" }));
-  mock.push(text("done"));
-  const trace = join(work, "strace.txt");
-  await new Promise((resolve) => {
-    spawn("strace", ["-f", "-qq", "-y", "-e", "trace=fsync,fdatasync", "-o", trace, process.execPath, bin, ...MODEL, "-p", "go"], { cwd, env }).on("close", resolve);
-  });
-  const calls = readFileSync(trace, "utf8").split("\n").filter((l) => /\b(fsync|fdatasync)\(/.test(l));
-  const ofFile = calls.filter((l) => /\.jsonl>/.test(l)).length;
-  say(`fsyncs in a ${TURNS}-turn \`coil -p\` run with a session (strace): ${ofFile} of the session file — ${(ofFile / TURNS).toFixed(2)} per turn (goal ≤ 1 — ${verdict(ofFile / TURNS, 1)}) — and ${calls.length - ofFile} of its folder, once, when the file was created`);
-} else say("fsyncs per turn: strace is not installed, not counted");
+  say(
+    `appends/s without fsync: ${Math.round(plain).toLocaleString("en")}; with one fsync per turn (4 entries): ${Math.round(synced).toLocaleString("en")} entries/s (${((T * 1000) / (((T * 4) / synced) * 1000)).toFixed(0)} turns/s)`,
+  );
+  if (spawnSync("strace", ["-V"]).status === 0) {
+    const TURNS = 10;
+    for (let i = 0; i < TURNS - 1; i++)
+      mock.push(reply([{ tool: { id: `toolu_f${i}`, name: "read", input: { path: "a.txt" } } }], { stop: "tool_use" }));
+    mock.push(text("done"));
+    const trace = join(work, "strace.txt");
+    await new Promise((resolve) => {
+      spawn(
+        "strace",
+        ["-f", "-qq", "-y", "-e", "trace=fsync,fdatasync", "-o", trace, process.execPath, bin, ...MODEL, "-p", "go"],
+        { cwd, env },
+      ).on("close", resolve);
+    });
+    const calls = readFileSync(trace, "utf8")
+      .split("\n")
+      .filter((l) => /\b(fsync|fdatasync)\(/.test(l));
+    const ofFile = calls.filter((l) => /\.jsonl>/.test(l)).length;
+    say(
+      `fsyncs in a ${TURNS}-turn \`coil -p\` run with a session (strace): ${ofFile} of the session file — ${(ofFile / TURNS).toFixed(2)} per turn (goal ≤ 1 — ${verdict(ofFile / TURNS, 1)}) — and ${calls.length - ofFile} of its folder, once, when the file was created`,
+    );
+  } else say("fsyncs per turn: strace is not installed, not counted");
 }
 
 // ───────────────────────── 4. resume ─────────────────────────
@@ -232,8 +308,12 @@ if (want(4)) {
   const peak = median(times.resumeRss);
   say(`\n## 4. Resuming a 5,000-turn session (${mb.toFixed(1)} MB, 15,000 entries; scripted provider; median of 6)\n`);
   say("| run | ms | × node -e 0 | peak RSS MB | goal |\n|---|---:|---:|---:|---|");
-  say(`| fresh \`coil -p\` | ${median(times.fresh).toFixed(0)} | ${(median(times.fresh) / base).toFixed(2)} | ${median(times.freshRss).toFixed(0)} | |`);
-  say(`| \`coil --session <5,000 turns> -p\` | ${median(times.resume).toFixed(0)} | ${(median(times.resume) / base).toFixed(2)} | ${peak.toFixed(0)} | ≤ 120 MB — ${verdict(peak, 120)} |`);
+  say(
+    `| fresh \`coil -p\` | ${median(times.fresh).toFixed(0)} | ${(median(times.fresh) / base).toFixed(2)} | ${median(times.freshRss).toFixed(0)} | |`,
+  );
+  say(
+    `| \`coil --session <5,000 turns> -p\` | ${median(times.resume).toFixed(0)} | ${(median(times.resume) / base).toFixed(2)} | ${peak.toFixed(0)} | ≤ 120 MB — ${verdict(peak, 120)} |`,
+  );
   say(`| resume over fresh | ${over.toFixed(0)} | ${(over / base).toFixed(2)} | | ≤ 100 ms — ${verdict(over, 100)} |`);
 }
 
@@ -262,9 +342,15 @@ if (want(5)) {
   const skills = system.filter((t) => t.startsWith("Skills are folders")).reduce((s, t) => s + size(t), 0);
   const counted = sysBytes - skills + toolBytes;
   say(`\n## 5. Default preset: system prompt + tools on the wire (no AGENTS.md in the project)\n`);
-  say(`before skills: ${kb(counted)} KB (system ${kb(sysBytes - skills)} KB + tools ${kb(toolBytes)} KB) — goal ≤ 6 KB — ${verdict(counted, 6 * 1024)}; with the built-in skills index: ${kb(sysBytes + toolBytes)} KB\n`);
+  say(
+    `before skills: ${kb(counted)} KB (system ${kb(sysBytes - skills)} KB + tools ${kb(toolBytes)} KB) — goal ≤ 6 KB — ${verdict(counted, 6 * 1024)}; with the built-in skills index: ${kb(sysBytes + toolBytes)} KB\n`,
+  );
   say("| system block | bytes |\n|---|---:|");
-  const parts = system.flatMap((t) => t.split(/\n\n(?=Tools you can call|Guidelines:|coil's own documentation|Skills are folders|Project instructions|Current date|Working directory)/));
+  const parts = system.flatMap((t) =>
+    t.split(
+      /\n\n(?=Tools you can call|Guidelines:|coil's own documentation|Skills are folders|Project instructions|Current date|Working directory)/,
+    ),
+  );
   for (const t of parts) say(`| ${label(t)} | ${size(t)} |`);
   say("\n| tool | bytes (name, description, input_schema as JSON) |\n|---|---:|");
   for (const [name, n] of tools) say(`| ${name} | ${n} |`);

@@ -25,19 +25,49 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const DELTAS = 20_000;
 function anthropicSse(n, text = "x") {
   const f = (event, data) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-  let out = f("message_start", { type: "message_start", message: { id: "msg", type: "message", role: "assistant", model: "m", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } });
+  let out = f("message_start", {
+    type: "message_start",
+    message: {
+      id: "msg",
+      type: "message",
+      role: "assistant",
+      model: "m",
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 10, output_tokens: 1 },
+    },
+  });
   out += f("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
-  const delta = f("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } });
+  const delta = f("content_block_delta", {
+    type: "content_block_delta",
+    index: 0,
+    delta: { type: "text_delta", text },
+  });
   out += delta.repeat(n);
   out += f("content_block_stop", { type: "content_block_stop", index: 0 });
-  out += f("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: n } });
+  out += f("message_delta", {
+    type: "message_delta",
+    delta: { stop_reason: "end_turn", stop_sequence: null },
+    usage: { output_tokens: n },
+  });
   return out + f("message_stop", { type: "message_stop" });
 }
 function chatSse(n, text = "x") {
-  const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
-  return chunk({ role: "assistant", content: "" }) + chunk({ content: text }).repeat(n) + chunk({}, "stop") + "data: [DONE]\n\n";
+  const chunk = (delta, finish = null) =>
+    `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  return (
+    chunk({ role: "assistant", content: "" }) +
+    chunk({ content: text }).repeat(n) +
+    chunk({}, "stop") +
+    "data: [DONE]\n\n"
+  );
 }
-const bodies = { anthropic: anthropicSse(DELTAS), chat: chatSse(DELTAS), small: { anthropic: anthropicSse(3, "hello "), chat: chatSse(3, "hello ") } };
+const bodies = {
+  anthropic: anthropicSse(DELTAS),
+  chat: chatSse(DELTAS),
+  small: { anthropic: anthropicSse(3, "hello "), chat: chatSse(3, "hello ") },
+};
 let big = true;
 const server = createServer(async (req, res) => {
   for await (const _ of req);
@@ -66,8 +96,14 @@ function timeAll(commands, runs = 9) {
 const both = ["--plugin", "provider-anthropic", "--plugin", "provider-openai"];
 const rows = timeAll([
   ["node -e 0", ["-e", "0"]],
-  ["coil -p, scripted provider (no provider plugins)", [bin, "--provider", "scripted", "--script", "reply.yaml", "-p", "hi"]],
-  ["coil -p, scripted provider, both provider plugins loaded", [bin, ...both, "--provider", "scripted", "--script", "reply.yaml", "-p", "hi"]],
+  [
+    "coil -p, scripted provider (no provider plugins)",
+    [bin, "--provider", "scripted", "--script", "reply.yaml", "-p", "hi"],
+  ],
+  [
+    "coil -p, scripted provider, both provider plugins loaded",
+    [bin, ...both, "--provider", "scripted", "--script", "reply.yaml", "-p", "hi"],
+  ],
   ["coil models (both provider plugins)", [bin, ...both, "models"]],
   ["node: import @anthropic-ai/sdk", ["-e", `import(${JSON.stringify(require.resolve("@anthropic-ai/sdk"))})`]],
   ["node: import openai", ["-e", `import(${JSON.stringify(require.resolve("openai"))})`]],
@@ -83,7 +119,10 @@ function loads(args, extraEnv = {}) {
   const file = join(work, `loads-${Math.random().toString(36).slice(2)}.txt`);
   writeFileSync(file, "");
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", join(root, "bench", "record-loads.mjs"), bin, ...args], { cwd: work, env: { ...env, ...extraEnv, COIL_BENCH_LOADS: file } });
+    const child = spawn(process.execPath, ["--import", join(root, "bench", "record-loads.mjs"), bin, ...args], {
+      cwd: work,
+      env: { ...env, ...extraEnv, COIL_BENCH_LOADS: file },
+    });
     let err = "";
     child.stderr.on("data", (d) => (err += d));
     child.on("close", (code) => {
@@ -95,9 +134,24 @@ function loads(args, extraEnv = {}) {
 }
 const sdkRows = [
   ["coil models", await loads([...both, "models"])],
-  ["coil -p on the scripted provider", await loads([...both, "--provider", "scripted", "--script", "reply.yaml", "-p", "hi"])],
-  ["coil -p --model anthropic/claude-sonnet-5-5", await loads([...both, "--model", "anthropic/claude-sonnet-5-5", "-p", "hi"], { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: url })],
-  ["coil -p --model openai/local-model (Chat Completions)", await loads([...both, "--model", "openai/local-model", "-p", "hi"], { OPENAI_API_KEY: "k", OPENAI_BASE_URL: `${url}/v1` })],
+  [
+    "coil -p on the scripted provider",
+    await loads([...both, "--provider", "scripted", "--script", "reply.yaml", "-p", "hi"]),
+  ],
+  [
+    "coil -p --model anthropic/claude-sonnet-5-5",
+    await loads([...both, "--model", "anthropic/claude-sonnet-5-5", "-p", "hi"], {
+      ANTHROPIC_API_KEY: "k",
+      ANTHROPIC_BASE_URL: url,
+    }),
+  ],
+  [
+    "coil -p --model openai/local-model (Chat Completions)",
+    await loads([...both, "--model", "openai/local-model", "-p", "hi"], {
+      OPENAI_API_KEY: "k",
+      OPENAI_BASE_URL: `${url}/v1`,
+    }),
+  ],
 ];
 console.log("\n## Provider SDKs imported (both provider plugins in the preset)\n");
 console.log("| run | SDKs imported |\n|---|---|");
@@ -116,14 +170,23 @@ process.env.COIL_HOME = env.COIL_HOME;
 const host = new kernel.PluginHost({ cwd: work });
 host.install(anthropicMod.default, { baseUrl: url });
 host.install(openaiMod.default, { baseUrl: `${url}/v1` });
-const request = (provider, id) => ({ model: host.providers.get(provider).resolveModel(id), system: [], messages: [{ role: "user", content: "go", timestamp: 0 }], tools: [], options: {} });
+const request = (provider, id) => ({
+  model: host.providers.get(provider).resolveModel(id),
+  system: [],
+  messages: [{ role: "user", content: "go", timestamp: 0 }],
+  tools: [],
+  options: {},
+});
 
 // SDK-alone and SDK-plus-adapter runs alternate, after a warm-up of each, so JIT and load drift hit both.
 async function measurePair(sdkRun, adapterRun, runs = 7) {
   const a = [];
   const b = [];
   for (let i = 0; i < runs + 1; i++) {
-    for (const [fn, into] of [[sdkRun, a], [adapterRun, b]]) {
+    for (const [fn, into] of [
+      [sdkRun, a],
+      [adapterRun, b],
+    ]) {
       const t0 = performance.now();
       const n = await fn();
       if (n < DELTAS) throw new Error(`only ${n} events`);
@@ -147,12 +210,39 @@ const viaProvider = (p, id) => async () => {
   }
   return n;
 };
-const [sdkA, adaA] = await measurePair(async () => count(await anthropicSdk.messages.create({ model: "claude-sonnet-5-5", max_tokens: 10, messages: [{ role: "user", content: "go" }], stream: true })), viaProvider("anthropic", "claude-sonnet-5-5"));
-const [sdkO, adaO] = await measurePair(async () => count(await openaiSdk.chat.completions.create({ model: "local", messages: [{ role: "user", content: "go" }], stream: true })), viaProvider("openai", "local-model"));
+const [sdkA, adaA] = await measurePair(
+  async () =>
+    count(
+      await anthropicSdk.messages.create({
+        model: "claude-sonnet-5-5",
+        max_tokens: 10,
+        messages: [{ role: "user", content: "go" }],
+        stream: true,
+      }),
+    ),
+  viaProvider("anthropic", "claude-sonnet-5-5"),
+);
+const [sdkO, adaO] = await measurePair(
+  async () =>
+    count(
+      await openaiSdk.chat.completions.create({
+        model: "local",
+        messages: [{ role: "user", content: "go" }],
+        stream: true,
+      }),
+    ),
+  viaProvider("openai", "local-model"),
+);
 
 // The mapping alone: pre-parsed events through the stream reader and message builder, no I/O.
-const parsedA = bodies.anthropic.split("\n\n").filter(Boolean).map((f) => JSON.parse(f.split("\ndata: ")[1]));
-const parsedO = bodies.chat.split("\n\n").filter((f) => f && !f.includes("[DONE]")).map((f) => JSON.parse(f.slice(6)));
+const parsedA = bodies.anthropic
+  .split("\n\n")
+  .filter(Boolean)
+  .map((f) => JSON.parse(f.split("\ndata: ")[1]));
+const parsedO = bodies.chat
+  .split("\n\n")
+  .filter((f) => f && !f.includes("[DONE]"))
+  .map((f) => JSON.parse(f.slice(6)));
 async function* replay(events) {
   for (const e of events) yield e;
 }
@@ -169,17 +259,31 @@ async function mapping(read, events, model) {
 }
 const mapA = await mapping(anthropicMod.readStream, parsedA, anthropicMod.ANTHROPIC_MODELS[0]);
 const mapO = await mapping(openaiMod.readCompletions, parsedO, openaiMod.OPENAI_MODELS[0]);
-const loopOnly = await mapping(async function* (events) {
-  for await (const _ of events);
-  return "stop";
-}, parsedA, anthropicMod.ANTHROPIC_MODELS[0]);
+const loopOnly = await mapping(
+  async function* (events) {
+    for await (const _ of events);
+    return "stop";
+  },
+  parsedA,
+  anthropicMod.ANTHROPIC_MODELS[0],
+);
 
 const us = (ms) => ((ms * 1000) / DELTAS).toFixed(2);
-console.log(`\n## Adapter overhead per streamed event (${DELTAS.toLocaleString("en")} text deltas from a local server, median of 7)\n`);
-console.log("| path | SDK alone, ms | SDK + coil adapter, ms | overhead per event, µs | adapter / SDK |\n|---|---:|---:|---:|---:|");
-console.log(`| Anthropic Messages | ${sdkA.toFixed(1)} | ${adaA.toFixed(1)} | ${us(adaA - sdkA)} | ${(adaA / sdkA).toFixed(2)} |`);
-console.log(`| OpenAI Chat Completions | ${sdkO.toFixed(1)} | ${adaO.toFixed(1)} | ${us(adaO - sdkO)} | ${(adaO / sdkO).toFixed(2)} |`);
-console.log(`\nMapping alone (pre-parsed events → provider events, no I/O): Anthropic ${us(mapA)} µs/event, Chat Completions ${us(mapO)} µs/event; an empty async loop over the same events costs ${us(loopOnly)} µs/event.`);
+console.log(
+  `\n## Adapter overhead per streamed event (${DELTAS.toLocaleString("en")} text deltas from a local server, median of 7)\n`,
+);
+console.log(
+  "| path | SDK alone, ms | SDK + coil adapter, ms | overhead per event, µs | adapter / SDK |\n|---|---:|---:|---:|---:|",
+);
+console.log(
+  `| Anthropic Messages | ${sdkA.toFixed(1)} | ${adaA.toFixed(1)} | ${us(adaA - sdkA)} | ${(adaA / sdkA).toFixed(2)} |`,
+);
+console.log(
+  `| OpenAI Chat Completions | ${sdkO.toFixed(1)} | ${adaO.toFixed(1)} | ${us(adaO - sdkO)} | ${(adaO / sdkO).toFixed(2)} |`,
+);
+console.log(
+  `\nMapping alone (pre-parsed events → provider events, no I/O): Anthropic ${us(mapA)} µs/event, Chat Completions ${us(mapO)} µs/event; an empty async loop over the same events costs ${us(loopOnly)} µs/event.`,
+);
 
 server.close();
 rmSync(work, { recursive: true, force: true });

@@ -2,5 +2,6 @@
 import { writeFileSync } from "node:fs";
 
 process.on("exit", () => {
-  if (process.env.COIL_BENCH_RSS) writeFileSync(process.env.COIL_BENCH_RSS, String(process.resourceUsage().maxRSS / 1024));
+  if (process.env.COIL_BENCH_RSS)
+    writeFileSync(process.env.COIL_BENCH_RSS, String(process.resourceUsage().maxRSS / 1024));
 });

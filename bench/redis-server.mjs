@@ -41,9 +41,26 @@ export async function startRedis({ timeoutMs = 10_000 } = {}) {
   if (!bin) throw new Error("redis-server is not installed (apt-get install redis-server)");
   const dir = mkdtempSync(join(tmpdir(), "coil-redis-"));
   const port = await freePort();
-  const child = spawn(bin, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--protected-mode", "yes"], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    bin,
+    [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--dir",
+      dir,
+      "--protected-mode",
+      "yes",
+    ],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let output = "";
   child.stdout.on("data", (d) => (output += d));
   child.stderr.on("data", (d) => (output += d));

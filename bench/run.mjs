@@ -44,15 +44,31 @@ for (const [name, ms] of rows) console.log(`| ${name} | ${ms.toFixed(1)} | ${(ms
 // What a one-turn run loads: no provider SDK, no jiti, no TUI library.
 const loads = join(work, "loads.txt");
 writeFileSync(loads, "");
-execFileSync(process.execPath, ["--import", join(root, "bench", "record-loads.mjs"), bin, "--provider", "scripted", "--script", "reply.yaml", "-p", "hi"], {
-  cwd: work,
-  env: { ...env, COIL_BENCH_LOADS: loads },
-});
+execFileSync(
+  process.execPath,
+  [
+    "--import",
+    join(root, "bench", "record-loads.mjs"),
+    bin,
+    "--provider",
+    "scripted",
+    "--script",
+    "reply.yaml",
+    "-p",
+    "hi",
+  ],
+  {
+    cwd: work,
+    env: { ...env, COIL_BENCH_LOADS: loads },
+  },
+);
 const urls = readFileSync(loads, "utf8").trim().split("\n").filter(Boolean);
 const files = new Set(urls.filter((u) => u.startsWith("file:")));
 const heavy = ["jiti", "@anthropic-ai/sdk", "openai", "pi-tui", "ink", "typescript", "@modelcontextprotocol/sdk"];
 const loaded = heavy.filter((h) => [...files].some((u) => u.includes(`/node_modules/${h}/`)));
-console.log(`\n## What \`coil -p\` loads\n\n${files.size} module files; heavy dependencies loaded: ${loaded.length ? loaded.join(", ") : "none"} (checked: ${heavy.join(", ")})`);
+console.log(
+  `\n## What \`coil -p\` loads\n\n${files.size} module files; heavy dependencies loaded: ${loaded.length ? loaded.join(", ") : "none"} (checked: ${heavy.join(", ")})`,
+);
 
 // Kernel time per turn over a 1,000-turn scripted run (scripted provider + a no-op tool, in process).
 const kernel = await import(join(root, "dist", "kernel", "index.js"));
@@ -64,28 +80,55 @@ host.install(
   kernel.definePlugin({
     id: "bench-noop",
     setup(ctx) {
-      ctx.tools.register({ name: "noop", description: "does nothing", parameters: kernel.Type.Object({ i: kernel.Type.Integer() }), execute: async () => ({ content: [{ type: "text", text: "ok" }] }) });
+      ctx.tools.register({
+        name: "noop",
+        description: "does nothing",
+        parameters: kernel.Type.Object({ i: kernel.Type.Integer() }),
+        execute: async () => ({ content: [{ type: "text", text: "ok" }] }),
+      });
     },
   }),
 );
 const service = host.services.get("scripted");
-for (let i = 0; i < TURNS - 1; i++) service.push({ text: `step ${i}`, toolCalls: [{ name: "noop", arguments: { i } }] });
+for (let i = 0; i < TURNS - 1; i++)
+  service.push({ text: `step ${i}`, toolCalls: [{ name: "noop", arguments: { i } }] });
 service.push({ text: "done" });
 const stamps = [];
 host.subscribe("turn_end", () => stamps.push(performance.now()));
-const agent = new kernel.Agent(host, { provider: "scripted", model: { id: "bench", provider: "scripted", contextWindow: 10_000_000, maxOutput: 1000 } });
+const agent = new kernel.Agent(host, {
+  provider: "scripted",
+  model: { id: "bench", provider: "scripted", contextWindow: 10_000_000, maxOutput: 1000 },
+});
 const t0 = performance.now();
 const run = await agent.prompt("go");
 const total = performance.now() - t0;
-if (run.stopReason !== "stop" || stamps.length !== TURNS) throw new Error(`bench run ended ${run.stopReason} after ${stamps.length} turns`);
+if (run.stopReason !== "stop" || stamps.length !== TURNS)
+  throw new Error(`bench run ended ${run.stopReason} after ${stamps.length} turns`);
 const window = (from, to) => (stamps[to - 1] - (from === 0 ? t0 : stamps[from - 1])) / (to - from);
 console.log(`\n## Kernel time per turn (${TURNS} turns: scripted reply with one tool call, no-op tool)\n`);
 console.log("| turns | ms per turn |\n|---|---:|");
-for (const [a, b] of [[0, 100], [100, 200], [450, 550], [800, 900], [900, 1000]]) console.log(`| ${a + 1}–${b} | ${window(a, b).toFixed(3)} |`);
+for (const [a, b] of [
+  [0, 100],
+  [100, 200],
+  [450, 550],
+  [800, 900],
+  [900, 1000],
+])
+  console.log(`| ${a + 1}–${b} | ${window(a, b).toFixed(3)} |`);
 console.log(`| all ${TURNS} | ${(total / TURNS).toFixed(3)} |`);
-console.log(`\nhistory: ${agent.state.messages.length} messages; heap used: ${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB`);
+console.log(
+  `\nhistory: ${agent.state.messages.length} messages; heap used: ${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB`,
+);
 
-for (const extra of ["harness.mjs", "sessions.mjs", "providers.mjs", "tui.mjs", "subagents.mjs", "mcp.mjs", "checkpoints.mjs"]) {
+for (const extra of [
+  "harness.mjs",
+  "sessions.mjs",
+  "providers.mjs",
+  "tui.mjs",
+  "subagents.mjs",
+  "mcp.mjs",
+  "checkpoints.mjs",
+]) {
   const file = join(root, "bench", extra);
   if (existsSync(file)) {
     console.log("");
@@ -95,6 +138,8 @@ for (const extra of ["harness.mjs", "sessions.mjs", "providers.mjs", "tui.mjs", 
 // The fleet bench needs a redis-server (it starts its own on loopback).
 const { redisServerPath } = await import(join(root, "bench", "redis-server.mjs"));
 console.log("");
-if (redisServerPath()) execFileSync(process.execPath, [join(root, "bench", "fleet.mjs")], { stdio: "inherit", cwd: root });
-else console.log("## Fleet\n\nskipped: redis-server is not installed (apt-get install redis-server; .ci/run installs it)");
+if (redisServerPath())
+  execFileSync(process.execPath, [join(root, "bench", "fleet.mjs")], { stdio: "inherit", cwd: root });
+else
+  console.log("## Fleet\n\nskipped: redis-server is not installed (apt-get install redis-server; .ci/run installs it)");
 rmSync(work, { recursive: true, force: true });

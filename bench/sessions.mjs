@@ -27,7 +27,14 @@ if (process.argv[2] === "--child-resume") {
   if (store.warnings.length) throw new Error(store.warnings.join("\n"));
   const used = process.memoryUsage();
   process.stdout.write(
-    JSON.stringify({ ms, entries: store.entries.length, messages: context.length, maxRssMB: process.resourceUsage().maxRSS / 1024, baselineRssMB: baseline / 1024, heapMB: used.heapUsed / 2 ** 20 }),
+    JSON.stringify({
+      ms,
+      entries: store.entries.length,
+      messages: context.length,
+      maxRssMB: process.resourceUsage().maxRSS / 1024,
+      baselineRssMB: baseline / 1024,
+      heapMB: used.heapUsed / 2 ** 20,
+    }),
   );
   process.exit(0);
 }
@@ -57,7 +64,13 @@ function timeSpawn(args, runs, options = {}) {
   return median(samples);
 }
 
-const usage = { input: 1200, output: 150, cacheRead: 0, cacheWrite: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const usage = {
+  input: 1200,
+  output: 150,
+  cacheRead: 0,
+  cacheWrite: 0,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+};
 const filler = (n, seed) => `${seed} `.repeat(Math.ceil(n / (seed.length + 1))).slice(0, n);
 
 /** One turn = 3 entries: a user message, an assistant reply with a tool call, the tool's result. */
@@ -68,7 +81,12 @@ function* turn(i) {
     role: "assistant",
     content: [
       { type: "text", text: filler(320, `reading file ${i}`) },
-      { type: "toolCall", id: `call_${i}`, name: "read", arguments: { path: `src/module-${i % 97}.ts`, offset: 1, limit: 200 } },
+      {
+        type: "toolCall",
+        id: `call_${i}`,
+        name: "read",
+        arguments: { path: `src/module-${i % 97}.ts`, offset: 1, limit: 200 },
+      },
     ],
     provider: "scripted",
     model: "scripted",
@@ -76,7 +94,14 @@ function* turn(i) {
     stopReason: "toolUse",
     timestamp: ts + 10,
   };
-  yield { role: "toolResult", toolCallId: `call_${i}`, toolName: "read", content: [{ type: "text", text: filler(900, `export const value${i} = 1;`) }], isError: false, timestamp: ts + 20 };
+  yield {
+    role: "toolResult",
+    toolCallId: `call_${i}`,
+    toolName: "read",
+    content: [{ type: "text", text: filler(900, `export const value${i} = 1;`) }],
+    isError: false,
+    timestamp: ts + 20,
+  };
 }
 
 /** Write a session with `turns` turns through the store; returns append timings in µs per entry by position. */
@@ -129,26 +154,37 @@ for (const turns of SIZES) {
   const synced = appendWithSync(gen.file, 200);
   const resumes = [];
   for (let i = 0; i < 3; i++) {
-    const r = spawnSync(process.execPath, [new URL(import.meta.url).pathname, "--child-resume", gen.file], { encoding: "utf8" });
+    const r = spawnSync(process.execPath, [new URL(import.meta.url).pathname, "--child-resume", gen.file], {
+      encoding: "utf8",
+    });
     if (r.status !== 0) throw new Error(r.stderr);
     resumes.push(JSON.parse(r.stdout));
   }
   const resume = resumes.sort((a, b) => a.ms - b.ms)[1];
-  const cli = timeSpawn([bin, "--plugin", "session-jsonl", "--session", gen.file, "--script", "reply.yaml", "-p", "go on"], 3);
+  const cli = timeSpawn(
+    [bin, "--plugin", "session-jsonl", "--session", gen.file, "--script", "reply.yaml", "-p", "go on"],
+    3,
+  );
   rows.push({ turns, entries: gen.entries + 603, mb: bytes / 2 ** 20, first, last, synced, resume, cli });
 }
 const fresh = timeSpawn([bin, "--plugin", "session-jsonl", "--no-session", "--script", "reply.yaml", "-p", "hi"], 5);
 
 console.log("## Appending (µs per entry; one write of one line, no rewrite)\n");
-console.log("Early/late: median of the first and of the last five windows of 3,000 appends while the file was generated.\n");
+console.log(
+  "Early/late: median of the first and of the last five windows of 3,000 appends while the file was generated.\n",
+);
 console.log("| turns | entries | file MB | early appends | late appends | late/early | with fsync per turn |");
 console.log("|---:|---:|---:|---:|---:|---:|---:|");
 for (const r of rows) {
-  console.log(`| ${r.turns.toLocaleString("en")} | ${r.entries.toLocaleString("en")} | ${r.mb.toFixed(1)} | ${r.first.toFixed(1)} | ${r.last.toFixed(1)} | ${(r.last / r.first).toFixed(2)} | ${r.synced.toFixed(0)} |`);
+  console.log(
+    `| ${r.turns.toLocaleString("en")} | ${r.entries.toLocaleString("en")} | ${r.mb.toFixed(1)} | ${r.first.toFixed(1)} | ${r.last.toFixed(1)} | ${(r.last / r.first).toFixed(2)} | ${r.synced.toFixed(0)} |`,
+  );
 }
 
 console.log("\n## Resuming (open + read + context, fresh process, median of 3)\n");
-console.log("| turns | entries | context messages | ms | × node -e 0 | max RSS MB | RSS over an idle process MB | heap MB | ms growth vs 1,000 turns | CLI `coil --session … -p` ms | × node -e 0 |");
+console.log(
+  "| turns | entries | context messages | ms | × node -e 0 | max RSS MB | RSS over an idle process MB | heap MB | ms growth vs 1,000 turns | CLI `coil --session … -p` ms | × node -e 0 |",
+);
 console.log("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 for (const r of rows) {
   const x = r.resume;
@@ -156,6 +192,8 @@ for (const r of rows) {
     `| ${r.turns.toLocaleString("en")} | ${x.entries.toLocaleString("en")} | ${x.messages.toLocaleString("en")} | ${x.ms.toFixed(0)} | ${(x.ms / base).toFixed(1)} | ${x.maxRssMB.toFixed(0)} | ${(x.maxRssMB - x.baselineRssMB).toFixed(0)} | ${x.heapMB.toFixed(0)} | ${(x.ms / rows[0].resume.ms).toFixed(1)}× | ${r.cli.toFixed(0)} | ${(r.cli / base).toFixed(1)} |`,
   );
 }
-console.log(`\nCLI run with --no-session for comparison: ${fresh.toFixed(0)} ms (${(fresh / base).toFixed(1)} × node -e 0).`);
+console.log(
+  `\nCLI run with --no-session for comparison: ${fresh.toFixed(0)} ms (${(fresh / base).toFixed(1)} × node -e 0).`,
+);
 console.log("Targets (issue): resuming 10,000 turns under 500 ms and under 200 MB; appending constant per entry.");
 rmSync(work, { recursive: true, force: true });

@@ -11,7 +11,8 @@ import { pathToFileURL } from "node:url";
 
 const root = new URL("..", import.meta.url).pathname;
 const dist = (...p) => pathToFileURL(join(root, "dist", ...p)).href;
-if (!existsSync(join(root, "dist", "plugins", "subagents", "index.js"))) throw new Error("run `npm run build` first (npm run bench does)");
+if (!existsSync(join(root, "dist", "plugins", "subagents", "index.js")))
+  throw new Error("run `npm run build` first (npm run bench does)");
 const work = mkdtempSync(join(tmpdir(), "coil-bench-subagents-"));
 process.env.COIL_HOME = join(work, "home");
 const kernel = await import(dist("kernel", "index.js"));
@@ -31,9 +32,11 @@ host.install(
         async *stream(request, signal) {
           const t0 = performance.now();
           const first = request.messages.find((m) => m.role === "user");
-          const child = typeof first?.content === "string" && first.content.startsWith("CHILD ") ? first.content : undefined;
+          const child =
+            typeof first?.content === "string" && first.content.startsWith("CHILD ") ? first.content : undefined;
           for await (const e of ctx.providers.get("scripted").stream(request, signal)) {
-            if ((e.type === "done" || e.type === "error") && child) childModelMs.set(child, (childModelMs.get(child) ?? 0) + performance.now() - t0);
+            if ((e.type === "done" || e.type === "error") && child)
+              childModelMs.set(child, (childModelMs.get(child) ?? 0) + performance.now() - t0);
             yield e;
           }
         },
@@ -41,17 +44,35 @@ host.install(
     },
   }),
 );
-for (const id of ["tools-coding", "tools-search", "session-jsonl", "system-prompt", "cost-audit", "subagents", "guards"]) host.install(await plugin(id));
+for (const id of [
+  "tools-coding",
+  "tools-search",
+  "session-jsonl",
+  "system-prompt",
+  "cost-audit",
+  "subagents",
+  "guards",
+])
+  host.install(await plugin(id));
 const scripted = host.services.get("scripted");
 for (let i = 0; i < RUNS; i++) {
-  scripted.push({ toolCalls: [{ id: `t${i}`, name: "task", arguments: { description: `job ${i}`, prompt: `CHILD ${i}` } }] });
+  scripted.push({
+    toolCalls: [{ id: `t${i}`, name: "task", arguments: { description: `job ${i}`, prompt: `CHILD ${i}` } }],
+  });
   scripted.push({ text: `child ${i} done` });
 }
 scripted.push({ text: "all done" });
-const agent = new kernel.Agent(host, { provider: "timed", model: { id: "bench", provider: "timed", contextWindow: 10_000_000, maxOutput: 1000 } });
+const agent = new kernel.Agent(host, {
+  provider: "timed",
+  model: { id: "bench", provider: "timed", contextWindow: 10_000_000, maxOutput: 1000 },
+});
 const io = new PassThrough();
 io.end();
-await host.start(agent, { cwd: work, env: process.env, stdin: io, stdout: new PassThrough().resume(), stderr: new PassThrough().resume() }, { mode: "sdk", modelFromCli: false });
+await host.start(
+  agent,
+  { cwd: work, env: process.env, stdin: io, stdout: new PassThrough().resume(), stderr: new PassThrough().resume() },
+  { mode: "sdk", modelFromCli: false },
+);
 const started = new Map();
 const overhead = [];
 host.subscribe("tool_execution_start", (e) => e.toolName === "task" && started.set(e.toolCallId, performance.now()));
@@ -62,10 +83,13 @@ host.subscribe("tool_execution_end", (e) => {
 });
 const run = await agent.prompt("go");
 await host.stop();
-if (run.stopReason !== "stop" || overhead.length !== RUNS) throw new Error(`bench run ended ${run.stopReason} after ${overhead.length} tasks`);
+if (run.stopReason !== "stop" || overhead.length !== RUNS)
+  throw new Error(`bench run ended ${run.stopReason} after ${overhead.length} tasks`);
 const sorted = [...overhead].sort((a, b) => a - b);
 const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-console.log(`## Sub-agent start overhead (${RUNS} task calls, one scripted reply each; tools, system prompt, sessions, cost audit, guards)\n`);
+console.log(
+  `## Sub-agent start overhead (${RUNS} task calls, one scripted reply each; tools, system prompt, sessions, cost audit, guards)\n`,
+);
 console.log("| | ms beyond the child's model calls |\n|---|---:|");
 console.log(`| first (cold) | ${overhead[0].toFixed(2)} |`);
 console.log(`| median | ${at(0.5).toFixed(2)} |`);

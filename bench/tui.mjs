@@ -40,12 +40,37 @@ if (process.argv.includes("--probe")) {
     const tui = await import("@mariozechner/pi-tui");
     tImport = performance.now() - t0;
     const terminal = {
-      start() {}, stop() {}, async drainInput() {}, write: (d) => out.write(d), get columns() { return 80; }, get rows() { return 24; },
-      get kittyProtocolActive() { return false; }, moveBy() {}, hideCursor() {}, showCursor() {}, clearLine() {}, clearFromCursor() {}, clearScreen() {}, setTitle() {}, setProgress() {},
+      start() {},
+      stop() {},
+      async drainInput() {},
+      write: (d) => out.write(d),
+      get columns() {
+        return 80;
+      },
+      get rows() {
+        return 24;
+      },
+      get kittyProtocolActive() {
+        return false;
+      },
+      moveBy() {},
+      hideCursor() {},
+      showCursor() {},
+      clearLine() {},
+      clearFromCursor() {},
+      clearScreen() {},
+      setTitle() {},
+      setProgress() {},
     };
     const ui = new tui.TUI(terminal);
     const body = new tui.Text(transcript.join("\n"), 0, 0);
-    const select = { selectedPrefix: (s) => s, selectedText: (s) => s, description: (s) => s, scrollInfo: (s) => s, noMatch: (s) => s };
+    const select = {
+      selectedPrefix: (s) => s,
+      selectedText: (s) => s,
+      description: (s) => s,
+      scrollInfo: (s) => s,
+      noMatch: (s) => s,
+    };
     const editor = new tui.Editor(ui, { borderColor: (s) => s, selectList: select });
     editor.setText("write a test for the parser");
     const footer = new tui.TruncatedText("scripted · 3% of 200k · ↑1.2k ↓340 · $0.004", 0, 0);
@@ -75,11 +100,20 @@ if (process.argv.includes("--probe")) {
     tImport = performance.now() - t0;
     const h = React.createElement;
     const view = () =>
-      h(ink.Box, { flexDirection: "column" },
+      h(
+        ink.Box,
+        { flexDirection: "column" },
         h(ink.Text, null, transcript.join("\n")),
         h(ink.Box, { borderStyle: "single" }, h(ink.Text, null, "write a test for the parser")),
-        h(ink.Text, null, "scripted · 3% of 200k · ↑1.2k ↓340 · $0.004"));
-    const app = ink.render(view(), { stdout: out, stdin: process.stdin, patchConsole: false, exitOnCtrlC: false, maxFps: 60 });
+        h(ink.Text, null, "scripted · 3% of 200k · ↑1.2k ↓340 · $0.004"),
+      );
+    const app = ink.render(view(), {
+      stdout: out,
+      stdin: process.stdin,
+      patchConsole: false,
+      exitOnCtrlC: false,
+      maxFps: 60,
+    });
     await tick();
     tFirst = performance.now() - t0;
     flush();
@@ -99,7 +133,18 @@ if (process.argv.includes("--probe")) {
     const bytes = tail.reduce((n, f) => n + f.length, 0) / tail.length;
     const synced = tail.filter((f) => f.includes("\x1b[?2026h") && f.includes("\x1b[?2026l")).length;
     const clears = tail.filter((f) => f.includes("\x1b[2J") || f.includes("\x1b[3J") || f.includes("\x1bc")).length;
-    process.stdout.write(JSON.stringify({ tImport, tFirst, frames: frames.length, bytesPerFrame: bytes, syncedFrames: synced, fullClears: clears, sample: tail.length, cpuMsPerFrame: (cpu.user + cpu.system) / 1000 / STREAM }) + "\n");
+    process.stdout.write(
+      JSON.stringify({
+        tImport,
+        tFirst,
+        frames: frames.length,
+        bytesPerFrame: bytes,
+        syncedFrames: synced,
+        fullClears: clears,
+        sample: tail.length,
+        cpuMsPerFrame: (cpu.user + cpu.system) / 1000 / STREAM,
+      }) + "\n",
+    );
   }
   process.exit(0);
 }
@@ -125,17 +170,31 @@ function probeLib(lib) {
   const results = [];
   for (let i = 0; i < runs + 1; i++) {
     const t0 = performance.now();
-    const r = spawnSync(process.execPath, [new URL(import.meta.url).pathname, "--probe", lib], { cwd: root, encoding: "utf8", env: noCi });
+    const r = spawnSync(process.execPath, [new URL(import.meta.url).pathname, "--probe", lib], {
+      cwd: root,
+      encoding: "utf8",
+      env: noCi,
+    });
     const wall = performance.now() - t0;
     if (r.status !== 0) throw new Error(`probe ${lib} failed: ${r.stderr}`);
     if (i > 0) results.push({ ...JSON.parse(r.stdout.trim().split("\n").at(-1)), wall });
   }
   const pick = (k) => median(results.map((x) => x[k]));
-  return { tImport: pick("tImport"), tFirst: pick("tFirst"), bytesPerFrame: pick("bytesPerFrame"), syncedFrames: pick("syncedFrames"), fullClears: pick("fullClears"), sample: pick("sample"), cpuMsPerFrame: pick("cpuMsPerFrame") };
+  return {
+    tImport: pick("tImport"),
+    tFirst: pick("tFirst"),
+    bytesPerFrame: pick("bytesPerFrame"),
+    syncedFrames: pick("syncedFrames"),
+    fullClears: pick("fullClears"),
+    sample: pick("sample"),
+    cpuMsPerFrame: pick("cpuMsPerFrame"),
+  };
 }
 const base = nodeBase();
 console.log(`## TUI libraries (fresh process each, median of ${runs}; node -e 0 = ${base.toFixed(1)} ms)\n`);
-console.log("| library | import ms | first frame ms (from process start of script) | bytes per streamed frame | frames with synchronized output | frames that clear the screen | CPU ms per frame |");
+console.log(
+  "| library | import ms | first frame ms (from process start of script) | bytes per streamed frame | frames with synchronized output | frames that clear the screen | CPU ms per frame |",
+);
 console.log("|---|---:|---:|---:|---:|---:|---:|");
 // ink is not a dependency (the decision is recorded in docs/decisions.md); it is measured only when
 // installed for the comparison: npm install --no-save ink react
@@ -143,14 +202,18 @@ const hasInk = existsSync(join(root, "node_modules", "ink")) && existsSync(join(
 if (!hasInk) console.log("(ink + react not installed: `npm install --no-save ink@6 react@19` to measure them too)\n");
 for (const lib of hasInk ? ["pi-tui", "ink"] : ["pi-tui"]) {
   const r = probeLib(lib);
-  console.log(`| ${lib === "ink" ? "ink 6 + react 19" : "@mariozechner/pi-tui 0.73"} | ${r.tImport.toFixed(1)} | ${r.tFirst.toFixed(1)} | ${r.bytesPerFrame.toFixed(0)} | ${r.syncedFrames}/${r.sample} | ${r.fullClears}/${r.sample} | ${r.cpuMsPerFrame.toFixed(3)} |`);
+  console.log(
+    `| ${lib === "ink" ? "ink 6 + react 19" : "@mariozechner/pi-tui 0.73"} | ${r.tImport.toFixed(1)} | ${r.tFirst.toFixed(1)} | ${r.bytesPerFrame.toFixed(0)} | ${r.syncedFrames}/${r.sample} | ${r.fullClears}/${r.sample} | ${r.cpuMsPerFrame.toFixed(3)} |`,
+  );
 }
 
 // ───────────── parts 2 and 3: coil in tmux ─────────────
 const bin = join(root, "dist", "bin", "coil.js");
 const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 if (!existsSync(bin) || !hasTmux) {
-  console.log(`\n(coil start-up and streaming figures skipped: ${!existsSync(bin) ? "run `npm run build` first" : "tmux is not installed"})`);
+  console.log(
+    `\n(coil start-up and streaming figures skipped: ${!existsSync(bin) ? "run `npm run build` first" : "tmux is not installed"})`,
+  );
   process.exit(0);
 }
 const work = mkdtempSync(join(tmpdir(), "coil-bench-tui-"));
@@ -176,12 +239,31 @@ for (let i = 0; i < (quick ? 3 : 7) + 1; i++) {
   const name = `s${i}`;
   const stats = join(work, `start-${i}.jsonl`);
   const t0 = performance.now();
-  tmux("new-window", "-d", "-t", "bench", "-n", name, ...envArgs, "-e", `COIL_TUI_STATS=${stats}`, "-c", work, `${process.execPath} ${bin} --plugin ui-tui --no-session --provider scripted --script idle.yaml`);
+  tmux(
+    "new-window",
+    "-d",
+    "-t",
+    "bench",
+    "-n",
+    name,
+    ...envArgs,
+    "-e",
+    `COIL_TUI_STATS=${stats}`,
+    "-c",
+    work,
+    `${process.execPath} ${bin} --plugin ui-tui --no-session --provider scripted --script idle.yaml`,
+  );
   await waitFor(`bench:${name}`, (s) => s.includes("Enter to send"));
   const ms = performance.now() - t0;
   if (i > 0) {
     startSamples.push(ms);
-    const marks = Object.fromEntries(readFileSync(stats, "utf8").trim().split("\n").map((l) => JSON.parse(l)).map((m) => [m.mark, m.at]));
+    const marks = Object.fromEntries(
+      readFileSync(stats, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l))
+        .map((m) => [m.mark, m.at]),
+    );
     inside.run.push(marks.run);
     inside.loaded.push(marks.loaded);
     inside.first.push(marks["first-frame"]);
@@ -191,7 +273,18 @@ for (let i = 0; i < (quick ? 3 : 7) + 1; i++) {
 const versionSamples = [];
 for (let i = 0; i < 4; i++) {
   const t0 = performance.now();
-  tmux("new-window", "-d", "-t", "bench", "-n", `v${i}`, ...envArgs, "-c", work, `${process.execPath} ${bin} --version; sleep 5`);
+  tmux(
+    "new-window",
+    "-d",
+    "-t",
+    "bench",
+    "-n",
+    `v${i}`,
+    ...envArgs,
+    "-c",
+    work,
+    `${process.execPath} ${bin} --version; sleep 5`,
+  );
   await waitFor(`bench:v${i}`, (s) => /\d+\.\d+\.\d+/.test(s));
   if (i > 0) versionSamples.push(performance.now() - t0);
   tmux("kill-window", "-t", `bench:v${i}`);
@@ -199,7 +292,15 @@ for (let i = 0; i < 4; i++) {
 const tmuxBase = [];
 for (let i = 0; i < 4; i++) {
   const t0 = performance.now();
-  tmux("new-window", "-d", "-t", "bench", "-n", `b${i}`, `${process.execPath} -e "console.log('ready'); setTimeout(() => {}, 5000)"`);
+  tmux(
+    "new-window",
+    "-d",
+    "-t",
+    "bench",
+    "-n",
+    `b${i}`,
+    `${process.execPath} -e "console.log('ready'); setTimeout(() => {}, 5000)"`,
+  );
   await waitFor(`bench:b${i}`, (s) => s.includes("ready"));
   if (i > 0) tmuxBase.push(performance.now() - t0);
   tmux("kill-window", "-t", `bench:b${i}`);
@@ -207,9 +308,15 @@ for (let i = 0; i < 4; i++) {
 console.log(`\n## coil start-up to an editor ready for input (tmux 80x24, median of ${startSamples.length})\n`);
 console.log("| what | ms | × node printing one line in tmux |\n|---|---:|---:|");
 console.log(`| node -e "console.log('ready')" in tmux (baseline) | ${median(tmuxBase).toFixed(1)} | 1.00 |`);
-console.log(`| coil --version in tmux | ${median(versionSamples).toFixed(1)} | ${(median(versionSamples) / median(tmuxBase)).toFixed(2)} |`);
-console.log(`| coil --plugin ui-tui (editor drawn) | ${median(startSamples).toFixed(1)} | ${(median(startSamples) / median(tmuxBase)).toFixed(2)} |`);
-console.log(`\nInside that coil process (ms since it started, median): front end's run called ${median(inside.run).toFixed(1)}, pi-tui and the app imported ${median(inside.loaded).toFixed(1)}, first frame written ${median(inside.first).toFixed(1)}.`);
+console.log(
+  `| coil --version in tmux | ${median(versionSamples).toFixed(1)} | ${(median(versionSamples) / median(tmuxBase)).toFixed(2)} |`,
+);
+console.log(
+  `| coil --plugin ui-tui (editor drawn) | ${median(startSamples).toFixed(1)} | ${(median(startSamples) / median(tmuxBase)).toFixed(2)} |`,
+);
+console.log(
+  `\nInside that coil process (ms since it started, median): front end's run called ${median(inside.run).toFixed(1)}, pi-tui and the app imported ${median(inside.loaded).toFixed(1)}, first frame written ${median(inside.first).toFixed(1)}.`,
+);
 
 // CPU per frame while 5,000 lines of bash output stream in.
 const LINES = 5000;
@@ -219,7 +326,20 @@ writeFileSync(
   `- toolCalls: [{ name: bash, arguments: { command: "i=0; while [ $i -lt ${LINES} ]; do echo line $i of the streamed output; i=$((i+1)); if [ $((i % 50)) -eq 0 ]; then sleep 0.01; fi; done" } }]\n- text: finished streaming\n`,
 );
 const statsFile = join(work, "frames.jsonl");
-tmux("new-window", "-d", "-t", "bench", "-n", "stream", ...envArgs, "-e", `COIL_TUI_STATS=${statsFile}`, "-c", work, `${process.execPath} ${bin} --plugin ui-tui --no-session --provider scripted --script stream.yaml`);
+tmux(
+  "new-window",
+  "-d",
+  "-t",
+  "bench",
+  "-n",
+  "stream",
+  ...envArgs,
+  "-e",
+  `COIL_TUI_STATS=${statsFile}`,
+  "-c",
+  work,
+  `${process.execPath} ${bin} --plugin ui-tui --no-session --provider scripted --script stream.yaml`,
+);
 await waitFor("bench:stream", (s) => s.includes("Enter to send"));
 const pid = Number(tmux("display-message", "-p", "-t", "bench:stream", "#{pane_pid}").trim());
 const hz = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
@@ -233,14 +353,23 @@ tmux("send-keys", "-t", "bench:stream", "stream", "Enter");
 await waitFor("bench:stream", (s) => s.includes("finished streaming") && s.includes("Enter to send"), 120_000, 50);
 const wall = performance.now() - t0;
 const procMs = ((ticks() - c0) * 1000) / hz;
-const marks = readFileSync(statsFile, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+const marks = readFileSync(statsFile, "utf8")
+  .trim()
+  .split("\n")
+  .map((l) => JSON.parse(l));
 const from = marks.find((m) => m.mark === "agent_start");
 const to = marks.find((m) => m.mark === "agent_end");
 const frames = to.frames - from.frames;
 const cpuMs = (to.cpuUs - from.cpuUs) / 1000;
 tmux("send-keys", "-t", "bench:stream", "C-c", "C-c");
-console.log(`\n## Streaming ${LINES.toLocaleString("en")} lines of bash output (tmux 80x24; the run from Enter to the final answer)\n`);
-console.log("| wall ms | frames drawn | coil CPU ms (process.cpuUsage) | CPU ms per frame | CPU ms from /proc (utime+stime) | CPU % of one core |\n|---:|---:|---:|---:|---:|---:|");
-console.log(`| ${wall.toFixed(0)} | ${frames} | ${cpuMs.toFixed(0)} | ${(cpuMs / Math.max(1, frames)).toFixed(2)} | ${procMs.toFixed(0)} | ${((procMs / wall) * 100).toFixed(0)} |`);
+console.log(
+  `\n## Streaming ${LINES.toLocaleString("en")} lines of bash output (tmux 80x24; the run from Enter to the final answer)\n`,
+);
+console.log(
+  "| wall ms | frames drawn | coil CPU ms (process.cpuUsage) | CPU ms per frame | CPU ms from /proc (utime+stime) | CPU % of one core |\n|---:|---:|---:|---:|---:|---:|",
+);
+console.log(
+  `| ${wall.toFixed(0)} | ${frames} | ${cpuMs.toFixed(0)} | ${(cpuMs / Math.max(1, frames)).toFixed(2)} | ${procMs.toFixed(0)} | ${((procMs / wall) * 100).toFixed(0)} |`,
+);
 tmux("kill-server");
 rmSync(work, { recursive: true, force: true });

@@ -16,7 +16,14 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   process.stdout.write(`${pkg.version}\n`);
 } else {
   const { main } = await import("../cli/main.js");
-  const code = await main({ argv, cwd: process.cwd(), env: process.env, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr });
+  const code = await main({
+    argv,
+    cwd: process.cwd(),
+    env: process.env,
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+  });
   // Exit once output is flushed, even if a plugin left a handle open (a closed stdout just exits).
   process.exitCode = code;
   process.stdout.write("", () => process.stderr.write("", () => process.exit(code)));

@@ -55,7 +55,14 @@ export interface Assembled {
 
 /** The resolve options an assembly uses (also what `coil preset show` prints). */
 export function presetOptions(o: AssembleOptions): ResolveOptions {
-  return { preset: o.preset, cwd: o.cwd, home: o.home, trust: o.trust, builtinOnly: o.builtinOnly, cli: { plugins: o.plugins, settings: { provider: o.provider, model: o.model } } };
+  return {
+    preset: o.preset,
+    cwd: o.cwd,
+    home: o.home,
+    trust: o.trust,
+    builtinOnly: o.builtinOnly,
+    cli: { plugins: o.plugins, settings: { provider: o.provider, model: o.model } },
+  };
 }
 
 /** Resolve the preset and set its plugins up on a new host, in preset order. */
@@ -68,19 +75,33 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
   const setupDiagnostics: Diagnostic[] = [];
   // Your own preset files (user, project) are where `coil install` enables packages: one that is not installed
   // there (a fresh checkout, a deleted node_modules) is skipped with a warning, so `coil install` can restore it.
-  const own = new Set(preset.layers.filter((l) => (l.name === "user" || l.name === "project") && !l.skipped).map((l) => l.file));
+  const own = new Set(
+    preset.layers.filter((l) => (l.name === "user" || l.name === "project") && !l.skipped).map((l) => l.file),
+  );
   const projectFile = preset.layers.find((l) => l.name === "project")?.file;
   const plugins = await Promise.all(
     entries.map((entry) =>
       loadPlugin({ ...entry, source: entry.source }, { home: o.home, untrustedProject }).catch((error: unknown) => {
-        if (!(error instanceof CoilError && error.code === "PLUGIN_NOT_FOUND" && error.npmSpec && entry.kind === "npm" && own.has(entry.source.file))) throw error;
+        if (
+          !(
+            error instanceof CoilError &&
+            error.code === "PLUGIN_NOT_FOUND" &&
+            error.npmSpec &&
+            entry.kind === "npm" &&
+            own.has(entry.source.file)
+          )
+        )
+          throw error;
         const message = `npm package '${entry.key}' is enabled in ${entry.source.file}${entry.source.line ? `:${entry.source.line}` : ""} but not installed, so it is skipped: \`coil install${entry.source.file === projectFile ? " --project" : ""}\` restores what coil-lock.json records, \`coil install ${error.npmSpec}\` installs it, \`coil disable ${entry.key}\` stops this warning`;
         setupDiagnostics.push({ type: "diagnostic", level: "warn", message, code: "PLUGIN_NOT_FOUND" });
         return [] as Plugin[];
       }),
     ),
   );
-  const stop = host.subscribe("diagnostic", (d) => void (d.type === "diagnostic" && d.level !== "info" && setupDiagnostics.push(d)));
+  const stop = host.subscribe(
+    "diagnostic",
+    (d) => void (d.type === "diagnostic" && d.level !== "info" && setupDiagnostics.push(d)),
+  );
   // A plugin file loads once: `--preset npm:x` names x's plugin by path and the user preset enables x by name.
   const seen = new Set<string>();
   const firstTime = (plugin: Plugin) => {
@@ -96,13 +117,23 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
       plugins[i]!.forEach((plugin, j, all) => {
         if (!firstTime(plugin)) return;
         const own = j === optionsTarget(all, entry.key);
-        host.install(plugin, own ? entry.options : {}, { ref: entry.ref, ...entry.source, baseDir: entry.baseDir, optionSources: own ? entry.optionSources : {} });
+        host.install(plugin, own ? entry.options : {}, {
+          ref: entry.ref,
+          ...entry.source,
+          baseDir: entry.baseDir,
+          optionSources: own ? entry.optionSources : {},
+        });
       }),
     );
   } finally {
     stop();
   }
-  return { preset, host, setupDiagnostics, skipped: preset.entries.filter((e) => !entries.includes(e)).map((e) => e.key) };
+  return {
+    preset,
+    host,
+    setupDiagnostics,
+    skipped: preset.entries.filter((e) => !entries.includes(e)).map((e) => e.key),
+  };
 }
 
 /** The agent a resolved preset describes: its provider and model (boot/models.ts) and its settings. */
@@ -112,10 +143,20 @@ export function agentFor(host: PluginHost, preset: ResolvedPreset): Agent {
   const cli = host.services.get(CLI_SERVICE) as ProviderCliService | undefined;
   if (cli) cli.chosen = why ? { model: `${provider.id}/${model.id}`, why } : undefined;
   const { toolExecution, reserveTokens, thinking } = preset.settings;
-  return new Agent(host, { provider: provider.id, model, toolExecution, reserveTokens, requestOptions: thinking ? { thinking: thinking as never } : {} });
+  return new Agent(host, {
+    provider: provider.id,
+    model,
+    toolExecution,
+    reserveTokens,
+    requestOptions: thinking ? { thinking: thinking as never } : {},
+  });
 }
 
 /** Write setup diagnostics to stderr; `errorsOnly` for subcommands (the warnings are about runs). */
-export function showSetupDiagnostics(diagnostics: readonly Diagnostic[], stderr: NodeJS.WritableStream, errorsOnly = false): void {
+export function showSetupDiagnostics(
+  diagnostics: readonly Diagnostic[],
+  stderr: NodeJS.WritableStream,
+  errorsOnly = false,
+): void {
   for (const d of diagnostics) if (!errorsOnly || d.level === "error") stderr.write(`coil: ${formatDiagnostic(d)}\n`);
 }

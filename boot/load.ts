@@ -48,21 +48,33 @@ export async function loadPlugin(ref: PluginRef, options: LoadOptions): Promise<
   const found = resolvePackage(ref.key, ref.baseDir, options.home, options.untrustedProject);
   if (found.files) return Promise.all(found.files.map((file) => importPlugin(file, ref)));
   if (found.refused) {
-    throw notFound(ref, `npm package '${ref.key}' was found only in ${found.refused}, by way of this project's folders, and the project is not trusted, so it was not loaded`, {
-      hint: `trust the project first (coil trust ${options.untrustedProject}, or --trust for one run), or install it for yourself: coil install ${ref.key}`,
-    });
+    throw notFound(
+      ref,
+      `npm package '${ref.key}' was found only in ${found.refused}, by way of this project's folders, and the project is not trusted, so it was not loaded`,
+      {
+        hint: `trust the project first (coil trust ${options.untrustedProject}, or --trust for one run), or install it for yourself: coil install ${ref.key}`,
+      },
+    );
   }
   if (ref.kind === "npm") {
     const spec = npmSpec(ref.ref).spec;
-    throw notFound(ref, `npm package '${ref.key}' is not installed (looked from ${ref.baseDir} and in ${join(options.home, "packages")})`, {
-      hint: `run \`npm install ${spec}\` in the project, or \`coil install ${spec}\` (into ${join(options.home, "packages")})`,
-      npmSpec: spec,
-    });
+    throw notFound(
+      ref,
+      `npm package '${ref.key}' is not installed (looked from ${ref.baseDir} and in ${join(options.home, "packages")})`,
+      {
+        hint: `run \`npm install ${spec}\` in the project, or \`coil install ${spec}\` (into ${join(options.home, "packages")})`,
+        npmSpec: spec,
+      },
+    );
   }
   const near = nearest(ref.key, ids);
-  throw notFound(ref, `plugin '${ref.ref}' is neither a built-in nor an installed npm package${near ? ` (did you mean '${near}'?)` : ""}`, {
-    hint: ids.length ? `built-in plugins: ${ids.join(", ")}` : "no built-in plugins were found",
-  });
+  throw notFound(
+    ref,
+    `plugin '${ref.ref}' is neither a built-in nor an installed npm package${near ? ` (did you mean '${near}'?)` : ""}`,
+    {
+      hint: ids.length ? `built-in plugins: ${ids.join(", ")}` : "no built-in plugins were found",
+    },
+  );
 }
 
 /**
@@ -82,9 +94,16 @@ export function builtinManifest(id: string): PluginManifest | undefined {
   const index = builtinModule("plugins", id, "index");
   let manifest: PluginManifest | undefined;
   try {
-    manifest = index ? (JSON.parse(readFileSync(join(dirname(index), "manifest.json"), "utf8")) as PluginManifest) : undefined;
+    manifest = index
+      ? (JSON.parse(readFileSync(join(dirname(index), "manifest.json"), "utf8")) as PluginManifest)
+      : undefined;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw new CoilError("PLUGIN_INVALID", `built-in plugin '${id}' has an unreadable manifest.json: ${messageOf(error)}`, { phase: "resolve" });
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT")
+      throw new CoilError(
+        "PLUGIN_INVALID",
+        `built-in plugin '${id}' has an unreadable manifest.json: ${messageOf(error)}`,
+        { phase: "resolve" },
+      );
   }
   manifests.set(id, manifest);
   return manifest;
@@ -103,7 +122,10 @@ export interface RunShape {
  * serves neither the run's mode nor any of its words. An entry the preset gives options to is always
  * loaded (a team preset's `packages: { claudePlugins: [...] }` installs them on any first run).
  */
-export function needsPlugin(ref: Pick<PluginRef, "kind" | "key"> & { options?: unknown }, run: RunShape | undefined): boolean {
+export function needsPlugin(
+  ref: Pick<PluginRef, "kind" | "key"> & { options?: unknown },
+  run: RunShape | undefined,
+): boolean {
   if (!run || ref.kind !== "name" || !builtinPluginIds().includes(ref.key)) return true;
   if (ref.options && typeof ref.options === "object" && Object.keys(ref.options).length) return true;
   const serves = builtinManifest(ref.key)?.serves;
@@ -113,7 +135,10 @@ export function needsPlugin(ref: Pick<PluginRef, "kind" | "key"> & { options?: u
 
 /** Which of an entry's plugins gets its options: the one whose id is the package name, else the first. */
 export function optionsTarget(plugins: Plugin[], key: string): number {
-  return Math.max(0, plugins.findIndex((p) => p.id === key));
+  return Math.max(
+    0,
+    plugins.findIndex((p) => p.id === key),
+  );
 }
 
 function notFound(ref: PluginRef, detail: string, extra: CoilErrorOptions = {}): CoilError {
@@ -141,8 +166,10 @@ async function importPlugin(file: string, ref: PluginRef): Promise<Plugin> {
   }
   const candidates: unknown[] = [mod?.default, mod?.default?.default, mod];
   const plugin = candidates.find((c) => isPlugin(c));
-  if (plugin) return loadedFrom.set(plugin as Plugin, file), plugin as Plugin;
-  const fn = candidates.some((c) => typeof c === "function") ? " (a function returning a plugin is not accepted: export the plugin object itself)" : "";
+  if (plugin) return (loadedFrom.set(plugin as Plugin, file), plugin as Plugin);
+  const fn = candidates.some((c) => typeof c === "function")
+    ? " (a function returning a plugin is not accepted: export the plugin object itself)"
+    : "";
   const detail = `'${ref.ref}' does not default-export definePlugin({ id, setup })${fn}${listedIn(ref)}`;
   throw new CoilError("PLUGIN_INVALID", detail, { phase: "import", file });
 }
@@ -169,13 +196,24 @@ let jiti: Promise<JitiLike> | undefined;
 function importTs(file: string): Promise<unknown> {
   jiti ??= (async () => {
     const { createJiti } = await import("jiti");
-    const virtualModules: Record<string, unknown> = { coil: await import(pathToFileURL(builtinModule("kernel", "index")!).href) };
+    const virtualModules: Record<string, unknown> = {
+      coil: await import(pathToFileURL(builtinModule("kernel", "index")!).href),
+    };
     // Literal specifiers, so a bundled build binds plugins to the very TypeBox copy the kernel uses.
     const typebox = await Promise.all([
-      import("typebox"), import("typebox/compile"), import("typebox/error"), import("typebox/format"), import("typebox/guard"),
-      import("typebox/schema"), import("typebox/system"), import("typebox/type"), import("typebox/value"),
+      import("typebox"),
+      import("typebox/compile"),
+      import("typebox/error"),
+      import("typebox/format"),
+      import("typebox/guard"),
+      import("typebox/schema"),
+      import("typebox/system"),
+      import("typebox/type"),
+      import("typebox/value"),
     ]);
-    ["", "/compile", "/error", "/format", "/guard", "/schema", "/system", "/type", "/value"].forEach((sub, i) => (virtualModules[`typebox${sub}`] = typebox[i]));
+    ["", "/compile", "/error", "/format", "/guard", "/schema", "/system", "/type", "/value"].forEach(
+      (sub, i) => (virtualModules[`typebox${sub}`] = typebox[i]),
+    );
     return createJiti(import.meta.url, { moduleCache: false, interopDefault: true, virtualModules }) as JitiLike;
   })();
   return jiti.then((j) => j.import(file));
@@ -185,7 +223,12 @@ function importTs(file: string): Promise<unknown> {
  * The files to import for an npm package (every `coil.plugins` entry): from `baseDir` upwards, then
  * `${home}/packages/node_modules`. Folders inside an untrusted project are skipped (`refused` names the one found there).
  */
-function resolvePackage(name: string, baseDir: string, home: string, untrusted?: string): { files?: string[]; refused?: string } {
+function resolvePackage(
+  name: string,
+  baseDir: string,
+  home: string,
+  untrusted?: string,
+): { files?: string[]; refused?: string } {
   const project = untrusted !== undefined && existsSync(untrusted) ? realpathSync(untrusted) : undefined;
   const inProject = (d: string) => {
     if (project === undefined) return false;
@@ -198,17 +241,27 @@ function resolvePackage(name: string, baseDir: string, home: string, untrusted?:
   // Names given in the untrusted project (the CLI's --plugin) never resolve by walking up from it: any folder on the way may be the project's.
   const fromProject = inProject(baseDir);
   const mine = join(home, "packages", "node_modules", name);
-  const usable = [...walked.filter((d) => !fromProject && !inProject(d)), ...(existsSync(join(mine, "package.json")) ? [mine] : [])];
+  const usable = [
+    ...walked.filter((d) => !fromProject && !inProject(d)),
+    ...(existsSync(join(mine, "package.json")) ? [mine] : []),
+  ];
   const pkgDir = usable[0];
   if (!pkgDir) return { refused: walked[0] };
   const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as Record<string, any>;
   const listed: string[] = Array.isArray(pkg.coil?.plugins) && pkg.coil.plugins.length ? pkg.coil.plugins : [];
   const exp = pkg.exports;
-  const dot = exp && typeof exp === "object" && !Array.isArray(exp) && Object.keys(exp).some((k) => k.startsWith(".")) ? exp["."] : exp;
+  const dot =
+    exp && typeof exp === "object" && !Array.isArray(exp) && Object.keys(exp).some((k) => k.startsWith("."))
+      ? exp["."]
+      : exp;
   const entry = pickExport(dot) ?? pkg.module ?? pkg.main;
   // A coil package that lists no plugins and has no entry point offers only presets, skills, templates or agents.
   const files = listed.length ? listed : entry || !isPlainObject(pkg.coil) ? [entry ?? "index.js"] : [];
-  return { files: files.map((f) => join(pkgDir, f)).map((file) => [file, `${file}.js`, join(file, "index.js")].find(isFile) ?? file) };
+  return {
+    files: files
+      .map((f) => join(pkgDir, f))
+      .map((file) => [file, `${file}.js`, join(file, "index.js")].find(isFile) ?? file),
+  };
 }
 
 const isPlainObject = (v: unknown): boolean => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -218,5 +271,7 @@ function pickExport(target: unknown): string | undefined {
   if (typeof target === "string") return target;
   if (Array.isArray(target)) return pickExport(target[0]);
   if (!target || typeof target !== "object") return undefined;
-  return ["import", "node", "default", "require"].map((key) => pickExport((target as Record<string, unknown>)[key])).find(Boolean);
+  return ["import", "node", "default", "require"]
+    .map((key) => pickExport((target as Record<string, unknown>)[key]))
+    .find(Boolean);
 }

@@ -18,7 +18,8 @@ export function secureCoilHome(home: string): string | undefined {
     const st = statSync(home);
     if ((st.mode & 0o077) === 0) return undefined;
     const open = `$COIL_HOME ${home} is open to other users (mode ${(st.mode & 0o777).toString(8)}); it holds sessions and keys`;
-    if ((st.mode & 0o1000) !== 0 || (process.getuid && st.uid !== process.getuid())) return `${open}. It is not yours (or is a shared folder), so coil leaves it: point COIL_HOME at a private folder`;
+    if ((st.mode & 0o1000) !== 0 || (process.getuid && st.uid !== process.getuid()))
+      return `${open}. It is not yours (or is a shared folder), so coil leaves it: point COIL_HOME at a private folder`;
     chmodSync(home, 0o700);
     return undefined;
   } catch (error) {
@@ -38,7 +39,11 @@ export function builtinModule(...parts: string[]): string | undefined {
 /** The list of built-in plugin ids (folders under plugins/). */
 export function builtinPluginIds(): string[] {
   const dirs = [join(packageRoot(), "plugins"), join(packageRoot(), "dist", "plugins")].filter((d) => existsSync(d));
-  const ids = dirs.flatMap((d) => readdirSync(d, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name));
+  const ids = dirs.flatMap((d) =>
+    readdirSync(d, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name),
+  );
   return [...new Set(ids)].sort();
 }
 

@@ -10,7 +10,11 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type
 import { CoilError } from "../kernel/errors.js";
 import { nodeModules, packageRoot, projectRoot } from "./paths.js";
 
-export interface PresetSource { file: string; line?: number; column?: number }
+export interface PresetSource {
+  file: string;
+  line?: number;
+  column?: number;
+}
 export interface PresetEntry {
   /** As written. */
   ref: string;
@@ -25,10 +29,26 @@ export interface PresetEntry {
   /** Dotted option path → the file (or `cli`) that set it. */
   optionSources: Record<string, string>;
 }
-export interface PresetSettings { provider?: string; model?: string; thinking?: string; toolExecution?: "parallel" | "sequential"; reserveTokens?: number; description?: string }
-export interface PresetLayer { name: "base" | "user" | "project" | "cli"; file?: string; skipped?: string }
+export interface PresetSettings {
+  provider?: string;
+  model?: string;
+  thinking?: string;
+  toolExecution?: "parallel" | "sequential";
+  reserveTokens?: number;
+  description?: string;
+}
+export interface PresetLayer {
+  name: "base" | "user" | "project" | "cli";
+  file?: string;
+  skipped?: string;
+}
 /** `entries`: the enabled entries, in order. */
-export interface ResolvedPreset { entries: PresetEntry[]; settings: PresetSettings; settingSources: Record<string, string>; layers: PresetLayer[] }
+export interface ResolvedPreset {
+  entries: PresetEntry[];
+  settings: PresetSettings;
+  settingSources: Record<string, string>;
+  layers: PresetLayer[];
+}
 /**
  * `preset`: a built-in preset name or a path to a YAML file (relative to `cwd`), default `default`.
  * `home`: coil's home (`$COIL_HOME`, default `~/.coil`).
@@ -45,7 +65,10 @@ export interface ResolveOptions {
 
 /** Each setting's check, and what it wants (for the error). */
 const nonEmpty = { want: "a non-empty string", ok: (v: unknown) => typeof v === "string" && v !== "" };
-const oneOf = (...values: string[]) => ({ want: `one of ${values.join(", ")}`, ok: (v: unknown) => values.includes(v as string) });
+const oneOf = (...values: string[]) => ({
+  want: `one of ${values.join(", ")}`,
+  ok: (v: unknown) => values.includes(v as string),
+});
 const SETTING_RULES: Record<keyof PresetSettings, { want: string; ok: (value: unknown) => boolean }> = {
   description: nonEmpty,
   provider: nonEmpty,
@@ -56,14 +79,33 @@ const SETTING_RULES: Record<keyof PresetSettings, { want: string; ok: (value: un
 };
 /** The settings a preset may set, in the order `coil preset show` prints them. */
 export const SETTING_KEYS = Object.keys(SETTING_RULES) as (keyof PresetSettings)[];
-const KNOWN_KEYS = ["description", "extends", "plugins", "provider", "model", "thinking", "toolExecution", "reserveTokens"];
+const KNOWN_KEYS = [
+  "description",
+  "extends",
+  "plugins",
+  "provider",
+  "model",
+  "thinking",
+  "toolExecution",
+  "reserveTokens",
+];
 const ENTRY_HINT = "write `- name`, `- name: { option: value }`, or `- name: false` to remove it";
 
 /** An entry while merging: `removed` is a tombstone (`false`), `fresh` re-adds after a removal. */
-interface Item extends PresetEntry { removed?: boolean; fresh?: boolean }
-interface State { entries: Item[]; settings: PresetSettings; settingSources: Record<string, string> }
+interface Item extends PresetEntry {
+  removed?: boolean;
+  fresh?: boolean;
+}
+interface State {
+  entries: Item[];
+  settings: PresetSettings;
+  settingSources: Record<string, string>;
+}
 /** A parsed file, for positions in errors. */
-interface Where { file: string; lc: LineCounter }
+interface Where {
+  file: string;
+  lc: LineCounter;
+}
 
 const empty = (): State => ({ entries: [], settings: {}, settingSources: {} });
 const isPlain = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -72,7 +114,8 @@ const isNull = (node: unknown): boolean => node == null || (isScalar(node) && no
 /** Relative (`./`, `../`), home (`~/`) and absolute references are paths, and so is any name `ext` matches. */
 const isPathRef = (ref: string, ext: RegExp): boolean => /^(\.\.?\/|~\/)/.test(ref) || isAbsolute(ref) || ext.test(ref);
 /** A path reference made absolute against `dir` (`~/` is the user's home). */
-const expand = (ref: string, dir: string): string => resolve(dir, ref.startsWith("~/") ? join(homedir(), ref.slice(2)) : ref);
+const expand = (ref: string, dir: string): string =>
+  resolve(dir, ref.startsWith("~/") ? join(homedir(), ref.slice(2)) : ref);
 
 export function resolvePreset(options: ResolveOptions): ResolvedPreset {
   const { cwd, home } = options;
@@ -82,17 +125,28 @@ export function resolvePreset(options: ResolveOptions): ResolvedPreset {
   const layers: PresetLayer[] = [{ name: "base", file: findPreset(options.preset ?? "default", cwd, home) }];
   if (!options.builtinOnly && existsSync(userFile)) layers.push({ name: "user", file: userFile });
   if (!options.builtinOnly && projectFile !== userFile && existsSync(projectFile)) {
-    layers.push({ name: "project", file: projectFile, ...(options.trust ? {} : { skipped: "untrusted project: pass --trust to load it" }) });
+    layers.push({
+      name: "project",
+      file: projectFile,
+      ...(options.trust ? {} : { skipped: "untrusted project: pass --trust to load it" }),
+    });
   }
   const files = layers.filter((l) => !l.skipped).map((l) => loadFile(l.file!, home, []));
   const cli = cliLayer(options);
   if (cli.entries.length || Object.keys(cli.settings).length) layers.push({ name: "cli" });
   const state = [...files, cli].reduce(merge);
-  return { ...state, entries: state.entries.filter((e) => !e.removed).map(({ removed: _r, fresh: _f, ...entry }) => entry), layers };
+  return {
+    ...state,
+    entries: state.entries.filter((e) => !e.removed).map(({ removed: _r, fresh: _f, ...entry }) => entry),
+    layers,
+  };
 }
 
 export function builtinPresetNames(): string[] {
-  return readdirSync(join(packageRoot(), "presets")).filter((f) => f.endsWith(".yaml")).map((f) => f.slice(0, -5)).sort();
+  return readdirSync(join(packageRoot(), "presets"))
+    .filter((f) => f.endsWith(".yaml"))
+    .map((f) => f.slice(0, -5))
+    .sort();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -100,7 +154,11 @@ export function builtinPresetNames(): string[] {
 
 function loadFile(file: string, home: string, stack: readonly string[], pos: Partial<PresetSource> = {}): State {
   const cycle = stack.includes(file) && [...stack.slice(stack.indexOf(file)), file].map(label).join(" → ");
-  if (cycle) throw new CoilError("PRESET_INVALID", `extends cycle: ${cycle}`, { ...pos, hint: "remove one of the extends links" });
+  if (cycle)
+    throw new CoilError("PRESET_INVALID", `extends cycle: ${cycle}`, {
+      ...pos,
+      hint: "remove one of the extends links",
+    });
   const compiled = compiledBuiltin(file);
   if (compiled) return compiled;
   let text: string;
@@ -114,7 +172,12 @@ function loadFile(file: string, home: string, stack: readonly string[], pos: Par
   const bad = doc.errors[0];
   if (bad) {
     const detail = bad.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
-    throw new CoilError("PRESET_INVALID", `malformed YAML: ${detail}`, { file, line: bad.linePos?.[0].line, column: bad.linePos?.[0].col, cause: bad });
+    throw new CoilError("PRESET_INVALID", `malformed YAML: ${detail}`, {
+      file,
+      line: bad.linePos?.[0].line,
+      column: bad.linePos?.[0].col,
+      cause: bad,
+    });
   }
   const root = doc.contents;
   if (isNull(root)) return empty();
@@ -126,7 +189,12 @@ function loadFile(file: string, home: string, stack: readonly string[], pos: Par
     const key = String(isScalar(keyNode) ? keyNode.value : undefined);
     if (!KNOWN_KEYS.includes(key)) {
       const near = nearest(key, KNOWN_KEYS);
-      throw invalid(w, keyNode, `unknown key "${key}"; known keys: ${KNOWN_KEYS.join(", ")}`, near && `did you mean "${near}"?`);
+      throw invalid(
+        w,
+        keyNode,
+        `unknown key "${key}"; known keys: ${KNOWN_KEYS.join(", ")}`,
+        near && `did you mean "${near}"?`,
+      );
     }
     if (key === "extends") {
       // `extends: name` or `extends: [a, b]`: check every name before loading any.
@@ -134,16 +202,25 @@ function loadFile(file: string, home: string, stack: readonly string[], pos: Par
       const wrong = refs.findIndex((node) => !isScalar(node) || typeof node.value !== "string" || !node.value);
       if (wrong >= 0) throw invalid(w, refs[wrong], "extends must be a preset name or a list of them");
       for (const node of refs as Scalar<string>[]) {
-        parents = merge(parents, loadFile(findPreset(node.value, dirname(file), home, at(w, node)), home, [...stack, file], at(w, node)));
+        parents = merge(
+          parents,
+          loadFile(findPreset(node.value, dirname(file), home, at(w, node)), home, [...stack, file], at(w, node)),
+        );
       }
     } else if (key !== "plugins") {
-      setSetting(own, key, value == null ? null : (value as Node).toJS(doc), file, (problem) => invalid(w, value ?? keyNode, problem));
+      setSetting(own, key, value == null ? null : (value as Node).toJS(doc), file, (problem) =>
+        invalid(w, value ?? keyNode, problem),
+      );
     }
   }
   // Plugins last, after every other key has been checked and every `extends` loaded.
   const plugins = root.get("plugins", true);
   if (!isNull(plugins) && !isSeq(plugins)) throw invalid(w, plugins, "plugins must be a list", ENTRY_HINT);
-  if (isSeq(plugins)) own.entries = mergeEntries([], plugins.items.map((node) => parseEntry(w, doc, node)));
+  if (isSeq(plugins))
+    own.entries = mergeEntries(
+      [],
+      plugins.items.map((node) => parseEntry(w, doc, node)),
+    );
   return merge(parents, own);
 }
 
@@ -174,7 +251,9 @@ export function compileBuiltinPresets(): string {
   const [dir, saved] = [join(packageRoot(), "presets"), compiledPresets];
   compiledPresets = null;
   try {
-    const states = Object.fromEntries(builtinPresetNames().map((name) => [`${name}.yaml`, loadFile(join(dir, `${name}.yaml`), "", [])]));
+    const states = Object.fromEntries(
+      builtinPresetNames().map((name) => [`${name}.yaml`, loadFile(join(dir, `${name}.yaml`), "", [])]),
+    );
     return JSON.stringify(states).replaceAll(JSON.stringify(dir).slice(1, -1), PRESETS_DIR);
   } finally {
     compiledPresets = saved;
@@ -183,27 +262,57 @@ export function compileBuiltinPresets(): string {
 
 /** One `plugins:` list item. */
 function parseEntry(w: Where, doc: Document, node: unknown): Item {
-  if (isMap(node) && node.items.length !== 1) throw invalid(w, node, `a plugin entry must have exactly one key, found ${node.items.length}`, ENTRY_HINT);
+  if (isMap(node) && node.items.length !== 1)
+    throw invalid(w, node, `a plugin entry must have exactly one key, found ${node.items.length}`, ENTRY_HINT);
   const [refNode, valueNode] = isMap(node) ? [node.items[0]!.key, node.items[0]!.value] : [node, null];
   const ref = isScalar(refNode) ? refNode.value : undefined;
-  if (typeof ref !== "string" || !ref.trim()) throw invalid(w, refNode ?? node, "a plugin reference must be a non-empty string", ENTRY_HINT);
+  if (typeof ref !== "string" || !ref.trim())
+    throw invalid(w, refNode ?? node, "a plugin reference must be a non-empty string", ENTRY_HINT);
   const value = valueNode == null ? null : (valueNode as Node).toJS(doc);
   if (value !== null && typeof value !== "boolean" && !isPlain(value)) {
-    throw invalid(w, valueNode, `options of "${ref}" must be a mapping, true, false or empty; got ${JSON.stringify(value)}`, ENTRY_HINT);
+    throw invalid(
+      w,
+      valueNode,
+      `options of "${ref}" must be a mapping, true, false or empty; got ${JSON.stringify(value)}`,
+      ENTRY_HINT,
+    );
   }
-  return { ...makeEntry(ref, dirname(w.file), isPlain(value) ? value : {}, at(w, refNode), w.file), removed: value === false };
+  return {
+    ...makeEntry(ref, dirname(w.file), isPlain(value) ? value : {}, at(w, refNode), w.file),
+    removed: value === false,
+  };
 }
 
 /** An entry, with its reference classified syntactically: a path, an npm package (`npm:x`, `@scope/x`) or a name. */
-function makeEntry(ref: string, dir: string, options: Record<string, unknown>, source: PresetSource, setBy: string): Item {
+function makeEntry(
+  ref: string,
+  dir: string,
+  options: Record<string, unknown>,
+  source: PresetSource,
+  setBy: string,
+): Item {
   const path = isPathRef(ref, /\.(m?ts|m?js)$/);
   const kind = path ? "path" : ref.startsWith("npm:") || ref.startsWith("@") ? "npm" : "name";
   const optionSources = Object.fromEntries(leaves(options).map((leaf) => [leaf, setBy]));
-  return { ref, key: path ? expand(ref, dir) : kind === "npm" ? npmName(ref) : ref, kind, options, source, baseDir: dir, optionSources };
+  return {
+    ref,
+    key: path ? expand(ref, dir) : kind === "npm" ? npmName(ref) : ref,
+    kind,
+    options,
+    source,
+    baseDir: dir,
+    optionSources,
+  };
 }
 
 /** Check a setting (`fail` makes the error) and record it in `state`. */
-function setSetting(state: State, key: string, value: unknown, setBy: string, fail: (problem: string) => CoilError): void {
+function setSetting(
+  state: State,
+  key: string,
+  value: unknown,
+  setBy: string,
+  fail: (problem: string) => CoilError,
+): void {
   const rule = SETTING_RULES[key as keyof PresetSettings];
   if (!rule) throw fail(`unknown setting "${key}"; known settings: ${Object.keys(SETTING_RULES).join(", ")}`);
   if (!rule.ok(value)) throw fail(`${key} must be ${rule.want}, got ${JSON.stringify(value) ?? "nothing"}`);
@@ -225,7 +334,11 @@ function findPreset(ref: string, dir: string, home: string, pos: Partial<PresetS
   if (names.includes(ref)) return join(packageRoot(), "presets", `${ref}.yaml`);
   const near = nearest(ref, names);
   const detail = `unknown preset "${ref}"${near ? ` (did you mean "${near}"?)` : ""}; built-in presets: ${names.join(", ")}`;
-  throw notFound(detail, pos, "name a built-in preset, a path to a YAML file (./team.yaml), or an npm package (npm:name)");
+  throw notFound(
+    detail,
+    pos,
+    "name a built-in preset, a path to a YAML file (./team.yaml), or an npm package (npm:name)",
+  );
 }
 
 /** An npm reference's package spec and lookup name: `npm:@acme/x@^1/team.yaml` → `@acme/x@^1`, `@acme/x`. */
@@ -247,7 +360,12 @@ function npmPreset(ref: string, dir: string, home: string, pos: Partial<PresetSo
     if (existsSync(file)) return file;
   }
   const detail = `npm package "${pkg}" with a preset${sub ? ` ${sub}` : ""} not found (searched node_modules above ${dir} and in ${join(home, "packages", "node_modules")})`;
-  throw notFound(detail, pos, `install it (coil install ${spec}); its package.json "coil.preset" names the YAML file (default preset.yaml)`, spec);
+  throw notFound(
+    detail,
+    pos,
+    `install it (coil install ${spec}); its package.json "coil.preset" names the YAML file (default preset.yaml)`,
+    spec,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -255,7 +373,11 @@ function npmPreset(ref: string, dir: string, home: string, pos: Partial<PresetSo
 
 function merge(parent: State, child: State): State {
   const entries = mergeEntries(parent.entries, child.entries);
-  return { entries, settings: { ...parent.settings, ...child.settings }, settingSources: { ...parent.settingSources, ...child.settingSources } };
+  return {
+    entries,
+    settings: { ...parent.settings, ...child.settings },
+    settingSources: { ...parent.settingSources, ...child.settingSources },
+  };
 }
 
 /** Parent order kept; same key merges; `false` removes; new keys and re-added removed keys append. */
@@ -265,8 +387,15 @@ function mergeEntries(parent: Item[], child: Item[]): Item[] {
     const p = out.find((e) => e.key === c.key);
     if (p && !c.removed && !p.removed && !c.fresh) {
       const options = deepMerge(p.options, c.options);
-      const optionSources = Object.fromEntries(leaves(options).map((k) => [k, c.optionSources[k] ?? p.optionSources[k]!]));
-      out[out.indexOf(p)] = { ...p, options, optionSources, baseDir: Object.keys(c.options).length ? c.baseDir : p.baseDir };
+      const optionSources = Object.fromEntries(
+        leaves(options).map((k) => [k, c.optionSources[k] ?? p.optionSources[k]!]),
+      );
+      out[out.indexOf(p)] = {
+        ...p,
+        options,
+        optionSources,
+        baseDir: Object.keys(c.options).length ? c.baseDir : p.baseDir,
+      };
     } else {
       if (p) out.splice(out.indexOf(p), 1);
       out.push(p && !c.removed ? { ...c, fresh: true } : c);
@@ -276,20 +405,38 @@ function mergeEntries(parent: Item[], child: Item[]): Item[] {
 }
 
 function deepMerge(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
-  return { ...a, ...Object.fromEntries(Object.entries(b).map(([k, v]) => [k, isPlain(a[k]) && isPlain(v) ? deepMerge(a[k], v) : v])) };
+  return {
+    ...a,
+    ...Object.fromEntries(Object.entries(b).map(([k, v]) => [k, isPlain(a[k]) && isPlain(v) ? deepMerge(a[k], v) : v])),
+  };
 }
 
 /** Dotted paths of option leaves (arrays, scalars and empty objects are leaves). */
 function leaves(obj: Record<string, unknown>, prefix = ""): string[] {
-  return Object.entries(obj).flatMap(([k, v]) => (isPlain(v) && Object.keys(v).length ? leaves(v, `${prefix}${k}.`) : [`${prefix}${k}`]));
+  return Object.entries(obj).flatMap(([k, v]) =>
+    isPlain(v) && Object.keys(v).length ? leaves(v, `${prefix}${k}.`) : [`${prefix}${k}`],
+  );
 }
 
 function cliLayer({ cli, cwd }: ResolveOptions): State {
   const refs = cli?.plugins ?? [];
-  if (refs.some((ref) => !ref.trim())) throw new CoilError("CONFIG_INVALID", "--plugin needs a plugin name, path or npm package");
-  const state: State = { ...empty(), entries: mergeEntries([], refs.map((ref) => makeEntry(ref, cwd, {}, { file: "cli" }, "cli"))) };
+  if (refs.some((ref) => !ref.trim()))
+    throw new CoilError("CONFIG_INVALID", "--plugin needs a plugin name, path or npm package");
+  const state: State = {
+    ...empty(),
+    entries: mergeEntries(
+      [],
+      refs.map((ref) => makeEntry(ref, cwd, {}, { file: "cli" }, "cli")),
+    ),
+  };
   for (const [key, value] of Object.entries(cli?.settings ?? {}).filter(([, v]) => v !== undefined)) {
-    setSetting(state, key, value, "cli", (problem) => new CoilError("CONFIG_INVALID", problem, { hint: "check the command-line flags" }));
+    setSetting(
+      state,
+      key,
+      value,
+      "cli",
+      (problem) => new CoilError("CONFIG_INVALID", problem, { hint: "check the command-line flags" }),
+    );
   }
   return state;
 }
@@ -299,11 +446,15 @@ function cliLayer({ cli, cwd }: ResolveOptions): State {
 
 function at(w: Where, node: unknown): PresetSource {
   const offset = (node as Node | null | undefined)?.range?.[0];
-  return offset === undefined ? { file: w.file } : { file: w.file, line: w.lc.linePos(offset).line, column: w.lc.linePos(offset).col };
+  return offset === undefined
+    ? { file: w.file }
+    : { file: w.file, line: w.lc.linePos(offset).line, column: w.lc.linePos(offset).col };
 }
 
-const invalid = (w: Where, node: unknown, detail: string, hint?: string) => new CoilError("PRESET_INVALID", detail, { ...at(w, node), hint });
-const notFound = (detail: string, pos: Partial<PresetSource>, hint?: string, npmSpec?: string) => new CoilError("PRESET_NOT_FOUND", detail, { ...pos, hint, npmSpec });
+const invalid = (w: Where, node: unknown, detail: string, hint?: string) =>
+  new CoilError("PRESET_INVALID", detail, { ...at(w, node), hint });
+const notFound = (detail: string, pos: Partial<PresetSource>, hint?: string, npmSpec?: string) =>
+  new CoilError("PRESET_NOT_FOUND", detail, { ...pos, hint, npmSpec });
 
 /** The closest candidate by edit distance (adjacent swaps count once), or undefined if none is close. */
 export function nearest(word: string, candidates: readonly string[]): string | undefined {
@@ -315,11 +466,18 @@ export function nearest(word: string, candidates: readonly string[]): string | u
 
 /** Levenshtein distance where swapping two adjacent letters counts as one edit (optimal string alignment). */
 export function distance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i && j ? 0 : i + j)));
+  const d = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i && j ? 0 : i + j)),
+  );
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const swap = i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1] ? d[i - 2]![j - 2]! + 1 : Infinity;
-      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1), swap);
+      d[i]![j] = Math.min(
+        d[i - 1]![j]! + 1,
+        d[i]![j - 1]! + 1,
+        d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+        swap,
+      );
     }
   }
   return d[a.length]![b.length]!;

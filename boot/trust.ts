@@ -8,7 +8,17 @@
  * See docs/safety.md. Asking the user and `coil trust` live in cli/trust.ts.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync, type Dirent } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+  type Dirent,
+} from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { resolvePreset } from "./preset.js";
 
@@ -20,7 +30,9 @@ const STATE_DIRS = new Set(["sessions", "plans"]);
 export function projectFiles(dir: string, home: string): string[] {
   const coil = join(dir, ".coil");
   // Claude Code hook settings are commands too (hooks-claude runs them), and `.mcp.json` starts servers (mcp).
-  const claude = [".claude/settings.json", ".claude/settings.local.json", ".mcp.json"].map((f) => join(dir, f)).filter((f) => existsSync(f));
+  const claude = [".claude/settings.json", ".claude/settings.local.json", ".mcp.json"]
+    .map((f) => join(dir, f))
+    .filter((f) => existsSync(f));
   if (!existsSync(coil) || resolve(coil) === resolve(home)) return claude;
   const walk = (d: string, realDir: string): string[] =>
     readdirSync(d, { withFileTypes: true }).flatMap((e) => {
@@ -78,7 +90,8 @@ export function linksLeaving(dir: string, files: readonly string[]): Map<string,
 /** SHA-256 over each file's name, the real path a link leads to, its size and its bytes. */
 export function fingerprint(dir: string, files: readonly string[]): string {
   const h = createHash("sha256");
-  for (const f of files) h.update(`${relative(dir, f)}\0${linkTarget(f) ?? ""}\0${statSync(f).size}\0`).update(readFileSync(f));
+  for (const f of files)
+    h.update(`${relative(dir, f)}\0${linkTarget(f) ?? ""}\0${statSync(f).size}\0`).update(readFileSync(f));
   return h.digest("hex");
 }
 
@@ -87,7 +100,9 @@ const storeFile = (home: string) => join(home, "trust.json");
 /** The files, one a line, relative to `dir`, with links that leave the project marked. */
 export const listOf = (dir: string, files: readonly string[]) => {
   const leaving = linksLeaving(dir, files);
-  return files.map((f) => `  ${relative(dir, f)}${leaving.has(f) ? ` -> ${leaving.get(f)} (outside the project)` : ""}`).join("\n");
+  return files
+    .map((f) => `  ${relative(dir, f)}${leaving.has(f) ? ` -> ${leaving.get(f)} (outside the project)` : ""}`)
+    .join("\n");
 };
 export function readStore(home: string): Store {
   try {
@@ -101,4 +116,3 @@ export function writeStore(home: string, projects: Store): void {
   writeFileSync(`${storeFile(home)}.tmp`, JSON.stringify({ version: 1, projects }, null, 2) + "\n", { mode: 0o600 });
   renameSync(`${storeFile(home)}.tmp`, storeFile(home)); // never a half-written store
 }
-

@@ -10,7 +10,14 @@ import { Agent } from "../kernel/agent.js";
 import { CoilError, formatDiagnostic, formatError } from "../kernel/errors.js";
 import type { PluginHost } from "../kernel/host.js";
 import type { FrontEnd } from "../kernel/plugin.js";
-import { agentFor, assemble, presetOptions, showSetupDiagnostics, type AssembleOptions, type Assembled } from "../boot/assemble.js";
+import {
+  agentFor,
+  assemble,
+  presetOptions,
+  showSetupDiagnostics,
+  type AssembleOptions,
+  type Assembled,
+} from "../boot/assemble.js";
 import { providerDefault } from "../lib/models.js";
 import { coilHome, secureCoilHome } from "../boot/paths.js";
 import { coilVersion } from "../lib/paths.js";
@@ -33,13 +40,26 @@ const KERNEL_FLAGS_WITH_VALUE = new Set(["--preset", "--plugin", "--provider", "
 
 /** Phase 1: only what decides which plugins load. */
 function scan(argv: string[]) {
-  const found: { preset?: string; plugins: string[]; provider?: string; model?: string; trust: boolean; yes: boolean; help: boolean; codeTrusted?: boolean; run?: RunShape } = { plugins: [], trust: false, yes: false, help: false };
+  const found: {
+    preset?: string;
+    plugins: string[];
+    provider?: string;
+    model?: string;
+    trust: boolean;
+    yes: boolean;
+    help: boolean;
+    codeTrusted?: boolean;
+    run?: RunShape;
+  } = { plugins: [], trust: false, yes: false, help: false };
   let mode: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--") break;
     if (arg === "-p" || arg === "--print") mode ??= "text";
-    const [flag, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
+    const [flag, inline] =
+      arg.startsWith("--") && arg.includes("=")
+        ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
+        : [arg, undefined];
     if (flag === "--trust") found.trust = true;
     else if (flag === "--yes") found.yes = true;
     else if (flag === "--help" || flag === "-h") found.help = true;
@@ -66,13 +86,26 @@ function program(io: CliIO, host?: PluginHost): Command {
     .version(version(), "-v, --version")
     .argument("[prompt...]", "what to do (with -p: run once and print the answer)")
     .option("-p, --print", "run the prompt once, print the final answer and exit")
-    .addOption(new Option("--mode <mode>", "front end: text (the final answer), json (every event as a JSON line), interactive (the TUI), and what the preset's plugins add (rpc, acp)").choices(modesOf(host)))
+    .addOption(
+      new Option(
+        "--mode <mode>",
+        "front end: text (the final answer), json (every event as a JSON line), interactive (the TUI), and what the preset's plugins add (rpc, acp)",
+      ).choices(modesOf(host)),
+    )
     .option("--preset <name|path>", "base preset: a built-in name or a YAML file", "default")
     .option("--provider <id>", "provider to use (e.g. scripted)")
     .option("--model <id>", "model, as provider/model or a model id")
-    .option("--plugin <spec>", "add a plugin for this run (built-in id, path or npm package); repeatable", (v: string, all: string[]) => [...all, v], [])
+    .option(
+      "--plugin <spec>",
+      "add a plugin for this run (built-in id, path or npm package); repeatable",
+      (v: string, all: string[]) => [...all, v],
+      [],
+    )
     .option("--trust", "load this project's .coil/preset.yaml (project code runs with your rights)")
-    .option("--yes", "install npm packages (and Claude Code marketplaces and plugins) the preset names but are missing, without asking (for CI)")
+    .option(
+      "--yes",
+      "install npm packages (and Claude Code marketplaces and plugins) the preset names but are missing, without asking (for CI)",
+    )
     .showHelpAfterError("(run coil --help for usage)")
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
     .exitOverride()
@@ -138,34 +171,61 @@ export async function main(io: CliIO): Promise<number> {
     if (cmd.args[0] === "preset") return 0;
     const opts = cmd.opts<{ print?: boolean; mode?: string; trust?: boolean }>();
     // with -p the words are a prompt by the user's own choice
-    const near = cmd.args.length === 1 && !opts.print && !io.argv.includes("--") ? nearestCommand(cmd.args[0]!, [...host.subcommands.entries().map(([name]) => name), "trust", "untrust", "preset"]) : undefined;
+    const near =
+      cmd.args.length === 1 && !opts.print && !io.argv.includes("--")
+        ? nearestCommand(cmd.args[0]!, [
+            ...host.subcommands.entries().map(([name]) => name),
+            "trust",
+            "untrust",
+            "preset",
+          ])
+        : undefined;
     if (near) {
-      io.stderr.write(`coil: unknown command '${cmd.args[0]}'. Did you mean: coil ${near}?\n(to send '${cmd.args[0]}' to the model as a prompt: coil -- ${cmd.args[0]})\n`);
+      io.stderr.write(
+        `coil: unknown command '${cmd.args[0]}'. Did you mean: coil ${near}?\n(to send '${cmd.args[0]}' to the model as a prompt: coil -- ${cmd.args[0]})\n`,
+      );
       return 2;
     }
     for (const [name] of host.flags.entries()) {
       // commander turns `--no-x` into x=false
-      host.flagValues[name] = name.startsWith("no-") ? (opts as Record<string, unknown>)[camel(name.slice(3))] === false : opts[camel(name) as keyof typeof opts];
+      host.flagValues[name] = name.startsWith("no-")
+        ? (opts as Record<string, unknown>)[camel(name.slice(3))] === false
+        : opts[camel(name) as keyof typeof opts];
     }
-    for (const layer of preset.layers) if (layer.skipped) io.stderr.write(`coil: skipped ${layer.file}: ${layer.skipped}\n${trust.skipped}`);
+    for (const layer of preset.layers)
+      if (layer.skipped) io.stderr.write(`coil: skipped ${layer.file}: ${layer.skipped}\n${trust.skipped}`);
 
     let prompt = cmd.args.join(" ").trim() || undefined;
     // Print modes take a piped prompt; other front ends (rpc) own stdin.
-    if (!prompt && !io.stdin.isTTY && (opts.print || opts.mode === "text" || opts.mode === "json")) prompt = (await readAll(io.stdin)).trim() || undefined;
+    if (!prompt && !io.stdin.isTTY && (opts.print || opts.mode === "text" || opts.mode === "json"))
+      prompt = (await readAll(io.stdin)).trim() || undefined;
     const mode = opts.mode ?? (opts.print || prompt ? "text" : "interactive");
     const frontEnd = host.frontEnds.values().find((fe: FrontEnd) => fe.modes.includes(mode));
     if (!frontEnd) {
       throw new CoilError("CONFIG_INVALID", `no front end in this preset serves mode '${mode}'`, {
-        hint: mode === "interactive" ? 'pass a prompt: coil -p "what to do" (the interactive UI is a plugin this preset does not include)' : `modes available: ${modesOf(host).join(", ")}`,
+        hint:
+          mode === "interactive"
+            ? 'pass a prompt: coil -p "what to do" (the interactive UI is a plugin this preset does not include)'
+            : `modes available: ${modesOf(host).join(", ")}`,
       });
     }
     const { agent, modelError } = agentForStart(host, preset);
     try {
-      const exit = await echoing(host, io, () => host.start(agent, io, { mode, prompt, modelFromCli: Boolean(first.model || first.provider) }));
+      const exit = await echoing(host, io, () =>
+        host.start(agent, io, { mode, prompt, modelFromCli: Boolean(first.model || first.provider) }),
+      );
       if (exit !== undefined) return exit;
       // Without a usable provider the interactive UI still opens, to help add a key (docs/tui.md); other modes stop here.
       if (modelError && !(mode === "interactive" && modelError.code === "PROVIDER_MISSING")) throw modelError;
-      return await host.runFrontEnd(frontEnd, { agent, host, mode, prompt, stdin: io.stdin, stdout: io.stdout, stderr: io.stderr });
+      return await host.runFrontEnd(frontEnd, {
+        agent,
+        host,
+        mode,
+        prompt,
+        stdin: io.stdin,
+        stdout: io.stdout,
+        stderr: io.stderr,
+      });
     } finally {
       await echoing(host, io, () => host.stop());
     }
@@ -173,7 +233,9 @@ export async function main(io: CliIO): Promise<number> {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     if (first.help) {
       program(io).outputHelp();
-      io.stderr.write(`\ncoil: plugin flags are not listed because the preset failed to load:\n${formatError(error)}\n`);
+      io.stderr.write(
+        `\ncoil: plugin flags are not listed because the preset failed to load:\n${formatError(error)}\n`,
+      );
       return 2;
     }
     io.stderr.write(`coil: ${formatError(error)}\n`);
@@ -209,7 +271,9 @@ async function installPending(host: PluginHost, io: CliIO, yes: boolean): Promis
   if (!pending) return false;
   const list = pending.describe.map((d) => `  ${d}`).join("\n");
   if (!yes && !io.stdin.isTTY) {
-    io.stderr.write(`coil: the preset needs what is not installed (this run goes on without it):\n${list}\n  pass --yes to install it on first use\n`);
+    io.stderr.write(
+      `coil: the preset needs what is not installed (this run goes on without it):\n${list}\n  pass --yes to install it on first use\n`,
+    );
     return false;
   }
   if (!yes && !(await askYes(io, `coil: the preset needs:\n${list}\ninstall?`))) return false;
@@ -226,7 +290,17 @@ async function askYes(io: CliIO, question: string): Promise<boolean> {
 }
 
 function assembleOptions(io: CliIO, home: string, first: ReturnType<typeof scan>): AssembleOptions {
-  return { preset: first.preset, cwd: io.cwd, home, trust: first.trust, explicitTrust: first.codeTrusted ?? first.trust, plugins: first.plugins, provider: first.provider, model: first.model, run: first.run };
+  return {
+    preset: first.preset,
+    cwd: io.cwd,
+    home,
+    trust: first.trust,
+    explicitTrust: first.codeTrusted ?? first.trust,
+    plugins: first.plugins,
+    provider: first.provider,
+    model: first.model,
+    run: first.run,
+  };
 }
 
 /**
@@ -234,8 +308,15 @@ function assembleOptions(io: CliIO, home: string, first: ReturnType<typeof scan>
  * or at once with `--yes`. The installer is whatever plugin of the built-in default preset provides the
  * `package-installer` service (lib/package-installer.ts); the CLI names no plugin. True if installed (resolve again).
  */
-async function installOnFirstUse(error: unknown, io: CliIO, home: string, yes: boolean, tried: Set<string>): Promise<boolean> {
-  if (!(error instanceof CoilError) || !["PRESET_NOT_FOUND", "PLUGIN_NOT_FOUND"].includes(error.code) || !error.npmSpec) return false;
+async function installOnFirstUse(
+  error: unknown,
+  io: CliIO,
+  home: string,
+  yes: boolean,
+  tried: Set<string>,
+): Promise<boolean> {
+  if (!(error instanceof CoilError) || !["PRESET_NOT_FOUND", "PLUGIN_NOT_FOUND"].includes(error.code) || !error.npmSpec)
+    return false;
   const [spec, dir] = [error.npmSpec, join(home, "packages")];
   if (tried.has(spec)) return false;
   tried.add(spec);
@@ -245,7 +326,14 @@ async function installOnFirstUse(error: unknown, io: CliIO, home: string, yes: b
     if (!installer) return false;
     if (!yes) {
       const hint = `pass --yes to install ${spec} into ${dir} on first use, or install it first: coil install ${spec}`;
-      if (!io.stdin.isTTY) throw new CoilError(error.code, error.detail, { phase: error.phase, file: error.file, line: error.line, column: error.column, hint });
+      if (!io.stdin.isTTY)
+        throw new CoilError(error.code, error.detail, {
+          phase: error.phase,
+          file: error.file,
+          line: error.line,
+          column: error.column,
+          hint,
+        });
       if (!(await askYes(io, `coil: ${error.detail}\ninstall ${spec} into ${dir}?`))) return false;
     }
     return await installer.install([spec], dir, io);
@@ -285,7 +373,8 @@ function agentForStart(host: PluginHost, preset: ResolvedPreset): { agent: Agent
     return { agent: agentFor(host, preset) };
   } catch (error) {
     const standIn = host.providers.values().find((p) => p.models?.length);
-    if (!(error instanceof CoilError) || !["PROVIDER_MISSING", "MODEL_NOT_FOUND"].includes(error.code) || !standIn) throw error;
+    if (!(error instanceof CoilError) || !["PROVIDER_MISSING", "MODEL_NOT_FOUND"].includes(error.code) || !standIn)
+      throw error;
     // The stand-in shows the model a key would bring: the provider's balanced default, not its first listed.
     const model = providerDefault(standIn)!;
     return { agent: new Agent(host, { provider: standIn.id, model }), modelError: error };
@@ -294,7 +383,12 @@ function agentForStart(host: PluginHost, preset: ResolvedPreset): { agent: Agent
 
 /** Index of the first argument that is not an option or an option's value (-1 if none). */
 function firstPositional(argv: string[], host?: PluginHost): number {
-  const withValue = new Set([...KERNEL_FLAGS_WITH_VALUE, ...(host?.flags.values() ?? []).filter((f) => f.type !== "boolean").flatMap((f) => [`--${f.name}`, ...(f.short ? [`-${f.short}`] : [])])]);
+  const withValue = new Set([
+    ...KERNEL_FLAGS_WITH_VALUE,
+    ...(host?.flags.values() ?? [])
+      .filter((f) => f.type !== "boolean")
+      .flatMap((f) => [`--${f.name}`, ...(f.short ? [`-${f.short}`] : [])]),
+  ]);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--") return i + 1 < argv.length ? i + 1 : -1;
@@ -313,7 +407,6 @@ export function nearestCommand(word: string, commands: string[]): string | undef
   if (!/^[a-z][a-z-]{4,}$/.test(word) || commands.includes(word)) return undefined;
   return commands.find((name) => distance(word, name) <= 1);
 }
-
 
 function camel(name: string): string {
   return name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());

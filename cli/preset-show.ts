@@ -21,25 +21,62 @@ export interface Where {
  * The places a run reads besides the preset: the project root, skill folders and instruction files,
  * with the `compat` option as the preset sets it (plugins' `coil doctor` sections say what was found).
  */
-export function placesOf(preset: ResolvedPreset, where: Where): { projectRoot: string; compat: Compat; skills: { dir: string; exists: boolean; family?: string }[]; contextFiles: { user: string[]; eachFolder: string[] } } {
-  const set = preset.entries.map((e) => e.options.compat).find((c) => c && typeof c === "object") as Partial<Compat> | undefined;
+export function placesOf(
+  preset: ResolvedPreset,
+  where: Where,
+): {
+  projectRoot: string;
+  compat: Compat;
+  skills: { dir: string; exists: boolean; family?: string }[];
+  contextFiles: { user: string[]; eachFolder: string[] };
+} {
+  const set = preset.entries.map((e) => e.options.compat).find((c) => c && typeof c === "object") as
+    | Partial<Compat>
+    | undefined;
   const compat = compatOf(set);
-  const skills = skillPlaces(where.cwd, compat, where.home, where.env.HOME || homedir()).map((p) => ({ dir: p.dir, exists: existsSync(p.dir), ...(p.family ? { family: p.family } : {}) }));
+  const skills = skillPlaces(where.cwd, compat, where.home, where.env.HOME || homedir()).map((p) => ({
+    dir: p.dir,
+    exists: existsSync(p.dir),
+    ...(p.family ? { family: p.family } : {}),
+  }));
   return { projectRoot: projectRoot(where.cwd), compat, skills, contextFiles: contextFilePatterns(compat) };
 }
 
 export function formatPreset(preset: ResolvedPreset, format: "yaml" | "json", where?: Where): string {
   const { layers, settings, settingSources, entries } = preset;
   const places = where ? placesOf(preset, where) : undefined;
-  if (format === "json") return JSON.stringify({ layers, settings, settingSources, plugins: entries.map(({ baseDir: _, ...e }) => e), ...(places ? { places } : {}) }, null, 2) + "\n";
+  if (format === "json")
+    return (
+      JSON.stringify(
+        {
+          layers,
+          settings,
+          settingSources,
+          plugins: entries.map(({ baseDir: _, ...e }) => e),
+          ...(places ? { places } : {}),
+        },
+        null,
+        2,
+      ) + "\n"
+    );
   // A path entry is printed as its absolute key, so that the output is itself a valid preset.
   const name = (e: PresetEntry) => (e.kind === "path" ? e.key : e.ref);
-  const doc = new Document({
-    ...Object.fromEntries(SETTING_KEYS.filter((k) => k in settings).map((k) => [k, settings[k]])),
-    plugins: entries.map((e) => (Object.keys(e.options).length ? { [name(e)]: e.options } : name(e))),
-  }, { aliasDuplicateObjects: false });
-  const header = layers.map((l) => `   ${l.name.padEnd(8)}${l.file ? label(l.file) : "command-line flags"}${l.skipped ? `  (skipped: ${l.skipped})` : ""}`);
-  doc.commentBefore = [" coil preset, resolved. Layers, lowest first:", ...header, " Each value's comment names the file (or cli) that set it."].join("\n");
+  const doc = new Document(
+    {
+      ...Object.fromEntries(SETTING_KEYS.filter((k) => k in settings).map((k) => [k, settings[k]])),
+      plugins: entries.map((e) => (Object.keys(e.options).length ? { [name(e)]: e.options } : name(e))),
+    },
+    { aliasDuplicateObjects: false },
+  );
+  const header = layers.map(
+    (l) =>
+      `   ${l.name.padEnd(8)}${l.file ? label(l.file) : "command-line flags"}${l.skipped ? `  (skipped: ${l.skipped})` : ""}`,
+  );
+  doc.commentBefore = [
+    " coil preset, resolved. Layers, lowest first:",
+    ...header,
+    " Each value's comment names the file (or cli) that set it.",
+  ].join("\n");
   annotate(doc.contents as YAMLMap, settingSources);
   (doc.get("plugins") as YAMLSeq<Node>).items.forEach((node, i) => {
     const { source, optionSources } = entries[i]!;
@@ -50,7 +87,9 @@ export function formatPreset(preset: ResolvedPreset, format: "yaml" | "json", wh
   if (places) {
     doc.comment = [
       ` project root: ${places.projectRoot} (its .coil/, .claude/settings*.json, .mcp.json)`,
-      ` compat: ${Object.entries(places.compat).map(([k, v]) => `${k} ${v ? "on" : "off"}`).join(", ")}`,
+      ` compat: ${Object.entries(places.compat)
+        .map(([k, v]) => `${k} ${v ? "on" : "off"}`)
+        .join(", ")}`,
       " skill folders, first name wins (coil doctor and /skills say what loaded):",
       ...places.skills.map((s) => `   ${s.dir}${s.family ? `  [${s.family}]` : ""}${s.exists ? "" : "  (none)"}`),
       ` instruction files: ${places.contextFiles.user.join(", ")};`,

@@ -15,7 +15,12 @@ import type { CliIO } from "./main.js";
  * but only `explicit` trust (one of those three) lets anything else of the project run, such as packages
  * in its `node_modules`.
  */
-export async function settleTrust(io: CliIO, home: string, flag: boolean, mayAsk: boolean): Promise<{ trusted: boolean; explicit: boolean; skipped: string }> {
+export async function settleTrust(
+  io: CliIO,
+  home: string,
+  flag: boolean,
+  mayAsk: boolean,
+): Promise<{ trusted: boolean; explicit: boolean; skipped: string }> {
   const dir = realpathSync(projectRoot(io.cwd));
   const files = projectFiles(dir, home);
   if (flag) return { trusted: true, explicit: true, skipped: "" };
@@ -25,7 +30,12 @@ export async function settleTrust(io: CliIO, home: string, flag: boolean, mayAsk
   if (files.length === 0) return { trusted: true, explicit: false, skipped: "" };
   const list = listOf(dir, files);
   // Print/JSON modes never ask, and neither do --help and --version.
-  const printing = io.argv.some((a) => ["--print", "--help", "-h", "--version", "-v"].includes(a) || a.startsWith("--mode") || /^-[a-zA-Z]*p[a-zA-Z]*$/.test(a));
+  const printing = io.argv.some(
+    (a) =>
+      ["--print", "--help", "-h", "--version", "-v"].includes(a) ||
+      a.startsWith("--mode") ||
+      /^-[a-zA-Z]*p[a-zA-Z]*$/.test(a),
+  );
   const tty = io.stdin.isTTY && (io.stderr as { isTTY?: boolean }).isTTY;
   // Code reached through a link out of the project is not the project's: trusting it takes an explicit command.
   const leaving = linksLeaving(dir, files).size > 0;
@@ -37,12 +47,19 @@ export async function settleTrust(io: CliIO, home: string, flag: boolean, mayAsk
     io.stderr.write("trust it? [y]es for this run, [n]o, [a]lways: ");
     const a = (await line).trim().toLowerCase();
     rl.close();
-    if (a === "a" || a === "always") writeStore(home, { ...readStore(home), [dir]: { hash, trustedAt: new Date().toISOString() } });
+    if (a === "a" || a === "always")
+      writeStore(home, { ...readStore(home), [dir]: { hash, trustedAt: new Date().toISOString() } });
     if (["y", "yes", "a", "always"].includes(a)) return { trusted: true, explicit: true, skipped: "" };
   }
   const why = stored ? "changed since it was trusted" : "untrusted project";
-  const links = leaving ? "coil: it has links leaving the project, so coil does not offer to trust it at the prompt; check where they lead first\n" : "";
-  return { trusted: false, explicit: false, skipped: `coil: not loaded (${why}):\n${list}\n${links}coil: to load it: coil trust ${dir}  (or --trust for one run)\n` };
+  const links = leaving
+    ? "coil: it has links leaving the project, so coil does not offer to trust it at the prompt; check where they lead first\n"
+    : "";
+  return {
+    trusted: false,
+    explicit: false,
+    skipped: `coil: not loaded (${why}):\n${list}\n${links}coil: to load it: coil trust ${dir}  (or --trust for one run)\n`,
+  };
 }
 
 /** `coil trust [dir]` and `coil untrust [dir]`; argv starts with the subcommand. */
@@ -60,6 +77,8 @@ export function trustCommand(argv: string[], io: CliIO, home: string): number {
   }
   const files = projectFiles(dir, home);
   writeStore(home, { ...rest, [dir]: { hash: fingerprint(dir, files), trustedAt: new Date().toISOString() } });
-  io.stdout.write(`trusted ${dir}${files.length ? `; this loads:\n${listOf(dir, files)}` : " (nothing to load yet)"}\n`);
+  io.stdout.write(
+    `trusted ${dir}${files.length ? `; this loads:\n${listOf(dir, files)}` : " (nothing to load yet)"}\n`,
+  );
   return 0;
 }

@@ -8,7 +8,18 @@ import { compact as runCompact, runLoop, runToolCall, type LoopState, type RunOu
 import type { PluginHost } from "./host.js";
 import type { SlashCommand } from "./plugin.js";
 import type { ReadonlyRegistry } from "./registry.js";
-import type { AgentEvent, AgentMessage, AssistantMessage, CompactResult, ModelInfo, Provider, RequestOptions, SystemBlock, ToolDefinition, ToolResultMessage } from "./types.js";
+import type {
+  AgentEvent,
+  AgentMessage,
+  AssistantMessage,
+  CompactResult,
+  ModelInfo,
+  Provider,
+  RequestOptions,
+  SystemBlock,
+  ToolDefinition,
+  ToolResultMessage,
+} from "./types.js";
 
 export interface AgentOptions {
   /** Provider id (must be registered) and the model to use. */
@@ -105,7 +116,10 @@ export class Agent {
    * Returns the options now in effect, so `setRequestOptions({})` reads them (a front end's thinking level).
    */
   setRequestOptions(options: RequestOptions): Readonly<RequestOptions> {
-    return (this.s.config = { ...this.s.config, requestOptions: Object.freeze({ ...this.s.config.requestOptions, ...options }) }).requestOptions;
+    return (this.s.config = {
+      ...this.s.config,
+      requestOptions: Object.freeze({ ...this.s.config.requestOptions, ...options }),
+    }).requestOptions;
   }
 
   /** Observe every event. Returns the unsubscribe function. */
@@ -156,11 +170,25 @@ export class Agent {
    * Have the compaction strategies summarise `messages` (a branch being left) without touching history:
    * the compact hook's result, or undefined if none handled it. Throws NO_COMPACTION without a strategy.
    */
-  async summarize(messages: readonly AgentMessage[], options: { instructions?: string; signal?: AbortSignal } = {}): Promise<CompactResult | undefined> {
-    if (!this.host.taps.some((t) => t.hook === "compact")) throw new CoilError("NO_COMPACTION", "no compaction strategy in this preset", { hint: "add a compaction plugin to the preset" });
+  async summarize(
+    messages: readonly AgentMessage[],
+    options: { instructions?: string; signal?: AbortSignal } = {},
+  ): Promise<CompactResult | undefined> {
+    if (!this.host.taps.some((t) => t.hook === "compact"))
+      throw new CoilError("NO_COMPACTION", "no compaction strategy in this preset", {
+        hint: "add a compaction plugin to the preset",
+      });
     const { model } = this.s;
     const tokens = messages.reduce((n, m) => n + estimateMessageTokens(m), 0);
-    return this.host.hooks.compact.promise({ messages: Object.freeze(messages.slice()), tokens, contextWindow: model.contextWindow, reason: "manual", model, instructions: options.instructions, signal: options.signal ?? new AbortController().signal });
+    return this.host.hooks.compact.promise({
+      messages: Object.freeze(messages.slice()),
+      tokens,
+      contextWindow: model.contextWindow,
+      reason: "manual",
+      model,
+      instructions: options.instructions,
+      signal: options.signal ?? new AbortController().signal,
+    });
   }
 
   /**
@@ -168,8 +196,14 @@ export class Agent {
    * gates (permission rules, plan mode), execution and `tool_result`, with the usual tool events. The
    * result is returned, not added to history: the caller decides what the model gets to see.
    */
-  runTool(call: { id?: string; name: string; arguments: Record<string, unknown> }, signal: AbortSignal = new AbortController().signal): Promise<ToolResultMessage> {
-    return runToolCall({ ...this.s, signal }, { type: "toolCall", id: call.id ?? `user-${Date.now()}`, name: call.name, arguments: call.arguments });
+  runTool(
+    call: { id?: string; name: string; arguments: Record<string, unknown> },
+    signal: AbortSignal = new AbortController().signal,
+  ): Promise<ToolResultMessage> {
+    return runToolCall(
+      { ...this.s, signal },
+      { type: "toolCall", id: call.id ?? `user-${Date.now()}`, name: call.name, arguments: call.arguments },
+    );
   }
 
   /** A read-only view of the host's registries (the host itself stays the kernel's). */
@@ -212,7 +246,11 @@ export class Agent {
 
   private start(input: AgentMessage[]): Promise<RunResult> {
     if (this.running) {
-      return Promise.reject(new CoilError("AGENT_BUSY", "a run is already going", { hint: "use steer() or followUp() to queue a message, or abort() it" }));
+      return Promise.reject(
+        new CoilError("AGENT_BUSY", "a run is already going", {
+          hint: "use steer() or followUp() to queue a message, or abort() it",
+        }),
+      );
     }
     const controller = (this.controller = new AbortController());
     Object.assign(this.s, { signal: controller.signal, added: [], streaming: undefined });
@@ -221,7 +259,13 @@ export class Agent {
       try {
         const outcome = await runLoop(this.s, input);
         const result: RunResult = { ...outcome, messages: this.s.added, unsent: this.takeQueued() };
-        this.host.emit({ type: "agent_end", stopReason: outcome.stopReason, reason: outcome.reason ?? outcome.error, messages: result.messages, unsent: result.unsent });
+        this.host.emit({
+          type: "agent_end",
+          stopReason: outcome.stopReason,
+          reason: outcome.reason ?? outcome.error,
+          messages: result.messages,
+          unsent: result.unsent,
+        });
         return result;
       } finally {
         this.s.pendingTools.clear();

@@ -49,9 +49,14 @@ export class CoilError extends Error {
     readonly detail: string,
     options: CoilErrorOptions = {},
   ) {
-    const at = options.file ? ` (${[options.file, options.line, options.line && options.column].filter(Boolean).join(":")})` : "";
+    const at = options.file
+      ? ` (${[options.file, options.line, options.line && options.column].filter(Boolean).join(":")})`
+      : "";
     const stage = options.hook ?? options.phase;
-    super(`${options.plugin ? `[plugin ${options.plugin}] ` : ""}${stage ? `${stage}: ` : ""}${code} ${detail}${at}`, options.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      `${options.plugin ? `[plugin ${options.plugin}] ` : ""}${stage ? `${stage}: ` : ""}${code} ${detail}${at}`,
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
     for (const key of WHERE) if (options[key] !== undefined) (this as Record<string, unknown>)[key] = options[key];
   }
 

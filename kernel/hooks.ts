@@ -6,7 +6,19 @@
 import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
 import { CoilError } from "./errors.js";
 import { gating } from "./loop.js";
-import type { CompactRequest, CompactResult, ModelRequest, StopQuery, StopVerdict, ToolBlock, ToolCallInfo, ToolRewrite, ToolResult, TurnInfo, TurnRecord } from "./types.js";
+import type {
+  CompactRequest,
+  CompactResult,
+  ModelRequest,
+  StopQuery,
+  StopVerdict,
+  ToolBlock,
+  ToolCallInfo,
+  ToolRewrite,
+  ToolResult,
+  TurnInfo,
+  TurnRecord,
+} from "./types.js";
 
 /** Named stages: lower runs first; ties go by preset order. */
 export const Stage = Object.freeze({
@@ -44,7 +56,14 @@ type HookReturn<K extends HookName> = Awaited<ReturnType<KernelHooks[K]["promise
 /** The function a plugin taps with. Returning undefined always means "nothing from me". */
 export type TapFn<K extends HookName> = (...args: HookArgs<K>) => Promise<HookReturn<K>> | HookReturn<K>;
 
-export const HOOK_NAMES: readonly HookName[] = ["before_request", "tool_call", "tool_result", "turn_end", "should_stop", "compact"];
+export const HOOK_NAMES: readonly HookName[] = [
+  "before_request",
+  "tool_call",
+  "tool_result",
+  "turn_end",
+  "should_stop",
+  "compact",
+];
 
 /**
  * How a throwing tap is handled. `isolate`: reported, and the tap contributes nothing.
@@ -63,7 +82,8 @@ function safeVerdict(hook: HookName, error: CoilError): unknown {
   if (hook === "tool_call") {
     return { block: true, reason: `blocked because the gate failed: ${error.message}` } satisfies ToolBlock;
   }
-  if (hook === "should_stop") return { stop: true, reason: `stopped because a stop rule failed: ${error.message}` } satisfies StopVerdict;
+  if (hook === "should_stop")
+    return { stop: true, reason: `stopped because a stop rule failed: ${error.message}` } satisfies StopVerdict;
   return undefined;
 }
 
@@ -86,12 +106,25 @@ export interface TapSink {
  * records who bailed; and applies the hook's failure policy: a throw is attributed to its plugin once and
  * becomes the hook's safe outcome, except a `fatal` error (the session store failed), which ends the run.
  */
-export function tapHook<K extends HookName>(hooks: KernelHooks, hook: K, plugin: string, fn: TapFn<K>, options: TapOptionsResolved, sink: TapSink): void {
-  const target = hooks[hook] as unknown as { tapPromise(o: { name: string; stage: number }, f: (...a: unknown[]) => Promise<unknown>): void };
+export function tapHook<K extends HookName>(
+  hooks: KernelHooks,
+  hook: K,
+  plugin: string,
+  fn: TapFn<K>,
+  options: TapOptionsResolved,
+  sink: TapSink,
+): void {
+  const target = hooks[hook] as unknown as {
+    tapPromise(o: { name: string; stage: number }, f: (...a: unknown[]) => Promise<unknown>): void;
+  };
   target.tapPromise({ name: plugin, stage: options.stage }, async (...args: unknown[]) => {
     const gate = hook === "tool_call" ? gating.get(args[0] as object) : undefined;
     if (gate) args = [gate.info];
-    if (options.tools && !options.tools.has((args[hook === "tool_result" ? 1 : 0] as { call: { name: string } }).call.name)) return undefined;
+    if (
+      options.tools &&
+      !options.tools.has((args[hook === "tool_result" ? 1 : 0] as { call: { name: string } }).call.name)
+    )
+      return undefined;
     let result: unknown;
     try {
       result = await (fn as (...a: unknown[]) => unknown)(...args);
@@ -104,14 +137,25 @@ export function tapHook<K extends HookName>(hooks: KernelHooks, hook: K, plugin:
     if (result === undefined || result === null || result === false) return undefined;
     if (hook === "tool_call" && (result as { block?: unknown }).block !== true) {
       // `{ args }`: re-validated; valid args are what the later taps (and execute) get, invalid ones block the call.
-      const next = gate && (result as Partial<ToolRewrite>).args !== undefined ? gate.check((result as ToolRewrite).args) : undefined;
+      const next =
+        gate && (result as Partial<ToolRewrite>).args !== undefined
+          ? gate.check((result as ToolRewrite).args)
+          : undefined;
       if (typeof next !== "string") {
         if (next) gate!.info = next;
         return undefined;
       }
-      result = { block: true, reason: `${plugin} replaced the arguments with invalid ones: ${next}` } satisfies ToolBlock;
+      result = {
+        block: true,
+        reason: `${plugin} replaced the arguments with invalid ones: ${next}`,
+      } satisfies ToolBlock;
     }
-    if (hook === "should_stop" && (result as { stop?: unknown }).stop === false && !(result as { followUp?: unknown[] }).followUp?.length) return undefined;
+    if (
+      hook === "should_stop" &&
+      (result as { stop?: unknown }).stop === false &&
+      !(result as { followUp?: unknown[] }).followUp?.length
+    )
+      return undefined;
     if (result && typeof result === "object") sink.bail(result, plugin);
     return result;
   });

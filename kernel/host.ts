@@ -9,13 +9,31 @@ import { createHooks, Stage, tapHook, type HookName, type KernelHooks, type TapS
 import { Registry } from "./registry.js";
 import type { AgentEvent, AgentEventType, Provider, ToolDefinition, UiService } from "./types.js";
 import type { Agent } from "./agent.js";
-import { isPlugin, type CliStreams, type FlagSpec, type FrontEnd, type FrontEndContext, type InstallSource, type Plugin, type PluginContext, type Registrar, type StartInfo, type SlashCommand, type StartFn, type StopFn, type Subcommand } from "./plugin.js";
+import {
+  isPlugin,
+  type CliStreams,
+  type FlagSpec,
+  type FrontEnd,
+  type FrontEndContext,
+  type InstallSource,
+  type Plugin,
+  type PluginContext,
+  type Registrar,
+  type StartInfo,
+  type SlashCommand,
+  type StartFn,
+  type StopFn,
+  type Subcommand,
+} from "./plugin.js";
 
 /** Long flags the CLI itself defines; plugins cannot take them. */
 const KERNEL_FLAGS = ["print", "mode", "preset", "provider", "model", "plugin", "trust", "version", "help", "json"];
 
 /** Split `/name args` into the command and its arguments; undefined when `text` is not a registered command. */
-export function findCommand(host: { readonly commands: Pick<Registry<SlashCommand>, "get"> }, text: string): { command: SlashCommand; args: string } | undefined {
+export function findCommand(
+  host: { readonly commands: Pick<Registry<SlashCommand>, "get"> },
+  text: string,
+): { command: SlashCommand; args: string } | undefined {
   const match = /^\/(\S+)(?:\s+([\s\S]*))?$/.exec(text.trim());
   const command = match ? host.commands.get(match[1]!) : undefined;
   return command && { command, args: (match![2] ?? "").trim() };
@@ -56,7 +74,8 @@ export class PluginHost {
   private readonly bails = new WeakMap<object, string>();
   /** Where the tap wrapper (hooks.ts) reports a failing tap and records who bailed. */
   private readonly sink: TapSink = {
-    report: (e) => this.emit({ type: "diagnostic", level: "error", message: e.message, plugin: e.plugin, code: e.code }),
+    report: (e) =>
+      this.emit({ type: "diagnostic", level: "error", message: e.message, plugin: e.plugin, code: e.code }),
     bail: (value, plugin) => this.bails.set(value, plugin),
   };
   private closed = false;
@@ -83,21 +102,37 @@ export class PluginHost {
   install<S extends TSchema>(plugin: Plugin<S>, rawOptions: unknown = {}, source: InstallSource = {}): void {
     if (this.closed) throw new CoilError("REGISTRATION_CLOSED", `cannot install plugin '${plugin.id}' after start-up`);
     if (!isPlugin(plugin) || !/^[@a-z0-9][a-z0-9._/@-]*$/i.test(plugin.id)) {
-      throw new CoilError("PLUGIN_INVALID", "a plugin needs an 'id' (letters, digits, '-', '/', '@') and a 'setup' function", { phase: "import", file: source.file ?? source.ref });
+      throw new CoilError(
+        "PLUGIN_INVALID",
+        "a plugin needs an 'id' (letters, digits, '-', '/', '@') and a 'setup' function",
+        { phase: "import", file: source.file ?? source.ref },
+      );
     }
     const twin = this.plugins.find((p) => p.id === plugin.id);
     if (twin) {
-      throw new CoilError("PLUGIN_DUPLICATE", `plugin id '${plugin.id}' is loaded twice: from ${describe(twin.source)} and from ${describe(source)}`, { plugin: plugin.id });
+      throw new CoilError(
+        "PLUGIN_DUPLICATE",
+        `plugin id '${plugin.id}' is loaded twice: from ${describe(twin.source)} and from ${describe(source)}`,
+        { plugin: plugin.id },
+      );
     }
     const options = validateOptions(plugin, rawOptions, source);
     const ctx = this.contextFor(plugin.id, options, source);
     try {
       const returned = plugin.setup(ctx as PluginContext<Static<S>>) as unknown;
       if (returned && typeof (returned as Promise<unknown>).then === "function") {
-        throw new CoilError("PLUGIN_SETUP_FAILED", "setup() returned a promise; setup must register synchronously (do async work inside hooks or tools)");
+        throw new CoilError(
+          "PLUGIN_SETUP_FAILED",
+          "setup() returned a promise; setup must register synchronously (do async work inside hooks or tools)",
+        );
       }
     } catch (cause) {
-      throw CoilError.wrap(cause, "PLUGIN_SETUP_FAILED", { plugin: plugin.id, phase: "setup", file: source.file, line: source.line });
+      throw CoilError.wrap(cause, "PLUGIN_SETUP_FAILED", {
+        plugin: plugin.id,
+        phase: "setup",
+        file: source.file,
+        line: source.line,
+      });
     }
     this.plugins.push({ id: plugin.id, source });
   }
@@ -131,7 +166,16 @@ export class PluginHost {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const registry of [this.tools, this.providers, this.commands, this.flags, this.frontEnds, this.subcommands, this.services]) registry.close();
+    for (const registry of [
+      this.tools,
+      this.providers,
+      this.commands,
+      this.flags,
+      this.frontEnds,
+      this.subcommands,
+      this.services,
+    ])
+      registry.close();
   }
 
   /** Which plugin's tap returned this value (a block, a verdict, a compaction). */
@@ -157,7 +201,8 @@ export class PluginHost {
       for (const [listener, owner] of this.listeners.get(key) ?? []) {
         try {
           const r = listener(event) as unknown;
-          if (r && typeof (r as Promise<unknown>).catch === "function") (r as Promise<unknown>).catch((e) => this.observerFailed(e, event, owner));
+          if (r && typeof (r as Promise<unknown>).catch === "function")
+            (r as Promise<unknown>).catch((e) => this.observerFailed(e, event, owner));
         } catch (error) {
           this.observerFailed(error, event, owner);
         }
@@ -167,21 +212,35 @@ export class PluginHost {
 
   private observerFailed(error: unknown, event: AgentEvent, owner?: string): void {
     if (event.type === "diagnostic") return; // never loop on a failing diagnostic listener
-    this.emit({ type: "diagnostic", level: "error", message: `an event listener failed on ${event.type}: ${messageOf(error)}`, plugin: owner, code: "PLUGIN_LISTENER_FAILED" });
+    this.emit({
+      type: "diagnostic",
+      level: "error",
+      message: `an event listener failed on ${event.type}: ${messageOf(error)}`,
+      plugin: owner,
+      code: "PLUGIN_LISTENER_FAILED",
+    });
   }
 
   private contextFor(id: string, options: unknown, source: InstallSource): PluginContext {
     const host = this;
     const guard = () => {
-      if (host.closed) throw new CoilError("REGISTRATION_CLOSED", "registration is closed; tap hooks and register things in setup()", { plugin: id });
+      if (host.closed)
+        throw new CoilError("REGISTRATION_CLOSED", "registration is closed; tap hooks and register things in setup()", {
+          plugin: id,
+        });
     };
     const where = describe(source);
-    const registrar = <T>(registry: Registry<T>, nameOf: (value: T) => string, check?: (value: T) => void): Registrar<T> => ({
+    const registrar = <T>(
+      registry: Registry<T>,
+      nameOf: (value: T) => string,
+      check?: (value: T) => void,
+    ): Registrar<T> => ({
       register: (value) => (guard(), check?.(value), registry.register(nameOf(value), value, id, where)),
       get: (name) => registry.get(name),
       names: () => registry.names(),
     });
-    const log = (level: "info" | "warn" | "error") => (message: string) => host.emit({ type: "diagnostic", level, message, plugin: id });
+    const log = (level: "info" | "warn" | "error") => (message: string) =>
+      host.emit({ type: "diagnostic", level, message, plugin: id });
     return {
       id,
       options,
@@ -190,25 +249,75 @@ export class PluginHost {
       projectTrusted: host.projectTrusted,
       tap(hook, fn, tapOptions = {}) {
         guard();
-        if (!Object.hasOwn(host.hooks, hook)) throw new CoilError("PLUGIN_INVALID", `unknown hook '${hook}'`, { plugin: id, hint: `hooks are: ${Object.keys(host.hooks).join(", ")}` });
-        const stage = typeof tapOptions.stage === "string" ? Stage[tapOptions.stage] : (tapOptions.stage ?? Stage.DEFAULT);
-        if (typeof stage !== "number") throw new CoilError("PLUGIN_INVALID", `unknown stage '${tapOptions.stage}'`, { plugin: id });
+        if (!Object.hasOwn(host.hooks, hook))
+          throw new CoilError("PLUGIN_INVALID", `unknown hook '${hook}'`, {
+            plugin: id,
+            hint: `hooks are: ${Object.keys(host.hooks).join(", ")}`,
+          });
+        const stage =
+          typeof tapOptions.stage === "string" ? Stage[tapOptions.stage] : (tapOptions.stage ?? Stage.DEFAULT);
+        if (typeof stage !== "number")
+          throw new CoilError("PLUGIN_INVALID", `unknown stage '${tapOptions.stage}'`, { plugin: id });
         if (tapOptions.tools && hook !== "tool_call" && hook !== "tool_result") {
-          throw new CoilError("PLUGIN_INVALID", `the 'tools' filter only applies to tool_call and tool_result, not ${hook}`, { plugin: id });
+          throw new CoilError(
+            "PLUGIN_INVALID",
+            `the 'tools' filter only applies to tool_call and tool_result, not ${hook}`,
+            { plugin: id },
+          );
         }
         tapHook(host.hooks, hook, id, fn, { stage, tools: tapOptions.tools && new Set(tapOptions.tools) }, host.sink);
         host.taps.push({ hook, plugin: id, stage });
       },
       on: (type, listener) => host.subscribe(type, listener as Listener, id),
-      tools: { ...registrar(host.tools, (t) => t.name, (t) => checkTool(t, id)), sync: (tools) => (tools.forEach((t) => checkTool(t, id)), host.tools.sync(id, tools.map((t) => [t.name, t]), where)) },
+      tools: {
+        ...registrar(
+          host.tools,
+          (t) => t.name,
+          (t) => checkTool(t, id),
+        ),
+        sync: (tools) => (
+          tools.forEach((t) => checkTool(t, id)),
+          host.tools.sync(
+            id,
+            tools.map((t) => [t.name, t]),
+            where,
+          )
+        ),
+      },
       providers: { ...registrar(host.providers, (p) => p.id), ids: () => host.providers.names() },
-      commands: { ...registrar(host.commands, (c) => c.name), sync: (commands) => host.commands.sync(id, commands.map((c) => [c.name, c]), where) },
+      commands: {
+        ...registrar(host.commands, (c) => c.name),
+        sync: (commands) =>
+          host.commands.sync(
+            id,
+            commands.map((c) => [c.name, c]),
+            where,
+          ),
+      },
       flags: {
-        register: registrar(host.flags, (f) => f.name, (flag) => {
-          if (KERNEL_FLAGS.includes(flag.name)) throw new CoilError("REGISTRY_DUPLICATE", `flag --${flag.name} is one of coil's own flags; choose another name`, { plugin: id });
-          const clash = flag.short && (["p", "v", "h"].includes(flag.short) ? "coil itself" : host.flags.entries().find(([, f]) => f.value.short === flag.short)?.[1].owner);
-          if (clash) throw new CoilError("REGISTRY_DUPLICATE", `flag -${flag.short} (for --${flag.name}) is already used by ${clash === "coil itself" ? clash : `plugin ${clash}`}`, { plugin: id });
-        }).register,
+        register: registrar(
+          host.flags,
+          (f) => f.name,
+          (flag) => {
+            if (KERNEL_FLAGS.includes(flag.name))
+              throw new CoilError(
+                "REGISTRY_DUPLICATE",
+                `flag --${flag.name} is one of coil's own flags; choose another name`,
+                { plugin: id },
+              );
+            const clash =
+              flag.short &&
+              (["p", "v", "h"].includes(flag.short)
+                ? "coil itself"
+                : host.flags.entries().find(([, f]) => f.value.short === flag.short)?.[1].owner);
+            if (clash)
+              throw new CoilError(
+                "REGISTRY_DUPLICATE",
+                `flag -${flag.short} (for --${flag.name}) is already used by ${clash === "coil itself" ? clash : `plugin ${clash}`}`,
+                { plugin: id },
+              );
+          },
+        ).register,
         get: (name) => host.flagValues[name],
       },
       frontEnds: registrar(host.frontEnds, (f) => f.id),
@@ -221,7 +330,9 @@ export class PluginHost {
         require: (name) => {
           if (host.services.has(name)) return host.services.get(name) as never;
           if (name === "ui" && host.ui) return host.ui as never;
-          throw new CoilError("SERVICE_MISSING", `service '${name}' is not provided by any plugin in this preset`, { plugin: id });
+          throw new CoilError("SERVICE_MISSING", `service '${name}' is not provided by any plugin in this preset`, {
+            plugin: id,
+          });
         },
       },
       log: { info: log("info"), warn: log("warn"), error: log("error") },
@@ -238,9 +349,14 @@ function describe(source: InstallSource): string {
 
 function checkTool(tool: ToolDefinition, owner: string): void {
   const missing = (["name", "description", "parameters", "execute"] as const).filter((k) => !tool?.[k]);
-  if (missing.length) throw new CoilError("PLUGIN_INVALID", `tool '${tool?.name ?? "?"}' lacks ${missing.join(", ")}`, { plugin: owner });
+  if (missing.length)
+    throw new CoilError("PLUGIN_INVALID", `tool '${tool?.name ?? "?"}' lacks ${missing.join(", ")}`, { plugin: owner });
   if (!/^[a-zA-Z0-9_-]{1,64}$/.test(tool.name)) {
-    throw new CoilError("PLUGIN_INVALID", `tool name '${tool.name}' must be 1-64 letters, digits, '_' or '-' (what provider APIs accept)`, { plugin: owner });
+    throw new CoilError(
+      "PLUGIN_INVALID",
+      `tool name '${tool.name}' must be 1-64 letters, digits, '_' or '-' (what provider APIs accept)`,
+      { plugin: owner },
+    );
   }
 }
 
@@ -249,20 +365,37 @@ function strict(schema: TSchema): TSchema {
   const s = schema as Record<string, unknown>;
   if (!s || typeof s !== "object") return schema;
   const out: Record<string, unknown> = { ...s };
-  if (s.type === "object" && s.properties && s.additionalProperties === undefined && s.patternProperties === undefined) out.additionalProperties = false;
-  if (s.properties) out.properties = Object.fromEntries(Object.entries(s.properties as Record<string, TSchema>).map(([k, v]) => [k, strict(v)]));
+  if (s.type === "object" && s.properties && s.additionalProperties === undefined && s.patternProperties === undefined)
+    out.additionalProperties = false;
+  if (s.properties)
+    out.properties = Object.fromEntries(
+      Object.entries(s.properties as Record<string, TSchema>).map(([k, v]) => [k, strict(v)]),
+    );
   if (s.items && typeof s.items === "object" && !Array.isArray(s.items)) out.items = strict(s.items as TSchema);
-  for (const key of ["anyOf", "oneOf", "allOf"]) if (Array.isArray(s[key])) out[key] = (s[key] as TSchema[]).map(strict);
+  for (const key of ["anyOf", "oneOf", "allOf"])
+    if (Array.isArray(s[key])) out[key] = (s[key] as TSchema[]).map(strict);
   return out as TSchema;
 }
 
 /** Fill defaults and validate; errors name the plugin, the key and the preset file. */
 export function validateOptions(plugin: Plugin, raw: unknown, source: InstallSource = {}): unknown {
-  const where = { plugin: plugin.id, phase: "options" as const, file: source.file, line: source.line, column: source.column };
+  const where = {
+    plugin: plugin.id,
+    phase: "options" as const,
+    file: source.file,
+    line: source.line,
+    column: source.column,
+  };
   const given = raw === undefined || raw === null || raw === true ? {} : raw;
   if (!plugin.options) {
     if (typeof given === "object" && given && Object.keys(given).length > 0) {
-      throw new CoilError("PLUGIN_OPTIONS_INVALID", `takes no options, but got ${Object.keys(given).map((k) => `'${k}'`).join(", ")}`, where);
+      throw new CoilError(
+        "PLUGIN_OPTIONS_INVALID",
+        `takes no options, but got ${Object.keys(given)
+          .map((k) => `'${k}'`)
+          .join(", ")}`,
+        where,
+      );
     }
     return {};
   }
@@ -272,14 +405,18 @@ export function validateOptions(plugin: Plugin, raw: unknown, source: InstallSou
   const errors = Value.Check(schema, value) ? [] : Value.Errors(schema, value); // Check is several times faster at start-up
   if (errors.length === 0) return value;
   const from = (key: string) => {
-    const file = source.optionSources?.[key] ?? Object.entries(source.optionSources ?? {}).find(([k]) => k.startsWith(`${key}.`) || key.startsWith(`${k}.`))?.[1];
+    const file =
+      source.optionSources?.[key] ??
+      Object.entries(source.optionSources ?? {}).find(([k]) => k.startsWith(`${key}.`) || key.startsWith(`${k}.`))?.[1];
     return file && file !== source.file ? ` (set in ${file})` : "";
   };
   const lines = errors
     .filter((e) => e.keyword !== "boolean" || !errors.some((o) => o.keyword === "additionalProperties"))
     .map((e) => {
       if (e.keyword === "additionalProperties") {
-        const keys = (e.params as { additionalProperties: string[] }).additionalProperties.map((k) => pathOf(e.instancePath, k));
+        const keys = (e.params as { additionalProperties: string[] }).additionalProperties.map((k) =>
+          pathOf(e.instancePath, k),
+        );
         const known = Object.keys(((e.instancePath ? {} : schema) as { properties?: object }).properties ?? {});
         return `unknown option ${keys.map((k) => `'${k}'${from(k)}`).join(", ")}${known.length ? ` (known: ${known.join(", ")})` : ""}`;
       }

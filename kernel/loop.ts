@@ -9,9 +9,38 @@
 import { Compile, type Validator } from "typebox/compile";
 import { Value } from "typebox/value";
 import { CoilError, messageOf } from "./errors.js";
-import { compactionLimit, ContextTally, emptyUsage, errorResult, freezeMessage, requestOverhead, scopedSignal, toolCallsOf, unansweredCalls } from "./messages.js";
+import {
+  compactionLimit,
+  ContextTally,
+  emptyUsage,
+  errorResult,
+  freezeMessage,
+  requestOverhead,
+  scopedSignal,
+  toolCallsOf,
+  unansweredCalls,
+} from "./messages.js";
 import type { PluginHost } from "./host.js";
-import { ERROR_CONTEXT_OVERFLOW, type AgentMessage, type AssistantMessage, type CompactReason, type CompactResult, type Message, type ModelInfo, type ModelRequest, type Provider, type RequestOptions, type RunStopReason, type StopReason, type SystemBlock, type ToolCall, type ToolCallInfo, type ToolDefinition, type ToolResultMessage, type TurnRecord } from "./types.js";
+import {
+  ERROR_CONTEXT_OVERFLOW,
+  type AgentMessage,
+  type AssistantMessage,
+  type CompactReason,
+  type CompactResult,
+  type Message,
+  type ModelInfo,
+  type ModelRequest,
+  type Provider,
+  type RequestOptions,
+  type RunStopReason,
+  type StopReason,
+  type SystemBlock,
+  type ToolCall,
+  type ToolCallInfo,
+  type ToolDefinition,
+  type ToolResultMessage,
+  type TurnRecord,
+} from "./types.js";
 
 export interface LoopConfig {
   toolExecution: "parallel" | "sequential";
@@ -46,7 +75,11 @@ export interface LoopState {
   added: AgentMessage[];
 }
 
-export interface RunOutcome { stopReason: RunStopReason; reason?: string; error?: string }
+export interface RunOutcome {
+  stopReason: RunStopReason;
+  reason?: string;
+  error?: string;
+}
 
 const TRUNCATED =
   "Not executed: your reply hit the output token limit before this call's arguments were complete. Re-issue the call with complete arguments, splitting large content across several calls if needed.";
@@ -75,7 +108,12 @@ export async function runLoop(s: LoopState, input: readonly AgentMessage[]): Pro
         const calls = toolCallsOf(reply);
         let results: ToolResultMessage[];
         if (reply.stopReason === "error" || reply.stopReason === "aborted") {
-          results = calls.map((c) => errorResult(c, reply.stopReason === "aborted" ? ABORTED : `Not executed: ${reply.errorMessage ?? "the reply failed"}`));
+          results = calls.map((c) =>
+            errorResult(
+              c,
+              reply.stopReason === "aborted" ? ABORTED : `Not executed: ${reply.errorMessage ?? "the reply failed"}`,
+            ),
+          );
         } else if (reply.stopReason === "length" && calls.length > 0) {
           results = calls.map((c) => errorResult(c, TRUNCATED));
         } else {
@@ -83,16 +121,28 @@ export async function runLoop(s: LoopState, input: readonly AgentMessage[]): Pro
         }
         for (const r of results) append(s, r);
 
-        const record: TurnRecord = Object.freeze({ turn, message: reply, toolResults: Object.freeze(results), messages: Object.freeze(s.messages.slice()) });
+        const record: TurnRecord = Object.freeze({
+          turn,
+          message: reply,
+          toolResults: Object.freeze(results),
+          messages: Object.freeze(s.messages.slice()),
+        });
         await host.hooks.turn_end.promise(record);
         host.emit({ type: "turn_end", turn, message: reply, toolResults: record.toolResults });
         turn++;
 
         if (reply.stopReason === "error" || reply.stopReason === "aborted" || s.signal.aborted) {
-          outcome = s.signal.aborted || reply.stopReason === "aborted" ? { stopReason: "aborted" } : { stopReason: "error", error: reply.errorMessage };
+          outcome =
+            s.signal.aborted || reply.stopReason === "aborted"
+              ? { stopReason: "aborted" }
+              : { stopReason: "error", error: reply.errorMessage };
           break outer;
         }
-        const verdict = await host.hooks.should_stop.promise({ turn: record, turns: turn, steering: s.steering.length });
+        const verdict = await host.hooks.should_stop.promise({
+          turn: record,
+          turns: turn,
+          steering: s.steering.length,
+        });
         if (verdict?.stop) {
           outcome = { stopReason: "halted", reason: verdict.reason };
           break outer;
@@ -113,10 +163,12 @@ export async function runLoop(s: LoopState, input: readonly AgentMessage[]): Pro
     // Only fatal plugin errors and kernel bugs reach here; history still gets its results.
     const error = cause instanceof CoilError ? cause : CoilError.wrap(cause, "KERNEL_ERROR", {});
     // A fatal hook error was already reported by its failure policy.
-    if (!(error.fatal && error.hook)) host.emit({ type: "diagnostic", level: "error", message: error.message, plugin: error.plugin, code: error.code });
+    if (!(error.fatal && error.hook))
+      host.emit({ type: "diagnostic", level: "error", message: error.message, plugin: error.plugin, code: error.code });
     outcome = { stopReason: s.signal.aborted ? "aborted" : "error", error: error.message };
   }
-  for (const call of unansweredCalls(s.messages)) append(s, errorResult(call, s.signal.aborted ? ABORTED : "Not executed: the run ended with an error."));
+  for (const call of unansweredCalls(s.messages))
+    append(s, errorResult(call, s.signal.aborted ? ABORTED : "Not executed: the run ended with an error."));
   return outcome;
 }
 
@@ -142,31 +194,57 @@ function overThreshold(s: LoopState): boolean {
 }
 
 /** Run the `compact` strategies. Undefined when none handled it, or its result was not smaller (reported as NO_COMPACTION). */
-export async function compact(s: LoopState, reason: CompactReason, instructions?: string): Promise<CompactResult | undefined> {
+export async function compact(
+  s: LoopState,
+  reason: CompactReason,
+  instructions?: string,
+): Promise<CompactResult | undefined> {
   const { host } = s;
   const strategies = host.taps.filter((t) => t.hook === "compact").map((t) => t.plugin);
   if (strategies.length === 0) {
     if (reason === "threshold") return undefined; // a preset without compaction chose so
-    throw new CoilError("NO_COMPACTION", "no compaction strategy in this preset", { hint: "add a compaction plugin to the preset" });
+    throw new CoilError("NO_COMPACTION", "no compaction strategy in this preset", {
+      hint: "add a compaction plugin to the preset",
+    });
   }
   const [tokensBefore, messagesBefore, limit] = [contextTokens(s), s.tally.estimated, limitOf(s)];
   // After an overflow the retry must be clearly smaller, whatever the estimate said.
-  const targetTokens = Math.max(0, Math.min(limit - (s.overhead ?? 0), reason === "overflow" ? Math.floor(messagesBefore * 0.75) : Infinity));
+  const targetTokens = Math.max(
+    0,
+    Math.min(limit - (s.overhead ?? 0), reason === "overflow" ? Math.floor(messagesBefore * 0.75) : Infinity),
+  );
   const scope = scopedSignal(s.signal); // the summariser's provider calls get a signal of their own
-  const request = { messages: Object.freeze(s.messages.slice()), tokens: tokensBefore, contextWindow: s.model.contextWindow, reason, targetTokens, model: s.model, instructions, signal: scope.signal };
+  const request = {
+    messages: Object.freeze(s.messages.slice()),
+    tokens: tokensBefore,
+    contextWindow: s.model.contextWindow,
+    reason,
+    targetTokens,
+    model: s.model,
+    instructions,
+    signal: scope.signal,
+  };
   const result = await host.hooks.compact.promise(request).finally(scope.release);
   const refuse = (message: string): undefined => {
     const error = new CoilError("NO_COMPACTION", message);
-    host.emit({ type: "diagnostic", level: reason === "threshold" ? "warn" : "error", message: error.message, code: error.code });
+    host.emit({
+      type: "diagnostic",
+      level: reason === "threshold" ? "warn" : "error",
+      message: error.message,
+      code: error.code,
+    });
     if (reason === "threshold") s.compactHold = holdAt(s, tokensBefore);
     if (reason === "manual") throw error;
     return undefined;
   };
-  if (!result || !Array.isArray(result.messages)) return refuse(`no compaction strategy handled the request (tried: ${strategies.join(", ")})`);
+  if (!result || !Array.isArray(result.messages))
+    return refuse(`no compaction strategy handled the request (tried: ${strategies.join(", ")})`);
   const by = host.bailedBy(result) ?? "unknown";
   const tally = new ContextTally(result.messages, result.messages.length);
   if (tally.estimated >= messagesBefore) {
-    return refuse(`compaction by ${by} did not shrink the context (${fmt(messagesBefore)} → ${fmt(tally.estimated)} tokens of messages); the context is unchanged`);
+    return refuse(
+      `compaction by ${by} did not shrink the context (${fmt(messagesBefore)} → ${fmt(tally.estimated)} tokens of messages); the context is unchanged`,
+    );
   }
   s.messages.splice(0, s.messages.length, ...result.messages.map((m) => freezeMessage(m)));
   s.usageFloor = s.messages.length;
@@ -188,12 +266,19 @@ async function requestReply(s: LoopState, turn: number): Promise<AssistantMessag
       model: s.model,
       system: s.config.system,
       messages: Object.freeze(s.messages.slice()),
-      tools: Object.freeze(s.host.tools.values().map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))),
+      tools: Object.freeze(
+        s.host.tools.values().map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+      ),
       options: s.config.requestOptions,
     });
     let request = await s.host.hooks.before_request.promise(base, { turn, attempt, signal: s.signal });
     if (!request || !Array.isArray(request.messages)) {
-      s.host.emit({ type: "diagnostic", level: "error", message: "a before_request tap returned a request without messages; using the unmodified request", code: "PLUGIN_HOOK_FAILED" });
+      s.host.emit({
+        type: "diagnostic",
+        level: "error",
+        message: "a before_request tap returned a request without messages; using the unmodified request",
+        code: "PLUGIN_HOOK_FAILED",
+      });
       request = base;
     }
     const messages = withoutCustom(request.messages);
@@ -212,11 +297,21 @@ async function requestReply(s: LoopState, turn: number): Promise<AssistantMessag
 
 /** Custom messages never reach a provider. Copies only when there is one to drop. */
 const withoutCustom = (messages: readonly AgentMessage[]): readonly Message[] =>
-  messages.some((m) => m.role === "custom") ? Object.freeze(messages.filter((m): m is Message => m.role !== "custom")) : (messages as readonly Message[]);
+  messages.some((m) => m.role === "custom")
+    ? Object.freeze(messages.filter((m): m is Message => m.role !== "custom"))
+    : (messages as readonly Message[]);
 
 async function streamReply(s: LoopState, request: Parameters<Provider["stream"]>[0]): Promise<AssistantMessage> {
   const { host, provider } = s;
-  const empty = (): AssistantMessage => ({ role: "assistant", content: [], provider: provider.id, model: s.model.id, usage: emptyUsage(), stopReason: "stop", timestamp: Date.now() });
+  const empty = (): AssistantMessage => ({
+    role: "assistant",
+    content: [],
+    provider: provider.id,
+    model: s.model.id,
+    usage: emptyUsage(),
+    stopReason: "stop",
+    timestamp: Date.now(),
+  });
   let partial = empty();
   let started = false;
   const start = (p: AssistantMessage) => {
@@ -262,7 +357,9 @@ async function streamReply(s: LoopState, request: Parameters<Provider["stream"]>
     }
     final ??= fail("error", `provider '${provider.id}' ended its stream without a final message`);
   } catch (cause) {
-    final = s.signal.aborted ? fail("aborted", "aborted") : fail("error", `provider '${provider.id}' threw: ${messageOf(cause)}`);
+    final = s.signal.aborted
+      ? fail("aborted", "aborted")
+      : fail("error", `provider '${provider.id}' threw: ${messageOf(cause)}`);
   } finally {
     s.streaming = undefined;
     scope.release();
@@ -277,7 +374,9 @@ const ABORT = Symbol("abort");
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | typeof ABORT> {
   if (signal.aborted) return Promise.resolve(ABORT);
   let onAbort = () => {};
-  const aborted = new Promise<typeof ABORT>((resolve) => signal.addEventListener("abort", (onAbort = () => resolve(ABORT)), { once: true }));
+  const aborted = new Promise<typeof ABORT>((resolve) =>
+    signal.addEventListener("abort", (onAbort = () => resolve(ABORT)), { once: true }),
+  );
   return Promise.race([promise, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
 }
 
@@ -296,7 +395,9 @@ type Prepared = { call: ToolCall; result: ToolResultMessage } | { call: ToolCall
  */
 async function executeBatch(s: LoopState, message: AssistantMessage, calls: ToolCall[]): Promise<ToolResultMessage[]> {
   if (calls.length === 0) return [];
-  const sequential = s.config.toolExecution === "sequential" || calls.some((c) => s.host.tools.get(c.name)?.executionMode === "sequential");
+  const sequential =
+    s.config.toolExecution === "sequential" ||
+    calls.some((c) => s.host.tools.get(c.name)?.executionMode === "sequential");
   const results: ToolResultMessage[] = new Array(calls.length);
   if (sequential) {
     for (let i = 0; i < calls.length; i++) {
@@ -308,16 +409,46 @@ async function executeBatch(s: LoopState, message: AssistantMessage, calls: Tool
     return results;
   }
   const prepared: Prepared[] = [];
-  for (const call of calls) prepared.push(s.signal.aborted ? { call, result: errorResult(call, ABORTED) } : s.steering.length > 0 ? { call, result: errorResult(call, SKIPPED) } : await prepare(s, message, call));
+  for (const call of calls)
+    prepared.push(
+      s.signal.aborted
+        ? { call, result: errorResult(call, ABORTED) }
+        : s.steering.length > 0
+          ? { call, result: errorResult(call, SKIPPED) }
+          : await prepare(s, message, call),
+    );
   // steering that came while calls were gated (a permission prompt) still stops them from starting
   const skip = s.steering.length > 0;
-  await Promise.all(prepared.map(async (p, i) => (results[i] = await finish(s, skip && "info" in p ? { call: p.call, result: errorResult(p.call, SKIPPED) } : p))));
+  await Promise.all(
+    prepared.map(
+      async (p, i) =>
+        (results[i] = await finish(
+          s,
+          skip && "info" in p ? { call: p.call, result: errorResult(p.call, SKIPPED) } : p,
+        )),
+    ),
+  );
   return results;
 }
 
 /** One call outside a reply (`agent.runTool`): the same validation, gates, execution and `tool_result` as the model's calls. */
 export const runToolCall = async (s: LoopState, call: ToolCall): Promise<ToolResultMessage> =>
-  finish(s, await prepare(s, { role: "assistant", content: [call], provider: s.provider.id, model: s.model.id, usage: emptyUsage(), stopReason: "toolUse", timestamp: Date.now() }, call));
+  finish(
+    s,
+    await prepare(
+      s,
+      {
+        role: "assistant",
+        content: [call],
+        provider: s.provider.id,
+        model: s.model.id,
+        usage: emptyUsage(),
+        stopReason: "toolUse",
+        timestamp: Date.now(),
+      },
+      call,
+    ),
+  );
 
 async function prepare(s: LoopState, message: AssistantMessage, call: ToolCall): Promise<Prepared> {
   const { host } = s;
@@ -325,10 +456,22 @@ async function prepare(s: LoopState, message: AssistantMessage, call: ToolCall):
   const tool = host.tools.get(call.name);
   if (!tool) {
     const known = host.tools.names();
-    return { call, result: errorResult(call, `Tool '${call.name}' does not exist. Available tools: ${known.length ? known.join(", ") : "(none)"}.`) };
+    return {
+      call,
+      result: errorResult(
+        call,
+        `Tool '${call.name}' does not exist. Available tools: ${known.length ? known.join(", ") : "(none)"}.`,
+      ),
+    };
   }
   if (call.parseError) {
-    return { call, result: errorResult(call, `Not executed: the arguments of this call are not valid JSON (${call.parseError}). Re-issue the call with valid JSON arguments.`) };
+    return {
+      call,
+      result: errorResult(
+        call,
+        `Not executed: the arguments of this call are not valid JSON (${call.parseError}). Re-issue the call with valid JSON arguments.`,
+      ),
+    };
   }
   let args = call.arguments ?? {};
   if (tool.prepareArguments) {
@@ -342,7 +485,8 @@ async function prepare(s: LoopState, message: AssistantMessage, call: ToolCall):
   if (typeof checked === "string") return { call, result: errorResult(call, checked) };
   const info: ToolCallInfo = Object.freeze({ call, args: Object.freeze(checked), tool, message, signal: s.signal });
   // A gate's `{ args }` rewrite is checked like the model's arguments: the new info, or the problems (hooks.ts).
-  const rewritten = (valid: Record<string, unknown> | string) => (typeof valid === "string" ? valid : Object.freeze({ ...info, args: Object.freeze(valid) }));
+  const rewritten = (valid: Record<string, unknown> | string) =>
+    typeof valid === "string" ? valid : Object.freeze({ ...info, args: Object.freeze(valid) });
   const gate = { info, check: (next: unknown) => rewritten(validateArgs(tool, next)) };
   gating.set(info, gate);
   const block = await host.hooks.tool_call.promise(info);
@@ -361,7 +505,10 @@ function validateArgs(tool: ToolDefinition, args: unknown): Record<string, unkno
   if (validator.Check(withDefaults)) return withDefaults as Record<string, unknown>;
   const converted = Value.Convert(tool.parameters, structuredClone(withDefaults));
   if (validator.Check(converted)) return converted as Record<string, unknown>;
-  const problems = validator.Errors(withDefaults).slice(0, 8).map((e) => `${e.instancePath || "(arguments)"} ${e.message}`);
+  const problems = validator
+    .Errors(withDefaults)
+    .slice(0, 8)
+    .map((e) => `${e.instancePath || "(arguments)"} ${e.message}`);
   return `Invalid arguments for tool '${tool.name}': ${problems.join("; ")}. Received: ${JSON.stringify(args).slice(0, 2000)}. Fix the arguments to match the tool's schema and call it again.`;
 }
 
@@ -377,15 +524,26 @@ async function finish(s: LoopState, p: Prepared): Promise<ToolResultMessage> {
       const run = info.tool.execute(info.args as never, {
         toolCallId: call.id,
         signal: s.signal,
-        update: (partial) => host.emit({ type: "tool_execution_update", toolCallId: call.id, toolName: call.name, partial }),
+        update: (partial) =>
+          host.emit({ type: "tool_execution_update", toolCallId: call.id, toolName: call.name, partial }),
       });
       const output = await untilAborted(Promise.resolve(run), s.signal);
       if (output === ABORT) {
         void Promise.resolve(run).catch(() => undefined);
         result = errorResult(call, ABORTED_RUNNING);
       } else {
-        const content = Array.isArray(output?.content) ? output.content : [{ type: "text" as const, text: String(output ?? "") }];
-        result = { role: "toolResult", toolCallId: call.id, toolName: call.name, content, details: output?.details, isError: output?.isError === true, timestamp: Date.now() };
+        const content = Array.isArray(output?.content)
+          ? output.content
+          : [{ type: "text" as const, text: String(output ?? "") }];
+        result = {
+          role: "toolResult",
+          toolCallId: call.id,
+          toolName: call.name,
+          content,
+          details: output?.details,
+          isError: output?.isError === true,
+          timestamp: Date.now(),
+        };
       }
     } catch (cause) {
       result = errorResult(call, s.signal.aborted ? ABORTED_RUNNING : `Error: ${messageOf(cause)}`);
@@ -394,7 +552,8 @@ async function finish(s: LoopState, p: Prepared): Promise<ToolResultMessage> {
     }
     if (!s.signal.aborted) {
       const changed = await host.hooks.tool_result.promise(result, info);
-      if (changed && changed !== result) result = { ...changed, role: "toolResult", toolCallId: call.id, toolName: call.name };
+      if (changed && changed !== result)
+        result = { ...changed, role: "toolResult", toolCallId: call.id, toolName: call.name };
     }
   }
   host.emit({ type: "tool_execution_end", toolCallId: p.call.id, toolName: p.call.name, result });

@@ -16,7 +16,8 @@ export function estimateMessageTokens(message: AgentMessage): number {
     for (const part of content as { type: string; [k: string]: unknown }[]) {
       if (part.type === "text") chars += (part.text as string).length;
       else if (part.type === "thinking") chars += (part.thinking as string).length;
-      else if (part.type === "toolCall") chars += (part.name as string).length + JSON.stringify(part.arguments ?? {}).length;
+      else if (part.type === "toolCall")
+        chars += (part.name as string).length + JSON.stringify(part.arguments ?? {}).length;
       else if (part.type === "image") images++;
     }
   }
@@ -54,16 +55,23 @@ export class ContextTally {
     else this.tail += est;
   }
 
-  get tokens(): number { return this.usage > 0 ? this.usage + this.tail : this.estimated; }
+  get tokens(): number {
+    return this.usage > 0 ? this.usage + this.tail : this.estimated;
+  }
 
   /** True when `tokens` rests on a provider's usage figure (which counts the system prompt and tools too). */
-  get measured(): boolean { return this.usage > 0; }
+  get measured(): boolean {
+    return this.usage > 0;
+  }
 
   /** The estimate over the messages alone, whatever usage says. */
-  get estimated(): number { return (this.all += this.base.splice(0).reduce((n, m) => n + estimateMessageTokens(m), 0)); }
+  get estimated(): number {
+    return (this.all += this.base.splice(0).reduce((n, m) => n + estimateMessageTokens(m), 0));
+  }
 }
 
-const freshUsage = (m: AgentMessage) => (m.role === "assistant" && m.stopReason !== "error" && m.stopReason !== "aborted" ? usageTotal(m.usage) : 0);
+const freshUsage = (m: AgentMessage) =>
+  m.role === "assistant" && m.stopReason !== "error" && m.stopReason !== "aborted" ? usageTotal(m.usage) : 0;
 
 /**
  * A signal that follows `parent` until `release()`. Each provider call gets one: SDK clients add an abort
@@ -102,11 +110,25 @@ export function toolCallsOf(message: AssistantMessage): ToolCall[] {
 }
 
 export function emptyUsage(): Usage {
-  return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+  return {
+    input: 0,
+    output: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  };
 }
 
 export function errorResult(call: ToolCall, text: string, details?: unknown): ToolResultMessage {
-  return { role: "toolResult", toolCallId: call.id, toolName: call.name, content: [{ type: "text", text }], isError: true, details, timestamp: Date.now() };
+  return {
+    role: "toolResult",
+    toolCallId: call.id,
+    toolName: call.name,
+    content: [{ type: "text", text }],
+    isError: true,
+    details,
+    timestamp: Date.now(),
+  };
 }
 
 /** Tool calls in `messages` that have no result yet (after the last assistant message). */
@@ -141,11 +163,15 @@ export function userMessage(text: string): AgentMessage {
 export function textOf(message: AgentMessage | undefined): string {
   if (!message) return "";
   if (typeof message.content === "string") return message.content;
-  return (message.content as { type: string; text?: string }[]).filter((c) => c.type === "text").map((c) => c.text).join("");
+  return (message.content as { type: string; text?: string }[])
+    .filter((c) => c.type === "text")
+    .map((c) => c.text)
+    .join("");
 }
 
 /** The text of the last assistant message (a run's answer). */
-export const lastAssistantText = (messages: readonly AgentMessage[]): string => textOf([...messages].reverse().find((m) => m.role === "assistant"));
+export const lastAssistantText = (messages: readonly AgentMessage[]): string =>
+  textOf([...messages].reverse().find((m) => m.role === "assistant"));
 
 /**
  * coil's exit code for a run that ended this way: 0 done, 1 error or abort, 3 halted by a stop rule

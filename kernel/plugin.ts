@@ -49,7 +49,6 @@ export interface SlashCommand {
 
 export type SlashResult = string | void | { prompt: PromptInput };
 
-
 export interface FlagSpec {
   /** Long name without dashes, kebab-case (`script` → `--script <value>`). */
   name: string;
@@ -115,7 +114,11 @@ export interface StartInfo {
  * Called by the CLI once the agent exists, before the front end runs (e.g. a session store loads history).
  * Returning `{ exit: code }` ends the process cleanly without running the front end (e.g. `--resume` listing).
  */
-export type StartFn = (agent: Agent, io: CliStreams, info: StartInfo) => Promise<void | { exit: number }> | void | { exit: number };
+export type StartFn = (
+  agent: Agent,
+  io: CliStreams,
+  info: StartInfo,
+) => Promise<void | { exit: number }> | void | { exit: number };
 /** Called once when the process is about to exit, whatever the outcome. */
 export type StopFn = () => Promise<void> | void;
 
@@ -128,9 +131,15 @@ export interface Services {
 export type PluginLog = Record<"info" | "warn" | "error", (message: string) => void>;
 
 /** Register into a registry; a duplicate name is an error naming both plugins. */
-export interface Registrar<T> { register(value: T): void; get(name: string): T | undefined; names(): string[] }
+export interface Registrar<T> {
+  register(value: T): void;
+  get(name: string): T | undefined;
+  names(): string[];
+}
 /** Tools and commands found at run time (an MCP server's): `sync` replaces this plugin's earlier sync, at any time. */
-export interface LateRegistrar<T> extends Registrar<T> { sync(values: readonly T[]): void }
+export interface LateRegistrar<T> extends Registrar<T> {
+  sync(values: readonly T[]): void;
+}
 
 export interface PluginContext<O = unknown> {
   readonly id: string;
@@ -142,8 +151,13 @@ export interface PluginContext<O = unknown> {
   readonly projectTrusted: boolean;
   tap<K extends HookName>(hook: K, fn: TapFn<K>, options?: TapOptions): void;
   /** Observe events; `"*"` sees all. Listeners run synchronously and must not block. */
-  on<T extends AgentEventType | "*">(type: T, listener: (event: T extends "*" ? AgentEvent : Extract<AgentEvent, { type: T }>) => void): () => void;
-  tools: Omit<LateRegistrar<ToolDefinition>, "register"> & { register<P extends TSchema>(tool: ToolDefinition<P, any>): void };
+  on<T extends AgentEventType | "*">(
+    type: T,
+    listener: (event: T extends "*" ? AgentEvent : Extract<AgentEvent, { type: T }>) => void,
+  ): () => void;
+  tools: Omit<LateRegistrar<ToolDefinition>, "register"> & {
+    register<P extends TSchema>(tool: ToolDefinition<P, any>): void;
+  };
   providers: Registrar<Provider> & { ids(): string[] };
   commands: LateRegistrar<SlashCommand>;
   /** Flags are registered here; `get` returns the parsed value. */

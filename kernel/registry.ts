@@ -22,7 +22,11 @@ export class Registry<T> {
 
   register(name: string, value: T, owner: string, source?: string): void {
     if (this.closed) {
-      throw new CoilError("REGISTRATION_CLOSED", `cannot register ${this.kind} '${name}' after start-up; register it in setup()`, { plugin: owner });
+      throw new CoilError(
+        "REGISTRATION_CLOSED",
+        `cannot register ${this.kind} '${name}' after start-up; register it in setup()`,
+        { plugin: owner },
+      );
     }
     if (!name || typeof name !== "string") {
       throw new CoilError("PLUGIN_INVALID", `a ${this.kind} needs a non-empty name`, { plugin: owner });
@@ -72,10 +76,18 @@ export class Registry<T> {
    * Entries it registered in setup stay. A name another plugin holds is an error and nothing changes.
    */
   sync(owner: string, values: readonly [string, T][], source?: string): void {
-    const clash = values.find(([name]) => this.items.has(name) && (!this.late.has(name) || this.items.get(name)!.owner !== owner));
-    if (clash) throw new CoilError("REGISTRY_DUPLICATE", `${this.kind} '${clash[0]}' is already registered by plugin ${this.items.get(clash[0])!.owner}`, { plugin: owner });
-    for (const name of [...this.late]) if (this.items.get(name)?.owner === owner) (this.items.delete(name), this.late.delete(name));
-    for (const [name, value] of values) (this.items.set(name, { value, owner, source }), this.late.add(name));
+    const clash = values.find(
+      ([name]) => this.items.has(name) && (!this.late.has(name) || this.items.get(name)!.owner !== owner),
+    );
+    if (clash)
+      throw new CoilError(
+        "REGISTRY_DUPLICATE",
+        `${this.kind} '${clash[0]}' is already registered by plugin ${this.items.get(clash[0])!.owner}`,
+        { plugin: owner },
+      );
+    for (const name of [...this.late])
+      if (this.items.get(name)?.owner === owner) this.items.delete(name), this.late.delete(name);
+    for (const [name, value] of values) this.items.set(name, { value, owner, source }), this.late.add(name);
   }
 }
 

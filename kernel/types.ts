@@ -6,7 +6,10 @@ import type { Static, TSchema } from "typebox";
 
 // ───────────────────────────── content ─────────────────────────────
 
-export interface TextContent { type: "text"; text: string }
+export interface TextContent {
+  type: "text";
+  text: string;
+}
 
 export interface ImageContent {
   type: "image";
@@ -59,7 +62,11 @@ export type StopReason = "stop" | "toolUse" | "length" | "refusal" | "pause" | "
  */
 export type RunStopReason = StopReason | "halted";
 
-export interface UserMessage { role: "user"; content: string | (TextContent | ImageContent)[]; timestamp: number }
+export interface UserMessage {
+  role: "user";
+  content: string | (TextContent | ImageContent)[];
+  timestamp: number;
+}
 
 export interface AssistantMessage {
   role: "assistant";
@@ -129,7 +136,11 @@ export interface SystemBlock {
 }
 
 /** What a tool looks like to the model. */
-export interface ToolSpec { name: string; description: string; parameters: TSchema }
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: TSchema;
+}
 
 /** The request as `before_request` taps see and return it. */
 export interface ModelRequest {
@@ -152,7 +163,9 @@ export interface RequestOptions {
 }
 
 /** The request a provider receives: custom messages are gone. */
-export interface ProviderRequest extends Omit<ModelRequest, "messages"> { messages: readonly Message[] }
+export interface ProviderRequest extends Omit<ModelRequest, "messages"> {
+  messages: readonly Message[];
+}
 
 /**
  * What a provider's stream yields. It ends with exactly one `done` or `error`.
@@ -245,9 +258,14 @@ export interface ToolCallInfo {
 }
 
 /** `tool_call` bails with this to block a call. `reason` is shown to the model. */
-export interface ToolBlock { block: true; reason: string }
+export interface ToolBlock {
+  block: true;
+  reason: string;
+}
 /** `tool_call` returns this to run the call with other arguments: re-validated, then the later gates see them. */
-export interface ToolRewrite { args: Record<string, unknown> }
+export interface ToolRewrite {
+  args: Record<string, unknown>;
+}
 
 export type ToolResult = ToolResultMessage;
 
@@ -310,7 +328,13 @@ export interface CompactResult {
 /** Observe-only events for front ends. Listeners cannot change anything or slow the loop. */
 export type AgentEvent =
   | { type: "agent_start" }
-  | { type: "agent_end"; stopReason: RunStopReason; reason?: string; messages: readonly AgentMessage[]; unsent: readonly AgentMessage[] }
+  | {
+      type: "agent_end";
+      stopReason: RunStopReason;
+      reason?: string;
+      messages: readonly AgentMessage[];
+      unsent: readonly AgentMessage[];
+    }
   | { type: "turn_start"; turn: number }
   | { type: "turn_end"; turn: number; message: AssistantMessage; toolResults: readonly ToolResultMessage[] }
   | { type: "message_start"; message: AgentMessage }

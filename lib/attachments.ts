@@ -24,7 +24,13 @@ export interface Attachments {
  * The files `@path` tokens in `text` name, relative to `cwd` (`@"with spaces"` quoted). A token that names
  * no file is left as typed. `refuse` may veto a resolved path (returns why), e.g. a path outside the project.
  */
-export function collectAttachments(text: string, cwd: string, model: ModelInfo | undefined, warn: (message: string) => void, refuse?: (abs: string) => string | undefined): Attachments {
+export function collectAttachments(
+  text: string,
+  cwd: string,
+  model: ModelInfo | undefined,
+  warn: (message: string) => void,
+  refuse?: (abs: string) => string | undefined,
+): Attachments {
   const files: string[] = [];
   const images: (TextContent | ImageContent)[] = [];
   for (const m of text.matchAll(/(?:^|\s)@("([^"]+)"|\S+)/g)) {
@@ -53,7 +59,9 @@ export function collectAttachments(text: string, cwd: string, model: ModelInfo |
     }
     const binary = sniffBinary(head, rel);
     if (binary) {
-      warn(`@${rel} is a binary file${binary.what ? ` (${binary.what})` : ""}; not attached. The model can inspect it with its tools.`);
+      warn(
+        `@${rel} is a binary file${binary.what ? ` (${binary.what})` : ""}; not attached. The model can inspect it with its tools.`,
+      );
       continue;
     }
     if (size > MAX_ATTACH_BYTES) {
@@ -73,7 +81,12 @@ export function attachmentsPrompt(text: string, { files, images }: Attachments):
 }
 
 /** `text` with the files its `@path` tokens name attached. */
-export function withAttachments(text: string, cwd: string, model: ModelInfo, warn: (message: string) => void): PromptInput {
+export function withAttachments(
+  text: string,
+  cwd: string,
+  model: ModelInfo,
+  warn: (message: string) => void,
+): PromptInput {
   return attachmentsPrompt(text, collectAttachments(text, cwd, model, warn));
 }
 
@@ -93,19 +106,42 @@ export function imageAttachment(abs: string, shown: string, model: ModelInfo | u
     size = st.size;
     head = readHeadSync(abs);
   } catch (error) {
-    return { ok: false, notImage: true, problem: `cannot read ${shown}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
+    return {
+      ok: false,
+      notImage: true,
+      problem: `cannot read ${shown}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    };
   }
   return imageBlocks(abs, shown, model, size, head);
 }
 
 /** The checks and blocks of `imageAttachment` for a file whose size and first bytes are already read. */
-function imageBlocks(abs: string, shown: string, model: ModelInfo | undefined, size: number, head: Uint8Array): ImageAttachment {
+function imageBlocks(
+  abs: string,
+  shown: string,
+  model: ModelInfo | undefined,
+  size: number,
+  head: Uint8Array,
+): ImageAttachment {
   const image = sniffImage(head);
   if (!image) return { ok: false, notImage: true, problem: `${shown} is not a PNG, JPEG, GIF or WebP image` };
   const label = `${image.mimeType}${image.width && image.height ? `, ${image.width}x${image.height}` : ""}, ${formatSize(size)}`;
   if (model?.input && !model.input.includes("image")) {
-    return { ok: false, problem: `${shown} is an image (${label}); not attached: ${model.provider}/${model.id} does not take images. Pick a model that does (coil models lists each model's input).` };
+    return {
+      ok: false,
+      problem: `${shown} is an image (${label}); not attached: ${model.provider}/${model.id} does not take images. Pick a model that does (coil models lists each model's input).`,
+    };
   }
-  if (size > MAX_IMAGE_BYTES) return { ok: false, problem: `${shown} is an image (${label}); not attached: larger than the ${formatSize(MAX_IMAGE_BYTES)} providers accept.` };
-  return { ok: true, blocks: [{ type: "text", text: `[image ${shown} (${label})]` }, { type: "image", data: readFileSync(abs).toString("base64"), mimeType: image.mimeType }] };
+  if (size > MAX_IMAGE_BYTES)
+    return {
+      ok: false,
+      problem: `${shown} is an image (${label}); not attached: larger than the ${formatSize(MAX_IMAGE_BYTES)} providers accept.`,
+    };
+  return {
+    ok: true,
+    blocks: [
+      { type: "text", text: `[image ${shown} (${label})]` },
+      { type: "image", data: readFileSync(abs).toString("base64"), mimeType: image.mimeType },
+    ],
+  };
 }

@@ -79,7 +79,11 @@ export interface Where {
 
 export function scopeDirs(home: string, cwd: string | undefined, project: boolean): ClaudePluginScope {
   return project
-    ? { scope: "project", pluginsDir: join(cwd ?? ".", ".coil", "claude-plugins"), lockDir: join(cwd ?? ".", ".coil", "packages") }
+    ? {
+        scope: "project",
+        pluginsDir: join(cwd ?? ".", ".coil", "claude-plugins"),
+        lockDir: join(cwd ?? ".", ".coil", "packages"),
+      }
     : { scope: "user", pluginsDir: join(home, "claude-plugins"), lockDir: join(home, "packages") };
 }
 
@@ -95,13 +99,17 @@ function readJson(file: string): any {
 export function readClaudeLock(lockDir: string): Record<string, ClaudeLockEntry> {
   const lock = readJson(join(lockDir, LOCK_FILE_NAME));
   const section = lock?.claudePlugins;
-  return section && typeof section === "object" && !Array.isArray(section) ? (section as Record<string, ClaudeLockEntry>) : {};
+  return section && typeof section === "object" && !Array.isArray(section)
+    ? (section as Record<string, ClaudeLockEntry>)
+    : {};
 }
 
 /** plugin.json of a plugin folder; undefined when absent or unreadable. */
 export function readManifest(root: string): ClaudeManifest | undefined {
   const m = readJson(join(root, PLUGIN_MANIFEST));
-  return m && typeof m === "object" && !Array.isArray(m) && typeof m.name === "string" ? (m as ClaudeManifest) : undefined;
+  return m && typeof m === "object" && !Array.isArray(m) && typeof m.name === "string"
+    ? (m as ClaudeManifest)
+    : undefined;
 }
 
 /** Every installed plugin of the scopes that apply (user; project when trusted), enabled or not. */
@@ -143,7 +151,12 @@ export const isFile = (p: string) => {
 /** The default folder of a component plus the manifest's custom paths (which add to it), existing ones only, inside the plugin. */
 export function componentPaths(p: PluginFolder, key: "commands" | "agents" | "skills", fallback: string): string[] {
   const custom = p.manifest[key];
-  const listed = typeof custom === "string" ? [custom] : Array.isArray(custom) ? custom.filter((c): c is string => typeof c === "string") : [];
+  const listed =
+    typeof custom === "string"
+      ? [custom]
+      : Array.isArray(custom)
+        ? custom.filter((c): c is string => typeof c === "string")
+        : [];
   const paths = [join(p.root, fallback), ...listed.map((c) => resolve(p.root, c))];
   return [...new Set(paths)].filter((path) => inside(p.root, path) && existsSync(path));
 }
@@ -190,7 +203,12 @@ export function claudePluginCommands(w: Where): PluginCommand[] {
 export function commandsOf(p: PluginFolder): PluginCommand[] {
   return componentPaths(p, "commands", "commands").flatMap((path) => {
     const files = isFile(path) ? [{ file: path, rel: path.replace(/^.*[\\/]/, "") }] : markdownFiles(path);
-    return files.map(({ file, rel }) => ({ name: `${p.name}:${rel.replace(/\.md$/i, "").split("/").join(":")}`, file, plugin: p.name, root: p.root }));
+    return files.map(({ file, rel }) => ({
+      name: `${p.name}:${rel.replace(/\.md$/i, "").split("/").join(":")}`,
+      file,
+      plugin: p.name,
+      root: p.root,
+    }));
   });
 }
 
@@ -200,7 +218,9 @@ export function claudePluginAgents(w: Where): { file: string; plugin: string; ro
 }
 
 export function agentsOf(p: PluginFolder): { file: string; plugin: string; root: string }[] {
-  return componentPaths(p, "agents", "agents").flatMap((path) => (isFile(path) ? [path] : markdownFiles(path).map((f) => f.file))).map((file) => ({ file, plugin: p.name, root: p.root }));
+  return componentPaths(p, "agents", "agents")
+    .flatMap((path) => (isFile(path) ? [path] : markdownFiles(path).map((f) => f.file)))
+    .map((file) => ({ file, plugin: p.name, root: p.root }));
 }
 
 /** Folders of skills (`<skill>/SKILL.md` below them) of enabled plugins; a custom path naming one skill's folder gives its parent. */
@@ -209,7 +229,9 @@ export function claudePluginSkillDirs(w: Where): string[] {
 }
 
 export function skillDirsOf(p: PluginFolder): string[] {
-  return componentPaths(p, "skills", "skills").filter(isDir).map((dir) => (existsSync(join(dir, "SKILL.md")) ? dirname(dir) : dir));
+  return componentPaths(p, "skills", "skills")
+    .filter(isDir)
+    .map((dir) => (existsSync(join(dir, "SKILL.md")) ? dirname(dir) : dir));
 }
 
 /** Read a JSON file of a plugin, or an inline object from plugin.json. */
@@ -252,14 +274,14 @@ export function claudePluginHooks(w: Where, warn: (message: string) => void = ()
 }
 
 export function hooksOf(p: PluginFolder, warn: (message: string) => void = () => undefined): PluginHooks[] {
-  return (
-    jsonSources(p, p.manifest.hooks, join("hooks", "hooks.json")).flatMap(({ source, data }) => {
-      if (data instanceof Error) return warn(`${data.message}; the hooks of Claude Code plugin '${p.name}' in it are not run`), [];
-      const d = data as Record<string, unknown>;
-      const hooks = d && typeof d.hooks === "object" && d.hooks && !Array.isArray(d.hooks) ? (d.hooks as Record<string, unknown>) : d;
-      return [{ plugin: p.name, root: p.root, source, hooks, env: { CLAUDE_PLUGIN_ROOT: p.root } }];
-    })
-  );
+  return jsonSources(p, p.manifest.hooks, join("hooks", "hooks.json")).flatMap(({ source, data }) => {
+    if (data instanceof Error)
+      return (warn(`${data.message}; the hooks of Claude Code plugin '${p.name}' in it are not run`), []);
+    const d = data as Record<string, unknown>;
+    const hooks =
+      d && typeof d.hooks === "object" && d.hooks && !Array.isArray(d.hooks) ? (d.hooks as Record<string, unknown>) : d;
+    return [{ plugin: p.name, root: p.root, source, hooks, env: { CLAUDE_PLUGIN_ROOT: p.root } }];
+  });
 }
 
 export interface PluginMcpServers {
@@ -271,23 +293,28 @@ export interface PluginMcpServers {
 }
 
 /** MCP servers of enabled plugins: `.mcp.json` and plugin.json `mcpServers` (a path, or inline). */
-export function claudePluginMcpServers(w: Where, warn: (message: string) => void = () => undefined): PluginMcpServers[] {
+export function claudePluginMcpServers(
+  w: Where,
+  warn: (message: string) => void = () => undefined,
+): PluginMcpServers[] {
   return installedClaudePlugins(w).flatMap((p) => mcpServersOf(p, warn));
 }
 
 export function mcpServersOf(p: PluginFolder, warn: (message: string) => void = () => undefined): PluginMcpServers[] {
-  return (
-    jsonSources(p, p.manifest.mcpServers, ".mcp.json").flatMap(({ source, data }) => {
-      if (data instanceof Error) return warn(`${data.message}; the MCP servers of Claude Code plugin '${p.name}' in it are not started`), [];
-      const d = data as Record<string, unknown>;
-      const raw = d && typeof d.mcpServers === "object" && d.mcpServers ? (d.mcpServers as Record<string, unknown>) : d;
-      const servers: Record<string, unknown> = {};
-      for (const [name, entry] of Object.entries(raw ?? {})) {
-        const expanded = JSON.parse(expandPluginRoot(JSON.stringify(entry), p.root.replace(/\\/g, "\\\\").replace(/"/g, '\\"'))) as Record<string, unknown>;
-        if (expanded && typeof expanded === "object" && !expanded.url) expanded.env = { CLAUDE_PLUGIN_ROOT: p.root, ...((expanded.env as object) ?? {}) };
-        servers[name] = expanded;
-      }
-      return [{ plugin: p.name, root: p.root, source, servers }];
-    })
-  );
+  return jsonSources(p, p.manifest.mcpServers, ".mcp.json").flatMap(({ source, data }) => {
+    if (data instanceof Error)
+      return (warn(`${data.message}; the MCP servers of Claude Code plugin '${p.name}' in it are not started`), []);
+    const d = data as Record<string, unknown>;
+    const raw = d && typeof d.mcpServers === "object" && d.mcpServers ? (d.mcpServers as Record<string, unknown>) : d;
+    const servers: Record<string, unknown> = {};
+    for (const [name, entry] of Object.entries(raw ?? {})) {
+      const expanded = JSON.parse(
+        expandPluginRoot(JSON.stringify(entry), p.root.replace(/\\/g, "\\\\").replace(/"/g, '\\"')),
+      ) as Record<string, unknown>;
+      if (expanded && typeof expanded === "object" && !expanded.url)
+        expanded.env = { CLAUDE_PLUGIN_ROOT: p.root, ...((expanded.env as object) ?? {}) };
+      servers[name] = expanded;
+    }
+    return [{ plugin: p.name, root: p.root, source, servers }];
+  });
 }

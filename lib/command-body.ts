@@ -61,11 +61,23 @@ export function shellCommands(text: string): string[] {
 export async function expandShellCommands(text: string, run: (command: string) => Promise<string>): Promise<string> {
   const outputs = new Map<string, string>();
   for (const command of shellCommands(text)) if (!outputs.has(command)) outputs.set(command, await run(command));
-  return text.replace(SHELL, (whole, lead: string, command: string) => (command.trim() ? lead + outputs.get(command.trim())! : whole));
+  return text.replace(SHELL, (whole, lead: string, command: string) =>
+    command.trim() ? lead + outputs.get(command.trim())! : whole,
+  );
 }
 
 /** Claude Code's tool names and coil's. */
-const CLAUDE_TOOLS: Record<string, string> = { Read: "read", Bash: "bash", Edit: "edit", MultiEdit: "edit", Write: "write", Grep: "grep", Glob: "find", LS: "ls", Task: "task" };
+const CLAUDE_TOOLS: Record<string, string> = {
+  Read: "read",
+  Bash: "bash",
+  Edit: "edit",
+  MultiEdit: "edit",
+  Write: "write",
+  Grep: "grep",
+  Glob: "find",
+  LS: "ls",
+  Task: "task",
+};
 
 export interface AllowedTools {
   /** coil tool names the command may use. */
@@ -84,7 +96,11 @@ export interface AllowedTools {
  * other tools are not enforced (the tool is allowed). `known` is the set of tools the preset has.
  */
 export function parseAllowedTools(value: unknown, known: (name: string) => boolean): AllowedTools | undefined {
-  const entries = Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : typeof value === "string" ? splitEntries(value) : undefined;
+  const entries = Array.isArray(value)
+    ? value.filter((v): v is string => typeof v === "string")
+    : typeof value === "string"
+      ? splitEntries(value)
+      : undefined;
   if (!entries) return undefined;
   const tools = new Set<string>();
   const unknown: string[] = [];
@@ -130,5 +146,7 @@ function splitEntries(text: string): string[] {
  */
 export function bashRefusal(command: string, prefixes: readonly string[]): string | undefined {
   if (!prefixes.length) return "no bash command is allowed";
-  return notReadOnly(command, prefixes) === undefined ? undefined : `only commands starting with ${prefixes.map((p) => `\`${p}\``).join(", ")} are allowed (every command of the line, no substitutions or redirections)`;
+  return notReadOnly(command, prefixes) === undefined
+    ? undefined
+    : `only commands starting with ${prefixes.map((p) => `\`${p}\``).join(", ")} are allowed (every command of the line, no substitutions or redirections)`;
 }

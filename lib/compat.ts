@@ -25,7 +25,8 @@ export const ALL_COMPAT: Compat = { claude: true, pi: true, agents: true };
 
 /** A plugin's own `compat` over the shared one (the skills plugin's), over all-on. */
 export function compatOf(own?: Partial<Compat>, shared?: Partial<Compat>): Compat {
-  const pick = (o?: Partial<Compat>) => Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => typeof v === "boolean"));
+  const pick = (o?: Partial<Compat>) =>
+    Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => typeof v === "boolean"));
   return { ...ALL_COMPAT, ...pick(shared), ...pick(own) } as Compat;
 }
 
@@ -42,7 +43,13 @@ export interface SkillPlace {
  * `$COIL_HOME/skills`, `~/.agents/skills`, `~/.claude/skills`, `~/.pi/agent/skills`. The skills plugin
  * searches these; `coil preset show` lists them.
  */
-export function skillPlaces(cwd: string, compat: Compat, coilHome: string, userHome: string, o: { project?: boolean; user?: boolean } = {}): SkillPlace[] {
+export function skillPlaces(
+  cwd: string,
+  compat: Compat,
+  coilHome: string,
+  userHome: string,
+  o: { project?: boolean; user?: boolean } = {},
+): SkillPlace[] {
   const out: SkillPlace[] = [];
   if (o.project !== false) {
     for (const dir of foldersUpToRoot(cwd)) {
@@ -62,10 +69,22 @@ export function skillPlaces(cwd: string, compat: Compat, coilHome: string, userH
 }
 
 /** The instruction files context-files reads, as a list of patterns (for `coil preset show` and `coil doctor`). */
-export function contextFilePatterns(compat: Compat, names: readonly string[] = ["AGENTS.md", "CLAUDE.md"]): { user: string[]; eachFolder: string[] } {
+export function contextFilePatterns(
+  compat: Compat,
+  names: readonly string[] = ["AGENTS.md", "CLAUDE.md"],
+): { user: string[]; eachFolder: string[] } {
   const own = names.filter((n) => compat.claude || !/^CLAUDE\b/i.test(n));
   return {
-    user: [`$COIL_HOME/{${own.join(",")}}`, ...(compat.claude ? ["~/.claude/CLAUDE.md"] : []), ...(compat.agents ? ["~/.codex/AGENTS.md"] : []), ...(compat.pi ? ["~/.pi/agent/AGENTS.md"] : [])],
-    eachFolder: [...(compat.agents ? ["AGENTS.override.md (instead of AGENTS.md)"] : []), ...own, ...(compat.claude ? [".claude/CLAUDE.md", ".claude/rules/*.md", "CLAUDE.local.md"] : [])],
+    user: [
+      `$COIL_HOME/{${own.join(",")}}`,
+      ...(compat.claude ? ["~/.claude/CLAUDE.md"] : []),
+      ...(compat.agents ? ["~/.codex/AGENTS.md"] : []),
+      ...(compat.pi ? ["~/.pi/agent/AGENTS.md"] : []),
+    ],
+    eachFolder: [
+      ...(compat.agents ? ["AGENTS.override.md (instead of AGENTS.md)"] : []),
+      ...own,
+      ...(compat.claude ? [".claude/CLAUDE.md", ".claude/rules/*.md", "CLAUDE.local.md"] : []),
+    ],
   };
 }

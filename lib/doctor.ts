@@ -47,7 +47,13 @@ export async function formatSections(sections: readonly DoctorSection[]): Promis
     } catch (error) {
       text = `cannot report: ${(error as Error).message}`;
     }
-    parts.push(`${s.title}:\n${text.replace(/\n+$/, "").split("\n").map((l) => `  ${l}`).join("\n")}\n`);
+    parts.push(
+      `${s.title}:\n${text
+        .replace(/\n+$/, "")
+        .split("\n")
+        .map((l) => `  ${l}`)
+        .join("\n")}\n`,
+    );
   }
   return parts.join("");
 }

@@ -45,7 +45,9 @@ const SPECIAL_WORD = /^(?:true|True|TRUE|false|False|FALSE|null|Null|NULL)$/;
 function simpleScalar(raw: string): string | undefined {
   const quoted = /^"([^"\\]*)"$/.exec(raw) ?? /^'([^']*)'$/.exec(raw);
   if (quoted) return quoted[1];
-  return /^[A-Za-z][^#\t]*$/.test(raw) && !raw.includes(": ") && !raw.endsWith(":") && !SPECIAL_WORD.test(raw) ? raw : undefined;
+  return /^[A-Za-z][^#\t]*$/.test(raw) && !raw.includes(": ") && !raw.endsWith(":") && !SPECIAL_WORD.test(raw)
+    ? raw
+    : undefined;
 }
 
 /**
@@ -74,7 +76,8 @@ function simpleMapping(yaml: string): Record<string, unknown> | undefined {
     target[key] = value;
   }
   // `key:` with nothing under it is null in YAML
-  for (const [key, value] of Object.entries(out)) if (typeof value === "object" && Object.keys(value as object).length === 0) out[key] = null;
+  for (const [key, value] of Object.entries(out))
+    if (typeof value === "object" && Object.keys(value as object).length === 0) out[key] = null;
   return out;
 }
 
@@ -94,10 +97,16 @@ export function splitFrontMatter(text: string): FrontMatter {
   } catch (error) {
     const why = String((error as Error).message).split("\n")[0];
     const lines = lineByLine(yaml);
-    if (lines) return { data: lines, body, note: `front matter is not valid YAML (${why}); read line by line, values as written` };
+    if (lines)
+      return {
+        data: lines,
+        body,
+        note: `front matter is not valid YAML (${why}); read line by line, values as written`,
+      };
     return { body, error: `front matter is not valid YAML: ${why}` };
   }
   if (data === null || data === undefined) data = {};
-  if (typeof data !== "object" || Array.isArray(data)) return { body, error: "front matter must be a YAML mapping (key: value lines)" };
+  if (typeof data !== "object" || Array.isArray(data))
+    return { body, error: "front matter must be a YAML mapping (key: value lines)" };
   return { data: data as Record<string, unknown>, body };
 }

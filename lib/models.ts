@@ -27,9 +27,12 @@ function split(providers: readonly Provider[], spec: string, providerId?: string
   if (slash <= 0) return { providerId, id: spec };
   const head = spec.slice(0, slash);
   const listedWhole = providers.some((p) => p.models?.some((m) => m.id === spec));
-  if (providers.some((p) => p.id === head) && (!providerId || providerId === head)) return { providerId: head, id: spec.slice(slash + 1) };
+  if (providers.some((p) => p.id === head) && (!providerId || providerId === head))
+    return { providerId: head, id: spec.slice(slash + 1) };
   if (!providerId && !listedWhole) {
-    throw new CoilError("PROVIDER_MISSING", `unknown provider '${head}'`, { hint: `known providers: ${known(providers)}` });
+    throw new CoilError("PROVIDER_MISSING", `unknown provider '${head}'`, {
+      hint: `known providers: ${known(providers)}`,
+    });
   }
   return { providerId, id: spec };
 }
@@ -40,12 +43,20 @@ export function resolveModel(providers: readonly Provider[], spec: string, provi
   let found: ModelChoice | undefined;
   if (want.providerId) {
     const provider = providers.find((p) => p.id === want.providerId);
-    if (!provider) throw new CoilError("PROVIDER_MISSING", `unknown provider '${want.providerId}'`, { hint: providers.length ? `known providers: ${known(providers)}` : "add a provider plugin to the preset" });
-    const model = provider.models?.find((m) => m.id === want.id) ?? provider.resolveModel?.(want.id) ?? findModel((provider.models ?? []) as CatalogModel[], want.id);
+    if (!provider)
+      throw new CoilError("PROVIDER_MISSING", `unknown provider '${want.providerId}'`, {
+        hint: providers.length ? `known providers: ${known(providers)}` : "add a provider plugin to the preset",
+      });
+    const model =
+      provider.models?.find((m) => m.id === want.id) ??
+      provider.resolveModel?.(want.id) ??
+      findModel((provider.models ?? []) as CatalogModel[], want.id);
     if (model) found = { provider, model };
     else {
       const ids = provider.models?.map((m) => m.id) ?? [];
-      throw new CoilError("MODEL_NOT_FOUND", `provider '${provider.id}' has no model '${want.id}'`, { hint: ids.length ? `its models: ${ids.join(", ")}` : undefined });
+      throw new CoilError("MODEL_NOT_FOUND", `provider '${provider.id}' has no model '${want.id}'`, {
+        hint: ids.length ? `its models: ${ids.join(", ")}` : undefined,
+      });
     }
   } else {
     const ordered = [...providers.filter(usable), ...providers.filter((p) => !usable(p))];
@@ -57,9 +68,15 @@ export function resolveModel(providers: readonly Provider[], spec: string, provi
       const model = findModel((provider.models ?? []) as CatalogModel[], want.id);
       if (model) found ??= { provider, model: { ...model, provider: provider.id } as ModelInfo };
     }
-    if (!found) throw new CoilError("MODEL_NOT_FOUND", `no model '${want.id}'`, { hint: "see `coil models`; name the provider for a model it does not list: provider/id" });
+    if (!found)
+      throw new CoilError("MODEL_NOT_FOUND", `no model '${want.id}'`, {
+        hint: "see `coil models`; name the provider for a model it does not list: provider/id",
+      });
   }
-  if (!usable(found.provider)) throw new CoilError("PROVIDER_MISSING", `provider '${found.provider.id}' is not configured`, { hint: found.provider.setupHint });
+  if (!usable(found.provider))
+    throw new CoilError("PROVIDER_MISSING", `provider '${found.provider.id}' is not configured`, {
+      hint: found.provider.setupHint,
+    });
   return found;
 }
 
@@ -74,27 +91,54 @@ export function providerDefault(p: Provider): ModelInfo | undefined {
   return marked(p, "user") ?? marked(p, "provider") ?? p.models?.[0];
 }
 
-const marked = (p: Provider, kind: "user" | "provider") => (p.models as readonly CatalogModel[] | undefined)?.find((m) => m.default === kind);
+const marked = (p: Provider, kind: "user" | "provider") =>
+  (p.models as readonly CatalogModel[] | undefined)?.find((m) => m.default === kind);
 
-export function chooseModel(providers: readonly Provider[], settings: { provider?: string; model?: string }): ModelChoice & { why?: string } {
+export function chooseModel(
+  providers: readonly Provider[],
+  settings: { provider?: string; model?: string },
+): ModelChoice & { why?: string } {
   if (settings.model) return resolveModel(providers, settings.model, settings.provider);
   const hints = () => providers.map((p) => `  ${p.id}: ${p.setupHint ?? "see its plugin's documentation"}`).join("\n");
   if (!settings.provider) {
     for (const provider of providers) {
       const model = marked(provider, "user");
       if (!model) continue;
-      if (!usable(provider)) throw new CoilError("PROVIDER_MISSING", `provider '${provider.id}' of the models.yaml default '${provider.id}/${model.id}' is not configured`, { hint: provider.setupHint });
+      if (!usable(provider))
+        throw new CoilError(
+          "PROVIDER_MISSING",
+          `provider '${provider.id}' of the models.yaml default '${provider.id}/${model.id}' is not configured`,
+          { hint: provider.setupHint },
+        );
       return { provider, model, why: "default: in models.yaml" };
     }
   }
-  const provider = settings.provider ? providers.find((p) => p.id === settings.provider) : (providers.find((p) => usable(p) && p.models?.length) ?? providers.find(usable));
+  const provider = settings.provider
+    ? providers.find((p) => p.id === settings.provider)
+    : (providers.find((p) => usable(p) && p.models?.length) ?? providers.find(usable));
   if (!provider) {
-    if (settings.provider) throw new CoilError("PROVIDER_MISSING", `unknown provider '${settings.provider}'`, { hint: providers.length ? `known providers: ${known(providers)}` : "add a provider plugin to the preset" });
-    throw new CoilError("PROVIDER_MISSING", `no usable provider. Configure one of:\n${hints() || "  (no provider plugin in this preset)"}`);
+    if (settings.provider)
+      throw new CoilError("PROVIDER_MISSING", `unknown provider '${settings.provider}'`, {
+        hint: providers.length ? `known providers: ${known(providers)}` : "add a provider plugin to the preset",
+      });
+    throw new CoilError(
+      "PROVIDER_MISSING",
+      `no usable provider. Configure one of:\n${hints() || "  (no provider plugin in this preset)"}`,
+    );
   }
-  if (!usable(provider)) throw new CoilError("PROVIDER_MISSING", `provider '${provider.id}' is not configured`, { hint: provider.setupHint });
+  if (!usable(provider))
+    throw new CoilError("PROVIDER_MISSING", `provider '${provider.id}' is not configured`, {
+      hint: provider.setupHint,
+    });
   const model = providerDefault(provider);
-  if (!model) throw new CoilError("MODEL_NOT_FOUND", `provider '${provider.id}' has no model '(default)'`, { hint: "name one with --model provider/id" });
+  if (!model)
+    throw new CoilError("MODEL_NOT_FOUND", `provider '${provider.id}' has no model '(default)'`, {
+      hint: "name one with --model provider/id",
+    });
   // Said in the start line only when nothing named the provider either (`--provider x` already says where the model is from).
-  return { provider, model, why: settings.provider ? undefined : `default: ${provider.id} is the first provider with a key` };
+  return {
+    provider,
+    model,
+    why: settings.provider ? undefined : `default: ${provider.id} is the first provider with a key`,
+  };
 }

@@ -19,7 +19,9 @@ export interface ProjectPackages {
  */
 export function packageDirs(home: string, key: string, fallback: string, project?: ProjectPackages): string[] {
   const scopes = project?.trusted ? [join(project.root, ".coil")] : [];
-  return [...scopes, home].flatMap((scope) => scopeDirs(join(scope, "packages"), join(scope, "preset.yaml"), key, fallback));
+  return [...scopes, home].flatMap((scope) =>
+    scopeDirs(join(scope, "packages"), join(scope, "preset.yaml"), key, fallback),
+  );
 }
 
 function scopeDirs(packages: string, presetFile: string, key: string, fallback: string): string[] {

@@ -27,7 +27,8 @@ let version: string | undefined;
 
 /** coil's version, from its package.json. */
 export function coilVersion(): string {
-  return (version ??= (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string }).version);
+  return (version ??= (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string })
+    .version);
 }
 
 /** `$COIL_HOME`, default `~/.coil`. */

@@ -29,11 +29,15 @@ function load(file: string): Document {
   const bad = doc.errors[0];
   if (bad) {
     const line = bad.linePos?.[0].line;
-    throw new Error(`${file}${line ? `:${line}` : ""}: malformed YAML (${bad.message.split("\n")[0]}); fix the file, then try again`);
+    throw new Error(
+      `${file}${line ? `:${line}` : ""}: malformed YAML (${bad.message.split("\n")[0]}); fix the file, then try again`,
+    );
   }
-  if (doc.contents !== null && !isMap(doc.contents)) throw new Error(`${file}: a preset must be a YAML mapping; fix the file, then try again`);
+  if (doc.contents !== null && !isMap(doc.contents))
+    throw new Error(`${file}: a preset must be a YAML mapping; fix the file, then try again`);
   const plugins = isMap(doc.contents) ? doc.contents.get("plugins", true) : undefined;
-  if (plugins != null && !isSeq(plugins) && !(isScalar(plugins) && plugins.value === null)) throw new Error(`${file}: plugins must be a list; fix the file, then try again`);
+  if (plugins != null && !isSeq(plugins) && !(isScalar(plugins) && plugins.value === null))
+    throw new Error(`${file}: plugins must be a list; fix the file, then try again`);
   return doc;
 }
 
@@ -42,7 +46,8 @@ function entries(doc: Document): { index: number; name: string; value: unknown }
   const seq = isMap(doc.contents) ? doc.contents.get("plugins", true) : undefined;
   if (!isSeq(seq)) return [];
   return seq.items.flatMap((node, index) => {
-    const [ref, value] = isMap(node) && node.items.length === 1 ? [node.items[0]!.key, node.items[0]!.value] : [node, null];
+    const [ref, value] =
+      isMap(node) && node.items.length === 1 ? [node.items[0]!.key, node.items[0]!.value] : [node, null];
     const name = isScalar(ref) && typeof ref.value === "string" ? packageOfRef(ref.value) : undefined;
     return name ? [{ index, name, value: isScalar(value) ? value.value : value }] : [];
   });
@@ -65,7 +70,8 @@ export function disabledPackages(file: string): Set<string> {
   }
 }
 
-const HEADER = "# Your own coil preset, merged over the preset you run (docs/presets.md).\n# `coil install`, `coil enable`, `coil disable` and `coil remove` edit the plugins list.\n";
+const HEADER =
+  "# Your own coil preset, merged over the preset you run (docs/presets.md).\n# `coil install`, `coil enable`, `coil disable` and `coil remove` edit the plugins list.\n";
 
 /**
  * Enable (`true`), disable (`false`) or forget (`undefined`) a package in a preset file, creating the file

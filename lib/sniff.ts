@@ -31,14 +31,28 @@ const ascii = (b: Uint8Array, i: number, n: number) => String.fromCharCode(...b.
 
 /** The image type by magic number (not by extension), with its size when the header gives it. */
 export function sniffImage(b: Uint8Array): ImageKind | undefined {
-  if (b.length >= 8 && b[0] === 0x89 && ascii(b, 1, 3) === "PNG" && b[4] === 0x0d && b[5] === 0x0a && b[6] === 0x1a && b[7] === 0x0a) {
-    return b.length >= 24 && ascii(b, 12, 4) === "IHDR" ? { mimeType: "image/png", width: be32(b, 16), height: be32(b, 20) } : { mimeType: "image/png" };
+  if (
+    b.length >= 8 &&
+    b[0] === 0x89 &&
+    ascii(b, 1, 3) === "PNG" &&
+    b[4] === 0x0d &&
+    b[5] === 0x0a &&
+    b[6] === 0x1a &&
+    b[7] === 0x0a
+  ) {
+    return b.length >= 24 && ascii(b, 12, 4) === "IHDR"
+      ? { mimeType: "image/png", width: be32(b, 16), height: be32(b, 20) }
+      : { mimeType: "image/png" };
   }
-  if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return { mimeType: "image/jpeg", ...jpegSize(b) };
+  if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff)
+    return { mimeType: "image/jpeg", ...jpegSize(b) };
   if (b.length >= 6 && (ascii(b, 0, 6) === "GIF87a" || ascii(b, 0, 6) === "GIF89a")) {
-    return b.length >= 10 ? { mimeType: "image/gif", width: le16(b, 6), height: le16(b, 8) } : { mimeType: "image/gif" };
+    return b.length >= 10
+      ? { mimeType: "image/gif", width: le16(b, 6), height: le16(b, 8) }
+      : { mimeType: "image/gif" };
   }
-  if (b.length >= 12 && ascii(b, 0, 4) === "RIFF" && ascii(b, 8, 4) === "WEBP") return { mimeType: "image/webp", ...webpSize(b) };
+  if (b.length >= 12 && ascii(b, 0, 4) === "RIFF" && ascii(b, 8, 4) === "WEBP")
+    return { mimeType: "image/webp", ...webpSize(b) };
   return undefined;
 }
 
@@ -80,17 +94,26 @@ export interface BinaryKind {
 
 const KNOWN: [test: (b: Uint8Array) => boolean, what: string, suggestion: (p: string) => string][] = [
   [(b) => ascii(b, 0, 5) === "%PDF-", "PDF document", (p) => `pdftotext ${p} - | head -200`],
-  [(b) => b[0] === 0x50 && b[1] === 0x4b && b[2] === 0x03 && b[3] === 0x04, "ZIP archive (or a zip-based format: jar, docx, xlsx)", (p) => `unzip -l ${p}`],
+  [
+    (b) => b[0] === 0x50 && b[1] === 0x4b && b[2] === 0x03 && b[3] === 0x04,
+    "ZIP archive (or a zip-based format: jar, docx, xlsx)",
+    (p) => `unzip -l ${p}`,
+  ],
   [(b) => b[0] === 0x1f && b[1] === 0x8b, "gzip archive", (p) => `gzip -dc ${p} | head -200`],
   [(b) => b[0] === 0x7f && ascii(b, 1, 3) === "ELF", "ELF executable", (p) => `file ${p}`],
   [(b) => ascii(b, 0, 15) === "SQLite format 3", "SQLite database", (p) => `sqlite3 ${p} .schema`],
-  [(b) => (b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff), "UTF-16 text", (p) => `iconv -f UTF-16 -t UTF-8 ${p} | head -200`],
+  [
+    (b) => (b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff),
+    "UTF-16 text",
+    (p) => `iconv -f UTF-16 -t UTF-8 ${p} | head -200`,
+  ],
 ];
 
 /** Binary when the sample has a NUL byte or is mostly not UTF-8; undefined for text. */
 export function sniffBinary(sample: Uint8Array, path: string): BinaryKind | undefined {
   const quoted = shellQuote(path);
-  for (const [test, what, suggestion] of KNOWN) if (sample.length >= 4 && test(sample)) return { what, suggestion: suggestion(quoted) };
+  for (const [test, what, suggestion] of KNOWN)
+    if (sample.length >= 4 && test(sample)) return { what, suggestion: suggestion(quoted) };
   const nul = sample.indexOf(0) >= 0;
   if (!nul) {
     const text = new TextDecoder("utf-8").decode(sample);

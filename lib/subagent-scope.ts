@@ -15,7 +15,8 @@ export interface SubagentScope {
 }
 
 const KEY = Symbol.for("coil.subagent-scope");
-const store = ((globalThis as Record<symbol, unknown>)[KEY] ??= new AsyncLocalStorage<SubagentScope>()) as AsyncLocalStorage<SubagentScope>;
+const store = ((globalThis as Record<symbol, unknown>)[KEY] ??=
+  new AsyncLocalStorage<SubagentScope>()) as AsyncLocalStorage<SubagentScope>;
 
 export function runAsSubagent<T>(scope: SubagentScope, fn: () => T): T {
   return store.run(scope, fn);

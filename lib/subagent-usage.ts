@@ -40,12 +40,20 @@ export function addUsage(a: Usage, b: Usage): Usage {
     output: a.output + b.output,
     cacheRead: a.cacheRead + b.cacheRead,
     cacheWrite: a.cacheWrite + b.cacheWrite,
-    cost: { input: c("input"), output: c("output"), cacheRead: c("cacheRead"), cacheWrite: c("cacheWrite"), total: c("total") },
+    cost: {
+      input: c("input"),
+      output: c("output"),
+      cacheRead: c("cacheRead"),
+      cacheWrite: c("cacheWrite"),
+      total: c("total"),
+    },
   };
 }
 
 /** Per agent type: runs, requests and usage of the sub-agents whose `task` results are in `messages`. */
-export function subagentTotals(messages: Iterable<AgentMessage | undefined>): Map<string, { runs: number; requests: number; usage: Usage }> {
+export function subagentTotals(
+  messages: Iterable<AgentMessage | undefined>,
+): Map<string, { runs: number; requests: number; usage: Usage }> {
   const out = new Map<string, { runs: number; requests: number; usage: Usage }>();
   for (const m of messages) {
     const run = subagentRunOf(m);

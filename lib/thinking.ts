@@ -13,7 +13,8 @@ export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhig
 export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
 export const THINKING_SERVICE = "thinking";
 
-export const isThinkingLevel = (value: unknown): value is ThinkingLevel => THINKING_LEVELS.includes(value as ThinkingLevel);
+export const isThinkingLevel = (value: unknown): value is ThinkingLevel =>
+  THINKING_LEVELS.includes(value as ThinkingLevel);
 
 export interface ThinkingService {
   /** The level the next request carries; undefined when none was set (the provider's default). */
@@ -46,7 +47,9 @@ export function currentLevel(agent: Agent): ThinkingLevel | undefined {
 
 function unusedNote(agent: Agent): string | undefined {
   const { provider, model } = agent.state;
-  return model.reasoning ? undefined : `${provider}/${model.id} does not reason, so the level has no effect on it; it applies when you switch to a model that does`;
+  return model.reasoning
+    ? undefined
+    : `${provider}/${model.id} does not reason, so the level has no effect on it; it applies when you switch to a model that does`;
 }
 
 /** Register `--thinking`, `/thinking` and the `thinking` service. */
@@ -71,22 +74,35 @@ export function registerThinking(ctx: PluginContext<unknown>): ThinkingService {
     },
     cycle(agent) {
       const now = currentLevel(agent);
-      const next = THINKING_LEVELS[(now === undefined ? 0 : THINKING_LEVELS.indexOf(now) + 1) % THINKING_LEVELS.length]!;
+      const next =
+        THINKING_LEVELS[(now === undefined ? 0 : THINKING_LEVELS.indexOf(now) + 1) % THINKING_LEVELS.length]!;
       return service.set(agent, next);
     },
   };
   ctx.services.provide(THINKING_SERVICE, service);
-  ctx.flags.register({ name: "thinking", description: `thinking level: ${THINKING_LEVELS.join(", ")} (mapped per model; a model without reasoning ignores it)`, type: "string", valueName: "level" });
+  ctx.flags.register({
+    name: "thinking",
+    description: `thinking level: ${THINKING_LEVELS.join(", ")} (mapped per model; a model without reasoning ignores it)`,
+    type: "string",
+    valueName: "level",
+  });
   ctx.onStart((agent) => {
     const flag = ctx.flags.get("thinking");
     if (flag === undefined) return;
-    if (!isThinkingLevel(flag)) throw ctx.error("CONFIG_INVALID", `--thinking '${String(flag)}' is not a thinking level`, { hint: `use one of: ${THINKING_LEVELS.join(", ")}` });
+    if (!isThinkingLevel(flag))
+      throw ctx.error("CONFIG_INVALID", `--thinking '${String(flag)}' is not a thinking level`, {
+        hint: `use one of: ${THINKING_LEVELS.join(", ")}`,
+      });
     agent.setRequestOptions({ thinking: flag });
     const note = unusedNote(agent);
     if (note) ctx.log.warn(`--thinking ${flag}: ${note}`);
   });
   // The level a run starts with (the preset's, --thinking) goes into the session with its first request.
-  ctx.tap("before_request", (request: ModelRequest) => void (isThinkingLevel(request.options.thinking) && record(request.options.thinking)), { stage: "LATE" });
+  ctx.tap(
+    "before_request",
+    (request: ModelRequest) => void (isThinkingLevel(request.options.thinking) && record(request.options.thinking)),
+    { stage: "LATE" },
+  );
   ctx.commands.register({
     name: "thinking",
     description: `show or set the thinking level (${THINKING_LEVELS.join(", ")})`,

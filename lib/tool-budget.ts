@@ -18,12 +18,17 @@ export function formatSize(bytes: number): string {
     value /= 1024;
     unit++;
   }
-  const text = value >= 100 || Number.isInteger(value) ? String(Math.round(value)) : value.toFixed(1).replace(/\.0$/, "");
+  const text =
+    value >= 100 || Number.isInteger(value) ? String(Math.round(value)) : value.toFixed(1).replace(/\.0$/, "");
   return `${text} ${units[unit]}`;
 }
 
 /** Keep the start of `text` within MAX_LINES lines and MAX_BYTES bytes (never cutting a UTF-8 sequence). */
-export function cutHead(text: string, maxLines = MAX_LINES, maxBytes = MAX_BYTES): { text: string; truncated: boolean; totalLines: number } {
+export function cutHead(
+  text: string,
+  maxLines = MAX_LINES,
+  maxBytes = MAX_BYTES,
+): { text: string; truncated: boolean; totalLines: number } {
   const lines = text.split("\n");
   const kept: string[] = [];
   let bytes = 0;
@@ -31,7 +36,13 @@ export function cutHead(text: string, maxLines = MAX_LINES, maxBytes = MAX_BYTES
     if (kept.length >= maxLines) break;
     const size = Buffer.byteLength(line, "utf8") + (kept.length > 0 ? 1 : 0);
     if (bytes + size > maxBytes) {
-      if (kept.length === 0) kept.push(Buffer.from(line, "utf8").subarray(0, maxBytes).toString("utf8").replace(/\uFFFD$/, ""));
+      if (kept.length === 0)
+        kept.push(
+          Buffer.from(line, "utf8")
+            .subarray(0, maxBytes)
+            .toString("utf8")
+            .replace(/\uFFFD$/, ""),
+        );
       break;
     }
     kept.push(line);

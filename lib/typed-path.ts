@@ -105,7 +105,9 @@ export async function similarNames(fs: PathLookup, abs: string, max = 5): Promis
       .map((e) => e.name)
       .filter((name) => {
         const folded = fold(name);
-        return folded === wanted || basename(folded, extname(folded)) === stem || (stem.length >= 3 && folded.includes(stem));
+        return (
+          folded === wanted || basename(folded, extname(folded)) === stem || (stem.length >= 3 && folded.includes(stem))
+        );
       })
       .sort()
       .slice(0, max);

@@ -13,11 +13,20 @@ const plugins = readdirSync(join(root, "plugins"), { withFileTypes: true })
   .filter((d) => d.isDirectory() && existsSync(join(root, "plugins", d.name, "index.ts")))
   .map((d) => `plugins/${d.name}/index.ts`);
 // The Claude Code plugin installer: the packages plugin imports it on demand, by file, when it is there.
-if (existsSync(join(root, "plugins", "packages", "claude", "index.ts"))) plugins.push("plugins/packages/claude/index.ts");
+if (existsSync(join(root, "plugins", "packages", "claude", "index.ts")))
+  plugins.push("plugins/packages/claude/index.ts");
 
 await build({
   absWorkingDir: root,
-  entryPoints: ["bin/coil.ts", "kernel/index.ts", "cli/main.ts", "lib/testing/index.ts", "lib/sdk/index.ts", "lib/rpc-client/index.ts", ...plugins],
+  entryPoints: [
+    "bin/coil.ts",
+    "kernel/index.ts",
+    "cli/main.ts",
+    "lib/testing/index.ts",
+    "lib/sdk/index.ts",
+    "lib/rpc-client/index.ts",
+    ...plugins,
+  ],
   outdir: "dist",
   outbase: ".",
   bundle: true,
@@ -29,9 +38,23 @@ await build({
   // The provider SDKs are bundled (each into a chunk its provider imports on first use): resolving and
   // compiling ~320 files of @anthropic-ai/sdk from node_modules cost more than the run itself. Other
   // heavy or optional dependencies (the Bedrock and Vertex SDKs with their cloud auth libraries among them) stay outside and load only when a run needs them.
-  external: ["jiti", "@anthropic-ai/bedrock-sdk", "@anthropic-ai/vertex-sdk", "google-auth-library", "@modelcontextprotocol/sdk", "@agentclientprotocol/sdk", "@mariozechner/pi-tui", "ink", "react", "bullmq", "ioredis"],
+  external: [
+    "jiti",
+    "@anthropic-ai/bedrock-sdk",
+    "@anthropic-ai/vertex-sdk",
+    "google-auth-library",
+    "@modelcontextprotocol/sdk",
+    "@agentclientprotocol/sdk",
+    "@mariozechner/pi-tui",
+    "ink",
+    "react",
+    "bullmq",
+    "ioredis",
+  ],
   // CommonJS dependencies (yaml) call require(); give the ESM bundle one.
-  banner: { js: "import { createRequire as __coilRequire } from 'node:module'; const require = __coilRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __coilRequire } from 'node:module'; const require = __coilRequire(import.meta.url);",
+  },
   logLevel: "warning",
 });
 chmodSync(join(root, "dist", "bin", "coil.js"), 0o755);
@@ -42,7 +65,23 @@ for (const entry of plugins) {
 }
 // The built-in presets, loaded once here and written as JSON: a run on them parses no YAML (boot/preset.ts).
 const compiler = join(root, "dist", "compile-presets.mjs");
-await build({ absWorkingDir: root, stdin: { contents: "export { compileBuiltinPresets } from './boot/preset.ts';", resolveDir: root, loader: "ts" }, outfile: compiler, bundle: true, format: "esm", platform: "node", target: "node20", banner: { js: "import { createRequire as __coilRequire } from 'node:module'; const require = __coilRequire(import.meta.url);" }, logLevel: "warning" });
+await build({
+  absWorkingDir: root,
+  stdin: { contents: "export { compileBuiltinPresets } from './boot/preset.ts';", resolveDir: root, loader: "ts" },
+  outfile: compiler,
+  bundle: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  banner: {
+    js: "import { createRequire as __coilRequire } from 'node:module'; const require = __coilRequire(import.meta.url);",
+  },
+  logLevel: "warning",
+});
 writeFileSync(join(root, "dist", "presets.json"), (await import(compiler)).compileBuiltinPresets());
 rmSync(compiler);
-execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json", "--emitDeclarationOnly"], { cwd: root, stdio: "inherit" });
+execFileSync(
+  process.execPath,
+  [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json", "--emitDeclarationOnly"],
+  { cwd: root, stdio: "inherit" },
+);

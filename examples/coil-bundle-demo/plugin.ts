@@ -19,7 +19,9 @@ export default definePlugin({
         const words = args.text.split(/\s+/).filter(Boolean).length;
         const chars = [...args.text].length;
         return {
-          content: [{ type: "text", text: `${ctx.options.label}: ${lines} lines, ${words} words, ${chars} characters` }],
+          content: [
+            { type: "text", text: `${ctx.options.label}: ${lines} lines, ${words} words, ${chars} characters` },
+          ],
           details: { lines, words, chars },
         };
       },

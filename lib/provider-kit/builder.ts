@@ -3,7 +3,15 @@
  * events. Every delta replaces the block it touches, so each event's `partial` is a cheap snapshot
  * (a new content array; untouched blocks are shared) that later deltas never change.
  */
-import type { AssistantMessage, ProviderEvent, StopReason, TextContent, ThinkingContent, ToolCall, Usage } from "../../kernel/index.js";
+import type {
+  AssistantMessage,
+  ProviderEvent,
+  StopReason,
+  TextContent,
+  ThinkingContent,
+  ToolCall,
+  Usage,
+} from "../../kernel/index.js";
 import { computeCost, type CatalogModel } from "./catalog.js";
 import { parsePartialJson } from "./partial-json.js";
 
@@ -53,7 +61,15 @@ export class MessageBuilder {
   }
 
   snapshot(stopReason: StopReason = "stop"): AssistantMessage {
-    return { role: "assistant", content: this.content.slice(), provider: this.provider, model: this.model.id, usage: this.usage(), stopReason, timestamp: this.timestamp };
+    return {
+      role: "assistant",
+      content: this.content.slice(),
+      provider: this.provider,
+      model: this.model.id,
+      usage: this.usage(),
+      stopReason,
+      timestamp: this.timestamp,
+    };
   }
 
   start(): ProviderEvent {
@@ -136,11 +152,16 @@ export class MessageBuilder {
       }
       const isObject = parsed && typeof parsed === "object" && !Array.isArray(parsed);
       if (!isObject && !parseError) parseError = `expected a JSON object, got ${JSON.stringify(parsed)?.slice(0, 40)}`;
-      const call: ToolCall = { ...(this.content[index] as ToolCall), arguments: isObject ? (parsed as Record<string, unknown>) : {} };
+      const call: ToolCall = {
+        ...(this.content[index] as ToolCall),
+        arguments: isObject ? (parsed as Record<string, unknown>) : {},
+      };
       if (parseError) call.parseError = parseError; // the kernel answers such a call with an error and never runs it
       this.content[index] = call;
     }
-    this.content = this.content.filter((b) => !(b.type === "text" && b.text === "") && !(b.type === "thinking" && b.thinking === "" && !b.signature));
+    this.content = this.content.filter(
+      (b) => !(b.type === "text" && b.text === "") && !(b.type === "thinking" && b.thinking === "" && !b.signature),
+    );
     return this.snapshot(stopReason);
   }
 

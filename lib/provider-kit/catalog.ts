@@ -63,14 +63,31 @@ export interface CatalogModel extends ModelInfo {
 const ZERO: Prices = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
 
 /** Limits for an id the catalog does not know (a local model, a brand-new release). */
-export function defaultModel(provider: string, id: string, api: ApiKind, limits: { contextWindow: number; maxOutput: number }): CatalogModel {
-  return { id, provider, name: id, api, contextWindow: limits.contextWindow, maxOutput: limits.maxOutput, input: ["text", "image"], cost: { ...ZERO } };
+export function defaultModel(
+  provider: string,
+  id: string,
+  api: ApiKind,
+  limits: { contextWindow: number; maxOutput: number },
+): CatalogModel {
+  return {
+    id,
+    provider,
+    name: id,
+    api,
+    contextWindow: limits.contextWindow,
+    maxOutput: limits.maxOutput,
+    input: ["text", "image"],
+    cost: { ...ZERO },
+  };
 }
 
 const DATE_SUFFIX = /-(\d{8}|\d{4}-\d{2}-\d{2})$/;
 
 function tokens(id: string): string[] {
-  return id.toLowerCase().split(/[-._\s/:]+/).filter(Boolean);
+  return id
+    .toLowerCase()
+    .split(/[-._\s/:]+/)
+    .filter(Boolean);
 }
 
 /** Whether every query token appears in order in the id's tokens (a query token may be a prefix). */
@@ -105,7 +122,10 @@ export function findModel(models: readonly CatalogModel[], id: string): CatalogM
 }
 
 /** Cost of one reply from its token counts. A tier whose threshold the prompt exceeds prices every token. */
-export function computeCost(usage: Pick<Usage, "input" | "output" | "cacheRead" | "cacheWrite">, model: { cost?: Prices; tiers?: readonly PriceTier[] }): Usage["cost"] {
+export function computeCost(
+  usage: Pick<Usage, "input" | "output" | "cacheRead" | "cacheWrite">,
+  model: { cost?: Prices; tiers?: readonly PriceTier[] },
+): Usage["cost"] {
   const prompt = usage.input + usage.cacheRead + usage.cacheWrite;
   let prices: Prices = model.cost ?? ZERO;
   for (const tier of model.tiers ?? []) if (prompt > tier.above) prices = tier;
@@ -140,7 +160,12 @@ export function markUserDefault(provider: Provider, id: string): void {
   const at = found ? models.findIndex((m) => m.id === found.id) : -1;
   if (found && at >= 0) models[at] = { ...found, default: "user" };
   else {
-    const resolved = (provider.resolveModel?.(id) ?? { id, provider: provider.id, contextWindow: 128_000, maxOutput: 16_384 }) as CatalogModel;
+    const resolved = (provider.resolveModel?.(id) ?? {
+      id,
+      provider: provider.id,
+      contextWindow: 128_000,
+      maxOutput: 16_384,
+    }) as CatalogModel;
     models.push({ ...resolved, default: "user" });
   }
 }

@@ -38,7 +38,12 @@ export function sharedCli(ctx: PluginContext<unknown>): ProviderCliService {
 export function registerModelCli(ctx: PluginContext<unknown>): ProviderCliService {
   const service: ProviderCliService = {};
   ctx.services.provide(CLI_SERVICE, service);
-  ctx.flags.register({ name: "api-key", description: "API key for the provider this run uses (never stored or logged)", type: "string", valueName: "key" });
+  ctx.flags.register({
+    name: "api-key",
+    description: "API key for the provider this run uses (never stored or logged)",
+    type: "string",
+    valueName: "key",
+  });
   ctx.onStart((agent) => {
     service.selected = agent.state.provider;
   });
@@ -78,7 +83,8 @@ export function lookupKey(
   configured?: { apiKey?: ConfigValue; run?: boolean },
 ): KeyLookup {
   const flag = ctx.flags.get("api-key");
-  if (typeof flag === "string" && flag && (!cli.selected || cli.selected === provider)) return { key: flag, from: "--api-key" };
+  if (typeof flag === "string" && flag && (!cli.selected || cli.selected === provider))
+    return { key: flag, from: "--api-key" };
   const v = configured?.apiKey;
   if (v) {
     const from = `apiKey in ${v.file}`;
@@ -127,28 +133,49 @@ function matches(query: string, text: string): boolean {
 
 async function listModels(ctx: PluginContext<unknown>, argv: string[], io: CliStreams): Promise<number> {
   const json = argv.includes("--json");
-  const query = argv.filter((a) => a !== "--json").join(" ").trim();
+  const query = argv
+    .filter((a) => a !== "--json")
+    .join(" ")
+    .trim();
   const rows: { provider: Provider; model: ModelInfo; configured: boolean }[] = [];
   for (const id of ctx.providers.ids()) {
     const provider = ctx.providers.get(id)!;
     const configured = !provider.isConfigured || provider.isConfigured();
     for (const model of provider.models ?? []) {
-      if (!query || matches(query, `${provider.id}/${model.id} ${model.name ?? ""}`)) rows.push({ provider, model, configured });
+      if (!query || matches(query, `${provider.id}/${model.id} ${model.name ?? ""}`))
+        rows.push({ provider, model, configured });
     }
   }
   const from = (m: ModelInfo) => (m as CatalogModel).source ?? "built-in";
   if (json) {
     // Header values may be secrets (Pi's models.json allows literal ones): only their names are shown.
-    const shown = (m: ModelInfo) => ({ ...m, headers: (m as CatalogModel).headers?.map((h) => h.header ?? h.key), source: from(m) });
-    io.stdout.write(JSON.stringify(rows.map((r) => ({ ...shown(r.model), provider: r.provider.id, configured: r.configured })), null, 2) + "\n");
+    const shown = (m: ModelInfo) => ({
+      ...m,
+      headers: (m as CatalogModel).headers?.map((h) => h.header ?? h.key),
+      source: from(m),
+    });
+    io.stdout.write(
+      JSON.stringify(
+        rows.map((r) => ({ ...shown(r.model), provider: r.provider.id, configured: r.configured })),
+        null,
+        2,
+      ) + "\n",
+    );
     return 0;
   }
   if (rows.length === 0) {
-    io.stderr.write(`coil: no model matches '${query}'. Known providers: ${ctx.providers.ids().join(", ") || "(none)"}\n`);
+    io.stderr.write(
+      `coil: no model matches '${query}'. Known providers: ${ctx.providers.ids().join(", ") || "(none)"}\n`,
+    );
     return 1;
   }
   const head = ["model", "ready", "context", "max out", "thinking", "images", "$/M in/out", "from", "name"];
-  const mark = (m: ModelInfo) => ((m as CatalogModel).default === "user" ? " (default: models.yaml)" : (m as CatalogModel).default === "provider" ? " (default)" : "");
+  const mark = (m: ModelInfo) =>
+    (m as CatalogModel).default === "user"
+      ? " (default: models.yaml)"
+      : (m as CatalogModel).default === "provider"
+        ? " (default)"
+        : "";
   const table = rows.map(({ provider, model, configured }) => [
     `${provider.id}/${model.id}${configured ? "" : " *"}`,
     configured ? "yes" : "-",
@@ -161,19 +188,31 @@ async function listModels(ctx: PluginContext<unknown>, argv: string[], io: CliSt
     `${model.name ?? ""}${mark(model)}`,
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : pad(c, widths[i]!))).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : pad(c, widths[i]!)))
+      .join("  ")
+      .trimEnd();
   io.stdout.write([line(head), ...table.map(line)].join("\n") + "\n");
-  const open = query ? [] : ctx.providers.ids().map((id) => ctx.providers.get(id)!).filter((p) => !p.models?.length);
+  const open = query
+    ? []
+    : ctx.providers
+        .ids()
+        .map((id) => ctx.providers.get(id)!)
+        .filter((p) => !p.models?.length);
   if (open.length) {
     const mark = (p: Provider) => (!p.isConfigured || p.isConfigured() ? p.id : `${p.id} *`);
-    io.stdout.write(`\nProviders that serve ids they do not list (use --model <provider>/<id>): ${open.map(mark).join(", ")}\n`);
+    io.stdout.write(
+      `\nProviders that serve ids they do not list (use --model <provider>/<id>): ${open.map(mark).join(", ")}\n`,
+    );
   }
   const unconfigured = new Map<string, Provider>();
   for (const r of rows) if (!r.configured) unconfigured.set(r.provider.id, r.provider);
   for (const p of open) if (p.isConfigured && !p.isConfigured()) unconfigured.set(p.id, p);
   if (unconfigured.size) {
     io.stdout.write("\n* not configured yet:\n");
-    for (const p of unconfigured.values()) io.stdout.write(`  ${p.id}: ${p.setupHint ?? "see its plugin's documentation"}\n`);
+    for (const p of unconfigured.values())
+      io.stdout.write(`  ${p.id}: ${p.setupHint ?? "see its plugin's documentation"}\n`);
   }
   return 0;
 }
@@ -194,12 +233,23 @@ async function authCommand(ctx: PluginContext<unknown>, argv: string[], io: CliS
   if (verb === "list") {
     const stored = readAuth(home);
     const ids = Object.keys(stored);
-    io.stdout.write(ids.length ? ids.map((id) => `${id}: key stored${known.includes(id) ? "" : " (no such provider in this preset)"}`).join("\n") + "\n" : `no keys stored in ${authFile(home)}\n`);
-    if (authFileTooOpen(home)) io.stderr.write(`coil: warning: ${authFile(home)} is readable by other users; run: chmod 600 ${authFile(home)}\n`);
+    io.stdout.write(
+      ids.length
+        ? ids
+            .map((id) => `${id}: key stored${known.includes(id) ? "" : " (no such provider in this preset)"}`)
+            .join("\n") + "\n"
+        : `no keys stored in ${authFile(home)}\n`,
+    );
+    if (authFileTooOpen(home))
+      io.stderr.write(
+        `coil: warning: ${authFile(home)} is readable by other users; run: chmod 600 ${authFile(home)}\n`,
+      );
     return 0;
   }
   if ((verb !== "set" && verb !== "remove") || !provider) {
-    io.stderr.write("usage: coil auth set <provider>   (reads the key from stdin)\n       coil auth remove <provider>\n       coil auth list\n");
+    io.stderr.write(
+      "usage: coil auth set <provider>   (reads the key from stdin)\n       coil auth remove <provider>\n       coil auth list\n",
+    );
     return 2;
   }
   if (verb === "remove") {
@@ -207,11 +257,14 @@ async function authCommand(ctx: PluginContext<unknown>, argv: string[], io: CliS
     io.stdout.write(`removed the key for ${provider} from ${file}\n`);
     return 0;
   }
-  if (!known.includes(provider)) io.stderr.write(`coil: warning: no provider '${provider}' in this preset (known: ${known.join(", ") || "none"}); storing the key anyway\n`);
+  if (!known.includes(provider))
+    io.stderr.write(
+      `coil: warning: no provider '${provider}' in this preset (known: ${known.join(", ") || "none"}); storing the key anyway\n`,
+    );
   if (io.stdin.isTTY) io.stderr.write(`Paste the API key for ${provider} and press Enter: `);
   const key = (await readStdin(io)).trim();
   if (!key || /\s/.test(key)) {
-    io.stderr.write("coil: no key read from stdin (pipe it in: printf %s \"$KEY\" | coil auth set <provider>)\n");
+    io.stderr.write('coil: no key read from stdin (pipe it in: printf %s "$KEY" | coil auth set <provider>)\n');
     return 2;
   }
   const file = writeAuthKey(home, provider, key);
@@ -226,22 +279,31 @@ async function switchModel(ctx: PluginContext<unknown>, args: string, agent: Age
   if (!want) return `current model: ${current.provider}/${current.model.id}`;
   let found: ModelChoice;
   try {
-    found = resolveModel(ctx.providers.ids().map((p) => ctx.providers.get(p)!), want);
+    found = resolveModel(
+      ctx.providers.ids().map((p) => ctx.providers.get(p)!),
+      want,
+    );
   } catch (error) {
     return error instanceof CoilError ? `${error.detail}${error.hint ? `: ${error.hint}` : ""}` : messageOf(error);
   }
   agent.setModel(found.provider.id, found.model);
-  const record: CustomMessage<{ from: { provider: string; model: string }; to: { provider: string; model: string } }> = {
-    role: "custom",
-    customType: "model_change",
-    content: `Model switched from ${current.provider}/${current.model.id} to ${found.provider.id}/${found.model.id}`,
-    display: true,
-    details: { from: { provider: current.provider, model: current.model.id }, to: { provider: found.provider.id, model: found.model.id } },
-    timestamp: Date.now(),
-  };
+  const record: CustomMessage<{ from: { provider: string; model: string }; to: { provider: string; model: string } }> =
+    {
+      role: "custom",
+      customType: "model_change",
+      content: `Model switched from ${current.provider}/${current.model.id} to ${found.provider.id}/${found.model.id}`,
+      display: true,
+      details: {
+        from: { provider: current.provider, model: current.model.id },
+        to: { provider: found.provider.id, model: found.model.id },
+      },
+      timestamp: Date.now(),
+    };
   // A session store (the `session` service, e.g. session-jsonl) records the switch as its own entry;
   // without one, the record goes into history as a custom message, which no model ever sees.
-  const session = ctx.services.get("session") as { appendModelChange?(provider: string, modelId: string): unknown } | undefined;
+  const session = ctx.services.get("session") as
+    | { appendModelChange?(provider: string, modelId: string): unknown }
+    | undefined;
   if (typeof session?.appendModelChange === "function") session.appendModelChange(found.provider.id, found.model.id);
   else if (!agent.state.isRunning) agent.replaceMessages([...agent.state.messages, record]);
   ctx.log.info(record.content as string);

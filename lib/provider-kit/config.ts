@@ -7,7 +7,14 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, w
 import { dirname, join } from "node:path";
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from "yaml";
 import { CoilError } from "../../kernel/index.js";
-import { API_KINDS, type ApiKind, type CatalogModel, type PriceTier, type Prices, type ThinkingStyle } from "./catalog.js";
+import {
+  API_KINDS,
+  type ApiKind,
+  type CatalogModel,
+  type PriceTier,
+  type Prices,
+  type ThinkingStyle,
+} from "./catalog.js";
 import type { ConfigValue } from "./values.js";
 
 export { coilHome } from "../paths.js";
@@ -58,7 +65,8 @@ export interface Compat {
 }
 
 /** Every switch set, as the wire code reads it (`reasoningEffortMap` may stay empty). */
-export type ResolvedCompat = Required<Omit<Compat, "store" | "reasoningEffortMap">> & Pick<Compat, "reasoningEffortMap">;
+export type ResolvedCompat = Required<Omit<Compat, "store" | "reasoningEffortMap">> &
+  Pick<Compat, "reasoningEffortMap">;
 
 /** `base` with `over` on top; the deprecated `store` becomes `stateless`. */
 export function mergeCompat<T extends Compat>(base: T, ...over: (Compat | undefined)[]): T {
@@ -113,7 +121,12 @@ type Kind = "string" | "boolean" | "posint" | "number" | "stringMap" | "strings"
 interface Field {
   kind: Kind | readonly string[];
 }
-const PRICE_FIELDS = { input: { kind: "number" }, output: { kind: "number" }, cacheRead: { kind: "number" }, cacheWrite: { kind: "number" } } as const;
+const PRICE_FIELDS = {
+  input: { kind: "number" },
+  output: { kind: "number" },
+  cacheRead: { kind: "number" },
+  cacheWrite: { kind: "number" },
+} as const;
 const MODEL_FIELDS: Record<string, Field | "cost" | "tiers" | "headers" | "compat"> = {
   id: { kind: "string" },
   name: { kind: "string" },
@@ -147,7 +160,18 @@ const COMPAT_FIELDS: Record<keyof Compat, Field> = {
   stateless: { kind: "boolean" },
   store: { kind: "boolean" },
 };
-const PROVIDER_FIELDS = ["api", "baseUrl", "apiKeyEnv", "apiKey", "auth", "headers", "compat", "params", "defaults", "models"];
+const PROVIDER_FIELDS = [
+  "api",
+  "baseUrl",
+  "apiKeyEnv",
+  "apiKey",
+  "auth",
+  "headers",
+  "compat",
+  "params",
+  "defaults",
+  "models",
+];
 
 class Checker {
   private readonly lc = new LineCounter();
@@ -161,14 +185,19 @@ class Checker {
     const bad = this.doc.errors[0];
     if (bad) {
       const p = this.lc.linePos(bad.pos[0]);
-      throw new CoilError("CONFIG_INVALID", `malformed YAML in models.yaml: ${bad.message.split("\n")[0]}`, { file, line: p.line, column: p.col });
+      throw new CoilError("CONFIG_INVALID", `malformed YAML in models.yaml: ${bad.message.split("\n")[0]}`, {
+        file,
+        line: p.line,
+        column: p.col,
+      });
     }
   }
 
   /** Line/column of the node at `path`, or of the key `key` inside it. */
   where(path: (string | number)[], key?: string): { line?: number; column?: number } {
     let node: unknown = this.doc.getIn(path, true);
-    if (key !== undefined && isMap(node)) node = node.items.find((p) => isScalar(p.key) && p.key.value === key)?.key ?? node;
+    if (key !== undefined && isMap(node))
+      node = node.items.find((p) => isScalar(p.key) && p.key.value === key)?.key ?? node;
     const range = (node as { range?: [number, number] } | undefined)?.range;
     if (!range) return {};
     const { line, col } = this.lc.linePos(range[0]);
@@ -176,17 +205,21 @@ class Checker {
   }
 
   fail(path: (string | number)[], message: string, key?: string): never {
-    const dotted = path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("").slice(1);
+    const dotted = path
+      .map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`))
+      .join("")
+      .slice(1);
     const field = key ? (dotted ? `${dotted}.${key}` : key) : dotted;
     throw new CoilError("CONFIG_INVALID", `models.yaml: ${field ? `'${field}' ` : ""}${message}`, {
       file: this.file,
       ...this.where(path, key),
-      hint: "see docs/providers.md (\"models.yaml\") for the format",
+      hint: 'see docs/providers.md ("models.yaml") for the format',
     });
   }
 
   object(value: unknown, path: (string | number)[], known?: readonly string[]): Record<string, unknown> {
-    if (!value || typeof value !== "object" || Array.isArray(value)) this.fail(path, `must be a mapping, got ${show(value)}`);
+    if (!value || typeof value !== "object" || Array.isArray(value))
+      this.fail(path, `must be a mapping, got ${show(value)}`);
     if (known) {
       for (const key of Object.keys(value)) {
         if (!known.includes(key)) this.fail(path, `is not a known field (known: ${known.join(", ")})`, key);
@@ -214,7 +247,8 @@ class Checker {
         return this.object(value, path);
       case "stringMap": {
         const map = this.object(value, path);
-        for (const [key, v] of Object.entries(map)) if (typeof v !== "string") this.fail([...path, key], `must be a string, got ${show(v)}`);
+        for (const [key, v] of Object.entries(map))
+          if (typeof v !== "string") this.fail([...path, key], `must be a string, got ${show(v)}`);
         return map;
       }
     }
@@ -234,12 +268,20 @@ function checkCompat(c: Checker, value: unknown, path: (string | number)[], warn
   for (const [k, v] of Object.entries(compat)) c.field(v, [...path, k], COMPAT_FIELDS[k as keyof Compat]);
   if (compat.reasoningEffortMap) {
     for (const level of Object.keys(compat.reasoningEffortMap)) {
-      if (!(THINKING_LEVELS as readonly string[]).includes(level)) c.fail([...path, "reasoningEffortMap"], `is not a thinking level (levels: ${THINKING_LEVELS.join(", ")})`, level);
+      if (!(THINKING_LEVELS as readonly string[]).includes(level))
+        c.fail(
+          [...path, "reasoningEffortMap"],
+          `is not a thinking level (levels: ${THINKING_LEVELS.join(", ")})`,
+          level,
+        );
     }
   }
   if (compat.store !== undefined) {
     const at = c.where(path, "store").line;
-    const dotted = path.map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("").slice(1);
+    const dotted = path
+      .map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`))
+      .join("")
+      .slice(1);
     warnings.push(
       `models.yaml: '${dotted}.store' is deprecated (it read backwards: true meant "send store: false"); write 'stateless: ${compat.store}' instead, which means the same (${c.file}${at ? `:${at}` : ""})`,
     );
@@ -250,8 +292,19 @@ function checkCompat(c: Checker, value: unknown, path: (string | number)[], warn
 /** `headers` at `path`: a map of strings, each a template (`${NAME}`, `!command`). */
 function checkHeaders(c: Checker, value: unknown, path: (string | number)[], provider: string): ConfigValue[] {
   const map = c.field(value, path, { kind: "stringMap" }) as Record<string, string>;
-  const dotted = path.slice(2).map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`)).join("").slice(1);
-  return Object.entries(map).map(([name, raw]) => ({ raw, file: c.file, line: c.where([...path, name]).line, provider, key: `${dotted}.${name}`, header: name }));
+  const dotted = path
+    .slice(2)
+    .map((p) => (typeof p === "number" ? `[${p}]` : `.${p}`))
+    .join("")
+    .slice(1);
+  return Object.entries(map).map(([name, raw]) => ({
+    raw,
+    file: c.file,
+    line: c.where([...path, name]).line,
+    provider,
+    key: `${dotted}.${name}`,
+    header: name,
+  }));
 }
 
 function checkModel(c: Checker, raw: unknown, path: (string | number)[], warnings: string[]): ModelConfig {
@@ -267,17 +320,20 @@ function checkModel(c: Checker, raw: unknown, path: (string | number)[], warning
       for (const [k, v] of Object.entries(cost)) c.field(v, [...path, key, k], PRICE_FIELDS[k as keyof Prices]);
       out.cost = cost;
     } else if (spec === "tiers") {
-      if (!Array.isArray(value)) c.fail([...path, key], `must be a list of { above, input, output, cacheRead, cacheWrite }, got ${show(value)}`);
+      if (!Array.isArray(value))
+        c.fail([...path, key], `must be a list of { above, input, output, cacheRead, cacheWrite }, got ${show(value)}`);
       out.tiers = value.map((t, i) => {
         const tier = c.object(t, [...path, key, i], ["above", ...Object.keys(PRICE_FIELDS)]);
         c.field(tier.above, [...path, key, i, "above"], { kind: "posint" });
-        for (const k of Object.keys(PRICE_FIELDS)) c.field(tier[k] ?? 0, [...path, key, i, k], PRICE_FIELDS[k as keyof Prices]);
+        for (const k of Object.keys(PRICE_FIELDS))
+          c.field(tier[k] ?? 0, [...path, key, i, k], PRICE_FIELDS[k as keyof Prices]);
         return { cacheRead: 0, cacheWrite: 0, ...tier } as unknown as PriceTier;
       });
       (out.tiers as PriceTier[]).sort((a, b) => a.above - b.above);
     } else {
       out[key] = c.field(value, [...path, key], spec);
-      if (key === "input" && !(value as string[]).every((v) => v === "text" || v === "image")) c.fail([...path, key], `may only list text and image, got ${show(value)}`);
+      if (key === "input" && !(value as string[]).every((v) => v === "text" || v === "image"))
+        c.fail([...path, key], `may only list text and image, got ${show(value)}`);
     }
   }
   return out as ModelConfig;
@@ -293,24 +349,39 @@ export function parseModelsFile(file: string, text: string): ModelsFile {
   let fallback: string | undefined;
   if (top.default !== undefined) {
     fallback = c.field(top.default, ["default"], { kind: "string" }) as string;
-    if (!/^[^/\s]+\/\S+$/.test(fallback)) c.fail(["default"], `must name a provider and a model: provider/id (e.g. anthropic/claude-sonnet-5-5), got ${show(top.default)}`);
+    if (!/^[^/\s]+\/\S+$/.test(fallback))
+      c.fail(
+        ["default"],
+        `must name a provider and a model: provider/id (e.g. anthropic/claude-sonnet-5-5), got ${show(top.default)}`,
+      );
   }
-  if (top.providers === undefined || top.providers === null) return { file, providers: [], default: fallback, warnings };
+  if (top.providers === undefined || top.providers === null)
+    return { file, providers: [], default: fallback, warnings };
   const providers = c.object(top.providers, ["providers"]);
   const out: ProviderConfig[] = [];
   for (const [id, raw] of Object.entries(providers)) {
     const path = ["providers", id];
-    if (!/^[a-z0-9][a-z0-9._-]*$/i.test(id)) c.fail(["providers"], "is not a valid provider id (letters, digits, '.', '_', '-')", id);
+    if (!/^[a-z0-9][a-z0-9._-]*$/i.test(id))
+      c.fail(["providers"], "is not a valid provider id (letters, digits, '.', '_', '-')", id);
     const p = c.object(raw ?? {}, path, PROVIDER_FIELDS);
-    const config: ProviderConfig = { id, models: [], source: { file, line: c.where(["providers"], id).line, kind: "models.yaml" } };
+    const config: ProviderConfig = {
+      id,
+      models: [],
+      source: { file, line: c.where(["providers"], id).line, kind: "models.yaml" },
+    };
     if (p.api !== undefined) config.api = c.field(p.api, [...path, "api"], { kind: API_KINDS }) as ApiKind;
     if (p.baseUrl !== undefined) {
       config.baseUrl = c.field(p.baseUrl, [...path, "baseUrl"], { kind: "string" }) as string;
-      if (!/^https?:\/\/[^\s]+$/.test(config.baseUrl)) c.fail([...path, "baseUrl"], `must be an http(s) URL, got ${show(p.baseUrl)}`);
+      if (!/^https?:\/\/[^\s]+$/.test(config.baseUrl))
+        c.fail([...path, "baseUrl"], `must be an http(s) URL, got ${show(p.baseUrl)}`);
     }
     if (p.apiKeyEnv !== undefined) {
       config.apiKeyEnv = c.field(p.apiKeyEnv, [...path, "apiKeyEnv"], { kind: "string" }) as string;
-      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(config.apiKeyEnv)) c.fail([...path, "apiKeyEnv"], `must be the NAME of an environment variable (the key itself never goes in this file), got ${show(p.apiKeyEnv)}`);
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(config.apiKeyEnv))
+        c.fail(
+          [...path, "apiKeyEnv"],
+          `must be the NAME of an environment variable (the key itself never goes in this file), got ${show(p.apiKeyEnv)}`,
+        );
     }
     if (p.apiKey !== undefined) {
       const raw = c.field(p.apiKey, [...path, "apiKey"], { kind: "string" }) as string;
@@ -319,10 +390,12 @@ export function parseModelsFile(file: string, text: string): ModelsFile {
       }
       config.apiKey = { raw, file, line: c.where([...path, "apiKey"]).line, provider: id, key: "apiKey" };
     }
-    if (p.auth !== undefined) config.auth = c.field(p.auth, [...path, "auth"], { kind: ["key", "none"] }) as "key" | "none";
+    if (p.auth !== undefined)
+      config.auth = c.field(p.auth, [...path, "auth"], { kind: ["key", "none"] }) as "key" | "none";
     if (p.headers !== undefined) config.headers = checkHeaders(c, p.headers, [...path, "headers"], id);
     if (p.compat !== undefined) config.compat = checkCompat(c, p.compat, [...path, "compat"], warnings);
-    if (p.params !== undefined) config.params = c.field(p.params, [...path, "params"], { kind: "object" }) as Record<string, unknown>;
+    if (p.params !== undefined)
+      config.params = c.field(p.params, [...path, "params"], { kind: "object" }) as Record<string, unknown>;
     if (p.defaults !== undefined) {
       const d = c.object(p.defaults, [...path, "defaults"], ["contextWindow", "maxOutput"]);
       for (const [k, v] of Object.entries(d)) c.field(v, [...path, "defaults", k], { kind: "posint" });
@@ -361,7 +434,8 @@ export function deepMerge<T extends Record<string, unknown>>(base: T, over: Reco
   const out: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(over)) {
     const prev = out[key];
-    const plain = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+    const plain = (v: unknown): v is Record<string, unknown> =>
+      typeof v === "object" && v !== null && !Array.isArray(v);
     out[key] = plain(prev) && plain(value) ? deepMerge(prev, value) : value;
   }
   return out as T;
@@ -377,7 +451,12 @@ function mergeProvider(base: ProviderConfig, over: ProviderConfig): ProviderConf
     if (at < 0) models.push(m);
     else {
       const prev = models[at]!;
-      models[at] = { ...prev, ...m, compat: prev.compat || m.compat ? { ...prev.compat, ...m.compat } : undefined, source: `${m.source} over ${prev.source}` };
+      models[at] = {
+        ...prev,
+        ...m,
+        compat: prev.compat || m.compat ? { ...prev.compat, ...m.compat } : undefined,
+        source: `${m.source} over ${prev.source}`,
+      };
     }
   }
   return {
@@ -407,7 +486,11 @@ export interface ModelsConfig {
  * models.yaml (`yamlFile`; errors in it stop coil) and, when `piFile` is given and exists, Pi's
  * models.json: a provider both name is Pi's entry with models.yaml's fields on top.
  */
-export function loadModelsConfig(yamlFile: string, piFile: string | undefined, readPi: (file: string) => ModelsFile | undefined): ModelsConfig {
+export function loadModelsConfig(
+  yamlFile: string,
+  piFile: string | undefined,
+  readPi: (file: string) => ModelsFile | undefined,
+): ModelsConfig {
   const yaml = readModelsFile(yamlFile);
   const pi = piFile ? readPi(piFile) : undefined;
   const byId = new Map<string, ProviderConfig>();
@@ -436,7 +519,13 @@ export function warnOnce(warnings: readonly string[], log: (message: string) => 
 }
 
 /** A catalog entry from a models.yaml model, on top of what the built-in catalog says (if anything). */
-export function mergeModel(provider: string, api: ApiKind, m: ModelConfig, base: CatalogModel | undefined, limits: { contextWindow: number; maxOutput: number }): CatalogModel {
+export function mergeModel(
+  provider: string,
+  api: ApiKind,
+  m: ModelConfig,
+  base: CatalogModel | undefined,
+  limits: { contextWindow: number; maxOutput: number },
+): CatalogModel {
   const cost = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...base?.cost, ...m.cost };
   return {
     ...(base ?? { input: ["text", "image"] }),
@@ -448,7 +537,10 @@ export function mergeModel(provider: string, api: ApiKind, m: ModelConfig, base:
     contextWindow: m.contextWindow ?? base?.contextWindow ?? limits.contextWindow,
     maxOutput: m.maxOutput ?? base?.maxOutput ?? limits.maxOutput,
     cost,
-    source: m.source && base?.provider === provider ? `${m.source} over ${base.source ?? "built-in"}` : (m.source ?? base?.source),
+    source:
+      m.source && base?.provider === provider
+        ? `${m.source} over ${base.source ?? "built-in"}`
+        : (m.source ?? base?.source),
   } as CatalogModel;
 }
 
@@ -468,9 +560,14 @@ export function readAuth(home: string): AuthFile {
   try {
     data = JSON.parse(readFileSync(file, "utf8"));
   } catch (cause) {
-    throw new CoilError("CONFIG_INVALID", `${file} is not valid JSON`, { file, cause, hint: "fix it or delete it and run `coil auth set <provider>` again" });
+    throw new CoilError("CONFIG_INVALID", `${file} is not valid JSON`, {
+      file,
+      cause,
+      hint: "fix it or delete it and run `coil auth set <provider>` again",
+    });
   }
-  if (!data || typeof data !== "object" || Array.isArray(data)) throw new CoilError("CONFIG_INVALID", `${file} must hold a JSON object`, { file });
+  if (!data || typeof data !== "object" || Array.isArray(data))
+    throw new CoilError("CONFIG_INVALID", `${file} must hold a JSON object`, { file });
   return data as AuthFile;
 }
 
@@ -517,7 +614,9 @@ export function isLocalUrl(url: string | undefined): boolean {
   if (!url) return false;
   try {
     const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
-    return host === "localhost" || host === "::1" || host.startsWith("127.") || host === "0.0.0.0" || host.endsWith(".local");
+    return (
+      host === "localhost" || host === "::1" || host.startsWith("127.") || host === "0.0.0.0" || host.endsWith(".local")
+    );
   } catch {
     return false;
   }

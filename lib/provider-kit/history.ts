@@ -53,7 +53,12 @@ function abandonedPrompts(messages: readonly Message[]): Set<number> {
     let j = i;
     while (j < messages.length && messages[j]!.role === "user") j++;
     let k = j;
-    while (k < messages.length && messages[k]!.role === "assistant" && (messages[k] as AssistantMessage).stopReason === "error") k++;
+    while (
+      k < messages.length &&
+      messages[k]!.role === "assistant" &&
+      (messages[k] as AssistantMessage).stopReason === "error"
+    )
+      k++;
     if (k > j && messages[k]?.role === "user") for (let u = i; u < j; u++) drop.add(u);
     i = k > j ? k : j;
   }
@@ -74,7 +79,14 @@ export function prepareHistory(messages: readonly Message[], rules: HistoryRules
   const closeOpen = () => {
     for (const call of open) {
       if (answered.has(call.id)) continue;
-      out.push({ role: "toolResult", toolCallId: call.id, toolName: call.name, content: [{ type: "text", text: NO_RESULT }], isError: true, timestamp: 0 });
+      out.push({
+        role: "toolResult",
+        toolCallId: call.id,
+        toolName: call.name,
+        content: [{ type: "text", text: NO_RESULT }],
+        isError: true,
+        timestamp: 0,
+      });
     }
     open = [];
     answered = new Set();
@@ -109,7 +121,9 @@ export function prepareHistory(messages: readonly Message[], rules: HistoryRules
       }
     }
     if (content.length === 0) continue;
-    out.push(content.length === m.content.length && content.every((c, i) => c === m.content[i]) ? m : { ...m, content });
+    out.push(
+      content.length === m.content.length && content.every((c, i) => c === m.content[i]) ? m : { ...m, content },
+    );
   }
   closeOpen();
   return out;

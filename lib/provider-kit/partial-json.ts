@@ -27,7 +27,10 @@ function tokenize(text: string): Token[] {
         i = j + 1;
       } else {
         // an open string: drop a half-written escape, then close it
-        const body = text.slice(i).replace(/\\u[0-9a-fA-F]{0,3}$/, "").replace(/(^|[^\\])((?:\\\\)*)\\$/, "$1$2");
+        const body = text
+          .slice(i)
+          .replace(/\\u[0-9a-fA-F]{0,3}$/, "")
+          .replace(/(^|[^\\])((?:\\\\)*)\\$/, "$1$2");
         out.push({ kind: "str", raw: body + '"', partial: true });
         break;
       }
@@ -69,7 +72,12 @@ export function parsePartialJson(text: string): unknown {
     const prev = tokens[tokens.length - 2];
     if (last.kind === "," || last.kind === ":") tokens.pop();
     else if (last.kind === "lit" && !validLiteral(last.raw)) tokens.pop();
-    else if (last.kind === "str" && containerAt(tokens.length - 1) === "{" && (!prev || prev.kind === "{" || prev.kind === ",")) tokens.pop(); // a key without a value
+    else if (
+      last.kind === "str" &&
+      containerAt(tokens.length - 1) === "{" &&
+      (!prev || prev.kind === "{" || prev.kind === ",")
+    )
+      tokens.pop(); // a key without a value
     else break;
   }
   const stack: string[] = [];

@@ -14,7 +14,14 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { API_KINDS, type ApiKind } from "./catalog.js";
-import { THINKING_FORMATS, THINKING_LEVELS, type Compat, type ModelConfig, type ModelsFile, type ProviderConfig } from "./config.js";
+import {
+  THINKING_FORMATS,
+  THINKING_LEVELS,
+  type Compat,
+  type ModelConfig,
+  type ModelsFile,
+  type ProviderConfig,
+} from "./config.js";
 import type { ConfigValue } from "./values.js";
 
 /** Pi's agent folder (`PI_CODING_AGENT_DIR`, else `~/.pi/agent`) + `models.json`. */
@@ -41,16 +48,34 @@ function piCompat(raw: Json, skipped: string[], at: string): { compat: Compat; p
     if (key === "supportsDeveloperRole" && bool) compat.systemRole = value ? "developer" : "system";
     else if (key === "supportsReasoningEffort" && bool) compat.reasoningEffort = value;
     else if (key === "supportsUsageInStreaming" && bool) compat.streamUsage = value;
-    else if ((key === "supportsStrictMode" || key === "requiresToolResultName" || key === "requiresAssistantAfterToolResult" || key === "requiresMistralToolIds") && bool) compat[key] = value;
-    else if (key === "maxTokensField" && (value === "max_tokens" || value === "max_completion_tokens")) compat.maxTokensField = value;
-    else if (key === "thinkingFormat" && (THINKING_FORMATS as readonly unknown[]).includes(value)) compat.thinkingFormat = value as Compat["thinkingFormat"];
+    else if (
+      (key === "supportsStrictMode" ||
+        key === "requiresToolResultName" ||
+        key === "requiresAssistantAfterToolResult" ||
+        key === "requiresMistralToolIds") &&
+      bool
+    )
+      compat[key] = value;
+    else if (key === "maxTokensField" && (value === "max_tokens" || value === "max_completion_tokens"))
+      compat.maxTokensField = value;
+    else if (key === "thinkingFormat" && (THINKING_FORMATS as readonly unknown[]).includes(value))
+      compat.thinkingFormat = value as Compat["thinkingFormat"];
     else if (key === "openRouterRouting" && isObject(value)) params = { provider: value };
-    else skipped.push(`${at}.compat.${key}${key === "thinkingFormat" ? ` (${JSON.stringify(value)}: coil knows ${THINKING_FORMATS.join(", ")})` : ""}`);
+    else
+      skipped.push(
+        `${at}.compat.${key}${key === "thinkingFormat" ? ` (${JSON.stringify(value)}: coil knows ${THINKING_FORMATS.join(", ")})` : ""}`,
+      );
   }
   return { compat, params };
 }
 
-function piHeaders(raw: unknown, file: string, provider: string, at: string, skipped: string[]): ConfigValue[] | undefined {
+function piHeaders(
+  raw: unknown,
+  file: string,
+  provider: string,
+  at: string,
+  skipped: string[],
+): ConfigValue[] | undefined {
   if (raw === undefined) return undefined;
   if (!isObject(raw)) {
     skipped.push(`${at}.headers (not an object)`);
@@ -58,7 +83,14 @@ function piHeaders(raw: unknown, file: string, provider: string, at: string, ski
   }
   const out: ConfigValue[] = [];
   for (const [name, value] of Object.entries(raw)) {
-    if (typeof value === "string") out.push({ ...piValue(value), file, provider, key: `${at ? `${at}.` : ""}headers.${name}`.replace(/^\./, ""), header: name });
+    if (typeof value === "string")
+      out.push({
+        ...piValue(value),
+        file,
+        provider,
+        key: `${at ? `${at}.` : ""}headers.${name}`.replace(/^\./, ""),
+        header: name,
+      });
     else skipped.push(`${at}.headers.${name} (not a string)`);
   }
   return out;
@@ -67,7 +99,14 @@ function piHeaders(raw: unknown, file: string, provider: string, at: string, ski
 const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : undefined);
 const posint = (v: unknown) => (Number.isInteger(v) && (v as number) > 0 ? (v as number) : undefined);
 
-function piModel(raw: unknown, file: string, provider: string, at: string, skipped: string[], id?: string): ModelConfig | undefined {
+function piModel(
+  raw: unknown,
+  file: string,
+  provider: string,
+  at: string,
+  skipped: string[],
+  id?: string,
+): ModelConfig | undefined {
   if (!isObject(raw)) {
     skipped.push(`${at} (not an object)`);
     return undefined;
@@ -83,12 +122,14 @@ function piModel(raw: unknown, file: string, provider: string, at: string, skipp
     else if (key === "name" && typeof value === "string") m.name = value;
     else if (key === "api" && API_KINDS.includes(value as ApiKind)) m.api = value as ApiKind;
     else if (key === "reasoning" && typeof value === "boolean") m.reasoning = value;
-    else if (key === "input" && Array.isArray(value) && value.every((v) => v === "text" || v === "image")) m.input = value as ("text" | "image")[];
+    else if (key === "input" && Array.isArray(value) && value.every((v) => v === "text" || v === "image"))
+      m.input = value as ("text" | "image")[];
     else if (key === "contextWindow" && posint(value)) m.contextWindow = posint(value);
     else if (key === "maxTokens" && posint(value)) m.maxOutput = posint(value);
     else if (key === "cost" && isObject(value)) {
       const cost: Record<string, number> = {};
-      for (const k of ["input", "output", "cacheRead", "cacheWrite"]) if (num(value[k]) !== undefined) cost[k] = num(value[k])!;
+      for (const k of ["input", "output", "cacheRead", "cacheWrite"])
+        if (num(value[k]) !== undefined) cost[k] = num(value[k])!;
       m.cost = cost;
     } else if (key === "headers") m.headers = piHeaders(value, file, provider, at, skipped);
     else if (key === "compat" && isObject(value)) {
@@ -118,26 +159,37 @@ export function readPiModels(file: string): ModelsFile | undefined {
   try {
     data = JSON.parse(readFileSync(file, "utf8"));
   } catch (error) {
-    return { file, providers: [], warnings: [`${file}: not read (${(error as Error).message}); coil reads Pi's models.json when it is valid JSON`] };
+    return {
+      file,
+      providers: [],
+      warnings: [`${file}: not read (${(error as Error).message}); coil reads Pi's models.json when it is valid JSON`],
+    };
   }
-  if (!isObject(data) || !isObject(data.providers)) return { file, providers: [], warnings: [`${file}: not read: it has no "providers" object`] };
+  if (!isObject(data) || !isObject(data.providers))
+    return { file, providers: [], warnings: [`${file}: not read: it has no "providers" object`] };
   const providers: ProviderConfig[] = [];
   for (const [id, raw] of Object.entries(data.providers)) {
     const skipped: string[] = [];
     if (!/^[a-z0-9][a-z0-9._-]*$/i.test(id) || !isObject(raw)) {
-      warnings.push(`${file}: provider '${id}' not read (${isObject(raw) ? "not a valid provider id" : "not an object"})`);
+      warnings.push(
+        `${file}: provider '${id}' not read (${isObject(raw) ? "not a valid provider id" : "not an object"})`,
+      );
       continue;
     }
     if (raw.api !== undefined && !API_KINDS.includes(raw.api as ApiKind)) {
-      warnings.push(`${file}: provider '${id}' not read: coil does not speak api '${String(raw.api)}' (it speaks ${API_KINDS.join(", ")})`);
+      warnings.push(
+        `${file}: provider '${id}' not read: coil does not speak api '${String(raw.api)}' (it speaks ${API_KINDS.join(", ")})`,
+      );
       continue;
     }
     const p: ProviderConfig = { id, models: [], source: { file, kind: "pi models.json" } };
     for (const [key, value] of Object.entries(raw)) {
       if (key === "api") p.api = value as ApiKind;
       else if (key === "baseUrl" && typeof value === "string" && /^https?:\/\/\S+$/.test(value)) p.baseUrl = value;
-      else if (key === "apiKey" && typeof value === "string" && value) p.apiKey = { ...piValue(value), file, provider: id, key: "apiKey" };
-      else if (key === "authHeader" && typeof value === "boolean") continue; // both SDKs send the key as `Authorization: Bearer` already
+      else if (key === "apiKey" && typeof value === "string" && value)
+        p.apiKey = { ...piValue(value), file, provider: id, key: "apiKey" };
+      else if (key === "authHeader" && typeof value === "boolean")
+        continue; // both SDKs send the key as `Authorization: Bearer` already
       else if (key === "headers") p.headers = piHeaders(value, file, id, "", skipped);
       else if (key === "compat" && isObject(value)) {
         const { compat, params } = piCompat(value, skipped, "");
@@ -155,7 +207,8 @@ export function readPiModels(file: string): ModelsFile | undefined {
         }
       } else skipped.push(key);
     }
-    if (skipped.length) warnings.push(`${file}: provider '${id}': not read: ${skipped.map((s) => s.replace(/^\./, "")).join(", ")}`);
+    if (skipped.length)
+      warnings.push(`${file}: provider '${id}': not read: ${skipped.map((s) => s.replace(/^\./, "")).join(", ")}`);
     providers.push(p);
   }
   return { file, providers, warnings };

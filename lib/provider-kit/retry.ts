@@ -26,7 +26,17 @@ export interface Failure {
 }
 
 const RETRYABLE_STATUS = new Set([408, 409, 425, 429, 500, 502, 503, 504, 529]);
-const NETWORK_CODES = new Set(["ECONNRESET", "EPIPE", "ETIMEDOUT", "UND_ERR_SOCKET", "UND_ERR_CLOSED", "ECONNABORTED", "EAI_AGAIN", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
+const NETWORK_CODES = new Set([
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CLOSED",
+  "ECONNABORTED",
+  "EAI_AGAIN",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+]);
 
 export function isRetryableStatus(status: number | undefined): boolean {
   return status !== undefined && (RETRYABLE_STATUS.has(status) || (status >= 500 && status < 600));
@@ -47,7 +57,11 @@ export function errorCodes(error: unknown): string[] {
 export function isConnectionDrop(error: unknown): boolean {
   if (errorCodes(error).some((c) => NETWORK_CODES.has(c))) return true;
   const text = messages(error).join(" ").toLowerCase();
-  return /\bterminated\b|socket hang up|other side closed|connection (?:reset|closed|error)|premature close|aborted by peer|network error|fetch failed/.test(text) && !isConnectionRefused(error);
+  return (
+    /\bterminated\b|socket hang up|other side closed|connection (?:reset|closed|error)|premature close|aborted by peer|network error|fetch failed/.test(
+      text,
+    ) && !isConnectionRefused(error)
+  );
 }
 
 /**
@@ -56,7 +70,11 @@ export function isConnectionDrop(error: unknown): boolean {
  */
 export function malformedStream(error: unknown, provider: string): Failure | undefined {
   if (!(error instanceof SyntaxError)) return undefined;
-  return { message: `${provider}: the response stream sent a frame that is not valid JSON (${error.message})`, retryable: true, overflow: false };
+  return {
+    message: `${provider}: the response stream sent a frame that is not valid JSON (${error.message})`,
+    retryable: true,
+    overflow: false,
+  };
 }
 
 /** Nothing listens at the address: retrying will not help; the user must start the server or fix the URL. */
@@ -69,14 +87,32 @@ export function isConnectionRefused(error: unknown): boolean {
  * dropped connection (worth another attempt), nothing listening at the address (not worth one), or else
  * the error's own messages. The last step of both provider plugins' classifiers.
  */
-export function transportFailure(error: unknown, where: { provider: string; baseUrl: string }, detail: string): Failure {
+export function transportFailure(
+  error: unknown,
+  where: { provider: string; baseUrl: string },
+  detail: string,
+): Failure {
   const malformed = malformedStream(error, where.provider);
   if (malformed) return malformed;
   if (isConnectionRefused(error)) {
-    return { message: `${where.provider}: cannot connect to ${where.baseUrl} (${messages(error).slice(-1)[0]}) — is the URL right and the server running?`, retryable: false, overflow: false, code: "connection" };
+    return {
+      message: `${where.provider}: cannot connect to ${where.baseUrl} (${messages(error).slice(-1)[0]}) — is the URL right and the server running?`,
+      retryable: false,
+      overflow: false,
+      code: "connection",
+    };
   }
-  if (isConnectionDrop(error) || /timed? ?out/i.test(detail)) return { message: `${where.provider}: connection failed: ${messages(error).join(": ")}`, retryable: true, overflow: false };
-  return { message: `${where.provider}: ${messages(error).join(": ") || String(error)}`, retryable: false, overflow: false };
+  if (isConnectionDrop(error) || /timed? ?out/i.test(detail))
+    return {
+      message: `${where.provider}: connection failed: ${messages(error).join(": ")}`,
+      retryable: true,
+      overflow: false,
+    };
+  return {
+    message: `${where.provider}: ${messages(error).join(": ") || String(error)}`,
+    retryable: false,
+    overflow: false,
+  };
 }
 
 /** Messages along the cause chain. */
@@ -90,11 +126,16 @@ export function messages(error: unknown): string[] {
   return out;
 }
 
-type HeaderBag = { get(name: string): string | null } | Record<string, string | string[] | undefined> | undefined | null;
+type HeaderBag =
+  | { get(name: string): string | null }
+  | Record<string, string | string[] | undefined>
+  | undefined
+  | null;
 
 function header(headers: HeaderBag, name: string): string | undefined {
   if (!headers) return undefined;
-  if (typeof (headers as { get?: unknown }).get === "function") return (headers as { get(n: string): string | null }).get(name) ?? undefined;
+  if (typeof (headers as { get?: unknown }).get === "function")
+    return (headers as { get(n: string): string | null }).get(name) ?? undefined;
   const bag = headers as Record<string, string | string[] | undefined>;
   const value = bag[name] ?? bag[Object.keys(bag).find((k) => k.toLowerCase() === name) ?? ""];
   return Array.isArray(value) ? value[0] : value;

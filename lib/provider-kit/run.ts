@@ -62,14 +62,30 @@ export async function* runWithRetries(o: RunOptions): AsyncGenerator<ProviderEve
           return;
         }
         const tries = attempt > 0 ? ` (after ${attempt} ${attempt === 1 ? "retry" : "retries"})` : "";
-        const after = builder.serverToolRan && failure.retryable ? " (a server-side tool had already run in this reply, so it was not retried)" : "";
-        yield { type: "error", message: builder.fail("error", `${text}${tries}${after}`, failure.overflow ? ERROR_CONTEXT_OVERFLOW : failure.code) };
+        const after =
+          builder.serverToolRan && failure.retryable
+            ? " (a server-side tool had already run in this reply, so it was not retried)"
+            : "";
+        yield {
+          type: "error",
+          message: builder.fail(
+            "error",
+            `${text}${tries}${after}`,
+            failure.overflow ? ERROR_CONTEXT_OVERFLOW : failure.code,
+          ),
+        };
         return;
       }
     }
   } catch (bug) {
     // A defect in the adapter itself: still end the stream the way the kernel expects.
-    yield { type: "error", message: builder.fail(o.signal.aborted ? "aborted" : "error", redact(`[${o.provider}] ${messageOf(bug)}`, o.secrets)) };
+    yield {
+      type: "error",
+      message: builder.fail(
+        o.signal.aborted ? "aborted" : "error",
+        redact(`[${o.provider}] ${messageOf(bug)}`, o.secrets),
+      ),
+    };
   }
 }
 

@@ -26,7 +26,9 @@ const REMEMBERED = 200;
 export function sdkLogger(log: PluginLog, sdk: string, secrets: readonly (string | undefined)[]): SdkLogger {
   const seen = new Set<string>();
   const emit = (level: "info" | "warn", args: unknown[]) => {
-    const text = args.map((a) => (typeof a === "string" ? a : inspect(a, { depth: 3, breakLength: Infinity }))).join(" ");
+    const text = args
+      .map((a) => (typeof a === "string" ? a : inspect(a, { depth: 3, breakLength: Infinity })))
+      .join(" ");
     const short = text.length > MAX ? `${text.slice(0, MAX)}… (${text.length - MAX} more characters)` : text;
     const line = redact(`${sdk} SDK: ${short}`, secrets);
     if (seen.has(line)) return;
@@ -48,8 +50,20 @@ export function sdkLogger(log: PluginLog, sdk: string, secrets: readonly (string
  * routing lasts only for that synchronous call and nothing else can write in between.
  */
 export function routeConsole<T>(logger: SdkLogger, start: () => T): T {
-  const saved = { log: console.log, info: console.info, warn: console.warn, error: console.error, debug: console.debug };
-  Object.assign(console, { log: logger.info, info: logger.info, warn: logger.warn, error: logger.error, debug: logger.debug });
+  const saved = {
+    log: console.log,
+    info: console.info,
+    warn: console.warn,
+    error: console.error,
+    debug: console.debug,
+  };
+  Object.assign(console, {
+    log: logger.info,
+    info: logger.info,
+    warn: logger.warn,
+    error: logger.error,
+    debug: logger.debug,
+  });
   try {
     return start();
   } finally {

@@ -8,9 +8,18 @@ import { CoilError } from "../../kernel/index.js";
 import { coilHome, loadModelsConfig, warnOnce, type ModelsConfig, type ProviderConfig } from "./config.js";
 import { piModelsPath, readPiModels } from "./pi-models.js";
 
-export function userModels(baseDir: string, o: { modelsFile?: string; piModelsFile?: string }, log: { warn(message: string): void; info(message: string): void }): ModelsConfig & { file: string } {
+export function userModels(
+  baseDir: string,
+  o: { modelsFile?: string; piModelsFile?: string },
+  log: { warn(message: string): void; info(message: string): void },
+): ModelsConfig & { file: string } {
   const file = o.modelsFile ? resolve(baseDir, o.modelsFile) : join(coilHome(), "models.yaml");
-  const pi = o.piModelsFile === "none" || o.piModelsFile === "" ? undefined : o.piModelsFile ? resolve(baseDir, o.piModelsFile) : piModelsPath();
+  const pi =
+    o.piModelsFile === "none" || o.piModelsFile === ""
+      ? undefined
+      : o.piModelsFile
+        ? resolve(baseDir, o.piModelsFile)
+        : piModelsPath();
   const config = loadModelsConfig(file, pi, readPiModels);
   warnOnce(config.warnings, (m) => log.warn(m));
   warnOnce(config.notes, (m) => log.info(m));
@@ -23,6 +32,10 @@ export function userModels(baseDir: string, o: { modelsFile?: string; piModelsFi
  * Returns normally only when the entry is to be skipped.
  */
 export function refuseEntry(p: ProviderConfig, problem: string, info: (message: string) => void): void {
-  if (p.source.kind !== "pi models.json") throw new CoilError("CONFIG_INVALID", `models.yaml: provider '${p.id}' ${problem}`, { file: p.source.file, line: p.source.line });
+  if (p.source.kind !== "pi models.json")
+    throw new CoilError("CONFIG_INVALID", `models.yaml: provider '${p.id}' ${problem}`, {
+      file: p.source.file,
+      line: p.source.line,
+    });
   warnOnce([`${p.source.file}: provider '${p.id}' not read: it ${problem}`], info);
 }

@@ -64,11 +64,24 @@ function runCommand(v: ConfigValue, env: NodeJS.ProcessEnv): string {
     throw error;
   };
   if (!command) fail("is empty");
-  const shell = process.platform === "win32" ? { file: "cmd.exe", args: ["/d", "/s", "/c", command] } : { file: "/bin/sh", args: ["-c", command] };
-  const out = spawnSync(shell.file, shell.args, { encoding: "utf8", env, timeout: COMMAND_TIMEOUT_MS, stdio: ["ignore", "pipe", "pipe"], maxBuffer: 1024 * 1024 });
+  const shell =
+    process.platform === "win32"
+      ? { file: "cmd.exe", args: ["/d", "/s", "/c", command] }
+      : { file: "/bin/sh", args: ["-c", command] };
+  const out = spawnSync(shell.file, shell.args, {
+    encoding: "utf8",
+    env,
+    timeout: COMMAND_TIMEOUT_MS,
+    stdio: ["ignore", "pipe", "pipe"],
+    maxBuffer: 1024 * 1024,
+  });
   const stderr = (out.stderr ?? "").trim().split("\n").slice(-5).join(" / ");
-  if (out.error) fail(`could not run: ${(out.error as NodeJS.ErrnoException).code === "ETIMEDOUT" ? `no answer within ${COMMAND_TIMEOUT_MS / 1000}s` : out.error.message}`);
-  if (out.status !== 0) fail(`failed (${out.signal ? `killed by ${out.signal}` : `exit ${out.status}`})${stderr ? `: ${stderr}` : ""}`);
+  if (out.error)
+    fail(
+      `could not run: ${(out.error as NodeJS.ErrnoException).code === "ETIMEDOUT" ? `no answer within ${COMMAND_TIMEOUT_MS / 1000}s` : out.error.message}`,
+    );
+  if (out.status !== 0)
+    fail(`failed (${out.signal ? `killed by ${out.signal}` : `exit ${out.status}`})${stderr ? `: ${stderr}` : ""}`);
   const value = (out.stdout ?? "").trim();
   if (!value) fail(`printed nothing${stderr ? ` (stderr: ${stderr})` : ""}`);
   ran.set(command, { value });
@@ -79,7 +92,11 @@ function runCommand(v: ConfigValue, env: NodeJS.ProcessEnv): string {
  * The value, with variables filled in and a command run (once). A variable that is not set gives
  * undefined when `missing` is `undefined`, else throws naming it; a failing command always throws.
  */
-export function resolveValue(v: ConfigValue, missing: "undefined" | "throw" = "throw", env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function resolveValue(
+  v: ConfigValue,
+  missing: "undefined" | "throw" = "throw",
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
   if (v.literal) return v.raw;
   if (isCommand(v)) return runCommand(v, env);
   let unset: string | undefined;
@@ -90,7 +107,11 @@ export function resolveValue(v: ConfigValue, missing: "undefined" | "throw" = "t
   });
   if (unset !== undefined) {
     if (missing === "undefined") return undefined;
-    throw new CoilError("CONFIG_INVALID", `${where(v)}: the environment variable ${unset} is not set`, { file: v.file, line: v.line, hint: `export ${unset}=… before starting coil, or change the value in ${v.file}` });
+    throw new CoilError("CONFIG_INVALID", `${where(v)}: the environment variable ${unset} is not set`, {
+      file: v.file,
+      line: v.line,
+      hint: `export ${unset}=… before starting coil, or change the value in ${v.file}`,
+    });
   }
   return out;
 }
@@ -100,7 +121,10 @@ export function resolveValue(v: ConfigValue, missing: "undefined" | "throw" = "t
  * the values that came from a variable or a command: those may be secrets, to redact from messages.
  * Text written out in the file is not (redacting `platform` from every error would garble them).
  */
-export function resolveHeaders(...lists: (readonly ConfigValue[] | undefined)[]): { headers: Record<string, string>; secrets: string[] } {
+export function resolveHeaders(...lists: (readonly ConfigValue[] | undefined)[]): {
+  headers: Record<string, string>;
+  secrets: string[];
+} {
   const headers: Record<string, string> = {};
   const secrets: string[] = [];
   for (const h of lists.flatMap((l) => l ?? [])) {

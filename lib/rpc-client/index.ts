@@ -33,10 +33,16 @@ export interface RpcClientOptions {
 }
 
 /** Answers ui_request dialogs: return a boolean (confirm), one of the options (select), text (input), or undefined. */
-export type UiHandler = (request: { method: "confirm" | "select" | "input" | "notify"; params: Record<string, any> }) => unknown;
+export type UiHandler = (request: {
+  method: "confirm" | "select" | "input" | "notify";
+  params: Record<string, any>;
+}) => unknown;
 
 export class RpcError extends Error {
-  constructor(readonly command: string, message: string) {
+  constructor(
+    readonly command: string,
+    message: string,
+  ) {
     super(`${command}: ${message}`);
   }
 }
@@ -60,13 +66,19 @@ function defaultBin(): string {
 export class RpcClient extends EventEmitter {
   private buffer = "";
   private nextId = 1;
-  private readonly waiting = new Map<string, { command: string; resolve(data: unknown): void; reject(error: Error): void; timer?: NodeJS.Timeout }>();
+  private readonly waiting = new Map<
+    string,
+    { command: string; resolve(data: unknown): void; reject(error: Error): void; timer?: NodeJS.Timeout }
+  >();
   private uiHandler?: UiHandler;
   private exited?: Promise<number>;
   /** Everything coil wrote on stderr. */
   stderr = "";
 
-  private constructor(private readonly child: ChildProcess, private readonly timeoutMs: number) {
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly timeoutMs: number,
+  ) {
     super();
     child.stdout!.setEncoding("utf8");
     child.stdout!.on("data", (chunk: string) => this.feed(chunk));
@@ -76,7 +88,13 @@ export class RpcClient extends EventEmitter {
     });
     this.exited = new Promise((resolve) =>
       child.on("close", (code) => {
-        for (const [, w] of this.waiting) w.reject(new RpcError(w.command, `coil exited (code ${code}) before answering${this.stderr ? `: ${this.stderr.trim()}` : ""}`));
+        for (const [, w] of this.waiting)
+          w.reject(
+            new RpcError(
+              w.command,
+              `coil exited (code ${code}) before answering${this.stderr ? `: ${this.stderr.trim()}` : ""}`,
+            ),
+          );
         this.waiting.clear();
         this.emit("exit", code ?? 1);
         resolve(code ?? 1);
@@ -86,15 +104,21 @@ export class RpcClient extends EventEmitter {
 
   /** Spawn `coil --mode rpc` and wait for its ready line. */
   static async start(options: RpcClientOptions = {}): Promise<RpcClient> {
-    const child = spawn(options.node ?? process.execPath, [options.bin ?? defaultBin(), "--mode", "rpc", ...(options.args ?? [])], {
-      cwd: options.cwd ?? process.cwd(),
-      env: options.env ?? process.env,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    const child = spawn(
+      options.node ?? process.execPath,
+      [options.bin ?? defaultBin(), "--mode", "rpc", ...(options.args ?? [])],
+      {
+        cwd: options.cwd ?? process.cwd(),
+        env: options.env ?? process.env,
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
     const client = new RpcClient(child, options.timeoutMs ?? 60_000);
     await new Promise<void>((resolve, reject) => {
       client.once("ready", () => resolve());
-      client.once("exit", (code) => reject(new Error(`coil --mode rpc exited with code ${code} before it was ready:\n${client.stderr.trim()}`)));
+      client.once("exit", (code) =>
+        reject(new Error(`coil --mode rpc exited with code ${code} before it was ready:\n${client.stderr.trim()}`)),
+      );
     });
     return client;
   }
@@ -109,28 +133,64 @@ export class RpcClient extends EventEmitter {
   request<C extends RpcCommandName>(command: C, params?: RpcCommands[C]["params"]): Promise<RpcCommands[C]["data"]> {
     const id = `c${this.nextId++}`;
     return new Promise((resolve, reject) => {
-      const entry = { command, resolve: resolve as (d: unknown) => void, reject, timer: undefined as NodeJS.Timeout | undefined };
-      if (this.timeoutMs > 0) entry.timer = setTimeout(() => (this.waiting.delete(id), reject(new RpcError(command, `no response in ${this.timeoutMs} ms`))), this.timeoutMs);
+      const entry = {
+        command,
+        resolve: resolve as (d: unknown) => void,
+        reject,
+        timer: undefined as NodeJS.Timeout | undefined,
+      };
+      if (this.timeoutMs > 0)
+        entry.timer = setTimeout(
+          () => (this.waiting.delete(id), reject(new RpcError(command, `no response in ${this.timeoutMs} ms`))),
+          this.timeoutMs,
+        );
       this.waiting.set(id, entry);
       this.write({ ...(params ?? {}), id, type: command });
     });
   }
 
-  prompt(message: string) { return this.request("prompt", { message }); }
-  steer(message: string) { return this.request("steer", { message }); }
-  followUp(message: string) { return this.request("follow_up", { message }); }
-  abort() { return this.request("abort", {}); }
-  getState() { return this.request("get_state", {}); }
-  getMessages() { return this.request("get_messages", {}); }
-  setModel(model: string, provider?: string) { return this.request("set_model", provider ? { model, provider } : { model }); }
-  compact(instructions?: string) { return this.request("compact", instructions ? { instructions } : {}); }
-  newSession() { return this.request("new_session", {}); }
-  fork(entryId: string | null) { return this.request("fork", { entryId }); }
-  switchSession(session: string) { return this.request("switch_session", { session }); }
-  listCommands() { return this.request("list_commands", {}); }
+  prompt(message: string) {
+    return this.request("prompt", { message });
+  }
+  steer(message: string) {
+    return this.request("steer", { message });
+  }
+  followUp(message: string) {
+    return this.request("follow_up", { message });
+  }
+  abort() {
+    return this.request("abort", {});
+  }
+  getState() {
+    return this.request("get_state", {});
+  }
+  getMessages() {
+    return this.request("get_messages", {});
+  }
+  setModel(model: string, provider?: string) {
+    return this.request("set_model", provider ? { model, provider } : { model });
+  }
+  compact(instructions?: string) {
+    return this.request("compact", instructions ? { instructions } : {});
+  }
+  newSession() {
+    return this.request("new_session", {});
+  }
+  fork(entryId: string | null) {
+    return this.request("fork", { entryId });
+  }
+  switchSession(session: string) {
+    return this.request("switch_session", { session });
+  }
+  listCommands() {
+    return this.request("list_commands", {});
+  }
 
   /** Resolves with the next event of this type (and matching `predicate`). */
-  waitFor<T extends AgentEvent["type"]>(type: T, predicate: (e: Extract<AgentEvent, { type: T }>) => boolean = () => true): Promise<Extract<AgentEvent, { type: T }>> {
+  waitFor<T extends AgentEvent["type"]>(
+    type: T,
+    predicate: (e: Extract<AgentEvent, { type: T }>) => boolean = () => true,
+  ): Promise<Extract<AgentEvent, { type: T }>> {
     return new Promise((resolve) => {
       const on = (e: Extract<AgentEvent, { type: T }>) => {
         if (!predicate(e)) return;
@@ -145,7 +205,8 @@ export class RpcClient extends EventEmitter {
   async run(message: string): Promise<AgentEndEvent> {
     const end = this.waitFor("agent_end");
     const started = await this.prompt(message);
-    if (!started.started) return { type: "agent_end", stopReason: "stop", reason: started.output, messages: [], unsent: [] };
+    if (!started.started)
+      return { type: "agent_end", stopReason: "stop", reason: started.output, messages: [], unsent: [] };
     return end;
   }
 

@@ -17,11 +17,18 @@ export interface RpcCommands {
   new_session: { params: Record<string, never>; data: { session: RpcSession } };
   fork: { params: { entryId: string | null }; data: { session: RpcSession } };
   switch_session: { params: { session: string }; data: { session: RpcSession } };
-  list_commands: { params: Record<string, never>; data: { commands: { name: string; description: string; argumentHint?: string }[] } };
+  list_commands: {
+    params: Record<string, never>;
+    data: { commands: { name: string; description: string; argumentHint?: string }[] };
+  };
 }
 export type RpcCommandName = keyof RpcCommands;
 
-export interface RpcSession { id: string; file?: string; leafId: string | null }
+export interface RpcSession {
+  id: string;
+  file?: string;
+  leafId: string | null;
+}
 
 export interface RpcState {
   provider: string;
@@ -46,11 +53,27 @@ export type RpcOutbound =
   | { type: "response"; id?: string | number; command: string; success: true; data?: unknown }
   | { type: "response"; id?: string | number; command: string; success: false; error: string }
   | { type: "event"; event: AgentEvent }
-  | { type: "ui_request"; id: string; method: "confirm" | "select" | "input" | "notify"; params: Record<string, unknown> }
+  | {
+      type: "ui_request";
+      id: string;
+      method: "confirm" | "select" | "input" | "notify";
+      params: Record<string, unknown>;
+    }
   | { type: "ui_cancel"; id: string };
 
 export const RPC_COMMANDS: readonly RpcCommandName[] = [
-  "prompt", "steer", "follow_up", "abort", "get_state", "get_messages", "set_model", "compact", "new_session", "fork", "switch_session", "list_commands",
+  "prompt",
+  "steer",
+  "follow_up",
+  "abort",
+  "get_state",
+  "get_messages",
+  "set_model",
+  "compact",
+  "new_session",
+  "fork",
+  "switch_session",
+  "list_commands",
 ];
 
 /** Split LF-framed text: returns complete lines (a trailing `\r` removed) and the unfinished rest. */

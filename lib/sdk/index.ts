@@ -10,7 +10,17 @@
  *   await coil.close();
  */
 import { PassThrough, Writable } from "node:stream";
-import { Agent, CoilError, PluginHost, lastAssistantText, type AgentEvent, type CliStreams, type Plugin, type PromptInput, type RunResult } from "../../kernel/index.js";
+import {
+  Agent,
+  CoilError,
+  PluginHost,
+  lastAssistantText,
+  type AgentEvent,
+  type CliStreams,
+  type Plugin,
+  type PromptInput,
+  type RunResult,
+} from "../../kernel/index.js";
 import { agentFor, assemble, showSetupDiagnostics } from "../../boot/assemble.js";
 import { coilHome, secureCoilHome } from "../../boot/paths.js";
 import type { ResolvedPreset } from "../../boot/preset.js";
@@ -63,7 +73,15 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
   if (homeProblem) stderr.write(`coil: warning: ${homeProblem}\n`);
   // The CLI's own assembly (boot/assemble.ts): `trust: true` is explicit trust, as `--trust` is.
   const trust = options.trust ?? false;
-  const { preset, host, setupDiagnostics } = await assemble({ preset: options.preset, cwd, home, trust, plugins: options.plugins, provider: options.provider, model: options.model });
+  const { preset, host, setupDiagnostics } = await assemble({
+    preset: options.preset,
+    cwd,
+    home,
+    trust,
+    plugins: options.plugins,
+    provider: options.provider,
+    model: options.model,
+  });
   showSetupDiagnostics(setupDiagnostics, stderr);
   for (const item of options.extraPlugins ?? []) {
     const [plugin, opts] = Array.isArray(item) ? item : [item, {}];
@@ -80,10 +98,16 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
     stdout: options.stdout ?? new Writable({ write: (_c, _e, done) => done() }),
     stderr,
   };
-  const exit = await host.start(agent, io, { mode: options.mode ?? "sdk", modelFromCli: Boolean(options.model || options.provider) });
+  const exit = await host.start(agent, io, {
+    mode: options.mode ?? "sdk",
+    modelFromCli: Boolean(options.model || options.provider),
+  });
   if (exit !== undefined) {
     await host.stop();
-    throw new CoilError("CONFIG_INVALID", `a plugin ended start-up (exit ${exit}); check the flags passed to createAgent`);
+    throw new CoilError(
+      "CONFIG_INVALID",
+      `a plugin ended start-up (exit ${exit}); check the flags passed to createAgent`,
+    );
   }
   let closed = false;
   return {

@@ -3,8 +3,34 @@
  * rules use. Best effort: the sandbox, not this list, is the boundary (docs/safety.md).
  */
 export const READ_ONLY_COMMANDS = [
-  "ls", "cat", "head", "tail", "wc", "grep", "rg", "find", "tree", "pwd", "echo", "stat", "file", "du", "df", "which", "diff", "sort", "uniq", "cut",
-  "git status", "git log", "git diff", "git show", "git branch", "git blame", "git rev-parse", "git ls-files",
+  "ls",
+  "cat",
+  "head",
+  "tail",
+  "wc",
+  "grep",
+  "rg",
+  "find",
+  "tree",
+  "pwd",
+  "echo",
+  "stat",
+  "file",
+  "du",
+  "df",
+  "which",
+  "diff",
+  "sort",
+  "uniq",
+  "cut",
+  "git status",
+  "git log",
+  "git diff",
+  "git show",
+  "git branch",
+  "git blame",
+  "git rev-parse",
+  "git ls-files",
 ];
 
 /** Options that make an otherwise read-only program write, delete or execute. */
@@ -26,12 +52,20 @@ export const UNSAFE: Record<string, RegExp> = {
  */
 export function notReadOnly(command: string, programs: readonly string[] = READ_ONLY_COMMANDS): string | undefined {
   // Quoted text is data; blank it out (double quotes still expand $( ) and backticks, so keep those).
-  const bare = command.replace(/'[^']*'/g, "''").replace(/"(?:[^"\\$`]|\\.)*"/g, '""').replace(/\d*>\s*\/dev\/null|\d*>&\d/g, " ");
-  if (/[`$]\(|`|[()<>]|&(?!&)/.test(bare.replace(/&&/g, " "))) return "it uses substitution, a subshell, backgrounding or a redirection";
-  for (const part of bare.split(/&&|\|\||[|;\n]/).map((p) => p.trim().replace(/\s+/g, " ")).filter(Boolean)) {
+  const bare = command
+    .replace(/'[^']*'/g, "''")
+    .replace(/"(?:[^"\\$`]|\\.)*"/g, '""')
+    .replace(/\d*>\s*\/dev\/null|\d*>&\d/g, " ");
+  if (/[`$]\(|`|[()<>]|&(?!&)/.test(bare.replace(/&&/g, " ")))
+    return "it uses substitution, a subshell, backgrounding or a redirection";
+  for (const part of bare
+    .split(/&&|\|\||[|;\n]/)
+    .map((p) => p.trim().replace(/\s+/g, " "))
+    .filter(Boolean)) {
     const program = programs.find((p) => part === p || part.startsWith(`${p} `));
     if (!program) return `\`${part.split(" ")[0]}\` is not on the read-only list (${programs.join(", ")})`;
-    if (UNSAFE[program]?.test(` ${part.slice(program.length)}`)) return `\`${part}\` uses an option that writes or runs other programs`;
+    if (UNSAFE[program]?.test(` ${part.slice(program.length)}`))
+      return `\`${part}\` uses an option that writes or runs other programs`;
   }
   return undefined;
 }

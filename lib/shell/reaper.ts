@@ -16,14 +16,20 @@ while kill -0 -- "-$g" 2>/dev/null; do
 done`;
 
 let bash: string | null | undefined;
-const findBash = () => (bash === undefined ? (bash = ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"].find((b) => existsSync(b)) ?? null) : bash);
+const findBash = () =>
+  bash === undefined
+    ? (bash = ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"].find((b) => existsSync(b)) ?? null)
+    : bash;
 
 /** Arrange for process group `pgid` (a child spawned with `detached: true`) to be ended when coil exits. False when no watcher could start. */
 export function endWithCoil(pgid: number): boolean {
   const shell = findBash();
   if (!shell) return false;
   try {
-    const watcher = spawn(shell, ["-c", WATCH, "coil-reaper", String(pgid)], { detached: true, stdio: ["pipe", "ignore", "ignore"] });
+    const watcher = spawn(shell, ["-c", WATCH, "coil-reaper", String(pgid)], {
+      detached: true,
+      stdio: ["pipe", "ignore", "ignore"],
+    });
     watcher.on("error", () => undefined);
     watcher.stdin!.on("error", () => undefined);
     // Neither the process nor its pipe keeps coil running; the pipe's write end closes when coil exits.

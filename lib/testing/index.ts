@@ -15,7 +15,18 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadPlugin } from "../../boot/load.js";
 import { coilHome } from "../../boot/paths.js";
-import { Agent, PluginHost, lastAssistantText, textOf, type AgentEvent, type AgentOptions, type Plugin, type ProviderRequest, type RunResult, type ToolResultMessage } from "../../kernel/index.js";
+import {
+  Agent,
+  PluginHost,
+  lastAssistantText,
+  textOf,
+  type AgentEvent,
+  type AgentOptions,
+  type Plugin,
+  type ProviderRequest,
+  type RunResult,
+  type ToolResultMessage,
+} from "../../kernel/index.js";
 import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
 import type { ScriptedReply, ScriptStep } from "../../plugins/provider-scripted/script.js";
 
@@ -61,7 +72,10 @@ function workspaceIn(dir: string, files: Record<string, string>, owned: boolean)
  */
 export async function importPlugin(file: string | URL): Promise<Plugin> {
   const path = resolve(typeof file === "string" ? file : fileURLToPath(file));
-  const [plugin] = await loadPlugin({ ref: path, kind: "path", key: path, baseDir: dirname(path) }, { home: coilHome() });
+  const [plugin] = await loadPlugin(
+    { ref: path, kind: "path", key: path, baseDir: dirname(path) },
+    { home: coilHome() },
+  );
   return plugin!;
 }
 
@@ -125,7 +139,8 @@ export function createTestKit(options: TestKitOptions = {}): TestKit {
     requests: scripted.requests,
     reply: (...steps) => scripted.push(...steps),
     run: (prompt) => agent.prompt(prompt),
-    toolResults: (name) => history().filter((m): m is ToolResultMessage => m.role === "toolResult" && (!name || m.toolName === name)),
+    toolResults: (name) =>
+      history().filter((m): m is ToolResultMessage => m.role === "toolResult" && (!name || m.toolName === name)),
     text: (result) => (result ? textOf(result) : lastAssistantText(history())),
     diagnostics: () => events.filter((e): e is Extract<AgentEvent, { type: "diagnostic" }> => e.type === "diagnostic"),
     dispose: () => workspace.dispose(),

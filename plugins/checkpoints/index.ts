@@ -13,7 +13,14 @@ import { READ_ONLY_COMMANDS } from "../../lib/shell/read-only-commands.js";
 import { checkpointsCommand, createCheckpoints } from "./run.js";
 
 export { ShadowRepo, projectId } from "./shadow.js";
-export { CHECKPOINT_ENTRY, REWIND_ENTRY, parseRewindArgs, type CheckpointRecord, type RewindPoint, type RewindRecord } from "./records.js";
+export {
+  CHECKPOINT_ENTRY,
+  REWIND_ENTRY,
+  parseRewindArgs,
+  type CheckpointRecord,
+  type RewindPoint,
+  type RewindRecord,
+} from "./records.js";
 
 export const CheckpointOptions = Type.Object({
   /** Files bigger than this (bytes) are not snapshotted; they are listed as skipped. */
@@ -31,7 +38,8 @@ export type CheckpointOptions = Static<typeof CheckpointOptions>;
 
 export default definePlugin({
   id: "checkpoints",
-  description: "Checkpoints of the project's files before each prompt's changes (bash included); /rewind puts files and conversation back",
+  description:
+    "Checkpoints of the project's files before each prompt's changes (bash included); /rewind puts files and conversation back",
   options: CheckpointOptions,
   setup(ctx) {
     const checkpoints = createCheckpoints(ctx);

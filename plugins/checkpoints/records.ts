@@ -44,12 +44,21 @@ export interface RewindPoint {
   record?: CheckpointRecord;
 }
 
-export function parseRewindArgs(args: string): { point?: number; code: boolean; conversation: boolean; force: boolean; pick: boolean } {
+export function parseRewindArgs(args: string): {
+  point?: number;
+  code: boolean;
+  conversation: boolean;
+  force: boolean;
+  pick: boolean;
+} {
   const words = args.split(/\s+/).filter(Boolean);
   const flags = new Set(words.filter((w) => w.startsWith("--")));
-  for (const f of flags) if (!["--code", "--conversation", "--force", "--pick"].includes(f)) throw new Error(`unknown option ${f}; use --code, --conversation or --force`);
+  for (const f of flags)
+    if (!["--code", "--conversation", "--force", "--pick"].includes(f))
+      throw new Error(`unknown option ${f}; use --code, --conversation or --force`);
   const rest = words.filter((w) => !w.startsWith("--"));
-  if (rest.length > 1 || (rest[0] !== undefined && !/^\d+$/.test(rest[0]))) throw new Error(`expected a point number, got '${rest.join(" ")}'; /rewind lists the points`);
+  if (rest.length > 1 || (rest[0] !== undefined && !/^\d+$/.test(rest[0])))
+    throw new Error(`expected a point number, got '${rest.join(" ")}'; /rewind lists the points`);
   const onlyCode = flags.has("--code");
   const onlyConversation = flags.has("--conversation");
   return {

@@ -4,16 +4,31 @@
  * plus `coil checkpoints`. The plugin's setup (index.ts) only registers the handlers built here.
  */
 import { relative, resolve } from "node:path";
-import { textOf, type Agent, type AgentMessage, type CliStreams, type PluginContext, type ToolCallInfo } from "../../kernel/index.js";
+import {
+  textOf,
+  type Agent,
+  type AgentMessage,
+  type CliStreams,
+  type PluginContext,
+  type ToolCallInfo,
+} from "../../kernel/index.js";
 import { coilHome } from "../../lib/paths.js";
 import { notReadOnly } from "../../lib/shell/read-only-commands.js";
 import type { MessageEntry, SessionEntry } from "../session-jsonl/api.js";
 import type { CheckpointOptions } from "./index.js";
-import { CHECKPOINT_ENTRY, REWIND_ENTRY, parseRewindArgs, type CheckpointRecord, type RewindPoint, type RewindRecord } from "./records.js";
+import {
+  CHECKPOINT_ENTRY,
+  REWIND_ENTRY,
+  parseRewindArgs,
+  type CheckpointRecord,
+  type RewindPoint,
+  type RewindRecord,
+} from "./records.js";
 import { ShadowRepo, type Change } from "./shadow.js";
 
 /** The user message an entry holds, if it is one. */
-const userMessage = (e: SessionEntry) => (e.type === "message" && (e as MessageEntry).message.role === "user" ? (e as MessageEntry).message : undefined);
+const userMessage = (e: SessionEntry) =>
+  e.type === "message" && (e as MessageEntry).message.role === "user" ? (e as MessageEntry).message : undefined;
 
 /** Lines of diff the picker shows before it asks. */
 const PREVIEW_LINES = 40;
@@ -60,8 +75,6 @@ export function createCheckpoints(ctx: PluginContext<CheckpointOptions>) {
   };
   const userEntry = () => (run.user ? session()?.entryIdOf(run.user) : undefined);
 
-
-
   // After a turn that changed something: snapshot what the agent left, and record the prompt's checkpoint.
 
   /**
@@ -70,21 +83,52 @@ export function createCheckpoints(ctx: PluginContext<CheckpointOptions>) {
    */
   const points = async (): Promise<RewindPoint[]> => {
     const s = session();
-    if (!s) throw ctx.error("CHECKPOINT_NO_SESSION", "/rewind needs the session-jsonl plugin (it keeps the conversation and which checkpoint belongs to which prompt)");
+    if (!s)
+      throw ctx.error(
+        "CHECKPOINT_NO_SESSION",
+        "/rewind needs the session-jsonl plugin (it keeps the conversation and which checkpoint belongs to which prompt)",
+      );
     const path = s.path();
     const records = new Map<string, CheckpointRecord>();
-    for (const e of path) if (e.type === "custom" && e.customType === CHECKPOINT_ENTRY && e.data && typeof (e.data as CheckpointRecord).entry === "string") records.set((e.data as CheckpointRecord).entry, e.data as CheckpointRecord);
+    for (const e of path)
+      if (
+        e.type === "custom" &&
+        e.customType === CHECKPOINT_ENTRY &&
+        e.data &&
+        typeof (e.data as CheckpointRecord).entry === "string"
+      )
+        records.set((e.data as CheckpointRecord).entry, e.data as CheckpointRecord);
     const out: RewindPoint[] = [];
     for (const e of path) {
       const message = userMessage(e);
       if (!message) continue;
-      out.push({ n: out.length + 1, entry: e.id, parentId: e.parentId, time: e.timestamp, prompt: textOf(message), record: records.get(e.id) });
+      out.push({
+        n: out.length + 1,
+        entry: e.id,
+        parentId: e.parentId,
+        time: e.timestamp,
+        prompt: textOf(message),
+        record: records.get(e.id),
+      });
     }
     if (out.some((p) => !p.record) && shadow().exists) {
-      const orphans = new Map((await shadow().list()).filter((c) => c.kind === "before" && c.session === s.id && c.entry).map((c) => [c.entry!, c]));
+      const orphans = new Map(
+        (await shadow().list())
+          .filter((c) => c.kind === "before" && c.session === s.id && c.entry)
+          .map((c) => [c.entry!, c]),
+      );
       for (const p of out) {
         const found = !p.record && orphans.get(p.entry);
-        if (found) p.record = { entry: p.entry, before: found.commit, time: found.time, changed: {}, large: [], ignored: [], unfinished: true };
+        if (found)
+          p.record = {
+            entry: p.entry,
+            before: found.commit,
+            time: found.time,
+            changed: {},
+            large: [],
+            ignored: [],
+            unfinished: true,
+          };
       }
     }
     return out;
@@ -97,7 +141,10 @@ export function createCheckpoints(ctx: PluginContext<CheckpointOptions>) {
     if (!files.length) return "no file changes";
     const byWhat = new Map<string, string[]>();
     for (const [path, what] of files) byWhat.set(what, [...(byWhat.get(what) ?? []), path]);
-    const parts = [...byWhat].map(([what, paths]) => `${what}: ${paths.slice(0, 8).join(", ")}${paths.length > 8 ? ` (+${paths.length - 8} more)` : ""}`);
+    const parts = [...byWhat].map(
+      ([what, paths]) =>
+        `${what}: ${paths.slice(0, 8).join(", ")}${paths.length > 8 ? ` (+${paths.length - 8} more)` : ""}`,
+    );
     return parts.join("; ");
   };
 
@@ -107,14 +154,24 @@ export function createCheckpoints(ctx: PluginContext<CheckpointOptions>) {
     const lines = ["Rewind points (the files and the conversation as they were just before each prompt):"];
     for (const p of all) {
       const time = new Date(p.time).toLocaleTimeString("en-GB", { hour12: false });
-      lines.push(`  ${String(p.n).padStart(2)}  ${time}  "${short(p.prompt)}"`, `        changed after it: ${describeChanges(p.record)}`);
+      lines.push(
+        `  ${String(p.n).padStart(2)}  ${time}  "${short(p.prompt)}"`,
+        `        changed after it: ${describeChanges(p.record)}`,
+      );
       const skipped = [
         ...(p.record?.large ?? []).map((f) => `${f} (over ${o.maxFileSize} bytes)`),
         ...(p.record?.nested ?? []).map((f) => `${f}/ (a git repository of its own)`),
-        ...(p.record?.ignored ?? []).slice(0, 5).map((f) => `${f} (ignored)`)];
-      if (skipped.length) lines.push(`        not in the checkpoint: ${skipped.join(", ")}${(p.record?.ignored.length ?? 0) > 5 ? ", …" : ""}`);
+        ...(p.record?.ignored ?? []).slice(0, 5).map((f) => `${f} (ignored)`),
+      ];
+      if (skipped.length)
+        lines.push(
+          `        not in the checkpoint: ${skipped.join(", ")}${(p.record?.ignored.length ?? 0) > 5 ? ", …" : ""}`,
+        );
     }
-    lines.push("", "/rewind <n> restores the files and the conversation; add --code or --conversation for one of them, --force to overwrite your own later edits.");
+    lines.push(
+      "",
+      "/rewind <n> restores the files and the conversation; add --code or --conversation for one of them, --force to overwrite your own later edits.",
+    );
     return lines.join("\n");
   };
 
@@ -129,7 +186,11 @@ export function createCheckpoints(ctx: PluginContext<CheckpointOptions>) {
     await pending;
     const all = await points();
     const point = all.find((p) => p.n === n);
-    if (!point) throw ctx.error("CHECKPOINT_UNKNOWN_POINT", `there is no point ${n}: ${all.length ? `points are 1 to ${all.length}` : "no prompts yet"}; /rewind lists them`);
+    if (!point)
+      throw ctx.error(
+        "CHECKPOINT_UNKNOWN_POINT",
+        `there is no point ${n}: ${all.length ? `points are 1 to ${all.length}` : "no prompts yet"}; /rewind lists them`,
+      );
     if (!code) return { point };
     // The agent's spans from this point on: a prompt's checkpoints (files before, files it left), and code rewinds.
     const spans: { start?: string; end?: string; rewind?: boolean }[] = [];
@@ -145,13 +206,20 @@ export function createCheckpoints(ctx: PluginContext<CheckpointOptions>) {
     if (!spans.length) return { point };
     const repo = shadow();
     const tree = await repo.treeOf(spans[0]!.start!);
-    if (!tree) throw ctx.error("CHECKPOINT_PRUNED", `the checkpoint of point ${n} is gone from ${repo.gitDir} (pruned?); rewind the conversation only with /rewind ${n} --conversation`);
+    if (!tree)
+      throw ctx.error(
+        "CHECKPOINT_PRUNED",
+        `the checkpoint of point ${n} is gone from ${repo.gitDir} (pruned?); rewind the conversation only with /rewind ${n} --conversation`,
+      );
     const { tree: current } = await repo.stage();
     const changes = await repo.diff(current, tree);
     // Your edits: what changed between the end of one span and the start of the next, and since the last one
     // (counted from the latest code rewind, which already overwrote what came before it).
     const edited = new Set<string>();
-    const from = Math.max(0, spans.findLastIndex((x) => x.rewind));
+    const from = Math.max(
+      0,
+      spans.findLastIndex((x) => x.rewind),
+    );
     for (let i = from; i < spans.length; i++) {
       const end = spans[i]!.end && (await repo.treeOf(spans[i]!.end!));
       const next = i + 1 < spans.length ? spans[i + 1]!.start && (await repo.treeOf(spans[i + 1]!.start!)) : current;
@@ -166,7 +234,10 @@ export function createCheckpoints(ctx: PluginContext<CheckpointOptions>) {
     const repo = shadow();
     let code: RewindRecord["code"];
     if (p.target && p.target.changes.length) {
-      const keep = await repo.snapshot({ session: session()?.id ?? "", kind: "rewind", prompt: `before /rewind ${p.point.n}` }, false);
+      const keep = await repo.snapshot(
+        { session: session()?.id ?? "", kind: "rewind", prompt: `before /rewind ${p.point.n}` },
+        false,
+      );
       await repo.restore(p.target.tree, p.target.changes);
       code = { kept: keep.commit, restored: p.target.commit };
       const verb = { A: "restored", D: "deleted", M: "restored" } as const;
@@ -175,22 +246,34 @@ export function createCheckpoints(ctx: PluginContext<CheckpointOptions>) {
       if (p.target.changes.length > 30) lines.push(`  … and ${p.target.changes.length - 30} more`);
       lines.push(`(the files as they were are kept as ${keep.ref} in ${repo.gitDir})`);
     } else if (p.target) lines.push(`Files: already as they were before prompt ${p.point.n}.`);
-    else lines.push(`Files: no checkpoint at or after prompt ${p.point.n} (the agent changed no files since): nothing to restore.`);
+    else
+      lines.push(
+        `Files: no checkpoint at or after prompt ${p.point.n} (the agent changed no files since): nothing to restore.`,
+      );
     const s = session()!;
     const from = s.path().at(-1)?.id ?? null;
-    const record: RewindRecord = { point: p.point.n, entry: p.point.entry, from, conversation, ...(code ? { code } : {}) };
+    const record: RewindRecord = {
+      point: p.point.n,
+      entry: p.point.entry,
+      from,
+      conversation,
+      ...(code ? { code } : {}),
+    };
     if (!conversation) {
       if (code) s.appendCustom(REWIND_ENTRY, record);
     } else {
       await s.branch(p.point.parentId);
       // On the new branch: it makes it the leaf a later `-c` or /resume continues from.
       s.appendCustom(REWIND_ENTRY, record);
-      lines.push(`Conversation: back to just before prompt ${p.point.n} ("${short(p.point.prompt)}"), as a new branch; /tree goes back to the old one.`);
+      lines.push(
+        `Conversation: back to just before prompt ${p.point.n} ("${short(p.point.prompt)}"), as a new branch; /tree goes back to the old one.`,
+      );
     }
     return lines.join("\n");
   };
 
-  const conflictText = (conflicts: string[]) => `You changed ${conflicts.length === 1 ? "this file" : "these files"} after the agent did; rewinding overwrites ${conflicts.length === 1 ? "it" : "them"}:\n${conflicts.map((c) => `  ${c}`).join("\n")}`;
+  const conflictText = (conflicts: string[]) =>
+    `You changed ${conflicts.length === 1 ? "this file" : "these files"} after the agent did; rewinding overwrites ${conflicts.length === 1 ? "it" : "them"}:\n${conflicts.map((c) => `  ${c}`).join("\n")}`;
 
   const rewind = async (args: string, agent: Agent): Promise<string> => {
     let opts;
@@ -205,11 +288,17 @@ export function createCheckpoints(ctx: PluginContext<CheckpointOptions>) {
       await pending;
       return await listing();
     }
-    if (agent.isRunning) throw ctx.error("CHECKPOINT_BUSY", "a run is going: wait for it to end (or abort it), then /rewind");
+    if (agent.isRunning)
+      throw ctx.error("CHECKPOINT_BUSY", "a run is going: wait for it to end (or abort it), then /rewind");
     const p = await plan(opts.point, opts.code);
     if (p.target?.conflicts.length && !opts.force) {
-      if (!ui) throw ctx.error("CHECKPOINT_CONFLICT", `${conflictText(p.target.conflicts)}\nNothing was changed. Run /rewind ${opts.point}${opts.code && !opts.conversation ? " --code" : ""} --force to overwrite them.`);
-      if (!(await ui.confirm("Overwrite your changes?", conflictText(p.target.conflicts)))) return "Rewind cancelled: nothing was changed.";
+      if (!ui)
+        throw ctx.error(
+          "CHECKPOINT_CONFLICT",
+          `${conflictText(p.target.conflicts)}\nNothing was changed. Run /rewind ${opts.point}${opts.code && !opts.conversation ? " --code" : ""} --force to overwrite them.`,
+        );
+      if (!(await ui.confirm("Overwrite your changes?", conflictText(p.target.conflicts))))
+        return "Rewind cancelled: nothing was changed.";
     }
     return apply(p, opts.conversation);
   };
@@ -222,20 +311,34 @@ export function createCheckpoints(ctx: PluginContext<CheckpointOptions>) {
     await pending;
     const all = await points();
     if (!all.length) return "No prompts yet: nothing to rewind.";
-    const labels = [...all].reverse().map((p) => `${p.n}. "${short(p.prompt, 50)}" — ${short(describeChanges(p.record), 60)}`);
+    const labels = [...all]
+      .reverse()
+      .map((p) => `${p.n}. "${short(p.prompt, 50)}" — ${short(describeChanges(p.record), 60)}`);
     const chosen = await ui.select("Rewind to just before which prompt?", labels);
     if (!chosen) return "";
     const n = Number(chosen.slice(0, chosen.indexOf(".")));
-    const what = await ui.select(`Rewind to before prompt ${n}: restore what?`, ["Files and conversation", "Files only", "Conversation only"]);
+    const what = await ui.select(`Rewind to before prompt ${n}: restore what?`, [
+      "Files and conversation",
+      "Files only",
+      "Conversation only",
+    ]);
     if (!what) return "";
     const code = what !== "Conversation only";
     const conversation = what !== "Files only";
     const p = await plan(n, code);
-    let preview = p.target ? (p.target.changes.length ? await shadow().patch(p.target.current, p.target.tree) : "The files are already as they were.") : code ? "The agent changed no files since this prompt." : "";
+    let preview = p.target
+      ? p.target.changes.length
+        ? await shadow().patch(p.target.current, p.target.tree)
+        : "The files are already as they were."
+      : code
+        ? "The agent changed no files since this prompt."
+        : "";
     const lines = preview.split("\n");
-    if (lines.length > PREVIEW_LINES) preview = [...lines.slice(0, PREVIEW_LINES), `… ${lines.length - PREVIEW_LINES} more lines of diff`].join("\n");
+    if (lines.length > PREVIEW_LINES)
+      preview = [...lines.slice(0, PREVIEW_LINES), `… ${lines.length - PREVIEW_LINES} more lines of diff`].join("\n");
     const warning = p.target?.conflicts.length ? `${conflictText(p.target.conflicts)}\n\n` : "";
-    if (!(await ui.confirm(`Rewind to before prompt ${n} (${what.toLowerCase()})?`, `${warning}${preview}`))) return "Rewind cancelled: nothing was changed.";
+    if (!(await ui.confirm(`Rewind to before prompt ${n} (${what.toLowerCase()})?`, `${warning}${preview}`)))
+      return "Rewind cancelled: nothing was changed.";
     return apply(p, conversation);
   };
 
@@ -272,7 +375,8 @@ export function createCheckpoints(ctx: PluginContext<CheckpointOptions>) {
               if (/was not found on PATH/.test(error.message)) {
                 if (!noGit) warn(`checkpoints: ${error.message}`);
                 noGit = true;
-              } else warn(`checkpoints: no checkpoint for this prompt, /rewind cannot restore its files: ${error.message}`);
+              } else
+                warn(`checkpoints: no checkpoint for this prompt, /rewind cannot restore its files: ${error.message}`);
               return undefined;
             },
           );
@@ -298,8 +402,18 @@ export function createCheckpoints(ctx: PluginContext<CheckpointOptions>) {
         const repo = shadow();
         const after = await repo.snapshot({ session: session()?.id ?? "", entry, kind: "after" }, false);
         const changed: Record<string, string> = {};
-        for (const c of await repo.diff(before.tree, after.tree)) changed[c.path] = run.byTool.get(c.path) ?? (run.bash ? "bash" : "a tool");
-        const record: CheckpointRecord = { entry: entry ?? "", before: before.commit, after: after.commit, time: Date.now(), changed, large: before.large, nested: before.nested, ignored: before.ignored };
+        for (const c of await repo.diff(before.tree, after.tree))
+          changed[c.path] = run.byTool.get(c.path) ?? (run.bash ? "bash" : "a tool");
+        const record: CheckpointRecord = {
+          entry: entry ?? "",
+          before: before.commit,
+          after: after.commit,
+          time: Date.now(),
+          changed,
+          large: before.large,
+          nested: before.nested,
+          ignored: before.ignored,
+        };
         if (entry) session()?.appendCustom(CHECKPOINT_ENTRY, record);
       })().catch((error: Error) => warn(`checkpoints: cannot record the files the agent left: ${error.message}`));
       pending = work;
@@ -314,7 +428,11 @@ export function createCheckpoints(ctx: PluginContext<CheckpointOptions>) {
 }
 
 /** `coil checkpoints list | prune [--older-than <days>] [--keep <n>]`. */
-export async function checkpointsCommand(ctx: PluginContext<CheckpointOptions>, argv: string[], io: CliStreams): Promise<number> {
+export async function checkpointsCommand(
+  ctx: PluginContext<CheckpointOptions>,
+  argv: string[],
+  io: CliStreams,
+): Promise<number> {
   const o = ctx.options;
   const repo = new ShadowRepo(io.cwd, coilHome(io.env), o.maxFileSize);
   const [cmd, ...rest] = argv;
@@ -322,7 +440,8 @@ export async function checkpointsCommand(ctx: PluginContext<CheckpointOptions>, 
     const i = rest.indexOf(name);
     if (i < 0) return undefined;
     const v = Number(rest[i + 1]);
-    if (!Number.isFinite(v) || v < 0) throw ctx.error("CHECKPOINT_USAGE", `${name} needs a number, got '${rest[i + 1] ?? ""}'`);
+    if (!Number.isFinite(v) || v < 0)
+      throw ctx.error("CHECKPOINT_USAGE", `${name} needs a number, got '${rest[i + 1] ?? ""}'`);
     return v;
   };
   if (cmd === "list") {
@@ -332,14 +451,19 @@ export async function checkpointsCommand(ctx: PluginContext<CheckpointOptions>, 
       return 0;
     }
     io.stdout.write(`Checkpoints of ${io.cwd} (${repo.gitDir}):\n`);
-    for (const r of rows) io.stdout.write(`${new Date(r.time).toISOString()}  ${r.kind.padEnd(6)}  session ${r.session.slice(0, 8) || "-"}  ${r.commit.slice(0, 10)}  ${r.prompt ? `"${short(r.prompt)}"` : ""}\n`);
+    for (const r of rows)
+      io.stdout.write(
+        `${new Date(r.time).toISOString()}  ${r.kind.padEnd(6)}  session ${r.session.slice(0, 8) || "-"}  ${r.commit.slice(0, 10)}  ${r.prompt ? `"${short(r.prompt)}"` : ""}\n`,
+      );
     return 0;
   }
   if (cmd === "prune") {
     const maxAgeDays = value("--older-than") ?? o.maxAgeDays;
     const maxCount = value("--keep") ?? o.maxCount;
     const gone = await repo.prune({ maxAgeDays, maxCount });
-    io.stdout.write(`Pruned ${gone.length} checkpoint${gone.length === 1 ? "" : "s"} (older than ${maxAgeDays} days, or beyond the newest ${maxCount}).\n`);
+    io.stdout.write(
+      `Pruned ${gone.length} checkpoint${gone.length === 1 ? "" : "s"} (older than ${maxAgeDays} days, or beyond the newest ${maxCount}).\n`,
+    );
     return 0;
   }
   io.stderr.write("usage: coil checkpoints list | prune [--older-than <days>] [--keep <n>]\n");

@@ -7,7 +7,18 @@
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmdirSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, dirname, isAbsolute, join, relative } from "node:path";
 
 /** What a snapshot or a `coil checkpoints list` row knows about one checkpoint. */
@@ -58,7 +69,10 @@ export function projectId(cwd: string): string {
   } catch {
     /* a directory that is gone still has an id */
   }
-  const name = basename(real).replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 40) || "root";
+  const name =
+    basename(real)
+      .replace(/[^A-Za-z0-9._-]/g, "_")
+      .slice(0, 40) || "root";
   return `${name}-${createHash("sha256").update(real).digest("hex").slice(0, 12)}`;
 }
 
@@ -67,12 +81,30 @@ function literalPattern(path: string): string {
   return "/" + path.replace(/[\\*?[\]!# ]/g, (c) => `\\${c}`);
 }
 
-const IDENTITY = { GIT_AUTHOR_NAME: "coil", GIT_AUTHOR_EMAIL: "coil@localhost", GIT_COMMITTER_NAME: "coil", GIT_COMMITTER_EMAIL: "coil@localhost" };
+const IDENTITY = {
+  GIT_AUTHOR_NAME: "coil",
+  GIT_AUTHOR_EMAIL: "coil@localhost",
+  GIT_COMMITTER_NAME: "coil",
+  GIT_COMMITTER_EMAIL: "coil@localhost",
+};
 /** Settings that make snapshots exact and quick whatever the user's git configuration says. */
 const CONFIG = [
-  "core.autocrlf=false", "core.safecrlf=false", "core.eol=lf", "core.filemode=true", "core.symlinks=true", "core.ignorecase=false",
-  "core.untrackedCache=true", "core.fsmonitor=false", "core.hooksPath=/dev/null", "core.quotepath=off", "gc.auto=0", "advice.addEmbeddedRepo=false",
-  "index.threads=true", "feature.manyFiles=false", "commit.gpgsign=false", "core.logAllRefUpdates=false",
+  "core.autocrlf=false",
+  "core.safecrlf=false",
+  "core.eol=lf",
+  "core.filemode=true",
+  "core.symlinks=true",
+  "core.ignorecase=false",
+  "core.untrackedCache=true",
+  "core.fsmonitor=false",
+  "core.hooksPath=/dev/null",
+  "core.quotepath=off",
+  "gc.auto=0",
+  "advice.addEmbeddedRepo=false",
+  "index.threads=true",
+  "feature.manyFiles=false",
+  "commit.gpgsign=false",
+  "core.logAllRefUpdates=false",
 ].flatMap((c) => ["-c", c]);
 
 export class ShadowRepo {
@@ -108,17 +140,34 @@ export class ShadowRepo {
   git(args: string[], input?: string): Promise<string> {
     const env: NodeJS.ProcessEnv = {};
     for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("GIT_")) env[k] = v;
-    Object.assign(env, IDENTITY, { GIT_DIR: this.gitDir, GIT_WORK_TREE: this.cwd, GIT_INDEX_FILE: this.indexFile, GIT_CONFIG_NOSYSTEM: "1", GIT_LITERAL_PATHSPECS: "1", GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" });
+    Object.assign(env, IDENTITY, {
+      GIT_DIR: this.gitDir,
+      GIT_WORK_TREE: this.cwd,
+      GIT_INDEX_FILE: this.indexFile,
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_LITERAL_PATHSPECS: "1",
+      GIT_TERMINAL_PROMPT: "0",
+      LC_ALL: "C",
+    });
     const run = () =>
       new Promise<string>((resolve, reject) => {
-        const child = execFile("git", [...CONFIG, ...args], { cwd: this.cwd, env, maxBuffer: 256 * 1024 * 1024, encoding: "utf8" }, (error, stdout, stderr) => {
-          if ((error as NodeJS.ErrnoException | null)?.code === "ENOENT") {
-            reject(new GitError("the git program was not found on PATH: checkpoints need it (install git, or remove the plugin with `- checkpoints: false` in your preset)"));
-          } else if (error) {
-            const why = (stderr || error.message).trim().split("\n").slice(0, 4).join("; ");
-            reject(new GitError(`git ${args[0]} failed in the shadow repository ${this.gitDir}: ${why}`));
-          } else resolve(stdout);
-        });
+        const child = execFile(
+          "git",
+          [...CONFIG, ...args],
+          { cwd: this.cwd, env, maxBuffer: 256 * 1024 * 1024, encoding: "utf8" },
+          (error, stdout, stderr) => {
+            if ((error as NodeJS.ErrnoException | null)?.code === "ENOENT") {
+              reject(
+                new GitError(
+                  "the git program was not found on PATH: checkpoints need it (install git, or remove the plugin with `- checkpoints: false` in your preset)",
+                ),
+              );
+            } else if (error) {
+              const why = (stderr || error.message).trim().split("\n").slice(0, 4).join("; ");
+              reject(new GitError(`git ${args[0]} failed in the shadow repository ${this.gitDir}: ${why}`));
+            } else resolve(stdout);
+          },
+        );
         if (input !== undefined) child.stdin!.end(input);
       });
     // Another coil in the same project holds the shadow index for a moment: wait for it. A lock left by a
@@ -180,7 +229,9 @@ export class ShadowRepo {
     const known = this.known();
     const large = new Set(known.large.filter((p) => (this.sizeOf(p) ?? 0) > this.maxFileBytes));
     const nested = new Set(known.nested.filter((p) => existsSync(join(this.cwd, p, ".git"))));
-    const candidates = (await this.git(["ls-files", "-z", "--others", "--modified", "--exclude-standard"])).split("\0").filter(Boolean);
+    const candidates = (await this.git(["ls-files", "-z", "--others", "--modified", "--exclude-standard"]))
+      .split("\0")
+      .filter(Boolean);
     const dropped: string[] = [];
     for (const path of candidates) {
       // git lists a folder holding a repository of its own as `dir/`: its files cannot be snapshotted from here
@@ -215,7 +266,15 @@ export class ShadowRepo {
     await this.init();
     const known = this.known();
     const ours = new Set([...known.large, ...known.nested.map((p) => `${p}/`)]);
-    const out = await this.git(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--no-empty-directory"]);
+    const out = await this.git([
+      "ls-files",
+      "-z",
+      "--others",
+      "--ignored",
+      "--exclude-standard",
+      "--directory",
+      "--no-empty-directory",
+    ]);
     return out.split("\0").filter((p) => p && !ours.has(p) && `/${p}` !== this.homeExclude.trim());
   }
 
@@ -281,15 +340,24 @@ export class ShadowRepo {
         }
       }
     }
-    if (deleted.length) await this.git(["rm", "--cached", "--quiet", "--ignore-unmatch", "-r", "--pathspec-from-file=-", "--pathspec-file-nul"], deleted.join("\0"));
+    if (deleted.length)
+      await this.git(
+        ["rm", "--cached", "--quiet", "--ignore-unmatch", "-r", "--pathspec-from-file=-", "--pathspec-file-nul"],
+        deleted.join("\0"),
+      );
     const written = changes.filter((c) => c.status !== "D").map((c) => c.path);
-    if (written.length) await this.git(["checkout", tree, "--pathspec-from-file=-", "--pathspec-file-nul"], written.join("\0"));
+    if (written.length)
+      await this.git(["checkout", tree, "--pathspec-from-file=-", "--pathspec-file-nul"], written.join("\0"));
   }
 
   /** Every checkpoint of this project, oldest first. */
   async list(): Promise<ListedCheckpoint[]> {
     if (!this.exists) return [];
-    const out = await this.git(["for-each-ref", "--format=%(refname)%00%(objectname)%00%(contents)%00%00", "refs/checkpoints/"]);
+    const out = await this.git([
+      "for-each-ref",
+      "--format=%(refname)%00%(objectname)%00%(contents)%00%00",
+      "refs/checkpoints/",
+    ]);
     const rows: ListedCheckpoint[] = [];
     for (const record of out.split("\0\0\n")) {
       const [ref, commit, body] = record.split("\0");
@@ -300,7 +368,15 @@ export class ShadowRepo {
       } catch {
         /* not ours: listed with what the ref says */
       }
-      rows.push({ ref, commit, session: meta.session ?? "", entry: meta.entry, kind: meta.kind ?? "before", prompt: meta.prompt, time: meta.time ?? 0 });
+      rows.push({
+        ref,
+        commit,
+        session: meta.session ?? "",
+        entry: meta.entry,
+        kind: meta.kind ?? "before",
+        prompt: meta.prompt,
+        time: meta.time ?? 0,
+      });
     }
     return rows.sort((a, b) => a.time - b.time);
   }

@@ -19,7 +19,16 @@ import {
 import type {} from "../session-jsonl/api.js"; // types the `session` service
 import { planCut } from "./cut.js";
 import type { CompactionDetails, CompactionOptions } from "./index.js";
-import { SUMMARISER_SYSTEM, filesTouched, mergeFiles, parseSummary, serialize, summaryMessage, summaryPrompt, turnPrefixPrompt } from "./summary.js";
+import {
+  SUMMARISER_SYSTEM,
+  filesTouched,
+  mergeFiles,
+  parseSummary,
+  serialize,
+  summaryMessage,
+  summaryPrompt,
+  turnPrefixPrompt,
+} from "./summary.js";
 
 const tokensOf = (messages: readonly AgentMessage[]) => messages.reduce((n, m) => n + estimateMessageTokens(m), 0);
 const fmt = (n: number) => n.toLocaleString("en-US");
@@ -49,7 +58,10 @@ export class Compactor {
     const [pid, ...rest] = this.o.model.split("/");
     const id = rest.join("/");
     const provider = this.ctx.providers.get(pid!);
-    if (!provider || !id) throw new Error(`the 'model' option '${this.o.model}' must be provider/model with a registered provider (registered: ${this.ctx.providers.ids().join(", ")})`);
+    if (!provider || !id)
+      throw new Error(
+        `the 'model' option '${this.o.model}' must be provider/model with a registered provider (registered: ${this.ctx.providers.ids().join(", ")})`,
+      );
     const found = provider.models?.find((m) => m.id === id) ?? provider.resolveModel?.(id);
     if (!found) throw new Error(`provider '${pid}' has no model '${id}' (the 'model' option)`);
     return { provider, model: found };
@@ -61,10 +73,21 @@ export class Compactor {
   }
 
   /** One summariser call; resolves to the text, rejects with the reason. */
-  async complete(t: { provider: Provider; model: ModelInfo }, prompt: string, signal: AbortSignal, maxTokens = this.summaryLimit(t.model)): Promise<string> {
+  async complete(
+    t: { provider: Provider; model: ModelInfo },
+    prompt: string,
+    signal: AbortSignal,
+    maxTokens = this.summaryLimit(t.model),
+  ): Promise<string> {
     let final;
     const stream = t.provider.stream(
-      { model: t.model, system: [{ id: "compaction-summary", text: SUMMARISER_SYSTEM }], messages: [{ role: "user", content: prompt, timestamp: Date.now() }], tools: [], options: { maxTokens, thinking: "off" } },
+      {
+        model: t.model,
+        system: [{ id: "compaction-summary", text: SUMMARISER_SYSTEM }],
+        messages: [{ role: "user", content: prompt, timestamp: Date.now() }],
+        tools: [],
+        options: { maxTokens, thinking: "off" },
+      },
       signal,
     );
     for await (const event of stream) {
@@ -74,8 +97,12 @@ export class Compactor {
       }
     }
     if (!final) throw new Error("the provider ended its stream without a reply");
-    if (final.stopReason === "error" || final.stopReason === "aborted") throw new Error(final.errorMessage ?? final.stopReason);
-    const text = final.content.map((c) => (c.type === "text" ? c.text : "")).join("").trim();
+    if (final.stopReason === "error" || final.stopReason === "aborted")
+      throw new Error(final.errorMessage ?? final.stopReason);
+    const text = final.content
+      .map((c) => (c.type === "text" ? c.text : ""))
+      .join("")
+      .trim();
     if (!text) throw new Error("the summary came back empty");
     return text;
   }
@@ -103,28 +130,51 @@ export class Compactor {
     const maxKeep = Math.max(0, goal - summaryTokens);
     const keep = Math.min(this.o.keepRecentTokens, Math.floor(req.contextWindow / 4), Math.floor(maxKeep / 2));
     const plan = planCut(body, keep, maxKeep);
-    if (!plan) return this.fail("warn", `nothing to compact: the context (${fmt(req.tokens)} tokens) has no earlier part that can be summarised`);
+    if (!plan)
+      return this.fail(
+        "warn",
+        `nothing to compact: the context (${fmt(req.tokens)} tokens) has no earlier part that can be summarised`,
+      );
     const chars = this.budget(t.model);
     let main: string;
     let prefix: string | undefined;
     try {
       [main, prefix] = await Promise.all([
         plan.history.length > 0
-          ? this.complete(t, summaryPrompt({ conversation: serialize(plan.history, chars), previous: prev?.summary, instructions: req.instructions }), req.signal, summaryTokens)
+          ? this.complete(
+              t,
+              summaryPrompt({
+                conversation: serialize(plan.history, chars),
+                previous: prev?.summary,
+                instructions: req.instructions,
+              }),
+              req.signal,
+              summaryTokens,
+            )
           : Promise.resolve(prev?.summary ?? ""),
-        plan.turnPrefix.length > 0 ? this.complete(t, turnPrefixPrompt(serialize(plan.turnPrefix, chars)), req.signal, summaryTokens) : Promise.resolve(undefined),
+        plan.turnPrefix.length > 0
+          ? this.complete(t, turnPrefixPrompt(serialize(plan.turnPrefix, chars)), req.signal, summaryTokens)
+          : Promise.resolve(undefined),
       ]);
     } catch (error) {
-      return this.fail("error", `compaction failed, the context is unchanged: summarising with ${t.model.provider}/${t.model.id} failed: ${messageOf(error)}`);
+      return this.fail(
+        "error",
+        `compaction failed, the context is unchanged: summarising with ${t.model.provider}/${t.model.id} failed: ${messageOf(error)}`,
+      );
     }
-    const summary = [main.trim(), prefix ? `## Current turn (its early part, summarised)\n\n${prefix.trim()}` : ""].filter(Boolean).join("\n\n");
+    const summary = [main.trim(), prefix ? `## Current turn (its early part, summarised)\n\n${prefix.trim()}` : ""]
+      .filter(Boolean)
+      .join("\n\n");
     const files = mergeFiles(prev, filesTouched([...plan.history, ...plan.turnPrefix]));
     const message = summaryMessage({ summary, ...files });
     const messages = [message, ...plan.kept];
     const tokensBefore = tokensOf(req.messages);
     const tokensAfter = tokensOf(messages);
     if (tokensAfter >= tokensBefore) {
-      return this.fail(level, `compaction would not shrink the context (${fmt(tokensBefore)} → ${fmt(tokensAfter)} tokens), the context is unchanged: the summary is larger than the ${plan.history.length + plan.turnPrefix.length} messages it would replace`);
+      return this.fail(
+        level,
+        `compaction would not shrink the context (${fmt(tokensBefore)} → ${fmt(tokensAfter)} tokens), the context is unchanged: the summary is larger than the ${plan.history.length + plan.turnPrefix.length} messages it would replace`,
+      );
     }
     const details: CompactionDetails = {
       summary,
@@ -141,7 +191,12 @@ export class Compactor {
   }
 
   /** Store the compaction as a session entry: the summary plus "keep from entry X" when the kept part is the session's tail. */
-  private record(req: CompactRequest, message: AgentMessage, kept: readonly AgentMessage[], details: CompactionDetails): void {
+  private record(
+    req: CompactRequest,
+    message: AgentMessage,
+    kept: readonly AgentMessage[],
+    details: CompactionDetails,
+  ): void {
     const session = this.ctx.services.get("session");
     // Only the agent's own context is recorded (not a branch summary asked through the hook).
     const live = this.agent?.state.messages;
@@ -172,7 +227,11 @@ export class Compactor {
     this.agent = agent;
     this.ctx.services.get("session")?.setSummarizer(async (messages, { instructions, signal }) => {
       const t = this.target(agent.state.model);
-      return this.complete(t, summaryPrompt({ conversation: serialize(messages, this.budget(t.model)), instructions }), signal);
+      return this.complete(
+        t,
+        summaryPrompt({ conversation: serialize(messages, this.budget(t.model)), instructions }),
+        signal,
+      );
     });
   }
 

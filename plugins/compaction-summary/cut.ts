@@ -43,7 +43,11 @@ function turnStart(messages: readonly AgentMessage[], i: number): number {
  * is further back, or to keep a turn whole when that stays within `maxKeepTokens`). Something is always kept and something summarised; undefined when nothing can be
  * (a single message, or no cut point after the first).
  */
-export function planCut(messages: readonly AgentMessage[], keepTokens: number, maxKeepTokens = Infinity): CutPlan | undefined {
+export function planCut(
+  messages: readonly AgentMessage[],
+  keepTokens: number,
+  maxKeepTokens = Infinity,
+): CutPlan | undefined {
   const points: number[] = [];
   for (let i = 1; i < messages.length; i++) if (isCutPoint(messages, i)) points.push(i);
   if (points.length === 0) return undefined;
@@ -61,7 +65,11 @@ export function planCut(messages: readonly AgentMessage[], keepTokens: number, m
   const start = messages[firstKept]!.role === "user" ? firstKept : turnStart(messages, firstKept - 1);
   let inTurn = messages[firstKept]!.role !== "user" && messages.slice(start, firstKept).some((m) => m.role === "user");
   // A turn that is not much bigger than what is kept anyway stays whole: no separate summary for its start.
-  if (inTurn && start > 0 && tokens(messages.slice(start)) <= Math.min(maxKeepTokens, Math.max(2 * keepTokens, keepTokens + SMALL_TURN))) {
+  if (
+    inTurn &&
+    start > 0 &&
+    tokens(messages.slice(start)) <= Math.min(maxKeepTokens, Math.max(2 * keepTokens, keepTokens + SMALL_TURN))
+  ) {
     firstKept = start;
     inTurn = false;
   }

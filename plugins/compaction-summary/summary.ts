@@ -22,8 +22,14 @@ const unesc = (s: string) => s.replace(/&lt;(\/?)(summary|read-files|modified-fi
 export function summaryMessage(parts: SummaryParts, timestamp = Date.now()): UserMessage {
   const lists: string[] = [];
   if (parts.readFiles.length) lists.push(`<read-files>\n${parts.readFiles.map(esc).join("\n")}\n</read-files>`);
-  if (parts.modifiedFiles.length) lists.push(`<modified-files>\n${parts.modifiedFiles.map(esc).join("\n")}\n</modified-files>`);
-  const text = [SUMMARY_INTRO, "", `<summary>\n${esc(parts.summary.trim())}\n</summary>`, ...(lists.length ? ["", lists.join("\n\n")] : [])].join("\n");
+  if (parts.modifiedFiles.length)
+    lists.push(`<modified-files>\n${parts.modifiedFiles.map(esc).join("\n")}\n</modified-files>`);
+  const text = [
+    SUMMARY_INTRO,
+    "",
+    `<summary>\n${esc(parts.summary.trim())}\n</summary>`,
+    ...(lists.length ? ["", lists.join("\n\n")] : []),
+  ].join("\n");
   return { role: "user", content: text, timestamp };
 }
 
@@ -33,8 +39,16 @@ export function parseSummary(message: AgentMessage | undefined): SummaryParts | 
   const text = textOf(message);
   if (!text.startsWith(SUMMARY_INTRO)) return undefined;
   const section = (tag: string) => new RegExp(`<${tag}>\\n([\\s\\S]*?)\\n?</${tag}>`).exec(text)?.[1];
-  const list = (tag: string) => (section(tag) ?? "").split("\n").map((l) => unesc(l.trim())).filter(Boolean);
-  return { summary: unesc(section("summary") ?? "").trim(), readFiles: list("read-files"), modifiedFiles: list("modified-files") };
+  const list = (tag: string) =>
+    (section(tag) ?? "")
+      .split("\n")
+      .map((l) => unesc(l.trim()))
+      .filter(Boolean);
+  return {
+    summary: unesc(section("summary") ?? "").trim(),
+    readFiles: list("read-files"),
+    modifiedFiles: list("modified-files"),
+  };
 }
 
 const READ_TOOLS = new Set(["read"]);
@@ -57,7 +71,10 @@ export function filesTouched(messages: readonly AgentMessage[]): { read: string[
 }
 
 /** Merge file lists: modified wins over read; order of first appearance. */
-export function mergeFiles(prev: Pick<SummaryParts, "readFiles" | "modifiedFiles"> | undefined, now: { read: string[]; modified: string[] }): { readFiles: string[]; modifiedFiles: string[] } {
+export function mergeFiles(
+  prev: Pick<SummaryParts, "readFiles" | "modifiedFiles"> | undefined,
+  now: { read: string[]; modified: string[] },
+): { readFiles: string[]; modifiedFiles: string[] } {
   const modifiedFiles = [...new Set([...(prev?.modifiedFiles ?? []), ...now.modified])];
   const changed = new Set(modifiedFiles);
   const readFiles = [...new Set([...(prev?.readFiles ?? []), ...now.read])].filter((f) => !changed.has(f));
@@ -78,8 +95,10 @@ export function serialize(messages: readonly AgentMessage[], maxChars: number): 
       const lines: string[] = [];
       for (const c of m.content) {
         if (c.type === "text" && c.text.trim()) lines.push(clip(c.text, 8_000));
-        else if (c.type === "thinking" && c.thinking.trim() && !c.redacted) lines.push(`(thinking) ${clip(c.thinking, 2_000)}`);
-        else if (c.type === "toolCall") lines.push(`(calls ${c.name} ${clip(JSON.stringify(c.arguments ?? {}), 1_000)})`);
+        else if (c.type === "thinking" && c.thinking.trim() && !c.redacted)
+          lines.push(`(thinking) ${clip(c.thinking, 2_000)}`);
+        else if (c.type === "toolCall")
+          lines.push(`(calls ${c.name} ${clip(JSON.stringify(c.arguments ?? {}), 1_000)})`);
       }
       if (m.stopReason === "error" && m.errorMessage) lines.push(`(the reply failed: ${m.errorMessage})`);
       parts.push(`[assistant]\n${lines.join("\n")}`);
@@ -124,12 +143,17 @@ Anything else needed to continue: exact values, error texts, where things are.`;
 export function summaryPrompt(o: { conversation: string; previous?: string; instructions?: string }): string {
   const parts: string[] = [];
   if (o.previous) {
-    parts.push(`An earlier summary covers the conversation before the messages below:\n\n<previous-summary>\n${o.previous}\n</previous-summary>\n`);
-    parts.push("Update that summary with the new messages: keep what is still true, add what is new, move finished work to Done, drop what is obsolete. Do not lose facts from the earlier summary that still matter.");
+    parts.push(
+      `An earlier summary covers the conversation before the messages below:\n\n<previous-summary>\n${o.previous}\n</previous-summary>\n`,
+    );
+    parts.push(
+      "Update that summary with the new messages: keep what is still true, add what is new, move finished work to Done, drop what is obsolete. Do not lose facts from the earlier summary that still matter.",
+    );
   } else parts.push("Summarise the conversation below.");
   parts.push(`\n<conversation>\n${o.conversation}\n</conversation>\n`);
   parts.push(FORMAT);
-  if (o.instructions?.trim()) parts.push(`\nThe user gave these instructions for this summary: ${o.instructions.trim()}`);
+  if (o.instructions?.trim())
+    parts.push(`\nThe user gave these instructions for this summary: ${o.instructions.trim()}`);
   return parts.join("\n");
 }
 

@@ -36,7 +36,13 @@ function exists(path: string): boolean {
 }
 
 /** The user-level files: `$COIL_HOME`'s, then Claude Code's, Codex's and Pi's, each as `compat` allows. */
-export function userPlaces(coilHome: string, userHome: string, names: readonly string[], compat: Compat, home: boolean): Place[] {
+export function userPlaces(
+  coilHome: string,
+  userHome: string,
+  names: readonly string[],
+  compat: Compat,
+  home: boolean,
+): Place[] {
   const out: Place[] = [];
   if (home) for (const n of names) out.push({ path: join(coilHome, n), kind: "user", ...familyOf(n) });
   if (compat.claude) out.push({ path: join(userHome, ".claude", "CLAUDE.md"), kind: "user", family: "claude" });
@@ -66,7 +72,9 @@ export function folderPlaces(dir: string, names: readonly string[], compat: Comp
     out.push({ path: join(dir, ".claude", "CLAUDE.md"), kind: "project", family: "claude" });
     let rules: string[] = [];
     try {
-      rules = readdirSync(join(dir, ".claude", "rules")).filter((f) => f.endsWith(".md")).sort();
+      rules = readdirSync(join(dir, ".claude", "rules"))
+        .filter((f) => f.endsWith(".md"))
+        .sort();
     } catch {
       rules = [];
     }
@@ -123,14 +131,23 @@ export interface Expanded {
  * `~/` the user's home), recursively up to IMPORT_DEPTH levels, each file once. A cycle, a missing file
  * or the depth limit gives a note, shown to the model and by `coil doctor`.
  */
-export function expandImports(path: string, text: string, userHome: string, read: (path: string) => string | undefined): Expanded {
+export function expandImports(
+  path: string,
+  text: string,
+  userHome: string,
+  read: (path: string) => string | undefined,
+): Expanded {
   const files = [path];
   const notes: string[] = [];
   const parts: string[] = [text];
   const seen = new Set([realOf(path)]);
   const walk = (from: string, body: string, depth: number, chain: string[]) => {
     for (const ref of importsOf(body)) {
-      const target = ref.startsWith("~/") ? join(userHome, ref.slice(2)) : isAbsolute(ref) ? ref : resolve(dirname(from), ref);
+      const target = ref.startsWith("~/")
+        ? join(userHome, ref.slice(2))
+        : isAbsolute(ref)
+          ? ref
+          : resolve(dirname(from), ref);
       const real = realOf(target);
       if (chain.includes(real)) {
         notes.push(`${from}: @${ref} imports a file that imports it (a cycle); not expanded again`);

@@ -86,7 +86,11 @@ export default definePlugin({
         const real = realOf(place.path);
         const same = loaded.find((l) => realOf(l.place.path) === real);
         if (same) {
-          report.push({ path: place.path, status: "skipped", reason: `same file as ${same.place.path} (a link); loaded once` });
+          report.push({
+            path: place.path,
+            status: "skipped",
+            reason: `same file as ${same.place.path} (a link); loaded once`,
+          });
           continue;
         }
         const twin = loaded.find((l) => read(l.place.path) === text);
@@ -95,7 +99,11 @@ export default definePlugin({
           continue;
         }
         const expanded = expandImports(place.path, text, userHome, read);
-        report.push({ path: place.path, status: "loaded", ...(expanded.notes.length ? { reason: expanded.notes.join("; ") } : {}) });
+        report.push({
+          path: place.path,
+          status: "loaded",
+          ...(expanded.notes.length ? { reason: expanded.notes.join("; ") } : {}),
+        });
         const entry = { place, text: expanded.text, bytes: Buffer.byteLength(text) };
         loaded.push(entry);
         fresh.push(entry);
@@ -107,7 +115,10 @@ export default definePlugin({
     const capped = (l: Loaded, limit: number): ContextFile => {
       const buf = Buffer.from(l.text, "utf8");
       if (buf.length <= limit) return { path: l.place.path, content: l.text, truncated: false, bytes: l.bytes };
-      const cut = buf.subarray(0, limit).toString("utf8").replace(/\uFFFD$/, "");
+      const cut = buf
+        .subarray(0, limit)
+        .toString("utf8")
+        .replace(/\uFFFD$/, "");
       const note = `[coil: ${l.place.path} is ${buf.length} bytes; only the first ${Buffer.byteLength(cut)} are shown (size cap). Read the file for the rest.]`;
       return { path: l.place.path, content: cut ? `${cut}\n\n${note}` : note, truncated: true, bytes: l.bytes };
     };
@@ -116,7 +127,10 @@ export default definePlugin({
     const build = () => {
       const c = compat();
       const report: ContextPlace[] = [];
-      const places = [...userPlaces(coilHome(), userHome, o.names, c, o.home), ...chain.flatMap((dir) => folderPlaces(dir, o.names, c))];
+      const places = [
+        ...userPlaces(coilHome(), userHome, o.names, c, o.home),
+        ...chain.flatMap((dir) => folderPlaces(dir, o.names, c)),
+      ];
       const unique = places.filter((p, i) => places.findIndex((q) => q.path === p.path) === i);
       const loaded = load(unique, [], report);
       // The nearest files matter most: give them the budget first, then show them in order.
@@ -149,39 +163,52 @@ export default definePlugin({
       `${NESTED_MARK}${dir}/, which apply to work in that folder; loaded on first use]\n\n${loaded.map((l) => `## ${l.place.path}\n\n${capped(l, o.maxBytesPerFile).content.trim()}`).join("\n\n")}`;
     if (o.nested) {
       let scanned = false;
-      ctx.tap("before_request", (request) => {
-        if (scanned) return undefined;
-        scanned = true;
-        for (const m of request.messages) {
-          if (m.role !== "toolResult") continue;
-          for (const part of m.content) {
-            if (part.type !== "text") continue;
-            for (const hit of part.text.matchAll(/\[coil: instructions for (.+?)\/, which apply/g)) nestedSeen.add(hit[1]!);
+      ctx.tap(
+        "before_request",
+        (request) => {
+          if (scanned) return undefined;
+          scanned = true;
+          for (const m of request.messages) {
+            if (m.role !== "toolResult") continue;
+            for (const part of m.content) {
+              if (part.type !== "text") continue;
+              for (const hit of part.text.matchAll(/\[coil: instructions for (.+?)\/, which apply/g))
+                nestedSeen.add(hit[1]!);
+            }
           }
-        }
-        return undefined;
-      }, { stage: "EARLY" });
-      ctx.tap("tool_result", (result, info) => {
-        const given = info.args.path;
-        if (typeof given !== "string" || !given) return undefined;
-        const file = resolve(cwd, given.replace(/^~(?=\/|$)/, userHome));
-        const rel = relative(cwd, dirname(file));
-        if (!rel || rel.startsWith("..") || isAbsolute(rel)) return undefined;
-        const dirs: string[] = [];
-        for (let d = dirname(file); d !== cwd && d !== dirname(d); d = dirname(d)) dirs.unshift(d);
-        const added: string[] = [];
-        const above = current();
-        const loaded: Loaded[] = above.files.map((f) => ({ place: { path: f.path, kind: "project" }, text: f.content, bytes: f.bytes }));
-        for (const d of dirs) {
-          if (nestedSeen.has(d)) continue;
-          nestedSeen.add(d);
-          const fresh = load(folderPlaces(d, o.names, compat()), loaded, nestedReport);
-          if (fresh.length) added.push(nestedNote(d, fresh));
-        }
-        if (!added.length) return undefined;
-        const extra: TextContent[] = added.map((text) => ({ type: "text", text }));
-        return { ...result, content: [...result.content, ...extra] };
-      }, { tools: FILE_TOOLS });
+          return undefined;
+        },
+        { stage: "EARLY" },
+      );
+      ctx.tap(
+        "tool_result",
+        (result, info) => {
+          const given = info.args.path;
+          if (typeof given !== "string" || !given) return undefined;
+          const file = resolve(cwd, given.replace(/^~(?=\/|$)/, userHome));
+          const rel = relative(cwd, dirname(file));
+          if (!rel || rel.startsWith("..") || isAbsolute(rel)) return undefined;
+          const dirs: string[] = [];
+          for (let d = dirname(file); d !== cwd && d !== dirname(d); d = dirname(d)) dirs.unshift(d);
+          const added: string[] = [];
+          const above = current();
+          const loaded: Loaded[] = above.files.map((f) => ({
+            place: { path: f.path, kind: "project" },
+            text: f.content,
+            bytes: f.bytes,
+          }));
+          for (const d of dirs) {
+            if (nestedSeen.has(d)) continue;
+            nestedSeen.add(d);
+            const fresh = load(folderPlaces(d, o.names, compat()), loaded, nestedReport);
+            if (fresh.length) added.push(nestedNote(d, fresh));
+          }
+          if (!added.length) return undefined;
+          const extra: TextContent[] = added.map((text) => ({ type: "text", text }));
+          return { ...result, content: [...result.content, ...extra] };
+        },
+        { tools: FILE_TOOLS },
+      );
     }
 
     const places = (): ContextPlace[] => [...current().report, ...nestedReport];
@@ -191,13 +218,18 @@ export default definePlugin({
       report() {
         stale = true;
         const c = compat();
-        const lines = places().map((p) => `${p.status === "loaded" ? "loaded" : "skipped"}: ${p.path}${p.reason ? `  (${p.reason})` : ""}`);
+        const lines = places().map(
+          (p) => `${p.status === "loaded" ? "loaded" : "skipped"}: ${p.path}${p.reason ? `  (${p.reason})` : ""}`,
+        );
         if (!lines.length) lines.push("none found");
         const off = (Object.keys(c) as (keyof Compat)[]).filter((k) => !c[k]);
         const patterns = contextFilePatterns(c, o.names);
-        lines.push(`looked for: ${(o.home ? patterns.user : patterns.user.slice(1)).join(", ")}; then in each folder from ${chain[0]} down to ${cwd}: ${patterns.eachFolder.join(", ")}`);
+        lines.push(
+          `looked for: ${(o.home ? patterns.user : patterns.user.slice(1)).join(", ")}; then in each folder from ${chain[0]} down to ${cwd}: ${patterns.eachFolder.join(", ")}`,
+        );
         if (off.length) lines.push(`compat off: ${off.join(", ")}`);
-        if (o.nested) lines.push("folders below the working directory: their files load with the first read/edit/write there");
+        if (o.nested)
+          lines.push("folders below the working directory: their files load with the first read/edit/write there");
         return lines.join("\n");
       },
     });

@@ -64,23 +64,35 @@ export function snapshot(request: ModelRequest, at = Date.now()): Snapshot {
 }
 
 /** The record for one reply, compared with the previous turn's record. */
-export function audit(snap: Snapshot, message: AssistantMessage, prev: TurnAudit | undefined, o: { compacted: boolean; cacheTtlMs: number }): TurnAudit {
+export function audit(
+  snap: Snapshot,
+  message: AssistantMessage,
+  prev: TurnAudit | undefined,
+  o: { compacted: boolean; cacheTtlMs: number },
+): TurnAudit {
   const u = message.usage;
   const prompt = u.input + u.cacheRead + u.cacheWrite;
   const reasons: string[] = [];
   let missed = 0;
   if (!prev) reasons.push("first request: nothing cached yet");
   else {
-    if (prev.provider !== snap.provider || prev.model !== snap.model) reasons.push(`model changed (${prev.provider}/${prev.model} → ${snap.provider}/${snap.model})`);
+    if (prev.provider !== snap.provider || prev.model !== snap.model)
+      reasons.push(`model changed (${prev.provider}/${prev.model} → ${snap.provider}/${snap.model})`);
     if (prev.systemHash !== snap.systemHash) reasons.push("system prompt changed");
-    if (prev.toolsHash !== snap.toolsHash) reasons.push(snap.toolsCause ? `tools changed (${snap.toolsCause})` : "tools changed");
+    if (prev.toolsHash !== snap.toolsHash)
+      reasons.push(snap.toolsCause ? `tools changed (${snap.toolsCause})` : "tools changed");
     if (o.compacted) reasons.push("compaction replaced the history");
     const idle = snap.at - prev.at;
-    if (idle > o.cacheTtlMs) reasons.push(`idle ${formatDuration(idle)}, past the ${formatDuration(o.cacheTtlMs)} cache lifetime`);
+    if (idle > o.cacheTtlMs)
+      reasons.push(`idle ${formatDuration(idle)}, past the ${formatDuration(o.cacheTtlMs)} cache lifetime`);
     missed = Math.max(0, Math.min(prompt, prev.prompt) - u.cacheRead);
     // A few tokens short of the previous prompt is normal (where the provider puts its cache breakpoint).
     if (missed >= Math.max(100, prev.prompt * 0.05) && reasons.length === 0) {
-      reasons.push(u.cacheRead === 0 && u.cacheWrite === 0 ? "the provider reported no cache use" : "unexplained: the provider evicted the cache, or earlier history changed");
+      reasons.push(
+        u.cacheRead === 0 && u.cacheWrite === 0
+          ? "the provider reported no cache use"
+          : "unexplained: the provider evicted the cache, or earlier history changed",
+      );
     }
   }
   return {
@@ -163,7 +175,8 @@ export function lastRecord(entries: readonly EntryLike[], cacheTtlMs: number, sk
     const e = entries[i]!;
     if (e.type === "message" && e.message === skip) continue;
     const record = e.type === "custom" && e.customType === AUDIT_TYPE && (e.data as TurnAudit)?.v === 1;
-    if (record || (e.type === "message" && (e.message as { role?: string })?.role === "assistant")) return recordsFrom([e], cacheTtlMs).at(-1);
+    if (record || (e.type === "message" && (e.message as { role?: string })?.role === "assistant"))
+      return recordsFrom([e], cacheTtlMs).at(-1);
   }
   return undefined;
 }
@@ -184,8 +197,13 @@ export function formatReport(records: readonly TurnAudit[], title?: string): str
   ]);
   const head = ["turn", "model", "prompt", "cache read", "cache write", "output", "cost", "missed", "why"];
   const widths = head.map((h, c) => Math.max(h.length, ...rows.map((row) => row[c]!.length)));
-  const line = (cells: string[]) => cells.map((cell, c) => (c === cells.length - 1 ? cell : c <= 1 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("  ").trimEnd();
-  const sum = (k: "prompt" | "cacheRead" | "cacheWrite" | "output" | "cost" | "missed") => records.reduce((s, r) => s + r[k], 0);
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, c) => (c === cells.length - 1 ? cell : c <= 1 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!)))
+      .join("  ")
+      .trimEnd();
+  const sum = (k: "prompt" | "cacheRead" | "cacheWrite" | "output" | "cost" | "missed") =>
+    records.reduce((s, r) => s + r[k], 0);
   const prompt = sum("prompt");
   const read = sum("cacheRead");
   const why = new Map<string, number>();
@@ -204,15 +222,29 @@ export function formatReport(records: readonly TurnAudit[], title?: string): str
     `total: ${plural(records.length, "request")}, ${n(prompt)} prompt tokens (${n(read)} read from the cache${prompt ? `, ${Math.round((read / prompt) * 100)}%` : ""}; ${n(sum("cacheWrite"))} written), ${n(sum("output"))} output tokens, ${usd(sum("cost"))}`,
   ];
   const missed = sum("missed");
-  if (missed > 0) lines.push(`cache misses: ${n(missed)} prompt tokens in ${plural(records.filter((r) => r.missed > 0).length, "request")}${why.size ? `; ${[...why].map(([k, v]) => `${k} (${v})`).join(", ")}` : ""}`);
+  if (missed > 0)
+    lines.push(
+      `cache misses: ${n(missed)} prompt tokens in ${plural(records.filter((r) => r.missed > 0).length, "request")}${why.size ? `; ${[...why].map(([k, v]) => `${k} (${v})`).join(", ")}` : ""}`,
+    );
   return lines.join("\n");
 }
 
 /** Sub-agents' usage by agent type (from the `task` results in the session), below the request table. */
-export function formatSubagents(children: ReadonlyMap<string, { runs: number; requests: number; usage: AssistantMessage["usage"] }>, ownCost: number): string {
+export function formatSubagents(
+  children: ReadonlyMap<string, { runs: number; requests: number; usage: AssistantMessage["usage"] }>,
+  ownCost: number,
+): string {
   if (children.size === 0) return "";
   const row = (name: string, t: { runs: number; requests: number; usage: AssistantMessage["usage"] }) =>
     `${name}: ${plural(t.runs, "run")}, ${plural(t.requests, "request")}, ${n(usageTotal(t.usage))} tokens (${n(t.usage.cacheRead)} from the cache), ${n(t.usage.output)} output, ${usd(t.usage.cost.total)}`;
-  const all = [...children.values()].reduce((a, t) => ({ runs: a.runs + t.runs, requests: a.requests + t.requests, usage: addUsage(a.usage, t.usage) }), { runs: 0, requests: 0, usage: emptyUsage() });
-  return ["", row("sub-agents", all), ...[...children].sort(([a], [b]) => a.localeCompare(b)).map(([name, t]) => `  ${row(name, t)}`), `total with sub-agents: ${usd(ownCost + all.usage.cost.total)}`].join("\n");
+  const all = [...children.values()].reduce(
+    (a, t) => ({ runs: a.runs + t.runs, requests: a.requests + t.requests, usage: addUsage(a.usage, t.usage) }),
+    { runs: 0, requests: 0, usage: emptyUsage() },
+  );
+  return [
+    "",
+    row("sub-agents", all),
+    ...[...children].sort(([a], [b]) => a.localeCompare(b)).map(([name, t]) => `  ${row(name, t)}`),
+    `total with sub-agents: ${usd(ownCost + all.usage.cost.total)}`,
+  ].join("\n");
 }

@@ -8,7 +8,18 @@ import { Type, definePlugin, usageTotal, type AgentMessage, type ModelRequest } 
 import type { SessionService } from "../session-jsonl/api.js";
 import type {} from "../mcp/api.js";
 import { subagentRunOf, subagentTotals } from "../../lib/subagent-usage.js";
-import { AUDIT_TYPE, audit, formatReport, formatSubagents, lastRecord, recordsFrom, snapshot, type EntryLike, type Snapshot, type TurnAudit } from "./audit.js";
+import {
+  AUDIT_TYPE,
+  audit,
+  formatReport,
+  formatSubagents,
+  lastRecord,
+  recordsFrom,
+  snapshot,
+  type EntryLike,
+  type Snapshot,
+  type TurnAudit,
+} from "./audit.js";
 
 export type { CostAuditService, SessionStatsService } from "./api.js";
 export { audit, snapshot, recordsFrom, lastRecord, formatReport, AUDIT_TYPE, type TurnAudit } from "./audit.js";
@@ -17,8 +28,6 @@ export const CostAuditOptions = Type.Object({
   /** How long the provider keeps a prompt cache without use (Anthropic's default is 5 minutes). */
   cacheTtlSeconds: Type.Integer({ minimum: 1, default: 300 }),
 });
-
-
 
 export default definePlugin({
   id: "cost-audit",
@@ -41,7 +50,12 @@ export default definePlugin({
     };
 
     // After every other tap: the hashes describe what the provider really receives.
-    ctx.tap("before_request", (request: ModelRequest) => void (pending = { ...snapshot(request), toolsCause: ctx.services.get("mcp")?.toolsChangedBy() }), { stage: 10_000 });
+    ctx.tap(
+      "before_request",
+      (request: ModelRequest) =>
+        void (pending = { ...snapshot(request), toolsCause: ctx.services.get("mcp")?.toolsChangedBy() }),
+      { stage: 10_000 },
+    );
     ctx.on("compaction", () => void (compacted = true));
     ctx.tap("turn_end", (turn) => {
       const m = turn.message;
@@ -70,14 +84,33 @@ export default definePlugin({
 
     const render = (entries: readonly EntryLike[], o: { json?: boolean; title?: string } = {}) => {
       const list = recordsFrom(entries, ttl);
-      const total = (k: "prompt" | "cacheRead" | "cacheWrite" | "output" | "cost" | "missed") => list.reduce((s, r) => s + r[k], 0);
+      const total = (k: "prompt" | "cacheRead" | "cacheWrite" | "output" | "cost" | "missed") =>
+        list.reduce((s, r) => s + r[k], 0);
       // Sub-agents' usage rides on the task results (their requests are in their own sessions).
-      const children = subagentTotals(entries.map((e) => (e.type === "message" ? (e.message as AgentMessage) : undefined)));
+      const children = subagentTotals(
+        entries.map((e) => (e.type === "message" ? (e.message as AgentMessage) : undefined)),
+      );
       if (!o.json) return formatReport(list, o.title) + formatSubagents(children, total("cost"));
-      const totals = { requests: list.length, prompt: total("prompt"), cacheRead: total("cacheRead"), cacheWrite: total("cacheWrite"), output: total("output"), cost: total("cost"), missed: total("missed") };
+      const totals = {
+        requests: list.length,
+        prompt: total("prompt"),
+        cacheRead: total("cacheRead"),
+        cacheWrite: total("cacheWrite"),
+        output: total("output"),
+        cost: total("cost"),
+        missed: total("missed"),
+      };
       if (children.size === 0) return JSON.stringify({ requests: list, totals }, null, 2);
       const childCost = [...children.values()].reduce((s, t) => s + t.usage.cost.total, 0);
-      return JSON.stringify({ requests: list, totals: { ...totals, costWithSubagents: totals.cost + childCost }, subagents: Object.fromEntries(children) }, null, 2);
+      return JSON.stringify(
+        {
+          requests: list,
+          totals: { ...totals, costWithSubagents: totals.cost + childCost },
+          subagents: Object.fromEntries(children),
+        },
+        null,
+        2,
+      );
     };
     ctx.services.provide("session-stats", { render });
     ctx.services.provide("cost-audit", { records: () => records });
@@ -87,11 +120,15 @@ export default definePlugin({
       description: "tokens, cache use and cost of each request in this session, and why the cache missed",
       run(_args, agent) {
         const path = sessionPath();
-        const children = agent.state.messages.filter((m) => subagentRunOf(m)).map((message) => ({ type: "message", message }));
-        const entries: readonly EntryLike[] = path ?? [...records.map((r) => ({ type: "custom", customType: AUDIT_TYPE, data: r })), ...children];
+        const children = agent.state.messages
+          .filter((m) => subagentRunOf(m))
+          .map((message) => ({ type: "message", message }));
+        const entries: readonly EntryLike[] = path ?? [
+          ...records.map((r) => ({ type: "custom", customType: AUDIT_TYPE, data: r })),
+          ...children,
+        ];
         return render(entries, { title: path ? `session ${session()!.id}` : "this run (no session)" });
       },
     });
   },
 });
-

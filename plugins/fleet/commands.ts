@@ -15,7 +15,9 @@ export interface Common {
 }
 
 /** Open the queue; the caller closes both. */
-export async function openQueue(c: Common): Promise<{ queue: Queue<FleetJobData, FleetJobResult>; redis: RedisClient; close(): Promise<void> }> {
+export async function openQueue(
+  c: Common,
+): Promise<{ queue: Queue<FleetJobData, FleetJobResult>; redis: RedisClient; close(): Promise<void> }> {
   const { Queue } = await loadBull();
   const redis = await redisClient(c.redis);
   try {
@@ -75,7 +77,13 @@ export async function submit(o: SubmitOptions, io: CliStreams): Promise<number> 
       prompt: line.prompt,
       preset: { name: presetName, document },
       ...((line.model ?? o.model) ? { model: line.model ?? o.model } : {}),
-      source: sourceOf(line.repo ?? o.repo, line.ref ?? o.ref, line.cwd ?? o.cwd, io.cwd, `${o.prompts ?? "--prompt"}${o.prompts ? `:${i + 1}` : ""}`),
+      source: sourceOf(
+        line.repo ?? o.repo,
+        line.ref ?? o.ref,
+        line.cwd ?? o.cwd,
+        io.cwd,
+        `${o.prompts ?? "--prompt"}${o.prompts ? `:${i + 1}` : ""}`,
+      ),
       guards: o.guards,
       ...(o.timeoutS ? { timeoutMs: Math.round(o.timeoutS * 1000) } : {}),
       submittedAt: Date.now(),
@@ -87,7 +95,9 @@ export async function submit(o: SubmitOptions, io: CliStreams): Promise<number> 
     if (o.maxFleetCost !== undefined) await q.redis.set(keys.cap(o.queue), String(o.maxFleetCost));
     const added = await q.queue.addBulk(jobs);
     const ids = added.map((j) => String(j.id));
-    io.stdout.write(o.json ? JSON.stringify({ queue: o.queue, jobs: ids }) + "\n" : ids.map((id) => `${id}\n`).join(""));
+    io.stdout.write(
+      o.json ? JSON.stringify({ queue: o.queue, jobs: ids }) + "\n" : ids.map((id) => `${id}\n`).join(""),
+    );
     return 0;
   } finally {
     await q.close();
@@ -105,25 +115,35 @@ function readPrompts(file: string): PromptLine[] {
       try {
         value = JSON.parse(text);
       } catch (e) {
-        throw new UsageError(`${file}:${i + 1}: not JSON (${(e as Error).message}); each line is {"prompt": "...", "cwd"?, "repo"?, "ref"?, "model"?} or a JSON string`);
+        throw new UsageError(
+          `${file}:${i + 1}: not JSON (${(e as Error).message}); each line is {"prompt": "...", "cwd"?, "repo"?, "ref"?, "model"?} or a JSON string`,
+        );
       }
       if (typeof value === "string") value = { prompt: value };
       const line = value as PromptLine;
-      if (!line || typeof line.prompt !== "string" || !line.prompt.trim()) throw new UsageError(`${file}:${i + 1}: needs a non-empty "prompt"`);
+      if (!line || typeof line.prompt !== "string" || !line.prompt.trim())
+        throw new UsageError(`${file}:${i + 1}: needs a non-empty "prompt"`);
       out.push(line);
     });
   if (!out.length) throw new UsageError(`--prompts: ${file} has no prompts`);
   return out;
 }
 
-function sourceOf(repo: string | undefined, ref: string | undefined, cwd: string | undefined, here: string, where: string): JobSource {
+function sourceOf(
+  repo: string | undefined,
+  ref: string | undefined,
+  cwd: string | undefined,
+  here: string,
+  where: string,
+): JobSource {
   if (repo) {
     // A local path travels as an absolute path (it must be reachable from every worker); URLs as written.
     const local = !/^[a-z][a-z0-9+.-]*:\/\//i.test(repo) && !/^[^/]+@[^:]+:/.test(repo);
     return { kind: "git", repo: local ? resolve(here, repo) : repo, ...(ref ? { ref } : {}) };
   }
   const dir = resolve(here, cwd ?? ".");
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`${where}: --cwd ${dir} is not a directory`);
+  if (!existsSync(dir) || !statSync(dir).isDirectory())
+    throw new UsageError(`${where}: --cwd ${dir} is not a directory`);
   return { kind: "dir", dir, ...(ref ? { ref } : {}) };
 }
 
@@ -184,7 +204,9 @@ export async function wait(o: Common & { timeoutS?: number; json: boolean }, io:
       const finished = c.running + c.waiting === 0;
       if (finished || Date.now() >= deadline) {
         if (tty) io.stderr.write("\n");
-        const line = o.json ? JSON.stringify({ queue: o.queue, finished, ...c }) : `${finished ? "finished" : `timed out after ${o.timeoutS}s`}: ${progressLine(c)}`;
+        const line = o.json
+          ? JSON.stringify({ queue: o.queue, finished, ...c })
+          : `${finished ? "finished" : `timed out after ${o.timeoutS}s`}: ${progressLine(c)}`;
         io.stdout.write(line + "\n");
         return finished ? (c.failed ? 1 : 0) : 124;
       }
@@ -244,8 +266,10 @@ export async function results(o: Common & { json: boolean; ids: string[] }, io: 
     }
     for (const r of reports) {
       const res = r.result;
-      const head = `${r.id}  ${r.state.padEnd(9)} ${res ? `exit ${res.exitStatus} ${res.stopReason}  $${res.cost.toFixed(4)}  ${res.turns} turn(s)  ${res.patch ? `patch ${res.patch.split("\n").length} lines` : "no changes"}` : r.error ?? ""}`;
-      io.stdout.write(`${head}\n  prompt: ${oneLine(r.prompt)}\n${res ? `  ${oneLine(res.finalText) || "(no text)"}\n` : ""}`);
+      const head = `${r.id}  ${r.state.padEnd(9)} ${res ? `exit ${res.exitStatus} ${res.stopReason}  $${res.cost.toFixed(4)}  ${res.turns} turn(s)  ${res.patch ? `patch ${res.patch.split("\n").length} lines` : "no changes"}` : (r.error ?? "")}`;
+      io.stdout.write(
+        `${head}\n  prompt: ${oneLine(r.prompt)}\n${res ? `  ${oneLine(res.finalText) || "(no text)"}\n` : ""}`,
+      );
     }
     if (!reports.length) io.stdout.write(`no jobs in queue '${o.queue}'\n`);
     return 0;
@@ -315,7 +339,9 @@ export async function session(o: Common & { ids: string[] }, io: CliStreams): Pr
   try {
     const text = await q.redis.get(keys.session(o.queue, o.ids[0]!));
     if (text === null) {
-      io.stderr.write(`coil fleet: no session stored for job ${o.ids[0]} in queue '${o.queue}' (it has not finished, or ran with --no-session)\n`);
+      io.stderr.write(
+        `coil fleet: no session stored for job ${o.ids[0]} in queue '${o.queue}' (it has not finished, or ran with --no-session)\n`,
+      );
       return 1;
     }
     io.stdout.write(text);

@@ -24,7 +24,12 @@ const USAGE = `coil fleet <command> [--redis <url>] [--queue <name>]
 API keys never travel in jobs: each worker uses its own environment or \`coil auth\`.`;
 
 type Spec = NonNullable<ParseArgsConfig["options"]>;
-const common: Spec = { redis: { type: "string" }, queue: { type: "string" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" } };
+const common: Spec = {
+  redis: { type: "string" },
+  queue: { type: "string" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+};
 const specs: Record<string, Spec> = {
   submit: {
     cwd: { type: "string" },
@@ -74,7 +79,12 @@ export async function fleetCommand(argv: string[], io: CliStreams): Promise<numb
     if (!spec) throw new commands.UsageError(`unknown command '${cmd}' (one of: ${Object.keys(specs).join(", ")})`);
     let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
     try {
-      parsed = parseArgs({ args: argv.slice(1), options: { ...common, ...spec }, allowPositionals: true, strict: true }) as typeof parsed;
+      parsed = parseArgs({
+        args: argv.slice(1),
+        options: { ...common, ...spec },
+        allowPositionals: true,
+        strict: true,
+      }) as typeof parsed;
     } catch (e) {
       throw new commands.UsageError((e as Error).message);
     }
@@ -88,12 +98,20 @@ export async function fleetCommand(argv: string[], io: CliStreams): Promise<numb
       const raw = str(k);
       if (raw === undefined) return undefined;
       const n = Number(raw);
-      if (!Number.isFinite(n) || (opts.int && !Number.isInteger(n)) || n < (opts.min ?? 0)) throw new commands.UsageError(`--${k} wants a ${opts.int ? "whole " : ""}number ≥ ${opts.min ?? 0}, got '${raw}'`);
+      if (!Number.isFinite(n) || (opts.int && !Number.isInteger(n)) || n < (opts.min ?? 0))
+        throw new commands.UsageError(
+          `--${k} wants a ${opts.int ? "whole " : ""}number ≥ ${opts.min ?? 0}, got '${raw}'`,
+        );
       return n;
     };
-    const base = { redis: str("redis") ?? io.env.COIL_FLEET_REDIS ?? "redis://127.0.0.1:6379", queue: str("queue") ?? io.env.COIL_FLEET_QUEUE ?? "coil", json: Boolean(v.json) };
+    const base = {
+      redis: str("redis") ?? io.env.COIL_FLEET_REDIS ?? "redis://127.0.0.1:6379",
+      queue: str("queue") ?? io.env.COIL_FLEET_QUEUE ?? "coil",
+      json: Boolean(v.json),
+    };
     const ids = parsed.positionals;
-    if (cmd !== "results" && cmd !== "cancel" && cmd !== "logs" && cmd !== "session" && ids.length) throw new commands.UsageError(`${cmd} takes no arguments, got '${ids.join(" ")}'`);
+    if (cmd !== "results" && cmd !== "cancel" && cmd !== "logs" && cmd !== "session" && ids.length)
+      throw new commands.UsageError(`${cmd} takes no arguments, got '${ids.join(" ")}'`);
     switch (cmd) {
       case "submit":
         return await commands.submit(
@@ -106,7 +124,11 @@ export async function fleetCommand(argv: string[], io: CliStreams): Promise<numb
             model: str("model"),
             prompt: str("prompt"),
             prompts: str("prompts"),
-            guards: { maxTurns: num("max-turns", { int: true }), maxTokens: num("max-tokens", { int: true }), maxCost: num("max-cost") },
+            guards: {
+              maxTurns: num("max-turns", { int: true }),
+              maxTokens: num("max-tokens", { int: true }),
+              maxCost: num("max-cost"),
+            },
             maxFleetCost: num("max-fleet-cost"),
             timeoutS: num("timeout"),
             attempts: num("attempts", { int: true, min: 1 }) ?? 3,
@@ -153,7 +175,8 @@ export async function fleetCommand(argv: string[], io: CliStreams): Promise<numb
 
 export default definePlugin({
   id: "fleet",
-  description: "coil fleet: run many agents as jobs on BullMQ/Redis (submit, worker, status, wait, results, cancel, logs)",
+  description:
+    "coil fleet: run many agents as jobs on BullMQ/Redis (submit, worker, status, wait, results, cancel, logs)",
   setup(ctx) {
     ctx.subcommands.register({
       name: "fleet",

@@ -65,7 +65,11 @@ export type PresetEntryLike = ResolvedPreset["entries"][number];
  * that set them, the scripted provider's `script` file inlined as `replies`, per-job guards merged into the
  * guards plugin. Throws when an option holds a credential (keys come from each worker's environment).
  */
-export function embedPreset(settings: Record<string, unknown>, entries: readonly PresetEntryLike[], guards: JobGuards): Record<string, unknown> {
+export function embedPreset(
+  settings: Record<string, unknown>,
+  entries: readonly PresetEntryLike[],
+  guards: JobGuards,
+): Record<string, unknown> {
   const plugins: unknown[] = [];
   let guardsSeen = false;
   for (const e of entries) {
@@ -90,27 +94,32 @@ function findSecret(e: PresetEntryLike, value: unknown, path: string): void {
   if (typeof value === "string") {
     const name = path.split(".").pop() ?? "";
     if ((SECRET_KEY.test(name) && value !== "") || SECRET_VALUE.test(value)) {
-      const setIn = Object.entries(e.optionSources).find(([k]) => path === k || path.startsWith(`${k}.`) || path.startsWith(`${k}[`))?.[1];
+      const setIn = Object.entries(e.optionSources).find(
+        ([k]) => path === k || path.startsWith(`${k}.`) || path.startsWith(`${k}[`),
+      )?.[1];
       throw new Error(
         `plugin '${e.ref}' option '${path}' holds a credential (set in ${setIn ?? `${e.source.file}${e.source.line ? `:${e.source.line}` : ""}`}); ` +
           `jobs never carry secrets: remove it from the preset and give each worker the key in its environment or with \`coil auth\``,
       );
     }
   } else if (Array.isArray(value)) value.forEach((v, i) => findSecret(e, v, `${path}[${i}]`));
-  else if (value && typeof value === "object") for (const [k, v] of Object.entries(value)) findSecret(e, v, path ? `${path}.${k}` : k);
+  else if (value && typeof value === "object")
+    for (const [k, v] of Object.entries(value)) findSecret(e, v, path ? `${path}.${k}` : k);
 }
 
 /** `./x` and `../x` string values become absolute paths against `base`. */
 function absolutize(value: unknown, base: string): unknown {
   if (typeof value === "string") return /^\.\.?\//.test(value) ? resolve(base, value) : value;
   if (Array.isArray(value)) return value.map((v) => absolutize(v, base));
-  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, absolutize(v, base)]));
+  if (value && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, absolutize(v, base)]));
   return value;
 }
 
 function inlineScript(options: Record<string, unknown>): Record<string, unknown> {
   const { script, ...rest } = options as { script: string };
-  if (!isAbsolute(script) || !existsSync(script)) throw new Error(`provider-scripted: cannot read the script ${script} to embed it in the job`);
+  if (!isAbsolute(script) || !existsSync(script))
+    throw new Error(`provider-scripted: cannot read the script ${script} to embed it in the job`);
   const text = readFileSync(script, "utf8");
   const parsed = script.endsWith(".json") ? JSON.parse(text) : parseYaml(text);
   if (Array.isArray(parsed)) return { ...rest, replies: parsed };
@@ -118,4 +127,5 @@ function inlineScript(options: Record<string, unknown>): Record<string, unknown>
   return { ...rest, ...(replies ? { replies } : {}), ...(conversations ? { conversations } : {}) };
 }
 
-const defined = <T extends object>(o: T): Partial<T> => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+const defined = <T extends object>(o: T): Partial<T> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;

@@ -20,7 +20,9 @@ export async function redisClient(url: string, forWorker = false): Promise<Redis
     maxRetriesPerRequest: forWorker ? null : 3,
     enableOfflineQueue: true,
     // Fail a command-line tool fast when Redis is not there; workers keep retrying.
-    retryStrategy: forWorker ? (times: number) => Math.min(times * 200, 2000) : (times: number) => (times > 3 ? null : 200),
+    retryStrategy: forWorker
+      ? (times: number) => Math.min(times * 200, 2000)
+      : (times: number) => (times > 3 ? null : 200),
   });
   client.on("error", () => {
     /* reported by the command that fails */

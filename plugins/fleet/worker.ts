@@ -10,7 +10,16 @@ import { existsSync, mkdirSync, copyFileSync, readFileSync, writeFileSync, rmSyn
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { emptyUsage, exitCodeFor, lastAssistantText, textOf, usageTotal, type AgentEvent, type CliStreams, type Usage } from "../../kernel/index.js";
+import {
+  emptyUsage,
+  exitCodeFor,
+  lastAssistantText,
+  textOf,
+  usageTotal,
+  type AgentEvent,
+  type CliStreams,
+  type Usage,
+} from "../../kernel/index.js";
 import { addUsage } from "../../lib/subagent-usage.js";
 import type { FleetJobData, FleetJobResult } from "./job.js";
 import { keys, loadBull, redisClient, type Job } from "./redis.js";
@@ -49,11 +58,15 @@ export async function runWorker(opts: WorkerOptions, io: CliStreams): Promise<nu
     const started = Date.now();
     const id = String(job.id);
     const data = job.data;
-    if (await connection.exists(keys.cancel(opts.queue, id))) throw new UnrecoverableError("cancelled by coil fleet cancel");
+    if (await connection.exists(keys.cancel(opts.queue, id)))
+      throw new UnrecoverableError("cancelled by coil fleet cancel");
     const [spentText, capText] = await connection.mget(keys.cost(opts.queue), keys.cap(opts.queue));
     const spent = Number(spentText ?? 0);
     const cap = capText === null ? undefined : Number(capText);
-    if (cap !== undefined && spent >= cap) throw new UnrecoverableError(`fleet cost cap reached: $${spent.toFixed(4)} spent of $${cap} (set with coil fleet submit --max-fleet-cost)`);
+    if (cap !== undefined && spent >= cap)
+      throw new UnrecoverableError(
+        `fleet cost cap reached: $${spent.toFixed(4)} spent of $${cap} (set with coil fleet submit --max-fleet-cost)`,
+      );
 
     const dir = join(opts.workdir, `${opts.queue}-${id}-${job.attemptsMade}-${process.pid}-${Date.now().toString(36)}`);
     const workspace = await prepareWorkspace(data.source, dir).catch((e: Error) => {
@@ -72,7 +85,14 @@ export async function runWorker(opts: WorkerOptions, io: CliStreams): Promise<nu
     let timer: NodeJS.Timeout | undefined;
     try {
       try {
-        coil = await createAgent({ cwd: workspace.cwd, preset: presetFile, model: data.model, env: io.env, mode: "fleet", stderr: new LineSink(log) });
+        coil = await createAgent({
+          cwd: workspace.cwd,
+          preset: presetFile,
+          model: data.model,
+          env: io.env,
+          mode: "fleet",
+          stderr: new LineSink(log),
+        });
       } catch (e) {
         throw new UnrecoverableError(`job ${id}: the agent could not start: ${(e as Error).message}`);
       }
@@ -96,7 +116,10 @@ export async function runWorker(opts: WorkerOptions, io: CliStreams): Promise<nu
       clearTimeout(timer);
       unsubscribe();
       await progress.flush();
-      const usage = outcome.messages.reduce<Usage>((u, m) => (m.role === "assistant" && m.usage ? addUsage(u, m.usage) : u), emptyUsage());
+      const usage = outcome.messages.reduce<Usage>(
+        (u, m) => (m.role === "assistant" && m.usage ? addUsage(u, m.usage) : u),
+        emptyUsage(),
+      );
       const session = agent.host.services.get("session") as { id: string; file?: string } | undefined;
       const sessionInfo = session ? { id: session.id, file: session.file } : undefined;
       await agent.close();
@@ -129,7 +152,10 @@ export async function runWorker(opts: WorkerOptions, io: CliStreams): Promise<nu
       }
       if (why === "timeout" || why === "cancel" || outcome.stopReason === "error") {
         await job.updateData({ ...data, lastAttempt: result });
-        if (why === "timeout") throw new UnrecoverableError(`timed out after ${Math.round(data.timeoutMs! / 1000)}s (coil fleet submit --timeout)`);
+        if (why === "timeout")
+          throw new UnrecoverableError(
+            `timed out after ${Math.round(data.timeoutMs! / 1000)}s (coil fleet submit --timeout)`,
+          );
         if (why === "cancel") throw new UnrecoverableError("cancelled by coil fleet cancel");
         // A provider error: BullMQ retries with the job's backoff until its attempts run out.
         throw new Error(`provider error: ${outcome.error ?? outcome.reason ?? "the run ended with an error"}`);
@@ -147,7 +173,10 @@ export async function runWorker(opts: WorkerOptions, io: CliStreams): Promise<nu
   };
 
   /** Upload the session into Redis (and copy it to --results-dir) so it outlives this worker. */
-  async function keepSession(info: { id: string; file?: string } | undefined, id: string): Promise<FleetJobResult["session"]> {
+  async function keepSession(
+    info: { id: string; file?: string } | undefined,
+    id: string,
+  ): Promise<FleetJobResult["session"]> {
     if (!info) return undefined;
     if (!info.file || !existsSync(info.file)) return { id: info.id };
     const redisKey = keys.session(opts.queue, id);
@@ -188,7 +217,9 @@ export async function runWorker(opts: WorkerOptions, io: CliStreams): Promise<nu
         return;
       }
       stopping = true;
-      say(`${signal}: taking no new jobs; finishing ${running.size} running job(s) (up to ${opts.graceMs} ms, then they go back to the queue)`);
+      say(
+        `${signal}: taking no new jobs; finishing ${running.size} running job(s) (up to ${opts.graceMs} ms, then they go back to the queue)`,
+      );
       const grace = setTimeout(handBack, opts.graceMs);
       void worker.close().then(async () => {
         clearTimeout(grace);
@@ -216,13 +247,15 @@ function capGuard(document: Record<string, unknown>, left: number): void {
   const plugins = document.plugins as unknown[];
   const budget = Math.max(left, 0);
   const at = plugins.findIndex((p) => p === "guards" || (typeof p === "object" && p !== null && "guards" in p));
-  const current = at >= 0 && typeof plugins[at] === "object" ? ((plugins[at] as { guards: Record<string, unknown> }).guards ?? {}) : {};
+  const current =
+    at >= 0 && typeof plugins[at] === "object"
+      ? ((plugins[at] as { guards: Record<string, unknown> }).guards ?? {})
+      : {};
   const own = typeof current.maxCost === "number" && current.maxCost > 0 ? current.maxCost : Infinity;
   const entry = { guards: { ...current, maxCost: Math.min(own, budget) } };
   if (at >= 0) plugins[at] = entry;
   else plugins.push(entry);
 }
-
 
 /** Job progress (BullMQ progress events) and log lines from the agent's events, progress throttled. */
 class Progress {

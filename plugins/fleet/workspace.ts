@@ -13,7 +13,11 @@ const run = promisify(execFile);
 
 async function git(cwd: string, args: string[]): Promise<string> {
   try {
-    const { stdout } = await run("git", args, { cwd, maxBuffer: 256 * 1024 * 1024, env: { ...process.env, GIT_TERMINAL_PROMPT: "0" } });
+    const { stdout } = await run("git", args, {
+      cwd,
+      maxBuffer: 256 * 1024 * 1024,
+      env: { ...process.env, GIT_TERMINAL_PROMPT: "0" },
+    });
     return stdout;
   } catch (e) {
     const err = e as { stderr?: string; message: string };
@@ -36,8 +40,14 @@ export async function prepareWorkspace(source: JobSource, dir: string): Promise<
     if (source.ref) await git(dir, ["checkout", "--quiet", "--detach", await cloneCommit(dir, source.ref)]);
     return checkout(dir, dir, async () => rmSync(dir, { recursive: true, force: true }));
   }
-  if (!existsSync(source.dir)) throw new Error(`the job's directory ${source.dir} does not exist on this worker: put it on a file system every worker shares, or submit with --repo`);
-  const top = await git(source.dir, ["rev-parse", "--show-toplevel"]).then((s) => s.trim(), () => undefined);
+  if (!existsSync(source.dir))
+    throw new Error(
+      `the job's directory ${source.dir} does not exist on this worker: put it on a file system every worker shares, or submit with --repo`,
+    );
+  const top = await git(source.dir, ["rev-parse", "--show-toplevel"]).then(
+    (s) => s.trim(),
+    () => undefined,
+  );
   if (top) {
     // Parallel `git worktree add` on one repository can race for its lock files: try a few times.
     for (let i = 0; ; i++) {
@@ -57,14 +67,28 @@ export async function prepareWorkspace(source: JobSource, dir: string): Promise<
   cpSync(source.dir, dir, { recursive: true });
   await git(dir, ["init", "--quiet"]);
   await git(dir, ["add", "-A"]);
-  await git(dir, ["-c", "user.name=coil fleet", "-c", "user.email=fleet@coil.invalid", "commit", "--quiet", "--allow-empty", "--no-verify", "-m", "job start"]);
+  await git(dir, [
+    "-c",
+    "user.name=coil fleet",
+    "-c",
+    "user.email=fleet@coil.invalid",
+    "commit",
+    "--quiet",
+    "--allow-empty",
+    "--no-verify",
+    "-m",
+    "job start",
+  ]);
   return checkout(dir, dir, async () => rmSync(dir, { recursive: true, force: true }));
 }
 
 /** The commit `ref` names in a fresh clone: a sha or tag, a branch of origin, or a ref fetched on demand (refs/pull/1/head). */
 async function cloneCommit(dir: string, ref: string): Promise<string> {
   for (const candidate of [ref, `origin/${ref}`]) {
-    const sha = await git(dir, ["rev-parse", "--verify", "--quiet", `${candidate}^{commit}`]).then((s) => s.trim(), () => "");
+    const sha = await git(dir, ["rev-parse", "--verify", "--quiet", `${candidate}^{commit}`]).then(
+      (s) => s.trim(),
+      () => "",
+    );
     if (sha) return sha;
   }
   await git(dir, ["fetch", "--quiet", "origin", ref]);

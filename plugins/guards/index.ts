@@ -4,7 +4,15 @@
  * would stop, feeding a failure back as a follow-up. Taps `should_stop` at the GUARD stage. See docs/safety.md.
  */
 import { spawn } from "node:child_process";
-import { definePlugin, Stage, Type, usageTotal, type Static, type ToolCall, type UserMessage } from "../../kernel/index.js";
+import {
+  definePlugin,
+  Stage,
+  Type,
+  usageTotal,
+  type Static,
+  type ToolCall,
+  type UserMessage,
+} from "../../kernel/index.js";
 import { currentSubagent } from "../../lib/subagent-scope.js";
 
 export const GuardsOptions = Type.Object({
@@ -42,14 +50,31 @@ const OUTPUT_TAIL = 8000;
 /** A stable key for "the same call": tool name and arguments with sorted keys. */
 export function callKey(name: string, args: unknown): string {
   const sort = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(sort) : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)).map(([k, x]) => [k, sort(x)])) : v;
+    Array.isArray(v)
+      ? v.map(sort)
+      : v && typeof v === "object"
+        ? Object.fromEntries(
+            Object.entries(v)
+              .sort(([a], [b]) => a.localeCompare(b))
+              .map(([k, x]) => [k, sort(x)]),
+          )
+        : v;
   return `${name} ${JSON.stringify(sort(args))}`;
 }
 
-export interface VerifyOutcome { code: number | null; output: string; timedOut: boolean }
+export interface VerifyOutcome {
+  code: number | null;
+  output: string;
+  timedOut: boolean;
+}
 
 /** Run `command` through `sh -c` in `cwd`, in its own process group, killed on timeout or abort. */
-export function runVerify(command: string, cwd: string, timeoutS: number, signal?: AbortSignal): Promise<VerifyOutcome> {
+export function runVerify(
+  command: string,
+  cwd: string,
+  timeoutS: number,
+  signal?: AbortSignal,
+): Promise<VerifyOutcome> {
   return new Promise((resolve) => {
     const child = spawn("/bin/sh", ["-c", command], { cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
@@ -131,12 +156,19 @@ export default definePlugin({
         const message = query.turn.message;
         const continuing = message.content.some((c) => c.type === "toolCall") || query.steering > 0;
         const over =
-          o.maxTurns > 0 && query.turns >= o.maxTurns ? `reached the limit of ${o.maxTurns} turns for one run (guards maxTurns)`
-          : o.maxTokens > 0 && tokens >= o.maxTokens ? `used ${tokens} tokens, over the limit of ${o.maxTokens} for one run (guards maxTokens)`
-          : o.maxCost > 0 && cost >= o.maxCost ? `spent $${cost.toFixed(4)}, over the limit of $${o.maxCost} for one run (guards maxCost)`
-          : undefined;
+          o.maxTurns > 0 && query.turns >= o.maxTurns
+            ? `reached the limit of ${o.maxTurns} turns for one run (guards maxTurns)`
+            : o.maxTokens > 0 && tokens >= o.maxTokens
+              ? `used ${tokens} tokens, over the limit of ${o.maxTokens} for one run (guards maxTokens)`
+              : o.maxCost > 0 && cost >= o.maxCost
+                ? `spent $${cost.toFixed(4)}, over the limit of $${o.maxCost} for one run (guards maxCost)`
+                : undefined;
         const repeated = [...failures.entries()].find(([, n]) => n >= o.repeatedFailures.stopAfter);
-        if (repeated) return { stop: true, reason: `the same failing call was repeated ${repeated[1]} times: ${repeated[0].slice(0, 200)} (guards repeatedFailures)` };
+        if (repeated)
+          return {
+            stop: true,
+            reason: `the same failing call was repeated ${repeated[1]} times: ${repeated[0].slice(0, 200)} (guards repeatedFailures)`,
+          };
         if (over && continuing) return { stop: true, reason: over };
         // The done-check is the main agent's: a sub-agent (subagents plugin) finishing is not the run finishing.
         if (over || continuing || !o.verify || message.stopReason !== "stop" || currentSubagent()) return undefined;
@@ -149,9 +181,18 @@ export default definePlugin({
           ctx.log.info(`verify passed: ${v.command}`);
           return undefined;
         }
-        const how = result.timedOut ? `timed out after ${v.timeout} s` : result.code === null ? "was killed" : `exited with code ${result.code}`;
-        if (verifyRuns >= v.attempts) return { stop: true, reason: `the done check \`${v.command}\` still fails after ${verifyRuns} attempt(s) (${how}) (guards verify)` };
-        const tail = result.output.length > OUTPUT_TAIL ? `[…cut…]\n${result.output.slice(-OUTPUT_TAIL)}` : result.output;
+        const how = result.timedOut
+          ? `timed out after ${v.timeout} s`
+          : result.code === null
+            ? "was killed"
+            : `exited with code ${result.code}`;
+        if (verifyRuns >= v.attempts)
+          return {
+            stop: true,
+            reason: `the done check \`${v.command}\` still fails after ${verifyRuns} attempt(s) (${how}) (guards verify)`,
+          };
+        const tail =
+          result.output.length > OUTPUT_TAIL ? `[…cut…]\n${result.output.slice(-OUTPUT_TAIL)}` : result.output;
         const followUp: UserMessage = {
           role: "user",
           content: `[guards] You are not done: the check \`${v.command}\` ${how} (attempt ${verifyRuns} of ${v.attempts}). Fix the cause, then finish again. Its output:\n\`\`\`\n${tail.trimEnd() || "(no output)"}\n\`\`\``,

@@ -7,7 +7,9 @@
 import type { ToolCallInfo } from "../../kernel/index.js";
 
 /** What PermissionRequest hooks decided: allow (optionally with new arguments), deny (with a message for the model), or nothing. */
-export type PermissionAnswer = { behavior: "allow"; args?: Record<string, unknown> } | { behavior: "deny"; message?: string };
+export type PermissionAnswer =
+  | { behavior: "allow"; args?: Record<string, unknown> }
+  | { behavior: "deny"; message?: string };
 
 export interface ClaudeHooksService {
   /** coil waits for the user (`permission_prompt`, `idle_prompt`, ...): Notification hooks run in the background. */

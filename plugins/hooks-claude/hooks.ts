@@ -6,7 +6,24 @@
 import { randomUUID } from "node:crypto";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
-import { messageOf, textOf, type Agent, type AgentMessage, type CompactRequest, type ModelRequest, type PluginContext, type Static, type StopQuery, type StopVerdict, type SystemBlock, type ToolBlock, type ToolCallInfo, type ToolResult, type ToolRewrite, type TurnInfo } from "../../kernel/index.js";
+import {
+  messageOf,
+  textOf,
+  type Agent,
+  type AgentMessage,
+  type CompactRequest,
+  type ModelRequest,
+  type PluginContext,
+  type Static,
+  type StopQuery,
+  type StopVerdict,
+  type SystemBlock,
+  type ToolBlock,
+  type ToolCallInfo,
+  type ToolResult,
+  type ToolRewrite,
+  type TurnInfo,
+} from "../../kernel/index.js";
 import { claudePluginHooks } from "../../lib/claude-plugins.js";
 import { coilHome } from "../../lib/paths.js";
 import { projectRoot } from "../../lib/project.js";
@@ -20,7 +37,6 @@ import { Transcript } from "./transcript.js";
 
 type Ctx = PluginContext<Static<typeof HooksOptions>>;
 
-
 /** The hook definitions from settings files and options, each identical command once per event. */
 export function loadHooks(ctx: Ctx): HookDef[] {
   const o = ctx.options;
@@ -33,22 +49,41 @@ export function loadHooks(ctx: Ctx): HookDef[] {
     defs.push(...parseHooks(readSettings(file, warn), file, o.timeout, warn));
   }
   const root = projectRoot(ctx.cwd);
-  const projectFiles = [join(root, ".claude", "settings.json"), join(root, ".claude", "settings.local.json")].filter((f) => f !== join(home, ".claude", "settings.json"));
+  const projectFiles = [join(root, ".claude", "settings.json"), join(root, ".claude", "settings.local.json")].filter(
+    (f) => f !== join(home, ".claude", "settings.json"),
+  );
   const loadProject = o.project === true || (o.project === "trusted" && ctx.projectTrusted);
-  if (loadProject) for (const file of projectFiles) defs.push(...parseHooks(readSettings(file, warn), file, o.timeout, warn));
+  if (loadProject)
+    for (const file of projectFiles) defs.push(...parseHooks(readSettings(file, warn), file, o.timeout, warn));
   else if (o.project === "trusted" && projectFiles.some((f) => readSettings(f, () => undefined))) {
-    ctx.onStart(() => warn(`project hooks in ${join(root, ".claude")} are not run: the project is not trusted (coil trust)`));
+    ctx.onStart(() =>
+      warn(`project hooks in ${join(root, ".claude")} are not run: the project is not trusted (coil trust)`),
+    );
   }
   defs.push(...parseHooks(o.hooks, `the ${ctx.id} options`, o.timeout, warn));
   // Extra hook files, each with its own environment: the `sources` option's, and installed Claude Code
   // plugins' hooks/hooks.json (run with CLAUDE_PLUGIN_ROOT set to the plugin's folder).
   const sources = [
-    ...o.sources.map((s) => ({ hooks: readSettings(s.file, warn, true), source: s.file, env: { ...(s.root ? { CLAUDE_PLUGIN_ROOT: s.root } : {}), ...s.env } })),
+    ...o.sources.map((s) => ({
+      hooks: readSettings(s.file, warn, true),
+      source: s.file,
+      env: { ...(s.root ? { CLAUDE_PLUGIN_ROOT: s.root } : {}), ...s.env },
+    })),
     ...claudePluginHooks({ home: coilHome(), cwd: projectRoot(ctx.cwd), trusted: ctx.projectTrusted }, warn),
   ];
-  for (const h of sources) defs.push(...parseHooks(h.hooks, h.source, o.timeout, warn).map((d) => ({ ...d, env: h.env })));
+  for (const h of sources)
+    defs.push(...parseHooks(h.hooks, h.source, o.timeout, warn).map((d) => ({ ...d, env: h.env })));
   // Claude Code runs an identical command once per event even if several groups list it.
-  const unique = defs.filter((d, i) => defs.findIndex((e) => e.event === d.event && e.command === d.command && e.matcher === d.matcher && JSON.stringify(e.env) === JSON.stringify(d.env)) === i);
+  const unique = defs.filter(
+    (d, i) =>
+      defs.findIndex(
+        (e) =>
+          e.event === d.event &&
+          e.command === d.command &&
+          e.matcher === d.matcher &&
+          JSON.stringify(e.env) === JSON.stringify(d.env),
+      ) === i,
+  );
   return unique;
 }
 
@@ -95,30 +130,64 @@ export class ClaudeHooks implements ClaudeHooksService {
     if (this.transcriptFailed) return "";
     try {
       // --no-session keeps the conversation off disk in coil's home: its transcript goes to the temp folder.
-      if (this.transcript?.sessionId !== id) this.transcript = new Transcript(transcriptFile(id, s?.persistent === false), id, this.ctx.cwd, (m) => s?.entryIdOf(m));
+      if (this.transcript?.sessionId !== id)
+        this.transcript = new Transcript(transcriptFile(id, s?.persistent === false), id, this.ctx.cwd, (m) =>
+          s?.entryIdOf(m),
+        );
       if (this.agent) this.transcript.update(this.agent.state.messages);
       return this.transcript.file;
     } catch (error) {
       this.transcriptFailed = true;
-      this.warn(`cannot write the Claude Code transcript for hooks (${this.transcript?.file}): ${messageOf(error)}; hooks get an empty transcript_path`);
+      this.warn(
+        `cannot write the Claude Code transcript for hooks (${this.transcript?.file}): ${messageOf(error)}; hooks get an empty transcript_path`,
+      );
       return "";
     }
   }
 
   /** Run the matching hooks of an event in parallel (as Claude Code does). */
-  private async fire(event: HookEvent, fields: Record<string, unknown>, names: string[] = [], signal?: AbortSignal): Promise<HookOutcome[]> {
+  private async fire(
+    event: HookEvent,
+    fields: Record<string, unknown>,
+    names: string[] = [],
+    signal?: AbortSignal,
+  ): Promise<HookOutcome[]> {
     const { ctx } = this;
     const hooks = this.of(event).filter((d) => matches(d.matcher, ...names));
     if (!hooks.length) return [];
     const s = this.session;
-    const input = { session_id: s?.id ?? this.fallbackId, transcript_path: this.transcriptPath(), cwd: ctx.cwd, permission_mode: "default", hook_event_name: event, ...fields };
-    const hookEnv = { ...process.env, CLAUDE_PROJECT_DIR: projectRoot(ctx.cwd), COIL_PROJECT_DIR: projectRoot(ctx.cwd) };
-    const outcomes = await Promise.all(hooks.map((h) => runHook(h.command, input, { cwd: ctx.cwd, env: h.env ? { ...hookEnv, ...h.env } : hookEnv, timeoutMs: h.timeoutMs, signal })));
+    const input = {
+      session_id: s?.id ?? this.fallbackId,
+      transcript_path: this.transcriptPath(),
+      cwd: ctx.cwd,
+      permission_mode: "default",
+      hook_event_name: event,
+      ...fields,
+    };
+    const hookEnv = {
+      ...process.env,
+      CLAUDE_PROJECT_DIR: projectRoot(ctx.cwd),
+      COIL_PROJECT_DIR: projectRoot(ctx.cwd),
+    };
+    const outcomes = await Promise.all(
+      hooks.map((h) =>
+        runHook(h.command, input, {
+          cwd: ctx.cwd,
+          env: h.env ? { ...hookEnv, ...h.env } : hookEnv,
+          timeoutMs: h.timeoutMs,
+          signal,
+        }),
+      ),
+    );
     for (const out of outcomes) {
       if (out.error && out.error !== "aborted") this.warn(`${event} hook \`${out.command}\` ${out.error}; ignored`);
-      else if (out.code !== undefined && out.code !== 0 && out.code !== 2) this.warn(`${event} hook \`${out.command}\` failed (exit ${out.code})${out.stderr.trim() ? `: ${out.stderr.trim()}` : ""}; ignored`);
+      else if (out.code !== undefined && out.code !== 0 && out.code !== 2)
+        this.warn(
+          `${event} hook \`${out.command}\` failed (exit ${out.code})${out.stderr.trim() ? `: ${out.stderr.trim()}` : ""}; ignored`,
+        );
       if (out.json?.systemMessage) this.warn(`${event} hook: ${out.json.systemMessage}`);
-      if (out.json?.continue === false) this.stopRequested = String(out.json.stopReason ?? `a ${event} hook stopped the agent`);
+      if (out.json?.continue === false)
+        this.stopRequested = String(out.json.stopReason ?? `a ${event} hook stopped the agent`);
     }
     return outcomes;
   }
@@ -178,7 +247,9 @@ export class ClaudeHooks implements ClaudeHooksService {
 
   /** Notification hooks, in the background (nothing waits for them). */
   notify(message: string, type: string): void {
-    void this.fire("Notification", { message, notification_type: type }, [type]).catch((e: unknown) => this.warn(`Notification hook failed: ${messageOf(e)}`));
+    void this.fire("Notification", { message, notification_type: type }, [type]).catch((e: unknown) =>
+      this.warn(`Notification hook failed: ${messageOf(e)}`),
+    );
   }
 
   /**
@@ -191,7 +262,10 @@ export class ClaudeHooks implements ClaudeHooksService {
       const source = this.pendingStart;
       this.pendingStart = undefined;
       // SessionEnd `clear` is about the session left behind (its id and transcript).
-      const left = this.sessionLeft && { session_id: this.sessionLeft, transcript_path: transcriptFile(this.sessionLeft) };
+      const left = this.sessionLeft && {
+        session_id: this.sessionLeft,
+        transcript_path: transcriptFile(this.sessionLeft),
+      };
       if (source === "clear") await this.fire("SessionEnd", { reason: "clear", ...left }, ["clear"], turn.signal);
       await this.sessionStart(source, turn.signal);
     }
@@ -207,15 +281,25 @@ export class ClaudeHooks implements ClaudeHooksService {
       }
       const extra = outs.map(contextOf).filter((t): t is string => Boolean(t));
       if (last && extra.length) {
-        const content = typeof last.content === "string" ? [{ type: "text" as const, text: last.content }] : last.content;
-        this.promptContext.set(last, { ...last, content: [...content, { type: "text", text: `<user-prompt-submit-hook>\n${extra.join("\n\n")}\n</user-prompt-submit-hook>` }] } as AgentMessage);
+        const content =
+          typeof last.content === "string" ? [{ type: "text" as const, text: last.content }] : last.content;
+        this.promptContext.set(last, {
+          ...last,
+          content: [
+            ...content,
+            { type: "text", text: `<user-prompt-submit-hook>\n${extra.join("\n\n")}\n</user-prompt-submit-hook>` },
+          ],
+        } as AgentMessage);
         this.withPromptContext++;
       }
     }
     let next = request;
     if (this.withPromptContext) next = { ...next, messages: next.messages.map((m) => this.promptContext.get(m) ?? m) };
     if (this.sessionContext.length) {
-      const block: SystemBlock = { id: "hooks-claude", text: `Context from hooks:\n${this.sessionContext.join("\n\n")}` };
+      const block: SystemBlock = {
+        id: "hooks-claude",
+        text: `Context from hooks:\n${this.sessionContext.join("\n\n")}`,
+      };
       next = { ...next, system: [...next.system, block] };
     }
     return next === request ? undefined : next;
@@ -229,20 +313,38 @@ export class ClaudeHooks implements ClaudeHooksService {
     const { ctx } = this;
     if (this.stopRequested) return { block: true, reason: `not run: ${this.stopRequested}` };
     const name = info.call.name;
-    const outs = await this.fire("PreToolUse", { tool_name: claudeToolName(name), tool_input: claudeToolInput(name, info.args, ctx.cwd), tool_use_id: info.call.id }, [claudeToolName(name), name], info.signal);
+    const outs = await this.fire(
+      "PreToolUse",
+      {
+        tool_name: claudeToolName(name),
+        tool_input: claudeToolInput(name, info.args, ctx.cwd),
+        tool_use_id: info.call.id,
+      },
+      [claudeToolName(name), name],
+      info.signal,
+    );
     let updated: Record<string, unknown> | undefined;
     for (const out of outs) {
       const specific = out.json?.hookSpecificOutput ?? {};
-      const decision = specific.permissionDecision ?? (out.json?.decision === "block" ? "deny" : out.json?.decision === "approve" ? "allow" : undefined);
+      const decision =
+        specific.permissionDecision ??
+        (out.json?.decision === "block" ? "deny" : out.json?.decision === "approve" ? "allow" : undefined);
       const reason = String(specific.permissionDecisionReason ?? out.json?.reason ?? "");
-      if (out.code === 2) return { block: true, reason: out.stderr.trim() || `blocked by a PreToolUse hook (${out.command})` };
+      if (out.code === 2)
+        return { block: true, reason: out.stderr.trim() || `blocked by a PreToolUse hook (${out.command})` };
       if (out.json?.continue === false) return { block: true, reason: `not run: ${this.stopRequested}` };
       if (decision === "deny") return { block: true, reason: reason || `denied by a PreToolUse hook (${out.command})` };
       if (decision === "ask") {
         const ui = ctx.services.get("ui");
         if (ui) this.notify(`coil needs your permission to use ${claudeToolName(name)}`, "permission_prompt");
-        const ok = ui ? await ui.confirm(`Run ${name}?`, reason || `a hook asks before ${claudeToolName(name)} runs`, info.signal) : false;
-        if (!ok) return { block: true, reason: `${reason || "a PreToolUse hook asked for approval"}${ui ? " (the user declined)" : " (no one to ask in this mode: denied)"}` };
+        const ok = ui
+          ? await ui.confirm(`Run ${name}?`, reason || `a hook asks before ${claudeToolName(name)} runs`, info.signal)
+          : false;
+        if (!ok)
+          return {
+            block: true,
+            reason: `${reason || "a PreToolUse hook asked for approval"}${ui ? " (the user declined)" : " (no one to ask in this mode: denied)"}`,
+          };
       }
       const input = specific.updatedInput;
       if (input && typeof input === "object" && !Array.isArray(input)) updated = { ...updated, ...input };
@@ -253,14 +355,32 @@ export class ClaudeHooks implements ClaudeHooksService {
   /** PermissionRequest: the permission gate is about to ask; a hook may allow (with `updatedInput`) or deny instead. */
   async permissionRequest(info: ToolCallInfo, why: string): Promise<PermissionAnswer | undefined> {
     const name = info.call.name;
-    const outs = await this.fire("PermissionRequest", { tool_name: claudeToolName(name), tool_input: claudeToolInput(name, info.args, this.ctx.cwd), tool_use_id: info.call.id, reason: why, permission_suggestions: [] }, [claudeToolName(name), name], info.signal);
+    const outs = await this.fire(
+      "PermissionRequest",
+      {
+        tool_name: claudeToolName(name),
+        tool_input: claudeToolInput(name, info.args, this.ctx.cwd),
+        tool_use_id: info.call.id,
+        reason: why,
+        permission_suggestions: [],
+      },
+      [claudeToolName(name), name],
+      info.signal,
+    );
     let answer: { behavior: "allow"; args?: Record<string, unknown> } | undefined;
     for (const out of outs) {
       const decision = out.json?.hookSpecificOutput?.decision;
-      if (out.code === 2 || decision?.behavior === "deny") return { behavior: "deny", message: String((out.code === 2 ? out.stderr.trim() : decision?.message) || "") || undefined };
+      if (out.code === 2 || decision?.behavior === "deny")
+        return {
+          behavior: "deny",
+          message: String((out.code === 2 ? out.stderr.trim() : decision?.message) || "") || undefined,
+        };
       if (decision?.behavior === "allow") {
         const input = decision.updatedInput;
-        answer = { behavior: "allow", args: input && typeof input === "object" ? coilToolArgs(name, input, info.args, this.ctx.cwd) : answer?.args };
+        answer = {
+          behavior: "allow",
+          args: input && typeof input === "object" ? coilToolArgs(name, input, info.args, this.ctx.cwd) : answer?.args,
+        };
       }
     }
     return answer;
@@ -275,7 +395,9 @@ export class ClaudeHooks implements ClaudeHooksService {
     const input = claudeToolInput(name, info.args, this.ctx.cwd);
     const common = { tool_name: claudeToolName(name), tool_input: input, tool_use_id: info.call.id };
     const event = result.isError ? "PostToolUseFailure" : "PostToolUse";
-    const fields = result.isError ? { ...common, error: textOf(result), is_interrupt: info.signal.aborted } : { ...common, tool_response: claudeToolResponse(name, input, result) };
+    const fields = result.isError
+      ? { ...common, error: textOf(result), is_interrupt: info.signal.aborted }
+      : { ...common, tool_response: claudeToolResponse(name, input, result) };
     const outs = await this.fire(event, fields, [claudeToolName(name), name], info.signal);
     const notes = outs.flatMap((out) => {
       const parts: string[] = [];
@@ -301,12 +423,19 @@ export class ClaudeHooks implements ClaudeHooksService {
     const keep = outs.find((x) => x.code === 2 || x.json?.decision === "block");
     if (!keep) return undefined;
     if (this.stopContinuations >= this.ctx.options.maxStopContinuations) {
-      this.warn(`Stop hook \`${keep.command}\` asked to continue ${this.stopContinuations} times in this run; stopping (maxStopContinuations)`);
+      this.warn(
+        `Stop hook \`${keep.command}\` asked to continue ${this.stopContinuations} times in this run; stopping (maxStopContinuations)`,
+      );
       return undefined;
     }
     this.stopContinuations++;
-    const reason = (keep.code === 2 ? keep.stderr.trim() : String(keep.json?.reason ?? "")) || "A Stop hook asked you to continue.";
-    return { stop: false, reason: `Stop hook: ${reason}`, followUp: [{ role: "user", content: reason, timestamp: Date.now() }] };
+    const reason =
+      (keep.code === 2 ? keep.stderr.trim() : String(keep.json?.reason ?? "")) || "A Stop hook asked you to continue.";
+    return {
+      stop: false,
+      reason: `Stop hook: ${reason}`,
+      followUp: [{ role: "user", content: reason, timestamp: Date.now() }],
+    };
   }
 
   /** SubagentStart, before a `task` call (observe only: the child starts after every gate allowed it). */
@@ -320,7 +449,17 @@ export class ClaudeHooks implements ClaudeHooksService {
   async subagentStop(result: ToolResult, info: ToolCallInfo): Promise<undefined> {
     const type = String(info.args.agent || "general");
     const child = (result.details as { subagent?: { session?: { file?: string } } } | undefined)?.subagent;
-    await this.fire("SubagentStop", { agent_id: info.call.id, agent_type: type, agent_transcript_path: child?.session?.file ?? "", stop_hook_active: false }, [type], info.signal);
+    await this.fire(
+      "SubagentStop",
+      {
+        agent_id: info.call.id,
+        agent_type: type,
+        agent_transcript_path: child?.session?.file ?? "",
+        stop_hook_active: false,
+      },
+      [type],
+      info.signal,
+    );
     return undefined;
   }
 
@@ -333,7 +472,11 @@ export class ClaudeHooks implements ClaudeHooksService {
 }
 
 /** Where the Claude Code–format transcript of a session is kept. */
-const transcriptFile = (sessionId: string, temporary = false) => join(temporary ? join(tmpdir(), "coil-claude-transcripts") : join(coilHome(), "claude-transcripts"), `${sessionId}.jsonl`);
+const transcriptFile = (sessionId: string, temporary = false) =>
+  join(
+    temporary ? join(tmpdir(), "coil-claude-transcripts") : join(coilHome(), "claude-transcripts"),
+    `${sessionId}.jsonl`,
+  );
 
 /** `additionalContext`, in `hookSpecificOutput` or (as some hooks write it) at the top level. */
 function additionalContextOf(json: Record<string, any>): string | undefined {

@@ -13,13 +13,19 @@ import type { HookEvent } from "./settings.js";
 
 export { EVENTS, matches, parseHooks, type HookEvent } from "./settings.js";
 
-const Handler = Type.Object({
-  type: Type.String({ default: "command" }),
-  command: Type.String(),
-  /** Seconds. */
-  timeout: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
-}, { additionalProperties: true });
-const Matcher = Type.Object({ matcher: Type.Optional(Type.String()), hooks: Type.Array(Handler) }, { additionalProperties: true });
+const Handler = Type.Object(
+  {
+    type: Type.String({ default: "command" }),
+    command: Type.String(),
+    /** Seconds. */
+    timeout: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+  },
+  { additionalProperties: true },
+);
+const Matcher = Type.Object(
+  { matcher: Type.Optional(Type.String()), hooks: Type.Array(Handler) },
+  { additionalProperties: true },
+);
 const HooksShape = Type.Record(Type.String(), Type.Array(Matcher));
 
 export const HooksOptions = Type.Object({
@@ -39,7 +45,14 @@ export const HooksOptions = Type.Object({
    * More hook files in Claude Code's shape (`{ "hooks": { ... } }`, e.g. a Claude Code plugin's hooks/hooks.json),
    * each run with its own environment: `root` sets CLAUDE_PLUGIN_ROOT, `env` adds variables.
    */
-  sources: Type.Array(Type.Object({ file: Type.String(), root: Type.Optional(Type.String()), env: Type.Optional(Type.Record(Type.String(), Type.String())) }), { default: [] }),
+  sources: Type.Array(
+    Type.Object({
+      file: Type.String(),
+      root: Type.Optional(Type.String()),
+      env: Type.Optional(Type.Record(Type.String(), Type.String())),
+    }),
+    { default: [] },
+  ),
 });
 
 export default definePlugin({
@@ -59,11 +72,14 @@ export default definePlugin({
     ctx.on("compaction", () => hooks.compacted());
     ctx.tap("before_request", (request, turn) => hooks.beforeRequest(request, turn));
     if (has("PreToolUse")) ctx.tap("tool_call", (info) => hooks.preToolUse(info), { stage: "GUARD" });
-    if (has("PostToolUse", "PostToolUseFailure")) ctx.tap("tool_result", (result, info) => hooks.postToolUse(result, info), { stage: "LATE" });
+    if (has("PostToolUse", "PostToolUseFailure"))
+      ctx.tap("tool_result", (result, info) => hooks.postToolUse(result, info), { stage: "LATE" });
     ctx.tap("should_stop", (query) => hooks.shouldStop(query));
     // SubagentStart / SubagentStop: around each `task` call of the subagents plugin (matchers match the agent type).
-    if (has("SubagentStart")) ctx.tap("tool_call", (info) => hooks.subagentStart(info), { stage: "FALLBACK", tools: ["task"] });
-    if (has("SubagentStop")) ctx.tap("tool_result", (result, info) => hooks.subagentStop(result, info), { tools: ["task"] });
+    if (has("SubagentStart"))
+      ctx.tap("tool_call", (info) => hooks.subagentStart(info), { stage: "FALLBACK", tools: ["task"] });
+    if (has("SubagentStop"))
+      ctx.tap("tool_result", (result, info) => hooks.subagentStop(result, info), { tools: ["task"] });
     if (has("PreCompact")) ctx.tap("compact", (req) => hooks.preCompact(req), { stage: "EARLY" });
   },
 });

@@ -3,7 +3,16 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { textOf, type ToolResultMessage } from "../../kernel/index.js";
 
-export const CLAUDE_TOOL_NAMES: Record<string, string> = { bash: "Bash", read: "Read", edit: "Edit", write: "Write", grep: "Grep", find: "Glob", ls: "LS", task: "Task" };
+export const CLAUDE_TOOL_NAMES: Record<string, string> = {
+  bash: "Bash",
+  read: "Read",
+  edit: "Edit",
+  write: "Write",
+  grep: "Grep",
+  find: "Glob",
+  ls: "LS",
+  task: "Task",
+};
 
 export function claudeToolName(coilName: string): string {
   return CLAUDE_TOOL_NAMES[coilName] ?? coilName;
@@ -17,17 +26,37 @@ export function claudeToolInput(coilName: string, args: Record<string, any>, cwd
   const drop = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
   switch (coilName) {
     case "bash":
-      return drop({ command: args.command, timeout: typeof args.timeout === "number" ? args.timeout * 1000 : undefined });
+      return drop({
+        command: args.command,
+        timeout: typeof args.timeout === "number" ? args.timeout * 1000 : undefined,
+      });
     case "read":
       return drop({ file_path: absolute(args.path, cwd), offset: args.offset, limit: args.limit });
     case "write":
       return drop({ file_path: absolute(args.path, cwd), content: args.content });
     case "edit": {
-      const edits = (Array.isArray(args.edits) ? args.edits : []).map((e: Record<string, unknown>) => ({ old_string: e.oldText, new_string: e.newText }));
-      return drop({ file_path: absolute(args.path, cwd), old_string: edits[0]?.old_string, new_string: edits[0]?.new_string, replace_all: false, edits });
+      const edits = (Array.isArray(args.edits) ? args.edits : []).map((e: Record<string, unknown>) => ({
+        old_string: e.oldText,
+        new_string: e.newText,
+      }));
+      return drop({
+        file_path: absolute(args.path, cwd),
+        old_string: edits[0]?.old_string,
+        new_string: edits[0]?.new_string,
+        replace_all: false,
+        edits,
+      });
     }
     case "grep":
-      return drop({ pattern: args.pattern, path: absolute(args.path, cwd), glob: args.glob, "-i": args.ignoreCase, "-C": args.context, head_limit: args.limit, output_mode: "content" });
+      return drop({
+        pattern: args.pattern,
+        path: absolute(args.path, cwd),
+        glob: args.glob,
+        "-i": args.ignoreCase,
+        "-C": args.context,
+        head_limit: args.limit,
+        output_mode: "content",
+      });
     case "find":
       return drop({ pattern: args.pattern, path: absolute(args.path, cwd) });
     case "ls":
@@ -38,7 +67,11 @@ export function claudeToolInput(coilName: string, args: Record<string, any>, cwd
 }
 
 /** Claude Code's `tool_response` (tool-specific there; here the text plus the fields hook scripts usually read). */
-export function claudeToolResponse(coilName: string, input: Record<string, unknown>, result: ToolResultMessage): Record<string, unknown> {
+export function claudeToolResponse(
+  coilName: string,
+  input: Record<string, unknown>,
+  result: ToolResultMessage,
+): Record<string, unknown> {
   const text = textOf(result);
   const base = { output: text, is_error: result.isError };
   switch (coilName) {
@@ -59,13 +92,23 @@ export function claudeToolResponse(coilName: string, input: Record<string, unkno
  * Claude Code input so a hook may return only the fields it changes. A path that still names the same
  * file keeps the model's spelling. Other tools (MCP, plugins') take the merged input as their arguments.
  */
-export function coilToolArgs(coilName: string, updated: Record<string, any>, args: Record<string, any>, cwd: string): Record<string, unknown> {
+export function coilToolArgs(
+  coilName: string,
+  updated: Record<string, any>,
+  args: Record<string, any>,
+  cwd: string,
+): Record<string, unknown> {
   const input: Record<string, any> = { ...claudeToolInput(coilName, args, cwd), ...updated };
   const drop = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
-  const path = (key = "file_path", original: unknown = args.path) => (input[key] === absolute(original, cwd) ? original : input[key]);
+  const path = (key = "file_path", original: unknown = args.path) =>
+    input[key] === absolute(original, cwd) ? original : input[key];
   switch (coilName) {
     case "bash":
-      return drop({ ...args, command: input.command, timeout: typeof input.timeout === "number" ? input.timeout / 1000 : undefined });
+      return drop({
+        ...args,
+        command: input.command,
+        timeout: typeof input.timeout === "number" ? input.timeout / 1000 : undefined,
+      });
     case "read":
       return drop({ ...args, path: path(), offset: input.offset, limit: input.limit });
     case "write":
@@ -73,11 +116,27 @@ export function coilToolArgs(coilName: string, updated: Record<string, any>, arg
     case "edit": {
       // `edits` wins when the hook changed it; otherwise old_string/new_string (Claude Code's Edit) make the one edit.
       const changed = "edits" in updated && Array.isArray(input.edits);
-      const pairs: Record<string, unknown>[] = changed ? input.edits : "old_string" in updated || "new_string" in updated ? [{ old_string: input.old_string, new_string: input.new_string }] : (input.edits ?? []);
-      return drop({ ...args, path: path(), edits: pairs.map((e) => ({ oldText: e.old_string, newText: e.new_string })) });
+      const pairs: Record<string, unknown>[] = changed
+        ? input.edits
+        : "old_string" in updated || "new_string" in updated
+          ? [{ old_string: input.old_string, new_string: input.new_string }]
+          : (input.edits ?? []);
+      return drop({
+        ...args,
+        path: path(),
+        edits: pairs.map((e) => ({ oldText: e.old_string, newText: e.new_string })),
+      });
     }
     case "grep":
-      return drop({ ...args, pattern: input.pattern, path: path("path"), glob: input.glob, ignoreCase: input["-i"], context: input["-C"], limit: input.head_limit });
+      return drop({
+        ...args,
+        pattern: input.pattern,
+        path: path("path"),
+        glob: input.glob,
+        ignoreCase: input["-i"],
+        context: input["-C"],
+        limit: input.head_limit,
+      });
     case "find":
       return drop({ ...args, pattern: input.pattern, path: path("path") });
     case "ls":

@@ -13,13 +13,23 @@ export interface HookOutcome {
   error?: string;
 }
 
-export function runHook(command: string, input: unknown, opts: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number; signal?: AbortSignal }): Promise<HookOutcome> {
+export function runHook(
+  command: string,
+  input: unknown,
+  opts: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number; signal?: AbortSignal },
+): Promise<HookOutcome> {
   return new Promise((resolve) => {
     let stdout = "";
     let stderr = "";
     let settled = false;
     // Its own process group, so a timeout ends the whole pipeline (sh and what it started).
-    const child = spawn(command, { shell: true, cwd: opts.cwd, env: opts.env, stdio: ["pipe", "pipe", "pipe"], detached: process.platform !== "win32" });
+    const child = spawn(command, {
+      shell: true,
+      cwd: opts.cwd,
+      env: opts.env,
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: process.platform !== "win32",
+    });
     const killAll = () => {
       try {
         if (child.pid && process.platform !== "win32") process.kill(-child.pid, "SIGKILL");

@@ -2,7 +2,20 @@
 import { existsSync, readFileSync } from "node:fs";
 import { messageOf } from "../../kernel/index.js";
 
-export const EVENTS = ["PreToolUse", "PermissionRequest", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Notification", "Stop", "SessionStart", "SessionEnd", "PreCompact", "SubagentStart", "SubagentStop"] as const;
+export const EVENTS = [
+  "PreToolUse",
+  "PermissionRequest",
+  "PostToolUse",
+  "PostToolUseFailure",
+  "UserPromptSubmit",
+  "Notification",
+  "Stop",
+  "SessionStart",
+  "SessionEnd",
+  "PreCompact",
+  "SubagentStart",
+  "SubagentStop",
+] as const;
 export type HookEvent = (typeof EVENTS)[number];
 
 export interface HookDef {
@@ -16,7 +29,12 @@ export interface HookDef {
 }
 
 /** Hook definitions from a settings-shaped object; unknown events are reported, non-command handlers skipped. */
-export function parseHooks(hooks: unknown, source: string, defaultTimeout: number, warn: (m: string) => void): HookDef[] {
+export function parseHooks(
+  hooks: unknown,
+  source: string,
+  defaultTimeout: number,
+  warn: (m: string) => void,
+): HookDef[] {
   if (!hooks || typeof hooks !== "object") return [];
   const out: HookDef[] = [];
   for (const [event, groups] of Object.entries(hooks as Record<string, unknown>)) {
@@ -31,7 +49,13 @@ export function parseHooks(hooks: unknown, source: string, defaultTimeout: numbe
           continue;
         }
         const seconds = typeof h.timeout === "number" && h.timeout > 0 ? h.timeout : defaultTimeout;
-        out.push({ event: event as HookEvent, matcher: typeof group.matcher === "string" ? group.matcher : undefined, command: h.command, timeoutMs: seconds * 1000, source });
+        out.push({
+          event: event as HookEvent,
+          matcher: typeof group.matcher === "string" ? group.matcher : undefined,
+          command: h.command,
+          timeoutMs: seconds * 1000,
+          source,
+        });
       }
     }
   }

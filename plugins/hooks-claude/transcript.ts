@@ -10,26 +10,74 @@ import { dirname } from "node:path";
 import type { AgentMessage, AssistantMessage, ImageContent, TextContent } from "../../kernel/index.js";
 import { claudeToolInput, claudeToolName } from "./mapping.js";
 
-const STOP_REASONS: Record<string, string> = { stop: "end_turn", toolUse: "tool_use", length: "max_tokens", refusal: "refusal", pause: "pause_turn" };
+const STOP_REASONS: Record<string, string> = {
+  stop: "end_turn",
+  toolUse: "tool_use",
+  length: "max_tokens",
+  refusal: "refusal",
+  pause: "pause_turn",
+};
 
 const media = (c: TextContent | ImageContent) =>
-  c.type === "text" ? { type: "text", text: c.text } : { type: "image", source: { type: "base64", media_type: c.mimeType, data: c.data } };
+  c.type === "text"
+    ? { type: "text", text: c.text }
+    : { type: "image", source: { type: "base64", media_type: c.mimeType, data: c.data } };
 
 /** A coil message as Claude Code's `message` object and entry type; undefined for what the model never sees. */
-export function claudeMessage(m: AgentMessage, cwd: string): { type: "user" | "assistant"; message: Record<string, unknown> } | undefined {
-  if (m.role === "user") return { type: "user", message: { role: "user", content: typeof m.content === "string" ? m.content : m.content.map(media) } };
+export function claudeMessage(
+  m: AgentMessage,
+  cwd: string,
+): { type: "user" | "assistant"; message: Record<string, unknown> } | undefined {
+  if (m.role === "user")
+    return {
+      type: "user",
+      message: { role: "user", content: typeof m.content === "string" ? m.content : m.content.map(media) },
+    };
   if (m.role === "toolResult") {
-    return { type: "user", message: { role: "user", content: [{ type: "tool_result", tool_use_id: m.toolCallId, content: m.content.map(media), is_error: m.isError }] } };
+    return {
+      type: "user",
+      message: {
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: m.toolCallId, content: m.content.map(media), is_error: m.isError },
+        ],
+      },
+    };
   }
   if (m.role !== "assistant") return undefined;
   const a = m as AssistantMessage;
   const content = a.content.map((c) =>
-    c.type === "text" ? { type: "text", text: c.text }
-    : c.type === "thinking" ? (c.redacted ? { type: "redacted_thinking", data: c.signature ?? "" } : { type: "thinking", thinking: c.thinking, signature: c.signature ?? "" })
-    : { type: "tool_use", id: c.id, name: claudeToolName(c.name), input: claudeToolInput(c.name, c.arguments ?? {}, cwd) },
+    c.type === "text"
+      ? { type: "text", text: c.text }
+      : c.type === "thinking"
+        ? c.redacted
+          ? { type: "redacted_thinking", data: c.signature ?? "" }
+          : { type: "thinking", thinking: c.thinking, signature: c.signature ?? "" }
+        : {
+            type: "tool_use",
+            id: c.id,
+            name: claudeToolName(c.name),
+            input: claudeToolInput(c.name, c.arguments ?? {}, cwd),
+          },
   );
-  const usage = { input_tokens: a.usage.input, output_tokens: a.usage.output, cache_creation_input_tokens: a.usage.cacheWrite, cache_read_input_tokens: a.usage.cacheRead };
-  return { type: "assistant", message: { type: "message", role: "assistant", model: a.model, content, stop_reason: STOP_REASONS[a.stopReason] ?? null, stop_sequence: null, usage } };
+  const usage = {
+    input_tokens: a.usage.input,
+    output_tokens: a.usage.output,
+    cache_creation_input_tokens: a.usage.cacheWrite,
+    cache_read_input_tokens: a.usage.cacheRead,
+  };
+  return {
+    type: "assistant",
+    message: {
+      type: "message",
+      role: "assistant",
+      model: a.model,
+      content,
+      stop_reason: STOP_REASONS[a.stopReason] ?? null,
+      stop_sequence: null,
+      usage,
+    },
+  };
 }
 
 export class Transcript {

@@ -62,7 +62,10 @@ export class McpClient {
   async start(mode: string): Promise<void> {
     const { ctx, config } = this;
     for (const p of config.problems) ctx.log.error(`${formatProblem(p)}`);
-    for (const f of config.untrusted) ctx.log.warn(`MCP servers in ${f} were not started: this project is not trusted (coil trust, or --trust for one run)`);
+    for (const f of config.untrusted)
+      ctx.log.warn(
+        `MCP servers in ${f} were not started: this project is not trusted (coil trust, or --trust for one run)`,
+      );
     if (config.servers.length === 0) return;
     this.manager = await this.createManager(config.servers);
     this.ready = this.manager.startAll();
@@ -86,9 +89,18 @@ export class McpClient {
     // A list_changed that arrived during the turn is waited for: its tools belong to the next request.
     await m.settled(this.ctx.options.startupTimeout);
     let next = request;
-    const tools = this.pendingTools.size > 0 ? this.syncTools(m, request.tools.map((t) => t.name)) : undefined;
+    const tools =
+      this.pendingTools.size > 0
+        ? this.syncTools(
+            m,
+            request.tools.map((t) => t.name),
+          )
+        : undefined;
     if (tools) next = { ...next, tools };
-    this.mentions ??= new Mentions(() => m.servers(), (server, uri) => m.mention(server, uri));
+    this.mentions ??= new Mentions(
+      () => m.servers(),
+      (server, uri) => m.mention(server, uri),
+    );
     const messages = await this.mentions.expand(next.messages);
     if (messages !== next.messages) next = { ...next, messages };
     return next === request ? undefined : next;
@@ -129,7 +141,10 @@ export class McpClient {
       const configs: ServerConfig[] = servers.map((s) => ({
         name: s.name,
         source,
-        transport: "command" in s ? { type: "stdio", command: s.command, args: [...(s.args ?? [])], env: { ...s.env } } : { type: s.transport ?? "http", url: s.url, headers: { ...s.headers } },
+        transport:
+          "command" in s
+            ? { type: "stdio", command: s.command, args: [...(s.args ?? [])], env: { ...s.env } }
+            : { type: s.transport ?? "http", url: s.url, headers: { ...s.headers } },
       }));
       if (!this.manager) {
         this.manager = await this.createManager([]);
@@ -168,7 +183,8 @@ export class McpClient {
 
 function formatStatus(list: readonly ServerStatus[], problems: string[], untrusted: string[]): string {
   const lines: string[] = [];
-  if (list.length === 0) lines.push("No MCP servers configured. Add one: coil mcp add <name> -- <command...>  (docs/mcp.md)");
+  if (list.length === 0)
+    lines.push("No MCP servers configured. Add one: coil mcp add <name> -- <command...>  (docs/mcp.md)");
   else lines.push(`MCP servers (${list.length}):`);
   for (const s of list) {
     const counts = s.status === "connected" ? `  ${s.tools.length} tools, ${s.prompts.length} prompts` : "";

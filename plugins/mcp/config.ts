@@ -46,16 +46,32 @@ export interface ConfigProblem {
 export const serverLine = (s: ServerConfig): string =>
   `${s.name}  ${s.transport.type}  ${s.transport.type === "stdio" ? [s.transport.command, ...s.transport.args].join(" ") : s.transport.url}  (${s.source})`;
 
-export const formatProblem = (p: ConfigProblem): string => `${p.file}${p.line ? `:${p.line}` : ""}${p.key ? ` (${p.key})` : ""}: ${p.message}`;
+export const formatProblem = (p: ConfigProblem): string =>
+  `${p.file}${p.line ? `:${p.line}` : ""}${p.key ? ` (${p.key})` : ""}: ${p.message}`;
 
 const TRANSPORTS = ["stdio", "http", "sse", "streamable-http"];
-const KEYS = new Set(["type", "command", "args", "env", "cwd", "url", "headers", "startupTimeout", "toolTimeout", "disabled"]);
+const KEYS = new Set([
+  "type",
+  "command",
+  "args",
+  "env",
+  "cwd",
+  "url",
+  "headers",
+  "startupTimeout",
+  "toolTimeout",
+  "disabled",
+]);
 
 /** Check one raw server entry; `path` is the key path used in messages (e.g. `mcpServers.github`). */
-export function checkServer(raw: unknown, path: string): { problems: { key: string; message: string }[]; entry?: Omit<ServerConfig, "name" | "source">; disabled?: boolean } {
+export function checkServer(
+  raw: unknown,
+  path: string,
+): { problems: { key: string; message: string }[]; entry?: Omit<ServerConfig, "name" | "source">; disabled?: boolean } {
   const problems: { key: string; message: string }[] = [];
   const bad = (key: string, message: string) => void problems.push({ key, message });
-  if (!raw || typeof raw !== "object" || Array.isArray(raw)) return { problems: [{ key: path, message: "must be an object with `command` (stdio) or `url` (http/sse)" }] };
+  if (!raw || typeof raw !== "object" || Array.isArray(raw))
+    return { problems: [{ key: path, message: "must be an object with `command` (stdio) or `url` (http/sse)" }] };
   const o = raw as Record<string, unknown>;
   for (const k of Object.keys(o)) if (!KEYS.has(k)) bad(`${path}.${k}`, `unknown key (known: ${[...KEYS].join(", ")})`);
   const strings = (key: string) => {
@@ -69,23 +85,34 @@ export function checkServer(raw: unknown, path: string): { problems: { key: stri
   };
   const timeout = (key: string) => {
     const v = o[key];
-    if (v !== undefined && (typeof v !== "number" || !(v > 0))) bad(`${path}.${key}`, "must be a positive number of milliseconds");
+    if (v !== undefined && (typeof v !== "number" || !(v > 0)))
+      bad(`${path}.${key}`, "must be a positive number of milliseconds");
     return typeof v === "number" && v > 0 ? v : undefined;
   };
   const type = o.type ?? (o.url !== undefined ? "http" : "stdio");
-  if (typeof type !== "string" || !TRANSPORTS.includes(type)) bad(`${path}.type`, `must be one of stdio, http, sse (got ${JSON.stringify(o.type)})`);
+  if (typeof type !== "string" || !TRANSPORTS.includes(type))
+    bad(`${path}.type`, `must be one of stdio, http, sse (got ${JSON.stringify(o.type)})`);
   const startupTimeout = timeout("startupTimeout");
   const toolTimeout = timeout("toolTimeout");
   if (o.disabled !== undefined && typeof o.disabled !== "boolean") bad(`${path}.disabled`, "must be true or false");
   let transport: ServerTransport | undefined;
   if (type === "stdio") {
-    if (typeof o.command !== "string" || !o.command.trim()) bad(`${path}.command`, "must be a non-empty string (the program to start)");
-    if (o.args !== undefined && (!Array.isArray(o.args) || o.args.some((a) => typeof a !== "string"))) bad(`${path}.args`, "must be an array of strings");
+    if (typeof o.command !== "string" || !o.command.trim())
+      bad(`${path}.command`, "must be a non-empty string (the program to start)");
+    if (o.args !== undefined && (!Array.isArray(o.args) || o.args.some((a) => typeof a !== "string")))
+      bad(`${path}.args`, "must be an array of strings");
     if (o.cwd !== undefined && typeof o.cwd !== "string") bad(`${path}.cwd`, "must be a string");
     if (o.url !== undefined) bad(`${path}.url`, "a stdio server has no url (set `type: http` or remove `command`)");
-    transport = { type: "stdio", command: String(o.command ?? ""), args: Array.isArray(o.args) ? (o.args as string[]) : [], env: strings("env"), cwd: o.cwd as string | undefined };
+    transport = {
+      type: "stdio",
+      command: String(o.command ?? ""),
+      args: Array.isArray(o.args) ? (o.args as string[]) : [],
+      env: strings("env"),
+      cwd: o.cwd as string | undefined,
+    };
   } else if (typeof type === "string" && TRANSPORTS.includes(type)) {
-    if (typeof o.url !== "string" || !/^https?:\/\//.test(o.url)) bad(`${path}.url`, "must be an http:// or https:// URL");
+    if (typeof o.url !== "string" || !/^https?:\/\//.test(o.url))
+      bad(`${path}.url`, "must be an http:// or https:// URL");
     if (o.command !== undefined) bad(`${path}.command`, `a ${type} server has no command`);
     transport = { type: type === "sse" ? "sse" : "http", url: String(o.url ?? ""), headers: strings("headers") };
   }
@@ -95,31 +122,48 @@ export function checkServer(raw: unknown, path: string): { problems: { key: stri
 
 /** `${VAR}` and `${VAR:-default}`; an unset variable without a default is reported through `missing`. */
 export function expandVars(text: string, env: NodeJS.ProcessEnv, missing: (name: string) => void): string {
-  return text.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, name: string, fallback: string | undefined) => {
-    const value = env[name];
-    if (value !== undefined && value !== "") return value;
-    if (fallback !== undefined) return fallback;
-    missing(name);
-    return "";
-  });
+  return text.replace(
+    /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
+    (_m, name: string, fallback: string | undefined) => {
+      const value = env[name];
+      if (value !== undefined && value !== "") return value;
+      if (fallback !== undefined) return fallback;
+      missing(name);
+      return "";
+    },
+  );
 }
 
 /** Expand variables in command, args, env, url and headers. Undefined (with problems) when a variable is unset. */
-export function expandServer(server: ServerConfig, env: NodeJS.ProcessEnv, report: (key: string, message: string) => void): ServerConfig | undefined {
+export function expandServer(
+  server: ServerConfig,
+  env: NodeJS.ProcessEnv,
+  report: (key: string, message: string) => void,
+): ServerConfig | undefined {
   const unset = new Set<string>();
   const x = (s: string) => expandVars(s, env, (n) => unset.add(n));
   const map = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, x(v)]));
   const t = server.transport;
-  const transport: ServerTransport = t.type === "stdio" ? { ...t, command: x(t.command), args: t.args.map(x), env: map(t.env), cwd: t.cwd && x(t.cwd) } : { ...t, url: x(t.url), headers: map(t.headers) };
+  const transport: ServerTransport =
+    t.type === "stdio"
+      ? { ...t, command: x(t.command), args: t.args.map(x), env: map(t.env), cwd: t.cwd && x(t.cwd) }
+      : { ...t, url: x(t.url), headers: map(t.headers) };
   if (unset.size) {
-    report(server.name, `environment variable${unset.size > 1 ? "s" : ""} ${[...unset].map((n) => `\${${n}}`).join(", ")} not set (use \${NAME:-default} for a default); server '${server.name}' is not started`);
+    report(
+      server.name,
+      `environment variable${unset.size > 1 ? "s" : ""} ${[...unset].map((n) => `\${${n}}`).join(", ")} not set (use \${NAME:-default} for a default); server '${server.name}' is not started`,
+    );
     return undefined;
   }
   return { ...server, transport };
 }
 
 /** Read one `mcp.json`-format file. Missing file: no servers, no problem. Any problem: no servers from it. */
-export function readConfigFile(file: string): { servers: ServerConfig[]; disabled: string[]; problems: ConfigProblem[] } {
+export function readConfigFile(file: string): {
+  servers: ServerConfig[];
+  disabled: string[];
+  problems: ConfigProblem[];
+} {
   if (!existsSync(file)) return { servers: [], disabled: [], problems: [] };
   let text: string;
   try {
@@ -135,7 +179,11 @@ export function readConfigFile(file: string): { servers: ServerConfig[]; disable
     const lc = /line (\d+) column (\d+)/.exec(message);
     const pos = /position (\d+)/.exec(message);
     const line = lc ? Number(lc[1]) : pos ? text.slice(0, Number(pos[1])).split("\n").length : undefined;
-    return { servers: [], disabled: [], problems: [{ file, line, message: `not valid JSON: ${message}; none of its servers are started` }] };
+    return {
+      servers: [],
+      disabled: [],
+      problems: [{ file, line, message: `not valid JSON: ${message}; none of its servers are started` }],
+    };
   }
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines });
@@ -151,26 +199,62 @@ export function readConfigFile(file: string): { servers: ServerConfig[]; disable
   };
   const problems: ConfigProblem[] = [];
   const root = data as Record<string, unknown>;
-  if (!root || typeof root !== "object" || Array.isArray(root) || !root.mcpServers || typeof root.mcpServers !== "object" || Array.isArray(root.mcpServers)) {
-    return { servers: [], disabled: [], problems: [{ file, line: 1, key: "mcpServers", message: 'expected an object {"mcpServers": {"<name>": {...}}}; none of its servers are started' }] };
+  if (
+    !root ||
+    typeof root !== "object" ||
+    Array.isArray(root) ||
+    !root.mcpServers ||
+    typeof root.mcpServers !== "object" ||
+    Array.isArray(root.mcpServers)
+  ) {
+    return {
+      servers: [],
+      disabled: [],
+      problems: [
+        {
+          file,
+          line: 1,
+          key: "mcpServers",
+          message: 'expected an object {"mcpServers": {"<name>": {...}}}; none of its servers are started',
+        },
+      ],
+    };
   }
   const servers: ServerConfig[] = [];
   const disabled: string[] = [];
   for (const [name, raw] of Object.entries(root.mcpServers as Record<string, unknown>)) {
     const key = `mcpServers.${name}`;
-    if (!/^[A-Za-z0-9_.-]+$/.test(name)) problems.push({ file, line: lineOf(key), key, message: "a server name may use letters, digits, '_', '-' and '.'" });
+    if (!/^[A-Za-z0-9_.-]+$/.test(name))
+      problems.push({
+        file,
+        line: lineOf(key),
+        key,
+        message: "a server name may use letters, digits, '_', '-' and '.'",
+      });
     const checked = checkServer(raw, key);
     for (const p of checked.problems) problems.push({ file, line: lineOf(p.key), key: p.key, message: p.message });
     if (checked.entry && !checked.disabled) servers.push({ name, source: file, ...checked.entry });
     if (checked.disabled) disabled.push(name);
   }
-  if (problems.length) return { servers: [], disabled: [], problems: problems.map((p, i) => (i === problems.length - 1 ? { ...p, message: `${p.message}; none of this file's servers are started` } : p)) };
+  if (problems.length)
+    return {
+      servers: [],
+      disabled: [],
+      problems: problems.map((p, i) =>
+        i === problems.length - 1 ? { ...p, message: `${p.message}; none of this file's servers are started` } : p,
+      ),
+    };
   return { servers, disabled, problems };
 }
 
 /** Offset of the key itself (not its value) in the document, for a line that points at the key. */
 function findKey(doc: ReturnType<typeof parseDocument>, parts: string[]): number | undefined {
-  const parent = parts.length > 1 ? (doc.getIn(parts.slice(0, -1), true) as { items?: { key?: { value?: unknown; range?: number[] } }[] } | undefined) : (doc.contents as { items?: { key?: { value?: unknown; range?: number[] } }[] });
+  const parent =
+    parts.length > 1
+      ? (doc.getIn(parts.slice(0, -1), true) as
+          | { items?: { key?: { value?: unknown; range?: number[] } }[] }
+          | undefined)
+      : (doc.contents as { items?: { key?: { value?: unknown; range?: number[] } }[] });
   const item = parent?.items?.find((i) => i.key?.value === parts.at(-1));
   return item?.key?.range?.[0];
 }
@@ -187,14 +271,20 @@ export interface ConfigSources {
 
 export const userFile = (home: string) => join(home, "mcp.json");
 /** The project's files, at its root (lib/project.ts) even when coil starts in a subdirectory. */
-export const projectFiles = (cwd: string) => [join(projectRoot(cwd), ".coil", "mcp.json"), join(projectRoot(cwd), ".mcp.json")];
+export const projectFiles = (cwd: string) => [
+  join(projectRoot(cwd), ".coil", "mcp.json"),
+  join(projectRoot(cwd), ".mcp.json"),
+];
 
 /**
  * Every configured server, later sources overriding earlier ones by name: preset → `$COIL_HOME/mcp.json`
  * → `.coil/mcp.json` → `.mcp.json` (the project files only when the project is trusted). With
  * `expand: false`, `${VAR}` references stay as written (for showing the configuration without secrets).
  */
-export function loadServers(src: ConfigSources, o: { expand?: boolean } = {}): { servers: ServerConfig[]; problems: ConfigProblem[]; untrusted: string[] } {
+export function loadServers(
+  src: ConfigSources,
+  o: { expand?: boolean } = {},
+): { servers: ServerConfig[]; problems: ConfigProblem[]; untrusted: string[] } {
   const byName = new Map<string, ServerConfig>();
   const problems: ConfigProblem[] = [];
   for (const [name, raw] of Object.entries(src.preset)) {
@@ -203,7 +293,9 @@ export function loadServers(src: ConfigSources, o: { expand?: boolean } = {}): {
     if (checked.entry && !checked.disabled) byName.set(name, { name, source: "preset", ...checked.entry });
   }
   // Installed Claude Code plugins' `.mcp.json` / plugin.json `mcpServers` (the user's own files below override them by name).
-  for (const p of claudePluginMcpServers({ home: src.home, cwd: src.cwd, trusted: src.trusted }, (message) => problems.push({ file: "installed Claude Code plugin", message }))) {
+  for (const p of claudePluginMcpServers({ home: src.home, cwd: src.cwd, trusted: src.trusted }, (message) =>
+    problems.push({ file: "installed Claude Code plugin", message }),
+  )) {
     for (const [name, raw] of Object.entries(p.servers)) {
       const checked = checkServer(raw, `mcpServers.${name}`);
       for (const c of checked.problems) problems.push({ file: p.source, key: c.key, message: c.message });
@@ -224,7 +316,13 @@ export function loadServers(src: ConfigSources, o: { expand?: boolean } = {}): {
       servers.push(s);
       continue;
     }
-    const expanded = expandServer(s, src.env, (key, message) => problems.push({ file: s.source === "preset" ? "preset option mcp" : s.source, key: s.source === "preset" ? `servers.${key}` : `mcpServers.${key}`, message }));
+    const expanded = expandServer(s, src.env, (key, message) =>
+      problems.push({
+        file: s.source === "preset" ? "preset option mcp" : s.source,
+        key: s.source === "preset" ? `servers.${key}` : `mcpServers.${key}`,
+        message,
+      }),
+    );
     if (expanded) servers.push(expanded);
   }
   return { servers, problems, untrusted: src.trusted ? [] : untrusted };

@@ -68,7 +68,9 @@ export default definePlugin({
         description: `Read a resource from an MCP server by its URI, or list a server's resources when uri is left out. Servers: ${servers.map((s) => s.name).join(", ")}.`,
         parameters: Type.Object({
           server: Type.String({ description: "The MCP server's name" }),
-          uri: Type.Optional(Type.String({ description: "The resource URI; leave out to list the server's resources" })),
+          uri: Type.Optional(
+            Type.String({ description: "The resource URI; leave out to list the server's resources" }),
+          ),
         }),
         readOnly: true,
         execute: (args, run) => client.readResource(args, run),

@@ -13,8 +13,24 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, McpError, PromptListChangedNotificationSchema, ToolListChangedNotificationSchema, type Prompt, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import { messageOf, type ImageContent, type PromptInput, type SlashCommand, type TextContent, type ToolDefinition, type ToolOutput, type TSchema } from "../../kernel/index.js";
+import {
+  ErrorCode,
+  McpError,
+  PromptListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
+  type Prompt,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import {
+  messageOf,
+  type ImageContent,
+  type PromptInput,
+  type SlashCommand,
+  type TextContent,
+  type ToolDefinition,
+  type ToolOutput,
+  type TSchema,
+} from "../../kernel/index.js";
 import type { ServerConfig } from "./config.js";
 import { mapContent, resourceBlock, toToolOutput, withinBudget } from "./results.js";
 import { GroupStdioTransport } from "./stdio.js";
@@ -64,7 +80,16 @@ export class McpManager {
   private readonly refreshing = new Set<Promise<void>>();
 
   constructor(private readonly o: ManagerOptions) {
-    for (const config of o.servers) this.conns.set(config.name, { config, status: "pending", tools: [], prompts: [], stderr: "", generation: 0, reported: new Set() });
+    for (const config of o.servers)
+      this.conns.set(config.name, {
+        config,
+        status: "pending",
+        tools: [],
+        prompts: [],
+        stderr: "",
+        generation: 0,
+        reported: new Set(),
+      });
   }
 
   /** Connect every server in parallel; failures are reported once each and never thrown. */
@@ -78,7 +103,15 @@ export class McpManager {
     for (const config of configs) {
       const old = this.conns.get(config.name);
       if (old) await this.disconnect(old);
-      const c: Conn = { config, status: "pending", tools: [], prompts: [], stderr: "", generation: (old?.generation ?? 0) + 1, reported: new Set() };
+      const c: Conn = {
+        config,
+        status: "pending",
+        tools: [],
+        prompts: [],
+        stderr: "",
+        generation: (old?.generation ?? 0) + 1,
+        reported: new Set(),
+      };
       this.conns.set(config.name, c);
       added.push(c);
     }
@@ -90,7 +123,9 @@ export class McpManager {
     if (!c) return `no MCP server named '${name}' (configured: ${[...this.conns.keys()].join(", ") || "none"})`;
     await this.disconnect(c);
     await this.connect(c);
-    return c.status === "connected" ? `${name}: reconnected, ${c.tools.length} tools, ${c.prompts.length} prompts` : `${name}: ${c.error}`;
+    return c.status === "connected"
+      ? `${name}: reconnected, ${c.tools.length} tools, ${c.prompts.length} prompts`
+      : `${name}: ${c.error}`;
   }
 
   private async connect(c: Conn): Promise<void> {
@@ -100,7 +135,12 @@ export class McpManager {
     c.error = undefined;
     c.stderr = "";
     try {
-      await withTimeout(this.open(c, ++c.generation), timeout, () => `did not finish start-up within ${timeout / 1000} s (raise startupTimeout in its configuration if it is just slow)`);
+      await withTimeout(
+        this.open(c, ++c.generation),
+        timeout,
+        () =>
+          `did not finish start-up within ${timeout / 1000} s (raise startupTimeout in its configuration if it is just slow)`,
+      );
       const client = c.client!;
       const caps = client.getServerCapabilities() ?? {};
       c.tools = caps.tools ? await this.listTools(client) : [];
@@ -109,10 +149,16 @@ export class McpManager {
       client.onclose = () => {
         if (c.client !== client || c.status !== "connected") return; // closed by us
         c.status = "failed";
-        const tail = c.stderr.trim() && config.transport.type === "stdio" ? `; its last stderr line: ${c.stderr.trim().split("\n").at(-1)} (log: ${this.logFile(config.name)})` : "";
+        const tail =
+          c.stderr.trim() && config.transport.type === "stdio"
+            ? `; its last stderr line: ${c.stderr.trim().split("\n").at(-1)} (log: ${this.logFile(config.name)})`
+            : "";
         const ended = c.transport instanceof GroupStdioTransport ? c.transport.ended : undefined;
         c.error = `the ${config.transport.type === "stdio" ? `server ${ended ?? "exited"}` : "connection closed"} during the session${tail}`;
-        this.o.report("error", `MCP server '${config.name}' stopped: ${c.error}. Its tools fail until /mcp reconnect ${config.name}.`);
+        this.o.report(
+          "error",
+          `MCP server '${config.name}' stopped: ${c.error}. Its tools fail until /mcp reconnect ${config.name}.`,
+        );
       };
       if (caps.tools?.listChanged) {
         client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
@@ -121,7 +167,11 @@ export class McpManager {
               c.tools = tools;
               this.o.onChange(config.name, "tools", "notifications/tools/list_changed");
             },
-            (error) => this.o.report("warn", `server '${config.name}': could not refresh its tools after list_changed: ${messageOf(error)}`),
+            (error) =>
+              this.o.report(
+                "warn",
+                `server '${config.name}': could not refresh its tools after list_changed: ${messageOf(error)}`,
+              ),
           );
           this.refreshing.add(refresh);
           void refresh.finally(() => this.refreshing.delete(refresh));
@@ -139,8 +189,19 @@ export class McpManager {
       const ended = c.transport instanceof GroupStdioTransport ? c.transport.ended : undefined;
       await this.disconnect(c);
       c.status = "failed";
-      const tail = c.stderr.trim() && config.transport.type === "stdio" ? `\n  stderr (last lines; full log ${this.logFile(config.name)}):\n${c.stderr.trim().split("\n").slice(-10).map((l) => `    ${l}`).join("\n")}` : "";
-      c.error = ended && /Connection closed/i.test(messageOf(error)) ? `the server ${ended} during start-up; see its stderr` : describeError(error);
+      const tail =
+        c.stderr.trim() && config.transport.type === "stdio"
+          ? `\n  stderr (last lines; full log ${this.logFile(config.name)}):\n${c.stderr
+              .trim()
+              .split("\n")
+              .slice(-10)
+              .map((l) => `    ${l}`)
+              .join("\n")}`
+          : "";
+      c.error =
+        ended && /Connection closed/i.test(messageOf(error))
+          ? `the server ${ended} during start-up; see its stderr`
+          : describeError(error);
       this.o.report("error", `MCP server '${config.name}' (${config.source}) is not available: ${c.error}${tail}`);
     }
   }
@@ -170,7 +231,13 @@ export class McpManager {
     const requestInit = { headers: t.headers };
     const sse = async () => {
       if (c.generation !== generation) throw new Error("start-up was abandoned"); // timed out meanwhile
-      c.transport = new SSEClientTransport(url, { requestInit, eventSourceInit: { fetch: (u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...t.headers } }) } });
+      c.transport = new SSEClientTransport(url, {
+        requestInit,
+        eventSourceInit: {
+          fetch: (u, init) =>
+            fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...t.headers } }),
+        },
+      });
       c.client = client();
       c.transportUsed = "sse";
       await c.client.connect(c.transport);
@@ -187,7 +254,9 @@ export class McpManager {
         await sse();
       } catch (legacy) {
         c.transportUsed = "http";
-        throw new Error(`Streamable HTTP failed (${describeError(streamable)}), and so did the legacy SSE transport (${describeError(legacy)})`);
+        throw new Error(
+          `Streamable HTTP failed (${describeError(streamable)}), and so did the legacy SSE transport (${describeError(legacy)})`,
+        );
       }
     }
   }
@@ -257,12 +326,19 @@ export class McpManager {
       for (const tool of c.tools) {
         const name = mcpName(c.config.name, tool.name);
         if (seen.has(name)) {
-          this.o.report("warn", `server '${c.config.name}': tool '${tool.name}' has the same coil name as another tool (${name}); it is left out`);
+          this.o.report(
+            "warn",
+            `server '${c.config.name}': tool '${tool.name}' has the same coil name as another tool (${name}); it is left out`,
+          );
           continue;
         }
         const unusable = schemaProblem(tool.inputSchema);
         if (unusable) {
-          if (!c.reported.has(name)) this.o.report("warn", `server '${c.config.name}': tool '${tool.name}' is left out: its input schema cannot be used (${unusable})`);
+          if (!c.reported.has(name))
+            this.o.report(
+              "warn",
+              `server '${c.config.name}': tool '${tool.name}' is left out: its input schema cannot be used (${unusable})`,
+            );
           c.reported.add(name);
           continue;
         }
@@ -285,21 +361,32 @@ export class McpManager {
       execute: async (args, run): Promise<ToolOutput> => {
         const client = c.client;
         if (!client || c.status !== "connected") {
-          throw new Error(`the MCP server '${server}' is not connected (${c.error ?? c.status}); the user can try /mcp reconnect ${server}`);
+          throw new Error(
+            `the MCP server '${server}' is not connected (${c.error ?? c.status}); the user can try /mcp reconnect ${server}`,
+          );
         }
         try {
-          const result = await client.callTool({ name: tool.name, arguments: args as Record<string, unknown> }, undefined, {
-            signal: run.signal,
-            timeout,
-            onprogress: (p) => {
-              const of = p.total ? `${p.progress}/${p.total}` : `${p.progress}`;
-              run.update({ content: [{ type: "text", text: `progress ${of}${p.message ? `: ${p.message}` : ""}` }], details: { progress: p.progress, total: p.total, message: p.message } });
+          const result = await client.callTool(
+            { name: tool.name, arguments: args as Record<string, unknown> },
+            undefined,
+            {
+              signal: run.signal,
+              timeout,
+              onprogress: (p) => {
+                const of = p.total ? `${p.progress}/${p.total}` : `${p.progress}`;
+                run.update({
+                  content: [{ type: "text", text: `progress ${of}${p.message ? `: ${p.message}` : ""}` }],
+                  details: { progress: p.progress, total: p.total, message: p.message },
+                });
+              },
             },
-          });
+          );
           return toToolOutput(result as Record<string, unknown>, server, tool.name);
         } catch (error) {
           if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-            throw new Error(`${name} timed out after ${timeout / 1000} s (MCP server '${server}'); the request was cancelled. Try a smaller request; the user can raise toolTimeout for this server.`);
+            throw new Error(
+              `${name} timed out after ${timeout / 1000} s (MCP server '${server}'); the request was cancelled. Try a smaller request; the user can raise toolTimeout for this server.`,
+            );
           }
           throw new Error(`${name} (MCP server '${server}') failed: ${describeError(error)}`);
         }
@@ -319,10 +406,17 @@ export class McpManager {
           argumentHint: args.map((a) => (a.required ? `<${a.name}>` : `[${a.name}]`)).join(" ") || undefined,
           run: async (text) => {
             if (!c.client) return `MCP server '${c.config.name}' is not connected: /mcp reconnect ${c.config.name}`;
-            const given = parseArgs(text, args.map((a) => a.name));
+            const given = parseArgs(
+              text,
+              args.map((a) => a.name),
+            );
             const missing = args.filter((a) => a.required && !given[a.name]).map((a) => a.name);
-            if (missing.length) return `/${mcpName(c.config.name, prompt.name)} needs ${missing.join(", ")}: /${mcpName(c.config.name, prompt.name)} ${args.map((a) => `${a.name}=...`).join(" ")}`;
-            const result = await c.client.getPrompt({ name: prompt.name, arguments: given }, { timeout: this.o.toolTimeout });
+            if (missing.length)
+              return `/${mcpName(c.config.name, prompt.name)} needs ${missing.join(", ")}: /${mcpName(c.config.name, prompt.name)} ${args.map((a) => `${a.name}=...`).join(" ")}`;
+            const result = await c.client.getPrompt(
+              { name: prompt.name, arguments: given },
+              { timeout: this.o.toolTimeout },
+            );
             return { prompt: promptInput(result.messages as { role: string; content: { type: string } }[]) };
           },
         });
@@ -335,20 +429,40 @@ export class McpManager {
   async readResource(server: string, uri: string | undefined, signal: AbortSignal): Promise<ToolOutput> {
     const c = this.conns.get(server);
     if (!c) throw new Error(`no MCP server named '${server}' (servers: ${[...this.conns.keys()].join(", ")})`);
-    if (!c.client || c.status !== "connected") throw new Error(`the MCP server '${server}' is not connected (${c.error ?? c.status})`);
+    if (!c.client || c.status !== "connected")
+      throw new Error(`the MCP server '${server}' is not connected (${c.error ?? c.status})`);
     if (!c.client.getServerCapabilities()?.resources) throw new Error(`the MCP server '${server}' offers no resources`);
     if (!uri) {
       const { resources } = await c.client.listResources(undefined, { signal, timeout: this.o.toolTimeout });
-      const templates = await c.client.listResourceTemplates(undefined, { signal, timeout: this.o.toolTimeout }).then((r) => r.resourceTemplates, () => []);
+      const templates = await c.client.listResourceTemplates(undefined, { signal, timeout: this.o.toolTimeout }).then(
+        (r) => r.resourceTemplates,
+        () => [],
+      );
       const lines = [
-        ...resources.map((r) => `${r.uri}  ${r.name}${r.mimeType ? ` (${r.mimeType})` : ""}${r.description ? ` — ${r.description}` : ""}`),
+        ...resources.map(
+          (r) =>
+            `${r.uri}  ${r.name}${r.mimeType ? ` (${r.mimeType})` : ""}${r.description ? ` — ${r.description}` : ""}`,
+        ),
         ...templates.map((t) => `${t.uriTemplate}  ${t.name} (template)${t.description ? ` — ${t.description}` : ""}`),
       ];
-      return { content: withinBudget([{ type: "text", text: lines.length ? lines.join("\n") : `${server} lists no resources` }], "Read a resource by its URI.").content };
+      return {
+        content: withinBudget(
+          [{ type: "text", text: lines.length ? lines.join("\n") : `${server} lists no resources` }],
+          "Read a resource by its URI.",
+        ).content,
+      };
     }
     const result = await c.client.readResource({ uri }, { signal, timeout: this.o.toolTimeout });
-    const content = result.contents.map((r) => resourceBlock(r as { uri: string; text?: string; blob?: string; mimeType?: string }));
-    return { content: withinBudget(content.length ? content : [{ type: "text", text: `${uri} is empty` }], "The resource is larger than a tool result may be.").content, details: { server, uri } };
+    const content = result.contents.map((r) =>
+      resourceBlock(r as { uri: string; text?: string; blob?: string; mimeType?: string }),
+    );
+    return {
+      content: withinBudget(
+        content.length ? content : [{ type: "text", text: `${uri} is empty` }],
+        "The resource is larger than a tool result may be.",
+      ).content,
+      details: { server, uri },
+    };
   }
 
   /** Text and images of `@server:uri` mentions, for the editor. */
@@ -378,7 +492,11 @@ export function parseArgs(text: string, names: readonly string[]): Record<string
 }
 
 function promptInput(messages: { role: string; content: { type: string } }[]): PromptInput {
-  const content = messages.flatMap((m) => mapContent([m.content as { type: string }]).map((c) => (m.role === "assistant" && c.type === "text" ? { ...c, text: `(assistant) ${c.text}` } : c)));
+  const content = messages.flatMap((m) =>
+    mapContent([m.content as { type: string }]).map((c) =>
+      m.role === "assistant" && c.type === "text" ? { ...c, text: `(assistant) ${c.text}` } : c,
+    ),
+  );
   if (content.every((c) => c.type === "text")) return content.map((c) => (c as TextContent).text).join("\n\n");
   return { role: "user", content, timestamp: Date.now() };
 }
@@ -388,7 +506,8 @@ function describeError(error: unknown): string {
   // fetch() hides the reason (ECONNREFUSED, a DNS failure) in its cause.
   const cause = (error as { cause?: unknown })?.cause;
   if (cause instanceof Error && !text.includes(cause.message)) text = `${text}: ${cause.message}`;
-  if (/Connection closed/i.test(text) && !/during start-up/.test(text)) return `the server closed the connection during start-up (${text}); see its stderr`;
+  if (/Connection closed/i.test(text) && !/during start-up/.test(text))
+    return `the server closed the connection during start-up (${text}); see its stderr`;
   return text;
 }
 

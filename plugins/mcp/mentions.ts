@@ -36,7 +36,13 @@ export class Mentions {
     const out = await Promise.all(
       messages.map(async (m) => {
         if (m.role !== "user") return m;
-        const text = typeof m.content === "string" ? m.content : m.content.filter((c): c is TextContent => c.type === "text").map((c) => c.text).join("\n");
+        const text =
+          typeof m.content === "string"
+            ? m.content
+            : m.content
+                .filter((c): c is TextContent => c.type === "text")
+                .map((c) => c.text)
+                .join("\n");
         if (!text.includes("@")) return m;
         const found = findMentions(text, (servers ??= this.servers()));
         if (found.length === 0) return m;

@@ -10,7 +10,8 @@ import { registerThinking } from "../../lib/thinking.js";
 
 export default definePlugin({
   id: "models",
-  description: "--api-key, coil models, coil auth, /model and the thinking level (--thinking, /thinking), for every provider in the preset",
+  description:
+    "--api-key, coil models, coil auth, /model and the thinking level (--thinking, /thinking), for every provider in the preset",
   setup(ctx) {
     registerModelCli(ctx);
     registerThinking(ctx);
@@ -23,7 +24,9 @@ export default definePlugin({
           .map((id) => {
             const p = ctx.providers.get(id)!;
             const ready = !p.isConfigured || p.isConfigured();
-            return ready ? `${id}  ready (${p.models?.length ?? 0} models listed)` : `${id}  not set up: ${p.setupHint ?? "see docs/providers.md"}`;
+            return ready
+              ? `${id}  ready (${p.models?.length ?? 0} models listed)`
+              : `${id}  not set up: ${p.setupHint ?? "see docs/providers.md"}`;
           })
           .join("\n"),
     });

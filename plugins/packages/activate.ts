@@ -24,18 +24,25 @@ export interface PackageReport {
 }
 
 /** The preset file a scope's enabled state lives in. */
-export const presetFileOf = (home: string, cwd: string, project: boolean): string => (project ? join(cwd, ".coil", "preset.yaml") : join(home, "preset.yaml"));
+export const presetFileOf = (home: string, cwd: string, project: boolean): string =>
+  project ? join(cwd, ".coil", "preset.yaml") : join(home, "preset.yaml");
 
 const mdNames = (dir: string): string[] => {
   try {
-    return readdirSync(dir).filter((f) => /\.md$/i.test(f) && !/^readme\.md$/i.test(f)).map((f) => f.slice(0, -3)).sort();
+    return readdirSync(dir)
+      .filter((f) => /\.md$/i.test(f) && !/^readme\.md$/i.test(f))
+      .map((f) => f.slice(0, -3))
+      .sort();
   } catch {
     return [];
   }
 };
 const skillNames = (dir: string): string[] => {
   try {
-    return readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && existsSync(join(dir, e.name, "SKILL.md"))).map((e) => e.name).sort();
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && existsSync(join(dir, e.name, "SKILL.md")))
+      .map((e) => e.name)
+      .sort();
   } catch {
     return [];
   }
@@ -45,19 +52,35 @@ const skillNames = (dir: string): string[] => {
  * What the npm package `name`, installed in `packagesDir`, offers once enabled. Its plugins are set up on a
  * throwaway host to list their tools (a setup that fails is a note, not an error: the run will report it).
  */
-export async function describePackage(name: string, packagesDir: string, home: string, presetDir: string, loadCode = true): Promise<PackageReport> {
+export async function describePackage(
+  name: string,
+  packagesDir: string,
+  home: string,
+  presetDir: string,
+  loadCode = true,
+): Promise<PackageReport> {
   const dir = join(packagesDir, "node_modules", name);
   const pkg = readJson<{ version?: string; coil?: Record<string, unknown> }>(join(dir, "package.json")) ?? {};
   const coil = pkg.coil && typeof pkg.coil === "object" ? pkg.coil : {};
   const report: PackageReport = { name, version: pkg.version, dir, active: {}, notes: [] };
-  const put = (kind: keyof PackageReport["active"], items: string[]) => void (items.length && (report.active[kind] = items));
+  const put = (kind: keyof PackageReport["active"], items: string[]) =>
+    void (items.length && (report.active[kind] = items));
   put("plugins", Array.isArray(coil.plugins) ? coil.plugins.map(String) : []);
-  const presets = Array.isArray(coil.presets) ? coil.presets.map(String) : typeof coil.preset === "string" ? [coil.preset] : [];
+  const presets = Array.isArray(coil.presets)
+    ? coil.presets.map(String)
+    : typeof coil.preset === "string"
+      ? [coil.preset]
+      : [];
   const main = typeof coil.preset === "string" ? coil.preset : "preset.yaml";
-  put("presets", presets.filter((p) => existsSync(join(dir, p))).map((p) => (p === main ? refOf(name) : `${refOf(name)}/${p}`)));
+  put(
+    "presets",
+    presets.filter((p) => existsSync(join(dir, p))).map((p) => (p === main ? refOf(name) : `${refOf(name)}/${p}`)),
+  );
   const content = {
     skills: contentDirs(dir, coil, "skills", "skills").flatMap(skillNames),
-    templates: contentDirs(dir, coil, "promptTemplates", "prompt-templates").flatMap(mdNames).map((t) => `/${t}`),
+    templates: contentDirs(dir, coil, "promptTemplates", "prompt-templates")
+      .flatMap(mdNames)
+      .map((t) => `/${t}`),
     agents: contentDirs(dir, coil, "agents", "agents").flatMap(mdNames),
   };
   // The skills, prompt-templates and subagents plugins read the user's packages, and a trusted project's (lib/package-dirs.ts).
@@ -66,7 +89,10 @@ export async function describePackage(name: string, packagesDir: string, home: s
     report.notes!.push("its skills, prompt templates and agents are read once the project is trusted (coil trust)");
   }
   if (!loadCode) {
-    if (report.active.plugins) report.notes!.push("its tools are not listed: this project is not trusted, so its code is not loaded (coil trust)");
+    if (report.active.plugins)
+      report.notes!.push(
+        "its tools are not listed: this project is not trusted, so its code is not loaded (coil trust)",
+      );
     return report;
   }
   try {
@@ -88,7 +114,12 @@ export async function describePackage(name: string, packagesDir: string, home: s
 }
 
 const LABELS: Record<keyof PackageReport["active"], string> = {
-  plugins: "plugins", tools: "tools", presets: "presets (not applied; run with --preset <name>)", skills: "skills", templates: "prompt templates", agents: "sub-agent types",
+  plugins: "plugins",
+  tools: "tools",
+  presets: "presets (not applied; run with --preset <name>)",
+  skills: "skills",
+  templates: "prompt templates",
+  agents: "sub-agent types",
 };
 
 /** The report for people: one line per kind of contribution. */

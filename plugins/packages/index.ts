@@ -26,7 +26,8 @@ type IO = CliStreams & { argv?: string[]; trusted?: boolean };
 
 export const coilHomeOf = coilHome;
 /** Where packages live: `$COIL_HOME/packages` (user) or `<project>/.coil/packages`. */
-export const packagesDir = (io: CliStreams, project: boolean): string => (project ? join(projectRoot(io.cwd), ".coil", "packages") : join(coilHomeOf(io.env), "packages"));
+export const packagesDir = (io: CliStreams, project: boolean): string =>
+  project ? join(projectRoot(io.cwd), ".coil", "packages") : join(coilHomeOf(io.env), "packages");
 
 /** Whether this project's code may load: the kernel's trust decision (trust.json with an unchanged fingerprint, or `--trust`). */
 export function projectTrusted(io: IO): boolean {
@@ -48,11 +49,22 @@ async function claudeInstaller(): Promise<ClaudeInstaller | undefined> {
 }
 
 /** The installed Claude Code plugins of a scope, by name (none without the installer). */
-async function claudePlugins(io: IO, project: boolean): Promise<{ installer?: ClaudeInstaller; names: Map<string, ClaudeReport> }> {
+async function claudePlugins(
+  io: IO,
+  project: boolean,
+): Promise<{ installer?: ClaudeInstaller; names: Map<string, ClaudeReport> }> {
   const installer = await claudeInstaller();
   if (!installer) return { names: new Map() };
-  const all = await installer.listClaudePlugins({ home: coilHomeOf(io.env), cwd: io.cwd, io, trusted: projectTrusted(io) });
-  return { installer, names: new Map(all.filter((r) => r.scope === (project ? "project" : "user")).map((r) => [r.name, r])) };
+  const all = await installer.listClaudePlugins({
+    home: coilHomeOf(io.env),
+    cwd: io.cwd,
+    io,
+    trusted: projectTrusted(io),
+  });
+  return {
+    installer,
+    names: new Map(all.filter((r) => r.scope === (project ? "project" : "user")).map((r) => [r.name, r])),
+  };
 }
 
 const say = (io: CliStreams, text: string) => void io.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
@@ -80,7 +92,11 @@ function args(cmd: string, argv: string[], io: CliStreams, allowed: (keyof typeo
 }
 
 function untrusted(io: CliStreams, cmd: string): number {
-  return fail(io, cmd, `this project is not trusted, so its packages (${join(".coil", "packages")}) are not installed or updated from its lock file.\n  Check ${join(".coil", "packages", LOCK_FILE)}, then: coil trust   (or pass --trust for one run)`);
+  return fail(
+    io,
+    cmd,
+    `this project is not trusted, so its packages (${join(".coil", "packages")}) are not installed or updated from its lock file.\n  Check ${join(".coil", "packages", LOCK_FILE)}, then: coil trust   (or pass --trust for one run)`,
+  );
 }
 
 /** Pinned spec for a locked package: the same version and source. Relative `file:` specs are relative to the packages dir. */
@@ -98,8 +114,10 @@ function describeEntry(name: string, e: LockEntry): string {
         e.coil.presets?.length || e.coil.preset ? `presets: ${(e.coil.presets ?? [e.coil.preset!]).join(", ")}` : "",
         e.coil.skills?.length ? `skills: ${e.coil.skills.join(", ")}` : "",
         e.coil.promptTemplates?.length ? `prompt templates: ${e.coil.promptTemplates.join(", ")}` : "",
-      ].filter(Boolean).join("; ")
-    : "not a coil package (no \"coil\" key in its package.json)";
+      ]
+        .filter(Boolean)
+        .join("; ")
+    : 'not a coil package (no "coil" key in its package.json)';
   return `  ${name}@${e.version}  ${e.spec}${e.link ? " (linked folder)" : ""}\n    ${offers}`;
 }
 
@@ -118,7 +136,9 @@ async function npmInstall(io: CliStreams, dir: string, specs: string[]): Promise
   const before = dependencies(dir);
   const res = await runNpm(["install", "--prefix", dir, "--save", ...specs], { cwd: dir, env: io.env });
   if (res.code !== 0) {
-    io.stderr.write(`coil install: npm install failed (exit ${res.code}) in ${dir}:\n${res.stderr.trim() || res.stdout.trim()}\n`);
+    io.stderr.write(
+      `coil install: npm install failed (exit ${res.code}) in ${dir}:\n${res.stderr.trim() || res.stdout.trim()}\n`,
+    );
     return { ok: false, changed: [] };
   }
   const after = dependencies(dir);
@@ -132,11 +152,14 @@ async function npmInstall(io: CliStreams, dir: string, specs: string[]): Promise
  */
 export async function installForPreset(specs: string[], dir: string, io: CliStreams): Promise<boolean> {
   const lock = readLock(dir)?.packages ?? {};
-  const wanted = specs.map((spec) => (lock[registryName(spec)] ? pinned(dir, registryName(spec), lock[registryName(spec)]!) : spec));
+  const wanted = specs.map((spec) =>
+    lock[registryName(spec)] ? pinned(dir, registryName(spec), lock[registryName(spec)]!) : spec,
+  );
   const { ok } = await npmInstall(io, dir, wanted);
   if (!ok) return false;
   const now = writeLock(dir).packages;
-  for (const name of specs.map(registryName)) if (now[name]) io.stderr.write(`coil: installed ${name}@${now[name].version} into ${dir}\n`);
+  for (const name of specs.map(registryName))
+    if (now[name]) io.stderr.write(`coil: installed ${name}@${now[name].version} into ${dir}\n`);
   return true;
 }
 
@@ -146,7 +169,12 @@ export function presetPackages(file: string, seen = new Set<string>()): { name: 
   seen.add(file);
   const doc = parseYaml(readFileSync(file, "utf8")) as { extends?: unknown; plugins?: unknown } | null;
   const out: { name: string; spec: string; from: string }[] = [];
-  const refs = [...[doc?.extends ?? []].flat(), ...(Array.isArray(doc?.plugins) ? doc.plugins : []).map((p) => (typeof p === "string" ? p : Object.keys(p ?? {})[0]))];
+  const refs = [
+    ...[doc?.extends ?? []].flat(),
+    ...(Array.isArray(doc?.plugins) ? doc.plugins : []).map((p) =>
+      typeof p === "string" ? p : Object.keys(p ?? {})[0],
+    ),
+  ];
   for (const ref of refs) {
     if (typeof ref !== "string") continue;
     if (ref.startsWith("npm:") || ref.startsWith("@")) {
@@ -189,16 +217,31 @@ async function install(argv: string[], io: IO): Promise<number> {
       return fail(io, "install", `cannot read preset ${file}: ${messageOf(error)}`);
     }
     const lock = readLock(dir)?.packages ?? {};
-    const missing = refs.filter((r, i) => refs.findIndex((o) => o.name === r.name) === i && !isInstalled(r.name, dirname(r.from), [dir, packagesDir(io, false)]));
+    const missing = refs.filter(
+      (r, i) =>
+        refs.findIndex((o) => o.name === r.name) === i &&
+        !isInstalled(r.name, dirname(r.from), [dir, packagesDir(io, false)]),
+    );
     if (!missing.length) {
-      say(io, `every package ${file} needs is installed${refs.length ? `: ${refs.map((r) => r.name).join(", ")}` : ""}`);
+      say(
+        io,
+        `every package ${file} needs is installed${refs.length ? `: ${refs.map((r) => r.name).join(", ")}` : ""}`,
+      );
       if (!specs.length) return 0;
     }
     const wanted = missing.map((m) => (lock[m.name] ? pinned(dir, m.name, lock[m.name]!) : m.spec));
     if (missing.length && !values.yes) {
-      const list = missing.map((m, i) => `  ${wanted[i]}${lock[m.name] ? ` (pinned by ${join(dir, LOCK_FILE)})` : ""}`).join("\n");
-      if (!io.stdin.isTTY) return fail(io, "install", `${file} needs packages that are not installed:\n${list}\n  pass --yes to install them into ${dir}`);
-      if (!(await confirm(io, `${file} needs:\n${list}\ninstall into ${dir}?`))) return fail(io, "install", "nothing installed", 1);
+      const list = missing
+        .map((m, i) => `  ${wanted[i]}${lock[m.name] ? ` (pinned by ${join(dir, LOCK_FILE)})` : ""}`)
+        .join("\n");
+      if (!io.stdin.isTTY)
+        return fail(
+          io,
+          "install",
+          `${file} needs packages that are not installed:\n${list}\n  pass --yes to install them into ${dir}`,
+        );
+      if (!(await confirm(io, `${file} needs:\n${list}\ninstall into ${dir}?`)))
+        return fail(io, "install", "nothing installed", 1);
     }
     specs.push(...wanted);
   } else if (!specs.length) {
@@ -206,29 +249,59 @@ async function install(argv: string[], io: IO): Promise<number> {
     if (project && !projectTrusted(io)) return untrusted(io, "install");
     // The Claude Code plugins the lock file records (its claudePlugins section), then its npm packages.
     const claude = await claudeInstaller();
-    const restored = claude ? await claude.restoreClaudePlugins({ home: coilHomeOf(io.env), project, cwd: io.cwd, io, trusted: projectTrusted(io) }) : { installed: [], upToDate: [], problems: [] };
+    const restored = claude
+      ? await claude.restoreClaudePlugins({
+          home: coilHomeOf(io.env),
+          project,
+          cwd: io.cwd,
+          io,
+          trusted: projectTrusted(io),
+        })
+      : { installed: [], upToDate: [], problems: [] };
     for (const r of restored.installed) say(io, claude!.formatReport(r, "installed"));
-    if (restored.upToDate.length) say(io, `Claude Code plugins already installed as locked: ${restored.upToDate.join(", ")}`);
+    if (restored.upToDate.length)
+      say(io, `Claude Code plugins already installed as locked: ${restored.upToDate.join(", ")}`);
     for (const p of restored.problems) io.stderr.write(`coil install: ${p}\n`);
     const lock = readLock(dir);
     if (!lock || !Object.keys(lock.packages).length) {
-      if (restored.installed.length || restored.upToDate.length || restored.problems.length) return restored.problems.length ? 1 : 0;
-      return fail(io, "install", `nothing to install: name a package (npm spec, git URL, folder or .tgz), or put a ${LOCK_FILE} in ${dir}`);
+      if (restored.installed.length || restored.upToDate.length || restored.problems.length)
+        return restored.problems.length ? 1 : 0;
+      return fail(
+        io,
+        "install",
+        `nothing to install: name a package (npm spec, git URL, folder or .tgz), or put a ${LOCK_FILE} in ${dir}`,
+      );
     }
     if (restored.problems.length) return 1;
     const entries = Object.entries(lock.packages);
-    const { ok } = await npmInstall(io, dir, entries.map(([name, e]) => pinned(dir, name, e)));
+    const { ok } = await npmInstall(
+      io,
+      dir,
+      entries.map(([name, e]) => pinned(dir, name, e)),
+    );
     if (!ok) return 1;
     const wrong = entries.flatMap(([name, e]) => {
       const now = npmLockEntry(dir, name);
       if (!now) return [`${name}: not installed`];
       if (now.version !== e.version) return [`${name}: locked ${e.version}, got ${now.version}`];
-      if (e.integrity && now.integrity !== e.integrity) return [`${name}@${e.version}: integrity ${now.integrity ?? "(none)"} does not match the lock's ${e.integrity}`];
+      if (e.integrity && now.integrity !== e.integrity)
+        return [
+          `${name}@${e.version}: integrity ${now.integrity ?? "(none)"} does not match the lock's ${e.integrity}`,
+        ];
       return [];
     });
-    if (wrong.length) return fail(io, "install", `the installed packages do not match ${join(dir, LOCK_FILE)}:\n  ${wrong.join("\n  ")}\n  the lock file was left as it is`, 1);
+    if (wrong.length)
+      return fail(
+        io,
+        "install",
+        `the installed packages do not match ${join(dir, LOCK_FILE)}:\n  ${wrong.join("\n  ")}\n  the lock file was left as it is`,
+        1,
+      );
     writeLock(dir);
-    say(io, `installed ${entries.length} package(s) from ${join(dir, LOCK_FILE)} into ${dir}:\n${entries.map(([n, e]) => `  ${n}@${e.version}`).join("\n")}`);
+    say(
+      io,
+      `installed ${entries.length} package(s) from ${join(dir, LOCK_FILE)} into ${dir}:\n${entries.map(([n, e]) => `  ${n}@${e.version}`).join("\n")}`,
+    );
     return 0;
   }
 
@@ -236,10 +309,24 @@ async function install(argv: string[], io: IO): Promise<number> {
   // Claude Code plugins (a folder, tarball or git repository with .claude-plugin/plugin.json, or <plugin>@<marketplace>) have their own installer.
   const claude = values.from ? undefined : await claudeInstaller();
   const claudeSpecs: string[] = [];
-  if (claude) for (const spec of positionals) if (await claude.detectClaudePlugin(spec, io.cwd, coilHomeOf(io.env))) claudeSpecs.push(spec);
+  if (claude)
+    for (const spec of positionals)
+      if (await claude.detectClaudePlugin(spec, io.cwd, coilHomeOf(io.env))) claudeSpecs.push(spec);
   for (const spec of claudeSpecs) {
     try {
-      say(io, claude!.formatReport(await claude!.installClaudePlugin(spec, { home: coilHomeOf(io.env), project, cwd: io.cwd, io, trusted: projectTrusted(io) }), "installed"));
+      say(
+        io,
+        claude!.formatReport(
+          await claude!.installClaudePlugin(spec, {
+            home: coilHomeOf(io.env),
+            project,
+            cwd: io.cwd,
+            io,
+            trusted: projectTrusted(io),
+          }),
+          "installed",
+        ),
+      );
     } catch (error) {
       return fail(io, "install", `cannot install the Claude Code plugin ${spec}: ${messageOf(error)}`, 1);
     }
@@ -249,20 +336,39 @@ async function install(argv: string[], io: IO): Promise<number> {
   const local = specs.map((s) => classify(s, io.cwd));
   const absent = local.find((c) => c.path && !existsSync(c.path));
   if (absent) return fail(io, "install", `${absent.path} does not exist`);
-  const { ok, changed } = await npmInstall(io, dir, local.map((c) => c.path ?? c.spec));
+  const { ok, changed } = await npmInstall(
+    io,
+    dir,
+    local.map((c) => c.path ?? c.spec),
+  );
   if (!ok) return 1;
   const lock = writeLock(dir);
   // The packages the specs name: by name (registry), by manifest (folder), by the source npm saved (tarball, git).
   const saved = Object.entries(dependencies(dir));
-  const savedAs = (c: ReturnType<typeof classify>) => saved.filter(([, spec]) => (c.path ? spec.startsWith("file:") && resolve(dir, spec.slice(5)) === c.path : spec === c.spec)).map(([name]) => name);
-  const requested = local.flatMap((c) => (c.kind === "registry" ? [registryName(c.spec)] : c.kind === "dir" ? [readJson<{ name?: string }>(join(c.path!, "package.json"))?.name ?? ""] : savedAs(c))).filter((n) => lock.packages[n]);
+  const savedAs = (c: ReturnType<typeof classify>) =>
+    saved
+      .filter(([, spec]) =>
+        c.path ? spec.startsWith("file:") && resolve(dir, spec.slice(5)) === c.path : spec === c.spec,
+      )
+      .map(([name]) => name);
+  const requested = local
+    .flatMap((c) =>
+      c.kind === "registry"
+        ? [registryName(c.spec)]
+        : c.kind === "dir"
+          ? [readJson<{ name?: string }>(join(c.path!, "package.json"))?.name ?? ""]
+          : savedAs(c),
+    )
+    .filter((n) => lock.packages[n]);
   const names = changed.length ? changed : requested;
   const presetFile = presetFileOf(coilHomeOf(io.env), io.cwd, project);
   for (const name of names) {
     const e = lock.packages[name]!;
     say(io, `installed ${name}@${e.version} into ${dir}${e.integrity ? `\n  integrity ${e.integrity}` : ""}`);
     if (!e.coilPackage) {
-      io.stderr.write(`coil install: warning: ${name} has no "coil" key in its package.json and lacks the coil-package keyword; it offers coil nothing, so it is not enabled\n`);
+      io.stderr.write(
+        `coil install: warning: ${name} has no "coil" key in its package.json and lacks the coil-package keyword; it offers coil nothing, so it is not enabled\n`,
+      );
       continue;
     }
     // Install means active: the package is enabled in the scope's preset file (its own preset is not applied).
@@ -279,20 +385,39 @@ async function install(argv: string[], io: IO): Promise<number> {
     }
   }
   if (project) {
-    say(io, `project packages load only while the project is trusted${projectTrusted(io) ? "" : " (it is not: coil trust)"}; commit ${join(".coil", "packages", LOCK_FILE)} and package.json, not node_modules`);
+    say(
+      io,
+      `project packages load only while the project is trusted${projectTrusted(io) ? "" : " (it is not: coil trust)"}; commit ${join(".coil", "packages", LOCK_FILE)} and package.json, not node_modules`,
+    );
   }
   return 0;
 }
 
 /** Enable `name` in `presetFile` and print what is active now. 0, or the exit code when coil cannot edit the preset file. */
-async function activate(io: IO, cmd: string, name: string, dir: string, presetFile: string, project: boolean): Promise<number> {
+async function activate(
+  io: IO,
+  cmd: string,
+  name: string,
+  dir: string,
+  presetFile: string,
+  project: boolean,
+): Promise<number> {
   try {
     setPackageState(presetFile, name, true);
   } catch (error) {
     return fail(io, cmd, `${name} is installed but could not be enabled: ${messageOf(error)}`, 1);
   }
-  const report = await describePackage(name, dir, coilHomeOf(io.env), dirname(presetFile), !project || projectTrusted(io));
-  say(io, `${formatReport(report, "enabled")}\n  (enabled in ${presetFile}; \`coil disable ${name}${project ? " --project" : ""}\` turns it off)`);
+  const report = await describePackage(
+    name,
+    dir,
+    coilHomeOf(io.env),
+    dirname(presetFile),
+    !project || projectTrusted(io),
+  );
+  say(
+    io,
+    `${formatReport(report, "enabled")}\n  (enabled in ${presetFile}; \`coil disable ${name}${project ? " --project" : ""}\` turns it off)`,
+  );
   return 0;
 }
 
@@ -309,10 +434,21 @@ async function remove(argv: string[], io: IO): Promise<number> {
   const claude = await claudePlugins(io, project);
   const unknown = names.filter((n) => !(n in deps) && !claude.names.has(n));
   const installed = [...Object.keys(deps), ...claude.names.keys()];
-  if (unknown.length) return fail(io, "remove", `not installed in ${dir}: ${unknown.join(", ")}${installed.length ? ` (installed: ${installed.join(", ")})` : ""}`);
+  if (unknown.length)
+    return fail(
+      io,
+      "remove",
+      `not installed in ${dir}: ${unknown.join(", ")}${installed.length ? ` (installed: ${installed.join(", ")})` : ""}`,
+    );
   for (const name of names.filter((n) => !(n in deps))) {
     try {
-      say(io, claude.installer!.formatReport(await claude.installer!.removeClaudePlugin(name, { home: coilHomeOf(io.env), project, cwd: io.cwd, io }), "removed"));
+      say(
+        io,
+        claude.installer!.formatReport(
+          await claude.installer!.removeClaudePlugin(name, { home: coilHomeOf(io.env), project, cwd: io.cwd, io }),
+          "removed",
+        ),
+      );
     } catch (error) {
       return fail(io, "remove", `cannot remove the Claude Code plugin ${name}: ${messageOf(error)}`, 1);
     }
@@ -349,19 +485,40 @@ async function toggle(on: boolean, argv: string[], io: IO): Promise<number> {
   const claude = await claudePlugins(io, project);
   const unknown = names.filter((n) => !lock[n] && !claude.names.has(n));
   const installed = [...Object.keys(lock), ...claude.names.keys()];
-  if (unknown.length) return fail(io, cmd, `not installed in ${dir}: ${unknown.join(", ")}${installed.length ? ` (installed: ${installed.join(", ")})` : ""}; install it first: coil install <spec>${project ? " --project" : ""}`);
+  if (unknown.length)
+    return fail(
+      io,
+      cmd,
+      `not installed in ${dir}: ${unknown.join(", ")}${installed.length ? ` (installed: ${installed.join(", ")})` : ""}; install it first: coil install <spec>${project ? " --project" : ""}`,
+    );
   const presetFile = presetFileOf(coilHomeOf(io.env), io.cwd, project);
   for (const name of names) {
     if (!lock[name]) {
       try {
-        say(io, claude.installer!.formatReport(await claude.installer!.setClaudePluginEnabled(name, on, { home: coilHomeOf(io.env), project, cwd: io.cwd, io }), on ? "enabled" : "disabled"));
+        say(
+          io,
+          claude.installer!.formatReport(
+            await claude.installer!.setClaudePluginEnabled(name, on, {
+              home: coilHomeOf(io.env),
+              project,
+              cwd: io.cwd,
+              io,
+            }),
+            on ? "enabled" : "disabled",
+          ),
+        );
       } catch (error) {
         return fail(io, cmd, `cannot ${cmd} the Claude Code plugin ${name}: ${messageOf(error)}`, 1);
       }
       continue;
     }
     if (on) {
-      if (!lock[name].coilPackage) return fail(io, cmd, `${name} has no "coil" key in its package.json and lacks the coil-package keyword: it offers coil nothing to enable`);
+      if (!lock[name].coilPackage)
+        return fail(
+          io,
+          cmd,
+          `${name} has no "coil" key in its package.json and lacks the coil-package keyword: it offers coil nothing to enable`,
+        );
       const code = await activate(io, cmd, name, dir, presetFile, project);
       if (code) return code;
       continue;
@@ -371,14 +528,21 @@ async function toggle(on: boolean, argv: string[], io: IO): Promise<number> {
     } catch (error) {
       return fail(io, cmd, `cannot disable ${name}: ${messageOf(error)}`, 1);
     }
-    say(io, `disabled ${name}: its plugins, skills, prompt templates and agents no longer load (\`- ${refOf(name)}: false\` in ${presetFile});\n  it stays installed in ${dir}: \`coil enable ${name}${project ? " --project" : ""}\` turns it on again`);
+    say(
+      io,
+      `disabled ${name}: its plugins, skills, prompt templates and agents no longer load (\`- ${refOf(name)}: false\` in ${presetFile});\n  it stays installed in ${dir}: \`coil enable ${name}${project ? " --project" : ""}\` turns it on again`,
+    );
   }
   return 0;
 }
 
 /** A package's state in its scope's preset file: enabled, disabled, or named by no preset of yours. */
 const stateLabel = (state: boolean | undefined, name: string) =>
-  state === true ? "enabled" : state === false ? "disabled" : `not enabled (its plugins load only where a preset names it: coil enable ${name})`;
+  state === true
+    ? "enabled"
+    : state === false
+      ? "disabled"
+      : `not enabled (its plugins load only where a preset names it: coil enable ${name})`;
 
 async function list(argv: string[], io: IO): Promise<number> {
   const parsed = args("list", argv, io, ["json"]);
@@ -386,10 +550,17 @@ async function list(argv: string[], io: IO): Promise<number> {
   const home = coilHomeOf(io.env);
   const scopes = [
     { scope: "user", dir: packagesDir(io, false), trusted: true, preset: presetFileOf(home, io.cwd, false) },
-    { scope: "project", dir: packagesDir(io, true), trusted: projectTrusted(io), preset: presetFileOf(home, io.cwd, true) },
+    {
+      scope: "project",
+      dir: packagesDir(io, true),
+      trusted: projectTrusted(io),
+      preset: presetFileOf(home, io.cwd, true),
+    },
   ].filter((s, i, all) => i === 0 || s.dir !== all[0]!.dir);
   const claude = await claudeInstaller();
-  const claudeAll = claude ? await claude.listClaudePlugins({ home, cwd: io.cwd, io, trusted: projectTrusted(io) }) : [];
+  const claudeAll = claude
+    ? await claude.listClaudePlugins({ home, cwd: io.cwd, io, trusted: projectTrusted(io) })
+    : [];
   const data = scopes.map((s) => {
     let states = new Map<string, boolean>();
     let presetError: string | undefined;
@@ -399,17 +570,28 @@ async function list(argv: string[], io: IO): Promise<number> {
       presetError = messageOf(error);
     }
     const lock = existsSync(s.dir) ? (readLock(s.dir) ?? writeLock(s.dir)).packages : {};
-    const packages = Object.fromEntries(Object.entries(lock).map(([name, e]) => [name, { ...e, enabled: states.get(name) ?? null }]));
+    const packages = Object.fromEntries(
+      Object.entries(lock).map(([name, e]) => [name, { ...e, enabled: states.get(name) ?? null }]),
+    );
     const claudePlugins = claudeAll.filter((r) => r.scope === s.scope);
-    return { ...s, packages, ...(claudePlugins.length ? { claudePlugins } : {}), ...(presetError ? { presetError } : {}) };
+    return {
+      ...s,
+      packages,
+      ...(claudePlugins.length ? { claudePlugins } : {}),
+      ...(presetError ? { presetError } : {}),
+    };
   });
-  if (parsed.values.json) return say(io, JSON.stringify(data, null, 2)), 0;
+  if (parsed.values.json) return (say(io, JSON.stringify(data, null, 2)), 0);
   for (const s of data) {
     const entries = Object.entries(s.packages);
-    const note = s.scope === "project" && entries.length && !s.trusted ? "  (not loaded: this project is not trusted; coil trust)" : "";
+    const note =
+      s.scope === "project" && entries.length && !s.trusted
+        ? "  (not loaded: this project is not trusted; coil trust)"
+        : "";
     say(io, `${s.scope} packages (${s.dir}):${entries.length ? note : " none"}`);
     if (s.presetError) say(io, `  warning: cannot read ${s.preset}: ${s.presetError}`);
-    for (const [name, e] of entries) say(io, `${describeEntry(name, e)}\n    ${stateLabel(e.enabled ?? undefined, name)}`);
+    for (const [name, e] of entries)
+      say(io, `${describeEntry(name, e)}\n    ${stateLabel(e.enabled ?? undefined, name)}`);
     for (const r of s.claudePlugins ?? []) say(io, claude!.formatReport(r, r.enabled ? "enabled" : "disabled"));
   }
   return 0;
@@ -424,13 +606,23 @@ async function update(argv: string[], io: IO): Promise<number> {
   const before = existsSync(dir) ? (readLock(dir) ?? writeLock(dir)).packages : {};
   // Claude Code plugins named (or all, with no name) are fetched again from their sources.
   const claude = await claudePlugins(io, project);
-  const claudeNames = parsed.positionals.length ? parsed.positionals.filter((n) => claude.names.has(n) && !before[n]) : [...claude.names.keys()];
+  const claudeNames = parsed.positionals.length
+    ? parsed.positionals.filter((n) => claude.names.has(n) && !before[n])
+    : [...claude.names.keys()];
   if (claude.installer && claudeNames.length) {
-    const r = await claude.installer.updateClaudePlugins(claudeNames, { home: coilHomeOf(io.env), project, cwd: io.cwd, io, trusted: projectTrusted(io) });
+    const r = await claude.installer.updateClaudePlugins(claudeNames, {
+      home: coilHomeOf(io.env),
+      project,
+      cwd: io.cwd,
+      io,
+      trusted: projectTrusted(io),
+    });
     for (const line of r.lines) say(io, line);
     if (r.problems.length) return fail(io, "update", r.problems.join("\n  "), 1);
   }
-  const names = parsed.positionals.length ? parsed.positionals.filter((n) => !claudeNames.includes(n)) : Object.keys(before);
+  const names = parsed.positionals.length
+    ? parsed.positionals.filter((n) => !claudeNames.includes(n))
+    : Object.keys(before);
   if (parsed.positionals.length && !names.length) return 0;
   const unknown = names.filter((n) => !before[n]);
   if (unknown.length) return fail(io, "update", `not installed in ${dir}: ${unknown.join(", ")}`);
@@ -442,11 +634,30 @@ async function update(argv: string[], io: IO): Promise<number> {
     const res = await runNpm(["update", "--prefix", dir, "--save", ...remote], { cwd: dir, env: io.env });
     if (res.code !== 0) return fail(io, "update", `npm update failed (exit ${res.code}):\n${res.stderr.trim()}`, 1);
   }
-  if (local.length && !(await npmInstall(io, dir, local.map((n) => resolve(dir, before[n]!.spec.slice(5))))).ok) return 1;
+  if (
+    local.length &&
+    !(
+      await npmInstall(
+        io,
+        dir,
+        local.map((n) => resolve(dir, before[n]!.spec.slice(5))),
+      )
+    ).ok
+  )
+    return 1;
   const after = writeLock(dir).packages;
   for (const n of names) {
     const [a, b] = [before[n]!, after[n]];
-    say(io, !b ? `${n}: gone` : a.version !== b.version ? `${n} ${a.version} → ${b.version}` : a.integrity !== b.integrity ? `${n} ${b.version} (rebuilt: new integrity)` : `${n} ${b.version} (up to date)`);
+    say(
+      io,
+      !b
+        ? `${n}: gone`
+        : a.version !== b.version
+          ? `${n} ${a.version} → ${b.version}`
+          : a.integrity !== b.integrity
+            ? `${n} ${b.version} (rebuilt: new integrity)`
+            : `${n} ${b.version} (up to date)`,
+    );
   }
   return 0;
 }
@@ -463,19 +674,66 @@ export default definePlugin({
   description: "coil packages on npm: coil install/remove/list/update, and coil plugin new",
   options: PackagesOptions,
   setup(ctx) {
-    const sub = (name: string, description: string, usage: string, run: (argv: string[], io: IO) => Promise<number> | number) =>
-      ctx.subcommands.register({ name, description, usage, run: (argv, io) => run(argv, { ...io, trusted: ctx.projectTrusted } as IO) });
+    const sub = (
+      name: string,
+      description: string,
+      usage: string,
+      run: (argv: string[], io: IO) => Promise<number> | number,
+    ) =>
+      ctx.subcommands.register({
+        name,
+        description,
+        usage,
+        run: (argv, io) => run(argv, { ...io, trusted: ctx.projectTrusted } as IO),
+      });
     // The Claude Code plugin code (./claude/) loads only when a preset names marketplaces or plugins, or `coil marketplace` runs.
     const needs = ctx.options.claudePlugins.length > 0 || Object.keys(ctx.options.marketplaces).length > 0;
-    const pending = async () => (needs ? (await import("./claude/preset.js")).pendingFromPreset(ctx.options, { home: coilHomeOf(), baseDir: ctx.baseDir, cwd: ctx.cwd }) : undefined);
+    const pending = async () =>
+      needs
+        ? (await import("./claude/preset.js")).pendingFromPreset(ctx.options, {
+            home: coilHomeOf(),
+            baseDir: ctx.baseDir,
+            cwd: ctx.cwd,
+          })
+        : undefined;
     ctx.services.provide(PACKAGE_INSTALLER, { install: installForPreset, pending } satisfies PackageInstaller);
-    sub("install", "install and enable coil packages (npm spec, git URL, folder or .tgz) or Claude Code plugins; no spec: what coil-lock.json records", "[spec...] [--project] [--from <preset>] [--yes]", install);
+    sub(
+      "install",
+      "install and enable coil packages (npm spec, git URL, folder or .tgz) or Claude Code plugins; no spec: what coil-lock.json records",
+      "[spec...] [--project] [--from <preset>] [--yes]",
+      install,
+    );
     sub("remove", "disable and uninstall coil packages", "<name...> [--project]", remove);
-    sub("enable", "enable installed coil packages (in your preset file) without installing anything", "<name...> [--project]", (argv, io) => toggle(true, argv, io));
-    sub("disable", "disable installed coil packages (in your preset file) without uninstalling them", "<name...> [--project]", (argv, io) => toggle(false, argv, io));
+    sub(
+      "enable",
+      "enable installed coil packages (in your preset file) without installing anything",
+      "<name...> [--project]",
+      (argv, io) => toggle(true, argv, io),
+    );
+    sub(
+      "disable",
+      "disable installed coil packages (in your preset file) without uninstalling them",
+      "<name...> [--project]",
+      (argv, io) => toggle(false, argv, io),
+    );
     sub("list", "list installed coil packages, whether each is enabled, and what they offer", "[--json]", list);
-    sub("update", "update installed coil packages (within their saved ranges) and the lock file", "[name...] [--project]", update);
-    sub("marketplace", "Claude Code plugin marketplaces: add <git URL | folder>, list, remove <name>, update [name]; then coil install <plugin>@<marketplace>", "<add|list|remove|update> [args...]", async (argv, io) => (await import("./claude/marketplace.js")).marketplaceCommand(argv, io));
-    sub("plugin", "plugin authoring: `coil plugin new <name>` scaffolds a TypeScript plugin with a tool and a test", "new <name> [--dir <path>]", scaffoldCommand);
+    sub(
+      "update",
+      "update installed coil packages (within their saved ranges) and the lock file",
+      "[name...] [--project]",
+      update,
+    );
+    sub(
+      "marketplace",
+      "Claude Code plugin marketplaces: add <git URL | folder>, list, remove <name>, update [name]; then coil install <plugin>@<marketplace>",
+      "<add|list|remove|update> [args...]",
+      async (argv, io) => (await import("./claude/marketplace.js")).marketplaceCommand(argv, io),
+    );
+    sub(
+      "plugin",
+      "plugin authoring: `coil plugin new <name>` scaffolds a TypeScript plugin with a tool and a test",
+      "new <name> [--dir <path>]",
+      scaffoldCommand,
+    );
   },
 });

@@ -10,7 +10,13 @@ import { readClaudeLock, type ClaudeLockEntry } from "../../lib/claude-plugins.j
 
 export const LOCK_FILE = "coil-lock.json";
 
-export interface CoilManifest { plugins?: string[]; presets?: string[]; preset?: string; skills?: string[]; promptTemplates?: string[] }
+export interface CoilManifest {
+  plugins?: string[];
+  presets?: string[];
+  preset?: string;
+  skills?: string[];
+  promptTemplates?: string[];
+}
 
 export interface LockEntry extends LockedPackage {
   /** As saved in the packages dir's package.json (`^1.2.0`, `file:../x.tgz`, `github:acme/x`). */
@@ -21,7 +27,11 @@ export interface LockEntry extends LockedPackage {
   coilPackage: boolean;
 }
 
-export interface LockFile { lockfileVersion: 1; packages: Record<string, LockEntry>; /** Installed Claude Code plugins (plugins/packages/claude). */ claudePlugins?: Record<string, ClaudeLockEntry> }
+export interface LockFile {
+  lockfileVersion: 1;
+  packages: Record<string, LockEntry> /** Installed Claude Code plugins (plugins/packages/claude). */;
+  claudePlugins?: Record<string, ClaudeLockEntry>;
+}
 
 export function readLock(dir: string): LockFile | undefined {
   const lock = readJson<LockFile>(join(dir, LOCK_FILE));
@@ -29,7 +39,10 @@ export function readLock(dir: string): LockFile | undefined {
 }
 
 /** The package's own manifest, from node_modules. */
-export function manifestOf(dir: string, name: string): { version?: string; coil?: CoilManifest; keywords?: string[]; description?: string } | undefined {
+export function manifestOf(
+  dir: string,
+  name: string,
+): { version?: string; coil?: CoilManifest; keywords?: string[]; description?: string } | undefined {
   return readJson(join(dir, "node_modules", name, "package.json"));
 }
 
@@ -40,7 +53,11 @@ export function writeLock(dir: string): LockFile {
     const npm = npmLockEntry(dir, name);
     const manifest = manifestOf(dir, name);
     if (!npm || !manifest) continue;
-    const entry: LockEntry = { spec, version: npm.version, coilPackage: Boolean(manifest.coil) || (manifest.keywords ?? []).includes("coil-package") };
+    const entry: LockEntry = {
+      spec,
+      version: npm.version,
+      coilPackage: Boolean(manifest.coil) || (manifest.keywords ?? []).includes("coil-package"),
+    };
     if (npm.resolved) entry.resolved = npm.resolved;
     if (npm.integrity) entry.integrity = npm.integrity;
     if (npm.link) entry.link = true;

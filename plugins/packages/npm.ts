@@ -6,7 +6,11 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 
-export interface NpmResult { code: number; stdout: string; stderr: string }
+export interface NpmResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 /** `npm` itself; `COIL_NPM` overrides it (a path to npm-cli.js or an npm binary). */
 function npmCommand(env: NodeJS.ProcessEnv): { cmd: string; pre: string[] } {
@@ -15,12 +19,19 @@ function npmCommand(env: NodeJS.ProcessEnv): { cmd: string; pre: string[] } {
   return { cmd: process.platform === "win32" ? "npm.cmd" : "npm", pre: [] };
 }
 
-export function runNpm(args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; onOutput?: (text: string) => void }): Promise<NpmResult> {
+export function runNpm(
+  args: string[],
+  opts: { cwd: string; env: NodeJS.ProcessEnv; onOutput?: (text: string) => void },
+): Promise<NpmResult> {
   const { cmd, pre } = npmCommand(opts.env);
   return new Promise((done) => {
     let stdout = "";
     let stderr = "";
-    const child = spawn(cmd, [...pre, ...args, "--no-audit", "--no-fund", "--loglevel=error"], { cwd: opts.cwd, env: opts.env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(cmd, [...pre, ...args, "--no-audit", "--no-fund", "--loglevel=error"], {
+      cwd: opts.cwd,
+      env: opts.env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     child.stdout.on("data", (d: Buffer) => (stdout += d));
     child.stderr.on("data", (d: Buffer) => {
       stderr += d;
@@ -36,7 +47,19 @@ export function ensureManifest(dir: string): void {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, "package.json");
   if (!existsSync(file)) {
-    writeFileSync(file, JSON.stringify({ name: "coil-packages", private: true, description: "coil packages (managed by coil install/remove/update)", dependencies: {} }, null, 2) + "\n");
+    writeFileSync(
+      file,
+      JSON.stringify(
+        {
+          name: "coil-packages",
+          private: true,
+          description: "coil packages (managed by coil install/remove/update)",
+          dependencies: {},
+        },
+        null,
+        2,
+      ) + "\n",
+    );
   }
 }
 
@@ -80,12 +103,17 @@ export type SpecKind = "dir" | "tarball" | "git" | "registry";
 
 export function classify(spec: string, cwd: string): { kind: SpecKind; spec: string; path?: string } {
   const raw = spec.startsWith("file:") ? spec.slice(5) : spec;
-  const looksLocal = /^(\.\.?[\\/]|~[\\/]|[\\/])/.test(raw) || isAbsolute(raw) || spec.startsWith("file:") || /\.(tgz|tar\.gz|tar)$/.test(raw);
+  const looksLocal =
+    /^(\.\.?[\\/]|~[\\/]|[\\/])/.test(raw) ||
+    isAbsolute(raw) ||
+    spec.startsWith("file:") ||
+    /\.(tgz|tar\.gz|tar)$/.test(raw);
   if (looksLocal) {
     const path = resolve(cwd, raw.startsWith("~/") ? join(process.env.HOME ?? "~", raw.slice(2)) : raw);
     return { kind: /\.(tgz|tar\.gz|tar)$/.test(path) ? "tarball" : "dir", spec: path, path };
   }
-  if (/^(git\+|git:|github:|gitlab:|bitbucket:)|\.git(#.*)?$/.test(spec) || /^https?:\/\/.*\.git/.test(spec)) return { kind: "git", spec };
+  if (/^(git\+|git:|github:|gitlab:|bitbucket:)|\.git(#.*)?$/.test(spec) || /^https?:\/\/.*\.git/.test(spec))
+    return { kind: "git", spec };
   return { kind: "registry", spec };
 }
 

@@ -15,7 +15,11 @@ import { PACKAGE_NAME, packageRoot } from "../../lib/paths.js";
 import { runNpm } from "./npm.js";
 
 /** The running coil: its package folder and version, and how a scaffold depends on it (`coil` in devDependencies). */
-export interface CoilSource { root: string; version: string; dependency: string }
+export interface CoilSource {
+  root: string;
+  version: string;
+  dependency: string;
+}
 
 /** This coil's folder and version. */
 function thisCoil(): { root: string; version: string } {
@@ -25,7 +29,8 @@ function thisCoil(): { root: string; version: string } {
 }
 
 /** Installed by npm (`npm i -g coil-agent`, `npx coil-agent`): the folder is `node_modules/coil-agent`. */
-export const fromRegistryInstall = (root: string): boolean => basename(dirname(realpathSync(root))) === "node_modules" && basename(realpathSync(root)) === PACKAGE_NAME;
+export const fromRegistryInstall = (root: string): boolean =>
+  basename(dirname(realpathSync(root))) === "node_modules" && basename(realpathSync(root)) === PACKAGE_NAME;
 
 /**
  * How the scaffold depends on the running coil: `npm:coil-agent@^<version>` when coil was installed from
@@ -34,35 +39,49 @@ export const fromRegistryInstall = (root: string): boolean => basename(dirname(r
 export async function coilDependency(io: CliStreams, coil = thisCoil()): Promise<CoilSource> {
   const linked = { ...coil, dependency: `file:${coil.root}` };
   if (!fromRegistryInstall(coil.root)) return linked;
-  const asked = runNpm(["view", `${PACKAGE_NAME}@${coil.version}`, "version", "--prefer-offline"], { cwd: io.cwd, env: io.env });
-  const answer = await Promise.race([asked, new Promise<undefined>((done) => setTimeout(() => done(undefined), 10_000).unref())]);
-  return answer?.code === 0 && answer.stdout.trim().split("\n").includes(coil.version) ? { ...coil, dependency: `npm:${PACKAGE_NAME}@^${coil.version}` } : linked;
+  const asked = runNpm(["view", `${PACKAGE_NAME}@${coil.version}`, "version", "--prefer-offline"], {
+    cwd: io.cwd,
+    env: io.env,
+  });
+  const answer = await Promise.race([
+    asked,
+    new Promise<undefined>((done) => setTimeout(() => done(undefined), 10_000).unref()),
+  ]);
+  return answer?.code === 0 && answer.stdout.trim().split("\n").includes(coil.version)
+    ? { ...coil, dependency: `npm:${PACKAGE_NAME}@^${coil.version}` }
+    : linked;
 }
 
 export function scaffoldFiles(name: string, coil: CoilSource): Record<string, string> {
   const linked = coil.dependency.startsWith("file:");
   const base = name.replace(/^@[^/]+\//, "");
-  const tool = base.replace(/^coil-(plugin-)?/, "").replace(/[^a-zA-Z0-9]+/g, "_").replace(/^_|_$/g, "").toLowerCase() || "tool";
+  const tool =
+    base
+      .replace(/^coil-(plugin-)?/, "")
+      .replace(/[^a-zA-Z0-9]+/g, "_")
+      .replace(/^_|_$/g, "")
+      .toLowerCase() || "tool";
   return {
-    "package.json": JSON.stringify(
-      {
-        name,
-        version: "0.1.0",
-        description: `A coil plugin: the ${tool} tool`,
-        type: "module",
-        keywords: ["coil-package"],
-        files: ["index.ts", "README.md"],
-        coil: { plugins: ["./index.ts"] },
-        scripts: { test: "node --test" },
-        // coil provides itself at run time; optional, so installing this package never fetches coil.
-        peerDependencies: { [PACKAGE_NAME]: `>=${coil.version}` },
-        peerDependenciesMeta: { [PACKAGE_NAME]: { optional: true } },
-        // For the tests (coil/testing) and the editor's types: coil under the name plugins import it by.
-        devDependencies: { coil: coil.dependency },
-      },
-      null,
-      2,
-    ) + "\n",
+    "package.json":
+      JSON.stringify(
+        {
+          name,
+          version: "0.1.0",
+          description: `A coil plugin: the ${tool} tool`,
+          type: "module",
+          keywords: ["coil-package"],
+          files: ["index.ts", "README.md"],
+          coil: { plugins: ["./index.ts"] },
+          scripts: { test: "node --test" },
+          // coil provides itself at run time; optional, so installing this package never fetches coil.
+          peerDependencies: { [PACKAGE_NAME]: `>=${coil.version}` },
+          peerDependenciesMeta: { [PACKAGE_NAME]: { optional: true } },
+          // For the tests (coil/testing) and the editor's types: coil under the name plugins import it by.
+          devDependencies: { coil: coil.dependency },
+        },
+        null,
+        2,
+      ) + "\n",
     "index.ts": `/**
  * ${name}: one tool, \`${tool}\`, that reverses a text. Replace it with yours; see coil's docs/plugins.md.
  */
@@ -139,11 +158,24 @@ describe("${base}", () => {
   });
 });
 `,
-    "tsconfig.json": JSON.stringify(
-      { compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, noEmit: true, allowImportingTsExtensions: true, skipLibCheck: true, types: [] }, include: ["*.ts"] },
-      null,
-      2,
-    ) + "\n",
+    "tsconfig.json":
+      JSON.stringify(
+        {
+          compilerOptions: {
+            target: "ES2022",
+            module: "NodeNext",
+            moduleResolution: "NodeNext",
+            strict: true,
+            noEmit: true,
+            allowImportingTsExtensions: true,
+            skipLibCheck: true,
+            types: [],
+          },
+          include: ["*.ts"],
+        },
+        null,
+        2,
+      ) + "\n",
     ".gitignore": "node_modules/\n",
     "README.md": `# ${name}
 
@@ -171,7 +203,11 @@ In a preset: \`plugins: [ ${name.startsWith("@") ? name : `npm:${name}`} ]\` onc
 export async function scaffoldCommand(argv: string[], io: CliStreams): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { dir: { type: "string" }, trust: { type: "boolean" } } });
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { dir: { type: "string" }, trust: { type: "boolean" } },
+    });
   } catch (error) {
     io.stderr.write(`coil plugin: ${(error as Error).message}\n`);
     return 2;
@@ -182,7 +218,9 @@ export async function scaffoldCommand(argv: string[], io: CliStreams): Promise<n
     return 2;
   }
   if (!/^(@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*$/.test(name)) {
-    io.stderr.write(`coil plugin: '${name}' is not a valid npm package name (lower case letters, digits, '-', '.', '_'; optionally @scope/)\n`);
+    io.stderr.write(
+      `coil plugin: '${name}' is not a valid npm package name (lower case letters, digits, '-', '.', '_'; optionally @scope/)\n`,
+    );
     return 2;
   }
   const dir = resolve(io.cwd, parsed.values.dir ?? name.replace(/^@[^/]+\//, ""));
@@ -195,6 +233,10 @@ export async function scaffoldCommand(argv: string[], io: CliStreams): Promise<n
     mkdirSync(dirname(join(dir, rel)), { recursive: true });
     writeFileSync(join(dir, rel), text);
   }
-  io.stdout.write(`created ${dir}:\n${Object.keys(files).map((f) => `  ${f}`).join("\n")}\nnext: cd ${dir} && npm install && npm test\n`);
+  io.stdout.write(
+    `created ${dir}:\n${Object.keys(files)
+      .map((f) => `  ${f}`)
+      .join("\n")}\nnext: cd ${dir} && npm install && npm test\n`,
+  );
   return 0;
 }

@@ -15,12 +15,24 @@ import { MODES, Policy, type Mode } from "./policy.js";
 import { withholdResults } from "./results.js";
 import { parseRule, READING_TOOLS, subjectOf, type Rule, type Subject } from "./rules.js";
 
-interface Recorded { tool: string; items: string[]; decision: "allow" | "deny"; by: "rule" | "mode" | "user" | "no-ui" | "hook"; scope?: "once" | "session"; rule?: string; message?: string }
+interface Recorded {
+  tool: string;
+  items: string[];
+  decision: "allow" | "deny";
+  by: "rule" | "mode" | "user" | "no-ui" | "hook";
+  scope?: "once" | "session";
+  rule?: string;
+  message?: string;
+}
 
 const CHOICES = ["Allow once", "Allow for this session", "Deny", "Deny and tell the model why"] as const;
 
 const describe = (tool: string, subject: Subject, items: (string | undefined)[]) =>
-  subject.kind === "commands" ? `bash: ${items.join(" ; ")}` : subject.kind === "path" ? `${tool} ${subject.rel ?? subject.abs}` : tool;
+  subject.kind === "commands"
+    ? `bash: ${items.join(" ; ")}`
+    : subject.kind === "path"
+      ? `${tool} ${subject.rel ?? subject.abs}`
+      : tool;
 
 export class Gate {
   private readonly rules: { deny: Rule[]; ask: Rule[]; allow: Rule[] };
@@ -40,14 +52,18 @@ export class Gate {
         }
       });
     this.rules = { deny: compile(o.deny, "deny"), ask: compile(o.ask, "ask"), allow: compile(o.allow, "allow") };
-    this.policy = new Policy({ rules: this.rules, readOnlyTools: o.readOnlyTools, readOnlyCommands: o.readOnlyCommands }, o.mode as Mode);
+    this.policy = new Policy(
+      { rules: this.rules, readOnlyTools: o.readOnlyTools, readOnlyCommands: o.readOnlyCommands },
+      o.mode as Mode,
+    );
   }
 
   /** `--permission-mode`, read at start-up. */
   applyFlag(): void {
     const flag = this.ctx.flags.get("permission-mode");
     if (flag === undefined) return;
-    if (!MODES.includes(flag as Mode)) throw this.ctx.error("CONFIG_INVALID", `--permission-mode must be one of ${MODES.join(", ")}, got '${flag}'`);
+    if (!MODES.includes(flag as Mode))
+      throw this.ctx.error("CONFIG_INVALID", `--permission-mode must be one of ${MODES.join(", ")}, got '${flag}'`);
     this.policy.mode = flag as Mode;
   }
 
@@ -80,15 +96,25 @@ export class Gate {
   }
 
   /** tool_call: allow (undefined), deny with the reason, or ask the user. */
-  async check(info: ToolCallInfo): Promise<{ block: true; reason: string } | { args: Record<string, unknown> } | undefined> {
+  async check(
+    info: ToolCallInfo,
+  ): Promise<{ block: true; reason: string } | { args: Record<string, unknown> } | undefined> {
     this.restore();
     const tool = info.call.name;
     let subject = subjectOf(tool, info.args, this.ctx.cwd);
     // Judge the file the tool will reach: tools take `@.env` or an NFD / curly-quote spelling as the existing file.
-    const typed = typeof info.args.path === "string" ? info.args.path : typeof info.args.file_path === "string" ? info.args.file_path : undefined;
+    const typed =
+      typeof info.args.path === "string"
+        ? info.args.path
+        : typeof info.args.file_path === "string"
+          ? info.args.file_path
+          : undefined;
     if (subject.kind === "path" && typed !== undefined) {
       const fs = this.ctx.services.get("operations") ?? {};
-      const reached = await resolveTypedPath(typed, this.ctx.cwd, { stat: fs.stat?.bind(fs) ?? stat, readdir: fs.readdir?.bind(fs) ?? ((dir: string) => readdir(dir, { withFileTypes: true })) });
+      const reached = await resolveTypedPath(typed, this.ctx.cwd, {
+        stat: fs.stat?.bind(fs) ?? stat,
+        readdir: fs.readdir?.bind(fs) ?? ((dir: string) => readdir(dir, { withFileTypes: true })),
+      });
       if (reached !== expandPath(typed, this.ctx.cwd)) subject = subjectOf(tool, { path: reached }, this.ctx.cwd);
     }
     const { worst, asking } = this.policy.decide(tool, subject);
@@ -96,20 +122,50 @@ export class Gate {
     if (worst.verdict === "allow") return undefined;
     if (worst.verdict === "deny") {
       const what = worst.item ? `\`${worst.item}\`` : tool;
-      this.record({ tool, items: worst.item ? [worst.item] : [], decision: "deny", by: worst.rule ? "rule" : "mode", rule: worst.rule });
-      return { block: true, reason: `${what} is not allowed: ${worst.why}. Do not retry it; find another way or ask the user.` };
+      this.record({
+        tool,
+        items: worst.item ? [worst.item] : [],
+        decision: "deny",
+        by: worst.rule ? "rule" : "mode",
+        rule: worst.rule,
+      });
+      return {
+        block: true,
+        reason: `${what} is not allowed: ${worst.why}. Do not retry it; find another way or ask the user.`,
+      };
     }
-    const what = describe(tool, subject, asking.map((v) => v.item));
+    const what = describe(
+      tool,
+      subject,
+      asking.map((v) => v.item),
+    );
     // Claude Code PermissionRequest hooks may answer before anyone is asked.
     const hooks = this.ctx.services.get("claude-hooks");
     const hooked = await hooks?.permissionRequest(info, worst.why);
-    if (hooked) this.record({ tool, items, decision: hooked.behavior, by: "hook", rule: worst.rule, message: hooked.behavior === "deny" ? hooked.message : undefined });
+    if (hooked)
+      this.record({
+        tool,
+        items,
+        decision: hooked.behavior,
+        by: "hook",
+        rule: worst.rule,
+        message: hooked.behavior === "deny" ? hooked.message : undefined,
+      });
     if (hooked?.behavior === "allow") return hooked.args ? { args: hooked.args } : undefined;
-    if (hooked?.behavior === "deny") return { block: true, reason: `a PermissionRequest hook denied ${what}${hooked.message ? `: ${hooked.message}` : ""}` };
+    if (hooked?.behavior === "deny")
+      return {
+        block: true,
+        reason: `a PermissionRequest hook denied ${what}${hooked.message ? `: ${hooked.message}` : ""}`,
+      };
     const ui = this.ctx.services.get("ui");
     if (!ui) {
       this.record({ tool, items, decision: "deny", by: "no-ui", rule: worst.rule });
-      const suggest = tool === "bash" ? `bash(${items[0] ?? ""})` : subject.kind === "path" ? `${tool}(${subject.rel ?? subject.abs})` : tool;
+      const suggest =
+        tool === "bash"
+          ? `bash(${items[0] ?? ""})`
+          : subject.kind === "path"
+            ? `${tool}(${subject.rel ?? subject.abs})`
+            : tool;
       this.ctx.log.warn(`blocked ${what}: it needs approval and there is no UI to ask (${worst.why})`);
       return {
         block: true,
@@ -124,15 +180,22 @@ export class Gate {
       this.record({ tool, items, decision: "allow", by: "user", scope, rule: worst.rule });
       return undefined;
     }
-    const message = choice === CHOICES[3] ? (await ui.input("Message to the model", "why not, or what to do instead", info.signal))?.trim() : undefined;
+    const message =
+      choice === CHOICES[3]
+        ? (await ui.input("Message to the model", "why not, or what to do instead", info.signal))?.trim()
+        : undefined;
     this.record({ tool, items, decision: "deny", by: "user", rule: worst.rule, message: message || undefined });
-    return { block: true, reason: `the user denied ${what}${message ? `: ${message}` : ". Do not retry it; ask the user what to do instead"}` };
+    return {
+      block: true,
+      reason: `the user denied ${what}${message ? `: ${message}` : ". Do not retry it; ask the user what to do instead"}`,
+    };
   }
 
   /** tool_result: grep, find and ls read what they return; results a deny or ask rule covers are withheld. */
   withhold(result: ToolResult, info: ToolCallInfo): ToolResult | undefined {
     if (!READING_TOOLS.includes(info.call.name) || result.isError) return undefined;
-    const covered = (path: string) => this.policy.covering(info.call.name, subjectOf(info.call.name, { path }, this.ctx.cwd));
+    const covered = (path: string) =>
+      this.policy.covering(info.call.name, subjectOf(info.call.name, { path }, this.ctx.cwd));
     return withholdResults(result, info.call.name, info.args, this.ctx.cwd, covered);
   }
 
@@ -146,6 +209,12 @@ export class Gate {
       return `permission mode: ${policy.mode}`;
     }
     const list = (name: string, l: Rule[]) => `${name}: ${l.map((r) => r.text).join(", ") || "(none)"}`;
-    return [`permission mode: ${policy.mode}`, list("deny", rules.deny), list("ask", rules.ask), list("allow", rules.allow), `allowed for this session: ${[...policy.remembered].join(", ") || "(none)"}`].join("\n");
+    return [
+      `permission mode: ${policy.mode}`,
+      list("deny", rules.deny),
+      list("ask", rules.ask),
+      list("allow", rules.allow),
+      `allowed for this session: ${[...policy.remembered].join(", ") || "(none)"}`,
+    ].join("\n");
   }
 }

@@ -18,7 +18,10 @@ export { MODES, Policy, type Mode, type Verdict } from "./policy.js";
 export { globToRegExp, parseRule, pathSubject, realPathOf, ruleMatches, subjectOf } from "./rules.js";
 
 export const GateOptions = Type.Object({
-  mode: Type.Union(MODES.map((m) => Type.Literal(m)), { default: "default" }),
+  mode: Type.Union(
+    MODES.map((m) => Type.Literal(m)),
+    { default: "default" },
+  ),
   allow: Type.Array(Type.String(), { default: [] }),
   ask: Type.Array(Type.String(), { default: [] }),
   deny: Type.Array(Type.String(), { default: [] }),
@@ -35,7 +38,12 @@ export default definePlugin({
   options: GateOptions,
   setup(ctx) {
     const gate = new Gate(ctx);
-    ctx.flags.register({ name: "permission-mode", description: `permission mode for this run: ${MODES.join(", ")}`, type: "string", valueName: "mode" });
+    ctx.flags.register({
+      name: "permission-mode",
+      description: `permission mode for this run: ${MODES.join(", ")}`,
+      type: "string",
+      valueName: "mode",
+    });
     ctx.onStart(() => gate.applyFlag());
     ctx.tap("tool_call", (info) => gate.check(info), { stage: Stage.GUARD });
     ctx.tap("tool_result", (result, info) => gate.withhold(result, info), { stage: Stage.GUARD });

@@ -18,7 +18,8 @@ export interface PolicyConfig {
 }
 
 /** The key of an "Allow for this session" answer: `bash:<command>` or `tool:<name>`. */
-export const rememberKey = (tool: string, item?: string) => (tool === "bash" && item !== undefined ? `bash:${item}` : `tool:${tool}`);
+export const rememberKey = (tool: string, item?: string) =>
+  tool === "bash" && item !== undefined ? `bash:${item}` : `tool:${tool}`;
 
 export class Policy {
   /** "Allow for this session" answers (see `rememberKey`). */
@@ -43,31 +44,48 @@ export class Policy {
 
   /** The deny or ask rule that covers a path a reading tool returned, if any (its text). */
   covering(tool: string, subject: Subject): string | undefined {
-    return (["deny", "ask"] as const).map((list) => this.config.rules[list].find((r) => ruleMatches(r, tool, subject, undefined, list))).find(Boolean)?.text;
+    return (["deny", "ask"] as const)
+      .map((list) => this.config.rules[list].find((r) => ruleMatches(r, tool, subject, undefined, list)))
+      .find(Boolean)?.text;
   }
 
   /** deny → (plan mode) → ask → allow → session answers → the mode's default. */
   private decideOne(tool: string, subject: Subject, item?: string): Verdict {
-    const hit = (list: "deny" | "ask" | "allow") => this.config.rules[list].find((r) => ruleMatches(r, tool, subject, item, list));
+    const hit = (list: "deny" | "ask" | "allow") =>
+      this.config.rules[list].find((r) => ruleMatches(r, tool, subject, item, list));
     const deny = hit("deny");
     if (deny) return { verdict: "deny", rule: deny.text, item, why: `denied by the rule ${deny.text}` };
-    if (this.mode === "plan" && !this.readOnly(tool, item)) return { verdict: "deny", item, why: "plan mode is read-only" };
+    if (this.mode === "plan" && !this.readOnly(tool, item))
+      return { verdict: "deny", item, why: "plan mode is read-only" };
     const ask = hit("ask");
     if (ask) return { verdict: "ask", rule: ask.text, item, why: `the rule ${ask.text} asks` };
     const allow = hit("allow");
     if (allow) return { verdict: "allow", rule: allow.text, item, why: `allowed by ${allow.text}` };
-    if (this.remembered.has(rememberKey(tool, item))) return { verdict: "allow", item, why: "allowed for this session" };
+    if (this.remembered.has(rememberKey(tool, item)))
+      return { verdict: "allow", item, why: "allowed for this session" };
     return { ...this.modeDefault(tool, subject, item), item };
   }
 
   private readOnly(tool: string, item?: string): boolean {
-    return this.config.readOnlyTools.includes(tool) || (tool === "bash" && item !== undefined && item !== "" && isReadOnlyCommand(item, this.config.readOnlyCommands));
+    return (
+      this.config.readOnlyTools.includes(tool) ||
+      (tool === "bash" && item !== undefined && item !== "" && isReadOnlyCommand(item, this.config.readOnlyCommands))
+    );
   }
 
   private modeDefault(tool: string, subject: Subject, item?: string): Verdict {
     if (this.readOnly(tool, item)) return { verdict: "allow", why: "read-only" };
     if (this.mode === "yolo") return { verdict: "allow", why: "yolo mode" };
-    if (this.mode === "accept-edits" && (tool === "edit" || tool === "write") && subject.kind === "path" && subject.inside) return { verdict: "allow", why: "accept-edits mode" };
-    return { verdict: "ask", why: `${this.mode} mode asks before ${tool === "bash" ? "running commands" : `using ${tool}`}` };
+    if (
+      this.mode === "accept-edits" &&
+      (tool === "edit" || tool === "write") &&
+      subject.kind === "path" &&
+      subject.inside
+    )
+      return { verdict: "allow", why: "accept-edits mode" };
+    return {
+      verdict: "ask",
+      why: `${this.mode} mode asks before ${tool === "bash" ? "running commands" : `using ${tool}`}`,
+    };
   }
 }

@@ -21,7 +21,13 @@ function pathsOf(tool: string, line: string, dir: string): string[] {
  * The result without the lines `covered` objects to (it returns the rule's text), or undefined when
  * nothing is withheld.
  */
-export function withholdResults(result: ToolResult, tool: string, args: Record<string, unknown>, cwd: string, covered: (path: string) => string | undefined): ToolResult | undefined {
+export function withholdResults(
+  result: ToolResult,
+  tool: string,
+  args: Record<string, unknown>,
+  cwd: string,
+  covered: (path: string) => string | undefined,
+): ToolResult | undefined {
   const dir = typeof args.path === "string" ? args.path : ".";
   let withheld = 0;
   const rules = new Set<string>();
@@ -34,7 +40,7 @@ export function withholdResults(result: ToolResult, tool: string, args: Record<s
     for (const line of body.split("\n")) {
       const rule = line === "--" || line === "" ? undefined : pathsOf(tool, line, dir).map(covered).find(Boolean);
       if (rule === undefined) kept.push(line);
-      else (withheld++, rules.add(rule));
+      else withheld++, rules.add(rule);
     }
     // separators left around withheld groups
     const lines = kept.filter((l, i) => l !== "--" || (i > 0 && i < kept.length - 1 && kept[i - 1] !== "--"));
@@ -42,7 +48,10 @@ export function withholdResults(result: ToolResult, tool: string, args: Record<s
   });
   if (withheld === 0) return undefined;
   const what = tool === "grep" ? "line" : "entr";
-  const count = tool === "grep" ? `${withheld} ${what}${withheld === 1 ? "" : "s"}` : `${withheld} ${what}${withheld === 1 ? "y" : "ies"}`;
+  const count =
+    tool === "grep"
+      ? `${withheld} ${what}${withheld === 1 ? "" : "s"}`
+      : `${withheld} ${what}${withheld === 1 ? "y" : "ies"}`;
   const note = `[${count} withheld: ${withheld === 1 ? "it names a file" : "they name files"} the permission rule${rules.size === 1 ? "" : "s"} ${[...rules].join(", ")} cover${rules.size === 1 ? "s" : ""} (permission-gate).]`;
   const first = content.findIndex((c) => c.type === "text");
   if (first >= 0) {

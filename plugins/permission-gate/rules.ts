@@ -43,7 +43,10 @@ export interface PathSubject {
 }
 
 /** What a call acts on: bash commands, a path, or string arguments. */
-export type Subject = { kind: "commands"; items: string[]; cwd?: string } | PathSubject | { kind: "strings"; items: string[] };
+export type Subject =
+  | { kind: "commands"; items: string[]; cwd?: string }
+  | PathSubject
+  | { kind: "strings"; items: string[] };
 
 /** Tools that read what they return, besides `read`: `read(...)` rules cover them too. */
 export const READING_TOOLS = ["grep", "find", "ls"];
@@ -51,7 +54,9 @@ export const READING_TOOLS = ["grep", "find", "ls"];
 export function parseRule(text: string, coilHome?: string): Rule {
   const m = /^\s*([^()\s]+)\s*(?:\((.*)\))?\s*$/s.exec(text);
   if (!m || (m[2] !== undefined && m[2].trim() === "")) {
-    throw new Error(`rule '${text}' is not of the form tool, tool(pattern) or * (e.g. bash(git push*), read(**/.env), edit(src/**))`);
+    throw new Error(
+      `rule '${text}' is not of the form tool, tool(pattern) or * (e.g. bash(git push*), read(**/.env), edit(src/**))`,
+    );
   }
   return { text, tool: globToRegExp(m[1]!, false), pattern: m[2]?.trim(), coilHome };
 }
@@ -75,7 +80,10 @@ export function globToRegExp(glob: string, path: boolean): RegExp {
       const end = glob.indexOf("]", i + 2);
       if (end < 0) re += "\\[";
       else {
-        const body = glob.slice(i + 1, end).replace(/^!/, "^").replace(/\\/g, "\\\\");
+        const body = glob
+          .slice(i + 1, end)
+          .replace(/^!/, "^")
+          .replace(/\\/g, "\\\\");
         re += `[${body}]`;
         i = end;
       }
@@ -83,7 +91,11 @@ export function globToRegExp(glob: string, path: boolean): RegExp {
       const end = glob.indexOf("}", i);
       if (end < 0) re += "\\{";
       else {
-        re += `(?:${glob.slice(i + 1, end).split(",").map((alt) => globToRegExp(alt, path).source.slice(1, -1)).join("|")})`;
+        re += `(?:${glob
+          .slice(i + 1, end)
+          .split(",")
+          .map((alt) => globToRegExp(alt, path).source.slice(1, -1))
+          .join("|")})`;
         i = end;
       }
     } else re += c.replace(/[.+^$()|\\/]/g, "\\$&");
@@ -134,7 +146,10 @@ function matchPath(rule: Rule, subject: PathSubject): boolean {
   const re = pathRegExp(p);
   const self = p.endsWith("/**") ? pathRegExp(p.slice(0, -3)) : undefined;
   const test = (x: string) => re.test(x) || (self?.test(x) ?? false);
-  const views: [string, string | undefined][] = [[subject.abs, subject.rel], [subject.real, subject.realRel]];
+  const views: [string, string | undefined][] = [
+    [subject.abs, subject.rel],
+    [subject.real, subject.realRel],
+  ];
   return views.some(([abs, rel]) => {
     if (p.startsWith("/")) return test(abs);
     if (rel !== undefined && test(rel)) return true;
@@ -148,7 +163,7 @@ function pathWords(command: string): string[] {
   return words.flatMap((w) => {
     const bare = w.replace(/^['"]|['"]$/g, "").replace(/^\d*[<>]+&?/, "");
     const value = bare.includes("=") ? bare.slice(bare.indexOf("=") + 1) : undefined;
-    return [bare, value].filter((x): x is string => !!x && !x.startsWith("-") && (/[/.~]/.test(x)));
+    return [bare, value].filter((x): x is string => !!x && !x.startsWith("-") && /[/.~]/.test(x));
   });
 }
 
@@ -160,7 +175,13 @@ export function coversTool(rule: Rule, tool: string, list?: "deny" | "ask" | "al
 }
 
 /** Whether the rule covers this call, judged on one item (one bash command, the path, one string). */
-export function ruleMatches(rule: Rule, tool: string, subject: Subject, item?: string, list?: "deny" | "ask" | "allow"): boolean {
+export function ruleMatches(
+  rule: Rule,
+  tool: string,
+  subject: Subject,
+  item?: string,
+  list?: "deny" | "ask" | "allow",
+): boolean {
   if (!coversTool(rule, tool, list)) return false;
   if (rule.pattern === undefined) return true;
   if (subject.kind === "path") return matchPath(rule, subject);
@@ -168,7 +189,11 @@ export function ruleMatches(rule: Rule, tool: string, subject: Subject, item?: s
   if (subject.kind === "strings") return items.some((i) => globToRegExp(rule.pattern!, false).test(i));
   // A file rule for every tool (`*(~/.ssh/**)`) also looks for such paths among a command's words.
   return items.some(
-    (i) => matchCommand(rule.pattern!, i) || (isPathPattern(rule.pattern!) && rule.tool.test("read") && pathWords(i).some((w) => matchPath(rule, pathSubject(w, subject.cwd ?? process.cwd())))),
+    (i) =>
+      matchCommand(rule.pattern!, i) ||
+      (isPathPattern(rule.pattern!) &&
+        rule.tool.test("read") &&
+        pathWords(i).some((w) => matchPath(rule, pathSubject(w, subject.cwd ?? process.cwd())))),
   );
 }
 
@@ -206,16 +231,28 @@ function realCwd(cwd: string): string {
 
 /** A path as typed (relative to `cwd`, `~` expanded) and resolved. */
 export function pathSubject(given: string, cwd: string): PathSubject {
-  const abs = resolve(cwd, given === "~" ? homedir() : given.startsWith("~/") ? `${homedir()}${given.slice(1)}` : given);
+  const abs = resolve(
+    cwd,
+    given === "~" ? homedir() : given.startsWith("~/") ? `${homedir()}${given.slice(1)}` : given,
+  );
   const real = realPathOf(abs);
   const realRel = within(realCwd(cwd), real);
-  return { kind: "path", abs: slash(abs), rel: within(resolve(cwd), abs), real: slash(real), realRel, inside: realRel !== undefined };
+  return {
+    kind: "path",
+    abs: slash(abs),
+    rel: within(resolve(cwd), abs),
+    real: slash(real),
+    realRel,
+    inside: realRel !== undefined,
+  };
 }
 
 /** What a call acts on. */
 export function subjectOf(tool: string, args: Record<string, unknown>, cwd: string): Subject {
-  if (tool === "bash" && typeof args.command === "string") return { kind: "commands", items: splitCommand(args.command), cwd };
-  const path = typeof args.path === "string" ? args.path : typeof args.file_path === "string" ? args.file_path : undefined;
+  if (tool === "bash" && typeof args.command === "string")
+    return { kind: "commands", items: splitCommand(args.command), cwd };
+  const path =
+    typeof args.path === "string" ? args.path : typeof args.file_path === "string" ? args.file_path : undefined;
   if (path !== undefined || READING_TOOLS.includes(tool)) return pathSubject(path ?? ".", cwd);
   return { kind: "strings", items: Object.values(args).filter((v): v is string => typeof v === "string") };
 }

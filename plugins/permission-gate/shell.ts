@@ -53,7 +53,8 @@ function parseList(s: string, i: number, close: ")" | "`" | undefined, out: stri
       i++;
       while (i < s.length && s[i] !== '"') {
         if (s[i] === "\\") (cur += s.slice(i, i + 2)), (i += 2);
-        else if (s[i] === "$" && s[i + 1] === "(" && s[i + 2] !== "(") (i = parseList(s, i + 2, ")", out)), (cur += SUBST);
+        else if (s[i] === "$" && s[i + 1] === "(" && s[i + 2] !== "(")
+          (i = parseList(s, i + 2, ")", out)), (cur += SUBST);
         else if (s[i] === "`") (i = parseList(s, i + 1, "`", out)), (cur += SUBST);
         else cur += s[i++];
       }

@@ -32,7 +32,11 @@ export default definePlugin({
   options: PlanOptions,
   setup(ctx) {
     const plan = new PlanMode(ctx);
-    ctx.flags.register({ name: "plan", description: "start in plan mode: read-only tools until you approve a plan", type: "boolean" });
+    ctx.flags.register({
+      name: "plan",
+      description: "start in plan mode: read-only tools until you approve a plan",
+      type: "boolean",
+    });
     ctx.onStart(() => plan.start());
     ctx.onStop(() => plan.stop());
     ctx.tools.register({

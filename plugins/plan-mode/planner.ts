@@ -5,7 +5,14 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import type { ModelRequest, PluginContext, SlashResult, ToolCallInfo, ToolOutput, ToolRunContext } from "../../kernel/index.js";
+import type {
+  ModelRequest,
+  PluginContext,
+  SlashResult,
+  ToolCallInfo,
+  ToolOutput,
+  ToolRunContext,
+} from "../../kernel/index.js";
 import type { SessionService } from "../session-jsonl/api.js";
 import { notReadOnly } from "../../lib/shell/read-only-commands.js";
 import type { PlanOptions } from "./index.js";
@@ -62,7 +69,11 @@ export class PlanMode {
 
   private snapshot(): PlanState {
     const { state } = this;
-    return { active: state.active, ...(state.file ? { file: state.file } : {}), ...(state.approved ? { approved: state.approved } : {}) };
+    return {
+      active: state.active,
+      ...(state.file ? { file: state.file } : {}),
+      ...(state.approved ? { approved: state.approved } : {}),
+    };
   }
 
   private save(): void {
@@ -88,7 +99,8 @@ export class PlanMode {
     const next = recorded ?? { active: false };
     const { state } = this;
     this.written = recorded ? JSON.stringify(recorded) : "";
-    if (next.approved !== state.approved) state.lastDone = next.approved ? progress(readPlan(next.approved) ?? "").done : undefined;
+    if (next.approved !== state.approved)
+      state.lastDone = next.approved ? progress(readPlan(next.approved) ?? "").done : undefined;
     state.active = next.active;
     state.file = next.file;
     state.approved = next.approved;
@@ -99,12 +111,19 @@ export class PlanMode {
   }
 
   private allowedInPlan(name: string): boolean {
-    return name === "write_plan" || name === "bash" || this.ctx.options.readOnlyTools.includes(name) || this.ctx.tools.get(name)?.readOnly === true;
+    return (
+      name === "write_plan" ||
+      name === "bash" ||
+      this.ctx.options.readOnlyTools.includes(name) ||
+      this.ctx.tools.get(name)?.readOnly === true
+    );
   }
 
   private latestPlan(): string | undefined {
     try {
-      const names = readdirSync(this.plansDir).filter((n) => n.endsWith(".md")).sort();
+      const names = readdirSync(this.plansDir)
+        .filter((n) => n.endsWith(".md"))
+        .sort();
       return names.length ? join(this.plansDir, names.at(-1)!) : undefined;
     } catch {
       return undefined;
@@ -151,7 +170,10 @@ export class PlanMode {
   }
 
   /** The `write_plan` tool: save the plan and ask the user to approve it. */
-  async writePlan(args: { plan: string }, run: ToolRunContext): Promise<ToolOutput<{ file: string; approved: boolean }>> {
+  async writePlan(
+    args: { plan: string },
+    run: ToolRunContext,
+  ): Promise<ToolOutput<{ file: string; approved: boolean }>> {
     const { state, ctx } = this;
     if (!state.active) throw new Error("write_plan works only in plan mode (the user turns it on with /plan)");
     state.file ??= join(this.plansDir, `${new Date().toISOString().replace(/[:.]/g, "-")}.md`);
@@ -162,23 +184,40 @@ export class PlanMode {
     const ui = ctx.services.get("ui");
     if (!ui) {
       return {
-        content: [{ type: "text", text: `Plan saved to ${where}. It is not approved: no one can approve in print mode, so plan mode stays on and nothing may be changed. Finish by telling the user the plan is in ${where}; they can approve it with /plan approve.` }],
+        content: [
+          {
+            type: "text",
+            text: `Plan saved to ${where}. It is not approved: no one can approve in print mode, so plan mode stays on and nothing may be changed. Finish by telling the user the plan is in ${where}; they can approve it with /plan approve.`,
+          },
+        ],
         details: { file: state.file, approved: false },
       };
     }
     const p = progress(args.plan);
     const ok = await ui.confirm(`Approve this plan? (${where}, ${p.total} steps)`, args.plan, run.signal);
     if (!ok) {
-      const feedback = (await ui.input("What should change in the plan?", "leave empty to just keep planning", run.signal))?.trim();
+      const feedback = (
+        await ui.input("What should change in the plan?", "leave empty to just keep planning", run.signal)
+      )?.trim();
       return {
-        content: [{ type: "text", text: `The user did not approve the plan; plan mode stays on.${feedback ? ` Their feedback: ${feedback}` : " Ask what to change, or revise it."}` }],
+        content: [
+          {
+            type: "text",
+            text: `The user did not approve the plan; plan mode stays on.${feedback ? ` Their feedback: ${feedback}` : " Ask what to change, or revise it."}`,
+          },
+        ],
         details: { file: state.file, approved: false },
       };
     }
     this.approve(state.file);
     ui.notify(`plan approved: ${where}`, "info");
     return {
-      content: [{ type: "text", text: `The user approved the plan (${where}). Plan mode is off and all tools are available. Carry out the plan step by step; after finishing a step, mark it done in ${where} ("- [x]") with the edit tool.` }],
+      content: [
+        {
+          type: "text",
+          text: `The user approved the plan (${where}). Plan mode is off and all tools are available. Carry out the plan step by step; after finishing a step, mark it done in ${where} ("- [x]") with the edit tool.`,
+        },
+      ],
       details: { file: state.file, approved: true },
     };
   }
@@ -188,21 +227,33 @@ export class PlanMode {
     this.sync();
     const { state } = this;
     if (state.active) {
-      return { ...request, tools: request.tools.filter((t) => this.allowedInPlan(t.name)), system: [...request.system, { id: "plan-mode", text: PLAN_PROMPT }] };
+      return {
+        ...request,
+        tools: request.tools.filter((t) => this.allowedInPlan(t.name)),
+        system: [...request.system, { id: "plan-mode", text: PLAN_PROMPT }],
+      };
     }
     const tools = request.tools.filter((t) => t.name !== "write_plan");
     const text = state.approved && readPlan(state.approved);
     if (!text) return { ...request, tools };
     const p = progress(text);
-    const block = { id: "plan", text: `The user approved this plan (${this.rel(state.approved!)}; ${p.done} of ${p.total} steps done). Follow it, and mark each step done in the file ("- [x]") when it is finished:\n\n${text}` };
+    const block = {
+      id: "plan",
+      text: `The user approved this plan (${this.rel(state.approved!)}; ${p.done} of ${p.total} steps done). Follow it, and mark each step done in the file ("- [x]") when it is finished:\n\n${text}`,
+    };
     return { ...request, tools, system: [...request.system, block] };
   }
 
   /** tool_call, defence in depth: a call the model should not have made is refused. */
   gate(info: ToolCallInfo): { block: true; reason: string } | undefined {
     const name = info.call.name;
-    if (!this.state.active) return name === "write_plan" ? { block: true, reason: "write_plan works only in plan mode" } : undefined;
-    if (!this.allowedInPlan(name)) return { block: true, reason: `plan mode is read-only: ${name} is not available until the user approves a plan (write it with write_plan)` };
+    if (!this.state.active)
+      return name === "write_plan" ? { block: true, reason: "write_plan works only in plan mode" } : undefined;
+    if (!this.allowedInPlan(name))
+      return {
+        block: true,
+        reason: `plan mode is read-only: ${name} is not available until the user approves a plan (write it with write_plan)`,
+      };
     if (name !== "bash") return undefined;
     const why = notReadOnly(String(info.args.command ?? ""), this.ctx.options.readOnlyCommands);
     return why ? { block: true, reason: `plan mode allows only read-only bash commands: ${why}` } : undefined;
@@ -237,7 +288,9 @@ export class PlanMode {
       const text = file && readPlan(file);
       if (!file || !text) return given ? `no plan at ${given}` : `no plan to approve in ${this.rel(this.plansDir)}`;
       this.approve(file);
-      return { prompt: `I approve the plan in ${this.rel(file)}. Carry it out step by step, marking each step done in the file ("- [x]") as you finish it.` };
+      return {
+        prompt: `I approve the plan in ${this.rel(file)}. Carry it out step by step, marking each step done in the file ("- [x]") as you finish it.`,
+      };
     }
     this.enter();
     this.save();

@@ -16,11 +16,27 @@ import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { Type, definePlugin, type Agent, type ModelInfo, type ToolResultMessage } from "../../kernel/index.js";
 import { attachmentsPrompt, collectAttachments } from "../../lib/attachments.js";
 import { componentPaths, installedClaudePlugins, isFile } from "../../lib/claude-plugins.js";
-import { bashRefusal, expandShellCommands, expandTemplate, parseAllowedTools, shellCommands } from "../../lib/command-body.js";
+import {
+  bashRefusal,
+  expandShellCommands,
+  expandTemplate,
+  parseAllowedTools,
+  shellCommands,
+} from "../../lib/command-body.js";
 import { resolveModel } from "../../lib/models.js";
 import type {} from "../skills/api.js"; // types the `skills` service (its `compat` is the shared setting)
 import type {} from "../session-jsonl/api.js"; // types the `session` service (recording the model put back)
-import { coilHome, expandVars, listTemplateFiles, packageDirs, packageRoot, parseTemplate, type PromptTemplate, type TemplateDir, type TemplateProblem } from "./templates.js";
+import {
+  coilHome,
+  expandVars,
+  listTemplateFiles,
+  packageDirs,
+  packageRoot,
+  parseTemplate,
+  type PromptTemplate,
+  type TemplateDir,
+  type TemplateProblem,
+} from "./templates.js";
 import { CompatOption, compatOf, type Compat } from "../../lib/compat.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import { projectRoot } from "../../lib/project.js";
@@ -42,13 +58,32 @@ export const PromptTemplateOptions = Type.Object({
    * `pluginRoot` is what `${CLAUDE_PLUGIN_ROOT}` becomes in their bodies (a Claude Code plugin's folder).
    */
   commandDirs: Type.Array(
-    Type.Object({ path: Type.String(), namespace: Type.Optional(Type.String()), pluginRoot: Type.Optional(Type.String()), recursive: Type.Optional(Type.Boolean()) }),
+    Type.Object({
+      path: Type.String(),
+      namespace: Type.Optional(Type.String()),
+      pluginRoot: Type.Optional(Type.String()),
+      recursive: Type.Optional(Type.Boolean()),
+    }),
     { default: [] },
   ),
 });
 
 /** Names other built-in plugins use for their own commands; a template cannot take them. */
-const RESERVED = new Set(["compact", "cost", "skills", "templates", "help", "model", "resume", "new", "quit", "exit", "tree", "fork", "clone"]);
+const RESERVED = new Set([
+  "compact",
+  "cost",
+  "skills",
+  "templates",
+  "help",
+  "model",
+  "resume",
+  "new",
+  "quit",
+  "exit",
+  "tree",
+  "fork",
+  "clone",
+]);
 
 const realPath = (path: string) => {
   try {
@@ -69,7 +104,10 @@ type Options = {
 };
 
 /** The template folders, in precedence order (first wins). */
-export function templateDirs(ctx: { cwd: string; baseDir: string; projectTrusted: boolean; options: Options; sharedCompat?: Partial<Compat> }, env: NodeJS.ProcessEnv = process.env): TemplateDir[] {
+export function templateDirs(
+  ctx: { cwd: string; baseDir: string; projectTrusted: boolean; options: Options; sharedCompat?: Partial<Compat> },
+  env: NodeJS.ProcessEnv = process.env,
+): TemplateDir[] {
   const o = ctx.options;
   // Unset families follow the skills plugin's `compat` (the shared setting), else on.
   const compat = compatOf(o.compat, ctx.sharedCompat);
@@ -81,7 +119,12 @@ export function templateDirs(ctx: { cwd: string; baseDir: string; projectTrusted
   const dirs: TemplateDir[] = o.paths.map((p) => ({ dir: expand(p), source: "path", trusted: true }));
   if (o.project) {
     const root = projectRoot(ctx.cwd);
-    const project = (dir: string, recursive = false): TemplateDir => ({ dir, source: "project", trusted: ctx.projectTrusted, ...(recursive ? { recursive } : {}) });
+    const project = (dir: string, recursive = false): TemplateDir => ({
+      dir,
+      source: "project",
+      trusted: ctx.projectTrusted,
+      ...(recursive ? { recursive } : {}),
+    });
     dirs.push(project(join(root, ".coil", "prompt-templates")), project(join(root, ".agents", "prompt-templates")));
     if (compat.claude) dirs.push(project(join(root, ".claude", "commands"), true));
     if (compat.pi) dirs.push(project(join(root, ".pi", "prompts")));
@@ -102,13 +145,28 @@ export function templateDirs(ctx: { cwd: string; baseDir: string; projectTrusted
       ...(root ? { vars: { CLAUDE_PLUGIN_ROOT: root } } : {}),
     });
   }
-  if (o.packages) dirs.push(...packageDirs(home, { root: projectRoot(ctx.cwd), trusted: ctx.projectTrusted }).map((dir) => ({ dir, source: "package", trusted: true })));
+  if (o.packages)
+    dirs.push(
+      ...packageDirs(home, { root: projectRoot(ctx.cwd), trusted: ctx.projectTrusted }).map((dir) => ({
+        dir,
+        source: "package",
+        trusted: true,
+      })),
+    );
   // Installed Claude Code plugins' commands: `/<plugin>:<command>`, `${CLAUDE_PLUGIN_ROOT}` expanded.
   if (o.packages) {
     for (const p of installedClaudePlugins({ home, cwd: projectRoot(ctx.cwd), trusted: ctx.projectTrusted })) {
       for (const path of componentPaths(p, "commands", "commands")) {
         const file = isFile(path);
-        dirs.push({ dir: file ? dirname(path) : path, ...(file ? { files: [path] } : {}), source: `plugin ${p.name}`, trusted: true, recursive: true, namespace: p.name, vars: { CLAUDE_PLUGIN_ROOT: p.root } });
+        dirs.push({
+          dir: file ? dirname(path) : path,
+          ...(file ? { files: [path] } : {}),
+          source: `plugin ${p.name}`,
+          trusted: true,
+          recursive: true,
+          namespace: p.name,
+          vars: { CLAUDE_PLUGIN_ROOT: p.root },
+        });
       }
     }
   }
@@ -130,7 +188,11 @@ interface RunScope {
   restore?: { provider: string; model: ModelInfo; switched: ModelInfo; agent: Agent };
 }
 
-const resultText = (r: ToolResultMessage) => r.content.map((p) => (p.type === "text" ? p.text : "")).join("").trim();
+const resultText = (r: ToolResultMessage) =>
+  r.content
+    .map((p) => (p.type === "text" ? p.text : ""))
+    .join("")
+    .trim();
 
 export default definePlugin({
   id: "prompt-templates",
@@ -143,7 +205,9 @@ export default definePlugin({
     const notes: string[] = [];
     const byName = new Map<string, PromptTemplate>();
     for (const from of dirs) {
-      for (const { file, folder } of (from.files ? from.files.map((file) => ({ file, folder: undefined })) : listTemplateFiles(from.dir, from.recursive === true))) {
+      for (const { file, folder } of from.files
+        ? from.files.map((file) => ({ file, folder: undefined }))
+        : listTemplateFiles(from.dir, from.recursive === true)) {
         let parsed: PromptTemplate | TemplateProblem;
         try {
           parsed = parseTemplate(file, readFileSync(file, "utf8"), from.source, { folder, namespace: from.namespace });
@@ -155,14 +219,25 @@ export default definePlugin({
           continue;
         }
         // A subfolder's template whose plain name is taken stays reachable under its folder's name (`/frontend:build`).
-        if (parsed.folder && (byName.has(parsed.name) || RESERVED.has(parsed.name)) && !byName.has(`${parsed.folder}:${parsed.name}`)) {
+        if (
+          parsed.folder &&
+          (byName.has(parsed.name) || RESERVED.has(parsed.name)) &&
+          !byName.has(`${parsed.folder}:${parsed.name}`)
+        ) {
           const plain = parsed.name;
           parsed = { ...parsed, name: `${parsed.folder}:${parsed.name}` };
-          notes.push(`/${parsed.name} (${parsed.file}): /${plain} is taken${byName.has(plain) ? ` by ${byName.get(plain)!.file}` : " by coil itself"}, so it is named after its folder`);
+          notes.push(
+            `/${parsed.name} (${parsed.file}): /${plain} is taken${byName.has(plain) ? ` by ${byName.get(plain)!.file}` : " by coil itself"}, so it is named after its folder`,
+          );
         }
-        if (RESERVED.has(parsed.name) || parsed.name.startsWith("skill:")) problems.push({ file, reason: `/${parsed.name} is a command of coil itself; rename the file` });
-        else if (byName.has(parsed.name)) problems.push({ file, reason: `/${parsed.name} is already defined by ${byName.get(parsed.name)!.file}, which takes precedence` });
-        else (byName.set(parsed.name, parsed), templates.push({ ...parsed, from }));
+        if (RESERVED.has(parsed.name) || parsed.name.startsWith("skill:"))
+          problems.push({ file, reason: `/${parsed.name} is a command of coil itself; rename the file` });
+        else if (byName.has(parsed.name))
+          problems.push({
+            file,
+            reason: `/${parsed.name} is already defined by ${byName.get(parsed.name)!.file}, which takes precedence`,
+          });
+        else byName.set(parsed.name, parsed), templates.push({ ...parsed, from });
       }
     }
     for (const p of problems) ctx.log.warn(`prompt template ${p.file} not loaded: ${p.reason}`);
@@ -179,7 +254,9 @@ export default definePlugin({
         try {
           ctx.services.get("session")?.appendModelChange(r.provider, r.model.id);
         } catch (error) {
-          ctx.log.warn(`could not record the model put back (${r.provider}/${r.model.id}) in the session: ${(error as Error).message}`);
+          ctx.log.warn(
+            `could not record the model put back (${r.provider}/${r.model.id}) in the session: ${(error as Error).message}`,
+          );
         }
       }
     };
@@ -202,7 +279,11 @@ export default definePlugin({
       "tool_call",
       ({ call, args }) => {
         if (!scope?.started || !scope.tools) return undefined;
-        if (!scope.tools.has(call.name)) return { block: true, reason: `/${scope.command} allows only these tools (its allowed-tools): ${[...scope.tools].join(", ") || "none"}` };
+        if (!scope.tools.has(call.name))
+          return {
+            block: true,
+            reason: `/${scope.command} allows only these tools (its allowed-tools): ${[...scope.tools].join(", ") || "none"}`,
+          };
         if (call.name === "bash" && scope.bashPrefixes && typeof args.command === "string") {
           const why = bashRefusal(args.command, scope.bashPrefixes);
           if (why) return { block: true, reason: `/${scope.command}'s allowed-tools limit bash: ${why}` };
@@ -216,7 +297,10 @@ export default definePlugin({
       // Read again so an edited template applies without a restart.
       let current: PromptTemplate = t;
       try {
-        const fresh = parseTemplate(t.file, readFileSync(t.file, "utf8"), t.source, { folder: t.folder, namespace: t.from.namespace });
+        const fresh = parseTemplate(t.file, readFileSync(t.file, "utf8"), t.source, {
+          folder: t.folder,
+          namespace: t.from.namespace,
+        });
         if (!("reason" in fresh)) current = { ...fresh, name: t.name };
       } catch {
         // the file went away: use what was read at start-up
@@ -228,13 +312,17 @@ export default definePlugin({
       // Front matter that holds for this command's run: decided before any `!` line runs.
       let next: RunScope | undefined;
       if (agent && (current.model || current.allowedTools !== undefined)) {
-        if (agent.isRunning) return `/${t.name} sets ${current.model ? "its own model" : "the tools it may use"} for its run, so it cannot join the run going now. Wait for it to end (or stop it), then run /${t.name} again.`;
+        if (agent.isRunning)
+          return `/${t.name} sets ${current.model ? "its own model" : "the tools it may use"} for its run, so it cannot join the run going now. Wait for it to end (or stop it), then run /${t.name} again.`;
         next = { command: t.name, started: false };
         if (current.allowedTools !== undefined) {
           const allowed = parseAllowedTools(current.allowedTools, (name) => agent.view.tools.has(name));
           if (!allowed) warn(`allowed-tools in ${t.file} must be a string or a list; ignored`);
           else {
-            if (allowed.unknown.length) warn(`allowed-tools in ${t.file} names tools coil does not have, left out: ${allowed.unknown.join(", ")}`);
+            if (allowed.unknown.length)
+              warn(
+                `allowed-tools in ${t.file} names tools coil does not have, left out: ${allowed.unknown.join(", ")}`,
+              );
             next.tools = allowed.tools;
             if (allowed.bashPrefixes) next.bashPrefixes = allowed.bashPrefixes;
           }
@@ -248,7 +336,9 @@ export default definePlugin({
               next.restore = { provider: before.provider, model: before.model, switched: agent.state.model, agent };
             }
           } catch (error) {
-            warn(`model '${current.model}' in ${t.file} is not available (${(error as Error).message}); running with ${agent.state.provider}/${agent.state.model.id}`);
+            warn(
+              `model '${current.model}' in ${t.file} is not available (${(error as Error).message}); running with ${agent.state.provider}/${agent.state.model.id}`,
+            );
           }
         }
       }
@@ -264,13 +354,27 @@ export default definePlugin({
     };
 
     /** The body with its arguments, `!` outputs and `@file` attachments. */
-    const expand = async (t: PromptTemplate & { from: TemplateDir }, current: PromptTemplate, args: string, agent: Agent | undefined, warn: (m: string) => void) => {
+    const expand = async (
+      t: PromptTemplate & { from: TemplateDir },
+      current: PromptTemplate,
+      args: string,
+      agent: Agent | undefined,
+      warn: (m: string) => void,
+    ) => {
       const text = expandTemplate(expandVars(current.body, t.from.vars), args);
       const outside = (abs: string) => {
         const rel = relative(realPath(projectRoot(ctx.cwd)), realPath(abs));
-        return rel.startsWith("..") || isAbsolute(rel) ? `it is outside the project, and ${t.file} is an untrusted project's command` : undefined;
+        return rel.startsWith("..") || isAbsolute(rel)
+          ? `it is outside the project, and ${t.file} is an untrusted project's command`
+          : undefined;
       };
-      const attachments = collectAttachments(text, ctx.cwd, agent?.state.model, warn, t.from.trusted ? undefined : outside);
+      const attachments = collectAttachments(
+        text,
+        ctx.cwd,
+        agent?.state.model,
+        warn,
+        t.from.trusted ? undefined : outside,
+      );
 
       let body = text;
       if (shellCommands(text).length) {
@@ -280,7 +384,11 @@ export default definePlugin({
             return `[not run: !\`${command}\`: commands in an untrusted project's templates do not run]`;
           }
           if (!agent) return `[not run: !\`${command}\`: no agent]`;
-          const result = await agent.runTool({ id: `template-${t.name}-${Date.now()}-${++calls}`, name: "bash", arguments: { command } });
+          const result = await agent.runTool({
+            id: `template-${t.name}-${Date.now()}-${++calls}`,
+            name: "bash",
+            arguments: { command },
+          });
           const out = resultText(result);
           return result.isError ? `[!\`${command}\` failed: ${out || "no output"}]` : out;
         });
@@ -304,7 +412,8 @@ export default definePlugin({
     const service = {
       list: () => templates,
       problems: () => problems,
-      dirs: () => dirs.map((d) => ({ ...d, exists: existsSync(d.dir), loaded: templates.filter((t) => t.from === d).length })),
+      dirs: () =>
+        dirs.map((d) => ({ ...d, exists: existsSync(d.dir), loaded: templates.filter((t) => t.from === d).length })),
     };
     ctx.services.provide("prompt-templates", service);
     addDoctorSection(ctx, {
@@ -323,7 +432,10 @@ export default definePlugin({
       description: "list the prompt templates",
       run: () =>
         [
-          ...templates.map((t) => `/${t.name}${t.argumentHint ? ` ${t.argumentHint}` : ""}  ${t.description}  [${t.folder ? `${t.source}:${t.folder}` : t.source}]`),
+          ...templates.map(
+            (t) =>
+              `/${t.name}${t.argumentHint ? ` ${t.argumentHint}` : ""}  ${t.description}  [${t.folder ? `${t.source}:${t.folder}` : t.source}]`,
+          ),
           ...notes.map((n) => `note: ${n}`),
           ...problems.map((p) => `not loaded: ${p.file}: ${p.reason}`),
         ].join("\n") || "no prompt templates found",

@@ -50,15 +50,26 @@ export interface TemplateDir {
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
-export function parseTemplate(file: string, text: string, source: string, where: { folder?: string; namespace?: string } = {}): PromptTemplate | TemplateProblem {
+export function parseTemplate(
+  file: string,
+  text: string,
+  source: string,
+  where: { folder?: string; namespace?: string } = {},
+): PromptTemplate | TemplateProblem {
   const base = file.replace(/^.*[\\/]/, "").replace(/\.md$/i, "");
-  if (!NAME.test(base)) return { file, reason: `'${base}' cannot be a command name (letters, digits, '.', '_' and '-')` };
-  if (where.namespace !== undefined && !NAME.test(where.namespace)) return { file, reason: `'${where.namespace}' cannot be a command namespace (letters, digits, '.', '_' and '-')` };
+  if (!NAME.test(base))
+    return { file, reason: `'${base}' cannot be a command name (letters, digits, '.', '_' and '-')` };
+  if (where.namespace !== undefined && !NAME.test(where.namespace))
+    return { file, reason: `'${where.namespace}' cannot be a command namespace (letters, digits, '.', '_' and '-')` };
   const { data = {}, body, error } = splitFrontMatter(text);
   if (error) return { file, reason: error };
-  const description = typeof data.description === "string" && data.description.trim() ? data.description.trim() : firstLine(body);
+  const description =
+    typeof data.description === "string" && data.description.trim() ? data.description.trim() : firstLine(body);
   const hint = hintText(data["argument-hint"]);
-  const model = typeof data.model === "string" && data.model.trim() && data.model.trim() !== "inherit" ? data.model.trim() : undefined;
+  const model =
+    typeof data.model === "string" && data.model.trim() && data.model.trim() !== "inherit"
+      ? data.model.trim()
+      : undefined;
   const allowed = data["allowed-tools"];
   return {
     name: where.namespace ? `${where.namespace}:${base}` : base,
@@ -76,17 +87,23 @@ export function parseTemplate(file: string, text: string, source: string, where:
 /** `argument-hint` as written; YAML reads `[file]` as a list, which is put back in brackets. */
 function hintText(value: unknown): string | undefined {
   if (typeof value === "string") return value.trim() || undefined;
-  if (Array.isArray(value)) return value.map((v) => (Array.isArray(v) ? `[${v.join(", ")}]` : `[${String(v)}]`)).join(" ") || undefined;
+  if (Array.isArray(value))
+    return value.map((v) => (Array.isArray(v) ? `[${v.join(", ")}]` : `[${String(v)}]`)).join(" ") || undefined;
   return undefined;
 }
 
 function firstLine(body: string): string {
-  const line = body.split("\n").map((l) => l.replace(/^#+\s*/, "").trim()).find(Boolean) ?? "";
+  const line =
+    body
+      .split("\n")
+      .map((l) => l.replace(/^#+\s*/, "").trim())
+      .find(Boolean) ?? "";
   return line.length > 80 ? `${line.slice(0, 77)}...` : line;
 }
 
 /** Folders contributed by packages under `$COIL_HOME/packages/node_modules` (`coil.promptTemplates`, else `prompt-templates/`). */
-export const packageDirs = (home: string, project?: ProjectPackages): string[] => sharedPackageDirs(home, "promptTemplates", "prompt-templates", project);
+export const packageDirs = (home: string, project?: ProjectPackages): string[] =>
+  sharedPackageDirs(home, "promptTemplates", "prompt-templates", project);
 
 /** `*.md` files of one folder (README.md excluded), sorted. */
 export function templateFiles(dir: string): string[] {
@@ -125,11 +142,12 @@ export function listTemplateFiles(dir: string, recursive: boolean): { file: stri
   return out;
 }
 
-
 /** Replace `${NAME}` for each given name (unknown names are left as written). */
 export function expandVars(body: string, vars: Record<string, string> | undefined): string {
   if (!vars) return body;
-  return body.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) => (Object.hasOwn(vars, name) ? vars[name]! : whole));
+  return body.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, name: string) =>
+    Object.hasOwn(vars, name) ? vars[name]! : whole,
+  );
 }
 
 export { coilHome, packageRoot } from "../../lib/paths.js";

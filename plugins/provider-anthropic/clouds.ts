@@ -36,7 +36,14 @@ export interface Cloud {
 const first = (env: Env, ...names: string[]) => names.map((n) => env[n]).find((v) => v !== undefined && v !== "");
 
 /** The AWS credential sources the default provider chain reads without a network call or a prompt. */
-const AWS_CREDENTIALS = ["AWS_BEARER_TOKEN_BEDROCK", "AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"];
+const AWS_CREDENTIALS = [
+  "AWS_BEARER_TOKEN_BEDROCK",
+  "AWS_ACCESS_KEY_ID",
+  "AWS_PROFILE",
+  "AWS_WEB_IDENTITY_TOKEN_FILE",
+  "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+  "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+];
 
 export const BEDROCK: Cloud = {
   id: "bedrock",
@@ -44,7 +51,8 @@ export const BEDROCK: Cloud = {
   hint: "set AWS_REGION and AWS credentials (AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or a Bedrock API key in AWS_BEARER_TOKEN_BEDROCK); ANTHROPIC_BEDROCK_BASE_URL points at a proxy",
   missing(env) {
     if (!first(env, "AWS_REGION", "AWS_DEFAULT_REGION")) return "AWS_REGION is not set";
-    if (!first(env, ...AWS_CREDENTIALS) && env.CLAUDE_CODE_USE_BEDROCK !== "1") return "no AWS credentials in the environment";
+    if (!first(env, ...AWS_CREDENTIALS) && env.CLAUDE_CODE_USE_BEDROCK !== "1")
+      return "no AWS credentials in the environment";
     return undefined;
   },
   modelId: (id) => `anthropic.${id}-v1`,
@@ -56,8 +64,18 @@ export const BEDROCK: Cloud = {
     const bearer = first(env, "AWS_BEARER_TOKEN_BEDROCK");
     const [access, secret] = [first(env, "AWS_ACCESS_KEY_ID"), first(env, "AWS_SECRET_ACCESS_KEY")];
     // Static keys when both are set; otherwise the SDK's default chain (profile, SSO, web identity, container).
-    const creds = bearer ? { apiKey: bearer } : access && secret ? { awsAccessKey: access, awsSecretKey: secret, awsSessionToken: first(env, "AWS_SESSION_TOKEN") ?? null } : {};
-    return new AnthropicBedrock({ ...common, ...creds, awsRegion: region, baseURL: first(env, "ANTHROPIC_BEDROCK_BASE_URL"), maxRetries: 0 } as never) as unknown as Anthropic;
+    const creds = bearer
+      ? { apiKey: bearer }
+      : access && secret
+        ? { awsAccessKey: access, awsSecretKey: secret, awsSessionToken: first(env, "AWS_SESSION_TOKEN") ?? null }
+        : {};
+    return new AnthropicBedrock({
+      ...common,
+      ...creds,
+      awsRegion: region,
+      baseURL: first(env, "ANTHROPIC_BEDROCK_BASE_URL"),
+      maxRetries: 0,
+    } as never) as unknown as Anthropic;
   },
 };
 
@@ -67,14 +85,18 @@ export const VERTEX: Cloud = {
   hint: "set CLOUD_ML_REGION (e.g. us-east5 or global) and ANTHROPIC_VERTEX_PROJECT_ID, with Google credentials (GOOGLE_APPLICATION_CREDENTIALS or `gcloud auth application-default login`); ANTHROPIC_VERTEX_BASE_URL points at a proxy",
   missing(env) {
     if (!first(env, "CLOUD_ML_REGION")) return "CLOUD_ML_REGION is not set";
-    if (!first(env, "ANTHROPIC_VERTEX_PROJECT_ID", "GOOGLE_CLOUD_PROJECT")) return "ANTHROPIC_VERTEX_PROJECT_ID is not set";
+    if (!first(env, "ANTHROPIC_VERTEX_PROJECT_ID", "GOOGLE_CLOUD_PROJECT"))
+      return "ANTHROPIC_VERTEX_PROJECT_ID is not set";
     return undefined;
   },
   modelId: (id) => id,
   // claude-sonnet-4-5@20250929 → claude-sonnet-4-5
   catalogId: (id) => id.replace(/@\d{8}$/, ""),
   async client(common, env) {
-    const [{ AnthropicVertex }, { GoogleAuth }] = await Promise.all([import("@anthropic-ai/vertex-sdk"), import("google-auth-library")]);
+    const [{ AnthropicVertex }, { GoogleAuth }] = await Promise.all([
+      import("@anthropic-ai/vertex-sdk"),
+      import("google-auth-library"),
+    ]);
     const projectId = first(env, "ANTHROPIC_VERTEX_PROJECT_ID", "GOOGLE_CLOUD_PROJECT");
     return new AnthropicVertex({
       ...common,
@@ -92,5 +114,10 @@ export const CLOUDS: readonly Cloud[] = [BEDROCK, VERTEX];
 
 /** The Claude catalog under a cloud's model ids (the catalog id stays findable by fuzzy `--model`). */
 export function cloudModels(cloud: Cloud, catalog: readonly CatalogModel[]): CatalogModel[] {
-  return catalog.map((m) => ({ ...m, id: cloud.modelId(m.id), provider: cloud.id, name: `${m.name ?? m.id} (${cloud.name})` }));
+  return catalog.map((m) => ({
+    ...m,
+    id: cloud.modelId(m.id),
+    provider: cloud.id,
+    name: `${m.name ?? m.id} (${cloud.name})`,
+  }));
 }

@@ -7,7 +7,15 @@
  */
 import { Type, type Static } from "typebox";
 import type Anthropic from "@anthropic-ai/sdk";
-import { CoilError, definePlugin, type ModelInfo, type PluginContext, type Provider, type ProviderEvent, type ProviderRequest } from "../../kernel/index.js";
+import {
+  CoilError,
+  definePlugin,
+  type ModelInfo,
+  type PluginContext,
+  type Provider,
+  type ProviderEvent,
+  type ProviderRequest,
+} from "../../kernel/index.js";
 import { defaultModel, findModel, markUserDefault, type CatalogModel } from "../../lib/provider-kit/catalog.js";
 import { hasKey, keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../lib/provider-kit/cli.js";
 import { deepMerge, isLocalUrl, mergeModel, type ProviderConfig } from "../../lib/provider-kit/config.js";
@@ -61,17 +69,28 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
   };
   const key = (run = false) => {
     const found = lookupKey(ctx, cli, s.id, s.apiKeyEnv, s.keyless, warnOnce, { apiKey: s.apiKey, run });
-    if (!found.key && !found.deferred && s.id === "anthropic" && process.env.ANTHROPIC_AUTH_TOKEN) return { key: process.env.ANTHROPIC_AUTH_TOKEN, from: "ANTHROPIC_AUTH_TOKEN", bearer: true };
+    if (!found.key && !found.deferred && s.id === "anthropic" && process.env.ANTHROPIC_AUTH_TOKEN)
+      return { key: process.env.ANTHROPIC_AUTH_TOKEN, from: "ANTHROPIC_AUTH_TOKEN", bearer: true };
     return { ...found, bearer: false };
   };
   const cloud = s.cloud;
-  const baseUrl = () => s.baseUrl ?? (s.id === "anthropic" ? process.env.ANTHROPIC_BASE_URL : undefined) ?? (cloud ? `${cloud.name} (${cloud.id})` : "https://api.anthropic.com");
+  const baseUrl = () =>
+    s.baseUrl ??
+    (s.id === "anthropic" ? process.env.ANTHROPIC_BASE_URL : undefined) ??
+    (cloud ? `${cloud.name} (${cloud.id})` : "https://api.anthropic.com");
   const hint = cloud?.hint ?? keyHint(s.id, s.apiKeyEnv ?? (s.apiKey ? variablesOf(s.apiKey)[0] : undefined));
   // A cloud's model id names the Claude model inside it (us.anthropic.claude-…-v1:0): prices and limits come from the catalog.
   const withId = (m: CatalogModel | undefined, id: string) => m && { ...m, id, provider: s.id };
-  const lookup = (id: string): CatalogModel | undefined => findModel(s.models, id) ?? (cloud && withId(findModel(ANTHROPIC_MODELS, cloud.catalogId(id)), id));
+  const lookup = (id: string): CatalogModel | undefined =>
+    findModel(s.models, id) ?? (cloud && withId(findModel(ANTHROPIC_MODELS, cloud.catalogId(id)), id));
   const catalogFor = (model: ModelInfo): CatalogModel =>
-    s.models.find((m) => m.id === model.id) ?? (cloud && lookup(model.id)) ?? { ...defaultModel(s.id, model.id, API, s.limits), ...model, api: API, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...model.cost } };
+    s.models.find((m) => m.id === model.id) ??
+    (cloud && lookup(model.id)) ?? {
+      ...defaultModel(s.id, model.id, API, s.limits),
+      ...model,
+      api: API,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...model.cost },
+    };
 
   async function client(url: string, k: { key?: string; bearer: boolean }): Promise<Anthropic> {
     const id = `${url}\n${k.bearer}\n${k.key ?? ""}`;
@@ -79,7 +98,12 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
     if (!c) {
       // The SDK's own retries are off: coil retries, so that waits are visible and abortable.
       // The SDK's console logging goes to coil's diagnostics (stderr stays clean in --mode json).
-      const common = { timeout: o.timeoutMs, fetch: bytesBodyFetch, defaultHeaders: { ...o.headers }, logger: sdkLogger(ctx.log, s.id, [k.key, ...cloudSecrets()]) };
+      const common = {
+        timeout: o.timeoutMs,
+        fetch: bytesBodyFetch,
+        defaultHeaders: { ...o.headers },
+        logger: sdkLogger(ctx.log, s.id, [k.key, ...cloudSecrets()]),
+      };
       if (cloud) c = await cloud.client(common, process.env);
       else {
         const { default: AnthropicSdk } = await import("@anthropic-ai/sdk");
@@ -114,19 +138,37 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
         signal,
         secrets,
         policy: { maxRetries: o.maxRetries, baseDelayMs: o.baseDelayMs, maxRetryDelayMs: o.maxRetryDelayMs },
-        classify: (error) => (error instanceof CoilError ? { message: error.message, retryable: false, overflow: false } : classify(error, { provider: s.id, baseUrl: url, keyFrom: k?.from, keyHint: hint, model: model.id })),
+        classify: (error) =>
+          error instanceof CoilError
+            ? { message: error.message, retryable: false, overflow: false }
+            : classify(error, { provider: s.id, baseUrl: url, keyFrom: k?.from, keyHint: hint, model: model.id }),
         async *attempt({ builder, signal: abort }) {
           k ??= key(true);
           secrets.push(k.key);
           const unusable = cloud?.missing(process.env);
-          if (unusable) throw new CoilError("AUTH_MISSING", `provider '${s.id}' (${cloud!.name}) is not set up: ${unusable}. To use it, ${hint}`, { plugin: ctx.id });
-          if (!cloud && !k.key && !s.keyless) throw new CoilError("AUTH_MISSING", `no API key for provider '${s.id}': ${hint}`, { plugin: ctx.id });
+          if (unusable)
+            throw new CoilError(
+              "AUTH_MISSING",
+              `provider '${s.id}' (${cloud!.name}) is not set up: ${unusable}. To use it, ${hint}`,
+              { plugin: ctx.id },
+            );
+          if (!cloud && !k.key && !s.keyless)
+            throw new CoilError("AUTH_MISSING", `no API key for provider '${s.id}': ${hint}`, { plugin: ctx.id });
           const { headers, secrets: hidden } = resolveHeaders(s.headers, model.headers);
           secrets.push(...hidden);
-          const built = buildParams(request, model, { provider: s.id, cache: s.cache ? o.cacheRetention : "none", maxTokens: o.maxTokens });
-          const params = deepMerge(deepMerge(built as unknown as Record<string, unknown>, s.params), model.params) as unknown as typeof built;
+          const built = buildParams(request, model, {
+            provider: s.id,
+            cache: s.cache ? o.cacheRetention : "none",
+            maxTokens: o.maxTokens,
+          });
+          const params = deepMerge(
+            deepMerge(built as unknown as Record<string, unknown>, s.params),
+            model.params,
+          ) as unknown as typeof built;
           const sdk = await client(url, k);
-          const stream = await routeConsole(sdk.logger, () => sdk.messages.create(params, { signal: abort, maxRetries: 0, headers }));
+          const stream = await routeConsole(sdk.logger, () =>
+            sdk.messages.create(params, { signal: abort, maxRetries: 0, headers }),
+          );
           return yield* readStream(stream, builder);
         },
       });
@@ -145,15 +187,32 @@ export default definePlugin({
     const configured = user.providers;
     const info = (m: string) => ctx.log.info(m);
     const mine = configured.filter((p) => {
-      if (p.id === "anthropic" && p.api && p.api !== API) return refuseEntry(p, `is built in with api ${API}; give your ${p.api} server another id`, info), false;
-      if (p.id === "openai" && p.api === API) return refuseEntry(p, "is built in (OpenAI); give your anthropic-messages server another id", info), false;
-      if (p.id !== "anthropic" && p.api === API && !p.baseUrl) return refuseEntry(p, "needs a baseUrl (the Anthropic-compatible API root)", info), false;
+      if (p.id === "anthropic" && p.api && p.api !== API)
+        return (refuseEntry(p, `is built in with api ${API}; give your ${p.api} server another id`, info), false);
+      if (p.id === "openai" && p.api === API)
+        return (refuseEntry(p, "is built in (OpenAI); give your anthropic-messages server another id", info), false);
+      if (p.id !== "anthropic" && p.api === API && !p.baseUrl)
+        return (refuseEntry(p, "needs a baseUrl (the Anthropic-compatible API root)", info), false);
       return p.id === "anthropic" || p.api === API;
     });
     const builtin = mine.find((p) => p.id === "anthropic");
-    const providers = [makeProvider(ctx, cli, setupFor("anthropic", builtin, o)), ...mine.filter((p) => p.id !== "anthropic").map((p) => makeProvider(ctx, cli, setupFor(p.id, p, o)))];
+    const providers = [
+      makeProvider(ctx, cli, setupFor("anthropic", builtin, o)),
+      ...mine.filter((p) => p.id !== "anthropic").map((p) => makeProvider(ctx, cli, setupFor(p.id, p, o))),
+    ];
     // Bedrock and Vertex, unless models.yaml already uses the id for a server of its own.
-    for (const c of CLOUDS) if (!mine.some((p) => p.id === c.id)) providers.push(makeProvider(ctx, cli, { id: c.id, keyless: true, cache: true, models: cloudModels(c, ANTHROPIC_MODELS), limits: ANTHROPIC_DEFAULT_LIMITS, cloud: c }));
+    for (const c of CLOUDS)
+      if (!mine.some((p) => p.id === c.id))
+        providers.push(
+          makeProvider(ctx, cli, {
+            id: c.id,
+            keyless: true,
+            cache: true,
+            models: cloudModels(c, ANTHROPIC_MODELS),
+            limits: ANTHROPIC_DEFAULT_LIMITS,
+            cloud: c,
+          }),
+        );
     for (const p of providers) ctx.providers.register(p);
     // models.yaml `default: provider/id` naming one of these providers (the other plugin reports unknown ones).
     const slash = user.default?.indexOf("/") ?? -1;
@@ -170,7 +229,10 @@ function cloudSecrets(): (string | undefined)[] {
 
 function setupFor(id: string, p: ProviderConfig | undefined, o: Options): Setup {
   const builtin = id === "anthropic";
-  const limits = { contextWindow: p?.defaults?.contextWindow ?? ANTHROPIC_DEFAULT_LIMITS.contextWindow, maxOutput: p?.defaults?.maxOutput ?? ANTHROPIC_DEFAULT_LIMITS.maxOutput };
+  const limits = {
+    contextWindow: p?.defaults?.contextWindow ?? ANTHROPIC_DEFAULT_LIMITS.contextWindow,
+    maxOutput: p?.defaults?.maxOutput ?? ANTHROPIC_DEFAULT_LIMITS.maxOutput,
+  };
   const base = builtin ? ANTHROPIC_MODELS.map((m) => ({ ...m })) : [];
   const models = [...base];
   for (const m of p?.models ?? []) {

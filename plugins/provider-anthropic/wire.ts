@@ -4,11 +4,25 @@
  * as retry decisions. Pure functions over plain data; index.ts does the I/O.
  */
 import type Anthropic from "@anthropic-ai/sdk";
-import type { AssistantMessage, ImageContent, Message, ProviderEvent, ProviderRequest, StopReason, TextContent } from "../../kernel/index.js";
+import type {
+  AssistantMessage,
+  ImageContent,
+  Message,
+  ProviderEvent,
+  ProviderRequest,
+  StopReason,
+  TextContent,
+} from "../../kernel/index.js";
 import type { MessageBuilder } from "../../lib/provider-kit/builder.js";
 import type { CatalogModel } from "../../lib/provider-kit/catalog.js";
 import { normalizeToolCallId, prepareHistory } from "../../lib/provider-kit/history.js";
-import { isRetryableStatus, messages, retryAfterMs, transportFailure, type Failure } from "../../lib/provider-kit/retry.js";
+import {
+  isRetryableStatus,
+  messages,
+  retryAfterMs,
+  transportFailure,
+  type Failure,
+} from "../../lib/provider-kit/retry.js";
 
 type Params = Anthropic.MessageCreateParamsStreaming;
 type Block = Anthropic.ContentBlockParam;
@@ -25,19 +39,35 @@ export interface WireOptions {
 /** Anthropic tool-use ids: [A-Za-z0-9_-], and this long at most. */
 export const TOOL_ID_MAX = 64;
 
-const BUDGETS: Record<Exclude<ThinkingLevel, "off">, number> = { minimal: 1024, low: 4096, medium: 10_240, high: 24_576, xhigh: 32_000 };
-const EFFORT: Record<Exclude<ThinkingLevel, "off">, string> = { minimal: "low", low: "low", medium: "medium", high: "high", xhigh: "xhigh" };
+const BUDGETS: Record<Exclude<ThinkingLevel, "off">, number> = {
+  minimal: 1024,
+  low: 4096,
+  medium: 10_240,
+  high: 24_576,
+  xhigh: 32_000,
+};
+const EFFORT: Record<Exclude<ThinkingLevel, "off">, string> = {
+  minimal: "low",
+  low: "low",
+  medium: "medium",
+  high: "high",
+  xhigh: "xhigh",
+};
 
 function nearestEffort(level: Exclude<ThinkingLevel, "off">, accepted: readonly string[] | undefined): string {
   const want = EFFORT[level];
   if (!accepted?.length || accepted.includes(want)) return want;
   const order = ["low", "medium", "high", "xhigh", "max"];
   const at = order.indexOf(want);
-  return accepted.reduce((best, e) => (Math.abs(order.indexOf(e) - at) < Math.abs(order.indexOf(best) - at) ? e : best), accepted[0]!);
+  return accepted.reduce(
+    (best, e) => (Math.abs(order.indexOf(e) - at) < Math.abs(order.indexOf(best) - at) ? e : best),
+    accepted[0]!,
+  );
 }
 
 function image(img: ImageContent, model: CatalogModel): Block {
-  if (model.input && !model.input.includes("image")) return { type: "text", text: "(image omitted: this model does not accept images)" };
+  if (model.input && !model.input.includes("image"))
+    return { type: "text", text: "(image omitted: this model does not accept images)" };
   return { type: "image", source: { type: "base64", media_type: img.mimeType as "image/png", data: img.data } };
 }
 
@@ -68,24 +98,47 @@ export function buildParams(request: ProviderRequest, model: CatalogModel, o: Wi
     if (m.role === "user") push("user", parts(m.content, model));
     else if (m.role === "toolResult") {
       const content = parts(m.content, model) as (Anthropic.TextBlockParam | Anthropic.ImageBlockParam)[];
-      push("user", [{ type: "tool_result", tool_use_id: m.toolCallId, content: content.length ? content : "(no output)", ...(m.isError ? { is_error: true } : {}) }]);
+      push("user", [
+        {
+          type: "tool_result",
+          tool_use_id: m.toolCallId,
+          content: content.length ? content : "(no output)",
+          ...(m.isError ? { is_error: true } : {}),
+        },
+      ]);
     } else {
       const blocks: Block[] = [];
       for (const c of m.content) {
         if (c.type === "text") blocks.push({ type: "text", text: c.text });
-        else if (c.type === "thinking") blocks.push(c.redacted ? { type: "redacted_thinking", data: c.signature ?? "" } : { type: "thinking", thinking: c.thinking, signature: c.signature ?? "" });
+        else if (c.type === "thinking")
+          blocks.push(
+            c.redacted
+              ? { type: "redacted_thinking", data: c.signature ?? "" }
+              : { type: "thinking", thinking: c.thinking, signature: c.signature ?? "" },
+          );
         else blocks.push({ type: "tool_use", id: c.id, name: c.name, input: c.arguments ?? {} });
       }
       push("assistant", blocks);
     }
   }
   // The API wants the conversation to open with a user turn (history can start elsewhere after compaction).
-  if (out[0]?.role !== "user") out.unshift({ role: "user", content: [{ type: "text", text: "(conversation continues)" }] });
+  if (out[0]?.role !== "user")
+    out.unshift({ role: "user", content: [{ type: "text", text: "(conversation continues)" }] });
 
-  const cache: Anthropic.CacheControlEphemeral | undefined = o.cache === "none" ? undefined : o.cache === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" };
-  const system: Anthropic.TextBlockParam[] = request.system.filter((b) => b.text.trim()).map((b) => ({ type: "text", text: b.text }));
-  const tools: Anthropic.Tool[] = request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters as unknown as Anthropic.Tool.InputSchema }));
-  let maxTokens = Math.min(model.maxOutput, typeof request.options.maxTokens === "number" ? request.options.maxTokens : o.maxTokens);
+  const cache: Anthropic.CacheControlEphemeral | undefined =
+    o.cache === "none" ? undefined : o.cache === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" };
+  const system: Anthropic.TextBlockParam[] = request.system
+    .filter((b) => b.text.trim())
+    .map((b) => ({ type: "text", text: b.text }));
+  const tools: Anthropic.Tool[] = request.tools.map((t) => ({
+    name: t.name,
+    description: t.description,
+    input_schema: t.parameters as unknown as Anthropic.Tool.InputSchema,
+  }));
+  let maxTokens = Math.min(
+    model.maxOutput,
+    typeof request.options.maxTokens === "number" ? request.options.maxTokens : o.maxTokens,
+  );
   const params: Params = { model: model.id, max_tokens: maxTokens, messages: out, stream: true };
   if (system.length) params.system = system;
   if (tools.length) params.tools = tools;
@@ -116,7 +169,10 @@ export function buildParams(request: ProviderRequest, model: CatalogModel, o: Wi
     // thinking where the model allows it; otherwise close that turn by writing its calls as text.
     if (model.thinking === "budget") {
       delete params.thinking;
-      params.max_tokens = Math.min(model.maxOutput, typeof request.options.maxTokens === "number" ? request.options.maxTokens : o.maxTokens);
+      params.max_tokens = Math.min(
+        model.maxOutput,
+        typeof request.options.maxTokens === "number" ? request.options.maxTokens : o.maxTokens,
+      );
       thinking = false;
     } else if (model.thinking === "adaptive") {
       params.thinking = { type: "disabled" };
@@ -149,7 +205,8 @@ export function buildParams(request: ProviderRequest, model: CatalogModel, o: Wi
 
   // Newer models take no sampling parameters (the SDK no longer types them); older ones still accept temperature.
   const sampling = !thinking && !model.fixedSampling && model.thinking !== "adaptive" && model.thinking !== "always";
-  if (typeof request.options.temperature === "number" && sampling) (params as unknown as { temperature: number }).temperature = request.options.temperature;
+  if (typeof request.options.temperature === "number" && sampling)
+    (params as unknown as { temperature: number }).temperature = request.options.temperature;
   return params;
 }
 
@@ -157,7 +214,12 @@ export function buildParams(request: ProviderRequest, model: CatalogModel, o: Wi
  * Whether the last assistant turn has tool calls but does not open with thinking, and was not this
  * model's own turn with adaptive thinking (which may skip thinking before a call).
  */
-function openToolTurnWithoutThinking(history: readonly Message[], out: Anthropic.MessageParam[], model: CatalogModel, provider: string): boolean {
+function openToolTurnWithoutThinking(
+  history: readonly Message[],
+  out: Anthropic.MessageParam[],
+  model: CatalogModel,
+  provider: string,
+): boolean {
   const turn = out.findLast((m) => m.role === "assistant");
   if (!turn) return false;
   const blocks = turn.content as Block[];
@@ -191,7 +253,10 @@ function closeToolTurn(out: Anthropic.MessageParam[]): void {
       blocks.push(b);
       continue;
     }
-    blocks.push({ type: "text", text: `[${b.is_error ? "error from" : "result of"} tool ${names.get(b.tool_use_id)}]` });
+    blocks.push({
+      type: "text",
+      text: `[${b.is_error ? "error from" : "result of"} tool ${names.get(b.tool_use_id)}]`,
+    });
     if (typeof b.content === "string") blocks.push({ type: "text", text: b.content });
     else for (const c of b.content ?? []) blocks.push(c as Block);
   }
@@ -222,7 +287,10 @@ export class StreamEndedEarly extends Error {
 }
 
 /** Feed one streamed reply into the builder; yields the kernel's delta events and returns the stop reason. */
-export async function* readStream(events: AsyncIterable<Anthropic.RawMessageStreamEvent>, builder: MessageBuilder): AsyncGenerator<ProviderEvent, StopReason> {
+export async function* readStream(
+  events: AsyncIterable<Anthropic.RawMessageStreamEvent>,
+  builder: MessageBuilder,
+): AsyncGenerator<ProviderEvent, StopReason> {
   const index = new Map<number, number>();
   let stopReason: string | null | undefined;
   let stopped = false;
@@ -282,7 +350,8 @@ export async function* readStream(events: AsyncIterable<Anthropic.RawMessageStre
   return mapStopReason(stopReason);
 }
 
-const OVERFLOW = /prompt is too long|input is too long|exceeds? (?:the )?(?:model'?s? )?(?:maximum )?context|context (?:window|length) (?:exceeded|limit)|too many (?:input )?tokens|input length and `max_tokens` exceed/i;
+const OVERFLOW =
+  /prompt is too long|input is too long|exceeds? (?:the )?(?:model'?s? )?(?:maximum )?context|context (?:window|length) (?:exceeded|limit)|too many (?:input )?tokens|input length and `max_tokens` exceed/i;
 
 interface ApiErrorLike {
   status?: number;
@@ -294,31 +363,67 @@ interface ApiErrorLike {
 }
 
 /** How a failed request should be handled and described (without the key: the caller redacts). */
-export function classify(error: unknown, where: { provider: string; baseUrl: string; keyFrom?: string; keyHint: string; model: string }): Failure {
+export function classify(
+  error: unknown,
+  where: { provider: string; baseUrl: string; keyFrom?: string; keyHint: string; model: string },
+): Failure {
   const e = (error ?? {}) as ApiErrorLike;
   const status = typeof e.status === "number" ? e.status : undefined;
   const body = e.error?.error ?? (e.error?.type ? e.error : undefined);
   const type = body?.type ?? e.type ?? undefined;
   const detail = body?.message ?? e.apiMessage ?? messages(error)[0] ?? String(error);
   const label = `${where.provider}${status ? ` HTTP ${status}` : ""}${type ? ` ${type}` : ""}`;
-  if (error instanceof StreamEndedEarly) return { message: `${where.provider}: ${detail}`, retryable: true, overflow: false };
+  if (error instanceof StreamEndedEarly)
+    return { message: `${where.provider}: ${detail}`, retryable: true, overflow: false };
   if (status === 413 || (status === 400 && OVERFLOW.test(detail))) {
     return { message: `${label}: ${detail}`, status, retryable: false, overflow: true };
   }
   if (status === 401) {
-    return { message: `${label}: ${detail} — the API key${where.keyFrom ? ` from ${where.keyFrom}` : ""} was rejected; ${where.keyHint}`, status, retryable: false, overflow: false, code: "auth" };
+    return {
+      message: `${label}: ${detail} — the API key${where.keyFrom ? ` from ${where.keyFrom}` : ""} was rejected; ${where.keyHint}`,
+      status,
+      retryable: false,
+      overflow: false,
+      code: "auth",
+    };
   }
-  if (status === 403) return { message: `${label}: ${detail} — the key is not allowed to do this`, status, retryable: false, overflow: false, code: "permission" };
-  if (status === 404) return { message: `${label}: ${detail} — is '${where.model}' a model ${where.baseUrl} serves? (coil models lists known ids)`, status, retryable: false, overflow: false, code: "not_found" };
+  if (status === 403)
+    return {
+      message: `${label}: ${detail} — the key is not allowed to do this`,
+      status,
+      retryable: false,
+      overflow: false,
+      code: "permission",
+    };
+  if (status === 404)
+    return {
+      message: `${label}: ${detail} — is '${where.model}' a model ${where.baseUrl} serves? (coil models lists known ids)`,
+      status,
+      retryable: false,
+      overflow: false,
+      code: "not_found",
+    };
   if (status !== undefined) {
     const retryable = isRetryableStatus(status) || /overloaded/i.test(`${type} ${detail}`);
-    return { message: `${label}: ${detail}`, status, retryable, overflow: false, retryAfterMs: retryAfterMs(e.headers), code: status === 429 ? "rate_limit" : undefined };
+    return {
+      message: `${label}: ${detail}`,
+      status,
+      retryable,
+      overflow: false,
+      retryAfterMs: retryAfterMs(e.headers),
+      code: status === 429 ? "rate_limit" : undefined,
+    };
   }
   if (type) {
     // An `event: error` inside the stream (no HTTP status): overloaded and api errors are transient.
     const retryable = /overloaded|api_error|rate_limit|timeout/i.test(type) || /overloaded/i.test(detail);
     const overflow = OVERFLOW.test(detail);
-    return { message: `${label}: ${detail}`, retryable: retryable && !overflow, overflow, retryAfterMs: retryAfterMs(e.headers) };
+    return {
+      message: `${label}: ${detail}`,
+      retryable: retryable && !overflow,
+      overflow,
+      retryAfterMs: retryAfterMs(e.headers),
+    };
   }
   return transportFailure(error, where, detail);
 }

@@ -10,11 +10,16 @@ import type OpenAI from "openai";
 /** The API version used when `OPENAI_API_VERSION` is not set (one that serves both Responses and Chat Completions). */
 export const AZURE_API_VERSION = "2025-04-01-preview";
 
-export const AZURE_HINT = "set AZURE_OPENAI_ENDPOINT (https://<resource>.openai.azure.com) and AZURE_OPENAI_API_KEY, and OPENAI_API_VERSION if your resource needs another than " + AZURE_API_VERSION;
+export const AZURE_HINT =
+  "set AZURE_OPENAI_ENDPOINT (https://<resource>.openai.azure.com) and AZURE_OPENAI_API_KEY, and OPENAI_API_VERSION if your resource needs another than " +
+  AZURE_API_VERSION;
 
 export const azureEndpoint = (): string | undefined => process.env.AZURE_OPENAI_ENDPOINT || undefined;
 
-export async function azureClient(key: string | undefined, common: { timeout?: number; fetch?: typeof fetch; defaultHeaders?: Record<string, string>; logger?: unknown }): Promise<OpenAI> {
+export async function azureClient(
+  key: string | undefined,
+  common: { timeout?: number; fetch?: typeof fetch; defaultHeaders?: Record<string, string>; logger?: unknown },
+): Promise<OpenAI> {
   const { AzureOpenAI } = await import("openai");
   return new AzureOpenAI({
     ...(common as object),

@@ -27,18 +27,28 @@ function imagePart(img: ImageContent): Part {
 function userContent(content: string | (TextContent | ImageContent)[], model: CatalogModel): string | Part[] {
   if (typeof content === "string") return content;
   const images = model.input?.includes("image") ?? true;
-  const parts: Part[] = content.map((c) => (c.type === "text" ? { type: "text", text: c.text } : images ? imagePart(c) : { type: "text", text: "(image omitted: this model does not accept images)" }));
+  const parts: Part[] = content.map((c) =>
+    c.type === "text"
+      ? { type: "text", text: c.text }
+      : images
+        ? imagePart(c)
+        : { type: "text", text: "(image omitted: this model does not accept images)" },
+  );
   return parts.every((p) => p.type === "text") ? parts.map((p) => (p as { text: string }).text).join("\n") : parts;
 }
 
 export function buildCompletionsParams(request: ProviderRequest, model: CatalogModel, o: CompletionsOptions): Params {
   const { compat } = o;
   const history = prepareHistory(request.messages, {
-    normalizeId: (id) => (compat.requiresMistralToolIds ? mistralToolCallId(id) : normalizeToolCallId(id, compat.toolCallIdMaxLength)),
+    normalizeId: (id) =>
+      compat.requiresMistralToolIds ? mistralToolCallId(id) : normalizeToolCallId(id, compat.toolCallIdMaxLength),
     keepThinking: () => false, // reasoning text is never sent back (DeepSeek rejects it; others ignore it)
   });
   const messages: ChatMessage[] = [];
-  const system = request.system.map((b) => b.text).filter((t) => t.trim()).join("\n\n");
+  const system = request.system
+    .map((b) => b.text)
+    .filter((t) => t.trim())
+    .join("\n\n");
   if (system) messages.push({ role: compat.systemRole, content: system } as ChatMessage);
   let pendingImages: ImageContent[] = [];
   const flushImages = () => {
@@ -47,26 +57,47 @@ export function buildCompletionsParams(request: ProviderRequest, model: CatalogM
     const images = model.input?.includes("image") ?? true;
     messages.push({
       role: "user",
-      content: images ? [{ type: "text", text: "Images returned by the tool calls above:" }, ...pendingImages.map(imagePart)] : "(the tool calls above returned images; this model does not accept images)",
+      content: images
+        ? [{ type: "text", text: "Images returned by the tool calls above:" }, ...pendingImages.map(imagePart)]
+        : "(the tool calls above returned images; this model does not accept images)",
     });
     pendingImages = [];
   };
   for (const m of history) {
     if (m.role !== "toolResult") flushImages();
     // Servers that reject a user message right after tool results get an assistant message between.
-    if (m.role === "user" && compat.requiresAssistantAfterToolResult && messages.at(-1)?.role === "tool") messages.push({ role: "assistant", content: "I have processed the tool results." });
+    if (m.role === "user" && compat.requiresAssistantAfterToolResult && messages.at(-1)?.role === "tool")
+      messages.push({ role: "assistant", content: "I have processed the tool results." });
     if (m.role === "user") messages.push({ role: "user", content: userContent(m.content, model) });
     else if (m.role === "toolResult") {
-      const textOut = m.content.filter((c): c is TextContent => c.type === "text").map((c) => c.text).join("\n");
+      const textOut = m.content
+        .filter((c): c is TextContent => c.type === "text")
+        .map((c) => c.text)
+        .join("\n");
       pendingImages.push(...m.content.filter((c): c is ImageContent => c.type === "image"));
-      const tool: OpenAI.Chat.Completions.ChatCompletionToolMessageParam & { name?: string } = { role: "tool", tool_call_id: m.toolCallId, content: textOut || (m.content.length ? "(see the image below)" : "(no output)") };
+      const tool: OpenAI.Chat.Completions.ChatCompletionToolMessageParam & { name?: string } = {
+        role: "tool",
+        tool_call_id: m.toolCallId,
+        content: textOut || (m.content.length ? "(see the image below)" : "(no output)"),
+      };
       if (compat.requiresToolResultName) tool.name = m.toolName;
       messages.push(tool);
     } else {
-      const textOut = m.content.filter((c): c is TextContent => c.type === "text").map((c) => c.text).join("");
+      const textOut = m.content
+        .filter((c): c is TextContent => c.type === "text")
+        .map((c) => c.text)
+        .join("");
       const calls = m.content.filter((c) => c.type === "toolCall");
-      const msg: OpenAI.Chat.Completions.ChatCompletionAssistantMessageParam = { role: "assistant", content: textOut || null };
-      if (calls.length) msg.tool_calls = calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: JSON.stringify(c.arguments ?? {}) } }));
+      const msg: OpenAI.Chat.Completions.ChatCompletionAssistantMessageParam = {
+        role: "assistant",
+        content: textOut || null,
+      };
+      if (calls.length)
+        msg.tool_calls = calls.map((c) => ({
+          id: c.id,
+          type: "function",
+          function: { name: c.name, arguments: JSON.stringify(c.arguments ?? {}) },
+        }));
       if (msg.content === null && !msg.tool_calls) continue;
       messages.push(msg);
     }
@@ -75,22 +106,36 @@ export function buildCompletionsParams(request: ProviderRequest, model: CatalogM
 
   const params: Params = { model: model.id, messages, stream: true };
   if (compat.streamUsage) params.stream_options = { include_usage: true };
-  const limit = Math.min(model.maxOutput, typeof request.options.maxTokens === "number" ? request.options.maxTokens : o.maxTokens);
+  const limit = Math.min(
+    model.maxOutput,
+    typeof request.options.maxTokens === "number" ? request.options.maxTokens : o.maxTokens,
+  );
   if (compat.maxTokensField === "max_tokens") params.max_tokens = limit;
   else params.max_completion_tokens = limit;
   if (request.tools.length) {
     params.tools = request.tools.map((t) => ({
       type: "function",
-      function: { name: t.name, description: t.description, parameters: t.parameters as unknown as Record<string, unknown>, ...(compat.supportsStrictMode ? { strict: false } : {}) },
+      function: {
+        name: t.name,
+        description: t.description,
+        parameters: t.parameters as unknown as Record<string, unknown>,
+        ...(compat.supportsStrictMode ? { strict: false } : {}),
+      },
     }));
   }
   if (model.reasoning) applyThinking(params, request.options.thinking, model, compat);
-  if (typeof request.options.temperature === "number" && !model.reasoning) params.temperature = request.options.temperature;
+  if (typeof request.options.temperature === "number" && !model.reasoning)
+    params.temperature = request.options.temperature;
   return params;
 }
 
 /** The thinking setting in the form the server takes (`compat.thinkingFormat`); nothing when the request sets no level. */
-function applyThinking(params: Params, level: ProviderRequest["options"]["thinking"], model: CatalogModel, compat: ResolvedCompat): void {
+function applyThinking(
+  params: Params,
+  level: ProviderRequest["options"]["thinking"],
+  model: CatalogModel,
+  compat: ResolvedCompat,
+): void {
   if (!level) return;
   const body = params as Params & Record<string, unknown>;
   switch (compat.thinkingFormat) {
@@ -126,10 +171,17 @@ function mapFinish(reason: string | null | undefined, hasCalls: boolean): StopRe
   }
 }
 
-type Delta = OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta & { reasoning_content?: string | null; reasoning?: string | null; reasoning_text?: string | null };
+type Delta = OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta & {
+  reasoning_content?: string | null;
+  reasoning?: string | null;
+  reasoning_text?: string | null;
+};
 type ChunkUsage = OpenAI.CompletionUsage & { prompt_cache_hit_tokens?: number; prompt_cache_miss_tokens?: number };
 
-export async function* readCompletions(chunks: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>, builder: MessageBuilder): AsyncGenerator<ProviderEvent, StopReason> {
+export async function* readCompletions(
+  chunks: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>,
+  builder: MessageBuilder,
+): AsyncGenerator<ProviderEvent, StopReason> {
   let started = false;
   let finish: string | null | undefined;
   let sawAnything = false;
@@ -144,7 +196,12 @@ export async function* readCompletions(chunks: AsyncIterable<OpenAI.Chat.Complet
     const usage = chunk.usage as ChunkUsage | null | undefined;
     if (usage) {
       const cached = usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens ?? 0;
-      builder.setTokens({ input: (usage.prompt_tokens ?? 0) - cached, output: usage.completion_tokens ?? 0, cacheRead: cached, cacheWrite: 0 });
+      builder.setTokens({
+        input: (usage.prompt_tokens ?? 0) - cached,
+        output: usage.completion_tokens ?? 0,
+        cacheRead: cached,
+        cacheWrite: 0,
+      });
     }
     const choice = chunk.choices?.[0];
     if (!choice) continue;
@@ -181,7 +238,8 @@ export async function* readCompletions(chunks: AsyncIterable<OpenAI.Chat.Complet
     }
     if (choice.finish_reason) finish = choice.finish_reason;
   }
-  if (!finish && (!sawAnything || !started)) throw new StreamEndedEarly("the response stream ended before any choice arrived");
+  if (!finish && (!sawAnything || !started))
+    throw new StreamEndedEarly("the response stream ended before any choice arrived");
   if (!finish) throw new StreamEndedEarly("the response stream ended without a finish_reason (connection dropped)");
   return mapFinish(finish, calls.size > 0);
 }

@@ -8,10 +8,33 @@
  */
 import { Type, type Static } from "typebox";
 import type OpenAI from "openai";
-import { CoilError, definePlugin, type ModelInfo, type PluginContext, type Provider, type ProviderEvent, type ProviderRequest } from "../../kernel/index.js";
-import { defaultModel, findModel, markUserDefault, type ApiKind, type CatalogModel } from "../../lib/provider-kit/catalog.js";
+import {
+  CoilError,
+  definePlugin,
+  type ModelInfo,
+  type PluginContext,
+  type Provider,
+  type ProviderEvent,
+  type ProviderRequest,
+} from "../../kernel/index.js";
+import {
+  defaultModel,
+  findModel,
+  markUserDefault,
+  type ApiKind,
+  type CatalogModel,
+} from "../../lib/provider-kit/catalog.js";
 import { hasKey, keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../lib/provider-kit/cli.js";
-import { deepMerge, isLocalUrl, mergeCompat, mergeModel, type Compat, type KeyLookup, type ProviderConfig, type ResolvedCompat } from "../../lib/provider-kit/config.js";
+import {
+  deepMerge,
+  isLocalUrl,
+  mergeCompat,
+  mergeModel,
+  type Compat,
+  type KeyLookup,
+  type ProviderConfig,
+  type ResolvedCompat,
+} from "../../lib/provider-kit/config.js";
 import { refuseEntry, userModels } from "../../lib/provider-kit/user-models.js";
 import { resolveHeaders, variablesOf, type ConfigValue } from "../../lib/provider-kit/values.js";
 import { PROVIDER_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
@@ -29,7 +52,9 @@ export const OpenAIOptions = Type.Object({
   /** Environment variable holding the `openai` provider's key. */
   apiKeyEnv: Type.String({ default: "OPENAI_API_KEY" }),
   /** API for `openai` models the catalog does not list: Responses on api.openai.com, Chat Completions elsewhere (`auto`). */
-  api: Type.Union([Type.Literal("auto"), Type.Literal("openai-responses"), Type.Literal("openai-completions")], { default: "auto" }),
+  api: Type.Union([Type.Literal("auto"), Type.Literal("openai-responses"), Type.Literal("openai-completions")], {
+    default: "auto",
+  }),
   /** Extra HTTP headers on every request of every provider this plugin registers. */
   headers: Type.Optional(Type.Record(Type.String(), Type.String())),
   /** Register the OpenAI-compatible clouds coil knows (openrouter, deepseek, groq, together, xai). */
@@ -96,7 +121,12 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
     const listed = s.models.find((m) => m.id === model.id);
     if (listed) return listed;
     const api = (model as Partial<CatalogModel>).api;
-    return { ...defaultModel(s.id, model.id, s.defaultApi(), s.limits), ...model, api: api && api !== "anthropic-messages" ? api : s.defaultApi(), cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...model.cost } };
+    return {
+      ...defaultModel(s.id, model.id, s.defaultApi(), s.limits),
+      ...model,
+      api: api && api !== "anthropic-messages" ? api : s.defaultApi(),
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...model.cost },
+    };
   };
 
   async function client(url: string, k: string | undefined): Promise<OpenAI> {
@@ -105,7 +135,12 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
     if (!c) {
       // The SDK's own retries are off: coil retries, so that waits are visible and abortable.
       // The SDK's console logging goes to coil's diagnostics (stderr stays clean in --mode json).
-      const common = { timeout: o.timeoutMs, fetch: bytesBodyFetch, defaultHeaders: { ...o.headers }, logger: sdkLogger(ctx.log, s.id, [k]) };
+      const common = {
+        timeout: o.timeoutMs,
+        fetch: bytesBodyFetch,
+        defaultHeaders: { ...o.headers },
+        logger: sdkLogger(ctx.log, s.id, [k]),
+      };
       if (s.client) c = await s.client(k, common);
       else {
         const { default: OpenAISdk } = await import("openai");
@@ -140,25 +175,43 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
         signal,
         secrets,
         policy: { maxRetries: o.maxRetries, baseDelayMs: o.baseDelayMs, maxRetryDelayMs: o.maxRetryDelayMs },
-        classify: (error) => (error instanceof CoilError ? { message: error.message, retryable: false, overflow: false } : classifyOpenAI(error, { provider: s.id, baseUrl: url, keyFrom: k?.from, keyHint: hint, model: model.id })),
+        classify: (error) =>
+          error instanceof CoilError
+            ? { message: error.message, retryable: false, overflow: false }
+            : classifyOpenAI(error, { provider: s.id, baseUrl: url, keyFrom: k?.from, keyHint: hint, model: model.id }),
         async *attempt({ builder, signal: abort }) {
-          if (s.ready?.() === false) throw new CoilError("AUTH_MISSING", `provider '${s.id}' is not set up: ${hint}`, { plugin: ctx.id });
+          if (s.ready?.() === false)
+            throw new CoilError("AUTH_MISSING", `provider '${s.id}' is not set up: ${hint}`, { plugin: ctx.id });
           k ??= key(true);
           secrets.push(k.key);
-          if (!k.key && !s.keyless()) throw new CoilError("AUTH_MISSING", `no API key for provider '${s.id}': ${hint}`, { plugin: ctx.id });
+          if (!k.key && !s.keyless())
+            throw new CoilError("AUTH_MISSING", `no API key for provider '${s.id}': ${hint}`, { plugin: ctx.id });
           // Resolved per request: a header naming a variable that is not set fails this request, naming it.
           const { headers, secrets: hidden } = resolveHeaders(s.headers, model.headers);
           secrets.push(...hidden);
-          const body = <T extends object>(params: T): T => deepMerge(deepMerge(params as Record<string, unknown>, s.params), model.params) as T;
+          const body = <T extends object>(params: T): T =>
+            deepMerge(deepMerge(params as Record<string, unknown>, s.params), model.params) as T;
           const sdk = await client(url, k.key);
           if (model.api === "openai-responses") {
             const strict = model.compat?.supportsStrictMode ?? s.userCompat?.supportsStrictMode ?? true;
-            const params = body(buildResponsesParams(request, model, { provider: s.id, stateless: compat.stateless, strict, maxTokens: o.maxTokens, reasoningEffortMap: compat.reasoningEffortMap }));
-            const events = await routeConsole(sdk.logger, () => sdk.responses.create(params, { signal: abort, maxRetries: 0, headers }));
+            const params = body(
+              buildResponsesParams(request, model, {
+                provider: s.id,
+                stateless: compat.stateless,
+                strict,
+                maxTokens: o.maxTokens,
+                reasoningEffortMap: compat.reasoningEffortMap,
+              }),
+            );
+            const events = await routeConsole(sdk.logger, () =>
+              sdk.responses.create(params, { signal: abort, maxRetries: 0, headers }),
+            );
             return yield* readResponses(events, builder);
           }
           const params = body(buildCompletionsParams(request, model, { compat, maxTokens: o.maxTokens }));
-          const chunks = await routeConsole(sdk.logger, () => sdk.chat.completions.create(params, { signal: abort, maxRetries: 0, headers }));
+          const chunks = await routeConsole(sdk.logger, () =>
+            sdk.chat.completions.create(params, { signal: abort, maxRetries: 0, headers }),
+          );
           return yield* readCompletions(chunks, builder);
         },
       });
@@ -166,7 +219,13 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
   };
 }
 
-function catalog(id: string, api: ApiKind, builtin: readonly CatalogModel[], p: ProviderConfig | undefined, limits: Setup["limits"]): CatalogModel[] {
+function catalog(
+  id: string,
+  api: ApiKind,
+  builtin: readonly CatalogModel[],
+  p: ProviderConfig | undefined,
+  limits: Setup["limits"],
+): CatalogModel[] {
   const models = builtin.map((m) => ({ ...m, provider: id }));
   for (const m of p?.models ?? []) {
     const at = models.findIndex((x) => x.id === m.id);
@@ -196,7 +255,10 @@ export default definePlugin({
 
     const own = byId.get("openai");
     const openaiUrl = () => own?.baseUrl ?? o.baseUrl ?? process.env.OPENAI_BASE_URL ?? OFFICIAL;
-    const limits = { contextWindow: own?.defaults?.contextWindow ?? OPENAI_DEFAULT_LIMITS.contextWindow, maxOutput: own?.defaults?.maxOutput ?? OPENAI_DEFAULT_LIMITS.maxOutput };
+    const limits = {
+      contextWindow: own?.defaults?.contextWindow ?? OPENAI_DEFAULT_LIMITS.contextWindow,
+      maxOutput: own?.defaults?.maxOutput ?? OPENAI_DEFAULT_LIMITS.maxOutput,
+    };
     register(
       makeProvider(ctx, cli, {
         id: "openai",
@@ -208,7 +270,8 @@ export default definePlugin({
         compat: () => (isLocalUrl(openaiUrl()) ? COMPAT_GENERIC : COMPAT_OPENAI),
         userCompat: own?.compat,
         params: own?.params,
-        defaultApi: () => own?.api ?? (o.api !== "auto" ? o.api : isOfficial(openaiUrl()) ? "openai-responses" : "openai-completions"),
+        defaultApi: () =>
+          own?.api ?? (o.api !== "auto" ? o.api : isOfficial(openaiUrl()) ? "openai-responses" : "openai-completions"),
         models: catalog("openai", own?.api ?? "openai-responses", OPENAI_MODELS, own, limits),
         limits,
       }),
@@ -218,7 +281,10 @@ export default definePlugin({
     for (const b of builtins) {
       const p = byId.get(b.id);
       const api = p?.api ?? b.api;
-      const lim = { contextWindow: p?.defaults?.contextWindow ?? b.limits.contextWindow, maxOutput: p?.defaults?.maxOutput ?? b.limits.maxOutput };
+      const lim = {
+        contextWindow: p?.defaults?.contextWindow ?? b.limits.contextWindow,
+        maxOutput: p?.defaults?.maxOutput ?? b.limits.maxOutput,
+      };
       const url = p?.baseUrl ?? b.baseUrl;
       const local = isLocalUrl(b.baseUrl);
       register(
@@ -237,7 +303,9 @@ export default definePlugin({
           limits: lim,
           // A local server counts as usable once the user says it runs: an entry in models.yaml (even `ollama: {}`) or Pi's models.json.
           declared: local ? () => Boolean(p) : undefined,
-          hint: local ? `start ${b.name} (${b.baseUrl}), then add \`${b.id}: {}\` under providers in $COIL_HOME/models.yaml` : undefined,
+          hint: local
+            ? `start ${b.name} (${b.baseUrl}), then add \`${b.id}: {}\` under providers in $COIL_HOME/models.yaml`
+            : undefined,
         }),
       );
     }
@@ -270,7 +338,10 @@ export default definePlugin({
         continue;
       }
       const api = p.api ?? "openai-completions";
-      const lim = { contextWindow: p.defaults?.contextWindow ?? OPENAI_DEFAULT_LIMITS.contextWindow, maxOutput: p.defaults?.maxOutput ?? OPENAI_DEFAULT_LIMITS.maxOutput };
+      const lim = {
+        contextWindow: p.defaults?.contextWindow ?? OPENAI_DEFAULT_LIMITS.contextWindow,
+        maxOutput: p.defaults?.maxOutput ?? OPENAI_DEFAULT_LIMITS.maxOutput,
+      };
       const url = p.baseUrl;
       register(
         makeProvider(ctx, cli, {
@@ -298,14 +369,22 @@ export default definePlugin({
  * models.yaml `default:` on the provider it names, when this plugin registered it. A `default:` naming
  * a provider neither plugin registers is reported here (anthropic-messages providers are the other plugin's).
  */
-function markDefaults(providers: Provider[], spec: string | undefined, all: readonly ProviderConfig[], warn: (m: string) => void): void {
+function markDefaults(
+  providers: Provider[],
+  spec: string | undefined,
+  all: readonly ProviderConfig[],
+  warn: (m: string) => void,
+): void {
   if (!spec) return;
   const slash = spec.indexOf("/");
   const [head, id] = [spec.slice(0, slash), spec.slice(slash + 1)];
   const provider = providers.find((p) => p.id === head);
   if (!provider) {
     const theirs = head === "anthropic" || all.some((p) => p.id === head && p.api === "anthropic-messages");
-    if (!theirs) warn(`models.yaml: default '${spec}' names no provider coil has (known: ${providers.map((p) => p.id).join(", ")}, anthropic); using the built-in default`);
+    if (!theirs)
+      warn(
+        `models.yaml: default '${spec}' names no provider coil has (known: ${providers.map((p) => p.id).join(", ")}, anthropic); using the built-in default`,
+      );
     return;
   }
   markUserDefault(provider, id);

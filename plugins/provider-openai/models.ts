@@ -11,7 +11,14 @@ const EFFORTS_51 = ["none", "low", "medium", "high", "xhigh"];
 const EFFORTS_5 = ["minimal", "low", "medium", "high"];
 const EFFORTS_O = ["low", "medium", "high"];
 
-function gpt(id: string, name: string, contextWindow: number, maxOutput: number, cost: Prices, extra: { efforts?: string[]; tiers?: PriceTier[]; reasoning?: boolean } = {}): CatalogModel {
+function gpt(
+  id: string,
+  name: string,
+  contextWindow: number,
+  maxOutput: number,
+  cost: Prices,
+  extra: { efforts?: string[]; tiers?: PriceTier[]; reasoning?: boolean } = {},
+): CatalogModel {
   const reasoning = extra.reasoning ?? true;
   return {
     id,
@@ -31,7 +38,15 @@ function gpt(id: string, name: string, contextWindow: number, maxOutput: number,
 
 /** Prompts over 272K input tokens on the 1.05M-context models cost 2x input and 1.5x output for the whole request. */
 function longContext(p: Prices): PriceTier[] {
-  return [{ above: 272_000, input: p.input * 2, output: p.output * 1.5, cacheRead: p.cacheRead * 2, cacheWrite: p.cacheWrite * 2 }];
+  return [
+    {
+      above: 272_000,
+      input: p.input * 2,
+      output: p.output * 1.5,
+      cacheRead: p.cacheRead * 2,
+      cacheWrite: p.cacheWrite * 2,
+    },
+  ];
 }
 
 const P54 = { input: 2.5, output: 15, cacheRead: 0.25, cacheWrite: 0 };
@@ -43,16 +58,79 @@ export const OPENAI_MODELS: readonly CatalogModel[] = [
   gpt("gpt-5.5", "GPT-5.5", 1_050_000, 128_000, P55, { tiers: longContext(P55) }),
   gpt("gpt-5.4-mini", "GPT-5.4 mini", 400_000, 128_000, { input: 0.75, output: 4.5, cacheRead: 0.075, cacheWrite: 0 }),
   gpt("gpt-5.2", "GPT-5.2", 400_000, 128_000, { input: 1.75, output: 14, cacheRead: 0.175, cacheWrite: 0 }),
-  gpt("gpt-5.1", "GPT-5.1", 400_000, 128_000, { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 }, { efforts: ["none", "low", "medium", "high"] }),
-  gpt("gpt-5", "GPT-5", 400_000, 128_000, { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 }, { efforts: EFFORTS_5 }),
-  gpt("gpt-5-mini", "GPT-5 mini", 400_000, 128_000, { input: 0.25, output: 2, cacheRead: 0.025, cacheWrite: 0 }, { efforts: EFFORTS_5 }),
-  gpt("gpt-5-nano", "GPT-5 nano", 400_000, 128_000, { input: 0.05, output: 0.4, cacheRead: 0.005, cacheWrite: 0 }, { efforts: EFFORTS_5 }),
-  gpt("o4-mini", "o4-mini", 200_000, 100_000, { input: 1.1, output: 4.4, cacheRead: 0.275, cacheWrite: 0 }, { efforts: EFFORTS_O }),
+  gpt(
+    "gpt-5.1",
+    "GPT-5.1",
+    400_000,
+    128_000,
+    { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 },
+    { efforts: ["none", "low", "medium", "high"] },
+  ),
+  gpt(
+    "gpt-5",
+    "GPT-5",
+    400_000,
+    128_000,
+    { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 },
+    { efforts: EFFORTS_5 },
+  ),
+  gpt(
+    "gpt-5-mini",
+    "GPT-5 mini",
+    400_000,
+    128_000,
+    { input: 0.25, output: 2, cacheRead: 0.025, cacheWrite: 0 },
+    { efforts: EFFORTS_5 },
+  ),
+  gpt(
+    "gpt-5-nano",
+    "GPT-5 nano",
+    400_000,
+    128_000,
+    { input: 0.05, output: 0.4, cacheRead: 0.005, cacheWrite: 0 },
+    { efforts: EFFORTS_5 },
+  ),
+  gpt(
+    "o4-mini",
+    "o4-mini",
+    200_000,
+    100_000,
+    { input: 1.1, output: 4.4, cacheRead: 0.275, cacheWrite: 0 },
+    { efforts: EFFORTS_O },
+  ),
   gpt("o3", "o3", 200_000, 100_000, { input: 2, output: 8, cacheRead: 0.5, cacheWrite: 0 }, { efforts: EFFORTS_O }),
-  gpt("gpt-4.1", "GPT-4.1", 1_047_576, 32_768, { input: 2, output: 8, cacheRead: 0.5, cacheWrite: 0 }, { reasoning: false }),
-  gpt("gpt-4.1-mini", "GPT-4.1 mini", 1_047_576, 32_768, { input: 0.4, output: 1.6, cacheRead: 0.1, cacheWrite: 0 }, { reasoning: false }),
-  gpt("gpt-4o", "GPT-4o", 128_000, 16_384, { input: 2.5, output: 10, cacheRead: 1.25, cacheWrite: 0 }, { reasoning: false }),
-  gpt("gpt-4o-mini", "GPT-4o mini", 128_000, 16_384, { input: 0.15, output: 0.6, cacheRead: 0.075, cacheWrite: 0 }, { reasoning: false }),
+  gpt(
+    "gpt-4.1",
+    "GPT-4.1",
+    1_047_576,
+    32_768,
+    { input: 2, output: 8, cacheRead: 0.5, cacheWrite: 0 },
+    { reasoning: false },
+  ),
+  gpt(
+    "gpt-4.1-mini",
+    "GPT-4.1 mini",
+    1_047_576,
+    32_768,
+    { input: 0.4, output: 1.6, cacheRead: 0.1, cacheWrite: 0 },
+    { reasoning: false },
+  ),
+  gpt(
+    "gpt-4o",
+    "GPT-4o",
+    128_000,
+    16_384,
+    { input: 2.5, output: 10, cacheRead: 1.25, cacheWrite: 0 },
+    { reasoning: false },
+  ),
+  gpt(
+    "gpt-4o-mini",
+    "GPT-4o mini",
+    128_000,
+    16_384,
+    { input: 0.15, output: 0.6, cacheRead: 0.075, cacheWrite: 0 },
+    { reasoning: false },
+  ),
 ];
 
 export const OPENAI_DEFAULT_LIMITS = { contextWindow: 128_000, maxOutput: 16_384 };
@@ -145,10 +223,32 @@ export const COMPATIBLE_PROVIDERS: readonly BuiltinProvider[] = [
     compat: { thinkingFormat: "openrouter", reasoningEffort: true },
     // OpenRouter serves hundreds of ids (`vendor/model`); these are listed for their limits and prices.
     models: [
-      compatModel("openrouter", "anthropic/claude-sonnet-4.5", "Claude Sonnet 4.5 (OpenRouter)", 1_000_000, 64_000, p(3, 15, 0.3), { reasoning: true, images: true, default: true }),
-      compatModel("openrouter", "openai/gpt-5", "GPT-5 (OpenRouter)", 400_000, 128_000, p(1.25, 10, 0.125), { reasoning: true, images: true }),
-      compatModel("openrouter", "openai/gpt-5-mini", "GPT-5 mini (OpenRouter)", 400_000, 128_000, p(0.25, 2, 0.025), { reasoning: true, images: true }),
-      compatModel("openrouter", "google/gemini-2.5-flash", "Gemini 2.5 Flash (OpenRouter)", 1_048_576, 65_535, p(0.3, 2.5, 0.075), { reasoning: true, images: true }),
+      compatModel(
+        "openrouter",
+        "anthropic/claude-sonnet-4.5",
+        "Claude Sonnet 4.5 (OpenRouter)",
+        1_000_000,
+        64_000,
+        p(3, 15, 0.3),
+        { reasoning: true, images: true, default: true },
+      ),
+      compatModel("openrouter", "openai/gpt-5", "GPT-5 (OpenRouter)", 400_000, 128_000, p(1.25, 10, 0.125), {
+        reasoning: true,
+        images: true,
+      }),
+      compatModel("openrouter", "openai/gpt-5-mini", "GPT-5 mini (OpenRouter)", 400_000, 128_000, p(0.25, 2, 0.025), {
+        reasoning: true,
+        images: true,
+      }),
+      compatModel(
+        "openrouter",
+        "google/gemini-2.5-flash",
+        "Gemini 2.5 Flash (OpenRouter)",
+        1_048_576,
+        65_535,
+        p(0.3, 2.5, 0.075),
+        { reasoning: true, images: true },
+      ),
     ],
     limits: { contextWindow: 128_000, maxOutput: 16_384 },
   },
@@ -160,10 +260,21 @@ export const COMPATIBLE_PROVIDERS: readonly BuiltinProvider[] = [
     apiKeyEnv: "GEMINI_API_KEY",
     compat: { reasoningEffort: true },
     models: [
-      compatModel("gemini", "gemini-2.5-flash", "Gemini 2.5 Flash", 1_048_576, 65_536, p(0.3, 2.5, 0.075), { reasoning: true, images: true, default: true }),
+      compatModel("gemini", "gemini-2.5-flash", "Gemini 2.5 Flash", 1_048_576, 65_536, p(0.3, 2.5, 0.075), {
+        reasoning: true,
+        images: true,
+        default: true,
+      }),
       // Prompts over 200K tokens cost $2.50/$15 per million for the whole request.
-      compatModel("gemini", "gemini-2.5-pro", "Gemini 2.5 Pro", 1_048_576, 65_536, p(1.25, 10, 0.31), { reasoning: true, images: true, tiers: [{ above: 200_000, ...p(2.5, 15, 0.625) }] }),
-      compatModel("gemini", "gemini-2.5-flash-lite", "Gemini 2.5 Flash-Lite", 1_048_576, 65_536, p(0.1, 0.4, 0.025), { reasoning: true, images: true }),
+      compatModel("gemini", "gemini-2.5-pro", "Gemini 2.5 Pro", 1_048_576, 65_536, p(1.25, 10, 0.31), {
+        reasoning: true,
+        images: true,
+        tiers: [{ above: 200_000, ...p(2.5, 15, 0.625) }],
+      }),
+      compatModel("gemini", "gemini-2.5-flash-lite", "Gemini 2.5 Flash-Lite", 1_048_576, 65_536, p(0.1, 0.4, 0.025), {
+        reasoning: true,
+        images: true,
+      }),
     ],
     limits: { contextWindow: 1_048_576, maxOutput: 65_536 },
   },
@@ -175,7 +286,10 @@ export const COMPATIBLE_PROVIDERS: readonly BuiltinProvider[] = [
     apiKeyEnv: "GROQ_API_KEY",
     compat: { maxTokensField: "max_completion_tokens" },
     models: [
-      compatModel("groq", "openai/gpt-oss-120b", "GPT-OSS 120B (Groq)", 131_072, 65_536, p(0.15, 0.6, 0.075), { reasoning: true, default: true }),
+      compatModel("groq", "openai/gpt-oss-120b", "GPT-OSS 120B (Groq)", 131_072, 65_536, p(0.15, 0.6, 0.075), {
+        reasoning: true,
+        default: true,
+      }),
       compatModel("groq", "moonshotai/kimi-k2-instruct-0905", "Kimi K2 (Groq)", 262_144, 16_384, p(1, 3, 0.5)),
       compatModel("groq", "llama-3.3-70b-versatile", "Llama 3.3 70B (Groq)", 131_072, 32_768, p(0.59, 0.79)),
     ],
@@ -190,7 +304,10 @@ export const COMPATIBLE_PROVIDERS: readonly BuiltinProvider[] = [
     compat: { maxTokensField: "max_completion_tokens" },
     models: [
       // Context is 131K on paid tiers (smaller on the free tier); the gpt-oss-120b price is the least certain figure here.
-      compatModel("cerebras", "gpt-oss-120b", "GPT-OSS 120B (Cerebras)", 131_072, 40_000, p(0.35, 0.75), { reasoning: true, default: true }),
+      compatModel("cerebras", "gpt-oss-120b", "GPT-OSS 120B (Cerebras)", 131_072, 40_000, p(0.35, 0.75), {
+        reasoning: true,
+        default: true,
+      }),
       compatModel("cerebras", "qwen-3-32b", "Qwen 3 32B (Cerebras)", 131_072, 16_384, p(0.4, 0.8)),
     ],
     limits: { contextWindow: 131_072, maxOutput: 16_384 },
@@ -204,7 +321,10 @@ export const COMPATIBLE_PROVIDERS: readonly BuiltinProvider[] = [
     // Mistral wants the tool's name on tool results, and tool-call ids of exactly 9 letters and digits.
     compat: { requiresToolResultName: true, requiresMistralToolIds: true },
     models: [
-      compatModel("mistral", "mistral-medium-latest", "Mistral Medium", 131_072, 32_768, p(0.4, 2), { images: true, default: true }),
+      compatModel("mistral", "mistral-medium-latest", "Mistral Medium", 131_072, 32_768, p(0.4, 2), {
+        images: true,
+        default: true,
+      }),
       compatModel("mistral", "devstral-medium-latest", "Devstral Medium", 131_072, 32_768, p(0.4, 2)),
       compatModel("mistral", "mistral-large-latest", "Mistral Large", 262_144, 32_768, p(0.5, 1.5), { images: true }),
       compatModel("mistral", "codestral-latest", "Codestral", 262_144, 32_768, p(0.3, 0.9)),
@@ -220,8 +340,14 @@ export const COMPATIBLE_PROVIDERS: readonly BuiltinProvider[] = [
     // Grok 4 reasons always and rejects `reasoning_effort`.
     compat: { reasoningEffort: false },
     models: [
-      compatModel("xai", "grok-code-fast-1", "Grok Code Fast 1", 256_000, 32_768, p(0.2, 1.5, 0.02), { reasoning: true, default: true }),
-      compatModel("xai", "grok-4-fast-reasoning", "Grok 4 Fast", 2_000_000, 32_768, p(0.2, 0.5, 0.05), { reasoning: true, images: true }),
+      compatModel("xai", "grok-code-fast-1", "Grok Code Fast 1", 256_000, 32_768, p(0.2, 1.5, 0.02), {
+        reasoning: true,
+        default: true,
+      }),
+      compatModel("xai", "grok-4-fast-reasoning", "Grok 4 Fast", 2_000_000, 32_768, p(0.2, 0.5, 0.05), {
+        reasoning: true,
+        images: true,
+      }),
       compatModel("xai", "grok-4", "Grok 4", 256_000, 32_768, p(3, 15, 0.75), { reasoning: true, images: true }),
     ],
     limits: { contextWindow: 256_000, maxOutput: 32_768 },
@@ -234,8 +360,12 @@ export const COMPATIBLE_PROVIDERS: readonly BuiltinProvider[] = [
     apiKeyEnv: "DEEPSEEK_API_KEY",
     compat: {},
     models: [
-      compatModel("deepseek", "deepseek-chat", "DeepSeek Chat", 128_000, 8_192, p(0.28, 0.42, 0.028), { default: true }),
-      compatModel("deepseek", "deepseek-reasoner", "DeepSeek Reasoner", 128_000, 64_000, p(0.28, 0.42, 0.028), { reasoning: true }),
+      compatModel("deepseek", "deepseek-chat", "DeepSeek Chat", 128_000, 8_192, p(0.28, 0.42, 0.028), {
+        default: true,
+      }),
+      compatModel("deepseek", "deepseek-reasoner", "DeepSeek Reasoner", 128_000, 64_000, p(0.28, 0.42, 0.028), {
+        reasoning: true,
+      }),
     ],
     limits: { contextWindow: 128_000, maxOutput: 8_192 },
   },
@@ -250,9 +380,31 @@ export const COMPATIBLE_PROVIDERS: readonly BuiltinProvider[] = [
     limits: { contextWindow: 128_000, maxOutput: 16_384 },
   },
   // Local servers: no key, no price; they serve whatever ids are loaded (`coil --model ollama/qwen3:32b`).
-  { id: "ollama", name: "Ollama", api: "openai-completions", baseUrl: "http://localhost:11434/v1", compat: {}, models: [], limits: { contextWindow: 32_768, maxOutput: 8_192 } },
-  { id: "lmstudio", name: "LM Studio", api: "openai-completions", baseUrl: "http://localhost:1234/v1", compat: {}, models: [], limits: { contextWindow: 32_768, maxOutput: 8_192 } },
-  { id: "vllm", name: "vLLM", api: "openai-completions", baseUrl: "http://localhost:8000/v1", compat: {}, models: [], limits: { contextWindow: 32_768, maxOutput: 8_192 } },
+  {
+    id: "ollama",
+    name: "Ollama",
+    api: "openai-completions",
+    baseUrl: "http://localhost:11434/v1",
+    compat: {},
+    models: [],
+    limits: { contextWindow: 32_768, maxOutput: 8_192 },
+  },
+  {
+    id: "lmstudio",
+    name: "LM Studio",
+    api: "openai-completions",
+    baseUrl: "http://localhost:1234/v1",
+    compat: {},
+    models: [],
+    limits: { contextWindow: 32_768, maxOutput: 8_192 },
+  },
+  {
+    id: "vllm",
+    name: "vLLM",
+    api: "openai-completions",
+    baseUrl: "http://localhost:8000/v1",
+    compat: {},
+    models: [],
+    limits: { contextWindow: 32_768, maxOutput: 8_192 },
+  },
 ];
-
-

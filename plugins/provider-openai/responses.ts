@@ -8,7 +8,14 @@
  * by the history step, so this never leaks into their requests.
  */
 import type OpenAI from "openai";
-import type { AssistantMessage, ImageContent, ProviderEvent, ProviderRequest, StopReason, TextContent } from "../../kernel/index.js";
+import type {
+  AssistantMessage,
+  ImageContent,
+  ProviderEvent,
+  ProviderRequest,
+  StopReason,
+  TextContent,
+} from "../../kernel/index.js";
 import type { MessageBuilder } from "../../lib/provider-kit/builder.js";
 import type { CatalogModel } from "../../lib/provider-kit/catalog.js";
 import { normalizeToolCallId, prepareHistory } from "../../lib/provider-kit/history.js";
@@ -47,16 +54,30 @@ function inputContent(content: string | (TextContent | ImageContent)[], model: C
   if (typeof content === "string") return [{ type: "input_text", text: content }];
   const images = model.input?.includes("image") ?? true;
   return content.map((c) =>
-    c.type === "text" ? { type: "input_text", text: c.text } : images ? { type: "input_image", image_url: `data:${c.mimeType};base64,${c.data}`, detail: "auto" } : { type: "input_text", text: "(image omitted: this model does not accept images)" },
+    c.type === "text"
+      ? { type: "input_text", text: c.text }
+      : images
+        ? { type: "input_image", image_url: `data:${c.mimeType};base64,${c.data}`, detail: "auto" }
+        : { type: "input_text", text: "(image omitted: this model does not accept images)" },
   );
 }
 
 function reasoningItem(signature: string | undefined): Item | undefined {
   if (!signature) return undefined;
   try {
-    const item = JSON.parse(signature) as { type?: string; id?: string; summary?: unknown; encrypted_content?: string | null };
+    const item = JSON.parse(signature) as {
+      type?: string;
+      id?: string;
+      summary?: unknown;
+      encrypted_content?: string | null;
+    };
     if (item.type !== "reasoning" || !item.id || !item.encrypted_content) return undefined;
-    return { type: "reasoning", id: item.id, summary: Array.isArray(item.summary) ? item.summary : [], encrypted_content: item.encrypted_content } as Item;
+    return {
+      type: "reasoning",
+      id: item.id,
+      summary: Array.isArray(item.summary) ? item.summary : [],
+      encrypted_content: item.encrypted_content,
+    } as Item;
   } catch {
     return undefined;
   }
@@ -70,8 +91,13 @@ export function buildResponsesParams(request: ProviderRequest, model: CatalogMod
     if (m.role === "user") input.push({ role: "user", content: inputContent(m.content, model) });
     else if (m.role === "toolResult") {
       const hasImage = m.content.some((c) => c.type === "image");
-      const textOut = m.content.filter((c): c is TextContent => c.type === "text").map((c) => c.text).join("\n");
-      const output = hasImage ? (inputContent(m.content, model) as OpenAI.Responses.ResponseFunctionCallOutputItemList) : textOut || "(no output)";
+      const textOut = m.content
+        .filter((c): c is TextContent => c.type === "text")
+        .map((c) => c.text)
+        .join("\n");
+      const output = hasImage
+        ? (inputContent(m.content, model) as OpenAI.Responses.ResponseFunctionCallOutputItemList)
+        : textOut || "(no output)";
       input.push({ type: "function_call_output", call_id: splitCallId(m.toolCallId).callId, output });
     } else {
       const replayReasoning = sameModel(m);
@@ -91,7 +117,12 @@ export function buildResponsesParams(request: ProviderRequest, model: CatalogMod
         } else {
           flush();
           const { callId, itemId } = splitCallId(c.id);
-          const call: OpenAI.Responses.ResponseFunctionToolCall = { type: "function_call", call_id: callId, name: c.name, arguments: JSON.stringify(c.arguments ?? {}) };
+          const call: OpenAI.Responses.ResponseFunctionToolCall = {
+            type: "function_call",
+            call_id: callId,
+            name: c.name,
+            arguments: JSON.stringify(c.arguments ?? {}),
+          };
           if (itemId && replayReasoning) call.id = itemId;
           input.push(call);
         }
@@ -101,11 +132,23 @@ export function buildResponsesParams(request: ProviderRequest, model: CatalogMod
   }
 
   const params: Params = { model: model.id, input, stream: true };
-  const instructions = request.system.map((b) => b.text).filter((t) => t.trim()).join("\n\n");
+  const instructions = request.system
+    .map((b) => b.text)
+    .filter((t) => t.trim())
+    .join("\n\n");
   if (instructions) params.instructions = instructions;
-  params.max_output_tokens = Math.min(model.maxOutput, typeof request.options.maxTokens === "number" ? request.options.maxTokens : o.maxTokens);
+  params.max_output_tokens = Math.min(
+    model.maxOutput,
+    typeof request.options.maxTokens === "number" ? request.options.maxTokens : o.maxTokens,
+  );
   if (request.tools.length) {
-    params.tools = request.tools.map((t) => ({ type: "function", name: t.name, description: t.description, parameters: t.parameters as unknown as Record<string, unknown>, ...(o.strict === false ? {} : { strict: false }) })) as Params["tools"];
+    params.tools = request.tools.map((t) => ({
+      type: "function",
+      name: t.name,
+      description: t.description,
+      parameters: t.parameters as unknown as Record<string, unknown>,
+      ...(o.strict === false ? {} : { strict: false }),
+    })) as Params["tools"];
   }
   if (model.reasoning) {
     const effort = effortFor(request.options.thinking, model, o.reasoningEffortMap);
@@ -123,10 +166,18 @@ type Usage = OpenAI.Responses.ResponseUsage | null | undefined;
 function setUsage(builder: MessageBuilder, usage: Usage): void {
   if (!usage) return;
   const cached = usage.input_tokens_details?.cached_tokens ?? 0;
-  builder.setTokens({ input: usage.input_tokens - cached, output: usage.output_tokens, cacheRead: cached, cacheWrite: 0 });
+  builder.setTokens({
+    input: usage.input_tokens - cached,
+    output: usage.output_tokens,
+    cacheRead: cached,
+    cacheWrite: 0,
+  });
 }
 
-export async function* readResponses(events: AsyncIterable<OpenAI.Responses.ResponseStreamEvent>, builder: MessageBuilder): AsyncGenerator<ProviderEvent, StopReason> {
+export async function* readResponses(
+  events: AsyncIterable<OpenAI.Responses.ResponseStreamEvent>,
+  builder: MessageBuilder,
+): AsyncGenerator<ProviderEvent, StopReason> {
   const blocks = new Map<string, number>(); // output item id (or output_index) → builder index
   const keyOf = (itemId: string | undefined, outputIndex: number) => itemId || `#${outputIndex}`;
   let started = false;
@@ -144,7 +195,10 @@ export async function* readResponses(events: AsyncIterable<OpenAI.Responses.Resp
         else if (item.type === "message") blocks.set(key, builder.addText());
         else if (item.type === "function_call") {
           calls++;
-          blocks.set(key, builder.addToolCall(item.id ? `${item.call_id}|${item.id}` : item.call_id, item.name, item.arguments ?? ""));
+          blocks.set(
+            key,
+            builder.addToolCall(item.id ? `${item.call_id}|${item.id}` : item.call_id, item.name, item.arguments ?? ""),
+          );
         } else if (item.type.endsWith("_call")) builder.serverToolRan = true; // web_search_call, code_interpreter_call, ...
         break;
       }
@@ -172,7 +226,8 @@ export async function* readResponses(events: AsyncIterable<OpenAI.Responses.Resp
       }
       case "response.function_call_arguments.done": {
         const at = blocks.get(keyOf(event.item_id, event.output_index));
-        if (at !== undefined && builder.rawArguments(at) !== event.arguments) builder.setRawArguments(at, event.arguments);
+        if (at !== undefined && builder.rawArguments(at) !== event.arguments)
+          builder.setRawArguments(at, event.arguments);
         break;
       }
       case "response.output_item.done": {
@@ -181,7 +236,16 @@ export async function* readResponses(events: AsyncIterable<OpenAI.Responses.Resp
         if (at === undefined) break;
         if (item.type === "reasoning") {
           // The whole item is the signature: it is what a later request sends back.
-          builder.signature(at, JSON.stringify({ type: "reasoning", id: item.id, summary: item.summary ?? [], encrypted_content: item.encrypted_content ?? null }), true);
+          builder.signature(
+            at,
+            JSON.stringify({
+              type: "reasoning",
+              id: item.id,
+              summary: item.summary ?? [],
+              encrypted_content: item.encrypted_content ?? null,
+            }),
+            true,
+          );
           const block = builder.block(at);
           const summary = (item.summary ?? []).map((s) => s.text).join("\n\n");
           if (block?.type === "thinking" && !block.thinking && summary) yield builder.thinkingDelta(at, summary);

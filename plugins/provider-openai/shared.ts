@@ -1,7 +1,13 @@
 /** What the two OpenAI wire formats share: reasoning effort mapping and error classification. */
 import type { ProviderRequest } from "../../kernel/index.js";
 import type { CatalogModel } from "../../lib/provider-kit/catalog.js";
-import { isRetryableStatus, messages, retryAfterMs, transportFailure, type Failure } from "../../lib/provider-kit/retry.js";
+import {
+  isRetryableStatus,
+  messages,
+  retryAfterMs,
+  transportFailure,
+  type Failure,
+} from "../../lib/provider-kit/retry.js";
 
 /** The stream closed before its final event: a dropped connection as far as retries are concerned. */
 export class StreamEndedEarly extends Error {}
@@ -18,13 +24,24 @@ export class StreamError extends Error {
 }
 
 const ORDER = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
-const LEVEL: Record<string, string> = { off: "none", minimal: "minimal", low: "low", medium: "medium", high: "high", xhigh: "xhigh" };
+const LEVEL: Record<string, string> = {
+  off: "none",
+  minimal: "minimal",
+  low: "low",
+  medium: "medium",
+  high: "high",
+  xhigh: "xhigh",
+};
 
 /**
  * The effort to send for the kernel's thinking level: the `reasoningEffortMap` entry for it when the
  * user gave one, else the nearest one the model accepts (undefined: leave the server's default).
  */
-export function effortFor(level: ProviderRequest["options"]["thinking"], model: CatalogModel, map?: Partial<Record<string, string>>): string | undefined {
+export function effortFor(
+  level: ProviderRequest["options"]["thinking"],
+  model: CatalogModel,
+  map?: Partial<Record<string, string>>,
+): string | undefined {
   if (!level || !model.reasoning) return undefined;
   const mapped = map?.[level];
   if (mapped) return mapped;
@@ -32,7 +49,10 @@ export function effortFor(level: ProviderRequest["options"]["thinking"], model: 
   const accepted = model.efforts?.length ? model.efforts : ["low", "medium", "high"];
   if (accepted.includes(want)) return want;
   const at = ORDER.indexOf(want);
-  return accepted.reduce((best, e) => (Math.abs(ORDER.indexOf(e) - at) < Math.abs(ORDER.indexOf(best) - at) ? e : best), accepted[0]!);
+  return accepted.reduce(
+    (best, e) => (Math.abs(ORDER.indexOf(e) - at) < Math.abs(ORDER.indexOf(best) - at) ? e : best),
+    accepted[0]!,
+  );
 }
 
 const OVERFLOW =
@@ -47,28 +67,65 @@ interface OpenAIErrorLike {
   message?: string;
 }
 
-export function classifyOpenAI(error: unknown, where: { provider: string; baseUrl: string; keyFrom?: string; keyHint: string; model: string }): Failure {
+export function classifyOpenAI(
+  error: unknown,
+  where: { provider: string; baseUrl: string; keyFrom?: string; keyHint: string; model: string },
+): Failure {
   const e = (error ?? {}) as OpenAIErrorLike;
   const status = typeof e.status === "number" ? e.status : undefined;
   const code = e.error?.code ?? e.code ?? undefined;
   const type = e.error?.type ?? e.type ?? undefined;
-  const detail = e.error?.message ?? (error instanceof StreamError ? error.message : undefined) ?? messages(error)[0] ?? String(error);
+  const detail =
+    e.error?.message ??
+    (error instanceof StreamError ? error.message : undefined) ??
+    messages(error)[0] ??
+    String(error);
   const label = `${where.provider}${status ? ` HTTP ${status}` : ""}${code ? ` ${code}` : type ? ` ${type}` : ""}`;
-  if (error instanceof StreamEndedEarly) return { message: `${where.provider}: ${detail}`, retryable: true, overflow: false };
+  if (error instanceof StreamEndedEarly)
+    return { message: `${where.provider}: ${detail}`, retryable: true, overflow: false };
   if (status !== 429 && (code === "context_length_exceeded" || OVERFLOW.test(detail))) {
     return { message: `${label}: ${detail}`, status, retryable: false, overflow: true };
   }
   if (status === 401) {
-    return { message: `${label}: ${detail} — the API key${where.keyFrom ? ` from ${where.keyFrom}` : ""} was rejected; ${where.keyHint}`, status, retryable: false, overflow: false, code: "auth" };
+    return {
+      message: `${label}: ${detail} — the API key${where.keyFrom ? ` from ${where.keyFrom}` : ""} was rejected; ${where.keyHint}`,
+      status,
+      retryable: false,
+      overflow: false,
+      code: "auth",
+    };
   }
-  if (status === 403) return { message: `${label}: ${detail} — the key is not allowed to do this`, status, retryable: false, overflow: false, code: "permission" };
-  if (status === 404) return { message: `${label}: ${detail} — is '${where.model}' a model ${where.baseUrl} serves? (coil models lists known ids)`, status, retryable: false, overflow: false, code: "not_found" };
+  if (status === 403)
+    return {
+      message: `${label}: ${detail} — the key is not allowed to do this`,
+      status,
+      retryable: false,
+      overflow: false,
+      code: "permission",
+    };
+  if (status === 404)
+    return {
+      message: `${label}: ${detail} — is '${where.model}' a model ${where.baseUrl} serves? (coil models lists known ids)`,
+      status,
+      retryable: false,
+      overflow: false,
+      code: "not_found",
+    };
   if (status !== undefined) {
     const retryable = isRetryableStatus(status) || /overloaded/i.test(detail);
-    return { message: `${label}: ${detail}`, status, retryable, overflow: false, retryAfterMs: retryAfterMs(e.headers), code: status === 429 ? "rate_limit" : undefined };
+    return {
+      message: `${label}: ${detail}`,
+      status,
+      retryable,
+      overflow: false,
+      retryAfterMs: retryAfterMs(e.headers),
+      code: status === 429 ? "rate_limit" : undefined,
+    };
   }
   if (error instanceof StreamError || code || type) {
-    const retryable = /server_error|overloaded|rate_limit|timeout|temporar|unavailable/i.test(`${code ?? ""} ${type ?? ""} ${detail}`);
+    const retryable = /server_error|overloaded|rate_limit|timeout|temporar|unavailable/i.test(
+      `${code ?? ""} ${type ?? ""} ${detail}`,
+    );
     return { message: `${label}: ${detail}`, retryable, overflow: false };
   }
   return transportFailure(error, where, detail);

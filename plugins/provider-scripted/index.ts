@@ -44,7 +44,12 @@ export default definePlugin({
   description: "A provider that replays scripted replies (tests, demos, plugin development)",
   options: ScriptedOptions,
   setup(ctx) {
-    ctx.flags.register({ name: "script", description: "replies file for the scripted provider (YAML or JSON)", type: "string", valueName: "file" });
+    ctx.flags.register({
+      name: "script",
+      description: "replies file for the scripted provider (YAML or JSON)",
+      type: "string",
+      valueName: "file",
+    });
     const scripted = new ScriptedProvider(ctx);
     ctx.onStart(async () => {
       if (scripted.scriptFile()) await scripted.load();

@@ -30,7 +30,14 @@ export const ScriptedReply = Type.Object(
     thinking: Type.Optional(Type.String()),
     toolCalls: Type.Optional(Type.Array(ScriptedToolCall)),
     stopReason: Type.Optional(
-      Type.Union([Type.Literal("stop"), Type.Literal("toolUse"), Type.Literal("length"), Type.Literal("refusal"), Type.Literal("pause"), Type.Literal("error")]),
+      Type.Union([
+        Type.Literal("stop"),
+        Type.Literal("toolUse"),
+        Type.Literal("length"),
+        Type.Literal("refusal"),
+        Type.Literal("pause"),
+        Type.Literal("error"),
+      ]),
     ),
     error: Type.Optional(Type.String()),
     errorCode: Type.Optional(Type.String()),
@@ -53,14 +60,24 @@ export const ScriptedReply = Type.Object(
 export type ScriptedReply = Static<typeof ScriptedReply>;
 
 /** A step: a reply, or a function of the request (tests assert on what the model saw). */
-export type ScriptStep = ScriptedReply | ((request: ProviderRequest, index: number) => ScriptedReply | Promise<ScriptedReply>);
+export type ScriptStep =
+  | ScriptedReply
+  | ((request: ProviderRequest, index: number) => ScriptedReply | Promise<ScriptedReply>);
 
 /** Check replies against the format; errors name the reply index and the file. */
 export function checkReplies(replies: unknown, where: string): ScriptedReply[] {
   const obj = replies as { replies?: unknown; conversations?: unknown } | undefined;
-  const list = Array.isArray(replies) ? replies : obj?.replies === undefined && obj?.conversations !== undefined ? [] : obj?.replies;
+  const list = Array.isArray(replies)
+    ? replies
+    : obj?.replies === undefined && obj?.conversations !== undefined
+      ? []
+      : obj?.replies;
   if (!Array.isArray(list)) {
-    throw new CoilError("CONFIG_INVALID", `script ${where} must be a list of replies, or an object with a 'replies' list`, { plugin: "provider-scripted" });
+    throw new CoilError(
+      "CONFIG_INVALID",
+      `script ${where} must be a list of replies, or an object with a 'replies' list`,
+      { plugin: "provider-scripted" },
+    );
   }
   list.forEach((reply, i) => {
     if (typeof reply === "function") return;
@@ -90,16 +107,27 @@ export function checkReplies(replies: unknown, where: string): ScriptedReply[] {
  * message starts with it (a sub-agent's brief, say), in their own order whatever order the requests come in.
  */
 export function checkConversations(script: unknown, where: string): Record<string, ScriptedReply[]> {
-  const raw = !Array.isArray(script) && script && typeof script === "object" ? (script as { conversations?: unknown }).conversations : undefined;
+  const raw =
+    !Array.isArray(script) && script && typeof script === "object"
+      ? (script as { conversations?: unknown }).conversations
+      : undefined;
   if (raw === undefined) return {};
   if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
-    throw new CoilError("CONFIG_INVALID", `'conversations' in ${where} must map the start of a conversation's first message to its replies`, { plugin: "provider-scripted" });
+    throw new CoilError(
+      "CONFIG_INVALID",
+      `'conversations' in ${where} must map the start of a conversation's first message to its replies`,
+      { plugin: "provider-scripted" },
+    );
   }
-  return Object.fromEntries(Object.entries(raw).map(([key, list]) => [key, checkReplies(list, `${where}, conversation '${key}'`)]));
+  return Object.fromEntries(
+    Object.entries(raw).map(([key, list]) => [key, checkReplies(list, `${where}, conversation '${key}'`)]),
+  );
 }
 
 /** A script file: the main replies and the per-conversation ones. */
-export async function readScript(file: string): Promise<{ replies: ScriptedReply[]; conversations: Record<string, ScriptedReply[]> }> {
+export async function readScript(
+  file: string,
+): Promise<{ replies: ScriptedReply[]; conversations: Record<string, ScriptedReply[]> }> {
   const value = await parseScriptFile(file);
   return { replies: checkReplies(value, file), conversations: checkConversations(value, file) };
 }
@@ -109,7 +137,10 @@ async function parseScriptFile(file: string): Promise<unknown> {
   try {
     text = readFileSync(file, "utf8");
   } catch (cause) {
-    throw new CoilError("CONFIG_INVALID", `cannot read script ${file}: ${messageOf(cause)}`, { plugin: "provider-scripted", cause });
+    throw new CoilError("CONFIG_INVALID", `cannot read script ${file}: ${messageOf(cause)}`, {
+      plugin: "provider-scripted",
+      cause,
+    });
   }
   if (file.endsWith(".json")) return JSON.parse(text);
   const yaml = await import("yaml");
@@ -118,7 +149,11 @@ async function parseScriptFile(file: string): Promise<unknown> {
   if (doc.errors.length > 0) {
     const e = doc.errors[0]!;
     const pos = e.linePos?.[0];
-    throw new CoilError("CONFIG_INVALID", `malformed script: ${e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")}`, { plugin: "provider-scripted", file, line: pos?.line, column: pos?.col });
+    throw new CoilError(
+      "CONFIG_INVALID",
+      `malformed script: ${e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")}`,
+      { plugin: "provider-scripted", file, line: pos?.line, column: pos?.col },
+    );
   }
   return doc.toJS();
 }
@@ -145,9 +180,25 @@ export async function* streamReply(
   meta: { provider: string; model: string; callPrefix: string; chunkSize: number },
   signal: AbortSignal,
 ): AsyncGenerator<ProviderEvent> {
-  const message: AssistantMessage = { role: "assistant", content: [], provider: meta.provider, model: meta.model, usage: emptyUsage(), stopReason: "stop", timestamp: Date.now() };
+  const message: AssistantMessage = {
+    role: "assistant",
+    content: [],
+    provider: meta.provider,
+    model: meta.model,
+    usage: emptyUsage(),
+    stopReason: "stop",
+    timestamp: Date.now(),
+  };
   const snapshot = (): AssistantMessage => ({ ...message, content: message.content.map((c) => ({ ...c })) });
-  const aborted = (): ProviderEvent => ({ type: "error", message: { ...snapshot(), content: snapshot().content.filter((c) => c.type !== "toolCall"), stopReason: "aborted", errorMessage: "aborted" } });
+  const aborted = (): ProviderEvent => ({
+    type: "error",
+    message: {
+      ...snapshot(),
+      content: snapshot().content.filter((c) => c.type !== "toolCall"),
+      stopReason: "aborted",
+      errorMessage: "aborted",
+    },
+  });
   if (!(await sleep(reply.delayMs ?? 0, signal))) return yield aborted();
   yield { type: "start", partial: snapshot() };
   const pace = reply.chunkDelayMs ?? 0;
@@ -183,7 +234,13 @@ export async function* streamReply(
     }
   }
   const u = reply.usage ?? {};
-  message.usage = { ...emptyUsage(), input: u.input ?? 0, output: u.output ?? 0, cacheRead: u.cacheRead ?? 0, cacheWrite: u.cacheWrite ?? 0 };
+  message.usage = {
+    ...emptyUsage(),
+    input: u.input ?? 0,
+    output: u.output ?? 0,
+    cacheRead: u.cacheRead ?? 0,
+    cacheWrite: u.cacheWrite ?? 0,
+  };
   if (reply.error !== undefined || reply.stopReason === "error") {
     message.stopReason = "error";
     message.errorMessage = reply.error ?? "scripted error";

@@ -68,12 +68,20 @@ export default definePlugin({
       } catch (e) {
         ctx.log.warn(`cannot read ${authPath} to redact its keys: ${(e as Error).message}`);
       }
-      const values = [...secretsInEnv(env, o.env), ...stored, ...o.secrets, ...(typeof flag === "string" ? [flag] : [])];
+      const values = [
+        ...secretsInEnv(env, o.env),
+        ...stored,
+        ...o.secrets,
+        ...(typeof flag === "string" ? [flag] : []),
+      ];
       cache = { stamp, apply: redactor(values, o.minLength) };
       return cache.apply;
     }
 
-    const redactParts = <T extends { type: string }>(parts: readonly T[], f: (s: string) => string): T[] | undefined => {
+    const redactParts = <T extends { type: string }>(
+      parts: readonly T[],
+      f: (s: string) => string,
+    ): T[] | undefined => {
       let changed = false;
       const next = parts.map((p) => {
         if (p.type !== "text") return p;
@@ -102,7 +110,10 @@ export default definePlugin({
     );
 
     /** Each history message as sent, for the current replacer: a message is scanned once, not on every request. */
-    let sent = { f: undefined as ((text: string) => string) | undefined, map: new WeakMap<AgentMessage, AgentMessage>() };
+    let sent = {
+      f: undefined as ((text: string) => string) | undefined,
+      map: new WeakMap<AgentMessage, AgentMessage>(),
+    };
     const redactMessage = (m: AgentMessage, f: (text: string) => string): AgentMessage => {
       if (m.role === "toolResult") return redactResult(m, f) ?? m;
       if (m.role !== "user") return m;

@@ -9,7 +9,8 @@
  * `…COOKIE` (at the end or before `_`), and `AUTH`/`PASS`/`PAT` as a whole word. `GIT_AUTHOR_NAME`,
  * `TOKENIZERS_PARALLELISM` and `KEYTIMEOUT` are not.
  */
-export const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSW(?:OR)?D|PASSPHRASE|CREDENTIALS?|COOKIE)(?:_|$)|(?:^|_)(?:AUTH|AUTHORIZATION|PASS|PAT)(?:_|$)/i;
+export const SECRET_NAME =
+  /(KEY|TOKEN|SECRET|PASSW(?:OR)?D|PASSPHRASE|CREDENTIALS?|COOKIE)(?:_|$)|(?:^|_)(?:AUTH|AUTHORIZATION|PASS|PAT)(?:_|$)/i;
 /** Names that match SECRET_NAME but hold no secret. */
 const NOT_SECRET = new Set(["SSH_AUTH_SOCK"]);
 /** A URL with a password: `postgres://user:password@host/db`. */

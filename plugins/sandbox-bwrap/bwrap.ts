@@ -33,8 +33,10 @@ export interface SandboxConfig {
 }
 
 /** Environment variables that never enter the sandbox: credentials by name, provider keys, agent sockets. */
-const SECRET_NAME = /(?:^|_)(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|ACCESS_KEY(?:_ID)?|SECRET_KEY|PRIVATE_KEY|AUTH)(?:_|$)/i;
-const SECRET_PREFIX = /^(?:ANTHROPIC|OPENAI|AZURE_OPENAI|GEMINI|GOOGLE_API|MISTRAL|GROQ|XAI|DEEPSEEK|OPENROUTER|COHERE|HF|HUGGING_?FACE|CLAUDE)_/i;
+const SECRET_NAME =
+  /(?:^|_)(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|ACCESS_KEY(?:_ID)?|SECRET_KEY|PRIVATE_KEY|AUTH)(?:_|$)/i;
+const SECRET_PREFIX =
+  /^(?:ANTHROPIC|OPENAI|AZURE_OPENAI|GEMINI|GOOGLE_API|MISTRAL|GROQ|XAI|DEEPSEEK|OPENROUTER|COHERE|HF|HUGGING_?FACE|CLAUDE)_/i;
 const SECRET_EXACT = new Set(["SSH_AUTH_SOCK", "GPG_AGENT_INFO", "NETRC", "DOCKER_AUTH_CONFIG", "KUBECONFIG"]);
 
 export function isSecretEnv(name: string): boolean {
@@ -68,18 +70,94 @@ export function isSecretValue(value: string): boolean {
  * managers and test runners need to work, nothing that usually holds a credential. `passEnv` adds more.
  */
 export const DEFAULT_PASS_ENV: readonly string[] = [
-  "PATH", "HOME", "USER", "LOGNAME", "SHELL", "PWD", "SHLVL", "TERM", "COLORTERM", "TERM_PROGRAM", "NO_COLOR", "FORCE_COLOR", "CLICOLOR",
-  "LANG", "LANGUAGE", "LC_*", "TZ", "EDITOR", "VISUAL", "PAGER", "HOSTNAME", "CI",
-  "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_DATA_DIRS", "XDG_CONFIG_DIRS",
-  "NODE_ENV", "NODE_PATH", "NODE_OPTIONS", "NVM_DIR", "NVM_BIN", "NPM_CONFIG_PREFIX", "PNPM_HOME", "BUN_INSTALL", "DENO_DIR", "VOLTA_HOME",
-  "PYTHONPATH", "PYTHONHOME", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "PIPX_HOME", "POETRY_HOME", "UV_CACHE_DIR",
-  "GOPATH", "GOROOT", "GOBIN", "GOFLAGS", "GOCACHE", "GOMODCACHE", "CARGO_HOME", "RUSTUP_HOME", "RUSTFLAGS", "JAVA_HOME", "GRADLE_USER_HOME", "MAVEN_HOME", "M2_HOME",
-  "GEM_HOME", "GEM_PATH", "RBENV_ROOT", "PYENV_ROOT", "ASDF_DIR", "ASDF_DATA_DIR", "MISE_DATA_DIR",
-  "CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "PKG_CONFIG_PATH", "LD_LIBRARY_PATH", "CMAKE_PREFIX_PATH", "MAKEFLAGS",
-  "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_EDITOR", "GIT_PAGER",
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "SHELL",
+  "PWD",
+  "SHLVL",
+  "TERM",
+  "COLORTERM",
+  "TERM_PROGRAM",
+  "NO_COLOR",
+  "FORCE_COLOR",
+  "CLICOLOR",
+  "LANG",
+  "LANGUAGE",
+  "LC_*",
+  "TZ",
+  "EDITOR",
+  "VISUAL",
+  "PAGER",
+  "HOSTNAME",
+  "CI",
+  "XDG_CONFIG_HOME",
+  "XDG_CACHE_HOME",
+  "XDG_DATA_HOME",
+  "XDG_STATE_HOME",
+  "XDG_DATA_DIRS",
+  "XDG_CONFIG_DIRS",
+  "NODE_ENV",
+  "NODE_PATH",
+  "NODE_OPTIONS",
+  "NVM_DIR",
+  "NVM_BIN",
+  "NPM_CONFIG_PREFIX",
+  "PNPM_HOME",
+  "BUN_INSTALL",
+  "DENO_DIR",
+  "VOLTA_HOME",
+  "PYTHONPATH",
+  "PYTHONHOME",
+  "PYTHONDONTWRITEBYTECODE",
+  "PYTHONUNBUFFERED",
+  "VIRTUAL_ENV",
+  "CONDA_PREFIX",
+  "CONDA_DEFAULT_ENV",
+  "PIPX_HOME",
+  "POETRY_HOME",
+  "UV_CACHE_DIR",
+  "GOPATH",
+  "GOROOT",
+  "GOBIN",
+  "GOFLAGS",
+  "GOCACHE",
+  "GOMODCACHE",
+  "CARGO_HOME",
+  "RUSTUP_HOME",
+  "RUSTFLAGS",
+  "JAVA_HOME",
+  "GRADLE_USER_HOME",
+  "MAVEN_HOME",
+  "M2_HOME",
+  "GEM_HOME",
+  "GEM_PATH",
+  "RBENV_ROOT",
+  "PYENV_ROOT",
+  "ASDF_DIR",
+  "ASDF_DATA_DIR",
+  "MISE_DATA_DIR",
+  "CC",
+  "CXX",
+  "CFLAGS",
+  "CXXFLAGS",
+  "CPPFLAGS",
+  "LDFLAGS",
+  "PKG_CONFIG_PATH",
+  "LD_LIBRARY_PATH",
+  "CMAKE_PREFIX_PATH",
+  "MAKEFLAGS",
+  "GIT_AUTHOR_NAME",
+  "GIT_AUTHOR_EMAIL",
+  "GIT_COMMITTER_NAME",
+  "GIT_COMMITTER_EMAIL",
+  "GIT_EDITOR",
+  "GIT_PAGER",
 ];
 
-const matchesName = (patterns: readonly string[], name: string) => patterns.some((p) => (p.endsWith("*") ? name.startsWith(p.slice(0, -1)) : p === name));
+const matchesName = (patterns: readonly string[], name: string) =>
+  patterns.some((p) => (p.endsWith("*") ? name.startsWith(p.slice(0, -1)) : p === name));
 
 export interface EnvPolicy {
   /** Names (a trailing `*` is a prefix) passed besides DEFAULT_PASS_ENV, unless the name or value looks secret. */
@@ -92,13 +170,19 @@ export interface EnvPolicy {
  * The environment the sandboxed command gets: only allowlisted variables, and none whose name or value
  * looks like a secret (unless kept); TMPDIR points at the private /tmp. `dropped` names what stayed out.
  */
-export function scrubEnv(env: Record<string, string | undefined>, policy: EnvPolicy | readonly string[] = {}): { env: Record<string, string>; dropped: string[] } {
-  const { pass = [], keep = [] } = Array.isArray(policy) ? { keep: policy as readonly string[] } : (policy as EnvPolicy);
+export function scrubEnv(
+  env: Record<string, string | undefined>,
+  policy: EnvPolicy | readonly string[] = {},
+): { env: Record<string, string>; dropped: string[] } {
+  const { pass = [], keep = [] } = Array.isArray(policy)
+    ? { keep: policy as readonly string[] }
+    : (policy as EnvPolicy);
   const out: Record<string, string> = {};
   const dropped: string[] = [];
   for (const [k, v] of Object.entries(env)) {
     if (v === undefined) continue;
-    const allowed = matchesName(keep, k) || (matchesName([...DEFAULT_PASS_ENV, ...pass], k) && !isSecretEnv(k) && !isSecretValue(v));
+    const allowed =
+      matchesName(keep, k) || (matchesName([...DEFAULT_PASS_ENV, ...pass], k) && !isSecretEnv(k) && !isSecretValue(v));
     if (allowed) out[k] = v;
     else dropped.push(k);
   }
@@ -129,7 +213,13 @@ export function bwrapArgs(c: SandboxConfig): string[] {
   const hidden = new Set<string>();
   for (const p of c.hide) {
     const target = real(p);
-    if (!target || hidden.has(target) || c.cwd === target || c.cwd.startsWith(target.endsWith("/") ? target : `${target}/`)) continue; // never over the project
+    if (
+      !target ||
+      hidden.has(target) ||
+      c.cwd === target ||
+      c.cwd.startsWith(target.endsWith("/") ? target : `${target}/`)
+    )
+      continue; // never over the project
     hidden.add(target);
     args.push(...(statSync(target).isDirectory() ? ["--tmpfs", target] : ["--ro-bind", "/dev/null", target]));
   }
@@ -162,7 +252,13 @@ export function capEffOf(status: string): string | undefined {
  * binary, missing namespace rights and capabilities that survive (bwrap as root) all show.
  */
 export async function probe(c: SandboxConfig): Promise<Probe> {
-  const run = (args: string[]) => runProcess(c.bwrap, args, { cwd: c.cwd, env: process.env as Record<string, string>, onData: () => undefined, collect: true });
+  const run = (args: string[]) =>
+    runProcess(c.bwrap, args, {
+      cwd: c.cwd,
+      env: process.env as Record<string, string>,
+      onData: () => undefined,
+      collect: true,
+    });
   try {
     const version = (await run(["--version"])).output.trim();
     let detail = "";
@@ -174,7 +270,13 @@ export async function probe(c: SandboxConfig): Promise<Probe> {
       }
       const capEff = capEffOf(r.output);
       if (capEff === undefined || /[^0]/.test(capEff)) {
-        return { ok: false, version, userns, capEff, problem: `a command inside the sandbox keeps capabilities (CapEff ${capEff ?? "unknown"}); as root it could remount the file system and escape, so the sandbox is not used. Check that '${c.bwrap}' is bubblewrap and honours --cap-drop ALL` };
+        return {
+          ok: false,
+          version,
+          userns,
+          capEff,
+          problem: `a command inside the sandbox keeps capabilities (CapEff ${capEff ?? "unknown"}); as root it could remount the file system and escape, so the sandbox is not used. Check that '${c.bwrap}' is bubblewrap and honours --cap-drop ALL`,
+        };
       }
       return { ok: true, version, userns, capEff };
     }
@@ -185,7 +287,13 @@ export async function probe(c: SandboxConfig): Promise<Probe> {
     };
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    return { ok: false, problem: code === "ENOENT" ? `bwrap is not installed (looked for '${c.bwrap}'). Install bubblewrap: apt-get install bubblewrap, dnf install bubblewrap or pacman -S bubblewrap` : `bwrap could not start: ${(e as Error).message}` };
+    return {
+      ok: false,
+      problem:
+        code === "ENOENT"
+          ? `bwrap is not installed (looked for '${c.bwrap}'). Install bubblewrap: apt-get install bubblewrap, dnf install bubblewrap or pacman -S bubblewrap`
+          : `bwrap could not start: ${(e as Error).message}`,
+    };
   }
 }
 
@@ -204,7 +312,11 @@ export interface RunOptions {
  * Spawn in a new process group with stdin closed. Abort sends SIGTERM to the group, then SIGKILL
  * after the grace period. Rejects only when the program cannot start.
  */
-export function runProcess(file: string, args: string[], o: RunOptions): Promise<{ exitCode: number | null; signal: string | null; output: string }> {
+export function runProcess(
+  file: string,
+  args: string[],
+  o: RunOptions,
+): Promise<{ exitCode: number | null; signal: string | null; output: string }> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(file, args, { cwd: o.cwd, env: o.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     if (o.endWithCoil && child.pid !== undefined) endWithCoil(child.pid);

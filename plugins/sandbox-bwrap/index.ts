@@ -8,22 +8,72 @@ import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { definePlugin, Type, type Static } from "../../kernel/index.js";
 import type { ExecOptions } from "../tools-coding/api.js";
-import { bwrapArgs, DEFAULT_PASS_ENV, expandPath, probe, runProcess, scrubEnv, type Probe, type SandboxConfig } from "./bwrap.js";
+import {
+  bwrapArgs,
+  DEFAULT_PASS_ENV,
+  expandPath,
+  probe,
+  runProcess,
+  scrubEnv,
+  type Probe,
+  type SandboxConfig,
+} from "./bwrap.js";
 
 export { bwrapArgs, isSecretEnv, isSecretValue, scrubEnv, probe, DEFAULT_PASS_ENV } from "./bwrap.js";
 
 /** Credentials, tokens and shell histories in the home directory. */
 export const HIDDEN_HOME = [
-  "~/.ssh", "~/.gnupg", "~/.password-store", "~/.netrc", "~/.git-credentials", "~/.config/git/credentials",
-  "~/.aws", "~/.azure", "~/.config/gcloud", "~/.oci", "~/.config/doctl", "~/.kube", "~/.docker", "~/.terraform.d", "~/.vault-token",
-  "~/.config/gh", "~/.config/hub", "~/.config/glab-cli",
-  "~/.npmrc", "~/.pypirc", "~/.cargo/credentials", "~/.cargo/credentials.toml", "~/.gem/credentials",
-  "~/.pgpass", "~/.my.cnf",
-  "~/.claude/.credentials.json", "~/.codex/auth.json", "~/.gemini/oauth_creds.json", "~/.coil",
-  "~/.bash_history", "~/.zsh_history", "~/.history", "~/.local/share/fish/fish_history", "~/.python_history", "~/.node_repl_history", "~/.psql_history", "~/.mysql_history", "~/.sqlite_history",
+  "~/.ssh",
+  "~/.gnupg",
+  "~/.password-store",
+  "~/.netrc",
+  "~/.git-credentials",
+  "~/.config/git/credentials",
+  "~/.aws",
+  "~/.azure",
+  "~/.config/gcloud",
+  "~/.oci",
+  "~/.config/doctl",
+  "~/.kube",
+  "~/.docker",
+  "~/.terraform.d",
+  "~/.vault-token",
+  "~/.config/gh",
+  "~/.config/hub",
+  "~/.config/glab-cli",
+  "~/.npmrc",
+  "~/.pypirc",
+  "~/.cargo/credentials",
+  "~/.cargo/credentials.toml",
+  "~/.gem/credentials",
+  "~/.pgpass",
+  "~/.my.cnf",
+  "~/.claude/.credentials.json",
+  "~/.codex/auth.json",
+  "~/.gemini/oauth_creds.json",
+  "~/.coil",
+  "~/.bash_history",
+  "~/.zsh_history",
+  "~/.history",
+  "~/.local/share/fish/fish_history",
+  "~/.python_history",
+  "~/.node_repl_history",
+  "~/.psql_history",
+  "~/.mysql_history",
+  "~/.sqlite_history",
 ];
 /** Sockets of local services: reachable through the file system even without a network (Docker and systemd run anything as root). */
-export const HIDDEN_SOCKETS = ["/run/user", "/run/dbus", "/run/docker.sock", "/run/containerd", "/run/podman", "/run/systemd/private", "/run/snapd.socket", "/run/postgresql", "/run/mysqld"];
+export const HIDDEN_SOCKETS = [
+  "/run/user",
+  "/run/dbus",
+  "/run/docker.sock",
+  "/run/containerd",
+  "/run/podman",
+  "/run/systemd/private",
+  "/run/snapd.socket",
+  "/run/postgresql",
+  "/run/mysqld",
+];
 
 export const SandboxOptions = Type.Object({
   /** Extra writable paths besides the working directory (relative to the preset file; `~` allowed). */
@@ -53,7 +103,8 @@ const USERNS: Record<NonNullable<Probe["userns"]>, string> = {
 
 export default definePlugin({
   id: "sandbox-bwrap",
-  description: "Run shell commands inside bubblewrap: read-only root, writable project, private /tmp, no network, no secrets",
+  description:
+    "Run shell commands inside bubblewrap: read-only root, writable project, private /tmp, no network, no secrets",
   options: SandboxOptions,
   setup(ctx) {
     const o = ctx.options;
@@ -67,7 +118,9 @@ export default definePlugin({
         network: o.network,
         userns,
         writable: o.writable.map(expand),
-        hide: [...new Set([...o.hide.map(expand), ...(env.COIL_HOME ? [env.COIL_HOME] : [])])].filter((p) => !shown.has(p)),
+        hide: [...new Set([...o.hide.map(expand), ...(env.COIL_HOME ? [env.COIL_HOME] : [])])].filter(
+          (p) => !shown.has(p),
+        ),
       };
     };
     const envPolicy = { pass: o.passEnv, keep: o.keepEnv };
@@ -78,14 +131,25 @@ export default definePlugin({
     const describe = (p: Probe, env: Record<string, string | undefined>) => {
       const c = config(ctx.cwd, env);
       const { dropped } = scrubEnv(env, envPolicy);
-      const status = p.ok ? `ok (${p.version ?? "bwrap"})` : o.allowUnsandboxed ? `NOT AVAILABLE, commands run WITHOUT a sandbox: ${p.problem}` : `NOT AVAILABLE, bash is refused: ${p.problem}`;
+      const status = p.ok
+        ? `ok (${p.version ?? "bwrap"})`
+        : o.allowUnsandboxed
+          ? `NOT AVAILABLE, commands run WITHOUT a sandbox: ${p.problem}`
+          : `NOT AVAILABLE, bash is refused: ${p.problem}`;
       const uid = process.getuid?.();
       return [
         `sandbox-bwrap: ${status}`,
         `  root file system: read-only; /tmp private; /dev and /proc minimal`,
-        ...(p.capEff !== undefined ? [`  capabilities inside: ${/[^0]/.test(p.capEff) ? `KEPT (CapEff ${p.capEff})` : "none (CapEff 0)"}${uid === 0 ? "; coil runs as root" : ""}`] : []),
+        ...(p.capEff !== undefined
+          ? [
+              `  capabilities inside: ${/[^0]/.test(p.capEff) ? `KEPT (CapEff ${p.capEff})` : "none (CapEff 0)"}${uid === 0 ? "; coil runs as root" : ""}`,
+            ]
+          : []),
         ...(p.userns ? [`  user namespace: ${USERNS[p.userns]}`] : []),
-        `  writable: ${[ctx.cwd, ...c.writable].join(", ")}${c.writable.filter((w) => !existsSync(w)).map((w) => ` (${w} does not exist: skipped)`).join("")}`,
+        `  writable: ${[ctx.cwd, ...c.writable].join(", ")}${c.writable
+          .filter((w) => !existsSync(w))
+          .map((w) => ` (${w} does not exist: skipped)`)
+          .join("")}`,
         `  network: ${o.network ? "allowed" : "none"}`,
         `  hidden: ${c.hide.filter((h) => existsSync(h)).join(", ") || "(none present)"}`,
         `  environment: an allowlist (${DEFAULT_PASS_ENV.slice(0, 4).join(", ")} ...; passEnv adds names), no secret-looking values; left out: ${dropped.join(", ") || "nothing"}`,
@@ -94,11 +158,16 @@ export default definePlugin({
     };
 
     ctx.onStart(async () => {
-      for (const w of config(ctx.cwd, process.env).writable) if (!existsSync(w)) ctx.log.warn(`writable path ${w} does not exist; it is not mounted`);
+      for (const w of config(ctx.cwd, process.env).writable)
+        if (!existsSync(w)) ctx.log.warn(`writable path ${w} does not exist; it is not mounted`);
       const p = await check();
       if (p.ok) return;
-      if (o.allowUnsandboxed) ctx.log.warn(`NO SANDBOX: ${p.problem}. allowUnsandboxed is set, so bash runs directly with your rights.`);
-      else ctx.log.error(`${p.problem}. bash commands will be refused; fix the sandbox, remove sandbox-bwrap from the preset, or set allowUnsandboxed: true to run without it.`);
+      if (o.allowUnsandboxed)
+        ctx.log.warn(`NO SANDBOX: ${p.problem}. allowUnsandboxed is set, so bash runs directly with your rights.`);
+      else
+        ctx.log.error(
+          `${p.problem}. bash commands will be refused; fix the sandbox, remove sandbox-bwrap from the preset, or set allowUnsandboxed: true to run without it.`,
+        );
     });
 
     ctx.services.provide("operations", {
@@ -107,9 +176,18 @@ export default definePlugin({
         const given = x.env ?? (process.env as Record<string, string | undefined>);
         const shell = x.shell ?? (existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh");
         const run = { cwd: x.cwd, signal: x.signal, killGraceMs: x.killGraceMs, onData: x.onData };
-        if (p.ok) return runProcess(o.bwrap, [...bwrapArgs(config(x.cwd, given, p.userns)), shell, "-c", command], { ...run, env: scrubEnv(given, envPolicy).env });
+        if (p.ok)
+          return runProcess(o.bwrap, [...bwrapArgs(config(x.cwd, given, p.userns)), shell, "-c", command], {
+            ...run,
+            env: scrubEnv(given, envPolicy).env,
+          });
         if (!o.allowUnsandboxed) {
-          throw Object.assign(new Error(`[sandbox-bwrap] the sandbox is not available, so the command was not run: ${p.problem}. Tell the user; they can fix it (see coil doctor) or set allowUnsandboxed: true.`), { code: "ESANDBOX" });
+          throw Object.assign(
+            new Error(
+              `[sandbox-bwrap] the sandbox is not available, so the command was not run: ${p.problem}. Tell the user; they can fix it (see coil doctor) or set allowUnsandboxed: true.`,
+            ),
+            { code: "ESANDBOX" },
+          );
         }
         if (!warned) ctx.log.warn(`running WITHOUT a sandbox (allowUnsandboxed): ${p.problem}`);
         warned = true;

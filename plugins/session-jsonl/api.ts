@@ -11,7 +11,10 @@ import type { CompactionInput, SessionState } from "./store.js";
 export type { CompactionInput, CustomEntry, MessageEntry, SessionEntry, SessionHeader, SessionState, SessionSummary };
 
 /** Turns the messages of an abandoned branch into summary text (a compaction plugin can provide one). */
-export type Summarizer = (messages: readonly AgentMessage[], options: { instructions?: string; signal: AbortSignal }) => Promise<string>;
+export type Summarizer = (
+  messages: readonly AgentMessage[],
+  options: { instructions?: string; signal: AbortSignal },
+) => Promise<string>;
 
 export interface BranchOptions {
   /** Summary text of the branch being left; stored as a branch_summary entry the model sees. */

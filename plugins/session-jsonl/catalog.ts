@@ -52,13 +52,16 @@ function jsonlFiles(ops: SessionOps, dir: string): string[] {
 /** Sub-folders of the sessions root (one per working directory). */
 function cwdDirs(ops: SessionOps, root: string): string[] {
   try {
-    return ops.readdirSync(root).map((n) => join(root, n)).filter((d) => {
-      try {
-        return !ops.statSync(d).isFile();
-      } catch {
-        return false;
-      }
-    });
+    return ops
+      .readdirSync(root)
+      .map((n) => join(root, n))
+      .filter((d) => {
+        try {
+          return !ops.statSync(d).isFile();
+        } catch {
+          return false;
+        }
+      });
   } catch {
     return [];
   }
@@ -97,7 +100,8 @@ export function summarize(ops: SessionOps, file: string): SessionSummary | undef
       if (line === 1) {
         try {
           const h = JSON.parse(text) as SessionHeader;
-          if (h?.type === "session" && typeof h.id === "string") header = { ...h, version: typeof h.version === "number" ? h.version : 1 };
+          if (h?.type === "session" && typeof h.id === "string")
+            header = { ...h, version: typeof h.version === "number" ? h.version : 1 };
         } catch {
           // not a session file
         }
@@ -127,7 +131,18 @@ export function summarize(ops: SessionOps, file: string): SessionSummary | undef
     return undefined;
   }
   if (!header) return undefined;
-  return { file, id: header.id, cwd: header.cwd, created: header.timestamp, modified, name, messages, firstMessage, version: header.version, parentSession: header.parentSession };
+  return {
+    file,
+    id: header.id,
+    cwd: header.cwd,
+    created: header.timestamp,
+    modified,
+    name,
+    messages,
+    firstMessage,
+    version: header.version,
+    parentSession: header.parentSession,
+  };
 }
 
 export function oneLine(text: string, max: number): string {
@@ -187,6 +202,9 @@ export function resolveSessionRef(ops: SessionOps, ref: string, cwd: string, dir
   let hits = find([dir]);
   if (hits.length === 0) hits = find(cwdDirs(ops, root).filter((d) => resolve(d) !== resolve(dir)));
   if (hits.length === 1) return { file: hits[0]!, exists: true };
-  if (hits.length === 0) return { error: `no session matches '${ref}' (looked in ${dir} and under ${root}); see \`coil sessions list\`` };
-  return { error: `'${ref}' matches ${hits.length} sessions; give more of the id:\n${hits.map((h) => `  ${h}`).join("\n")}` };
+  if (hits.length === 0)
+    return { error: `no session matches '${ref}' (looked in ${dir} and under ${root}); see \`coil sessions list\`` };
+  return {
+    error: `'${ref}' matches ${hits.length} sessions; give more of the id:\n${hits.map((h) => `  ${h}`).join("\n")}`,
+  };
 }

@@ -43,15 +43,34 @@ function transcript(store: SessionStore): Block[] {
     else if (m.role === "assistant") {
       const a = m as AssistantMessage;
       for (const part of a.content) {
-        if (part.type === "text" && part.text) blocks.push({ kind: "assistant", title: `Assistant (${a.provider}/${a.model})${labelled(m)}`, text: part.text });
-        else if (part.type === "thinking" && part.thinking && !part.redacted) blocks.push({ kind: "thinking", title: "Thinking", text: part.thinking });
-        else if (part.type === "toolCall") blocks.push({ kind: "tool-call", title: `Tool call: ${part.name}`, text: JSON.stringify(part.arguments, null, 2) });
+        if (part.type === "text" && part.text)
+          blocks.push({
+            kind: "assistant",
+            title: `Assistant (${a.provider}/${a.model})${labelled(m)}`,
+            text: part.text,
+          });
+        else if (part.type === "thinking" && part.thinking && !part.redacted)
+          blocks.push({ kind: "thinking", title: "Thinking", text: part.thinking });
+        else if (part.type === "toolCall")
+          blocks.push({
+            kind: "tool-call",
+            title: `Tool call: ${part.name}`,
+            text: JSON.stringify(part.arguments, null, 2),
+          });
       }
-      if (a.stopReason === "error" && a.errorMessage) blocks.push({ kind: "note", title: "Error", text: a.errorMessage, error: true });
+      if (a.stopReason === "error" && a.errorMessage)
+        blocks.push({ kind: "note", title: "Error", text: a.errorMessage, error: true });
     } else if (m.role === "toolResult") {
       const child = subagentRunOf(m);
-      const via = child ? ` (${child.agent} sub-agent${child.session?.file ? `, session ${child.session.file}` : ""})` : "";
-      blocks.push({ kind: "tool-result", title: `Result: ${m.toolName}${via}${m.isError ? " (error)" : ""}`, text: partsText(m.content), error: m.isError });
+      const via = child
+        ? ` (${child.agent} sub-agent${child.session?.file ? `, session ${child.session.file}` : ""})`
+        : "";
+      blocks.push({
+        kind: "tool-result",
+        title: `Result: ${m.toolName}${via}${m.isError ? " (error)" : ""}`,
+        text: partsText(m.content),
+        error: m.isError,
+      });
     } else if (m.display) {
       blocks.push({ kind: "note", title: m.customType, text: partsText(m.content) });
     }
@@ -67,23 +86,47 @@ function fence(text: string): string {
 
 function toMarkdown(store: SessionStore, blocks: Block[]): string {
   const link = subagentLink(store);
-  const parent = link ? [`- sub-agent (${link.agent}) run by the task call \`${link.toolCallId}\` of session \`${link.id}\` (\`${link.path}\`)`] : [];
-  const out = [`# ${store.name ?? `Session ${store.id}`}`, "", `- id: \`${store.id}\``, `- directory: \`${store.header.cwd}\``, `- created: ${store.header.timestamp}`, ...parent, ""];
+  const parent = link
+    ? [
+        `- sub-agent (${link.agent}) run by the task call \`${link.toolCallId}\` of session \`${link.id}\` (\`${link.path}\`)`,
+      ]
+    : [];
+  const out = [
+    `# ${store.name ?? `Session ${store.id}`}`,
+    "",
+    `- id: \`${store.id}\``,
+    `- directory: \`${store.header.cwd}\``,
+    `- created: ${store.header.timestamp}`,
+    ...parent,
+    "",
+  ];
   for (const b of blocks) {
     out.push(`## ${b.title}`, "");
     if (b.kind === "user" || b.kind === "assistant" || b.kind === "note") out.push(b.text, "");
-    else if (b.kind === "thinking") out.push(b.text.split("\n").map((l) => `> ${l}`).join("\n"), "");
+    else if (b.kind === "thinking")
+      out.push(
+        b.text
+          .split("\n")
+          .map((l) => `> ${l}`)
+          .join("\n"),
+        "",
+      );
     else out.push(fence(b.text), "");
   }
   return out.join("\n").trimEnd() + "\n";
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
 /** A sub-agent's session: the session and task call that ran it. */
-function subagentLink(store: SessionStore): { agent: string; toolCallId: string; id: string; path: string } | undefined {
+function subagentLink(
+  store: SessionStore,
+): { agent: string; toolCallId: string; id: string; path: string } | undefined {
   const link = store.header.parentSession;
-  return link?.toolCallId ? { agent: link.agent ?? "?", toolCallId: link.toolCallId, id: link.id, path: link.path } : undefined;
+  return link?.toolCallId
+    ? { agent: link.agent ?? "?", toolCallId: link.toolCallId, id: link.id, path: link.path }
+    : undefined;
 }
 
 function toHtml(store: SessionStore, blocks: Block[]): string {

@@ -34,7 +34,14 @@ export { acquireLock, lockOwner, SessionLockedError } from "./writer-lock.js";
 export { SessionStore, SessionWriteError, sessionDirFor, type CompactionInput, type SessionState } from "./store.js";
 export { listSessions, latestSession, type SessionSummary } from "./catalog.js";
 export { exportSession } from "./export.js";
-export type { SessionService, BranchOptions, SessionInfo, Summarizer, CustomMessageInput, ChildSession } from "./api.js";
+export type {
+  SessionService,
+  BranchOptions,
+  SessionInfo,
+  Summarizer,
+  CustomMessageInput,
+  ChildSession,
+} from "./api.js";
 
 export const SessionOptions = Type.Object({
   /** Root folder of the sessions (one sub-folder per working directory). Default `$COIL_HOME/sessions`. */
@@ -52,16 +59,42 @@ export function sessionPlugin(deps: { ops?: SessionOps } = {}) {
     options: SessionOptions,
     setup(ctx) {
       const manager = new SessionManager(ctx, ops);
-      ctx.flags.register({ name: "continue", short: "c", type: "boolean", description: "continue the latest session of this directory" });
-      ctx.flags.register({ name: "resume", short: "r", type: "boolean", description: "choose a session to resume (in print mode: list them and exit)" });
-      ctx.flags.register({ name: "session", type: "string", valueName: "path|id", description: "open this session file, or the session whose id starts with this" });
-      ctx.flags.register({ name: "session-dir", type: "string", valueName: "dir", description: "keep this run's sessions in this folder" });
-      ctx.flags.register({ name: "no-session", type: "boolean", description: "keep the session in memory only (nothing is written)" });
+      ctx.flags.register({
+        name: "continue",
+        short: "c",
+        type: "boolean",
+        description: "continue the latest session of this directory",
+      });
+      ctx.flags.register({
+        name: "resume",
+        short: "r",
+        type: "boolean",
+        description: "choose a session to resume (in print mode: list them and exit)",
+      });
+      ctx.flags.register({
+        name: "session",
+        type: "string",
+        valueName: "path|id",
+        description: "open this session file, or the session whose id starts with this",
+      });
+      ctx.flags.register({
+        name: "session-dir",
+        type: "string",
+        valueName: "dir",
+        description: "keep this run's sessions in this folder",
+      });
+      ctx.flags.register({
+        name: "no-session",
+        type: "boolean",
+        description: "keep the session in memory only (nothing is written)",
+      });
       ctx.subcommands.register({
         name: "sessions",
-        description: "list [--all] [--json], export <id|path> [--format md|html|jsonl] [--out file], or stats <id|path> [--json]",
+        description:
+          "list [--all] [--json], export <id|path> [--format md|html|jsonl] [--out file], or stats <id|path> [--json]",
         usage: "<list|export|stats> [args...]",
-        run: (argv, io) => sessionsCommand(argv, io, ops, ctx.options.dir, ctx.baseDir, () => ctx.services.get("session-stats")),
+        run: (argv, io) =>
+          sessionsCommand(argv, io, ops, ctx.options.dir, ctx.baseDir, () => ctx.services.get("session-stats")),
       });
       ctx.services.provide("session", manager);
 
@@ -126,15 +159,33 @@ function basicStats(store: SessionStore, json: boolean): string {
     if (e.type !== "message") return [];
     const m = e.message as AgentMessage;
     const child = subagentRunOf(m);
-    return m.role === "assistant" ? [m] : child ? Array.from({ length: child.requests }, (_, i) => ({ usage: i === 0 ? child.usage : emptyUsage() })) : [];
+    return m.role === "assistant"
+      ? [m]
+      : child
+        ? Array.from({ length: child.requests }, (_, i) => ({ usage: i === 0 ? child.usage : emptyUsage() }))
+        : [];
   });
   const sum = (f: (m: Pick<AssistantMessage, "usage">) => number) => replies.reduce((s, m) => s + f(m), 0);
-  const totals = { requests: replies.length, input: sum((m) => m.usage.input), cacheRead: sum((m) => m.usage.cacheRead), cacheWrite: sum((m) => m.usage.cacheWrite), output: sum((m) => m.usage.output), cost: sum((m) => m.usage.cost?.total ?? 0) };
+  const totals = {
+    requests: replies.length,
+    input: sum((m) => m.usage.input),
+    cacheRead: sum((m) => m.usage.cacheRead),
+    cacheWrite: sum((m) => m.usage.cacheWrite),
+    output: sum((m) => m.usage.output),
+    cost: sum((m) => m.usage.cost?.total ?? 0),
+  };
   if (json) return JSON.stringify({ totals }, null, 2);
   return `session ${store.id}: ${totals.requests} requests, ${totals.input} input, ${totals.cacheRead} cache read, ${totals.cacheWrite} cache write, ${totals.output} output tokens, $${totals.cost.toFixed(4)}`;
 }
 
-async function sessionsCommand(argv: string[], io: CliStreams, ops: SessionOps, dirOption: string | undefined, baseDir: string, stats: () => SessionStatsService | undefined = () => undefined): Promise<number> {
+async function sessionsCommand(
+  argv: string[],
+  io: CliStreams,
+  ops: SessionOps,
+  dirOption: string | undefined,
+  baseDir: string,
+  stats: () => SessionStatsService | undefined = () => undefined,
+): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -165,7 +216,12 @@ async function sessionsCommand(argv: string[], io: CliStreams, ops: SessionOps, 
     const sessions = values.all ? listAll(ops, root) : listSessions(ops, [dir]);
     if (values.json) io.stdout.write(JSON.stringify(sessions, null, 2) + "\n");
     else if (sessions.length === 0) io.stdout.write(`no sessions in ${values.all ? root : dir}\n`);
-    else io.stdout.write(formatList(sessions) + (values.all ? "\n" + sessions.map((s, i) => `${String(i + 1).padStart(3)}  ${s.cwd}`).join("\n") : "") + "\n");
+    else
+      io.stdout.write(
+        formatList(sessions) +
+          (values.all ? "\n" + sessions.map((s, i) => `${String(i + 1).padStart(3)}  ${s.cwd}`).join("\n") : "") +
+          "\n",
+      );
     return 0;
   }
   if (action === "stats") {
@@ -187,7 +243,9 @@ async function sessionsCommand(argv: string[], io: CliStreams, ops: SessionOps, 
     }
     for (const w of store.warnings) io.stderr.write(`coil: warning: ${w}\n`);
     const renderer = stats();
-    const text = renderer ? renderer.render(store.path(), { json: values.json === true, title: `session ${store.id} (${found.file})` }) : basicStats(store, values.json === true);
+    const text = renderer
+      ? renderer.render(store.path(), { json: values.json === true, title: `session ${store.id} (${found.file})` })
+      : basicStats(store, values.json === true);
     io.stdout.write(text.endsWith("\n") ? text : text + "\n");
     return 0;
   }

@@ -30,7 +30,11 @@ export interface ReadResult {
 }
 
 /** Call `onLine(text, lineNumber, isLast)` for every line; `isLast` marks a final line without "\n". */
-export function forEachLine(ops: SessionOps, file: string, onLine: (text: string, line: number, unterminated: boolean) => void | false): { size: number; endsTorn: boolean } {
+export function forEachLine(
+  ops: SessionOps,
+  file: string,
+  onLine: (text: string, line: number, unterminated: boolean) => void | false,
+): { size: number; endsTorn: boolean } {
   const fd = ops.openSync(file, "r");
   try {
     const buffer = Buffer.allocUnsafe(CHUNK);
@@ -46,12 +50,15 @@ export function forEachLine(ops: SessionOps, file: string, onLine: (text: string
         const nl = buffer.indexOf(10, start);
         if (nl === -1 || nl >= n) break;
         line++;
-        const text = carry ? Buffer.concat([carry, buffer.subarray(start, nl)]).toString("utf8") : buffer.toString("utf8", start, nl);
+        const text = carry
+          ? Buffer.concat([carry, buffer.subarray(start, nl)]).toString("utf8")
+          : buffer.toString("utf8", start, nl);
         carry = undefined;
         if (onLine(text, line, false) === false) return { size: position, endsTorn: false };
         start = nl + 1;
       }
-      if (start < n) carry = carry ? Buffer.concat([carry, buffer.subarray(start, n)]) : Buffer.from(buffer.subarray(start, n));
+      if (start < n)
+        carry = carry ? Buffer.concat([carry, buffer.subarray(start, n)]) : Buffer.from(buffer.subarray(start, n));
     }
     if (carry && carry.length > 0) onLine(carry.toString("utf8"), line + 1, true);
     return { size: position, endsTorn: Boolean(carry && carry.length > 0) };
@@ -91,7 +98,13 @@ export function readSession(ops: SessionOps, file: string): ReadResult {
       }
       // The header line itself was lost: keep the entries under a header made from the file name.
       warnings.push(`${file}:${line}: expected the session header before this line; using one made from the file name`);
-      header = { type: "session", version: FORMAT_VERSION, id: idFromFileName(file), timestamp: new Date(0).toISOString(), cwd: "" };
+      header = {
+        type: "session",
+        version: FORMAT_VERSION,
+        id: idFromFileName(file),
+        timestamp: new Date(0).toISOString(),
+        cwd: "",
+      };
     }
     let entry: unknown = value;
     if (migration && value && typeof value === "object") {
@@ -116,7 +129,9 @@ export function readSession(ops: SessionOps, file: string): ReadResult {
     entries.push(e);
   });
   if (!header) {
-    throw Object.assign(new Error(`${file} is not a coil session file (no session header line)`), { code: "SESSION_INVALID" });
+    throw Object.assign(new Error(`${file} is not a coil session file (no session header line)`), {
+      code: "SESSION_INVALID",
+    });
   }
   return { header, entries, warnings, version, endsTorn, size };
 }
@@ -134,7 +149,8 @@ export function readHeader(ops: SessionOps, file: string): SessionHeader | undef
     forEachLine(ops, file, (text) => {
       try {
         const h = JSON.parse(text) as SessionHeader;
-        if (h && h.type === "session" && typeof h.id === "string") header = { ...h, version: typeof h.version === "number" ? h.version : 1 };
+        if (h && h.type === "session" && typeof h.id === "string")
+          header = { ...h, version: typeof h.version === "number" ? h.version : 1 };
       } catch {
         // not a header
       }

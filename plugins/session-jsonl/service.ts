@@ -20,9 +20,25 @@ import {
   type PluginContext,
   type TextContent,
 } from "../../kernel/index.js";
-import { expandHome, latestSession, listAll, listSessions, oneLine, resolveSessionRef, sessionsRoot, type SessionSummary } from "./catalog.js";
+import {
+  expandHome,
+  latestSession,
+  listAll,
+  listSessions,
+  oneLine,
+  resolveSessionRef,
+  sessionsRoot,
+  type SessionSummary,
+} from "./catalog.js";
 import { FORMAT_VERSION, type SessionEntry, type SessionHeader } from "./format.js";
-import type { BranchOptions, ChildSession, CustomMessageInput, SessionInfo, SessionService, Summarizer } from "./api.js";
+import type {
+  BranchOptions,
+  ChildSession,
+  CustomMessageInput,
+  SessionInfo,
+  SessionService,
+  Summarizer,
+} from "./api.js";
 import { acquireLock, SessionLockedError, type HeldLock } from "./writer-lock.js";
 import { codeOf, type SessionOps } from "./file-system.js";
 import {
@@ -98,7 +114,10 @@ export class SessionManager implements SessionService {
       exists = file !== undefined;
     } else if (typeof flags.session === "string" && flags.session) {
       const ref = resolveSessionRef(this.ops, flags.session, cwd, this.dir, this.root);
-      if ("error" in ref) throw this.ctx.error("SESSION_NOT_FOUND", ref.error, { hint: "pass a session file path or the start of a session id" });
+      if ("error" in ref)
+        throw this.ctx.error("SESSION_NOT_FOUND", ref.error, {
+          hint: "pass a session file path or the start of a session id",
+        });
       file = ref.file;
       exists = ref.exists;
     } else if (flags.continue) {
@@ -141,7 +160,8 @@ export class SessionManager implements SessionService {
       store = SessionStore.open(file, { ops: this.ops });
     } catch (cause) {
       lock.release();
-      if (codeOf(cause) === "ENOENT") throw this.ctx.error("SESSION_NOT_FOUND", `session file ${file} does not exist`, { cause });
+      if (codeOf(cause) === "ENOENT")
+        throw this.ctx.error("SESSION_NOT_FOUND", `session file ${file} does not exist`, { cause });
       throw this.ctx.error("SESSION_INVALID", `cannot read session ${file}: ${(cause as Error).message}`, { cause });
     }
     if (store.header.version > FORMAT_VERSION) {
@@ -153,11 +173,17 @@ export class SessionManager implements SessionService {
       try {
         migrated = store.migrateTo(dirname(file), this.ctx.cwd);
       } catch (cause) {
-        throw this.ctx.error("SESSION_WRITE_FAILED", `cannot write the migrated copy of ${file}: ${(cause as Error).message}`, { cause });
+        throw this.ctx.error(
+          "SESSION_WRITE_FAILED",
+          `cannot write the migrated copy of ${file}: ${(cause as Error).message}`,
+          { cause },
+        );
       } finally {
         lock.release();
       }
-      this.note(`${file} is in the older session format ${store.header.version}; continuing in a migrated copy ${migrated.file} (the original is left as it is)`);
+      this.note(
+        `${file} is in the older session format ${store.header.version}; continuing in a migrated copy ${migrated.file} (the original is left as it is)`,
+      );
       migrated.warnings.push(...store.warnings);
       return { store: migrated, lock: this.takeLock(migrated.file!) };
     }
@@ -199,13 +225,16 @@ export class SessionManager implements SessionService {
     const { model: recorded, thinkingLevel } = this.store.state();
     if (!this.ctx.options.restoreModel) return;
     // The thinking level the session ran with (lib/thinking.ts records it), unless --thinking chose this run's.
-    if (thinkingLevel && this.ctx.flags.get("thinking") === undefined) agent.setRequestOptions({ thinking: thinkingLevel as never });
+    if (thinkingLevel && this.ctx.flags.get("thinking") === undefined)
+      agent.setRequestOptions({ thinking: thinkingLevel as never });
     if (!recorded || this.flags.modelFromCli) return;
     const now = agent.state;
     if (now.provider === recorded.provider && now.model.id === recorded.modelId) return;
     const provider = agent.view.providers.get(recorded.provider);
     if (!provider || (provider.isConfigured && !provider.isConfigured())) {
-      this.note(`the session used ${recorded.provider}/${recorded.modelId}, which is not available; continuing with ${now.provider}/${now.model.id}`);
+      this.note(
+        `the session used ${recorded.provider}/${recorded.modelId}, which is not available; continuing with ${now.provider}/${now.model.id}`,
+      );
       return;
     }
     const model = provider.models?.find((m) => m.id === recorded.modelId) ?? provider.resolveModel?.(recorded.modelId);
@@ -217,7 +246,9 @@ export class SessionManager implements SessionService {
     const sessions = listSessions(this.ops, [this.dir!]);
     const table = formatList(sessions);
     if (this.flags.mode === "text" || this.flags.mode === "json" || !io.stdin.isTTY) {
-      io.stdout.write(sessions.length ? `${table}\nresume one with: coil --session <id> ...\n` : `no sessions in ${this.dir}\n`);
+      io.stdout.write(
+        sessions.length ? `${table}\nresume one with: coil --session <id> ...\n` : `no sessions in ${this.dir}\n`,
+      );
       return { exit: 0 };
     }
     if (sessions.length === 0) {
@@ -272,7 +303,13 @@ export class SessionManager implements SessionService {
       else if (!this.lastModel && this.agent) this.noteModel(this.agent.state.provider, this.agent.state.model.id);
       const custom = this.steered.get(message);
       if (custom && message.role === "custom") {
-        const entry = store.append({ type: "custom_message", customType: custom.customType, content: custom.content, display: custom.display !== false, details: custom.details });
+        const entry = store.append({
+          type: "custom_message",
+          customType: custom.customType,
+          content: custom.content,
+          display: custom.display !== false,
+          details: custom.details,
+        });
         store.linkRendered(entry.id, message);
       } else store.appendMessage(message);
     } catch (cause) {
@@ -371,7 +408,11 @@ export class SessionManager implements SessionService {
 
   private get store(): SessionStore {
     if (!this.current) {
-      throw new CoilError("SESSION_NOT_OPEN", "the session is not open yet: it opens when coil starts (PluginHost.start)", { plugin: this.ctx.id });
+      throw new CoilError(
+        "SESSION_NOT_OPEN",
+        "the session is not open yet: it opens when coil starts (PluginHost.start)",
+        { plugin: this.ctx.id },
+      );
     }
     return this.current;
   }
@@ -453,12 +494,25 @@ export class SessionManager implements SessionService {
   appendCustomMessage(input: CustomMessageInput): CustomMessage {
     const agent = this.agent;
     if (agent?.state.isRunning) {
-      const message: CustomMessage = { role: "custom", customType: input.customType, content: input.content, display: input.display !== false, details: input.details, timestamp: Date.now() };
+      const message: CustomMessage = {
+        role: "custom",
+        customType: input.customType,
+        content: input.content,
+        display: input.display !== false,
+        details: input.details,
+        timestamp: Date.now(),
+      };
       this.steered.set(message, input);
       agent.steer(message);
       return message;
     }
-    const entry = this.store.append({ type: "custom_message", customType: input.customType, content: input.content, display: input.display !== false, details: input.details });
+    const entry = this.store.append({
+      type: "custom_message",
+      customType: input.customType,
+      content: input.content,
+      display: input.display !== false,
+      details: input.details,
+    });
     this.syncAgent();
     return this.store.rendered(entry)[0] as CustomMessage;
   }
@@ -495,7 +549,9 @@ export class SessionManager implements SessionService {
     try {
       next = store.forkTo(entryId, store.persistent ? this.dirFor(store) : undefined, this.ctx.cwd);
     } catch (cause) {
-      throw this.ctx.error("SESSION_WRITE_FAILED", `cannot write the forked session: ${(cause as Error).message}`, { cause });
+      throw this.ctx.error("SESSION_WRITE_FAILED", `cannot write the forked session: ${(cause as Error).message}`, {
+        cause,
+      });
     }
     const info = { id: next.id, file: next.file, leafId: next.leafId };
     if (options.switch === false) next.close();
@@ -509,7 +565,9 @@ export class SessionManager implements SessionService {
 
   open(ref: string): SessionInfo {
     this.assertIdle("open another session");
-    const dir = this.dir ?? sessionDirFor(this.root ?? sessionsRoot(process.env, this.ctx.options.dir, this.ctx.baseDir), this.ctx.cwd);
+    const dir =
+      this.dir ??
+      sessionDirFor(this.root ?? sessionsRoot(process.env, this.ctx.options.dir, this.ctx.baseDir), this.ctx.cwd);
     const resolved = resolveSessionRef(this.ops, ref, this.ctx.cwd, dir, this.root ?? dirname(dir));
     if ("error" in resolved) throw this.ctx.error("SESSION_NOT_FOUND", resolved.error);
     if (this.current?.file === resolved.file) return this.info();
@@ -520,15 +578,35 @@ export class SessionManager implements SessionService {
   newSession(): SessionInfo {
     this.assertIdle("start a new session");
     const store = this.store;
-    this.switchTo(store.persistent ? this.fresh(this.dirFor(store)) : { store: SessionStore.create(this.ctx.cwd, undefined, { ops: this.ops }) }, NOT_EXECUTED_CRASH);
+    this.switchTo(
+      store.persistent
+        ? this.fresh(this.dirFor(store))
+        : { store: SessionStore.create(this.ctx.cwd, undefined, { ops: this.ops }) },
+      NOT_EXECUTED_CRASH,
+    );
     return this.info();
   }
 
   createChild(link: { toolCallId: string; agent: string }): ChildSession {
     const parent = this.store;
     const dir = parent.persistent ? join(this.dirFor(parent), "subagents") : undefined;
-    const store = SessionStore.create(this.ctx.cwd, dir, { ops: this.ops, header: { parentSession: { path: parent.file ?? "(memory)", id: parent.id, toolCallId: link.toolCallId, agent: link.agent } } });
-    const fail = (cause: unknown) => this.ctx.error("SESSION_WRITE_FAILED", `cannot write sub-agent session ${store.file}: ${(cause as Error).message}`, { cause });
+    const store = SessionStore.create(this.ctx.cwd, dir, {
+      ops: this.ops,
+      header: {
+        parentSession: {
+          path: parent.file ?? "(memory)",
+          id: parent.id,
+          toolCallId: link.toolCallId,
+          agent: link.agent,
+        },
+      },
+    });
+    const fail = (cause: unknown) =>
+      this.ctx.error(
+        "SESSION_WRITE_FAILED",
+        `cannot write sub-agent session ${store.file}: ${(cause as Error).message}`,
+        { cause },
+      );
     return {
       id: store.id,
       file: store.file,
@@ -595,7 +673,8 @@ export class SessionManager implements SessionService {
   }
 
   private assertIdle(what: string): void {
-    if (this.agent?.state.isRunning) throw this.ctx.error("AGENT_BUSY", `cannot ${what} while a run is going; wait for it to end or abort it`);
+    if (this.agent?.state.isRunning)
+      throw this.ctx.error("AGENT_BUSY", `cannot ${what} while a run is going; wait for it to end or abort it`);
   }
 
   private unknownEntry(id: string): CoilError {
@@ -624,19 +703,31 @@ export class SessionManager implements SessionService {
 
   private async summarize(messages: AgentMessage[], options: BranchOptions): Promise<string> {
     const signal = options.signal ?? new AbortController().signal;
-    const instructions = options.instructions ?? "Summarise this branch of the conversation, which the user is leaving: goals, decisions, findings, files touched, open questions.";
+    const instructions =
+      options.instructions ??
+      "Summarise this branch of the conversation, which the user is leaving: goals, decisions, findings, files touched, open questions.";
     if (this.summarizer) return this.summarizer(messages, { instructions, signal });
     const noSummarizer = () =>
-      this.ctx.error("NO_SUMMARIZER", "cannot summarise the branch: no summariser is registered and the preset has no compaction strategy", {
-        hint: "pass the summary text yourself, or add a compaction plugin",
-      });
+      this.ctx.error(
+        "NO_SUMMARIZER",
+        "cannot summarise the branch: no summariser is registered and the preset has no compaction strategy",
+        {
+          hint: "pass the summary text yourself, or add a compaction plugin",
+        },
+      );
     if (!this.agent) throw noSummarizer();
     const result = await this.agent.summarize(messages, { instructions, signal }).catch((error: unknown) => {
       throw (error as { code?: string }).code === "NO_COMPACTION" ? noSummarizer() : error;
     });
     const produced = result?.messages.filter((m) => !messages.includes(m)) ?? [];
-    const text = produced.map((m) => textOf(m)).join("\n\n").trim();
-    if (!text) throw this.ctx.error("NO_SUMMARIZER", "no compaction strategy produced a summary of the branch", { hint: "pass the summary text yourself" });
+    const text = produced
+      .map((m) => textOf(m))
+      .join("\n\n")
+      .trim();
+    if (!text)
+      throw this.ctx.error("NO_SUMMARIZER", "no compaction strategy produced a summary of the branch", {
+        hint: "pass the summary text yourself",
+      });
     return text;
   }
 }
@@ -644,7 +735,9 @@ export class SessionManager implements SessionService {
 export function formatList(sessions: readonly SessionSummary[]): string {
   const rows = sessions.map((s, i) => {
     const when = new Date(s.modified).toISOString().replace("T", " ").slice(0, 16);
-    const title = s.name ? `${s.name}${s.firstMessage ? ` — ${s.firstMessage}` : ""}` : (s.firstMessage ?? "(no messages)");
+    const title = s.name
+      ? `${s.name}${s.firstMessage ? ` — ${s.firstMessage}` : ""}`
+      : (s.firstMessage ?? "(no messages)");
     return `${String(i + 1).padStart(3)}  ${s.id.slice(0, 8)}  ${when}  ${String(s.messages).padStart(5)}  ${oneLine(title, 70)}`;
   });
   return [`  #  id        modified (UTC)    msgs  name / first message`, ...rows].join("\n");

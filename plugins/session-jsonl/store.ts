@@ -6,13 +6,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { dirname, join } from "node:path";
 import { errorResult, type AgentMessage } from "../../kernel/index.js";
-import {
-  FORMAT_VERSION,
-  serialize,
-  type NewEntry,
-  type SessionEntry,
-  type SessionHeader,
-} from "./format.js";
+import { FORMAT_VERSION, serialize, type NewEntry, type SessionEntry, type SessionHeader } from "./format.js";
 import { codeOf, nodeOps, type SessionOps } from "./file-system.js";
 import { readSession } from "./reader.js";
 import { NOT_EXECUTED_CRASH, SessionTree } from "./tree.js";
@@ -26,8 +20,15 @@ export class SessionWriteError extends Error {
     readonly file: string,
     cause: unknown,
   ) {
-    const why = codeOf(cause) === "ENOSPC" ? "the disk is full" : codeOf(cause) === "EACCES" || codeOf(cause) === "EPERM" ? "permission denied" : undefined;
-    super(`cannot write session ${file}${why ? ` (${why})` : ""}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    const why =
+      codeOf(cause) === "ENOSPC"
+        ? "the disk is full"
+        : codeOf(cause) === "EACCES" || codeOf(cause) === "EPERM"
+          ? "permission denied"
+          : undefined;
+    super(`cannot write session ${file}${why ? ` (${why})` : ""}: ${(cause as Error)?.message ?? String(cause)}`, {
+      cause,
+    });
   }
 }
 
@@ -46,10 +47,14 @@ export interface CompactionInput {
   details?: unknown;
 }
 
-
 /** `<root>/<readable part of the cwd>-<hash>`: readable, and two directories never share a folder. */
 export function sessionDirFor(root: string, cwd: string): string {
-  const readable = cwd.replace(/^[/\\]+/, "").replace(/[^A-Za-z0-9._-]+/g, "-").replace(/-+/g, "-").slice(-60) || "root";
+  const readable =
+    cwd
+      .replace(/^[/\\]+/, "")
+      .replace(/[^A-Za-z0-9._-]+/g, "-")
+      .replace(/-+/g, "-")
+      .slice(-60) || "root";
   let hash = 0x811c9dc5;
   for (let i = 0; i < cwd.length; i++) hash = Math.imul(hash ^ cwd.charCodeAt(i), 0x01000193) >>> 0;
   return join(root, `${readable}-${hash.toString(16).padStart(8, "0")}`);
@@ -60,7 +65,14 @@ export function sessionFileName(header: SessionHeader): string {
 }
 
 export function newHeader(cwd: string, extra: Partial<SessionHeader> = {}): SessionHeader {
-  return { type: "session", version: FORMAT_VERSION, id: randomUUID(), timestamp: new Date().toISOString(), cwd, ...extra };
+  return {
+    type: "session",
+    version: FORMAT_VERSION,
+    id: randomUUID(),
+    timestamp: new Date().toISOString(),
+    cwd,
+    ...extra,
+  };
 }
 
 export interface OpenOptions {
@@ -98,7 +110,11 @@ export class SessionStore extends SessionTree {
   }
 
   /** A new session. With a `dir`, its file is created there on the first append. */
-  static create(cwd: string, dir: string | undefined, options: OpenOptions & { header?: Partial<SessionHeader>; file?: string } = {}): SessionStore {
+  static create(
+    cwd: string,
+    dir: string | undefined,
+    options: OpenOptions & { header?: Partial<SessionHeader>; file?: string } = {},
+  ): SessionStore {
     const header = newHeader(cwd, options.header);
     const file = options.file ?? (dir ? join(dir, sessionFileName(header)) : undefined);
     return new SessionStore(options.ops ?? nodeOps, header, file, false);
@@ -250,7 +266,12 @@ export class SessionStore extends SessionTree {
   }
 
   /** Write this session's header and `entries` into a new file (fork, clone, migration). */
-  static writeNew(file: string, header: SessionHeader, entries: readonly SessionEntry[], ops: SessionOps = nodeOps): SessionStore {
+  static writeNew(
+    file: string,
+    header: SessionHeader,
+    entries: readonly SessionEntry[],
+    ops: SessionOps = nodeOps,
+  ): SessionStore {
     const store = new SessionStore(ops, header, file, false);
     for (const e of entries) {
       store.write(e);
@@ -275,7 +296,10 @@ export class SessionStore extends SessionTree {
 
   /** Continue an older-format session in a new file of the current format; the original is left as is. */
   migrateTo(dir: string, cwd: string): SessionStore {
-    const header = newHeader(this.header.cwd || cwd, { parentSession: { path: this.file ?? "(memory)", id: this.id }, migratedFrom: this.header.version });
+    const header = newHeader(this.header.cwd || cwd, {
+      parentSession: { path: this.file ?? "(memory)", id: this.id },
+      migratedFrom: this.header.version,
+    });
     const store = SessionStore.writeNew(join(dir, sessionFileName(header)), header, this.entries, this.ops);
     store.leafId = this.leafId;
     return store;

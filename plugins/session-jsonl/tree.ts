@@ -22,7 +22,8 @@ export interface SessionState {
   activeTools?: string[];
 }
 
-export const NOT_EXECUTED_CRASH = "Not executed: coil stopped before this tool finished (the session was resumed after a crash or kill).";
+export const NOT_EXECUTED_CRASH =
+  "Not executed: coil stopped before this tool finished (the session was resumed after a crash or kill).";
 export const NOT_EXECUTED_BRANCH = "Not executed: the conversation was branched at this call, before its result.";
 const NOT_EXECUTED_LOST = "Not executed: this result was lost from the session file (a damaged line).";
 
@@ -101,7 +102,11 @@ export class SessionTree {
     const key = `${leafId}|${this.entries.length}`;
     if (this.stateMemo?.key !== key) this.stateMemo = { key, state: this.buildState(leafId) };
     const { model, thinkingLevel, activeTools } = this.stateMemo.state;
-    return { ...(model ? { model: { ...model } } : {}), ...(thinkingLevel ? { thinkingLevel } : {}), ...(activeTools ? { activeTools: [...activeTools] } : {}) };
+    return {
+      ...(model ? { model: { ...model } } : {}),
+      ...(thinkingLevel ? { thinkingLevel } : {}),
+      ...(activeTools ? { activeTools: [...activeTools] } : {}),
+    };
   }
 
   private buildState(leafId: string | null): SessionState {
@@ -150,14 +155,16 @@ export class SessionTree {
         messages.push(e.message as AgentMessage);
         ids.push(e.id);
       } else if (e.type === "custom_message" || e.type === "branch_summary") {
-        for (const m of this.rendered(e)) (messages.push(m), ids.push(e.id));
+        for (const m of this.rendered(e)) messages.push(m), ids.push(e.id);
       } else if (e.type === "compaction") {
         const c = e as CompactionEntry;
         let from = messages.length;
         if (c.firstKeptEntryId !== undefined) {
           from = ids.indexOf(c.firstKeptEntryId);
           if (from < 0) {
-            this.warnOnce(`compaction ${c.id}: its first kept entry ${c.firstKeptEntryId} is not on this path; keeping everything before it`);
+            this.warnOnce(
+              `compaction ${c.id}: its first kept entry ${c.firstKeptEntryId} is not on this path; keeping everything before it`,
+            );
             from = 0;
           }
         }
@@ -177,7 +184,9 @@ export class SessionTree {
       if (pending && pending.size > 0) {
         out ??= messages.slice(0, i);
         for (const call of pending.values()) out.push(errorResult(call, NOT_EXECUTED_LOST));
-        this.warnOnce(`tool call(s) ${[...pending.keys()].join(", ")} have no result in the file; the model sees an error result instead`);
+        this.warnOnce(
+          `tool call(s) ${[...pending.keys()].join(", ")} have no result in the file; the model sees an error result instead`,
+        );
       }
       pending = undefined;
     };
@@ -209,12 +218,27 @@ export class SessionTree {
     const ts = Date.parse(e.timestamp) || 0;
     if (e.type === "compaction") {
       const c = e as CompactionEntry;
-      out = c.messages?.length ? c.messages : [summaryMessage("The conversation before this point was compacted. Summary of it:", c.summary, ts)];
+      out = c.messages?.length
+        ? c.messages
+        : [summaryMessage("The conversation before this point was compacted. Summary of it:", c.summary, ts)];
     } else if (e.type === "branch_summary") {
-      out = [summaryMessage("The user explored another branch of this conversation and came back here. Summary of that branch:", e.summary as string, ts)];
+      out = [
+        summaryMessage(
+          "The user explored another branch of this conversation and came back here. Summary of that branch:",
+          e.summary as string,
+          ts,
+        ),
+      ];
     } else {
       const c = e as CustomMessageEntry;
-      const m: CustomMessage = { role: "custom", customType: c.customType, content: c.content, display: c.display !== false, details: c.details, timestamp: ts };
+      const m: CustomMessage = {
+        role: "custom",
+        customType: c.customType,
+        content: c.content,
+        display: c.display !== false,
+        details: c.details,
+        timestamp: ts,
+      };
       this.forModel.add(m);
       out = [m];
     }
@@ -247,18 +271,23 @@ export class SessionTree {
     if (entry.parentId !== null && !this.byId.has(entry.parentId)) {
       // Its parent was lost (a damaged line): hang it under the entry written just before it.
       const previous = this.entries.at(-1)?.id ?? null;
-      if (fromFile) this.warnings.push(`${this.file}: entry ${entry.id} follows ${entry.parentId}, which is missing from the file; it is attached to ${previous ?? "the root"} instead`);
+      if (fromFile)
+        this.warnings.push(
+          `${this.file}: entry ${entry.id} follows ${entry.parentId}, which is missing from the file; it is attached to ${previous ?? "the root"} instead`,
+        );
       entry = { ...entry, parentId: previous } as SessionEntry;
     }
     this.entries.push(entry);
     this.byId.set(entry.id, entry);
     if (this.kids) this.indexChild(entry);
     if (entry.type === "message") this.messageIds.set(entry.message as object, entry.id);
-    else if (entry.type === "compaction" || entry.type === "branch_summary" || entry.type === "custom_message") this.rendered(entry);
+    else if (entry.type === "compaction" || entry.type === "branch_summary" || entry.type === "custom_message")
+      this.rendered(entry);
     else if (entry.type === "label") {
       if (typeof entry.label === "string" && entry.label) this.labelMap.set(entry.targetId as string, entry.label);
       else this.labelMap.delete(entry.targetId as string);
-    } else if (entry.type === "session_info") this.sessionName = typeof entry.name === "string" && entry.name ? entry.name : undefined;
+    } else if (entry.type === "session_info")
+      this.sessionName = typeof entry.name === "string" && entry.name ? entry.name : undefined;
   }
 
   private indexChild(e: SessionEntry): void {

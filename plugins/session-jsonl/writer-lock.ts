@@ -64,7 +64,12 @@ export interface HeldLock {
  */
 export function acquireLock(ops: SessionOps, sessionFile: string, onStale: (message: string) => void): HeldLock {
   const file = `${sessionFile}.lock`;
-  const me: LockInfo = { pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString(), pidStart: processStart(process.pid) };
+  const me: LockInfo = {
+    pid: process.pid,
+    hostname: hostname(),
+    startedAt: new Date().toISOString(),
+    pidStart: processStart(process.pid),
+  };
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = ops.openSync(file, "wx", 0o644);

@@ -47,7 +47,6 @@ export const DESCRIPTION_MAX = 1024;
 const NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 const MAX_DEPTH = 4;
 
-
 /**
  * Parse and check one SKILL.md. Liberal where skills in the wild differ from the spec: a missing `name`
  * takes the folder's, an upper-case or otherwise irregular name, a name unlike its folder's and a
@@ -58,7 +57,8 @@ export function parseSkill(file: string, text: string, source: SkillSource): Ski
   const { data, error, note } = splitFrontMatter(text);
   const fail = (reason: string): SkillProblem => ({ file, reason, names: namesOf(file, data?.name) });
   if (error) return fail(error);
-  if (!data) return fail("no front matter: SKILL.md must start with '---', then 'name:' and 'description:', then '---'");
+  if (!data)
+    return fail("no front matter: SKILL.md must start with '---', then 'name:' and 'description:', then '---'");
   const warnings: string[] = note ? [note] : [];
   const dir = dirname(file);
   const folder = basename(dir);
@@ -70,12 +70,22 @@ export function parseSkill(file: string, text: string, source: SkillSource): Ski
   if (typeof given !== "string") return fail(`'name' must be a string, not ${typeof given}`);
   const name = given.trim();
   if (name.length > NAME_MAX) return fail(`'name' is ${name.length} characters; at most ${NAME_MAX} are allowed`);
-  if (/[\s/]/.test(name)) return fail(`'name' '${name}' has a space or '/', so it cannot be a /skill: command; use lowercase letters, digits and hyphens`);
-  if (!NAME_PATTERN.test(name)) warnings.push(`'name' '${name}' should be lowercase letters, digits and single hyphens (Agent Skills spec); loaded as it is`);
+  if (/[\s/]/.test(name))
+    return fail(
+      `'name' '${name}' has a space or '/', so it cannot be a /skill: command; use lowercase letters, digits and hyphens`,
+    );
+  if (!NAME_PATTERN.test(name))
+    warnings.push(
+      `'name' '${name}' should be lowercase letters, digits and single hyphens (Agent Skills spec); loaded as it is`,
+    );
   const description = data.description;
-  if (description === undefined || description === null || (typeof description === "string" && !description.trim())) return fail("front matter has no 'description' (required: what the skill does and when to use it)");
+  if (description === undefined || description === null || (typeof description === "string" && !description.trim()))
+    return fail("front matter has no 'description' (required: what the skill does and when to use it)");
   if (typeof description !== "string") return fail(`'description' must be a string, not ${typeof description}`);
-  if (description.length > DESCRIPTION_MAX) warnings.push(`'description' is ${description.length} characters, over the spec's ${DESCRIPTION_MAX}; loaded, and cut in the prompt's index`);
+  if (description.length > DESCRIPTION_MAX)
+    warnings.push(
+      `'description' is ${description.length} characters, over the spec's ${DESCRIPTION_MAX}; loaded, and cut in the prompt's index`,
+    );
   if (folder !== name && data.name) warnings.push(`its name '${name}' differs from its folder '${folder}'`);
   const str = (key: string): string | undefined => {
     const v = data[key];
@@ -84,7 +94,15 @@ export function parseSkill(file: string, text: string, source: SkillSource): Ski
     warnings.push(`'${key}' must be a string; ignored`);
     return undefined;
   };
-  const skill: SkillInfo = { name, description: description.trim(), file, dir, source, disableModelInvocation: false, warnings };
+  const skill: SkillInfo = {
+    name,
+    description: description.trim(),
+    file,
+    dir,
+    source,
+    disableModelInvocation: false,
+    warnings,
+  };
   const license = str("license");
   if (license !== undefined) skill.license = license;
   const compatibility = str("compatibility");
@@ -97,10 +115,12 @@ export function parseSkill(file: string, text: string, source: SkillSource): Ski
   const tools = data["allowed-tools"];
   if (typeof tools === "string") skill.allowedTools = tools.split(/[\s,]+/).filter(Boolean);
   else if (Array.isArray(tools) && tools.every((t) => typeof t === "string")) skill.allowedTools = tools as string[];
-  else if (tools !== undefined && tools !== null) warnings.push("'allowed-tools' must be a list or a space-separated string; ignored");
+  else if (tools !== undefined && tools !== null)
+    warnings.push("'allowed-tools' must be a list or a space-separated string; ignored");
   const disable = data["disable-model-invocation"];
   if (typeof disable === "boolean") skill.disableModelInvocation = disable;
-  else if (disable !== undefined && disable !== null) warnings.push("'disable-model-invocation' must be true or false; ignored");
+  else if (disable !== undefined && disable !== null)
+    warnings.push("'disable-model-invocation' must be true or false; ignored");
   return skill;
 }
 
@@ -131,16 +151,26 @@ export function findSkillFiles(dir: string, depth = 0, skipped: SkippedPlace[] =
   } catch {
     return [];
   }
-  if (depth > 0 && entries.some((e) => e.name === "SKILL.md" && (e.isFile() || e.isSymbolicLink()))) return [join(dir, "SKILL.md")];
+  if (depth > 0 && entries.some((e) => e.name === "SKILL.md" && (e.isFile() || e.isSymbolicLink())))
+    return [join(dir, "SKILL.md")];
   const out: string[] = [];
   for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     if (e.name === "node_modules" || e.name === ".git") continue;
     const path = join(dir, e.name);
     if (!(e.isDirectory() || (e.isSymbolicLink() && isDir(path)))) continue;
     if (e.name.startsWith(".")) {
-      if (holdsSkill(path, PEEK_DEPTH)) skipped.push({ dir: path, reason: "found SKILL.md files in a dot-folder, which is not searched; move or link them into the skills folder" });
+      if (holdsSkill(path, PEEK_DEPTH))
+        skipped.push({
+          dir: path,
+          reason:
+            "found SKILL.md files in a dot-folder, which is not searched; move or link them into the skills folder",
+        });
     } else if (depth >= MAX_DEPTH) {
-      if (holdsSkill(path, PEEK_DEPTH)) skipped.push({ dir: path, reason: `found SKILL.md files below the search depth (${MAX_DEPTH} levels); link the skill folders higher up, or add the folder to the skills plugin's paths option` });
+      if (holdsSkill(path, PEEK_DEPTH))
+        skipped.push({
+          dir: path,
+          reason: `found SKILL.md files below the search depth (${MAX_DEPTH} levels); link the skill folders higher up, or add the folder to the skills plugin's paths option`,
+        });
     } else out.push(...findSkillFiles(path, depth + 1, skipped));
   }
   return out;
@@ -156,7 +186,13 @@ function holdsSkill(dir: string, levels: number): boolean {
   }
   if (entries.some((e) => e.name === "SKILL.md")) return true;
   if (levels <= 0) return false;
-  return entries.some((e) => e.name !== "node_modules" && e.name !== ".git" && (e.isDirectory() || (e.isSymbolicLink() && isDir(join(dir, e.name)))) && holdsSkill(join(dir, e.name), levels - 1));
+  return entries.some(
+    (e) =>
+      e.name !== "node_modules" &&
+      e.name !== ".git" &&
+      (e.isDirectory() || (e.isSymbolicLink() && isDir(join(dir, e.name)))) &&
+      holdsSkill(join(dir, e.name), levels - 1),
+  );
 }
 
 function isDir(path: string): boolean {

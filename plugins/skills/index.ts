@@ -17,10 +17,26 @@ import { CompatOption, compatOf, skillPlaces, type Compat } from "../../lib/comp
 import { addDoctorSection } from "../../lib/doctor.js";
 import { projectRoot } from "../../lib/project.js";
 import type { SkillIndex, SkillsService } from "./api.js";
-import { SkillCatalog, coilHome, packageDirs, packageRoot, splitFrontMatter, type SkillInfo, type SkillRoot } from "./discover.js";
+import {
+  SkillCatalog,
+  coilHome,
+  packageDirs,
+  packageRoot,
+  splitFrontMatter,
+  type SkillInfo,
+  type SkillRoot,
+} from "./discover.js";
 
 export type { SkillsService, SkillIndex } from "./api.js";
-export { parseSkill, splitFrontMatter, findSkillFiles, SkillCatalog, type SkillInfo, type SkillProblem, type SkillSource } from "./discover.js";
+export {
+  parseSkill,
+  splitFrontMatter,
+  findSkillFiles,
+  SkillCatalog,
+  type SkillInfo,
+  type SkillProblem,
+  type SkillSource,
+} from "./discover.js";
 
 export const SkillsOptions = Type.Object({
   /** Extra folders of skills, relative to the preset file (looked at before everything else). */
@@ -41,18 +57,51 @@ export const SkillsOptions = Type.Object({
   indexBytes: Type.Integer({ minimum: 512, default: 8192 }),
 });
 
-type Options = { paths: string[]; project: boolean; user: boolean; packages: boolean; builtin: boolean; compat?: Partial<Compat>; indexDescription: number; indexBytes: number };
+type Options = {
+  paths: string[];
+  project: boolean;
+  user: boolean;
+  packages: boolean;
+  builtin: boolean;
+  compat?: Partial<Compat>;
+  indexDescription: number;
+  indexBytes: number;
+};
 
 /** Where skills are looked for, first name wins: paths, the project (nearest folder first), the user, packages, built-ins. */
-export function skillRoots(ctx: { cwd: string; baseDir: string; options: Pick<Options, "paths" | "project" | "user" | "packages" | "builtin" | "compat">; projectTrusted?: boolean }, env: NodeJS.ProcessEnv = process.env): SkillRoot[] {
+export function skillRoots(
+  ctx: {
+    cwd: string;
+    baseDir: string;
+    options: Pick<Options, "paths" | "project" | "user" | "packages" | "builtin" | "compat">;
+    projectTrusted?: boolean;
+  },
+  env: NodeJS.ProcessEnv = process.env,
+): SkillRoot[] {
   const o = ctx.options;
   const compat = compatOf(o.compat);
   const home = coilHome(env);
   const userHome = env.HOME || homedir();
-  const roots: SkillRoot[] = o.paths.map((p) => ({ dir: resolve(ctx.baseDir, p.replace(/^~(?=$|\/)/, userHome)), source: "path" as const }));
-  for (const p of skillPlaces(ctx.cwd, compat, home, userHome, o)) roots.push({ dir: p.dir, source: p.scope, ...(p.family ? { family: p.family } : {}) });
-  if (o.packages) roots.push(...packageDirs(home, "skills", "skills", { root: projectRoot(ctx.cwd), trusted: ctx.projectTrusted === true }).map((dir) => ({ dir, source: "package" as const })));
-  if (o.packages) roots.push(...claudePluginSkillDirs({ home, cwd: projectRoot(ctx.cwd), trusted: ctx.projectTrusted }).map((dir) => ({ dir, source: "package" as const })));
+  const roots: SkillRoot[] = o.paths.map((p) => ({
+    dir: resolve(ctx.baseDir, p.replace(/^~(?=$|\/)/, userHome)),
+    source: "path" as const,
+  }));
+  for (const p of skillPlaces(ctx.cwd, compat, home, userHome, o))
+    roots.push({ dir: p.dir, source: p.scope, ...(p.family ? { family: p.family } : {}) });
+  if (o.packages)
+    roots.push(
+      ...packageDirs(home, "skills", "skills", {
+        root: projectRoot(ctx.cwd),
+        trusted: ctx.projectTrusted === true,
+      }).map((dir) => ({ dir, source: "package" as const })),
+    );
+  if (o.packages)
+    roots.push(
+      ...claudePluginSkillDirs({ home, cwd: projectRoot(ctx.cwd), trusted: ctx.projectTrusted }).map((dir) => ({
+        dir,
+        source: "package" as const,
+      })),
+    );
   const builtin = packageRoot();
   if (o.builtin && builtin) roots.push({ dir: join(builtin, "skills"), source: "builtin" });
   return roots;
@@ -73,7 +122,8 @@ export function buildIndex(skills: readonly SkillInfo[], maxDescription: number,
     if (s.disableModelInvocation) continue;
     const text = s.description.trim();
     const description = text.length > maxDescription ? `${text.slice(0, maxDescription - 1).trimEnd()}…` : text;
-    const size = Buffer.byteLength(s.name) + Buffer.byteLength(description) + Buffer.byteLength(s.file) + ENTRY_OVERHEAD;
+    const size =
+      Buffer.byteLength(s.name) + Buffer.byteLength(description) + Buffer.byteLength(s.file) + ENTRY_OVERHEAD;
     if (used + size > maxBytes) {
       omitted++;
       continue;
@@ -122,12 +172,14 @@ export default definePlugin({
     const o = ctx.options as Options;
     const catalog = new SkillCatalog(() => skillRoots(ctx));
     const reported = new Set<string>();
-    const say = (line: string, level: "info" | "warn") => void (!reported.has(line) && (reported.add(line), ctx.log[level](line)));
+    const say = (line: string, level: "info" | "warn") =>
+      void (!reported.has(line) && (reported.add(line), ctx.log[level](line)));
     const report = (c: SkillCatalog) => {
       for (const p of c.problems) say(`skill ${p.file} not loaded: ${p.reason}`, "warn");
       for (const s of c.skipped) say(`skills in ${s.dir} not loaded: ${s.reason}`, "warn");
       for (const s of c.skills) for (const w of s.warnings) say(`skill ${s.file}: ${w}`, "info");
-      for (const s of c.shadowed) say(`skill ${s.file} not used: '${s.name}' is already defined by ${s.by} (the first one found wins)`, "info");
+      for (const s of c.shadowed)
+        say(`skill ${s.file} not used: '${s.name}' is already defined by ${s.by} (the first one found wins)`, "info");
     };
     // Commands must be registered now, so the skills present at start-up are scanned here. After that,
     // the folders are scanned again at most once per run (at its first use), never once per turn: a
@@ -152,7 +204,8 @@ export default definePlugin({
       get: (name) => current().skills.find((s) => s.name === name),
       index() {
         const c = current();
-        if (index?.scan !== c.scans) index = { scan: c.scans, value: buildIndex(c.skills, o.indexDescription, o.indexBytes) };
+        if (index?.scan !== c.scans)
+          index = { scan: c.scans, value: buildIndex(c.skills, o.indexDescription, o.indexBytes) };
         return index.value;
       },
       compat: compatOf(o.compat),
@@ -190,7 +243,8 @@ export default definePlugin({
           const now = service.list().find((s) => s.name === name);
           if (now) return send(now, args);
           const why = service.problems().filter((p) => p.names?.includes(name));
-          if (!why.length) return `skill '${name}' was not loaded, and its SKILL.md is no longer found. /skills lists the skills coil has.`;
+          if (!why.length)
+            return `skill '${name}' was not loaded, and its SKILL.md is no longer found. /skills lists the skills coil has.`;
           return `skill '${name}' was not loaded: ${why.map((p) => `${p.file}: ${p.reason}`).join("; ")}. Fix the file and run /skill:${name} again.`;
         },
       });
@@ -212,13 +266,29 @@ export function skillsReport(service: SkillsService): string {
   const skills = service.list();
   const home = process.env.HOME || homedir();
   const short = (p: string) => (p.startsWith(home + "/") ? `~${p.slice(home.length)}` : p);
-  const lines = skills.length ? skills.map((s) => `${s.name}${s.disableModelInvocation ? " (only via /skill:" + s.name + ")" : ""}  [${s.source}]  ${short(s.file)}${s.warnings.length ? `\n    note: ${s.warnings.join("; ")}` : ""}`) : ["no skills found"];
-  for (const s of service.shadowed()) lines.push(`not used: ${short(s.file)}: '${s.name}' is already defined by ${short(s.by)} (the first one found wins)`);
+  const lines = skills.length
+    ? skills.map(
+        (s) =>
+          `${s.name}${s.disableModelInvocation ? " (only via /skill:" + s.name + ")" : ""}  [${s.source}]  ${short(s.file)}${s.warnings.length ? `\n    note: ${s.warnings.join("; ")}` : ""}`,
+      )
+    : ["no skills found"];
+  for (const s of service.shadowed())
+    lines.push(
+      `not used: ${short(s.file)}: '${s.name}' is already defined by ${short(s.by)} (the first one found wins)`,
+    );
   for (const p of service.problems()) lines.push(`not loaded: ${short(p.file)}: ${p.reason}`);
   for (const s of service.skipped()) lines.push(`not searched: ${short(s.dir)}: ${s.reason}`);
   const index = service.index();
-  if (index.omitted) lines.push(`prompt index: ${index.skills.length} listed, ${index.omitted} left out (index size cap; skills plugin option indexBytes)`);
-  lines.push(`searched, first name wins (scanned ${service.scans()} times: at start-up, then at most once per run and at each /skills):`);
-  for (const r of service.searched()) lines.push(`  ${short(r.dir)}  [${r.source}${r.family ? `, ${r.family}` : ""}]  ${r.exists ? `${r.found} skill${r.found === 1 ? "" : "s"}` : "(none)"}`);
+  if (index.omitted)
+    lines.push(
+      `prompt index: ${index.skills.length} listed, ${index.omitted} left out (index size cap; skills plugin option indexBytes)`,
+    );
+  lines.push(
+    `searched, first name wins (scanned ${service.scans()} times: at start-up, then at most once per run and at each /skills):`,
+  );
+  for (const r of service.searched())
+    lines.push(
+      `  ${short(r.dir)}  [${r.source}${r.family ? `, ${r.family}` : ""}]  ${r.exists ? `${r.found} skill${r.found === 1 ? "" : "s"}` : "(none)"}`,
+    );
   return lines.join("\n");
 }

@@ -38,12 +38,14 @@ const EXPLORE_PROMPT = `You are an exploration sub-agent. Another agent gave you
 export const BUILTIN_AGENTS: readonly AgentType[] = Object.freeze([
   {
     name: "general",
-    description: "General-purpose agent with the same tools as you (except task): research, multi-step changes, running and fixing tests.",
+    description:
+      "General-purpose agent with the same tools as you (except task): research, multi-step changes, running and fixing tests.",
     source: "builtin",
   },
   {
     name: "explore",
-    description: "Read-only explorer (read, grep, find, ls, read-only bash): finds how something works or where it is in the code, and reports with file paths.",
+    description:
+      "Read-only explorer (read, grep, find, ls, read-only bash): finds how something works or where it is in the code, and reports with file paths.",
     tools: ["read", "grep", "find", "ls", "bash"],
     prompt: EXPLORE_PROMPT,
     readOnlyBash: true,
@@ -63,19 +65,35 @@ export function toolName(name: string): string {
 export function parseAgentFile(text: string, file: string, source: AgentSource): AgentType | AgentProblem {
   const { data, body, error } = splitFrontMatter(text);
   if (error) return { file, reason: error };
-  if (!data) return { file, reason: "no front matter: an agent file starts with ---, then name and description, then ---" };
+  if (!data)
+    return { file, reason: "no front matter: an agent file starts with ---, then name and description, then ---" };
   const name = data.name;
-  if (typeof name !== "string" || !/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(name)) return { file, reason: "'name' must be a word of letters, digits, '-', '_' or '.'" };
-  if (typeof data.description !== "string" || !data.description.trim()) return { file, reason: "'description' is missing: the model picks agents by it" };
+  if (typeof name !== "string" || !/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(name))
+    return { file, reason: "'name' must be a word of letters, digits, '-', '_' or '.'" };
+  if (typeof data.description !== "string" || !data.description.trim())
+    return { file, reason: "'description' is missing: the model picks agents by it" };
   let tools: string[] | undefined;
   if (data.tools !== undefined && data.tools !== null) {
-    const raw = Array.isArray(data.tools) ? data.tools : typeof data.tools === "string" ? data.tools.split(",") : undefined;
-    if (!raw || raw.some((t) => typeof t !== "string")) return { file, reason: "'tools' must be a comma-separated list of tool names" };
+    const raw = Array.isArray(data.tools)
+      ? data.tools
+      : typeof data.tools === "string"
+        ? data.tools.split(",")
+        : undefined;
+    if (!raw || raw.some((t) => typeof t !== "string"))
+      return { file, reason: "'tools' must be a comma-separated list of tool names" };
     tools = [...new Set((raw as string[]).map(toolName).filter(Boolean))];
   }
   const model = data.model === undefined || data.model === null ? undefined : String(data.model).trim();
   if (!body.trim()) return { file, reason: "the body (the agent's system prompt) is empty" };
-  return { name, description: data.description.trim().replace(/\s+/g, " "), tools, model: model || undefined, prompt: body.trim(), source, file };
+  return {
+    name,
+    description: data.description.trim().replace(/\s+/g, " "),
+    tools,
+    model: model || undefined,
+    prompt: body.trim(),
+    source,
+    file,
+  };
 }
 
 function agentFiles(dir: string): string[] {
@@ -105,7 +123,12 @@ export interface Locations {
 /** The folders searched, lowest precedence first. */
 export function agentDirs(l: Locations): { dir: string; source: AgentSource }[] {
   return [
-    ...(l.packages ? packageDirs(l.home, "agents", "agents", { root: l.cwd, trusted: l.trusted === true }).map((dir) => ({ dir, source: "package" as const })) : []),
+    ...(l.packages
+      ? packageDirs(l.home, "agents", "agents", { root: l.cwd, trusted: l.trusted === true }).map((dir) => ({
+          dir,
+          source: "package" as const,
+        }))
+      : []),
     { dir: join(l.userHome ?? homedir(), ".claude", "agents"), source: "user" },
     { dir: join(l.home, "agents"), source: "user" },
     { dir: join(l.cwd, ".claude", "agents"), source: "project" },
@@ -119,7 +142,9 @@ export function discoverAgents(l: Locations): { agents: AgentType[]; problems: A
   const byName = new Map<string, AgentType>(BUILTIN_AGENTS.map((a) => [a.name, a]));
   const problems: AgentProblem[] = [];
   // Installed Claude Code plugins' agents, named `<plugin>:<name>` as Claude Code names them.
-  for (const { file, plugin } of l.packages ? claudePluginAgents({ home: l.home, cwd: l.cwd, trusted: l.trusted }) : []) {
+  for (const { file, plugin } of l.packages
+    ? claudePluginAgents({ home: l.home, cwd: l.cwd, trusted: l.trusted })
+    : []) {
     const parsed = parseAgentFile(readFileSync(file, "utf8"), file, "package");
     if ("reason" in parsed) problems.push(parsed);
     else byName.set(`${plugin}:${parsed.name}`, { ...parsed, name: `${plugin}:${parsed.name}` });

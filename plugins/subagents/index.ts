@@ -22,7 +22,9 @@ export const SubagentsOptions = Type.Object({
   /** How deep delegation may nest: 1 = children cannot delegate further. 0 turns the `task` tool off. */
   maxDepth: Type.Integer({ minimum: 0, default: 1 }),
   /** Plugins whose conversation-level taps (before_request, turn_end, should_stop, compact) stay with the parent. Their tool_call/tool_result gates always apply to children. */
-  isolate: Type.Array(Type.String(), { default: ["session-jsonl", "cost-audit", "hooks-claude", "ui-tui", "ui-rpc", "ui-print"] }),
+  isolate: Type.Array(Type.String(), {
+    default: ["session-jsonl", "cost-audit", "hooks-claude", "ui-tui", "ui-rpc", "ui-print"],
+  }),
   /** Read agent files of installed packages (`"coil": { "agents": [...] }`). */
   packages: Type.Boolean({ default: true }),
   /** More folders of agent files (relative to the preset file), read after the standard ones. */
@@ -38,16 +40,27 @@ export default definePlugin({
   setup(ctx) {
     const o = ctx.options;
     if (o.maxDepth < 1) return;
-    const found = discoverAgents({ cwd: projectRoot(ctx.cwd), home: coilHome(), userHome: homedir(), packages: o.packages, trusted: ctx.projectTrusted, extra: o.dirs.map((d) => resolve(ctx.baseDir, d)) });
+    const found = discoverAgents({
+      cwd: projectRoot(ctx.cwd),
+      home: coilHome(),
+      userHome: homedir(),
+      packages: o.packages,
+      trusted: ctx.projectTrusted,
+      extra: o.dirs.map((d) => resolve(ctx.baseDir, d)),
+    });
     const agents = found.agents;
-    if (found.problems.length) ctx.onStart(() => found.problems.forEach((p) => ctx.log.warn(`agent file ${p.file} skipped: ${p.reason}`)));
+    if (found.problems.length)
+      ctx.onStart(() => found.problems.forEach((p) => ctx.log.warn(`agent file ${p.file} skipped: ${p.reason}`)));
     ctx.services.provide("subagents", { agents: () => agents, problems: () => found.problems });
     ctx.commands.register({
       name: "agents",
       description: "list the sub-agent types the task tool offers, and agent files that were skipped",
       run: () =>
         [
-          ...agents.map((a) => `${a.name} (${a.file ?? a.source}): ${a.description}${a.tools ? ` [tools: ${a.tools.join(", ")}]` : ""}${a.model && a.model !== "inherit" ? ` [model: ${a.model}]` : ""}`),
+          ...agents.map(
+            (a) =>
+              `${a.name} (${a.file ?? a.source}): ${a.description}${a.tools ? ` [tools: ${a.tools.join(", ")}]` : ""}${a.model && a.model !== "inherit" ? ` [model: ${a.model}]` : ""}`,
+          ),
           ...found.problems.map((p) => `skipped ${p.file}: ${p.reason}`),
         ].join("\n"),
     });
@@ -55,7 +68,9 @@ export default definePlugin({
     ctx.onStop(() => runner.stop());
     ctx.onStart((agent) => void (runner.root = agent));
     // The main agent's request options, as its latest request had them (this tap stays out of children).
-    ctx.tap("before_request", (request: ModelRequest) => void (runner.rootOptions = request.options), { stage: "FALLBACK" });
+    ctx.tap("before_request", (request: ModelRequest) => void (runner.rootOptions = request.options), {
+      stage: "FALLBACK",
+    });
     ctx.tools.register(runner.taskTool(runner.rootScope()));
   },
 });

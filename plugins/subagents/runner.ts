@@ -34,8 +34,15 @@ import { CHILD_STAGE, childHost, resolveAgentModel } from "./child.js";
 import type { SubagentsOptions } from "./index.js";
 
 export const TaskParams = Type.Object({
-  description: Type.String({ minLength: 1, description: "A few words saying what the sub-agent does (shown to the user)" }),
-  prompt: Type.String({ minLength: 1, description: "The whole brief: the sub-agent sees nothing of this conversation, so say what to do, what you know, and what to report back" }),
+  description: Type.String({
+    minLength: 1,
+    description: "A few words saying what the sub-agent does (shown to the user)",
+  }),
+  prompt: Type.String({
+    minLength: 1,
+    description:
+      "The whole brief: the sub-agent sees nothing of this conversation, so say what to do, what you know, and what to report back",
+  }),
   agent: Type.Optional(Type.String({ description: "The agent type (default general)" })),
 });
 
@@ -108,7 +115,13 @@ export class TaskRunner {
 
   /** The main agent's level: its host and model are known once coil has started. */
   rootScope(): Scope {
-    return { host: undefined, depth: 0, slots: new Slots(this.ctx.options.maxParallel), current: () => this.root && { provider: this.root.state.provider, model: this.root.state.model }, options: () => this.rootOptions };
+    return {
+      host: undefined,
+      depth: 0,
+      slots: new Slots(this.ctx.options.maxParallel),
+      current: () => this.root && { provider: this.root.state.provider, model: this.root.state.model },
+      options: () => this.rootOptions,
+    };
   }
 
   /** Abort the children still running and wait for them to write their results. */
@@ -127,17 +140,27 @@ export class TaskRunner {
         "The sub-agent sees none of this conversation: put everything it needs in `prompt`, and say what to report. Its answer is not shown to the user; relay what matters.",
         `Agent types (\`agent\`, default general):\n${describeAgents}`,
       ].join("\n\n"),
-      promptSnippet: "task: delegate a self-contained job to a sub-agent with its own context (parallel when called several times)",
+      promptSnippet:
+        "task: delegate a self-contained job to a sub-agent with its own context (parallel when called several times)",
       parameters: TaskParams,
       execute: (args, run) => this.runChild(scope, args, run),
     };
   }
 
-  async runChild(scope: Scope, args: { description: string; prompt: string; agent?: string }, run: ToolRunContext): Promise<ToolOutput<TaskDetails>> {
+  async runChild(
+    scope: Scope,
+    args: { description: string; prompt: string; agent?: string },
+    run: ToolRunContext,
+  ): Promise<ToolOutput<TaskDetails>> {
     const parentHost = scope.host ?? (this.root && hostOf(this.root));
-    if (!parentHost) throw this.ctx.error("CONFIG_INVALID", "the task tool ran before coil started its plugins (host.start was not called)");
+    if (!parentHost)
+      throw this.ctx.error(
+        "CONFIG_INVALID",
+        "the task tool ran before coil started its plugins (host.start was not called)",
+      );
     const type = this.agents.find((a) => a.name === (args.agent || "general"));
-    if (!type) throw new Error(`unknown agent type '${args.agent}'. Available: ${this.agents.map((a) => a.name).join(", ")}`);
+    if (!type)
+      throw new Error(`unknown agent type '${args.agent}'. Available: ${this.agents.map((a) => a.name).join(", ")}`);
     const inherit = scope.current();
     if (!inherit) throw new Error("the parent's model is not known yet");
     let chosen: { provider: string; model: ModelInfo };
@@ -156,14 +179,22 @@ export class TaskRunner {
     const tools = wanted ? parentTools.filter((t) => wanted.has(t.name)) : parentTools;
     const nest = depth < this.ctx.options.maxDepth && (!wanted || wanted.has("task"));
     // Worth a note for an agent file's list; a built-in type simply works with what there is.
-    const missing = wanted && type.source !== "builtin" ? [...wanted].filter((t) => t !== "task" && !parentTools.some((p) => p.name === t)) : [];
+    const missing =
+      wanted && type.source !== "builtin"
+        ? [...wanted].filter((t) => t !== "task" && !parentTools.some((p) => p.name === t))
+        : [];
 
     const id = run.toolCallId;
     const release = await scope.slots.take(run.signal);
     let session: ChildSession | undefined;
     try {
       const extra: NonNullable<Parameters<typeof childHost>[1]["extra"]> = [
-        { hook: "before_request", plugin: this.ctx.id, stage: CHILD_STAGE.prompt, fn: ((request: ModelRequest) => childRequest(request, type, depth)) as never },
+        {
+          hook: "before_request",
+          plugin: this.ctx.id,
+          stage: CHILD_STAGE.prompt,
+          fn: ((request: ModelRequest) => childRequest(request, type, depth)) as never,
+        },
       ];
       if (type.readOnlyBash) {
         extra.push({
@@ -173,14 +204,22 @@ export class TaskRunner {
           fn: ((info: { call: { name: string }; args: Record<string, unknown> }) => {
             if (info.call.name !== "bash") return undefined;
             const why = notReadOnly(String(info.args.command ?? ""));
-            return why ? { block: true, reason: `the ${type.name} agent may run only read-only bash commands: ${why}` } : undefined;
+            return why
+              ? { block: true, reason: `the ${type.name} agent may run only read-only bash commands: ${why}` }
+              : undefined;
           }) as never,
         });
       }
       let childTools: ToolDefinition[] = tools;
       let childScope: Scope | undefined;
       if (nest) {
-        childScope = { host: undefined, depth, slots: new Slots(this.ctx.options.maxParallel), current: () => ({ provider, model }), options: () => requestOptions };
+        childScope = {
+          host: undefined,
+          depth,
+          slots: new Slots(this.ctx.options.maxParallel),
+          current: () => ({ provider, model }),
+          options: () => requestOptions,
+        };
         childTools = [...tools, this.taskTool(childScope) as ToolDefinition];
       }
       const host = childHost(parentHost, { tools: childTools, isolate: this.isolate, extra });
@@ -194,7 +233,13 @@ export class TaskRunner {
           this.ctx.log.warn(`sub-agent ${id}: no session file: ${messageOf(error)}`);
         }
       }
-      const tag = { id, agent: type.name, description: args.description, depth, session: session && { id: session.id, file: session.file } };
+      const tag = {
+        id,
+        agent: type.name,
+        description: args.description,
+        depth,
+        session: session && { id: session.id, file: session.file },
+      };
       const status: SubagentUpdate["status"] = { tokens: 0, turns: 0 };
       /** The child's latest tool calls, for the live block front ends show. */
       const recent: { id: string; line: string; mark: string }[] = [];
@@ -215,12 +260,15 @@ export class TaskRunner {
           status.tool = undefined;
           const item = recent.find((r) => r.id === event.toolCallId);
           if (item) item.mark = event.result.isError ? "✗" : "✓";
-        }
-        else if (event.type === "turn_end") status.turns++;
-        else if (event.type === "diagnostic") parentHost.emit({ ...event, message: `sub-agent ${type.name} (${id}): ${event.message}` });
+        } else if (event.type === "turn_end") status.turns++;
+        else if (event.type === "diagnostic")
+          parentHost.emit({ ...event, message: `sub-agent ${type.name} (${id}): ${event.message}` });
         const line = `${type.name}: ${args.description} · ${status.tool ? `running ${status.tool}` : event.type === "agent_end" ? "done" : "thinking"} · ${n(status.tokens)} tokens`;
         const text = [line, ...recent.map((r) => `  ${r.mark} ${r.line}`)].join("\n");
-        run.update({ content: [{ type: "text", text }], details: { subagent: tag, event, status: { ...status } } satisfies SubagentUpdate as never });
+        run.update({
+          content: [{ type: "text", text }],
+          details: { subagent: tag, event, status: { ...status } } satisfies SubagentUpdate as never,
+        });
       });
 
       const agent = new Agent(host, { provider, model, requestOptions });
@@ -254,17 +302,29 @@ export class TaskRunner {
       const failed = result.stopReason === "error" || result.stopReason === "aborted";
       const cut = cutHead(text);
       const notes = [
-        ...(cut.truncated ? [`[answer cut to ${MAX_LINES} lines / ${formatSize(MAX_BYTES)} of ${cut.totalLines} lines${session?.file ? "; the whole answer is in the sub-agent's session" : ""}]`] : []),
-        ...(missing.length ? [`[the ${type.name} agent asks for tools this agent does not have, left out: ${missing.join(", ")}]`] : []),
+        ...(cut.truncated
+          ? [
+              `[answer cut to ${MAX_LINES} lines / ${formatSize(MAX_BYTES)} of ${cut.totalLines} lines${session?.file ? "; the whole answer is in the sub-agent's session" : ""}]`,
+            ]
+          : []),
+        ...(missing.length
+          ? [`[the ${type.name} agent asks for tools this agent does not have, left out: ${missing.join(", ")}]`]
+          : []),
         ...(result.reason ? [`[the sub-agent was stopped: ${result.reason}]`] : []),
         ...(sessionError ? [`[the sub-agent's session file is incomplete: ${sessionError}]`] : []),
       ];
-      const where = session ? `session ${session.id}${session.file ? ` (${session.file})` : " (in memory)"}` : "no session";
+      const where = session
+        ? `session ${session.id}${session.file ? ` (${session.file})` : " (in memory)"}`
+        : "no session";
       const footer = `[sub-agent ${type.name} · ${where} · ${provider === inherit.provider ? "" : `${provider}/`}${model.id} · ${record.requests} requests · ${n(usageTotal(record.usage))} tokens · $${record.usage.cost.total.toFixed(4)}]`;
       const body = failed
         ? `The sub-agent ${result.stopReason === "aborted" ? "was aborted" : `failed: ${result.error ?? "the run ended with an error"}`}.${text ? `\nIts last text:\n${cut.text}` : ""}`
         : cut.text || "(the sub-agent gave no text answer)";
-      return { content: [{ type: "text", text: [body, ...notes, footer].join("\n\n") }], details: { subagent: record }, isError: failed };
+      return {
+        content: [{ type: "text", text: [body, ...notes, footer].join("\n\n") }],
+        details: { subagent: record },
+        isError: failed,
+      };
     } catch (error) {
       throw new Error(`the ${type.name} sub-agent could not run: ${messageOf(error)}`);
     } finally {
@@ -309,4 +369,3 @@ function childUsage(messages: readonly AgentMessage[]) {
   }
   return { usage, requests };
 }
-

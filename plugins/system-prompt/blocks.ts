@@ -52,7 +52,12 @@ Work in small, checked steps: read the code before changing it, make the smalles
 
 /** Escape text for element content and attribute values of the XML-like blocks. */
 export function escapeXml(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&apos;");
+  return text
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&apos;");
 }
 
 const SEARCH_TOOLS = ["grep", "find", "ls"];
@@ -64,7 +69,8 @@ export function guidelinesFor(tools: readonly ToolInfo[], extra: readonly string
   const out: string[] = [];
   if (has("bash") && !SEARCH_TOOLS.some(has)) out.push("Use bash for file listing and search (ls, rg, find).");
   if (has("bash") && !has("read")) out.push("Use bash (cat, sed -n, head) to read files.");
-  if (!has("bash") && !has("edit") && !has("write") && tools.length > 0) out.push("You cannot change files or run commands in this session: describe the changes you would make instead.");
+  if (!has("bash") && !has("edit") && !has("write") && tools.length > 0)
+    out.push("You cannot change files or run commands in this session: describe the changes you would make instead.");
   for (const t of [...tools].sort(byName)) out.push(...t.guidelines);
   out.push(...extra);
   return [...new Set(out.map((g) => g.trim()).filter(Boolean))];
@@ -77,7 +83,8 @@ export function assemble(input: PromptInput): SystemBlock[] {
   };
   add("role", input.role);
   const tools = [...input.tools].sort(byName);
-  if (input.toolList && tools.length) add("tools", `Tools you can call:\n${tools.map((t) => `- ${t.snippet}`).join("\n")}`);
+  if (input.toolList && tools.length)
+    add("tools", `Tools you can call:\n${tools.map((t) => `- ${t.snippet}`).join("\n")}`);
   const guidelines = guidelinesFor(tools, input.guidelines);
   if (guidelines.length) add("guidelines", `Guidelines:\n${guidelines.map((g) => `- ${g}`).join("\n")}`);
   if (input.docs && input.docs.files.length) {
@@ -88,19 +95,34 @@ export function assemble(input: PromptInput): SystemBlock[] {
   }
   const skills = [...input.skills].sort(byName);
   if (skills.length) {
-    const items = skills.map((s) => `  <skill>\n    <name>${escapeXml(s.name)}</name>\n    <description>${escapeXml(s.description)}</description>\n    <location>${escapeXml(s.location)}</location>\n  </skill>`);
+    const items = skills.map(
+      (s) =>
+        `  <skill>\n    <name>${escapeXml(s.name)}</name>\n    <description>${escapeXml(s.description)}</description>\n    <location>${escapeXml(s.location)}</location>\n  </skill>`,
+    );
     add(
       "skills",
       `Skills are folders of instructions for particular tasks. When a task matches a skill's description, read its SKILL.md at the location given before you start, and follow it; paths in a skill are relative to its folder.\n\n<available_skills>\n${items.join("\n")}\n</available_skills>${input.skillsNote ? `\n${escapeXml(input.skillsNote)}` : ""}`,
     );
   }
   if (input.project.length) {
-    add("project", `Project instructions (follow them; the later, more specific files take precedence):\n\n${input.project.map((f) => `## ${f.path}\n\n${f.content.trim()}`).join("\n\n")}`);
+    add(
+      "project",
+      `Project instructions (follow them; the later, more specific files take precedence):\n\n${input.project.map((f) => `## ${f.path}\n\n${f.content.trim()}`).join("\n\n")}`,
+    );
   }
   const mine = new Set<string>(BLOCK_ORDER);
   for (const b of input.foreign) if (!mine.has(b.id) && b.text.trim()) blocks.push(b);
-  add("append", input.append.map((a) => a.trim()).filter(Boolean).join("\n\n"));
-  add("env", [input.date ? `Current date: ${input.date}` : "", `Working directory: ${input.cwd}`].filter(Boolean).join("\n"));
+  add(
+    "append",
+    input.append
+      .map((a) => a.trim())
+      .filter(Boolean)
+      .join("\n\n"),
+  );
+  add(
+    "env",
+    [input.date ? `Current date: ${input.date}` : "", `Working directory: ${input.cwd}`].filter(Boolean).join("\n"),
+  );
   return blocks;
 }
 

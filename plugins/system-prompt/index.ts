@@ -11,7 +11,15 @@ import { coilHome, packageRoot } from "../../lib/paths.js";
 import { projectRoot } from "../../lib/project.js";
 import type {} from "../context-files/api.js"; // types the `context-files` service
 import type {} from "../skills/api.js"; // types the `skills` service
-import { DEFAULT_ROLE, assemble, localDate, type ProjectFile, type PromptInput, type SkillEntry, type ToolInfo } from "./blocks.js";
+import {
+  DEFAULT_ROLE,
+  assemble,
+  localDate,
+  type ProjectFile,
+  type PromptInput,
+  type SkillEntry,
+  type ToolInfo,
+} from "./blocks.js";
 
 export { assemble, escapeXml, guidelinesFor, BLOCK_ORDER, DEFAULT_ROLE } from "./blocks.js";
 
@@ -60,16 +68,23 @@ function sameList(a: readonly unknown[], b: readonly unknown[]): boolean {
     if (x === y) return true;
     if (!x || !y || typeof x !== "object" || typeof y !== "object") return false;
     const kx = Object.keys(x);
-    return kx.length === Object.keys(y).length && kx.every((k) => {
-      const vx = (x as Record<string, unknown>)[k];
-      const vy = (y as Record<string, unknown>)[k];
-      return vx === vy || (Array.isArray(vx) && Array.isArray(vy) && sameList(vx, vy));
-    });
+    return (
+      kx.length === Object.keys(y).length &&
+      kx.every((k) => {
+        const vx = (x as Record<string, unknown>)[k];
+        const vy = (y as Record<string, unknown>)[k];
+        return vx === vy || (Array.isArray(vx) && Array.isArray(vy) && sameList(vx, vy));
+      })
+    );
   });
 }
 
 function firstLine(text: string): string {
-  const line = text.split("\n").find((l) => l.trim())?.trim() ?? "";
+  const line =
+    text
+      .split("\n")
+      .find((l) => l.trim())
+      ?.trim() ?? "";
   return line.length > 160 ? `${line.slice(0, 157)}...` : line;
 }
 
@@ -79,8 +94,18 @@ export default definePlugin({
   options: SystemPromptOptions,
   setup(ctx) {
     const o = ctx.options;
-    ctx.flags.register({ name: "system-prompt", type: "string", valueName: "text|file", description: "replace the role part of the system prompt (text, or a file to read)" });
-    ctx.flags.register({ name: "append-system-prompt", type: "string", valueName: "text|file", description: "append text (or a file's content) to the system prompt" });
+    ctx.flags.register({
+      name: "system-prompt",
+      type: "string",
+      valueName: "text|file",
+      description: "replace the role part of the system prompt (text, or a file to read)",
+    });
+    ctx.flags.register({
+      name: "append-system-prompt",
+      type: "string",
+      valueName: "text|file",
+      description: "append text (or a file's content) to the system prompt",
+    });
 
     const flagText = (name: string): string | undefined => {
       const v = ctx.flags.get(name);
@@ -90,7 +115,8 @@ export default definePlugin({
     };
     const home = () => coilHome();
     /** `.coil/<name>` in the project, else `$COIL_HOME/<name>`. */
-    const layered = (name: string) => readText(join(projectRoot(ctx.cwd), ".coil", name)) ?? readText(join(home(), name));
+    const layered = (name: string) =>
+      readText(join(projectRoot(ctx.cwd), ".coil", name)) ?? readText(join(home(), name));
 
     let docs: { dir: string; files: string[] } | undefined | null = null;
     const docsInfo = () => {
@@ -98,7 +124,11 @@ export default definePlugin({
       const dir = packageRoot() && join(packageRoot()!, "docs");
       let files: string[] = [];
       try {
-        files = dir ? readdirSync(dir).filter((f) => f.endsWith(".md")).sort() : [];
+        files = dir
+          ? readdirSync(dir)
+              .filter((f) => f.endsWith(".md"))
+              .sort()
+          : [];
       } catch {
         files = [];
       }
@@ -107,7 +137,11 @@ export default definePlugin({
 
     const toolInfo = (spec: ToolSpec): ToolInfo => {
       const def = ctx.tools.get(spec.name);
-      return { name: spec.name, snippet: def?.promptSnippet?.trim() || `${spec.name}: ${firstLine(spec.description)}`, guidelines: def?.promptGuidelines ?? [] };
+      return {
+        name: spec.name,
+        snippet: def?.promptSnippet?.trim() || `${spec.name}: ${firstLine(spec.description)}`,
+        guidelines: def?.promptGuidelines ?? [],
+      };
     };
 
     /** The blocks for a request, from what is available right now. Exposed for tests through the service. */
@@ -119,7 +153,9 @@ export default definePlugin({
       const index = canRead && skillsService ? skillsService.index() : undefined;
       const skills: SkillEntry[] = index?.skills ?? [];
       const contextService = ctx.services.get("context-files");
-      const project: ProjectFile[] = contextService ? contextService.files().map((f) => ({ path: f.path, content: f.content })) : [];
+      const project: ProjectFile[] = contextService
+        ? contextService.files().map((f) => ({ path: f.path, content: f.content }))
+        : [];
       const role = flagText("system-prompt") ?? layered("SYSTEM.md") ?? o.role ?? DEFAULT_ROLE;
       const append = [o.append ?? "", layered("APPEND_SYSTEM.md") ?? "", flagText("append-system-prompt") ?? ""];
       const input: PromptInput = {
@@ -138,8 +174,16 @@ export default definePlugin({
       };
       // Nothing changed since the last request: the same blocks (same object), not a rebuilt copy.
       const prev = last?.input;
-      const same = prev && prev.role === input.role && prev.date === input.date && prev.docs === input.docs && sameList(prev.append, input.append) &&
-        sameList(prev.tools, input.tools) && sameList(prev.skills, input.skills) && sameList(prev.project, input.project) && sameList(prev.foreign, input.foreign);
+      const same =
+        prev &&
+        prev.role === input.role &&
+        prev.date === input.date &&
+        prev.docs === input.docs &&
+        sameList(prev.append, input.append) &&
+        sameList(prev.tools, input.tools) &&
+        sameList(prev.skills, input.skills) &&
+        sameList(prev.project, input.project) &&
+        sameList(prev.foreign, input.foreign);
       if (!same) last = { input, blocks: assemble(input) };
       return last!.blocks;
     };

@@ -40,7 +40,16 @@ const UPDATE_EVERY_MS = 200;
 /** Full-output files hold raw output (secrets included): they last until coil exits, then go. */
 const fullOutputFiles = new Set<string>();
 function removeAtExit(path: string): void {
-  if (fullOutputFiles.size === 0) process.once("exit", () => fullOutputFiles.forEach((f) => { try { unlinkSync(f); } catch { /* already gone */ } }));
+  if (fullOutputFiles.size === 0)
+    process.once("exit", () =>
+      fullOutputFiles.forEach((f) => {
+        try {
+          unlinkSync(f);
+        } catch {
+          /* already gone */
+        }
+      }),
+    );
   fullOutputFiles.add(path);
 }
 
@@ -98,7 +107,11 @@ export class OutputSink {
     if (!this.truncated && !cut.truncated) return { text: cut.text };
     const total = this.lines;
     const where = this.fullOutputPath ? ` Full output: ${this.fullOutputPath}` : "";
-    if (cut.partialLine) return { text: cut.text, notice: `[Showing the last ${formatSize(MAX_BYTES)} of line ${total} (of ${total}).${where}]` };
+    if (cut.partialLine)
+      return {
+        text: cut.text,
+        notice: `[Showing the last ${formatSize(MAX_BYTES)} of line ${total} (of ${total}).${where}]`,
+      };
     const from = Math.max(1, total - cut.lines + 1);
     const why = cut.by === "bytes" ? ` (${formatSize(MAX_BYTES)} limit)` : "";
     return { text: cut.text, notice: `[Showing lines ${from}-${total} of ${total}${why}.${where}]` };
@@ -110,7 +123,11 @@ export class OutputSink {
   }
 }
 
-const fail = (text: string, details?: BashDetails): ToolOutput<BashDetails> => ({ content: [{ type: "text", text }], details, isError: true });
+const fail = (text: string, details?: BashDetails): ToolOutput<BashDetails> => ({
+  content: [{ type: "text", text }],
+  details,
+  isError: true,
+});
 
 export function createBashTool(env: ToolEnv): ToolDefinition<typeof BashParams, BashDetails> {
   const o = env.options.bash;
@@ -131,9 +148,12 @@ export function createBashTool(env: ToolEnv): ToolDefinition<typeof BashParams, 
       const ops = env.ops();
       try {
         const where = await ops.stat(env.cwd);
-        if (where.kind !== "directory") return fail(`The working directory ${env.cwd} is not a directory; the command was not run.`);
+        if (where.kind !== "directory")
+          return fail(`The working directory ${env.cwd} is not a directory; the command was not run.`);
       } catch {
-        return fail(`The working directory ${env.cwd} does not exist (it may have been deleted or moved); the command was not run. Ask the user to restart coil in an existing directory.`);
+        return fail(
+          `The working directory ${env.cwd} does not exist (it may have been deleted or moved); the command was not run. Ask the user to restart coil in an existing directory.`,
+        );
       }
       env.unconfined?.();
       const timeoutS = Math.min(args.timeout ?? defaultTimeout, o.maxTimeout);
@@ -163,13 +183,16 @@ export function createBashTool(env: ToolEnv): ToolDefinition<typeof BashParams, 
             if (now - lastUpdate >= UPDATE_EVERY_MS) {
               lastUpdate = now;
               const view = sink.view();
-              run.update({ content: [{ type: "text", text: view.notice ? `${view.text}\n\n${view.notice}` : view.text }] });
+              run.update({
+                content: [{ type: "text", text: view.notice ? `${view.text}\n\n${view.notice}` : view.text }],
+              });
             }
           },
         });
       } catch (error) {
         const shell = o.shell ?? "the default shell";
-        const missing = codeOf(error) === "ENOENT" ? ` (${shell} was not found; set the tools-coding option bash.shell)` : "";
+        const missing =
+          codeOf(error) === "ENOENT" ? ` (${shell} was not found; set the tools-coding option bash.shell)` : "";
         return fail(`Cannot start ${shell}${missing}: ${messageOf(error)}`);
       } finally {
         clearTimeout(timer);
@@ -198,7 +221,8 @@ export function createBashTool(env: ToolEnv): ToolDefinition<typeof BashParams, 
         );
       }
       if (aborted) return fail(`${text}\n\nCommand aborted; its process tree was terminated.`, details);
-      if (result.exitCode === null) return fail(`${text}\n\nCommand was terminated by signal ${result.signal ?? "unknown"}.`, details);
+      if (result.exitCode === null)
+        return fail(`${text}\n\nCommand was terminated by signal ${result.signal ?? "unknown"}.`, details);
       if (result.exitCode !== 0) return fail(`${text}\n\nCommand exited with code ${result.exitCode}.`, details);
       return { content: [{ type: "text", text }], details };
     },

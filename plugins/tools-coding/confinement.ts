@@ -15,10 +15,13 @@ function who(): string {
   } catch {
     // no passwd entry for this uid
   }
-  return uid === 0 ? `root (uid 0): every file on the machine, devices and system services` : `${name || "your user"}${uid === undefined ? "" : ` (uid ${uid})`}: every file you can`;
+  return uid === 0
+    ? `root (uid 0): every file on the machine, devices and system services`
+    : `${name || "your user"}${uid === undefined ? "" : ` (uid ${uid})`}: every file you can`;
 }
 
-export const HOW_TO_CONFINE = "to confine them: coil --preset safe, or add sandbox-bwrap to your preset (docs/safety.md)";
+export const HOW_TO_CONFINE =
+  "to confine them: coil --preset safe, or add sandbox-bwrap to your preset (docs/safety.md)";
 
 export function unconfinedNotice(): string {
   return `bash runs commands WITHOUT a sandbox, with the rights of ${who()}; they can also use the network and see coil's environment (API keys included). ${HOW_TO_CONFINE}`;
@@ -42,7 +45,8 @@ export class ConfinementNotice {
     this.said = true;
     // JSON and RPC modes own stdout: the notice goes to stderr only; elsewhere it is a diagnostic
     // (print mode writes it to stderr, the TUI shows it).
-    if (this.io && (this.mode === "json" || this.mode === "rpc")) this.io.stderr.write(`coil: warn: [plugin tools-coding] ${unconfinedNotice()}\n`);
+    if (this.io && (this.mode === "json" || this.mode === "rpc"))
+      this.io.stderr.write(`coil: warn: [plugin tools-coding] ${unconfinedNotice()}\n`);
     else this.log.warn(unconfinedNotice());
   }
 }

@@ -72,10 +72,18 @@ export function unifiedDiff(before: string, after: string, path: string, context
   let prefix = 0;
   while (prefix < a.length && prefix < b.length && a[prefix] === b[prefix]) prefix++;
   let suffix = 0;
-  while (suffix < a.length - prefix && suffix < b.length - prefix && a[a.length - 1 - suffix] === b[b.length - 1 - suffix]) suffix++;
+  while (
+    suffix < a.length - prefix &&
+    suffix < b.length - prefix &&
+    a[a.length - 1 - suffix] === b[b.length - 1 - suffix]
+  )
+    suffix++;
   const am = a.slice(prefix, a.length - suffix);
   const bm = b.slice(prefix, b.length - suffix);
-  const middle = myers(am, bm) ?? [...am.map((text) => ({ type: "-" as const, text })), ...bm.map((text) => ({ type: "+" as const, text }))];
+  const middle = myers(am, bm) ?? [
+    ...am.map((text) => ({ type: "-" as const, text })),
+    ...bm.map((text) => ({ type: "+" as const, text })),
+  ];
   const ops: Op[] = [
     ...a.slice(0, prefix).map((text) => ({ type: " " as const, text })),
     ...middle,

@@ -111,7 +111,8 @@ export function fold(text: string, withMap: boolean): { text: string; starts?: I
 /** Start indices of every occurrence, overlapping ones included (capped). */
 function occurrences(haystack: string, needle: string, cap = 50): number[] {
   const found: number[] = [];
-  for (let i = haystack.indexOf(needle); i >= 0 && found.length < cap; i = haystack.indexOf(needle, i + 1)) found.push(i);
+  for (let i = haystack.indexOf(needle); i >= 0 && found.length < cap; i = haystack.indexOf(needle, i + 1))
+    found.push(i);
   return found;
 }
 
@@ -173,15 +174,30 @@ export function planEdits(original: string, edits: readonly EditSpec[], shown: s
   let folded: ReturnType<typeof fold> | undefined;
 
   const name = (i: number) => (edits.length === 1 ? "oldText" : `edits[${i}].oldText`);
-  const planned: (Omit<PlannedEdit, "replacement" | "start" | "end"> & { nStart: number; nEnd: number; newText: string })[] = [];
+  const planned: (Omit<PlannedEdit, "replacement" | "start" | "end"> & {
+    nStart: number;
+    nEnd: number;
+    newText: string;
+  })[] = [];
 
   for (const [i, edit] of edits.entries()) {
     const oldText = lf(edit.oldText);
     const newText = lf(edit.newText);
-    if (oldText === "") return { ok: false, message: `${name(i)} is empty. Give the exact text to replace (to create or overwrite a whole file, use write).` };
+    if (oldText === "")
+      return {
+        ok: false,
+        message: `${name(i)} is empty. Give the exact text to replace (to create or overwrite a whole file, use write).`,
+      };
     const exact = occurrences(text, oldText);
     if (exact.length === 1) {
-      planned.push({ index: i, nStart: exact[0]!, nEnd: exact[0]! + oldText.length, newText, line: lineOf(exact[0]!), tolerant: false });
+      planned.push({
+        index: i,
+        nStart: exact[0]!,
+        nEnd: exact[0]! + oldText.length,
+        newText,
+        line: lineOf(exact[0]!),
+        tolerant: false,
+      });
       continue;
     }
     if (exact.length > 1) {
@@ -194,7 +210,9 @@ export function planEdits(original: string, edits: readonly EditSpec[], shown: s
     const needle = fold(oldText, false).text;
     // A match must not begin or end inside what one character folded to (`cafe` is not `café`).
     const starts = folded.starts!;
-    const whole = (f: number) => (f === 0 || starts[f - 1] !== starts[f]) && (f + needle.length >= starts.length || starts[f + needle.length] !== starts[f + needle.length - 1]);
+    const whole = (f: number) =>
+      (f === 0 || starts[f - 1] !== starts[f]) &&
+      (f + needle.length >= starts.length || starts[f + needle.length] !== starts[f + needle.length - 1]);
     const loose = needle === "" ? [] : occurrences(folded.text, needle).filter(whole);
     if (loose.length === 1) {
       const nStart = folded.starts![loose[0]!]!;
@@ -238,7 +256,10 @@ export function planEdits(original: string, edits: readonly EditSpec[], shown: s
     const replacement = eol === "\n" ? p.newText : p.newText.replace(/\n/g, eol);
     if (replacement === region) {
       const which = edits.length === 1 ? "The edit" : `edits[${p.index}]`;
-      return { ok: false, message: `${which} changes nothing: its newText is the same as the text it replaces at line ${p.line} of ${shown}. Give the new text, or drop the edit.` };
+      return {
+        ok: false,
+        message: `${which} changes nothing: its newText is the same as the text it replaces at line ${p.line} of ${shown}. Give the new text, or drop the edit.`,
+      };
     }
     pieces.push(original.slice(cursor, start), replacement);
     cursor = end;

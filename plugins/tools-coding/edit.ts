@@ -47,14 +47,20 @@ export function prepareEditArguments(raw: Record<string, unknown>): Record<strin
   }
   const oldText = args.oldText ?? args.old_string ?? args.old_text;
   const newText = args.newText ?? args.new_string ?? args.new_text;
-  if (args.edits === undefined && typeof oldText === "string" && typeof newText === "string") args.edits = [{ oldText, newText }];
+  if (args.edits === undefined && typeof oldText === "string" && typeof newText === "string")
+    args.edits = [{ oldText, newText }];
   if (args.edits && typeof args.edits === "object" && !Array.isArray(args.edits)) args.edits = [args.edits]; // one edit sent bare
-  if (args.edits !== undefined) for (const key of ["oldText", "newText", "old_string", "new_string", "old_text", "new_text"]) delete args[key];
+  if (args.edits !== undefined)
+    for (const key of ["oldText", "newText", "old_string", "new_string", "old_text", "new_text"]) delete args[key];
   if (Array.isArray(args.edits)) {
     args.edits = args.edits.map((e: unknown) => {
       if (!e || typeof e !== "object") return e;
       const { old_string, new_string, old_text, new_text, ...rest } = e as Record<string, unknown>;
-      return { ...rest, oldText: rest.oldText ?? old_string ?? old_text, newText: rest.newText ?? new_string ?? new_text };
+      return {
+        ...rest,
+        oldText: rest.oldText ?? old_string ?? old_text,
+        newText: rest.newText ?? new_string ?? new_text,
+      };
     });
   }
   return args;
@@ -71,7 +77,9 @@ export function createEditTool(env: ToolEnv): ToolDefinition<typeof EditParams, 
     executionMode: "parallel",
     prepareArguments: prepareEditArguments,
     promptSnippet: "edit: replace exact text in a file (several non-overlapping replacements per call)",
-    promptGuidelines: ["Change existing files with edit, several changes to one file in one call; use write only for new files or complete rewrites."],
+    promptGuidelines: [
+      "Change existing files with edit, several changes to one file in one call; use write only for new files or complete rewrites.",
+    ],
     async execute(args) {
       const ops = env.ops();
       const abs = await locatePath(args.path, env.cwd, ops);
@@ -84,7 +92,9 @@ export function createEditTool(env: ToolEnv): ToolDefinition<typeof EditParams, 
           if (info.kind !== "file") return fail(`${shown} is not a regular file; edit changes files.`);
         } catch (error) {
           const message = await describeFsError(error, abs, "edit", ops, env.cwd);
-          return fail((error as { code?: string }).code === "ENOENT" ? `${message} To create a new file, use write.` : message);
+          return fail(
+            (error as { code?: string }).code === "ENOENT" ? `${message} To create a new file, use write.` : message,
+          );
         }
         let bytes: Uint8Array;
         try {
@@ -92,12 +102,17 @@ export function createEditTool(env: ToolEnv): ToolDefinition<typeof EditParams, 
         } catch (error) {
           return fail(await describeFsError(error, abs, "read", ops, env.cwd));
         }
-        if (bytes.indexOf(0) >= 0) return fail(`${shown} is a binary file (it contains NUL bytes); edit only changes text files. Use bash if you must change it.`);
+        if (bytes.indexOf(0) >= 0)
+          return fail(
+            `${shown} is a binary file (it contains NUL bytes); edit only changes text files. Use bash if you must change it.`,
+          );
         let text: string;
         try {
           text = fatalDecoder.decode(bytes);
         } catch {
-          return fail(`${shown} is not valid UTF-8 text, and editing it would corrupt it. Use bash (e.g. iconv or sed) to change it.`);
+          return fail(
+            `${shown} is not valid UTF-8 text, and editing it would corrupt it. Use bash (e.g. iconv or sed) to change it.`,
+          );
         }
         const bom = text.startsWith("\uFEFF");
         const body = bom ? text.slice(1) : text;
@@ -111,7 +126,12 @@ export function createEditTool(env: ToolEnv): ToolDefinition<typeof EditParams, 
         const { diff, firstChangedLine } = unifiedDiff(lf(body), lf(plan.text), shown);
         return {
           content: [{ type: "text", text: summary(shown, plan.edits) }],
-          details: { path: abs, diff, firstChangedLine, edits: plan.edits.map((e) => ({ index: e.index, line: e.line, tolerant: e.tolerant })) },
+          details: {
+            path: abs,
+            diff,
+            firstChangedLine,
+            edits: plan.edits.map((e) => ({ index: e.index, line: e.line, tolerant: e.tolerant })),
+          },
         };
       });
     },

@@ -6,7 +6,13 @@ import type { Operations } from "./local-operations.js";
 import { codeOf, displayPath } from "./paths.js";
 
 /** The message for a failed file operation (`verb` is "read", "write" ...). */
-export async function describeFsError(error: unknown, abs: string, verb: string, ops: Operations, cwd: string): Promise<string> {
+export async function describeFsError(
+  error: unknown,
+  abs: string,
+  verb: string,
+  ops: Operations,
+  cwd: string,
+): Promise<string> {
   const shown = displayPath(abs, cwd);
   switch (codeOf(error)) {
     case "ENOENT": {

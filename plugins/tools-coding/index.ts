@@ -33,18 +33,28 @@ export default definePlugin({
       ops: () => resolveOperations(ctx.services.get("operations")),
       unconfined: () => typeof ctx.services.get("operations")?.exec !== "function" && (notice.unconfined(), true),
     };
-    const factories: Record<(typeof ctx.options.tools)[number], (env: ToolEnv) => ToolDefinition<any, any>> = { read: createReadTool, bash: createBashTool, edit: createEditTool, write: createWriteTool };
+    const factories: Record<(typeof ctx.options.tools)[number], (env: ToolEnv) => ToolDefinition<any, any>> = {
+      read: createReadTool,
+      bash: createBashTool,
+      edit: createEditTool,
+      write: createWriteTool,
+    };
     for (const name of ctx.options.tools) ctx.tools.register(factories[name](env));
     ctx.onStart((_agent, io, info) => notice.started(io, info));
     // Other plugins add sections to `coil doctor` (skills, context files): lib/doctor.ts.
     const sections = doctorService(ctx);
     ctx.subcommands.register({
       name: "doctor",
-      description: "check the setup: versions, project trust, how commands are confined, providers and keys, MCP servers, skills, context files, templates",
+      description:
+        "check the setup: versions, project trust, how commands are confined, providers and keys, MCP servers, skills, context files, templates",
       run: async (_argv, io) => {
         const root = projectRoot(ctx.cwd);
-        io.stdout.write(`coil ${coilVersion()} (node ${process.version}, ${process.platform} ${process.arch}); $COIL_HOME ${coilHome(io.env)}\n`);
-        io.stdout.write(`project: ${root}${gitRoot(ctx.cwd) ? " (git root)" : " (no git repository: the working directory)"}, ${ctx.projectTrusted ? "trusted (or nothing in it needs trust): its .coil/ preset, hooks, .mcp.json servers and plugins load" : "not trusted: its .coil/ preset, hooks, .mcp.json servers and plugins do not load (coil trust)"}\n`);
+        io.stdout.write(
+          `coil ${coilVersion()} (node ${process.version}, ${process.platform} ${process.arch}); $COIL_HOME ${coilHome(io.env)}\n`,
+        );
+        io.stdout.write(
+          `project: ${root}${gitRoot(ctx.cwd) ? " (git root)" : " (no git repository: the working directory)"}, ${ctx.projectTrusted ? "trusted (or nothing in it needs trust): its .coil/ preset, hooks, .mcp.json servers and plugins load" : "not trusted: its .coil/ preset, hooks, .mcp.json servers and plugins do not load (coil trust)"}\n`,
+        );
         const code = await doctor(ctx.services.get("operations"), ctx.options.tools.includes("bash"), io);
         io.stdout.write(await formatSections(sections.sections()));
         return code;
@@ -60,7 +70,9 @@ export default definePlugin({
         const messages = request.messages.map((m) => {
           if (m.role !== "toolResult" || m.toolName !== "read" || !m.content.some((c) => c.type === "image")) return m;
           changed = true;
-          const content = m.content.map((c) => (c.type === "image" ? { type: "text" as const, text: IMAGE_NOT_SUPPORTED } : c));
+          const content = m.content.map((c) =>
+            c.type === "image" ? { type: "text" as const, text: IMAGE_NOT_SUPPORTED } : c,
+          );
           return { ...m, content } satisfies ToolResultMessage;
         });
         return changed ? { ...request, messages } : undefined;

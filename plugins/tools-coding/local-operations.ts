@@ -17,7 +17,6 @@ import { DEFAULT_KILL_GRACE_MS } from "./limits.js";
 
 export type { DirEntry, ExecOptions, ExecResult, FileInfo, Operations, OperationsStatus } from "./api.js";
 
-
 /** The service's methods where provided, the local ones otherwise. */
 export function resolveOperations(service: Partial<Operations> | undefined): Operations {
   if (!service) return localOperations;
@@ -46,10 +45,16 @@ export function defaultShell(env: NodeJS.ProcessEnv = process.env): string {
 export const localOperations: Operations = {
   async stat(path) {
     const s = await stat(path);
-    return { kind: s.isFile() ? "file" : s.isDirectory() ? "directory" : "other", size: s.size, mtimeMs: s.mtimeMs, mode: s.mode & 0o7777 };
+    return {
+      kind: s.isFile() ? "file" : s.isDirectory() ? "directory" : "other",
+      size: s.size,
+      mtimeMs: s.mtimeMs,
+      mode: s.mode & 0o7777,
+    };
   },
   readFile: (path) => readFile(path),
-  readStream: (path, options = {}) => createReadStream(path, { start: options.start, end: options.end, highWaterMark: 64 * 1024 }),
+  readStream: (path, options = {}) =>
+    createReadStream(path, { start: options.start, end: options.end, highWaterMark: 64 * 1024 }),
   writeFile: (path, data) => writeFile(path, data),
   mkdir: async (path) => void (await mkdir(path, { recursive: true })),
   realpath: (path) => realpath(path),
@@ -66,7 +71,12 @@ export const localOperations: Operations = {
 function localExec(command: string, o: ExecOptions): Promise<ExecResult> {
   return new Promise((resolve, reject) => {
     const shell = o.shell ?? defaultShell();
-    const child = spawn(shell, ["-c", command], { cwd: o.cwd, env: o.env ?? process.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(shell, ["-c", command], {
+      cwd: o.cwd,
+      env: o.env ?? process.env,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     // Its own process group, ended with coil even when coil is killed (background processes too).
     if (child.pid !== undefined) endWithCoil(child.pid);
     let exited: ExecResult | undefined;
@@ -236,7 +246,10 @@ function processTable(): Map<number, Proc> {
     return table;
   }
   try {
-    const out = execFileSync("ps", ["-A", "-o", "pid=,ppid="], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+    const out = execFileSync("ps", ["-A", "-o", "pid=,ppid="], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    });
     for (const line of out.split("\n")) {
       const [pid, ppid] = line.trim().split(/\s+/).map(Number);
       if (pid && ppid !== undefined && !Number.isNaN(ppid)) table.set(pid, { pid, ppid });

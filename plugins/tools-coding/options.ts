@@ -7,10 +7,13 @@ export const TOOL_NAMES = ["read", "bash", "edit", "write"] as const;
 
 export const CodingOptions = Type.Object({
   /** Which tools to register (default: all four). */
-  tools: Type.Array(Type.Union([Type.Literal("read"), Type.Literal("bash"), Type.Literal("edit"), Type.Literal("write")]), {
-    default: [...TOOL_NAMES],
-    uniqueItems: true,
-  }),
+  tools: Type.Array(
+    Type.Union([Type.Literal("read"), Type.Literal("bash"), Type.Literal("edit"), Type.Literal("write")]),
+    {
+      default: [...TOOL_NAMES],
+      uniqueItems: true,
+    },
+  ),
   /** Return images read from disk as image content; false returns a text note instead. */
   images: Type.Boolean({ default: true }),
   bash: Type.Object(

@@ -4,7 +4,8 @@ import { resolveTypedPath } from "../../lib/typed-path.js";
 import type { Operations } from "./local-operations.js";
 
 /** The file a typed path means (lib/typed-path.ts): as typed, or the one existing variant (NFC/NFD, Unicode spaces, quotes, a leading @). */
-export const locatePath = (path: string, cwd: string, ops: Operations): Promise<string> => resolveTypedPath(path, cwd, ops);
+export const locatePath = (path: string, cwd: string, ops: Operations): Promise<string> =>
+  resolveTypedPath(path, cwd, ops);
 
 /** How results name a file: relative to `cwd` when inside it, absolute otherwise. */
 export function displayPath(abs: string, cwd: string): string {

@@ -46,7 +46,9 @@ export function createReadTool(env: ToolEnv): ToolDefinition<typeof ReadParams, 
     executionMode: "parallel",
     prepareArguments: acceptFilePath,
     promptSnippet: "read: read a text file (head kept, continue with offset) or view an image",
-    promptGuidelines: [`Read a file before you edit it; read shows at most ${MAX_LINES} lines, so continue with the offset it names.`],
+    promptGuidelines: [
+      `Read a file before you edit it; read shows at most ${MAX_LINES} lines, so continue with the offset it names.`,
+    ],
     async execute(args, run) {
       const ops = env.ops();
       const abs = await locatePath(args.path, env.cwd, ops);
@@ -57,8 +59,10 @@ export function createReadTool(env: ToolEnv): ToolDefinition<typeof ReadParams, 
       } catch (error) {
         return fail(await describeFsError(error, abs, "read", ops, env.cwd));
       }
-      if (info.kind === "directory") return fail(`${shown} is a directory, not a file. Use ls to list it, or find to search in it.`);
-      if (info.kind !== "file") return fail(`${shown} is not a regular file (a device, socket or pipe); read only reads files.`);
+      if (info.kind === "directory")
+        return fail(`${shown} is a directory, not a file. Use ls to list it, or find to search in it.`);
+      if (info.kind !== "file")
+        return fail(`${shown} is not a regular file (a device, socket or pipe); read only reads files.`);
 
       let sample: Uint8Array;
       try {
@@ -97,13 +101,32 @@ async function readHead(ops: Operations, abs: string, bytes: number): Promise<Ui
   return Buffer.concat(chunks).subarray(0, bytes);
 }
 
-async function readImage(env: ToolEnv, ops: Operations, abs: string, shown: string, image: ImageKind, size: number): Promise<ToolOutput<ReadDetails>> {
+async function readImage(
+  env: ToolEnv,
+  ops: Operations,
+  abs: string,
+  shown: string,
+  image: ImageKind,
+  size: number,
+): Promise<ToolOutput<ReadDetails>> {
   const dims = image.width && image.height ? `, ${image.width}x${image.height}` : "";
   const label = `${image.mimeType}${dims}, ${formatSize(size)}`;
-  const details: ReadDetails = { path: abs, kind: "image", mimeType: image.mimeType, width: image.width, height: image.height, bytes: size };
+  const details: ReadDetails = {
+    path: abs,
+    kind: "image",
+    mimeType: image.mimeType,
+    width: image.width,
+    height: image.height,
+    bytes: size,
+  };
   if (!env.options.images) {
     return {
-      content: [{ type: "text", text: `${shown} is an image (${label}). Image input is turned off (tools-coding option images: false), so it is not shown.` }],
+      content: [
+        {
+          type: "text",
+          text: `${shown} is an image (${label}). Image input is turned off (tools-coding option images: false), so it is not shown.`,
+        },
+      ],
       details,
     };
   }
@@ -126,7 +149,14 @@ async function readImage(env: ToolEnv, ops: Operations, abs: string, shown: stri
 const decoder = new TextDecoder("utf-8");
 
 /** Stream the file once: collect lines from `start`, count all of them. */
-async function readText(ops: Operations, abs: string, shown: string, start: number, limit: number | undefined, signal: AbortSignal): Promise<ToolOutput<ReadDetails>> {
+async function readText(
+  ops: Operations,
+  abs: string,
+  shown: string,
+  start: number,
+  limit: number | undefined,
+  signal: AbortSignal,
+): Promise<ToolOutput<ReadDetails>> {
   const wanted = Math.min(limit ?? MAX_LINES, MAX_LINES);
   const out: string[] = [];
   let outBytes = 0;
@@ -198,7 +228,9 @@ async function readText(ops: Operations, abs: string, shown: string, start: numb
   const details: ReadDetails = { path: abs, kind: "text", totalLines: total };
   if (total === 0) return { content: [{ type: "text", text: `(${shown} is empty)` }], details };
   if (start > total) {
-    return fail(`offset ${start} is past the end of ${shown}, which has ${total} line${total === 1 ? "" : "s"}. Use an offset from 1 to ${total}.`);
+    return fail(
+      `offset ${start} is past the end of ${shown}, which has ${total} line${total === 1 ? "" : "s"}. Use an offset from 1 to ${total}.`,
+    );
   }
   if (longLine) {
     const cut = `sed -n '${longLine.line}p' ${shellQuote(shown)} | head -c ${MAX_BYTES}`;
@@ -218,5 +250,8 @@ async function readText(ops: Operations, abs: string, shown: string, start: numb
     const why = stop === "bytes" ? ` (${formatSize(MAX_BYTES)} limit)` : "";
     text += `\n\n[Showing lines ${start}-${last} of ${total}${why}. Use offset=${last + 1} to continue.]`;
   }
-  return { content: [{ type: "text", text }], details: { ...details, startLine: start, endLine: last, truncatedBy: last < total ? stop : undefined } };
+  return {
+    content: [{ type: "text", text }],
+    details: { ...details, startLine: start, endLine: last, truncatedBy: last < total ? stop : undefined },
+  };
 }

@@ -28,13 +28,14 @@ export function createWriteTool(env: ToolEnv): ToolDefinition<typeof WriteParams
   return defineTool({
     name: "write",
     label: "Write",
-    description:
-      "Create a file (and its parent folders) or replace its whole content, exactly as given.",
+    description: "Create a file (and its parent folders) or replace its whole content, exactly as given.",
     parameters: WriteParams,
     executionMode: "parallel",
     prepareArguments: acceptFilePath,
     promptSnippet: "write: create a file or replace its whole content",
-    promptGuidelines: ["Change existing files with edit, several changes to one file in one call; use write only for new files or complete rewrites."],
+    promptGuidelines: [
+      "Change existing files with edit, several changes to one file in one call; use write only for new files or complete rewrites.",
+    ],
     async execute(args) {
       const ops = env.ops();
       const abs = await locatePath(args.path, env.cwd, ops);
@@ -59,7 +60,12 @@ export function createWriteTool(env: ToolEnv): ToolDefinition<typeof WriteParams
         const lines = args.content === "" ? 0 : args.content.split("\n").length - (args.content.endsWith("\n") ? 1 : 0);
         const what = previousBytes === undefined ? "created" : `replaced its previous ${formatSize(previousBytes)}`;
         return {
-          content: [{ type: "text", text: `Wrote ${formatSize(bytes)} (${lines} line${lines === 1 ? "" : "s"}) to ${shown}; ${what}.` }],
+          content: [
+            {
+              type: "text",
+              text: `Wrote ${formatSize(bytes)} (${lines} line${lines === 1 ? "" : "s"}) to ${shown}; ${what}.`,
+            },
+          ],
           details: { path: abs, bytes, lines, created: previousBytes === undefined, previousBytes },
         };
       });

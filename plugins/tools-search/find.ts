@@ -8,7 +8,10 @@ import { budget, codeOf, displayPath, fail, locatePath, similarHint } from "./ut
 import { walk, type WalkStats } from "./walk.js";
 
 export const FindParams = Type.Object({
-  pattern: Type.String({ minLength: 1, description: "'*.ts': names at any depth; 'src/**/*.ts': paths; trailing /: folders only" }),
+  pattern: Type.String({
+    minLength: 1,
+    description: "'*.ts': names at any depth; 'src/**/*.ts': paths; trailing /: folders only",
+  }),
   path: Type.Optional(Type.String({ description: "Folder (default: working directory)" })),
   limit: Type.Optional(Type.Integer({ minimum: 1 })),
 });
@@ -34,9 +37,14 @@ export function createFindTool(env: SearchEnv): ToolDefinition<typeof FindParams
       const shown = displayPath(root, env.cwd);
       try {
         const info = await ops.stat(root);
-        if (info.kind !== "directory") return fail(`${shown} is not a directory; find searches directories (use read for a file).`);
+        if (info.kind !== "directory")
+          return fail(`${shown} is not a directory; find searches directories (use read for a file).`);
       } catch (error) {
-        return fail(codeOf(error) === "ENOENT" ? `Directory not found: ${shown}.${await similarHint(root, env.cwd, ops)} Check the path with ls.` : `Cannot search ${shown}: ${messageOf(error)}`);
+        return fail(
+          codeOf(error) === "ENOENT"
+            ? `Directory not found: ${shown}.${await similarHint(root, env.cwd, ops)} Check the path with ls.`
+            : `Cannot search ${shown}: ${messageOf(error)}`,
+        );
       }
       const limit = args.limit ?? DEFAULT_FIND_LIMIT;
       const matches = globMatcher(args.pattern);
@@ -53,10 +61,18 @@ export function createFindTool(env: SearchEnv): ToolDefinition<typeof FindParams
         found.push(displayPath(entry.abs, env.cwd) + (isDir ? "/" : ""));
       }
       const details: FindDetails = { count: found.length, limitReached };
-      if (found.length === 0) return { content: [{ type: "text", text: `No files matching ${JSON.stringify(args.pattern)} in ${shown}.` }], details };
+      if (found.length === 0)
+        return {
+          content: [{ type: "text", text: `No files matching ${JSON.stringify(args.pattern)} in ${shown}.` }],
+          details,
+        };
       const notices: string[] = [];
-      if (limitReached) notices.push(`[${limit} results limit reached. Use limit=${limit * 2} for more, or a narrower pattern or path.]`);
-      if (stats.unreadable) notices.push(`[${stats.unreadable} director${stats.unreadable === 1 ? "y" : "ies"} could not be read.]`);
+      if (limitReached)
+        notices.push(
+          `[${limit} results limit reached. Use limit=${limit * 2} for more, or a narrower pattern or path.]`,
+        );
+      if (stats.unreadable)
+        notices.push(`[${stats.unreadable} director${stats.unreadable === 1 ? "y" : "ies"} could not be read.]`);
       return { content: [{ type: "text", text: budget(found, notices).text }], details };
     },
   });

@@ -10,7 +10,15 @@ import { relative, sep } from "node:path";
 import { Type, type Static } from "typebox";
 import { defineTool, messageOf, type ToolDefinition, type ToolOutput } from "../../kernel/index.js";
 import { globMatcher } from "./glob.js";
-import { DEFAULT_GREP_LIMIT, formatSize, LONG_LINE_BYTES, MAX_BYTES, MAX_LINE_CHARS, SEARCH_OVERLAP_BYTES, SEARCH_WINDOW_BYTES } from "./limits.js";
+import {
+  DEFAULT_GREP_LIMIT,
+  formatSize,
+  LONG_LINE_BYTES,
+  MAX_BYTES,
+  MAX_LINE_CHARS,
+  SEARCH_OVERLAP_BYTES,
+  SEARCH_WINDOW_BYTES,
+} from "./limits.js";
 import type { SearchEnv } from "./options.js";
 import type { SearchOperations } from "./search-backend.js";
 import { budget, codeOf, displayPath, fail, locatePath, shellQuote, similarHint } from "./util.js";
@@ -65,7 +73,11 @@ export function createGrepTool(env: SearchEnv): ToolDefinition<typeof GrepParams
         kind = (await ops.stat(root)).kind;
       } catch (error) {
         const shown = displayPath(root, env.cwd);
-        return fail(codeOf(error) === "ENOENT" ? `Path not found: ${shown}.${await similarHint(root, env.cwd, ops)} Check it with ls or find.` : `Cannot search ${shown}: ${messageOf(error)}`);
+        return fail(
+          codeOf(error) === "ENOENT"
+            ? `Path not found: ${shown}.${await similarHint(root, env.cwd, ops)} Check it with ls or find.`
+            : `Cannot search ${shown}: ${messageOf(error)}`,
+        );
       }
       const limit = args.limit ?? DEFAULT_GREP_LIMIT;
       const useRg = env.options.ripgrep && (await ops.which("rg")) !== undefined;
@@ -78,15 +90,26 @@ export function createGrepTool(env: SearchEnv): ToolDefinition<typeof GrepParams
         found = await searchBuiltin(ops, root, kind, args, regex, limit, run.signal);
       }
       if (found.error) return fail(found.error);
-      const details: GrepDetails = { engine: useRg ? "ripgrep" : "builtin", matches: found.matches, limitReached: found.limitReached, clippedLines: 0 };
+      const details: GrepDetails = {
+        engine: useRg ? "ripgrep" : "builtin",
+        matches: found.matches,
+        limitReached: found.limitReached,
+        clippedLines: 0,
+      };
       if (found.matches === 0) {
-        return { content: [{ type: "text", text: `No matches for ${JSON.stringify(args.pattern)} in ${displayPath(root, env.cwd)}.` }], details };
+        return {
+          content: [
+            { type: "text", text: `No matches for ${JSON.stringify(args.pattern)} in ${displayPath(root, env.cwd)}.` },
+          ],
+          details,
+        };
       }
 
       const lines: string[] = [];
       let previous: Hit | undefined;
       for (const hit of found.hits) {
-        if (args.context && previous && (previous.file !== hit.file || previous.line + 1 !== hit.line)) lines.push("--");
+        if (args.context && previous && (previous.file !== hit.file || previous.line + 1 !== hit.line))
+          lines.push("--");
         const shown = displayPath(hit.file, env.cwd);
         const text = clip(hit, shown);
         if (text !== hit.text) details.clippedLines++;
@@ -94,9 +117,18 @@ export function createGrepTool(env: SearchEnv): ToolDefinition<typeof GrepParams
         previous = hit;
       }
       const notices: string[] = [];
-      if (found.limitReached) notices.push(`[${limit} matches limit reached; there may be more. Use limit=${limit * 2} for more, or narrow the pattern, path or glob.]`);
-      if (details.clippedLines) notices.push(`[${details.clippedLines} line${details.clippedLines === 1 ? " was" : "s were"} longer than ${MAX_LINE_CHARS} characters and cut; use read to see them whole.]`);
-      return { content: [{ type: "text", text: budget(lines, notices).text }], details } satisfies ToolOutput<GrepDetails>;
+      if (found.limitReached)
+        notices.push(
+          `[${limit} matches limit reached; there may be more. Use limit=${limit * 2} for more, or narrow the pattern, path or glob.]`,
+        );
+      if (details.clippedLines)
+        notices.push(
+          `[${details.clippedLines} line${details.clippedLines === 1 ? " was" : "s were"} longer than ${MAX_LINE_CHARS} characters and cut; use read to see them whole.]`,
+        );
+      return {
+        content: [{ type: "text", text: budget(lines, notices).text }],
+        details,
+      } satisfies ToolOutput<GrepDetails>;
     },
   });
 }
@@ -350,7 +382,8 @@ async function searchRipgrep(
   // glob filters rg's results with the matcher the built-in search uses. A name-only glob is also
   // given to rg as a file type, which narrows the search but, unlike --glob, keeps ignore rules.
   const wanted = args.glob && kind === "directory" ? globMatcher(args.glob) : undefined;
-  if (wanted && /^[\w.*?{},@+-]+$/.test(args.glob!.trim())) flags.push("--type-add", `coilglob:${args.glob!.trim()}`, "--type", "coilglob");
+  if (wanted && /^[\w.*?{},@+-]+$/.test(args.glob!.trim()))
+    flags.push("--type-add", `coilglob:${args.glob!.trim()}`, "--type", "coilglob");
   const command = ["rg", ...flags, "--regexp", args.pattern, "--", root].map(shellQuote).join(" ");
 
   const hits: Hit[] = [];
@@ -427,7 +460,12 @@ async function searchRipgrep(
   if (pendingBytes > 0) handle(Buffer.concat(pending, pendingBytes));
   if (result.exitCode === 2 && matches === 0 && !controller.signal.aborted) {
     const reason = stderr.trim() || "ripgrep failed";
-    return { hits, matches, limitReached: false, error: `grep failed: ${reason}${/regex/i.test(reason) ? "\nFix the pattern, or pass literal: true to search for the text as is." : ""}` };
+    return {
+      hits,
+      matches,
+      limitReached: false,
+      error: `grep failed: ${reason}${/regex/i.test(reason) ? "\nFix the pattern, or pass literal: true to search for the text as is." : ""}`,
+    };
   }
   return { hits, matches, limitReached: full };
 }

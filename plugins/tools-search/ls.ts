@@ -20,8 +20,7 @@ export function createLsTool(env: SearchEnv): ToolDefinition<typeof LsParams, Ls
   return defineTool({
     name: "ls",
     label: "List",
-    description:
-      `List a folder, sorted, dotfiles included, folders ending in /; at most ${DEFAULT_LS_LIMIT} entries (or limit). Not recursive.`,
+    description: `List a folder, sorted, dotfiles included, folders ending in /; at most ${DEFAULT_LS_LIMIT} entries (or limit). Not recursive.`,
     parameters: LsParams,
     executionMode: "parallel",
     promptSnippet: "ls: list a directory",
@@ -36,7 +35,10 @@ export function createLsTool(env: SearchEnv): ToolDefinition<typeof LsParams, Ls
         entries = await ops.readdir(dir);
       } catch (error) {
         const code = codeOf(error);
-        if (code === "ENOENT") return fail(`Directory not found: ${shown}.${await similarHint(dir, env.cwd, ops)} List its parent, or use find to locate it.`);
+        if (code === "ENOENT")
+          return fail(
+            `Directory not found: ${shown}.${await similarHint(dir, env.cwd, ops)} List its parent, or use find to locate it.`,
+          );
         if (code === "EACCES" || code === "EPERM") return fail(`Permission denied: cannot list ${shown}.`);
         return fail(`Cannot list ${shown}: ${messageOf(error)}`);
       }
@@ -49,13 +51,20 @@ export function createLsTool(env: SearchEnv): ToolDefinition<typeof LsParams, Ls
       const names: string[] = [];
       for (const entry of entries.slice(0, limit)) {
         let isDir = entry.kind === "directory";
-        if (entry.kind === "symlink") isDir = await ops.stat(join(dir, entry.name)).then((s) => s.kind === "directory", () => false);
+        if (entry.kind === "symlink")
+          isDir = await ops.stat(join(dir, entry.name)).then(
+            (s) => s.kind === "directory",
+            () => false,
+          );
         names.push(entry.name + (isDir ? "/" : ""));
       }
       const details: LsDetails = { count: names.length, total: entries.length };
       if (entries.length === 0) return { content: [{ type: "text", text: `(${shown} is empty)` }], details };
       const notices: string[] = [];
-      if (entries.length > limit) notices.push(`[Showing ${limit} of ${entries.length} entries. Use limit=${entries.length} to see all, or find to filter.]`);
+      if (entries.length > limit)
+        notices.push(
+          `[Showing ${limit} of ${entries.length} entries. Use limit=${entries.length} to see all, or find to filter.]`,
+        );
       return { content: [{ type: "text", text: budget(names, notices).text }], details };
     },
   });

@@ -6,7 +6,10 @@ export const SEARCH_TOOL_NAMES = ["grep", "find", "ls"] as const;
 
 export const SearchOptions = Type.Object({
   /** Which tools to register (default: all three). */
-  tools: Type.Array(Type.Union([Type.Literal("grep"), Type.Literal("find"), Type.Literal("ls")]), { default: [...SEARCH_TOOL_NAMES], uniqueItems: true }),
+  tools: Type.Array(Type.Union([Type.Literal("grep"), Type.Literal("find"), Type.Literal("ls")]), {
+    default: [...SEARCH_TOOL_NAMES],
+    uniqueItems: true,
+  }),
   /** Use ripgrep for grep when `rg` is on PATH; false always uses the built-in search. */
   ripgrep: Type.Boolean({ default: true }),
 });

@@ -31,11 +31,18 @@ export const localSearchOperations: Required<SearchOperations> = {
   readStream: (path) => createReadStream(path, { highWaterMark: 64 * 1024 }),
   async readdir(path) {
     const entries = await readdir(path, { withFileTypes: true });
-    return entries.map((e) => ({ name: e.name, kind: e.isSymbolicLink() ? "symlink" : e.isDirectory() ? "directory" : e.isFile() ? "file" : "other" }));
+    return entries.map((e) => ({
+      name: e.name,
+      kind: e.isSymbolicLink() ? "symlink" : e.isDirectory() ? "directory" : e.isFile() ? "file" : "other",
+    }));
   },
   exec(command, o) {
     return new Promise((resolve, reject) => {
-      const child = spawn("/bin/sh", ["-c", command], { cwd: o.cwd, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn("/bin/sh", ["-c", command], {
+        cwd: o.cwd,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       const onAbort = () => {
         try {
           process.kill(-child.pid!, "SIGKILL");
@@ -46,7 +53,10 @@ export const localSearchOperations: Required<SearchOperations> = {
       child.stdout.on("data", (d: Buffer) => o.onData(d, "stdout"));
       child.stderr.on("data", (d: Buffer) => o.onData(d, "stderr"));
       child.on("error", (e) => (o.signal?.removeEventListener("abort", onAbort), reject(e)));
-      child.on("close", (code, signal) => (o.signal?.removeEventListener("abort", onAbort), resolve({ exitCode: code, signal })));
+      child.on(
+        "close",
+        (code, signal) => (o.signal?.removeEventListener("abort", onAbort), resolve({ exitCode: code, signal })),
+      );
       if (o.signal?.aborted) onAbort();
       else o.signal?.addEventListener("abort", onAbort, { once: true });
     });
@@ -69,14 +79,19 @@ export const localSearchOperations: Required<SearchOperations> = {
 export function resolveSearchOperations(service: Partial<SearchOperations> | undefined): Required<SearchOperations> {
   if (!service) return localSearchOperations;
   const pick = <K extends keyof SearchOperations>(key: K) =>
-    typeof service[key] === "function" ? ((service[key] as (...a: unknown[]) => unknown).bind(service) as Required<SearchOperations>[K]) : localSearchOperations[key];
+    typeof service[key] === "function"
+      ? ((service[key] as (...a: unknown[]) => unknown).bind(service) as Required<SearchOperations>[K])
+      : localSearchOperations[key];
   const exec = pick("exec");
   const which =
     typeof service.which === "function" || typeof service.exec !== "function"
       ? pick("which")
       : async (name: string) => {
           let out = "";
-          const r = await exec(`command -v ${name}`, { cwd: "/", onData: (c) => (out += Buffer.from(c).toString("utf8")) }).catch(() => undefined);
+          const r = await exec(`command -v ${name}`, {
+            cwd: "/",
+            onData: (c) => (out += Buffer.from(c).toString("utf8")),
+          }).catch(() => undefined);
           return r?.exitCode === 0 && out.trim() ? out.trim() : undefined;
         };
   // A backend that reads files but does not stream them is read through its readFile, never around it.

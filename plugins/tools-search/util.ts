@@ -48,7 +48,10 @@ export function budget(lines: readonly string[], notices: string[]): { text: str
     kept.push(line);
     bytes += size;
   }
-  if (cut) notices.unshift(`[Output cut at ${kept.length} of ${lines.length} lines (${MAX_LINES} lines / ${formatSize(MAX_BYTES)} limit). Narrow the search with path or glob.]`);
+  if (cut)
+    notices.unshift(
+      `[Output cut at ${kept.length} of ${lines.length} lines (${MAX_LINES} lines / ${formatSize(MAX_BYTES)} limit). Narrow the search with path or glob.]`,
+    );
   const tail = notices.length ? `\n\n${notices.join("\n")}` : "";
   return { text: kept.join("\n") + tail, cut };
 }

@@ -15,7 +15,12 @@ export interface WalkStats {
   unreadable: number;
 }
 
-export async function* walk(ops: SearchOperations, root: string, signal: AbortSignal | undefined, stats: WalkStats = { unreadable: 0 }): AsyncGenerator<WalkEntry> {
+export async function* walk(
+  ops: SearchOperations,
+  root: string,
+  signal: AbortSignal | undefined,
+  stats: WalkStats = { unreadable: 0 },
+): AsyncGenerator<WalkEntry> {
   const top = new IgnoreRules(await ancestorRules(ops, root));
   async function* visit(dir: string, rel: string, rules: IgnoreRules): AsyncGenerator<WalkEntry> {
     let entries;
@@ -25,7 +30,13 @@ export async function* walk(ops: SearchOperations, root: string, signal: AbortSi
       stats.unreadable++;
       return;
     }
-    const here = rules.with(await rulesIn(ops, dir, entries.map((e) => e.name)));
+    const here = rules.with(
+      await rulesIn(
+        ops,
+        dir,
+        entries.map((e) => e.name),
+      ),
+    );
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
       if (signal?.aborted) return;

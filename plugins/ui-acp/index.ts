@@ -15,7 +15,11 @@ import type { AcpServer } from "./server.js";
  * While ACP runs, the `ui` service is the client's dialogs, and (when the client offers them) the
  * `operations` service is the client's files and terminals. Returns the undo.
  */
-function attach(host: PluginHost, server: AcpServer, dialogs: { current?: UiService }): { ui(ui: UiService): void; operations(ops: Partial<Operations> | undefined): void; detach(): void } {
+function attach(
+  host: PluginHost,
+  server: AcpServer,
+  dialogs: { current?: UiService },
+): { ui(ui: UiService): void; operations(ops: Partial<Operations> | undefined): void; detach(): void } {
   const previousUi = dialogs.current;
   let synced = false;
   return {
@@ -27,7 +31,9 @@ function attach(host: PluginHost, server: AcpServer, dialogs: { current?: UiServ
       const owner = host.services.owner("operations");
       if (owner && owner !== "ui-acp") {
         // A sandbox (or another backend) owns files and processes: it keeps them, the client's are not used.
-        server.note(`plugin ${owner} provides the operations service, so the client's files and terminals are not used`);
+        server.note(
+          `plugin ${owner} provides the operations service, so the client's files and terminals are not used`,
+        );
         return;
       }
       host.services.sync("ui-acp", [["operations", ops]]);
@@ -50,8 +56,14 @@ export default definePlugin({
     /** The client's dialogs while ACP runs: this front end's `ui` (the host serves it while acp runs). */
     const dialogs: { current?: UiService } = {};
     // Diffs for the editor: the file before an edit or write (after the gate allowed it), and after.
-    ctx.tap("tool_call", async (info) => void (await active?.beforeTool(info)), { stage: "LATE", tools: ["edit", "write"] });
-    ctx.tap("tool_result", async (result, info) => void (await active?.afterTool(result, info)), { stage: "LATE", tools: ["edit", "write"] });
+    ctx.tap("tool_call", async (info) => void (await active?.beforeTool(info)), {
+      stage: "LATE",
+      tools: ["edit", "write"],
+    });
+    ctx.tap("tool_result", async (result, info) => void (await active?.afterTool(result, info)), {
+      stage: "LATE",
+      tools: ["edit", "write"],
+    });
 
     ctx.frontEnds.register({
       id: "acp",

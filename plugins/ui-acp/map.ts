@@ -5,7 +5,14 @@
  */
 import { isAbsolute, relative, resolve } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
-import type { AgentMessage, ImageContent, RunStopReason, SlashCommand, TextContent, ToolResultMessage } from "../../kernel/index.js";
+import type {
+  AgentMessage,
+  ImageContent,
+  RunStopReason,
+  SlashCommand,
+  TextContent,
+  ToolResultMessage,
+} from "../../kernel/index.js";
 
 const KINDS: Record<string, acp.ToolKind> = {
   read: "read",
@@ -58,12 +65,26 @@ export function toolTitle(name: string, args: Record<string, unknown>, cwd: stri
 }
 
 /** Files a call touches, as absolute paths with the line it starts at when the arguments say. */
-export function toolLocations(name: string, args: Record<string, unknown>, cwd: string, details?: unknown): acp.ToolCallLocation[] {
-  const path = pathArg(args) ?? (typeof (details as { path?: unknown })?.path === "string" ? (details as { path: string }).path : undefined);
+export function toolLocations(
+  name: string,
+  args: Record<string, unknown>,
+  cwd: string,
+  details?: unknown,
+): acp.ToolCallLocation[] {
+  const path =
+    pathArg(args) ??
+    (typeof (details as { path?: unknown })?.path === "string" ? (details as { path: string }).path : undefined);
   if (!path || name === "bash") return [];
   const abs = absolute(path, cwd);
   const d = details as { firstChangedLine?: unknown; startLine?: unknown } | undefined;
-  const line = typeof d?.firstChangedLine === "number" ? d.firstChangedLine : typeof d?.startLine === "number" ? d.startLine : typeof args.offset === "number" ? args.offset : undefined;
+  const line =
+    typeof d?.firstChangedLine === "number"
+      ? d.firstChangedLine
+      : typeof d?.startLine === "number"
+        ? d.startLine
+        : typeof args.offset === "number"
+          ? args.offset
+          : undefined;
   return [{ path: abs, ...(line !== undefined ? { line } : {}) }];
 }
 
@@ -86,7 +107,13 @@ function oneLine(text: string, max = 80): string {
 
 /** A tool result as ACP content blocks (text and images). */
 export function resultContent(result: ToolResultMessage): acp.ToolCallContent[] {
-  return result.content.map((c) => ({ type: "content" as const, content: c.type === "text" ? { type: "text" as const, text: c.text } : { type: "image" as const, data: c.data, mimeType: c.mimeType } }));
+  return result.content.map((c) => ({
+    type: "content" as const,
+    content:
+      c.type === "text"
+        ? { type: "text" as const, text: c.text }
+        : { type: "image" as const, data: c.data, mimeType: c.mimeType },
+  }));
 }
 
 /**
@@ -119,14 +146,20 @@ export function promptParts(blocks: readonly acp.ContentBlock[], cwd: string): (
   for (const b of blocks) {
     if (b.type === "text") parts.push({ type: "text", text: b.text });
     else if (b.type === "image") parts.push({ type: "image", data: b.data, mimeType: b.mimeType });
-    else if (b.type === "resource_link") parts.push({ type: "text", text: `[${b.title ?? b.name}](${b.uri})${linkPath(b.uri, cwd)}` });
+    else if (b.type === "resource_link")
+      parts.push({ type: "text", text: `[${b.title ?? b.name}](${b.uri})${linkPath(b.uri, cwd)}` });
     else if (b.type === "resource") {
       const r = b.resource;
       const where = `${r.uri}${linkPath(r.uri, cwd)}`;
       if ("text" in r) parts.push({ type: "text", text: `<context uri="${r.uri}">\n${r.text}\n</context>` });
       else if (r.mimeType?.startsWith("image/")) parts.push({ type: "image", data: r.blob, mimeType: r.mimeType });
-      else parts.push({ type: "text", text: `(attached binary resource ${where}${r.mimeType ? `, ${r.mimeType}` : ""}: not readable as text)` });
-    } else parts.push({ type: "text", text: `(an ${b.type} attachment was left out: coil does not take ${b.type} input)` });
+      else
+        parts.push({
+          type: "text",
+          text: `(attached binary resource ${where}${r.mimeType ? `, ${r.mimeType}` : ""}: not readable as text)`,
+        });
+    } else
+      parts.push({ type: "text", text: `(an ${b.type} attachment was left out: coil does not take ${b.type} input)` });
   }
   return parts;
 }
@@ -162,7 +195,11 @@ export function planEntries(markdown: string): acp.PlanEntry[] {
 }
 
 export function commandsOf(commands: readonly SlashCommand[]): acp.AvailableCommand[] {
-  return commands.map((c) => ({ name: c.name, description: c.description, ...(c.argumentHint ? { input: { hint: c.argumentHint } } : {}) }));
+  return commands.map((c) => ({
+    name: c.name,
+    description: c.description,
+    ...(c.argumentHint ? { input: { hint: c.argumentHint } } : {}),
+  }));
 }
 
 /** A session's history as the updates that show it again (session/load). */
@@ -173,11 +210,18 @@ export function replay(messages: readonly AgentMessage[], cwd: string): acp.Sess
   for (const m of messages) {
     if (m.role === "user" || (m.role === "custom" && m.display)) {
       const parts = typeof m.content === "string" ? [{ type: "text" as const, text: m.content }] : m.content;
-      for (const p of parts) out.push({ sessionUpdate: "user_message_chunk", content: p.type === "text" ? { type: "text", text: p.text } : { type: "image", data: p.data, mimeType: p.mimeType } });
+      for (const p of parts)
+        out.push({
+          sessionUpdate: "user_message_chunk",
+          content:
+            p.type === "text" ? { type: "text", text: p.text } : { type: "image", data: p.data, mimeType: p.mimeType },
+        });
     } else if (m.role === "assistant") {
       for (const part of m.content) {
-        if (part.type === "text" && part.text) out.push({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: part.text } });
-        else if (part.type === "thinking" && part.thinking && !part.redacted) out.push({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: part.thinking } });
+        if (part.type === "text" && part.text)
+          out.push({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: part.text } });
+        else if (part.type === "thinking" && part.thinking && !part.redacted)
+          out.push({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: part.thinking } });
         else if (part.type === "toolCall") {
           const result = results.get(part.id);
           out.push({

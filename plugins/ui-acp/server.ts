@@ -13,11 +13,35 @@ import { open, readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
-import { findCommand, messageOf, type Agent, type AgentEvent, type AgentMessage, type FrontEndContext, type ModelInfo, type PromptInput, type ToolCallInfo, type ToolResult, type UiService } from "../../kernel/index.js";
+import {
+  findCommand,
+  messageOf,
+  type Agent,
+  type AgentEvent,
+  type AgentMessage,
+  type FrontEndContext,
+  type ModelInfo,
+  type PromptInput,
+  type ToolCallInfo,
+  type ToolResult,
+  type UiService,
+} from "../../kernel/index.js";
 import type { ExecOptions, ExecResult, Operations } from "../tools-coding/api.js";
 import type { SessionService } from "../session-jsonl/api.js";
 import type { McpService } from "../mcp/api.js";
-import { absolute, commandsOf, planEntries, promptParts, promptText, replay, resultContent, stopReasonOf, toolKind, toolLocations, toolTitle } from "./map.js";
+import {
+  absolute,
+  commandsOf,
+  planEntries,
+  promptParts,
+  promptText,
+  replay,
+  resultContent,
+  stopReasonOf,
+  toolKind,
+  toolLocations,
+  toolTitle,
+} from "./map.js";
 
 /** The part of the `session` service (plugins/session-jsonl) this front end uses. */
 /** What the plugin hands the server: late lookups of other plugins' services, and where to hook `ui`/`operations`. */
@@ -149,7 +173,11 @@ export class AcpServer {
   }
 
   private idle(what: string): void {
-    if (this.agent.isRunning) throw acp.RequestError.invalidRequest(undefined, `cannot ${what} while a prompt is running in session ${this.running?.sessionId ?? ""}; cancel it first`);
+    if (this.agent.isRunning)
+      throw acp.RequestError.invalidRequest(
+        undefined,
+        `cannot ${what} while a prompt is running in session ${this.running?.sessionId ?? ""}; cancel it first`,
+      );
   }
 
   private async newSession(params: acp.NewSessionRequest): Promise<acp.NewSessionResponse> {
@@ -171,11 +199,14 @@ export class AcpServer {
     this.checkCwd(params.cwd);
     this.idle("load a session");
     const session = this.deps.session();
-    if (!session) throw acp.RequestError.invalidRequest(undefined, "loading sessions needs the session-jsonl plugin in the preset");
+    if (!session)
+      throw acp.RequestError.invalidRequest(undefined, "loading sessions needs the session-jsonl plugin in the preset");
     try {
       this.sessionId = session.open(params.sessionId).id;
     } catch (error) {
-      throw new acp.RequestError(-32002, `session ${params.sessionId} was not found: ${messageOf(error)}`, { sessionId: params.sessionId });
+      throw new acp.RequestError(-32002, `session ${params.sessionId} was not found: ${messageOf(error)}`, {
+        sessionId: params.sessionId,
+      });
     }
     await this.addMcpServers(params.mcpServers);
     // The history comes first, as updates, then the response.
@@ -188,10 +219,18 @@ export class AcpServer {
   /** Sessions of the project, newest first, titled by their name or first message. */
   private listSessions(params: acp.ListSessionsRequest): acp.ListSessionsResponse {
     const session = this.deps.session();
-    if (!session?.list) throw acp.RequestError.invalidRequest(undefined, "listing sessions needs the session-jsonl plugin in the preset");
+    if (!session?.list)
+      throw acp.RequestError.invalidRequest(undefined, "listing sessions needs the session-jsonl plugin in the preset");
     const cwd = params.cwd ?? this.fe.host.cwd;
     return {
-      sessions: session.list({ cwd }).map((s) => ({ sessionId: s.id, cwd: s.cwd, title: s.name ?? s.firstMessage ?? null, updatedAt: new Date(s.modified).toISOString() })),
+      sessions: session
+        .list({ cwd })
+        .map((s) => ({
+          sessionId: s.id,
+          cwd: s.cwd,
+          title: s.name ?? s.firstMessage ?? null,
+          updatedAt: new Date(s.modified).toISOString(),
+        })),
     };
   }
 
@@ -232,14 +271,20 @@ export class AcpServer {
         input = out.prompt;
       } else {
         const parts = promptParts(params.prompt, host.cwd);
-        input = parts.every((p) => p.type === "text") ? parts.map((p) => (p as { text: string }).text).join("\n") : ({ role: "user", content: parts, timestamp: Date.now() } satisfies AgentMessage);
+        input = parts.every((p) => p.type === "text")
+          ? parts.map((p) => (p as { text: string }).text).join("\n")
+          : ({ role: "user", content: parts, timestamp: Date.now() } satisfies AgentMessage);
       }
       const result = await this.agent.prompt(input);
       this.closeOpenCalls(run.open, result.stopReason === "aborted" ? "aborted" : "ended without a result");
       await this.outbox;
       if (run.cancelled) return { stopReason: "cancelled" };
       const stopReason = stopReasonOf(result.stopReason);
-      if (!stopReason) throw acp.RequestError.internalError({ stopReason: result.stopReason }, `the model request failed: ${result.error ?? result.reason ?? "unknown error"}`);
+      if (!stopReason)
+        throw acp.RequestError.internalError(
+          { stopReason: result.stopReason },
+          `the model request failed: ${result.error ?? result.reason ?? "unknown error"}`,
+        );
       return { stopReason };
     } finally {
       this.running = undefined;
@@ -259,7 +304,9 @@ export class AcpServer {
     const sessionId = this.running?.sessionId ?? this.sessionId;
     if (!sessionId) return;
     const send = this.conn.client.notify(acp.methods.client.session.update, { sessionId, update });
-    this.outbox = this.outbox.then(() => send).catch((error) => void this.fe.stderr.write(`coil: [ui-acp] could not send an update: ${messageOf(error)}\n`));
+    this.outbox = this.outbox
+      .then(() => send)
+      .catch((error) => void this.fe.stderr.write(`coil: [ui-acp] could not send an update: ${messageOf(error)}\n`));
   }
 
   private afterResponse(fn: () => void): void {
@@ -273,8 +320,10 @@ export class AcpServer {
     switch (event.type) {
       case "message_update": {
         const e = event.event;
-        if (e.type === "text_delta") this.update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: e.delta } });
-        else if (e.type === "thinking_delta") this.update({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: e.delta } });
+        if (e.type === "text_delta")
+          this.update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: e.delta } });
+        else if (e.type === "thinking_delta")
+          this.update({ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: e.delta } });
         break;
       }
       case "tool_execution_start": {
@@ -282,14 +331,28 @@ export class AcpServer {
         run.open.add(event.toolCallId);
         this.started.set(event.toolCallId, event.args);
         this.current = { id: event.toolCallId, title };
-        this.update({ sessionUpdate: "tool_call", toolCallId: event.toolCallId, title, kind: toolKind(event.toolName), status: "pending", rawInput: event.args, locations: toolLocations(event.toolName, event.args, cwd) });
-        if (event.toolName === "write_plan" && typeof event.args.plan === "string") this.update({ sessionUpdate: "plan", entries: planEntries(event.args.plan) });
+        this.update({
+          sessionUpdate: "tool_call",
+          toolCallId: event.toolCallId,
+          title,
+          kind: toolKind(event.toolName),
+          status: "pending",
+          rawInput: event.args,
+          locations: toolLocations(event.toolName, event.args, cwd),
+        });
+        if (event.toolName === "write_plan" && typeof event.args.plan === "string")
+          this.update({ sessionUpdate: "plan", entries: planEntries(event.args.plan) });
         break;
       }
       case "tool_execution_update": {
         if (this.terminals.has(event.toolCallId)) break;
         const text = event.partial.content.map((c) => (c.type === "text" ? c.text : "")).join("");
-        this.update({ sessionUpdate: "tool_call_update", toolCallId: event.toolCallId, status: "in_progress", ...(text ? { content: [{ type: "content", content: { type: "text", text } }] } : {}) });
+        this.update({
+          sessionUpdate: "tool_call_update",
+          toolCallId: event.toolCallId,
+          status: "in_progress",
+          ...(text ? { content: [{ type: "content", content: { type: "text", text } }] } : {}),
+        });
         break;
       }
       case "tool_execution_end": {
@@ -307,7 +370,11 @@ export class AcpServer {
           sessionUpdate: "tool_call_update",
           toolCallId: event.toolCallId,
           status: r.isError ? "failed" : "completed",
-          content: [...(terminalId ? [{ type: "terminal" as const, terminalId }] : []), ...(diff && !r.isError ? [{ type: "diff" as const, ...diff }] : []), ...resultContent(r)],
+          content: [
+            ...(terminalId ? [{ type: "terminal" as const, terminalId }] : []),
+            ...(diff && !r.isError ? [{ type: "diff" as const, ...diff }] : []),
+            ...resultContent(r),
+          ],
           ...(call ? { locations: toolLocations(event.toolName, call, cwd, r.details) } : {}),
           ...(r.details !== undefined ? { rawOutput: r.details } : {}),
         });
@@ -319,7 +386,13 @@ export class AcpServer {
   /** A call the client saw start must not stay open: mark those without an end as failed. */
   private closeOpenCalls(open: Set<string>, why: string): void {
     for (const id of open) this.started.delete(id);
-    for (const id of open) this.update({ sessionUpdate: "tool_call_update", toolCallId: id, status: "failed", content: [{ type: "content", content: { type: "text", text: `Not finished: the run ${why}.` } }] });
+    for (const id of open)
+      this.update({
+        sessionUpdate: "tool_call_update",
+        toolCallId: id,
+        status: "failed",
+        content: [{ type: "content", content: { type: "text", text: `Not finished: the run ${why}.` } }],
+      });
     open.clear();
   }
 
@@ -348,7 +421,15 @@ export class AcpServer {
   ui(): UiService {
     return {
       confirm: async (title, message, signal) => {
-        const choice = await this.ask(title, message, [{ optionId: "yes", name: "Yes", kind: "allow_once" }, { optionId: "no", name: "No", kind: "reject_once" }], signal);
+        const choice = await this.ask(
+          title,
+          message,
+          [
+            { optionId: "yes", name: "Yes", kind: "allow_once" },
+            { optionId: "no", name: "No", kind: "reject_once" },
+          ],
+          signal,
+        );
         return choice === "yes";
       },
       select: async (title, options, signal) => {
@@ -358,20 +439,33 @@ export class AcpServer {
           const choice = await this.ask(title, undefined, offered, signal);
           return choice !== undefined && options.includes(choice) ? choice : undefined;
         }
-        const choice = await this.ask(title, undefined, options.map((o, i) => ({ optionId: String(i), name: o, kind: "allow_once" as const })), signal);
+        const choice = await this.ask(
+          title,
+          undefined,
+          options.map((o, i) => ({ optionId: String(i), name: o, kind: "allow_once" as const })),
+          signal,
+        );
         return choice === undefined ? undefined : options[Number(choice)];
       },
       // ACP v1 has no free-text dialog: the question is dismissed, which the asking plugin treats as no answer.
-      input: async (title) => (this.note(`"${title}" needs free text, which ACP clients cannot answer; dismissed`), undefined),
+      input: async (title) => (
+        this.note(`"${title}" needs free text, which ACP clients cannot answer; dismissed`), undefined
+      ),
       notify: (message, level = "info") => {
-        if (this.caps.session?.notices && this.sessionId) this.update({ sessionUpdate: "notice", severity: level === "warn" ? "warning" : level, title: message });
+        if (this.caps.session?.notices && this.sessionId)
+          this.update({ sessionUpdate: "notice", severity: level === "warn" ? "warning" : level, title: message });
         else this.fe.stderr.write(`coil: ${level}: ${message}\n`);
       },
     };
   }
 
   /** session/request_permission about the call being decided (or run); resolves to the chosen option id, or undefined. */
-  private async ask(title: string, message: string | undefined, options: acp.PermissionOption[], signal?: AbortSignal): Promise<string | undefined> {
+  private async ask(
+    title: string,
+    message: string | undefined,
+    options: acp.PermissionOption[],
+    signal?: AbortSignal,
+  ): Promise<string | undefined> {
     const sessionId = this.running?.sessionId ?? this.sessionId;
     if (!sessionId || signal?.aborted) return undefined;
     // The card of the call in question, with the question (and its details) as content.
@@ -379,12 +473,27 @@ export class AcpServer {
     const toolCall: acp.ToolCallUpdate = {
       toolCallId: call?.id ?? `ui_${this.nextUi++}`,
       title: call?.title ?? title,
-      ...(message || call ? { content: [{ type: "content" as const, content: { type: "text" as const, text: message ? (call ? `${title}\n\n${message}` : message) : title } }] } : {}),
+      ...(message || call
+        ? {
+            content: [
+              {
+                type: "content" as const,
+                content: { type: "text" as const, text: message ? (call ? `${title}\n\n${message}` : message) : title },
+              },
+            ],
+          }
+        : {}),
     };
     // On abort the client is sent $/cancel_request and the asking plugin is told "no answer" at once.
     const r = await this.conn.client
-      .request(acp.methods.client.session.requestPermission, { sessionId, toolCall, options }, { cancellationSignal: signal, stopWaitingOnCancel: true })
-      .catch((error) => (signal?.aborted ? undefined : (this.note(`the permission request failed: ${messageOf(error)}`), undefined)));
+      .request(
+        acp.methods.client.session.requestPermission,
+        { sessionId, toolCall, options },
+        { cancellationSignal: signal, stopWaitingOnCancel: true },
+      )
+      .catch((error) =>
+        signal?.aborted ? undefined : (this.note(`the permission request failed: ${messageOf(error)}`), undefined),
+      );
     return r?.outcome.outcome === "selected" ? r.outcome.optionId : undefined;
   }
 
@@ -395,13 +504,18 @@ export class AcpServer {
     const fs = this.caps.fs ?? {};
     const ops: Partial<Operations> = {};
     if (fs.readTextFile) {
-      ops.readFile = async (path) => ((await this.viaClient(path)) ? Buffer.from(await this.clientRead(path)) : readFile(path));
+      ops.readFile = async (path) =>
+        (await this.viaClient(path)) ? Buffer.from(await this.clientRead(path)) : readFile(path);
       ops.readStream = (path, range = {}) => this.readRange(path, range);
     }
     if (fs.writeTextFile) {
       ops.writeFile = async (path, data) => {
         const content = typeof data === "string" ? data : new TextDecoder("utf-8", { fatal: true }).decode(data);
-        await this.conn.client.request(acp.methods.client.fs.writeTextFile, { sessionId: this.sessionOrFail(), path, content });
+        await this.conn.client.request(acp.methods.client.fs.writeTextFile, {
+          sessionId: this.sessionOrFail(),
+          path,
+          content,
+        });
       };
     }
     if (this.caps.terminal) ops.exec = (command, options) => this.terminalExec(command, options);
@@ -433,7 +547,10 @@ export class AcpServer {
 
   private async clientRead(path: string): Promise<string> {
     try {
-      const r = await this.conn.client.request(acp.methods.client.fs.readTextFile, { sessionId: this.sessionOrFail(), path });
+      const r = await this.conn.client.request(acp.methods.client.fs.readTextFile, {
+        sessionId: this.sessionOrFail(),
+        path,
+      });
       return r.content;
     } catch (error) {
       // The editor could not read it: the file on disk is the answer (and its errno, e.g. ENOENT).
@@ -457,12 +574,24 @@ export class AcpServer {
     const env = Object.entries(o.env ?? {})
       .filter(([name, value]) => value !== undefined && process.env[name] !== value)
       .map(([name, value]) => ({ name, value: value! }));
-    const terminal = await this.conn.client.createTerminal({ sessionId: this.sessionOrFail(), command: o.shell ?? "/bin/sh", args: ["-c", command], cwd: o.cwd, env, outputByteLimit: 8_000_000 });
+    const terminal = await this.conn.client.createTerminal({
+      sessionId: this.sessionOrFail(),
+      command: o.shell ?? "/bin/sh",
+      args: ["-c", command],
+      cwd: o.cwd,
+      env,
+      outputByteLimit: 8_000_000,
+    });
     // The bash call running this command (calls run in parallel, so match the command) shows the terminal live.
     const callId = [...this.started].find(([id, args]) => args.command === command && !this.terminals.has(id))?.[0];
     if (callId) {
       this.terminals.set(callId, terminal.id);
-      this.update({ sessionUpdate: "tool_call_update", toolCallId: callId, status: "in_progress", content: [{ type: "terminal", terminalId: terminal.id }] });
+      this.update({
+        sessionUpdate: "tool_call_update",
+        toolCallId: callId,
+        status: "in_progress",
+        content: [{ type: "terminal", terminalId: terminal.id }],
+      });
     }
     let sent = 0;
     const pull = async () => {
@@ -492,14 +621,26 @@ export class AcpServer {
     if (!servers.length) return;
     const mcp = this.deps.mcp();
     if (!mcp?.addServers) {
-      this.note(`the client passed ${servers.length} MCP server(s), but the mcp plugin is not in the preset; they are not used`);
+      this.note(
+        `the client passed ${servers.length} MCP server(s), but the mcp plugin is not in the preset; they are not used`,
+      );
       return;
     }
     await mcp.addServers(
       servers.map((s) =>
         "command" in s
-          ? { name: s.name, command: s.command, args: s.args, env: Object.fromEntries(s.env.map((e) => [e.name, e.value])) }
-          : { name: s.name, url: s.url, headers: Object.fromEntries(s.headers.map((h) => [h.name, h.value])), ...("type" in s && s.type === "sse" ? { transport: "sse" as const } : {}) },
+          ? {
+              name: s.name,
+              command: s.command,
+              args: s.args,
+              env: Object.fromEntries(s.env.map((e) => [e.name, e.value])),
+            }
+          : {
+              name: s.name,
+              url: s.url,
+              headers: Object.fromEntries(s.headers.map((h) => [h.name, h.value])),
+              ...("type" in s && s.type === "sse" ? { transport: "sse" as const } : {}),
+            },
       ),
       "the ACP client",
     );
@@ -509,7 +650,10 @@ export class AcpServer {
 
   private sendCommands(): void {
     if (!this.sessionId) return;
-    this.update({ sessionUpdate: "available_commands_update", availableCommands: commandsOf(this.fe.host.commands.values()) });
+    this.update({
+      sessionUpdate: "available_commands_update",
+      availableCommands: commandsOf(this.fe.host.commands.values()),
+    });
   }
 
   private async sessionState(): Promise<{ modes?: acp.SessionModeState; configOptions?: acp.SessionConfigOption[] }> {
@@ -529,15 +673,29 @@ export class AcpServer {
     if (gate) current = /permission mode: (\S+)/.exec(String((await gate.run("", this.agent)) ?? ""))?.[1] ?? "default";
     if (plan && /plan mode: on/.test(String((await plan.run("status", this.agent)) ?? ""))) current = "plan";
     this.mode = current;
-    return { currentModeId: current, availableModes: ids.map((id) => ({ id, name: id === "accept-edits" ? "Accept edits" : id[0]!.toUpperCase() + id.slice(1), description: MODE_INFO[id] })) };
+    return {
+      currentModeId: current,
+      availableModes: ids.map((id) => ({
+        id,
+        name: id === "accept-edits" ? "Accept edits" : id[0]!.toUpperCase() + id.slice(1),
+        description: MODE_INFO[id],
+      })),
+    };
   }
 
   private async setMode(params: acp.SetSessionModeRequest): Promise<acp.SetSessionModeResponse> {
     this.use(params.sessionId);
     const state = await this.modes();
-    if (!state) throw acp.RequestError.invalidRequest(undefined, "this preset has no modes: add permission-gate or plan-mode to it");
+    if (!state)
+      throw acp.RequestError.invalidRequest(
+        undefined,
+        "this preset has no modes: add permission-gate or plan-mode to it",
+      );
     if (!state.availableModes.some((m) => m.id === params.modeId)) {
-      throw acp.RequestError.invalidParams({ modeId: params.modeId }, `unknown mode '${params.modeId}'; modes: ${state.availableModes.map((m) => m.id).join(", ")}`);
+      throw acp.RequestError.invalidParams(
+        { modeId: params.modeId },
+        `unknown mode '${params.modeId}'; modes: ${state.availableModes.map((m) => m.id).join(", ")}`,
+      );
     }
     const { host } = this.fe;
     const gate = host.commands.get("permissions");
@@ -557,7 +715,8 @@ export class AcpServer {
   private async afterCommand(): Promise<void> {
     const before = this.mode;
     const state = await this.modes();
-    if (state && state.currentModeId !== before) this.update({ sessionUpdate: "current_mode_update", currentModeId: state.currentModeId });
+    if (state && state.currentModeId !== before)
+      this.update({ sessionUpdate: "current_mode_update", currentModeId: state.currentModeId });
   }
 
   private models(): { value: string; model: ModelInfo; provider: string }[] {
@@ -567,7 +726,8 @@ export class AcpServer {
       for (const m of p.models ?? []) out.push({ value: `${p.id}/${m.id}`, model: m, provider: p.id });
     }
     const s = this.agent.state;
-    if (!out.some((o) => o.value === `${s.provider}/${s.model.id}`)) out.unshift({ value: `${s.provider}/${s.model.id}`, model: s.model, provider: s.provider });
+    if (!out.some((o) => o.value === `${s.provider}/${s.model.id}`))
+      out.unshift({ value: `${s.provider}/${s.model.id}`, model: s.model, provider: s.provider });
     return out;
   }
 
@@ -586,11 +746,23 @@ export class AcpServer {
     ];
   }
 
-  private async setConfigOption(params: acp.SetSessionConfigOptionRequest): Promise<acp.SetSessionConfigOptionResponse> {
+  private async setConfigOption(
+    params: acp.SetSessionConfigOptionRequest,
+  ): Promise<acp.SetSessionConfigOptionResponse> {
     this.use(params.sessionId);
-    if (params.configId !== "model") throw acp.RequestError.invalidParams({ configId: params.configId }, `unknown option '${params.configId}'; options: model`);
+    if (params.configId !== "model")
+      throw acp.RequestError.invalidParams(
+        { configId: params.configId },
+        `unknown option '${params.configId}'; options: model`,
+      );
     const chosen = this.models().find((m) => m.value === params.value);
-    if (!chosen) throw acp.RequestError.invalidParams({ value: params.value }, `unknown model '${String(params.value)}'; models: ${this.models().map((m) => m.value).join(", ")}`);
+    if (!chosen)
+      throw acp.RequestError.invalidParams(
+        { value: params.value },
+        `unknown model '${String(params.value)}'; models: ${this.models()
+          .map((m) => m.value)
+          .join(", ")}`,
+      );
     this.agent.setModel(chosen.provider, chosen.model);
     this.deps.session()?.appendModelChange?.(chosen.provider, chosen.model.id);
     return { configOptions: this.configOptions() };

@@ -3,7 +3,19 @@
  * `--mode json` writes every event as one JSON line (docs/json-mode.md).
  * Exit codes (exitCodeFor): 0 success, 1 when the run ends in error or abort, 3 when a stop rule halted it.
  */
-import { definePlugin, exitCodeFor, findCommand, formatDiagnostic, lastAssistantText, type PromptInput, type AgentEvent, type FrontEndContext, type ImageContent, type TextContent, type UserMessage } from "../../kernel/index.js";
+import {
+  definePlugin,
+  exitCodeFor,
+  findCommand,
+  formatDiagnostic,
+  lastAssistantText,
+  type PromptInput,
+  type AgentEvent,
+  type FrontEndContext,
+  type ImageContent,
+  type TextContent,
+  type UserMessage,
+} from "../../kernel/index.js";
 import { resolve } from "node:path";
 import { imageAttachment } from "../../lib/attachments.js";
 import { onTermination } from "../../lib/signals.js";
@@ -13,7 +25,10 @@ function withImages(ctx: FrontEndContext, text: string): { input: PromptInput } 
   const spec = ctx.host.flagValues.image;
   if (typeof spec !== "string" || !spec.trim()) return { input: text };
   const content: (TextContent | ImageContent)[] = [{ type: "text", text }];
-  for (const file of spec.split(",").map((f) => f.trim()).filter(Boolean)) {
+  for (const file of spec
+    .split(",")
+    .map((f) => f.trim())
+    .filter(Boolean)) {
     const attached = imageAttachment(resolve(ctx.host.cwd, file), file, ctx.agent.state.model);
     if (!attached.ok) return { error: `--image: ${attached.problem}` };
     content.push(...attached.blocks);
@@ -33,7 +48,7 @@ function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
 async function run(ctx: FrontEndContext): Promise<number> {
   const { agent, mode, stdout, stderr } = ctx;
   if (!ctx.prompt) {
-    stderr.write("coil: print mode needs a prompt: coil -p \"what to do\" (or pipe it on stdin)\n");
+    stderr.write('coil: print mode needs a prompt: coil -p "what to do" (or pipe it on stdin)\n');
     return 2;
   }
   const json = mode === "json";
@@ -44,8 +59,10 @@ async function run(ctx: FrontEndContext): Promise<number> {
     else if (event.type === "diagnostic" && event.level !== "info") {
       shown.add(event.message);
       stderr.write(`coil: ${formatDiagnostic(event)}\n`);
-    }
-    else if (event.type === "retry") stderr.write(`coil: retrying in ${Math.round(event.delayMs / 1000)}s (attempt ${event.attempt}): ${event.reason}\n`);
+    } else if (event.type === "retry")
+      stderr.write(
+        `coil: retrying in ${Math.round(event.delayMs / 1000)}s (attempt ${event.attempt}): ${event.reason}\n`,
+      );
   });
   const onSignal = () => agent.abort();
   // A closed pipe (`coil --mode json ... | head`): the reader has what it wanted; the run ends quietly, exit 0.
@@ -85,7 +102,8 @@ async function run(ctx: FrontEndContext): Promise<number> {
       const text = lastAssistantText(result.messages);
       if (text) await write(stdout, text.endsWith("\n") ? text : text + "\n");
       if (result.reason) stderr.write(`coil: stopped: ${result.reason}\n`);
-      if (result.stopReason === "error" && !shown.has(result.error ?? "")) stderr.write(`coil: error: ${result.error ?? "the run failed"}\n`);
+      if (result.stopReason === "error" && !shown.has(result.error ?? ""))
+        stderr.write(`coil: error: ${result.error ?? "the run failed"}\n`);
       if (result.stopReason === "aborted") stderr.write("coil: aborted\n");
     }
     return exitCodeFor(result.stopReason);
@@ -100,7 +118,12 @@ export default definePlugin({
   id: "ui-print",
   description: "Print mode: final text (-p) or a JSON event stream (--mode json)",
   setup(ctx) {
-    ctx.flags.register({ name: "image", description: "attach image files to the -p prompt (PNG, JPEG, GIF, WebP; comma-separated)", type: "string", valueName: "file" });
+    ctx.flags.register({
+      name: "image",
+      description: "attach image files to the -p prompt (PNG, JPEG, GIF, WebP; comma-separated)",
+      type: "string",
+      valueName: "file",
+    });
     ctx.frontEnds.register({ id: "print", modes: ["text", "json"], run });
   },
 });

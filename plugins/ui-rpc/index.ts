@@ -3,9 +3,26 @@
  * readline): commands with an id get one response each, every agent event is streamed, and dialogs
  * asked through the `ui` service become ui_request/ui_response pairs. See docs/rpc.md.
  */
-import { definePlugin, findCommand, messageOf, type Agent, type AgentMessage, type FrontEndContext, type ModelInfo, type PluginHost, type UiService } from "../../kernel/index.js";
+import {
+  definePlugin,
+  findCommand,
+  messageOf,
+  type Agent,
+  type AgentMessage,
+  type FrontEndContext,
+  type ModelInfo,
+  type PluginHost,
+  type UiService,
+} from "../../kernel/index.js";
 import { resolveModel } from "../../lib/models.js";
-import { RPC_COMMANDS, splitLines, type RpcCommandName, type RpcOutbound, type RpcSession, type RpcState } from "../../lib/rpc-client/protocol.js";
+import {
+  RPC_COMMANDS,
+  splitLines,
+  type RpcCommandName,
+  type RpcOutbound,
+  type RpcSession,
+  type RpcState,
+} from "../../lib/rpc-client/protocol.js";
 import { onTermination } from "../../lib/signals.js";
 import type { SessionService } from "../session-jsonl/api.js";
 
@@ -81,7 +98,12 @@ class RpcServer {
       msg = JSON.parse(line) as Record<string, unknown>;
       if (!msg || typeof msg !== "object" || Array.isArray(msg)) throw new Error("a command must be a JSON object");
     } catch (error) {
-      return this.send({ type: "response", command: "parse", success: false, error: `invalid JSON line: ${messageOf(error)}` });
+      return this.send({
+        type: "response",
+        command: "parse",
+        success: false,
+        error: `invalid JSON line: ${messageOf(error)}`,
+      });
     }
     const id = msg.id as string | number | undefined;
     const type = String(msg.type ?? "");
@@ -93,7 +115,13 @@ class RpcServer {
       return p.resolve(msg.result);
     }
     if (!RPC_COMMANDS.includes(type as RpcCommandName)) {
-      return this.send({ type: "response", id, command: type, success: false, error: `unknown command '${type}'; commands: ${RPC_COMMANDS.join(", ")}` });
+      return this.send({
+        type: "response",
+        id,
+        command: type,
+        success: false,
+        error: `unknown command '${type}'; commands: ${RPC_COMMANDS.join(", ")}`,
+      });
     }
     try {
       const data = await this.command(type as RpcCommandName, msg);
@@ -128,9 +156,19 @@ class RpcServer {
           input = out.prompt;
         }
         const images = Array.isArray(msg.images) ? (msg.images as never[]) : [];
-        if (images.length && typeof input === "string") input = { role: "user", content: [{ type: "text", text: input }, ...images], timestamp: Date.now() };
+        if (images.length && typeof input === "string")
+          input = { role: "user", content: [{ type: "text", text: input }, ...images], timestamp: Date.now() };
         // The response says the run started; the run's events follow, ending with agent_end.
-        agent.prompt(input).catch((error) => host.emit({ type: "diagnostic", level: "error", message: `prompt failed: ${messageOf(error)}`, plugin: "ui-rpc" }));
+        agent
+          .prompt(input)
+          .catch((error) =>
+            host.emit({
+              type: "diagnostic",
+              level: "error",
+              message: `prompt failed: ${messageOf(error)}`,
+              plugin: "ui-rpc",
+            }),
+          );
         return { started: true };
       }
       case "steer":
@@ -159,17 +197,24 @@ class RpcServer {
         return { session: info(this.sessionOrFail(type).newSession()) };
       case "fork": {
         this.idle(agent, type);
-        const entryId = msg.entryId === null || typeof msg.entryId === "string" ? (msg.entryId as string | null) : undefined;
-        if (entryId === undefined) throw new Error('fork needs "entryId": a session entry id (or null for an empty fork)');
+        const entryId =
+          msg.entryId === null || typeof msg.entryId === "string" ? (msg.entryId as string | null) : undefined;
+        if (entryId === undefined)
+          throw new Error('fork needs "entryId": a session entry id (or null for an empty fork)');
         return { session: info(this.sessionOrFail(type).fork(entryId, { switch: true })) };
       }
       case "switch_session": {
         this.idle(agent, type);
-        if (typeof msg.session !== "string" || !msg.session) throw new Error('switch_session needs "session": a session file or id prefix');
+        if (typeof msg.session !== "string" || !msg.session)
+          throw new Error('switch_session needs "session": a session file or id prefix');
         return { session: info(this.sessionOrFail(type).open(msg.session)) };
       }
       case "list_commands":
-        return { commands: host.commands.values().map((c) => ({ name: c.name, description: c.description, argumentHint: c.argumentHint })) };
+        return {
+          commands: host.commands
+            .values()
+            .map((c) => ({ name: c.name, description: c.description, argumentHint: c.argumentHint })),
+        };
     }
   }
 
@@ -192,7 +237,11 @@ class RpcServer {
     };
   }
 
-  private setModel(agent: Agent, host: PluginHost, msg: Record<string, unknown>): { provider: string; model: ModelInfo } {
+  private setModel(
+    agent: Agent,
+    host: PluginHost,
+    msg: Record<string, unknown>,
+  ): { provider: string; model: ModelInfo } {
     const modelId = typeof msg.model === "string" ? msg.model : "";
     const providerId = typeof msg.provider === "string" ? msg.provider : undefined;
     if (!modelId) throw new Error('set_model needs "model": an id, or provider/id');
@@ -242,7 +291,11 @@ export default definePlugin({
         const previousUi = dialogs;
         dialogs = ui;
         const unsubscribe = fe.agent.subscribe((event) => {
-          if (event.type === "agent_end") server.lastRun = { stopReason: event.stopReason, ...(event.reason === undefined ? {} : { reason: event.reason }) };
+          if (event.type === "agent_end")
+            server.lastRun = {
+              stopReason: event.stopReason,
+              ...(event.reason === undefined ? {} : { reason: event.reason }),
+            };
           server.send({ type: "event", event });
         });
         const stdin = fe.stdin;
@@ -251,7 +304,9 @@ export default definePlugin({
         // SIGTERM, SIGHUP (the client or its terminal went away) and SIGINT end the session like the end of
         // stdin, after aborting the run, so every command's process tree ends with it.
         let stop = () => undefined as void;
-        const stopped = new Promise<void>((done) => ((stop = done), stdin.once("end", done), stdin.once("close", done)));
+        const stopped = new Promise<void>(
+          (done) => ((stop = done), stdin.once("end", done), stdin.once("close", done)),
+        );
         const onSignal = () => (fe.agent.abort(), stop());
         const offSignals = onTermination(onSignal);
         stdin.on("data", onData);

@@ -31,7 +31,18 @@ import { DialogHost } from "./dialogs.js";
 import { autocomplete, pastedImageRef, withAttachments } from "./input.js";
 import { Lines, wrapText } from "./lines.js";
 import { runShellCommand } from "./shell.js";
-import { c, footerLine, markdownTheme, selectTheme, messagesToEditorText, resultText, shellMessageText, summarizeArgs, tail, toolBody } from "./render.js";
+import {
+  c,
+  footerLine,
+  markdownTheme,
+  selectTheme,
+  messagesToEditorText,
+  resultText,
+  shellMessageText,
+  summarizeArgs,
+  tail,
+  toolBody,
+} from "./render.js";
 import type { AppHandle, Bridge, Dialogs, PickItem } from "./types.js";
 import type {} from "../../lib/thinking.js"; // types the `thinking` service
 
@@ -89,7 +100,8 @@ export class TuiApp implements AppHandle {
       this.writeStats(process.env.COIL_TUI_STATS, "loaded");
       const write = terminal.write.bind(terminal);
       terminal.write = (data: string) => {
-        if (data.includes("\x1b[?2026h") && ++this.frames === 1) this.writeStats(process.env.COIL_TUI_STATS!, "first-frame");
+        if (data.includes("\x1b[?2026h") && ++this.frames === 1)
+          this.writeStats(process.env.COIL_TUI_STATS!, "first-frame");
         write(data);
       };
     }
@@ -97,7 +109,15 @@ export class TuiApp implements AppHandle {
     this.chat = new lib.Container();
     this.slot = new lib.Container();
     this.editor = new lib.Editor(this.tui, { borderColor: c.gray, selectList: selectTheme() }, { paddingX: 0 });
-    this.editor.setAutocompleteProvider(autocomplete(lib, this.agent.view.commands.entries().map(([name, o]) => ({ name, description: o.value.description, argumentHint: o.value.argumentHint })), this.ctx.cwd));
+    this.editor.setAutocompleteProvider(
+      autocomplete(
+        lib,
+        this.agent.view.commands
+          .entries()
+          .map(([name, o]) => ({ name, description: o.value.description, argumentHint: o.value.argumentHint })),
+        this.ctx.cwd,
+      ),
+    );
     this.editor.onSubmit = (text) => void this.submit(text);
     this.status = new Lines((w) => this.drawStatus(w));
     this.footer = new Lines((w) => this.drawFooter(w));
@@ -106,7 +126,14 @@ export class TuiApp implements AppHandle {
     this.tui.addChild(this.status);
     this.tui.addChild(this.slot);
     this.tui.addChild(this.footer);
-    this.dialogHost = new DialogHost(lib, this.tui, this.slot, this.editor, () => this.finish !== undefined, () => this.refresh());
+    this.dialogHost = new DialogHost(
+      lib,
+      this.tui,
+      this.slot,
+      this.editor,
+      () => this.finish !== undefined,
+      () => this.refresh(),
+    );
     this.dialogs = this.dialogHost.dialogs();
     // After /reload: the previous process's editor history and text (reload.ts)
     const carried = takeCarry();
@@ -133,9 +160,20 @@ export class TuiApp implements AppHandle {
       const onSignal = () => this.quit();
       // kill, a closed terminal, and SIGINT from outside (Ctrl-C itself arrives as a key in raw mode)
       for (const signal of ["SIGTERM", "SIGHUP", "SIGINT"] as const) process.on(signal, onSignal);
-      const chosen = (this.ctx.services.get("provider-cli") as { chosen?: { model: string; why: string } } | undefined)?.chosen;
+      const chosen = (this.ctx.services.get("provider-cli") as { chosen?: { model: string; why: string } } | undefined)
+        ?.chosen;
       const model = () => `${this.agent.state.provider}/${this.agent.state.model.id}`;
-      this.chat.addChild(new Lines((w) => [this.lib.truncateToWidth(c.bold("coil") + c.dim(` · ${model()}${chosen?.model === model() ? ` (${chosen.why}; --model to choose)` : ""} · ${this.ctx.cwd}`), w)]));
+      this.chat.addChild(
+        new Lines((w) => [
+          this.lib.truncateToWidth(
+            c.bold("coil") +
+              c.dim(
+                ` · ${model()}${chosen?.model === model() ? ` (${chosen.why}; --model to choose)` : ""} · ${this.ctx.cwd}`,
+              ),
+            w,
+          ),
+        ]),
+      );
       this.rebuild();
       // First run without a key: the UI opens anyway and says how to add one (/login) or try the demo.
       if (providerUnusable(this.agent)) this.notify(firstRunHelp(this.agent), "warn");
@@ -219,7 +257,11 @@ export class TuiApp implements AppHandle {
         .then((got) => {
           const ref = "file" in got ? pastedImageRef(got.file, this.ctx.cwd) : undefined;
           if (ref) this.insertImage(ref);
-          else this.notify(`Ctrl+V: ${"problem" in got ? got.problem : "the clipboard's image could not be read back"}.`, "warn");
+          else
+            this.notify(
+              `Ctrl+V: ${"problem" in got ? got.problem : "the clipboard's image could not be read back"}.`,
+              "warn",
+            );
         })
         .catch((error: unknown) => this.notify(`Ctrl+V: ${messageOf(error)}`, "error"));
       return { consume: true };
@@ -300,8 +342,14 @@ export class TuiApp implements AppHandle {
       }
       // A lone `/word`, or a namespaced `/name:arg ...` (like /skill:x), is a command typed wrong, not a request.
       const head = text.split(/\s/, 1)[0]!;
-      if ((text.startsWith("/") && !text.includes(" ") && !text.slice(1).includes("/")) || /^\/[\w-]+:[^/\s]*$/.test(head)) {
-        const skills = head.startsWith("/skill:") && this.agent.view.commands.has("skills") ? " /skills lists the skills, and why any did not load." : "";
+      if (
+        (text.startsWith("/") && !text.includes(" ") && !text.slice(1).includes("/")) ||
+        /^\/[\w-]+:[^/\s]*$/.test(head)
+      ) {
+        const skills =
+          head.startsWith("/skill:") && this.agent.view.commands.has("skills")
+            ? " /skills lists the skills, and why any did not load."
+            : "";
         this.notify(`Unknown command ${head}. /help lists the commands.${skills}`, "warn");
         return;
       }
@@ -341,7 +389,11 @@ export class TuiApp implements AppHandle {
   private insertImage(ref: string): void {
     this.editor.insertTextAtCursor(`${ref} `);
     const { provider, model } = this.agent.state;
-    if (model.input && !model.input.includes("image")) this.notify(`${provider}/${model.id} does not take images: ${ref} will not be attached unless you switch model (/model).`, "warn");
+    if (model.input && !model.input.includes("image"))
+      this.notify(
+        `${provider}/${model.id} does not take images: ${ref} will not be attached unless you switch model (/model).`,
+        "warn",
+      );
     this.refresh();
   }
 
@@ -355,13 +407,23 @@ export class TuiApp implements AppHandle {
     const items: PickItem[] = [];
     for (const p of this.agent.view.providers.values()) {
       if (p.isConfigured && !p.isConfigured()) continue;
-      for (const m of p.models ?? []) items.push({ value: `${p.id}/${m.id}`, label: `${p.id}/${m.id}`, description: m.name });
+      for (const m of p.models ?? [])
+        items.push({ value: `${p.id}/${m.id}`, label: `${p.id}/${m.id}`, description: m.name });
     }
     const recent = recentModels();
     const rank = (i: PickItem) => (recent.includes(i.value) ? recent.indexOf(i.value) : recent.length);
-    const ordered = items.map((item) => (recent.includes(item.value) ? { ...item, description: `recent${item.description ? ` · ${item.description}` : ""}` } : item)).sort((a, b) => rank(a) - rank(b));
+    const ordered = items
+      .map((item) =>
+        recent.includes(item.value)
+          ? { ...item, description: `recent${item.description ? ` · ${item.description}` : ""}` }
+          : item,
+      )
+      .sort((a, b) => rank(a) - rank(b));
     const current = this.currentModel();
-    const chosen = await this.dialogHost.pickFiltered(`Model (now ${current})`, ordered, { selected: current, empty: "no model matches: coil models lists them all" });
+    const chosen = await this.dialogHost.pickFiltered(`Model (now ${current})`, ordered, {
+      selected: current,
+      empty: "no model matches: coil models lists them all",
+    });
     if (chosen) await this.switchModel(chosen);
   }
 
@@ -385,7 +447,8 @@ export class TuiApp implements AppHandle {
    * the recent ones whose provider is configured.
    */
   private async cycleModel(): Promise<void> {
-    if (!this.agent.view.commands.has("model")) return this.notify("No /model in this preset: add the models plugin.", "warn");
+    if (!this.agent.view.commands.has("model"))
+      return this.notify("No /model in this preset: add the models plugin.", "warn");
     const favorites = (this.ctx.options as { favoriteModels?: string[] }).favoriteModels ?? [];
     const usable = (spec: string) => {
       const p = this.agent.view.providers.get(spec.split("/", 1)[0]!);
@@ -396,7 +459,12 @@ export class TuiApp implements AppHandle {
     const at = list.indexOf(current);
     const next = list.length ? list[(at + 1) % list.length] : undefined;
     if (!next || next === current) {
-      this.notify(favorites.length ? "Only one favourite model." : "No other recent model: switch with /model once, or list favourites in the preset (ui-tui: { favoriteModels: [...] }).", "warn");
+      this.notify(
+        favorites.length
+          ? "Only one favourite model."
+          : "No other recent model: switch with /model once, or list favourites in the preset (ui-tui: { favoriteModels: [...] }).",
+        "warn",
+      );
       return;
     }
     await this.switchModel(next);
@@ -419,7 +487,11 @@ export class TuiApp implements AppHandle {
       const session = this.ctx.services.get("session");
       if (this.agent.isRunning) this.agent.steer({ role: "user", content, timestamp: Date.now() });
       else if (session) session.appendCustomMessage({ customType: SHELL_MESSAGE, content, display: false });
-      else this.agent.replaceMessages([...this.agent.state.messages, { role: "custom", customType: SHELL_MESSAGE, content, display: false, timestamp: Date.now() }]);
+      else
+        this.agent.replaceMessages([
+          ...this.agent.state.messages,
+          { role: "custom", customType: SHELL_MESSAGE, content, display: false, timestamp: Date.now() },
+        ]);
     }
     this.refresh();
   }
@@ -427,7 +499,8 @@ export class TuiApp implements AppHandle {
   // ───────────── events ─────────────
 
   private onEvent(event: AgentEvent): void {
-    if (process.env.COIL_TUI_STATS && (event.type === "agent_start" || event.type === "agent_end")) this.writeStats(process.env.COIL_TUI_STATS, event.type);
+    if (process.env.COIL_TUI_STATS && (event.type === "agent_start" || event.type === "agent_end"))
+      this.writeStats(process.env.COIL_TUI_STATS, event.type);
     switch (event.type) {
       case "agent_start":
         this.runStartedAt = Date.now();
@@ -476,7 +549,9 @@ export class TuiApp implements AppHandle {
         this.retry = `retrying in ${Math.round(event.delayMs / 1000)}s (attempt ${event.attempt}): ${event.reason}`;
         break;
       case "compaction":
-        this.notify(`Context compacted (${event.reason}) by ${event.by}: ${event.tokensBefore} → ${event.tokensAfter ?? "?"} tokens`);
+        this.notify(
+          `Context compacted (${event.reason}) by ${event.by}: ${event.tokensBefore} → ${event.tokensAfter ?? "?"} tokens`,
+        );
         break;
       case "diagnostic":
         if (event.level !== "info") this.notify(formatDiagnostic(event), event.level);
@@ -491,18 +566,25 @@ export class TuiApp implements AppHandle {
   private addMessage(m: AgentMessage, replay: boolean): void {
     if (m.role === "user") {
       const text = textOf(m);
-      this.chat.addChild(new Lines((w) => ["", ...wrapText(this.lib, text, w - 2).map((l, i) => (i === 0 ? c.cyan(c.bold("› ")) : "  ") + l)]));
+      this.chat.addChild(
+        new Lines((w) => [
+          "",
+          ...wrapText(this.lib, text, w - 2).map((l, i) => (i === 0 ? c.cyan(c.bold("› ")) : "  ") + l),
+        ]),
+      );
     } else if (m.role === "assistant") {
       this.startAssistant(m);
       this.assistant = undefined;
-      if (replay) for (const call of m.content) if (call.type === "toolCall") this.tool(call.id, call.name, call.arguments);
+      if (replay)
+        for (const call of m.content) if (call.type === "toolCall") this.tool(call.id, call.name, call.arguments);
     } else if (m.role === "toolResult") {
       const state = this.tool(m.toolCallId, m.toolName, {});
       state.running = false;
       state.result = m;
       state.view.touch();
     } else if (m.display || m.customType === SHELL_MESSAGE) {
-      const text = typeof m.content === "string" ? m.content : m.content.map((p) => (p.type === "text" ? p.text : "")).join("");
+      const text =
+        typeof m.content === "string" ? m.content : m.content.map((p) => (p.type === "text" ? p.text : "")).join("");
       this.addNotice(m.customType === SHELL_MESSAGE ? oneLine(text, 200) : text, c.magenta, `[${m.customType}] `);
     }
   }
@@ -513,13 +595,18 @@ export class TuiApp implements AppHandle {
     entry.view = new Lines((w) => {
       const m = entry.message;
       const out: string[] = [""];
-      const thinking = m.content.filter((p) => p.type === "thinking").map((p) => (p as { thinking: string }).thinking).join("\n").trim();
+      const thinking = m.content
+        .filter((p) => p.type === "thinking")
+        .map((p) => (p as { thinking: string }).thinking)
+        .join("\n")
+        .trim();
       if (thinking) {
         if (this.showThinking) out.push(...wrapText(this.lib, thinking, w).map((l) => c.dim(c.italic(l))));
         else out.push(c.dim(c.italic(`∴ thinking (${thinking.split(/\s+/).length} words, Ctrl+T to show)`)));
       }
       if (textOf(m)) out.push(...entry.md.render(w));
-      if (m.stopReason === "error") out.push(...wrapText(this.lib, `✗ ${m.errorMessage ?? "the provider failed"}`, w).map((l) => c.red(l)));
+      if (m.stopReason === "error")
+        out.push(...wrapText(this.lib, `✗ ${m.errorMessage ?? "the provider failed"}`, w).map((l) => c.red(l)));
       if (m.stopReason === "aborted") out.push(c.yellow("⏹ aborted"));
       return out.length === 1 ? [] : out;
     });
@@ -541,7 +628,13 @@ export class TuiApp implements AppHandle {
   private toolView(state: ToolState): Lines {
     return new Lines((w) => {
       const { truncateToWidth } = this.lib;
-      const icon = state.running ? c.yellow("◌") : !state.result ? c.dim("○") : state.result.isError ? c.red("✗") : c.green("●");
+      const icon = state.running
+        ? c.yellow("◌")
+        : !state.result
+          ? c.dim("○")
+          : state.result.isError
+            ? c.red("✗")
+            : c.green("●");
       const head = `${icon} ${c.bold(state.name)} ${summarizeArgs(state.name === "!" || state.name === "!!" ? "bash" : state.name, state.args)}`;
       const body = toolBody(state, this.expanded).map((l) => truncateToWidth(`  ${l}`, w));
       return ["", truncateToWidth(head, w), ...body];
@@ -576,7 +669,13 @@ export class TuiApp implements AppHandle {
     const thinking = this.ctx.services.get("thinking");
     const level = thinking?.level(this.agent);
     const think = level && `think ${level}${thinking!.unused(this.agent) ? " (unused)" : ""}`;
-    const figures = footerLine({ model: `${s.provider}/${s.model.id}`, thinking: think, contextWindow: s.model.contextWindow, messages: s.messages, sessionName: session?.name });
+    const figures = footerLine({
+      model: `${s.provider}/${s.model.id}`,
+      thinking: think,
+      contextWindow: s.model.contextWindow,
+      messages: s.messages,
+      sessionName: session?.name,
+    });
     const hint =
       Date.now() - this.lastCtrlC < DOUBLE_PRESS_MS
         ? c.yellow("Press Ctrl+C again to quit")
@@ -597,7 +696,10 @@ export class TuiApp implements AppHandle {
   /** bench/tui.mjs: one JSON line per mark with the frames drawn and this process's CPU time so far. */
   private writeStats(file: string, mark: string): void {
     const cpu = process.cpuUsage();
-    appendFileSync(file, JSON.stringify({ mark, at: performance.now(), frames: this.frames, cpuUs: cpu.user + cpu.system }) + "\n");
+    appendFileSync(
+      file,
+      JSON.stringify({ mark, at: performance.now(), frames: this.frames, cpuUs: cpu.user + cpu.system }) + "\n",
+    );
   }
 }
 

@@ -19,22 +19,33 @@ interface Reader {
 
 function readers(env: NodeJS.ProcessEnv, platform: NodeJS.Platform): Reader[] {
   const out: Reader[] = [];
-  if (env.WAYLAND_DISPLAY) out.push({ tool: "wl-paste", types: ["--list-types"], png: ["--no-newline", "--type", "image/png"] });
-  if (env.DISPLAY) out.push({ tool: "xclip", types: ["-selection", "clipboard", "-t", "TARGETS", "-o"], png: ["-selection", "clipboard", "-t", "image/png", "-o"] });
+  if (env.WAYLAND_DISPLAY)
+    out.push({ tool: "wl-paste", types: ["--list-types"], png: ["--no-newline", "--type", "image/png"] });
+  if (env.DISPLAY)
+    out.push({
+      tool: "xclip",
+      types: ["-selection", "clipboard", "-t", "TARGETS", "-o"],
+      png: ["-selection", "clipboard", "-t", "image/png", "-o"],
+    });
   if (platform === "darwin") out.push({ tool: "pngpaste", png: ["-"] });
   return out;
 }
 
 function run(tool: string, args: string[]): Promise<Buffer | undefined> {
   return new Promise((done) => {
-    execFile(tool, args, { encoding: "buffer", timeout: 3000, maxBuffer: 32 * 1024 * 1024 }, (error, stdout) => done(error ? undefined : stdout));
+    execFile(tool, args, { encoding: "buffer", timeout: 3000, maxBuffer: 32 * 1024 * 1024 }, (error, stdout) =>
+      done(error ? undefined : stdout),
+    );
   });
 }
 
 export type ClipboardImage = { file: string } | { problem: string };
 
 /** The clipboard's image saved to a temporary PNG, or why there is none. */
-export async function clipboardImage(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): Promise<ClipboardImage> {
+export async function clipboardImage(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+): Promise<ClipboardImage> {
   const tried: string[] = [];
   for (const r of readers(env, platform)) {
     if (r.types) {
@@ -43,7 +54,8 @@ export async function clipboardImage(env: NodeJS.ProcessEnv = process.env, platf
         tried.push(`${r.tool} (not installed or failed)`);
         continue;
       }
-      if (!types.toString("utf8").split(/\s+/).includes("image/png")) return { problem: "the clipboard holds no image (copy a screenshot or an image first)" };
+      if (!types.toString("utf8").split(/\s+/).includes("image/png"))
+        return { problem: "the clipboard holds no image (copy a screenshot or an image first)" };
     }
     const bytes = await run(r.tool, r.png);
     if (!bytes?.length || sniffImage(bytes)?.mimeType !== "image/png") {
@@ -56,6 +68,10 @@ export async function clipboardImage(env: NodeJS.ProcessEnv = process.env, platf
     writeFileSync(file, bytes, { mode: 0o600 });
     return { file };
   }
-  if (!tried.length) return { problem: "no clipboard tool for this system: coil reads images with wl-paste (Wayland), xclip (X11) or pngpaste (macOS); save the image and type @path, or paste its path" };
+  if (!tried.length)
+    return {
+      problem:
+        "no clipboard tool for this system: coil reads images with wl-paste (Wayland), xclip (X11) or pngpaste (macOS); save the image and type @path, or paste its path",
+    };
   return { problem: `could not read an image from the clipboard: tried ${tried.join(", ")}` };
 }

@@ -25,15 +25,32 @@ export class DialogHost {
   /** The `Dialogs` plugins and commands use. */
   dialogs(): Dialogs {
     return {
-      confirm: async (title, message, signal) => (await this.pickOne(`${title}\n${message}`, [{ value: "yes", label: "Yes" }, { value: "no", label: "No" }], { signal })) === "yes",
-      select: (title, options, signal) => this.pickOne(title, options.map((o) => ({ value: o, label: o })), { signal }),
+      confirm: async (title, message, signal) =>
+        (await this.pickOne(
+          `${title}\n${message}`,
+          [
+            { value: "yes", label: "Yes" },
+            { value: "no", label: "No" },
+          ],
+          { signal },
+        )) === "yes",
+      select: (title, options, signal) =>
+        this.pickOne(
+          title,
+          options.map((o) => ({ value: o, label: o })),
+          { signal },
+        ),
       input: (title, placeholder, signal) => this.askText(title, placeholder, signal),
       pick: (title, items, options) => this.pickOne(title, items, options ?? {}),
       secret: (title, hint, signal) => this.askText(title, hint, signal, true),
     };
   }
 
-  private inDialog<T>(build: (close: (value: T) => void) => Component, fallbackValue: T, signal?: AbortSignal): Promise<T> {
+  private inDialog<T>(
+    build: (close: (value: T) => void) => Component,
+    fallbackValue: T,
+    signal?: AbortSignal,
+  ): Promise<T> {
     const next = this.chain.then(
       () =>
         new Promise<T>((done) => {
@@ -62,16 +79,30 @@ export class DialogHost {
     return next;
   }
 
-  pickOne(title: string, items: readonly PickItem[], options: { selected?: string; signal?: AbortSignal }): Promise<string | undefined> {
+  pickOne(
+    title: string,
+    items: readonly PickItem[],
+    options: { selected?: string; signal?: AbortSignal },
+  ): Promise<string | undefined> {
     return this.inDialog<string | undefined>(
       (close) => {
-        const list = new this.lib.SelectList([...items], Math.max(3, Math.min(10, (this.tui.terminal.rows || 24) - 10)), selectTheme());
+        const list = new this.lib.SelectList(
+          [...items],
+          Math.max(3, Math.min(10, (this.tui.terminal.rows || 24) - 10)),
+          selectTheme(),
+        );
         const at = options.selected ? items.findIndex((i) => i.value === options.selected) : -1;
         if (at >= 0) list.setSelectedIndex(at);
         list.onSelect = (item) => close(item.value);
         list.onCancel = () => close(undefined);
-        const head = new Lines((w) => [c.gray("─".repeat(w)), ...title.split("\n").flatMap((l, i) => wrapText(this.lib, l, w).map((x) => (i === 0 ? c.bold(x) : x)))]);
-        const foot = new Lines((w) => [c.dim(this.lib.truncateToWidth("↑↓ move · Enter choose · Esc cancel", w)), c.gray("─".repeat(w))]);
+        const head = new Lines((w) => [
+          c.gray("─".repeat(w)),
+          ...title.split("\n").flatMap((l, i) => wrapText(this.lib, l, w).map((x) => (i === 0 ? c.bold(x) : x))),
+        ]);
+        const foot = new Lines((w) => [
+          c.dim(this.lib.truncateToWidth("↑↓ move · Enter choose · Esc cancel", w)),
+          c.gray("─".repeat(w)),
+        ]);
         return this.box([head, list, foot], list);
       },
       undefined,
@@ -83,7 +114,11 @@ export class DialogHost {
    * A pick list with a filter line above it: typed text narrows the items (fuzzy, on label and
    * description); arrows, Page keys, Enter and Esc act on the list.
    */
-  pickFiltered(title: string, items: readonly PickItem[], options: { selected?: string; signal?: AbortSignal; empty?: string }): Promise<string | undefined> {
+  pickFiltered(
+    title: string,
+    items: readonly PickItem[],
+    options: { selected?: string; signal?: AbortSignal; empty?: string },
+  ): Promise<string | undefined> {
     const { matchesKey } = this.lib;
     return this.inDialog<string | undefined>(
       (close) => {
@@ -101,12 +136,24 @@ export class DialogHost {
         if (at >= 0) list.setSelectedIndex(at);
         const refilter = () => {
           const query = input.getValue().trim();
-          shown = query ? this.lib.fuzzyFilter([...items], query, (i) => `${i.label} ${i.description ?? ""}`) : [...items];
+          shown = query
+            ? this.lib.fuzzyFilter([...items], query, (i) => `${i.label} ${i.description ?? ""}`)
+            : [...items];
           list = build();
         };
-        const head = new Lines((w) => [c.gray("─".repeat(w)), ...title.split("\n").flatMap((l, i) => wrapText(this.lib, l, w).map((x) => (i === 0 ? c.bold(x) : x)))]);
-        const body: Component = { render: (w) => (shown.length ? list.render(w) : [c.dim(this.lib.truncateToWidth(options.empty ?? "(nothing matches)", w))]), invalidate: () => list.invalidate() };
-        const foot = new Lines((w) => [c.dim(this.lib.truncateToWidth("type to filter · ↑↓ move · Enter choose · Esc cancel", w)), c.gray("─".repeat(w))]);
+        const head = new Lines((w) => [
+          c.gray("─".repeat(w)),
+          ...title.split("\n").flatMap((l, i) => wrapText(this.lib, l, w).map((x) => (i === 0 ? c.bold(x) : x))),
+        ]);
+        const body: Component = {
+          render: (w) =>
+            shown.length ? list.render(w) : [c.dim(this.lib.truncateToWidth(options.empty ?? "(nothing matches)", w))],
+          invalidate: () => list.invalidate(),
+        };
+        const foot = new Lines((w) => [
+          c.dim(this.lib.truncateToWidth("type to filter · ↑↓ move · Enter choose · Esc cancel", w)),
+          c.gray("─".repeat(w)),
+        ]);
         const keys = ["up", "down", "pageUp", "pageDown", "enter", "escape"] as const;
         const router: Component & PiTui.Focusable = {
           render: () => [],
@@ -133,16 +180,29 @@ export class DialogHost {
   }
 
   /** A line of text; `secret` shows a dot per character instead of the text (an API key). */
-  askText(title: string, placeholder: string | undefined, signal?: AbortSignal, secret = false): Promise<string | undefined> {
+  askText(
+    title: string,
+    placeholder: string | undefined,
+    signal?: AbortSignal,
+    secret = false,
+  ): Promise<string | undefined> {
     return this.inDialog<string | undefined>(
       (close) => {
         const input = new this.lib.Input();
         input.onSubmit = (value) => close(value);
         input.onEscape = () => close(undefined);
         const head = new Lines((w) => [c.gray("─".repeat(w)), ...wrapText(this.lib, title, w).map((x) => c.bold(x))]);
-        const foot = new Lines((w) => [c.dim(this.lib.truncateToWidth(`${placeholder ? `${placeholder} · ` : ""}Enter confirm · Esc cancel`, w)), c.gray("─".repeat(w))]);
+        const foot = new Lines((w) => [
+          c.dim(this.lib.truncateToWidth(`${placeholder ? `${placeholder} · ` : ""}Enter confirm · Esc cancel`, w)),
+          c.gray("─".repeat(w)),
+        ]);
         const masked = new Lines((w) => [this.lib.truncateToWidth(`> ${"•".repeat(input.getValue().length)}`, w)]);
-        if (secret) return this.box([head, masked, foot], { handleInput: (d) => (input.handleInput(d), masked.touch()), render: () => [], invalidate: () => undefined });
+        if (secret)
+          return this.box([head, masked, foot], {
+            handleInput: (d) => (input.handleInput(d), masked.touch()),
+            render: () => [],
+            invalidate: () => undefined,
+          });
         return this.box([head, input, foot], input);
       },
       undefined,

@@ -5,7 +5,16 @@
  * print-mode start does not load them. `/reload` restarts coil on the session (reload.ts). docs/tui.md is the user guide.
  */
 import { appendFileSync } from "node:fs";
-import { definePlugin, exitCodeFor, Type, lastAssistantText, type AgentMessage, type FrontEndContext, type ModelRequest, type UiService } from "../../kernel/index.js";
+import {
+  definePlugin,
+  exitCodeFor,
+  Type,
+  lastAssistantText,
+  type AgentMessage,
+  type FrontEndContext,
+  type ModelRequest,
+  type UiService,
+} from "../../kernel/index.js";
 import { registerCommands } from "./commands.js";
 import type { SessionService } from "../session-jsonl/api.js";
 import type { Bridge } from "./types.js";
@@ -15,14 +24,20 @@ import type {} from "../../lib/thinking.js"; // types the `thinking` service
 export const SHELL_MESSAGE = "ui-tui.shell";
 
 /** The `ui` service while the TUI runs (its registration's `ui`); a dialog asked before the app is drawn answers "no". */
-function uiService(bridge: Bridge, log: (m: string, level: "info" | "warn" | "error") => void): UiService & { readonly active: boolean } {
+function uiService(
+  bridge: Bridge,
+  log: (m: string, level: "info" | "warn" | "error") => void,
+): UiService & { readonly active: boolean } {
   return {
     get active() {
       return bridge.app !== undefined;
     },
-    confirm: async (title, message, signal) => (bridge.app ? bridge.app.dialogs.confirm(title, message, signal) : false),
-    select: async (title, options, signal) => (bridge.app ? bridge.app.dialogs.select(title, options, signal) : undefined),
-    input: async (title, placeholder, signal) => (bridge.app ? bridge.app.dialogs.input(title, placeholder, signal) : undefined),
+    confirm: async (title, message, signal) =>
+      bridge.app ? bridge.app.dialogs.confirm(title, message, signal) : false,
+    select: async (title, options, signal) =>
+      bridge.app ? bridge.app.dialogs.select(title, options, signal) : undefined,
+    input: async (title, placeholder, signal) =>
+      bridge.app ? bridge.app.dialogs.input(title, placeholder, signal) : undefined,
     notify: (message, level = "info") => (bridge.app ? bridge.app.notify(message, level) : log(message, level)),
   };
 }
@@ -30,14 +45,21 @@ function uiService(bridge: Bridge, log: (m: string, level: "info" | "warn" | "er
 /** Custom `!cmd` messages left in the request (no session store converted them) become user messages. */
 function shellToUser(request: ModelRequest): ModelRequest | undefined {
   if (!request.messages.some((m) => m.role === "custom" && m.customType === SHELL_MESSAGE)) return undefined;
-  const messages = request.messages.map((m): AgentMessage => (m.role === "custom" && m.customType === SHELL_MESSAGE ? { role: "user", content: m.content, timestamp: m.timestamp } : m));
+  const messages = request.messages.map(
+    (m): AgentMessage =>
+      m.role === "custom" && m.customType === SHELL_MESSAGE
+        ? { role: "user", content: m.content, timestamp: m.timestamp }
+        : m,
+  );
   return { ...request, messages };
 }
 
 /** Not a terminal: run a piped prompt the way print mode does, or say how to. */
 async function fallback(fe: FrontEndContext): Promise<number> {
   const { stderr, stdout, agent } = fe;
-  stderr.write("coil: the interactive UI needs a terminal (stdin and stdout must be TTYs); running in print mode. Use coil -p \"what to do\" for scripts.\n");
+  stderr.write(
+    'coil: the interactive UI needs a terminal (stdin and stdout must be TTYs); running in print mode. Use coil -p "what to do" for scripts.\n',
+  );
   let prompt = fe.prompt;
   if (!prompt && !fe.stdin.isTTY) {
     let text = "";
@@ -50,7 +72,9 @@ async function fallback(fe: FrontEndContext): Promise<number> {
   }
   const provider = agent.view.providers.get(agent.state.provider);
   if (provider?.isConfigured && !provider.isConfigured()) {
-    stderr.write(`coil: PROVIDER_MISSING provider '${provider.id}' is not configured\n  hint: ${provider.setupHint ?? "see its plugin's documentation"}\n`);
+    stderr.write(
+      `coil: PROVIDER_MISSING provider '${provider.id}' is not configured\n  hint: ${provider.setupHint ?? "see its plugin's documentation"}\n`,
+    );
     return 2;
   }
   const result = await agent.prompt(prompt);
@@ -68,7 +92,8 @@ export const TuiOptions = Type.Object({
 
 export default definePlugin({
   id: "ui-tui",
-  description: "Interactive terminal UI: streaming markdown, tool output, editor, slash commands, dialogs for the ui service",
+  description:
+    "Interactive terminal UI: streaming markdown, tool output, editor, slash commands, dialogs for the ui service",
   options: TuiOptions,
   setup(ctx) {
     const bridge: Bridge = {};
@@ -80,7 +105,8 @@ export default definePlugin({
     let loading: Promise<[typeof import("@mariozechner/pi-tui"), typeof import("./app.js")]> | undefined;
     const load = () => (loading ??= Promise.all([import("@mariozechner/pi-tui"), import("./app.js")]));
     ctx.onStart((_agent, io, info) => {
-      if (info.mode === "interactive" && process.stdin.isTTY && (io.stdout as { isTTY?: boolean }).isTTY) load().catch(() => undefined);
+      if (info.mode === "interactive" && process.stdin.isTTY && (io.stdout as { isTTY?: boolean }).isTTY)
+        load().catch(() => undefined);
     });
     ctx.frontEnds.register({
       id: "tui",
@@ -90,7 +116,8 @@ export default definePlugin({
       async run(fe) {
         const out = fe.stdout as NodeJS.WritableStream & { isTTY?: boolean };
         if (!process.stdin.isTTY || !out.isTTY) return fallback(fe);
-        if (process.env.COIL_TUI_STATS) appendFileSync(process.env.COIL_TUI_STATS, JSON.stringify({ mark: "run", at: performance.now() }) + "\n");
+        if (process.env.COIL_TUI_STATS)
+          appendFileSync(process.env.COIL_TUI_STATS, JSON.stringify({ mark: "run", at: performance.now() }) + "\n");
         const [lib, { TuiApp }] = await load();
         const app = new TuiApp(lib, fe, ctx, bridge);
         const code = await app.run();
@@ -99,7 +126,12 @@ export default definePlugin({
         const { restart, sessionFileOf } = await import("./reload.js");
         const { provider, model } = fe.agent.state;
         const thinking = ctx.services.get("thinking")?.level(fe.agent);
-        return restart(fe, sessionFileOf(ctx.services.get("session")), { model: `${provider}/${model.id}`, thinking }, app.editorCarry());
+        return restart(
+          fe,
+          sessionFileOf(ctx.services.get("session")),
+          { model: `${provider}/${model.id}`, thinking },
+          app.editorCarry(),
+        );
       },
     });
   },

@@ -44,7 +44,11 @@ export function pastedImageRef(pasted: string, cwd: string): string | undefined 
 }
 
 /** Slash commands from the registry, `@` fuzzy file search, and Tab path completion. */
-export function autocomplete(lib: typeof PiTui, commands: { name: string; description?: string; argumentHint?: string }[], cwd: string): PiTui.AutocompleteProvider {
+export function autocomplete(
+  lib: typeof PiTui,
+  commands: { name: string; description?: string; argumentHint?: string }[],
+  cwd: string,
+): PiTui.AutocompleteProvider {
   const combined = new lib.CombinedAutocompleteProvider(commands, cwd);
   let files: string[] | undefined;
   const listFiles = () => (files ??= walk(cwd, 5000));
@@ -56,7 +60,10 @@ export function autocomplete(lib: typeof PiTui, commands: { name: string; descri
         const query = at[1]!;
         const found = lib.fuzzyFilter(listFiles(), query, (f) => f).slice(0, 20);
         if (!found.length) return null;
-        return { prefix: `@${query}`, items: found.map((f) => ({ value: `@${f}`, label: basename(f), description: f })) };
+        return {
+          prefix: `@${query}`,
+          items: found.map((f) => ({ value: `@${f}`, label: basename(f), description: f })),
+        };
       }
       return combined.getSuggestions(lines, line, col, options);
     },

@@ -41,7 +41,8 @@ export function reloadArgs(argv: readonly string[], sessionFile: string | undefi
       break;
     }
     const flag = a.split("=", 1)[0]!;
-    if (SESSION_FLAGS.has(a) || a.startsWith("--session=") || (sessionFile !== undefined && RECORDED_FLAGS.has(a))) continue;
+    if (SESSION_FLAGS.has(a) || a.startsWith("--session=") || (sessionFile !== undefined && RECORDED_FLAGS.has(a)))
+      continue;
     if (a === "--session" || (now && NOW_FLAGS.has(a))) {
       i++; // and its value
       continue;
@@ -49,7 +50,10 @@ export function reloadArgs(argv: readonly string[], sessionFile: string | undefi
     if (now && NOW_FLAGS.has(flag)) continue;
     out.push(a);
   }
-  const extra = [...(now ? ["--model", now.model, ...(now.thinking ? ["--thinking", now.thinking] : [])] : []), ...(sessionFile !== undefined ? ["--session", sessionFile] : [])];
+  const extra = [
+    ...(now ? ["--model", now.model, ...(now.thinking ? ["--thinking", now.thinking] : [])] : []),
+    ...(sessionFile !== undefined ? ["--session", sessionFile] : []),
+  ];
   const end = out.indexOf("--");
   return end < 0 ? [...out, ...extra] : [...out.slice(0, end), ...extra, ...out.slice(end)];
 }
@@ -82,7 +86,10 @@ export function takeCarry(env: NodeJS.ProcessEnv = process.env): EditorCarry | u
   delete env[CARRY_ENV];
   try {
     const data = JSON.parse(readFileSync(file, "utf8")) as Partial<EditorCarry>;
-    return { history: Array.isArray(data.history) ? data.history.filter((h) => typeof h === "string") : [], text: typeof data.text === "string" ? data.text : "" };
+    return {
+      history: Array.isArray(data.history) ? data.history.filter((h) => typeof h === "string") : [],
+      text: typeof data.text === "string" ? data.text : "",
+    };
   } catch {
     return undefined; // gone or unreadable: start with an empty editor
   } finally {
@@ -91,19 +98,30 @@ export function takeCarry(env: NodeJS.ProcessEnv = process.env): EditorCarry | u
 }
 
 /** Stop every plugin, run coil again on `sessionFile`, and exit the process with the child's exit code. */
-export async function restart(fe: FrontEndContext, sessionFile: string | undefined, now?: ReloadNow, carry?: EditorCarry): Promise<never> {
+export async function restart(
+  fe: FrontEndContext,
+  sessionFile: string | undefined,
+  now?: ReloadNow,
+  carry?: EditorCarry,
+): Promise<never> {
   await fe.host.stop();
   const script = process.argv[1]!;
   const args = reloadArgs(process.argv.slice(2), sessionFile, now);
   const carried = carry ? writeCarry(carry) : undefined;
   const env = carried ? { ...process.env, [CARRY_ENV]: carried } : process.env;
   const code = await new Promise<number>((done) => {
-    const child = spawn(process.execPath, [...process.execArgv, script, ...args], { stdio: "inherit", cwd: process.cwd(), env });
+    const child = spawn(process.execPath, [...process.execArgv, script, ...args], {
+      stdio: "inherit",
+      cwd: process.cwd(),
+      env,
+    });
     // The child owns the terminal now: a Ctrl+C reaching both processes is its to handle; a kill of this one is passed on.
     process.on("SIGINT", () => undefined);
     for (const s of ["SIGTERM", "SIGHUP"] as const) process.on(s, () => child.kill(s));
     child.on("error", (error) => {
-      fe.stderr.write(`coil: /reload could not start ${process.execPath} ${script}: ${messageOf(error)}. Run coil${sessionFile ? ` --session ${sessionFile}` : " -c"} to continue.\n`);
+      fe.stderr.write(
+        `coil: /reload could not start ${process.execPath} ${script}: ${messageOf(error)}. Run coil${sessionFile ? ` --session ${sessionFile}` : " -c"} to continue.\n`,
+      );
       done(1);
     });
     child.on("exit", (exit, signal) => done(exit ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1)));

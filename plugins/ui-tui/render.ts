@@ -3,7 +3,13 @@
  * the footer figures and the shell-command output message. No terminal library here, so these are
  * unit-tested directly and cost nothing at start-up.
  */
-import { usageTotal, type AgentMessage, type AssistantMessage, type ToolResultMessage, type Usage } from "../../kernel/index.js";
+import {
+  usageTotal,
+  type AgentMessage,
+  type AssistantMessage,
+  type ToolResultMessage,
+  type Usage,
+} from "../../kernel/index.js";
 import { subagentRunOf } from "../../lib/subagent-usage.js";
 
 // ───────────── colours (SGR; the TUI resets styles at the end of every line) ─────────────
@@ -30,7 +36,13 @@ export function plain(text: string): string {
 
 /** Themes for the library's components (structurally its SelectListTheme and MarkdownTheme). */
 export function selectTheme() {
-  return { selectedPrefix: c.cyan, selectedText: (s: string) => c.cyan(c.bold(s)), description: c.dim, scrollInfo: c.dim, noMatch: c.dim };
+  return {
+    selectedPrefix: c.cyan,
+    selectedText: (s: string) => c.cyan(c.bold(s)),
+    description: c.dim,
+    scrollInfo: c.dim,
+    noMatch: c.dim,
+  };
 }
 
 export function markdownTheme() {
@@ -91,7 +103,9 @@ export function summarizeArgs(tool: string, args: Record<string, unknown>): stri
     case "task":
       return `${str(args.agent) ?? "general"}: ${firstLine(str(args.description) ?? "")}`;
   }
-  const parts = Object.entries(args).map(([k, v]) => `${k}=${typeof v === "string" ? JSON.stringify(firstLine(v)) : JSON.stringify(v)}`);
+  const parts = Object.entries(args).map(
+    ([k, v]) => `${k}=${typeof v === "string" ? JSON.stringify(firstLine(v)) : JSON.stringify(v)}`,
+  );
   return parts.join(" ");
 }
 
@@ -117,13 +131,16 @@ export function collapse(lines: readonly string[], n: number, expanded: boolean)
 
 /** A unified diff with additions green, removals red and hunk headers cyan. */
 export function colorDiff(diff: string): string[] {
-  return diff.replace(/\n$/, "").split("\n").map((line) => {
-    if (line.startsWith("+++") || line.startsWith("---")) return c.bold(line);
-    if (line.startsWith("@@")) return c.cyan(line);
-    if (line.startsWith("+")) return c.green(line);
-    if (line.startsWith("-")) return c.red(line);
-    return c.dim(line);
-  });
+  return diff
+    .replace(/\n$/, "")
+    .split("\n")
+    .map((line) => {
+      if (line.startsWith("+++") || line.startsWith("---")) return c.bold(line);
+      if (line.startsWith("@@")) return c.cyan(line);
+      if (line.startsWith("+")) return c.green(line);
+      if (line.startsWith("-")) return c.red(line);
+      return c.dim(line);
+    });
 }
 
 export const COLLAPSED_LINES = 12;
@@ -133,7 +150,10 @@ export const LIVE_TAIL_LINES = 8;
  * The body lines of a tool block: a live tail while it runs, a coloured diff for edits, and otherwise
  * the output collapsed to `COLLAPSED_LINES` unless expanded (Ctrl+O).
  */
-export function toolBody(state: { running: boolean; partial?: string; result?: ToolResultMessage }, expanded: boolean): string[] {
+export function toolBody(
+  state: { running: boolean; partial?: string; result?: ToolResultMessage },
+  expanded: boolean,
+): string[] {
   if (state.running) {
     const t = tail(state.partial ?? "", LIVE_TAIL_LINES);
     return [...(t.hidden ? [c.dim(`… ${t.hidden} earlier lines`)] : []), ...t.lines.map((l) => c.gray(l))];
@@ -188,13 +208,23 @@ export function usageTotals(messages: readonly AgentMessage[]): Totals {
 
 /** Context used: the last assistant usage (what the provider counted) against the window, in percent. */
 export function contextPercent(messages: readonly AgentMessage[], contextWindow: number): number | undefined {
-  const last = [...messages].reverse().find((m): m is AssistantMessage => m.role === "assistant" && m.stopReason !== "error" && m.stopReason !== "aborted");
+  const last = [...messages]
+    .reverse()
+    .find(
+      (m): m is AssistantMessage => m.role === "assistant" && m.stopReason !== "error" && m.stopReason !== "aborted",
+    );
   if (!last || !contextWindow) return undefined;
   return (usageTotal(last.usage) / contextWindow) * 100;
 }
 
 /** The footer's figures line: model · context % · tokens in/out · cache · cost · session name. */
-export function footerLine(info: { model: string; thinking?: string; contextWindow: number; messages: readonly AgentMessage[]; sessionName?: string }): string {
+export function footerLine(info: {
+  model: string;
+  thinking?: string;
+  contextWindow: number;
+  messages: readonly AgentMessage[];
+  sessionName?: string;
+}): string {
   const t = usageTotals(info.messages);
   const pct = contextPercent(info.messages, info.contextWindow);
   const parts = [
@@ -218,7 +248,13 @@ export function shellMessageText(command: string, output: string, exitCode: numb
 /** Messages of an abort, back as editor text (steering and follow-ups in queue order). */
 export function messagesToEditorText(messages: readonly AgentMessage[]): string {
   return messages
-    .map((m) => (m.role === "user" ? (typeof m.content === "string" ? m.content : m.content.map((p) => (p.type === "text" ? p.text : "")).join("")) : ""))
+    .map((m) =>
+      m.role === "user"
+        ? typeof m.content === "string"
+          ? m.content
+          : m.content.map((p) => (p.type === "text" ? p.text : "")).join("")
+        : "",
+    )
     .filter(Boolean)
     .join("\n");
 }

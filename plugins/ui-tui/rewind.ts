@@ -19,7 +19,10 @@ export class DoublePress {
 }
 
 /** Run the picker: what to show, and the prompt to put back in the editor. Undefined when no plugin offers /rewind. */
-export async function openRewindPicker(agent: Agent, session: SessionService | undefined): Promise<{ notice: string; editorText?: string } | undefined> {
+export async function openRewindPicker(
+  agent: Agent,
+  session: SessionService | undefined,
+): Promise<{ notice: string; editorText?: string } | undefined> {
   const slash = findCommand(agent.view, "/rewind --pick");
   if (!slash) return undefined;
   const leaf = session?.leafId;
@@ -28,7 +31,10 @@ export async function openRewindPicker(agent: Agent, session: SessionService | u
   const now = session?.leafId;
   const last = session && now && now !== leaf ? session.entry(now) : undefined;
   // The checkpoints plugin leaves a `checkpoint-rewind` entry naming the prompt it went back before.
-  const prompt = last?.type === "custom" && last.customType === "checkpoint-rewind" ? (last.data as { entry?: string } | undefined)?.entry : undefined;
+  const prompt =
+    last?.type === "custom" && last.customType === "checkpoint-rewind"
+      ? (last.data as { entry?: string } | undefined)?.entry
+      : undefined;
   const entry = prompt ? session!.entry(prompt) : undefined;
   const message = entry?.type === "message" ? (entry as MessageEntry).message : undefined;
   return { notice, editorText: message?.role === "user" ? textOf(message) : undefined };

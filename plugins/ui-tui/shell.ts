@@ -18,7 +18,12 @@ export interface ShellRun {
   exitCode: number | null;
 }
 
-export async function runShellCommand(agent: Pick<Agent, "runTool">, command: string, id: string, signal?: AbortSignal): Promise<ShellRun> {
+export async function runShellCommand(
+  agent: Pick<Agent, "runTool">,
+  command: string,
+  id: string,
+  signal?: AbortSignal,
+): Promise<ShellRun> {
   const result = await agent.runTool({ id, name: "bash", arguments: { command } }, signal);
   const details = result.details as { exitCode?: number | null } | undefined;
   const ran = details !== undefined && details !== null && "exitCode" in details;

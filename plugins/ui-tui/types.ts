@@ -16,7 +16,11 @@ export interface Dialogs {
   select(title: string, options: readonly string[], signal?: AbortSignal): Promise<string | undefined>;
   input(title: string, placeholder?: string, signal?: AbortSignal): Promise<string | undefined>;
   /** A picker with labels and descriptions; resolves to the chosen value. */
-  pick(title: string, items: readonly PickItem[], options?: { selected?: string; signal?: AbortSignal }): Promise<string | undefined>;
+  pick(
+    title: string,
+    items: readonly PickItem[],
+    options?: { selected?: string; signal?: AbortSignal },
+  ): Promise<string | undefined>;
   /** A line of text that is not shown as typed (an API key): one dot per character. */
   secret(title: string, hint?: string, signal?: AbortSignal): Promise<string | undefined>;
 }
@@ -37,4 +41,3 @@ export interface Bridge {
   /** Set by /reload: when the app has stopped, the front end runs coil again on this session. */
   reload?: boolean;
 }
-

@@ -10,11 +10,19 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createAgent } from "../../lib/sdk/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "coil-default-model-"));
-const saved = { COIL_HOME: process.env.COIL_HOME, ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY, PI: process.env.PI_CODING_AGENT_DIR };
+const saved = {
+  COIL_HOME: process.env.COIL_HOME,
+  ANTHROPIC_API_KEY: process.env.ANTHROPIC_API_KEY,
+  PI: process.env.PI_CODING_AGENT_DIR,
+};
 process.env.COIL_HOME = dir;
 process.env.PI_CODING_AGENT_DIR = join(dir, "no-pi");
 afterAll(() => {
-  for (const [k, v] of Object.entries({ COIL_HOME: saved.COIL_HOME, ANTHROPIC_API_KEY: saved.ANTHROPIC_API_KEY, PI_CODING_AGENT_DIR: saved.PI })) {
+  for (const [k, v] of Object.entries({
+    COIL_HOME: saved.COIL_HOME,
+    ANTHROPIC_API_KEY: saved.ANTHROPIC_API_KEY,
+    PI_CODING_AGENT_DIR: saved.PI,
+  })) {
     if (v === undefined) delete process.env[k];
     else process.env[k] = v;
   }
@@ -36,14 +44,23 @@ async function start(o: { model?: string; yaml?: string } = {}) {
 
 describe("the start model when none is named", () => {
   it("is Sonnet for an Anthropic key, and the models service says why", async () => {
-    expect(await start()).toEqual({ state: "anthropic/claude-sonnet-5-5", chosen: { model: "anthropic/claude-sonnet-5-5", why: "default: anthropic is the first provider with a key" } });
+    expect(await start()).toEqual({
+      state: "anthropic/claude-sonnet-5-5",
+      chosen: { model: "anthropic/claude-sonnet-5-5", why: "default: anthropic is the first provider with a key" },
+    });
   });
 
   it("is models.yaml's default: when it sets one", async () => {
-    expect(await start({ yaml: "default: anthropic/claude-haiku-4-5\n" })).toEqual({ state: "anthropic/claude-haiku-4-5", chosen: { model: "anthropic/claude-haiku-4-5", why: "default: in models.yaml" } });
+    expect(await start({ yaml: "default: anthropic/claude-haiku-4-5\n" })).toEqual({
+      state: "anthropic/claude-haiku-4-5",
+      chosen: { model: "anthropic/claude-haiku-4-5", why: "default: in models.yaml" },
+    });
   });
 
   it("a named model is not explained", async () => {
-    expect(await start({ model: "anthropic/opus-4-8" })).toEqual({ state: "anthropic/claude-opus-4-8", chosen: undefined });
+    expect(await start({ model: "anthropic/opus-4-8" })).toEqual({
+      state: "anthropic/claude-opus-4-8",
+      chosen: undefined,
+    });
   });
 });

@@ -21,7 +21,10 @@ writeFileSync(join(work, "reply.yaml"), "- text: hello\n");
 const bin = join(packageRoot(), "dist", "bin", "coil.js");
 
 /** Run the CLI, recording every module it resolves (a module hook), and return the built-in plugins it imported. */
-function run(args: string[], input = ""): Promise<{ code: number | null; stdout: string; stderr: string; plugins: string[] }> {
+function run(
+  args: string[],
+  input = "",
+): Promise<{ code: number | null; stdout: string; stderr: string; plugins: string[] }> {
   const loads = join(work, `loads-${Math.random().toString(36).slice(2)}.txt`);
   writeFileSync(loads, "");
   const hook = `data:text/javascript,${encodeURIComponent(`
@@ -30,14 +33,19 @@ register("data:text/javascript," + encodeURIComponent(\`
 import { appendFileSync } from "node:fs";
 export async function resolve(s, c, next) { const r = await next(s, c); appendFileSync(${JSON.stringify(loads)}, r.url + "\\\\n"); return r; }\`));`)}`;
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", hook, bin, ...args], { cwd: work, env: childEnv({ COIL_HOME: join(work, "home") }) });
+    const child = spawn(process.execPath, ["--import", hook, bin, ...args], {
+      cwd: work,
+      env: childEnv({ COIL_HOME: join(work, "home") }),
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
     child.stderr.on("data", (d) => (stderr += d));
     child.stdin.end(input);
     child.on("close", (code) => {
-      const plugins = [...new Set([...readFileSync(loads, "utf8").matchAll(/\/plugins\/([^/]+)\/index\.js/g)].map((m) => m[1]!))].sort();
+      const plugins = [
+        ...new Set([...readFileSync(loads, "utf8").matchAll(/\/plugins\/([^/]+)\/index\.js/g)].map((m) => m[1]!)),
+      ].sort();
       resolve({ code, stdout, stderr, plugins });
     });
   });
@@ -50,11 +58,15 @@ describe("lazy plugin loading", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("hello\n");
     for (const id of ["fleet", "packages", "ui-rpc", "ui-acp"]) expect(r.plugins).not.toContain(id);
-    for (const id of ["provider-scripted", "session-jsonl", "ui-print", "tools-coding", "ui-tui"]) expect(r.plugins).toContain(id);
+    for (const id of ["provider-scripted", "session-jsonl", "ui-print", "tools-coding", "ui-tui"])
+      expect(r.plugins).toContain(id);
   });
 
   it("a run that names a mode or a subcommand imports the plugin that serves it; --help and interactive runs import them all", async () => {
-    const rpc = await run(["--provider", "scripted", "--script", "reply.yaml", "--mode", "rpc"], `${JSON.stringify({ type: "get_state" })}\n`);
+    const rpc = await run(
+      ["--provider", "scripted", "--script", "reply.yaml", "--mode", "rpc"],
+      `${JSON.stringify({ type: "get_state" })}\n`,
+    );
     expect(rpc.plugins).toContain("ui-rpc");
     expect(rpc.plugins).not.toContain("fleet");
     const list = await run(["-p", "list"]); // `list` is a subcommand of packages, whatever -p says
@@ -77,8 +89,21 @@ describe("lazy plugin loading", () => {
       const host = new PluginHost({ cwd: work });
       host.install(plugin, {});
       const modes = host.frontEnds.values().flatMap((f) => f.modes);
-      expect({ id, modes: modes.sort(), subcommands: host.subcommands.entries().map(([n]) => n).sort() }).toEqual({ id, modes: [...(serves.modes ?? [])].sort(), subcommands: [...(serves.subcommands ?? [])].sort() });
-      expect({ id, tools: host.tools.entries().length, providers: host.providers.entries().length, flags: host.flags.entries().length, commands: host.commands.entries().length }).toEqual({ id, tools: 0, providers: 0, flags: 0, commands: 0 });
+      expect({
+        id,
+        modes: modes.sort(),
+        subcommands: host.subcommands
+          .entries()
+          .map(([n]) => n)
+          .sort(),
+      }).toEqual({ id, modes: [...(serves.modes ?? [])].sort(), subcommands: [...(serves.subcommands ?? [])].sort() });
+      expect({
+        id,
+        tools: host.tools.entries().length,
+        providers: host.providers.entries().length,
+        flags: host.flags.entries().length,
+        commands: host.commands.entries().length,
+      }).toEqual({ id, tools: 0, providers: 0, flags: 0, commands: 0 });
     }
   });
 });

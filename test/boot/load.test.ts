@@ -1,5 +1,14 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync, readFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  readFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { Type } from "typebox";
@@ -27,7 +36,13 @@ function write(file: string, text: string): string {
 
 const home = tempDir();
 const source = { file: "/proj/.coil/preset.yaml", line: 7, column: 3 };
-const pathRef = (file: string): PluginRef => ({ ref: `./${file.split("/").pop()}`, kind: "path", key: file, source, baseDir: dirname(file) });
+const pathRef = (file: string): PluginRef => ({
+  ref: `./${file.split("/").pop()}`,
+  kind: "path",
+  key: file,
+  source,
+  baseDir: dirname(file),
+});
 
 async function failure(promise: Promise<unknown>): Promise<CoilError> {
   const error = await promise.then(
@@ -122,14 +137,19 @@ describe("loadPlugin: npm packages", () => {
   it("resolves an ESM package with an import-only exports map from baseDir (walking up)", async () => {
     const project = tempDir();
     const pkg = join(project, "node_modules", "coil-plugin-esm");
-    write(join(pkg, "package.json"), JSON.stringify({ name: "coil-plugin-esm", type: "module", exports: { ".": { import: "./lib/main.js" } } }));
+    write(
+      join(pkg, "package.json"),
+      JSON.stringify({ name: "coil-plugin-esm", type: "module", exports: { ".": { import: "./lib/main.js" } } }),
+    );
     write(join(pkg, "lib", "main.js"), jsPlugin("esm-pkg"));
     const baseDir = join(project, ".coil", "presets");
     mkdirSync(baseDir, { recursive: true });
     const plugin = await loadOne({ ref: "coil-plugin-esm", kind: "npm", key: "coil-plugin-esm", baseDir }, { home });
     expect(plugin.id).toBe("esm-pkg");
     // an unscoped name that is not a built-in falls back to npm
-    expect((await loadOne({ ref: "coil-plugin-esm", kind: "name", key: "coil-plugin-esm", baseDir }, { home })).id).toBe("esm-pkg");
+    expect(
+      (await loadOne({ ref: "coil-plugin-esm", kind: "name", key: "coil-plugin-esm", baseDir }, { home })).id,
+    ).toBe("esm-pkg");
   });
 
   it("loads every file listed under coil.plugins, in order, from scoped packages", async () => {
@@ -137,12 +157,20 @@ describe("loadPlugin: npm packages", () => {
     const pkg = join(project, "node_modules", "@acme", "coil-tools");
     write(
       join(pkg, "package.json"),
-      JSON.stringify({ name: "@acme/coil-tools", type: "module", main: "./index.js", coil: { plugins: ["./dist/plugin.js", "./dist/other"] } }),
+      JSON.stringify({
+        name: "@acme/coil-tools",
+        type: "module",
+        main: "./index.js",
+        coil: { plugins: ["./dist/plugin.js", "./dist/other"] },
+      }),
     );
     write(join(pkg, "index.js"), `export const notAPlugin = true;\n`);
     write(join(pkg, "dist", "plugin.js"), jsPlugin("acme-tools"));
     write(join(pkg, "dist", "other.js"), jsPlugin("acme-other"));
-    const plugins = await loadPlugin({ ref: "@acme/coil-tools", kind: "npm", key: "@acme/coil-tools", baseDir: project }, { home });
+    const plugins = await loadPlugin(
+      { ref: "@acme/coil-tools", kind: "npm", key: "@acme/coil-tools", baseDir: project },
+      { home },
+    );
     expect(plugins.map((p) => p.id)).toEqual(["acme-tools", "acme-other"]);
     // options of the entry go to the plugin named like the package, else to the first
     expect(optionsTarget(plugins, "@acme/coil-tools")).toBe(0);
@@ -152,9 +180,15 @@ describe("loadPlugin: npm packages", () => {
   it("a package listing two plugins sets both up; the entry's options reach only the one named like the package", async () => {
     const project = tempDir();
     const pkg = join(project, "node_modules", "coil-pair");
-    write(join(pkg, "package.json"), JSON.stringify({ name: "coil-pair", type: "module", coil: { plugins: ["./a.js", "./b.js"] } }));
+    write(
+      join(pkg, "package.json"),
+      JSON.stringify({ name: "coil-pair", type: "module", coil: { plugins: ["./a.js", "./b.js"] } }),
+    );
     // the helper takes no options (options given to it would fail the install); the main plugin records its own
-    write(join(pkg, "a.js"), `export default { id: "pair-helper", setup(ctx) { (globalThis.__pair ??= []).push(["pair-helper", ctx.options]); } };\n`);
+    write(
+      join(pkg, "a.js"),
+      `export default { id: "pair-helper", setup(ctx) { (globalThis.__pair ??= []).push(["pair-helper", ctx.options]); } };\n`,
+    );
     write(
       join(pkg, "b.js"),
       `export default { id: "coil-pair", options: { type: "object", properties: { greeting: { type: "string" } } }, setup(ctx) { (globalThis.__pair ??= []).push(["coil-pair", ctx.options]); } };\n`,
@@ -164,7 +198,14 @@ describe("loadPlugin: npm packages", () => {
     const g = globalThis as { __pair?: unknown[] };
     delete g.__pair;
     const { createAgent } = await import("../../lib/sdk/index.js");
-    const coil = await createAgent({ cwd: project, home, trust: true, preset: "team.yaml", provider: "scripted", flags: { script: "replies.yaml" } });
+    const coil = await createAgent({
+      cwd: project,
+      home,
+      trust: true,
+      preset: "team.yaml",
+      provider: "scripted",
+      flags: { script: "replies.yaml" },
+    });
     await coil.close();
     expect(g.__pair).toEqual([
       ["pair-helper", {}],
@@ -177,12 +218,17 @@ describe("loadPlugin: npm packages", () => {
     const pkg = join(coilHome, "packages", "node_modules", "coil-home-only");
     write(join(pkg, "package.json"), JSON.stringify({ name: "coil-home-only", main: "main.mjs" }));
     write(join(pkg, "main.mjs"), jsPlugin("home-only"));
-    const plugin = await loadOne({ ref: "coil-home-only", kind: "npm", key: "coil-home-only", baseDir: tempDir() }, { home: coilHome });
+    const plugin = await loadOne(
+      { ref: "coil-home-only", kind: "npm", key: "coil-home-only", baseDir: tempDir() },
+      { home: coilHome },
+    );
     expect(plugin.id).toBe("home-only");
   });
 
   it("a missing package is PLUGIN_NOT_FOUND with an install hint", async () => {
-    const error = await failure(loadPlugin({ ref: "coil-nope", kind: "npm", key: "coil-nope", baseDir: tempDir(), source }, { home }));
+    const error = await failure(
+      loadPlugin({ ref: "coil-nope", kind: "npm", key: "coil-nope", baseDir: tempDir(), source }, { home }),
+    );
     expect(error.code).toBe("PLUGIN_NOT_FOUND");
     expect(error.phase).toBe("resolve");
     expect(error.message).toContain("coil-nope");
@@ -196,7 +242,9 @@ describe("loadPlugin: built-ins", () => {
     const ids = builtinPluginIds();
     const target = ids.includes("ui-print") ? "ui-print" : ids[0];
     const typo = target ? `${target}t` : "ui-printt";
-    const error = await failure(loadPlugin({ ref: typo, kind: "name", key: typo, baseDir: tempDir(), source }, { home }));
+    const error = await failure(
+      loadPlugin({ ref: typo, kind: "name", key: typo, baseDir: tempDir(), source }, { home }),
+    );
     expect(error.code).toBe("PLUGIN_NOT_FOUND");
     expect(error.message).toContain(`'${typo}'`);
     expect(error.message).toContain("preset.yaml:7");
@@ -206,10 +254,16 @@ describe("loadPlugin: built-ins", () => {
     }
   });
 
-  it.runIf(existsSync(join(packageRoot(), "plugins", "provider-scripted", "index.ts")))("loads provider-scripted by id", async () => {
-    const plugin = await loadOne({ ref: "provider-scripted", kind: "name", key: "provider-scripted", baseDir: tempDir() }, { home });
-    expect(plugin.id).toBe("provider-scripted");
-  });
+  it.runIf(existsSync(join(packageRoot(), "plugins", "provider-scripted", "index.ts")))(
+    "loads provider-scripted by id",
+    async () => {
+      const plugin = await loadOne(
+        { ref: "provider-scripted", kind: "name", key: "provider-scripted", baseDir: tempDir() },
+        { home },
+      );
+      expect(plugin.id).toBe("provider-scripted");
+    },
+  );
 });
 
 describe("loadPlugin: errors", () => {
@@ -224,7 +278,10 @@ describe("loadPlugin: errors", () => {
   });
 
   it("a TypeScript syntax error is PLUGIN_LOAD_FAILED naming the file and position, keeping the cause", async () => {
-    const file = write(join(tempDir(), "broken.ts"), `import { definePlugin } from "coil";\nconst x: number = ;\nexport default definePlugin({ id: "b", setup() {} });\n`);
+    const file = write(
+      join(tempDir(), "broken.ts"),
+      `import { definePlugin } from "coil";\nconst x: number = ;\nexport default definePlugin({ id: "b", setup() {} });\n`,
+    );
     const error = await failure(loadPlugin(pathRef(file), { home }));
     expect(error.code).toBe("PLUGIN_LOAD_FAILED");
     expect(error.phase).toBe("import");
@@ -246,7 +303,13 @@ describe("loadPlugin: errors", () => {
   it("a module that throws at import is PLUGIN_LOAD_FAILED with the original message", async () => {
     const dir = tempDir();
     for (const name of ["throws.ts", "throws.mjs"]) {
-      const file = write(join(dir, name), `const n: number = 1;\nif (n) throw new Error("kaboom at import");\nexport default {};\n`.replace(": number", name.endsWith(".ts") ? ": number" : ""));
+      const file = write(
+        join(dir, name),
+        `const n: number = 1;\nif (n) throw new Error("kaboom at import");\nexport default {};\n`.replace(
+          ": number",
+          name.endsWith(".ts") ? ": number" : "",
+        ),
+      );
       const error = await failure(loadPlugin(pathRef(file), { home }));
       expect(error.code).toBe("PLUGIN_LOAD_FAILED");
       expect(error.message).toContain("kaboom at import");
@@ -274,8 +337,15 @@ describe("loadPlugin: start-up laziness", () => {
     // Transpile the kernel into a temp "dist" (as the shipped CLI runs) and run it in a fresh node process.
     const root = tempDir();
     const walk = (dir: string): string[] =>
-      readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? walk(join(dir, d.name)) : d.name.endsWith(".ts") ? [join(dir, d.name)] : []));
-    const sources = [...walk(join(packageRoot(), "kernel")), ...walk(join(packageRoot(), "boot")), join(packageRoot(), "lib", "paths.ts"), join(packageRoot(), "lib", "project.ts")];
+      readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+        d.isDirectory() ? walk(join(dir, d.name)) : d.name.endsWith(".ts") ? [join(dir, d.name)] : [],
+      );
+    const sources = [
+      ...walk(join(packageRoot(), "kernel")),
+      ...walk(join(packageRoot(), "boot")),
+      join(packageRoot(), "lib", "paths.ts"),
+      join(packageRoot(), "lib", "project.ts"),
+    ];
     for (const file of sources) {
       const { outputText } = ts.transpileModule(readFileSync(file, "utf8"), {
         compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
@@ -287,7 +357,10 @@ describe("loadPlugin: start-up laziness", () => {
     symlinkSync(join(packageRoot(), "node_modules"), join(root, "node_modules"));
     const plugins = tempDir();
     const js = write(join(plugins, "p.mjs"), jsPlugin("lazy-js"));
-    const tsFile = write(join(plugins, "p.ts"), `import { definePlugin } from "coil";\nexport default definePlugin({ id: "lazy-ts", setup(): void {} });\n`);
+    const tsFile = write(
+      join(plugins, "p.ts"),
+      `import { definePlugin } from "coil";\nexport default definePlugin({ id: "lazy-ts", setup(): void {} });\n`,
+    );
     const script = write(
       join(root, "probe.mjs"),
       `import { createRequire } from "node:module";

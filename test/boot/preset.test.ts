@@ -46,7 +46,10 @@ function thrown(fn: () => unknown): CoilError {
 const keys = (r: ReturnType<typeof resolve>) => r.entries.map((e) => e.key);
 const entry = (r: ReturnType<typeof resolve>, key: string) => r.entries.find((e) => e.key === key)!;
 /** The built-in default's plugin ids, read from the file itself so the tests follow the preset. */
-const DEFAULT = () => resolvePreset({ preset: "default", cwd: "/nonexistent", home: "/nonexistent", trust: false }).entries.map((e) => e.key);
+const DEFAULT = () =>
+  resolvePreset({ preset: "default", cwd: "/nonexistent", home: "/nonexistent", trust: false }).entries.map(
+    (e) => e.key,
+  );
 
 describe("parsing entries", () => {
   it("accepts every entry form and classifies references", () => {
@@ -91,7 +94,10 @@ describe("parsing entries", () => {
   });
 
   it("accepts top-level settings and an empty file", () => {
-    const file = write("s.yaml", "provider: scripted\nmodel: scripted/default\nthinking: high\ntoolExecution: sequential\nreserveTokens: 16384\n");
+    const file = write(
+      "s.yaml",
+      "provider: scripted\nmodel: scripted/default\nthinking: high\ntoolExecution: sequential\nreserveTokens: 16384\n",
+    );
     expect(resolve(file).settings).toEqual({
       provider: "scripted",
       model: "scripted/default",
@@ -124,7 +130,9 @@ describe("parsing entries", () => {
     expect(error.code).toBe("PRESET_INVALID");
     expect([error.file, error.line, error.column]).toEqual([file, 2, 1]);
     expect(error.message).toContain('unknown key "modle"');
-    expect(error.message).toContain("known keys: description, extends, plugins, provider, model, thinking, toolExecution, reserveTokens");
+    expect(error.message).toContain(
+      "known keys: description, extends, plugins, provider, model, thinking, toolExecution, reserveTokens",
+    );
     expect(error.message).toContain(`${file}:2:1`);
     expect(error.hint).toBe('did you mean "model"?');
   });
@@ -195,7 +203,12 @@ describe("merging", () => {
     );
     const r = resolve(child);
     expect(keys(r)).toEqual(["first", "gate", "last", "newcomer"]);
-    expect(entry(r, "gate").options).toEqual({ mode: "default", deny: ["z"], nested: { a: 1, b: { c: 2, d: 3 } }, extra: true });
+    expect(entry(r, "gate").options).toEqual({
+      mode: "default",
+      deny: ["z"],
+      nested: { a: 1, b: { c: 2, d: 3 } },
+      extra: true,
+    });
     expect(r.settings.model).toBe("b/two");
   });
 
@@ -307,12 +320,18 @@ describe("extends", () => {
   });
 
   it("extends an npm package preset (package root, coil.preset, subpath)", () => {
-    write("node_modules/@acme/coil-preset/package.json", JSON.stringify({ name: "@acme/coil-preset", coil: { preset: "presets/team.yaml" } }));
+    write(
+      "node_modules/@acme/coil-preset/package.json",
+      JSON.stringify({ name: "@acme/coil-preset", coil: { preset: "presets/team.yaml" } }),
+    );
     write("node_modules/@acme/coil-preset/presets/team.yaml", "model: acme/model\nplugins:\n  - acme-tool\n");
     write("node_modules/plain-preset/package.json", JSON.stringify({ name: "plain-preset" }));
     write("node_modules/plain-preset/preset.yaml", "plugins:\n  - plain\n");
     write("node_modules/plain-preset/other.yaml", "plugins:\n  - other\n");
-    const file = write("deep/dir/x.yaml", 'extends: ["@acme/coil-preset", npm:plain-preset, npm:plain-preset/other.yaml]\n');
+    const file = write(
+      "deep/dir/x.yaml",
+      'extends: ["@acme/coil-preset", npm:plain-preset, npm:plain-preset/other.yaml]\n',
+    );
     const r = resolve(file);
     expect(keys(r)).toEqual(["acme-tool", "plain", "other"]);
     expect(r.settingSources.model).toBe(path.join(tmp, "node_modules/@acme/coil-preset/presets/team.yaml"));
@@ -325,9 +344,18 @@ describe("extends", () => {
 
 describe("layers", () => {
   it("applies base → user → project (trusted) → cli, in that order", () => {
-    write("home/preset.yaml", "model: user/model\nprovider: user\nplugins:\n  - user-plugin: { who: user }\n  - shared: { from: user, keep: 1 }\n");
-    write("project/.coil/preset.yaml", "model: project/model\nplugins:\n  - shared: { from: project }\n  - ui-print: false\n");
-    const r = resolve("default", { trust: true, cli: { plugins: ["cli-plugin", "shared"], settings: { model: "cli/model", provider: undefined } } });
+    write(
+      "home/preset.yaml",
+      "model: user/model\nprovider: user\nplugins:\n  - user-plugin: { who: user }\n  - shared: { from: user, keep: 1 }\n",
+    );
+    write(
+      "project/.coil/preset.yaml",
+      "model: project/model\nplugins:\n  - shared: { from: project }\n  - ui-print: false\n",
+    );
+    const r = resolve("default", {
+      trust: true,
+      cli: { plugins: ["cli-plugin", "shared"], settings: { model: "cli/model", provider: undefined } },
+    });
     expect(r.layers).toEqual([
       { name: "base", file: path.join(packageRoot(), "presets/default.yaml") },
       { name: "user", file: path.join(home, "preset.yaml") },
@@ -336,7 +364,10 @@ describe("layers", () => {
     ]);
     expect(keys(r)).toEqual([...DEFAULT().filter((k) => k !== "ui-print"), "user-plugin", "shared", "cli-plugin"]);
     expect(entry(r, "shared").options).toEqual({ from: "project", keep: 1 });
-    expect(entry(r, "shared").optionSources).toEqual({ from: path.join(cwd, ".coil/preset.yaml"), keep: path.join(home, "preset.yaml") });
+    expect(entry(r, "shared").optionSources).toEqual({
+      from: path.join(cwd, ".coil/preset.yaml"),
+      keep: path.join(home, "preset.yaml"),
+    });
     expect(entry(r, "shared").baseDir).toBe(path.join(cwd, ".coil"));
     expect(r.settings.model).toBe("cli/model");
     expect(r.settings.provider).toBe("user");
@@ -349,7 +380,11 @@ describe("layers", () => {
     expect(r.settings.model).toBeUndefined();
     expect(r.layers).toEqual([
       { name: "base", file: path.join(packageRoot(), "presets/default.yaml") },
-      { name: "project", file: path.join(cwd, ".coil/preset.yaml"), skipped: "untrusted project: pass --trust to load it" },
+      {
+        name: "project",
+        file: path.join(cwd, ".coil/preset.yaml"),
+        skipped: "untrusted project: pass --trust to load it",
+      },
     ]);
     expect(formatPreset(r, "yaml")).toContain("skipped: untrusted project: pass --trust to load it");
   });
@@ -394,8 +429,14 @@ describe("layers", () => {
 
 describe("provenance", () => {
   it("records entry source lines, option leaf sources and setting sources", () => {
-    const parent = write("parent.yaml", "description: parent\nplugins:\n  - a:\n      x: { y: 1, z: [1, 2] }\n      w: 1\n  - b\n");
-    const child = write("child.yaml", "extends: ./parent.yaml\nprovider: scripted\nplugins:\n  - c\n  - a: { x: { y: 2 }, v: {} }\n");
+    const parent = write(
+      "parent.yaml",
+      "description: parent\nplugins:\n  - a:\n      x: { y: 1, z: [1, 2] }\n      w: 1\n  - b\n",
+    );
+    const child = write(
+      "child.yaml",
+      "extends: ./parent.yaml\nprovider: scripted\nplugins:\n  - c\n  - a: { x: { y: 2 }, v: {} }\n",
+    );
     const r = resolve(child);
     expect(entry(r, "a").source).toEqual({ file: parent, line: 3, column: 5 });
     expect(entry(r, "b").source).toEqual({ file: parent, line: 6, column: 5 });
@@ -413,7 +454,10 @@ describe("provenance", () => {
 
 describe("formatPreset", () => {
   it("prints YAML with a layer header and a file comment on every entry, option and setting", () => {
-    write("home/preset.yaml", "model: user/model\nplugins:\n  - gate: { mode: ask, deny: [a, b], nested: { deep: 1 } }\n");
+    write(
+      "home/preset.yaml",
+      "model: user/model\nplugins:\n  - gate: { mode: ask, deny: [a, b], nested: { deep: 1 } }\n",
+    );
     const r = resolve("default", { cli: { settings: { provider: "scripted" } } });
     const text = formatPreset(r, "yaml");
     const user = path.join(home, "preset.yaml");
@@ -442,7 +486,14 @@ describe("formatPreset", () => {
     const json = JSON.parse(formatPreset(r, "json"));
     expect(Object.keys(json)).toEqual(["layers", "settings", "settingSources", "plugins"]);
     expect(json.plugins.map((p: { key: string }) => p.key)).toEqual([...DEFAULT(), path.join(cwd, "x.ts")]);
-    expect(json.plugins.at(-1)).toEqual({ ref: "./x.ts", key: path.join(cwd, "x.ts"), kind: "path", options: {}, source: { file: "cli" }, optionSources: {} });
+    expect(json.plugins.at(-1)).toEqual({
+      ref: "./x.ts",
+      key: path.join(cwd, "x.ts"),
+      kind: "path",
+      options: {},
+      source: { file: "cli" },
+      optionSources: {},
+    });
     expect(formatPreset(r, "json")).toMatch(/^\{\n  "layers"/);
   });
 });

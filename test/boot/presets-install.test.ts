@@ -20,7 +20,13 @@ describe("built-in presets", () => {
     dirs.push(project);
     writeFileSync(join(project, "replies.yaml"), "- text: ok\n");
     const home = join(project, ".home");
-    const { preset, host, setupDiagnostics } = await assemble({ preset: name, cwd: project, home, trust: false, provider: "scripted" });
+    const { preset, host, setupDiagnostics } = await assemble({
+      preset: name,
+      cwd: project,
+      home,
+      trust: false,
+      provider: "scripted",
+    });
     expect(setupDiagnostics.filter((d) => d.level === "error")).toEqual([]);
     expect(host.plugins.map((p) => p.id)).toEqual(expect.arrayContaining(preset.entries.map((e) => e.key)));
     expect(host.plugins.length).toBeGreaterThanOrEqual(preset.entries.length);

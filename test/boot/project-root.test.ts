@@ -53,15 +53,25 @@ describe("project root", () => {
     const hook = `echo "$CLAUDE_PROJECT_DIR" > "$CLAUDE_PROJECT_DIR/hook-ran.txt"`;
     writeFiles(repo, {
       ".git/HEAD": "ref: refs/heads/main\n",
-      ".claude/settings.json": JSON.stringify({ hooks: { UserPromptSubmit: [{ hooks: [{ type: "command", command: hook }] }] } }),
+      ".claude/settings.json": JSON.stringify({
+        hooks: { UserPromptSubmit: [{ hooks: [{ type: "command", command: hook }] }] },
+      }),
       "pkg/r.yaml": "- text: done\n",
     });
     const cwd = join(repo, "pkg");
     const env = sandboxEnv(base);
-    const untrusted = await coil(cwd, ["-p", "--provider", "scripted", "--script", "r.yaml", "--no-session", "hi"], env);
+    const untrusted = await coil(
+      cwd,
+      ["-p", "--provider", "scripted", "--script", "r.yaml", "--no-session", "hi"],
+      env,
+    );
     expect(untrusted.stdout).toContain("done");
     expect(existsSync(join(repo, "hook-ran.txt"))).toBe(false);
-    const trusted = await coil(cwd, ["--trust", "-p", "--provider", "scripted", "--script", "r.yaml", "--no-session", "hi"], env);
+    const trusted = await coil(
+      cwd,
+      ["--trust", "-p", "--provider", "scripted", "--script", "r.yaml", "--no-session", "hi"],
+      env,
+    );
     expect(trusted.stdout).toContain("done");
     expect(readFileSync(join(repo, "hook-ran.txt"), "utf8").trim()).toBe(repo);
   });

@@ -1,6 +1,15 @@
 /** Project trust (boot/trust.ts): what would load, the hash, the terminal prompt, coil trust/untrust, and untrusted code never running in print mode. */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -22,7 +31,12 @@ export default definePlugin({ id: "marker", setup(ctx) { writeFileSync(join(ctx.
 function project(files: Record<string, string> = {}): { dir: string; home: string } {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "coil-trust-")));
   temps.push(dir);
-  const all = { ".coil/preset.yaml": "plugins:\n  - ./plugins/marker.ts\n", ".coil/plugins/marker.ts": MARKER_PLUGIN, "r.yaml": "- text: hello\n", ...files };
+  const all = {
+    ".coil/preset.yaml": "plugins:\n  - ./plugins/marker.ts\n",
+    ".coil/plugins/marker.ts": MARKER_PLUGIN,
+    "r.yaml": "- text: hello\n",
+    ...files,
+  };
   for (const [name, text] of Object.entries(all)) {
     mkdirSync(dirname(join(dir, name)), { recursive: true });
     writeFileSync(join(dir, name), text);
@@ -55,7 +69,12 @@ describe("what would load", () => {
       ".coil/plans/p.md": "- [ ] a\n",
       ".coil/skills/s/SKILL.md": "text\n",
     });
-    expect(projectFiles(dir, home).map((f) => f.slice(dir.length + 1))).toEqual([".coil/plugins/marker.ts", ".coil/preset.yaml", ".coil/skills/s/SKILL.md", "tools/lint.ts"]);
+    expect(projectFiles(dir, home).map((f) => f.slice(dir.length + 1))).toEqual([
+      ".coil/plugins/marker.ts",
+      ".coil/preset.yaml",
+      ".coil/skills/s/SKILL.md",
+      "tools/lint.ts",
+    ]);
   });
 
   it("is empty without a .coil folder, and for COIL_HOME itself", () => {
@@ -86,8 +105,14 @@ describe("settling trust", () => {
   it("asks on a terminal: always stores the answer, yes trusts this run only, no skips", async () => {
     const { dir, home } = project();
     const no = io(dir, [], { tty: true, answer: "n" });
-    expect(await settleTrust(no.cli, home, false, true)).toEqual({ trusted: false, explicit: false, skipped: expect.stringContaining(".coil/plugins/marker.ts") });
-    expect(no.err()).toContain(`coil: project ${dir} is not trusted yet. Trusting it loads and runs this with your rights:\n  .coil/plugins/marker.ts\n  .coil/preset.yaml\ntrust it? [y]es for this run, [n]o, [a]lways: `);
+    expect(await settleTrust(no.cli, home, false, true)).toEqual({
+      trusted: false,
+      explicit: false,
+      skipped: expect.stringContaining(".coil/plugins/marker.ts"),
+    });
+    expect(no.err()).toContain(
+      `coil: project ${dir} is not trusted yet. Trusting it loads and runs this with your rights:\n  .coil/plugins/marker.ts\n  .coil/preset.yaml\ntrust it? [y]es for this run, [n]o, [a]lways: `,
+    );
 
     const yes = io(dir, [], { tty: true, answer: "yes" });
     expect((await settleTrust(yes.cli, home, false, true)).trusted).toBe(true);
@@ -95,7 +120,9 @@ describe("settling trust", () => {
 
     const always = io(dir, [], { tty: true, answer: "a" });
     expect((await settleTrust(always.cli, home, false, true)).trusted).toBe(true);
-    expect(JSON.parse(readFileSync(join(home, "trust.json"), "utf8")).projects[dir]).toMatchObject({ hash: fingerprint(dir, projectFiles(dir, home)) });
+    expect(JSON.parse(readFileSync(join(home, "trust.json"), "utf8")).projects[dir]).toMatchObject({
+      hash: fingerprint(dir, projectFiles(dir, home)),
+    });
 
     const again = io(dir, [], { tty: true });
     expect((await settleTrust(again.cli, home, false, true)).trusted).toBe(true);
@@ -110,7 +137,13 @@ describe("settling trust", () => {
 
   it("never asks in print or JSON mode, or without a terminal", async () => {
     const { dir, home } = project();
-    for (const [argv, tty] of [[["-p", "hi"], true], [["--mode", "json", "hi"], true], [["-cp", "hi"], true], [["--version"], true], [["hi"], false]] as const) {
+    for (const [argv, tty] of [
+      [["-p", "hi"], true],
+      [["--mode", "json", "hi"], true],
+      [["-cp", "hi"], true],
+      [["--version"], true],
+      [["hi"], false],
+    ] as const) {
       const x = io(dir, [...argv], { tty });
       const r = await settleTrust(x.cli, home, false, true);
       expect(r.trusted).toBe(false);
@@ -139,7 +172,11 @@ describe("the CLI", () => {
   const BIN = join(packageRoot(), "dist", "bin", "coil.js");
   const coil = (dir: string, args: string[]) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: { ...process.env, COIL_HOME: join(dir, ".home") }, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, [BIN, ...args], {
+        cwd: dir,
+        env: { ...process.env, COIL_HOME: join(dir, ".home") },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -154,7 +191,9 @@ describe("the CLI", () => {
     expect(untrusted).toMatchObject({ code: 0, stdout: "hello\n" });
     expect(existsSync(marker(dir))).toBe(false);
     expect(untrusted.stderr).toContain("coil: skipped");
-    expect(untrusted.stderr).toContain("coil: not loaded (untrusted project):\n  .coil/plugins/marker.ts\n  .coil/preset.yaml\n");
+    expect(untrusted.stderr).toContain(
+      "coil: not loaded (untrusted project):\n  .coil/plugins/marker.ts\n  .coil/preset.yaml\n",
+    );
 
     const json = await coil(dir, ["--script", "r.yaml", "--mode", "json", "hi"]);
     expect(json.code).toBe(0);
@@ -168,7 +207,10 @@ describe("the CLI", () => {
     expect(trusted.stderr).not.toContain("not loaded");
 
     rmSync(marker(dir));
-    writeFileSync(join(dir, ".coil", "preset.yaml"), "plugins:\n  - ./plugins/marker.ts\n  - provider-scripted: { chunkSize: 2 }\n");
+    writeFileSync(
+      join(dir, ".coil", "preset.yaml"),
+      "plugins:\n  - ./plugins/marker.ts\n  - provider-scripted: { chunkSize: 2 }\n",
+    );
     const changed = await coil(dir, ["--script", "r.yaml", "-p", "hi"]);
     expect(existsSync(marker(dir))).toBe(false);
     expect(changed.stderr).toContain("coil: not loaded (changed since it was trusted):");
@@ -201,10 +243,16 @@ describe("the CLI", () => {
 
 describe("symlinks in what would load (#13.6)", () => {
   it("hashes what a link points to: a changed target makes the project untrusted again", async () => {
-    const { dir, home } = project({ ".coil/preset.yaml": "", "coil-preset.yaml": "plugins:\n  - ./plugins/marker.ts\n" });
+    const { dir, home } = project({
+      ".coil/preset.yaml": "",
+      "coil-preset.yaml": "plugins:\n  - ./plugins/marker.ts\n",
+    });
     rmSync(join(dir, ".coil", "preset.yaml"));
     symlinkSync("../coil-preset.yaml", join(dir, ".coil", "preset.yaml"));
-    expect(projectFiles(dir, home).map((f) => f.slice(dir.length + 1))).toEqual([".coil/plugins/marker.ts", ".coil/preset.yaml"]);
+    expect(projectFiles(dir, home).map((f) => f.slice(dir.length + 1))).toEqual([
+      ".coil/plugins/marker.ts",
+      ".coil/preset.yaml",
+    ]);
     expect(trustCommand(["trust"], io(dir, []).cli, home)).toBe(0);
     expect((await settleTrust(io(dir, ["-p", "x"]).cli, home, false, true)).trusted).toBe(true);
     writeFileSync(join(dir, "coil-preset.yaml"), "plugins:\n  - ./plugins/marker.ts\n  - guards\n");
@@ -272,7 +320,11 @@ describe("--plugin names and the project's node_modules (#13.6)", () => {
   };
   const coil = (dir: string, args: string[]) =>
     new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: { ...process.env, COIL_HOME: join(dir, ".home") }, stdio: ["ignore", "ignore", "pipe"] });
+      const child = spawn(process.execPath, [BIN, ...args], {
+        cwd: dir,
+        env: { ...process.env, COIL_HOME: join(dir, ".home") },
+        stdio: ["ignore", "ignore", "pipe"],
+      });
       let stderr = "";
       child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
       child.on("close", (code) => resolve({ code, stderr }));
@@ -296,7 +348,9 @@ describe("--plugin names and the project's node_modules (#13.6)", () => {
     const r = await coil(dir, ["--plugin", "good-pkg", "--script", "r.yaml", "-p", "hi"]);
     expect(r.code).toBe(2);
     expect(existsSync(join(dir, "who.txt"))).toBe(false);
-    expect(r.stderr).toContain(`npm package 'good-pkg' was found only in ${join(dir, "node_modules", "good-pkg")}, by way of this project's folders, and the project is not trusted`);
+    expect(r.stderr).toContain(
+      `npm package 'good-pkg' was found only in ${join(dir, "node_modules", "good-pkg")}, by way of this project's folders, and the project is not trusted`,
+    );
     expect(r.stderr).toMatch(/coil trust|--trust/);
   });
 
@@ -312,7 +366,11 @@ describe("--plugin names and the project's node_modules (#13.6)", () => {
     expect(readFileSync(join(dir, "who.txt"), "utf8")).toBe("user");
     // from a subfolder, the parent's node_modules is passed over as well
     const sub = await new Promise<number | null>((resolve) =>
-      spawn(process.execPath, [BIN, "--plugin", "good-pkg", "--script", "r.yaml", "-p", "hi"], { cwd: join(dir, "sub"), env: { ...process.env, COIL_HOME: join(dir, ".home") }, stdio: "ignore" }).on("close", resolve),
+      spawn(process.execPath, [BIN, "--plugin", "good-pkg", "--script", "r.yaml", "-p", "hi"], {
+        cwd: join(dir, "sub"),
+        env: { ...process.env, COIL_HOME: join(dir, ".home") },
+        stdio: "ignore",
+      }).on("close", resolve),
     );
     expect(sub).toBe(0);
     expect(readFileSync(join(dir, "sub", "who.txt"), "utf8")).toBe("user");

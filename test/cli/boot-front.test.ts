@@ -20,19 +20,32 @@ describe("subcommands and setup warnings", () => {
       "prompt-templates/review.md": TEMPLATE,
     });
     // The project's copy of the same skill shadows the user's (the same warning a run would print).
-    const project = writeFiles(join(base, "project"), { ".agents/skills/debug-systematically/SKILL.md": SKILL("debug-systematically", "the project's"), "hi.yaml": "- text: hi\n" });
+    const project = writeFiles(join(base, "project"), {
+      ".agents/skills/debug-systematically/SKILL.md": SKILL("debug-systematically", "the project's"),
+      "hi.yaml": "- text: hi\n",
+    });
 
     for (const args of [["list"], ["sessions", "list"]]) {
       const r = await coil(project, args, env);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).not.toMatch(/already defined|takes precedence|warn:/);
     }
-    const run = await coil(project, ["-p", "--provider", "scripted", "--script", "hi.yaml", "--no-session", "hello"], env);
+    const run = await coil(
+      project,
+      ["-p", "--provider", "scripted", "--script", "hi.yaml", "--no-session", "hello"],
+      env,
+    );
     expect(run.stdout).toContain("hi");
     // A skill shadowed by one of the same name is a note in /skills, not a warning on every run (#17).
     expect(run.stderr).not.toMatch(/\[plugin skills\].*already defined/);
-    const listed = await coil(project, ["-p", "--provider", "scripted", "--script", "hi.yaml", "--no-session", "/skills"], env);
-    expect(listed.stdout).toMatch(/not used: .*coil-home\/skills\/debug-systematically\/SKILL\.md: 'debug-systematically' is already defined by .*project\/\.agents\/skills\/debug-systematically\/SKILL\.md/);
+    const listed = await coil(
+      project,
+      ["-p", "--provider", "scripted", "--script", "hi.yaml", "--no-session", "/skills"],
+      env,
+    );
+    expect(listed.stdout).toMatch(
+      /not used: .*coil-home\/skills\/debug-systematically\/SKILL\.md: 'debug-systematically' is already defined by .*project\/\.agents\/skills\/debug-systematically\/SKILL\.md/,
+    );
   });
 });
 
@@ -49,7 +62,10 @@ describe("$COIL_HOME", () => {
     expect(statSync(home).mode & 0o777).toBe(0o700);
 
     const fresh = join(base, "fresh-home");
-    const p = await coil(project, ["-p", "--provider", "scripted", "--script", "ok.yaml", "hello"], { ...env, COIL_HOME: fresh });
+    const p = await coil(project, ["-p", "--provider", "scripted", "--script", "ok.yaml", "hello"], {
+      ...env,
+      COIL_HOME: fresh,
+    });
     expect(p.code, p.stderr).toBe(0);
     expect(statSync(fresh).mode & 0o777).toBe(0o700);
   });

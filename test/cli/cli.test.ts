@@ -31,9 +31,17 @@ interface Ran {
   stderr: string;
 }
 
-function coil(cwd: string, args: string[], opts: { input?: string; home?: string; onStdout?: (chunk: string, child: ReturnType<typeof spawn>) => void } = {}): Promise<Ran> {
+function coil(
+  cwd: string,
+  args: string[],
+  opts: { input?: string; home?: string; onStdout?: (chunk: string, child: ReturnType<typeof spawn>) => void } = {},
+): Promise<Ran> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: childEnv({ COIL_HOME: opts.home ?? join(cwd, ".home") }), stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd,
+      env: childEnv({ COIL_HOME: opts.home ?? join(cwd, ".home") }),
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => {
@@ -106,14 +114,37 @@ describe("coil CLI", () => {
 
   it("--mode json writes every event as one JSON line", async () => {
     const dir = project({ "tools/word-count.ts": TOOL_PLUGIN, "script.yaml": TOOL_SCRIPT });
-    const ran = await coil(dir, ["--plugin", "./tools/word-count.ts", "--script", "script.yaml", "--mode", "json", "-p", "count"]);
+    const ran = await coil(dir, [
+      "--plugin",
+      "./tools/word-count.ts",
+      "--script",
+      "script.yaml",
+      "--mode",
+      "json",
+      "-p",
+      "count",
+    ]);
     expect(ran.code).toBe(0);
-    const events = ran.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; [k: string]: unknown });
+    const events = ran.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; [k: string]: unknown });
     expect(events[0]!.type).toBe("agent_start");
     expect(events.at(-1)).toMatchObject({ type: "agent_end", stopReason: "stop" });
     const types = new Set(events.map((e) => e.type));
-    for (const t of ["turn_start", "message_start", "message_update", "message_end", "tool_execution_start", "tool_execution_end", "turn_end"]) expect(types).toContain(t);
-    const end = events.find((e) => e.type === "tool_execution_end") as unknown as { result: { content: { text: string }[] } };
+    for (const t of [
+      "turn_start",
+      "message_start",
+      "message_update",
+      "message_end",
+      "tool_execution_start",
+      "tool_execution_end",
+      "turn_end",
+    ])
+      expect(types).toContain(t);
+    const end = events.find((e) => e.type === "tool_execution_end") as unknown as {
+      result: { content: { text: string }[] };
+    };
     expect(end.result.content[0]!.text).toBe("3 words");
   });
 
@@ -140,7 +171,13 @@ describe("coil CLI", () => {
       },
     });
     expect(ran.code).toBe(1);
-    expect(ran.stdout.trim().split("\n").map((l) => JSON.parse(l)).at(-1)).toMatchObject({ type: "agent_end", stopReason: "aborted" });
+    expect(
+      ran.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l))
+        .at(-1),
+    ).toMatchObject({ type: "agent_end", stopReason: "aborted" });
   });
 
   it("with no usable provider, says how to configure one and exits 2", async () => {
@@ -167,7 +204,9 @@ describe("coil CLI", () => {
     const dir = project({ "team.yaml": "extends: default\nplugins:\n  - provider-scripted:\n      chunkSise: 4\n" });
     const ran = await coil(dir, ["--preset", "./team.yaml", "-p", "hi"]);
     expect(ran.code).toBe(2);
-    expect(ran.stderr).toContain("[plugin provider-scripted] options: PLUGIN_OPTIONS_INVALID unknown option 'chunkSise'");
+    expect(ran.stderr).toContain(
+      "[plugin provider-scripted] options: PLUGIN_OPTIONS_INVALID unknown option 'chunkSise'",
+    );
     expect(ran.stderr).toContain("team.yaml");
   });
 
@@ -175,11 +214,15 @@ describe("coil CLI", () => {
     const dir = project({ "a.ts": TOOL_PLUGIN, "b.ts": TOOL_PLUGIN.replace('id: "word-count"', 'id: "word-count-2"') });
     const ran = await coil(dir, ["--plugin", "./a.ts", "--plugin", "./b.ts", "-p", "hi"]);
     expect(ran.code).toBe(2);
-    expect(ran.stderr).toMatch(/tool 'count_words' is registered by both plugin word-count \(\.\/a\.ts in cli\) and plugin word-count-2 \(\.\/b\.ts in cli\)/);
+    expect(ran.stderr).toMatch(
+      /tool 'count_words' is registered by both plugin word-count \(\.\/a\.ts in cli\) and plugin word-count-2 \(\.\/b\.ts in cli\)/,
+    );
   });
 
   it("reports a plugin whose setup throws, with its id (exit 2), and starts nothing", async () => {
-    const dir = project({ "bad.ts": `import { definePlugin } from "coil";\nexport default definePlugin({ id: "bad-setup", setup() { throw new Error("missing API token"); } });\n` });
+    const dir = project({
+      "bad.ts": `import { definePlugin } from "coil";\nexport default definePlugin({ id: "bad-setup", setup() { throw new Error("missing API token"); } });\n`,
+    });
     const ran = await coil(dir, ["--plugin", "./bad.ts", "--script", "x.yaml", "-p", "hi"]);
     expect(ran.code).toBe(2);
     expect(ran.stderr).toContain("[plugin bad-setup] setup: PLUGIN_SETUP_FAILED missing API token");
@@ -199,14 +242,18 @@ describe("coil CLI", () => {
   });
 
   it("coil preset show prints the resolved preset and where each value came from", async () => {
-    const dir = project({ ".home/preset.yaml": "model: scripted/fast\nplugins:\n  - provider-scripted: { chunkSize: 2 }\n" });
+    const dir = project({
+      ".home/preset.yaml": "model: scripted/fast\nplugins:\n  - provider-scripted: { chunkSize: 2 }\n",
+    });
     const ran = await coil(dir, ["preset", "show"]);
     expect(ran.code).toBe(0);
     expect(ran.stdout).toMatch(/chunkSize: 2 .*# .*\.home\/preset\.yaml/);
     expect(ran.stdout).toMatch(/ui-print.*# builtin:default/);
     const json = JSON.parse((await coil(dir, ["preset", "show", "--json"])).stdout);
     expect(json.settings.model).toBe("scripted/fast");
-    expect(json.plugins.map((p: { key: string }) => p.key)).toEqual(expect.arrayContaining(["provider-scripted", "ui-print"]));
+    expect(json.plugins.map((p: { key: string }) => p.key)).toEqual(
+      expect.arrayContaining(["provider-scripted", "ui-print"]),
+    );
   });
 
   it("rejects an unknown provider in --model (exit 2)", async () => {
@@ -284,7 +331,14 @@ export default definePlugin({
     expect(review).toMatchObject({ code: 0, stdout: "reviewed\n" });
     const sent = JSON.parse(readFileSync(join(dir, "requests.jsonl"), "utf8").trim().split("\n")[0]!);
     expect(sent.messages.at(-1).content).toBe("Review src/a.ts carefully.");
-    const plain = await coil(dir, ["--preset", "./p.yaml", "--script", "r.yaml", "-p", "/usr/bin is a path, not a command"]);
+    const plain = await coil(dir, [
+      "--preset",
+      "./p.yaml",
+      "--script",
+      "r.yaml",
+      "-p",
+      "/usr/bin is a path, not a command",
+    ]);
     expect(plain.code).toBe(0);
   });
 });
@@ -311,10 +365,31 @@ describe("coil CLI: runs stopped by a guard exit 3", () => {
   const ls = "- toolCalls: [{ name: ls, arguments: {} }]\n";
   const cases: { name: string; guards: string; script: string; plugin?: string; reason: RegExp }[] = [
     { name: "maxTurns", guards: "{ maxTurns: 2 }", script: ls.repeat(3), reason: /reached the limit of 2 turns/ },
-    { name: "maxTokens", guards: "{ maxTokens: 1000 }", script: `- toolCalls: [{ name: ls, arguments: {} }]\n  usage: { input: 700 }\n`.repeat(2), reason: /over the limit of 1000/ },
-    { name: "maxCost", guards: "{ maxCost: 0.05 }", script: "", plugin: "./costly.ts", reason: /spent \$0\.0600, over the limit of \$0\.05/ },
-    { name: "repeated failures", guards: "{ repeatedFailures: { warnAfter: 1, stopAfter: 2 } }", script: "- toolCalls: [{ name: read, arguments: { path: missing.txt } }]\n".repeat(3), reason: /same failing call was repeated 2 times/ },
-    { name: "a failing done-gate", guards: "{ verify: { command: 'exit 4', attempts: 2 } }", script: "- text: done\n- text: really done\n", reason: /still fails after 2 attempt/ },
+    {
+      name: "maxTokens",
+      guards: "{ maxTokens: 1000 }",
+      script: `- toolCalls: [{ name: ls, arguments: {} }]\n  usage: { input: 700 }\n`.repeat(2),
+      reason: /over the limit of 1000/,
+    },
+    {
+      name: "maxCost",
+      guards: "{ maxCost: 0.05 }",
+      script: "",
+      plugin: "./costly.ts",
+      reason: /spent \$0\.0600, over the limit of \$0\.05/,
+    },
+    {
+      name: "repeated failures",
+      guards: "{ repeatedFailures: { warnAfter: 1, stopAfter: 2 } }",
+      script: "- toolCalls: [{ name: read, arguments: { path: missing.txt } }]\n".repeat(3),
+      reason: /same failing call was repeated 2 times/,
+    },
+    {
+      name: "a failing done-gate",
+      guards: "{ verify: { command: 'exit 4', attempts: 2 } }",
+      script: "- text: done\n- text: really done\n",
+      reason: /still fails after 2 attempt/,
+    },
   ];
   for (const c of cases) {
     it(`${c.name}: exit 3, the reason on stderr, stopReason "halted" in JSON`, async () => {
@@ -323,7 +398,13 @@ describe("coil CLI: runs stopped by a guard exit 3", () => {
         "r.yaml": c.script || "[]\n",
         "costly.ts": COSTLY_PROVIDER,
       });
-      const args = ["--preset", "./team.yaml", ...(c.plugin ? ["--plugin", c.plugin, "--provider", "costly"] : ["--provider", "scripted", "--script", "r.yaml"])];
+      const args = [
+        "--preset",
+        "./team.yaml",
+        ...(c.plugin
+          ? ["--plugin", c.plugin, "--provider", "costly"]
+          : ["--provider", "scripted", "--script", "r.yaml"]),
+      ];
       const text = await coil(dir, [...args, "-p", "go"]);
       expect(text.stderr).toMatch(c.reason);
       expect(text.stderr).toMatch(/coil: stopped: /);
@@ -337,7 +418,10 @@ describe("coil CLI: runs stopped by a guard exit 3", () => {
   }
 
   it("a run that finishes within its limits still exits 0", async () => {
-    const dir = project({ "team.yaml": "extends: default\nplugins:\n  - guards: { maxTurns: 2 }\n", "r.yaml": `${ls}- text: fine\n` });
+    const dir = project({
+      "team.yaml": "extends: default\nplugins:\n  - guards: { maxTurns: 2 }\n",
+      "r.yaml": `${ls}- text: fine\n`,
+    });
     const ran = await coil(dir, ["--preset", "./team.yaml", "--script", "r.yaml", "-p", "go"]);
     expect(ran).toMatchObject({ code: 0, stdout: "fine\n", stderr: "" });
   });
@@ -350,8 +434,20 @@ describe("coil CLI: small context windows", () => {
         "team.yaml": `extends: default\nplugins:\n  - provider-scripted: { contextWindow: ${window}, maxOutput: 2048 }\n`,
         "r.yaml": "- toolCalls: [{ name: ls, arguments: {} }]\n".repeat(3) + "- text: done\n",
       });
-      const ran = await coil(dir, ["--preset", "./team.yaml", "--script", "r.yaml", "--mode", "json", "-p", "list the files"]);
-      const events = ran.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; level?: string; message?: string });
+      const ran = await coil(dir, [
+        "--preset",
+        "./team.yaml",
+        "--script",
+        "r.yaml",
+        "--mode",
+        "json",
+        "-p",
+        "list the files",
+      ]);
+      const events = ran.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { type: string; level?: string; message?: string });
       expect(events.filter((e) => e.type === "diagnostic" && e.level !== "info")).toEqual([]);
       expect(events.filter((e) => e.type === "compaction")).toEqual([]);
       expect(events.at(-1)).toMatchObject({ type: "agent_end", stopReason: "stop" });

@@ -38,11 +38,17 @@ describe("listing where coil looks", () => {
     const doctor = await coil(cwd, ["doctor"], env);
     expect(doctor.stdout).toContain("skills:\n");
     expect(doctor.stdout).toContain(`  user-skill  [project]  ${join(repo, ".claude", "skills", "dup", "SKILL.md")}`);
-    expect(doctor.stdout).toContain(`  not used: ~/.claude/skills/user-skill/SKILL.md: 'user-skill' is already defined by ${join(repo, ".claude", "skills", "dup", "SKILL.md")}`);
-    expect(doctor.stdout).toContain(`  not searched: ${join(repo, ".agents", "skills", "a", "b", "c", "d", "deep")}: found SKILL.md files below the search depth`);
+    expect(doctor.stdout).toContain(
+      `  not used: ~/.claude/skills/user-skill/SKILL.md: 'user-skill' is already defined by ${join(repo, ".claude", "skills", "dup", "SKILL.md")}`,
+    );
+    expect(doctor.stdout).toContain(
+      `  not searched: ${join(repo, ".agents", "skills", "a", "b", "c", "d", "deep")}: found SKILL.md files below the search depth`,
+    );
     expect(doctor.stdout).toContain("context files:\n");
     expect(doctor.stdout).toContain(`  loaded: ${join(base, "home", ".claude", "CLAUDE.md")}`);
     expect(doctor.stdout).toContain(`  loaded: ${join(repo, "AGENTS.md")}`);
-    expect(doctor.stdout).toContain(`  skipped: ${join(repo, "CLAUDE.md")}  (same text as ${join(repo, "AGENTS.md")}; loaded once)`);
+    expect(doctor.stdout).toContain(
+      `  skipped: ${join(repo, "CLAUDE.md")}  (same text as ${join(repo, "AGENTS.md")}; loaded once)`,
+    );
   });
 });

@@ -16,7 +16,9 @@ describe("coil doctor", () => {
   it("reports versions, project trust, providers, MCP servers, templates, skills and context files", async () => {
     const base = realpathSync(tempDir("coil-doctor-"));
     const repo = join(base, "repo");
-    writeFiles(join(base, "coil-home"), { "mcp.json": JSON.stringify({ mcpServers: { files: { command: "npx", args: ["-y", "some-mcp-server"] } } }) });
+    writeFiles(join(base, "coil-home"), {
+      "mcp.json": JSON.stringify({ mcpServers: { files: { command: "npx", args: ["-y", "some-mcp-server"] } } }),
+    });
     writeFiles(repo, {
       ".git/HEAD": "ref: refs/heads/main\n",
       ".coil/preset.yaml": "extends: default\n",
@@ -44,7 +46,10 @@ describe("coil doctor", () => {
     const env = sandboxEnv(base);
     for (const preset of ["default", "print", "readonly", "safe"]) {
       const r = await coil(base, ["--preset", preset, "doctor"], env);
-      expect([preset, r.stdout]).toEqual([preset, expect.stringMatching(/^coil .*\nproject: .*\n(sandbox|bash)[\s\S]*providers:/)]);
+      expect([preset, r.stdout]).toEqual([
+        preset,
+        expect.stringMatching(/^coil .*\nproject: .*\n(sandbox|bash)[\s\S]*providers:/),
+      ]);
     }
   });
 });

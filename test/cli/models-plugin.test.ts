@@ -15,7 +15,11 @@ function help(preset: string): string {
   const dir = mkdtempSync(join(tmpdir(), "coil-models-"));
   dirs.push(dir);
   writeFileSync(join(dir, "p.yaml"), preset);
-  const ran = spawnSync(process.execPath, [BIN, "--preset", "p.yaml", "--help"], { cwd: dir, env: childEnv({ COIL_HOME: join(dir, ".home") }), encoding: "utf8" });
+  const ran = spawnSync(process.execPath, [BIN, "--preset", "p.yaml", "--help"], {
+    cwd: dir,
+    env: childEnv({ COIL_HOME: join(dir, ".home") }),
+    encoding: "utf8",
+  });
   expect(ran.status).toBe(0);
   return ran.stdout;
 }

@@ -34,7 +34,11 @@ export function documented(markdown: string): { commands: Set<string>; flags: Se
 }
 
 it("every command and flag README shows is in coil --help", () => {
-  const r = spawnSync(process.execPath, [join(root, "dist", "bin", "coil.js"), "--help"], { cwd: home, env: { ...process.env, COIL_HOME: home }, encoding: "utf8" });
+  const r = spawnSync(process.execPath, [join(root, "dist", "bin", "coil.js"), "--help"], {
+    cwd: home,
+    env: { ...process.env, COIL_HOME: home },
+    encoding: "utf8",
+  });
   expect(r.status).toBe(0);
   const help = r.stdout;
   const { commands, flags } = documented(readFileSync(join(root, "README.md"), "utf8"));
@@ -42,12 +46,20 @@ it("every command and flag README shows is in coil --help", () => {
   expect([...commands]).toEqual(expect.arrayContaining(["preset", "doctor"]));
   expect([...flags]).toEqual(expect.arrayContaining(["-p", "--mode", "--preset", "--trust"]));
   const listed = (c: string) => new RegExp(`^\\s+${c}\\b`, "m").test(help);
-  expect([...commands].filter((c) => !listed(c)), "README commands missing from coil --help").toEqual([]);
-  expect([...flags].filter((f) => !new RegExp(`(^|[\\s,\\[])${f}\\b`, "m").test(help)), "README flags missing from coil --help").toEqual([]);
+  expect(
+    [...commands].filter((c) => !listed(c)),
+    "README commands missing from coil --help",
+  ).toEqual([]);
+  expect(
+    [...flags].filter((f) => !new RegExp(`(^|[\\s,\\[])${f}\\b`, "m").test(help)),
+    "README flags missing from coil --help",
+  ).toEqual([]);
 });
 
 it("the extraction finds what it must (and would catch a flag help does not list)", () => {
-  const { commands, flags } = documented("Run `coil doctr --bogus` or:\n\n```bash\nnode -e 0\ncoil -p --thinking high 'x' | head -1 # --not-this\ncoil mcp add x -- npx -y server\n```\n| `--image <file>` | x |\n");
+  const { commands, flags } = documented(
+    "Run `coil doctr --bogus` or:\n\n```bash\nnode -e 0\ncoil -p --thinking high 'x' | head -1 # --not-this\ncoil mcp add x -- npx -y server\n```\n| `--image <file>` | x |\n",
+  );
   expect([...commands].sort()).toEqual(["doctr", "mcp"]);
   expect([...flags].sort()).toEqual(["--bogus", "--image", "--thinking", "-p"]);
 });

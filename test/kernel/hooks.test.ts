@@ -27,7 +27,8 @@ const echoTool = definePlugin({
 });
 
 const plugin = (id: string, setup: (ctx: PluginContext) => void) => definePlugin({ id, setup });
-const results = (messages: readonly AgentMessage[]) => messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
+const results = (messages: readonly AgentMessage[]) =>
+  messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
 const echo = (text: string) => ({ toolCalls: [{ name: "echo", arguments: { text } }] });
 
 describe("hook ordering", () => {
@@ -36,7 +37,14 @@ describe("hook ordering", () => {
     const tapAt = (id: string, stage?: "GUARD" | "EARLY" | "LATE" | "FALLBACK") =>
       plugin(id, (ctx) => ctx.tap("turn_end", () => void order.push(id), stage ? { stage } : {}));
     const { agent } = createTestAgent({
-      plugins: [[tapAt("late", "LATE")], [tapAt("default-1")], [tapAt("guard", "GUARD")], [tapAt("default-2")], [tapAt("fallback", "FALLBACK")], [tapAt("early", "EARLY")]],
+      plugins: [
+        [tapAt("late", "LATE")],
+        [tapAt("default-1")],
+        [tapAt("guard", "GUARD")],
+        [tapAt("default-2")],
+        [tapAt("fallback", "FALLBACK")],
+        [tapAt("early", "EARLY")],
+      ],
       script: [{ text: "ok" }],
     });
     await agent.prompt("go");
@@ -45,8 +53,21 @@ describe("hook ordering", () => {
 
   it("lets a tap filter tool_call by tool name", async () => {
     const seen: string[] = [];
-    const gate = plugin("test-gate", (ctx) => ctx.tap("tool_call", (c) => void seen.push(c.call.name), { tools: ["echo"] }));
-    const { agent } = createTestAgent({ plugins: [[echoTool], [gate]], script: [{ toolCalls: [{ name: "echo", arguments: { text: "a" } }, { name: "missing", arguments: {} }] }, { text: "ok" }] });
+    const gate = plugin("test-gate", (ctx) =>
+      ctx.tap("tool_call", (c) => void seen.push(c.call.name), { tools: ["echo"] }),
+    );
+    const { agent } = createTestAgent({
+      plugins: [[echoTool], [gate]],
+      script: [
+        {
+          toolCalls: [
+            { name: "echo", arguments: { text: "a" } },
+            { name: "missing", arguments: {} },
+          ],
+        },
+        { text: "ok" },
+      ],
+    });
     await agent.prompt("go");
     expect(seen).toEqual(["echo"]);
   });
@@ -54,16 +75,29 @@ describe("hook ordering", () => {
 
 describe("before_request", () => {
   it("is a waterfall: each tap sees the previous tap's request", async () => {
-    const a = plugin("sys-a", (ctx) => ctx.tap("before_request", (req) => ({ ...req, system: [...req.system, { id: "a", text: "A" }] })));
-    const b = plugin("sys-b", (ctx) => ctx.tap("before_request", (req) => ({ ...req, system: [...req.system, { id: "b", text: `B after ${req.system.map((s) => s.id).join()}` }] })));
+    const a = plugin("sys-a", (ctx) =>
+      ctx.tap("before_request", (req) => ({ ...req, system: [...req.system, { id: "a", text: "A" }] })),
+    );
+    const b = plugin("sys-b", (ctx) =>
+      ctx.tap("before_request", (req) => ({
+        ...req,
+        system: [...req.system, { id: "b", text: `B after ${req.system.map((s) => s.id).join()}` }],
+      })),
+    );
     const { agent, scripted } = createTestAgent({ plugins: [[a], [b]], script: [{ text: "ok" }] });
     await agent.prompt("go");
     expect(scripted.requests[0]!.system.map((s) => s.text)).toEqual(["A", "B after a"]);
   });
 
   it("isolates a throwing tap: its change is dropped, later taps still run, the failure names the plugin", async () => {
-    const bad = plugin("bad-sys", (ctx) => ctx.tap("before_request", () => { throw new Error("template missing"); }));
-    const good = plugin("good-sys", (ctx) => ctx.tap("before_request", (req) => ({ ...req, system: [{ id: "x", text: "kept" }] })));
+    const bad = plugin("bad-sys", (ctx) =>
+      ctx.tap("before_request", () => {
+        throw new Error("template missing");
+      }),
+    );
+    const good = plugin("good-sys", (ctx) =>
+      ctx.tap("before_request", (req) => ({ ...req, system: [{ id: "x", text: "kept" }] })),
+    );
     const { agent, scripted, diagnostics } = createTestAgent({ plugins: [[bad], [good]], script: [{ text: "ok" }] });
     const run = await agent.prompt("go");
     expect(run.stopReason).toBe("stop");
@@ -75,8 +109,13 @@ describe("before_request", () => {
 
 describe("tool_call", () => {
   it("a block becomes an error result the model sees, naming the gate", async () => {
-    const gate = plugin("gate-deny", (ctx) => ctx.tap("tool_call", (c) => (c.args.text === "rm" ? { block: true, reason: "denied by rule" } : undefined)));
-    const { agent, scripted } = createTestAgent({ plugins: [[echoTool], [gate]], script: [echo("rm"), { text: "understood" }] });
+    const gate = plugin("gate-deny", (ctx) =>
+      ctx.tap("tool_call", (c) => (c.args.text === "rm" ? { block: true, reason: "denied by rule" } : undefined)),
+    );
+    const { agent, scripted } = createTestAgent({
+      plugins: [[echoTool], [gate]],
+      script: [echo("rm"), { text: "understood" }],
+    });
     const run = await agent.prompt("go");
     const [r] = results(run.messages);
     expect(r!.isError).toBe(true);
@@ -87,10 +126,22 @@ describe("tool_call", () => {
   it("fails closed: a throwing gate blocks the call, naming the plugin", async () => {
     let executed = false;
     const tool = plugin("t", (ctx) =>
-      ctx.tools.register({ name: "danger", description: "d", parameters: Type.Object({}), execute: async () => ((executed = true), { content: [] }) }),
+      ctx.tools.register({
+        name: "danger",
+        description: "d",
+        parameters: Type.Object({}),
+        execute: async () => ((executed = true), { content: [] }),
+      }),
     );
-    const gate = plugin("gate-broken", (ctx) => ctx.tap("tool_call", () => { throw new Error("rules file unreadable"); }));
-    const { agent, diagnostics } = createTestAgent({ plugins: [[tool], [gate]], script: [{ toolCalls: [{ name: "danger", arguments: {} }] }, { text: "ok" }] });
+    const gate = plugin("gate-broken", (ctx) =>
+      ctx.tap("tool_call", () => {
+        throw new Error("rules file unreadable");
+      }),
+    );
+    const { agent, diagnostics } = createTestAgent({
+      plugins: [[tool], [gate]],
+      script: [{ toolCalls: [{ name: "danger", arguments: {} }] }, { text: "ok" }],
+    });
     const run = await agent.prompt("go");
     expect(executed).toBe(false);
     const [r] = results(run.messages);
@@ -101,23 +152,32 @@ describe("tool_call", () => {
   });
 
   it("does not let { block: false } skip the later gates", async () => {
-    const lax = plugin("gate-says-no-block", (ctx) => ctx.tap("tool_call", () => ({ block: false }) as never, { stage: "EARLY" }));
-    const strict = plugin("gate-strict", (ctx) => ctx.tap("tool_call", () => ({ block: true, reason: "strict says no" })));
+    const lax = plugin("gate-says-no-block", (ctx) =>
+      ctx.tap("tool_call", () => ({ block: false }) as never, { stage: "EARLY" }),
+    );
+    const strict = plugin("gate-strict", (ctx) =>
+      ctx.tap("tool_call", () => ({ block: true, reason: "strict says no" })),
+    );
     const { agent } = createTestAgent({ plugins: [[echoTool], [lax], [strict]], script: [echo("hi"), { text: "ok" }] });
     const run = await agent.prompt("go");
     expect(textOf(results(run.messages)[0])).toBe("Blocked: strict says no (gate-strict)");
   });
 
   it("rejects a tools filter on a hook that has no tool call", () => {
-    expect(() => createTestAgent({ plugins: [[plugin("bad-filter", (ctx) => ctx.tap("should_stop", () => undefined, { tools: ["echo"] }))]] })).toThrow(
-      /the 'tools' filter only applies to tool_call and tool_result, not should_stop/,
-    );
+    expect(() =>
+      createTestAgent({
+        plugins: [[plugin("bad-filter", (ctx) => ctx.tap("should_stop", () => undefined, { tools: ["echo"] }))]],
+      }),
+    ).toThrow(/the 'tools' filter only applies to tool_call and tool_result, not should_stop/);
   });
 
   it("runs the call when every gate returns undefined", async () => {
     const quiet = plugin("gate-quiet", (ctx) => ctx.tap("tool_call", () => undefined));
     const quietStop = plugin("guard-quiet", (ctx) => ctx.tap("should_stop", () => undefined));
-    const { agent, diagnostics } = createTestAgent({ plugins: [[echoTool], [quiet], [quietStop]], script: [echo("hi"), { text: "ok" }] });
+    const { agent, diagnostics } = createTestAgent({
+      plugins: [[echoTool], [quiet], [quietStop]],
+      script: [echo("hi"), { text: "ok" }],
+    });
     const run = await agent.prompt("go");
     expect(results(run.messages)[0]).toMatchObject({ isError: false, content: [{ type: "text", text: "hi" }] });
     expect(run.stopReason).toBe("stop");
@@ -127,10 +187,19 @@ describe("tool_call", () => {
 
   it("a gate may replace the arguments: later gates, execute and tool_result see them, re-validated; history keeps the model's", async () => {
     const seen: string[] = [];
-    const rewrite = plugin("gate-rewrite", (ctx) => ctx.tap("tool_call", (c) => (c.args.text === "draft" ? { args: { text: "final" } } : undefined), { stage: "GUARD" }));
+    const rewrite = plugin("gate-rewrite", (ctx) =>
+      ctx.tap("tool_call", (c) => (c.args.text === "draft" ? { args: { text: "final" } } : undefined), {
+        stage: "GUARD",
+      }),
+    );
     const later = plugin("gate-later", (ctx) => ctx.tap("tool_call", (c) => void seen.push(`gate:${c.args.text}`)));
-    const post = plugin("post-seen", (ctx) => ctx.tap("tool_result", (_r, c) => void seen.push(`result:${c.args.text}`)));
-    const { agent } = createTestAgent({ plugins: [[echoTool], [rewrite], [later], [post]], script: [echo("draft"), { text: "ok" }] });
+    const post = plugin("post-seen", (ctx) =>
+      ctx.tap("tool_result", (_r, c) => void seen.push(`result:${c.args.text}`)),
+    );
+    const { agent } = createTestAgent({
+      plugins: [[echoTool], [rewrite], [later], [post]],
+      script: [echo("draft"), { text: "ok" }],
+    });
     const run = await agent.prompt("go");
     expect(results(run.messages)[0]).toMatchObject({ isError: false, content: [{ type: "text", text: "final" }] });
     expect(seen).toEqual(["gate:final", "result:final"]);
@@ -141,15 +210,25 @@ describe("tool_call", () => {
   it("an invalid rewrite is an error result naming the plugin; the tool does not run", async () => {
     let ran = 0;
     const tool = plugin("t", (ctx) =>
-      ctx.tools.register({ name: "count", description: "c", parameters: Type.Object({ n: Type.Integer() }), execute: async () => ((ran++), { content: [] }) }),
+      ctx.tools.register({
+        name: "count",
+        description: "c",
+        parameters: Type.Object({ n: Type.Integer() }),
+        execute: async () => (ran++, { content: [] }),
+      }),
     );
     const bad = plugin("gate-bad-rewrite", (ctx) => ctx.tap("tool_call", () => ({ args: { n: "many" } })));
-    const { agent } = createTestAgent({ plugins: [[tool], [bad]], script: [{ toolCalls: [{ name: "count", arguments: { n: 1 } }] }, { text: "ok" }] });
+    const { agent } = createTestAgent({
+      plugins: [[tool], [bad]],
+      script: [{ toolCalls: [{ name: "count", arguments: { n: 1 } }] }, { text: "ok" }],
+    });
     const run = await agent.prompt("go");
     const [r] = results(run.messages);
     expect(ran).toBe(0);
     expect(r!.isError).toBe(true);
-    expect(textOf(r)).toMatch(/^Blocked: gate-bad-rewrite replaced the arguments with invalid ones: Invalid arguments for tool 'count': \/n /);
+    expect(textOf(r)).toMatch(
+      /^Blocked: gate-bad-rewrite replaced the arguments with invalid ones: Invalid arguments for tool 'count': \/n /,
+    );
   });
 
   it("treats null and false from a gate as no objection", async () => {
@@ -163,15 +242,31 @@ describe("tool_call", () => {
 
 describe("tool_result", () => {
   it("is a waterfall that may replace content and flip isError", async () => {
-    const flip = plugin("post", (ctx) => ctx.tap("tool_result", (r) => ({ ...r, isError: true, content: [{ type: "text", text: `checked: ${textOf(r)}` }] })));
+    const flip = plugin("post", (ctx) =>
+      ctx.tap("tool_result", (r) => ({
+        ...r,
+        isError: true,
+        content: [{ type: "text", text: `checked: ${textOf(r)}` }],
+      })),
+    );
     const { agent } = createTestAgent({ plugins: [[echoTool], [flip]], script: [echo("out"), { text: "ok" }] });
     const run = await agent.prompt("go");
-    expect(results(run.messages)[0]).toMatchObject({ isError: true, content: [{ type: "text", text: "checked: out" }] });
+    expect(results(run.messages)[0]).toMatchObject({
+      isError: true,
+      content: [{ type: "text", text: "checked: out" }],
+    });
   });
 
   it("isolates a throwing tap: the result stays as it was", async () => {
-    const bad = plugin("post-bad", (ctx) => ctx.tap("tool_result", () => { throw new Error("oops"); }));
-    const { agent, diagnostics } = createTestAgent({ plugins: [[echoTool], [bad]], script: [echo("out"), { text: "ok" }] });
+    const bad = plugin("post-bad", (ctx) =>
+      ctx.tap("tool_result", () => {
+        throw new Error("oops");
+      }),
+    );
+    const { agent, diagnostics } = createTestAgent({
+      plugins: [[echoTool], [bad]],
+      script: [echo("out"), { text: "ok" }],
+    });
     const run = await agent.prompt("go");
     expect(results(run.messages)[0]).toMatchObject({ isError: false, content: [{ type: "text", text: "out" }] });
     expect(diagnostics()[0]).toMatchObject({ plugin: "post-bad" });
@@ -181,7 +276,11 @@ describe("tool_result", () => {
 describe("turn_end", () => {
   it("sees the written-back turn; a throwing tap is isolated", async () => {
     const seen: number[] = [];
-    const bad = plugin("turn-bad", (ctx) => ctx.tap("turn_end", () => { throw new Error("x"); }));
+    const bad = plugin("turn-bad", (ctx) =>
+      ctx.tap("turn_end", () => {
+        throw new Error("x");
+      }),
+    );
     const good = plugin("turn-good", (ctx) => ctx.tap("turn_end", (t) => void seen.push(t.toolResults.length)));
     const { agent } = createTestAgent({ plugins: [[echoTool], [bad], [good]], script: [echo("a"), { text: "ok" }] });
     const run = await agent.prompt("go");
@@ -191,9 +290,14 @@ describe("turn_end", () => {
 
   it("a fatal plugin error ends the run loudly, and history stays paired", async () => {
     const store = plugin("session-broken", (ctx) =>
-      ctx.tap("turn_end", () => { throw ctx.error("SESSION_WRITE_FAILED", "cannot append to /x/s.jsonl: ENOSPC", { fatal: true }); }),
+      ctx.tap("turn_end", () => {
+        throw ctx.error("SESSION_WRITE_FAILED", "cannot append to /x/s.jsonl: ENOSPC", { fatal: true });
+      }),
     );
-    const { agent, diagnostics } = createTestAgent({ plugins: [[echoTool], [store]], script: [echo("a"), { text: "never" }] });
+    const { agent, diagnostics } = createTestAgent({
+      plugins: [[echoTool], [store]],
+      script: [echo("a"), { text: "never" }],
+    });
     const run = await agent.prompt("go");
     expect(run.stopReason).toBe("error");
     expect(run.error).toContain("[plugin session-broken] turn_end: SESSION_WRITE_FAILED cannot append");
@@ -205,12 +309,19 @@ describe("should_stop", () => {
   it("runs after the write-back and can force a stop with a reason", async () => {
     let sawResults = -1;
     const guard = plugin("guard-one-turn", (ctx) =>
-      ctx.tap("should_stop", (q) => {
-        sawResults = q.turn.messages.filter((m) => m.role === "toolResult").length;
-        return { stop: true, reason: "one turn is enough" };
-      }, { stage: "GUARD" }),
+      ctx.tap(
+        "should_stop",
+        (q) => {
+          sawResults = q.turn.messages.filter((m) => m.role === "toolResult").length;
+          return { stop: true, reason: "one turn is enough" };
+        },
+        { stage: "GUARD" },
+      ),
     );
-    const { agent, scripted } = createTestAgent({ plugins: [[echoTool], [guard]], script: [echo("a"), { text: "never" }] });
+    const { agent, scripted } = createTestAgent({
+      plugins: [[echoTool], [guard]],
+      script: [echo("a"), { text: "never" }],
+    });
     const run = await agent.prompt("go");
     expect(sawResults).toBe(1);
     expect(run.reason).toBe("one turn is enough");
@@ -221,7 +332,11 @@ describe("should_stop", () => {
   it("can continue a run that would stop, with follow-up messages", async () => {
     let nudged = false;
     const more = plugin("keep-going", (ctx) =>
-      ctx.tap("should_stop", () => (nudged ? undefined : ((nudged = true), { stop: false, followUp: [{ role: "user", content: "check your work", timestamp: 0 }] }))),
+      ctx.tap("should_stop", () =>
+        nudged
+          ? undefined
+          : ((nudged = true), { stop: false, followUp: [{ role: "user", content: "check your work", timestamp: 0 }] }),
+      ),
     );
     const { agent, scripted } = createTestAgent({ plugins: [[more]], script: [{ text: "done" }, { text: "checked" }] });
     const run = await agent.prompt("go");
@@ -239,8 +354,15 @@ describe("should_stop", () => {
   });
 
   it("fails closed: a throwing stop rule stops the run, naming the plugin", async () => {
-    const bad = plugin("guard-bad", (ctx) => ctx.tap("should_stop", () => { throw new Error("budget file corrupt"); }));
-    const { agent, scripted } = createTestAgent({ plugins: [[echoTool], [bad]], script: [echo("a"), { text: "never" }] });
+    const bad = plugin("guard-bad", (ctx) =>
+      ctx.tap("should_stop", () => {
+        throw new Error("budget file corrupt");
+      }),
+    );
+    const { agent, scripted } = createTestAgent({
+      plugins: [[echoTool], [bad]],
+      script: [echo("a"), { text: "never" }],
+    });
     const run = await agent.prompt("go");
     expect(scripted.requests).toHaveLength(1);
     expect(run.reason).toContain("[plugin guard-bad] should_stop");
@@ -260,13 +382,20 @@ describe("compact", () => {
     const calls: string[] = [];
     const { agent, scripted, events } = createTestAgent({
       plugins: [[echoTool], [summarise("compact-test", calls)]],
-      agent: { model: { id: "tiny", provider: "scripted", contextWindow: 10_000, maxOutput: 1000 }, reserveTokens: 2000 },
+      agent: {
+        model: { id: "tiny", provider: "scripted", contextWindow: 10_000, maxOutput: 1000 },
+        reserveTokens: 2000,
+      },
       script: [{ ...echo("a"), usage: { input: 8500, output: 100 } }, { text: "after compaction" }],
     });
     const run = await agent.prompt("go ".repeat(40)); // longer than the summary that replaces it
     expect(calls).toEqual(["compact-test:threshold"]);
     expect(scripted.requests[1]!.messages.map((m) => textOf(m as AgentMessage))).toEqual(["summary of 3 messages"]);
-    expect(events.find((e) => e.type === "compaction")).toMatchObject({ reason: "threshold", by: "compact-test", tokensBefore: 8600 + 1 });
+    expect(events.find((e) => e.type === "compaction")).toMatchObject({
+      reason: "threshold",
+      by: "compact-test",
+      tokensBefore: 8600 + 1,
+    });
     expect(run.stopReason).toBe("stop");
     // the usage that triggered it predates the compaction and does not trigger it again
     expect(calls).toHaveLength(1);
@@ -289,7 +418,10 @@ describe("compact", () => {
     const calls: string[] = [];
     const { agent } = createTestAgent({
       plugins: [[summarise("compact-test", calls)]],
-      script: [{ error: "too long", errorCode: ERROR_CONTEXT_OVERFLOW }, { error: "still too long", errorCode: ERROR_CONTEXT_OVERFLOW }],
+      script: [
+        { error: "too long", errorCode: ERROR_CONTEXT_OVERFLOW },
+        { error: "still too long", errorCode: ERROR_CONTEXT_OVERFLOW },
+      ],
     });
     const run = await agent.prompt("go ".repeat(40));
     expect(calls).toHaveLength(1);
@@ -298,9 +430,15 @@ describe("compact", () => {
 
   it("isolates a throwing strategy: the next one tries", async () => {
     const calls: string[] = [];
-    const broken = plugin("compact-broken", (ctx) => ctx.tap("compact", () => { throw new Error("summariser down"); }));
+    const broken = plugin("compact-broken", (ctx) =>
+      ctx.tap("compact", () => {
+        throw new Error("summariser down");
+      }),
+    );
     const fallback = plugin("compact-fallback", (ctx) => {
-      ctx.tap("compact", (req) => (calls.push(req.reason), { messages: req.messages.slice(-1) }), { stage: "FALLBACK" });
+      ctx.tap("compact", (req) => (calls.push(req.reason), { messages: req.messages.slice(-1) }), {
+        stage: "FALLBACK",
+      });
     });
     const { agent, diagnostics } = createTestAgent({ plugins: [[fallback], [broken]], script: [{ text: "hello" }] });
     await agent.prompt("go");
@@ -314,7 +452,10 @@ describe("compact", () => {
     const never = plugin("compact-never", (ctx) => ctx.tap("compact", () => undefined));
     const { agent } = createTestAgent({ plugins: [[never]], script: [{ text: "x" }] });
     await agent.prompt("go");
-    await expect(agent.compact()).rejects.toMatchObject({ code: "NO_COMPACTION", message: expect.stringContaining("compact-never") });
+    await expect(agent.compact()).rejects.toMatchObject({
+      code: "NO_COMPACTION",
+      message: expect.stringContaining("compact-never"),
+    });
   });
 });
 

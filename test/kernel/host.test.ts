@@ -30,13 +30,19 @@ describe("plugin host", () => {
   });
 
   it("rejects an unknown option key, naming the plugin, the key and the preset file", () => {
-    const e = thrown(() => new PluginHost().install(withOptions, { mdoe: "yolo" }, { file: "/p/.coil/preset.yaml", line: 4, column: 5 }));
+    const e = thrown(() =>
+      new PluginHost().install(withOptions, { mdoe: "yolo" }, { file: "/p/.coil/preset.yaml", line: 4, column: 5 }),
+    );
     expect(e.code).toBe("PLUGIN_OPTIONS_INVALID");
-    expect(e.message).toBe("[plugin gate-test] options: PLUGIN_OPTIONS_INVALID unknown option 'mdoe' (known: mode, deny, nested) (/p/.coil/preset.yaml:4:5)");
+    expect(e.message).toBe(
+      "[plugin gate-test] options: PLUGIN_OPTIONS_INVALID unknown option 'mdoe' (known: mode, deny, nested) (/p/.coil/preset.yaml:4:5)",
+    );
   });
 
   it("rejects a wrong type and an unknown nested key", () => {
-    const e = thrown(() => new PluginHost().install(withOptions, { deny: "rm", nested: { depht: 3 } }, { file: "preset.yaml" }));
+    const e = thrown(() =>
+      new PluginHost().install(withOptions, { deny: "rm", nested: { depht: 3 } }, { file: "preset.yaml" }),
+    );
     expect(e.message).toContain("option 'deny' must be array");
     expect(e.message).toContain("unknown option 'nested.depht'");
     expect(e.message).toContain("preset.yaml");
@@ -49,29 +55,55 @@ describe("plugin host", () => {
 
   it("names both plugins when two register the same tool name", () => {
     const tool = (id: string) =>
-      definePlugin({ id, setup: (ctx) => ctx.tools.register({ name: "read", description: "r", parameters: Type.Object({}), execute: async () => ({ content: [] }) }) });
+      definePlugin({
+        id,
+        setup: (ctx) =>
+          ctx.tools.register({
+            name: "read",
+            description: "r",
+            parameters: Type.Object({}),
+            execute: async () => ({ content: [] }),
+          }),
+      });
     const host = new PluginHost();
     host.install(tool("tools-a"), {}, { file: "a.yaml", line: 2 });
     const e = thrown(() => host.install(tool("tools-b"), {}, { file: "b.yaml", line: 7 }));
     expect(e.code).toBe("REGISTRY_DUPLICATE");
-    expect(e.message).toContain("tool 'read' is registered by both plugin tools-a (a.yaml:2) and plugin tools-b (b.yaml:7)");
+    expect(e.message).toContain(
+      "tool 'read' is registered by both plugin tools-a (a.yaml:2) and plugin tools-b (b.yaml:7)",
+    );
   });
 
   it("reports a throwing setup with the plugin id and phase", () => {
-    const e = thrown(() => new PluginHost().install(definePlugin({ id: "boom", setup() { throw new Error("no config"); } }), {}, { file: "x.yaml" }));
+    const e = thrown(() =>
+      new PluginHost().install(
+        definePlugin({
+          id: "boom",
+          setup() {
+            throw new Error("no config");
+          },
+        }),
+        {},
+        { file: "x.yaml" },
+      ),
+    );
     expect(e).toMatchObject({ code: "PLUGIN_SETUP_FAILED", plugin: "boom", phase: "setup" });
     expect(e.message).toBe("[plugin boom] setup: PLUGIN_SETUP_FAILED no config (x.yaml)");
   });
 
   it("rejects an async setup, which would miss its own registrations", () => {
-    const e = thrown(() => new PluginHost().install(definePlugin({ id: "async", setup: (async () => undefined) as never })));
+    const e = thrown(() =>
+      new PluginHost().install(definePlugin({ id: "async", setup: (async () => undefined) as never })),
+    );
     expect(e.message).toContain("setup() returned a promise");
   });
 
   it("rejects the same plugin id twice, and a plugin without id or setup", () => {
     const host = new PluginHost();
     host.install(definePlugin({ id: "once", setup() {} }), {}, { file: "a.yaml" });
-    expect(thrown(() => host.install(definePlugin({ id: "once", setup() {} }), {}, { file: "b.yaml" })).message).toContain("loaded twice: from a.yaml and from b.yaml");
+    expect(
+      thrown(() => host.install(definePlugin({ id: "once", setup() {} }), {}, { file: "b.yaml" })).message,
+    ).toContain("loaded twice: from a.yaml and from b.yaml");
     expect(thrown(() => host.install({ id: "", setup() {} } as never)).code).toBe("PLUGIN_INVALID");
   });
 
@@ -79,8 +111,13 @@ describe("plugin host", () => {
     let late: (() => void) | undefined;
     const host = new PluginHost();
     host.install(scripted, { replies: [{ text: "x" }] });
-    host.install(definePlugin({ id: "late", setup: (ctx) => void (late = () => ctx.tap("turn_end", () => undefined)) }));
-    new Agent(host, { provider: "scripted", model: { id: "m", provider: "scripted", contextWindow: 1000, maxOutput: 100 } });
+    host.install(
+      definePlugin({ id: "late", setup: (ctx) => void (late = () => ctx.tap("turn_end", () => undefined)) }),
+    );
+    new Agent(host, {
+      provider: "scripted",
+      model: { id: "m", provider: "scripted", contextWindow: 1000, maxOutput: 100 },
+    });
     expect(() => late!()).toThrow(/REGISTRATION_CLOSED/);
     expect(() => host.install(definePlugin({ id: "later", setup() {} }))).toThrow(/after start-up/);
   });
@@ -89,16 +126,29 @@ describe("plugin host", () => {
     const host = new PluginHost();
     let got: unknown;
     host.install(definePlugin({ id: "offer", setup: (ctx) => ctx.services.provide("clock", { now: () => 42 }) }));
-    host.install(definePlugin({ id: "use", setup: (ctx) => void (got = (ctx.services.require("clock") as { now(): number }).now()) }));
+    host.install(
+      definePlugin({
+        id: "use",
+        setup: (ctx) => void (got = (ctx.services.require("clock") as { now(): number }).now()),
+      }),
+    );
     expect(got).toBe(42);
-    const e = thrown(() => host.install(definePlugin({ id: "needy", setup: (ctx) => void ctx.services.require("session") })));
+    const e = thrown(() =>
+      host.install(definePlugin({ id: "needy", setup: (ctx) => void ctx.services.require("session") })),
+    );
     expect(e.message).toContain("service 'session' is not provided by any plugin in this preset");
   });
 
   it("names the registered providers when the requested one is missing", () => {
     const host = new PluginHost();
     host.install(scripted, {});
-    const e = thrown(() => new Agent(host, { provider: "anthropic", model: { id: "m", provider: "anthropic", contextWindow: 1, maxOutput: 1 } }));
+    const e = thrown(
+      () =>
+        new Agent(host, {
+          provider: "anthropic",
+          model: { id: "m", provider: "anthropic", contextWindow: 1, maxOutput: 1 },
+        }),
+    );
     expect(e.code).toBe("PROVIDER_MISSING");
     expect(e.hint).toBe("registered providers: scripted");
   });
@@ -113,12 +163,17 @@ describe("plugin host", () => {
         id: "ui-flaky",
         setup(ctx) {
           ctx.on("diagnostic", (d) => void (d.plugin === "ui-flaky" && owners.push(d.plugin)));
-          ctx.on("message_update", () => { throw new Error("render failed"); });
+          ctx.on("message_update", () => {
+            throw new Error("render failed");
+          });
           ctx.on("diagnostic", (d) => void diagnostics.push(d.message));
         },
       }),
     );
-    const agent = new Agent(host, { provider: "scripted", model: { id: "m", provider: "scripted", contextWindow: 1000, maxOutput: 100 } });
+    const agent = new Agent(host, {
+      provider: "scripted",
+      model: { id: "m", provider: "scripted", contextWindow: 1000, maxOutput: 100 },
+    });
     const run = await agent.prompt("hi");
     expect(run.stopReason).toBe("stop");
     expect(diagnostics[0]).toContain("render failed");
@@ -127,40 +182,100 @@ describe("plugin host", () => {
 
   it("rejects a one-letter flag alias that coil or another plugin already uses", () => {
     const host = new PluginHost();
-    host.install(definePlugin({ id: "a", setup: (ctx) => ctx.flags.register({ name: "continue", short: "c", description: "d", type: "boolean" }) }));
-    expect(thrown(() => host.install(definePlugin({ id: "b", setup: (ctx) => ctx.flags.register({ name: "count", short: "c", description: "d", type: "number" }) }))).message).toContain(
-      "flag -c (for --count) is already used by plugin a",
+    host.install(
+      definePlugin({
+        id: "a",
+        setup: (ctx) => ctx.flags.register({ name: "continue", short: "c", description: "d", type: "boolean" }),
+      }),
     );
-    expect(thrown(() => host.install(definePlugin({ id: "c", setup: (ctx) => ctx.flags.register({ name: "pretty", short: "p", description: "d", type: "boolean" }) }))).message).toContain(
-      "already used by coil itself",
-    );
+    expect(
+      thrown(() =>
+        host.install(
+          definePlugin({
+            id: "b",
+            setup: (ctx) => ctx.flags.register({ name: "count", short: "c", description: "d", type: "number" }),
+          }),
+        ),
+      ).message,
+    ).toContain("flag -c (for --count) is already used by plugin a");
+    expect(
+      thrown(() =>
+        host.install(
+          definePlugin({
+            id: "c",
+            setup: (ctx) => ctx.flags.register({ name: "pretty", short: "p", description: "d", type: "boolean" }),
+          }),
+        ),
+      ).message,
+    ).toContain("already used by coil itself");
   });
 
   it("rejects a plugin flag that takes one of coil's own names", () => {
-    const e = thrown(() => new PluginHost().install(definePlugin({ id: "flaggy", setup: (ctx) => ctx.flags.register({ name: "model", description: "d", type: "string" }) })));
-    expect(e.message).toBe("[plugin flaggy] setup: REGISTRY_DUPLICATE flag --model is one of coil's own flags; choose another name");
+    const e = thrown(() =>
+      new PluginHost().install(
+        definePlugin({
+          id: "flaggy",
+          setup: (ctx) => ctx.flags.register({ name: "model", description: "d", type: "string" }),
+        }),
+      ),
+    );
+    expect(e.message).toBe(
+      "[plugin flaggy] setup: REGISTRY_DUPLICATE flag --model is one of coil's own flags; choose another name",
+    );
   });
 
   it("serves the running front end's dialogs (its registration's ui) as the ui service, and only while it runs", async () => {
-    const dialogs = { confirm: async () => true, select: async () => undefined, input: async () => undefined, notify: () => undefined };
+    const dialogs = {
+      confirm: async () => true,
+      select: async () => undefined,
+      input: async () => undefined,
+      notify: () => undefined,
+    };
     const host = new PluginHost();
     const seen: unknown[] = [];
-    host.install(definePlugin({ id: "asker", setup: (ctx) => ctx.onStart(() => void seen.push(ctx.services.get("ui"))) }));
+    host.install(
+      definePlugin({ id: "asker", setup: (ctx) => ctx.onStart(() => void seen.push(ctx.services.get("ui"))) }),
+    );
     host.install(
       definePlugin({
         id: "dialog-fe",
-        setup: (ctx) => ctx.frontEnds.register({ id: "dialog-fe", modes: ["interactive"], ui: dialogs, run: async () => (seen.push(ctx.services.get("ui")), 0) }),
+        setup: (ctx) =>
+          ctx.frontEnds.register({
+            id: "dialog-fe",
+            modes: ["interactive"],
+            ui: dialogs,
+            run: async () => (seen.push(ctx.services.get("ui")), 0),
+          }),
       }),
     );
     host.install(scripted, { replies: [{ text: "x" }] });
-    const agent = new Agent(host, { provider: "scripted", model: { id: "m", provider: "scripted", contextWindow: 1000, maxOutput: 100 } });
-    await host.start(agent, { cwd: ".", env: {}, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }, { mode: "text", modelFromCli: false });
+    const agent = new Agent(host, {
+      provider: "scripted",
+      model: { id: "m", provider: "scripted", contextWindow: 1000, maxOutput: 100 },
+    });
+    await host.start(
+      agent,
+      { cwd: ".", env: {}, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+      { mode: "text", modelFromCli: false },
+    );
     const fe = host.frontEnds.get("dialog-fe")!;
-    expect(await host.runFrontEnd(fe, { agent, host, mode: "interactive", stdin: process.stdin, stdout: process.stdout, stderr: process.stderr })).toBe(0);
+    expect(
+      await host.runFrontEnd(fe, {
+        agent,
+        host,
+        mode: "interactive",
+        stdin: process.stdin,
+        stdout: process.stdout,
+        stderr: process.stderr,
+      }),
+    ).toBe(0);
     expect(seen).toEqual([undefined, dialogs]); // print mode: nobody can answer; then the running front end's dialogs
     expect(host.ui).toBeUndefined();
     const child = new PluginHost({ ui: () => host.ui });
-    await host.runFrontEnd({ id: "x", modes: [], ui: dialogs, run: async () => (seen.push(child.ui), 0) }, { agent, host, mode: "x", stdin: process.stdin, stdout: process.stdout, stderr: process.stderr });
+    await host.runFrontEnd(
+      { id: "x", modes: [], ui: dialogs, run: async () => (seen.push(child.ui), 0) },
+      { agent, host, mode: "x", stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+    );
     expect(seen[2]).toBe(dialogs); // a child host (subagents) sees its parent's
   });
 });

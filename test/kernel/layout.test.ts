@@ -13,9 +13,15 @@ import { countDir, KERNEL_LINE_BAR } from "../../scripts/kernel-lines.mjs";
 
 const root = packageRoot();
 const walk = (dir: string): string[] =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? walk(join(dir, d.name)) : /\.(ts|mts|tsx)$/.test(d.name) ? [join(dir, d.name)] : []));
+  readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory() ? walk(join(dir, d.name)) : /\.(ts|mts|tsx)$/.test(d.name) ? [join(dir, d.name)] : [],
+  );
 
-interface ImportSite { spec: string; typeOnly: boolean; line: number }
+interface ImportSite {
+  spec: string;
+  typeOnly: boolean;
+  line: number;
+}
 
 /** Every module a file names: imports, re-exports, dynamic import(), `declare module` augmentations. */
 export function importsOf(file: string, text = readFileSync(file, "utf8")): ImportSite[] {
@@ -26,15 +32,26 @@ export function importsOf(file: string, text = readFileSync(file, "utf8")): Impo
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
       const c = node.importClause;
       const named = c?.namedBindings && ts.isNamedImports(c.namedBindings) ? c.namedBindings.elements : undefined;
-      const typeOnly = Boolean(c && (c.isTypeOnly || (!c.name && named && named.length > 0 && named.every((e) => e.isTypeOnly))));
+      const typeOnly = Boolean(
+        c && (c.isTypeOnly || (!c.name && named && named.length > 0 && named.every((e) => e.isTypeOnly))),
+      );
       out.push({ spec: node.moduleSpecifier.text, typeOnly, line: at(node) });
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
       out.push({ spec: node.moduleSpecifier.text, typeOnly: node.isTypeOnly, line: at(node) });
     } else if (ts.isModuleDeclaration(node) && ts.isStringLiteral(node.name)) {
       out.push({ spec: node.name.text, typeOnly: true, line: at(node) });
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteral(node.arguments[0])
+    ) {
       out.push({ spec: node.arguments[0].text, typeOnly: false, line: at(node) });
-    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+    } else if (
+      ts.isImportTypeNode(node) &&
+      ts.isLiteralTypeNode(node.argument) &&
+      ts.isStringLiteral(node.argument.literal)
+    ) {
       out.push({ spec: node.argument.literal.text, typeOnly: true, line: at(node) });
     }
     ts.forEachChild(node, visit);
@@ -67,13 +84,16 @@ export function kernelViolations(file: string, text: string): string[] {
     const where = `${rel(file)}:${site.line}`;
     if (site.spec.startsWith(".")) {
       const target = resolve(dirname(file), site.spec);
-      if (!target.startsWith(join(root, "kernel") + sep)) problems.push(`${where} imports ${site.spec}, outside kernel/`);
+      if (!target.startsWith(join(root, "kernel") + sep))
+        problems.push(`${where} imports ${site.spec}, outside kernel/`);
     } else if (site.spec.startsWith("node:")) problems.push(`${where} imports ${site.spec}: the kernel does no I/O`);
-    else if (!/^(typebox(\/[a-z]+)?|tapable)$/.test(site.spec)) problems.push(`${where} imports package ${site.spec}: the kernel uses only typebox and tapable`);
+    else if (!/^(typebox(\/[a-z]+)?|tapable)$/.test(site.spec))
+      problems.push(`${where} imports package ${site.spec}: the kernel uses only typebox and tapable`);
   }
   text.split("\n").forEach((line, i) => {
     const code = line.replace(/\/\/.*$/, "");
-    if (/\bprocess\.|\bglobalThis\.process\b|\brequire\(/.test(code) && !/^\s*\*/.test(line)) problems.push(`${rel(file)}:${i + 1} uses process/require: the kernel does no I/O (pass it in from boot/)`);
+    if (/\bprocess\.|\bglobalThis\.process\b|\brequire\(/.test(code) && !/^\s*\*/.test(line))
+      problems.push(`${rel(file)}:${i + 1} uses process/require: the kernel does no I/O (pass it in from boot/)`);
   });
   return problems;
 }
@@ -91,7 +111,9 @@ export function crossPluginViolations(file: string, text: string): string[] {
     if (site.typeOnly && isApi) continue;
     const key = `${rel(file)} -> ${rel(target)}`;
     if (CROSS_PLUGIN_ALLOWLIST.has(key)) continue;
-    problems.push(`${rel(file)}:${site.line} imports ${site.spec} from plugin '${other}'${site.typeOnly ? " (only its api.ts may be imported, as types)" : " at runtime: use its service, typed with `import type` from its api.ts"}`);
+    problems.push(
+      `${rel(file)}:${site.line} imports ${site.spec} from plugin '${other}'${site.typeOnly ? " (only its api.ts may be imported, as types)" : " at runtime: use its service, typed with `import type` from its api.ts"}`,
+    );
   }
   return problems;
 }
@@ -104,8 +126,16 @@ describe("layout: kernel/", () => {
 
   it("the checks catch a node: import, a reach outside kernel/ and process.env", () => {
     const file = join(root, "kernel", "probe.ts");
-    const found = kernelViolations(file, `import { readFileSync } from "node:fs";\nimport { x } from "../boot/paths.js";\nconst a = await import("../plugins/x/index.js");\nexport const e = process.env.HOME;\n`);
-    expect(found.map((p) => p.split(" ")[0])).toEqual(["kernel/probe.ts:1", "kernel/probe.ts:2", "kernel/probe.ts:3", "kernel/probe.ts:4"]);
+    const found = kernelViolations(
+      file,
+      `import { readFileSync } from "node:fs";\nimport { x } from "../boot/paths.js";\nconst a = await import("../plugins/x/index.js");\nexport const e = process.env.HOME;\n`,
+    );
+    expect(found.map((p) => p.split(" ")[0])).toEqual([
+      "kernel/probe.ts:1",
+      "kernel/probe.ts:2",
+      "kernel/probe.ts:3",
+      "kernel/probe.ts:4",
+    ]);
   });
 
   it(`has at most ${KERNEL_LINE_BAR} code lines (non-blank, non-comment; scripts/kernel-lines.mjs)`, () => {
@@ -121,9 +151,11 @@ describe("layout: boot/ and cli/", () => {
     const problems: string[] = [];
     for (const f of [...walk(join(root, "boot")), ...walk(join(root, "cli"))]) {
       const text = readFileSync(f, "utf8");
-      for (const site of importsOf(f, text)) if (site.spec.includes("plugins/")) problems.push(`${rel(f)}:${site.line} imports ${site.spec}`);
+      for (const site of importsOf(f, text))
+        if (site.spec.includes("plugins/")) problems.push(`${rel(f)}:${site.line} imports ${site.spec}`);
       text.split("\n").forEach((line, i) => {
-        if (/builtinModule\(\s*"plugins"\s*,\s*"/.test(line)) problems.push(`${rel(f)}:${i + 1} names a built-in plugin's module`);
+        if (/builtinModule\(\s*"plugins"\s*,\s*"/.test(line))
+          problems.push(`${rel(f)}:${i + 1} names a built-in plugin's module`);
       });
     }
     expect(problems).toEqual([]);
@@ -135,12 +167,17 @@ describe("layout: no back doors", () => {
     const problems: string[] = [];
     for (const dir of ["boot", "cli", "lib", "plugins"]) {
       for (const f of walk(join(root, dir))) {
-        readFileSync(f, "utf8").split("\n").forEach((line, i) => {
-          if (/\bhooks\??\.\w+\??\.(promise|callAsync|call)\(/.test(line)) problems.push(`${rel(f)}:${i + 1} calls a hook directly`);
-          // Plugins read registries through agent.view; only subagents builds child hosts (HOST_OF_ALLOWED).
-          if (/\bhostOf\(/.test(line) && !HOST_OF_ALLOWED.some((d) => rel(f).startsWith(d))) problems.push(`${rel(f)}:${i + 1} takes an agent's host (use agent.view)`);
-          if (/\.ui\s*=[^=]/.test(line) && /host/.test(line)) problems.push(`${rel(f)}:${i + 1} assigns host.ui (register the front end with its ui instead)`);
-        });
+        readFileSync(f, "utf8")
+          .split("\n")
+          .forEach((line, i) => {
+            if (/\bhooks\??\.\w+\??\.(promise|callAsync|call)\(/.test(line))
+              problems.push(`${rel(f)}:${i + 1} calls a hook directly`);
+            // Plugins read registries through agent.view; only subagents builds child hosts (HOST_OF_ALLOWED).
+            if (/\bhostOf\(/.test(line) && !HOST_OF_ALLOWED.some((d) => rel(f).startsWith(d)))
+              problems.push(`${rel(f)}:${i + 1} takes an agent's host (use agent.view)`);
+            if (/\.ui\s*=[^=]/.test(line) && /host/.test(line))
+              problems.push(`${rel(f)}:${i + 1} assigns host.ui (register the front end with its ui instead)`);
+          });
       }
     }
     expect(problems).toEqual([]);
@@ -148,9 +185,11 @@ describe("layout: no back doors", () => {
 });
 
 describe("layout: plugins/", () => {
-  it("no plugin fakes a \"no opinion\" answer (`as unknown as undefined`): the tap wrapper takes undefined as one", () => {
+  it('no plugin fakes a "no opinion" answer (`as unknown as undefined`): the tap wrapper takes undefined as one', () => {
     const problems = walk(join(root, "plugins")).flatMap((f) =>
-      readFileSync(f, "utf8").split("\n").flatMap((line, i) => (/as unknown as undefined/.test(line) ? [`${rel(f)}:${i + 1}`] : [])),
+      readFileSync(f, "utf8")
+        .split("\n")
+        .flatMap((line, i) => (/as unknown as undefined/.test(line) ? [`${rel(f)}:${i + 1}`] : [])),
     );
     expect(problems).toEqual([]);
   });
@@ -162,7 +201,10 @@ describe("layout: plugins/", () => {
 
   it("the check catches a runtime import of another plugin and a type import of a file other than api.ts", () => {
     const file = join(root, "plugins", "probe", "index.ts");
-    const found = crossPluginViolations(file, `import type { A } from "../mcp/api.js";\nimport { b } from "../mcp/api.js";\nimport type { C } from "../mcp/index.js";\nimport { own } from "./own.js";\n`);
+    const found = crossPluginViolations(
+      file,
+      `import type { A } from "../mcp/api.js";\nimport { b } from "../mcp/api.js";\nimport type { C } from "../mcp/index.js";\nimport { own } from "./own.js";\n`,
+    );
     expect(found.map((p) => p.split(" ")[0])).toEqual(["plugins/probe/index.ts:2", "plugins/probe/index.ts:3"]);
   });
 });

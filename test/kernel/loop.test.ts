@@ -1,9 +1,19 @@
 import { describe, expect, it } from "vitest";
-import { Type, definePlugin, textOf, type AgentMessage, type ProviderRequest, type ToolResultMessage } from "../../kernel/index.js";
+import {
+  Type,
+  definePlugin,
+  textOf,
+  type AgentMessage,
+  type ProviderRequest,
+  type ToolResultMessage,
+} from "../../kernel/index.js";
 import { createTestAgent, sleep, until } from "../support/harness.js";
 
 /** Tools whose timing the tests control. */
-function timingTools(log: { name: string; id: string; start: number; end?: number }[], opts: { sequentialTool?: boolean } = {}) {
+function timingTools(
+  log: { name: string; id: string; start: number; end?: number }[],
+  opts: { sequentialTool?: boolean } = {},
+) {
   return definePlugin({
     id: "test-tools",
     setup(ctx) {
@@ -12,7 +22,11 @@ function timingTools(log: { name: string; id: string; start: number; end?: numbe
         description: "wait ms milliseconds then echo",
         parameters: Type.Object({ ms: Type.Integer({ minimum: 0 }), say: Type.String() }),
         async execute(args, run) {
-          const entry: { name: string; id: string; start: number; end?: number } = { name: "wait", id: run.toolCallId, start: performance.now() };
+          const entry: { name: string; id: string; start: number; end?: number } = {
+            name: "wait",
+            id: run.toolCallId,
+            start: performance.now(),
+          };
           log.push(entry);
           await sleep(args.ms);
           entry.end = performance.now();
@@ -25,7 +39,11 @@ function timingTools(log: { name: string; id: string; start: number; end?: numbe
         parameters: Type.Object({ ms: Type.Integer() }),
         executionMode: opts.sequentialTool === false ? "parallel" : "sequential",
         async execute(args, run) {
-          const entry: { name: string; id: string; start: number; end?: number } = { name: "lock", id: run.toolCallId, start: performance.now() };
+          const entry: { name: string; id: string; start: number; end?: number } = {
+            name: "lock",
+            id: run.toolCallId,
+            start: performance.now(),
+          };
           log.push(entry);
           await sleep(args.ms);
           entry.end = performance.now();
@@ -49,7 +67,10 @@ function timingTools(log: { name: string; id: string; start: number; end?: numbe
       ctx.tools.register({
         name: "edit",
         description: "expects edits[]",
-        parameters: Type.Object({ path: Type.String(), edits: Type.Array(Type.Object({ oldText: Type.String(), newText: Type.String() })) }),
+        parameters: Type.Object({
+          path: Type.String(),
+          edits: Type.Array(Type.Object({ oldText: Type.String(), newText: Type.String() })),
+        }),
         prepareArguments(args) {
           if (args.oldText !== undefined && !args.edits) {
             const { oldText, newText, ...rest } = args;
@@ -65,7 +86,8 @@ function timingTools(log: { name: string; id: string; start: number; end?: numbe
   });
 }
 
-const results = (messages: readonly AgentMessage[]) => messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
+const results = (messages: readonly AgentMessage[]) =>
+  messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
 const resultText = (r: ToolResultMessage) => r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
 
 /** Every tool call is followed by exactly one result for it, in call order, before the next assistant message. */
@@ -75,7 +97,8 @@ function expectPaired(messages: readonly AgentMessage[]) {
     if (m.role !== "assistant") continue;
     const ids = m.content.filter((c) => c.type === "toolCall").map((c) => (c as { id: string }).id);
     const following = [];
-    for (let j = i + 1; j < messages.length && messages[j]!.role === "toolResult"; j++) following.push((messages[j] as ToolResultMessage).toolCallId);
+    for (let j = i + 1; j < messages.length && messages[j]!.role === "toolResult"; j++)
+      following.push((messages[j] as ToolResultMessage).toolCallId);
     expect(following).toEqual(ids);
   }
 }
@@ -87,7 +110,16 @@ describe("agent loop", () => {
     expect(run.stopReason).toBe("stop");
     expect(textOf(run.messages.at(-1))).toBe("hello there");
     const types = events.map((e) => e.type).filter((t) => t !== "message_update");
-    expect(types).toEqual(["agent_start", "message_start", "message_end", "turn_start", "message_start", "message_end", "turn_end", "agent_end"]);
+    expect(types).toEqual([
+      "agent_start",
+      "message_start",
+      "message_end",
+      "turn_start",
+      "message_start",
+      "message_end",
+      "turn_end",
+      "agent_end",
+    ]);
     const updates = events.filter((e) => e.type === "message_update");
     expect(updates.length).toBe(3); // "hello there" in chunks of 4
     expect(agent.state.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
@@ -113,14 +145,21 @@ describe("agent loop", () => {
     const { agent, events } = createTestAgent({
       plugins: [[timingTools(log)]],
       script: [
-        { toolCalls: [{ name: "wait", arguments: { ms: 120, say: "slow" } }, { name: "wait", arguments: { ms: 5, say: "fast" } }] },
+        {
+          toolCalls: [
+            { name: "wait", arguments: { ms: 120, say: "slow" } },
+            { name: "wait", arguments: { ms: 5, say: "fast" } },
+          ],
+        },
         { text: "ok" },
       ],
     });
     const run = await agent.prompt("go");
     const rs = results(run.messages);
     expect(rs.map(resultText)).toEqual(["slow", "fast"]);
-    const ends = events.filter((e) => e.type === "tool_execution_end").map((e) => (e as { result: ToolResultMessage }).result);
+    const ends = events
+      .filter((e) => e.type === "tool_execution_end")
+      .map((e) => (e as { result: ToolResultMessage }).result);
     expect(ends.map(resultText)).toEqual(["fast", "slow"]); // finished out of order …
     const [slow, fast] = log;
     expect(fast!.start).toBeLessThan(slow!.end!); // … because they overlapped
@@ -131,7 +170,16 @@ describe("agent loop", () => {
     const log: { name: string; id: string; start: number; end?: number }[] = [];
     const { agent } = createTestAgent({
       plugins: [[timingTools(log)]],
-      script: [{ toolCalls: [{ name: "wait", arguments: { ms: 40, say: "a" } }, { name: "lock", arguments: { ms: 5 } }, { name: "wait", arguments: { ms: 5, say: "b" } }] }, { text: "ok" }],
+      script: [
+        {
+          toolCalls: [
+            { name: "wait", arguments: { ms: 40, say: "a" } },
+            { name: "lock", arguments: { ms: 5 } },
+            { name: "wait", arguments: { ms: 5, say: "b" } },
+          ],
+        },
+        { text: "ok" },
+      ],
     });
     await agent.prompt("go");
     expect(log.map((l) => l.name)).toEqual(["wait", "lock", "wait"]);
@@ -143,7 +191,15 @@ describe("agent loop", () => {
     const { agent } = createTestAgent({
       plugins: [[timingTools(log, { sequentialTool: false })]],
       agent: { toolExecution: "sequential" },
-      script: [{ toolCalls: [{ name: "wait", arguments: { ms: 30, say: "a" } }, { name: "wait", arguments: { ms: 1, say: "b" } }] }, { text: "ok" }],
+      script: [
+        {
+          toolCalls: [
+            { name: "wait", arguments: { ms: 30, say: "a" } },
+            { name: "wait", arguments: { ms: 1, say: "b" } },
+          ],
+        },
+        { text: "ok" },
+      ],
     });
     await agent.prompt("go");
     expect(log[1]!.start).toBeGreaterThanOrEqual(log[0]!.end!);
@@ -154,7 +210,13 @@ describe("agent loop", () => {
     const { agent, scripted } = createTestAgent({
       plugins: [[timingTools(log)]],
       script: [
-        { stopReason: "length", toolCalls: [{ name: "wait", arguments: { ms: 1, say: "x" } }, { name: "wait", rawArguments: '{"ms": 1, "sa' }] },
+        {
+          stopReason: "length",
+          toolCalls: [
+            { name: "wait", arguments: { ms: 1, say: "x" } },
+            { name: "wait", rawArguments: '{"ms": 1, "sa' },
+          ],
+        },
         { text: "I will retry later" },
       ],
     });
@@ -203,9 +265,17 @@ describe("agent loop", () => {
     const lenient = definePlugin({
       id: "test-lenient",
       setup: (ctx) =>
-        ctx.tools.register({ name: "ls", description: "list", parameters: Type.Object({ path: Type.Optional(Type.String()) }), execute: async () => ((ran = true), { content: [] }) }),
+        ctx.tools.register({
+          name: "ls",
+          description: "list",
+          parameters: Type.Object({ path: Type.Optional(Type.String()) }),
+          execute: async () => ((ran = true), { content: [] }),
+        }),
     });
-    const { agent } = createTestAgent({ plugins: [[lenient]], script: [{ toolCalls: [{ name: "ls", rawArguments: '{"path": "src' }] }, { text: "ok" }] });
+    const { agent } = createTestAgent({
+      plugins: [[lenient]],
+      script: [{ toolCalls: [{ name: "ls", rawArguments: '{"path": "src' }] }, { text: "ok" }],
+    });
     const run = await agent.prompt("go");
     expect(ran).toBe(false);
     const [r] = results(run.messages);
@@ -216,7 +286,10 @@ describe("agent loop", () => {
   it("lets prepareArguments repair a known shape mistake before validation", async () => {
     const { agent } = createTestAgent({
       plugins: [[timingTools([])]],
-      script: [{ toolCalls: [{ name: "edit", arguments: { path: "a.txt", oldText: "x", newText: "y" } }] }, { text: "ok" }],
+      script: [
+        { toolCalls: [{ name: "edit", arguments: { path: "a.txt", oldText: "x", newText: "y" } }] },
+        { text: "ok" },
+      ],
     });
     const run = await agent.prompt("go");
     const [r] = results(run.messages);
@@ -227,7 +300,15 @@ describe("agent loop", () => {
   it("abort during a tool leaves exactly one result per call and hands queued messages back", async () => {
     const { agent, events } = createTestAgent({
       plugins: [[timingTools([])]],
-      script: [{ toolCalls: [{ name: "wait", arguments: { ms: 1, say: "quick" } }, { name: "hang", arguments: {} }] }, { text: "never" }],
+      script: [
+        {
+          toolCalls: [
+            { name: "wait", arguments: { ms: 1, say: "quick" } },
+            { name: "hang", arguments: {} },
+          ],
+        },
+        { text: "never" },
+      ],
     });
     const running = agent.prompt("go");
     await until(() => agent.state.pendingToolCalls.length > 0 && events.some((e) => e.type === "tool_execution_end"));
@@ -277,7 +358,13 @@ describe("agent loop", () => {
       plugins: [[timingTools(log)]],
       agent: { toolExecution: "sequential" },
       script: [
-        { toolCalls: [{ name: "wait", arguments: { ms: 80, say: "a" } }, { name: "wait", arguments: { ms: 5, say: "b" } }, { name: "lock", arguments: { ms: 5 } }] },
+        {
+          toolCalls: [
+            { name: "wait", arguments: { ms: 80, say: "a" } },
+            { name: "wait", arguments: { ms: 5, say: "b" } },
+            { name: "lock", arguments: { ms: 5 } },
+          ],
+        },
         { text: "ok, stopping" },
       ],
     });
@@ -287,13 +374,19 @@ describe("agent loop", () => {
     const run = await running;
     expect(log.map((l) => l.name)).toEqual(["wait"]); // only the call that had started ran
     const got = results(run.messages);
-    expect(got.map(resultText)).toEqual(["a", "Skipped: the user sent a new message.", "Skipped: the user sent a new message."]);
+    expect(got.map(resultText)).toEqual([
+      "a",
+      "Skipped: the user sent a new message.",
+      "Skipped: the user sent a new message.",
+    ]);
     expect(got.map((r) => r.isError)).toEqual([false, true, true]);
     expectPaired(agent.state.messages);
     const second = scripted.requests[1]!.messages;
     expect(second.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "toolResult", "toolResult", "user"]);
     expect(textOf(second.at(-1))).toBe("stop, wrong file");
-    const ends = events.filter((e) => e.type === "tool_execution_end").map((e) => (e as { toolCallId: string }).toolCallId);
+    const ends = events
+      .filter((e) => e.type === "tool_execution_end")
+      .map((e) => (e as { toolCallId: string }).toolCallId);
     expect(ends).toEqual(got.map((r) => r.toolCallId));
   });
 
@@ -302,7 +395,14 @@ describe("agent loop", () => {
     const { agent, scripted } = createTestAgent({
       plugins: [[timingTools(log, { sequentialTool: false })]],
       script: [
-        { chunkDelayMs: 20, text: "I will edit the file now", toolCalls: [{ name: "wait", arguments: { ms: 5, say: "a" } }, { name: "wait", arguments: { ms: 5, say: "b" } }] },
+        {
+          chunkDelayMs: 20,
+          text: "I will edit the file now",
+          toolCalls: [
+            { name: "wait", arguments: { ms: 5, say: "a" } },
+            { name: "wait", arguments: { ms: 5, say: "b" } },
+          ],
+        },
         { text: "ok" },
       ],
     });
@@ -311,12 +411,17 @@ describe("agent loop", () => {
     agent.steer("stop, wrong file");
     const run = await running;
     expect(log).toEqual([]);
-    expect(results(run.messages).map(resultText)).toEqual(["Skipped: the user sent a new message.", "Skipped: the user sent a new message."]);
+    expect(results(run.messages).map(resultText)).toEqual([
+      "Skipped: the user sent a new message.",
+      "Skipped: the user sent a new message.",
+    ]);
     expect(textOf(scripted.requests[1]!.messages.at(-1))).toBe("stop, wrong file");
   });
 
   it("keeps going when steering arrives while the model is answering without tools", async () => {
-    const { agent, scripted } = createTestAgent({ script: [{ text: "first answer", chunkDelayMs: 10 }, { text: "second answer" }] });
+    const { agent, scripted } = createTestAgent({
+      script: [{ text: "first answer", chunkDelayMs: 10 }, { text: "second answer" }],
+    });
     const running = agent.prompt("go");
     await until(() => agent.state.streaming !== undefined);
     agent.steer("one more thing");
@@ -329,14 +434,20 @@ describe("agent loop", () => {
   it("delivers a follow-up only when the run would otherwise stop", async () => {
     const { agent, scripted } = createTestAgent({
       plugins: [[timingTools([])]],
-      script: [{ toolCalls: [{ name: "wait", arguments: { ms: 40, say: "x" } }] }, { text: "done with the task" }, { text: "and the follow-up" }],
+      script: [
+        { toolCalls: [{ name: "wait", arguments: { ms: 40, say: "x" } }] },
+        { text: "done with the task" },
+        { text: "and the follow-up" },
+      ],
     });
     const running = agent.prompt("go");
     await until(() => agent.state.pendingToolCalls.length > 0);
     agent.followUp("afterwards, summarise");
     await running;
     expect(scripted.requests).toHaveLength(3);
-    expect(scripted.requests[1]!.messages.some((m) => textOf(m as AgentMessage) === "afterwards, summarise")).toBe(false);
+    expect(scripted.requests[1]!.messages.some((m) => textOf(m as AgentMessage) === "afterwards, summarise")).toBe(
+      false,
+    );
     expect(textOf(scripted.requests[2]!.messages.at(-1) as AgentMessage)).toBe("afterwards, summarise");
   });
 
@@ -369,21 +480,35 @@ describe("agent loop", () => {
         ctx.tap("before_request", (req) => ({
           ...req,
           messages: req.messages.map((m) =>
-            m.role === "custom" && m.customType === "note" ? { role: "user" as const, content: `[note] ${m.content}`, timestamp: m.timestamp } : m,
+            m.role === "custom" && m.customType === "note"
+              ? { role: "user" as const, content: `[note] ${m.content}`, timestamp: m.timestamp }
+              : m,
           ),
         }));
       },
     });
-    const custom = (customType: string, content: string): AgentMessage => ({ role: "custom", customType, content, display: true, timestamp: 1 });
+    const custom = (customType: string, content: string): AgentMessage => ({
+      role: "custom",
+      customType,
+      content,
+      display: true,
+      timestamp: 1,
+    });
     const { agent, scripted } = createTestAgent({ plugins: [[converter]], script: [{ text: "ok" }] });
-    await agent.prompt([custom("secret", "never send"), custom("note", "send me"), { role: "user", content: "hi", timestamp: 2 }]);
+    await agent.prompt([
+      custom("secret", "never send"),
+      custom("note", "send me"),
+      { role: "user", content: "hi", timestamp: 2 },
+    ]);
     const sent = scripted.requests[0]!.messages;
     expect(sent.map((m) => textOf(m as AgentMessage))).toEqual(["[note] send me", "hi"]);
     expect(agent.state.messages.filter((m) => m.role === "custom")).toHaveLength(2); // history keeps them
   });
 
   it("continues a 'pause' reply without new input", async () => {
-    const { agent, scripted } = createTestAgent({ script: [{ text: "working…", stopReason: "pause" }, { text: "finished" }] });
+    const { agent, scripted } = createTestAgent({
+      script: [{ text: "working…", stopReason: "pause" }, { text: "finished" }],
+    });
     const run = await agent.prompt("go");
     expect(scripted.requests).toHaveLength(2);
     expect(textOf(run.messages.at(-1))).toBe("finished");
@@ -418,8 +543,14 @@ describe("agent loop", () => {
   });
 
   it("sends the request the provider sees without custom messages and with all registered tools", async () => {
-    const { agent, scripted } = createTestAgent({ plugins: [[timingTools([])]], script: [(req: ProviderRequest) => ({ text: `saw ${req.tools.length} tools` })] });
-    const run = await agent.prompt([{ role: "custom", customType: "marker", content: "for the UI only", display: true, timestamp: 1 }, { role: "user", content: "go", timestamp: 2 }]);
+    const { agent, scripted } = createTestAgent({
+      plugins: [[timingTools([])]],
+      script: [(req: ProviderRequest) => ({ text: `saw ${req.tools.length} tools` })],
+    });
+    const run = await agent.prompt([
+      { role: "custom", customType: "marker", content: "for the UI only", display: true, timestamp: 1 },
+      { role: "user", content: "go", timestamp: 2 },
+    ]);
     expect(textOf(run.messages.at(-1))).toBe("saw 5 tools");
     const request = scripted.requests[0]!;
     expect(request.messages.map((m) => [m.role, textOf(m)])).toEqual([["user", "go"]]);

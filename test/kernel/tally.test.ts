@@ -1,13 +1,31 @@
 import { describe, expect, it } from "vitest";
 import { ContextTally, estimateMessageTokens, type AgentMessage } from "../../kernel/index.js";
 
-const usage = (input: number) => ({ input, output: 0, cacheRead: 0, cacheWrite: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } });
+const usage = (input: number) => ({
+  input,
+  output: 0,
+  cacheRead: 0,
+  cacheWrite: 0,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+});
 const assistant = (text: string, input: number, stopReason = "stop"): AgentMessage =>
-  ({ role: "assistant", content: [{ type: "text", text }], api: "x", provider: "x", model: "x", usage: usage(input), stopReason, timestamp: 0 }) as AgentMessage;
+  ({
+    role: "assistant",
+    content: [{ type: "text", text }],
+    api: "x",
+    provider: "x",
+    model: "x",
+    usage: usage(input),
+    stopReason,
+    timestamp: 0,
+  }) as AgentMessage;
 
 /** A user message that counts how often its content is read. */
 function counted(text: string, reads: { n: number }): AgentMessage {
-  return Object.defineProperty({ role: "user", timestamp: 0 }, "content", { get: () => (reads.n++, text), enumerable: true }) as AgentMessage;
+  return Object.defineProperty({ role: "user", timestamp: 0 }, "content", {
+    get: () => (reads.n++, text),
+    enumerable: true,
+  }) as AgentMessage;
 }
 
 describe("ContextTally", () => {

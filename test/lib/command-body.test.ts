@@ -1,12 +1,22 @@
 import { describe, expect, it } from "vitest";
-import { bashRefusal, expandShellCommands, expandTemplate, parseAllowedTools, shellCommands, substituteArguments } from "../../lib/command-body.js";
+import {
+  bashRefusal,
+  expandShellCommands,
+  expandTemplate,
+  parseAllowedTools,
+  shellCommands,
+  substituteArguments,
+} from "../../lib/command-body.js";
 
 const coilTools = new Set(["read", "bash", "edit", "write", "grep", "find", "ls", "task"]);
 const known = (name: string) => coilTools.has(name);
 
 describe("argument placeholders", () => {
   it("$ARGUMENTS[N] counts from 0 as Claude Code writes it; $N from 1", () => {
-    expect(substituteArguments("$ARGUMENTS[0]/$ARGUMENTS[1]/$ARGUMENTS[5]|$1", "a b")).toEqual({ text: "a/b/|a", used: true });
+    expect(substituteArguments("$ARGUMENTS[0]/$ARGUMENTS[1]/$ARGUMENTS[5]|$1", "a b")).toEqual({
+      text: "a/b/|a",
+      used: true,
+    });
     expect(substituteArguments("nothing here", "a")).toEqual({ text: "nothing here", used: false });
     expect(substituteArguments("awk '{print $0}' $1", "f.txt")).toEqual({ text: "awk '{print $0}' f.txt", used: true });
     expect(expandTemplate("plain", "x y")).toBe("plain\n\nx y");
@@ -26,11 +36,25 @@ describe("!`cmd` lines", () => {
 
 describe("allowed-tools", () => {
   it("maps Claude Code's names to coil's and reads Bash(prefix:*) forms, from a string or a list", () => {
-    expect(parseAllowedTools("Bash(git add:*), Bash(git status:*), Read, Glob LS", known)).toEqual({ tools: new Set(["bash", "read", "find", "ls"]), bashPrefixes: ["git add", "git status"], unknown: [] });
-    expect(parseAllowedTools(["Read", "Grep", "WebFetch", "Edit", "MultiEdit", "Write"], known)).toEqual({ tools: new Set(["read", "grep", "edit", "write"]), unknown: ["WebFetch"] });
+    expect(parseAllowedTools("Bash(git add:*), Bash(git status:*), Read, Glob LS", known)).toEqual({
+      tools: new Set(["bash", "read", "find", "ls"]),
+      bashPrefixes: ["git add", "git status"],
+      unknown: [],
+    });
+    expect(parseAllowedTools(["Read", "Grep", "WebFetch", "Edit", "MultiEdit", "Write"], known)).toEqual({
+      tools: new Set(["read", "grep", "edit", "write"]),
+      unknown: ["WebFetch"],
+    });
     // A plain Bash next to a restricted one allows any command; coil's own names work too.
-    expect(parseAllowedTools("Bash(git:*) Bash read", known)).toEqual({ tools: new Set(["bash", "read"]), unknown: [] });
-    expect(parseAllowedTools("Bash(npm test)", known)).toEqual({ tools: new Set(["bash"]), bashPrefixes: ["npm test"], unknown: [] });
+    expect(parseAllowedTools("Bash(git:*) Bash read", known)).toEqual({
+      tools: new Set(["bash", "read"]),
+      unknown: [],
+    });
+    expect(parseAllowedTools("Bash(npm test)", known)).toEqual({
+      tools: new Set(["bash"]),
+      bashPrefixes: ["npm test"],
+      unknown: [],
+    });
     expect(parseAllowedTools(42, known)).toBeUndefined();
   });
 

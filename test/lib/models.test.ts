@@ -5,9 +5,23 @@ import { Agent, PluginHost, type ModelInfo, type Provider } from "../../kernel/i
 import { chooseModel, resolveModel } from "../../lib/models.js";
 import uiRpc from "../../plugins/ui-rpc/index.js";
 
-const model = (provider: string, id: string, name?: string): ModelInfo => ({ id, provider, name, contextWindow: 100_000, maxOutput: 8_000, input: ["text"] });
+const model = (provider: string, id: string, name?: string): ModelInfo => ({
+  id,
+  provider,
+  name,
+  contextWindow: 100_000,
+  maxOutput: 8_000,
+  input: ["text"],
+});
 const provider = (id: string, ids: string[], extra: Partial<Provider> = {}): Provider =>
-  ({ id, models: ids.map((m) => model(id, m)), stream: () => { throw new Error("not used"); }, ...extra }) as unknown as Provider;
+  ({
+    id,
+    models: ids.map((m) => model(id, m)),
+    stream: () => {
+      throw new Error("not used");
+    },
+    ...extra,
+  }) as unknown as Provider;
 
 const providers = [
   provider("anthropic", ["claude-sonnet-4-5", "claude-opus-4-1"]),

@@ -21,17 +21,24 @@ describe("preset file: package states", () => {
     expect(setPackageState(file, "@acme/tools", true)).toBe(true);
     expect(readFileSync(file, "utf8")).toMatch(/^# Your own coil preset[\s\S]*\nplugins:\n {2}- npm:@acme\/tools\n$/);
 
-    const text = "# mine\nmodel: x # pinned\nplugins:\n  - tools-coding # first\n  # the demo bundle\n  - npm:demo@^1: { level: 2 }\n  - ./local.ts\n";
+    const text =
+      "# mine\nmodel: x # pinned\nplugins:\n  - tools-coding # first\n  # the demo bundle\n  - npm:demo@^1: { level: 2 }\n  - ./local.ts\n";
     const own = fileWith(text);
     expect(packageStates(own)).toEqual(new Map([["demo", true]]));
     expect(setPackageState(own, "demo", true)).toBe(false); // already enabled, options kept
     setPackageState(own, "demo", false);
-    expect(readFileSync(own, "utf8")).toBe("# mine\nmodel: x # pinned\nplugins:\n  - tools-coding # first\n  # the demo bundle\n  - npm:demo: false\n  - ./local.ts\n");
+    expect(readFileSync(own, "utf8")).toBe(
+      "# mine\nmodel: x # pinned\nplugins:\n  - tools-coding # first\n  # the demo bundle\n  - npm:demo: false\n  - ./local.ts\n",
+    );
     expect([...disabledPackages(own)]).toEqual(["demo"]);
     setPackageState(own, "demo", true);
-    expect(readFileSync(own, "utf8")).toBe("# mine\nmodel: x # pinned\nplugins:\n  - tools-coding # first\n  # the demo bundle\n  - npm:demo\n  - ./local.ts\n");
+    expect(readFileSync(own, "utf8")).toBe(
+      "# mine\nmodel: x # pinned\nplugins:\n  - tools-coding # first\n  # the demo bundle\n  - npm:demo\n  - ./local.ts\n",
+    );
     setPackageState(own, "demo", undefined);
-    expect(readFileSync(own, "utf8")).toBe("# mine\nmodel: x # pinned\nplugins:\n  - tools-coding # first\n  - ./local.ts\n");
+    expect(readFileSync(own, "utf8")).toBe(
+      "# mine\nmodel: x # pinned\nplugins:\n  - tools-coding # first\n  - ./local.ts\n",
+    );
   });
 
   it("disabling a package the file does not name adds a `false` entry (it also removes it from presets below)", () => {

@@ -31,10 +31,19 @@ describe("createAgent", () => {
       "notes.txt": "alpha\nbeta\n",
       // A small preset keeps the in-process load quick; `default` works the same way.
       "sdk.yaml": "plugins: [provider-scripted, tools-coding, session-jsonl]\n",
-      "replies.yaml": "- toolCalls:\n    - { name: read, arguments: { path: notes.txt } }\n    - { name: shout, arguments: { text: hey } }\n- text: Read it.\n",
+      "replies.yaml":
+        "- toolCalls:\n    - { name: read, arguments: { path: notes.txt } }\n    - { name: shout, arguments: { text: hey } }\n- text: Read it.\n",
     });
     const home = join(base, "coil-home");
-    const coil = await createAgent({ cwd: project, home, preset: "sdk.yaml", env: { ...process.env, COIL_HOME: home }, provider: "scripted", flags: { script: "replies.yaml" }, extraPlugins: [shout] });
+    const coil = await createAgent({
+      cwd: project,
+      home,
+      preset: "sdk.yaml",
+      env: { ...process.env, COIL_HOME: home },
+      provider: "scripted",
+      flags: { script: "replies.yaml" },
+      extraPlugins: [shout],
+    });
     const events: AgentEvent[] = [];
     coil.subscribe((e) => events.push(e));
     expect(coil.agent.state.model.id).toBe("scripted");
@@ -43,7 +52,10 @@ describe("createAgent", () => {
     expect(result.stopReason).toBe("stop");
     expect(coil.lastText()).toBe("Read it.");
     const results = events.flatMap((e) => (e.type === "tool_execution_end" ? [e.result] : []));
-    expect(results.map((r) => [r.toolName, r.isError]).sort()).toEqual([["read", false], ["shout", false]]);
+    expect(results.map((r) => [r.toolName, r.isError]).sort()).toEqual([
+      ["read", false],
+      ["shout", false],
+    ]);
     expect(JSON.stringify(results.find((r) => r.toolName === "read")!.content)).toContain("alpha");
     expect(results.find((r) => r.toolName === "shout")!.content).toEqual([{ type: "text", text: "HEY" }]);
     await coil.close();
@@ -61,14 +73,27 @@ describe("createAgent", () => {
       "replies.yaml": "- text: ok\n",
     });
     const home = join(base, "coil-home");
-    const trusted = await createAgent({ cwd: project, home, preset: "sdk.yaml", trust: true, provider: "scripted", flags: { script: "replies.yaml" } });
+    const trusted = await createAgent({
+      cwd: project,
+      home,
+      preset: "sdk.yaml",
+      trust: true,
+      provider: "scripted",
+      flags: { script: "replies.yaml" },
+    });
     try {
       expect(trusted.host.projectTrusted).toBe(true);
       expect(trusted.host.services.get("trust-probe")).toEqual({ trusted: true });
     } finally {
       await trusted.close();
     }
-    const untrusted = await createAgent({ cwd: project, home, preset: "sdk.yaml", provider: "scripted", flags: { script: "replies.yaml" } });
+    const untrusted = await createAgent({
+      cwd: project,
+      home,
+      preset: "sdk.yaml",
+      provider: "scripted",
+      flags: { script: "replies.yaml" },
+    });
     try {
       expect(untrusted.host.projectTrusted).toBe(false);
       expect(untrusted.host.services.get("trust-probe")).toBeUndefined();
@@ -88,18 +113,31 @@ describe("createAgent", () => {
     const home = join(base, "coil-home");
     const g = globalThis as { __coilProbeRan?: boolean };
     delete g.__coilProbeRan;
-    await expect(createAgent({ cwd: project, home, preset: "sdk.yaml", provider: "scripted", flags: { script: "replies.yaml" } })).rejects.toThrow(/project is not trusted, so it was not loaded/);
+    await expect(
+      createAgent({ cwd: project, home, preset: "sdk.yaml", provider: "scripted", flags: { script: "replies.yaml" } }),
+    ).rejects.toThrow(/project is not trusted, so it was not loaded/);
     expect(g.__coilProbeRan).toBeUndefined();
-    const trusted = await createAgent({ cwd: project, home, preset: "sdk.yaml", trust: true, provider: "scripted", flags: { script: "replies.yaml" } });
+    const trusted = await createAgent({
+      cwd: project,
+      home,
+      preset: "sdk.yaml",
+      trust: true,
+      provider: "scripted",
+      flags: { script: "replies.yaml" },
+    });
     await trusted.close();
     expect(g.__coilProbeRan).toBe(true);
   });
 
   it("fails like the CLI on a bad preset or a missing provider", async () => {
     const base = tempDir("coil-sdk-");
-    await expect(createAgent({ cwd: base, home: join(base, "h"), preset: "nope" })).rejects.toThrow(/unknown preset "nope"/);
+    await expect(createAgent({ cwd: base, home: join(base, "h"), preset: "nope" })).rejects.toThrow(
+      /unknown preset "nope"/,
+    );
     writeFiles(base, { "p.yaml": "plugins: [provider-scripted]\n" });
-    await expect(createAgent({ cwd: base, home: join(base, "h"), preset: "p.yaml", provider: "scripted" })).rejects.toThrow(/provider 'scripted' is not configured/);
+    await expect(
+      createAgent({ cwd: base, home: join(base, "h"), preset: "p.yaml", provider: "scripted" }),
+    ).rejects.toThrow(/provider 'scripted' is not configured/);
   });
 });
 
@@ -138,7 +176,10 @@ describe("importPlugin", () => {
     const plugin = await importPlugin(pathToFileURL(join(dir, "echo.ts")));
     expect(plugin.id).toBe("echo-twice");
     expect((await importPlugin(join(dir, "echo.ts"))).id).toBe("echo-twice");
-    const kit = createTestKit({ plugins: [plugin], replies: [{ toolCalls: [{ name: "echo_twice", arguments: { text: "ab" } }] }, { text: "done" }] });
+    const kit = createTestKit({
+      plugins: [plugin],
+      replies: [{ toolCalls: [{ name: "echo_twice", arguments: { text: "ab" } }] }, { text: "done" }],
+    });
     try {
       await kit.run("go");
       expect(kit.text(kit.toolResults("echo_twice")[0])).toBe("abab");
@@ -148,4 +189,3 @@ describe("importPlugin", () => {
     await expect(importPlugin(join(dir, "missing.ts"))).rejects.toThrow(/missing\.ts does not exist/);
   });
 });
-

@@ -9,7 +9,14 @@ import { afterAll, describe, expect, it } from "vitest";
 import { CoilError, type AssistantMessage, type Message } from "../../kernel/index.js";
 import { packageRoot } from "../../boot/paths.js";
 import { computeCost, findModel, type CatalogModel } from "../../lib/provider-kit/catalog.js";
-import { authFileTooOpen, parseModelsFile, readAuth, readModelsFile, redact, writeAuthKey } from "../../lib/provider-kit/config.js";
+import {
+  authFileTooOpen,
+  parseModelsFile,
+  readAuth,
+  readModelsFile,
+  redact,
+  writeAuthKey,
+} from "../../lib/provider-kit/config.js";
 import { normalizeToolCallId, prepareHistory } from "../../lib/provider-kit/history.js";
 import { parsePartialJson } from "../../lib/provider-kit/partial-json.js";
 import { backoffMs, isConnectionDrop, retryAfterMs } from "../../lib/provider-kit/retry.js";
@@ -24,10 +31,26 @@ const temp = () => {
   return d;
 };
 
-const model = (id: string, extra: Partial<CatalogModel> = {}): CatalogModel => ({ id, provider: "p", name: id, api: "anthropic-messages", contextWindow: 1, maxOutput: 1, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, ...extra });
+const model = (id: string, extra: Partial<CatalogModel> = {}): CatalogModel => ({
+  id,
+  provider: "p",
+  name: id,
+  api: "anthropic-messages",
+  contextWindow: 1,
+  maxOutput: 1,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  ...extra,
+});
 
 describe("catalog", () => {
-  const list = [model("claude-opus-5-5"), model("claude-sonnet-5-5"), model("claude-sonnet-4-6"), model("claude-sonnet-4-5"), model("gpt-5.4"), model("gpt-5.4-mini")];
+  const list = [
+    model("claude-opus-5-5"),
+    model("claude-sonnet-5-5"),
+    model("claude-sonnet-4-6"),
+    model("claude-sonnet-4-5"),
+    model("gpt-5.4"),
+    model("gpt-5.4-mini"),
+  ];
   it("matches exact ids, dated snapshots, and tokens in order (first in catalog order wins)", () => {
     expect(findModel(list, "CLAUDE-SONNET-4-5")!.id).toBe("claude-sonnet-4-5");
     expect(findModel(list, "claude-sonnet-4-5-20250929")!.id).toBe("claude-sonnet-4-5-20250929");
@@ -39,9 +62,18 @@ describe("catalog", () => {
   });
 
   it("prices each bucket, and a tier the prompt exceeds prices every token", () => {
-    const m = { cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }, tiers: [{ above: 200_000, input: 6, output: 22.5, cacheRead: 0.6, cacheWrite: 7.5 }] };
+    const m = {
+      cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+      tiers: [{ above: 200_000, input: 6, output: 22.5, cacheRead: 0.6, cacheWrite: 7.5 }],
+    };
     const small = computeCost({ input: 100_000, output: 1000, cacheRead: 50_000, cacheWrite: 10_000 }, m);
-    expect(small).toEqual({ input: 0.3, output: 0.015, cacheRead: 0.015, cacheWrite: 0.0375, total: expect.closeTo(0.3675, 10) });
+    expect(small).toEqual({
+      input: 0.3,
+      output: 0.015,
+      cacheRead: 0.015,
+      cacheWrite: 0.0375,
+      total: expect.closeTo(0.3675, 10),
+    });
     const big = computeCost({ input: 150_000, output: 1000, cacheRead: 50_000, cacheWrite: 10_000 }, m);
     expect(big.input).toBeCloseTo(0.9, 10);
     expect(big.output).toBeCloseTo(0.0225, 10);
@@ -50,9 +82,26 @@ describe("catalog", () => {
 
 describe("models.yaml", () => {
   it("parses providers and models", () => {
-    const f = parseModelsFile("/x/models.yaml", "providers:\n  ollama:\n    api: openai-completions\n    baseUrl: http://localhost:11434/v1\n    auth: none\n    models:\n      - id: qwen3:32b\n        contextWindow: 32768\n        cost: { input: 0.1 }\n        tiers: [{ above: 1000, input: 1, output: 2 }]\n");
+    const f = parseModelsFile(
+      "/x/models.yaml",
+      "providers:\n  ollama:\n    api: openai-completions\n    baseUrl: http://localhost:11434/v1\n    auth: none\n    models:\n      - id: qwen3:32b\n        contextWindow: 32768\n        cost: { input: 0.1 }\n        tiers: [{ above: 1000, input: 1, output: 2 }]\n",
+    );
     expect(f.providers).toEqual([
-      expect.objectContaining({ id: "ollama", api: "openai-completions", baseUrl: "http://localhost:11434/v1", auth: "none", models: [{ id: "qwen3:32b", source: "models.yaml", contextWindow: 32768, cost: { input: 0.1 }, tiers: [{ above: 1000, input: 1, output: 2, cacheRead: 0, cacheWrite: 0 }] }] }),
+      expect.objectContaining({
+        id: "ollama",
+        api: "openai-completions",
+        baseUrl: "http://localhost:11434/v1",
+        auth: "none",
+        models: [
+          {
+            id: "qwen3:32b",
+            source: "models.yaml",
+            contextWindow: 32768,
+            cost: { input: 0.1 },
+            tiers: [{ above: 1000, input: 1, output: 2, cacheRead: 0, cacheWrite: 0 }],
+          },
+        ],
+      }),
     ]);
   });
 
@@ -66,7 +115,9 @@ describe("models.yaml", () => {
   };
 
   it("a bad field names the file, line, column and field path", () => {
-    const e = errorOf("providers:\n  ollama:\n    baseUrl: http://localhost:11434/v1\n    models:\n      - id: a\n      - id: b\n        contextWindow: big\n");
+    const e = errorOf(
+      "providers:\n  ollama:\n    baseUrl: http://localhost:11434/v1\n    models:\n      - id: a\n      - id: b\n        contextWindow: big\n",
+    );
     expect(e.code).toBe("CONFIG_INVALID");
     expect(e.file).toBe("/home/u/.coil/models.yaml");
     expect(e.line).toBe(7);
@@ -78,7 +129,9 @@ describe("models.yaml", () => {
   it("an unknown key is pointed at, with the known ones listed", () => {
     const e = errorOf("providers:\n  x:\n    baseUrl: http://h/v1\n    apikey: oops\n");
     expect(e.line).toBe(4);
-    expect(e.message).toContain("'providers.x.apikey' is not a known field (known: api, baseUrl, apiKeyEnv, apiKey, auth, headers, compat, params, defaults, models)");
+    expect(e.message).toContain(
+      "'providers.x.apikey' is not a known field (known: api, baseUrl, apiKeyEnv, apiKey, auth, headers, compat, params, defaults, models)",
+    );
   });
 
   it("malformed YAML gives its line; a key pasted into apiKeyEnv is refused", () => {
@@ -120,7 +173,9 @@ describe("auth.json", () => {
   });
 
   it("redacts keys from text", () => {
-    expect(redact("Incorrect API key provided: sk-proj-SECRET0123456789.", ["sk-proj-SECRET0123456789"])).not.toContain("SECRET0123456789");
+    expect(redact("Incorrect API key provided: sk-proj-SECRET0123456789.", ["sk-proj-SECRET0123456789"])).not.toContain(
+      "SECRET0123456789",
+    );
     expect(redact("bearer sk-ant-api03-abcdefghijklmnopqrstuvwxyz", [])).not.toContain("klmnopqrstuvwxyz");
   });
 });
@@ -129,7 +184,10 @@ describe("retry timing", () => {
   it("reads retry-after-ms, retry-after seconds and HTTP dates", () => {
     expect(retryAfterMs(new Headers({ "retry-after-ms": "250" }))).toBe(250);
     expect(retryAfterMs(new Headers({ "retry-after": "3" }))).toBe(3000);
-    expect(retryAfterMs(new Headers({ "retry-after": new Date(10_000 + 5000).toUTCString() }), 10_000)).toBeCloseTo(5000, -3);
+    expect(retryAfterMs(new Headers({ "retry-after": new Date(10_000 + 5000).toUTCString() }), 10_000)).toBeCloseTo(
+      5000,
+      -3,
+    );
     expect(retryAfterMs(new Headers({}))).toBeUndefined();
   });
 
@@ -160,8 +218,26 @@ describe("partial JSON", () => {
 });
 
 describe("history", () => {
-  const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
-  const assistant = (content: AssistantMessage["content"], extra: Partial<AssistantMessage> = {}): AssistantMessage => ({ role: "assistant", content, provider: "x", model: "m", usage, stopReason: "toolUse", timestamp: 0, ...extra });
+  const usage = {
+    input: 0,
+    output: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  };
+  const assistant = (
+    content: AssistantMessage["content"],
+    extra: Partial<AssistantMessage> = {},
+  ): AssistantMessage => ({
+    role: "assistant",
+    content,
+    provider: "x",
+    model: "m",
+    usage,
+    stopReason: "toolUse",
+    timestamp: 0,
+    ...extra,
+  });
 
   it("normalizes ids deterministically within the length limit", () => {
     const long = "call_abc|fc_" + "z".repeat(80);
@@ -175,23 +251,61 @@ describe("history", () => {
   it("drops failed replies and orphan results, and answers every call exactly once", () => {
     const msgs: Message[] = [
       { role: "user", content: "go", timestamp: 0 },
-      assistant([{ type: "toolCall", id: "a", name: "t", arguments: {} }, { type: "toolCall", id: "b", name: "t", arguments: {} }]),
-      { role: "toolResult", toolCallId: "b", toolName: "t", content: [{ type: "text", text: "B" }], isError: false, timestamp: 0 },
-      { role: "toolResult", toolCallId: "b", toolName: "t", content: [{ type: "text", text: "B again" }], isError: false, timestamp: 0 },
-      { role: "toolResult", toolCallId: "zzz", toolName: "t", content: [{ type: "text", text: "orphan" }], isError: false, timestamp: 0 },
+      assistant([
+        { type: "toolCall", id: "a", name: "t", arguments: {} },
+        { type: "toolCall", id: "b", name: "t", arguments: {} },
+      ]),
+      {
+        role: "toolResult",
+        toolCallId: "b",
+        toolName: "t",
+        content: [{ type: "text", text: "B" }],
+        isError: false,
+        timestamp: 0,
+      },
+      {
+        role: "toolResult",
+        toolCallId: "b",
+        toolName: "t",
+        content: [{ type: "text", text: "B again" }],
+        isError: false,
+        timestamp: 0,
+      },
+      {
+        role: "toolResult",
+        toolCallId: "zzz",
+        toolName: "t",
+        content: [{ type: "text", text: "orphan" }],
+        isError: false,
+        timestamp: 0,
+      },
       assistant([{ type: "text", text: "half" }], { stopReason: "error" }),
       { role: "user", content: "again", timestamp: 0 },
       assistant([{ type: "toolCall", id: "c", name: "t", arguments: {} }]),
     ];
     const out = prepareHistory(msgs, { normalizeId: (id) => id, keepThinking: () => true });
     const shape = out.map((m) => (m.role === "toolResult" ? `result:${m.toolCallId}:${m.isError}` : m.role));
-    expect(shape).toEqual(["user", "assistant", "result:b:false", "result:a:true", "user", "assistant", "result:c:true"]);
+    expect(shape).toEqual([
+      "user",
+      "assistant",
+      "result:b:false",
+      "result:a:true",
+      "user",
+      "assistant",
+      "result:c:true",
+    ]);
   });
 
   it("keeps signed thinking only where allowed, and drops messages left empty", () => {
     const msgs: Message[] = [
       { role: "user", content: "q", timestamp: 0 },
-      assistant([{ type: "thinking", thinking: "hmm", signature: "s" }, { type: "text", text: "a" }], { stopReason: "stop" }),
+      assistant(
+        [
+          { type: "thinking", thinking: "hmm", signature: "s" },
+          { type: "text", text: "a" },
+        ],
+        { stopReason: "stop" },
+      ),
       { role: "user", content: "q2", timestamp: 0 },
       assistant([{ type: "thinking", thinking: "only thinking", signature: "s2" }], { stopReason: "stop" }),
       { role: "user", content: "q3", timestamp: 0 },
@@ -211,45 +325,114 @@ describe("the mock servers reject what the real APIs reject", () => {
     const call = { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "x", input: {} }] };
     const result = (id: string) => user([{ type: "tool_result", tool_use_id: id, content: "ok" }]);
     expect(validateAnthropic({ ...base, messages: [user("hi"), call, result("t1")] })).toBeUndefined();
-    const both = user([{ type: "tool_result", tool_use_id: "t1", content: "ok" }, { type: "tool_result", tool_use_id: "t2", content: "?" }]);
-    expect(validateAnthropic({ ...base, messages: [user("hi"), call, both] })).toMatch(/unexpected `tool_use_id` found in `tool_result` blocks: t2/);
-    expect(validateAnthropic({ ...base, messages: [user("hi"), call, result("t2")] })).toMatch(/without `tool_result` blocks immediately after: t1/);
-    expect(validateAnthropic({ ...base, messages: [user("hi"), call, user("no result")] })).toMatch(/`tool_use` ids were found without `tool_result` blocks immediately after: t1/);
-    expect(validateAnthropic({ ...base, messages: [user([{ type: "text", text: "" }])] })).toMatch(/text content blocks must be non-empty/);
-    expect(validateAnthropic({ ...base, messages: [{ role: "assistant", content: "hi" }] })).toMatch(/first message must use the "user" role/);
+    const both = user([
+      { type: "tool_result", tool_use_id: "t1", content: "ok" },
+      { type: "tool_result", tool_use_id: "t2", content: "?" },
+    ]);
+    expect(validateAnthropic({ ...base, messages: [user("hi"), call, both] })).toMatch(
+      /unexpected `tool_use_id` found in `tool_result` blocks: t2/,
+    );
+    expect(validateAnthropic({ ...base, messages: [user("hi"), call, result("t2")] })).toMatch(
+      /without `tool_result` blocks immediately after: t1/,
+    );
+    expect(validateAnthropic({ ...base, messages: [user("hi"), call, user("no result")] })).toMatch(
+      /`tool_use` ids were found without `tool_result` blocks immediately after: t1/,
+    );
+    expect(validateAnthropic({ ...base, messages: [user([{ type: "text", text: "" }])] })).toMatch(
+      /text content blocks must be non-empty/,
+    );
+    expect(validateAnthropic({ ...base, messages: [{ role: "assistant", content: "hi" }] })).toMatch(
+      /first message must use the "user" role/,
+    );
     expect(validateAnthropic({ model: "m", messages: [user("hi")] })).toMatch(/max_tokens/);
-    expect(validateAnthropic({ ...base, messages: [user("hi"), { role: "assistant", content: [{ type: "thinking", thinking: "t" }] }, user("x")] })).toMatch(/signature/);
+    expect(
+      validateAnthropic({
+        ...base,
+        messages: [user("hi"), { role: "assistant", content: [{ type: "thinking", thinking: "t" }] }, user("x")],
+      }),
+    ).toMatch(/signature/);
     // thinking on: the final assistant turn of a tool loop must open with thinking (unless, with
     // adaptive thinking, it is the same model's own turn, which may skip thinking)
     const thinkingOn = { ...base, max_tokens: 5000, thinking: { type: "enabled", budget_tokens: 2000 } };
-    expect(validateAnthropic({ ...thinkingOn, messages: [user("hi"), call, result("t1")] })).toMatch(/Expected `thinking` or `redacted_thinking`, but found `tool_use`/);
-    const signed = { role: "assistant", content: [{ type: "thinking", thinking: "t", signature: "s" }, ...call.content] };
+    expect(validateAnthropic({ ...thinkingOn, messages: [user("hi"), call, result("t1")] })).toMatch(
+      /Expected `thinking` or `redacted_thinking`, but found `tool_use`/,
+    );
+    const signed = {
+      role: "assistant",
+      content: [{ type: "thinking", thinking: "t", signature: "s" }, ...call.content],
+    };
     expect(validateAnthropic({ ...thinkingOn, messages: [user("hi"), signed, result("t1")] })).toBeUndefined();
-    expect(validateAnthropic({ ...thinkingOn, messages: [user("hi"), call, result("t1"), { role: "assistant", content: "done" }, user("more")] })).toBeUndefined();
+    expect(
+      validateAnthropic({
+        ...thinkingOn,
+        messages: [user("hi"), call, result("t1"), { role: "assistant", content: "done" }, user("more")],
+      }),
+    ).toBeUndefined();
     const adaptive = { ...base, thinking: { type: "adaptive" } };
     expect(validateAnthropic({ ...adaptive, messages: [user("hi"), call, result("t1")] })).toMatch(/found `tool_use`/);
-    expect(validateAnthropic({ ...adaptive, messages: [user("hi"), call, result("t1")] }, new Map([["t1", "m"]]))).toBeUndefined();
-    expect(validateAnthropic({ ...adaptive, messages: [user("hi"), call, result("t1")] }, new Map([["t1", "other-model"]]))).toMatch(/found `tool_use`/);
-    expect(validateAnthropic({ ...base, thinking: { type: "disabled" }, messages: [user("hi"), call, result("t1")] })).toBeUndefined();
+    expect(
+      validateAnthropic({ ...adaptive, messages: [user("hi"), call, result("t1")] }, new Map([["t1", "m"]])),
+    ).toBeUndefined();
+    expect(
+      validateAnthropic({ ...adaptive, messages: [user("hi"), call, result("t1")] }, new Map([["t1", "other-model"]])),
+    ).toMatch(/found `tool_use`/);
+    expect(
+      validateAnthropic({ ...base, thinking: { type: "disabled" }, messages: [user("hi"), call, result("t1")] }),
+    ).toBeUndefined();
     const five = Array.from({ length: 5 }, () => ({ type: "text", text: "x", cache_control: { type: "ephemeral" } }));
     expect(validateAnthropic({ ...base, messages: [user(five)] })).toMatch(/maximum of 4 blocks with cache_control/);
   });
 
   it("Chat Completions", () => {
-    const call = { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "x", arguments: "{}" } }] };
-    expect(validateChat({ model: "m", messages: [user("hi"), call, { role: "tool", tool_call_id: "c1", content: "ok" }] })).toBeUndefined();
-    expect(validateChat({ model: "m", messages: [user("hi"), call, user("no result")] })).toMatch(/did not have response messages: c1/);
-    expect(validateChat({ model: "m", messages: [user("hi"), { role: "tool", tool_call_id: "c9", content: "ok" }] })).toMatch(/must be a response to a preceeding message with 'tool_calls'/);
+    const call = {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "c1", type: "function", function: { name: "x", arguments: "{}" } }],
+    };
+    expect(
+      validateChat({ model: "m", messages: [user("hi"), call, { role: "tool", tool_call_id: "c1", content: "ok" }] }),
+    ).toBeUndefined();
+    expect(validateChat({ model: "m", messages: [user("hi"), call, user("no result")] })).toMatch(
+      /did not have response messages: c1/,
+    );
+    expect(
+      validateChat({ model: "m", messages: [user("hi"), { role: "tool", tool_call_id: "c9", content: "ok" }] }),
+    ).toMatch(/must be a response to a preceeding message with 'tool_calls'/);
     const long = { ...call, tool_calls: [{ ...call.tool_calls[0], id: "c".repeat(41) }] };
-    expect(validateChat({ model: "m", messages: [user("hi"), long, { role: "tool", tool_call_id: "c".repeat(41), content: "ok" }] })).toMatch(/maximum length 40/);
-    expect(validateChat({ model: "m", max_tokens: 5, messages: [user("hi")] }, { rejectField: "max_tokens" })).toMatch(/Use 'max_completion_tokens' instead/);
+    expect(
+      validateChat({
+        model: "m",
+        messages: [user("hi"), long, { role: "tool", tool_call_id: "c".repeat(41), content: "ok" }],
+      }),
+    ).toMatch(/maximum length 40/);
+    expect(validateChat({ model: "m", max_tokens: 5, messages: [user("hi")] }, { rejectField: "max_tokens" })).toMatch(
+      /Use 'max_completion_tokens' instead/,
+    );
   });
 
   it("Responses", () => {
     const call = { type: "function_call", call_id: "c1", name: "x", arguments: "{}" };
-    expect(validateResponses({ model: "m", input: [user("hi"), call, { type: "function_call_output", call_id: "c1", output: "ok" }] })).toBeUndefined();
-    expect(validateResponses({ model: "m", input: [user("hi"), call] })).toMatch(/No tool output found for function call c1/);
-    expect(validateResponses({ model: "m", input: [user("hi"), { type: "function_call_output", call_id: "c2", output: "ok" }] })).toMatch(/No tool call found for function call output with call_id c2/);
-    expect(validateResponses({ model: "m", store: false, input: [user("hi"), { type: "reasoning", id: "rs_1", summary: [] }, user("x")] })).toMatch(/Items are not persisted/);
+    expect(
+      validateResponses({
+        model: "m",
+        input: [user("hi"), call, { type: "function_call_output", call_id: "c1", output: "ok" }],
+      }),
+    ).toBeUndefined();
+    expect(validateResponses({ model: "m", input: [user("hi"), call] })).toMatch(
+      /No tool output found for function call c1/,
+    );
+    expect(
+      validateResponses({
+        model: "m",
+        input: [user("hi"), { type: "function_call_output", call_id: "c2", output: "ok" }],
+      }),
+    ).toMatch(/No tool call found for function call output with call_id c2/);
+    expect(
+      validateResponses({
+        model: "m",
+        store: false,
+        input: [user("hi"), { type: "reasoning", id: "rs_1", summary: [] }, user("x")],
+      }),
+    ).toMatch(/Items are not persisted/);
   });
 });

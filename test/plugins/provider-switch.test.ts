@@ -52,7 +52,14 @@ const slowTool = definePlugin({
       name: "edit",
       description: "Edit a file (slowly)",
       parameters: Type.Object({ path: Type.String() }),
-      execute: (_args, run) => new Promise((resolve) => run.signal.addEventListener("abort", () => resolve({ content: [{ type: "text", text: "stopped" }], isError: true }), { once: true })),
+      execute: (_args, run) =>
+        new Promise((resolve) =>
+          run.signal.addEventListener(
+            "abort",
+            () => resolve({ content: [{ type: "text", text: "stopped" }], isError: true }),
+            { once: true },
+          ),
+        ),
     });
     ctx.tools.register({
       name: "read",
@@ -73,11 +80,47 @@ interface Side {
 
 /** Who wrote the tool turn that was cut off: each API, with and without thinking. */
 const SOURCES: (Side & { call: Step | OpenAIStep })[] = [
-  { label: "openai/gpt-5.4 (reasoning)", provider: "openai", model: "gpt-5.4", thinking: "high", call: responses([{ reasoning: "plan the edit", id: "rs_9" }, { call: { name: "edit", args: { path: "a.ts" }, callId: "call_src", id: "fc_src" } }]) },
-  { label: "local chat model", provider: "local", model: "some-model", thinking: "off", call: chat({ tools: [{ id: "call_chat", name: "edit", args: { path: "a.ts" } }] }) },
-  { label: "claude-sonnet-4-5, thinking off", provider: "anthropic", model: "claude-sonnet-4-5", thinking: "off", call: reply([{ tool: { id: "toolu_s45", name: "edit", input: { path: "a.ts" } } }]) },
-  { label: "claude-sonnet-5-5, thinking off", provider: "anthropic", model: "claude-sonnet-5-5", thinking: "off", call: reply([{ tool: { id: "toolu_s55", name: "edit", input: { path: "a.ts" } } }]) },
-  { label: "claude-opus-5-5 (always thinks)", provider: "anthropic", model: "claude-opus-5-5", thinking: "high", call: reply([{ thinking: "opus plans", signature: "SIG_O" }, { tool: { id: "toolu_o55", name: "edit", input: { path: "a.ts" } } }]) },
+  {
+    label: "openai/gpt-5.4 (reasoning)",
+    provider: "openai",
+    model: "gpt-5.4",
+    thinking: "high",
+    call: responses([
+      { reasoning: "plan the edit", id: "rs_9" },
+      { call: { name: "edit", args: { path: "a.ts" }, callId: "call_src", id: "fc_src" } },
+    ]),
+  },
+  {
+    label: "local chat model",
+    provider: "local",
+    model: "some-model",
+    thinking: "off",
+    call: chat({ tools: [{ id: "call_chat", name: "edit", args: { path: "a.ts" } }] }),
+  },
+  {
+    label: "claude-sonnet-4-5, thinking off",
+    provider: "anthropic",
+    model: "claude-sonnet-4-5",
+    thinking: "off",
+    call: reply([{ tool: { id: "toolu_s45", name: "edit", input: { path: "a.ts" } } }]),
+  },
+  {
+    label: "claude-sonnet-5-5, thinking off",
+    provider: "anthropic",
+    model: "claude-sonnet-5-5",
+    thinking: "off",
+    call: reply([{ tool: { id: "toolu_s55", name: "edit", input: { path: "a.ts" } } }]),
+  },
+  {
+    label: "claude-opus-5-5 (always thinks)",
+    provider: "anthropic",
+    model: "claude-opus-5-5",
+    thinking: "high",
+    call: reply([
+      { thinking: "opus plans", signature: "SIG_O" },
+      { tool: { id: "toolu_o55", name: "edit", input: { path: "a.ts" } } },
+    ]),
+  },
 ];
 
 /** The model `-c` continues with. */
@@ -95,9 +138,13 @@ const TARGETS: Side[] = [
 /** The target's answer: text, then (for Claude) a tool turn of its own with thinking, then text. */
 function answer(target: Side, n: number): (Step | OpenAIStep)[] {
   if (target.provider === "anthropic") {
-    const thinks = target.thinking === "high" || target.model === "claude-opus-5-5" || target.model === "claude-fable-5-1";
+    const thinks =
+      target.thinking === "high" || target.model === "claude-opus-5-5" || target.model === "claude-fable-5-1";
     const think = thinks ? [{ thinking: `think ${n}`, signature: `SIG_${n}` }] : [];
-    return [reply([...think, { tool: { id: `toolu_t${n}`, name: "read", input: { path: "b.ts" } } }]), text(`answer ${n}`)];
+    return [
+      reply([...think, { tool: { id: `toolu_t${n}`, name: "read", input: { path: "b.ts" } } }]),
+      text(`answer ${n}`),
+    ];
   }
   if (target.provider === "openai") return [responses([{ text: `answer ${n}` }])];
   return [chat({ text: `answer ${n}` })];
@@ -113,13 +160,20 @@ describe("continuing after a tool loop cut off by an abort, on another model (#1
         process.env.OPENAI_API_KEY = "ok";
         process.env.LOCAL_KEY = "ok";
         const models = join(home, "models-abort.yaml");
-        writeFileSync(models, `providers:\n  openai:\n    baseUrl: ${o.url}\n    compat: { store: true }\n  local:\n    baseUrl: ${o.url}\n    apiKeyEnv: LOCAL_KEY\n`);
+        writeFileSync(
+          models,
+          `providers:\n  openai:\n    baseUrl: ${o.url}\n    compat: { store: true }\n  local:\n    baseUrl: ${o.url}\n    apiKeyEnv: LOCAL_KEY\n`,
+        );
         const host = new PluginHost();
         host.install(anthropicPlugin, { baseUrl: a.url, modelsFile: models });
         host.install(openaiPlugin, { modelsFile: models });
         host.install(slowTool);
         const resolve = (side: Side) => host.providers.get(side.provider)!.resolveModel!(side.model)!;
-        const agent = new Agent(host, { provider: source.provider, model: resolve(source), requestOptions: { thinking: source.thinking } });
+        const agent = new Agent(host, {
+          provider: source.provider,
+          model: resolve(source),
+          requestOptions: { thinking: source.thinking },
+        });
         const served = { a: a.requests.length, o: o.requests.length };
         const rejected = { a: a.rejected().length, o: o.rejected().length };
 
@@ -133,7 +187,8 @@ describe("continuing after a tool loop cut off by an abort, on another model (#1
 
         agent.setModel(target.provider, resolve(target));
         agent.setRequestOptions({ thinking: target.thinking });
-        const push = (steps: (Step | OpenAIStep)[]) => (target.provider === "anthropic" ? a.push(...(steps as Step[])) : o.push(...(steps as OpenAIStep[])));
+        const push = (steps: (Step | OpenAIStep)[]) =>
+          target.provider === "anthropic" ? a.push(...(steps as Step[])) : o.push(...(steps as OpenAIStep[]));
         // `-c` without a new prompt, then with one, then once more: every request must be accepted
         push(answer(target, 1));
         const resumed = await agent.continue();
@@ -142,19 +197,33 @@ describe("continuing after a tool loop cut off by an abort, on another model (#1
         const next = await agent.prompt("now edit b.ts");
         expect(next.stopReason, next.error).toBe("stop");
 
-        expect(a.rejected().slice(rejected.a).map((r) => r.error)).toEqual([]);
-        expect(o.rejected().slice(rejected.o).map((r) => r.error)).toEqual([]);
-        const sent = target.provider === "anthropic" ? a.requests.slice(served.a + (source.provider === "anthropic" ? 1 : 0)) : o.requests.slice(served.o + (source.provider !== "anthropic" ? 1 : 0));
+        expect(
+          a
+            .rejected()
+            .slice(rejected.a)
+            .map((r) => r.error),
+        ).toEqual([]);
+        expect(
+          o
+            .rejected()
+            .slice(rejected.o)
+            .map((r) => r.error),
+        ).toEqual([]);
+        const sent =
+          target.provider === "anthropic"
+            ? a.requests.slice(served.a + (source.provider === "anthropic" ? 1 : 0))
+            : o.requests.slice(served.o + (source.provider !== "anthropic" ? 1 : 0));
         expect(sent.length).toBeGreaterThanOrEqual(2);
         if (target.provider === "anthropic") {
           const always = target.model === "claude-opus-5-5" || target.model === "claude-fable-5-1";
-          const ownTurn = source.provider === target.provider && source.model === target.model && source.thinking === "high";
+          const ownTurn =
+            source.provider === target.provider && source.model === target.model && source.thinking === "high";
           if (always) {
             // thinking cannot be switched off: the cut-off turn is closed by writing its call as text
             expect(sent.every((r) => r.body.thinking?.type === "adaptive")).toBe(true);
             const resumedBody = JSON.stringify(sent[0]!.body.messages);
             if (ownTurn) expect(resumedBody).toContain('"tool_use"');
-            else expect(resumedBody).toContain("[called tool edit with {\\\"path\\\":\\\"a.ts\\\"}]");
+            else expect(resumedBody).toContain('[called tool edit with {\\"path\\":\\"a.ts\\"}]');
           }
           // once the model has made a tool turn of its own (with thinking), thinking is on again
           if (target.thinking === "high") expect(sent.at(-1)!.body.thinking?.type).toMatch(/^(enabled|adaptive)$/);
@@ -172,7 +241,10 @@ describe("switching providers mid-conversation", () => {
     process.env.OPENAI_API_KEY = "ok";
     process.env.LOCAL_KEY = "ok";
     const models = join(home, "models.yaml");
-    writeFileSync(models, `providers:\n  openai:\n    baseUrl: ${o.url}\n    compat: { store: true }\n  local:\n    baseUrl: ${o.url}\n    apiKeyEnv: LOCAL_KEY\n`);
+    writeFileSync(
+      models,
+      `providers:\n  openai:\n    baseUrl: ${o.url}\n    compat: { store: true }\n  local:\n    baseUrl: ${o.url}\n    apiKeyEnv: LOCAL_KEY\n`,
+    );
     const host = new PluginHost();
     host.install(anthropicPlugin, { baseUrl: a.url, modelsFile: models });
     host.install(openaiPlugin, { modelsFile: models });
@@ -182,18 +254,24 @@ describe("switching providers mid-conversation", () => {
     const agent = new Agent(host, { provider: "openai", model: start, requestOptions: { thinking: "medium" } });
     const model = host.commands.get("model")!;
 
-    o.push(responses([{ reasoning: "plan: add", id: "rs_1", encrypted: "E1" }, { call: { name: "add", args: { a: 1, b: 2 }, callId: "call_1", id: "fc_1" } }]), responses([{ text: "3" }]));
+    o.push(
+      responses([
+        { reasoning: "plan: add", id: "rs_1", encrypted: "E1" },
+        { call: { name: "add", args: { a: 1, b: 2 }, callId: "call_1", id: "fc_1" } },
+      ]),
+      responses([{ text: "3" }]),
+    );
     await agent.prompt("1+2");
 
     expect(await model.run("anthropic/sonnet", agent)).toBe("switched to anthropic/claude-sonnet-5-5");
-    a.push(
-      (body) => {
-        expect(JSON.stringify(body)).not.toContain("plan: add");
-        expect(JSON.stringify(body)).not.toContain("Model switched");
-        return reply([{ thinking: "claude plan", signature: "S1" }, { tool: { id: "toolu_1", name: "add", input: { a: 3, b: 4 } } }]);
-      },
-      text("7"),
-    );
+    a.push((body) => {
+      expect(JSON.stringify(body)).not.toContain("plan: add");
+      expect(JSON.stringify(body)).not.toContain("Model switched");
+      return reply([
+        { thinking: "claude plan", signature: "S1" },
+        { tool: { id: "toolu_1", name: "add", input: { a: 3, b: 4 } } },
+      ]);
+    }, text("7"));
     await agent.prompt("+4");
 
     expect(await model.run("local/some-model", agent)).toBe("switched to local/some-model");
@@ -222,8 +300,14 @@ describe("switching providers mid-conversation", () => {
 
     expect(a.rejected()).toEqual([]);
     expect(o.rejected()).toEqual([]);
-    const switches = agent.state.messages.filter((m): m is CustomMessage => m.role === "custom" && m.customType === "model_change");
-    expect(switches.map((m) => (m.details as { to: { provider: string } }).to.provider)).toEqual(["anthropic", "local", "openai"]);
+    const switches = agent.state.messages.filter(
+      (m): m is CustomMessage => m.role === "custom" && m.customType === "model_change",
+    );
+    expect(switches.map((m) => (m.details as { to: { provider: string } }).to.provider)).toEqual([
+      "anthropic",
+      "local",
+      "openai",
+    ]);
   });
 
   it("/model records the switch through a session store's `session` service when there is one", async () => {
@@ -233,7 +317,9 @@ describe("switching providers mid-conversation", () => {
     const store = definePlugin({
       id: "fake-session",
       setup(ctx) {
-        ctx.services.provide("session", { appendModelChange: (provider: string, modelId: string) => void recorded.push(`${provider}/${modelId}`) } as never);
+        ctx.services.provide("session", {
+          appendModelChange: (provider: string, modelId: string) => void recorded.push(`${provider}/${modelId}`),
+        } as never);
       },
     });
     const host = new PluginHost();
@@ -241,7 +327,10 @@ describe("switching providers mid-conversation", () => {
     host.install(anthropicPlugin, { baseUrl: a.url });
     host.install(openaiPlugin, { baseUrl: o.url });
     host.install(modelsPlugin);
-    const agent = new Agent(host, { provider: "openai", model: host.providers.get("openai")!.resolveModel!("gpt-5.4")! });
+    const agent = new Agent(host, {
+      provider: "openai",
+      model: host.providers.get("openai")!.resolveModel!("gpt-5.4")!,
+    });
     await host.commands.get("model")!.run("anthropic/haiku", agent);
     expect(recorded).toEqual(["anthropic/claude-haiku-5-5"]);
     expect(agent.state.messages).toEqual([]);
@@ -255,11 +344,18 @@ describe("switching providers mid-conversation", () => {
     host.install(openaiPlugin, { baseUrl: o.url });
     host.install(modelsPlugin);
     process.env.OPENAI_API_KEY = "ok";
-    const agent = new Agent(host, { provider: "openai", model: host.providers.get("openai")!.resolveModel!("gpt-5.4")! });
+    const agent = new Agent(host, {
+      provider: "openai",
+      model: host.providers.get("openai")!.resolveModel!("gpt-5.4")!,
+    });
     const model = host.commands.get("model")!;
     expect(await model.run("", agent)).toBe("current model: openai/gpt-5.4");
-    expect(await model.run("anthropic/opus", agent)).toContain("provider 'anthropic' is not configured: set ANTHROPIC_API_KEY");
-    expect(await model.run("nowhere/x", agent)).toMatch(/^unknown provider 'nowhere': known providers: anthropic, bedrock, vertex, openai, /);
+    expect(await model.run("anthropic/opus", agent)).toContain(
+      "provider 'anthropic' is not configured: set ANTHROPIC_API_KEY",
+    );
+    expect(await model.run("nowhere/x", agent)).toMatch(
+      /^unknown provider 'nowhere': known providers: anthropic, bedrock, vertex, openai, /,
+    );
     expect(await model.run("gemini-3-pro", agent)).toMatch(/^no model 'gemini-3-pro'/);
   });
 });

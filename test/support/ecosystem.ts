@@ -31,10 +31,18 @@ export function writeFiles(dir: string, files: Record<string, string>): string {
   return dir;
 }
 
-export interface Ran { code: number | null; stdout: string; stderr: string }
+export interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 /** Run a command to completion (stdin closed or given). */
-export function run(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; input?: string }): Promise<Ran> {
+export function run(
+  cmd: string,
+  args: string[],
+  opts: { cwd: string; env?: NodeJS.ProcessEnv; input?: string },
+): Promise<Ran> {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
@@ -48,7 +56,14 @@ export function run(cmd: string, args: string[], opts: { cwd: string; env?: Node
 
 /** The environment of a sandboxed coil: its own COIL_HOME and HOME, npm offline with its own cache. */
 export function sandboxEnv(base: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return childEnv({ COIL_HOME: join(base, "coil-home"), HOME: join(base, "home"), npm_config_offline: "true", npm_config_cache: join(base, "npm-cache"), npm_config_update_notifier: "false", ...extra });
+  return childEnv({
+    COIL_HOME: join(base, "coil-home"),
+    HOME: join(base, "home"),
+    npm_config_offline: "true",
+    npm_config_cache: join(base, "npm-cache"),
+    npm_config_update_notifier: "false",
+    ...extra,
+  });
 }
 
 export function coil(cwd: string, args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<Ran> {

@@ -14,7 +14,7 @@ export type AnthropicBlock =
   | { text: string }
   | { thinking: string; signature: string }
   | { redacted: string }
-  | { tool: { id: string; name: string; input: unknown; /** raw JSON text to send instead of `input` */ raw?: string } }
+  | { tool: { id: string; name: string; input: unknown /** raw JSON text to send instead of `input` */; raw?: string } }
   /** A server tool the API runs itself (web search, code execution): `server_tool_use` with its input. */
   | { serverTool: { id: string; name: string; input: unknown } };
 
@@ -40,9 +40,19 @@ export type Step =
   | { kind: "drop" }
   | ((body: Record<string, any>, index: number) => Step);
 
-export const reply = (blocks: AnthropicBlock[], options: ReplyOptions = {}): Step => ({ kind: "reply", blocks, options });
+export const reply = (blocks: AnthropicBlock[], options: ReplyOptions = {}): Step => ({
+  kind: "reply",
+  blocks,
+  options,
+});
 export const text = (t: string, options: ReplyOptions = {}): Step => reply([{ text: t }], options);
-export const apiError = (status: number, type: string, message: string, headers?: Record<string, string>): Step => ({ kind: "error", status, type, message, headers });
+export const apiError = (status: number, type: string, message: string, headers?: Record<string, string>): Step => ({
+  kind: "error",
+  status,
+  type,
+  message,
+  headers,
+});
 export const drop = (): Step => ({ kind: "drop" });
 
 export interface Recorded {
@@ -87,32 +97,87 @@ export function replyFrames(blocks: AnthropicBlock[], o: ReplyOptions = {}): { e
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: u.input ?? 10, output_tokens: 1, cache_read_input_tokens: u.cacheRead ?? 0, cache_creation_input_tokens: u.cacheWrite ?? 0 },
+        usage: {
+          input_tokens: u.input ?? 10,
+          output_tokens: 1,
+          cache_read_input_tokens: u.cacheRead ?? 0,
+          cache_creation_input_tokens: u.cacheWrite ?? 0,
+        },
       },
     },
   });
   frames.push({ event: "ping", data: { type: "ping" } });
   blocks.forEach((b, index) => {
     if ("text" in b) {
-      frames.push({ event: "content_block_start", data: { type: "content_block_start", index, content_block: { type: "text", text: "" } } });
-      for (const p of pieces(b.text)) frames.push({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "text_delta", text: p } } });
+      frames.push({
+        event: "content_block_start",
+        data: { type: "content_block_start", index, content_block: { type: "text", text: "" } },
+      });
+      for (const p of pieces(b.text))
+        frames.push({
+          event: "content_block_delta",
+          data: { type: "content_block_delta", index, delta: { type: "text_delta", text: p } },
+        });
     } else if ("thinking" in b) {
-      frames.push({ event: "content_block_start", data: { type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } } });
-      for (const p of pieces(b.thinking)) frames.push({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: p } } });
-      frames.push({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "signature_delta", signature: b.signature } } });
+      frames.push({
+        event: "content_block_start",
+        data: { type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } },
+      });
+      for (const p of pieces(b.thinking))
+        frames.push({
+          event: "content_block_delta",
+          data: { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: p } },
+        });
+      frames.push({
+        event: "content_block_delta",
+        data: { type: "content_block_delta", index, delta: { type: "signature_delta", signature: b.signature } },
+      });
     } else if ("serverTool" in b) {
-      frames.push({ event: "content_block_start", data: { type: "content_block_start", index, content_block: { type: "server_tool_use", id: b.serverTool.id, name: b.serverTool.name, input: b.serverTool.input } } });
+      frames.push({
+        event: "content_block_start",
+        data: {
+          type: "content_block_start",
+          index,
+          content_block: {
+            type: "server_tool_use",
+            id: b.serverTool.id,
+            name: b.serverTool.name,
+            input: b.serverTool.input,
+          },
+        },
+      });
     } else if ("redacted" in b) {
-      frames.push({ event: "content_block_start", data: { type: "content_block_start", index, content_block: { type: "redacted_thinking", data: b.redacted } } });
+      frames.push({
+        event: "content_block_start",
+        data: { type: "content_block_start", index, content_block: { type: "redacted_thinking", data: b.redacted } },
+      });
     } else {
-      frames.push({ event: "content_block_start", data: { type: "content_block_start", index, content_block: { type: "tool_use", id: b.tool.id, name: b.tool.name, input: {} } } });
+      frames.push({
+        event: "content_block_start",
+        data: {
+          type: "content_block_start",
+          index,
+          content_block: { type: "tool_use", id: b.tool.id, name: b.tool.name, input: {} },
+        },
+      });
       const raw = b.tool.raw ?? JSON.stringify(b.tool.input);
-      for (const p of pieces(raw)) frames.push({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: p } } });
+      for (const p of pieces(raw))
+        frames.push({
+          event: "content_block_delta",
+          data: { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: p } },
+        });
     }
     frames.push({ event: "content_block_stop", data: { type: "content_block_stop", index } });
   });
   const stop = o.stop ?? (blocks.some((b) => "tool" in b) ? "tool_use" : "end_turn");
-  frames.push({ event: "message_delta", data: { type: "message_delta", delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: u.output ?? 20 } } });
+  frames.push({
+    event: "message_delta",
+    data: {
+      type: "message_delta",
+      delta: { stop_reason: stop, stop_sequence: null },
+      usage: { output_tokens: u.output ?? 20 },
+    },
+  });
   frames.push({ event: "message_stop", data: { type: "message_stop" } });
   return frames;
 }
@@ -124,7 +189,10 @@ type Block = Record<string, any>;
  * `ownCalls` maps tool_use ids this server produced to the model that produced them: with adaptive
  * thinking the model may call a tool without thinking first, and that turn of its own is accepted.
  */
-export function validate(body: Record<string, any>, ownCalls: ReadonlyMap<string, string> = new Map()): string | undefined {
+export function validate(
+  body: Record<string, any>,
+  ownCalls: ReadonlyMap<string, string> = new Map(),
+): string | undefined {
   if (typeof body.model !== "string" || !body.model) return "model: Field required";
   if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) return "max_tokens: Field required";
   if (!Array.isArray(body.messages) || body.messages.length === 0) return "messages: at least one message is required";
@@ -133,32 +201,44 @@ export function validate(body: Record<string, any>, ownCalls: ReadonlyMap<string
   if (body.system !== undefined) {
     if (Array.isArray(body.system)) {
       for (const b of body.system) {
-        if (b.type !== "text" || typeof b.text !== "string") return "system: Input should be a valid list of text blocks";
+        if (b.type !== "text" || typeof b.text !== "string")
+          return "system: Input should be a valid list of text blocks";
         if (!b.text) return "system: text content blocks must be non-empty";
         countCache(b);
       }
     } else if (typeof body.system !== "string") return "system: Input should be a valid string";
   }
   for (const [i, t] of (body.tools ?? []).entries()) {
-    if (!/^[a-zA-Z0-9_-]{1,64}$/.test(t.name ?? "")) return `tools.${i}.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`;
+    if (!/^[a-zA-Z0-9_-]{1,64}$/.test(t.name ?? ""))
+      return `tools.${i}.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`;
     if (t.input_schema?.type !== "object") return `tools.${i}.input_schema.type: Input should be 'object'`;
     countCache(t);
   }
   if (body.thinking?.type === "enabled") {
-    if (!(body.thinking.budget_tokens >= 1024)) return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024";
-    if (body.thinking.budget_tokens >= body.max_tokens) return "`max_tokens` must be greater than `thinking.budget_tokens`";
+    if (!(body.thinking.budget_tokens >= 1024))
+      return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024";
+    if (body.thinking.budget_tokens >= body.max_tokens)
+      return "`max_tokens` must be greater than `thinking.budget_tokens`";
   }
   // Consecutive turns of the same role are combined, as the API does.
   const turns: { role: string; content: Block[] }[] = [];
   for (const [i, m] of body.messages.entries()) {
     if (m.role !== "user" && m.role !== "assistant") return `messages.${i}.role: Input should be 'user' or 'assistant'`;
     const content: Block[] = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
-    if (!Array.isArray(content) || content.length === 0) return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
+    if (!Array.isArray(content) || content.length === 0)
+      return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
     for (const b of content) {
-      if (b.type === "text" && (typeof b.text !== "string" || b.text.length === 0)) return `messages.${i}: text content blocks must be non-empty`;
-      if (b.type === "thinking" && (typeof b.signature !== "string" || !b.signature)) return `messages.${i}.content: thinking blocks must have a signature`;
-      if (b.type === "tool_use" && !/^[a-zA-Z0-9_-]+$/.test(b.id ?? "")) return `messages.${i}.content.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`;
-      if ((b.type === "tool_use" || b.type === "tool_result" || b.type === "thinking") && m.role !== (b.type === "tool_result" ? "user" : "assistant")) return `messages.${i}: ${b.type} blocks are not allowed in ${m.role} messages`;
+      if (b.type === "text" && (typeof b.text !== "string" || b.text.length === 0))
+        return `messages.${i}: text content blocks must be non-empty`;
+      if (b.type === "thinking" && (typeof b.signature !== "string" || !b.signature))
+        return `messages.${i}.content: thinking blocks must have a signature`;
+      if (b.type === "tool_use" && !/^[a-zA-Z0-9_-]+$/.test(b.id ?? ""))
+        return `messages.${i}.content.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`;
+      if (
+        (b.type === "tool_use" || b.type === "tool_result" || b.type === "thinking") &&
+        m.role !== (b.type === "tool_result" ? "user" : "assistant")
+      )
+        return `messages.${i}: ${b.type} blocks are not allowed in ${m.role} messages`;
       countCache(b);
     }
     const last = turns[turns.length - 1];
@@ -168,43 +248,57 @@ export function validate(body: Record<string, any>, ownCalls: ReadonlyMap<string
   if (breakpoints > 4) return `A maximum of 4 blocks with cache_control may be provided. Found ${breakpoints}.`;
   // With thinking on, the final assistant turn of a tool loop must start with its thinking.
   const thinking = body.thinking?.type === "enabled" || body.thinking?.type === "adaptive";
-  const lastAssistant = turns.map((t, i) => ({ t, i })).filter((x) => x.t.role === "assistant").at(-1);
+  const lastAssistant = turns
+    .map((t, i) => ({ t, i }))
+    .filter((x) => x.t.role === "assistant")
+    .at(-1);
   if (thinking && lastAssistant) {
     const { t, i } = lastAssistant;
     const calls = t.content.filter((b) => b.type === "tool_use");
-    const own = body.thinking.type === "adaptive" && calls.length > 0 && calls.every((b) => ownCalls.get(b.id) === body.model);
+    const own =
+      body.thinking.type === "adaptive" && calls.length > 0 && calls.every((b) => ownCalls.get(b.id) === body.model);
     const first = t.content[0]?.type;
     if (calls.length > 0 && first !== "thinking" && first !== "redacted_thinking" && !own) {
       return `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking`;
     }
   }
-  if (turns[0]!.role !== "user") return "messages: first message must use the \"user\" role";
+  if (turns[0]!.role !== "user") return 'messages: first message must use the "user" role';
   for (let t = 0; t < turns.length; t++) {
     const turn = turns[t]!;
     const prev = turns[t - 1];
     if (turn.role === "user") {
       const results = turn.content.filter((b) => b.type === "tool_result");
-      const asked = new Set(prev?.role === "assistant" ? prev.content.filter((b) => b.type === "tool_use").map((b) => b.id) : []);
+      const asked = new Set(
+        prev?.role === "assistant" ? prev.content.filter((b) => b.type === "tool_use").map((b) => b.id) : [],
+      );
       for (const r of results) {
         if (!asked.has(r.tool_use_id)) {
           return `messages.${t}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${r.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
         }
       }
       const seen = turn.content.findIndex((b) => b.type !== "tool_result");
-      if (seen >= 0 && turn.content.slice(seen).some((b) => b.type === "tool_result")) return `messages.${t}: tool_result blocks must come before any other content`;
+      if (seen >= 0 && turn.content.slice(seen).some((b) => b.type === "tool_result"))
+        return `messages.${t}: tool_result blocks must come before any other content`;
     } else {
       const calls = turn.content.filter((b) => b.type === "tool_use").map((b) => b.id);
       if (calls.length === 0) continue;
       const next = turns[t + 1];
       const answered = new Set(next?.content.filter((b) => b.type === "tool_result").map((b) => b.tool_use_id) ?? []);
       const missing = calls.filter((id) => !answered.has(id));
-      if (missing.length) return `messages.${t}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+      if (missing.length)
+        return `messages.${t}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(", ")}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
     }
   }
   return undefined;
 }
 
-function send(res: ServerResponse, status: number, type: string, message: string, headers: Record<string, string> = {}): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  type: string,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { "content-type": "application/json", "request-id": "req_mock", ...headers });
   res.end(JSON.stringify({ type: "error", error: { type, message }, request_id: "req_mock" }));
 }
@@ -230,11 +324,13 @@ export async function startMockAnthropic(o: { key?: string; steps?: Step[] } = {
       record.error = message;
       send(res, status, type, message, headers);
     };
-    if (req.method !== "POST" || req.url?.split("?")[0] !== "/v1/messages") return fail(404, "not_found_error", `Not found: ${req.method} ${req.url}`);
+    if (req.method !== "POST" || req.url?.split("?")[0] !== "/v1/messages")
+      return fail(404, "not_found_error", `Not found: ${req.method} ${req.url}`);
     const key = req.headers["x-api-key"] ?? String(req.headers.authorization ?? "").replace(/^Bearer /, "");
     if (!key) return fail(401, "authentication_error", "x-api-key header is required");
     if (o.key && key !== o.key) return fail(401, "authentication_error", `invalid x-api-key: ${key}`);
-    if (!req.headers["anthropic-version"]) return fail(400, "invalid_request_error", "anthropic-version: header is required");
+    if (!req.headers["anthropic-version"])
+      return fail(400, "invalid_request_error", "anthropic-version: header is required");
     if (body.stream !== true) return fail(400, "invalid_request_error", "this mock only serves streaming requests");
     const invalid = validate(body, ownCalls);
     if (invalid) return fail(400, "invalid_request_error", invalid);
@@ -265,11 +361,15 @@ export async function startMockAnthropic(o: { key?: string; steps?: Step[] } = {
         return;
       }
       if (opts.malformedAfter === i) {
-        res.end(`event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_del\n\n`);
+        res.end(
+          `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_del\n\n`,
+        );
         return;
       }
       if (opts.errorAfter && i === opts.errorAfter.frames) {
-        res.end(`event: error\ndata: ${JSON.stringify({ type: "error", error: { type: opts.errorAfter.type, message: opts.errorAfter.message } })}\n\n`);
+        res.end(
+          `event: error\ndata: ${JSON.stringify({ type: "error", error: { type: opts.errorAfter.type, message: opts.errorAfter.message } })}\n\n`,
+        );
         return;
       }
       if (res.destroyed) return;

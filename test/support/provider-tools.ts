@@ -20,7 +20,12 @@ export const testTools = definePlugin({
       description: "Take a picture",
       parameters: Type.Object({}),
       async execute() {
-        return { content: [{ type: "text", text: "a picture:" }, { type: "image", data: PNG, mimeType: "image/png" }] };
+        return {
+          content: [
+            { type: "text", text: "a picture:" },
+            { type: "image", data: PNG, mimeType: "image/png" },
+          ],
+        };
       },
     });
   },

@@ -28,7 +28,10 @@ export interface SessionRigOptions {
 export async function startRig(o: SessionRigOptions) {
   const { host, agent, events } = createTestKit({
     cwd: o.cwd,
-    plugins: [[sessionPlugin({ ops: o.ops }), o.sessionOptions ?? {}], ...(o.plugins ?? []).map(([plugin, opts]) => [plugin, opts ?? {}] as [Plugin<any>, unknown])],
+    plugins: [
+      [sessionPlugin({ ops: o.ops }), o.sessionOptions ?? {}],
+      ...(o.plugins ?? []).map(([plugin, opts]) => [plugin, opts ?? {}] as [Plugin<any>, unknown]),
+    ],
     replies: o.script,
     agent: { model: { id: o.model ?? "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 32_000 } },
   });
@@ -93,7 +96,8 @@ export function pairingProblems(messages: readonly WireMessage[]): string[] {
       else if (answered.has(id)) problems.push(`message ${j}: second result for ${id}`);
       answered.add(id);
     }
-    for (const id of calls) if (!answered.has(id)) problems.push(`message ${i}: tool call ${id} has no result right after it`);
+    for (const id of calls)
+      if (!answered.has(id)) problems.push(`message ${i}: tool call ${id} has no result right after it`);
     i = j - 1;
   }
   return problems;

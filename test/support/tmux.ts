@@ -29,10 +29,28 @@ export class Tmux {
   }
 
   start(): this {
-    const env = Object.entries({ TERM: "xterm-256color", ...this.options.env }).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
+    const env = Object.entries({ TERM: "xterm-256color", ...this.options.env }).flatMap(([k, v]) => [
+      "-e",
+      `${k}=${v}`,
+    ]);
     // The shell stays after coil exits so the exit code can be read from the screen.
     const command = `${this.options.command}; echo "[exited $?]"; sleep 600`;
-    this.tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", String(this.options.cols ?? 80), "-y", String(this.options.rows ?? 24), ...env, "-c", this.options.cwd, command);
+    this.tmux(
+      "-f",
+      "/dev/null",
+      "new-session",
+      "-d",
+      "-s",
+      "t",
+      "-x",
+      String(this.options.cols ?? 80),
+      "-y",
+      String(this.options.rows ?? 24),
+      ...env,
+      "-c",
+      this.options.cwd,
+      command,
+    );
     this.tmux("set-option", "-t", "t", "status", "off");
     return this;
   }
@@ -63,13 +81,15 @@ export class Tmux {
 
   /** Poll the screen until `test` passes; fails with the last screen after `timeoutMs`. */
   async waitFor(test: string | RegExp | ((screen: string) => boolean), timeoutMs = 15_000): Promise<string> {
-    const check = typeof test === "function" ? test : (s: string) => (typeof test === "string" ? s.includes(test) : test.test(s));
+    const check =
+      typeof test === "function" ? test : (s: string) => (typeof test === "string" ? s.includes(test) : test.test(s));
     const start = Date.now();
     let screen = "";
     for (;;) {
       screen = this.screen();
       if (check(screen)) return screen;
-      if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${String(test)}; screen:\n${screen}`);
+      if (Date.now() - start > timeoutMs)
+        throw new Error(`timed out after ${timeoutMs} ms waiting for ${String(test)}; screen:\n${screen}`);
       await new Promise((r) => setTimeout(r, 40));
     }
   }
@@ -89,5 +109,9 @@ export function editorText(screen: string): string {
   const rules = lines.map((l, i) => (/^─{10,}/.test(l) ? i : -1)).filter((i) => i >= 0);
   if (rules.length < 2) return "";
   const [a, b] = rules.slice(-2);
-  return lines.slice(a! + 1, b!).map((l) => l.trimEnd()).join("\n").trim();
+  return lines
+    .slice(a! + 1, b!)
+    .map((l) => l.trimEnd())
+    .join("\n")
+    .trim();
 }

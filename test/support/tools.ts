@@ -32,7 +32,11 @@ export interface ToolCallOptions {
 export function toolHost(cwd: string, plugins: [Plugin<any>, unknown?][]) {
   const host = new PluginHost({ cwd });
   for (const [plugin, options] of plugins) host.install(plugin, options ?? {});
-  const call = async (name: string, args: Record<string, unknown>, o: ToolCallOptions = {}): Promise<ToolOutput<any>> => {
+  const call = async (
+    name: string,
+    args: Record<string, unknown>,
+    o: ToolCallOptions = {},
+  ): Promise<ToolOutput<any>> => {
     const tool = host.tools.get(name);
     if (!tool) throw new Error(`tool ${name} is not registered`);
     return tool.execute(args as never, {
@@ -46,17 +50,30 @@ export function toolHost(cwd: string, plugins: [Plugin<any>, unknown?][]) {
 
 /** Text of a tool output's text parts. */
 export const textOf = (out: { content: readonly { type: string; text?: string }[] }): string =>
-  out.content.filter((c) => c.type === "text").map((c) => c.text).join("\n");
+  out.content
+    .filter((c) => c.type === "text")
+    .map((c) => c.text)
+    .join("\n");
 
 /** A scripted agent in `cwd` (the model replays `script`). */
-export function agentIn(cwd: string, plugins: [Plugin<any>, unknown?][], script: ScriptStep[], model: Record<string, unknown> = {}) {
+export function agentIn(
+  cwd: string,
+  plugins: [Plugin<any>, unknown?][],
+  script: ScriptStep[],
+  model: Record<string, unknown> = {},
+) {
   const kit = createTestKit({
     cwd,
     plugins: plugins.map(([plugin, options]) => [plugin, options ?? {}] as [Plugin<any>, unknown]),
     replies: script,
     agent: { model: { id: "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 32_000, ...model } },
   });
-  return { host: kit.host, agent: kit.agent, events: kit.events, scripted: kit.host.services.get("scripted") as ScriptedService };
+  return {
+    host: kit.host,
+    agent: kit.agent,
+    events: kit.events,
+    scripted: kit.host.services.get("scripted") as ScriptedService,
+  };
 }
 
 /** Processes whose command line contains `marker` and that are not zombies (from `ps`). */
@@ -75,7 +92,10 @@ type Output = { isError?: boolean; content: { type: string; text?: string }[]; d
  * everything, so permission errors can only be seen from an unprivileged process. The child runs a
  * bundle of the plugin's current sources (esbuild), so it needs no build and no TypeScript loader.
  */
-export async function runAsNobody(cwd: string, calls: [tool: string, args: Record<string, unknown>][]): Promise<Output[]> {
+export async function runAsNobody(
+  cwd: string,
+  calls: [tool: string, args: Record<string, unknown>][],
+): Promise<Output[]> {
   const root = join(import.meta.dirname, "..", "..");
   const scriptDir = tempDir({}, "coil-tools-child-");
   chmodSync(scriptDir, 0o755);
@@ -102,7 +122,14 @@ process.stdout.write(JSON.stringify(outputs));
     logLevel: "error",
   });
   chmodSync(script, 0o644);
-  const ran = spawnSync(process.execPath, [script], { cwd, uid: 65534, gid: 65534, env: { ...process.env, HOME: cwd }, encoding: "utf8", timeout: 30_000 });
+  const ran = spawnSync(process.execPath, [script], {
+    cwd,
+    uid: 65534,
+    gid: 65534,
+    env: { ...process.env, HOME: cwd },
+    encoding: "utf8",
+    timeout: 30_000,
+  });
   if (ran.status !== 0) throw new Error(`child failed (${ran.status}): ${ran.stderr}`);
   return JSON.parse(ran.stdout) as Output[];
 }

@@ -26,23 +26,37 @@ export function sourceKind(spec: string, cwd: string): { kind: SourceKind; locat
   const gh = /^github:([\w.-]+\/[\w.-]+?)(?:\.git)?(#.+)?$/.exec(spec);
   if (gh) return { kind: "git", location: `https://github.com/${gh[1]}.git${gh[2] ?? ""}` };
   if (/^(git\+)?(file|https?|ssh|git):\/\//.test(spec) || /^git@[^:]+:/.test(spec)) {
-    return /\.(tgz|tar\.gz|tar)$/.test(spec) && /^https?:/.test(spec) ? undefined : { kind: "git", location: spec.replace(/^git\+/, "") };
+    return /\.(tgz|tar\.gz|tar)$/.test(spec) && /^https?:/.test(spec)
+      ? undefined
+      : { kind: "git", location: spec.replace(/^git\+/, "") };
   }
   const local = spec.startsWith("file:") ? spec.slice(5) : spec;
-  const looksLocal = /^(\.\.?[\\/]|~[\\/]|[\\/])/.test(local) || isAbsolute(local) || spec.startsWith("file:") || /\.(tgz|tar\.gz|tar)$/.test(local);
+  const looksLocal =
+    /^(\.\.?[\\/]|~[\\/]|[\\/])/.test(local) ||
+    isAbsolute(local) ||
+    spec.startsWith("file:") ||
+    /\.(tgz|tar\.gz|tar)$/.test(local);
   if (!looksLocal) return undefined;
   const path = resolve(cwd, local.startsWith("~/") ? join(process.env.HOME ?? "~", local.slice(2)) : local);
   if (/\.(tgz|tar\.gz|tar)$/.test(path)) return { kind: "tarball", location: path };
   return { kind: "dir", location: path };
 }
 
-export interface Ran { code: number; stdout: string; stderr: string }
+export interface Ran {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 export function runProcess(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<Ran> {
   return new Promise((done) => {
     let stdout = "";
     let stderr = "";
-    const child = spawn(cmd, args, { cwd: opts.cwd, env: { ...(opts.env ?? process.env), GIT_TERMINAL_PROMPT: "0" }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(cmd, args, {
+      cwd: opts.cwd,
+      env: { ...(opts.env ?? process.env), GIT_TERMINAL_PROMPT: "0" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     child.stdout.on("data", (d: Buffer) => (stdout += d));
     child.stderr.on("data", (d: Buffer) => (stderr += d));
     child.on("error", (e) => done({ code: 127, stdout, stderr: `${stderr}cannot run ${cmd}: ${e.message}` }));
@@ -51,16 +65,30 @@ export function runProcess(cmd: string, args: string[], opts: { cwd: string; env
 }
 
 /** `git clone --depth 1` (of `ref`, from `url#ref` or the argument) into `dest`; the commit it got. */
-export async function gitClone(location: string, dest: string, env?: NodeJS.ProcessEnv, ref?: string, commit?: string): Promise<string> {
+export async function gitClone(
+  location: string,
+  dest: string,
+  env?: NodeJS.ProcessEnv,
+  ref?: string,
+  commit?: string,
+): Promise<string> {
   const [url, hashRef] = location.split("#") as [string, string | undefined];
   const branch = ref ?? hashRef;
-  const cloned = await runProcess("git", ["clone", "--depth", "1", "--quiet", ...(branch ? ["--branch", branch] : []), "--", url, dest], { cwd: process.cwd(), env });
-  if (cloned.code !== 0) throw new Error(`git clone ${url}${branch ? ` (${branch})` : ""} failed (exit ${cloned.code}): ${cloned.stderr.trim() || cloned.stdout.trim()}`);
+  const cloned = await runProcess(
+    "git",
+    ["clone", "--depth", "1", "--quiet", ...(branch ? ["--branch", branch] : []), "--", url, dest],
+    { cwd: process.cwd(), env },
+  );
+  if (cloned.code !== 0)
+    throw new Error(
+      `git clone ${url}${branch ? ` (${branch})` : ""} failed (exit ${cloned.code}): ${cloned.stderr.trim() || cloned.stdout.trim()}`,
+    );
   const head = await runProcess("git", ["rev-parse", "HEAD"], { cwd: dest, env });
   if (commit && head.stdout.trim() !== commit) {
     // A locked commit that is no longer the branch's tip: fetch just that commit.
     const fetched = await runProcess("git", ["fetch", "--depth", "1", "--quiet", "origin", commit], { cwd: dest, env });
-    const checkout = fetched.code === 0 ? await runProcess("git", ["checkout", "--quiet", "FETCH_HEAD"], { cwd: dest, env }) : fetched;
+    const checkout =
+      fetched.code === 0 ? await runProcess("git", ["checkout", "--quiet", "FETCH_HEAD"], { cwd: dest, env }) : fetched;
     if (checkout.code !== 0) throw new Error(`git: cannot get commit ${commit} of ${url}: ${checkout.stderr.trim()}`);
     return `${url}#${commit}`;
   }
@@ -68,12 +96,20 @@ export async function gitClone(location: string, dest: string, env?: NodeJS.Proc
 }
 
 /** Fetch a source into a new temporary folder under `parent`. Throws with what failed and where. */
-export async function fetchSource(kind: SourceKind, location: string, parent: string, env?: NodeJS.ProcessEnv, ref?: string, commit?: string): Promise<Fetched> {
+export async function fetchSource(
+  kind: SourceKind,
+  location: string,
+  parent: string,
+  env?: NodeJS.ProcessEnv,
+  ref?: string,
+  commit?: string,
+): Promise<Fetched> {
   mkdirSync(parent, { recursive: true });
   const tmp = mkdtempSync(join(parent, ".fetch-"));
   const dir = join(tmp, "src");
   if (kind === "dir") {
-    if (!existsSync(location) || !statSync(location).isDirectory()) throw Object.assign(new Error(`${location} is not a folder`), { tmp });
+    if (!existsSync(location) || !statSync(location).isDirectory())
+      throw Object.assign(new Error(`${location} is not a folder`), { tmp });
     cpSync(location, dir, { recursive: true, filter: (src) => !/[\\/]\.git$/.test(src) });
     return { kind, dir, tmp, resolved: location };
   }
@@ -89,7 +125,10 @@ export async function fetchSource(kind: SourceKind, location: string, parent: st
   if (!existsSync(location)) throw Object.assign(new Error(`${location} does not exist`), { tmp });
   mkdirSync(dir);
   const untar = await runProcess("tar", ["-xf", location, "-C", dir], { cwd: tmp, env });
-  if (untar.code !== 0) throw Object.assign(new Error(`cannot unpack ${location} (tar exit ${untar.code}): ${untar.stderr.trim()}`), { tmp });
+  if (untar.code !== 0)
+    throw Object.assign(new Error(`cannot unpack ${location} (tar exit ${untar.code}): ${untar.stderr.trim()}`), {
+      tmp,
+    });
   const top = readdirSync(dir, { withFileTypes: true });
   const only = top.length === 1 && top[0]!.isDirectory() ? join(dir, top[0]!.name) : dir;
   return { kind, dir: only, tmp, resolved: location };
@@ -99,7 +138,9 @@ export async function fetchSource(kind: SourceKind, location: string, parent: st
 export function folderIntegrity(dir: string): string {
   const hash = createHash("sha256");
   const walk = (d: string, prefix: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    for (const e of readdirSync(d, { withFileTypes: true }).sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    )) {
       if (e.name === ".git") continue;
       const path = join(d, e.name);
       if (e.isDirectory()) walk(path, `${prefix}${e.name}/`);

@@ -3,5 +3,23 @@
  * `remove`, `enable`, `disable` and `list` call for a spec that names a Claude Code plugin, and the
  * `coil marketplace` command. See docs/packages.md, "Claude Code plugins and marketplaces".
  */
-export { detectClaudePlugin, installClaudePlugin, restoreClaudePlugins, updateClaudePlugins, removeClaudePlugin, setClaudePluginEnabled, listClaudePlugins, formatReport, type ClaudeOptions, type InstallReport } from "./install.js";
-export { marketplaceCommand, addMarketplace, removeMarketplace, readMarketplace, type Marketplace, type MarketplaceRecord } from "./marketplace.js";
+export {
+  detectClaudePlugin,
+  installClaudePlugin,
+  restoreClaudePlugins,
+  updateClaudePlugins,
+  removeClaudePlugin,
+  setClaudePluginEnabled,
+  listClaudePlugins,
+  formatReport,
+  type ClaudeOptions,
+  type InstallReport,
+} from "./install.js";
+export {
+  marketplaceCommand,
+  addMarketplace,
+  removeMarketplace,
+  readMarketplace,
+  type Marketplace,
+  type MarketplaceRecord,
+} from "./marketplace.js";

@@ -60,7 +60,6 @@ export interface InstallReport {
   notes: string[];
 }
 
-
 /** A marketplace reference: `<plugin>@<marketplace>` where the marketplace has been added. */
 function marketplaceRef(spec: string, home: string): { plugin: string; marketplace: string } | undefined {
   const m = /^([A-Za-z0-9][A-Za-z0-9._-]*)@([A-Za-z0-9][A-Za-z0-9._-]*)$/.exec(spec);
@@ -100,7 +99,9 @@ function isClaudePluginDir(dir: string): boolean {
 }
 
 /** The offers of a plugin folder. */
-export function describePlugin(p: PluginFolder): Pick<InstallReport, "commands" | "skills" | "agents" | "hooks" | "mcpServers"> {
+export function describePlugin(
+  p: PluginFolder,
+): Pick<InstallReport, "commands" | "skills" | "agents" | "hooks" | "mcpServers"> {
   const skills: string[] = [];
   for (const dir of skillDirsOf(p)) {
     for (const sub of listDirs(dir)) {
@@ -115,14 +116,27 @@ export function describePlugin(p: PluginFolder): Pick<InstallReport, "commands" 
     return typeof data?.name === "string" ? [`${p.name}:${data.name}`] : [];
   });
   const hooks = hooksOf(p).flatMap((h) =>
-    Object.entries(h.hooks).flatMap(([event, groups]) => (Array.isArray(groups) ? groups : []).map((g: { matcher?: unknown }) => (typeof g?.matcher === "string" && g.matcher && g.matcher !== "*" ? `${event}(${g.matcher})` : event))),
+    Object.entries(h.hooks).flatMap(([event, groups]) =>
+      (Array.isArray(groups) ? groups : []).map((g: { matcher?: unknown }) =>
+        typeof g?.matcher === "string" && g.matcher && g.matcher !== "*" ? `${event}(${g.matcher})` : event,
+      ),
+    ),
   );
-  return { commands: commandsOf(p).map((c) => `/${c.name}`), skills, agents, hooks, mcpServers: mcpServersOf(p).flatMap((m) => Object.keys(m.servers)) };
+  return {
+    commands: commandsOf(p).map((c) => `/${c.name}`),
+    skills,
+    agents,
+    hooks,
+    mcpServers: mcpServersOf(p).flatMap((m) => Object.keys(m.servers)),
+  };
 }
 
 function listDirs(dir: string): string[] {
   try {
-    return readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .sort();
   } catch {
     return [];
   }
@@ -143,7 +157,9 @@ interface Pin {
  * locked commit, tarballs and git checkouts with a matching integrity (else an error for that plugin),
  * folders as they are now. Plugins whose files match the lock are left alone.
  */
-export async function restoreClaudePlugins(o: ClaudeOptions & { trusted?: boolean }): Promise<{ installed: InstallReport[]; upToDate: string[]; problems: string[] }> {
+export async function restoreClaudePlugins(
+  o: ClaudeOptions & { trusted?: boolean },
+): Promise<{ installed: InstallReport[]; upToDate: string[]; problems: string[] }> {
   const scope = scopeDirs(o.home, o.cwd, o.project);
   const out = { installed: [] as InstallReport[], upToDate: [] as string[], problems: [] as string[] };
   for (const [name, entry] of Object.entries(readClaudeLock(scope.lockDir))) {
@@ -154,9 +170,17 @@ export async function restoreClaudePlugins(o: ClaudeOptions & { trusted?: boolea
     }
     const commit = entry.source === "git" ? entry.resolved.split("#")[1] : undefined;
     const local = entry.source !== "git" && existsSync(entry.resolved) ? entry.resolved : undefined;
-    const from = entry.marketplace && findMarketplace(o.home, entry.marketplace) ? entry.spec : (local ?? (entry.source === "git" ? entry.resolved.split("#")[0]! : entry.spec));
+    const from =
+      entry.marketplace && findMarketplace(o.home, entry.marketplace)
+        ? entry.spec
+        : (local ?? (entry.source === "git" ? entry.resolved.split("#")[0]! : entry.spec));
     try {
-      out.installed.push(await installClaudePlugin(from, { ...o, pin: { name, spec: entry.spec, commit, integrity: entry.integrity, enabled: entry.enabled !== false } }));
+      out.installed.push(
+        await installClaudePlugin(from, {
+          ...o,
+          pin: { name, spec: entry.spec, commit, integrity: entry.integrity, enabled: entry.enabled !== false },
+        }),
+      );
     } catch (error) {
       out.problems.push(`${name}: ${(error as Error).message}`);
     }
@@ -170,7 +194,10 @@ export async function restoreClaudePlugins(o: ClaudeOptions & { trusted?: boolea
  * to see a marketplace's new plugins), keeping each one enabled or disabled. All of the scope's plugins
  * when `names` is empty. A line per plugin: `name 1.0.0 → 1.1.0`, `(new content)` or `(up to date)`.
  */
-export async function updateClaudePlugins(names: string[], o: ClaudeOptions & { trusted?: boolean }): Promise<{ lines: string[]; problems: string[] }> {
+export async function updateClaudePlugins(
+  names: string[],
+  o: ClaudeOptions & { trusted?: boolean },
+): Promise<{ lines: string[]; problems: string[] }> {
   const scope = scopeDirs(o.home, o.cwd, o.project);
   const lock = readClaudeLock(scope.lockDir);
   const wanted = names.length ? names : Object.keys(lock);
@@ -182,9 +209,18 @@ export async function updateClaudePlugins(names: string[], o: ClaudeOptions & { 
       continue;
     }
     try {
-      const r = await installClaudePlugin(before.spec, { ...o, pin: { name, spec: before.spec, enabled: before.enabled !== false } });
+      const r = await installClaudePlugin(before.spec, {
+        ...o,
+        pin: { name, spec: before.spec, enabled: before.enabled !== false },
+      });
       const after = readClaudeLock(scope.lockDir)[name]!;
-      out.lines.push(before.version !== r.version ? `${name} ${before.version} → ${r.version}` : before.integrity !== after.integrity ? `${name} ${r.version} (new content)` : `${name} ${r.version} (up to date)`);
+      out.lines.push(
+        before.version !== r.version
+          ? `${name} ${before.version} → ${r.version}`
+          : before.integrity !== after.integrity
+            ? `${name} ${r.version} (new content)`
+            : `${name} ${r.version} (up to date)`,
+      );
     } catch (error) {
       out.problems.push(`${name}: ${(error as Error).message}`);
     }
@@ -213,9 +249,27 @@ export function writeClaudeLock(lockDir: string, update: (section: Record<string
   renameSync(`${file}.tmp`, file);
 }
 
-function report(p: PluginFolder, entry: ClaudeLockEntry, scope: "user" | "project", trusted: boolean | undefined): InstallReport {
-  const notes = scope === "project" && !trusted ? ["project plugins contribute only while the project is trusted (coil trust)"] : [];
-  return { name: p.name, version: entry.version, scope, root: p.root, spec: entry.spec, ...(entry.marketplace ? { marketplace: entry.marketplace } : {}), enabled: entry.enabled !== false, ...describePlugin(p), notes };
+function report(
+  p: PluginFolder,
+  entry: ClaudeLockEntry,
+  scope: "user" | "project",
+  trusted: boolean | undefined,
+): InstallReport {
+  const notes =
+    scope === "project" && !trusted
+      ? ["project plugins contribute only while the project is trusted (coil trust)"]
+      : [];
+  return {
+    name: p.name,
+    version: entry.version,
+    scope,
+    root: p.root,
+    spec: entry.spec,
+    ...(entry.marketplace ? { marketplace: entry.marketplace } : {}),
+    enabled: entry.enabled !== false,
+    ...describePlugin(p),
+    notes,
+  };
 }
 
 /**
@@ -223,7 +277,10 @@ function report(p: PluginFolder, entry: ClaudeLockEntry, scope: "user" | "projec
  * `strict: false` may stand in for it), move it into place (replacing an older install of the same name),
  * record it in the lock file, enabled. Throws an Error naming what failed and what to do.
  */
-export async function installClaudePlugin(spec: string, o: ClaudeOptions & { trusted?: boolean; pin?: Pin }): Promise<InstallReport> {
+export async function installClaudePlugin(
+  spec: string,
+  o: ClaudeOptions & { trusted?: boolean; pin?: Pin },
+): Promise<InstallReport> {
   const scope = scopeDirs(o.home, o.cwd, o.project);
   const env = o.io.env;
   let kind: "dir" | "git" | "tarball";
@@ -239,7 +296,10 @@ export async function installClaudePlugin(spec: string, o: ClaudeOptions & { tru
     if (found.entry.strict === false) stand = found.entry as Partial<ClaudeManifest>;
   } else {
     const src = sourceKind(spec, o.cwd);
-    if (!src) throw new Error(`'${spec}' is not a folder, git URL, tarball or <plugin>@<marketplace> (of a marketplace added with coil marketplace add)`);
+    if (!src)
+      throw new Error(
+        `'${spec}' is not a folder, git URL, tarball or <plugin>@<marketplace> (of a marketplace added with coil marketplace add)`,
+      );
     ({ kind, location } = src);
   }
   let fetched: Fetched | undefined;
@@ -254,9 +314,14 @@ export async function installClaudePlugin(spec: string, o: ClaudeOptions & { tru
     }
     if (!manifest) {
       const hasFile = existsSync(join(fetched.dir, PLUGIN_MANIFEST));
-      throw new Error(`${spec} is not a Claude Code plugin: ${hasFile ? `${PLUGIN_MANIFEST} has no "name" or is not valid JSON` : `no ${PLUGIN_MANIFEST} in it`}`);
+      throw new Error(
+        `${spec} is not a Claude Code plugin: ${hasFile ? `${PLUGIN_MANIFEST} has no "name" or is not valid JSON` : `no ${PLUGIN_MANIFEST} in it`}`,
+      );
     }
-    if (!NAME.test(manifest.name)) throw new Error(`${spec}: plugin name '${manifest.name}' in ${PLUGIN_MANIFEST} must be letters, digits, '.', '_' or '-'`);
+    if (!NAME.test(manifest.name))
+      throw new Error(
+        `${spec}: plugin name '${manifest.name}' in ${PLUGIN_MANIFEST} must be letters, digits, '.', '_' or '-'`,
+      );
     const root = join(scope.pluginsDir, manifest.name);
     const entry: ClaudeLockEntry = {
       spec: o.pin?.spec ?? (kind === "dir" && !mref ? location : spec),
@@ -267,9 +332,12 @@ export async function installClaudePlugin(spec: string, o: ClaudeOptions & { tru
       integrity: folderIntegrity(fetched.dir),
       enabled: o.pin?.enabled ?? true,
     };
-    if (o.pin?.name && o.pin.name !== manifest.name) throw new Error(`${spec} now holds plugin '${manifest.name}', not '${o.pin.name}' as the lock file says`);
+    if (o.pin?.name && o.pin.name !== manifest.name)
+      throw new Error(`${spec} now holds plugin '${manifest.name}', not '${o.pin.name}' as the lock file says`);
     if (o.pin?.integrity && o.pin.integrity !== entry.integrity && kind !== "dir") {
-      throw new Error(`${manifest.name} from ${fetched.resolved}: integrity ${entry.integrity} does not match the lock's ${o.pin.integrity}; the lock file was left as it is (install it again by name to accept the new content)`);
+      throw new Error(
+        `${manifest.name} from ${fetched.resolved}: integrity ${entry.integrity} does not match the lock's ${o.pin.integrity}; the lock file was left as it is (install it again by name to accept the new content)`,
+      );
     }
     const old = join(scope.pluginsDir, `.old-${manifest.name}-${process.pid}`);
     if (existsSync(root)) renameSync(root, old);
@@ -282,12 +350,17 @@ export async function installClaudePlugin(spec: string, o: ClaudeOptions & { tru
   }
 }
 
-function findInstalled(name: string, o: ClaudeOptions): { root: string; entry: ClaudeLockEntry; lockDir: string; scope: "user" | "project" } {
+function findInstalled(
+  name: string,
+  o: ClaudeOptions,
+): { root: string; entry: ClaudeLockEntry; lockDir: string; scope: "user" | "project" } {
   const scope = scopeDirs(o.home, o.cwd, o.project);
   const entry = readClaudeLock(scope.lockDir)[name];
   if (!entry) {
     const names = Object.keys(readClaudeLock(scope.lockDir));
-    throw new Error(`no Claude Code plugin '${name}' is installed in ${scope.pluginsDir}${names.length ? ` (installed: ${names.join(", ")})` : ""}`);
+    throw new Error(
+      `no Claude Code plugin '${name}' is installed in ${scope.pluginsDir}${names.length ? ` (installed: ${names.join(", ")})` : ""}`,
+    );
   }
   return { root: join(scope.pluginsDir, name), entry, lockDir: scope.lockDir, scope: scope.scope };
 }
@@ -306,13 +379,18 @@ export async function removeClaudePlugin(name: string, o: ClaudeOptions): Promis
 export async function setClaudePluginEnabled(name: string, enabled: boolean, o: ClaudeOptions): Promise<InstallReport> {
   const found = findInstalled(name, o);
   const manifest = readManifest(found.root);
-  if (!manifest) throw new Error(`Claude Code plugin '${name}' is recorded in ${join(found.lockDir, LOCK_FILE_NAME)} but ${join(found.root, PLUGIN_MANIFEST)} is missing; reinstall it: coil install ${found.entry.spec}`);
+  if (!manifest)
+    throw new Error(
+      `Claude Code plugin '${name}' is recorded in ${join(found.lockDir, LOCK_FILE_NAME)} but ${join(found.root, PLUGIN_MANIFEST)} is missing; reinstall it: coil install ${found.entry.spec}`,
+    );
   writeClaudeLock(found.lockDir, (s) => void (s[name] = { ...s[name]!, enabled }));
   return report({ name, root: found.root, manifest }, { ...found.entry, enabled }, found.scope, true);
 }
 
 /** Every installed Claude Code plugin of the user, and of the project (`trusted` says whether they load). */
-export async function listClaudePlugins(o: Omit<ClaudeOptions, "project"> & { trusted?: boolean }): Promise<InstallReport[]> {
+export async function listClaudePlugins(
+  o: Omit<ClaudeOptions, "project"> & { trusted?: boolean },
+): Promise<InstallReport[]> {
   const user = installedClaudePlugins({ home: o.home }, { all: true }).map((p) => report(p, p.entry, "user", true));
   const projectScope = scopeDirs(o.home, o.cwd, true);
   const project = Object.entries(readClaudeLock(projectScope.lockDir)).flatMap(([name, entry]) => {

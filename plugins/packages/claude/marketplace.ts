@@ -55,7 +55,10 @@ export function readStore(home: string): Record<string, MarketplaceRecord> {
 function writeStore(home: string, store: Record<string, MarketplaceRecord>): void {
   mkdirSync(storeDir(home), { recursive: true });
   const file = storeFile(home);
-  writeFileSync(`${file}.tmp`, JSON.stringify(Object.fromEntries(Object.entries(store).sort(([a], [b]) => a.localeCompare(b))), null, 2) + "\n");
+  writeFileSync(
+    `${file}.tmp`,
+    JSON.stringify(Object.fromEntries(Object.entries(store).sort(([a], [b]) => a.localeCompare(b))), null, 2) + "\n",
+  );
   renameSync(`${file}.tmp`, file);
 }
 
@@ -73,22 +76,38 @@ export function readMarketplace(dir: string): Marketplace {
   } catch (error) {
     throw new Error(`${file} is not valid JSON: ${(error as Error).message}`);
   }
-  if (!data || typeof data !== "object" || typeof data.name !== "string" || !NAME.test(data.name)) throw new Error(`${file}: "name" must be a word of letters, digits, '.', '_' or '-'`);
+  if (!data || typeof data !== "object" || typeof data.name !== "string" || !NAME.test(data.name))
+    throw new Error(`${file}: "name" must be a word of letters, digits, '.', '_' or '-'`);
   if (!Array.isArray(data.plugins)) throw new Error(`${file}: "plugins" must be an array of { "name", "source" }`);
   data.plugins.forEach((p: any, i: number) => {
-    if (!p || typeof p.name !== "string" || !NAME.test(p.name)) throw new Error(`${file}: plugins[${i}].name must be a word of letters, digits, '.', '_' or '-'`);
-    if (typeof p.source !== "string" && (!p.source || typeof p.source !== "object")) throw new Error(`${file}: plugins[${i}] (${p.name}) has no "source" (a relative path, a git URL or {"source": "github", "repo": "owner/repo"})`);
+    if (!p || typeof p.name !== "string" || !NAME.test(p.name))
+      throw new Error(`${file}: plugins[${i}].name must be a word of letters, digits, '.', '_' or '-'`);
+    if (typeof p.source !== "string" && (!p.source || typeof p.source !== "object"))
+      throw new Error(
+        `${file}: plugins[${i}] (${p.name}) has no "source" (a relative path, a git URL or {"source": "github", "repo": "owner/repo"})`,
+      );
   });
   return data as Marketplace;
 }
 
 /** Where one plugin of a marketplace comes from: a folder inside the marketplace, or a git repository. */
-export function marketplacePluginSource(home: string, marketplace: string, plugin: string, cwd: string): { kind: SourceKind; location: string; ref?: string; entry: MarketplacePlugin } {
+export function marketplacePluginSource(
+  home: string,
+  marketplace: string,
+  plugin: string,
+  cwd: string,
+): { kind: SourceKind; location: string; ref?: string; entry: MarketplacePlugin } {
   const rec = findMarketplace(home, marketplace);
-  if (!rec) throw new Error(`no marketplace '${marketplace}' (coil marketplace list; add one with coil marketplace add <git URL | folder>)`);
+  if (!rec)
+    throw new Error(
+      `no marketplace '${marketplace}' (coil marketplace list; add one with coil marketplace add <git URL | folder>)`,
+    );
   const m = readMarketplace(rec.dir);
   const entry = m.plugins.find((p) => p.name === plugin);
-  if (!entry) throw new Error(`marketplace '${marketplace}' (${join(rec.dir, MARKETPLACE_FILE)}) has no plugin '${plugin}'; it has: ${m.plugins.map((p) => p.name).join(", ") || "none"}`);
+  if (!entry)
+    throw new Error(
+      `marketplace '${marketplace}' (${join(rec.dir, MARKETPLACE_FILE)}) has no plugin '${plugin}'; it has: ${m.plugins.map((p) => p.name).join(", ") || "none"}`,
+    );
   const src = entry.source;
   if (typeof src === "string") {
     const remote = /^(github:|git\+|https?:\/\/|ssh:\/\/|git@|file:\/\/)/.test(src) ? sourceKind(src, cwd) : undefined;
@@ -96,17 +115,26 @@ export function marketplacePluginSource(home: string, marketplace: string, plugi
     const base = m.metadata?.pluginRoot && !/^\.\.?\//.test(src) ? join(m.metadata.pluginRoot, src) : src;
     const path = resolve(rec.dir, base);
     const rel = relative(rec.dir, path);
-    if (rel.startsWith("..") || rel.startsWith(sep)) throw new Error(`marketplace '${marketplace}': plugin '${plugin}' has source ${src}, outside the marketplace`);
+    if (rel.startsWith("..") || rel.startsWith(sep))
+      throw new Error(`marketplace '${marketplace}': plugin '${plugin}' has source ${src}, outside the marketplace`);
     return { kind: "dir", location: path, entry };
   }
   const o = src as { source?: string; repo?: string; url?: string; ref?: string; path?: string };
-  if (o.source === "github" && typeof o.repo === "string") return { kind: "git", location: `https://github.com/${o.repo}.git`, ref: o.ref, entry };
+  if (o.source === "github" && typeof o.repo === "string")
+    return { kind: "git", location: `https://github.com/${o.repo}.git`, ref: o.ref, entry };
   if (typeof o.url === "string") return { kind: "git", location: o.url, ref: o.ref, entry };
-  throw new Error(`marketplace '${marketplace}': plugin '${plugin}' has a source coil does not know: ${JSON.stringify(src)} (known: a relative path, a git URL, {"source": "github", "repo": "owner/repo"}, {"source": "url", "url": "..."})`);
+  throw new Error(
+    `marketplace '${marketplace}': plugin '${plugin}' has a source coil does not know: ${JSON.stringify(src)} (known: a relative path, a git URL, {"source": "github", "repo": "owner/repo"}, {"source": "url", "url": "..."})`,
+  );
 }
 
 /** Add (or re-add) a marketplace. A git one is cloned into `$COIL_HOME/claude-marketplaces/<name>`. */
-export async function addMarketplace(spec: string, home: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ name: string; record: MarketplaceRecord; marketplace: Marketplace }> {
+export async function addMarketplace(
+  spec: string,
+  home: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ name: string; record: MarketplaceRecord; marketplace: Marketplace }> {
   const src = sourceKind(spec, cwd);
   if (!src || src.kind === "tarball") throw new Error(`'${spec}' is not a git URL or a folder`);
   if (src.kind === "dir") {
@@ -133,7 +161,10 @@ export async function addMarketplace(spec: string, home: string, cwd: string, en
 export function removeMarketplace(name: string, home: string): MarketplaceRecord {
   const store = readStore(home);
   const rec = store[name];
-  if (!rec) throw new Error(`no marketplace '${name}'${Object.keys(store).length ? ` (added: ${Object.keys(store).join(", ")})` : ""}`);
+  if (!rec)
+    throw new Error(
+      `no marketplace '${name}'${Object.keys(store).length ? ` (added: ${Object.keys(store).join(", ")})` : ""}`,
+    );
   delete store[name];
   writeStore(home, store);
   if (rec.kind === "git") rmSync(rec.dir, { recursive: true, force: true });
@@ -157,7 +188,10 @@ export async function marketplaceCommand(argv: string[], io: CliStreams): Promis
     if (verb === "add") {
       if (rest.length !== 1) return fail(io, "usage: coil marketplace add <git URL | folder>");
       const { name, record, marketplace } = await addMarketplace(rest[0]!, home, io.cwd, io.env);
-      say(io, `added marketplace ${name} (${record.kind === "git" ? record.resolved : record.dir}) with ${marketplace.plugins.length} plugin(s):`);
+      say(
+        io,
+        `added marketplace ${name} (${record.kind === "git" ? record.resolved : record.dir}) with ${marketplace.plugins.length} plugin(s):`,
+      );
       for (const p of marketplace.plugins) say(io, `  ${p.name}${p.description ? `  ${p.description}` : ""}`);
       say(io, `install one with: coil install <plugin>@${name}`);
       return 0;
@@ -166,13 +200,17 @@ export async function marketplaceCommand(argv: string[], io: CliStreams): Promis
       const store = readStore(home);
       const rows = Object.entries(store).map(([name, rec]) => {
         try {
-          return { name, ...rec, plugins: readMarketplace(rec.dir).plugins.map((p) => ({ name: p.name, description: p.description ?? "" })) };
+          return {
+            name,
+            ...rec,
+            plugins: readMarketplace(rec.dir).plugins.map((p) => ({ name: p.name, description: p.description ?? "" })),
+          };
         } catch (error) {
           return { name, ...rec, plugins: [], error: (error as Error).message };
         }
       });
-      if (parsed.values.json) return say(io, JSON.stringify(rows, null, 2)), 0;
-      if (!rows.length) return say(io, "no marketplaces (add one: coil marketplace add <git URL | folder>)"), 0;
+      if (parsed.values.json) return (say(io, JSON.stringify(rows, null, 2)), 0);
+      if (!rows.length) return (say(io, "no marketplaces (add one: coil marketplace add <git URL | folder>)"), 0);
       for (const r of rows) {
         say(io, `${r.name}  ${r.spec}${"error" in r ? `  (cannot read: ${r.error})` : ""}`);
         for (const p of r.plugins) say(io, `  ${p.name}@${r.name}${p.description ? `  ${p.description}` : ""}`);
@@ -182,7 +220,10 @@ export async function marketplaceCommand(argv: string[], io: CliStreams): Promis
     if (verb === "remove") {
       if (!rest.length) return fail(io, "usage: coil marketplace remove <name...>");
       for (const name of rest) removeMarketplace(name, home);
-      say(io, `removed marketplace${rest.length > 1 ? "s" : ""} ${rest.join(", ")} (plugins installed from ${rest.length > 1 ? "them" : "it"} stay installed; coil remove <plugin>)`);
+      say(
+        io,
+        `removed marketplace${rest.length > 1 ? "s" : ""} ${rest.join(", ")} (plugins installed from ${rest.length > 1 ? "them" : "it"} stay installed; coil remove <plugin>)`,
+      );
       return 0;
     }
     if (verb === "update") {
@@ -193,8 +234,16 @@ export async function marketplaceCommand(argv: string[], io: CliStreams): Promis
       for (const name of names) {
         const rec = store[name]!;
         const before = rec.resolved;
-        const { record, marketplace } = await addMarketplace(rec.spec, home, rec.kind === "dir" ? rec.dir : io.cwd, io.env);
-        say(io, `${name}: ${record.kind === "git" ? (before === record.resolved ? "up to date" : `updated to ${record.resolved}`) : "read again"} (${marketplace.plugins.length} plugin(s))`);
+        const { record, marketplace } = await addMarketplace(
+          rec.spec,
+          home,
+          rec.kind === "dir" ? rec.dir : io.cwd,
+          io.env,
+        );
+        say(
+          io,
+          `${name}: ${record.kind === "git" ? (before === record.resolved ? "up to date" : `updated to ${record.resolved}`) : "read again"} (${marketplace.plugins.length} plugin(s))`,
+        );
       }
       return 0;
     }

@@ -23,24 +23,35 @@ const absolute = (spec: string, baseDir: string) => {
 };
 
 /** What the preset names that is not there yet; undefined when nothing is missing. */
-export function pendingFromPreset(needs: PresetNeeds, o: { home: string; baseDir: string; cwd: string }): PendingInstall | undefined {
+export function pendingFromPreset(
+  needs: PresetNeeds,
+  o: { home: string; baseDir: string; cwd: string },
+): PendingInstall | undefined {
   const store = readStore(o.home);
   const lock = readClaudeLock(scopeDirs(o.home, o.cwd, false).lockDir);
   const marketplaces = Object.entries(needs.marketplaces).filter(([name]) => !store[name]);
-  const plugins = needs.claudePlugins.map((spec) => absolute(spec, o.baseDir)).filter((spec) => {
-    const ref = /^([A-Za-z0-9][A-Za-z0-9._-]*)@([A-Za-z0-9][A-Za-z0-9._-]*)$/.exec(spec);
-    if (ref && (store[ref[2]!] || needs.marketplaces[ref[2]!])) return !lock[ref[1]!];
-    return !Object.values(lock).some((e) => e.spec === spec);
-  });
+  const plugins = needs.claudePlugins
+    .map((spec) => absolute(spec, o.baseDir))
+    .filter((spec) => {
+      const ref = /^([A-Za-z0-9][A-Za-z0-9._-]*)@([A-Za-z0-9][A-Za-z0-9._-]*)$/.exec(spec);
+      if (ref && (store[ref[2]!] || needs.marketplaces[ref[2]!])) return !lock[ref[1]!];
+      return !Object.values(lock).some((e) => e.spec === spec);
+    });
   if (!marketplaces.length && !plugins.length) return undefined;
   return {
-    describe: [...marketplaces.map(([name, src]) => `Claude Code marketplace ${name} (${src})`), ...plugins.map((p) => `Claude Code plugin ${p}`)],
+    describe: [
+      ...marketplaces.map(([name, src]) => `Claude Code marketplace ${name} (${src})`),
+      ...plugins.map((p) => `Claude Code plugin ${p}`),
+    ],
     async install(io: CliStreams): Promise<boolean> {
       let ok = true;
       for (const [name, src] of marketplaces) {
         try {
           const added = await addMarketplace(absolute(src, o.baseDir), o.home, o.baseDir, io.env);
-          if (added.name !== name) io.stderr.write(`coil: warning: the preset calls marketplace ${src} '${name}', but its marketplace.json names it '${added.name}'\n`);
+          if (added.name !== name)
+            io.stderr.write(
+              `coil: warning: the preset calls marketplace ${src} '${name}', but its marketplace.json names it '${added.name}'\n`,
+            );
           io.stderr.write(`coil: added marketplace ${added.name}\n`);
         } catch (error) {
           ok = false;
@@ -49,7 +60,9 @@ export function pendingFromPreset(needs: PresetNeeds, o: { home: string; baseDir
       }
       for (const spec of plugins) {
         try {
-          io.stderr.write(`coil: ${formatReport(await installClaudePlugin(spec, { home: o.home, project: false, cwd: o.cwd, io }))}\n`);
+          io.stderr.write(
+            `coil: ${formatReport(await installClaudePlugin(spec, { home: o.home, project: false, cwd: o.cwd, io }))}\n`,
+          );
         } catch (error) {
           ok = false;
           io.stderr.write(`coil: cannot install Claude Code plugin ${spec}: ${(error as Error).message}\n`);

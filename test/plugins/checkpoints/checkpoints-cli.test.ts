@@ -6,7 +6,17 @@
  */
 import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,7 +28,8 @@ const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const temps: string[] = [];
 afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
 beforeAll(() => {
-  if (!existsSync(join(packageRoot(), "dist", "plugins", "checkpoints", "index.js"))) throw new Error("dist/ has no checkpoints plugin: run `npm run build`");
+  if (!existsSync(join(packageRoot(), "dist", "plugins", "checkpoints", "index.js")))
+    throw new Error("dist/ has no checkpoints plugin: run `npm run build`");
 });
 
 interface Rig {
@@ -57,7 +68,11 @@ interface Ran {
 
 function coil(r: Rig, args: string[], env: Record<string, string> = {}): Promise<Ran> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: r.dir, env: childEnv({ COIL_HOME: r.home, ...env }), stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: r.dir,
+      env: childEnv({ COIL_HOME: r.home, ...env }),
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -86,14 +101,26 @@ function tree(dir: string, skip: string[] = [".git"]): Record<string, string> {
       if (st.isDirectory()) {
         out[`${rel}/`] = "dir";
         walk(full);
-      } else out[rel] = `${(st.mode & 0o777).toString(8)} ${createHash("sha256").update(readFileSync(full)).digest("hex")}`;
+      } else
+        out[rel] = `${(st.mode & 0o777).toString(8)} ${createHash("sha256").update(readFileSync(full)).digest("hex")}`;
     }
   };
   walk(dir);
   return out;
 }
 
-const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8", env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" } });
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", args, {
+    cwd,
+    encoding: "utf8",
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: "t",
+      GIT_AUTHOR_EMAIL: "t@t",
+      GIT_COMMITTER_NAME: "t",
+      GIT_COMMITTER_EMAIL: "t@t",
+    },
+  });
 
 const BINARY = Buffer.from([0, 1, 2, 255, 254, 10, 13, 0]);
 
@@ -133,7 +160,13 @@ async function threePrompts(r: Rig, first: boolean) {
   return { states, script: s3 };
 }
 
-const FILES = { "a.txt": "alpha\nbeta\n", "old.txt": "to be removed\n", "run.sh": "#!/bin/sh\necho hi\n", "bin.dat": BINARY, "keep/deep.txt": "deep\n" };
+const FILES = {
+  "a.txt": "alpha\nbeta\n",
+  "old.txt": "to be removed\n",
+  "run.sh": "#!/bin/sh\necho hi\n",
+  "bin.dat": BINARY,
+  "keep/deep.txt": "deep\n",
+};
 
 describe("checkpoints: /rewind through the CLI", () => {
   it("puts every byte back to before each prompt, across -c runs, in a project that is not a git repository", async () => {
@@ -143,7 +176,9 @@ describe("checkpoints: /rewind through the CLI", () => {
 
     const list = await coil(r, ["--provider", "scripted", "--script", script, "-c", "-p", "/rewind"]);
     expect(list.code, list.stderr).toBe(0);
-    expect(list.stdout).toMatch(/1 .*"one: write and edit"[\s\S]*changed after it: (write: new.txt; edit: a.txt|edit: a.txt; write: new.txt)/);
+    expect(list.stdout).toMatch(
+      /1 .*"one: write and edit"[\s\S]*changed after it: (write: new.txt; edit: a.txt|edit: a.txt; write: new.txt)/,
+    );
     expect(list.stdout).toMatch(/2 .*"two: bash"\n\s+changed after it: bash: a.txt, gen\/sub\/g.txt, old.txt, run.sh/);
     expect(list.stdout).toMatch(/3 .*"three: both"\n\s+changed after it: write: a.txt; bash: bin.dat, gen\/sub\/g.txt/);
 
@@ -187,7 +222,9 @@ describe("checkpoints: /rewind through the CLI", () => {
     git(r.dir, "add", "a.txt");
     writeFileSync(join(r.dir, "a.txt"), "alpha\nbeta\nstaged\nunstaged\n");
     const gitState = () => ({
-      index: createHash("sha256").update(readFileSync(join(r.dir, ".git", "index"))).digest("hex"),
+      index: createHash("sha256")
+        .update(readFileSync(join(r.dir, ".git", "index")))
+        .digest("hex"),
       stash: git(r.dir, "stash", "list", "-p"),
       refs: git(r.dir, "for-each-ref"),
       head: git(r.dir, "rev-parse", "HEAD"),
@@ -213,7 +250,18 @@ describe("checkpoints: /rewind through the CLI", () => {
 - text: ok
 `,
     );
-    const run = (p: string, cont: boolean) => coil(r, ["--preset", join(r.root, "p.yaml"), "--provider", "scripted", "--script", s, ...(cont ? ["-c"] : []), "-p", p]);
+    const run = (p: string, cont: boolean) =>
+      coil(r, [
+        "--preset",
+        join(r.root, "p.yaml"),
+        "--provider",
+        "scripted",
+        "--script",
+        s,
+        ...(cont ? ["-c"] : []),
+        "-p",
+        p,
+      ]);
     expect((await run("change things", false)).code).toBe(0);
     const list = await run("/rewind", true);
     expect(list.stdout).toMatch(/not in the checkpoint: big.bin \(over 1024 bytes\), node_modules\/ \(ignored\)/);
@@ -236,27 +284,40 @@ describe("checkpoints: /rewind through the CLI", () => {
     expect(refused.stderr).toContain("/rewind 1 --force");
     expect(tree(r.dir)).toEqual(edited);
     // the conversation did not move either
-    expect((await coil(r, ["--provider", "scripted", "--script", script, "-c", "-p", "/rewind"])).stdout).toContain("three: both");
+    expect((await coil(r, ["--provider", "scripted", "--script", script, "-c", "-p", "/rewind"])).stdout).toContain(
+      "three: both",
+    );
     const forced = await coil(r, ["--provider", "scripted", "--script", script, "-c", "-p", "/rewind 1 --force"]);
     expect(forced.code, forced.stderr).toBe(0);
     expect(tree(r.dir)).toEqual(states[0]);
     // the overwritten edit is kept: the ref and the shadow repository are named, and git gives it back
     const [, ref, gitDir] = /kept as (\S+) in (\S+)\)/.exec(forced.stdout)!;
-    expect(execFileSync("git", ["--git-dir", gitDir!, "show", `${ref}:new.txt`], { encoding: "utf8" })).toBe("my own edit\n");
+    expect(execFileSync("git", ["--git-dir", gitDir!, "show", `${ref}:new.txt`], { encoding: "utf8" })).toBe(
+      "my own edit\n",
+    );
   });
 
   it("a run killed (SIGKILL) in the middle of its first turn can still be rewound after -c", async () => {
     const r = rig(FILES);
     const before = tree(r.dir);
-    const s = r.script("kill.yaml", `- toolCalls: [{ name: bash, arguments: { command: "rm old.txt && echo k > k.txt && sleep 5" } }]\n- text: never\n`);
-    const child = spawn(process.execPath, [BIN, "--provider", "scripted", "--script", s, "-p", "delete and wait"], { cwd: r.dir, env: childEnv({ COIL_HOME: r.home }), stdio: "ignore" });
+    const s = r.script(
+      "kill.yaml",
+      `- toolCalls: [{ name: bash, arguments: { command: "rm old.txt && echo k > k.txt && sleep 5" } }]\n- text: never\n`,
+    );
+    const child = spawn(process.execPath, [BIN, "--provider", "scripted", "--script", s, "-p", "delete and wait"], {
+      cwd: r.dir,
+      env: childEnv({ COIL_HOME: r.home }),
+      stdio: "ignore",
+    });
     const closed = new Promise((resolve) => child.on("close", resolve));
     for (let i = 0; i < 200 && !existsSync(join(r.dir, "k.txt")); i++) await new Promise((res) => setTimeout(res, 50));
     expect(existsSync(join(r.dir, "k.txt"))).toBe(true);
     child.kill("SIGKILL");
     await closed;
     const list = await coil(r, ["--provider", "scripted", "--script", s, "-c", "-p", "/rewind"]);
-    expect(list.stdout).toMatch(/1 .*"delete and wait"\n\s+changed after it: not recorded: coil stopped before the turn ended/);
+    expect(list.stdout).toMatch(
+      /1 .*"delete and wait"\n\s+changed after it: not recorded: coil stopped before the turn ended/,
+    );
     const ran = await coil(r, ["--provider", "scripted", "--script", s, "-c", "-p", "/rewind 1"]);
     expect(ran.code, ran.stderr).toBe(0);
     expect(tree(r.dir)).toEqual(before);
@@ -274,7 +335,15 @@ describe("checkpoints: /rewind through the CLI", () => {
     expect(pruned.code, pruned.stderr).toBe(0);
     expect(pruned.stdout).toContain("Pruned 4 checkpoints");
     expect((await coil(r, ["checkpoints", "list"])).stdout.trim().split("\n")).toHaveLength(3);
-    const gone = await coil(r, ["--provider", "scripted", "--script", join(r.root, "s3.yaml"), "-c", "-p", "/rewind 1 --code"]);
+    const gone = await coil(r, [
+      "--provider",
+      "scripted",
+      "--script",
+      join(r.root, "s3.yaml"),
+      "-c",
+      "-p",
+      "/rewind 1 --code",
+    ]);
     expect(gone.code).not.toBe(0);
     expect(gone.stderr).toContain("CHECKPOINT_PRUNED");
     const byAge = await coil(r, ["checkpoints", "prune", "--older-than", "0"]);
@@ -297,10 +366,23 @@ describe("checkpoints: the conversation after a rewind, as the Anthropic API see
   it("the next request holds only what came before the rewound prompt, every tool call answered", async () => {
     const r = rig(FILES);
     const run = (p: string, cont = true) =>
-      coil(r, ["--plugin", "provider-anthropic", "--model", "anthropic/claude-sonnet-4-5", ...(cont ? ["-c"] : []), "-p", p], { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: mock.url });
-    mock.push(reply([{ tool: { id: "toolu_1", name: "write", input: { path: "one.txt", content: "1\n" } } }]), text("wrote one"));
+      coil(
+        r,
+        ["--plugin", "provider-anthropic", "--model", "anthropic/claude-sonnet-4-5", ...(cont ? ["-c"] : []), "-p", p],
+        { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: mock.url },
+      );
+    mock.push(
+      reply([{ tool: { id: "toolu_1", name: "write", input: { path: "one.txt", content: "1\n" } } }]),
+      text("wrote one"),
+    );
     expect((await run("first prompt", false)).code).toBe(0);
-    mock.push(reply([{ text: "on it" }, { tool: { id: "toolu_2", name: "bash", input: { command: "rm a.txt && echo 2 > two.txt" } } }]), text("did two"));
+    mock.push(
+      reply([
+        { text: "on it" },
+        { tool: { id: "toolu_2", name: "bash", input: { command: "rm a.txt && echo 2 > two.txt" } } },
+      ]),
+      text("did two"),
+    );
     expect((await run("second prompt")).code).toBe(0);
     expect(existsSync(join(r.dir, "a.txt"))).toBe(false);
     const rew = await run("/rewind 2");
@@ -316,10 +398,9 @@ describe("checkpoints: the conversation after a rewind, as the Anthropic API see
     const seen = JSON.stringify(last.messages);
     expect(seen).toContain("first prompt");
     expect(seen).toContain("toolu_1");
-    expect(seen).not.toContain("second prompt\"");
+    expect(seen).not.toContain('second prompt"');
     expect(seen).not.toContain("toolu_2");
     expect(last.messages.at(-1)).toMatchObject({ role: "user" });
     expect(JSON.stringify(last.messages.at(-1))).toContain("second prompt, again");
   });
 });
-

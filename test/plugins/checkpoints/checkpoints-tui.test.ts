@@ -24,8 +24,18 @@ function setup(replies: string) {
   const dir = join(root, "project");
   mkdirSync(dir);
   writeFileSync(join(dir, "a.txt"), "alpha\n");
-  writeFileSync(join(root, "preset.yaml"), `extends: default\nplugins:\n  - provider-scripted:\n      recordTo: requests.jsonl\n      replies:\n${replies.replace(/^/gm, "        ")}\n`);
-  const pane = new Tmux({ dir: root, cwd: dir, cols: 100, rows: 40, env: { COIL_HOME: join(root, "home") }, command: `${process.execPath} ${BIN} --plugin ui-tui --provider scripted --preset ../preset.yaml` }).start();
+  writeFileSync(
+    join(root, "preset.yaml"),
+    `extends: default\nplugins:\n  - provider-scripted:\n      recordTo: requests.jsonl\n      replies:\n${replies.replace(/^/gm, "        ")}\n`,
+  );
+  const pane = new Tmux({
+    dir: root,
+    cwd: dir,
+    cols: 100,
+    rows: 40,
+    env: { COIL_HOME: join(root, "home") },
+    command: `${process.execPath} ${BIN} --plugin ui-tui --provider scripted --preset ../preset.yaml`,
+  }).start();
   panes.push(pane);
   return { root, dir, pane };
 }
@@ -41,7 +51,13 @@ async function escEsc(t: Tmux) {
 
 describe.skipIf(!hasTmux)("checkpoints: Esc Esc in the TUI", () => {
   it("opens the picker with a diff preview; confirming restores the files and the conversation, the prompt back in the editor", async () => {
-    const { root, dir, pane: t } = setup(`- toolCalls: [{ name: bash, arguments: { command: "echo changed > a.txt && echo new > n.txt" } }]\n- text: first done\n- text: fresh reply`);
+    const {
+      root,
+      dir,
+      pane: t,
+    } = setup(
+      `- toolCalls: [{ name: bash, arguments: { command: "echo changed > a.txt && echo new > n.txt" } }]\n- text: first done\n- text: fresh reply`,
+    );
     await t.waitFor(READY);
     t.type("change the files");
     t.keys("Enter");
@@ -75,7 +91,9 @@ describe.skipIf(!hasTmux)("checkpoints: Esc Esc in the TUI", () => {
   });
 
   it("asks before overwriting a file the user changed after the agent; No leaves everything", async () => {
-    const { dir, pane: t } = setup(`- toolCalls: [{ name: write, arguments: { path: a.txt, content: "by agent\\n" } }]\n- text: first done`);
+    const { dir, pane: t } = setup(
+      `- toolCalls: [{ name: write, arguments: { path: a.txt, content: "by agent\\n" } }]\n- text: first done`,
+    );
     await t.waitFor(READY);
     t.type("write it");
     t.keys("Enter");

@@ -4,7 +4,16 @@
  * Real files, real git, the shipped CLI.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,7 +26,8 @@ const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const temps: string[] = [];
 afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
 beforeAll(() => {
-  if (!existsSync(join(packageRoot(), "dist", "plugins", "checkpoints", "index.js"))) throw new Error("dist/ has no checkpoints plugin: run `npm run build`");
+  if (!existsSync(join(packageRoot(), "dist", "plugins", "checkpoints", "index.js")))
+    throw new Error("dist/ has no checkpoints plugin: run `npm run build`");
 });
 
 const TOOLS = `import { definePlugin, Type } from "coil";
@@ -43,7 +53,11 @@ function rig() {
   const script = (name: string, yaml: string) => (writeFileSync(join(root, name), yaml), join(root, name));
   const coil = (args: string[]) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [BIN, "--plugin", join(root, "tools.ts"), ...args], { cwd: dir, env: childEnv({ COIL_HOME: home }), stdio: ["pipe", "pipe", "pipe"] });
+      const child = spawn(process.execPath, [BIN, "--plugin", join(root, "tools.ts"), ...args], {
+        cwd: dir,
+        env: childEnv({ COIL_HOME: home }),
+        stdio: ["pipe", "pipe", "pipe"],
+      });
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -97,9 +111,22 @@ describe("checkpoints: when a snapshot is taken", () => {
   it("prunes to maxCount at the first snapshot of a run", async () => {
     const r = rig();
     writeFileSync(join(r.root, "p.yaml"), "extends: default\nplugins:\n  - checkpoints: { maxCount: 3 }\n");
-    const s = r.script("s.yaml", `- toolCalls: [{ name: bash, arguments: { command: "echo x >> a.txt" } }]\n- text: ok\n`);
+    const s = r.script(
+      "s.yaml",
+      `- toolCalls: [{ name: bash, arguments: { command: "echo x >> a.txt" } }]\n- text: ok\n`,
+    );
     for (let i = 0; i < 3; i++) {
-      const ran = await r.coil(["--preset", join(r.root, "p.yaml"), "--provider", "scripted", "--script", s, ...(i ? ["-c"] : []), "-p", `run ${i}`]);
+      const ran = await r.coil([
+        "--preset",
+        join(r.root, "p.yaml"),
+        "--provider",
+        "scripted",
+        "--script",
+        s,
+        ...(i ? ["-c"] : []),
+        "-p",
+        `run ${i}`,
+      ]);
       expect(ran.code, ran.stderr).toBe(0);
     }
     const left = await r.checkpoints();
@@ -115,7 +142,10 @@ describe("checkpoints: a folder that is a git repository of its own", () => {
     mkdirSync(join(r.dir, "sub"));
     execFileSync("git", ["init", "-q"], { cwd: join(r.dir, "sub") }); // no commit yet: git cannot even link it
     writeFileSync(join(r.dir, "sub", "s.txt"), "inner\n");
-    const s = r.script("s.yaml", `- toolCalls: [{ name: bash, arguments: { command: "echo more >> a.txt && echo changed > sub/s.txt" } }]\n- text: ok\n`);
+    const s = r.script(
+      "s.yaml",
+      `- toolCalls: [{ name: bash, arguments: { command: "echo more >> a.txt && echo changed > sub/s.txt" } }]\n- text: ok\n`,
+    );
     const ran = await r.coil(["--provider", "scripted", "--script", s, "-p", "change both"]);
     expect(ran.code, ran.stderr).toBe(0);
     expect(ran.stderr).not.toContain("no checkpoint");
@@ -137,9 +167,16 @@ describe("checkpoints without git", () => {
       const real = execFileSync("sh", ["-c", `command -v ${p}`], { encoding: "utf8" }).trim();
       symlinkSync(real, join(bin, p));
     }
-    const s = r.script("s.yaml", `- toolCalls: [{ name: bash, arguments: { command: "echo one >> a.txt" } }]\n- toolCalls: [{ name: write, arguments: { path: b.txt, content: "two" } }]\n- text: ok\n`);
+    const s = r.script(
+      "s.yaml",
+      `- toolCalls: [{ name: bash, arguments: { command: "echo one >> a.txt" } }]\n- toolCalls: [{ name: write, arguments: { path: b.txt, content: "two" } }]\n- text: ok\n`,
+    );
     const ran = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [BIN, "--provider", "scripted", "--script", s, "-p", "go"], { cwd: r.dir, env: { ...childEnv({ COIL_HOME: r.home }), PATH: bin }, stdio: ["ignore", "ignore", "pipe"] });
+      const child = spawn(process.execPath, [BIN, "--provider", "scripted", "--script", s, "-p", "go"], {
+        cwd: r.dir,
+        env: { ...childEnv({ COIL_HOME: r.home }), PATH: bin },
+        stdio: ["ignore", "ignore", "pipe"],
+      });
       let stderr = "";
       child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
       child.on("close", (code) => resolve({ code, stderr }));
@@ -174,8 +211,17 @@ describe("checkpoints: the shadow index lock", () => {
 describe("checkpoints over RPC", () => {
   it("refuses a rewind over the user's later edit, listing it; --force goes ahead", async () => {
     const r = rig();
-    const s = r.script("s.yaml", `- toolCalls: [{ name: write, arguments: { path: a.txt, content: "agent\\n" } }]\n- text: ok\n`);
-    const client = await RpcClient.start({ bin: BIN, cwd: r.dir, env: childEnv({ COIL_HOME: r.home }), args: ["--plugin", join(r.root, "tools.ts"), "--provider", "scripted", "--script", s], timeoutMs: 20_000 });
+    const s = r.script(
+      "s.yaml",
+      `- toolCalls: [{ name: write, arguments: { path: a.txt, content: "agent\\n" } }]\n- text: ok\n`,
+    );
+    const client = await RpcClient.start({
+      bin: BIN,
+      cwd: r.dir,
+      env: childEnv({ COIL_HOME: r.home }),
+      args: ["--plugin", join(r.root, "tools.ts"), "--provider", "scripted", "--script", s],
+      timeoutMs: 20_000,
+    });
     try {
       client.onUi(() => true); // a dialog would say yes: RPC must still refuse without asking
       await client.run("write it");
@@ -194,7 +240,12 @@ describe("checkpoints over RPC", () => {
 describe("parseRewindArgs", () => {
   it("reads the point and the options, and names a wrong one", () => {
     expect(parseRewindArgs("3 --code")).toMatchObject({ point: 3, code: true, conversation: false, force: false });
-    expect(parseRewindArgs("2 --conversation --force")).toMatchObject({ point: 2, code: false, conversation: true, force: true });
+    expect(parseRewindArgs("2 --conversation --force")).toMatchObject({
+      point: 2,
+      code: false,
+      conversation: true,
+      force: true,
+    });
     expect(parseRewindArgs("")).toMatchObject({ point: undefined, code: true, conversation: true });
     expect(() => parseRewindArgs("2 --cod")).toThrow(/unknown option --cod/);
     expect(() => parseRewindArgs("two")).toThrow(/expected a point number/);

@@ -3,7 +3,18 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { Agent, PluginHost, Type, definePlugin, estimateMessageTokens, textOf, type AgentMessage, type AssistantMessage, type ProviderRequest, type ToolResultMessage } from "../../../kernel/index.js";
+import {
+  Agent,
+  PluginHost,
+  Type,
+  definePlugin,
+  estimateMessageTokens,
+  textOf,
+  type AgentMessage,
+  type AssistantMessage,
+  type ProviderRequest,
+  type ToolResultMessage,
+} from "../../../kernel/index.js";
 import compaction, { parseSummary, planCut, summaryMessage } from "../../../plugins/compaction-summary/index.js";
 import type { ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import type { ScriptedReply } from "../../../plugins/provider-scripted/script.js";
@@ -31,25 +42,43 @@ function prng(seed: number) {
 }
 
 const isSummariser = (r: ProviderRequest) => r.system[0]?.id === "compaction-summary";
-const words = (rand: () => number, max: number) => "lorem ipsum dolor sit amet ".repeat(1 + Math.floor(rand() * max)).trim();
+const words = (rand: () => number, max: number) =>
+  "lorem ipsum dolor sit amet ".repeat(1 + Math.floor(rand() * max)).trim();
 let ts = 1;
 const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: ts++ });
-const assistant = (content: AssistantMessage["content"], stopReason: AssistantMessage["stopReason"] = "stop"): AssistantMessage => ({
+const assistant = (
+  content: AssistantMessage["content"],
+  stopReason: AssistantMessage["stopReason"] = "stop",
+): AssistantMessage => ({
   role: "assistant",
   content,
   provider: "scripted",
   model: "scripted",
-  usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+  usage: {
+    input: 0,
+    output: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  },
   stopReason,
   timestamp: ts++,
 });
-const result = (id: string, name: string, text: string, isError = false): ToolResultMessage => ({ role: "toolResult", toolCallId: id, toolName: name, content: [{ type: "text", text }], isError, timestamp: ts++ });
+const result = (id: string, name: string, text: string, isError = false): ToolResultMessage => ({
+  role: "toolResult",
+  toolCallId: id,
+  toolName: name,
+  content: [{ type: "text", text }],
+  isError,
+  timestamp: ts++,
+});
 
 /** A random but well-formed history: turns of user → (assistant with calls → results)* → answer, with steering, custom messages, errors. */
 function randomHistory(rand: () => number): AgentMessage[] {
   const out: AgentMessage[] = [];
   let call = 0;
-  if (rand() < 0.3) out.push(summaryMessage({ summary: "## Goal\nearlier work", readFiles: ["old.ts"], modifiedFiles: [] }));
+  if (rand() < 0.3)
+    out.push(summaryMessage({ summary: "## Goal\nearlier work", readFiles: ["old.ts"], modifiedFiles: [] }));
   const turns = 1 + Math.floor(rand() * 6);
   for (let t = 0; t < turns; t++) {
     out.push(user(words(rand, 80)));
@@ -64,11 +93,17 @@ function randomHistory(rand: () => number): AgentMessage[] {
         const name = ["read", "edit", "bash", "grep"][Math.floor(rand() * 4)]!;
         const id = `call_${++call}`;
         ids.push([id, name]);
-        content.push({ type: "toolCall", id, name, arguments: { path: `src/f${Math.floor(rand() * 20)}.ts`, command: "ls" } });
+        content.push({
+          type: "toolCall",
+          id,
+          name,
+          arguments: { path: `src/f${Math.floor(rand() * 20)}.ts`, command: "ls" },
+        });
       }
       out.push(assistant(content, "toolUse"));
       for (const [id, name] of ids) out.push(result(id, name, words(rand, 200), rand() < 0.1));
-      if (rand() < 0.15) out.push({ role: "custom", customType: "note", content: "a note", display: true, timestamp: ts++ });
+      if (rand() < 0.15)
+        out.push({ role: "custom", customType: "note", content: "a note", display: true, timestamp: ts++ });
       if (rand() < 0.15) out.push(user(`steer: ${words(rand, 5)}`));
     }
     if (t < turns - 1 || rand() < 0.7) out.push(assistant([{ type: "text", text: words(rand, 40) }]));
@@ -129,7 +164,9 @@ describe("compaction-summary: where it cuts", () => {
   it("splits an oversized turn: the early part of the turn gets its own summary", () => {
     const history: AgentMessage[] = [user("do the big task")];
     for (let i = 0; i < 30; i++) {
-      history.push(assistant([{ type: "toolCall", id: `c${i}`, name: "read", arguments: { path: `f${i}.ts` } }], "toolUse"));
+      history.push(
+        assistant([{ type: "toolCall", id: `c${i}`, name: "read", arguments: { path: `f${i}.ts` } }], "toolUse"),
+      );
       history.push(result(`c${i}`, "read", "x".repeat(400)));
     }
     const plan = planCut(history, 1_000)!;
@@ -153,7 +190,12 @@ describe("compaction-summary: summaries", () => {
         [
           { type: "toolCall", id: `r${n}`, name: "read", arguments: { path: `src/read${n}.ts` } },
           { type: "toolCall", id: `e${n}`, name: "edit", arguments: { path: `src/edit${n}.ts`, edits: [] } },
-          { type: "toolCall", id: `w${n}`, name: "write", arguments: { path: n === 3 ? "src/read1.ts" : `src/new${n}.ts`, content: "x" } },
+          {
+            type: "toolCall",
+            id: `w${n}`,
+            name: "write",
+            arguments: { path: n === 3 ? "src/read1.ts" : `src/new${n}.ts`, content: "x" },
+          },
         ],
         "toolUse",
       ),
@@ -169,7 +211,11 @@ describe("compaction-summary: summaries", () => {
       if (n > 1) agent.replaceMessages([...agent.state.messages, ...round(n)]);
       scripted.push((r) => ({ text: `## Goal\nsummary number ${n} (${isSummariser(r)})` }));
       await agent.compact(n === 3 ? "focus on the edits" : undefined).catch((e) => {
-        throw new Error(`${e.message}: ${diagnostics().map((d) => d.message).join("; ")}`);
+        throw new Error(
+          `${e.message}: ${diagnostics()
+            .map((d) => d.message)
+            .join("; ")}`,
+        );
       });
     }
     const summariser = scripted.requests.filter(isSummariser);
@@ -181,19 +227,38 @@ describe("compaction-summary: summaries", () => {
     expect(prompt(2)).toContain("focus on the edits");
     const parts = parseSummary(agent.state.messages[0])!;
     expect(parts.summary).toBe("## Goal\nsummary number 3 (true)");
-    expect(parts.modifiedFiles).toEqual(["src/edit1.ts", "src/new1.ts", "src/edit2.ts", "src/new2.ts", "src/edit3.ts", "src/read1.ts"]);
+    expect(parts.modifiedFiles).toEqual([
+      "src/edit1.ts",
+      "src/new1.ts",
+      "src/edit2.ts",
+      "src/new2.ts",
+      "src/edit3.ts",
+      "src/read1.ts",
+    ]);
     expect(parts.readFiles).toEqual(["src/read2.ts", "src/read3.ts"]); // read1 was later written: listed as modified
     const events = host.taps.filter((t) => t.hook === "compact").map((t) => t.plugin);
     expect(events).toEqual(["compaction-summary"]);
   });
 
   it("summarising failure changes nothing and says why; /compact reports it", async () => {
-    const history = [user("a ".repeat(500)), assistant([{ type: "text", text: "b ".repeat(500) }]), user("c"), assistant([{ type: "text", text: "d" }])];
-    const { agent, scripted, host, diagnostics } = createTestAgent({ plugins: [[compaction, { keepRecentTokens: 10 }]], agent: { messages: history } });
+    const history = [
+      user("a ".repeat(500)),
+      assistant([{ type: "text", text: "b ".repeat(500) }]),
+      user("c"),
+      assistant([{ type: "text", text: "d" }]),
+    ];
+    const { agent, scripted, host, diagnostics } = createTestAgent({
+      plugins: [[compaction, { keepRecentTokens: 10 }]],
+      agent: { messages: history },
+    });
     scripted.push({ error: "rate limited (429)" }, { error: "overloaded" });
     await expect(agent.compact()).rejects.toThrow(/NO_COMPACTION/);
     expect(agent.state.messages).toEqual(history);
-    expect(diagnostics().map((d) => d.message).join("\n")).toContain("summarising with scripted/scripted failed: rate limited (429)");
+    expect(
+      diagnostics()
+        .map((d) => d.message)
+        .join("\n"),
+    ).toContain("summarising with scripted/scripted failed: rate limited (429)");
     const out = await host.commands.get("compact")!.run("", agent);
     expect(out).toContain("overloaded");
     expect(agent.state.messages).toEqual(history);
@@ -212,8 +277,13 @@ describe("compaction-summary: summaries", () => {
 
   it("compacts on a context-overflow error and retries the request once", async () => {
     const history = [user("a ".repeat(2000)), assistant([{ type: "text", text: "b ".repeat(2000) }])];
-    const { agent, scripted, events } = createTestAgent({ plugins: [[compaction, { keepRecentTokens: 100 }]], agent: { messages: history } });
-    scripted.push({ error: "prompt is too long", errorCode: "context_overflow" }, summariserReply(), (r) => ({ text: `retried with ${r.messages.length} messages` }));
+    const { agent, scripted, events } = createTestAgent({
+      plugins: [[compaction, { keepRecentTokens: 100 }]],
+      agent: { messages: history },
+    });
+    scripted.push({ error: "prompt is too long", errorCode: "context_overflow" }, summariserReply(), (r) => ({
+      text: `retried with ${r.messages.length} messages`,
+    }));
     const run = await agent.prompt("go on");
     expect(run.stopReason).toBe("stop");
     expect(textOf(run.messages.at(-1))).toBe("retried with 3 messages"); // the summary, the kept reply, "go on"
@@ -239,17 +309,22 @@ describe("compaction-summary: long runs", () => {
       cwd: process.cwd(),
       scripted: { chunkSize: 4096 },
       plugins: [step, [compaction, { keepRecentTokens: 2_000 }]],
-      agent: { model: { id: "scripted", provider: "scripted", contextWindow: 12_000, maxOutput: 2_000 }, reserveTokens: 2_000 },
+      agent: {
+        model: { id: "scripted", provider: "scripted", contextWindow: 12_000, maxOutput: 2_000 },
+        reserveTokens: 2_000,
+      },
     });
     const scripted = host.services.get("scripted") as ScriptedService;
     let main = 0;
     const invalid: string[] = [];
     const responder = (r: ProviderRequest): ScriptedReply => {
-      if (isSummariser(r)) return { text: `## Goal\nrun 200 steps\n## Progress\nat step ${main}`, usage: { input: 3_000, output: 100 } };
+      if (isSummariser(r))
+        return { text: `## Goal\nrun 200 steps\n## Progress\nat step ${main}`, usage: { input: 3_000, output: 100 } };
       invalid.push(...historyProblems(r.messages));
       const input = r.messages.reduce((n, m) => n + estimateMessageTokens(m), 0) + 300;
       main++;
-      if (main <= 200) return { toolCalls: [{ name: "step", arguments: { n: main } }], usage: { input, output: 20, cacheRead: 0 } };
+      if (main <= 200)
+        return { toolCalls: [{ name: "step", arguments: { n: main } }], usage: { input, output: 20, cacheRead: 0 } };
       return { text: "all 200 steps done", usage: { input, output: 10 } };
     };
     for (let i = 0; i < 260; i++) scripted.push(responder);
@@ -266,21 +341,33 @@ describe("compaction-summary: long runs", () => {
     const summariser = scripted.requests.filter(isSummariser);
     expect(textOf(summariser[0]!.messages[0])).toContain("early part of the current turn");
     expect(textOf(summariser[0]!.messages[0])).toContain("[user]\nrun the step tool 200 times");
-    expect(textOf(summariser[1]!.messages[0])).toContain("<previous-summary>\n## Current turn (its early part, summarised)");
+    expect(textOf(summariser[1]!.messages[0])).toContain(
+      "<previous-summary>\n## Current turn (its early part, summarised)",
+    );
     expect(parseSummary(agent.state.messages[0])!.summary).toContain("## Goal\nrun 200 steps");
   });
 });
 
 describe("compaction-summary: context windows", () => {
   const system = [{ id: "role", text: "You are a coding agent. ".repeat(170) }]; // ~1,000 tokens, sent with every request
-  for (const [window, maxOutput] of [[8_192, 2_048], [16_384, 2_048], [32_768, 4_096], [200_000, 32_000]] as const) {
+  for (const [window, maxOutput] of [
+    [8_192, 2_048],
+    [16_384, 2_048],
+    [32_768, 4_096],
+    [200_000, 32_000],
+  ] as const) {
     it(`a ${window.toLocaleString("en-US")}-token window with the default reserve compacts only when the context is near full`, async () => {
       const stepTokens = Math.floor(window / 16);
       const steps = 48;
       const step = definePlugin({
         id: "step-tool",
         setup(ctx) {
-          ctx.tools.register({ name: "step", description: "one step", parameters: Type.Object({ n: Type.Integer() }), execute: async (a) => ({ content: [{ type: "text", text: `step ${a.n}: ${"y".repeat(stepTokens * 4)}` }] }) });
+          ctx.tools.register({
+            name: "step",
+            description: "one step",
+            parameters: Type.Object({ n: Type.Integer() }),
+            execute: async (a) => ({ content: [{ type: "text", text: `step ${a.n}: ${"y".repeat(stepTokens * 4)}` }] }),
+          });
         },
       });
       const { agent, scripted, events, diagnostics } = createTestAgent({
@@ -290,11 +377,16 @@ describe("compaction-summary: context windows", () => {
       let main = 0;
       const sizes: number[] = [];
       const responder = (r: ProviderRequest): ScriptedReply => {
-        const input = r.messages.reduce((n, m) => n + estimateMessageTokens(m), 0) + r.system.reduce((n, b) => n + Math.ceil(b.text.length / 4), 0);
-        if (isSummariser(r)) return { text: `## Goal\nrun ${steps} steps\n## Progress\nat step ${main}`, usage: { input, output: 50 } };
+        const input =
+          r.messages.reduce((n, m) => n + estimateMessageTokens(m), 0) +
+          r.system.reduce((n, b) => n + Math.ceil(b.text.length / 4), 0);
+        if (isSummariser(r))
+          return { text: `## Goal\nrun ${steps} steps\n## Progress\nat step ${main}`, usage: { input, output: 50 } };
         sizes.push(input);
         main++;
-        return main <= steps ? { toolCalls: [{ name: "step", arguments: { n: main } }], usage: { input, output: 20 } } : { text: "all steps done", usage: { input, output: 10 } };
+        return main <= steps
+          ? { toolCalls: [{ name: "step", arguments: { n: main } }], usage: { input, output: 20 } }
+          : { text: "all steps done", usage: { input, output: 10 } };
       };
       for (let i = 0; i < 3 * steps; i++) scripted.push(responder);
       const run = await agent.prompt(`run the step tool ${steps} times`);
@@ -319,12 +411,18 @@ describe("compaction-summary: it must shrink the context", () => {
   it("/compact whose summary would be larger than what it replaces says so and changes nothing", async () => {
     const dirs = tempDirs("coil-compaction-");
     temps.push(dirs.root);
-    const rig = await startRig({ ...dirs, plugins: [[compaction, { keepRecentTokens: 5 }]], script: [{ text: "short answer" }, { text: "ok" }, summariserReply(`## Goal\n${"a long summary ".repeat(400)}`)] });
+    const rig = await startRig({
+      ...dirs,
+      plugins: [[compaction, { keepRecentTokens: 5 }]],
+      script: [{ text: "short answer" }, { text: "ok" }, summariserReply(`## Goal\n${"a long summary ".repeat(400)}`)],
+    });
     await rig.agent.prompt("short question");
     await rig.agent.prompt("another");
     const before = rig.agent.state.messages;
     const out = await rig.host.commands.get("compact")!.run("", rig.agent);
-    expect(out).toMatch(/^coil: compaction would not shrink the context \([\d,]+ → [\d,]+ tokens\), the context is unchanged/);
+    expect(out).toMatch(
+      /^coil: compaction would not shrink the context \([\d,]+ → [\d,]+ tokens\), the context is unchanged/,
+    );
     expect(rig.agent.state.messages).toEqual(before);
     const file = rig.session.file!;
     await rig.stop();
@@ -332,49 +430,90 @@ describe("compaction-summary: it must shrink the context", () => {
   });
 
   it("a strategy whose result is not smaller is refused by the loop", async () => {
-    const grow = definePlugin({ id: "grow", setup: (ctx) => ctx.tap("compact", (req) => ({ messages: [...req.messages, user("more")] })) });
+    const grow = definePlugin({
+      id: "grow",
+      setup: (ctx) => ctx.tap("compact", (req) => ({ messages: [...req.messages, user("more")] })),
+    });
     const history = [user("a ".repeat(400)), assistant([{ type: "text", text: "b" }])];
     const { agent, diagnostics } = createTestAgent({ plugins: [[grow]], agent: { messages: history } });
     await expect(agent.compact()).rejects.toThrow(/NO_COMPACTION.*grow.*did not shrink the context/);
     expect(agent.state.messages).toEqual(history);
-    expect(diagnostics().map((d) => d.message).join("\n")).toContain("did not shrink");
+    expect(
+      diagnostics()
+        .map((d) => d.message)
+        .join("\n"),
+    ).toContain("did not shrink");
   });
 
   it("on a context overflow, the request is retried only when compaction made it smaller", async () => {
     const history = [user("a ".repeat(2000)), assistant([{ type: "text", text: "b ".repeat(2000) }])];
-    const { agent, scripted, diagnostics } = createTestAgent({ plugins: [[compaction, { keepRecentTokens: 100 }]], agent: { messages: history } });
-    scripted.push({ error: "prompt is too long", errorCode: "context_overflow" }, summariserReply(`## Goal\n${"an enormous summary ".repeat(1500)}`), { text: "must not be asked" });
+    const { agent, scripted, diagnostics } = createTestAgent({
+      plugins: [[compaction, { keepRecentTokens: 100 }]],
+      agent: { messages: history },
+    });
+    scripted.push(
+      { error: "prompt is too long", errorCode: "context_overflow" },
+      summariserReply(`## Goal\n${"an enormous summary ".repeat(1500)}`),
+      { text: "must not be asked" },
+    );
     const run = await agent.prompt("go on");
     expect(run.stopReason).toBe("error");
     expect(run.error).toContain("prompt is too long");
     expect(scripted.requests.filter((r) => !isSummariser(r))).toHaveLength(1);
-    expect(diagnostics().map((d) => d.message).join("\n")).toMatch(/would not shrink the context/);
+    expect(
+      diagnostics()
+        .map((d) => d.message)
+        .join("\n"),
+    ).toMatch(/would not shrink the context/);
     expect(agent.state.messages.slice(0, 2)).toEqual(history);
   });
 
   it("the retried request after an overflow is smaller than the one that failed", async () => {
-    const history = [user("a ".repeat(2000)), assistant([{ type: "text", text: "b ".repeat(2000) }]), user("c ".repeat(2000)), assistant([{ type: "text", text: "d" }])];
-    const { agent, scripted } = createTestAgent({ plugins: [[compaction, { keepRecentTokens: 100 }]], agent: { messages: history } });
-    scripted.push({ error: "prompt is too long", errorCode: "context_overflow" }, summariserReply(), { text: "fits now" });
+    const history = [
+      user("a ".repeat(2000)),
+      assistant([{ type: "text", text: "b ".repeat(2000) }]),
+      user("c ".repeat(2000)),
+      assistant([{ type: "text", text: "d" }]),
+    ];
+    const { agent, scripted } = createTestAgent({
+      plugins: [[compaction, { keepRecentTokens: 100 }]],
+      agent: { messages: history },
+    });
+    scripted.push({ error: "prompt is too long", errorCode: "context_overflow" }, summariserReply(), {
+      text: "fits now",
+    });
     const run = await agent.prompt("go on");
     expect(run.stopReason).toBe("stop");
-    const [failed, retried] = scripted.requests.filter((r) => !isSummariser(r)).map((r) => r.messages.reduce((n, m) => n + estimateMessageTokens(m), 0));
+    const [failed, retried] = scripted.requests
+      .filter((r) => !isSummariser(r))
+      .map((r) => r.messages.reduce((n, m) => n + estimateMessageTokens(m), 0));
     expect(retried).toBeLessThan(failed! * 0.75);
   });
 
   it("a threshold compaction that cannot get under the limit says so, and is not retried before the context grows", async () => {
     // The newest message alone is over the limit: it is kept, so compaction cannot get under it.
-    const history = [user("old ".repeat(500)), assistant([{ type: "text", text: "old answer ".repeat(200) }]), user("x ".repeat(28_000))];
+    const history = [
+      user("old ".repeat(500)),
+      assistant([{ type: "text", text: "old answer ".repeat(200) }]),
+      user("x ".repeat(28_000)),
+    ];
     const { agent, scripted, events, diagnostics } = createTestAgent({
       plugins: [[compaction, { keepRecentTokens: 100 }]],
-      agent: { model: { id: "small", provider: "scripted", contextWindow: 16_384, maxOutput: 2_048 }, messages: history.slice(0, 2) },
+      agent: {
+        model: { id: "small", provider: "scripted", contextWindow: 16_384, maxOutput: 2_048 },
+        messages: history.slice(0, 2),
+      },
     });
     scripted.push(summariserReply(), { text: "answer one" }, { text: "answer two" });
     await agent.prompt(history[2]!);
     await agent.prompt("short");
     expect(events.filter((e) => e.type === "compaction")).toHaveLength(1);
     expect(scripted.requests.filter(isSummariser)).toHaveLength(1);
-    expect(diagnostics().map((d) => d.message).join("\n")).toMatch(/still over the compaction limit/);
+    expect(
+      diagnostics()
+        .map((d) => d.message)
+        .join("\n"),
+    ).toMatch(/still over the compaction limit/);
   });
 });
 
@@ -386,7 +525,10 @@ describe("compaction-summary: abort listeners", () => {
     process.env.COMPACTION_TEST_KEY = KEY;
     const mock = await startMockOpenAI({ key: KEY });
     const models = join(home, "models.yaml");
-    writeFileSync(models, `providers:\n  local:\n    api: openai-completions\n    baseUrl: ${mock.url}\n    apiKeyEnv: COMPACTION_TEST_KEY\n    models:\n      - id: small\n        contextWindow: 8192\n        maxOutput: 1024\n`);
+    writeFileSync(
+      models,
+      `providers:\n  local:\n    api: openai-completions\n    baseUrl: ${mock.url}\n    apiKeyEnv: COMPACTION_TEST_KEY\n    models:\n      - id: small\n        contextWindow: 8192\n        maxOutput: 1024\n`,
+    );
     const warnings: string[] = [];
     const onWarning = (w: Error) => void warnings.push(`${w.name}: ${w.message}`);
     process.on("warning", onWarning);
@@ -395,8 +537,16 @@ describe("compaction-summary: abort listeners", () => {
       const probe = definePlugin({
         id: "probe",
         setup(ctx) {
-          ctx.tools.register({ name: "step", description: "one step", parameters: Type.Object({}), execute: async () => ({ content: [{ type: "text", text: "z".repeat(12_000) }] }) });
-          ctx.tap("before_request", (_request, turn) => void listeners.push(getEventListeners(turn.signal, "abort").length));
+          ctx.tools.register({
+            name: "step",
+            description: "one step",
+            parameters: Type.Object({}),
+            execute: async () => ({ content: [{ type: "text", text: "z".repeat(12_000) }] }),
+          });
+          ctx.tap(
+            "before_request",
+            (_request, turn) => void listeners.push(getEventListeners(turn.signal, "abort").length),
+          );
         },
       });
       const host = new PluginHost({ cwd: home });
@@ -409,13 +559,20 @@ describe("compaction-summary: abort listeners", () => {
           JSON.stringify(body.messages?.[0] ?? "").includes("working memory of a coding agent")
             ? chat({ text: "## Goal\nrun the steps", usage: { prompt: 500, completion: 10 } })
             : ++main <= 30
-              ? chat({ tools: [{ id: `call_${main}`, name: "step", args: {} }], finish: "tool_calls", usage: { prompt: Math.ceil(JSON.stringify(body).length / 4), completion: 10 } })
+              ? chat({
+                  tools: [{ id: `call_${main}`, name: "step", args: {} }],
+                  finish: "tool_calls",
+                  usage: { prompt: Math.ceil(JSON.stringify(body).length / 4), completion: 10 },
+                })
               : chat({ text: "done" }),
         );
       }
       const compactions: number[] = [];
       host.subscribe("compaction", (e) => void (e.type === "compaction" && compactions.push(e.tokensBefore)));
-      const agent = new Agent(host, { provider: "local", model: host.providers.get("local")!.models!.find((m) => m.id === "small")! });
+      const agent = new Agent(host, {
+        provider: "local",
+        model: host.providers.get("local")!.models!.find((m) => m.id === "small")!,
+      });
       const run = await agent.prompt("run the step tool 30 times");
       expect(run.error).toBeUndefined();
       expect(textOf(run.messages.at(-1))).toBe("done");
@@ -438,7 +595,12 @@ describe("compaction-summary: the session", () => {
     const reader = definePlugin({
       id: "fake-read",
       setup(ctx) {
-        ctx.tools.register({ name: "read", description: "read", parameters: Type.Object({ path: Type.String() }), execute: async (a) => ({ content: [{ type: "text", text: `${a.path}: ${"text ".repeat(200)}` }] }) });
+        ctx.tools.register({
+          name: "read",
+          description: "read",
+          parameters: Type.Object({ path: Type.String() }),
+          execute: async (a) => ({ content: [{ type: "text", text: `${a.path}: ${"text ".repeat(200)}` }] }),
+        });
       },
     });
     const rig = await startRig({
@@ -456,13 +618,22 @@ describe("compaction-summary: the session", () => {
     await rig.agent.prompt("read a and b");
     await rig.agent.prompt("and now?");
     const out = await rig.host.commands.get("compact")!.run("", rig.agent);
-    expect(out).toMatch(/^Compacted: [\d,]+ → [\d,]+ tokens\. \d+ messages summarised by scripted\/scripted, \d+ kept verbatim\.$/);
+    expect(out).toMatch(
+      /^Compacted: [\d,]+ → [\d,]+ tokens\. \d+ messages summarised by scripted\/scripted, \d+ kept verbatim\.$/,
+    );
     await rig.agent.prompt("continue");
     const file = rig.session.file!;
-    const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const lines = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     const entries = lines.filter((e) => e.type === "compaction");
     expect(entries).toHaveLength(1); // recorded once, by the strategy
-    expect(entries[0]).toMatchObject({ by: "compaction-summary", summary: "## Goal\nread files", details: { readFiles: ["a.ts", "b.ts"], modifiedFiles: [] } });
+    expect(entries[0]).toMatchObject({
+      by: "compaction-summary",
+      summary: "## Goal\nread files",
+      details: { readFiles: ["a.ts", "b.ts"], modifiedFiles: [] },
+    });
     expect(entries[0].firstKeptEntryId).toEqual(expect.any(String));
     expect(entries[0].tokensBefore).toBeGreaterThan(entries[0].tokensAfter);
     const live = rig.agent.state.messages;

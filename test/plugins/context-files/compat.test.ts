@@ -25,8 +25,9 @@ beforeEach(() => {
   process.env.HOME = user;
 });
 afterEach(() => {
-  for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
-  else process.env[k] = v;
+  for (const [k, v] of Object.entries(saved))
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
 });
 
 function write(path: string, text: string) {
@@ -65,7 +66,10 @@ describe("context files where Claude Code, Codex and Pi users keep them", () => 
       "repo/.claude/rules/b.md",
       "repo/CLAUDE.local.md",
     ]);
-    expect(names(service(repo, { compat: { claude: false, pi: false } }))).toEqual(["user/.codex/AGENTS.md", "repo/AGENTS.override.md"]);
+    expect(names(service(repo, { compat: { claude: false, pi: false } }))).toEqual([
+      "user/.codex/AGENTS.md",
+      "repo/AGENTS.override.md",
+    ]);
     expect(names(service(repo, { compat: { agents: false, claude: false, pi: false } }))).toEqual(["repo/AGENTS.md"]);
   });
 
@@ -85,24 +89,36 @@ describe("context files where Claude Code, Codex and Pi users keep them", () => 
       ["a/b/AGENTS.md", "b agents"],
       ["a/b/CLAUDE.md", "b claude"],
     ]);
-    expect(s.places()).toContainEqual({ path: join(repo, "CLAUDE.md"), status: "skipped", reason: `same text as ${join(repo, "AGENTS.md")}; loaded once` });
-    expect(s.places()).toContainEqual({ path: join(a, "CLAUDE.md"), status: "skipped", reason: `same file as ${join(a, "AGENTS.md")} (a link); loaded once` });
+    expect(s.places()).toContainEqual({
+      path: join(repo, "CLAUDE.md"),
+      status: "skipped",
+      reason: `same text as ${join(repo, "AGENTS.md")}; loaded once`,
+    });
+    expect(s.places()).toContainEqual({
+      path: join(a, "CLAUDE.md"),
+      status: "skipped",
+      reason: `same file as ${join(a, "AGENTS.md")} (a link); loaded once`,
+    });
   });
 
   it("expands @imports relative to the file, not in code, up to 5 levels; cycles and missing files are noted", () => {
-    write(join(repo, "CLAUDE.md"), [
-      "Follow @docs/style.md and see @~/personal.md.",
-      "Not an import: `@docs/code-span.md`, nor mail@example.com.",
-      "```",
-      "@docs/in-fence.md",
-      "```",
-      "Also @missing/file.md.",
-    ].join("\n"));
+    write(
+      join(repo, "CLAUDE.md"),
+      [
+        "Follow @docs/style.md and see @~/personal.md.",
+        "Not an import: `@docs/code-span.md`, nor mail@example.com.",
+        "```",
+        "@docs/in-fence.md",
+        "```",
+        "Also @missing/file.md.",
+      ].join("\n"),
+    );
     write(join(user, "personal.md"), "personal notes");
     write(join(repo, "docs", "style.md"), "style: tabs. More in @../shared/deep1.md");
     write(join(repo, "docs", "code-span.md"), "CODE SPAN FILE");
     write(join(repo, "docs", "in-fence.md"), "FENCE FILE");
-    for (let i = 1; i <= 6; i++) write(join(repo, "shared", `deep${i}.md`), `level ${i}${i < 6 ? ` @deep${i + 1}.md` : ""}`);
+    for (let i = 1; i <= 6; i++)
+      write(join(repo, "shared", `deep${i}.md`), `level ${i}${i < 6 ? ` @deep${i + 1}.md` : ""}`);
     write(join(repo, "shared", "cycle.md"), "cycle back to @../CLAUDE.md");
     write(join(repo, "shared", "deep2.md"), "level 2 @deep3.md and @cycle.md");
     const [file] = service(repo, { home: false }).files();
@@ -112,7 +128,9 @@ describe("context files where Claude Code, Codex and Pi users keep them", () => 
     expect(text).toContain("level 4");
     expect(text).not.toContain("level 5");
     expect(text).toContain("@deep5.md not expanded: imports are followed 5 levels deep");
-    expect(text).toContain(`${join(repo, "shared", "cycle.md")}: @../CLAUDE.md imports a file that imports it (a cycle)`);
+    expect(text).toContain(
+      `${join(repo, "shared", "cycle.md")}: @../CLAUDE.md imports a file that imports it (a cycle)`,
+    );
     expect(text).toContain(`@missing/file.md not found (looked for ${join(repo, "missing", "file.md")})`);
     expect(text).not.toContain("CODE SPAN FILE");
     expect(text).not.toContain("FENCE FILE");
@@ -129,15 +147,23 @@ describe("nested instructions and reading once per run", () => {
     const kit = createTestKit({
       cwd: repo,
       plugins: [toolsCoding, systemPrompt, contextFiles],
-      replies: [{ toolCalls: [{ name: "read", arguments: { path: "pkg/src/a.ts" } }] }, { toolCalls: [{ name: "read", arguments: { path: "pkg/src/b.ts" } }] }, { text: "done" }],
+      replies: [
+        { toolCalls: [{ name: "read", arguments: { path: "pkg/src/a.ts" } }] },
+        { toolCalls: [{ name: "read", arguments: { path: "pkg/src/b.ts" } }] },
+        { text: "done" },
+      ],
     });
     await kit.run("read them");
     const [first, second] = kit.toolResults("read").map((r) => kit.text(r));
     expect(first).toContain("export const a = 1;");
-    expect(first).toContain(`[coil: instructions for ${join(repo, "pkg")}/, which apply to work in that folder; loaded on first use]`);
+    expect(first).toContain(
+      `[coil: instructions for ${join(repo, "pkg")}/, which apply to work in that folder; loaded on first use]`,
+    );
     expect(first).toContain("PKG RULES");
     expect(second).not.toContain("PKG RULES");
-    expect(kit.requests.map((r) => JSON.stringify(r.system))).toEqual(Array(3).fill(JSON.stringify(kit.requests[0]!.system)));
+    expect(kit.requests.map((r) => JSON.stringify(r.system))).toEqual(
+      Array(3).fill(JSON.stringify(kit.requests[0]!.system)),
+    );
     expect(project(kit.requests[0]!.system)).not.toContain("PKG RULES");
     const places = (kit.host.services.get("context-files") as ContextFilesService).places();
     expect(places).toContainEqual({ path: join(repo, "pkg", "AGENTS.md"), status: "loaded" });
@@ -147,11 +173,19 @@ describe("nested instructions and reading once per run", () => {
   it("a resumed session that already has a folder's instructions does not get them again", async () => {
     write(join(repo, "pkg", "AGENTS.md"), "PKG RULES");
     write(join(repo, "pkg", "a.ts"), "a\n");
-    const first = createTestKit({ cwd: repo, plugins: [toolsCoding, systemPrompt, contextFiles], replies: [{ toolCalls: [{ name: "read", arguments: { path: "pkg/a.ts" } }] }, { text: "done" }] });
+    const first = createTestKit({
+      cwd: repo,
+      plugins: [toolsCoding, systemPrompt, contextFiles],
+      replies: [{ toolCalls: [{ name: "read", arguments: { path: "pkg/a.ts" } }] }, { text: "done" }],
+    });
     await first.run("read");
     expect(first.text(first.toolResults("read")[0])).toContain("PKG RULES");
     // A new process resumes the session: same history, fresh plugins.
-    const second = createTestKit({ cwd: repo, plugins: [toolsCoding, systemPrompt, contextFiles], replies: [{ toolCalls: [{ name: "read", arguments: { path: "pkg/a.ts" } }] }, { text: "done" }] });
+    const second = createTestKit({
+      cwd: repo,
+      plugins: [toolsCoding, systemPrompt, contextFiles],
+      replies: [{ toolCalls: [{ name: "read", arguments: { path: "pkg/a.ts" } }] }, { text: "done" }],
+    });
     second.agent.replaceMessages(first.agent.state.messages);
     await second.run("read again");
     const results = second.toolResults("read");
@@ -165,7 +199,9 @@ describe("nested instructions and reading once per run", () => {
     write(join(repo, "AGENTS.md"), "version one");
     const kit = createTestKit({ cwd: repo, plugins: [toolsCoding, systemPrompt, contextFiles] });
     const scripted = kit.host.services.get("scripted") as ScriptedService;
-    scripted.push({ toolCalls: [{ name: "write", arguments: { path: join(repo, "AGENTS.md"), content: "version two" } }] });
+    scripted.push({
+      toolCalls: [{ name: "write", arguments: { path: join(repo, "AGENTS.md"), content: "version two" } }],
+    });
     for (let i = 0; i < 8; i++) scripted.push({ toolCalls: [{ name: "read", arguments: { path: "AGENTS.md" } }] });
     scripted.push({ text: "done" });
     await kit.run("edit");

@@ -54,7 +54,13 @@ describe("context-files", () => {
   });
 
   it("outside a repository the chain starts at the filesystem root", () => {
-    expect(folderChain(join(root, "a", "b"))).toEqual(["/", ...join(root, "a", "b").split("/").filter(Boolean).map((_, i, parts) => "/" + parts.slice(0, i + 1).join("/"))]);
+    expect(folderChain(join(root, "a", "b"))).toEqual([
+      "/",
+      ...join(root, "a", "b")
+        .split("/")
+        .filter(Boolean)
+        .map((_, i, parts) => "/" + parts.slice(0, i + 1).join("/")),
+    ]);
   });
 
   it("caps the size with a visible note; the file nearest the working directory gets the budget first", () => {
@@ -65,6 +71,8 @@ describe("context-files", () => {
     const files = service(cwd, { home: false, maxBytesPerFile: 2000, maxBytesTotal: 2500 }).files();
     expect(files[1]).toMatchObject({ content: "S".repeat(1500), truncated: false });
     expect(files[0]!.truncated).toBe(true);
-    expect(files[0]!.content).toBe(`${"R".repeat(1000)}\n\n[coil: ${join(root, "r", "AGENTS.md")} is 3000 bytes; only the first 1000 are shown (size cap). Read the file for the rest.]`);
+    expect(files[0]!.content).toBe(
+      `${"R".repeat(1000)}\n\n[coil: ${join(root, "r", "AGENTS.md")} is 3000 bytes; only the first 1000 are shown (size cap). Read the file for the rest.]`,
+    );
   });
 });

@@ -3,7 +3,14 @@ import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { Type, definePlugin, emptyUsage, type AssistantMessage, type CliStreams } from "../../../kernel/index.js";
 import compaction from "../../../plugins/compaction-summary/index.js";
-import costAudit, { audit, formatReport, lastRecord, recordsFrom, snapshot, type TurnAudit } from "../../../plugins/cost-audit/index.js";
+import costAudit, {
+  audit,
+  formatReport,
+  lastRecord,
+  recordsFrom,
+  snapshot,
+  type TurnAudit,
+} from "../../../plugins/cost-audit/index.js";
 import { createTestAgent, sleep } from "../../support/harness.js";
 import { startRig, tempDirs } from "../../support/session-jsonl.js";
 
@@ -14,7 +21,12 @@ const knobs = { extraBlock: false, hideTool: false };
 const knobPlugin = definePlugin({
   id: "knobs",
   setup(ctx) {
-    ctx.tools.register({ name: "noop", description: "does nothing", parameters: Type.Object({}), execute: async () => ({ content: [{ type: "text", text: "" }] }) });
+    ctx.tools.register({
+      name: "noop",
+      description: "does nothing",
+      parameters: Type.Object({}),
+      execute: async () => ({ content: [{ type: "text", text: "" }] }),
+    });
     ctx.tap("before_request", (r) => ({
       ...r,
       system: knobs.extraBlock ? [...r.system, { id: "extra", text: "changed" }] : r.system,
@@ -25,8 +37,13 @@ const knobPlugin = definePlugin({
 
 describe("cost-audit", () => {
   it("explains each cache miss: system prompt, tools, compaction, model, idle time", async () => {
-    const { agent, scripted, host } = createTestAgent({ plugins: [[knobPlugin], [compaction, { keepRecentTokens: 1 }], [costAudit, { cacheTtlSeconds: 1 }]] });
-    const reply = (usage: { input: number; cacheRead?: number; cacheWrite?: number; output?: number }) => ({ text: "ok", usage: { output: 10, ...usage } });
+    const { agent, scripted, host } = createTestAgent({
+      plugins: [[knobPlugin], [compaction, { keepRecentTokens: 1 }], [costAudit, { cacheTtlSeconds: 1 }]],
+    });
+    const reply = (usage: { input: number; cacheRead?: number; cacheWrite?: number; output?: number }) => ({
+      text: "ok",
+      usage: { output: 10, ...usage },
+    });
     scripted.push(reply({ input: 10, cacheWrite: 2_000 }));
     await agent.prompt(`one ${"word ".repeat(200)}`); // long enough that its summary is smaller (compaction must shrink)
     scripted.push(reply({ input: 30, cacheRead: 2_000 }));
@@ -65,9 +82,15 @@ describe("cost-audit", () => {
     expect(text.split("\n")[0]).toBe("this run (no session)");
     expect(text).toMatch(/^turn\s+model\s+prompt\s+cache read\s+cache write\s+output\s+cost\s+missed\s+why$/m);
     // provider/id, so two providers' models of the same name stay apart (#22)
-    expect(text).toMatch(/^3\s+scripted\/scripted\s+2,070\s+0\s+2,040\s+10\s+\$0\.00\s+2,030\s+system prompt changed$/m);
-    expect(text).toContain("total: 8 requests, 9,610 prompt tokens (2,340 read from the cache, 24%; 6,400 written), 80 output tokens, $0.00");
-    expect(text).toContain("cache misses: 5,110 prompt tokens in 7 requests; system prompt changed (1), tools changed (1), compaction replaced the history (1), model changed (1), idle past the cache lifetime (1)");
+    expect(text).toMatch(
+      /^3\s+scripted\/scripted\s+2,070\s+0\s+2,040\s+10\s+\$0\.00\s+2,030\s+system prompt changed$/m,
+    );
+    expect(text).toContain(
+      "total: 8 requests, 9,610 prompt tokens (2,340 read from the cache, 24%; 6,400 written), 80 output tokens, $0.00",
+    );
+    expect(text).toContain(
+      "cache misses: 5,110 prompt tokens in 7 requests; system prompt changed (1), tools changed (1), compaction replaced the history (1), model changed (1), idle past the cache lifetime (1)",
+    );
     knobs.extraBlock = false;
     knobs.hideTool = false;
   });
@@ -75,21 +98,56 @@ describe("cost-audit", () => {
   it("hashes what the provider receives and sums the cost the provider reported", () => {
     const model = { id: "m", provider: "p", contextWindow: 1000, maxOutput: 100 };
     const a = snapshot({ model, system: [{ id: "role", text: "x" }], messages: [], tools: [], options: {} }, 1_000);
-    const b = snapshot({ model, system: [{ id: "role", text: "x" }], messages: [{ role: "user", content: "new", timestamp: 1 }], tools: [], options: {} }, 2_000);
+    const b = snapshot(
+      {
+        model,
+        system: [{ id: "role", text: "x" }],
+        messages: [{ role: "user", content: "new", timestamp: 1 }],
+        tools: [],
+        options: {},
+      },
+      2_000,
+    );
     expect(b.systemHash).toBe(a.systemHash);
     const msg = (cost: number, cacheRead: number): AssistantMessage => ({
-      role: "assistant", content: [], provider: "p", model: "m", stopReason: "stop", timestamp: 1,
-      usage: { ...emptyUsage(), input: 100, cacheRead, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: cost } },
+      role: "assistant",
+      content: [],
+      provider: "p",
+      model: "m",
+      stopReason: "stop",
+      timestamp: 1,
+      usage: {
+        ...emptyUsage(),
+        input: 100,
+        cacheRead,
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: cost },
+      },
     });
     const first = audit(a, msg(0.0123, 0), undefined, { compacted: false, cacheTtlMs: 300_000 });
-    expect(audit(b, msg(0, 0), first, { compacted: false, cacheTtlMs: 300_000 })).toMatchObject({ missed: 100, reasons: ["the provider reported no cache use"] });
-    expect(audit(b, { ...msg(0, 0), usage: { ...emptyUsage(), input: 150, cacheRead: 50, cacheWrite: 10 } }, first, { compacted: false, cacheTtlMs: 300_000 }).reasons).toEqual([]);
+    expect(audit(b, msg(0, 0), first, { compacted: false, cacheTtlMs: 300_000 })).toMatchObject({
+      missed: 100,
+      reasons: ["the provider reported no cache use"],
+    });
+    expect(
+      audit(b, { ...msg(0, 0), usage: { ...emptyUsage(), input: 150, cacheRead: 50, cacheWrite: 10 } }, first, {
+        compacted: false,
+        cacheTtlMs: 300_000,
+      }).reasons,
+    ).toEqual([]);
     const second = audit(b, msg(0.002, 100), first, { compacted: false, cacheTtlMs: 300_000 });
     expect(second).toMatchObject({ prompt: 200, missed: 0, reasons: [], cost: 0.002 });
-    expect(formatReport([first, second])).toContain("total: 2 requests, 300 prompt tokens (100 read from the cache, 33%; 0 written), 0 output tokens, $0.01");
+    expect(formatReport([first, second])).toContain(
+      "total: 2 requests, 300 prompt tokens (100 read from the cache, 33%; 0 written), 0 output tokens, $0.01",
+    );
     // Replies recorded without this plugin: rows from usage alone, compactions still explained.
-    const rows = recordsFrom([{ type: "message", message: msg(0.01, 0) }, { type: "compaction" }, { type: "message", message: msg(0.01, 0) }], 300_000);
-    expect(rows.map((r) => r.reasons)).toEqual([["first request: nothing cached yet"], ["compaction replaced the history"]]);
+    const rows = recordsFrom(
+      [{ type: "message", message: msg(0.01, 0) }, { type: "compaction" }, { type: "message", message: msg(0.01, 0) }],
+      300_000,
+    );
+    expect(rows.map((r) => r.reasons)).toEqual([
+      ["first request: nothing cached yet"],
+      ["compaction replaced the history"],
+    ]);
   });
 
   it("stores the records in the session; /cost and `coil sessions stats <id>` print them", async () => {
@@ -107,9 +165,15 @@ describe("cost-audit", () => {
     await rig.agent.prompt("second");
     const cost = (await rig.host.commands.get("cost")!.run("", rig.agent)) as string;
     expect(cost.split("\n")[0]).toBe(`session ${rig.session.id}`);
-    expect(cost).toContain("total: 2 requests, 2,014 prompt tokens (1,000 read from the cache, 50%; 1,000 written), 10 output tokens");
+    expect(cost).toContain(
+      "total: 2 requests, 2,014 prompt tokens (1,000 read from the cache, 50%; 1,000 written), 10 output tokens",
+    );
     const file = rig.session.file!;
-    const custom = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.type === "custom");
+    const custom = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.type === "custom");
     expect(custom.map((e) => [e.customType, e.data.prompt, e.data.cacheRead])).toEqual([
       ["cost-audit", 1_005, 0],
       ["cost-audit", 1_009, 1_000],
@@ -118,14 +182,28 @@ describe("cost-audit", () => {
 
     let out = "";
     const stdout = new PassThrough().on("data", (d: Buffer) => (out += d.toString()));
-    const io: CliStreams = { cwd: dirs.cwd, env: { COIL_HOME: dirs.home }, stdin: new PassThrough(), stdout, stderr: new PassThrough() };
+    const io: CliStreams = {
+      cwd: dirs.cwd,
+      env: { COIL_HOME: dirs.home },
+      stdin: new PassThrough(),
+      stdout,
+      stderr: new PassThrough(),
+    };
     const sessions = rig.host.subcommands.get("sessions")!;
     expect(await sessions.run(["stats", rig.session.id.slice(0, 8)], io)).toBe(0);
     expect(out).toContain(`session ${rig.session.id} (${file})`);
     expect(out).toContain("total: 2 requests, 2,014 prompt tokens");
     out = "";
     expect(await sessions.run(["stats", file, "--json"], io)).toBe(0);
-    expect(JSON.parse(out).totals).toEqual({ requests: 2, prompt: 2_014, cacheRead: 1_000, cacheWrite: 1_000, output: 10, cost: 0, missed: 5 });
+    expect(JSON.parse(out).totals).toEqual({
+      requests: 2,
+      prompt: 2_014,
+      cacheRead: 1_000,
+      cacheWrite: 1_000,
+      output: 10,
+      cost: 0,
+      missed: 5,
+    });
     expect(await sessions.run(["stats"], io)).toBe(2);
   });
 
@@ -137,24 +215,59 @@ describe("cost-audit", () => {
     await rig.stop();
     let out = "";
     const stdout = new PassThrough().on("data", (d: Buffer) => (out += d.toString()));
-    const io: CliStreams = { cwd: dirs.cwd, env: { COIL_HOME: dirs.home }, stdin: new PassThrough(), stdout, stderr: new PassThrough() };
+    const io: CliStreams = {
+      cwd: dirs.cwd,
+      env: { COIL_HOME: dirs.home },
+      stdin: new PassThrough(),
+      stdout,
+      stderr: new PassThrough(),
+    };
     expect(await rig.host.subcommands.get("sessions")!.run(["stats", rig.session.id], io)).toBe(0);
-    expect(out).toBe(`session ${rig.session.id}: 1 requests, 5 input, 0 cache read, 100 cache write, 7 output tokens, $0.0000\n`);
+    expect(out).toBe(
+      `session ${rig.session.id}: 1 requests, 5 input, 0 cache read, 100 cache write, 7 output tokens, $0.0000\n`,
+    );
   });
 });
 
 describe("cost-audit: the record a resumed session compares with", () => {
   it("is the newest one of the path, found from the end: the same as recordsFrom's last, without auditing the whole path", () => {
-    const reply = (model: string, input: number, timestamp: number): AssistantMessage => ({ role: "assistant", content: [{ type: "text", text: "x" }], provider: "p", model, usage: { ...emptyUsage(), input }, stopReason: "stop", timestamp });
+    const reply = (model: string, input: number, timestamp: number): AssistantMessage => ({
+      role: "assistant",
+      content: [{ type: "text", text: "x" }],
+      provider: "p",
+      model,
+      usage: { ...emptyUsage(), input },
+      stopReason: "stop",
+      timestamp,
+    });
     const a = reply("m1", 100, 1000);
     const b = reply("m2", 200, 2000);
     const live = reply("m3", 300, 3000);
-    const recordA = audit({ at: 900, provider: "p", model: "m1", systemHash: "s", toolsHash: "t" }, a, undefined, { compacted: false, cacheTtlMs: 300_000 });
-    const withRecord = [{ type: "message", message: a }, { type: "custom", customType: "cost-audit", data: recordA }];
+    const recordA = audit({ at: 900, provider: "p", model: "m1", systemHash: "s", toolsHash: "t" }, a, undefined, {
+      compacted: false,
+      cacheTtlMs: 300_000,
+    });
+    const withRecord = [
+      { type: "message", message: a },
+      { type: "custom", customType: "cost-audit", data: recordA },
+    ];
     expect(lastRecord(withRecord, 300_000)).toEqual(recordA);
-    const bare = [...withRecord, { type: "message", message: b }, { type: "compaction" }, { type: "message", message: live }];
+    const bare = [
+      ...withRecord,
+      { type: "message", message: b },
+      { type: "compaction" },
+      { type: "message", message: live },
+    ];
     // what the next request is compared on (the reasons of that older reply do not matter)
-    const compared = (r: TurnAudit | undefined) => r && { at: r.at, provider: r.provider, model: r.model, systemHash: r.systemHash, toolsHash: r.toolsHash, prompt: r.prompt };
+    const compared = (r: TurnAudit | undefined) =>
+      r && {
+        at: r.at,
+        provider: r.provider,
+        model: r.model,
+        systemHash: r.systemHash,
+        toolsHash: r.toolsHash,
+        prompt: r.prompt,
+      };
     expect(compared(lastRecord(bare, 300_000, live))).toEqual(compared(recordsFrom(bare.slice(0, -1), 300_000).at(-1)));
     expect(lastRecord(bare, 300_000, live)).toMatchObject({ model: "m2", prompt: 200, at: 2000 });
     expect(lastRecord([{ type: "message", message: live }], 300_000, live)).toBeUndefined();

@@ -22,7 +22,8 @@ let env: NodeJS.ProcessEnv;
 const workers: ChildProcess[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(join(packageRoot(), "dist", "plugins", "fleet", "index.js"))) throw new Error("dist/ has no fleet plugin: run `npm run build`");
+  if (!existsSync(join(packageRoot(), "dist", "plugins", "fleet", "index.js")))
+    throw new Error("dist/ has no fleet plugin: run `npm run build`");
   redis = await startRedis();
   work = mkdtempSync(join(tmpdir(), "coil-fleet-test-"));
   env = childEnv({ COIL_HOME: join(work, "home") });
@@ -36,7 +37,11 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 }, 20_000);
 
-interface Ran { code: number | null; stdout: string; stderr: string }
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 /** `coil fleet ...` as a child process, killed after `ms`. */
 function fleet(args: string[], opts: { cwd?: string; ms?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Ran> {
@@ -64,13 +69,21 @@ interface Worker {
 }
 
 async function startWorker(queue: string, name: string, extra: string[] = [], workerEnv = env): Promise<Worker> {
-  const child = spawn(process.execPath, [BIN, "fleet", "worker", ...q(queue), "--name", name, "--workdir", join(work, "wd", name), ...extra], { cwd: work, env: workerEnv });
+  const child = spawn(
+    process.execPath,
+    [BIN, "fleet", "worker", ...q(queue), "--name", name, "--workdir", join(work, "wd", name), ...extra],
+    { cwd: work, env: workerEnv },
+  );
   workers.push(child);
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));
   const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
-  await until(() => out.includes("ready on queue"), 15_000, () => `worker ${name} did not start: ${out}`);
+  await until(
+    () => out.includes("ready on queue"),
+    15_000,
+    () => `worker ${name} did not start: ${out}`,
+  );
   return { child, name, output: () => out, exited };
 }
 
@@ -95,7 +108,10 @@ async function stopWorker(w: Worker): Promise<void> {
 /** A preset file extending default with inline scripted replies. */
 function preset(name: string, script: unknown, extra = ""): string {
   const file = join(work, `${name}.yaml`);
-  writeFileSync(file, `extends: default\nprovider: scripted\nplugins:\n  - provider-scripted: ${JSON.stringify(script)}\n${extra}`);
+  writeFileSync(
+    file,
+    `extends: default\nprovider: scripted\nplugins:\n  - provider-scripted: ${JSON.stringify(script)}\n${extra}`,
+  );
   return file;
 }
 
@@ -133,17 +149,25 @@ describe("coil fleet on real Redis", () => {
   it("runs N scripted jobs on two worker processes, each exactly once, with the documented result shape", async () => {
     const repo = gitRepo("many");
     const requests = join(work, "many-requests.jsonl");
-    const p = preset("many", { recordTo: requests, replies: [{ text: "job done", delayMs: 300, usage: { input: 10, output: 5 } }] });
+    const p = preset("many", {
+      recordTo: requests,
+      replies: [{ text: "job done", delayMs: 300, usage: { input: 10, output: 5 } }],
+    });
     const N = 8;
     const prompts = join(work, "many.jsonl");
-    writeFileSync(prompts, Array.from({ length: N }, (_, i) => JSON.stringify({ prompt: `task ${i}` })).join("\n") + "\n");
+    writeFileSync(
+      prompts,
+      Array.from({ length: N }, (_, i) => JSON.stringify({ prompt: `task ${i}` })).join("\n") + "\n",
+    );
     const ids = await submit("many", ["--preset", p, "--prompts", prompts, "--cwd", repo]);
     expect(ids).toHaveLength(N);
     // Progress streams as BullMQ progress events, which any QueueEvents listener sees.
     const eventsConnection = new Redis(redis.url, { maxRetriesPerRequest: null });
     const events = new QueueEvents("many", { connection: eventsConnection });
     const progress = new Map<string, { turns: number; done?: boolean }[]>();
-    events.on("progress", ({ jobId, data }) => progress.set(jobId, [...(progress.get(jobId) ?? []), data as { turns: number }]));
+    events.on("progress", ({ jobId, data }) =>
+      progress.set(jobId, [...(progress.get(jobId) ?? []), data as { turns: number }]),
+    );
     await events.waitUntilReady();
     const [a, b] = await Promise.all([startWorker("many", "wa"), startWorker("many", "wb")]);
     const done = await waitDone("many");
@@ -167,14 +191,21 @@ describe("coil fleet on real Redis", () => {
     // The session survives the worker: it is in Redis.
     const s = await fleet(["session", reports[0]!.id, ...q("many")]);
     expect(s.code, s.stderr).toBe(0);
-    const entries = s.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const entries = s.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(entries.some((e) => JSON.stringify(e).includes("job done"))).toBe(true);
 
     const logs = await fleet(["logs", reports[0]!.id, ...q("many")]);
     expect(logs.stdout).toMatch(/attempt 1 on w[ab]/);
     expect(logs.stdout).toContain("done: stop, exit 0");
 
-    await until(() => ids.every((id) => progress.get(id)?.some((p) => p.done)), 5000, () => JSON.stringify([...progress]));
+    await until(
+      () => ids.every((id) => progress.get(id)?.some((p) => p.done)),
+      5000,
+      () => JSON.stringify([...progress]),
+    );
     expect(progress.get(ids[0]!)!.at(-1)).toMatchObject({ done: true, turns: 1, tools: 0, tokens: 15 });
     await events.close();
     eventsConnection.disconnect();
@@ -188,7 +219,11 @@ describe("coil fleet on real Redis", () => {
     const p = preset("kill", { replies: [{ text: "survived", delayMs: 3000 }] });
     const [id] = await submit("kill", ["--preset", p, "--prompt", "slow job", "--cwd", gitRepo("kill")]);
     const a = await startWorker("kill", "victim", ["--stall-ms", "1000"]);
-    await until(async () => (await results("kill", [id!]))[0]!.state === "active", 15_000, () => a.output());
+    await until(
+      async () => (await results("kill", [id!]))[0]!.state === "active",
+      15_000,
+      () => a.output(),
+    );
     a.child.kill("SIGKILL");
     await a.exited;
     const b = await startWorker("kill", "rescuer", ["--stall-ms", "1000"]);
@@ -202,9 +237,33 @@ describe("coil fleet on real Redis", () => {
 
   it("retries a provider error with backoff, then fails with the error in the result; a guard halt is not retried", async () => {
     const failing = preset("fail", { replies: [{ error: "529 overloaded_error" }] });
-    const [bad] = await submit("fail", ["--preset", failing, "--prompt", "x", "--attempts", "3", "--backoff-ms", "100", "--cwd", gitRepo("fail")]);
-    const halting = preset("halt", { replies: [{ toolCalls: [{ name: "ls", arguments: {} }] }, { toolCalls: [{ name: "ls", arguments: {} }] }] });
-    const [halted] = await submit("fail", ["--preset", halting, "--prompt", "loop", "--max-turns", "1", "--attempts", "3", "--cwd", gitRepo("halt")]);
+    const [bad] = await submit("fail", [
+      "--preset",
+      failing,
+      "--prompt",
+      "x",
+      "--attempts",
+      "3",
+      "--backoff-ms",
+      "100",
+      "--cwd",
+      gitRepo("fail"),
+    ]);
+    const halting = preset("halt", {
+      replies: [{ toolCalls: [{ name: "ls", arguments: {} }] }, { toolCalls: [{ name: "ls", arguments: {} }] }],
+    });
+    const [halted] = await submit("fail", [
+      "--preset",
+      halting,
+      "--prompt",
+      "loop",
+      "--max-turns",
+      "1",
+      "--attempts",
+      "3",
+      "--cwd",
+      gitRepo("halt"),
+    ]);
     const w = await startWorker("fail", "wf");
     const done = await waitDone("fail");
     expect(done.code).toBe(1); // a job failed
@@ -224,15 +283,32 @@ describe("coil fleet on real Redis", () => {
   it("cancels a waiting job (removed) and a running one (aborted, not retried)", async () => {
     const slow = preset("cancel", { replies: [{ text: "never", delayMs: 30_000 }] });
     const repo = gitRepo("cancel");
-    const [running, waiting] = await submit("cancel", ["--preset", slow, "--prompts", writePrompts("cancel", ["first", "second"]), "--cwd", repo, "--attempts", "3"]);
+    const [running, waiting] = await submit("cancel", [
+      "--preset",
+      slow,
+      "--prompts",
+      writePrompts("cancel", ["first", "second"]),
+      "--cwd",
+      repo,
+      "--attempts",
+      "3",
+    ]);
     const w = await startWorker("cancel", "wc");
-    await until(async () => (await results("cancel", [running!]))[0]!.state === "active", 15_000, () => w.output());
+    await until(
+      async () => (await results("cancel", [running!]))[0]!.state === "active",
+      15_000,
+      () => w.output(),
+    );
     const c1 = await fleet(["cancel", waiting!, ...q("cancel")]);
     expect(c1.stdout).toContain(`${waiting}: removed (was waiting)`);
     const t0 = Date.now();
     const c2 = await fleet(["cancel", running!, ...q("cancel")]);
     expect(c2.stdout).toContain(`${running}: cancelling`);
-    await until(async () => (await results("cancel", [running!]))[0]!.state === "failed", 15_000, () => w.output());
+    await until(
+      async () => (await results("cancel", [running!]))[0]!.state === "failed",
+      15_000,
+      () => w.output(),
+    );
     expect(Date.now() - t0).toBeLessThan(15_000);
     const [report] = await results("cancel", [running!]);
     expect(report).toMatchObject({ attempts: 1, error: "cancelled by coil fleet cancel" });
@@ -242,23 +318,48 @@ describe("coil fleet on real Redis", () => {
 
   it("fails a job that outlives its --timeout, without retrying it", async () => {
     const slow = preset("timeout", { replies: [{ text: "too late", delayMs: 30_000 }] });
-    const [id] = await submit("timeout", ["--preset", slow, "--prompt", "x", "--timeout", "1", "--attempts", "3", "--cwd", gitRepo("timeout")]);
+    const [id] = await submit("timeout", [
+      "--preset",
+      slow,
+      "--prompt",
+      "x",
+      "--timeout",
+      "1",
+      "--attempts",
+      "3",
+      "--cwd",
+      gitRepo("timeout"),
+    ]);
     const w = await startWorker("timeout", "wt");
     const t0 = Date.now();
     const done = await waitDone("timeout");
     expect(done.code).toBe(1);
     expect(Date.now() - t0).toBeLessThan(15_000);
     const [report] = await results("timeout", [id!]);
-    expect(report).toMatchObject({ state: "failed", attempts: 1, error: "timed out after 1s (coil fleet submit --timeout)" });
+    expect(report).toMatchObject({
+      state: "failed",
+      attempts: 1,
+      error: "timed out after 1s (coil fleet submit --timeout)",
+    });
     expect(report!.lastAttempt).toMatchObject({ stopReason: "timeout" });
     await stopWorker(w);
   }, 60_000);
 
   it("gives parallel jobs their own worktree: two jobs write the same path in one repository", async () => {
     const repo = gitRepo("iso");
-    const write = (who: string) => [{ toolCalls: [{ name: "write", arguments: { path: "same.txt", content: `${who}\n` } }], delayMs: 200 }, { text: `${who} wrote`, delayMs: 800 }];
+    const write = (who: string) => [
+      { toolCalls: [{ name: "write", arguments: { path: "same.txt", content: `${who}\n` } }], delayMs: 200 },
+      { text: `${who} wrote`, delayMs: 800 },
+    ];
     const p = preset("iso", { conversations: { "JOB-A": write("from A"), "JOB-B": write("from B") } });
-    const ids = await submit("iso", ["--preset", p, "--prompts", writePrompts("iso", ["JOB-A write", "JOB-B write"]), "--cwd", repo]);
+    const ids = await submit("iso", [
+      "--preset",
+      p,
+      "--prompts",
+      writePrompts("iso", ["JOB-A write", "JOB-B write"]),
+      "--cwd",
+      repo,
+    ]);
     const w = await startWorker("iso", "wi", ["--concurrency", "2"]);
     const done = await waitDone("iso");
     expect(done.code, done.stdout + w.output()).toBe(0);
@@ -273,7 +374,9 @@ describe("coil fleet on real Redis", () => {
     expect(b!.startedAt!).toBeLessThan(a!.finishedAt!);
     expect(existsSync(join(repo, "same.txt"))).toBe(false);
     expect(execFileSync("git", ["status", "--porcelain"], { cwd: repo, encoding: "utf8" })).toBe("");
-    expect(execFileSync("git", ["worktree", "list"], { cwd: repo, encoding: "utf8" }).trim().split("\n")).toHaveLength(1);
+    expect(execFileSync("git", ["worktree", "list"], { cwd: repo, encoding: "utf8" }).trim().split("\n")).toHaveLength(
+      1,
+    );
     // The patch applies to the repository.
     writeFileSync(join(work, "a.patch"), a!.result!.patch);
     execFileSync("git", ["apply", join(work, "a.patch")], { cwd: repo });
@@ -289,8 +392,17 @@ describe("coil fleet on real Redis", () => {
     git("add", ".");
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "feature");
     git("checkout", "-q", "-");
-    const p = preset("clone", { replies: [{ toolCalls: [{ name: "edit", arguments: { path: "f.txt", edits: [{ oldText: "old", newText: "new" }] } }] }, { text: "edited" }] });
-    const [id] = await submit("clone", ["--preset", p, "--prompt", "edit f.txt", "--repo", repo, "--ref", "feature"], join(work));
+    const p = preset("clone", {
+      replies: [
+        { toolCalls: [{ name: "edit", arguments: { path: "f.txt", edits: [{ oldText: "old", newText: "new" }] } }] },
+        { text: "edited" },
+      ],
+    });
+    const [id] = await submit(
+      "clone",
+      ["--preset", p, "--prompt", "edit f.txt", "--repo", repo, "--ref", "feature"],
+      join(work),
+    );
     const out = join(work, "results");
     const w = await startWorker("clone", "wr", ["--results-dir", out]);
     const done = await waitDone("clone");
@@ -311,7 +423,11 @@ describe("coil fleet on real Redis", () => {
     const quick = preset("term-quick", { replies: [{ text: "finished", delayMs: 1500 }] });
     const [first] = await submit("term", ["--preset", quick, "--prompt", "x", "--cwd", repo]);
     const w1 = await startWorker("term", "wterm1");
-    await until(async () => (await results("term", [first!]))[0]!.state === "active", 15_000, () => w1.output());
+    await until(
+      async () => (await results("term", [first!]))[0]!.state === "active",
+      15_000,
+      () => w1.output(),
+    );
     w1.child.kill("SIGTERM");
     expect(await w1.exited).toBe(0);
     expect((await results("term", [first!]))[0]).toMatchObject({ state: "completed", worker: "wterm1" });
@@ -319,7 +435,11 @@ describe("coil fleet on real Redis", () => {
     const slow = preset("term-slow", { replies: [{ text: "second worker", delayMs: 20_000 }] });
     const [second] = await submit("term", ["--preset", slow, "--prompt", "y", "--cwd", repo]);
     const w2 = await startWorker("term", "wterm2", ["--grace-ms", "300"]);
-    await until(async () => (await results("term", [second!]))[0]!.state === "active", 15_000, () => w2.output());
+    await until(
+      async () => (await results("term", [second!]))[0]!.state === "active",
+      15_000,
+      () => w2.output(),
+    );
     const t0 = Date.now();
     w2.child.kill("SIGTERM");
     expect(await w2.exited).toBe(0);
@@ -331,7 +451,10 @@ describe("coil fleet on real Redis", () => {
 
   it("keeps secrets out of jobs and enforces the fleet-wide cost cap", async () => {
     const leaky = join(work, "leaky.yaml");
-    writeFileSync(leaky, "extends: default\nplugins:\n  - provider-openai: { headers: { Authorization: Bearer abcdef123456 } }\n");
+    writeFileSync(
+      leaky,
+      "extends: default\nplugins:\n  - provider-openai: { headers: { Authorization: Bearer abcdef123456 } }\n",
+    );
     const r = await fleet(["submit", ...q("sec"), "--preset", leaky, "--prompt", "x"]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("plugin 'provider-openai' option 'headers.Authorization' holds a credential");
@@ -340,7 +463,9 @@ describe("coil fleet on real Redis", () => {
     // A key in the submitter's environment never reaches Redis.
     const p = preset("sec", { replies: [{ text: "ok" }] });
     const secret = "sk-ant-fleet-test-0123456789";
-    const sub = await fleet(["submit", ...q("sec"), "--preset", p, "--prompt", "x", "--max-fleet-cost", "0"], { env: { ...env, ANTHROPIC_API_KEY: secret } });
+    const sub = await fleet(["submit", ...q("sec"), "--preset", p, "--prompt", "x", "--max-fleet-cost", "0"], {
+      env: { ...env, ANTHROPIC_API_KEY: secret },
+    });
     expect(sub.code, sub.stderr).toBe(0);
     const client = new Redis(redis.url);
     try {
@@ -361,13 +486,32 @@ describe("coil fleet on real Redis", () => {
 
   it("stops starting jobs once the fleet-wide cost cap is spent (priced model on a local OpenAI-compatible server)", async () => {
     // $1 per input token: each job's one request of 1 prompt token costs $1.
-    const server = await startMockOpenAI({ steps: Array.from({ length: 5 }, () => chat({ text: "paid answer", usage: { prompt: 1, completion: 0 } })) });
+    const server = await startMockOpenAI({
+      steps: Array.from({ length: 5 }, () => chat({ text: "paid answer", usage: { prompt: 1, completion: 0 } })),
+    });
     try {
       const home = join(work, "priced-home");
       mkdirSync(home, { recursive: true });
-      writeFileSync(join(home, "models.yaml"), `providers:\n  ollama:\n    baseUrl: ${server.url}\n    models:\n      - id: m1\n        cost: { input: 1000000, output: 0 }\n`);
+      writeFileSync(
+        join(home, "models.yaml"),
+        `providers:\n  ollama:\n    baseUrl: ${server.url}\n    models:\n      - id: m1\n        cost: { input: 1000000, output: 0 }\n`,
+      );
       const pricedEnv = { ...env, COIL_HOME: home };
-      const r = await fleet(["submit", ...q("cap"), "--prompts", writePrompts("cap", ["1", "2", "3", "4", "5"]), "--model", "ollama/m1", "--max-fleet-cost", "2.5", "--cwd", gitRepo("cap")], { env: pricedEnv });
+      const r = await fleet(
+        [
+          "submit",
+          ...q("cap"),
+          "--prompts",
+          writePrompts("cap", ["1", "2", "3", "4", "5"]),
+          "--model",
+          "ollama/m1",
+          "--max-fleet-cost",
+          "2.5",
+          "--cwd",
+          gitRepo("cap"),
+        ],
+        { env: pricedEnv },
+      );
       expect(r.code, r.stderr).toBe(0);
       const w = await startWorker("cap", "wcap", [], pricedEnv);
       const done = await waitDone("cap");
@@ -378,7 +522,9 @@ describe("coil fleet on real Redis", () => {
       expect(completed).toHaveLength(3);
       expect(completed.map((x) => x.result!.cost)).toEqual([1, 1, 1]);
       const refused = reports.filter((x) => x.state === "failed");
-      expect(refused.map((x) => x.error)).toEqual(Array(2).fill("fleet cost cap reached: $3.0000 spent of $2.5 (set with coil fleet submit --max-fleet-cost)"));
+      expect(refused.map((x) => x.error)).toEqual(
+        Array(2).fill("fleet cost cap reached: $3.0000 spent of $2.5 (set with coil fleet submit --max-fleet-cost)"),
+      );
       expect(server.requests).toHaveLength(3);
       const status = await fleet(["status", "--json", ...q("cap")]);
       expect(JSON.parse(status.stdout)).toMatchObject({ done: 3, failed: 2, cost: 3, cap: 2.5 });

@@ -21,14 +21,30 @@ function sandbox(scripts: Record<string, string>) {
   writeFiles(hooksDir, scripts);
   for (const name of Object.keys(scripts)) chmodSync(join(hooksDir, name), 0o755);
   const env = sandboxEnv(base, { HOOKS: hooksDir });
-  const events = (stdout: string) => stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
-  const results = (stdout: string) => events(stdout).filter((e) => e.type === "tool_execution_end").map((e) => e.result);
-  const lines = (file: string) => readFileSync(join(hooksDir, file), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  const events = (stdout: string) =>
+    stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+  const results = (stdout: string) =>
+    events(stdout)
+      .filter((e) => e.type === "tool_execution_end")
+      .map((e) => e.result);
+  const lines = (file: string) =>
+    readFileSync(join(hooksDir, file), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
   return { base, project, hooksDir, env, events, results, lines };
 }
 
 /** A preset with the scripted replies and the hooks given (Claude Code's shape, as YAML flow JSON). */
-const preset = (_replies: string, hooks: Record<string, unknown>, options: Record<string, unknown> = {}, plugins = "") => `extends: default
+const preset = (
+  _replies: string,
+  hooks: Record<string, unknown>,
+  options: Record<string, unknown> = {},
+  plugins = "",
+) => `extends: default
 provider: scripted
 plugins:
   - provider-scripted:
@@ -36,7 +52,9 @@ plugins:
       script: ./replies.yaml
   - hooks-claude: ${JSON.stringify({ user: false, hooks, ...options })}
 ${plugins}`;
-const on = (matcher: string | undefined, command: string) => [{ ...(matcher ? { matcher } : {}), hooks: [{ type: "command", command }] }];
+const on = (matcher: string | undefined, command: string) => [
+  { ...(matcher ? { matcher } : {}), hooks: [{ type: "command", command }] },
+];
 const text = (r: { content: { text?: string }[] }) => r.content.map((c) => c.text ?? "").join("");
 
 describe("hooks-claude fidelity", () => {
@@ -69,7 +87,10 @@ elif name == "Read":
 `;
     writeFiles(s.project, {
       "replies.yaml": replies,
-      "preset.yaml": preset(replies, { PreToolUse: [...on("Bash", "$HOOKS/rewrite.sh"), ...on("Write|Read", "python3 $HOOKS/redirect.py")], PostToolUse: on(undefined, "$HOOKS/post.sh") }),
+      "preset.yaml": preset(replies, {
+        PreToolUse: [...on("Bash", "$HOOKS/rewrite.sh"), ...on("Write|Read", "python3 $HOOKS/redirect.py")],
+        PostToolUse: on(undefined, "$HOOKS/post.sh"),
+      }),
     });
     const ran = await coil(s.project, ["--preset", "./preset.yaml", "--mode", "json", "-p", "go"], s.env);
     expect(ran.code, ran.stderr).toBe(0);
@@ -80,14 +101,18 @@ elif name == "Read":
     expect(readFileSync(join(s.project, "final.txt"), "utf8")).toBe("hello");
     expect(existsSync(join(s.project, "draft.txt"))).toBe(false);
     expect(read.isError).toBe(true);
-    expect(text(read)).toMatch(/^Blocked: hooks-claude replaced the arguments with invalid ones: Invalid arguments for tool 'read': \/limit /);
+    expect(text(read)).toMatch(
+      /^Blocked: hooks-claude replaced the arguments with invalid ones: Invalid arguments for tool 'read': \/limit /,
+    );
     const post = s.lines("post.jsonl");
     expect(post.map((p) => [p.tool_name, p.tool_input.command ?? p.tool_input.file_path])).toEqual([
       ["Bash", "echo rewritten"],
       ["Write", join(s.project, "final.txt")],
     ]);
     // the model's own call stays as it made it
-    const assistant = s.events(ran.stdout).find((e) => e.type === "message_end" && e.message.role === "assistant").message;
+    const assistant = s
+      .events(ran.stdout)
+      .find((e) => e.type === "message_end" && e.message.role === "assistant").message;
     expect(assistant.content[0].arguments).toEqual({ command: "echo original" });
   });
 
@@ -138,17 +163,35 @@ with open(sys.argv[1], "a") as f:
     expect(ran.code, ran.stderr).toBe(0);
     const [read, ls] = s.results(ran.stdout);
     expect(read.isError).toBe(true);
-    expect(text(read)).toContain("[PostToolUseFailure hook context]\nfailure hook: the file is missing, list the folder first");
+    expect(text(read)).toContain(
+      "[PostToolUseFailure hook context]\nfailure hook: the file is missing, list the folder first",
+    );
     expect(ls.isError).toBe(false);
     const [failure] = s.lines("failure.jsonl");
-    expect(failure).toMatchObject({ hook_event_name: "PostToolUseFailure", tool_name: "Read", tool_input: { file_path: join(s.project, "missing.txt") }, is_interrupt: false });
+    expect(failure).toMatchObject({
+      hook_event_name: "PostToolUseFailure",
+      tool_name: "Read",
+      tool_input: { file_path: join(s.project, "missing.txt") },
+      is_interrupt: false,
+    });
     expect(failure.error).toContain("missing.txt");
-    const requests = readFileSync(join(s.project, "requests.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const requests = readFileSync(join(s.project, "requests.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(requests[0].messages[0].content[1].text).toContain("ticket ABC-1 is open");
     const [atLs, atStop] = s.lines("transcript.jsonl");
-    const start = [["user", ["look"], true], ["assistant", ["tool_use:Read"], false], ["user", ["tool_result"], false], ["assistant", ["tool_use:LS"], false]];
+    const start = [
+      ["user", ["look"], true],
+      ["assistant", ["tool_use:Read"], false],
+      ["user", ["tool_result"], false],
+      ["assistant", ["tool_use:LS"], false],
+    ];
     expect(atLs).toEqual({ event: "PostToolUse", seen: start });
-    expect(atStop).toEqual({ event: "Stop", seen: [...start, ["user", ["tool_result"], false], ["assistant", ["text"], false]] });
+    expect(atStop).toEqual({
+      event: "Stop",
+      seen: [...start, ["user", ["tool_result"], false], ["assistant", ["text"], false]],
+    });
   });
 
   it("PermissionRequest hooks answer the permission gate's question: allow (bash), deny with a message (python3)", async () => {
@@ -175,7 +218,12 @@ if data["tool_input"].get("command", "").startswith("touch"):
 `;
     writeFiles(s.project, {
       "replies.yaml": replies,
-      "preset.yaml": preset(replies, { PermissionRequest: [...on("Bash", "$HOOKS/allow.sh"), ...on("Bash", "python3 $HOOKS/deny.py")] }, {}, `  - permission-gate: { ask: [bash] }\n`),
+      "preset.yaml": preset(
+        replies,
+        { PermissionRequest: [...on("Bash", "$HOOKS/allow.sh"), ...on("Bash", "python3 $HOOKS/deny.py")] },
+        {},
+        `  - permission-gate: { ask: [bash] }\n`,
+      ),
     });
     const ran = await coil(s.project, ["--preset", "./preset.yaml", "--mode", "json", "-p", "go"], s.env);
     expect(ran.code, ran.stderr).toBe(0);
@@ -188,14 +236,24 @@ if data["tool_input"].get("command", "").startswith("touch"):
     // no hook answered: the gate goes on as before (no one to ask in print mode: denied)
     expect(unanswered.isError).toBe(true);
     expect(text(unanswered)).toContain("no one can approve in print mode");
-    expect(s.lines("perm.jsonl")[0]).toMatchObject({ hook_event_name: "PermissionRequest", tool_name: "Bash", tool_input: { command: "echo fine" }, permission_suggestions: [] });
+    expect(s.lines("perm.jsonl")[0]).toMatchObject({
+      hook_event_name: "PermissionRequest",
+      tool_name: "Bash",
+      tool_input: { command: "echo fine" },
+      permission_suggestions: [],
+    });
   });
 
   it("SessionStart source: startup for a new session, resume for -c", async () => {
-    const s = sandbox({ "start.py": `#!/usr/bin/env python3\nimport json, sys\ndata = json.load(sys.stdin)\nopen(sys.argv[1], "a").write(json.dumps({"source": data["source"], "session": data["session_id"]}) + "\\n")\n` });
+    const s = sandbox({
+      "start.py": `#!/usr/bin/env python3\nimport json, sys\ndata = json.load(sys.stdin)\nopen(sys.argv[1], "a").write(json.dumps({"source": data["source"], "session": data["session_id"]}) + "\\n")\n`,
+    });
     writeFiles(s.project, {
       "replies.yaml": "- text: one\n- text: two\n",
-      "preset.yaml": preset("- text: one\n- text: two\n", { SessionStart: on(undefined, "python3 $HOOKS/start.py $HOOKS/starts.jsonl") }) });
+      "preset.yaml": preset("- text: one\n- text: two\n", {
+        SessionStart: on(undefined, "python3 $HOOKS/start.py $HOOKS/starts.jsonl"),
+      }),
+    });
     expect((await coil(s.project, ["--preset", "./preset.yaml", "-p", "first"], s.env)).code).toBe(0);
     const resumed = await coil(s.project, ["--preset", "./preset.yaml", "-c", "-p", "second"], s.env);
     expect(resumed.code, resumed.stderr).toBe(0);
@@ -207,17 +265,31 @@ if data["tool_input"].get("command", "").startswith("touch"):
   it("hook files from `sources` run with CLAUDE_PLUGIN_ROOT set to their plugin folder", async () => {
     const s = sandbox({});
     const pluginRoot = writeFiles(join(s.base, "cc-plugin"), {
-      "hooks/hooks.json": JSON.stringify({ description: "guard", hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "${CLAUDE_PLUGIN_ROOT}/scripts/guard.sh" }] }] } }),
+      "hooks/hooks.json": JSON.stringify({
+        description: "guard",
+        hooks: {
+          PreToolUse: [
+            { matcher: "Bash", hooks: [{ type: "command", command: "${CLAUDE_PLUGIN_ROOT}/scripts/guard.sh" }] },
+          ],
+        },
+      }),
       "scripts/guard.sh": `#!/usr/bin/env bash\ncat > /dev/null\necho "blocked by the plugin in $CLAUDE_PLUGIN_ROOT" >&2\nexit 2\n`,
     });
     chmodSync(join(pluginRoot, "scripts/guard.sh"), 0o755);
     writeFiles(s.project, {
       "replies.yaml": "- toolCalls: [{ name: bash, arguments: { command: 'echo hi' } }]\n- text: done\n",
-      "preset.yaml": preset("- toolCalls: [{ name: bash, arguments: { command: 'echo hi' } }]\n- text: done\n", {}, { sources: [{ file: join(pluginRoot, "hooks/hooks.json"), root: pluginRoot }] }),
+      "preset.yaml": preset(
+        "- toolCalls: [{ name: bash, arguments: { command: 'echo hi' } }]\n- text: done\n",
+        {},
+        { sources: [{ file: join(pluginRoot, "hooks/hooks.json"), root: pluginRoot }] },
+      ),
     });
     const ran = await coil(s.project, ["--preset", "./preset.yaml", "--mode", "json", "-p", "go"], s.env);
     expect(ran.code, ran.stderr).toBe(0);
-    expect(s.results(ran.stdout)[0]).toMatchObject({ isError: true, content: [{ text: `Blocked: blocked by the plugin in ${pluginRoot} (hooks-claude)` }] });
+    expect(s.results(ran.stdout)[0]).toMatchObject({
+      isError: true,
+      content: [{ text: `Blocked: blocked by the plugin in ${pluginRoot} (hooks-claude)` }],
+    });
   });
 
   it("rpc front end: Notification on a permission prompt and idle input; PreCompact; SessionStart compact, clear (with SessionEnd clear) and resume", async () => {
@@ -236,10 +308,28 @@ if data["tool_input"].get("command", "").startswith("touch"):
     const life = "python3 $HOOKS/life.py $HOOKS/life.jsonl";
     writeFiles(s.project, {
       "replies.yaml": replies,
-      "preset.yaml": preset(replies, { Notification: on(undefined, "$HOOKS/notify.sh"), SessionStart: on(undefined, life), SessionEnd: on(undefined, life), PreCompact: on("manual", life) }, { idleNotification: 0.5 }, `  - permission-gate: { ask: [bash] }\n  - compaction-summary: { keepRecentTokens: 0 }\n  - ui-rpc\n`),
+      "preset.yaml": preset(
+        replies,
+        {
+          Notification: on(undefined, "$HOOKS/notify.sh"),
+          SessionStart: on(undefined, life),
+          SessionEnd: on(undefined, life),
+          PreCompact: on("manual", life),
+        },
+        { idleNotification: 0.5 },
+        `  - permission-gate: { ask: [bash] }\n  - compaction-summary: { keepRecentTokens: 0 }\n  - ui-rpc\n`,
+      ),
     });
-    const noted = (type: string) => existsSync(join(s.hooksDir, "notes.jsonl")) && readFileSync(join(s.hooksDir, "notes.jsonl"), "utf8").includes(type);
-    const client = await RpcClient.start({ bin: BIN, cwd: s.project, env: s.env, args: ["--preset", "./preset.yaml"], timeoutMs: 15_000 });
+    const noted = (type: string) =>
+      existsSync(join(s.hooksDir, "notes.jsonl")) &&
+      readFileSync(join(s.hooksDir, "notes.jsonl"), "utf8").includes(type);
+    const client = await RpcClient.start({
+      bin: BIN,
+      cwd: s.project,
+      env: s.env,
+      args: ["--preset", "./preset.yaml"],
+      timeoutMs: 15_000,
+    });
     try {
       client.onUi((req) => (req.method === "select" ? "Allow once" : undefined));
       expect((await client.run("go")).stopReason).toBe("stop");
@@ -257,7 +347,10 @@ if data["tool_input"].get("command", "").startswith("touch"):
       await client.close();
     }
     const notes = s.lines("notes.jsonl");
-    expect(notes.map((n) => [n.hook_event_name, n.notification_type])).toEqual([["Notification", "permission_prompt"], ["Notification", "idle_prompt"]]);
+    expect(notes.map((n) => [n.hook_event_name, n.notification_type])).toEqual([
+      ["Notification", "permission_prompt"],
+      ["Notification", "idle_prompt"],
+    ]);
     expect(notes[0].message).toContain("bash: echo hi");
     const events = s.lines("life.jsonl");
     const [first, second] = [events[0][2], events[4][2]];

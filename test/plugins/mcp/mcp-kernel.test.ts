@@ -1,6 +1,14 @@
 /** The kernel support the mcp plugin needs: tools and commands a plugin syncs after start-up (Registry.sync). */
 import { describe, expect, it } from "vitest";
-import { Agent, definePlugin, findCommand, PluginHost, Type, type PluginContext, type ToolDefinition } from "../../../kernel/index.js";
+import {
+  Agent,
+  definePlugin,
+  findCommand,
+  PluginHost,
+  Type,
+  type PluginContext,
+  type ToolDefinition,
+} from "../../../kernel/index.js";
 import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
 
 const tool = (name: string, reply = name): ToolDefinition => ({
@@ -16,7 +24,10 @@ function setup() {
   host.install(scriptedPlugin, {});
   host.install(definePlugin({ id: "other", setup: (ctx) => ctx.tools.register(tool("taken")) }));
   host.install(definePlugin({ id: "late", setup: (ctx) => ((late = ctx), ctx.tools.register(tool("fixed"))) }));
-  const agent = new Agent(host, { provider: "scripted", model: { id: "s", provider: "scripted", contextWindow: 100_000, maxOutput: 1000 } });
+  const agent = new Agent(host, {
+    provider: "scripted",
+    model: { id: "s", provider: "scripted", contextWindow: 100_000, maxOutput: 1000 },
+  });
   return { host, agent, late: () => late, scripted: host.services.get("scripted") as ScriptedService };
 }
 
@@ -28,7 +39,10 @@ describe("late registration (tools.sync, commands.sync)", () => {
     scripted.push({ toolCalls: [{ name: "b", arguments: {} }] }, { text: "ok" });
     const run = await agent.prompt("go");
     expect(scripted.requests[0]!.tools.map((t) => t.name)).toEqual(["taken", "fixed", "a", "b"]);
-    expect(run.messages.find((m) => m.role === "toolResult")).toMatchObject({ isError: false, content: [{ text: "b" }] });
+    expect(run.messages.find((m) => m.role === "toolResult")).toMatchObject({
+      isError: false,
+      content: [{ text: "b" }],
+    });
     late().tools.sync([tool("c")]);
     expect(host.tools.names()).toEqual(["taken", "fixed", "c"]);
     // registering the normal way is still closed
@@ -38,7 +52,9 @@ describe("late registration (tools.sync, commands.sync)", () => {
   it("a name another plugin (or the plugin's own setup) holds is refused and nothing changes", () => {
     const { host, late } = setup();
     late().tools.sync([tool("a")]);
-    expect(() => late().tools.sync([tool("z"), tool("taken")])).toThrow(/tool 'taken' is already registered by plugin other/);
+    expect(() => late().tools.sync([tool("z"), tool("taken")])).toThrow(
+      /tool 'taken' is already registered by plugin other/,
+    );
     expect(() => late().tools.sync([tool("fixed")])).toThrow(/already registered by plugin late/);
     expect(host.tools.names()).toEqual(["taken", "fixed", "a"]);
     expect(() => late().tools.sync([tool("bad name!")])).toThrow(/must be 1-64 letters/);

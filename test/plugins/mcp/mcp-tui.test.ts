@@ -39,9 +39,26 @@ describe.skipIf(!hasTmux)("mcp in the TUI", () => {
     const markers = join(dir, "markers");
     mkdirSync(markers);
     mkdirSync(join(dir, "home"));
-    writeFileSync(join(dir, "home", "mcp.json"), JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [join(FIXTURES, "server.mjs"), markers, "--grandchild"] } } }));
-    writeFileSync(join(dir, "preset.yaml"), `extends: default\nplugins:\n  - provider-scripted:\n      replies:\n        - toolCalls: [{ name: mcp__fx__sleep, arguments: { ms: 10 } }]\n        - text: "the sleep tool answered"\n`);
-    const t = new Tmux({ dir, cwd: dir, cols: 100, rows: 30, env: { COIL_HOME: join(dir, "home") }, command: `${process.execPath} ${BIN} --plugin ui-tui --provider scripted --preset ./preset.yaml` }).start();
+    writeFileSync(
+      join(dir, "home", "mcp.json"),
+      JSON.stringify({
+        mcpServers: {
+          fx: { command: process.execPath, args: [join(FIXTURES, "server.mjs"), markers, "--grandchild"] },
+        },
+      }),
+    );
+    writeFileSync(
+      join(dir, "preset.yaml"),
+      `extends: default\nplugins:\n  - provider-scripted:\n      replies:\n        - toolCalls: [{ name: mcp__fx__sleep, arguments: { ms: 10 } }]\n        - text: "the sleep tool answered"\n`,
+    );
+    const t = new Tmux({
+      dir,
+      cwd: dir,
+      cols: 100,
+      rows: 30,
+      env: { COIL_HOME: join(dir, "home") },
+      command: `${process.execPath} ${BIN} --plugin ui-tui --provider scripted --preset ./preset.yaml`,
+    }).start();
     panes.push(t);
     await t.waitFor(READY);
     t.type("/mcp");
@@ -53,7 +70,9 @@ describe.skipIf(!hasTmux)("mcp in the TUI", () => {
     const done = await t.waitFor("the sleep tool answered");
     expect(done).toContain("slept 10");
     expect(done).not.toContain("fixture server: started");
-    const first = readdirSync(markers).filter((f) => f.startsWith("started-")).map((f) => Number(f.slice(8)));
+    const first = readdirSync(markers)
+      .filter((f) => f.startsWith("started-"))
+      .map((f) => Number(f.slice(8)));
     const grandchild = Number(readFileSync(join(markers, "grandchild.pid"), "utf8"));
     expect(first).toHaveLength(1);
     expect(alive(first[0]!)).toBe(true);
@@ -64,7 +83,10 @@ describe.skipIf(!hasTmux)("mcp in the TUI", () => {
     await until(() => readdirSync(markers).filter((f) => f.startsWith("started-")).length === 2, 15_000);
     await until(() => !alive(first[0]!) && !alive(grandchild), 5000);
     await t.waitFor(READY);
-    const second = readdirSync(markers).filter((f) => f.startsWith("started-")).map((f) => Number(f.slice(8))).find((p) => p !== first[0])!;
+    const second = readdirSync(markers)
+      .filter((f) => f.startsWith("started-"))
+      .map((f) => Number(f.slice(8)))
+      .find((p) => p !== first[0])!;
     const grandchild2 = Number(readFileSync(join(markers, "grandchild.pid"), "utf8"));
     t.keys("C-d");
     await t.waitFor("[exited 0]");

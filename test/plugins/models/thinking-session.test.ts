@@ -26,7 +26,9 @@ describe("thinking level in the session", () => {
       await rig.agent.prompt("back in the first");
       expect(rig.scripted.requests.at(-1)!.options.thinking).toBe("high");
       expect(await thinking.run("", rig.agent)).toMatch(/^thinking: high .*does not reason/);
-      expect(await thinking.run("loud", rig.agent)).toBe("'loud' is not a thinking level. Levels: off, minimal, low, medium, high, xhigh");
+      expect(await thinking.run("loud", rig.agent)).toBe(
+        "'loud' is not a thinking level. Levels: off, minimal, low, medium, high, xhigh",
+      );
     } finally {
       await rig.stop();
     }

@@ -14,14 +14,27 @@ const mocks = useProviderMocks("thinking");
 const { project } = mocks;
 /** The CLI with both mocks as the anthropic and openai providers. */
 const coil = (cwd: string, args: string[]) =>
-  mocks.coil(cwd, args, { ANTHROPIC_API_KEY: mocks.keys.anthropic, ANTHROPIC_BASE_URL: mocks.anthropic.url, OPENAI_API_KEY: mocks.keys.openai, OPENAI_BASE_URL: mocks.openai.url });
+  mocks.coil(cwd, args, {
+    ANTHROPIC_API_KEY: mocks.keys.anthropic,
+    ANTHROPIC_BASE_URL: mocks.anthropic.url,
+    OPENAI_API_KEY: mocks.keys.openai,
+    OPENAI_BASE_URL: mocks.openai.url,
+  });
 
 describe("--thinking", () => {
   it("sends a thinking budget to Anthropic and a reasoning effort to OpenAI", async () => {
     const dir = project();
     mocks.anthropic.requests.length = 0;
     mocks.anthropic.push(text("thought about it"));
-    const a = await coil(dir, ["--model", "anthropic/claude-haiku-4-5", "--thinking", "high", "--no-session", "-p", "hi"]);
+    const a = await coil(dir, [
+      "--model",
+      "anthropic/claude-haiku-4-5",
+      "--thinking",
+      "high",
+      "--no-session",
+      "-p",
+      "hi",
+    ]);
     expect(a.stderr).toBe("");
     expect(a.code).toBe(0);
     expect(mocks.anthropic.rejected()).toEqual([]);
@@ -29,7 +42,15 @@ describe("--thinking", () => {
 
     mocks.anthropic.requests.length = 0;
     mocks.anthropic.push(text("no thoughts"));
-    const off = await coil(dir, ["--model", "anthropic/claude-haiku-4-5", "--thinking", "off", "--no-session", "-p", "hi"]);
+    const off = await coil(dir, [
+      "--model",
+      "anthropic/claude-haiku-4-5",
+      "--thinking",
+      "off",
+      "--no-session",
+      "-p",
+      "hi",
+    ]);
     expect(off.code).toBe(0);
     expect(mocks.anthropic.requests[0]!.body.thinking).toBeUndefined();
 
@@ -44,11 +65,33 @@ describe("--thinking", () => {
   it("a model without reasoning says so and runs; a level that does not exist is a usage error", async () => {
     const dir = project();
     writeFileSync(join(dir, "r.yaml"), "- text: plain answer\n");
-    const plain = await coil(dir, ["--provider", "scripted", "--script", "r.yaml", "--thinking", "high", "--no-session", "-p", "hi"]);
+    const plain = await coil(dir, [
+      "--provider",
+      "scripted",
+      "--script",
+      "r.yaml",
+      "--thinking",
+      "high",
+      "--no-session",
+      "-p",
+      "hi",
+    ]);
     expect(plain.code).toBe(0);
     expect(plain.stdout.trim()).toBe("plain answer");
-    expect(plain.stderr).toMatch(/--thinking high: scripted\/scripted does not reason, so the level has no effect on it/);
-    const wrong = await coil(dir, ["--provider", "scripted", "--script", "r.yaml", "--thinking", "hgih", "--no-session", "-p", "hi"]);
+    expect(plain.stderr).toMatch(
+      /--thinking high: scripted\/scripted does not reason, so the level has no effect on it/,
+    );
+    const wrong = await coil(dir, [
+      "--provider",
+      "scripted",
+      "--script",
+      "r.yaml",
+      "--thinking",
+      "hgih",
+      "--no-session",
+      "-p",
+      "hi",
+    ]);
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain("--thinking 'hgih' is not a thinking level");
     expect(wrong.stderr).toContain("off, minimal, low, medium, high, xhigh");
@@ -58,10 +101,17 @@ describe("--thinking", () => {
     const dir = project();
     mocks.anthropic.requests.length = 0;
     mocks.anthropic.push(text("one"), text("two"), text("three"));
-    expect((await coil(dir, ["--model", "anthropic/claude-haiku-4-5", "--thinking", "medium", "-p", "first"])).code).toBe(0);
+    expect(
+      (await coil(dir, ["--model", "anthropic/claude-haiku-4-5", "--thinking", "medium", "-p", "first"])).code,
+    ).toBe(0);
     const sessions = join(dir, ".home", "sessions");
-    const file = readdirSync(sessions, { recursive: true }).map(String).find((f) => f.endsWith(".jsonl"))!;
-    const entries = readFileSync(join(sessions, file), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string; thinkingLevel?: string });
+    const file = readdirSync(sessions, { recursive: true })
+      .map(String)
+      .find((f) => f.endsWith(".jsonl"))!;
+    const entries = readFileSync(join(sessions, file), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; thinkingLevel?: string });
     expect(entries.filter((e) => e.type === "thinking_level_change").map((e) => e.thinkingLevel)).toEqual(["medium"]);
 
     expect((await coil(dir, ["-c", "-p", "second"])).code).toBe(0);

@@ -45,13 +45,17 @@ describe("coil install dispatches Claude Code plugins", () => {
   it("install, disable, enable, list and remove go to the Claude Code plugin installer; nothing goes to npm or the preset file", async () => {
     const base = tempDir("coil-cc-dispatch-");
     const copy = join(base, "coil");
-    for (const part of ["package.json", "dist", "presets", "skills", "prompt-templates"]) cpSync(join(ROOT, part), join(copy, part), { recursive: true });
+    for (const part of ["package.json", "dist", "presets", "skills", "prompt-templates"])
+      cpSync(join(ROOT, part), join(copy, part), { recursive: true });
     symlinkSync(join(ROOT, "node_modules"), join(copy, "node_modules"));
     writeFiles(join(copy, "dist", "plugins", "packages", "claude"), { "index.js": STAND_IN });
-    const project = writeFiles(join(base, "project"), { "cc-demo/.claude-plugin/plugin.json": JSON.stringify({ name: "cc-demo" }) });
+    const project = writeFiles(join(base, "project"), {
+      "cc-demo/.claude-plugin/plugin.json": JSON.stringify({ name: "cc-demo" }),
+    });
     const env = sandboxEnv(base);
     const home = env.COIL_HOME!;
-    const coil = (...args: string[]) => run(process.execPath, [join(copy, "dist", "bin", "coil.js"), ...args], { cwd: project, env });
+    const coil = (...args: string[]) =>
+      run(process.execPath, [join(copy, "dist", "bin", "coil.js"), ...args], { cwd: project, env });
 
     const installed = await coil("install", "./cc-demo");
     expect(installed.code, installed.stderr).toBe(0);
@@ -59,11 +63,17 @@ describe("coil install dispatches Claude Code plugins", () => {
     expect(existsSync(join(home, "packages", "package.json"))).toBe(false); // npm was not run
     expect(existsSync(join(home, "preset.yaml"))).toBe(false);
 
-    expect((await coil("disable", "cc-demo")).stdout).toBe("disabled Claude Code plugin cc-demo (user): /cc-demo:hello\n");
+    expect((await coil("disable", "cc-demo")).stdout).toBe(
+      "disabled Claude Code plugin cc-demo (user): /cc-demo:hello\n",
+    );
     const listed = await coil("list");
     expect(listed.stdout).toContain("disabled Claude Code plugin cc-demo");
-    expect(JSON.parse((await coil("list", "--json")).stdout)[0].claudePlugins).toMatchObject([{ name: "cc-demo", enabled: false }]);
-    expect((await coil("enable", "cc-demo")).stdout).toBe("enabled Claude Code plugin cc-demo (user): /cc-demo:hello\n");
+    expect(JSON.parse((await coil("list", "--json")).stdout)[0].claudePlugins).toMatchObject([
+      { name: "cc-demo", enabled: false },
+    ]);
+    expect((await coil("enable", "cc-demo")).stdout).toBe(
+      "enabled Claude Code plugin cc-demo (user): /cc-demo:hello\n",
+    );
     const unknown = await coil("disable", "nope");
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("(installed: cc-demo)");
@@ -71,7 +81,10 @@ describe("coil install dispatches Claude Code plugins", () => {
     expect(removed.code, removed.stderr).toBe(0);
     expect(removed.stdout).toBe("removed Claude Code plugin cc-demo (user): /cc-demo:hello\n");
 
-    const calls = readFileSync(join(home, "claude-calls.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const calls = readFileSync(join(home, "claude-calls.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(calls.filter((c) => c.fn !== "detect")).toEqual([
       { fn: "install", spec: "./cc-demo", project: false },
       { fn: "enable", name: "cc-demo", enabled: false },

@@ -14,10 +14,16 @@ describe("coil plugin new", () => {
     const made = await coil(base, ["--plugin", "packages", "plugin", "new", "coil-plugin-reverser"], env);
     expect(made.code, made.stderr).toBe(0);
     const dir = join(base, "coil-plugin-reverser");
-    for (const f of ["package.json", "index.ts", "test/index.test.mjs", "tsconfig.json", "README.md"]) expect(existsSync(join(dir, f)), f).toBe(true);
+    for (const f of ["package.json", "index.ts", "test/index.test.mjs", "tsconfig.json", "README.md"])
+      expect(existsSync(join(dir, f)), f).toBe(true);
     const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
     // Not installed from npm (a checkout): coil is linked by path, under the name plugins import it by.
-    expect(pkg).toMatchObject({ keywords: ["coil-package"], coil: { plugins: ["./index.ts"] }, devDependencies: { coil: `file:${ROOT}` }, peerDependencies: { "coil-agent": ">=0.1.0" } });
+    expect(pkg).toMatchObject({
+      keywords: ["coil-package"],
+      coil: { plugins: ["./index.ts"] },
+      devDependencies: { coil: `file:${ROOT}` },
+      peerDependencies: { "coil-agent": ">=0.1.0" },
+    });
     expect(JSON.stringify(pkg)).not.toMatch(/"coil": "(\^|>=)/);
 
     // Run the steps it printed, as printed, with npm offline and an empty cache (sandboxEnv).
@@ -31,7 +37,22 @@ describe("coil plugin new", () => {
 
     // The same plugin in a real coil run.
     writeFiles(base, { "r.yaml": "- toolCalls: [{ name: reverser, arguments: { text: abc } }]\n- text: ok\n" });
-    const ran = await coil(base, ["--plugin", "./coil-plugin-reverser/index.ts", "--provider", "scripted", "--script", "r.yaml", "--mode", "json", "-p", "go"], env);
+    const ran = await coil(
+      base,
+      [
+        "--plugin",
+        "./coil-plugin-reverser/index.ts",
+        "--provider",
+        "scripted",
+        "--script",
+        "r.yaml",
+        "--mode",
+        "json",
+        "-p",
+        "go",
+      ],
+      env,
+    );
     expect(ran.code, ran.stderr).toBe(0);
     expect(ran.stdout).toContain('"text":"cba"');
 
@@ -47,7 +68,8 @@ describe("coil plugin new", () => {
     const base = tempDir("coil-scaffold-npm-");
     // A copy of coil laid out as `npm i -g coil-agent` leaves it, using this checkout's dependencies.
     const installed = join(base, "prefix", "lib", "node_modules", "coil-agent");
-    for (const part of ["package.json", "dist", "presets", "skills", "prompt-templates"]) cpSync(join(ROOT, part), join(installed, part), { recursive: true });
+    for (const part of ["package.json", "dist", "presets", "skills", "prompt-templates"])
+      cpSync(join(ROOT, part), join(installed, part), { recursive: true });
     symlinkSync(join(ROOT, "node_modules"), join(installed, "node_modules"));
     const version = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;
     // A stand-in npm (COIL_NPM): `npm view coil-agent@<version> version` answers, or fails as it does offline.
@@ -56,12 +78,19 @@ describe("coil plugin new", () => {
       "npm-offline.js": `console.error("npm error code ENOTCACHED"); process.exit(1);\n`,
     });
     const scaffold = async (npm: string, name: string) => {
-      const made = await run(process.execPath, [join(installed, "dist", "bin", "coil.js"), "plugin", "new", name], { cwd: base, env: sandboxEnv(base, { COIL_NPM: join(base, npm) }) });
+      const made = await run(process.execPath, [join(installed, "dist", "bin", "coil.js"), "plugin", "new", name], {
+        cwd: base,
+        env: sandboxEnv(base, { COIL_NPM: join(base, npm) }),
+      });
       expect(made.code, made.stderr).toBe(0);
       return JSON.parse(readFileSync(join(base, name, "package.json"), "utf8"));
     };
-    expect((await scaffold("npm-has.js", "coil-plugin-a")).devDependencies).toEqual({ coil: `npm:coil-agent@^${version}` });
-    expect(readFileSync(join(base, "coil-plugin-a", "README.md"), "utf8")).toContain(`"coil": "npm:coil-agent@^${version}"`);
+    expect((await scaffold("npm-has.js", "coil-plugin-a")).devDependencies).toEqual({
+      coil: `npm:coil-agent@^${version}`,
+    });
+    expect(readFileSync(join(base, "coil-plugin-a", "README.md"), "utf8")).toContain(
+      `"coil": "npm:coil-agent@^${version}"`,
+    );
     expect((await scaffold("npm-offline.js", "coil-plugin-b")).devDependencies).toEqual({ coil: `file:${installed}` });
   }, 60_000);
 });

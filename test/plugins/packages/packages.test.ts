@@ -17,7 +17,10 @@ let tarballIntegrity: string;
 beforeAll(async () => {
   requireBuild();
   const packDir = tempDir("coil-pack-");
-  const packed = await run("npm", ["pack", join(ROOT, "examples", "coil-bundle-demo"), "--pack-destination", packDir], { cwd: packDir, env: sandboxEnv(packDir) });
+  const packed = await run("npm", ["pack", join(ROOT, "examples", "coil-bundle-demo"), "--pack-destination", packDir], {
+    cwd: packDir,
+    env: sandboxEnv(packDir),
+  });
   expect(packed.code, packed.stderr).toBe(0);
   tarball = join(packDir, packed.stdout.trim().split("\n").at(-1)!);
   tarballIntegrity = `sha512-${createHash("sha512").update(readFileSync(tarball)).digest("base64")}`;
@@ -31,7 +34,11 @@ function sandbox() {
   const packages = join(base, "coil-home", "packages");
   const lock = () => JSON.parse(readFileSync(join(packages, "coil-lock.json"), "utf8"));
   const toolText = (stdout: string) =>
-    stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.type === "tool_execution_end")?.result;
+    stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .find((e) => e.type === "tool_execution_end")?.result;
   return { base, project, env, packages, lock, toolText };
 }
 
@@ -45,28 +52,61 @@ describe("packages", () => {
     expect(existsSync(join(s.packages, "node_modules", "coil-bundle-demo", "plugin.ts"))).toBe(true);
 
     const entry = s.lock().packages["coil-bundle-demo"];
-    expect(entry).toMatchObject({ version: "1.0.0", coilPackage: true, integrity: tarballIntegrity, coil: { plugins: ["./plugin.ts"], skills: ["skills"], promptTemplates: ["prompts"] } });
+    expect(entry).toMatchObject({
+      version: "1.0.0",
+      coilPackage: true,
+      integrity: tarballIntegrity,
+      coil: { plugins: ["./plugin.ts"], skills: ["skills"], promptTemplates: ["prompts"] },
+    });
     expect(entry.resolved).toMatch(/^file:.*coil-bundle-demo-1\.0\.0\.tgz$/);
 
     const listed = await coil(s.project, ["--plugin", "packages", "list", "--json"], s.env);
     const scopes = JSON.parse(listed.stdout);
-    expect(scopes[0]).toMatchObject({ scope: "user", dir: s.packages, packages: { "coil-bundle-demo": { version: "1.0.0" } } });
+    expect(scopes[0]).toMatchObject({
+      scope: "user",
+      dir: s.packages,
+      packages: { "coil-bundle-demo": { version: "1.0.0" } },
+    });
 
-    const ran = await coil(s.project, ["--preset", "npm:coil-bundle-demo", "--provider", "scripted", "--script", "replies.yaml", "--mode", "json", "-p", "count"], s.env);
+    const ran = await coil(
+      s.project,
+      [
+        "--preset",
+        "npm:coil-bundle-demo",
+        "--provider",
+        "scripted",
+        "--script",
+        "replies.yaml",
+        "--mode",
+        "json",
+        "-p",
+        "count",
+      ],
+      s.env,
+    );
     expect(ran.code, ran.stderr).toBe(0);
     const result = s.toolText(ran.stdout);
-    expect(result).toMatchObject({ toolName: "word_stats", isError: false, content: [{ type: "text", text: EXPECTED }] });
+    expect(result).toMatchObject({
+      toolName: "word_stats",
+      isError: false,
+      content: [{ type: "text", text: EXPECTED }],
+    });
   });
 
   it("install means active: `coil install ./x.tgz` enables the package in $COIL_HOME/preset.yaml (comments kept) and the next run calls its tool; disable, enable and remove round trip", async () => {
     const s = sandbox();
     const requests = join(s.base, "requests.jsonl");
     const userPreset = join(s.base, "coil-home", "preset.yaml");
-    writeFiles(join(s.base, "coil-home"), { "preset.yaml": `# my own preset: keep this comment\nplugins:\n  - provider-scripted: { recordTo: ${requests} }  # where requests go\n` });
+    writeFiles(join(s.base, "coil-home"), {
+      "preset.yaml": `# my own preset: keep this comment\nplugins:\n  - provider-scripted: { recordTo: ${requests} }  # where requests go\n`,
+    });
     const args = ["--provider", "scripted", "--script", "replies.yaml", "--mode", "json", "-p", "/stats one two three"];
     const lastRequest = () => JSON.parse(readFileSync(requests, "utf8").trim().split("\n").at(-1)!);
     const firstRequestOfRun = (ran: { stdout: string }) => {
-      const lines = readFileSync(requests, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      const lines = readFileSync(requests, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
       return lines.at(-(ran.stdout.includes("It has 3 words.") ? 2 : 1))!;
     };
 
@@ -78,20 +118,35 @@ describe("packages", () => {
     expect(installed.stdout).toContain("  prompt templates: /stats");
     expect(installed.stdout).toContain("  presets (not applied; run with --preset <name>): npm:coil-bundle-demo");
     const preset = readFileSync(userPreset, "utf8");
-    expect(preset).toBe(`# my own preset: keep this comment\nplugins:\n  - provider-scripted: { recordTo: ${requests} } # where requests go\n  - npm:coil-bundle-demo\n`);
+    expect(preset).toBe(
+      `# my own preset: keep this comment\nplugins:\n  - provider-scripted: { recordTo: ${requests} } # where requests go\n  - npm:coil-bundle-demo\n`,
+    );
 
     // No further step: the tool, the skill and the template act in the next run (the plugin alone, not the package's preset).
     const ran = await coil(s.project, args, s.env);
     expect(ran.code, ran.stderr).toBe(0);
-    expect(s.toolText(ran.stdout)).toMatchObject({ toolName: "word_stats", isError: false, content: [{ type: "text", text: "stats: 1 lines, 3 words, 13 characters" }] });
+    expect(s.toolText(ran.stdout)).toMatchObject({
+      toolName: "word_stats",
+      isError: false,
+      content: [{ type: "text", text: "stats: 1 lines, 3 words, 13 characters" }],
+    });
     const first = firstRequestOfRun(ran);
     expect(JSON.stringify(first.system)).toContain("release-notes");
-    expect(JSON.stringify(first.messages)).toContain("Use the word_stats tool on this text and report the counts: one two three");
+    expect(JSON.stringify(first.messages)).toContain(
+      "Use the word_stats tool on this text and report the counts: one two three",
+    );
     const listed = JSON.parse((await coil(s.project, ["list", "--json"], s.env)).stdout);
     expect(listed[0].packages["coil-bundle-demo"].enabled).toBe(true);
     // A user-level install is the user's own choice: it loads in a project that is not trusted, too.
-    const untrusted = writeFiles(join(s.base, "untrusted"), { "replies.yaml": REPLIES, ".coil/preset.yaml": "plugins:\n  - ./evil.ts\n" });
-    const there = await coil(untrusted, ["--provider", "scripted", "--script", "replies.yaml", "--mode", "json", "-p", "count"], s.env);
+    const untrusted = writeFiles(join(s.base, "untrusted"), {
+      "replies.yaml": REPLIES,
+      ".coil/preset.yaml": "plugins:\n  - ./evil.ts\n",
+    });
+    const there = await coil(
+      untrusted,
+      ["--provider", "scripted", "--script", "replies.yaml", "--mode", "json", "-p", "count"],
+      s.env,
+    );
     expect(there.code, there.stderr).toBe(0);
     expect(there.stderr).toContain("untrusted project");
     expect(s.toolText(there.stdout)).toMatchObject({ toolName: "word_stats", isError: false });
@@ -128,7 +183,9 @@ describe("packages", () => {
 
     const removed = await coil(s.project, ["remove", "coil-bundle-demo"], s.env);
     expect(removed.code, removed.stderr).toBe(0);
-    expect(readFileSync(userPreset, "utf8")).toBe(`# my own preset: keep this comment\nplugins:\n  - provider-scripted: { recordTo: ${requests} } # where requests go\n`);
+    expect(readFileSync(userPreset, "utf8")).toBe(
+      `# my own preset: keep this comment\nplugins:\n  - provider-scripted: { recordTo: ${requests} } # where requests go\n`,
+    );
     const gone = await coil(s.project, args, s.env);
     expect(gone.code, gone.stderr).toBe(0);
     expect(s.toolText(gone.stdout)).toMatchObject({ toolName: "word_stats", isError: true });
@@ -139,12 +196,31 @@ describe("packages", () => {
   it("a team preset extends npm:<package> installed under $COIL_HOME/packages; a missing one fails with the install hint", async () => {
     const s = sandbox();
     writeFiles(s.project, { "team.yaml": "extends: npm:coil-bundle-demo\n" });
-    const before = await coil(s.project, ["--preset", "./team.yaml", "--provider", "scripted", "--script", "replies.yaml", "-p", "count"], s.env);
+    const before = await coil(
+      s.project,
+      ["--preset", "./team.yaml", "--provider", "scripted", "--script", "replies.yaml", "-p", "count"],
+      s.env,
+    );
     expect(before.code).toBe(2);
     expect(before.stderr).toContain('npm package "coil-bundle-demo" with a preset not found');
 
     expect((await coil(s.project, ["--plugin", "packages", "install", tarball], s.env)).code).toBe(0);
-    const ran = await coil(s.project, ["--preset", "./team.yaml", "--provider", "scripted", "--script", "replies.yaml", "--mode", "json", "-p", "count"], s.env);
+    const ran = await coil(
+      s.project,
+      [
+        "--preset",
+        "./team.yaml",
+        "--provider",
+        "scripted",
+        "--script",
+        "replies.yaml",
+        "--mode",
+        "json",
+        "-p",
+        "count",
+      ],
+      s.env,
+    );
     expect(ran.code, ran.stderr).toBe(0);
     expect(s.toolText(ran.stdout)?.content[0].text).toBe(EXPECTED);
   });
@@ -158,7 +234,11 @@ describe("packages", () => {
     expect(s.lock().packages["coil-bundle-demo"]).toMatchObject({ version: "1.0.0", link: true, coilPackage: true });
     expect(s.lock().packages["coil-bundle-demo"].integrity).toBeUndefined();
 
-    const ran = await coil(s.project, ["--preset", "npm:coil-bundle-demo", "--provider", "scripted", "--script", "replies.yaml", "-p", "count"], s.env);
+    const ran = await coil(
+      s.project,
+      ["--preset", "npm:coil-bundle-demo", "--provider", "scripted", "--script", "replies.yaml", "-p", "count"],
+      s.env,
+    );
     expect(ran.code, ran.stderr).toBe(0);
     expect(ran.stdout).toBe("It has 3 words.\n");
 
@@ -182,7 +262,9 @@ describe("packages", () => {
     // The user preset still enables it: a run goes on without it and says how to restore it.
     const without = await coil(s.project, ["--provider", "scripted", "--script", "replies.yaml", "-p", "count"], s.env);
     expect(without.code, without.stderr).toBe(0);
-    expect(without.stderr).toContain(`npm package 'coil-bundle-demo' is enabled in ${join(s.base, "coil-home", "preset.yaml")}:4 but not installed, so it is skipped: \`coil install\` restores`);
+    expect(without.stderr).toContain(
+      `npm package 'coil-bundle-demo' is enabled in ${join(s.base, "coil-home", "preset.yaml")}:4 but not installed, so it is skipped: \`coil install\` restores`,
+    );
     const restored = await coil(s.project, ["--plugin", "packages", "install"], s.env);
     expect(restored.code, restored.stderr).toBe(0);
     expect(restored.stdout).toContain("installed 1 package(s) from");
@@ -194,7 +276,9 @@ describe("packages", () => {
     const refused = await coil(s.project, ["--plugin", "packages", "install"], s.env);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("does not match the lock's sha512-AAAA");
-    expect(JSON.parse(readFileSync(join(s.packages, "coil-lock.json"), "utf8")).packages["coil-bundle-demo"].integrity).toBe("sha512-AAAA");
+    expect(
+      JSON.parse(readFileSync(join(s.packages, "coil-lock.json"), "utf8")).packages["coil-bundle-demo"].integrity,
+    ).toBe("sha512-AAAA");
   });
 
   it("project packages install under .coil/packages and load only when the project is trusted", async () => {
@@ -203,25 +287,46 @@ describe("packages", () => {
     expect(installed.code, installed.stderr).toBe(0);
     expect(installed.stdout).toContain("project packages load only while the project is trusted");
     const projectPackages = join(s.project, ".coil", "packages");
-    expect(JSON.parse(readFileSync(join(projectPackages, "coil-lock.json"), "utf8")).packages["coil-bundle-demo"].integrity).toBe(tarballIntegrity);
+    expect(
+      JSON.parse(readFileSync(join(projectPackages, "coil-lock.json"), "utf8")).packages["coil-bundle-demo"].integrity,
+    ).toBe(tarballIntegrity);
     // Enabled in the project's preset, found in .coil/packages once the project is trusted.
-    expect(readFileSync(join(s.project, ".coil", "preset.yaml"), "utf8")).toContain("plugins:\n  - npm:coil-bundle-demo\n");
+    expect(readFileSync(join(s.project, ".coil", "preset.yaml"), "utf8")).toContain(
+      "plugins:\n  - npm:coil-bundle-demo\n",
+    );
     expect(installed.stdout).toContain("  tools: word_stats");
     expect(installed.stdout).toContain("  skills: release-notes");
     expect(installed.stdout).toContain("  prompt templates: /stats");
     const args = ["--provider", "scripted", "--script", "replies.yaml", "--mode", "json", "-p", "count"];
     const enabledHere = await coil(s.project, ["--trust", ...args], s.env);
     expect(enabledHere.code, enabledHere.stderr).toBe(0);
-    expect(s.toolText(enabledHere.stdout)).toMatchObject({ toolName: "word_stats", isError: false, content: [{ type: "text", text: "stats: 1 lines, 3 words, 13 characters" }] });
+    expect(s.toolText(enabledHere.stdout)).toMatchObject({
+      toolName: "word_stats",
+      isError: false,
+      content: [{ type: "text", text: "stats: 1 lines, 3 words, 13 characters" }],
+    });
     // The project package's skill and template act in the trusted project too, and not in an untrusted one.
     const requests = join(s.base, "project-requests.jsonl");
-    const recorded = ["--provider", "scripted", "--script", "replies.yaml", "--mode", "json", "-p", "/stats one two three"];
-    writeFiles(join(s.base, "coil-home"), { "preset.yaml": `plugins:\n  - provider-scripted: { recordTo: ${requests} }\n` });
+    const recorded = [
+      "--provider",
+      "scripted",
+      "--script",
+      "replies.yaml",
+      "--mode",
+      "json",
+      "-p",
+      "/stats one two three",
+    ];
+    writeFiles(join(s.base, "coil-home"), {
+      "preset.yaml": `plugins:\n  - provider-scripted: { recordTo: ${requests} }\n`,
+    });
     const templated = await coil(s.project, ["--trust", ...recorded], s.env);
     expect(templated.code, templated.stderr).toBe(0);
     const firstRequest = JSON.parse(readFileSync(requests, "utf8").trim().split("\n")[0]!);
     expect(JSON.stringify(firstRequest.system)).toContain("release-notes");
-    expect(JSON.stringify(firstRequest.messages)).toContain("Use the word_stats tool on this text and report the counts: one two three");
+    expect(JSON.stringify(firstRequest.messages)).toContain(
+      "Use the word_stats tool on this text and report the counts: one two three",
+    );
     rmSync(requests);
     await coil(s.project, recorded, s.env);
     const notTrusted = JSON.parse(readFileSync(requests, "utf8").trim().split("\n")[0]!);
@@ -267,7 +372,11 @@ describe("packages", () => {
     expect(s.lock().packages["coil-bundle-demo"].integrity).toBe(tarballIntegrity);
     const again = await coil(s.project, ["--plugin", "packages", "install", "--from", "team.yaml"], s.env);
     expect(again.stdout).toContain("is installed: coil-bundle-demo");
-    const ran = await coil(s.project, ["--preset", "./team.yaml", "--provider", "scripted", "--script", "replies.yaml", "-p", "count"], s.env);
+    const ran = await coil(
+      s.project,
+      ["--preset", "./team.yaml", "--provider", "scripted", "--script", "replies.yaml", "-p", "count"],
+      s.env,
+    );
     expect(ran.stdout).toBe("It has 3 words.\n");
   });
 
@@ -275,14 +384,30 @@ describe("packages", () => {
   // (the lock is how `coil install` pins versions; install on first use honours it the same way).
   const pinnedLock = (s: ReturnType<typeof sandbox>) =>
     writeFiles(s.packages, {
-      "coil-lock.json": JSON.stringify({ lockfileVersion: 1, packages: { "coil-bundle-demo": { spec: "^1.0.0", version: "1.0.0", resolved: `file:${tarball}`, coilPackage: true } } }),
+      "coil-lock.json": JSON.stringify({
+        lockfileVersion: 1,
+        packages: {
+          "coil-bundle-demo": { spec: "^1.0.0", version: "1.0.0", resolved: `file:${tarball}`, coilPackage: true },
+        },
+      }),
     });
 
   it("a preset extending a missing npm:<package>@<range> installs it on first use: refused off a terminal without --yes, installed and locked with --yes", async () => {
     const s = sandbox();
     pinnedLock(s);
     writeFiles(s.project, { "team.yaml": "extends: npm:coil-bundle-demo@^1\n" });
-    const args = ["--preset", "./team.yaml", "--provider", "scripted", "--script", "replies.yaml", "--mode", "json", "-p", "count"];
+    const args = [
+      "--preset",
+      "./team.yaml",
+      "--provider",
+      "scripted",
+      "--script",
+      "replies.yaml",
+      "--mode",
+      "json",
+      "-p",
+      "count",
+    ];
 
     const refused = await coil(s.project, args, s.env);
     expect(refused.code).toBe(2);
@@ -294,10 +419,20 @@ describe("packages", () => {
     const ran = await coil(s.project, [...args, "--yes"], s.env);
     expect(ran.code, ran.stderr).toBe(0);
     expect(ran.stderr).toContain(`installed coil-bundle-demo@1.0.0 into ${s.packages}`);
-    expect(s.toolText(ran.stdout)).toMatchObject({ toolName: "word_stats", isError: false, content: [{ type: "text", text: EXPECTED }] });
+    expect(s.toolText(ran.stdout)).toMatchObject({
+      toolName: "word_stats",
+      isError: false,
+      content: [{ type: "text", text: EXPECTED }],
+    });
     // recorded like `coil install`: the lock gains the tarball's integrity, package.json the dependency
-    expect(s.lock().packages["coil-bundle-demo"]).toMatchObject({ version: "1.0.0", integrity: tarballIntegrity, coilPackage: true });
-    expect(JSON.parse(readFileSync(join(s.packages, "package.json"), "utf8")).dependencies["coil-bundle-demo"]).toMatch(/^file:.*\.tgz$/);
+    expect(s.lock().packages["coil-bundle-demo"]).toMatchObject({
+      version: "1.0.0",
+      integrity: tarballIntegrity,
+      coilPackage: true,
+    });
+    expect(JSON.parse(readFileSync(join(s.packages, "package.json"), "utf8")).dependencies["coil-bundle-demo"]).toMatch(
+      /^file:.*\.tgz$/,
+    );
 
     const again = await coil(s.project, args, s.env);
     expect(again.code, again.stderr).toBe(0);
@@ -307,7 +442,18 @@ describe("packages", () => {
   it("a missing npm: plugin (from --plugin, with a range) is installed on first use with --yes and loads", async () => {
     const s = sandbox();
     pinnedLock(s);
-    const args = ["--plugin", "npm:coil-bundle-demo@^1", "--provider", "scripted", "--script", "replies.yaml", "--mode", "json", "-p", "count"];
+    const args = [
+      "--plugin",
+      "npm:coil-bundle-demo@^1",
+      "--provider",
+      "scripted",
+      "--script",
+      "replies.yaml",
+      "--mode",
+      "json",
+      "-p",
+      "count",
+    ];
     const refused = await coil(s.project, args, s.env);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("PLUGIN_NOT_FOUND npm package 'coil-bundle-demo' is not installed");
@@ -315,7 +461,11 @@ describe("packages", () => {
     const ran = await coil(s.project, [...args, "--yes"], s.env);
     expect(ran.code, ran.stderr).toBe(0);
     // the plugin alone, without the bundle's preset (which sets its label to "word stats")
-    expect(s.toolText(ran.stdout)).toMatchObject({ toolName: "word_stats", isError: false, content: [{ type: "text", text: "stats: 1 lines, 3 words, 13 characters" }] });
+    expect(s.toolText(ran.stdout)).toMatchObject({
+      toolName: "word_stats",
+      isError: false,
+      content: [{ type: "text", text: "stats: 1 lines, 3 words, 13 characters" }],
+    });
     expect(s.lock().packages["coil-bundle-demo"].integrity).toBe(tarballIntegrity);
   });
 

@@ -3,7 +3,14 @@ import { rmSync } from "node:fs";
 import { createTestKit } from "../../../lib/testing/index.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { PluginHost, textOf, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
-import gate, { globToRegExp, isReadOnlyCommand, parseRule, ruleMatches, splitCommand, subjectOf } from "../../../plugins/permission-gate/index.js";
+import gate, {
+  globToRegExp,
+  isReadOnlyCommand,
+  parseRule,
+  ruleMatches,
+  splitCommand,
+  subjectOf,
+} from "../../../plugins/permission-gate/index.js";
 import type { ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import { withholdResults } from "../../../plugins/permission-gate/results.js";
 import { recordingTools, scriptedUi } from "../../support/safety.js";
@@ -32,14 +39,19 @@ async function run(options: Record<string, unknown>, calls: Call[], ui?: ReturnT
   const r = rig(options, calls, ui);
   const result = await r.agent.prompt("go");
   const results = result.messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
-  return { ...r, results, texts: results.map((m) => (m.isError ? `BLOCKED ${textOf(m).replace(/^Blocked: /, "")}` : textOf(m))) };
+  return {
+    ...r,
+    results,
+    texts: results.map((m) => (m.isError ? `BLOCKED ${textOf(m).replace(/^Blocked: /, "")}` : textOf(m))),
+  };
 }
 
 const bash = (command: string): Call => ({ name: "bash", arguments: { command } });
 const tool = (name: string, path?: string): Call => ({ name, arguments: path === undefined ? {} : { path } });
 
 describe("rules", () => {
-  const m = (rule: string, name: string, args: Record<string, unknown>) => ruleMatches(parseRule(rule), name, subjectOf(name, args, CWD));
+  const m = (rule: string, name: string, args: Record<string, unknown>) =>
+    ruleMatches(parseRule(rule), name, subjectOf(name, args, CWD));
 
   it("matches every rule form", () => {
     expect(m("bash(git push*)", "bash", { command: "git push origin main" })).toBe(true);
@@ -68,7 +80,8 @@ describe("rules", () => {
   });
 
   it("read rules cover grep, find and ls; a read deny rule also covers edit, an allow rule does not", () => {
-    const r = (rule: string, name: string, list: "deny" | "ask" | "allow") => ruleMatches(parseRule(rule), name, subjectOf(name, { path: "secrets/a" }, CWD), undefined, list);
+    const r = (rule: string, name: string, list: "deny" | "ask" | "allow") =>
+      ruleMatches(parseRule(rule), name, subjectOf(name, { path: "secrets/a" }, CWD), undefined, list);
     for (const t of ["grep", "find", "ls"]) expect(r("read(secrets/**)", t, "ask")).toBe(true);
     expect(r("read(secrets/**)", "edit", "deny")).toBe(true);
     expect(r("read(secrets/**)", "edit", "allow")).toBe(false);
@@ -82,8 +95,12 @@ describe("rules", () => {
     const rule = parseRule("*($COIL_HOME/auth.json)", "/somewhere/coil-home");
     expect(ruleMatches(rule, "read", subjectOf("read", { path: "/somewhere/coil-home/auth.json" }, CWD))).toBe(true);
     expect(ruleMatches(rule, "write", subjectOf("write", { path: "/somewhere/else/auth.json" }, CWD))).toBe(false);
-    expect(ruleMatches(rule, "bash", subjectOf("bash", { command: "cat /somewhere/coil-home/auth.json | head" }, CWD))).toBe(true);
-    expect(ruleMatches(parseRule("bash(/usr/bin/*)"), "bash", subjectOf("bash", { command: "ls /usr/bin/env" }, CWD))).toBe(false); // bash rules match the command only
+    expect(
+      ruleMatches(rule, "bash", subjectOf("bash", { command: "cat /somewhere/coil-home/auth.json | head" }, CWD)),
+    ).toBe(true);
+    expect(
+      ruleMatches(parseRule("bash(/usr/bin/*)"), "bash", subjectOf("bash", { command: "ls /usr/bin/env" }, CWD)),
+    ).toBe(false); // bash rules match the command only
   });
 
   it("compiles globs with one-segment * and cross-segment **", () => {
@@ -96,20 +113,33 @@ describe("rules", () => {
   });
 
   it("rejects malformed rules when the plugin is set up", () => {
-    expect(() => new PluginHost().install(gate as Plugin, { deny: ["bash()"] })).toThrow(/deny: rule 'bash\(\)' is not of the form/);
+    expect(() => new PluginHost().install(gate as Plugin, { deny: ["bash()"] })).toThrow(
+      /deny: rule 'bash\(\)' is not of the form/,
+    );
   });
 });
 
 describe("withholding search results", () => {
-  const result = (text: string) => ({ role: "toolResult" as const, toolCallId: "t", toolName: "grep", content: [{ type: "text" as const, text }], isError: false, timestamp: 0 });
+  const result = (text: string) => ({
+    role: "toolResult" as const,
+    toolCallId: "t",
+    toolName: "grep",
+    content: [{ type: "text" as const, text }],
+    isError: false,
+    timestamp: 0,
+  });
   const covered = (path: string) => (/(^|\/)\.env$/.test(path) ? "read(**/.env)" : undefined);
 
   it("grep: a line is withheld if any prefix before :N: or -N- names a covered file; separators and notices stay tidy", () => {
     const text = "a.ts:1: x\n--\n.env:2: SECRET=1\n.env-3- more\n--\nb.ts:4: y\n\n[100 matches limit reached]";
     const out = withholdResults(result(text), "grep", {}, CWD, covered)!;
-    expect(textOf(out)).toBe("a.ts:1: x\n--\nb.ts:4: y\n\n[100 matches limit reached]\n[2 lines withheld: they name files the permission rule read(**/.env) covers (permission-gate).]");
+    expect(textOf(out)).toBe(
+      "a.ts:1: x\n--\nb.ts:4: y\n\n[100 matches limit reached]\n[2 lines withheld: they name files the permission rule read(**/.env) covers (permission-gate).]",
+    );
     // a file named to look like a grep line cannot smuggle a covered path through the first split
-    const tricky = withholdResults(result("x:1: y/.env:2: SECRET=1"), "grep", {}, CWD, (p) => (p === "x:1: y/.env" ? "rule" : undefined))!;
+    const tricky = withholdResults(result("x:1: y/.env:2: SECRET=1"), "grep", {}, CWD, (p) =>
+      p === "x:1: y/.env" ? "rule" : undefined,
+    )!;
     expect(textOf(tricky)).toMatch(/^\(nothing left to show\)\n\n\[1 line withheld/);
     expect(withholdResults(result("a.ts:1: x"), "grep", {}, CWD, covered)).toBeUndefined();
   });
@@ -118,7 +148,9 @@ describe("withholding search results", () => {
     const seen: string[] = [];
     withholdResults(result("a/\n.env"), "ls", { path: "conf" }, CWD, (p) => (seen.push(p), undefined));
     expect(seen).toEqual(["conf/a", "conf/.env"]);
-    expect(textOf(withholdResults(result("src/\nconf/.env"), "find", {}, CWD, covered)!)).toBe("src/\n\n[1 entry withheld: it names a file the permission rule read(**/.env) covers (permission-gate).]");
+    expect(textOf(withholdResults(result("src/\nconf/.env"), "find", {}, CWD, covered)!)).toBe(
+      "src/\n\n[1 entry withheld: it names a file the permission rule read(**/.env) covers (permission-gate).]",
+    );
   });
 });
 
@@ -148,7 +180,9 @@ describe("compound bash commands", () => {
   });
 
   it("runs when every part is allowed", async () => {
-    const { ran } = await run({ allow: ["bash(npm run test:*)", "bash(git add *)"] }, [bash("git add -A && npm run test -- --bail")]);
+    const { ran } = await run({ allow: ["bash(npm run test:*)", "bash(git add *)"] }, [
+      bash("git add -A && npm run test -- --bail"),
+    ]);
     expect(ran).toHaveLength(1);
   });
 });
@@ -164,9 +198,18 @@ describe("evaluation order and modes", () => {
   });
 
   it("default: read-only tools run, mutating tools ask", async () => {
-    const r = await run({}, [tool("read", "a.ts"), tool("grep", "."), bash("ls -la"), tool("edit", "a.ts"), bash("make"), tool("deploy")]);
+    const r = await run({}, [
+      tool("read", "a.ts"),
+      tool("grep", "."),
+      bash("ls -la"),
+      tool("edit", "a.ts"),
+      bash("make"),
+      tool("deploy"),
+    ]);
     expect(r.ran.map((x) => x.split(":")[0])).toEqual(["read", "grep", "bash"]);
-    expect(r.texts.slice(3).every((t) => t.startsWith("BLOCKED") && t.includes("no one can approve in print mode"))).toBe(true);
+    expect(
+      r.texts.slice(3).every((t) => t.startsWith("BLOCKED") && t.includes("no one can approve in print mode")),
+    ).toBe(true);
   });
 
   it("default: a deny rule also covers read-only tools", async () => {
@@ -176,20 +219,37 @@ describe("evaluation order and modes", () => {
   });
 
   it("accept-edits: edits and writes inside the project run, outside ask, bash asks", async () => {
-    const r = await run({ mode: "accept-edits" }, [tool("edit", "src/a.ts"), tool("write", "new.md"), tool("write", "/etc/x"), bash("make")]);
+    const r = await run({ mode: "accept-edits" }, [
+      tool("edit", "src/a.ts"),
+      tool("write", "new.md"),
+      tool("write", "/etc/x"),
+      bash("make"),
+    ]);
     expect(r.ran.map((x) => x.split(":")[0])).toEqual(["edit", "write"]);
     expect(r.texts[2]).toMatch(/^BLOCKED write \/etc\/x needs approval \(accept-edits mode asks/);
     expect(r.texts[3]).toMatch(/^BLOCKED bash: make needs approval/);
   });
 
   it("plan: read-only even when a rule allows more", async () => {
-    const r = await run({ mode: "plan", allow: ["edit", "bash(rm *)"] }, [tool("read", "a"), bash("git log -3 | head"), tool("edit", "a"), bash("rm x"), bash("ls > listing.txt"), bash("find . -delete")]);
+    const r = await run({ mode: "plan", allow: ["edit", "bash(rm *)"] }, [
+      tool("read", "a"),
+      bash("git log -3 | head"),
+      tool("edit", "a"),
+      bash("rm x"),
+      bash("ls > listing.txt"),
+      bash("find . -delete"),
+    ]);
     expect(r.ran.map((x) => x.split(":")[0])).toEqual(["read", "bash"]);
     for (const t of r.texts.slice(2)) expect(t).toMatch(/plan mode is read-only/);
   });
 
   it("yolo: everything runs except what deny lists", async () => {
-    const r = await run({ mode: "yolo", deny: ["write(/etc/**)"] }, [bash("make && make install"), tool("edit", "/anywhere/x"), tool("deploy"), tool("write", "/etc/hosts")]);
+    const r = await run({ mode: "yolo", deny: ["write(/etc/**)"] }, [
+      bash("make && make install"),
+      tool("edit", "/anywhere/x"),
+      tool("deploy"),
+      tool("write", "/etc/hosts"),
+    ]);
     expect(r.ran).toHaveLength(3);
     expect(r.texts[3]).toMatch(/denied by the rule write\(\/etc\/\*\*\)/);
   });
@@ -197,7 +257,11 @@ describe("evaluation order and modes", () => {
   it("--permission-mode overrides the preset's mode, and /permissions shows and switches it", async () => {
     const r = rig({ mode: "default" }, [bash("make")]);
     r.host.flagValues = { "permission-mode": "yolo" };
-    await r.host.start(r.agent, { cwd: CWD, env: {}, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }, { mode: "text", modelFromCli: false });
+    await r.host.start(
+      r.agent,
+      { cwd: CWD, env: {}, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+      { mode: "text", modelFromCli: false },
+    );
     await r.agent.prompt("go");
     expect(r.ran).toHaveLength(1);
     const cmd = r.host.commands.get("permissions")!;
@@ -221,9 +285,15 @@ describe("asking", () => {
   it("without a UI, ask means deny, the model is told why, and stderr gets a warning", async () => {
     const r = await run({ ask: ["bash(git push*)"], allow: ["bash(*)"] }, [bash("git push origin")]);
     expect(r.ran).toEqual([]);
-    expect(r.texts[0]).toContain("needs approval (the rule bash(git push*) asks), and no one can approve in print mode; it was not run");
+    expect(r.texts[0]).toContain(
+      "needs approval (the rule bash(git push*) asks), and no one can approve in print mode; it was not run",
+    );
     expect(r.texts[0]).toContain("bash(git push origin)");
-    expect(r.events.some((e) => e.type === "diagnostic" && e.level === "warn" && e.message.includes("blocked bash: git push origin"))).toBe(true);
+    expect(
+      r.events.some(
+        (e) => e.type === "diagnostic" && e.level === "warn" && e.message.includes("blocked bash: git push origin"),
+      ),
+    ).toBe(true);
   });
 
   it("with a UI: allow once asks again next time", async () => {
@@ -231,15 +301,26 @@ describe("asking", () => {
     const r = await run({}, [bash("make"), bash("make")], ui);
     expect(r.ran).toHaveLength(2);
     expect(ui.asked).toHaveLength(2);
-    expect(ui.asked[0]).toMatchObject({ kind: "select", title: "Allow bash: make? (default mode asks before running commands)" });
-    expect(ui.asked[0]!.options).toEqual(["Allow once", "Allow for this session", "Deny", "Deny and tell the model why"]);
+    expect(ui.asked[0]).toMatchObject({
+      kind: "select",
+      title: "Allow bash: make? (default mode asks before running commands)",
+    });
+    expect(ui.asked[0]!.options).toEqual([
+      "Allow once",
+      "Allow for this session",
+      "Deny",
+      "Deny and tell the model why",
+    ]);
   });
 
   it("with a UI: allow for this session is remembered for that command only", async () => {
     const ui = scriptedUi(["Allow for this session", "Deny"]);
     const r = await run({}, [bash("make"), bash("make"), bash("make install")], ui);
     expect(r.ran).toHaveLength(2);
-    expect(ui.asked.map((a) => a.title)).toEqual([expect.stringContaining("bash: make?"), expect.stringContaining("bash: make install?")]);
+    expect(ui.asked.map((a) => a.title)).toEqual([
+      expect.stringContaining("bash: make?"),
+      expect.stringContaining("bash: make install?"),
+    ]);
     expect(r.texts[2]).toMatch(/^BLOCKED the user denied bash: make install\. Do not retry/);
   });
 
@@ -270,9 +351,19 @@ describe("decisions in the session", () => {
       script: [{ toolCalls: [bash("make"), bash("rm -rf x")] }, { text: "ok" }],
     });
     await rig1.agent.prompt("go");
-    const custom = rig1.session.entries().filter((e) => e.type === "custom").map((e) => (e as { data: unknown }).data);
+    const custom = rig1.session
+      .entries()
+      .filter((e) => e.type === "custom")
+      .map((e) => (e as { data: unknown }).data);
     expect(custom).toEqual([
-      expect.objectContaining({ tool: "bash", items: ["make"], decision: "allow", by: "user", scope: "session", mode: "default" }),
+      expect.objectContaining({
+        tool: "bash",
+        items: ["make"],
+        decision: "allow",
+        by: "user",
+        scope: "session",
+        mode: "default",
+      }),
       expect.objectContaining({ tool: "bash", items: ["rm -rf x"], decision: "deny", by: "rule", rule: "bash(rm *)" }),
     ]);
     await rig1.stop();

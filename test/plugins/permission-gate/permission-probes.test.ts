@@ -4,7 +4,16 @@
  * configured with the rules of presets/safe.yaml as shipped.
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
@@ -60,22 +69,36 @@ beforeAll(() => {
 });
 
 afterAll(() => {
-  for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
-  else process.env[k] = v;
+  for (const [k, v] of Object.entries(saved))
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
   rmSync(root, { recursive: true, force: true });
 });
 
 /** The permission-gate options of presets/safe.yaml. */
 function safeGate(): Record<string, unknown> {
-  const preset = parse(readFileSync(join(packageRoot(), "presets", "safe.yaml"), "utf8")) as { plugins: (string | Record<string, unknown>)[] };
-  const entry = preset.plugins.find((p) => typeof p === "object" && p !== null && "permission-gate" in p) as Record<string, Record<string, unknown>>;
+  const preset = parse(readFileSync(join(packageRoot(), "presets", "safe.yaml"), "utf8")) as {
+    plugins: (string | Record<string, unknown>)[];
+  };
+  const entry = preset.plugins.find((p) => typeof p === "object" && p !== null && "permission-gate" in p) as Record<
+    string,
+    Record<string, unknown>
+  >;
   return entry["permission-gate"]!;
 }
 
 type Call = { name: string; arguments: Record<string, unknown> };
 
 async function probe(gateOptions: Record<string, unknown>, calls: Call[], ripgrep = false) {
-  const { agent } = agentIn(proj, [[codingTools as Plugin, {}], [searchTools as Plugin, { ripgrep }], [gate as Plugin, gateOptions]], [{ toolCalls: calls }, { text: "done" }]);
+  const { agent } = agentIn(
+    proj,
+    [
+      [codingTools as Plugin, {}],
+      [searchTools as Plugin, { ripgrep }],
+      [gate as Plugin, gateOptions],
+    ],
+    [{ toolCalls: calls }, { text: "done" }],
+  );
   const result = await agent.prompt("go");
   const results = result.messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
   return { results, texts: results.map((r) => textOf(r)), all: JSON.stringify(result.messages) };
@@ -114,7 +137,14 @@ const SECRET_READS = (): Call[] => [
 ];
 
 describe("the safe preset's rules hold for every tool (#13.3)", () => {
-  const cases = [["default", false], ["accept-edits", false], ["plan", false], ["yolo", false], ["default", true], ["yolo", true]] as const;
+  const cases = [
+    ["default", false],
+    ["accept-edits", false],
+    ["plan", false],
+    ["yolo", false],
+    ["default", true],
+    ["yolo", true],
+  ] as const;
   for (const [mode, ripgrep] of cases) {
     it(`nothing secret comes back in ${mode} mode (grep ${ripgrep ? "with ripgrep" : "built in"})`, async () => {
       const { results, texts, all } = await probe({ ...safeGate(), mode }, SECRET_READS(), ripgrep);
@@ -156,7 +186,8 @@ describe("outside the project is judged on the real path (#13.3)", () => {
       c("write", { path: "src/b.ts", content: "export const b = 2;\n" }),
       c("edit", { path: "src/a.ts", oldText: "1", newText: "3" }),
     ]);
-    for (const i of [0, 1, 2, 3]) expect(texts[i], texts[i]).toMatch(/needs approval \(accept-edits mode asks before using (write|edit)\)/);
+    for (const i of [0, 1, 2, 3])
+      expect(texts[i], texts[i]).toMatch(/needs approval \(accept-edits mode asks before using (write|edit)\)/);
     expect(readFileSync(join(outside, "target.txt"), "utf8")).toBe("outside original\n");
     expect(() => readFileSync(join(outside, "new.txt"))).toThrow();
     expect(() => readFileSync(join(outside, "fresh.txt"))).toThrow();
@@ -166,7 +197,10 @@ describe("outside the project is judged on the real path (#13.3)", () => {
   });
 
   it("a rule on a path inside the project also covers a link to it, and a link from outside into it", async () => {
-    const { texts } = await probe({ mode: "yolo", deny: ["read(src/**)"] }, [c("read", { path: "src/a.ts" }), c("read", { path: join(outside, "into_proj", "a.ts") })]);
+    const { texts } = await probe({ mode: "yolo", deny: ["read(src/**)"] }, [
+      c("read", { path: "src/a.ts" }),
+      c("read", { path: join(outside, "into_proj", "a.ts") }),
+    ]);
     expect(texts[0]).toContain("denied by the rule read(src/**)");
     expect(texts[1]).toContain("denied by the rule read(src/**)");
   });
@@ -202,7 +236,18 @@ describe("through the CLI (#13.3, #13.4)", () => {
 
   it("safe: /proc/self/environ and the stored keys are denied to every tool; default: their values are redacted", async () => {
     writeFileSync(join(proj, "probe.yaml"), SCRIPT);
-    const safe = await run(["--preset", "safe", "--provider", "scripted", "--script", "probe.yaml", "--mode", "json", "-p", "go"]);
+    const safe = await run([
+      "--preset",
+      "safe",
+      "--provider",
+      "scripted",
+      "--script",
+      "probe.yaml",
+      "--mode",
+      "json",
+      "-p",
+      "go",
+    ]);
     expect(safe.code).toBe(0);
     const s = ends(safe.stdout);
     expect(s[0]).toContain("denied by the rule *(/proc/**/environ)");
@@ -220,6 +265,7 @@ describe("through the CLI (#13.3, #13.4)", () => {
     const sessions = join(home, ".coil", "sessions");
     const files = (readdirSync(sessions, { recursive: true }) as string[]).filter((f) => f.endsWith(".jsonl"));
     expect(files.length).toBeGreaterThanOrEqual(2);
-    for (const f of files) for (const m of [ENV_KEY, AUTH]) expect(readFileSync(join(sessions, f), "utf8")).not.toContain(m);
+    for (const f of files)
+      for (const m of [ENV_KEY, AUTH]) expect(readFileSync(join(sessions, f), "utf8")).not.toContain(m);
   });
 });

@@ -22,8 +22,13 @@ describe("plan mode across runs", () => {
       "next.yaml": "- text: next step\n",
     });
     const env = sandboxEnv(base);
-    const run = (script: string, args: string[]) => coil(project, ["--preset", "p.yaml", "--provider", "scripted", "--script", script, ...args], env);
-    const requests = () => readFileSync(join(project, "requests.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { tools: { name: string }[]; system: { id: string; text: string }[] });
+    const run = (script: string, args: string[]) =>
+      coil(project, ["--preset", "p.yaml", "--provider", "scripted", "--script", script, ...args], env);
+    const requests = () =>
+      readFileSync(join(project, "requests.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { tools: { name: string }[]; system: { id: string; text: string }[] });
     const tools = (r: { tools: { name: string }[] }) => r.tools.map((t) => t.name).sort();
 
     const first = await run("plan.yaml", ["-p", "--plan", "plan the bump"]);
@@ -40,7 +45,9 @@ describe("plan mode across runs", () => {
     expect(tools(requests()[3]!)).toContain("edit");
 
     // /reload runs coil again with --session <file> (and no --plan): the approval holds.
-    const [file] = readdirSync(join(base, "coil-home", "sessions"), { recursive: true }).map(String).filter((f) => f.endsWith(".jsonl"));
+    const [file] = readdirSync(join(base, "coil-home", "sessions"), { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith(".jsonl"));
     const reloaded = await run("next.yaml", ["--session", join(base, "coil-home", "sessions", file!), "-p", "next"]);
     expect(reloaded.code, reloaded.stderr).toBe(0);
     const last = requests().at(-1)!;

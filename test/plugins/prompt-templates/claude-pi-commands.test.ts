@@ -6,7 +6,14 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Agent, PluginHost, findCommand, type AgentMessage, type ProviderRequest, type UserMessage } from "../../../kernel/index.js";
+import {
+  Agent,
+  PluginHost,
+  findCommand,
+  type AgentMessage,
+  type ProviderRequest,
+  type UserMessage,
+} from "../../../kernel/index.js";
 import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import templates, { type PromptTemplatesService } from "../../../plugins/prompt-templates/index.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";
@@ -18,7 +25,12 @@ afterAll(() => {
   temps.forEach((d) => rmSync(d, { recursive: true, force: true }));
   cleanTemps();
 });
-const saved = { COIL_HOME: process.env.COIL_HOME, HOME: process.env.HOME, CLAUDE_CONFIG_DIR: process.env.CLAUDE_CONFIG_DIR, PI_CODING_AGENT_DIR: process.env.PI_CODING_AGENT_DIR };
+const saved = {
+  COIL_HOME: process.env.COIL_HOME,
+  HOME: process.env.HOME,
+  CLAUDE_CONFIG_DIR: process.env.CLAUDE_CONFIG_DIR,
+  PI_CODING_AGENT_DIR: process.env.PI_CODING_AGENT_DIR,
+};
 let root: string;
 let project: string;
 let cwd: string;
@@ -58,10 +70,14 @@ function start(options: Record<string, unknown> = {}, trusted = true, withSystem
   host.install(toolsCoding, {}, { ref: "tools-coding" });
   // system-prompt comes first, as in the default preset.
   // toolList: the per-tool lines, to check the prompt names only the tools a command's run offers.
-  if (withSystemPrompt) host.install(systemPrompt, { docs: false, date: false, toolList: true }, { ref: "system-prompt" });
+  if (withSystemPrompt)
+    host.install(systemPrompt, { docs: false, date: false, toolList: true }, { ref: "system-prompt" });
   host.install(templates, { builtin: false, packages: false, ...options }, { ref: "prompt-templates" });
   const scripted = host.services.get("scripted") as ScriptedService;
-  const agent = new Agent(host, { provider: "scripted", model: { id: "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 32_000 } });
+  const agent = new Agent(host, {
+    provider: "scripted",
+    model: { id: "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 32_000 },
+  });
   /** Type `/name args` as a front end does: run the command, send the prompt it returns. */
   const type = async (text: string) => {
     const slash = findCommand(host, text);
@@ -75,14 +91,25 @@ function start(options: Record<string, unknown> = {}, trusted = true, withSystem
 
 const userText = (m: AgentMessage | undefined) => {
   const u = m as UserMessage;
-  return typeof u.content === "string" ? u.content : u.content.map((p) => (p.type === "text" ? p.text : `[${p.type}]`)).join("\n");
+  return typeof u.content === "string"
+    ? u.content
+    : u.content.map((p) => (p.type === "text" ? p.text : `[${p.type}]`)).join("\n");
 };
 
 describe("where Claude Code and Pi keep commands", () => {
   it("finds .claude/commands (with subfolders) and .pi/prompts at the project root from a subdirectory, and the user's ~/.claude/commands and ~/.pi/agent/prompts", async () => {
-    write(join(project, ".claude/commands/review.md"), "---\ndescription: Review the diff\nargument-hint: [focus]\n---\nReview it: $ARGUMENTS\n");
-    write(join(project, ".claude/commands/frontend/component.md"), "---\ndescription: Make a component\n---\nCreate component $1\n");
-    write(join(project, ".claude/commands/backend/component.md"), "---\ndescription: Make a backend component\n---\nCreate service $1\n");
+    write(
+      join(project, ".claude/commands/review.md"),
+      "---\ndescription: Review the diff\nargument-hint: [focus]\n---\nReview it: $ARGUMENTS\n",
+    );
+    write(
+      join(project, ".claude/commands/frontend/component.md"),
+      "---\ndescription: Make a component\n---\nCreate component $1\n",
+    );
+    write(
+      join(project, ".claude/commands/backend/component.md"),
+      "---\ndescription: Make a backend component\n---\nCreate service $1\n",
+    );
     write(join(project, ".pi/prompts/pi-project.md"), "Pi project prompt ${@:2}\n");
     write(join(home, ".claude/commands/git/wip.md"), "---\ndescription: Commit work in progress\n---\nCommit WIP\n");
     write(join(home, ".claude/commands/review.md"), "the user's own review, shadowed by the project's\n");
@@ -91,16 +118,28 @@ describe("where Claude Code and Pi keep commands", () => {
     expect(host.commands.get("review")).toMatchObject({ description: "Review the diff", argumentHint: "[focus]" });
     // Folders are read in name order: backend/ first, so frontend/'s `component` stays reachable under its folder's name.
     expect(host.commands.get("component")).toMatchObject({ description: "Make a backend component (project:backend)" });
-    expect(host.commands.get("frontend:component")).toMatchObject({ description: "Make a component (project:frontend)" });
+    expect(host.commands.get("frontend:component")).toMatchObject({
+      description: "Make a component (project:frontend)",
+    });
     expect(host.commands.get("wip")).toMatchObject({ description: "Commit work in progress (user:git)" });
     expect(host.commands.get("pi-user")).toMatchObject({ description: "From Pi" });
-    expect(await host.commands.get("frontend:component")!.run("Button", undefined as never)).toEqual({ prompt: "Create component Button" });
-    expect(await host.commands.get("component")!.run("Auth", undefined as never)).toEqual({ prompt: "Create service Auth" });
-    expect(await host.commands.get("pi-project")!.run("a b c", undefined as never)).toEqual({ prompt: "Pi project prompt b c" });
+    expect(await host.commands.get("frontend:component")!.run("Button", undefined as never)).toEqual({
+      prompt: "Create component Button",
+    });
+    expect(await host.commands.get("component")!.run("Auth", undefined as never)).toEqual({
+      prompt: "Create service Auth",
+    });
+    expect(await host.commands.get("pi-project")!.run("a b c", undefined as never)).toEqual({
+      prompt: "Pi project prompt b c",
+    });
     const list = (await host.commands.get("templates")!.run("", undefined as never)) as string;
     expect(list).toContain("/frontend:component  Make a component  [project:frontend]");
-    expect(list).toMatch(/note: \/frontend:component \(.*frontend\/component\.md\): \/component is taken by .*backend\/component\.md/);
-    expect(list).toMatch(/not loaded: .*home\/\.claude\/commands\/review\.md: \/review is already defined by .*repo\/\.claude\/commands\/review\.md/);
+    expect(list).toMatch(
+      /note: \/frontend:component \(.*frontend\/component\.md\): \/component is taken by .*backend\/component\.md/,
+    );
+    expect(list).toMatch(
+      /not loaded: .*home\/\.claude\/commands\/review\.md: \/review is already defined by .*repo\/\.claude\/commands\/review\.md/,
+    );
     expect(logs.join("\n")).toMatch(/home\/\.claude\/commands\/review\.md not loaded/);
     // The service lists every folder looked in, for `coil doctor`.
     const dirs = (host.services.get("prompt-templates") as PromptTemplatesService).dirs();
@@ -139,21 +178,33 @@ describe("where Claude Code and Pi keep commands", () => {
 
   it("commandDirs adds a folder under a namespace, with ${CLAUDE_PLUGIN_ROOT} set to the plugin's folder", async () => {
     const plugin = join(root, "plugins", "acme");
-    write(join(plugin, "commands/deploy.md"), "---\ndescription: Deploy\n---\nRun ${CLAUDE_PLUGIN_ROOT}/scripts/deploy.sh for $ARGUMENTS (keep ${OTHER})\n");
-    const { host } = start({ commandDirs: [{ path: join(plugin, "commands"), namespace: "acme", pluginRoot: plugin }] });
+    write(
+      join(plugin, "commands/deploy.md"),
+      "---\ndescription: Deploy\n---\nRun ${CLAUDE_PLUGIN_ROOT}/scripts/deploy.sh for $ARGUMENTS (keep ${OTHER})\n",
+    );
+    const { host } = start({
+      commandDirs: [{ path: join(plugin, "commands"), namespace: "acme", pluginRoot: plugin }],
+    });
     expect(host.commands.get("deploy")).toBeUndefined();
-    expect(await host.commands.get("acme:deploy")!.run("staging", undefined as never)).toEqual({ prompt: `Run ${plugin}/scripts/deploy.sh for staging (keep \${OTHER})` });
+    expect(await host.commands.get("acme:deploy")!.run("staging", undefined as never)).toEqual({
+      prompt: `Run ${plugin}/scripts/deploy.sh for staging (keep \${OTHER})`,
+    });
   });
 });
 
 describe("command bodies as Claude Code runs them", () => {
   it("a user command runs its !`cmd` lines as bash tool calls, inlines @file and $ARGUMENTS, and sends the result", async () => {
     write(join(cwd, "notes.txt"), "remember the milk\n");
-    write(join(home, ".claude/commands/ctx/status.md"), "---\ndescription: Status\n---\nArgs: $ARGUMENTS\nFirst: $1\nShell: !`echo hello-$1`\nFile: @notes.txt\n");
+    write(
+      join(home, ".claude/commands/ctx/status.md"),
+      "---\ndescription: Status\n---\nArgs: $ARGUMENTS\nFirst: $1\nShell: !`echo hello-$1`\nFile: @notes.txt\n",
+    );
     const { type, requests, scripted, agent } = start();
     scripted.push({ text: "ok" });
     const events: string[] = [];
-    agent.subscribe((e) => void (e.type === "tool_execution_start" && events.push(`${e.toolName}:${JSON.stringify(e.args)}`)));
+    agent.subscribe(
+      (e) => void (e.type === "tool_execution_start" && events.push(`${e.toolName}:${JSON.stringify(e.args)}`)),
+    );
     await type("/status one two");
     const sent = userText(requests[0]!.messages.at(-1));
     expect(sent).toContain("Args: one two\nFirst: one\nShell: hello-one\nFile: @notes.txt");
@@ -166,10 +217,15 @@ describe("command bodies as Claude Code runs them", () => {
     const marker = join(root, "ran");
     write(join(root, "secret.txt"), "outside\n");
     write(join(project, "inside.txt"), "inside\n");
-    write(join(project, ".claude/commands/setup.md"), `Setup: !\`touch ${marker}\`\nSee @${join(root, "secret.txt")} and @${join(project, "inside.txt")}\n`);
+    write(
+      join(project, ".claude/commands/setup.md"),
+      `Setup: !\`touch ${marker}\`\nSee @${join(root, "secret.txt")} and @${join(project, "inside.txt")}\n`,
+    );
     const { host, logs } = start({}, false);
     const out = (await host.commands.get("setup")!.run("", undefined as never)) as { prompt: string };
-    expect(out.prompt).toContain(`Setup: [not run: !\`touch ${marker}\`: commands in an untrusted project's templates do not run]`);
+    expect(out.prompt).toContain(
+      `Setup: [not run: !\`touch ${marker}\`: commands in an untrusted project's templates do not run]`,
+    );
     expect(out.prompt).toContain("inside\n</file>");
     expect(out.prompt).not.toContain("outside\n");
     expect(logs.join("\n")).toMatch(/not run: .*setup\.md is a project file and this project is not trusted/);
@@ -179,10 +235,19 @@ describe("command bodies as Claude Code runs them", () => {
   });
 
   it("allowed-tools limits the tools sent and run for that command's run only; Bash(prefix:*) limits bash", async () => {
-    write(join(project, ".claude/commands/commit.md"), "---\nallowed-tools: Bash(git status:*), Bash(echo:*), Read\n---\nCommit: $ARGUMENTS\n");
+    write(
+      join(project, ".claude/commands/commit.md"),
+      "---\nallowed-tools: Bash(git status:*), Bash(echo:*), Read\n---\nCommit: $ARGUMENTS\n",
+    );
     const { type, requests, scripted, agent } = start({}, true, true);
     scripted.push(
-      { toolCalls: [{ name: "bash", arguments: { command: "echo fine" } }, { name: "bash", arguments: { command: "echo fine && rm -rf x" } }, { name: "write", arguments: { path: "x.txt", content: "no" } }] },
+      {
+        toolCalls: [
+          { name: "bash", arguments: { command: "echo fine" } },
+          { name: "bash", arguments: { command: "echo fine && rm -rf x" } },
+          { name: "write", arguments: { path: "x.txt", content: "no" } },
+        ],
+      },
       { text: "done" },
       { text: "next prompt" },
     );
@@ -191,12 +256,16 @@ describe("command bodies as Claude Code runs them", () => {
     expect(names(requests[0]!)).toEqual(["bash", "read"]);
     expect(names(requests[1]!)).toEqual(["bash", "read"]);
     // The system prompt describes only the tools this run offers.
-    const toolsBlock = (r: ProviderRequest) => r.system.map((b) => b.text).find((t) => t.startsWith("Tools you can call:"))!;
+    const toolsBlock = (r: ProviderRequest) =>
+      r.system.map((b) => b.text).find((t) => t.startsWith("Tools you can call:"))!;
     expect(toolsBlock(requests[0]!)).not.toMatch(/^- (write|edit)/m);
     const results = agent.state.messages.filter((m) => m.role === "toolResult");
     expect(results.map((r) => [r.isError, userText({ ...r, role: "user" } as never)])).toEqual([
       [false, expect.stringContaining("fine")],
-      [true, expect.stringMatching(/allowed-tools limit bash: only commands starting with `git status`, `echo` are allowed/)],
+      [
+        true,
+        expect.stringMatching(/allowed-tools limit bash: only commands starting with `git status`, `echo` are allowed/),
+      ],
       [true, expect.stringMatching(/\/commit allows only these tools \(its allowed-tools\): bash, read/)],
     ]);
     // The next prompt has every tool again.
@@ -235,14 +304,26 @@ describe("Claude Code commands through the CLI", () => {
     writeFiles(base, {
       "repo/.git/HEAD": "ref: refs/heads/main\n",
       "repo/packages/app/.keep": "",
-      "home/.claude/commands/git/st.md": "---\ndescription: Show status\nmodel: scripted/tiny\n---\nStatus for $ARGUMENTS: !`echo clean-tree`\n",
+      "home/.claude/commands/git/st.md":
+        "---\ndescription: Show status\nmodel: scripted/tiny\n---\nStatus for $ARGUMENTS: !`echo clean-tree`\n",
       "r.yaml": "- text: fine\n",
     });
-    const r = await coil(join(base, "repo/packages/app"), ["-p", "--provider", "scripted", "--script", join(base, "r.yaml"), "--no-session", "--mode", "json", "/st main"], sandboxEnv(base));
+    const r = await coil(
+      join(base, "repo/packages/app"),
+      ["-p", "--provider", "scripted", "--script", join(base, "r.yaml"), "--no-session", "--mode", "json", "/st main"],
+      sandboxEnv(base),
+    );
     expect(r.code, r.stderr).toBe(0);
-    const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; message?: { role: string; content: unknown; model?: string } });
-    expect(events.find((e) => e.type === "message_end" && e.message?.role === "user")!.message!.content).toBe("Status for main: clean-tree");
-    expect(events.find((e) => e.type === "message_end" && e.message?.role === "assistant")!.message!.model).toBe("tiny");
+    const events = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; message?: { role: string; content: unknown; model?: string } });
+    expect(events.find((e) => e.type === "message_end" && e.message?.role === "user")!.message!.content).toBe(
+      "Status for main: clean-tree",
+    );
+    expect(events.find((e) => e.type === "message_end" && e.message?.role === "assistant")!.message!.model).toBe(
+      "tiny",
+    );
   });
 
   it("coil -c after a command with its own model continues on the model the user had, not the command's", async () => {
@@ -255,11 +336,21 @@ describe("Claude Code commands through the CLI", () => {
     });
     const env = sandboxEnv(base);
     const cwd = join(base, "repo");
-    const first = await coil(cwd, ["-p", "--provider", "scripted", "--script", join(base, "r.yaml"), "--mode", "json", "/quick look"], env);
+    const first = await coil(
+      cwd,
+      ["-p", "--provider", "scripted", "--script", join(base, "r.yaml"), "--mode", "json", "/quick look"],
+      env,
+    );
     expect(first.code, first.stderr).toBe(0);
     const second = await coil(cwd, ["-c", "-p", "--script", join(base, "r.yaml"), "--mode", "json", "again"], env);
     expect(second.code, second.stderr).toBe(0);
-    const models = (out: string) => out.trim().split("\n").map((l) => JSON.parse(l) as { type: string; message?: { role: string; model?: string } }).filter((e) => e.type === "message_end" && e.message?.role === "assistant").map((e) => e.message!.model);
+    const models = (out: string) =>
+      out
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { type: string; message?: { role: string; model?: string } })
+        .filter((e) => e.type === "message_end" && e.message?.role === "assistant")
+        .map((e) => e.message!.model);
     expect(models(first.stdout)).toEqual(["tiny"]);
     expect(models(second.stdout)).toEqual(["scripted"]);
   });

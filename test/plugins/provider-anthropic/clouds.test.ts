@@ -24,7 +24,11 @@ let vertex: MockCloud & { tokenUrl: string };
 beforeAll(async () => {
   bedrock = await startMockBedrock({ region: REGION, accessKey: ACCESS, secretKey: SECRET });
   bedrockKey = await startMockBedrock({ region: REGION, bearer: BEARER });
-  vertex = await startMockVertex({ project: "coil-test-project", region: "us-east5", subjectToken: "subject-token-from-file" });
+  vertex = await startMockVertex({
+    project: "coil-test-project",
+    region: "us-east5",
+    subjectToken: "subject-token-from-file",
+  });
 });
 afterAll(async () => {
   await Promise.all([bedrock.close(), bedrockKey.close(), vertex.close()]);
@@ -44,32 +48,58 @@ function coil(cwd: string, args: string[], env: Record<string, string>): Promise
 }
 
 describe("provider bedrock (Amazon Bedrock)", () => {
-  const env = (url: string) => ({ AWS_REGION: REGION, AWS_ACCESS_KEY_ID: ACCESS, AWS_SECRET_ACCESS_KEY: SECRET, ANTHROPIC_BEDROCK_BASE_URL: url });
+  const env = (url: string) => ({
+    AWS_REGION: REGION,
+    AWS_ACCESS_KEY_ID: ACCESS,
+    AWS_SECRET_ACCESS_KEY: SECRET,
+    ANTHROPIC_BEDROCK_BASE_URL: url,
+  });
 
   it("runs a tool loop with SigV4-signed requests and event-stream replies; prices come from the Claude model in the id", async () => {
     const dir = project();
-    bedrock.push({ blocks: [{ text: "Reading." }, { tool: { id: "toolu_b1", name: "read", input: { path: "notes.txt" } } }] }, { blocks: [{ text: "The notes say: cloud notes." }] });
+    bedrock.push(
+      { blocks: [{ text: "Reading." }, { tool: { id: "toolu_b1", name: "read", input: { path: "notes.txt" } } }] },
+      { blocks: [{ text: "The notes say: cloud notes." }] },
+    );
     const model = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
-    const r = await coil(dir, ["--model", `bedrock/${model}`, "--mode", "json", "-p", "what do the notes say?"], env(bedrock.url));
+    const r = await coil(
+      dir,
+      ["--model", `bedrock/${model}`, "--mode", "json", "-p", "what do the notes say?"],
+      env(bedrock.url),
+    );
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(bedrock.rejected()).toEqual([]);
     expect(bedrock.requests.map((q) => q.path)).toEqual(Array(2).fill(`/model/${model}/invoke-with-response-stream`));
     const second = bedrock.requests[1]!.body;
     expect(second.messages.at(-1).content[0]).toMatchObject({ type: "tool_result", tool_use_id: "toolu_b1" });
-    const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const events = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     const end = events.at(-1);
     expect(end.type).toBe("agent_end");
-    expect(events.filter((e: { type: string }) => e.type === "message_end").at(-1).message.content[0].text).toBe("The notes say: cloud notes.");
+    expect(events.filter((e: { type: string }) => e.type === "message_end").at(-1).message.content[0].text).toBe(
+      "The notes say: cloud notes.",
+    );
     // claude-sonnet-4-5's catalog price ($3/M in) applies to the Bedrock id
-    const usage = events.filter((e: { type: string; message?: { role: string } }) => e.type === "message_end" && e.message?.role === "assistant").map((e: { message: { usage: { cost: { total: number } } } }) => e.message.usage.cost.total);
+    const usage = events
+      .filter(
+        (e: { type: string; message?: { role: string } }) =>
+          e.type === "message_end" && e.message?.role === "assistant",
+      )
+      .map((e: { message: { usage: { cost: { total: number } } } }) => e.message.usage.cost.total);
     expect(usage.every((c: number) => c > 0)).toBe(true);
   });
 
   it("uses a Bedrock API key (AWS_BEARER_TOKEN_BEDROCK) as a bearer token", async () => {
     const dir = project();
     bedrockKey.push({ blocks: [{ text: "hello from bedrock" }] });
-    const r = await coil(dir, ["--model", "bedrock/sonnet-4-5", "-p", "hi"], { AWS_REGION: REGION, AWS_BEARER_TOKEN_BEDROCK: BEARER, ANTHROPIC_BEDROCK_BASE_URL: bedrockKey.url });
+    const r = await coil(dir, ["--model", "bedrock/sonnet-4-5", "-p", "hi"], {
+      AWS_REGION: REGION,
+      AWS_BEARER_TOKEN_BEDROCK: BEARER,
+      ANTHROPIC_BEDROCK_BASE_URL: bedrockKey.url,
+    });
     expect(r.stderr).toBe("");
     expect([r.code, r.stdout.trim()]).toEqual([0, "hello from bedrock"]);
     expect(bedrockKey.requests.at(-1)!.path).toBe("/model/anthropic.claude-sonnet-4-5-v1/invoke-with-response-stream");
@@ -77,7 +107,10 @@ describe("provider bedrock (Amazon Bedrock)", () => {
 
   it("a wrong secret key is the cloud's error, with the secret never shown", async () => {
     const dir = project();
-    const r = await coil(dir, ["--model", "bedrock/anthropic.claude-haiku-4-5-v1", "-p", "hi"], { ...env(bedrock.url), AWS_SECRET_ACCESS_KEY: "wrong-secret-key-value-0000" });
+    const r = await coil(dir, ["--model", "bedrock/anthropic.claude-haiku-4-5-v1", "-p", "hi"], {
+      ...env(bedrock.url),
+      AWS_SECRET_ACCESS_KEY: "wrong-secret-key-value-0000",
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("signature we calculated does not match");
     expect(r.stderr).not.toContain("wrong-secret-key-value-0000");
@@ -112,7 +145,10 @@ describe("provider vertex (Google Vertex AI)", () => {
         credential_source: { file: join(dir, "subject.txt") },
       }),
     );
-    vertex.push({ blocks: [{ text: "Reading." }, { tool: { id: "toolu_v1", name: "read", input: { path: "notes.txt" } } }] }, { blocks: [{ text: "vertex read: cloud notes" }] });
+    vertex.push(
+      { blocks: [{ text: "Reading." }, { tool: { id: "toolu_v1", name: "read", input: { path: "notes.txt" } } }] },
+      { blocks: [{ text: "vertex read: cloud notes" }] },
+    );
     const r = await coil(dir, ["--model", "vertex/claude-sonnet-4-5@20250929", "-p", "read the notes"], {
       CLOUD_ML_REGION: "us-east5",
       ANTHROPIC_VERTEX_PROJECT_ID: "coil-test-project",
@@ -123,7 +159,11 @@ describe("provider vertex (Google Vertex AI)", () => {
     expect([r.code, r.stdout.trim()]).toEqual([0, "vertex read: cloud notes"]);
     expect(vertex.rejected()).toEqual([]);
     const calls = vertex.requests.filter((q) => q.path.includes("streamRawPredict"));
-    expect(calls.map((q) => q.path)).toEqual(Array(2).fill("/v1/projects/coil-test-project/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict"));
+    expect(calls.map((q) => q.path)).toEqual(
+      Array(2).fill(
+        "/v1/projects/coil-test-project/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict",
+      ),
+    );
     expect(vertex.requests.filter((q) => q.path === "/token").length).toBeGreaterThanOrEqual(1);
   });
 });

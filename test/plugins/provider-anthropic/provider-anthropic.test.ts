@@ -7,7 +7,18 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { Agent, PluginHost, Type, definePlugin, type AgentEvent, type AgentMessage, type AssistantMessage, type Message, type ProviderEvent, type ToolResultMessage } from "../../../kernel/index.js";
+import {
+  Agent,
+  PluginHost,
+  Type,
+  definePlugin,
+  type AgentEvent,
+  type AgentMessage,
+  type AssistantMessage,
+  type Message,
+  type ProviderEvent,
+  type ToolResultMessage,
+} from "../../../kernel/index.js";
 import anthropic from "../../../plugins/provider-anthropic/index.js";
 import { apiError, drop, reply, startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
 import { PNG, testTools } from "../../support/provider-tools.js";
@@ -29,10 +40,18 @@ afterEach(() => {
   mock.requests.length = 0;
 });
 
-
 const tools = testTools;
 
-function setup(o: { model?: string; options?: Record<string, unknown>; plugins?: Parameters<PluginHost["install"]>[0][]; thinking?: "off" | "high"; key?: string | null; messages?: AgentMessage[] } = {}) {
+function setup(
+  o: {
+    model?: string;
+    options?: Record<string, unknown>;
+    plugins?: Parameters<PluginHost["install"]>[0][];
+    thinking?: "off" | "high";
+    key?: string | null;
+    messages?: AgentMessage[];
+  } = {},
+) {
   if (o.key === null) delete process.env.ANTHROPIC_API_KEY;
   else process.env.ANTHROPIC_API_KEY = o.key ?? KEY;
   const host = new PluginHost();
@@ -50,16 +69,24 @@ function setup(o: { model?: string; options?: Record<string, unknown>; plugins?:
     requestOptions: o.thinking ? { thinking: o.thinking } : {},
     messages: o.messages,
   });
-  const updates = () => events.filter((e): e is Extract<AgentEvent, { type: "message_update" }> => e.type === "message_update").map((e) => e.event);
+  const updates = () =>
+    events
+      .filter((e): e is Extract<AgentEvent, { type: "message_update" }> => e.type === "message_update")
+      .map((e) => e.event);
   return { host, agent, events, provider, updates };
 }
 
-const assistants = (messages: readonly AgentMessage[]) => messages.filter((m): m is AssistantMessage => m.role === "assistant");
+const assistants = (messages: readonly AgentMessage[]) =>
+  messages.filter((m): m is AssistantMessage => m.role === "assistant");
 const lastAssistant = (messages: readonly AgentMessage[]) => assistants(messages).at(-1)!;
 
 describe("provider-anthropic: streaming", () => {
   it("streams plain text, with usage in four buckets and cost from the catalog", async () => {
-    mock.push(text("Hello there, how can I help?", { usage: { input: 1200, output: 300, cacheRead: 50_000, cacheWrite: 4000 } }));
+    mock.push(
+      text("Hello there, how can I help?", {
+        usage: { input: 1200, output: 300, cacheRead: 50_000, cacheWrite: 4000 },
+      }),
+    );
     const { agent, updates } = setup();
     const result = await agent.prompt("hi");
     const last = lastAssistant(result.messages);
@@ -77,7 +104,11 @@ describe("provider-anthropic: streaming", () => {
     expect(deltas.length).toBeGreaterThan(2);
     expect(deltas.map((d) => (d as { delta: string }).delta).join("")).toBe("Hello there, how can I help?");
     const body = mock.requests[0]!.body;
-    expect(body).toMatchObject({ model: "claude-sonnet-5-5", stream: true, system: [{ type: "text", text: "You are a test." }] });
+    expect(body).toMatchObject({
+      model: "claude-sonnet-5-5",
+      stream: true,
+      system: [{ type: "text", text: "You are a test." }],
+    });
     const sent = mock.requests[0]!.headers;
     expect(sent["x-api-key"] ?? sent.authorization).toContain(KEY);
   });
@@ -93,28 +124,50 @@ describe("provider-anthropic: streaming", () => {
 
   it("keeps thinking with its signature and replays it on the next turn", async () => {
     mock.push(
-      reply([{ thinking: "Let me add these numbers carefully.", signature: "sig-abc123" }, { tool: { id: "toolu_01", name: "add", input: { a: 2, b: 3 } } }]),
+      reply([
+        { thinking: "Let me add these numbers carefully.", signature: "sig-abc123" },
+        { tool: { id: "toolu_01", name: "add", input: { a: 2, b: 3 } } },
+      ]),
       reply([{ text: "It is 5." }]),
     );
     const { agent, updates } = setup({ thinking: "high" });
     const result = await agent.prompt("2+3?");
     const first = assistants(result.messages)[0]!;
-    expect(first.content[0]).toEqual({ type: "thinking", thinking: "Let me add these numbers carefully.", signature: "sig-abc123" });
+    expect(first.content[0]).toEqual({
+      type: "thinking",
+      thinking: "Let me add these numbers carefully.",
+      signature: "sig-abc123",
+    });
     expect(updates().some((e) => e.type === "thinking_delta")).toBe(true);
     expect(mock.requests[0]!.body.thinking).toEqual({ type: "adaptive", display: "summarized" });
     expect(mock.requests[0]!.body.output_config).toEqual({ effort: "high" });
     const replay = mock.requests[1]!.body.messages[1];
     expect(replay.role).toBe("assistant");
-    expect(replay.content[0]).toEqual({ type: "thinking", thinking: "Let me add these numbers carefully.", signature: "sig-abc123" });
+    expect(replay.content[0]).toEqual({
+      type: "thinking",
+      thinking: "Let me add these numbers carefully.",
+      signature: "sig-abc123",
+    });
     expect(mock.rejected()).toEqual([]);
   });
 
   it("keeps redacted thinking opaque and sends it back unchanged", async () => {
-    mock.push(reply([{ redacted: "ENCRYPTED-PAYLOAD" }, { tool: { id: "toolu_02", name: "add", input: { a: 1, b: 1 } } }]), text("2"));
+    mock.push(
+      reply([{ redacted: "ENCRYPTED-PAYLOAD" }, { tool: { id: "toolu_02", name: "add", input: { a: 1, b: 1 } } }]),
+      text("2"),
+    );
     const { agent } = setup();
     const result = await agent.prompt("1+1");
-    expect(assistants(result.messages)[0]!.content[0]).toEqual({ type: "thinking", thinking: "", signature: "ENCRYPTED-PAYLOAD", redacted: true });
-    expect(mock.requests[1]!.body.messages[1].content[0]).toEqual({ type: "redacted_thinking", data: "ENCRYPTED-PAYLOAD" });
+    expect(assistants(result.messages)[0]!.content[0]).toEqual({
+      type: "thinking",
+      thinking: "",
+      signature: "ENCRYPTED-PAYLOAD",
+      redacted: true,
+    });
+    expect(mock.requests[1]!.body.messages[1].content[0]).toEqual({
+      type: "redacted_thinking",
+      data: "ENCRYPTED-PAYLOAD",
+    });
   });
 
   it("uses a token budget for models with budget thinking, below max_tokens", async () => {
@@ -144,7 +197,9 @@ describe("provider-anthropic: streaming", () => {
       ),
       (body) => {
         const results = body.messages.at(-1).content;
-        expect(results.map((r: { tool_use_id: string; content: { text: string }[] }) => [r.tool_use_id, r.content[0]!.text])).toEqual([
+        expect(
+          results.map((r: { tool_use_id: string; content: { text: string }[] }) => [r.tool_use_id, r.content[0]!.text]),
+        ).toEqual([
           ["toolu_a", "30"],
           ["toolu_b", "3.75"],
         ]);
@@ -158,16 +213,25 @@ describe("provider-anthropic: streaming", () => {
       { type: "toolCall", id: "toolu_a", name: "add", arguments: { a: 10, b: 20 } },
       { type: "toolCall", id: "toolu_b", name: "add", arguments: { a: 1.5, b: 2.25 } },
     ]);
-    const toolDeltas = updates().filter((e): e is Extract<ProviderEvent, { type: "toolcall_delta" }> => e.type === "toolcall_delta");
+    const toolDeltas = updates().filter(
+      (e): e is Extract<ProviderEvent, { type: "toolcall_delta" }> => e.type === "toolcall_delta",
+    );
     expect(toolDeltas.length).toBeGreaterThan(10);
     // previews parse the arguments seen so far
-    expect(toolDeltas.some((d) => JSON.stringify((d.partial.content[d.contentIndex] as { arguments: unknown }).arguments) === '{"a":10}')).toBe(true);
+    expect(
+      toolDeltas.some(
+        (d) => JSON.stringify((d.partial.content[d.contentIndex] as { arguments: unknown }).arguments) === '{"a":10}',
+      ),
+    ).toBe(true);
     expect(lastAssistant(result.messages).content).toEqual([{ type: "text", text: "30 and 3.75" }]);
     expect(mock.rejected()).toEqual([]);
   });
 
   it("hitting max_tokens in the middle of a tool call ends with `length` and the call is not run", async () => {
-    mock.push(reply([{ tool: { id: "toolu_cut", name: "add", input: {}, raw: '{"a": 1, "b' } }], { stop: "max_tokens" }), text("Sorry, retrying later."));
+    mock.push(
+      reply([{ tool: { id: "toolu_cut", name: "add", input: {}, raw: '{"a": 1, "b' } }], { stop: "max_tokens" }),
+      text("Sorry, retrying later."),
+    );
     const { agent } = setup();
     const result = await agent.prompt("add");
     const first = assistants(result.messages)[0]!;
@@ -184,7 +248,12 @@ describe("provider-anthropic: streaming", () => {
     const counting = definePlugin({
       id: "counting",
       setup(ctx) {
-        ctx.tools.register({ name: "count", description: "count", parameters: Type.Object({ n: Type.Number() }), execute: async () => (ran++, { content: [{ type: "text", text: "ok" }] }) });
+        ctx.tools.register({
+          name: "count",
+          description: "count",
+          parameters: Type.Object({ n: Type.Number() }),
+          execute: async () => (ran++, { content: [{ type: "text", text: "ok" }] }),
+        });
       },
     });
     mock.push(reply([{ tool: { id: "toolu_bad", name: "count", input: {}, raw: '{"n": 1,, }' } }]), text("sorry"));
@@ -193,7 +262,10 @@ describe("provider-anthropic: streaming", () => {
     const call = assistants(result.messages)[0]!.content[0] as { parseError?: string };
     expect(call.parseError).toMatch(/JSON/);
     expect(ran).toBe(0);
-    expect(result.messages.find((m): m is ToolResultMessage => m.role === "toolResult")).toMatchObject({ isError: true, content: [{ text: expect.stringContaining("not valid JSON") }] });
+    expect(result.messages.find((m): m is ToolResultMessage => m.role === "toolResult")).toMatchObject({
+      isError: true,
+      content: [{ text: expect.stringContaining("not valid JSON") }],
+    });
     expect(mock.rejected()).toEqual([]);
   });
 
@@ -210,16 +282,40 @@ describe("provider-anthropic: streaming", () => {
   it("sends images in user messages and tool results, and text in their place for text-only models", async () => {
     mock.push(reply([{ tool: { id: "toolu_img", name: "look", input: {} } }]), text("A pixel."));
     const { agent } = setup();
-    await agent.prompt([{ role: "user", content: [{ type: "text", text: "what is this?" }, { type: "image", data: PNG, mimeType: "image/png" }], timestamp: 1 }]);
-    expect(mock.requests[0]!.body.messages[0].content[1]).toMatchObject({ type: "image", source: { type: "base64", media_type: "image/png", data: PNG } });
+    await agent.prompt([
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "what is this?" },
+          { type: "image", data: PNG, mimeType: "image/png" },
+        ],
+        timestamp: 1,
+      },
+    ]);
+    expect(mock.requests[0]!.body.messages[0].content[1]).toMatchObject({
+      type: "image",
+      source: { type: "base64", media_type: "image/png", data: PNG },
+    });
     const result = mock.requests[1]!.body.messages[2].content[0];
     expect(result.type).toBe("tool_result");
     expect(result.content[1]).toMatchObject({ type: "image", source: { type: "base64", data: PNG } });
 
     mock.push(text("ok"));
-    const textOnly = setup({ options: { modelsFile: writeModels("providers:\n  anthropic:\n    models:\n      - id: claude-text-only\n        input: [text]\n") }, model: "claude-text-only" });
-    await textOnly.agent.prompt([{ role: "user", content: [{ type: "image", data: PNG, mimeType: "image/png" }], timestamp: 1 }]);
-    expect(mock.requests[2]!.body.messages[0].content[0]).toMatchObject({ type: "text", text: "(image omitted: this model does not accept images)" });
+    const textOnly = setup({
+      options: {
+        modelsFile: writeModels(
+          "providers:\n  anthropic:\n    models:\n      - id: claude-text-only\n        input: [text]\n",
+        ),
+      },
+      model: "claude-text-only",
+    });
+    await textOnly.agent.prompt([
+      { role: "user", content: [{ type: "image", data: PNG, mimeType: "image/png" }], timestamp: 1 },
+    ]);
+    expect(mock.requests[2]!.body.messages[0].content[0]).toMatchObject({
+      type: "text",
+      text: "(image omitted: this model does not accept images)",
+    });
   });
 });
 
@@ -273,13 +369,17 @@ describe("provider-anthropic: errors and retries", () => {
     expect((await agent.prompt("first question")).stopReason).toBe("error");
     mock.push(text("second answer"));
     await agent.prompt("second question");
-    expect(mock.requests[1]!.body.messages).toEqual([{ role: "user", content: [{ type: "text", text: "second question", cache_control: { type: "ephemeral" } }] }]);
+    expect(mock.requests[1]!.body.messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "second question", cache_control: { type: "ephemeral" } }] },
+    ]);
     // a failed continue() keeps the prompt it retried
     mock.push(apiError(400, "invalid_request_error", "still off"), text("third answer"));
     const again = setup();
     expect((await again.agent.prompt("only question")).stopReason).toBe("error");
     await again.agent.continue();
-    expect(mock.requests[3]!.body.messages).toEqual([{ role: "user", content: [{ type: "text", text: "only question", cache_control: { type: "ephemeral" } }] }]);
+    expect(mock.requests[3]!.body.messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "only question", cache_control: { type: "ephemeral" } }] },
+    ]);
   });
 
   it("a 401 names the variable to set and never shows the key", async () => {
@@ -301,7 +401,9 @@ describe("provider-anthropic: errors and retries", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(950);
     expect(lastAssistant(result.messages).content).toEqual([{ type: "text", text: "finally" }]);
     const retries = events.filter((e) => e.type === "retry");
-    expect(retries).toEqual([{ type: "retry", attempt: 1, delayMs: 1000, reason: expect.stringContaining("429 rate_limit_error: slow down") }]);
+    expect(retries).toEqual([
+      { type: "retry", attempt: 1, delayMs: 1000, reason: expect.stringContaining("429 rate_limit_error: slow down") },
+    ]);
   });
 
   it("honours retry-after-ms and fails fast when the server asks for more than maxRetryDelayMs", async () => {
@@ -317,7 +419,11 @@ describe("provider-anthropic: errors and retries", () => {
   });
 
   it("retries 500 and 529 (overloaded) with backoff", async () => {
-    mock.push(apiError(500, "api_error", "Internal server error"), apiError(529, "overloaded_error", "Overloaded"), text("recovered"));
+    mock.push(
+      apiError(500, "api_error", "Internal server error"),
+      apiError(529, "overloaded_error", "Overloaded"),
+      text("recovered"),
+    );
     const { agent, events } = setup();
     const result = await agent.prompt("x");
     expect(lastAssistant(result.messages).content).toEqual([{ type: "text", text: "recovered" }]);
@@ -325,7 +431,10 @@ describe("provider-anthropic: errors and retries", () => {
   });
 
   it("retries an overloaded error event that arrives in the stream before any output", async () => {
-    mock.push(text("never shown", { errorAfter: { frames: 2, type: "overloaded_error", message: "Overloaded" } }), text("second try"));
+    mock.push(
+      text("never shown", { errorAfter: { frames: 2, type: "overloaded_error", message: "Overloaded" } }),
+      text("second try"),
+    );
     const { agent } = setup();
     const result = await agent.prompt("x");
     expect(lastAssistant(result.messages).content).toEqual([{ type: "text", text: "second try" }]);
@@ -333,7 +442,11 @@ describe("provider-anthropic: errors and retries", () => {
   });
 
   it("gives up after maxRetries and says how many retries were made", async () => {
-    mock.push(apiError(503, "api_error", "unavailable"), apiError(503, "api_error", "unavailable"), apiError(503, "api_error", "unavailable"));
+    mock.push(
+      apiError(503, "api_error", "unavailable"),
+      apiError(503, "api_error", "unavailable"),
+      apiError(503, "api_error", "unavailable"),
+    );
     const { agent, events } = setup({ options: { maxRetries: 2 } });
     const result = await agent.prompt("x");
     expect(lastAssistant(result.messages).errorMessage).toMatch(/HTTP 503.*unavailable \(after 2 retries\)/);
@@ -357,8 +470,14 @@ describe("provider-anthropic: errors and retries", () => {
 
   it("retries the turn when the connection drops after output started, discarding the partial reply (#12.6)", async () => {
     mock.push(
-      reply([{ thinking: "first try", signature: "S0" }, { text: "The answer is forty-two, because" }], { dropAfter: 9, chunk: 4 }),
-      reply([{ thinking: "second try", signature: "S1" }, { tool: { id: "toolu_r", name: "add", input: { a: 40, b: 2 } } }]),
+      reply([{ thinking: "first try", signature: "S0" }, { text: "The answer is forty-two, because" }], {
+        dropAfter: 9,
+        chunk: 4,
+      }),
+      reply([
+        { thinking: "second try", signature: "S1" },
+        { tool: { id: "toolu_r", name: "add", input: { a: 40, b: 2 } } },
+      ]),
       text("42"),
     );
     const { agent, events } = setup();
@@ -369,7 +488,10 @@ describe("provider-anthropic: errors and retries", () => {
     // the dropped attempt left nothing in history: one reply with the second try's thinking and call
     const replies = assistants(result.messages);
     expect(replies).toHaveLength(2);
-    expect(replies[0]!.content).toEqual([{ type: "thinking", thinking: "second try", signature: "S1" }, { type: "toolCall", id: "toolu_r", name: "add", arguments: { a: 40, b: 2 } }]);
+    expect(replies[0]!.content).toEqual([
+      { type: "thinking", thinking: "second try", signature: "S1" },
+      { type: "toolCall", id: "toolu_r", name: "add", arguments: { a: 40, b: 2 } },
+    ]);
     expect(JSON.stringify(result.messages)).not.toContain("first try");
     const retry = events.findIndex((e) => e.type === "retry");
     expect(retry).toBeGreaterThan(0);
@@ -377,7 +499,9 @@ describe("provider-anthropic: errors and retries", () => {
     // before the retry the partial text streamed; after it, updates carry only the new attempt
     const before = events.slice(0, retry).filter((e) => e.type === "message_update");
     expect(before.length).toBeGreaterThan(0);
-    const after = events.slice(retry).filter((e): e is Extract<AgentEvent, { type: "message_update" }> => e.type === "message_update");
+    const after = events
+      .slice(retry)
+      .filter((e): e is Extract<AgentEvent, { type: "message_update" }> => e.type === "message_update");
     expect(after.length).toBeGreaterThan(0);
     expect(JSON.stringify(after.map((e) => e.message))).not.toContain("first try");
     // one message_start for the reply, not one per attempt
@@ -387,7 +511,10 @@ describe("provider-anthropic: errors and retries", () => {
   });
 
   it("gives up on drops after output started once maxRetries is used, with an error naming the retries", async () => {
-    mock.push(text("one two three four", { dropAfter: 5, chunk: 4 }), text("one two three four", { dropAfter: 5, chunk: 4 }));
+    mock.push(
+      text("one two three four", { dropAfter: 5, chunk: 4 }),
+      text("one two three four", { dropAfter: 5, chunk: 4 }),
+    );
     const { agent, events } = setup({ options: { maxRetries: 1 } });
     const result = await agent.prompt("x");
     expect(result.stopReason).toBe("error");
@@ -398,7 +525,15 @@ describe("provider-anthropic: errors and retries", () => {
   });
 
   it("does not retry a dropped reply in which a server-side tool already ran (#12.6)", async () => {
-    mock.push(reply([{ serverTool: { id: "srvtoolu_1", name: "web_search", input: { query: "x" } } }, { text: "Found it: the answer is" }], { dropAfter: 7, chunk: 4 }));
+    mock.push(
+      reply(
+        [
+          { serverTool: { id: "srvtoolu_1", name: "web_search", input: { query: "x" } } },
+          { text: "Found it: the answer is" },
+        ],
+        { dropAfter: 7, chunk: 4 },
+      ),
+    );
     const { agent, events } = setup();
     const result = await agent.prompt("x");
     expect(result.stopReason).toBe("error");
@@ -448,7 +583,10 @@ describe("provider-anthropic: errors and retries", () => {
   });
 
   it("reports context overflow as the kernel's overflow error, so compaction runs and the turn is retried once", async () => {
-    mock.push(apiError(400, "invalid_request_error", "prompt is too long: 215000 tokens > 200000 maximum"), text("fits now"));
+    mock.push(
+      apiError(400, "invalid_request_error", "prompt is too long: 215000 tokens > 200000 maximum"),
+      text("fits now"),
+    );
     const compactor = definePlugin({
       id: "test-compact",
       setup(ctx) {
@@ -457,7 +595,21 @@ describe("provider-anthropic: errors and retries", () => {
     });
     const history: AgentMessage[] = [
       { role: "user", content: "old question", timestamp: 1 },
-      { role: "assistant", content: [{ type: "text", text: "old answer" }], provider: "anthropic", model: "claude-sonnet-5-5", usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "stop", timestamp: 2 },
+      {
+        role: "assistant",
+        content: [{ type: "text", text: "old answer" }],
+        provider: "anthropic",
+        model: "claude-sonnet-5-5",
+        usage: {
+          input: 0,
+          output: 0,
+          cacheRead: 0,
+          cacheWrite: 0,
+          cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+        },
+        stopReason: "stop",
+        timestamp: 2,
+      },
     ];
     const { agent, events } = setup({ plugins: [compactor], messages: history });
     const result = await agent.prompt("new question");
@@ -472,7 +624,9 @@ describe("provider-anthropic: errors and retries", () => {
     expect(provider.isConfigured!()).toBe(false);
     expect(provider.setupHint).toContain("ANTHROPIC_API_KEY");
     const result = await agent.prompt("x");
-    expect(lastAssistant(result.messages).errorMessage).toMatch(/no API key for provider 'anthropic': set ANTHROPIC_API_KEY/);
+    expect(lastAssistant(result.messages).errorMessage).toMatch(
+      /no API key for provider 'anthropic': set ANTHROPIC_API_KEY/,
+    );
     expect(mock.requests).toHaveLength(0);
   });
 });
@@ -494,7 +648,13 @@ describe("provider-anthropic: auth", () => {
 
 describe("provider-anthropic: history from other providers", () => {
   it("drops foreign thinking, rewrites tool-call ids, and pairs every call with exactly one result", async () => {
-    const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+    const usage = {
+      input: 0,
+      output: 0,
+      cacheRead: 0,
+      cacheWrite: 0,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    };
     const history: Message[] = [
       { role: "user", content: "start", timestamp: 1 },
       {
@@ -505,23 +665,61 @@ describe("provider-anthropic: history from other providers", () => {
         stopReason: "toolUse",
         timestamp: 2,
         content: [
-          { type: "thinking", thinking: "openai reasoning summary", signature: '{"type":"reasoning","id":"rs_1","encrypted_content":"xyz"}' },
-          { type: "toolCall", id: "call_abc|fc_0123456789abcdef0123456789abcdef0123456789abcdef0123456789", name: "add", arguments: { a: 1, b: 2 } },
+          {
+            type: "thinking",
+            thinking: "openai reasoning summary",
+            signature: '{"type":"reasoning","id":"rs_1","encrypted_content":"xyz"}',
+          },
+          {
+            type: "toolCall",
+            id: "call_abc|fc_0123456789abcdef0123456789abcdef0123456789abcdef0123456789",
+            name: "add",
+            arguments: { a: 1, b: 2 },
+          },
           { type: "toolCall", id: "call.with.dots", name: "add", arguments: { a: 3, b: 4 } },
         ],
       },
-      { role: "toolResult", toolCallId: "call_abc|fc_0123456789abcdef0123456789abcdef0123456789abcdef0123456789", toolName: "add", content: [{ type: "text", text: "3" }], isError: false, timestamp: 3 },
+      {
+        role: "toolResult",
+        toolCallId: "call_abc|fc_0123456789abcdef0123456789abcdef0123456789abcdef0123456789",
+        toolName: "add",
+        content: [{ type: "text", text: "3" }],
+        isError: false,
+        timestamp: 3,
+      },
       // the second call has no result; an orphan result for an unknown call follows
-      { role: "toolResult", toolCallId: "call_unknown", toolName: "add", content: [{ type: "text", text: "?" }], isError: false, timestamp: 4 },
-      { role: "assistant", provider: "openai", model: "gpt-5.4", usage, stopReason: "error", errorMessage: "boom", timestamp: 5, content: [{ type: "text", text: "partial" }] },
+      {
+        role: "toolResult",
+        toolCallId: "call_unknown",
+        toolName: "add",
+        content: [{ type: "text", text: "?" }],
+        isError: false,
+        timestamp: 4,
+      },
+      {
+        role: "assistant",
+        provider: "openai",
+        model: "gpt-5.4",
+        usage,
+        stopReason: "error",
+        errorMessage: "boom",
+        timestamp: 5,
+        content: [{ type: "text", text: "partial" }],
+      },
       { role: "user", content: "continue with claude", timestamp: 6 },
     ];
     mock.push((body) => {
       const [, assistant, results] = body.messages;
-      const ids = assistant.content.filter((b: { type: string }) => b.type === "tool_use").map((b: { id: string }) => b.id);
+      const ids = assistant.content
+        .filter((b: { type: string }) => b.type === "tool_use")
+        .map((b: { id: string }) => b.id);
       expect(assistant.content.some((b: { type: string }) => b.type === "thinking")).toBe(false);
       expect(ids.every((id: string) => /^[A-Za-z0-9_-]{1,64}$/.test(id))).toBe(true);
-      expect(results.content.filter((b: { type: string }) => b.type === "tool_result").map((b: { tool_use_id: string }) => b.tool_use_id)).toEqual(ids);
+      expect(
+        results.content
+          .filter((b: { type: string }) => b.type === "tool_result")
+          .map((b: { tool_use_id: string }) => b.tool_use_id),
+      ).toEqual(ids);
       expect(JSON.stringify(body)).not.toContain("partial");
       return text("continuing");
     });
@@ -532,7 +730,13 @@ describe("provider-anthropic: history from other providers", () => {
   });
 
   it("does not replay thinking signed by another Claude model", async () => {
-    const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+    const usage = {
+      input: 0,
+      output: 0,
+      cacheRead: 0,
+      cacheWrite: 0,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    };
     mock.push((body) => {
       expect(JSON.stringify(body.messages)).not.toContain("opus-thought");
       return text("ok");
@@ -540,7 +744,18 @@ describe("provider-anthropic: history from other providers", () => {
     const { agent } = setup({
       messages: [
         { role: "user", content: "q", timestamp: 1 },
-        { role: "assistant", provider: "anthropic", model: "claude-opus-5-5", usage, stopReason: "stop", timestamp: 2, content: [{ type: "thinking", thinking: "opus-thought", signature: "s" }, { type: "text", text: "a" }] },
+        {
+          role: "assistant",
+          provider: "anthropic",
+          model: "claude-opus-5-5",
+          usage,
+          stopReason: "stop",
+          timestamp: 2,
+          content: [
+            { type: "thinking", thinking: "opus-thought", signature: "s" },
+            { type: "text", text: "a" },
+          ],
+        },
       ],
     });
     await agent.prompt("next");
@@ -555,8 +770,17 @@ describe("provider-anthropic: models", () => {
     expect(provider.resolveModel!("claude-sonnet-4")!.id).toBe("claude-sonnet-4-6");
     expect(provider.resolveModel!("haiku 4.5")!.id).toBe("claude-haiku-4-5");
     const dated = provider.resolveModel!("claude-sonnet-4-5-20250929")!;
-    expect(dated).toMatchObject({ id: "claude-sonnet-4-5-20250929", contextWindow: 200_000, maxOutput: 64_000, cost: { input: 3 } });
-    expect(provider.resolveModel!("my-local-claude")).toMatchObject({ id: "my-local-claude", provider: "anthropic", contextWindow: 200_000 });
+    expect(dated).toMatchObject({
+      id: "claude-sonnet-4-5-20250929",
+      contextWindow: 200_000,
+      maxOutput: 64_000,
+      cost: { input: 3 },
+    });
+    expect(provider.resolveModel!("my-local-claude")).toMatchObject({
+      id: "my-local-claude",
+      provider: "anthropic",
+      contextWindow: 200_000,
+    });
   });
 
   it("an anthropic-messages server: apiKey from a command, headers from ${VAR} and the model, params in the body", async () => {
@@ -587,12 +811,33 @@ describe("provider-anthropic: models", () => {
 
   it("Pi's models.json: an anthropic-messages provider, its key named by variable, its model over the built-in entry", async () => {
     const dir = mkdtempSync(join(home, "pi-"));
-    writeFileSync(join(dir, "models.json"), JSON.stringify({ providers: { "pi-claude": { api: "anthropic-messages", baseUrl: mock.url, apiKey: "PI_CLAUDE_KEY", authHeader: true, models: [{ id: "claude-haiku-4-5", maxTokens: 2000 }] } } }));
+    writeFileSync(
+      join(dir, "models.json"),
+      JSON.stringify({
+        providers: {
+          "pi-claude": {
+            api: "anthropic-messages",
+            baseUrl: mock.url,
+            apiKey: "PI_CLAUDE_KEY",
+            authHeader: true,
+            models: [{ id: "claude-haiku-4-5", maxTokens: 2000 }],
+          },
+        },
+      }),
+    );
     process.env.PI_CLAUDE_KEY = KEY;
     mock.push(text("pi claude"));
-    const { host } = setup({ options: { modelsFile: writeModels(""), piModelsFile: join(dir, "models.json") }, key: null });
+    const { host } = setup({
+      options: { modelsFile: writeModels(""), piModelsFile: join(dir, "models.json") },
+      key: null,
+    });
     const provider = host.providers.get("pi-claude")!;
-    expect(provider.models![0]).toMatchObject({ id: "claude-haiku-4-5", maxOutput: 2000, source: "pi models.json", cost: { input: 1 } });
+    expect(provider.models![0]).toMatchObject({
+      id: "claude-haiku-4-5",
+      maxOutput: 2000,
+      source: "pi models.json",
+      cost: { input: 1 },
+    });
     await new Agent(host, { provider: "pi-claude", model: provider.models![0]! }).prompt("hi");
     expect(mock.requests[0]!.headers.authorization).toBe(`Bearer ${KEY}`);
     expect(mock.requests[0]!.body.max_tokens).toBe(2000);
@@ -601,7 +846,9 @@ describe("provider-anthropic: models", () => {
   it("registers an Anthropic-compatible server from models.yaml, keyless on localhost", async () => {
     const open = await startMockAnthropic({ steps: [text("from the proxy")] });
     try {
-      const file = writeModels(`providers:\n  my-proxy:\n    api: anthropic-messages\n    baseUrl: ${open.url}\n    headers: { X-Team: coil }\n    models:\n      - id: proxy-model\n        contextWindow: 50000\n        maxOutput: 4000\n        cost: { input: 1, output: 2 }\n`);
+      const file = writeModels(
+        `providers:\n  my-proxy:\n    api: anthropic-messages\n    baseUrl: ${open.url}\n    headers: { X-Team: coil }\n    models:\n      - id: proxy-model\n        contextWindow: 50000\n        maxOutput: 4000\n        cost: { input: 1, output: 2 }\n`,
+      );
       const { host } = setup({ options: { modelsFile: file }, key: null });
       const proxy = host.providers.get("my-proxy")!;
       expect(proxy.isConfigured!()).toBe(true);
@@ -609,7 +856,11 @@ describe("provider-anthropic: models", () => {
       expect(model).toMatchObject({ id: "proxy-model", provider: "my-proxy", contextWindow: 50_000, maxOutput: 4000 });
       const agent = new Agent(host, { provider: "my-proxy", model });
       const result = await agent.prompt("hi");
-      expect(lastAssistant(result.messages)).toMatchObject({ provider: "my-proxy", model: "proxy-model", content: [{ type: "text", text: "from the proxy" }] });
+      expect(lastAssistant(result.messages)).toMatchObject({
+        provider: "my-proxy",
+        model: "proxy-model",
+        content: [{ type: "text", text: "from the proxy" }],
+      });
       expect(open.requests[0]!.body.max_tokens).toBe(4000);
       expect(open.requests[0]!.headers["x-team"]).toBe("coil");
     } finally {

@@ -53,10 +53,17 @@ describe("provider azure (Azure OpenAI)", () => {
 
   it("OPENAI_API_VERSION picks the version; a wrong key is Azure's 401, with the key never shown", async () => {
     azure.requests.length = 0;
-    const wrongVersion = await coil(["--model", "azure/team-gpt-prod", "-p", "hi"], { AZURE_OPENAI_ENDPOINT: endpoint(), AZURE_OPENAI_API_KEY: KEY, OPENAI_API_VERSION: "2024-02-01" });
+    const wrongVersion = await coil(["--model", "azure/team-gpt-prod", "-p", "hi"], {
+      AZURE_OPENAI_ENDPOINT: endpoint(),
+      AZURE_OPENAI_API_KEY: KEY,
+      OPENAI_API_VERSION: "2024-02-01",
+    });
     expect(wrongVersion.code).toBe(1);
     expect(wrongVersion.stderr).toContain("API version 2024-02-01 is not supported");
-    const wrongKey = await coil(["--model", "azure/team-gpt-prod", "-p", "hi"], { AZURE_OPENAI_ENDPOINT: endpoint(), AZURE_OPENAI_API_KEY: "not-the-right-azure-key-000" });
+    const wrongKey = await coil(["--model", "azure/team-gpt-prod", "-p", "hi"], {
+      AZURE_OPENAI_ENDPOINT: endpoint(),
+      AZURE_OPENAI_API_KEY: "not-the-right-azure-key-000",
+    });
     expect(wrongKey.code).not.toBe(0);
     expect(wrongKey.stderr).toContain("Access denied");
     expect(wrongKey.stderr).not.toContain("not-the-right-azure-key-000");

@@ -8,7 +8,15 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { Agent, PluginHost, Type, definePlugin, type AgentEvent, type AgentMessage, type AssistantMessage } from "../../../kernel/index.js";
+import {
+  Agent,
+  PluginHost,
+  Type,
+  definePlugin,
+  type AgentEvent,
+  type AgentMessage,
+  type AssistantMessage,
+} from "../../../kernel/index.js";
 import openai from "../../../plugins/provider-openai/index.js";
 import anthropic from "../../../plugins/provider-anthropic/index.js";
 import { chooseModel } from "../../../lib/models.js";
@@ -54,22 +62,45 @@ function file(name: string, text: string): string {
   return path;
 }
 
-function setup(o: { yaml: string; provider?: string; model?: string; thinking?: "off" | "high"; messages?: AgentMessage[]; pi?: string; env?: Record<string, string> }) {
+function setup(o: {
+  yaml: string;
+  provider?: string;
+  model?: string;
+  thinking?: "off" | "high";
+  messages?: AgentMessage[];
+  pi?: string;
+  env?: Record<string, string>;
+}) {
   for (const [k, v] of Object.entries(o.env ?? {})) process.env[k] = v;
   const host = new PluginHost();
   const events: AgentEvent[] = [];
   host.subscribe("*", (e) => void events.push(e));
-  host.install(openai, { baseDelayMs: 5, maxRetries: 0, modelsFile: file("models.yaml", o.yaml), piModelsFile: o.pi ?? "none" });
+  host.install(openai, {
+    baseDelayMs: 5,
+    maxRetries: 0,
+    modelsFile: file("models.yaml", o.yaml),
+    piModelsFile: o.pi ?? "none",
+  });
   host.install(tools);
   const providerId = o.provider ?? "acme";
   const provider = host.providers.get(providerId)!;
   const model = provider.resolveModel!(o.model ?? "acme-large")!;
-  const agent = new Agent(host, { provider: providerId, model, system: [{ id: "role", text: "You are a test." }], requestOptions: o.thinking ? { thinking: o.thinking } : {}, messages: o.messages });
-  const warnings = () => events.filter((e): e is Extract<AgentEvent, { type: "diagnostic" }> => e.type === "diagnostic" && e.level === "warn").map((e) => e.message);
+  const agent = new Agent(host, {
+    provider: providerId,
+    model,
+    system: [{ id: "role", text: "You are a test." }],
+    requestOptions: o.thinking ? { thinking: o.thinking } : {},
+    messages: o.messages,
+  });
+  const warnings = () =>
+    events
+      .filter((e): e is Extract<AgentEvent, { type: "diagnostic" }> => e.type === "diagnostic" && e.level === "warn")
+      .map((e) => e.message);
   return { host, agent, provider, warnings };
 }
 
-const last = (messages: readonly AgentMessage[]) => messages.filter((m): m is AssistantMessage => m.role === "assistant").at(-1)!;
+const last = (messages: readonly AgentMessage[]) =>
+  messages.filter((m): m is AssistantMessage => m.role === "assistant").at(-1)!;
 
 /** A history that ends in tool results, so the next prompt puts a user message right after them. */
 const afterTools: AgentMessage[] = [
@@ -79,11 +110,24 @@ const afterTools: AgentMessage[] = [
     content: [{ type: "toolCall", id: "call_1", name: "add", arguments: { a: 1, b: 2 } }],
     provider: "acme",
     model: "acme-large",
-    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+    usage: {
+      input: 0,
+      output: 0,
+      cacheRead: 0,
+      cacheWrite: 0,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    },
     stopReason: "toolUse",
     timestamp: 2,
   },
-  { role: "toolResult", toolCallId: "call_1", toolName: "add", content: [{ type: "text", text: "3" }], isError: false, timestamp: 3 },
+  {
+    role: "toolResult",
+    toolCallId: "call_1",
+    toolName: "add",
+    content: [{ type: "text", text: "3" }],
+    isError: false,
+    timestamp: 3,
+  },
 ];
 
 describe("models.yaml: apiKey and headers from the environment and from commands", () => {
@@ -101,7 +145,10 @@ describe("models.yaml: apiKey and headers from the environment and from commands
         headers: { X-Route: "\${ACME_ROUTE}" }
 `;
     mock.push(chat({ text: "one" }), chat({ text: "two" }));
-    const { agent, provider } = setup({ yaml, env: { ACME_SECRET: KEY, ACME_TEAM: "platform", ACME_ROUTE: "fast-lane" } });
+    const { agent, provider } = setup({
+      yaml,
+      env: { ACME_SECRET: KEY, ACME_TEAM: "platform", ACME_ROUTE: "fast-lane" },
+    });
     expect(provider.isConfigured!()).toBe(true);
     expect(() => readFileSync(counter)).toThrow(); // not run to find out whether the provider is configured
     await agent.prompt("hi");
@@ -122,7 +169,9 @@ describe("models.yaml: apiKey and headers from the environment and from commands
     const { agent } = setup({ yaml });
     const reply = last((await agent.prompt("hi")).messages);
     expect(reply.stopReason).toBe("error");
-    expect(reply.errorMessage).toMatch(/provider 'acme' apiKey: the command `echo vault is locked >&2; exit 3` failed \(exit 3\): vault is locked/);
+    expect(reply.errorMessage).toMatch(
+      /provider 'acme' apiKey: the command `echo vault is locked >&2; exit 3` failed \(exit 3\): vault is locked/,
+    );
     expect(reply.errorMessage).toMatch(/models\.yaml:4/);
     expect(mock.requests).toHaveLength(0);
   });
@@ -133,7 +182,9 @@ describe("models.yaml: apiKey and headers from the environment and from commands
     const { agent } = setup({ yaml, env: { ACME_SECRET: KEY } });
     const reply = last((await agent.prompt("hi")).messages);
     expect(reply.stopReason).toBe("error");
-    expect(reply.errorMessage).toContain("provider 'acme' headers.X-Org: the environment variable ACME_MISSING is not set");
+    expect(reply.errorMessage).toContain(
+      "provider 'acme' headers.X-Org: the environment variable ACME_MISSING is not set",
+    );
     expect(mock.requests).toHaveLength(0);
   });
 
@@ -141,7 +192,10 @@ describe("models.yaml: apiKey and headers from the environment and from commands
     process.env.ACME_SECRET_HEADER = "hdr-secret-123456";
     const at = { file: "/x/models.yaml", provider: "acme" };
     const { headers, secrets } = resolveHeaders(
-      [{ ...at, raw: "platform", key: "headers.X-Team", header: "X-Team" }, { ...at, raw: "Bearer ${ACME_SECRET_HEADER}", key: "headers.X-Auth", header: "X-Auth" }],
+      [
+        { ...at, raw: "platform", key: "headers.X-Team", header: "X-Team" },
+        { ...at, raw: "Bearer ${ACME_SECRET_HEADER}", key: "headers.X-Auth", header: "X-Auth" },
+      ],
       [{ ...at, raw: "!printf cmd-secret-987", key: "models[0].headers.X-Cmd", header: "X-Cmd" }],
     );
     expect(headers).toEqual({ "X-Team": "platform", "X-Auth": "Bearer hdr-secret-123456", "X-Cmd": "cmd-secret-987" });
@@ -176,7 +230,9 @@ ${modelExtra}      - id: acme-plain
       { role: "user", content: "thanks" },
     ]);
     // the other model of the same provider keeps the plain shape
-    await setup({ yaml: y, env: { ACME_SECRET: KEY }, messages: afterTools, model: "acme-plain" }).agent.prompt("thanks");
+    await setup({ yaml: y, env: { ACME_SECRET: KEY }, messages: afterTools, model: "acme-plain" }).agent.prompt(
+      "thanks",
+    );
     expect(mock.requests[1]!.body.messages.slice(-2)).toEqual([
       { role: "tool", tool_call_id: "call_1", content: "3" },
       { role: "user", content: "thanks" },
@@ -185,7 +241,11 @@ ${modelExtra}      - id: acme-plain
 
   it("requiresMistralToolIds: another provider's tool-call ids become 9 letters and digits, the same in the call and its result", async () => {
     mock.push(chat({ text: "done" }));
-    await setup({ yaml: yaml("    compat: { requiresMistralToolIds: true }\n", ""), env: { ACME_SECRET: KEY }, messages: afterTools }).agent.prompt("thanks");
+    await setup({
+      yaml: yaml("    compat: { requiresMistralToolIds: true }\n", ""),
+      env: { ACME_SECRET: KEY },
+      messages: afterTools,
+    }).agent.prompt("thanks");
     const [call, result] = mock.requests[0]!.body.messages.slice(-3, -1);
     const id = call.tool_calls[0].id;
     expect(id).toMatch(/^[A-Za-z0-9]{9}$/);
@@ -194,9 +254,21 @@ ${modelExtra}      - id: acme-plain
 
   it("thinking formats: qwen's enable_thinking, zai's thinking.type, and a reasoning effort map", async () => {
     mock.push(chat({ text: "a" }), chat({ text: "b" }), chat({ text: "c" }));
-    await setup({ yaml: yaml("", "        compat: { thinkingFormat: qwen }\n"), env: { ACME_SECRET: KEY }, thinking: "high" }).agent.prompt("x");
-    await setup({ yaml: yaml("    compat: { thinkingFormat: zai }\n", ""), env: { ACME_SECRET: KEY }, thinking: "off" }).agent.prompt("x");
-    await setup({ yaml: yaml("    compat: { reasoningEffort: true, reasoningEffortMap: { high: max } }\n", ""), env: { ACME_SECRET: KEY }, thinking: "high" }).agent.prompt("x");
+    await setup({
+      yaml: yaml("", "        compat: { thinkingFormat: qwen }\n"),
+      env: { ACME_SECRET: KEY },
+      thinking: "high",
+    }).agent.prompt("x");
+    await setup({
+      yaml: yaml("    compat: { thinkingFormat: zai }\n", ""),
+      env: { ACME_SECRET: KEY },
+      thinking: "off",
+    }).agent.prompt("x");
+    await setup({
+      yaml: yaml("    compat: { reasoningEffort: true, reasoningEffortMap: { high: max } }\n", ""),
+      env: { ACME_SECRET: KEY },
+      thinking: "high",
+    }).agent.prompt("x");
     const [qwen, zai, mapped] = mock.requests.map((r) => r.body);
     expect(qwen!.enable_thinking).toBe(true);
     expect(qwen!.reasoning_effort).toBeUndefined();
@@ -205,10 +277,16 @@ ${modelExtra}      - id: acme-plain
   });
 
   it("supportsStrictMode: strict: false on tools when on, no strict field when off (Responses API)", async () => {
-    const y = (strict: string) => `providers:\n  proxy:\n    api: openai-responses\n    baseUrl: ${mock.url}\n    apiKey: "\${ACME_SECRET}"\n${strict}    models: [{ id: gpt-proxy }]\n`;
+    const y = (strict: string) =>
+      `providers:\n  proxy:\n    api: openai-responses\n    baseUrl: ${mock.url}\n    apiKey: "\${ACME_SECRET}"\n${strict}    models: [{ id: gpt-proxy }]\n`;
     mock.push(responses([{ text: "a" }]), responses([{ text: "b" }]));
     await setup({ yaml: y(""), provider: "proxy", model: "gpt-proxy", env: { ACME_SECRET: KEY } }).agent.prompt("x");
-    await setup({ yaml: y("    compat: { supportsStrictMode: false }\n"), provider: "proxy", model: "gpt-proxy", env: { ACME_SECRET: KEY } }).agent.prompt("x");
+    await setup({
+      yaml: y("    compat: { supportsStrictMode: false }\n"),
+      provider: "proxy",
+      model: "gpt-proxy",
+      env: { ACME_SECRET: KEY },
+    }).agent.prompt("x");
     expect(mock.requests[0]!.body.tools[0]).toMatchObject({ name: "add", strict: false });
     expect(mock.requests[1]!.body.tools[0].name).toBe("add");
     expect("strict" in mock.requests[1]!.body.tools[0]).toBe(false);
@@ -216,7 +294,10 @@ ${modelExtra}      - id: acme-plain
 
   it("params of the provider and the model are merged into the body (objects deeply)", async () => {
     mock.push(chat({ text: "a" }));
-    const y = yaml("    params: { provider: { order: [groq, together] }, top_k: 20 }\n", "        params: { provider: { allow_fallbacks: false }, top_k: 40 }\n");
+    const y = yaml(
+      "    params: { provider: { order: [groq, together] }, top_k: 20 }\n",
+      "        params: { provider: { allow_fallbacks: false }, top_k: 40 }\n",
+    );
     await setup({ yaml: y, env: { ACME_SECRET: KEY } }).agent.prompt("x");
     const body = mock.requests[0]!.body;
     expect(body.provider).toEqual({ order: ["groq", "together"], allow_fallbacks: false });
@@ -225,12 +306,20 @@ ${modelExtra}      - id: acme-plain
   });
 
   it("compat.store is still read, with a deprecation note; stateless is the new name", async () => {
-    const y = (compat: string) => `providers:\n  proxy:\n    api: openai-responses\n    baseUrl: ${mock.url}\n    apiKey: "\${ACME_SECRET}"\n    compat: { ${compat} }\n    models: [{ id: gpt-proxy, reasoning: true }]\n`;
+    const y = (compat: string) =>
+      `providers:\n  proxy:\n    api: openai-responses\n    baseUrl: ${mock.url}\n    apiKey: "\${ACME_SECRET}"\n    compat: { ${compat} }\n    models: [{ id: gpt-proxy, reasoning: true }]\n`;
     mock.push(responses([{ text: "a" }]), responses([{ text: "b" }]));
     const old = setup({ yaml: y("store: true"), provider: "proxy", model: "gpt-proxy", env: { ACME_SECRET: KEY } });
     await old.agent.prompt("x");
-    await setup({ yaml: y("stateless: false"), provider: "proxy", model: "gpt-proxy", env: { ACME_SECRET: KEY } }).agent.prompt("x");
-    expect(old.warnings().join("\n")).toMatch(/'providers\.proxy\.compat\.store' is deprecated .* write 'stateless: true' instead/);
+    await setup({
+      yaml: y("stateless: false"),
+      provider: "proxy",
+      model: "gpt-proxy",
+      env: { ACME_SECRET: KEY },
+    }).agent.prompt("x");
+    expect(old.warnings().join("\n")).toMatch(
+      /'providers\.proxy\.compat\.store' is deprecated .* write 'stateless: true' instead/,
+    );
     expect(mock.requests[0]!.body).toMatchObject({ store: false, include: ["reasoning.encrypted_content"] });
     expect(mock.requests[1]!.body.store).toBeUndefined();
   });
@@ -251,14 +340,27 @@ describe("Pi's models.json as an extra source", () => {
         apiKey: "PI_TEST_KEY",
         headers: { "X-From": "pi", "X-Both": "pi" },
         compat: { supportsDeveloperRole: false, requiresToolResultName: true, supportsStore: false },
-        models: [{ id: "qwen-pi", name: "Qwen (Pi)", contextWindow: 65536, maxTokens: 4096, reasoning: true, thinkingLevelMap: { high: "deep" }, cost: { input: 1, output: 2 } }],
+        models: [
+          {
+            id: "qwen-pi",
+            name: "Qwen (Pi)",
+            contextWindow: 65536,
+            maxTokens: 4096,
+            reasoning: true,
+            thinkingLevelMap: { high: "deep" },
+            cost: { input: 1, output: 2 },
+          },
+        ],
       },
       vertex: { api: "google-vertex", models: [] },
     },
   };
 
   it("reads providers, keys, headers, compat and models from PI_CODING_AGENT_DIR/models.json; models.yaml wins on clashes", async () => {
-    const dir = piDir({ ...piJson, providers: { ...piJson.providers, "pi-local": { ...piJson.providers["pi-local"], baseUrl: mock.url } } });
+    const dir = piDir({
+      ...piJson,
+      providers: { ...piJson.providers, "pi-local": { ...piJson.providers["pi-local"], baseUrl: mock.url } },
+    });
     process.env.PI_CODING_AGENT_DIR = dir;
     const yaml = `providers:\n  pi-local:\n    headers: { X-Both: yaml }\n    models:\n      - id: qwen-pi\n        contextWindow: 32768\n`;
     mock.push((body) => {
@@ -276,8 +378,20 @@ describe("Pi's models.json as an extra source", () => {
     host.install(tools);
     const provider = host.providers.get("pi-local")!;
     const model = provider.models!.find((m) => m.id === "qwen-pi")!;
-    expect(model).toMatchObject({ name: "Qwen (Pi)", contextWindow: 32768, maxOutput: 4096, source: "models.yaml over pi models.json", cost: { input: 1, output: 2 } });
-    const agent = new Agent(host, { provider: "pi-local", model, system: [{ id: "r", text: "sys" }], requestOptions: { thinking: "high" }, messages: afterTools.map((m) => (m.role === "assistant" ? { ...m, provider: "pi-local", model: "qwen-pi" } : m)) });
+    expect(model).toMatchObject({
+      name: "Qwen (Pi)",
+      contextWindow: 32768,
+      maxOutput: 4096,
+      source: "models.yaml over pi models.json",
+      cost: { input: 1, output: 2 },
+    });
+    const agent = new Agent(host, {
+      provider: "pi-local",
+      model,
+      system: [{ id: "r", text: "sys" }],
+      requestOptions: { thinking: "high" },
+      messages: afterTools.map((m) => (m.role === "assistant" ? { ...m, provider: "pi-local", model: "qwen-pi" } : m)),
+    });
     const reply = last((await agent.prompt("go")).messages);
     expect(reply.content).toEqual([{ type: "text", text: "from pi" }]);
     const req = mock.requests[0]!;
@@ -286,14 +400,23 @@ describe("Pi's models.json as an extra source", () => {
     expect(req.headers["x-both"]).toBe("yaml");
     expect(req.body.messages[0]).toEqual({ role: "system", content: "sys" });
     expect(host.providers.get("vertex")).toBeUndefined();
-    const warned = events.filter((e) => e.type === "diagnostic").map((e) => (e as { message: string }).message).join("\n");
+    const warned = events
+      .filter((e) => e.type === "diagnostic")
+      .map((e) => (e as { message: string }).message)
+      .join("\n");
     expect(warned).toContain("provider 'vertex' not read: coil does not speak api 'google-vertex'");
     expect(warned).toMatch(/provider 'pi-local': not read: compat\.supportsStore/);
     delete process.env.PI_CODING_AGENT_DIR;
   });
 
   it("entries written for Pi's own built-in providers (no baseUrl coil could use) are skipped with a note; models.yaml's are refused", () => {
-    const dir = piDir({ providers: { zai: { apiKey: "ZAI_KEY" }, "claude-proxy": { api: "anthropic-messages" }, anthropic: { api: "openai-completions", baseUrl: "http://localhost:9/v1" } } });
+    const dir = piDir({
+      providers: {
+        zai: { apiKey: "ZAI_KEY" },
+        "claude-proxy": { api: "anthropic-messages" },
+        anthropic: { api: "openai-completions", baseUrl: "http://localhost:9/v1" },
+      },
+    });
     const host = new PluginHost();
     const notes: string[] = [];
     host.subscribe("diagnostic", (e) => void (e.type === "diagnostic" && notes.push(`${e.level}: ${e.message}`)));
@@ -305,14 +428,24 @@ describe("Pi's models.json as an extra source", () => {
     expect(host.providers.get("anthropic")).toBeDefined();
     expect(notes.join("\n")).toMatch(/info: .*models\.json: provider 'zai' not read: it needs a baseUrl/);
     expect(notes.join("\n")).toMatch(/info: .*provider 'claude-proxy' not read: it needs a baseUrl/);
-    expect(notes.join("\n")).toMatch(/info: .*provider 'anthropic' not read: it is built in with api anthropic-messages/);
-    expect(() => new PluginHost().install(openai, { modelsFile: file("models.yaml", "providers:\n  zai: {}\n"), piModelsFile: "none" })).toThrow(/models\.yaml: provider 'zai' needs a baseUrl/);
+    expect(notes.join("\n")).toMatch(
+      /info: .*provider 'anthropic' not read: it is built in with api anthropic-messages/,
+    );
+    expect(() =>
+      new PluginHost().install(openai, {
+        modelsFile: file("models.yaml", "providers:\n  zai: {}\n"),
+        piModelsFile: "none",
+      }),
+    ).toThrow(/models\.yaml: provider 'zai' needs a baseUrl/);
   });
 
   it("piModelsFile: none leaves Pi's file out", () => {
     const dir = piDir({ providers: { "pi-only": { baseUrl: "http://localhost:9/v1", models: [{ id: "pi-model" }] } } });
     process.env.PI_CODING_AGENT_DIR = dir;
-    const { host } = setup({ yaml: `providers:\n  acme:\n    baseUrl: ${mock.url}\n    models: [{ id: acme-large }]\n`, pi: "none" });
+    const { host } = setup({
+      yaml: `providers:\n  acme:\n    baseUrl: ${mock.url}\n    models: [{ id: acme-large }]\n`,
+      pi: "none",
+    });
     expect(host.providers.get("pi-only")).toBeUndefined();
     const withPi = new PluginHost();
     withPi.install(openai, { modelsFile: file("models.yaml", "") });
@@ -322,7 +455,20 @@ describe("Pi's models.json as an extra source", () => {
 });
 
 describe("the default model", () => {
-  const keys = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENAI_BASE_URL", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "GROQ_API_KEY", "TOGETHER_API_KEY", "XAI_API_KEY", "CEREBRAS_API_KEY", "MISTRAL_API_KEY"];
+  const keys = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "GEMINI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "GROQ_API_KEY",
+    "TOGETHER_API_KEY",
+    "XAI_API_KEY",
+    "CEREBRAS_API_KEY",
+    "MISTRAL_API_KEY",
+  ];
   function providers(env: Record<string, string>, yaml = "") {
     const saved = Object.fromEntries(keys.map((k) => [k, process.env[k]]));
     for (const k of keys) delete process.env[k];
@@ -339,16 +485,37 @@ describe("the default model", () => {
   }
 
   it("is the balanced model of the first provider with a key, not its most expensive, and says why", () => {
-    expect(providers({ ANTHROPIC_API_KEY: "k", OPENAI_API_KEY: "k" })).toMatchObject({ provider: { id: "anthropic" }, model: { id: "claude-sonnet-5-5" }, why: "default: anthropic is the first provider with a key" });
+    expect(providers({ ANTHROPIC_API_KEY: "k", OPENAI_API_KEY: "k" })).toMatchObject({
+      provider: { id: "anthropic" },
+      model: { id: "claude-sonnet-5-5" },
+      why: "default: anthropic is the first provider with a key",
+    });
     expect(providers({ OPENAI_API_KEY: "k" })).toMatchObject({ provider: { id: "openai" }, model: { id: "gpt-5.4" } });
-    expect(providers({ GEMINI_API_KEY: "k" })).toMatchObject({ provider: { id: "gemini" }, model: { id: "gemini-2.5-flash" } });
-    expect(providers({ MISTRAL_API_KEY: "k" })).toMatchObject({ provider: { id: "mistral" }, model: { id: "mistral-medium-latest" } });
+    expect(providers({ GEMINI_API_KEY: "k" })).toMatchObject({
+      provider: { id: "gemini" },
+      model: { id: "gemini-2.5-flash" },
+    });
+    expect(providers({ MISTRAL_API_KEY: "k" })).toMatchObject({
+      provider: { id: "mistral" },
+      model: { id: "mistral-medium-latest" },
+    });
   });
 
   it("models.yaml `default:` comes first, also for an id the provider does not list", () => {
-    expect(providers({ ANTHROPIC_API_KEY: "k", GROQ_API_KEY: "k" }, "default: groq/llama-3.3-70b-versatile\n")).toMatchObject({ provider: { id: "groq" }, model: { id: "llama-3.3-70b-versatile" }, why: "default: in models.yaml" });
+    expect(
+      providers({ ANTHROPIC_API_KEY: "k", GROQ_API_KEY: "k" }, "default: groq/llama-3.3-70b-versatile\n"),
+    ).toMatchObject({
+      provider: { id: "groq" },
+      model: { id: "llama-3.3-70b-versatile" },
+      why: "default: in models.yaml",
+    });
     expect(providers({ ANTHROPIC_API_KEY: "k" }, "default: anthropic/haiku-4.5\n").model.id).toBe("claude-haiku-4-5");
-    expect(providers({}, "default: ollama/qwen3:32b\nproviders:\n  ollama: {}\n")).toMatchObject({ provider: { id: "ollama" }, model: { id: "qwen3:32b" } });
-    expect(() => providers({ ANTHROPIC_API_KEY: "k" }, "default: xai/grok-4\n")).toThrow(/provider 'xai' of the models.yaml default 'xai\/grok-4' is not configured/);
+    expect(providers({}, "default: ollama/qwen3:32b\nproviders:\n  ollama: {}\n")).toMatchObject({
+      provider: { id: "ollama" },
+      model: { id: "qwen3:32b" },
+    });
+    expect(() => providers({ ANTHROPIC_API_KEY: "k" }, "default: xai/grok-4\n")).toThrow(
+      /provider 'xai' of the models.yaml default 'xai\/grok-4' is not configured/,
+    );
   });
 });

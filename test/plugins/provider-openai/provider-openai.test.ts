@@ -6,7 +6,16 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { Agent, PluginHost, type AgentEvent, type AgentMessage, type AssistantMessage, type Message, type ProviderEvent, type ToolResultMessage } from "../../../kernel/index.js";
+import {
+  Agent,
+  PluginHost,
+  type AgentEvent,
+  type AgentMessage,
+  type AssistantMessage,
+  type Message,
+  type ProviderEvent,
+  type ToolResultMessage,
+} from "../../../kernel/index.js";
 import openai from "../../../plugins/provider-openai/index.js";
 import { chat, oaiDrop, oaiError, responses, startMockOpenAI, type MockOpenAI } from "../../support/mock-openai.js";
 import { PNG, testTools } from "../../support/provider-tools.js";
@@ -14,7 +23,13 @@ import { PNG, testTools } from "../../support/provider-tools.js";
 const home = mkdtempSync(join(tmpdir(), "coil-openai-"));
 process.env.COIL_HOME = home;
 const KEY = "sk-proj-test-abcdefghijklmnop0123";
-const usage0 = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const usage0 = {
+  input: 0,
+  output: 0,
+  cacheRead: 0,
+  cacheWrite: 0,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+};
 
 let mock: MockOpenAI;
 beforeAll(async () => {
@@ -55,24 +70,50 @@ ${compat ? `    compat: ${compat}\n` : ""}    models:
 ${extra}`;
 }
 
-function setup(o: { provider?: string; model?: string; yaml?: string; thinking?: "off" | "high"; options?: Record<string, unknown>; messages?: AgentMessage[]; key?: string | null } = {}) {
+function setup(
+  o: {
+    provider?: string;
+    model?: string;
+    yaml?: string;
+    thinking?: "off" | "high";
+    options?: Record<string, unknown>;
+    messages?: AgentMessage[];
+    key?: string | null;
+  } = {},
+) {
   if (o.key === null) delete process.env.MOCK_OPENAI_KEY;
   else process.env.MOCK_OPENAI_KEY = o.key ?? KEY;
   process.env.OPENAI_API_KEY = KEY;
   const host = new PluginHost();
   const events: AgentEvent[] = [];
   host.subscribe("*", (e) => void events.push(e));
-  host.install(openai, { baseUrl: mock.url, baseDelayMs: 5, maxRetryDelayMs: 2000, modelsFile: modelsFile(o.yaml ?? localYaml(mock.url)), ...o.options });
+  host.install(openai, {
+    baseUrl: mock.url,
+    baseDelayMs: 5,
+    maxRetryDelayMs: 2000,
+    modelsFile: modelsFile(o.yaml ?? localYaml(mock.url)),
+    ...o.options,
+  });
   host.install(tools);
   const providerId = o.provider ?? "local";
   const provider = host.providers.get(providerId)!;
   const model = provider.resolveModel!(o.model ?? "llama-test")!;
-  const agent = new Agent(host, { provider: providerId, model, system: [{ id: "role", text: "You are a test." }], requestOptions: o.thinking ? { thinking: o.thinking } : {}, messages: o.messages });
-  const updates = () => events.filter((e): e is Extract<AgentEvent, { type: "message_update" }> => e.type === "message_update").map((e) => e.event);
+  const agent = new Agent(host, {
+    provider: providerId,
+    model,
+    system: [{ id: "role", text: "You are a test." }],
+    requestOptions: o.thinking ? { thinking: o.thinking } : {},
+    messages: o.messages,
+  });
+  const updates = () =>
+    events
+      .filter((e): e is Extract<AgentEvent, { type: "message_update" }> => e.type === "message_update")
+      .map((e) => e.event);
   return { host, agent, events, provider, updates };
 }
 
-const assistants = (messages: readonly AgentMessage[]) => messages.filter((m): m is AssistantMessage => m.role === "assistant");
+const assistants = (messages: readonly AgentMessage[]) =>
+  messages.filter((m): m is AssistantMessage => m.role === "assistant");
 const lastAssistant = (messages: readonly AgentMessage[]) => assistants(messages).at(-1)!;
 
 describe("provider-openai: Chat Completions", () => {
@@ -80,28 +121,51 @@ describe("provider-openai: Chat Completions", () => {
     mock.push(chat({ text: "Hello from a compatible server.", usage: { prompt: 1000, completion: 200, cached: 600 } }));
     const { agent, updates } = setup();
     const last = lastAssistant((await agent.prompt("hi")).messages);
-    expect(last).toMatchObject({ provider: "local", model: "llama-test", stopReason: "stop", content: [{ type: "text", text: "Hello from a compatible server." }] });
+    expect(last).toMatchObject({
+      provider: "local",
+      model: "llama-test",
+      stopReason: "stop",
+      content: [{ type: "text", text: "Hello from a compatible server." }],
+    });
     expect(last.usage).toMatchObject({ input: 400, output: 200, cacheRead: 600, cacheWrite: 0 });
     expect(last.usage.cost.total).toBeCloseTo((400 * 1 + 200 * 2 + 600 * 0.5) / 1e6, 12);
     expect(updates().filter((e) => e.type === "text_delta").length).toBeGreaterThan(2);
     const body = mock.requests[0]!.body;
-    expect(body).toMatchObject({ model: "llama-test", stream: true, stream_options: { include_usage: true }, max_tokens: 4000 });
+    expect(body).toMatchObject({
+      model: "llama-test",
+      stream: true,
+      stream_options: { include_usage: true },
+      max_tokens: 4000,
+    });
     expect(body.messages[0]).toEqual({ role: "system", content: "You are a test." });
     expect(body.max_completion_tokens).toBeUndefined();
   });
 
   it("turns reasoning_content into thinking and never sends it back", async () => {
-    mock.push(chat({ reasoning: "Thinking about the sum.", tools: [{ id: "call_1", name: "add", args: { a: 1, b: 2 } }] }), chat({ text: "3" }));
+    mock.push(
+      chat({ reasoning: "Thinking about the sum.", tools: [{ id: "call_1", name: "add", args: { a: 1, b: 2 } }] }),
+      chat({ text: "3" }),
+    );
     const { agent, updates } = setup();
     const result = await agent.prompt("1+2");
-    expect(assistants(result.messages)[0]!.content[0]).toEqual({ type: "thinking", thinking: "Thinking about the sum." });
+    expect(assistants(result.messages)[0]!.content[0]).toEqual({
+      type: "thinking",
+      thinking: "Thinking about the sum.",
+    });
     expect(updates().some((e) => e.type === "thinking_delta")).toBe(true);
     expect(JSON.stringify(mock.requests[1]!.body)).not.toContain("Thinking about the sum");
   });
 
   it("runs two parallel tool calls with arguments split across many deltas", async () => {
     mock.push(
-      chat({ text: "Adding.", tools: [{ id: "call_a", name: "add", args: { a: 10, b: 20 } }, { id: "call_b", name: "add", args: { a: 0.5, b: 0.25 } }], chunk: 2 }),
+      chat({
+        text: "Adding.",
+        tools: [
+          { id: "call_a", name: "add", args: { a: 10, b: 20 } },
+          { id: "call_b", name: "add", args: { a: 0.5, b: 0.25 } },
+        ],
+        chunk: 2,
+      }),
       (body) => {
         const tail = body.messages.slice(-2);
         expect(tail).toEqual([
@@ -123,7 +187,10 @@ describe("provider-openai: Chat Completions", () => {
   });
 
   it("finish_reason length in the middle of a tool call ends with `length`; the next request is still valid", async () => {
-    mock.push(chat({ tools: [{ id: "call_cut", name: "add", raw: '{"a": 1, "b' }], finish: "length" }), chat({ text: "ok" }));
+    mock.push(
+      chat({ tools: [{ id: "call_cut", name: "add", raw: '{"a": 1, "b' }], finish: "length" }),
+      chat({ text: "ok" }),
+    );
     const { agent } = setup();
     const result = await agent.prompt("add");
     expect(assistants(result.messages)[0]!.stopReason).toBe("length");
@@ -132,14 +199,30 @@ describe("provider-openai: Chat Completions", () => {
   });
 
   it("follows the compat switches: max_completion_tokens, developer role, no stream usage", async () => {
-    const strict = await startMockOpenAI({ key: KEY, rejectField: "max_tokens", noStreamUsage: true, steps: [chat({ text: "fine" })] });
+    const strict = await startMockOpenAI({
+      key: KEY,
+      rejectField: "max_tokens",
+      noStreamUsage: true,
+      steps: [chat({ text: "fine" })],
+    });
     try {
-      const { agent } = setup({ yaml: localYaml(strict.url, "{ maxTokensField: max_completion_tokens, systemRole: developer, streamUsage: false }") });
+      const { agent } = setup({
+        yaml: localYaml(
+          strict.url,
+          "{ maxTokensField: max_completion_tokens, systemRole: developer, streamUsage: false }",
+        ),
+      });
       const last = lastAssistant((await agent.prompt("x")).messages);
       expect(last.content).toEqual([{ type: "text", text: "fine" }]);
       expect(last.usage).toMatchObject({ input: 0, output: 0 });
       const body = strict.requests[0]!.body;
-      expect(body).toMatchObject({ max_completion_tokens: 4000, messages: [{ role: "developer", content: "You are a test." }, { role: "user", content: "x" }] });
+      expect(body).toMatchObject({
+        max_completion_tokens: 4000,
+        messages: [
+          { role: "developer", content: "You are a test." },
+          { role: "user", content: "x" },
+        ],
+      });
       expect(body.stream_options).toBeUndefined();
     } finally {
       await strict.close();
@@ -149,8 +232,20 @@ describe("provider-openai: Chat Completions", () => {
   it("sends images in user messages, and tool-result images as a user message after the tool messages", async () => {
     mock.push(chat({ tools: [{ id: "call_img", name: "look", args: {} }] }), chat({ text: "a pixel" }));
     const { agent } = setup();
-    await agent.prompt([{ role: "user", content: [{ type: "text", text: "see" }, { type: "image", data: PNG, mimeType: "image/png" }], timestamp: 1 }]);
-    expect(mock.requests[0]!.body.messages[1].content[1]).toEqual({ type: "image_url", image_url: { url: `data:image/png;base64,${PNG}` } });
+    await agent.prompt([
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "see" },
+          { type: "image", data: PNG, mimeType: "image/png" },
+        ],
+        timestamp: 1,
+      },
+    ]);
+    expect(mock.requests[0]!.body.messages[1].content[1]).toEqual({
+      type: "image_url",
+      image_url: { url: `data:image/png;base64,${PNG}` },
+    });
     const msgs = mock.requests[1]!.body.messages;
     expect(msgs.at(-2)).toEqual({ role: "tool", tool_call_id: "call_img", content: "a picture:" });
     expect(msgs.at(-1).role).toBe("user");
@@ -158,7 +253,9 @@ describe("provider-openai: Chat Completions", () => {
     expect(mock.rejected()).toEqual([]);
 
     mock.push(chat({ text: "ok" }));
-    await setup({ model: "text-only" }).agent.prompt([{ role: "user", content: [{ type: "image", data: PNG, mimeType: "image/png" }], timestamp: 1 }]);
+    await setup({ model: "text-only" }).agent.prompt([
+      { role: "user", content: [{ type: "image", data: PNG, mimeType: "image/png" }], timestamp: 1 },
+    ]);
     expect(mock.requests[2]!.body.messages[1].content).toBe("(image omitted: this model does not accept images)");
   });
 
@@ -174,18 +271,34 @@ describe("provider-openai: Chat Completions", () => {
         timestamp: 2,
         content: [
           { type: "thinking", thinking: "claude thought", signature: "sig" },
-          { type: "toolCall", id: "call_0123456789abcdef|fc_0123456789abcdef0123456789abcdef0123456789", name: "add", arguments: { a: 1, b: 1 } },
+          {
+            type: "toolCall",
+            id: "call_0123456789abcdef|fc_0123456789abcdef0123456789abcdef0123456789",
+            name: "add",
+            arguments: { a: 1, b: 1 },
+          },
           { type: "toolCall", id: "toolu_01XyZ", name: "add", arguments: { a: 2, b: 2 } },
         ],
       },
-      { role: "toolResult", toolCallId: "call_0123456789abcdef|fc_0123456789abcdef0123456789abcdef0123456789", toolName: "add", content: [{ type: "text", text: "2" }], isError: false, timestamp: 3 },
+      {
+        role: "toolResult",
+        toolCallId: "call_0123456789abcdef|fc_0123456789abcdef0123456789abcdef0123456789",
+        toolName: "add",
+        content: [{ type: "text", text: "2" }],
+        isError: false,
+        timestamp: 3,
+      },
       { role: "user", content: "and now?", timestamp: 4 },
     ];
     mock.push((body) => {
       const assistant = body.messages.find((m: { role: string }) => m.role === "assistant");
       const ids = assistant.tool_calls.map((c: { id: string }) => c.id);
       expect(ids.every((id: string) => id.length <= 40)).toBe(true);
-      expect(body.messages.filter((m: { role: string }) => m.role === "tool").map((m: { tool_call_id: string }) => m.tool_call_id)).toEqual(ids);
+      expect(
+        body.messages
+          .filter((m: { role: string }) => m.role === "tool")
+          .map((m: { tool_call_id: string }) => m.tool_call_id),
+      ).toEqual(ids);
       expect(JSON.stringify(body)).not.toContain("claude thought");
       return chat({ text: "done" });
     });
@@ -226,7 +339,16 @@ describe("provider-openai: errors and retries", () => {
   });
 
   it("retries 429 (retry-after-ms), 500 and a connection dropped before the first event", async () => {
-    mock.push(oaiError(429, "Rate limit reached", { type: "requests", code: "rate_limit_exceeded", headers: { "retry-after-ms": "20" } }), oaiError(500, "The server had an error", { type: "server_error" }), oaiDrop(), chat({ text: "third time lucky" }));
+    mock.push(
+      oaiError(429, "Rate limit reached", {
+        type: "requests",
+        code: "rate_limit_exceeded",
+        headers: { "retry-after-ms": "20" },
+      }),
+      oaiError(500, "The server had an error", { type: "server_error" }),
+      oaiDrop(),
+      chat({ text: "third time lucky" }),
+    );
     const { agent, events } = setup();
     const last = lastAssistant((await agent.prompt("x")).messages);
     expect(last.content).toEqual([{ type: "text", text: "third time lucky" }]);
@@ -236,7 +358,10 @@ describe("provider-openai: errors and retries", () => {
   });
 
   it("retries an error sent inside the stream before any output", async () => {
-    mock.push(chat({ text: "lost", errorAfter: { frames: 1, message: "The server is overloaded", type: "server_error" } }), chat({ text: "back" }));
+    mock.push(
+      chat({ text: "lost", errorAfter: { frames: 1, message: "The server is overloaded", type: "server_error" } }),
+      chat({ text: "back" }),
+    );
     const { agent } = setup();
     expect(lastAssistant((await agent.prompt("x")).messages).content).toEqual([{ type: "text", text: "back" }]);
   });
@@ -277,14 +402,47 @@ describe("provider-openai: errors and retries", () => {
   });
 
   it("recognises context overflow from OpenAI and from compatible servers", async () => {
-    mock.push(oaiError(400, "This model's maximum context length is 32000 tokens. However, your messages resulted in 40000 tokens.", { code: "context_length_exceeded" }));
+    mock.push(
+      oaiError(
+        400,
+        "This model's maximum context length is 32000 tokens. However, your messages resulted in 40000 tokens.",
+        { code: "context_length_exceeded" },
+      ),
+    );
     const a = setup();
     const events: ProviderEvent[] = [];
-    for await (const e of a.provider.stream({ model: a.provider.resolveModel!("llama-test")!, system: [], messages: [{ role: "user", content: "x", timestamp: 1 }], tools: [], options: {} }, new AbortController().signal)) events.push(e);
-    expect(events.at(-1)).toMatchObject({ type: "error", message: { stopReason: "error", errorCode: "context_overflow" } });
-    mock.push(oaiError(400, "the request exceeds the available context size, try increasing it", { type: "exceed_context_size_error" }));
+    for await (const e of a.provider.stream(
+      {
+        model: a.provider.resolveModel!("llama-test")!,
+        system: [],
+        messages: [{ role: "user", content: "x", timestamp: 1 }],
+        tools: [],
+        options: {},
+      },
+      new AbortController().signal,
+    ))
+      events.push(e);
+    expect(events.at(-1)).toMatchObject({
+      type: "error",
+      message: { stopReason: "error", errorCode: "context_overflow" },
+    });
+    mock.push(
+      oaiError(400, "the request exceeds the available context size, try increasing it", {
+        type: "exceed_context_size_error",
+      }),
+    );
     const b: ProviderEvent[] = [];
-    for await (const e of a.provider.stream({ model: a.provider.resolveModel!("llama-test")!, system: [], messages: [{ role: "user", content: "x", timestamp: 1 }], tools: [], options: {} }, new AbortController().signal)) b.push(e);
+    for await (const e of a.provider.stream(
+      {
+        model: a.provider.resolveModel!("llama-test")!,
+        system: [],
+        messages: [{ role: "user", content: "x", timestamp: 1 }],
+        tools: [],
+        options: {},
+      },
+      new AbortController().signal,
+    ))
+      b.push(e);
     expect(b.at(-1)).toMatchObject({ type: "error", message: { errorCode: "context_overflow" } });
   });
 
@@ -299,19 +457,30 @@ describe("provider-openai: errors and retries", () => {
   });
 });
 
-const statelessYaml = (url: string) => `providers:\n  openai:\n    baseUrl: ${url}\n    compat: { stateless: true, systemRole: developer, maxTokensField: max_completion_tokens }\n`;
+const statelessYaml = (url: string) =>
+  `providers:\n  openai:\n    baseUrl: ${url}\n    compat: { stateless: true, systemRole: developer, maxTokensField: max_completion_tokens }\n`;
 
 describe("provider-openai: Responses API", () => {
   it("streams text with cached-token usage and cost from the catalog", async () => {
     mock.push(responses([{ text: "Hi from responses." }], { usage: { input: 2000, output: 100, cached: 1500 } }));
     const { agent } = setup({ provider: "openai", model: "gpt-5.4" });
     const last = lastAssistant((await agent.prompt("hi")).messages);
-    expect(last).toMatchObject({ provider: "openai", model: "gpt-5.4", stopReason: "stop", content: [{ type: "text", text: "Hi from responses." }] });
+    expect(last).toMatchObject({
+      provider: "openai",
+      model: "gpt-5.4",
+      stopReason: "stop",
+      content: [{ type: "text", text: "Hi from responses." }],
+    });
     expect(last.usage).toMatchObject({ input: 500, output: 100, cacheRead: 1500 });
     expect(last.usage.cost.total).toBeCloseTo((500 * 2.5 + 100 * 15 + 1500 * 0.25) / 1e6, 12);
     const body = mock.requests[0]!;
     expect(body.path).toBe("/v1/responses");
-    expect(body.body).toMatchObject({ model: "gpt-5.4", instructions: "You are a test.", stream: true, input: [{ role: "user", content: [{ type: "input_text", text: "hi" }] }] });
+    expect(body.body).toMatchObject({
+      model: "gpt-5.4",
+      instructions: "You are a test.",
+      stream: true,
+      input: [{ role: "user", content: [{ type: "input_text", text: "hi" }] }],
+    });
   });
 
   it("keeps reasoning (encrypted content) and function calls, and replays them statelessly", async () => {
@@ -326,9 +495,27 @@ describe("provider-openai: Responses API", () => {
       ),
       (body) => {
         const types = body.input.map((i: { type?: string; role?: string }) => i.type ?? i.role);
-        expect(types).toEqual(["user", "reasoning", "function_call", "function_call", "function_call_output", "function_call_output"]);
-        expect(body.input[1]).toEqual({ type: "reasoning", id: "rs_abc", summary: [{ type: "summary_text", text: "I should call add twice." }], encrypted_content: "ENC-1" });
-        expect(body.input[2]).toMatchObject({ type: "function_call", call_id: "call_one", id: "fc_one", name: "add", arguments: '{"a":2,"b":2}' });
+        expect(types).toEqual([
+          "user",
+          "reasoning",
+          "function_call",
+          "function_call",
+          "function_call_output",
+          "function_call_output",
+        ]);
+        expect(body.input[1]).toEqual({
+          type: "reasoning",
+          id: "rs_abc",
+          summary: [{ type: "summary_text", text: "I should call add twice." }],
+          encrypted_content: "ENC-1",
+        });
+        expect(body.input[2]).toMatchObject({
+          type: "function_call",
+          call_id: "call_one",
+          id: "fc_one",
+          name: "add",
+          arguments: '{"a":2,"b":2}',
+        });
         expect(body.input.slice(4)).toEqual([
           { type: "function_call_output", call_id: "call_one", output: "4" },
           { type: "function_call_output", call_id: "call_two", output: "6" },
@@ -340,19 +527,30 @@ describe("provider-openai: Responses API", () => {
     const result = await agent.prompt("add");
     const first = assistants(result.messages)[0]!;
     expect(first.content[0]).toMatchObject({ type: "thinking", thinking: "I should call add twice." });
-    expect(JSON.parse((first.content[0] as { signature: string }).signature)).toMatchObject({ type: "reasoning", id: "rs_abc", encrypted_content: "ENC-1" });
+    expect(JSON.parse((first.content[0] as { signature: string }).signature)).toMatchObject({
+      type: "reasoning",
+      id: "rs_abc",
+      encrypted_content: "ENC-1",
+    });
     expect(first.content.slice(1)).toEqual([
       { type: "toolCall", id: "call_one|fc_one", name: "add", arguments: { a: 2, b: 2 } },
       { type: "toolCall", id: "call_two|fc_two", name: "add", arguments: { a: 3, b: 3 } },
     ]);
     const req = mock.requests[0]!.body;
-    expect(req).toMatchObject({ store: false, include: ["reasoning.encrypted_content"], reasoning: { effort: "high", summary: "auto" } });
+    expect(req).toMatchObject({
+      store: false,
+      include: ["reasoning.encrypted_content"],
+      reasoning: { effort: "high", summary: "auto" },
+    });
     expect(lastAssistant(result.messages).content).toEqual([{ type: "text", text: "4 and 6" }]);
     expect(mock.rejected()).toEqual([]);
   });
 
   it("maps an incomplete response (max_output_tokens) to `length`", async () => {
-    mock.push(responses([{ call: { name: "add", raw: '{"a":' } }], { status: "incomplete" }), responses([{ text: "ok" }]));
+    mock.push(
+      responses([{ call: { name: "add", raw: '{"a":' } }], { status: "incomplete" }),
+      responses([{ text: "ok" }]),
+    );
     const { agent } = setup({ provider: "openai", model: "gpt-5.4" });
     const result = await agent.prompt("x");
     expect(assistants(result.messages)[0]!.stopReason).toBe("length");
@@ -360,19 +558,49 @@ describe("provider-openai: Responses API", () => {
   });
 
   it("retries response.failed with a server error before output; overflow in an error event is reported as such", async () => {
-    mock.push(responses([{ text: "lost" }], { failAfter: { frames: 2, code: "server_error", message: "An error occurred while processing your request." } }), responses([{ text: "retried" }]));
+    mock.push(
+      responses([{ text: "lost" }], {
+        failAfter: { frames: 2, code: "server_error", message: "An error occurred while processing your request." },
+      }),
+      responses([{ text: "retried" }]),
+    );
     const { agent } = setup({ provider: "openai", model: "gpt-5.4" });
     expect(lastAssistant((await agent.prompt("x")).messages).content).toEqual([{ type: "text", text: "retried" }]);
 
-    mock.push(responses([{ text: "never" }], { failAfter: { frames: 0, code: "context_length_exceeded", message: "Your input exceeds the context window of this model.", as: "error" } }));
+    mock.push(
+      responses([{ text: "never" }], {
+        failAfter: {
+          frames: 0,
+          code: "context_length_exceeded",
+          message: "Your input exceeds the context window of this model.",
+          as: "error",
+        },
+      }),
+    );
     const p = setup({ provider: "openai", model: "gpt-5.4" }).provider;
     const events: ProviderEvent[] = [];
-    for await (const e of p.stream({ model: p.resolveModel!("gpt-5.4")!, system: [], messages: [{ role: "user", content: "x", timestamp: 1 }], tools: [], options: {} }, new AbortController().signal)) events.push(e);
+    for await (const e of p.stream(
+      {
+        model: p.resolveModel!("gpt-5.4")!,
+        system: [],
+        messages: [{ role: "user", content: "x", timestamp: 1 }],
+        tools: [],
+        options: {},
+      },
+      new AbortController().signal,
+    ))
+      events.push(e);
     expect(events.at(-1)).toMatchObject({ type: "error", message: { errorCode: "context_overflow" } });
   });
 
   it("drops a connection after output: retried, the partial reply discarded (#12.6)", async () => {
-    mock.push(responses([{ reasoning: "first try", id: "rs_a" }, { text: "Some text that will be cut off" }], { chunk: 4, dropAfter: 9 }), responses([{ text: "Complete." }]));
+    mock.push(
+      responses([{ reasoning: "first try", id: "rs_a" }, { text: "Some text that will be cut off" }], {
+        chunk: 4,
+        dropAfter: 9,
+      }),
+      responses([{ text: "Complete." }]),
+    );
     const { agent } = setup({ provider: "openai", model: "gpt-5.4" });
     const result = await agent.prompt("x");
     expect(result.stopReason).toBe("stop");
@@ -395,12 +623,24 @@ describe("provider-openai: Responses API", () => {
           { type: "toolCall", id: "toolu_01ABC", name: "add", arguments: { a: 1, b: 1 } },
         ],
       },
-      { role: "toolResult", toolCallId: "toolu_01ABC", toolName: "add", content: [{ type: "text", text: "2" }], isError: false, timestamp: 3 },
+      {
+        role: "toolResult",
+        toolCallId: "toolu_01ABC",
+        toolName: "add",
+        content: [{ type: "text", text: "2" }],
+        isError: false,
+        timestamp: 3,
+      },
       { role: "user", content: "next", timestamp: 4 },
     ];
     mock.push((body) => {
       expect(JSON.stringify(body)).not.toContain("secret claude thinking");
-      expect(body.input[1]).toEqual({ type: "function_call", call_id: "toolu_01ABC", name: "add", arguments: '{"a":1,"b":1}' });
+      expect(body.input[1]).toEqual({
+        type: "function_call",
+        call_id: "toolu_01ABC",
+        name: "add",
+        arguments: '{"a":1,"b":1}',
+      });
       return responses([{ text: "ok" }]);
     });
     const { agent } = setup({ provider: "openai", model: "gpt-5.4", yaml: statelessYaml(mock.url), messages: history });
@@ -416,13 +656,20 @@ describe("provider-openai: models and providers", () => {
     expect(p.models![0]!.id).toBe("gpt-5.4");
     expect(p.resolveModel!("mini")!.id).toBe("gpt-5.4-mini");
     expect(p.resolveModel!("gpt 5.5")!.id).toBe("gpt-5.5");
-    expect(p.resolveModel!("llama3.3:70b")).toMatchObject({ id: "llama3.3:70b", provider: "openai", contextWindow: 128_000, api: "openai-completions" });
+    expect(p.resolveModel!("llama3.3:70b")).toMatchObject({
+      id: "llama3.3:70b",
+      provider: "openai",
+      contextWindow: 128_000,
+      api: "openai-completions",
+    });
   });
 
   it("registers the compatible clouds, each configured by its own variable", () => {
     delete process.env.DEEPSEEK_API_KEY;
     const { host } = setup();
-    expect(host.providers.names()).toEqual(expect.arrayContaining(["openai", "openrouter", "deepseek", "groq", "together", "xai", "local"]));
+    expect(host.providers.names()).toEqual(
+      expect.arrayContaining(["openai", "openrouter", "deepseek", "groq", "together", "xai", "local"]),
+    );
     const deepseek = host.providers.get("deepseek")!;
     expect(deepseek.isConfigured!()).toBe(false);
     expect(deepseek.setupHint).toContain("DEEPSEEK_API_KEY");

@@ -41,9 +41,22 @@ function project(): { dir: string; home: string; tmp: string } {
   return { dir, home, tmp };
 }
 
-function coil(cwd: string, home: string, tmp: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function coil(
+  cwd: string,
+  home: string,
+  tmp: string,
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(ANTHROPIC_|OPENAI_)/.test(k)));
-  const env = { ...base, COIL_HOME: home, TMPDIR: tmp, ANTHROPIC_API_KEY: AKEY, ANTHROPIC_BASE_URL: mock.url, SVC_TOKEN: TOKEN, DATABASE_URL: `postgres://app:${DB_PASSWORD}@db.internal/app` };
+  const env = {
+    ...base,
+    COIL_HOME: home,
+    TMPDIR: tmp,
+    ANTHROPIC_API_KEY: AKEY,
+    ANTHROPIC_BASE_URL: mock.url,
+    SVC_TOKEN: TOKEN,
+    DATABASE_URL: `postgres://app:${DB_PASSWORD}@db.internal/app`,
+  };
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
@@ -55,8 +68,15 @@ function coil(cwd: string, home: string, tmp: string, args: string[]): Promise<{
 }
 
 const sessionText = (home: string): string => {
-  const walk = (d: string): string[] => (existsSync(d) ? readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : [join(d, e.name)])) : []);
-  return walk(join(home, "sessions")).map((f) => readFileSync(f, "utf8")).join("\n");
+  const walk = (d: string): string[] =>
+    existsSync(d)
+      ? readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+          e.isDirectory() ? walk(join(d, e.name)) : [join(d, e.name)],
+        )
+      : [];
+  return walk(join(home, "sessions"))
+    .map((f) => readFileSync(f, "utf8"))
+    .join("\n");
 };
 
 describe("redacting secrets from tool output (#13.4)", () => {
@@ -64,11 +84,16 @@ describe("redacting secrets from tool output (#13.4)", () => {
     const { dir, home, tmp } = project();
     writeFileSync(join(dir, "notes.txt"), `configured: ${CONFIGURED}\n`);
     const command = `env | grep -i -e key -e token -e database; cat "$COIL_HOME/auth.json"; cat notes.txt`;
-    mock.push(reply([{ tool: { id: "toolu_1", name: "bash", input: { command } } }], { stop: "tool_use" }), text("done"));
+    mock.push(
+      reply([{ tool: { id: "toolu_1", name: "bash", input: { command } } }], { stop: "tool_use" }),
+      text("done"),
+    );
     const before = mock.requests.length;
     const r = await coil(dir, home, tmp, ["--model", "anthropic/sonnet", "-p", "show me the keys"]);
     // the once-per-run notice that bash runs unconfined (#13.7) is the only thing on stderr
-    expect(r.stderr.replace(/^coil: warn: \[plugin tools-coding\] bash runs commands WITHOUT a sandbox.*\n/m, "")).toBe("");
+    expect(r.stderr.replace(/^coil: warn: \[plugin tools-coding\] bash runs commands WITHOUT a sandbox.*\n/m, "")).toBe(
+      "",
+    );
     expect(r.code).toBe(0);
     const second = JSON.stringify(mock.requests[before + 1]!.body);
     const stored = sessionText(home);
@@ -87,7 +112,10 @@ describe("redacting secrets from tool output (#13.4)", () => {
   it("bash full-output files are deleted when coil exits", async () => {
     const { dir, home, tmp } = project();
     rmSync(join(home, "preset.yaml"));
-    mock.push(reply([{ tool: { id: "toolu_2", name: "bash", input: { command: "seq 1 200000" } } }], { stop: "tool_use" }), text("done"));
+    mock.push(
+      reply([{ tool: { id: "toolu_2", name: "bash", input: { command: "seq 1 200000" } } }], { stop: "tool_use" }),
+      text("done"),
+    );
     const before = mock.requests.length;
     const r = await coil(dir, home, tmp, ["--model", "anthropic/sonnet", "-p", "count"]);
     expect(r.code).toBe(0);
@@ -103,7 +131,10 @@ describe("history stored before redaction (#13.4)", () => {
   it("a resumed session's old tool output is redacted on the wire", async () => {
     const { dir, home, tmp } = project();
     writeFileSync(join(home, "preset.yaml"), "plugins:\n  - redact-secrets: false\n");
-    mock.push(reply([{ tool: { id: "toolu_3", name: "bash", input: { command: "env | grep SVC_" } } }], { stop: "tool_use" }), text("done"));
+    mock.push(
+      reply([{ tool: { id: "toolu_3", name: "bash", input: { command: "env | grep SVC_" } } }], { stop: "tool_use" }),
+      text("done"),
+    );
     expect((await coil(dir, home, tmp, ["--model", "anthropic/sonnet", "-p", "one"])).code).toBe(0);
     expect(sessionText(home)).toContain(TOKEN); // stored unredacted while the plugin was off
     rmSync(join(home, "preset.yaml"));
@@ -139,7 +170,16 @@ describe("which values are secrets", () => {
       HOME: "/home/me",
     };
     expect(secretsInEnv(env).sort()).toEqual(
-      ["sk-ant-aaaaaaaaaaaa", "ghp_bbbbbbbbbbbb", "pg-pass-cccc", "client-dddddddd", "aws-eeeeeeeeeeee", '{"auths":{"x":"ffffffff"}}', "db-gggggggg", "redis-hhhhhhhh"].sort(),
+      [
+        "sk-ant-aaaaaaaaaaaa",
+        "ghp_bbbbbbbbbbbb",
+        "pg-pass-cccc",
+        "client-dddddddd",
+        "aws-eeeeeeeeeeee",
+        '{"auths":{"x":"ffffffff"}}',
+        "db-gggggggg",
+        "redis-hhhhhhhh",
+      ].sort(),
     );
     expect(secretsInEnv({ MY_DSN: "not-a-secret-name" }, ["MY_DSN"])).toEqual(["not-a-secret-name"]);
     const f = redactor(["short", "a-long-secret-value", "a-long-secret"], 8)!;

@@ -1,11 +1,28 @@
 /** sandbox-bwrap: real bwrap runs. Writes outside the project, ~/.ssh, the network and API keys are out of reach; project commands work. */
 import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, type Server } from "node:net";
 import { dirname, join } from "node:path";
 import { createTestKit } from "../../../lib/testing/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Agent, PluginHost, textOf, type AgentEvent, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
+import {
+  Agent,
+  PluginHost,
+  textOf,
+  type AgentEvent,
+  type Plugin,
+  type ToolResultMessage,
+} from "../../../kernel/index.js";
 import { packageRoot } from "../../../boot/paths.js";
 import sandbox, { isSecretEnv, isSecretValue, SandboxOptions, scrubEnv } from "../../../plugins/sandbox-bwrap/index.js";
 import scriptedPlugin from "../../../plugins/provider-scripted/index.js";
@@ -21,17 +38,36 @@ for (const d of [cwd, join(home, ".ssh"), outside, extra]) mkdirSync(d, { recurs
 writeFileSync(join(home, ".ssh", "id_ed25519"), "PRIVATE-KEY-MATERIAL\n");
 writeFileSync(join(home, ".netrc"), "machine example.com password hunter2\n");
 writeFileSync(join(cwd, "input.txt"), "project data\n");
-const ENV = { PATH: process.env.PATH!, HOME: home, LANG: "C", OPENAI_API_KEY: "sk-openai-secret", ANTHROPIC_API_KEY: "sk-ant-secret", GITHUB_TOKEN: "ghp_secret", MY_SERVICE_PASSWORD: "pw", ANTHROPIC_BASE_URL: "http://x" };
+const ENV = {
+  PATH: process.env.PATH!,
+  HOME: home,
+  LANG: "C",
+  OPENAI_API_KEY: "sk-openai-secret",
+  ANTHROPIC_API_KEY: "sk-ant-secret",
+  GITHUB_TOKEN: "ghp_secret",
+  MY_SERVICE_PASSWORD: "pw",
+  ANTHROPIC_BASE_URL: "http://x",
+};
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 beforeAll(() => {
   // These tests run the real bwrap; CI installs it (.ci/run). Fail with the fix rather than a puzzle.
   const found = (process.env.PATH ?? "").split(":").some((d) => existsSync(join(d, "bwrap")));
-  if (!found) throw new Error("bwrap is not installed: apt-get install bubblewrap (the sandbox-bwrap tests run it for real)");
+  if (!found)
+    throw new Error("bwrap is not installed: apt-get install bubblewrap (the sandbox-bwrap tests run it for real)");
 });
 
 interface Ops {
-  exec(command: string, o: { cwd: string; env?: Record<string, string>; signal?: AbortSignal; killGraceMs?: number; onData(c: Uint8Array): void }): Promise<{ exitCode: number | null; signal: string | null }>;
+  exec(
+    command: string,
+    o: {
+      cwd: string;
+      env?: Record<string, string>;
+      signal?: AbortSignal;
+      killGraceMs?: number;
+      onData(c: Uint8Array): void;
+    },
+  ): Promise<{ exitCode: number | null; signal: string | null }>;
 }
 
 function host(options: Record<string, unknown> = {}) {
@@ -45,20 +81,31 @@ function host(options: Record<string, unknown> = {}) {
 async function sh(command: string, options: Record<string, unknown> = {}, signal?: AbortSignal) {
   const { ops, events } = host(options);
   let out = "";
-  const r = await ops.exec(command, { cwd, env: ENV, signal, killGraceMs: 200, onData: (c) => (out += Buffer.from(c).toString()) });
+  const r = await ops.exec(command, {
+    cwd,
+    env: ENV,
+    signal,
+    killGraceMs: 200,
+    onData: (c) => (out += Buffer.from(c).toString()),
+  });
   return { ...r, out, events };
 }
 
 describe("inside the sandbox", () => {
   it("runs normal project commands: read, write and run in the working directory", async () => {
-    const r = await sh(`cat input.txt && echo built > out.txt && mkdir -p dist && cp out.txt dist/ && ${process.execPath} -e "console.log(require('fs').readFileSync('dist/out.txt','utf8').trim())" && pwd && echo "tmp=$TMPDIR"`);
+    const r = await sh(
+      `cat input.txt && echo built > out.txt && mkdir -p dist && cp out.txt dist/ && ${process.execPath} -e "console.log(require('fs').readFileSync('dist/out.txt','utf8').trim())" && pwd && echo "tmp=$TMPDIR"`,
+    );
     expect(r.out).toBe(`project data\nbuilt\n${cwd}\ntmp=/tmp\n`);
     expect(r.exitCode).toBe(0);
     expect(readFileSync(join(cwd, "dist", "out.txt"), "utf8")).toBe("built\n");
   });
 
   it("cannot write outside the working directory; configured paths are writable; /tmp is private", async () => {
-    const r = await sh(`echo x > ${outside}/escape.txt; echo "code=$?"; echo y > ${extra}/ok.txt; echo z > /tmp/coil-sandbox-private-$$ && echo tmp-ok`, { writable: [extra] });
+    const r = await sh(
+      `echo x > ${outside}/escape.txt; echo "code=$?"; echo y > ${extra}/ok.txt; echo z > /tmp/coil-sandbox-private-$$ && echo tmp-ok`,
+      { writable: [extra] },
+    );
     expect(r.out).toMatch(/Read-only file system\ncode=1\ntmp-ok\n$/);
     expect(existsSync(join(outside, "escape.txt"))).toBe(false);
     expect(readFileSync(join(extra, "ok.txt"), "utf8")).toBe("y\n");
@@ -77,7 +124,14 @@ describe("inside the sandbox", () => {
   it("sees no API keys or tokens in its environment", async () => {
     const r = await sh("env");
     expect(r.out).toContain(`HOME=${home}`);
-    for (const name of ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GITHUB_TOKEN", "MY_SERVICE_PASSWORD", "ANTHROPIC_BASE_URL"]) expect(r.out).not.toContain(name);
+    for (const name of [
+      "OPENAI_API_KEY",
+      "ANTHROPIC_API_KEY",
+      "GITHUB_TOKEN",
+      "MY_SERVICE_PASSWORD",
+      "ANTHROPIC_BASE_URL",
+    ])
+      expect(r.out).not.toContain(name);
     expect(r.out).not.toContain("secret");
     const kept = await sh("echo $GITHUB_TOKEN", { keepEnv: ["GITHUB_TOKEN"] });
     expect(kept.out).toBe("ghp_secret\n");
@@ -92,7 +146,8 @@ describe("inside the sandbox", () => {
       port = (server.address() as { port: number }).port;
     });
     afterAll(() => new Promise<void>((r) => server.close(() => r())));
-    const probe = () => `${process.execPath} -e "require('net').connect(${port}, '127.0.0.1').on('data', (d) => { process.stdout.write(String(d)); process.exit(0) }).on('error', (e) => { console.log('error ' + e.code); process.exit(1) })"`;
+    const probe = () =>
+      `${process.execPath} -e "require('net').connect(${port}, '127.0.0.1').on('data', (d) => { process.stdout.write(String(d)); process.exit(0) }).on('error', (e) => { console.log('error ' + e.code); process.exit(1) })"`;
 
     it("cannot reach a server on the host's loopback", async () => {
       const r = await sh(probe());
@@ -111,14 +166,16 @@ describe("inside the sandbox", () => {
     const marker = 400000 + Math.floor(Math.random() * 99999);
     const running = sh(`sleep ${marker} & setsid sleep ${marker + 1} & sleep ${marker + 2}`, {}, controller.signal);
     const alive = () =>
-      readdirSync("/proc").filter((p) => /^\d+$/.test(p)).some((p) => {
-        try {
-          const cmd = readFileSync(`/proc/${p}/cmdline`, "utf8");
-          return [marker, marker + 1, marker + 2].some((m) => cmd.includes(`sleep\0${m}`));
-        } catch {
-          return false;
-        }
-      });
+      readdirSync("/proc")
+        .filter((p) => /^\d+$/.test(p))
+        .some((p) => {
+          try {
+            const cmd = readFileSync(`/proc/${p}/cmdline`, "utf8");
+            return [marker, marker + 1, marker + 2].some((m) => cmd.includes(`sleep\0${m}`));
+          } catch {
+            return false;
+          }
+        });
     for (let i = 0; i < 100 && !alive(); i++) await new Promise((r) => setTimeout(r, 20));
     expect(alive()).toBe(true);
     controller.abort();
@@ -131,22 +188,33 @@ describe("inside the sandbox", () => {
 
 describe("when bwrap is unusable", () => {
   const fake = join(root, "fake-bwrap");
-  writeFileSync(fake, "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'bubblewrap 0.0-fake'; exit 0; fi\necho 'bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces' >&2\nexit 1\n");
+  writeFileSync(
+    fake,
+    "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'bubblewrap 0.0-fake'; exit 0; fi\necho 'bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces' >&2\nexit 1\n",
+  );
   chmodSync(fake, 0o755);
 
   it("refuses commands and says why: bwrap missing", async () => {
-    await expect(sh("echo hi > ran.txt", { bwrap: join(root, "no-such-bwrap") })).rejects.toThrow(/\[sandbox-bwrap\] the sandbox is not available, so the command was not run: bwrap is not installed .*apt-get install bubblewrap/);
+    await expect(sh("echo hi > ran.txt", { bwrap: join(root, "no-such-bwrap") })).rejects.toThrow(
+      /\[sandbox-bwrap\] the sandbox is not available, so the command was not run: bwrap is not installed .*apt-get install bubblewrap/,
+    );
     expect(existsSync(join(cwd, "ran.txt"))).toBe(false);
   });
 
   it("refuses commands and says why: no namespaces", async () => {
-    await expect(sh("echo hi", { bwrap: fake })).rejects.toThrow(/bwrap cannot create the sandbox \(bwrap: No permissions to create new namespace.*User namespaces may be disabled/);
+    await expect(sh("echo hi", { bwrap: fake })).rejects.toThrow(
+      /bwrap cannot create the sandbox \(bwrap: No permissions to create new namespace.*User namespaces may be disabled/,
+    );
   });
 
   it("with allowUnsandboxed, runs directly and warns loudly", async () => {
     const r = await sh("echo unsandboxed; echo $OPENAI_API_KEY", { bwrap: fake, allowUnsandboxed: true });
     expect(r.out).toBe("unsandboxed\nsk-openai-secret\n");
-    expect(r.events.some((e) => e.type === "diagnostic" && e.level === "warn" && /running WITHOUT a sandbox/.test(e.message))).toBe(true);
+    expect(
+      r.events.some(
+        (e) => e.type === "diagnostic" && e.level === "warn" && /running WITHOUT a sandbox/.test(e.message),
+      ),
+    ).toBe(true);
   });
 
   it("says so at start-up", async () => {
@@ -154,9 +222,20 @@ describe("when bwrap is unusable", () => {
     h.install(scriptedPlugin, {});
     const seen: string[] = [];
     h.subscribe("diagnostic", (e) => void seen.push(e.type === "diagnostic" ? `${e.level}: ${e.message}` : ""));
-    const agent = new Agent(h, { provider: "scripted", model: { id: "m", provider: "scripted", contextWindow: 1000, maxOutput: 100 } });
-    await h.start(agent, { cwd, env: {}, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }, { mode: "text", modelFromCli: false });
-    expect(seen).toEqual([expect.stringMatching(/^error: bwrap is not installed .* bash commands will be refused; fix the sandbox, remove sandbox-bwrap from the preset, or set allowUnsandboxed: true/)]);
+    const agent = new Agent(h, {
+      provider: "scripted",
+      model: { id: "m", provider: "scripted", contextWindow: 1000, maxOutput: 100 },
+    });
+    await h.start(
+      agent,
+      { cwd, env: {}, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+      { mode: "text", modelFromCli: false },
+    );
+    expect(seen).toEqual([
+      expect.stringMatching(
+        /^error: bwrap is not installed .* bash commands will be refused; fix the sandbox, remove sandbox-bwrap from the preset, or set allowUnsandboxed: true/,
+      ),
+    ]);
   });
 });
 
@@ -165,12 +244,16 @@ describe("with tools-coding", () => {
     return createTestKit({
       cwd,
       // sandbox-bwrap after tools-coding: the service is looked up at each call
-      plugins: [[toolsCoding, { bash: { killGraceMs: 200 } }], [sandbox as Plugin, options]],
+      plugins: [
+        [toolsCoding, { bash: { killGraceMs: 200 } }],
+        [sandbox as Plugin, options],
+      ],
       replies: [{ toolCalls: [{ name: "bash", arguments: { command, timeout } }] }, { text: "ok" }],
       agent: { model: { id: "m", provider: "scripted", contextWindow: 100_000, maxOutput: 1000 } },
     }).agent;
   }
-  const bashResult = async (agent: Agent) => (await agent.prompt("go")).messages.find((m): m is ToolResultMessage => m.role === "toolResult")!;
+  const bashResult = async (agent: Agent) =>
+    (await agent.prompt("go")).messages.find((m): m is ToolResultMessage => m.role === "toolResult")!;
 
   it("bash runs inside the sandbox", async () => {
     const r = await bashResult(agentWith({}, `touch /etc/coil-sandbox-test; echo done > made.txt; cat made.txt`));
@@ -188,16 +271,43 @@ describe("with tools-coding", () => {
   it("a refused command becomes an error result naming the problem", async () => {
     const r = await bashResult(agentWith({ bwrap: join(root, "no-such-bwrap") }, "echo hi"));
     expect(r.isError).toBe(true);
-    expect(textOf(r)).toContain("[sandbox-bwrap] the sandbox is not available, so the command was not run: bwrap is not installed");
+    expect(textOf(r)).toContain(
+      "[sandbox-bwrap] the sandbox is not available, so the command was not run: bwrap is not installed",
+    );
   });
 });
 
 describe("environment scrubbing", () => {
   it("recognises credentials and provider variables by name", () => {
-    for (const name of ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_BASE_URL", "GH_TOKEN", "NPM_TOKEN", "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "DB_PASSWORD", "SSH_AUTH_SOCK", "STRIPE_APIKEY", "HF_TOKEN", "GEMINI_API_KEY"]) {
+    for (const name of [
+      "OPENAI_API_KEY",
+      "ANTHROPIC_API_KEY",
+      "ANTHROPIC_AUTH_TOKEN",
+      "OPENAI_BASE_URL",
+      "GH_TOKEN",
+      "NPM_TOKEN",
+      "AWS_SECRET_ACCESS_KEY",
+      "AWS_ACCESS_KEY_ID",
+      "DB_PASSWORD",
+      "SSH_AUTH_SOCK",
+      "STRIPE_APIKEY",
+      "HF_TOKEN",
+      "GEMINI_API_KEY",
+    ]) {
       expect(isSecretEnv(name), name).toBe(true);
     }
-    for (const name of ["PATH", "HOME", "LANG", "TERM", "GIT_AUTHOR_NAME", "XAUTHORITY", "KEYBOARD", "NODE_ENV", "TOKENIZERS_PARALLELISM"]) expect(isSecretEnv(name), name).toBe(false);
+    for (const name of [
+      "PATH",
+      "HOME",
+      "LANG",
+      "TERM",
+      "GIT_AUTHOR_NAME",
+      "XAUTHORITY",
+      "KEYBOARD",
+      "NODE_ENV",
+      "TOKENIZERS_PARALLELISM",
+    ])
+      expect(isSecretEnv(name), name).toBe(false);
   });
 
   it("recognises secrets by value: URLs with a password, private keys, token shapes", () => {
@@ -215,21 +325,60 @@ describe("environment scrubbing", () => {
     ]) {
       expect(isSecretValue(value), value).toBe(true);
     }
-    for (const value of ["/usr/bin:/bin", "en_US.UTF-8", "https://registry.npmjs.org/", "postgres://localhost/app", "http://user@host/", "xterm-256color", "sk-short"]) expect(isSecretValue(value), value).toBe(false);
+    for (const value of [
+      "/usr/bin:/bin",
+      "en_US.UTF-8",
+      "https://registry.npmjs.org/",
+      "postgres://localhost/app",
+      "http://user@host/",
+      "xterm-256color",
+      "sk-short",
+    ])
+      expect(isSecretValue(value), value).toBe(false);
   });
 
   it("passes only allowlisted variables, never a secret-looking value; passEnv adds names, keepEnv passes anything", () => {
-    const env = { PATH: "/bin", HOME: "/h", LC_ALL: "C", OPENAI_API_KEY: "x", DATABASE_URL: "postgres://u:pw@db/app", UNKNOWN_SETTING: "1", EDITOR: "sk-ant-api03-abcdefghijklmnopqrstuv", MY_TOOL_DIR: "/opt/t" };
-    expect(scrubEnv(env)).toEqual({ env: { PATH: "/bin", HOME: "/h", LC_ALL: "C", TMPDIR: "/tmp" }, dropped: ["DATABASE_URL", "EDITOR", "MY_TOOL_DIR", "OPENAI_API_KEY", "UNKNOWN_SETTING"] });
+    const env = {
+      PATH: "/bin",
+      HOME: "/h",
+      LC_ALL: "C",
+      OPENAI_API_KEY: "x",
+      DATABASE_URL: "postgres://u:pw@db/app",
+      UNKNOWN_SETTING: "1",
+      EDITOR: "sk-ant-api03-abcdefghijklmnopqrstuv",
+      MY_TOOL_DIR: "/opt/t",
+    };
+    expect(scrubEnv(env)).toEqual({
+      env: { PATH: "/bin", HOME: "/h", LC_ALL: "C", TMPDIR: "/tmp" },
+      dropped: ["DATABASE_URL", "EDITOR", "MY_TOOL_DIR", "OPENAI_API_KEY", "UNKNOWN_SETTING"],
+    });
     const more = scrubEnv(env, { pass: ["MY_TOOL_*", "DATABASE_URL"], keep: ["OPENAI_API_KEY"] });
-    expect(more.env).toEqual({ PATH: "/bin", HOME: "/h", LC_ALL: "C", MY_TOOL_DIR: "/opt/t", OPENAI_API_KEY: "x", TMPDIR: "/tmp" });
+    expect(more.env).toEqual({
+      PATH: "/bin",
+      HOME: "/h",
+      LC_ALL: "C",
+      MY_TOOL_DIR: "/opt/t",
+      OPENAI_API_KEY: "x",
+      TMPDIR: "/tmp",
+    });
     expect(more.dropped).toEqual(["DATABASE_URL", "EDITOR", "UNKNOWN_SETTING"]);
   });
 });
 
 describe("what is hidden", () => {
   it("hides the common secrets by default and local service sockets; unhide shows one again", async () => {
-    const files = [".claude/.credentials.json", ".pgpass", ".bash_history", ".zsh_history", ".docker/config.json", ".kube/config", ".config/gh/hosts.yml", ".config/gcloud/creds.json", ".aws/credentials", ".git-credentials"];
+    const files = [
+      ".claude/.credentials.json",
+      ".pgpass",
+      ".bash_history",
+      ".zsh_history",
+      ".docker/config.json",
+      ".kube/config",
+      ".config/gh/hosts.yml",
+      ".config/gcloud/creds.json",
+      ".aws/credentials",
+      ".git-credentials",
+    ];
     for (const f of files) {
       mkdirSync(dirname(join(home, f)), { recursive: true });
       writeFileSync(join(home, f), `SECRET ${f}\n`);
@@ -239,7 +388,8 @@ describe("what is hidden", () => {
     expect(hidden.out).toBe("end\n");
     const shown = await sh(`cat ~/.docker/config.json ~/.pgpass 2>/dev/null`, { unhide: ["~/.docker"] });
     expect(shown.out).toBe("SECRET .docker/config.json\n");
-    for (const p of ["/run/user", "/run/dbus", "/run/docker.sock", "/run/systemd/private"]) expect((SandboxOptions.properties.hide as unknown as { default: string[] }).default).toContain(p);
+    for (const p of ["/run/user", "/run/dbus", "/run/docker.sock", "/run/systemd/private"])
+      expect((SandboxOptions.properties.hide as unknown as { default: string[] }).default).toContain(p);
   });
 
   it("hides the target of a link too", async () => {
@@ -251,7 +401,11 @@ describe("what is hidden", () => {
     symlinkSync(real, join(linkedHome, ".ssh"));
     const { ops } = host();
     let out = "";
-    await ops.exec(`cat ${real}/id_rsa ~/.ssh/id_rsa 2>/dev/null; echo end`, { cwd, env: { ...ENV, HOME: linkedHome }, onData: (c) => (out += Buffer.from(c).toString()) });
+    await ops.exec(`cat ${real}/id_rsa ~/.ssh/id_rsa 2>/dev/null; echo end`, {
+      cwd,
+      env: { ...ENV, HOME: linkedHome },
+      onData: (c) => (out += Buffer.from(c).toString()),
+    });
     expect(out).toBe("end\n");
   });
 });
@@ -260,7 +414,11 @@ describe("coil doctor", () => {
   const BIN = join(packageRoot(), "dist", "bin", "coil.js");
   const run = (args: string[]) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...ENV, COIL_HOME: join(root, "coil-home") }, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, [BIN, ...args], {
+        cwd,
+        env: { ...ENV, COIL_HOME: join(root, "coil-home") },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -277,9 +435,14 @@ describe("coil doctor", () => {
     expect(ok.stdout).toContain("network: none");
     expect(ok.stdout).toContain(`${join(home, ".ssh")}, `);
     expect(ok.stdout).toContain(join(home, ".netrc"));
-    expect(ok.stdout).toMatch(/environment: an allowlist .* left out: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, COIL_HOME, GITHUB_TOKEN, MY_SERVICE_PASSWORD, OPENAI_API_KEY\n/);
+    expect(ok.stdout).toMatch(
+      /environment: an allowlist .* left out: ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, COIL_HOME, GITHUB_TOKEN, MY_SERVICE_PASSWORD, OPENAI_API_KEY\n/,
+    );
     expect(ok.code).toBe(0);
-    writeFileSync(join(root, "broken.yaml"), `extends: default\nplugins:\n  - sandbox-bwrap: { bwrap: ${join(root, "no-such-bwrap")} }\n`);
+    writeFileSync(
+      join(root, "broken.yaml"),
+      `extends: default\nplugins:\n  - sandbox-bwrap: { bwrap: ${join(root, "no-such-bwrap")} }\n`,
+    );
     const bad = await run(["--preset", join(root, "broken.yaml"), "doctor"]);
     expect(bad.code).toBe(1);
     expect(bad.stdout).toMatch(/^sandbox-bwrap: NOT AVAILABLE, bash is refused: bwrap is not installed/m);
@@ -288,11 +451,16 @@ describe("coil doctor", () => {
   it("refuses a bwrap whose commands keep capabilities (says so, exit 1)", async () => {
     // A bwrap that ignores --cap-drop: every run inside reports full capabilities, as bwrap as root did before.
     const leaky = join(root, "leaky-bwrap");
-    writeFileSync(leaky, `#!/bin/sh\nif [ "$1" = --version ]; then echo 'bubblewrap 0.0-leaky'; exit 0; fi\nprintf 'Name:\\tcat\\nCapEff:\\t000001fffeffffff\\n'\n`);
+    writeFileSync(
+      leaky,
+      `#!/bin/sh\nif [ "$1" = --version ]; then echo 'bubblewrap 0.0-leaky'; exit 0; fi\nprintf 'Name:\\tcat\\nCapEff:\\t000001fffeffffff\\n'\n`,
+    );
     chmodSync(leaky, 0o755);
     writeFileSync(join(root, "leaky.yaml"), `extends: default\nplugins:\n  - sandbox-bwrap: { bwrap: ${leaky} }\n`);
     const bad = await run(["--preset", join(root, "leaky.yaml"), "doctor"]);
-    expect(bad.stdout).toMatch(/^sandbox-bwrap: NOT AVAILABLE, bash is refused: a command inside the sandbox keeps capabilities \(CapEff 000001fffeffffff\)/m);
+    expect(bad.stdout).toMatch(
+      /^sandbox-bwrap: NOT AVAILABLE, bash is refused: a command inside the sandbox keeps capabilities \(CapEff 000001fffeffffff\)/m,
+    );
     expect(bad.stdout).toContain("capabilities inside: KEPT (CapEff 000001fffeffffff)");
     expect(bad.code).toBe(1);
   });

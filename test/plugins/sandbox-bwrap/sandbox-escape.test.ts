@@ -5,7 +5,17 @@
  * files must be unchanged.
  */
 import { spawn } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, type Server } from "node:net";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,7 +25,13 @@ const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const NOBODY = 65534;
 const UID = process.getuid!();
 /** As root the probes run twice, as root and as nobody; as another user (not CI) as that user only. */
-const USERS: [string, number][] = UID === 0 ? [["root", 0], ["nobody", NOBODY]] : [[`uid ${UID}`, UID]];
+const USERS: [string, number][] =
+  UID === 0
+    ? [
+        ["root", 0],
+        ["nobody", NOBODY],
+      ]
+    : [[`uid ${UID}`, UID]];
 
 /** Files that hold secrets in a home directory; each gets a unique marker. */
 const SECRET_FILES = [
@@ -59,7 +75,12 @@ afterAll(async () => {
 function world(uid: number) {
   const root = mkdtempSync("/var/tmp/coil-escape-");
   chmodSync(root, 0o755);
-  const dirs = { cwd: join(root, "project"), home: join(root, "home"), outside: join(root, "outside"), coilHome: join(root, "coil-home") };
+  const dirs = {
+    cwd: join(root, "project"),
+    home: join(root, "home"),
+    outside: join(root, "outside"),
+    coilHome: join(root, "coil-home"),
+  };
   for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
   for (const f of SECRET_FILES) {
     mkdirSync(dirname(join(dirs.home, f)), { recursive: true });
@@ -81,28 +102,62 @@ function world(uid: number) {
 /** The probes, each a bash command printing `ok` or `ESCAPE <what>`. */
 function probes(w: ReturnType<typeof world>): [string, string][] {
   const esc = (name: string) => `|| echo "ESCAPE ${name}"`;
-  const found = (cmd: string, name: string) => `if { ${cmd}; } 2>/dev/null | grep -q S3CRET; then echo "ESCAPE ${name}"; else echo ok; fi`;
+  const found = (cmd: string, name: string) =>
+    `if { ${cmd}; } 2>/dev/null | grep -q S3CRET; then echo "ESCAPE ${name}"; else echo ok; fi`;
   return [
-    ["capabilities", `grep -Eq '^CapEff:\\s*0+$' /proc/self/status && echo ok ${esc("CapEff $(grep CapEff /proc/self/status)")}`],
-    ["remount rw", `mount -o remount,bind,rw / 2>/dev/null; if echo x >> ${w.home}/.bashrc 2>/dev/null; then echo "ESCAPE remount"; else echo ok; fi`],
+    [
+      "capabilities",
+      `grep -Eq '^CapEff:\\s*0+$' /proc/self/status && echo ok ${esc("CapEff $(grep CapEff /proc/self/status)")}`,
+    ],
+    [
+      "remount rw",
+      `mount -o remount,bind,rw / 2>/dev/null; if echo x >> ${w.home}/.bashrc 2>/dev/null; then echo "ESCAPE remount"; else echo ok; fi`,
+    ],
     ["umount hidden dir", found(`umount ${w.home}/.ssh 2>/dev/null; cat ${w.home}/.ssh/id_rsa`, "umount")],
-    ["nested user namespace", found(`unshare -Urm sh -c 'umount ${w.home}/.ssh; cat ${w.home}/.ssh/id_rsa'`, "nested userns")],
-    ["write outside the project", `if echo x > ${w.outside}/escape 2>/dev/null; then echo "ESCAPE write outside"; else echo ok; fi`],
+    [
+      "nested user namespace",
+      found(`unshare -Urm sh -c 'umount ${w.home}/.ssh; cat ${w.home}/.ssh/id_rsa'`, "nested userns"),
+    ],
+    [
+      "write outside the project",
+      `if echo x > ${w.outside}/escape 2>/dev/null; then echo "ESCAPE write outside"; else echo ok; fi`,
+    ],
     ["write /etc", `if echo x > /etc/coil-escape-probe 2>/dev/null; then echo "ESCAPE write /etc"; else echo ok; fi`],
-    ["write /proc/sys", `if echo 0 > /proc/sys/kernel/sysrq 2>/dev/null; then echo "ESCAPE /proc/sys"; else echo ok; fi`],
+    [
+      "write /proc/sys",
+      `if echo 0 > /proc/sys/kernel/sysrq 2>/dev/null; then echo "ESCAPE /proc/sys"; else echo ok; fi`,
+    ],
     ["make a device", `if mknod /tmp/disk b 8 0 2>/dev/null; then echo "ESCAPE mknod"; else echo ok; fi`],
     ["secret files", found(SECRET_FILES.map((f) => `cat ${w.home}/${f}`).join("; "), "secret files")],
-    ["secret files through a link", found(`ln -s ${w.home}/.pgpass pg 2>/dev/null; cat pg; cat ${w.home}/../home/.claude/.credentials.json`, "via link")],
+    [
+      "secret files through a link",
+      found(
+        `ln -s ${w.home}/.pgpass pg 2>/dev/null; cat pg; cat ${w.home}/../home/.claude/.credentials.json`,
+        "via link",
+      ),
+    ],
     ["coil home", found(`cat ${w.coilHome}/auth.json`, "auth.json")],
     ["environment", found("env", "environment")],
     ["other processes' environment", found(`cat /proc/*/environ | tr '\\0' '\\n'`, "/proc/*/environ")],
-    ["signal the host", `if kill -0 ${process.pid} 2>/dev/null; then echo "ESCAPE kill host process"; else echo ok; fi`],
+    [
+      "signal the host",
+      `if kill -0 ${process.pid} 2>/dev/null; then echo "ESCAPE kill host process"; else echo ok; fi`,
+    ],
     ["network", `if (echo > /dev/tcp/127.0.0.1/${port}) 2>/dev/null; then echo "ESCAPE network"; else echo ok; fi`],
-    ["local service socket", `${process.execPath} -e "require('net').connect('${sock}').on('data', () => { console.log('ESCAPE socket'); process.exit(0) }).on('error', () => console.log('ok'))"`],
+    [
+      "local service socket",
+      `${process.execPath} -e "require('net').connect('${sock}').on('data', () => { console.log('ESCAPE socket'); process.exit(0) }).on('error', () => console.log('ok'))"`,
+    ],
     ["host /tmp", `echo x > /tmp/coil-escape-probe-${process.pid} && echo ok`],
-    ["ptrace coil", `if cat /proc/1/environ 2>/dev/null | tr '\\0' '\\n' | grep -q S3CRET; then echo "ESCAPE ptrace"; else echo ok; fi`],
+    [
+      "ptrace coil",
+      `if cat /proc/1/environ 2>/dev/null | tr '\\0' '\\n' | grep -q S3CRET; then echo "ESCAPE ptrace"; else echo ok; fi`,
+    ],
     ["chown to another user", `touch own; if chown 12345 own 2>/dev/null; then echo "ESCAPE chown"; else echo ok; fi`],
-    ["capabilities through a setuid binary", `if su root -c "grep CapEff /proc/self/status" </dev/null 2>/dev/null | grep -Eqv ':\\s*0+$'; then echo "ESCAPE setuid"; else echo ok; fi`],
+    [
+      "capabilities through a setuid binary",
+      `if su root -c "grep CapEff /proc/self/status" </dev/null 2>/dev/null | grep -Eqv ':\\s*0+$'; then echo "ESCAPE setuid"; else echo ok; fi`,
+    ],
     ["write .bashrc", `if echo x >> ${w.home}/.bashrc 2>/dev/null; then echo "ESCAPE .bashrc"; else echo ok; fi`],
   ];
 }
@@ -112,7 +167,10 @@ function runCoil(w: ReturnType<typeof world>, uid: number, list: [string, string
   writeFileSync(join(w.cwd, "replies.yaml"), script);
   chownSync(join(w.cwd, "replies.yaml"), uid, uid);
   const env: Record<string, string> = {
-    PATH: process.env.PATH!.split(":").filter((d) => !d.startsWith("/root")).join(":"),
+    PATH: process.env
+      .PATH!.split(":")
+      .filter((d) => !d.startsWith("/root"))
+      .join(":"),
     HOME: w.home,
     LANG: "C",
     COIL_HOME: w.coilHome,
@@ -121,7 +179,23 @@ function runCoil(w: ReturnType<typeof world>, uid: number, list: [string, string
     PLAIN_LOOKING: "sk-ant-S3CRET-0000000000000000",
   };
   return new Promise<{ code: number | null; results: string[]; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [BIN, "--plugin", "sandbox-bwrap", "--provider", "scripted", "--script", "replies.yaml", "--mode", "json", "-p", "probe"], { cwd: w.cwd, env, uid, gid: uid, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        "--plugin",
+        "sandbox-bwrap",
+        "--provider",
+        "scripted",
+        "--script",
+        "replies.yaml",
+        "--mode",
+        "json",
+        "-p",
+        "probe",
+      ],
+      { cwd: w.cwd, env, uid, gid: uid, stdio: ["ignore", "pipe", "pipe"] },
+    );
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));

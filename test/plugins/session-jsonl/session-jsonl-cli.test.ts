@@ -64,8 +64,16 @@ interface Ran {
 }
 
 /** Start coil; `onLine` sees each stdout line as it arrives (JSON mode events). */
-function start(cwd: string, args: string[], onLine?: (line: string, child: ChildProcess) => void): { child: ChildProcess; done: Promise<Ran> } {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: childEnv({ COIL_HOME: join(cwd, ".home") }), stdio: ["pipe", "pipe", "pipe"] });
+function start(
+  cwd: string,
+  args: string[],
+  onLine?: (line: string, child: ChildProcess) => void,
+): { child: ChildProcess; done: Promise<Ran> } {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd,
+    env: childEnv({ COIL_HOME: join(cwd, ".home") }),
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   child.stdin!.end();
   let stdout = "";
   let stderr = "";
@@ -81,16 +89,23 @@ function start(cwd: string, args: string[], onLine?: (line: string, child: Child
     }
   });
   child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<Ran>((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr })));
+  const done = new Promise<Ran>((resolve) =>
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
   return { child, done };
 }
 
-const coil = (cwd: string, args: string[], onLine?: (line: string, child: ChildProcess) => void) => start(cwd, args, onLine).done;
+const coil = (cwd: string, args: string[], onLine?: (line: string, child: ChildProcess) => void) =>
+  start(cwd, args, onLine).done;
 
 function sessionFiles(cwd: string): string[] {
   const root = join(cwd, ".home", "sessions");
   if (!existsSync(root)) return [];
-  return readdirSync(root).flatMap((d) => readdirSync(join(root, d)).filter((f) => f.endsWith(".jsonl")).map((f) => join(root, d, f)));
+  return readdirSync(root).flatMap((d) =>
+    readdirSync(join(root, d))
+      .filter((f) => f.endsWith(".jsonl"))
+      .map((f) => join(root, d, f)),
+  );
 }
 
 const requests = (cwd: string) =>
@@ -117,30 +132,73 @@ describe("session-jsonl CLI", () => {
       "run2.yaml": `- text: "Resumed and finished."\n`,
     });
     let killed = false;
-    const first = await coil(dir, ["--preset", "./p.yaml", "--plugin", "./wait-tool.ts", "--script", "run1.yaml", "--mode", "json", "-p", "do the thing"], (line, child) => {
-      const event = JSON.parse(line) as { type: string; args?: { text?: string } };
-      if (!killed && event.type === "tool_execution_start" && event.args?.text === "slow") {
-        killed = true;
-        child.kill("SIGKILL");
-      }
-    });
+    const first = await coil(
+      dir,
+      [
+        "--preset",
+        "./p.yaml",
+        "--plugin",
+        "./wait-tool.ts",
+        "--script",
+        "run1.yaml",
+        "--mode",
+        "json",
+        "-p",
+        "do the thing",
+      ],
+      (line, child) => {
+        const event = JSON.parse(line) as { type: string; args?: { text?: string } };
+        if (!killed && event.type === "tool_execution_start" && event.args?.text === "slow") {
+          killed = true;
+          child.kill("SIGKILL");
+        }
+      },
+    );
     expect(first.signal).toBe("SIGKILL");
     const [file] = sessionFiles(dir);
     expect(file).toBeDefined();
     const before = readFileSync(file!, "utf8");
     expect(before.endsWith("\n")).toBe(true);
-    const lines = before.trim().split("\n").map((l) => JSON.parse(l) as Record<string, any>); // every line is complete JSON
-    expect(lines.map((e) => e.message?.role ?? e.type)).toEqual(["session", "model_change", "user", "assistant", "toolResult", "assistant"]);
+    const lines = before
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, any>); // every line is complete JSON
+    expect(lines.map((e) => e.message?.role ?? e.type)).toEqual([
+      "session",
+      "model_change",
+      "user",
+      "assistant",
+      "toolResult",
+      "assistant",
+    ]);
     expect(lines.at(-1)!.message.content.filter((c: { type: string }) => c.type === "toolCall")).toHaveLength(2);
     expect(existsSync(`${file}.lock`)).toBe(true); // left behind by the killed process
 
-    const second = await coil(dir, ["--preset", "./p.yaml", "--plugin", "./wait-tool.ts", "--script", "run2.yaml", "-c", "-p", "continue please"]);
+    const second = await coil(dir, [
+      "--preset",
+      "./p.yaml",
+      "--plugin",
+      "./wait-tool.ts",
+      "--script",
+      "run2.yaml",
+      "-c",
+      "-p",
+      "continue please",
+    ]);
     expect(second.stderr).toContain("took over the lock");
     expect(second.stderr).toContain("closed 2 tool call(s)");
     expect(second).toMatchObject({ code: 0, stdout: "Resumed and finished.\n" });
     const resumed = requests(dir).at(-1)!;
     expect(pairingProblems(resumed.messages)).toEqual([]);
-    expect(resumed.messages.map(roleOf)).toEqual(["user", "assistant", "toolResult", "assistant", "toolResult", "toolResult", "user"]);
+    expect(resumed.messages.map(roleOf)).toEqual([
+      "user",
+      "assistant",
+      "toolResult",
+      "assistant",
+      "toolResult",
+      "toolResult",
+      "user",
+    ]);
     expect(JSON.stringify(resumed.messages[4])).toContain("coil stopped before this tool finished");
     const after = readFileSync(file!, "utf8");
     expect(after.startsWith(before)).toBe(true); // appended, never rewritten
@@ -149,12 +207,19 @@ describe("session-jsonl CLI", () => {
   });
 
   it("refuses a second coil on a session in use, naming the process, until the first one ends", async () => {
-    const dir = project({ "slow.yaml": `- text: "slow answer"\n  delayMs: 20000\n`, "r.yaml": `- text: "second run"\n` });
+    const dir = project({
+      "slow.yaml": `- text: "slow answer"\n  delayMs: 20000\n`,
+      "r.yaml": `- text: "second run"\n`,
+    });
     let ready!: () => void;
     const running = new Promise<void>((resolve) => (ready = resolve));
-    const holder = start(dir, ["--preset", "./p.yaml", "--script", "slow.yaml", "--mode", "json", "-p", "hold it"], (line) => {
-      if (JSON.parse(line).type === "turn_start") ready();
-    });
+    const holder = start(
+      dir,
+      ["--preset", "./p.yaml", "--script", "slow.yaml", "--mode", "json", "-p", "hold it"],
+      (line) => {
+        if (JSON.parse(line).type === "turn_start") ready();
+      },
+    );
     await running;
     const refused = await coil(dir, ["--preset", "./p.yaml", "--script", "r.yaml", "--continue", "-p", "second"]);
     expect(refused.code).toBe(2);
@@ -174,17 +239,29 @@ describe("session-jsonl CLI", () => {
     const [file] = sessionFiles(dir);
     const id = JSON.parse(readFileSync(file!, "utf8").split("\n")[0]!).id as string;
     const good = readFileSync(file!, "utf8").trim().split("\n");
-    writeFileSync(file!, [...good.slice(0, 2), "not json at all", ...good.slice(2), '{"type":"message","id":"ab'].join("\n"));
-    const ran = await coil(dir, ["--preset", "./p.yaml", "--script", "r2.yaml", "--session", id.slice(0, 6), "-p", "second"]);
+    writeFileSync(
+      file!,
+      [...good.slice(0, 2), "not json at all", ...good.slice(2), '{"type":"message","id":"ab'].join("\n"),
+    );
+    const ran = await coil(dir, [
+      "--preset",
+      "./p.yaml",
+      "--script",
+      "r2.yaml",
+      "--session",
+      id.slice(0, 6),
+      "-p",
+      "second",
+    ]);
     expect(ran.code).toBe(0);
     expect(ran.stderr).toMatch(/warning: .*:3: not valid JSON; line skipped/);
     expect(ran.stderr).toMatch(/warning: .*:6: the last line is incomplete/);
     const request = requests(dir).at(-1)!;
-    expect(request.messages.map((m) => `${m.role}:${typeof m.content === "string" ? m.content : (m.content as { text: string }[])[0]!.text}`)).toEqual([
-      "user:first",
-      "assistant:one",
-      "user:second",
-    ]);
+    expect(
+      request.messages.map(
+        (m) => `${m.role}:${typeof m.content === "string" ? m.content : (m.content as { text: string }[])[0]!.text}`,
+      ),
+    ).toEqual(["user:first", "assistant:one", "user:second"]);
   });
 
   it("coil sessions list / export, -r in print mode lists and exits, --no-session writes nothing, -c shows in --help", async () => {
@@ -202,7 +279,17 @@ describe("session-jsonl CLI", () => {
     const md = await coil(dir, ["--preset", "./p.yaml", "sessions", "export", id.slice(0, 8), "--format", "md"]);
     expect(md.stdout).toContain("## User\n\nsay hi");
     expect(md.stdout).toContain("Hi <there>");
-    const html = await coil(dir, ["--preset", "./p.yaml", "sessions", "export", id, "--format", "html", "--out", "s.html"]);
+    const html = await coil(dir, [
+      "--preset",
+      "./p.yaml",
+      "sessions",
+      "export",
+      id,
+      "--format",
+      "html",
+      "--out",
+      "s.html",
+    ]);
     expect(html.code).toBe(0);
     expect(readFileSync(join(dir, "s.html"), "utf8")).toContain("Hi &lt;there&gt;");
     const jsonl = await coil(dir, ["--preset", "./p.yaml", "sessions", "export", file!, "--format", "jsonl"]);

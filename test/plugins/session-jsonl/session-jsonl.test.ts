@@ -1,6 +1,15 @@
 /** session-jsonl in process: the file format, reading damaged files, the context, the tree operations, locks and write failures. */
 import { spawnSync } from "node:child_process";
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -29,8 +38,15 @@ function dirs() {
   return d;
 }
 
-const lines = (file: string) => readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
-const texts = (messages: readonly AgentMessage[]) => messages.map((m) => `${m.role}:${textOf(m) || (m.role === "assistant" ? m.content.map((c) => c.type).join("+") : "")}`);
+const lines = (file: string) =>
+  readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, any>);
+const texts = (messages: readonly AgentMessage[]) =>
+  messages.map(
+    (m) => `${m.role}:${textOf(m) || (m.role === "assistant" ? m.content.map((c) => c.type).join("+") : "")}`,
+  );
 
 /** A tool the scripted model can call. */
 const echoTool = definePlugin({
@@ -50,7 +66,11 @@ const echoTool = definePlugin({
 describe("session-jsonl: writing", () => {
   it("writes a header and one line per entry as the run goes, with ids, parents and timestamps", async () => {
     const d = dirs();
-    const rig = await startRig({ ...d, plugins: [[echoTool]], script: [{ text: "calling", toolCalls: [{ name: "echo", arguments: { text: "x" } }] }, { text: "done" }] });
+    const rig = await startRig({
+      ...d,
+      plugins: [[echoTool]],
+      script: [{ text: "calling", toolCalls: [{ name: "echo", arguments: { text: "x" } }] }, { text: "done" }],
+    });
     expect(rig.session.persistent).toBe(true);
     const file = rig.session.file!;
     expect(existsSync(file)).toBe(false); // a new session's file appears with its first entry
@@ -60,7 +80,13 @@ describe("session-jsonl: writing", () => {
     const [header, ...entries] = lines(file);
     expect(header).toMatchObject({ type: "session", version: FORMAT_VERSION, id: rig.session.id, cwd: d.cwd });
     expect(entries.map((e) => e.type)).toEqual(["model_change", "message", "message", "message", "message"]);
-    expect(entries.map((e) => e.message?.role ?? e.modelId)).toEqual(["scripted", "user", "assistant", "toolResult", "assistant"]);
+    expect(entries.map((e) => e.message?.role ?? e.modelId)).toEqual([
+      "scripted",
+      "user",
+      "assistant",
+      "toolResult",
+      "assistant",
+    ]);
     entries.forEach((e, i) => {
       expect(e.id).toMatch(/^[0-9a-f]{8}$/);
       expect(e.parentId).toBe(i === 0 ? null : entries[i - 1]!.id);
@@ -101,7 +127,11 @@ describe("session-jsonl: writing", () => {
 
 describe("session-jsonl: reading damaged files", () => {
   async function sessionWithTurns(d: ReturnType<typeof dirs>) {
-    const rig = await startRig({ ...d, plugins: [[echoTool]], script: [{ text: "a", toolCalls: [{ name: "echo", arguments: { text: "1" } }] }, { text: "b" }, { text: "c" }] });
+    const rig = await startRig({
+      ...d,
+      plugins: [[echoTool]],
+      script: [{ text: "a", toolCalls: [{ name: "echo", arguments: { text: "1" } }] }, { text: "b" }, { text: "c" }],
+    });
     await rig.agent.prompt("one");
     await rig.agent.prompt("two");
     await rig.stop();
@@ -113,7 +143,12 @@ describe("session-jsonl: reading damaged files", () => {
     const file = await sessionWithTurns(d);
     const original = readFileSync(file, "utf8").split("\n").filter(Boolean);
     // a garbage line at line 4, and a torn line at the end
-    const damaged = [...original.slice(0, 3), '{"type":"message","id":"zz', ...original.slice(3), '{"type":"message","id":"torn","parentId":'];
+    const damaged = [
+      ...original.slice(0, 3),
+      '{"type":"message","id":"zz',
+      ...original.slice(3),
+      '{"type":"message","id":"torn","parentId":',
+    ];
     writeFileSync(file, damaged.join("\n"));
     const read = readSession(nodeOps, file);
     expect(read.entries).toHaveLength(original.length - 1);
@@ -132,7 +167,16 @@ describe("session-jsonl: reading damaged files", () => {
     const again = readSession(nodeOps, file);
     expect(again.entries).toHaveLength(original.length - 1 + 2);
     expect(again.warnings).toHaveLength(2);
-    expect(texts(rig.session.context())).toEqual(["user:one", "assistant:a", "toolResult:echo: 1", "assistant:b", "user:two", "assistant:c", "user:three", "assistant:d"]);
+    expect(texts(rig.session.context())).toEqual([
+      "user:one",
+      "assistant:a",
+      "toolResult:echo: 1",
+      "assistant:b",
+      "user:two",
+      "assistant:c",
+      "user:three",
+      "assistant:d",
+    ]);
   });
 
   it("repairs the context when a damaged line held a tool result or the call itself", async () => {
@@ -160,12 +204,35 @@ describe("session-jsonl: reading damaged files", () => {
     const file = await sessionWithTurns(d);
     const entries = lines(file);
     const leaf = entries.at(-1)!;
-    appendFileSync(file, JSON.stringify({ type: "future_feature", id: "f00d", parentId: leaf.id, timestamp: new Date().toISOString(), payload: { x: 1 } }) + "\n");
-    appendFileSync(file, JSON.stringify({ type: "message", id: "beef", parentId: "f00d", timestamp: new Date().toISOString(), message: { role: "user", content: "after it", timestamp: 1 } }) + "\n");
+    appendFileSync(
+      file,
+      JSON.stringify({
+        type: "future_feature",
+        id: "f00d",
+        parentId: leaf.id,
+        timestamp: new Date().toISOString(),
+        payload: { x: 1 },
+      }) + "\n",
+    );
+    appendFileSync(
+      file,
+      JSON.stringify({
+        type: "message",
+        id: "beef",
+        parentId: "f00d",
+        timestamp: new Date().toISOString(),
+        message: { role: "user", content: "after it", timestamp: 1 },
+      }) + "\n",
+    );
     const store = SessionStore.open(file);
     expect(store.warnings).toEqual([]);
     expect(store.entry("f00d")).toMatchObject({ type: "future_feature", payload: { x: 1 } });
-    expect(store.path().map((e) => e.id).slice(-2)).toEqual(["f00d", "beef"]);
+    expect(
+      store
+        .path()
+        .map((e) => e.id)
+        .slice(-2),
+    ).toEqual(["f00d", "beef"]);
     expect(texts(store.context()).at(-1)).toBe("user:after it");
   });
 });
@@ -185,7 +252,13 @@ describe("session-jsonl: context", () => {
       ],
       provider: "scripted",
       model: "scripted",
-      usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+      usage: {
+        input: 0,
+        output: 0,
+        cacheRead: 0,
+        cacheWrite: 0,
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+      },
       stopReason: "toolUse",
       timestamp: Date.now(),
     });
@@ -220,13 +293,22 @@ describe("session-jsonl: context", () => {
           const summary: AgentMessage = { role: "user", content: `S${req.messages.length - 2}`, timestamp: Date.now() };
           service = ctx.services.get("session");
           if (req.instructions === "record") {
-            service!.appendCompaction({ summary: textOf(summary), messages: [summary], firstKeptEntryId: service!.entryIdOf(kept[0]!), tokensBefore: req.tokens });
+            service!.appendCompaction({
+              summary: textOf(summary),
+              messages: [summary],
+              firstKeptEntryId: service!.entryIdOf(kept[0]!),
+              tokensBefore: req.tokens,
+            });
           }
           return { messages: [summary, ...kept] };
         });
       },
     });
-    const rig = await startRig({ ...d, plugins: [[strategy]], script: [{ text: "a" }, { text: "b" }, { text: "c" }, { text: "d" }, { text: "e" }] });
+    const rig = await startRig({
+      ...d,
+      plugins: [[strategy]],
+      script: [{ text: "a" }, { text: "b" }, { text: "c" }, { text: "d" }, { text: "e" }],
+    });
     await rig.agent.prompt("one");
     await rig.agent.prompt("two");
     await rig.agent.compact(); // the strategy does not record it: the plugin records the compaction from the event
@@ -248,7 +330,11 @@ describe("session-jsonl: context", () => {
     const d = dirs();
     const rig = await startRig({ ...d, script: [{ text: "ok" }] });
     rig.session.appendCustom("test-state", { counter: 3 });
-    const message = rig.session.appendCustomMessage({ customType: "test-note", content: "the build is green", display: true });
+    const message = rig.session.appendCustomMessage({
+      customType: "test-note",
+      content: "the build is green",
+      display: true,
+    });
     expect(rig.session.isForModel(message)).toBe(true);
     await rig.agent.prompt("status?");
     const request = rig.scripted.requests[0]!;
@@ -259,7 +345,13 @@ describe("session-jsonl: context", () => {
     const file = rig.session.file!;
     await rig.stop();
     const store = SessionStore.open(file);
-    expect(store.entries.map((e) => e.type)).toEqual(["custom", "custom_message", "model_change", "message", "message"]);
+    expect(store.entries.map((e) => e.type)).toEqual([
+      "custom",
+      "custom_message",
+      "model_change",
+      "message",
+      "message",
+    ]);
     const ctx = store.context();
     expect(ctx[0]).toMatchObject({ role: "custom", customType: "test-note" });
     expect(store.forModel.has(ctx[0]!)).toBe(true);
@@ -282,7 +374,8 @@ describe("session-jsonl: branches, fork and clone", () => {
     const rig = await startRig({ ...d, script: [{ text: "A" }, { text: "B" }, ...extra] });
     await rig.agent.prompt("one");
     await rig.agent.prompt("two");
-    const byText = (t: string) => rig.session.entries().find((e) => e.type === "message" && textOf(e.message as AgentMessage) === t)!.id;
+    const byText = (t: string) =>
+      rig.session.entries().find((e) => e.type === "message" && textOf(e.message as AgentMessage) === t)!.id;
     return { rig, byText };
   }
 
@@ -296,7 +389,10 @@ describe("session-jsonl: branches, fork and clone", () => {
     expect(texts(rig.agent.state.messages)).toEqual(["user:one", "assistant:A"]);
     expect(readFileSync(file).equals(before)).toBe(true); // moving the leaf writes nothing
     await rig.agent.prompt("three");
-    expect(rig.session.children(a).map((e) => textOf((e as { message: AgentMessage }).message))).toEqual(["two", "three"]);
+    expect(rig.session.children(a).map((e) => textOf((e as { message: AgentMessage }).message))).toEqual([
+      "two",
+      "three",
+    ]);
     expect(texts(rig.session.context())).toEqual(["user:one", "assistant:A", "user:three", "assistant:C"]);
     expect(readFileSync(file).subarray(0, before.length).equals(before)).toBe(true);
     await rig.stop();
@@ -310,7 +406,11 @@ describe("session-jsonl: branches, fork and clone", () => {
     rig.session.setSummarizer(async (messages) => (seen.push(texts(messages)), "they asked for two and got B"));
     const summary = await rig.session.branch(byText("A"), { summarize: true });
     expect(seen).toEqual([["user:two", "assistant:B"]]);
-    expect(summary).toMatchObject({ type: "branch_summary", summary: "they asked for two and got B", parentId: byText("A") });
+    expect(summary).toMatchObject({
+      type: "branch_summary",
+      summary: "they asked for two and got B",
+      parentId: byText("A"),
+    });
     await rig.agent.prompt("three");
     const request = rig.scripted.requests.at(-1)!;
     expect(textOf(request.messages[2])).toContain("they asked for two and got B");
@@ -320,9 +420,19 @@ describe("session-jsonl: branches, fork and clone", () => {
 
   it("branching at an assistant message with tool calls closes them, so no request holds an orphan call", async () => {
     const d = dirs();
-    const rig = await startRig({ ...d, plugins: [[echoTool]], script: [{ text: "t", toolCalls: [{ name: "echo", arguments: { text: "1" } }] }, { text: "done" }, { text: "again" }] });
+    const rig = await startRig({
+      ...d,
+      plugins: [[echoTool]],
+      script: [
+        { text: "t", toolCalls: [{ name: "echo", arguments: { text: "1" } }] },
+        { text: "done" },
+        { text: "again" },
+      ],
+    });
     await rig.agent.prompt("go");
-    const call = rig.session.entries().find((e) => e.type === "message" && (e.message as AgentMessage).role === "assistant")!;
+    const call = rig.session
+      .entries()
+      .find((e) => e.type === "message" && (e.message as AgentMessage).role === "assistant")!;
     await rig.session.branch(call.id);
     await rig.agent.prompt("retry differently");
     expect(pairingProblems(rig.scripted.requests.at(-1)!.messages)).toEqual([]);
@@ -347,13 +457,28 @@ describe("session-jsonl: branches, fork and clone", () => {
     expect(entries.map((e) => e.type)).toEqual(["model_change", "message", "message"]);
     expect(texts(rig.agent.state.messages)).toEqual(["user:one", "assistant:A"]);
     await rig.agent.prompt("three");
-    expect(texts(SessionStore.open(forked.file!).context())).toEqual(["user:one", "assistant:A", "user:three", "assistant:C"]);
+    expect(texts(SessionStore.open(forked.file!).context())).toEqual([
+      "user:one",
+      "assistant:A",
+      "user:three",
+      "assistant:C",
+    ]);
     expect(readFileSync(original).equals(originalBytes)).toBe(true);
 
     const cloned = rig.session.clone();
     expect(lines(cloned.file!)[0]!.parentSession).toMatchObject({ path: forked.file, entryId: rig.session.leafId });
-    expect(texts(SessionStore.open(cloned.file!).context())).toEqual(["user:one", "assistant:A", "user:three", "assistant:C"]);
-    expect(rig.session.list().map((s) => s.file).sort()).toEqual([original, forked.file, cloned.file].sort());
+    expect(texts(SessionStore.open(cloned.file!).context())).toEqual([
+      "user:one",
+      "assistant:A",
+      "user:three",
+      "assistant:C",
+    ]);
+    expect(
+      rig.session
+        .list()
+        .map((s) => s.file)
+        .sort(),
+    ).toEqual([original, forked.file, cloned.file].sort());
     await rig.stop();
   });
 
@@ -372,7 +497,11 @@ describe("session-jsonl: branches, fork and clone", () => {
     const store = SessionStore.open(file);
     expect([...store.labels]).toEqual([[byText("A"), "good answer"]]);
     expect(store.name).toBe("refactor the parser");
-    expect(store.state()).toEqual({ model: { provider: "scripted", modelId: "scripted" }, thinkingLevel: "high", activeTools: ["read", "grep"] });
+    expect(store.state()).toEqual({
+      model: { provider: "scripted", modelId: "scripted" },
+      thinkingLevel: "high",
+      activeTools: ["read", "grep"],
+    });
     expect(texts(store.context())).toEqual(["user:one", "assistant:A", "user:two", "assistant:B"]);
     const md = exportSession(store, "md");
     expect(md).toContain("# refactor the parser");
@@ -401,7 +530,11 @@ describe("session-jsonl: migration", () => {
     expect(store.entry("l2")).toMatchObject({ type: "model_change", provider: "scripted", modelId: "scripted-old" });
     expect(store.entry("l9")).toMatchObject({ type: "compaction", firstKeptEntryId: "l7", tokensBefore: 64 });
     const ctx = store.context();
-    expect(texts(ctx).slice(1)).toEqual(["user:Which one is bigger?", "assistant:b.txt is bigger.", "user:Thanks. Now delete a.txt."]);
+    expect(texts(ctx).slice(1)).toEqual([
+      "user:Which one is bigger?",
+      "assistant:b.txt is bigger.",
+      "user:Thanks. Now delete a.txt.",
+    ]);
     expect(textOf(ctx[0])).toContain("The user asked for the files");
 
     const copy = join(d.root, "old.jsonl");
@@ -414,15 +547,33 @@ describe("session-jsonl: migration", () => {
     await rig.stop();
     expect(readFileSync(copy, "utf8")).toBe(readFileSync(fixture, "utf8"));
     const [header, ...entries] = lines(rig.session.file!);
-    expect(header).toMatchObject({ version: FORMAT_VERSION, migratedFrom: 1, parentSession: { path: copy, id: "0b7f3c1e-9d2a-4c57-8e11-5a0c3f6d2b90" } });
+    expect(header).toMatchObject({
+      version: FORMAT_VERSION,
+      migratedFrom: 1,
+      parentSession: { path: copy, id: "0b7f3c1e-9d2a-4c57-8e11-5a0c3f6d2b90" },
+    });
     expect(entries.slice(0, 9).map((e) => e.id)).toEqual(["l2", "l3", "l4", "l5", "l6", "l7", "l8", "l9", "l10"]);
-    expect(texts(rig.scripted.requests[0]!.messages).slice(1)).toEqual(["user:Which one is bigger?", "assistant:b.txt is bigger.", "user:Thanks. Now delete a.txt.", "user:go"]);
+    expect(texts(rig.scripted.requests[0]!.messages).slice(1)).toEqual([
+      "user:Which one is bigger?",
+      "assistant:b.txt is bigger.",
+      "user:Thanks. Now delete a.txt.",
+      "user:go",
+    ]);
   });
 
   it("refuses to write a file from a newer format version", async () => {
     const d = dirs();
     const file = join(d.root, "future.jsonl");
-    writeFileSync(file, JSON.stringify({ type: "session", version: FORMAT_VERSION + 1, id: "f", timestamp: new Date().toISOString(), cwd: d.cwd }) + "\n");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        type: "session",
+        version: FORMAT_VERSION + 1,
+        id: "f",
+        timestamp: new Date().toISOString(),
+        cwd: d.cwd,
+      }) + "\n",
+    );
     await expect(startRig({ ...d, flags: { session: file } })).rejects.toThrow(/SESSION_TOO_NEW .*newer coil/);
     expect(existsSync(`${file}.lock`)).toBe(false);
   });
@@ -449,15 +600,23 @@ describe("session-jsonl: locks", () => {
     const d = dirs();
     const file = join(d.root, "s.jsonl");
     const dead = spawnSync(process.execPath, ["-e", "0"]).pid!;
-    writeFileSync(`${file}.lock`, JSON.stringify({ pid: dead, hostname: hostname(), startedAt: "2026-01-01T00:00:00.000Z" }));
+    writeFileSync(
+      `${file}.lock`,
+      JSON.stringify({ pid: dead, hostname: hostname(), startedAt: "2026-01-01T00:00:00.000Z" }),
+    );
     const stale: string[] = [];
     const lock = acquireLock(nodeOps, file, (m) => stale.push(m));
-    expect(stale).toEqual([`took over the lock of ${file}: coil process ${dead} that held it since 2026-01-01T00:00:00.000Z is gone`]);
+    expect(stale).toEqual([
+      `took over the lock of ${file}: coil process ${dead} that held it since 2026-01-01T00:00:00.000Z is gone`,
+    ]);
     expect(() => acquireLock(nodeOps, file, () => undefined)).toThrow(SessionLockedError);
     lock.release();
     expect(existsSync(`${file}.lock`)).toBe(false);
 
-    writeFileSync(`${file}.lock`, JSON.stringify({ pid: process.pid, hostname: hostname(), startedAt: "2026-01-01T00:00:00.000Z", pidStart: "1" }));
+    writeFileSync(
+      `${file}.lock`,
+      JSON.stringify({ pid: process.pid, hostname: hostname(), startedAt: "2026-01-01T00:00:00.000Z", pidStart: "1" }),
+    );
     const reused = acquireLock(nodeOps, file, (m) => stale.push(m));
     expect(stale).toHaveLength(2);
     reused.release();
@@ -492,7 +651,9 @@ describe("session-jsonl: write failures stop the run loudly", () => {
     state.full = true;
     const result = await rig.agent.prompt("hi");
     expect(result.stopReason).toBe("error");
-    expect(result.error).toMatch(/\[plugin session-jsonl\] before_request: SESSION_WRITE_FAILED cannot append to .*\.jsonl \(the disk is full\)/);
+    expect(result.error).toMatch(
+      /\[plugin session-jsonl\] before_request: SESSION_WRITE_FAILED cannot append to .*\.jsonl \(the disk is full\)/,
+    );
     expect(rig.scripted.requests).toHaveLength(0);
     expect(rig.diagnostics().some((e) => e.level === "error" && e.code === "SESSION_WRITE_FAILED")).toBe(true);
     await rig.stop();
@@ -515,7 +676,12 @@ describe("session-jsonl: write failures stop the run loudly", () => {
         });
       },
     });
-    const rig = await startRig({ ...d, ops, plugins: [[fill]], script: [{ toolCalls: [{ name: "fill_disk" }] }, { text: "should not be asked" }] });
+    const rig = await startRig({
+      ...d,
+      ops,
+      plugins: [[fill]],
+      script: [{ toolCalls: [{ name: "fill_disk" }] }, { text: "should not be asked" }],
+    });
     const result = await rig.agent.prompt("go");
     expect(result.stopReason).toBe("error");
     expect(result.error).toContain("turn_end: SESSION_WRITE_FAILED");
@@ -557,10 +723,26 @@ describe("session-jsonl: write failures stop the run loudly", () => {
     const recorder = definePlugin({
       id: "test-recorder",
       setup(ctx) {
-        ctx.tap("turn_end", () => void (ctx.services.get("session") as { appendCustom(t: string, d: unknown): unknown }).appendCustom("test-record", { ok: true }));
+        ctx.tap(
+          "turn_end",
+          () =>
+            void (ctx.services.get("session") as { appendCustom(t: string, d: unknown): unknown }).appendCustom(
+              "test-record",
+              { ok: true },
+            ),
+        );
       },
     });
-    const rig = await startRig({ ...d, ops, plugins: [[echoTool], [recorder]], script: [{ toolCalls: [{ name: "echo", arguments: { text: "a" } }] }, { toolCalls: [{ name: "echo", arguments: { text: "b" } }] }, { text: "done" }] });
+    const rig = await startRig({
+      ...d,
+      ops,
+      plugins: [[echoTool], [recorder]],
+      script: [
+        { toolCalls: [{ name: "echo", arguments: { text: "a" } }] },
+        { toolCalls: [{ name: "echo", arguments: { text: "b" } }] },
+        { text: "done" },
+      ],
+    });
     expect((await rig.agent.prompt("go")).stopReason).toBe("stop");
     const file = rig.session.file!;
     await rig.stop();
@@ -581,8 +763,20 @@ describe("session-jsonl: write failures stop the run loudly", () => {
         setTimeout(() => nodeOps.fsync!(fd, (e) => (events.push("fsync done"), done(e))), 150); // a slow disk
       },
     };
-    const asked = definePlugin({ id: "test-asked", setup: (ctx) => void ctx.tap("before_request", () => void events.push("request"), { stage: "LATE" }) });
-    const rig = await startRig({ ...d, ops, plugins: [[echoTool], [asked]], script: [{ toolCalls: [{ name: "echo", arguments: { text: "a" } }] }, { toolCalls: [{ name: "echo", arguments: { text: "b" } }] }, { text: "done" }] });
+    const asked = definePlugin({
+      id: "test-asked",
+      setup: (ctx) => void ctx.tap("before_request", () => void events.push("request"), { stage: "LATE" }),
+    });
+    const rig = await startRig({
+      ...d,
+      ops,
+      plugins: [[echoTool], [asked]],
+      script: [
+        { toolCalls: [{ name: "echo", arguments: { text: "a" } }] },
+        { toolCalls: [{ name: "echo", arguments: { text: "b" } }] },
+        { text: "done" },
+      ],
+    });
     expect((await rig.agent.prompt("go")).stopReason).toBe("stop");
     // the first turn creates the file (synced in line; its folder in the background); the second turn's fsync overlaps the third request
     expect(events.slice(0, 5)).toEqual(["request", "fsync started", "request", "fsync started", "request"]);
@@ -593,10 +787,35 @@ describe("session-jsonl: write failures stop the run loudly", () => {
 
   it("a background fsync that fails stops the run at the next turn, naming the file and the cause", async () => {
     const d = dirs();
-    const ops: SessionOps = { ...nodeOps, fsync: (_fd, done) => setImmediate(() => done(Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" }))) };
+    const ops: SessionOps = {
+      ...nodeOps,
+      fsync: (_fd, done) =>
+        setImmediate(() => done(Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" }))),
+    };
     // a tool that waits on I/O, as real ones do (the fsync's callback comes in the meantime)
-    const slowEcho = definePlugin({ id: "test-slow", setup: (ctx) => ctx.tools.register({ name: "echo", description: "echo", parameters: Type.Object({ text: Type.String() }), execute: async (a) => (await new Promise((r) => setTimeout(r, 20)), { content: [{ type: "text", text: a.text }] }) }) });
-    const rig = await startRig({ ...d, ops, plugins: [[slowEcho]], script: [{ toolCalls: [{ name: "echo", arguments: { text: "a" } }] }, { toolCalls: [{ name: "echo", arguments: { text: "b" } }] }, { toolCalls: [{ name: "echo", arguments: { text: "c" } }] }, { text: "never asked" }] });
+    const slowEcho = definePlugin({
+      id: "test-slow",
+      setup: (ctx) =>
+        ctx.tools.register({
+          name: "echo",
+          description: "echo",
+          parameters: Type.Object({ text: Type.String() }),
+          execute: async (a) => (
+            await new Promise((r) => setTimeout(r, 20)), { content: [{ type: "text", text: a.text }] }
+          ),
+        }),
+    });
+    const rig = await startRig({
+      ...d,
+      ops,
+      plugins: [[slowEcho]],
+      script: [
+        { toolCalls: [{ name: "echo", arguments: { text: "a" } }] },
+        { toolCalls: [{ name: "echo", arguments: { text: "b" } }] },
+        { toolCalls: [{ name: "echo", arguments: { text: "c" } }] },
+        { text: "never asked" },
+      ],
+    });
     const result = await rig.agent.prompt("go");
     expect(result.stopReason).toBe("error");
     expect(result.error).toContain("SESSION_WRITE_FAILED");
@@ -607,7 +826,12 @@ describe("session-jsonl: write failures stop the run loudly", () => {
 
   it("a failed fsync at the end of a turn is a write failure too", async () => {
     const d = dirs();
-    const ops: SessionOps = { ...nodeOps, fsyncSync: () => { throw Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" }); } };
+    const ops: SessionOps = {
+      ...nodeOps,
+      fsyncSync: () => {
+        throw Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" });
+      },
+    };
     const rig = await startRig({ ...d, ops, script: [{ text: "ok" }] });
     const result = await rig.agent.prompt("hi");
     expect(result.stopReason).toBe("error");
@@ -633,7 +857,9 @@ describe("session-jsonl: choosing a session", () => {
     const byPath = await startRig({ ...d, flags: { session: b.session.file } });
     expect(texts(byPath.agent.state.messages)).toEqual(["user:second", "assistant:second answer"]);
     await byPath.stop();
-    await expect(startRig({ ...d, flags: { session: "zzzz" } })).rejects.toThrow(/SESSION_NOT_FOUND no session matches 'zzzz'/);
+    await expect(startRig({ ...d, flags: { session: "zzzz" } })).rejects.toThrow(
+      /SESSION_NOT_FOUND no session matches 'zzzz'/,
+    );
 
     const stdin = Object.assign(new PassThrough(), { isTTY: true });
     const picking = startRig({ ...d, flags: { resume: true }, stdin });
@@ -661,20 +887,32 @@ describe("session-jsonl: choosing a session", () => {
     await inDir.agent.prompt("custom");
     await inDir.stop();
     expect(readdirSync(custom).filter((f) => f.endsWith(".jsonl"))).toHaveLength(1);
-    expect(here.session.list({ all: true }).map((s) => s.firstMessage).sort()).toEqual(["here", "there"]);
+    expect(
+      here.session
+        .list({ all: true })
+        .map((s) => s.firstMessage)
+        .sort(),
+    ).toEqual(["here", "there"]);
   });
 });
 
 describe("session-jsonl: export", () => {
   it("exports the active branch as Markdown and escaped HTML, and the whole tree as JSONL that opens again", async () => {
     const d = dirs();
-    const rig = await startRig({ ...d, plugins: [[echoTool]], script: [{ text: "I will <b>echo</b>", toolCalls: [{ name: "echo", arguments: { text: "hi" } }] }, { text: "done" }] });
+    const rig = await startRig({
+      ...d,
+      plugins: [[echoTool]],
+      script: [
+        { text: "I will <b>echo</b>", toolCalls: [{ name: "echo", arguments: { text: "hi" } }] },
+        { text: "done" },
+      ],
+    });
     await rig.agent.prompt("echo hi");
     await rig.stop();
     const store = SessionStore.open(rig.session.file!);
     const md = exportSession(store, "md");
     expect(md).toContain("## User\n\necho hi");
-    expect(md).toContain("## Tool call: echo\n\n```\n{\n  \"text\": \"hi\"\n}\n```");
+    expect(md).toContain('## Tool call: echo\n\n```\n{\n  "text": "hi"\n}\n```');
     expect(md).toContain("## Result: echo\n\n```\necho: hi\n```");
     const html = exportSession(store, "html");
     expect(html).toContain("I will &lt;b&gt;echo&lt;/b&gt;");

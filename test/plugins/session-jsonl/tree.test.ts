@@ -8,7 +8,13 @@ import type { SessionEntry } from "../../../plugins/session-jsonl/api.js";
 
 const at = "2026-01-01T00:00:00.000Z";
 const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: 1 });
-const msg = (id: string, parentId: string | null, message: AgentMessage): SessionEntry => ({ type: "message", id, parentId, timestamp: at, message });
+const msg = (id: string, parentId: string | null, message: AgentMessage): SessionEntry => ({
+  type: "message",
+  id,
+  parentId,
+  timestamp: at,
+  message,
+});
 const call = (id: string): AgentMessage => ({
   role: "assistant",
   content: [{ type: "toolCall", id, name: "bash", arguments: {} }],
@@ -26,14 +32,26 @@ describe("SessionTree", () => {
       msg("b", "a", user("two")),
       msg("x", "a", user("other branch")),
       { type: "model_change", id: "m", parentId: "x", timestamp: at, provider: "openai", modelId: "gpt" },
-      { type: "compaction", id: "c", parentId: "m", timestamp: at, summary: "earlier talk", firstKeptEntryId: "x", tokensBefore: 100 },
+      {
+        type: "compaction",
+        id: "c",
+        parentId: "m",
+        timestamp: at,
+        summary: "earlier talk",
+        firstKeptEntryId: "x",
+        tokensBefore: 100,
+      },
       msg("d", "c", user("three")),
     ]);
     expect(tree.path().map((e) => e.id)).toEqual(["a", "x", "m", "c", "d"]);
     expect(tree.path("b").map((e) => e.id)).toEqual(["a", "b"]);
     expect(tree.children("a").map((e) => e.id)).toEqual(["b", "x"]);
     expect(tree.state()).toEqual({ model: { provider: "openai", modelId: "gpt" } });
-    expect(tree.context().map((m) => textOf(m))).toEqual([expect.stringContaining("<summary>\nearlier talk\n</summary>"), "other branch", "three"]);
+    expect(tree.context().map((m) => textOf(m))).toEqual([
+      expect.stringContaining("<summary>\nearlier talk\n</summary>"),
+      "other branch",
+      "three",
+    ]);
     expect(tree.context("b").map((m) => textOf(m))).toEqual(["one", "two"]);
   });
 

@@ -22,13 +22,17 @@ beforeEach(() => {
   process.env.HOME = user;
 });
 afterEach(() => {
-  for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
-  else process.env[k] = v;
+  for (const [k, v] of Object.entries(saved))
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
 });
 
 function skill(dir: string, name: string | undefined, description = `the ${name} skill`) {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, "SKILL.md"), `---\n${name ? `name: ${name}\n` : ""}description: ${description}\n---\nBody of ${name}.\n`);
+  writeFileSync(
+    join(dir, "SKILL.md"),
+    `---\n${name ? `name: ${name}\n` : ""}description: ${description}\n---\nBody of ${name}.\n`,
+  );
 }
 
 function install(cwd: string, options: Record<string, unknown> = {}) {
@@ -68,9 +72,17 @@ describe("skills discovery", () => {
       ["pi-user", "user"],
     ]);
     expect(service.get("shared")!.description).toBe("the nearest one");
-    expect(service.shadowed()).toEqual([{ name: "shared", file: join(repo, ".claude", "skills", "shared", "SKILL.md"), by: join(cwd, ".claude", "skills", "shared", "SKILL.md") }]);
+    expect(service.shadowed()).toEqual([
+      {
+        name: "shared",
+        file: join(repo, ".claude", "skills", "shared", "SKILL.md"),
+        by: join(cwd, ".claude", "skills", "shared", "SKILL.md"),
+      },
+    ]);
     const listing = String(await host.commands.get("skills")!.run("", undefined as never));
-    expect(listing).toContain(`not used: ${join(repo, ".claude", "skills", "shared", "SKILL.md")}: 'shared' is already defined by ${join(cwd, ".claude", "skills", "shared", "SKILL.md")}`);
+    expect(listing).toContain(
+      `not used: ${join(repo, ".claude", "skills", "shared", "SKILL.md")}: 'shared' is already defined by ${join(cwd, ".claude", "skills", "shared", "SKILL.md")}`,
+    );
     expect(listing).toContain(`  ${join(repo, ".pi", "skills")}  [project, pi]  1 skill`);
     expect(listing).toContain(`  ~/.claude/skills  [user, claude]  1 skill`);
     expect(listing).toContain(`  ${join(repo, "pkg", ".claude", "skills")}  [project, claude]  (none)`);
@@ -83,9 +95,21 @@ describe("skills discovery", () => {
     skill(join(cwd, ".agents", "skills", "a"), "a");
     skill(join(cwd, ".pi", "skills", "p"), "p");
     skill(join(user, ".claude", "skills", "cu"), "cu");
-    expect(install(cwd, { compat: { claude: false } }).service.list().map((s) => s.name)).toEqual(["a", "p"]);
-    expect(install(cwd, { compat: { pi: false, agents: false } }).service.list().map((s) => s.name)).toEqual(["c", "cu"]);
-    expect(install(cwd, { compat: { claude: false } }).service.compat).toEqual({ claude: false, pi: true, agents: true });
+    expect(
+      install(cwd, { compat: { claude: false } })
+        .service.list()
+        .map((s) => s.name),
+    ).toEqual(["a", "p"]);
+    expect(
+      install(cwd, { compat: { pi: false, agents: false } })
+        .service.list()
+        .map((s) => s.name),
+    ).toEqual(["c", "cu"]);
+    expect(install(cwd, { compat: { claude: false } }).service.compat).toEqual({
+      claude: false,
+      pi: true,
+      agents: true,
+    });
   });
 
   it("SKILL.md files below the search depth or in dot-folders are reported, not silently skipped", async () => {
@@ -98,11 +122,16 @@ describe("skills discovery", () => {
     expect(service.list().map((s) => s.name)).toEqual(["ok-depth"]);
     expect(service.skipped()).toEqual([
       { dir: join(base, ".curated"), reason: expect.stringContaining("dot-folder") },
-      { dir: join(base, "a", "b", "c", "d", "too-deep"), reason: expect.stringContaining("found SKILL.md files below the search depth") },
+      {
+        dir: join(base, "a", "b", "c", "d", "too-deep"),
+        reason: expect.stringContaining("found SKILL.md files below the search depth"),
+      },
     ]);
     expect(logs.filter((l) => l.startsWith("warn: skills in "))).toHaveLength(2);
     const listing = String(await host.commands.get("skills")!.run("", undefined as never));
-    expect(listing).toContain(`not searched: ${join(base, "a", "b", "c", "d", "too-deep")}: found SKILL.md files below the search depth`);
+    expect(listing).toContain(
+      `not searched: ${join(base, "a", "b", "c", "d", "too-deep")}: found SKILL.md files below the search depth`,
+    );
   });
 });
 
@@ -111,8 +140,17 @@ const blockOf = (system: readonly SystemBlock[] | undefined) => system!.find((b)
 describe("the skills index in the prompt", () => {
   it("cuts each description to ~250 characters and caps the whole index at 8 KB, with a note; 120 skills do not make a huge prompt", async () => {
     const cwd = join(root, "many");
-    for (let i = 0; i < 120; i++) skill(join(cwd, ".coil", "skills", `skill-${String(i).padStart(3, "0")}`), `skill-${String(i).padStart(3, "0")}`, `Does task ${i}. ${"Long explanation. ".repeat(60)}`);
-    const kit = createTestKit({ cwd, plugins: [toolsCoding, systemPrompt, [skills, { builtin: false }]], replies: [{ text: "ok" }] });
+    for (let i = 0; i < 120; i++)
+      skill(
+        join(cwd, ".coil", "skills", `skill-${String(i).padStart(3, "0")}`),
+        `skill-${String(i).padStart(3, "0")}`,
+        `Does task ${i}. ${"Long explanation. ".repeat(60)}`,
+      );
+    const kit = createTestKit({
+      cwd,
+      plugins: [toolsCoding, systemPrompt, [skills, { builtin: false }]],
+      replies: [{ text: "ok" }],
+    });
     await kit.run("hi");
     const block = blockOf(kit.requests[0]!.system);
     const descriptions = [...block.matchAll(/<description>([^<]*)<\/description>/g)].map((m) => m[1]!);
@@ -148,7 +186,14 @@ describe("scanning", () => {
     const kit = createTestKit({ cwd, plugins: [toolsCoding, systemPrompt, [skills, { builtin: false }]] });
     const scripted = kit.host.services.get("scripted") as ScriptedService;
     // Turn 1 writes a new skill; turns 2-10 follow in the same run.
-    scripted.push({ toolCalls: [{ name: "write", arguments: { path: added, content: "---\nname: added\ndescription: written during the run\n---\n" } }] });
+    scripted.push({
+      toolCalls: [
+        {
+          name: "write",
+          arguments: { path: added, content: "---\nname: added\ndescription: written during the run\n---\n" },
+        },
+      ],
+    });
     for (let i = 0; i < 8; i++) scripted.push({ toolCalls: [{ name: "read", arguments: { path: added } }] });
     scripted.push({ text: "done" });
     await kit.run("go");
@@ -158,7 +203,10 @@ describe("scanning", () => {
     // Once at start-up, once for the run.
     expect(scansOf(service)).toBe(2);
 
-    writeFileSync(join(cwd, ".coil", "skills", "first", "SKILL.md"), "---\nname: first\ndescription: version two\n---\n");
+    writeFileSync(
+      join(cwd, ".coil", "skills", "first", "SKILL.md"),
+      "---\nname: first\ndescription: version two\n---\n",
+    );
     scripted.push({ text: "ok" });
     await kit.run("again");
     const block = blockOf(kit.requests.at(-1)!.system);

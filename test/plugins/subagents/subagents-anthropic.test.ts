@@ -41,14 +41,30 @@ async function start() {
   const agent = new Agent(host, { provider: "anthropic", model });
   const io = new PassThrough();
   io.end();
-  await host.start(agent, { cwd, env: { ...process.env, COIL_HOME: home }, stdin: io, stdout: new PassThrough().resume(), stderr: new PassThrough().resume() }, { mode: "sdk", modelFromCli: false });
+  await host.start(
+    agent,
+    {
+      cwd,
+      env: { ...process.env, COIL_HOME: home },
+      stdin: io,
+      stdout: new PassThrough().resume(),
+      stderr: new PassThrough().resume(),
+    },
+    { mode: "sdk", modelFromCli: false },
+  );
   return { host, agent, cwd };
 }
 
 describe("subagents over the Anthropic SDK", () => {
   it("abort mid-child leaves no unanswered tool call in either session: both continue against the validating mock", async () => {
     mock.push(
-      reply([{ text: "Delegating." }, { tool: { id: "toolu_task", name: "task", input: { description: "wait", prompt: "sleep for a while" } } }], { stop: "tool_use" }),
+      reply(
+        [
+          { text: "Delegating." },
+          { tool: { id: "toolu_task", name: "task", input: { description: "wait", prompt: "sleep for a while" } } },
+        ],
+        { stop: "tool_use" },
+      ),
       reply([{ tool: { id: "toolu_sleep", name: "bash", input: { command: "sleep 5" } } }], { stop: "tool_use" }),
     );
     const { host, agent } = await start();
@@ -57,12 +73,18 @@ describe("subagents over the Anthropic SDK", () => {
     const running = agent.prompt("do it with a helper");
     await new Promise<void>((done) => {
       const stop = agent.subscribe((e) => {
-        if (e.type === "tool_execution_update" && (e.partial.details as SubagentUpdate).event.type === "tool_execution_start") (stop(), done());
+        if (
+          e.type === "tool_execution_update" &&
+          (e.partial.details as SubagentUpdate).event.type === "tool_execution_start"
+        )
+          stop(), done();
       });
     });
     agent.abort();
     expect((await running).stopReason).toBe("aborted");
-    const tag = (events.find((e) => e.type === "tool_execution_update") as Extract<AgentEvent, { type: "tool_execution_update" }>).partial.details as SubagentUpdate;
+    const tag = (
+      events.find((e) => e.type === "tool_execution_update") as Extract<AgentEvent, { type: "tool_execution_update" }>
+    ).partial.details as SubagentUpdate;
     const parentFile = (host.services.get("session") as { file: string }).file;
     await host.stop();
     expect(mock.rejected()).toEqual([]);

@@ -16,11 +16,17 @@ const temp = (prefix: string) => {
 };
 afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
 beforeAll(() => {
-  if (!existsSync(join(packageRoot(), "dist", "plugins", "subagents", "index.js"))) throw new Error("dist/ has no subagents plugin: run `npm run build`");
+  if (!existsSync(join(packageRoot(), "dist", "plugins", "subagents", "index.js")))
+    throw new Error("dist/ has no subagents plugin: run `npm run build`");
 });
 
 function coil(cwd: string, home: string, args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd, env: childEnv({ COIL_HOME: home, HOME: home }), encoding: "utf8", timeout: 30_000 });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    cwd,
+    env: childEnv({ COIL_HOME: home, HOME: home }),
+    encoding: "utf8",
+    timeout: 30_000,
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -41,13 +47,22 @@ describe("subagents in the CLI", () => {
     const first = coil(cwd, home, ["--provider", "scripted", "--script", "run.yaml", "--mode", "json", "go"]);
     expect(first.stderr).toBe("");
     expect(first.code).toBe(0);
-    const events = first.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const events = first.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     const updates = events.filter((e) => e.type === "tool_execution_update" && e.toolCallId === "t1");
     expect(updates.every((u) => u.partial.details.subagent.id === "t1")).toBe(true);
-    expect(updates.map((u) => u.partial.details.event.type)).toEqual(expect.arrayContaining(["agent_start", "tool_execution_start", "tool_execution_end", "agent_end"]));
-    expect(updates.find((u) => u.partial.details.event.type === "tool_execution_start").partial.details.event.toolName).toBe("ls");
+    expect(updates.map((u) => u.partial.details.event.type)).toEqual(
+      expect.arrayContaining(["agent_start", "tool_execution_start", "tool_execution_end", "agent_end"]),
+    );
+    expect(
+      updates.find((u) => u.partial.details.event.type === "tool_execution_start").partial.details.event.toolName,
+    ).toBe("ls");
     const end = events.find((e) => e.type === "tool_execution_end" && e.toolCallId === "t1");
-    expect(end.result.content[0].text).toMatch(/^child saw run\.yaml\n\n\[sub-agent general · session \S+ \(.+\.jsonl\) · scripted · 2 requests/);
+    expect(end.result.content[0].text).toMatch(
+      /^child saw run\.yaml\n\n\[sub-agent general · session \S+ \(.+\.jsonl\) · scripted · 2 requests/,
+    );
     const file: string = end.result.details.subagent.session.file;
 
     // The main session folder lists only the main session; the child sits in subagents/.
@@ -69,16 +84,30 @@ describe("subagents in the CLI", () => {
     const childExport = coil(cwd, home, ["sessions", "export", file]);
     expect(childExport.stdout).toContain("- sub-agent (general) run by the task call `t1` of session `");
     const childHtml = coil(cwd, home, ["sessions", "export", file, "--format", "html"]);
-    expect(childHtml.stdout).toMatch(/<p>sub-agent \(general\) run by the task call t1 of session [0-9a-f-]+ \(.+\.jsonl\)<\/p><\/header>/);
+    expect(childHtml.stdout).toMatch(
+      /<p>sub-agent \(general\) run by the task call t1 of session [0-9a-f-]+ \(.+\.jsonl\)<\/p><\/header>/,
+    );
     const mainExport = coil(cwd, home, ["sessions", "export", mainFile]);
     expect(mainExport.stdout).toContain(`## Result: task (general sub-agent, session ${file})`);
 
     writeFileSync(join(cwd, "more.yaml"), `- text: "continuing the child"\n`);
-    const second = coil(cwd, home, ["--provider", "scripted", "--script", "more.yaml", "--session", file, "-p", "and now?"]);
+    const second = coil(cwd, home, [
+      "--provider",
+      "scripted",
+      "--script",
+      "more.yaml",
+      "--session",
+      file,
+      "-p",
+      "and now?",
+    ]);
     expect(second.stderr).toBe("");
     expect(second.code).toBe(0);
     expect(second.stdout).toBe("continuing the child\n");
-    const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const lines = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     const roles = lines.filter((l) => l.type === "message").map((l) => l.message.role);
     expect(roles).toEqual(["user", "assistant", "toolResult", "assistant", "user", "assistant"]);
   });
@@ -105,26 +134,43 @@ conversations:
     const r = coil(cwd, home, ["--provider", "scripted", "--script", "run.yaml", "--mode", "json", "go"]);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const events = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     const ends = events.filter((e) => e.type === "tool_execution_end" && e.toolName === "task");
     expect(ends.map((e) => e.toolCallId)).toEqual(["c", "b", "a"]);
     const final = events.find((e) => e.type === "agent_end");
     const results = final.messages.filter((m: { role: string }) => m.role === "toolResult");
-    expect(results.map((m: { toolCallId: string; content: { text: string }[] }) => [m.toolCallId, m.content[0]!.text.split("\n")[0]])).toEqual([["a", "answer A"], ["b", "answer B"], ["c", "answer C"]]);
+    expect(
+      results.map((m: { toolCallId: string; content: { text: string }[] }) => [
+        m.toolCallId,
+        m.content[0]!.text.split("\n")[0],
+      ]),
+    ).toEqual([
+      ["a", "answer A"],
+      ["b", "answer B"],
+      ["c", "answer C"],
+    ]);
     expect(final.messages.at(-1).content[0].text).toBe("all three answered");
   });
 
   it("a conversation that runs out of replies fails with a message naming it", () => {
     const cwd = temp("coil-subagents-cli-");
     const home = temp("coil-subagents-cli-home-");
-    writeFileSync(join(cwd, "run.yaml"), `replies:\n  - toolCalls: [{ id: a, name: task, arguments: { description: one, prompt: "A: x" } }]\n  - text: done\nconversations:\n  "A:": []\n`);
+    writeFileSync(
+      join(cwd, "run.yaml"),
+      `replies:\n  - toolCalls: [{ id: a, name: task, arguments: { description: one, prompt: "A: x" } }]\n  - text: done\nconversations:\n  "A:": []\n`,
+    );
     const r = coil(cwd, home, ["--provider", "scripted", "--script", "run.yaml", "-p", "go"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("done\n");
     const sessions = readdirSync(join(home, "sessions"));
     const dir = join(home, "sessions", sessions[0]!);
     const child = readdirSync(join(dir, "subagents"))[0]!;
-    expect(readFileSync(join(dir, "subagents", child), "utf8")).toContain(`script exhausted: conversation 'A:' asked for reply 1, but ${join(cwd, "run.yaml")} has 0 for it`);
+    expect(readFileSync(join(dir, "subagents", child), "utf8")).toContain(
+      `script exhausted: conversation 'A:' asked for reply 1, but ${join(cwd, "run.yaml")} has 0 for it`,
+    );
   });
 });
 
@@ -140,10 +186,19 @@ describe("subagents in coil/sdk", () => {
 - text: "main answer"
 `,
     );
-    const coilAgent = await createAgent({ cwd, home, env: childEnv({ COIL_HOME: home, HOME: home }), provider: "scripted", flags: { script: join(cwd, "run.yaml"), "no-session": true } });
+    const coilAgent = await createAgent({
+      cwd,
+      home,
+      env: childEnv({ COIL_HOME: home, HOME: home }),
+      provider: "scripted",
+      flags: { script: join(cwd, "run.yaml"), "no-session": true },
+    });
     const tagged: string[] = [];
     coilAgent.subscribe((e) => {
-      if (e.type === "tool_execution_update" && e.toolName === "task") tagged.push(`${(e.partial.details as { subagent: { id: string } }).subagent.id}:${(e.partial.details as { event: { type: string } }).event.type}`);
+      if (e.type === "tool_execution_update" && e.toolName === "task")
+        tagged.push(
+          `${(e.partial.details as { subagent: { id: string } }).subagent.id}:${(e.partial.details as { event: { type: string } }).event.type}`,
+        );
     });
     const result = await coilAgent.prompt("go");
     await coilAgent.close();
@@ -165,9 +220,22 @@ describe("subagents over RPC", () => {
 - toolCalls: [{ id: s1, name: bash, arguments: { command: "sleep 10" } }]
 `,
     );
-    const client = await RpcClient.start({ bin: BIN, cwd, env: childEnv({ COIL_HOME: home, HOME: home }), args: ["--provider", "scripted", "--script", "replies.yaml"], timeoutMs: 15_000 });
-    const updates: { subagent: { id: string }; event: { type: string; toolName?: string; result?: { content: { text: string }[] } } }[] = [];
-    client.on("event", (e: { type: string; partial?: { details?: unknown } }) => e.type === "tool_execution_update" && updates.push(e.partial!.details as never));
+    const client = await RpcClient.start({
+      bin: BIN,
+      cwd,
+      env: childEnv({ COIL_HOME: home, HOME: home }),
+      args: ["--provider", "scripted", "--script", "replies.yaml"],
+      timeoutMs: 15_000,
+    });
+    const updates: {
+      subagent: { id: string };
+      event: { type: string; toolName?: string; result?: { content: { text: string }[] } };
+    }[] = [];
+    client.on(
+      "event",
+      (e: { type: string; partial?: { details?: unknown } }) =>
+        e.type === "tool_execution_update" && updates.push(e.partial!.details as never),
+    );
     try {
       const ended = client.waitFor("agent_end");
       await client.prompt("go");

@@ -10,7 +10,8 @@ const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const temps: string[] = [];
 let panes: Tmux[] = [];
 beforeAll(() => {
-  if (!existsSync(join(packageRoot(), "dist", "plugins", "subagents", "index.js"))) throw new Error("dist/ has no subagents plugin: run `npm run build`");
+  if (!existsSync(join(packageRoot(), "dist", "plugins", "subagents", "index.js")))
+    throw new Error("dist/ has no subagents plugin: run `npm run build`");
 });
 afterEach(() => (panes.forEach((p) => p.kill()), (panes = [])));
 afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -34,7 +35,14 @@ plugins:
         - text: "Main agent: the survey is done."
 `,
     );
-    const pane = new Tmux({ dir, cwd: dir, cols: 100, rows: 30, env: { COIL_HOME: join(dir, "home"), HOME: dir }, command: `${process.execPath} ${BIN} --provider scripted --preset ./preset.yaml` }).start();
+    const pane = new Tmux({
+      dir,
+      cwd: dir,
+      cols: 100,
+      rows: 30,
+      env: { COIL_HOME: join(dir, "home"), HOME: dir },
+      command: `${process.execPath} ${BIN} --provider scripted --preset ./preset.yaml`,
+    }).start();
     panes.push(pane);
     await pane.waitFor("Enter to send");
     pane.type("survey please");

@@ -9,7 +9,15 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { createTestKit } from "../../../lib/testing/index.js";
 import { afterAll, describe, expect, it } from "vitest";
-import { definePlugin, textOf, type AgentEvent, type AgentMessage, type Plugin, type ProviderRequest, type ToolResultMessage } from "../../../kernel/index.js";
+import {
+  definePlugin,
+  textOf,
+  type AgentEvent,
+  type AgentMessage,
+  type Plugin,
+  type ProviderRequest,
+  type ToolResultMessage,
+} from "../../../kernel/index.js";
 import costAudit from "../../../plugins/cost-audit/index.js";
 import guards from "../../../plugins/guards/index.js";
 import hooksClaude from "../../../plugins/hooks-claude/index.js";
@@ -63,7 +71,14 @@ const priced = definePlugin({
             continue;
           }
           const u = e.message.usage;
-          yield { type: "done", message: { ...e.message, provider: "priced", usage: { ...u, cost: { ...u.cost, input: u.input / 1000, total: u.input / 1000 } } } };
+          yield {
+            type: "done",
+            message: {
+              ...e.message,
+              provider: "priced",
+              usage: { ...u, cost: { ...u.cost, input: u.input / 1000, total: u.input / 1000 } },
+            },
+          };
         }
       },
     });
@@ -88,35 +103,67 @@ async function rig(script: Script, o: RigOptions = {}) {
   const provider = o.provider ?? "scripted";
   const { host, agent, events } = createTestKit({
     cwd,
-    plugins: [toolsCoding, toolsSearch, ...(o.plugins ?? []).map(([p, opts]) => [p, opts ?? {}] as [Plugin<any>, unknown]), [subagents, o.options ?? {}]],
+    plugins: [
+      toolsCoding,
+      toolsSearch,
+      ...(o.plugins ?? []).map(([p, opts]) => [p, opts ?? {}] as [Plugin<any>, unknown]),
+      [subagents, o.options ?? {}],
+    ],
     replies: Array.from({ length: total }, () => route),
-    agent: { provider, model: { id: "main-model", provider, contextWindow: 200_000, maxOutput: 32_000 }, requestOptions: o.requestOptions },
+    agent: {
+      provider,
+      model: { id: "main-model", provider, contextWindow: 200_000, maxOutput: 32_000 },
+      requestOptions: o.requestOptions,
+    },
   });
   host.flagValues = { ...o.flags };
   const stdin = new PassThrough();
   stdin.end();
   const sink = new PassThrough();
   sink.resume();
-  await host.start(agent, { cwd, env: { ...process.env, COIL_HOME: home }, stdin, stdout: sink, stderr: sink }, { mode: "sdk", modelFromCli: false });
-  const remaining = () => Object.entries(script).filter(([, l]) => l.length > 0).map(([k]) => k);
+  await host.start(
+    agent,
+    { cwd, env: { ...process.env, COIL_HOME: home }, stdin, stdout: sink, stderr: sink },
+    { mode: "sdk", modelFromCli: false },
+  );
+  const remaining = () =>
+    Object.entries(script)
+      .filter(([, l]) => l.length > 0)
+      .map(([k]) => k);
   return { cwd, host, agent, events, requests, remaining };
 }
 
-const task = (id: string, description: string, prompt: string, agent?: string) => ({ id, name: "task", arguments: { description, prompt, ...(agent ? { agent } : {}) } });
-const results = (messages: readonly AgentMessage[]) => messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
+const task = (id: string, description: string, prompt: string, agent?: string) => ({
+  id,
+  name: "task",
+  arguments: { description, prompt, ...(agent ? { agent } : {}) },
+});
+const results = (messages: readonly AgentMessage[]) =>
+  messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
 const details = (m: ToolResultMessage) => m.details as TaskDetails;
-const requestsOf = (requests: ProviderRequest[], prefix: string) => requests.filter((r) => textOf(r.messages.find((m) => m.role === "user")).startsWith(prefix));
+const requestsOf = (requests: ProviderRequest[], prefix: string) =>
+  requests.filter((r) => textOf(r.messages.find((m) => m.role === "user")).startsWith(prefix));
 
 describe("the task tool", () => {
   it("runs a child in its own context that uses a tool, and returns its text with a line naming its session and usage", async () => {
     const script: Script = {
       [MAIN]: [
-        { text: "Delegating.", toolCalls: [task("t1", "list files", "CHILD: which files are here?")], usage: { input: 100, output: 10 } },
+        {
+          text: "Delegating.",
+          toolCalls: [task("t1", "list files", "CHILD: which files are here?")],
+          usage: { input: 100, output: 10 },
+        },
         { text: "The child found a.txt." },
       ],
-      "CHILD:": [{ toolCalls: [{ name: "ls", arguments: {} }], usage: { input: 50, output: 5 } }, { text: "There is one file: a.txt", usage: { input: 70, output: 7 } }],
+      "CHILD:": [
+        { toolCalls: [{ name: "ls", arguments: {} }], usage: { input: 50, output: 5 } },
+        { text: "There is one file: a.txt", usage: { input: 70, output: 7 } },
+      ],
     };
-    const { cwd, host, agent, requests, remaining } = await rig({ ...script }, { plugins: [[sessionJsonl, {}]], requestOptions: { thinking: "high" } });
+    const { cwd, host, agent, requests, remaining } = await rig(
+      { ...script },
+      { plugins: [[sessionJsonl, {}]], requestOptions: { thinking: "high" } },
+    );
     writeFileSync(join(cwd, "a.txt"), "x");
     const run = await agent.prompt(`${MAIN} what is here?`);
     expect(run.stopReason).toBe("stop");
@@ -129,7 +176,14 @@ describe("the task tool", () => {
     expect(text.startsWith("There is one file: a.txt\n\n[sub-agent general · session ")).toBe(true);
     expect(text).toContain(`session ${sub.session!.id} (${sub.session!.file})`);
     expect(text).toContain("· main-model · 2 requests · 132 tokens · $0.0000]");
-    expect(sub).toMatchObject({ id: "t1", agent: "general", description: "list files", requests: 2, stopReason: "stop", depth: 1 });
+    expect(sub).toMatchObject({
+      id: "t1",
+      agent: "general",
+      description: "list files",
+      requests: 2,
+      stopReason: "stop",
+      depth: 1,
+    });
     expect(sub.usage).toMatchObject({ input: 120, output: 12 });
 
     // It inherits the parent's request options (thinking level).
@@ -152,7 +206,12 @@ describe("the task tool", () => {
     expect(file).toMatch(/[/\\]subagents[/\\][^/\\]+\.jsonl$/);
     const store = SessionStore.open(file);
     const parent = host.services.get("session") as { id: string; file?: string };
-    expect(store.header.parentSession).toMatchObject({ id: parent.id, path: parent.file, toolCallId: "t1", agent: "general" });
+    expect(store.header.parentSession).toMatchObject({
+      id: parent.id,
+      path: parent.file,
+      toolCallId: "t1",
+      agent: "general",
+    });
     expect(store.context().map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
     // The parent's session holds the task result (with the link), not the child's messages.
     const parentStore = SessionStore.open(parent.file!);
@@ -162,28 +221,48 @@ describe("the task tool", () => {
 
   it("runs three tasks of one reply in parallel: they finish out of order, results come in call order", async () => {
     const script: Script = {
-      [MAIN]: [{ toolCalls: [task("a", "slow", "A: slow"), task("b", "medium", "B: medium"), task("c", "fast", "C: fast")] }, { text: "all done" }],
+      [MAIN]: [
+        { toolCalls: [task("a", "slow", "A: slow"), task("b", "medium", "B: medium"), task("c", "fast", "C: fast")] },
+        { text: "all done" },
+      ],
       "A:": [{ text: "answer A", delayMs: 240 }],
       "B:": [{ text: "answer B", delayMs: 120 }],
       "C:": [{ text: "answer C" }],
     };
     const { agent, events } = await rig(script);
     const run = await agent.prompt(`${MAIN} go`);
-    const ended = events.filter((e): e is Extract<AgentEvent, { type: "tool_execution_end" }> => e.type === "tool_execution_end" && e.toolName === "task").map((e) => e.toolCallId);
+    const ended = events
+      .filter(
+        (e): e is Extract<AgentEvent, { type: "tool_execution_end" }> =>
+          e.type === "tool_execution_end" && e.toolName === "task",
+      )
+      .map((e) => e.toolCallId);
     expect(ended).toEqual(["c", "b", "a"]);
-    expect(results(run.messages).map((r) => [r.toolCallId, textOf(r).split("\n")[0]])).toEqual([["a", "answer A"], ["b", "answer B"], ["c", "answer C"]]);
+    expect(results(run.messages).map((r) => [r.toolCallId, textOf(r).split("\n")[0]])).toEqual([
+      ["a", "answer A"],
+      ["b", "answer B"],
+      ["c", "answer C"],
+    ]);
   });
 
   it("runs at most maxParallel children at a time", async () => {
     const script: Script = {
-      [MAIN]: [{ toolCalls: [task("a", "one", "A: x"), task("b", "two", "B: x"), task("c", "three", "C: x")] }, { text: "done" }],
+      [MAIN]: [
+        { toolCalls: [task("a", "one", "A: x"), task("b", "two", "B: x"), task("c", "three", "C: x")] },
+        { text: "done" },
+      ],
       "A:": [{ text: "A", delayMs: 150 }],
       "B:": [{ text: "B", delayMs: 80 }],
       "C:": [{ text: "C" }],
     };
     const { agent, events } = await rig(script, { options: { maxParallel: 1 } });
     await agent.prompt(`${MAIN} go`);
-    const ended = events.filter((e): e is Extract<AgentEvent, { type: "tool_execution_end" }> => e.type === "tool_execution_end" && e.toolName === "task").map((e) => e.toolCallId);
+    const ended = events
+      .filter(
+        (e): e is Extract<AgentEvent, { type: "tool_execution_end" }> =>
+          e.type === "tool_execution_end" && e.toolName === "task",
+      )
+      .map((e) => e.toolCallId);
     expect(ended).toEqual(["a", "b", "c"]);
   });
 
@@ -194,16 +273,36 @@ describe("the task tool", () => {
     };
     const { agent, events } = await rig(script);
     await agent.prompt(`${MAIN} go`);
-    const updates = events.filter((e): e is Extract<AgentEvent, { type: "tool_execution_update" }> => e.type === "tool_execution_update" && e.toolCallId === "t9");
+    const updates = events.filter(
+      (e): e is Extract<AgentEvent, { type: "tool_execution_update" }> =>
+        e.type === "tool_execution_update" && e.toolCallId === "t9",
+    );
     const inner = updates.map((u) => u.partial.details as SubagentUpdate);
-    expect(inner.every((d) => d.subagent.id === "t9" && d.subagent.agent === "general" && d.subagent.description === "look")).toBe(true);
-    expect(inner.map((d) => d.event.type)).toEqual(expect.arrayContaining(["agent_start", "turn_start", "message_end", "tool_execution_start", "tool_execution_end", "agent_end"]));
+    expect(
+      inner.every((d) => d.subagent.id === "t9" && d.subagent.agent === "general" && d.subagent.description === "look"),
+    ).toBe(true);
+    expect(inner.map((d) => d.event.type)).toEqual(
+      expect.arrayContaining([
+        "agent_start",
+        "turn_start",
+        "message_end",
+        "tool_execution_start",
+        "tool_execution_end",
+        "agent_end",
+      ]),
+    );
     const running = updates.find((u) => (u.partial.details as SubagentUpdate).event.type === "tool_execution_start");
-    expect(textOf({ role: "toolResult", content: running!.partial.content } as ToolResultMessage)).toBe("general: look · running ls · 0 tokens\n  → ls");
+    expect(textOf({ role: "toolResult", content: running!.partial.content } as ToolResultMessage)).toBe(
+      "general: look · running ls · 0 tokens\n  → ls",
+    );
     const last = updates.at(-1)!;
-    expect(textOf({ role: "toolResult", content: last.partial.content } as ToolResultMessage)).toBe("general: look · done · 0 tokens\n  ✓ ls");
+    expect(textOf({ role: "toolResult", content: last.partial.content } as ToolResultMessage)).toBe(
+      "general: look · done · 0 tokens\n  ✓ ls",
+    );
     // The TUI's tool block header for a task call names the agent type and the description.
-    expect(summarizeArgs("task", { description: "look", prompt: "CHILD: look", agent: "explore" })).toBe("explore: look");
+    expect(summarizeArgs("task", { description: "look", prompt: "CHILD: look", agent: "explore" })).toBe(
+      "explore: look",
+    );
     // The parent's own message events are not mixed with the child's.
     expect(events.filter((e) => e.type === "agent_start")).toHaveLength(1);
   });
@@ -214,7 +313,13 @@ describe("agent types", () => {
     const script: Script = {
       [MAIN]: [{ toolCalls: [task("e1", "explore", "EXPLORE: find things", "explore")] }, { text: "ok" }],
       "EXPLORE:": [
-        { toolCalls: [{ id: "w", name: "write", arguments: { path: "x.txt", content: "no" } }, { id: "b1", name: "bash", arguments: { command: "rm -f a.txt" } }, { id: "b2", name: "bash", arguments: { command: "ls" } }] },
+        {
+          toolCalls: [
+            { id: "w", name: "write", arguments: { path: "x.txt", content: "no" } },
+            { id: "b1", name: "bash", arguments: { command: "rm -f a.txt" } },
+            { id: "b2", name: "bash", arguments: { command: "ls" } },
+          ],
+        },
         { text: "I could only look." },
       ],
     };
@@ -227,7 +332,9 @@ describe("agent types", () => {
     const [w, b1, b2] = child[1]!.messages.slice(2) as ToolResultMessage[];
     expect(textOf(w)).toContain("Tool 'write' does not exist");
     expect(b1!.isError).toBe(true);
-    expect(textOf(b1)).toContain("Blocked: the explore agent may run only read-only bash commands: `rm` is not on the read-only list");
+    expect(textOf(b1)).toContain(
+      "Blocked: the explore agent may run only read-only bash commands: `rm` is not on the read-only list",
+    );
     expect(b2!.isError).toBe(false);
     expect(textOf(b2)).toContain("a.txt");
     expect(existsSync(join(cwd, "x.txt"))).toBe(false);
@@ -238,10 +345,16 @@ describe("agent types", () => {
   it("reads a Claude Code agent file: tools: Read, Grep and model: haiku, the body as the system prompt", async () => {
     const cwd = temp("coil-subagents-cwd-");
     mkdirSync(join(cwd, ".claude", "agents"), { recursive: true });
-    cpSync(join(__dirname, "..", "..", "fixtures", "agents", "reviewer.md"), join(cwd, ".claude", "agents", "reviewer.md"));
+    cpSync(
+      join(__dirname, "..", "..", "fixtures", "agents", "reviewer.md"),
+      join(cwd, ".claude", "agents", "reviewer.md"),
+    );
     const script: Script = {
       [MAIN]: [{ toolCalls: [task("r1", "review", "REVIEW: check src", "reviewer")] }, { text: "ok" }],
-      "REVIEW:": [{ toolCalls: [{ id: "w", name: "write", arguments: { path: "x", content: "y" } }] }, { text: "LGTM" }],
+      "REVIEW:": [
+        { toolCalls: [{ id: "w", name: "write", arguments: { path: "x", content: "y" } }] },
+        { text: "LGTM" },
+      ],
     };
     const { agent, requests, host } = await rig(script, { cwd });
     const description = host.tools.get("task")!.description;
@@ -251,7 +364,9 @@ describe("agent types", () => {
     const child = requestsOf(requests, "REVIEW:");
     expect(child[0]!.model.id).toBe("haiku");
     expect(child[0]!.tools.map((t) => t.name).sort()).toEqual(["grep", "read"]);
-    expect(child[0]!.system.find((b) => b.id === "role")?.text).toBe("You review code changes. Report bugs with file:line, then missing tests.");
+    expect(child[0]!.system.find((b) => b.id === "role")?.text).toBe(
+      "You review code changes. Report bugs with file:line, then missing tests.",
+    );
     expect(textOf(child[1]!.messages[2])).toContain("Tool 'write' does not exist");
     const sub = details(results(run.messages)[0]!).subagent;
     expect(sub).toMatchObject({ agent: "reviewer", model: "haiku" });
@@ -261,22 +376,32 @@ describe("agent types", () => {
   it("an agent file naming a model no provider knows is an error result naming the file", async () => {
     const cwd = temp("coil-subagents-cwd-");
     mkdirSync(join(cwd, ".coil", "agents"), { recursive: true });
-    writeFileSync(join(cwd, ".coil", "agents", "far.md"), "---\nname: far\ndescription: far away\nmodel: nowhere/big\n---\nhi\n");
+    writeFileSync(
+      join(cwd, ".coil", "agents", "far.md"),
+      "---\nname: far\ndescription: far away\nmodel: nowhere/big\n---\nhi\n",
+    );
     const script: Script = { [MAIN]: [{ toolCalls: [task("f", "x", "X: x", "far")] }, { text: "ok" }] };
     const { agent } = await rig(script, { cwd });
     const run = await agent.prompt(`${MAIN} go`);
     const [r] = results(run.messages);
     expect(r!.isError).toBe(true);
-    expect(textOf(r)).toBe(`Error: the far agent (${join(cwd, ".coil", "agents", "far.md")}) cannot start: model 'nowhere/big': provider 'nowhere' is not registered (known: scripted)`);
+    expect(textOf(r)).toBe(
+      `Error: the far agent (${join(cwd, ".coil", "agents", "far.md")}) cannot start: model 'nowhere/big': provider 'nowhere' is not registered (known: scripted)`,
+    );
   });
 
   it("an answer over the output budget is cut, with a note", async () => {
     const long = Array.from({ length: 2500 }, (_, i) => `line ${i + 1}`).join("\n");
-    const script: Script = { [MAIN]: [{ toolCalls: [task("l", "long", "LONG: x")] }, { text: "ok" }], "LONG:": [{ text: long }] };
+    const script: Script = {
+      [MAIN]: [{ toolCalls: [task("l", "long", "LONG: x")] }, { text: "ok" }],
+      "LONG:": [{ text: long }],
+    };
     const { agent } = await rig(script, { plugins: [[sessionJsonl, {}]] });
     const run = await agent.prompt(`${MAIN} go`);
     const text = textOf(results(run.messages)[0]);
-    expect(text).toContain("line 2000\n\n[answer cut to 2000 lines / 50 KB of 2500 lines; the whole answer is in the sub-agent's session]");
+    expect(text).toContain(
+      "line 2000\n\n[answer cut to 2000 lines / 50 KB of 2500 lines; the whole answer is in the sub-agent's session]",
+    );
     expect(text).not.toContain("line 2001");
   });
 
@@ -320,7 +445,10 @@ describe("limits and safety", () => {
 
     const two: Script = {
       [MAIN]: [{ toolCalls: [task("d1", "nest", "CHILD: delegate")] }, { text: "ok" }],
-      "CHILD:": [{ toolCalls: [task("d2", "deeper", "GRAND: x")], usage: { input: 10 } }, { text: "grandchild said hi", usage: { input: 10 } }],
+      "CHILD:": [
+        { toolCalls: [task("d2", "deeper", "GRAND: x")], usage: { input: 10 } },
+        { text: "grandchild said hi", usage: { input: 10 } },
+      ],
       "GRAND:": [{ text: "hi", usage: { input: 5 } }],
     };
     // maxParallel 1 holds per level: the child's slot does not starve its own child.
@@ -334,14 +462,21 @@ describe("limits and safety", () => {
     expect(sub.requests).toBe(3);
     expect(sub.usage.input).toBe(25);
     // The grandchild's updates reach the main agent nested in the child's.
-    const nested = b.events.filter((e) => e.type === "tool_execution_update" && (e.partial.details as SubagentUpdate).event.type === "tool_execution_update");
+    const nested = b.events.filter(
+      (e) =>
+        e.type === "tool_execution_update" &&
+        (e.partial.details as SubagentUpdate).event.type === "tool_execution_update",
+    );
     expect(nested.length).toBeGreaterThan(0);
   });
 
   it("a child of a plan-mode parent is read-only (the parent's gates apply to children)", async () => {
     const script: Script = {
       [MAIN]: [{ toolCalls: [task("p", "change", "CHILD: write a file")] }, { text: "ok" }],
-      "CHILD:": [{ toolCalls: [{ id: "w", name: "write", arguments: { path: "x.txt", content: "no" } }] }, { text: "blocked" }],
+      "CHILD:": [
+        { toolCalls: [{ id: "w", name: "write", arguments: { path: "x.txt", content: "no" } }] },
+        { text: "blocked" },
+      ],
     };
     const { cwd, agent, requests } = await rig(script, { plugins: [[planMode, {}]], flags: { plan: true } });
     await agent.prompt(`${MAIN} go`);
@@ -354,7 +489,15 @@ describe("limits and safety", () => {
   it("with the permission gate and no one to ask, task itself is allowed and the child's changes are denied", async () => {
     const script: Script = {
       [MAIN]: [{ toolCalls: [task("g", "change", "CHILD: write")] }, { text: "ok" }],
-      "CHILD:": [{ toolCalls: [{ id: "w", name: "write", arguments: { path: "x.txt", content: "no" } }, { id: "r", name: "ls", arguments: {} }] }, { text: "denied" }],
+      "CHILD:": [
+        {
+          toolCalls: [
+            { id: "w", name: "write", arguments: { path: "x.txt", content: "no" } },
+            { id: "r", name: "ls", arguments: {} },
+          ],
+        },
+        { text: "denied" },
+      ],
     };
     const { cwd, agent, requests } = await rig(script, { plugins: [[permissionGate, { mode: "default" }]] });
     const run = await agent.prompt(`${MAIN} go`);
@@ -379,7 +522,9 @@ describe("limits and safety", () => {
     agent.abort();
     const run = await running;
     expect(run.stopReason).toBe("aborted");
-    expect(results(run.messages).map((r) => textOf(r))).toEqual(Array(3).fill("Aborted by the user before the tool finished."));
+    expect(results(run.messages).map((r) => textOf(r))).toEqual(
+      Array(3).fill("Aborted by the user before the tool finished."),
+    );
     await new Promise((r) => setTimeout(r, 50));
     expect(remaining()).toEqual(["B:", "C:"]);
   });
@@ -390,11 +535,19 @@ describe("limits and safety", () => {
       [MAIN]: [{ toolCalls: [task("m", "spend", "SPEND: x")], usage: { input: 20 } }, { text: "never" }],
       "SPEND:": [noop, noop, noop, noop, { text: "never" }],
     };
-    const { agent, remaining } = await rig(script, { plugins: [[priced, {}], [guards, { maxCost: 0.05 }]], provider: "priced" });
+    const { agent, remaining } = await rig(script, {
+      plugins: [
+        [priced, {}],
+        [guards, { maxCost: 0.05 }],
+      ],
+      provider: "priced",
+    });
     const run = await agent.prompt(`${MAIN} go`);
     const [r] = results(run.messages);
     // The main reply's $0.02 counts at its turn end, after the task: the child is over at its third request.
-    expect(textOf(r)).toContain("[the sub-agent was stopped: spent $0.0600, over the limit of $0.05 for one run (guards maxCost)]");
+    expect(textOf(r)).toContain(
+      "[the sub-agent was stopped: spent $0.0600, over the limit of $0.05 for one run (guards maxCost)]",
+    );
     expect(details(r!).subagent.usage.cost.total).toBeCloseTo(0.06);
     expect(details(r!).subagent.requests).toBe(3);
     // Then the parent: its own $0.02 plus the children's $0.06.
@@ -411,14 +564,22 @@ describe("limits and safety", () => {
     const running = agent.prompt(`${MAIN} go`);
     await new Promise<void>((done) => {
       const stop = agent.subscribe((e) => {
-        if (e.type === "tool_execution_update" && (e.partial.details as SubagentUpdate).event.type === "tool_execution_start") (stop(), done());
+        if (
+          e.type === "tool_execution_update" &&
+          (e.partial.details as SubagentUpdate).event.type === "tool_execution_start"
+        )
+          stop(), done();
       });
     });
     agent.abort();
     const run = await running;
     expect(run.stopReason).toBe("aborted");
     await host.stop();
-    const file = (events.find((e) => e.type === "tool_execution_update" && (e.partial.details as SubagentUpdate).subagent.session) as Extract<AgentEvent, { type: "tool_execution_update" }>).partial.details as SubagentUpdate;
+    const file = (
+      events.find(
+        (e) => e.type === "tool_execution_update" && (e.partial.details as SubagentUpdate).subagent.session,
+      ) as Extract<AgentEvent, { type: "tool_execution_update" }>
+    ).partial.details as SubagentUpdate;
     const child = SessionStore.open(file.subagent.session!.file!).context();
     expect(historyProblems(child)).toEqual([]);
     expect(child.map((m) => m.role)).toEqual(["user", "assistant", "toolResult"]);
@@ -434,12 +595,32 @@ describe("limits and safety", () => {
 describe("cost roll-up", () => {
   it("children's usage is in the parent's totals: the TUI footer's sums, /cost and sessions stats by agent type", async () => {
     const script: Script = {
-      [MAIN]: [{ toolCalls: [task("x1", "one", "E1: a", "explore"), task("x2", "two", "E2: b", "explore"), task("g1", "three", "G: c")], usage: { input: 100 } }, { text: "done", usage: { input: 200 } }],
+      [MAIN]: [
+        {
+          toolCalls: [
+            task("x1", "one", "E1: a", "explore"),
+            task("x2", "two", "E2: b", "explore"),
+            task("g1", "three", "G: c"),
+          ],
+          usage: { input: 100 },
+        },
+        { text: "done", usage: { input: 200 } },
+      ],
       "E1:": [{ text: "e1", usage: { input: 10, output: 1 } }],
-      "E2:": [{ toolCalls: [{ name: "ls", arguments: {} }], usage: { input: 20 } }, { text: "e2", usage: { input: 30 } }],
+      "E2:": [
+        { toolCalls: [{ name: "ls", arguments: {} }], usage: { input: 20 } },
+        { text: "e2", usage: { input: 30 } },
+      ],
       "G:": [{ text: "g", usage: { input: 40, cacheRead: 5 } }],
     };
-    const { agent, host } = await rig(script, { plugins: [[priced, {}], [sessionJsonl, {}], [costAudit, {}]], provider: "priced" });
+    const { agent, host } = await rig(script, {
+      plugins: [
+        [priced, {}],
+        [sessionJsonl, {}],
+        [costAudit, {}],
+      ],
+      provider: "priced",
+    });
     const run = await agent.prompt(`${MAIN} go`);
     expect(run.stopReason).toBe("stop");
 
@@ -454,7 +635,12 @@ describe("cost roll-up", () => {
     expect(report).toContain("total with sub-agents: $0.40");
 
     const session = host.services.get("session") as { path(): readonly { type: string }[] };
-    const stats = JSON.parse((host.services.get("session-stats") as { render(e: unknown, o: { json: boolean }): string }).render(session.path(), { json: true }));
+    const stats = JSON.parse(
+      (host.services.get("session-stats") as { render(e: unknown, o: { json: boolean }): string }).render(
+        session.path(),
+        { json: true },
+      ),
+    );
     expect(stats.totals.cost).toBeCloseTo(0.3);
     expect(stats.totals.costWithSubagents).toBeCloseTo(0.4);
     expect(stats.subagents.explore).toMatchObject({ runs: 2, requests: 3 });
@@ -465,26 +651,53 @@ describe("hooks", () => {
   it("Claude Code SubagentStart and SubagentStop hooks fire around each child, PreToolUse for the child's tool calls", async () => {
     const cwd = temp("coil-subagents-cwd-");
     const log = join(cwd, "hooks.log");
-    const hook = (matcher?: string) => [{ ...(matcher ? { matcher } : {}), hooks: [{ type: "command", command: `cat >> ${log}; echo >> ${log}` }] }];
+    const hook = (matcher?: string) => [
+      { ...(matcher ? { matcher } : {}), hooks: [{ type: "command", command: `cat >> ${log}; echo >> ${log}` }] },
+    ];
     const script: Script = {
       [MAIN]: [{ toolCalls: [task("h1", "look", "CHILD: x", "explore")] }, { text: "ok" }],
       "CHILD:": [{ toolCalls: [{ id: "c1", name: "ls", arguments: {} }] }, { text: "seen" }],
     };
-    const { agent, host } = await rig(script, { cwd, plugins: [[sessionJsonl, {}], [hooksClaude, { user: false, project: false, hooks: { SubagentStart: hook("explore"), SubagentStop: hook(), PreToolUse: hook("LS") } }]] });
+    const { agent, host } = await rig(script, {
+      cwd,
+      plugins: [
+        [sessionJsonl, {}],
+        [
+          hooksClaude,
+          {
+            user: false,
+            project: false,
+            hooks: { SubagentStart: hook("explore"), SubagentStop: hook(), PreToolUse: hook("LS") },
+          },
+        ],
+      ],
+    });
     const run = await agent.prompt(`${MAIN} go`);
     await host.stop();
     const sub = details(results(run.messages)[0]!).subagent;
-    const lines = readFileSync(log, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const lines = readFileSync(log, "utf8")
+      .trim()
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.hook_event_name)).toEqual(["SubagentStart", "PreToolUse", "SubagentStop"]);
     expect(lines[0]).toMatchObject({ agent_id: "h1", agent_type: "explore" });
     expect(lines[1]).toMatchObject({ tool_name: "LS", tool_use_id: "c1" });
-    expect(lines[2]).toMatchObject({ agent_id: "h1", agent_type: "explore", agent_transcript_path: sub.session!.file, stop_hook_active: false });
+    expect(lines[2]).toMatchObject({
+      agent_id: "h1",
+      agent_type: "explore",
+      agent_transcript_path: sub.session!.file,
+      stop_hook_active: false,
+    });
   });
 });
 
 describe("agent files", () => {
-  const write = (dir: string, name: string, text: string) => (mkdirSync(dir, { recursive: true }), writeFileSync(join(dir, name), text));
-  const agentMd = (name: string, description: string, extra = "") => `---\nname: ${name}\ndescription: ${description}\n${extra}---\nYou are ${name}.\n`;
+  const write = (dir: string, name: string, text: string) => (
+    mkdirSync(dir, { recursive: true }), writeFileSync(join(dir, name), text)
+  );
+  const agentMd = (name: string, description: string, extra = "") =>
+    `---\nname: ${name}\ndescription: ${description}\n${extra}---\nYou are ${name}.\n`;
 
   it("come from packages, ~/.claude/agents, $COIL_HOME/agents, .claude/agents and .coil/agents; later ones win; bad files are reported", () => {
     const cwd = temp("coil-agents-cwd-");
@@ -495,7 +708,11 @@ describe("agent files", () => {
     write(join(pkg, "team"), "tester.md", agentMd("tester", "from the package"));
     write(join(pkg, "team"), "shared.md", agentMd("shared", "from the package"));
     write(join(userHome, ".claude", "agents"), "shared.md", agentMd("shared", "from ~/.claude"));
-    write(join(userHome, ".claude", "agents"), "mine.md", agentMd("mine", "from ~/.claude", "tools: Read, Glob, LS, MultiEdit\nmodel: sonnet\n"));
+    write(
+      join(userHome, ".claude", "agents"),
+      "mine.md",
+      agentMd("mine", "from ~/.claude", "tools: Read, Glob, LS, MultiEdit\nmodel: sonnet\n"),
+    );
     write(join(coilHomeDir, "agents"), "shared.md", agentMd("shared", "from $COIL_HOME"));
     write(join(cwd, ".claude", "agents"), "shared.md", agentMd("shared", "from .claude"));
     write(join(cwd, ".coil", "agents"), "shared.md", agentMd("shared", "from .coil"));
@@ -508,31 +725,44 @@ describe("agent files", () => {
     expect(Object.keys(by).sort()).toEqual(["explore", "general", "mine", "shared", "tester"]);
     expect(by.tester).toMatchObject({ description: "from the package", source: "package" });
     expect(by.shared).toMatchObject({ description: "from .coil", source: "project" });
-    expect(by.explore).toMatchObject({ description: "a project's own explore", source: "project", prompt: "You are explore." });
+    expect(by.explore).toMatchObject({
+      description: "a project's own explore",
+      source: "project",
+      prompt: "You are explore.",
+    });
     expect(by.mine).toMatchObject({ tools: ["read", "find", "ls", "edit"], model: "sonnet", source: "user" });
     expect(problems.map((p) => [p.file.split("/").pop(), p.reason])).toEqual([
       ["broken.md", "'description' is missing: the model picks agents by it"],
       ["empty.md", "the body (the agent's system prompt) is empty"],
     ]);
-    expect(discoverAgents({ cwd, home: coilHomeDir, userHome, packages: false }).agents.some((a) => a.name === "tester")).toBe(false);
+    expect(
+      discoverAgents({ cwd, home: coilHomeDir, userHome, packages: false }).agents.some((a) => a.name === "tester"),
+    ).toBe(false);
   });
 
   it("a skipped agent file is reported at start; an agent asking for a tool the parent lacks gets the rest, with a note", async () => {
     const cwd = temp("coil-subagents-cwd-");
     write(join(cwd, ".coil", "agents"), "web.md", agentMd("web", "fetches pages", "tools: Read, WebFetch\n"));
     write(join(cwd, ".coil", "agents"), "bad.md", "---\nname: [x\n  - y\n---\nbody\n");
-    const script: Script = { [MAIN]: [{ toolCalls: [task("w", "fetch", "WEB: x", "web")] }, { text: "ok" }], "WEB:": [{ text: "done" }] };
+    const script: Script = {
+      [MAIN]: [{ toolCalls: [task("w", "fetch", "WEB: x", "web")] }, { text: "ok" }],
+      "WEB:": [{ text: "done" }],
+    };
     const { agent, events, requests, host } = await rig(script, { cwd });
     const warn = events.find((e) => e.type === "diagnostic" && e.plugin === "subagents");
     expect(warn).toMatchObject({ level: "warn" });
-    expect((warn as { message: string }).message).toMatch(/^agent file .*bad\.md skipped: front matter is not valid YAML/);
+    expect((warn as { message: string }).message).toMatch(
+      /^agent file .*bad\.md skipped: front matter is not valid YAML/,
+    );
     const listing = String(await host.commands.get("agents")!.run("", agent));
     expect(listing).toContain(`web (${join(cwd, ".coil", "agents", "web.md")}): fetches pages [tools: read, webfetch]`);
     expect(listing).toContain("explore (builtin): Read-only explorer");
     expect(listing).toMatch(/skipped .*bad\.md: front matter is not valid YAML/);
     const run = await agent.prompt(`${MAIN} go`);
     expect(requestsOf(requests, "WEB:")[0]!.tools.map((t) => t.name)).toEqual(["read"]);
-    expect(textOf(results(run.messages)[0])).toContain("[the web agent asks for tools this agent does not have, left out: webfetch]");
+    expect(textOf(results(run.messages)[0])).toContain(
+      "[the web agent asks for tools this agent does not have, left out: webfetch]",
+    );
   });
 });
 
@@ -543,7 +773,10 @@ describe("guards verify", () => {
       [MAIN]: [{ toolCalls: [task("v", "look", "CHILD: x")] }, { text: "main finished" }],
       "CHILD:": [{ text: "child finished" }],
     };
-    const { agent } = await rig(script, { cwd, plugins: [[guards, { verify: { command: "echo checked >> verify.log", attempts: 1 } }]] });
+    const { agent } = await rig(script, {
+      cwd,
+      plugins: [[guards, { verify: { command: "echo checked >> verify.log", attempts: 1 } }]],
+    });
     const run = await agent.prompt(`${MAIN} go`);
     expect(run.stopReason).toBe("stop");
     expect(textOf(results(run.messages)[0]).split("\n")[0]).toBe("child finished");

@@ -13,19 +13,27 @@ import { childEnv } from "../../support/env.js";
 
 const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const dir = mkdtempSync(join(tmpdir(), "coil-confinement-"));
-const NOTICE = /bash runs commands WITHOUT a sandbox, with the rights of .*to confine them: coil --preset safe, or add sandbox-bwrap to your preset/;
+const NOTICE =
+  /bash runs commands WITHOUT a sandbox, with the rights of .*to confine them: coil --preset safe, or add sandbox-bwrap to your preset/;
 
 beforeAll(() => {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\``);
   const call = (command: string) => `    - name: bash\n      arguments: { command: ${JSON.stringify(command)} }\n`;
-  writeFileSync(join(dir, "two-bash.yaml"), `- toolCalls:\n${call("echo one")}- toolCalls:\n${call("echo two")}- text: done\n`);
+  writeFileSync(
+    join(dir, "two-bash.yaml"),
+    `- toolCalls:\n${call("echo one")}- toolCalls:\n${call("echo two")}- text: done\n`,
+  );
   writeFileSync(join(dir, "no-bash.yaml"), `- text: nothing to run\n`);
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function coil(args: string[]) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: childEnv({ COIL_HOME: join(dir, "coil-home") }), stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: dir,
+      env: childEnv({ COIL_HOME: join(dir, "coil-home") }),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -55,7 +63,16 @@ describe("the unconfined notice", () => {
   it("says nothing when no command runs, or when commands run in the sandbox", async () => {
     const none = await coil(["--provider", "scripted", "--script", "no-bash.yaml", "-p", "go"]);
     expect(none.stderr).not.toMatch(/WITHOUT a sandbox/);
-    const boxed = await coil(["--plugin", "sandbox-bwrap", "--provider", "scripted", "--script", "two-bash.yaml", "-p", "go"]);
+    const boxed = await coil([
+      "--plugin",
+      "sandbox-bwrap",
+      "--provider",
+      "scripted",
+      "--script",
+      "two-bash.yaml",
+      "-p",
+      "go",
+    ]);
     expect(boxed.code).toBe(0);
     expect(boxed.stderr).not.toMatch(/WITHOUT a sandbox/);
   });
@@ -66,7 +83,9 @@ describe("coil doctor in every built-in preset", () => {
     for (const preset of ["default", "print"]) {
       const r = await coil(["--preset", preset, "doctor"]);
       expect(r.code, preset).toBe(0);
-      expect(r.stdout, preset).toMatch(/^sandbox: none\n  bash runs commands WITHOUT a sandbox, with the rights of \S+ \(uid \d+\)/m);
+      expect(r.stdout, preset).toMatch(
+        /^sandbox: none\n  bash runs commands WITHOUT a sandbox, with the rights of \S+ \(uid \d+\)/m,
+      );
       expect(r.stdout, preset).toContain("to confine them: coil --preset safe, or add sandbox-bwrap to your preset");
     }
   });

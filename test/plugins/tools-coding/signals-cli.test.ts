@@ -54,7 +54,10 @@ function start(dir: string, args: string[]): ChildProcess {
   });
 }
 
-const exited = (child: ChildProcess) => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once("exit", () => resolve())));
+const exited = (child: ChildProcess) =>
+  new Promise<void>((resolve) =>
+    child.exitCode !== null || child.signalCode !== null ? resolve() : child.once("exit", () => resolve()),
+  );
 
 async function noSurvivors(p: ReturnType<typeof project>) {
   await until(() => p.sleeps().length === 0, 6000).catch(() => undefined);
@@ -64,27 +67,37 @@ async function noSurvivors(p: ReturnType<typeof project>) {
 const MODES: [string, string[], ((child: ChildProcess) => void)?][] = [
   ["print", ["-p", "go"]],
   ["json", ["--mode", "json", "-p", "go"]],
-  ["rpc", ["--mode", "rpc"], (child) => child.stdin!.write(`${JSON.stringify({ id: "1", type: "prompt", message: "go" })}\n`)],
+  [
+    "rpc",
+    ["--mode", "rpc"],
+    (child) => child.stdin!.write(`${JSON.stringify({ id: "1", type: "prompt", message: "go" })}\n`),
+  ],
 ];
 
 describe.each(MODES)("%s mode", (_mode, args, begin) => {
-  it.each(["SIGHUP", "SIGTERM", "SIGINT"] as const)("%s ends every process the run started", { timeout: 20_000 }, async (signal) => {
-    const p = project(true);
-    const child = start(p.dir, args);
-    let stderr = "";
-    child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-    begin?.(child);
-    await until(() => p.sleeps().length === p.expected, 8000).catch(() => {
-      throw new Error(`the process tree did not start: ${p.sleeps().join("\n")}\n${stderr}`);
-    });
-    child.kill(signal);
-    await exited(child);
-    await noSurvivors(p);
-  });
+  it.each(["SIGHUP", "SIGTERM", "SIGINT"] as const)(
+    "%s ends every process the run started",
+    { timeout: 20_000 },
+    async (signal) => {
+      const p = project(true);
+      const child = start(p.dir, args);
+      let stderr = "";
+      child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+      begin?.(child);
+      await until(() => p.sleeps().length === p.expected, 8000).catch(() => {
+        throw new Error(`the process tree did not start: ${p.sleeps().join("\n")}\n${stderr}`);
+      });
+      child.kill(signal);
+      await exited(child);
+      await noSurvivors(p);
+    },
+  );
 });
 
 describe("kill -9 of coil", () => {
-  it("without a sandbox, its commands' process groups end with it (background ones too)", { timeout: 20_000 }, async () => {
+  it("without a sandbox, its commands' process groups end with it (background ones too)", {
+    timeout: 20_000,
+  }, async () => {
     const p = project(false);
     const child = start(p.dir, ["-p", "go"]);
     await until(() => p.sleeps().length === p.expected, 8000);
@@ -105,27 +118,31 @@ describe("kill -9 of coil", () => {
 });
 
 describe.skipIf(!hasTmux)("TUI mode (tmux)", () => {
-  it.each(["SIGHUP", "SIGTERM", "SIGINT"] as const)("%s ends every process the run started", { timeout: 30_000 }, async (signal) => {
-    const p = project(true);
-    const pane = new Tmux({
-      dir: p.dir,
-      cwd: p.dir,
-      env: { COIL_HOME: join(p.dir, "coil-home") },
-      command: `${process.execPath} ${BIN} --plugin ui-tui --provider scripted --script ${join(p.dir, "replies.yaml")}`,
-    });
-    panes.push(pane);
-    pane.start();
-    await pane.waitFor("coil");
-    pane.type("go");
-    pane.keys("Enter");
-    await until(() => p.sleeps().length === p.expected, 10_000);
-    // coil itself: the node process whose arguments name this project's script
-    const coilPid = processesWith(join(p.dir, "replies.yaml"))
-      .map((l) => l.trim().split(/\s+/))
-      .find((f) => f[2]?.endsWith("node") || f[2] === process.execPath)?.[0];
-    expect(coilPid).toBeDefined();
-    process.kill(Number(coilPid), signal);
-    await pane.waitFor(/\[exited \d+\]/, 10_000);
-    await noSurvivors(p);
-  });
+  it.each(["SIGHUP", "SIGTERM", "SIGINT"] as const)(
+    "%s ends every process the run started",
+    { timeout: 30_000 },
+    async (signal) => {
+      const p = project(true);
+      const pane = new Tmux({
+        dir: p.dir,
+        cwd: p.dir,
+        env: { COIL_HOME: join(p.dir, "coil-home") },
+        command: `${process.execPath} ${BIN} --plugin ui-tui --provider scripted --script ${join(p.dir, "replies.yaml")}`,
+      });
+      panes.push(pane);
+      pane.start();
+      await pane.waitFor("coil");
+      pane.type("go");
+      pane.keys("Enter");
+      await until(() => p.sleeps().length === p.expected, 10_000);
+      // coil itself: the node process whose arguments name this project's script
+      const coilPid = processesWith(join(p.dir, "replies.yaml"))
+        .map((l) => l.trim().split(/\s+/))
+        .find((f) => f[2]?.endsWith("node") || f[2] === process.execPath)?.[0];
+      expect(coilPid).toBeDefined();
+      process.kill(Number(coilPid), signal);
+      await pane.waitFor(/\[exited \d+\]/, 10_000);
+      await noSurvivors(p);
+    },
+  );
 });

@@ -1,7 +1,13 @@
 /** tools-coding: the bash tool with real processes (no mocks of child_process). */
 import { createReadStream, readFileSync, rmSync, statSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import toolsCoding, { DEFAULT_BASH_TIMEOUT_S, formatSize, MAX_BASH_TIMEOUT_S, MAX_BYTES, MAX_LINES } from "../../../plugins/tools-coding/index.js";
+import toolsCoding, {
+  DEFAULT_BASH_TIMEOUT_S,
+  formatSize,
+  MAX_BASH_TIMEOUT_S,
+  MAX_BYTES,
+  MAX_LINES,
+} from "../../../plugins/tools-coding/index.js";
 import { definePlugin, type ToolOutput } from "../../../kernel/index.js";
 import type { ExecOptions } from "../../../plugins/tools-coding/index.js";
 import { sleep, until } from "../../support/harness.js";
@@ -60,7 +66,9 @@ describe("bash: results", () => {
   it("says when there is no output, and strips terminal escapes and progress rewrites", async () => {
     const { call } = bash();
     expect(textOf(await call("bash", { command: "true" }))).toBe("(no output)");
-    const out = await call("bash", { command: "printf '\\033[31mred\\033[0m\\n'; printf '10%%\\r50%%\\r100%%\\n'; printf 'a\\r\\nb\\n'" });
+    const out = await call("bash", {
+      command: "printf '\\033[31mred\\033[0m\\n'; printf '10%%\\r50%%\\r100%%\\n'; printf 'a\\r\\nb\\n'",
+    });
     expect(textOf(out)).toBe("red\n100%\na\nb");
   });
 
@@ -78,7 +86,9 @@ describe("bash: results", () => {
     const { call } = bash();
     const out = await call("bash", { command: "seq 1 3000" });
     const path = out.details.fullOutputPath as string;
-    expect(textOf(out)).toBe(`${Array.from({ length: 2000 }, (_, i) => i + 1001).join("\n")}\n\n[Showing lines 1001-3000 of 3000. Full output: ${path}]`);
+    expect(textOf(out)).toBe(
+      `${Array.from({ length: 2000 }, (_, i) => i + 1001).join("\n")}\n\n[Showing lines 1001-3000 of 3000. Full output: ${path}]`,
+    );
     expect(readFileSync(path, "utf8")).toBe(Array.from({ length: 3000 }, (_, i) => i + 1).join("\n") + "\n");
     rmSync(path);
   });
@@ -94,7 +104,11 @@ describe("bash: results", () => {
     const path = out.details.fullOutputPath as string;
     const shown = 1 + Math.floor((MAX_BYTES - 99) / 100); // whole 99-character lines within the byte limit
     const text = textOf(out);
-    expect(text.endsWith(`\n\n[Showing lines ${1_000_000 - shown + 1}-1000000 of 1000000 (${formatSize(MAX_BYTES)} limit). Full output: ${path}]`)).toBe(true);
+    expect(
+      text.endsWith(
+        `\n\n[Showing lines ${1_000_000 - shown + 1}-1000000 of 1000000 (${formatSize(MAX_BYTES)} limit). Full output: ${path}]`,
+      ),
+    ).toBe(true);
     const body = text.slice(0, text.indexOf("\n\n["));
     expect(Buffer.byteLength(body)).toBeLessThanOrEqual(MAX_BYTES);
     expect(body.split("\n").at(-1)).toBe(String(1_000_000).padStart(99, "0"));
@@ -126,7 +140,9 @@ describe("bash: results", () => {
     expect(textOf(await bash({ shell: "/bin/bash" }).call("bash", { command: "echo $0" }))).toBe("/bin/bash");
     const missing = await bash({ shell: "/nonexistent/zsh" }).call("bash", { command: "true" });
     expect(missing.isError).toBe(true);
-    expect(textOf(missing)).toMatch(/^Cannot start \/nonexistent\/zsh \(\/nonexistent\/zsh was not found; set the tools-coding option bash\.shell\)/);
+    expect(textOf(missing)).toMatch(
+      /^Cannot start \/nonexistent\/zsh \(\/nonexistent\/zsh was not found; set the tools-coding option bash\.shell\)/,
+    );
   });
 
   it("runs commands through an operations backend a plugin provides (a sandbox's exec)", async () => {
@@ -219,4 +235,3 @@ describe("bash: timeouts and aborts end the whole process tree", () => {
     expect(processesWith(marker)).toEqual([]);
   });
 });
-

@@ -21,9 +21,17 @@ interface Ran {
   stderr: string;
 }
 
-function coil(cwd: string, args: string[], onStdout?: (text: string, child: ReturnType<typeof spawn>) => void): Promise<Ran> {
+function coil(
+  cwd: string,
+  args: string[],
+  onStdout?: (text: string, child: ReturnType<typeof spawn>) => void,
+): Promise<Ran> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: childEnv({ COIL_HOME: tempDir({}, "coil-home-") }), stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd,
+      env: childEnv({ COIL_HOME: tempDir({}, "coil-home-") }),
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => {
@@ -58,7 +66,18 @@ const SCRIPT = `replies:
 describe("coding tools through the CLI", () => {
   it("write, read, edit, ls and grep in a temp project leave the expected bytes", async () => {
     const dir = tempDir({ "replies.yaml": SCRIPT });
-    const ran = await coil(dir, ["--plugin", "tools-coding", "--plugin", "tools-search", "--script", "replies.yaml", "--mode", "json", "-p", "take notes"]);
+    const ran = await coil(dir, [
+      "--plugin",
+      "tools-coding",
+      "--plugin",
+      "tools-search",
+      "--script",
+      "replies.yaml",
+      "--mode",
+      "json",
+      "-p",
+      "take notes",
+    ]);
     expect(ran.stderr).toBe("");
     expect(ran.code).toBe(0);
     expect(readFileSync(join(dir, "notes/todo.txt"), "utf8")).toBe("first\r\n2nd\r\nthird\r\n");
@@ -80,16 +99,25 @@ describe("coding tools through the CLI", () => {
   it("Ctrl-C during a bash command ends the run and leaves no process of its tree", async () => {
     const marker = `32${Math.floor(Math.random() * 1e6)}.`;
     const command = `trap '' TERM; echo started; setsid sleep ${marker}1 & sleep ${marker}2 & wait`;
-    const dir = tempDir({ "replies.yaml": `- toolCalls:\n    - name: bash\n      arguments: { command: ${JSON.stringify(command)} }\n- text: never\n` });
+    const dir = tempDir({
+      "replies.yaml": `- toolCalls:\n    - name: bash\n      arguments: { command: ${JSON.stringify(command)} }\n- text: never\n`,
+    });
     try {
       let signalled = false;
-      const ran = await coil(dir, ["--plugin", "tools-coding", "--script", "replies.yaml", "--mode", "json", "-p", "run it"], (stdout, child) => {
-        if (!signalled && stdout.includes('"type":"tool_execution_update"')) {
-          signalled = true;
-          // both sleeps are up before the interrupt
-          void until(() => processesWith(marker).filter((l) => /^\s*\d+\s+\S+\s+sleep /.test(l)).length === 2, 5000).then(() => child.kill("SIGINT"));
-        }
-      });
+      const ran = await coil(
+        dir,
+        ["--plugin", "tools-coding", "--script", "replies.yaml", "--mode", "json", "-p", "run it"],
+        (stdout, child) => {
+          if (!signalled && stdout.includes('"type":"tool_execution_update"')) {
+            signalled = true;
+            // both sleeps are up before the interrupt
+            void until(
+              () => processesWith(marker).filter((l) => /^\s*\d+\s+\S+\s+sleep /.test(l)).length === 2,
+              5000,
+            ).then(() => child.kill("SIGINT"));
+          }
+        },
+      );
       expect(signalled).toBe(true);
       expect(ran.code).toBe(1);
       const end = ran.stdout

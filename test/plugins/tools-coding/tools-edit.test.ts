@@ -31,7 +31,10 @@ export function part(name: string) {
 describe("edit: matching and applying", () => {
   it("replaces one exact match and reports the diff and first changed line", async () => {
     const { call, read } = setup({ "src.ts": SOURCE });
-    const out = await call("edit", { path: "src.ts", edits: [{ oldText: 'return "hello " + name;', newText: 'return `hello ${name}`;' }] });
+    const out = await call("edit", {
+      path: "src.ts",
+      edits: [{ oldText: 'return "hello " + name;', newText: "return `hello ${name}`;" }],
+    });
     expect(out.isError).toBeFalsy();
     expect(textOf(out)).toBe("Edited src.ts: 1 replacement at line 4.");
     expect(read("src.ts")).toBe(SOURCE.replace('return "hello " + name;', "return `hello ${name}`;"));
@@ -75,7 +78,9 @@ describe("edit: matching and applying", () => {
     });
     expect(textOf(out)).toBe("Edited src.ts: 3 replacements at lines 1, 3, 8.");
     expect(read("src.ts")).toBe(
-      SOURCE.replace('"bye "', '"goodbye "').replace("greet(name: string)", "greet(name: string, loud = false)").replace("{ a }", "{ a, b }"),
+      SOURCE.replace('"bye "', '"goodbye "')
+        .replace("greet(name: string)", "greet(name: string, loud = false)")
+        .replace("{ a }", "{ a, b }"),
     );
     expect(out.details.edits).toEqual([
       { index: 0, line: 8, tolerant: false },
@@ -94,7 +99,9 @@ describe("edit: matching and applying", () => {
       ],
     });
     expect(out.isError).toBe(true);
-    expect(textOf(out)).toBe("edits[1].oldText matches 2 places in src.ts (lines 3, 7); it must match exactly one. Include more surrounding lines to make it unique.");
+    expect(textOf(out)).toBe(
+      "edits[1].oldText matches 2 places in src.ts (lines 3, 7); it must match exactly one. Include more surrounding lines to make it unique.",
+    );
     expect(read("src.ts")).toBe(SOURCE);
   });
 
@@ -107,7 +114,9 @@ describe("edit: matching and applying", () => {
   it("lists the distinct lines of several matches, with columns where one line has more than one", async () => {
     const { call } = setup({ "x.ts": "y = f(a) + f(b) + f(c);\nz = 1;\nw = f(d);\n" });
     const one = await call("edit", { path: "x.ts", edits: [{ oldText: "+ f(", newText: "- g(" }] });
-    expect(textOf(one)).toBe("oldText matches 2 places in x.ts (line 1, columns 10, 17); it must match exactly one. Include more surrounding lines to make it unique.");
+    expect(textOf(one)).toBe(
+      "oldText matches 2 places in x.ts (line 1, columns 10, 17); it must match exactly one. Include more surrounding lines to make it unique.",
+    );
     const many = await call("edit", { path: "x.ts", edits: [{ oldText: "f(", newText: "g(" }] });
     expect(textOf(many)).toContain("oldText matches 4 places in x.ts (lines 1 (columns 5, 12, 19), 3);");
   });
@@ -132,7 +141,9 @@ describe("edit: matching and applying", () => {
     const { call, read } = setup({ "src.ts": SOURCE });
     const same = await call("edit", { path: "src.ts", edits: [{ oldText: "part(", newText: "part(" }] });
     expect(same.isError).toBe(true);
-    expect(textOf(same)).toBe("The edit changes nothing: its newText is the same as the text it replaces at line 7 of src.ts. Give the new text, or drop the edit.");
+    expect(textOf(same)).toBe(
+      "The edit changes nothing: its newText is the same as the text it replaces at line 7 of src.ts. Give the new text, or drop the edit.",
+    );
     const empty = await call("edit", { path: "src.ts", edits: [{ oldText: "", newText: "x" }] });
     expect(textOf(empty)).toContain("oldText is empty");
     expect(read("src.ts")).toBe(SOURCE);
@@ -140,7 +151,10 @@ describe("edit: matching and applying", () => {
 
   it("explains a missing oldText by showing the numbered lines of the closest text", async () => {
     const { call } = setup({ "src.ts": SOURCE });
-    const out = await call("edit", { path: "src.ts", edits: [{ oldText: "export function part(name: string) {\n  return 'bye' + name;", newText: "x" }] });
+    const out = await call("edit", {
+      path: "src.ts",
+      edits: [{ oldText: "export function part(name: string) {\n  return 'bye' + name;", newText: "x" }],
+    });
     expect(out.isError).toBe(true);
     expect(textOf(out)).toBe(
       [
@@ -160,7 +174,10 @@ describe("edit: matching and applying", () => {
     const lines = Array.from({ length: 30 }, (_, i) => `const v${i} = ${i};`);
     lines[14] = "//  Talks to the server";
     const { call } = setup({ "c.ts": lines.join("\n") + "\n" });
-    const out = await call("edit", { path: "c.ts", edits: [{ oldText: "// Talks to the server", newText: "// Calls the server" }] });
+    const out = await call("edit", {
+      path: "c.ts",
+      edits: [{ oldText: "// Talks to the server", newText: "// Calls the server" }],
+    });
     expect(out.isError).toBe(true);
     expect(textOf(out)).toBe(
       [
@@ -207,7 +224,10 @@ describe("edit: line endings, BOM and tolerant matches", () => {
   it("matches despite trailing whitespace and changes only that region", async () => {
     const original = "keep  \nfunction f() {   \n  return 1;\t\n}\nkeep  \n";
     const { call, read } = setup({ "ws.js": original });
-    const out = await call("edit", { path: "ws.js", edits: [{ oldText: "function f() {\n  return 1;\n}", newText: "function f() {\n  return 2;\n}" }] });
+    const out = await call("edit", {
+      path: "ws.js",
+      edits: [{ oldText: "function f() {\n  return 1;\n}", newText: "function f() {\n  return 2;\n}" }],
+    });
     expect(out.isError).toBeFalsy();
     expect(textOf(out)).toContain("matched only after ignoring differences in trailing whitespace");
     expect(out.details.edits[0].tolerant).toBe(true);
@@ -217,13 +237,17 @@ describe("edit: line endings, BOM and tolerant matches", () => {
   it("matches curly quotes, Unicode dashes and spaces by their ASCII look-alikes, leaving others untouched", async () => {
     const original = "title: \u201CIt\u2019s here\u201D \u2014 ok\u00A0now\nother: \u201Cleave me\u201D \u2013 x\n";
     const { call, read } = setup({ "doc.md": original });
-    const out = await call("edit", { path: "doc.md", edits: [{ oldText: `title: "It's here" - ok now`, newText: "title: done" }] });
+    const out = await call("edit", {
+      path: "doc.md",
+      edits: [{ oldText: `title: "It's here" - ok now`, newText: "title: done" }],
+    });
     expect(out.isError).toBeFalsy();
     expect(read("doc.md")).toBe("title: done\nother: \u201Cleave me\u201D \u2013 x\n");
   });
 
   it("matches fullwidth punctuation, NFKC compatibility forms and decomposed accents, changing only the matched region", async () => {
-    const original = "call\uFF08a\uFF0Cb\uFF09;\n\uFF21\uFF22\uFF23 = 1;\n\uFB01le ok\ncafe\u0301 menu\nkeep\uFF08x\uFF09 \uFF21\n";
+    const original =
+      "call\uFF08a\uFF0Cb\uFF09;\n\uFF21\uFF22\uFF23 = 1;\n\uFB01le ok\ncafe\u0301 menu\nkeep\uFF08x\uFF09 \uFF21\n";
     const { call, read } = setup({ "wide.txt": original });
     const out = await call("edit", {
       path: "wide.txt",
@@ -254,11 +278,23 @@ describe("edit: line endings, BOM and tolerant matches", () => {
   });
 
   it("refuses binary, non-UTF-8, missing files and directories with what to do instead", async () => {
-    const { call } = setup({ "b.bin": Buffer.from([0x61, 0, 0x62]), "latin.txt": Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]), "dir/x": "x" });
-    expect(textOf(await call("edit", { path: "b.bin", edits: [{ oldText: "a", newText: "b" }] }))).toContain("binary file");
-    expect(textOf(await call("edit", { path: "latin.txt", edits: [{ oldText: "caf", newText: "x" }] }))).toContain("not valid UTF-8");
-    expect(textOf(await call("edit", { path: "nope.txt", edits: [{ oldText: "a", newText: "b" }] }))).toMatch(/^File not found: nope\.txt .* To create a new file, use write\.$/);
-    expect(textOf(await call("edit", { path: "dir", edits: [{ oldText: "a", newText: "b" }] }))).toBe("dir is a directory; edit changes files.");
+    const { call } = setup({
+      "b.bin": Buffer.from([0x61, 0, 0x62]),
+      "latin.txt": Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]),
+      "dir/x": "x",
+    });
+    expect(textOf(await call("edit", { path: "b.bin", edits: [{ oldText: "a", newText: "b" }] }))).toContain(
+      "binary file",
+    );
+    expect(textOf(await call("edit", { path: "latin.txt", edits: [{ oldText: "caf", newText: "x" }] }))).toContain(
+      "not valid UTF-8",
+    );
+    expect(textOf(await call("edit", { path: "nope.txt", edits: [{ oldText: "a", newText: "b" }] }))).toMatch(
+      /^File not found: nope\.txt .* To create a new file, use write\.$/,
+    );
+    expect(textOf(await call("edit", { path: "dir", edits: [{ oldText: "a", newText: "b" }] }))).toBe(
+      "dir is a directory; edit changes files.",
+    );
   });
 });
 
@@ -266,13 +302,32 @@ describe("edit: argument repair and concurrency through the kernel", () => {
   it("accepts top-level oldText/newText (and snake_case names) as one edit", async () => {
     const { tool } = setup({});
     const prepare = tool("edit").prepareArguments!;
-    expect(prepare({ path: "a", oldText: "x", newText: "y" })).toEqual({ path: "a", edits: [{ oldText: "x", newText: "y" }] });
-    expect(prepare({ file_path: "a", old_string: "x", new_string: "y" })).toEqual({ path: "a", edits: [{ oldText: "x", newText: "y" }] });
-    expect(prepare({ path: "a", edits: '[{"oldText":"x","newText":"y"}]' })).toEqual({ path: "a", edits: [{ oldText: "x", newText: "y" }] });
-    expect(prepare({ path: "a", edits: { oldText: "x", newText: "y" } })).toEqual({ path: "a", edits: [{ oldText: "x", newText: "y" }] });
+    expect(prepare({ path: "a", oldText: "x", newText: "y" })).toEqual({
+      path: "a",
+      edits: [{ oldText: "x", newText: "y" }],
+    });
+    expect(prepare({ file_path: "a", old_string: "x", new_string: "y" })).toEqual({
+      path: "a",
+      edits: [{ oldText: "x", newText: "y" }],
+    });
+    expect(prepare({ path: "a", edits: '[{"oldText":"x","newText":"y"}]' })).toEqual({
+      path: "a",
+      edits: [{ oldText: "x", newText: "y" }],
+    });
+    expect(prepare({ path: "a", edits: { oldText: "x", newText: "y" } })).toEqual({
+      path: "a",
+      edits: [{ oldText: "x", newText: "y" }],
+    });
 
     const dir = tempDir({ "f.txt": "before\n" });
-    const { agent } = agentIn(dir, [[toolsCoding, {}]], [{ toolCalls: [{ name: "edit", arguments: { path: "f.txt", oldText: "before", newText: "after" } }] }, { text: "ok" }]);
+    const { agent } = agentIn(
+      dir,
+      [[toolsCoding, {}]],
+      [
+        { toolCalls: [{ name: "edit", arguments: { path: "f.txt", oldText: "before", newText: "after" } }] },
+        { text: "ok" },
+      ],
+    );
     const run = await agent.prompt("fix it");
     const result = run.messages.find((m) => m.role === "toolResult")!;
     expect(result).toMatchObject({ isError: false });
@@ -290,14 +345,19 @@ describe("edit: argument repair and concurrency through the kernel", () => {
           toolCalls: [
             { name: "edit", arguments: { path: "shared.txt", edits: [{ oldText: "alpha", newText: "ALPHA" }] } },
             { name: "edit", arguments: { path: "link.txt", edits: [{ oldText: "gamma", newText: "GAMMA" }] } },
-            { name: "edit", arguments: { path: join(dir, "shared.txt"), edits: [{ oldText: "beta", newText: "BETA" }] } },
+            {
+              name: "edit",
+              arguments: { path: join(dir, "shared.txt"), edits: [{ oldText: "beta", newText: "BETA" }] },
+            },
           ],
         },
         { text: "done" },
       ],
     );
     const run = await agent.prompt("shout");
-    expect(run.messages.filter((m) => m.role === "toolResult").map((m) => (m as { isError: boolean }).isError)).toEqual([false, false, false]);
+    expect(run.messages.filter((m) => m.role === "toolResult").map((m) => (m as { isError: boolean }).isError)).toEqual(
+      [false, false, false],
+    );
     expect(readFileSync(join(dir, "shared.txt"), "utf8")).toBe("ALPHA\nBETA\nGAMMA\n");
   });
 
@@ -366,7 +426,10 @@ describe("write", () => {
       ["write", { path: "ro/new.txt", content: "x" }],
       ["edit", { path: "ro/file.txt", edits: [{ oldText: "read", newText: "write" }] }],
     ];
-    const outputs = process.getuid?.() === 0 ? await runAsNobody(dir, calls) : await Promise.all(calls.map(([t, a]) => toolHost(dir, [[toolsCoding, {}]]).call(t, a)));
+    const outputs =
+      process.getuid?.() === 0
+        ? await runAsNobody(dir, calls)
+        : await Promise.all(calls.map(([t, a]) => toolHost(dir, [[toolsCoding, {}]]).call(t, a)));
     expect(outputs.map((o) => o.isError)).toEqual([true, true, true]);
     expect(textOf(outputs[0]!)).toContain("Permission denied: cannot write ro/file.txt.");
     expect(textOf(outputs[1]!)).toContain("Permission denied: cannot write ro/new.txt.");
@@ -419,4 +482,3 @@ describe("unified diff", () => {
     expect(Date.now() - started).toBeLessThan(3000);
   });
 });
-

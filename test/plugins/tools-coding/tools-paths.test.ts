@@ -26,7 +26,13 @@ const files = {
 
 function setup() {
   const dir = tempDir(files);
-  return { dir, ...toolHost(dir, [[toolsCoding, {}], [toolsSearch, { ripgrep: false }]]) };
+  return {
+    dir,
+    ...toolHost(dir, [
+      [toolsCoding, {}],
+      [toolsSearch, { ripgrep: false }],
+    ]),
+  };
 }
 
 // typed → the content of the file it means
@@ -118,9 +124,25 @@ describe("paths as typed", () => {
 
 describe("paths as typed and the permission gate", () => {
   it("a deny rule covers the file a variant spelling reaches (@.env, curly quote, NFD)", async () => {
-    const dir = tempDir({ ".env": "SECRET=1\n", "Bob\u2019s keys.txt": "KEY=2\n", "caf\u00E9.pem": "PEM\n", "ok.txt": "fine\n" });
-    const calls = ["@.env", "Bob's keys.txt", "cafe\u0301.pem", "@ok.txt"].map((path, i) => ({ id: `c${i}`, name: "read", arguments: { path } }));
-    const { agent } = agentIn(dir, [[permissionGate, { mode: "yolo", deny: ["read(.env)", "read(Bob\u2019s keys.txt)", "read(*.pem)"] }], [toolsCoding, {}]], [{ toolCalls: calls }, { text: "done" }]);
+    const dir = tempDir({
+      ".env": "SECRET=1\n",
+      "Bob\u2019s keys.txt": "KEY=2\n",
+      "caf\u00E9.pem": "PEM\n",
+      "ok.txt": "fine\n",
+    });
+    const calls = ["@.env", "Bob's keys.txt", "cafe\u0301.pem", "@ok.txt"].map((path, i) => ({
+      id: `c${i}`,
+      name: "read",
+      arguments: { path },
+    }));
+    const { agent } = agentIn(
+      dir,
+      [
+        [permissionGate, { mode: "yolo", deny: ["read(.env)", "read(Bob\u2019s keys.txt)", "read(*.pem)"] }],
+        [toolsCoding, {}],
+      ],
+      [{ toolCalls: calls }, { text: "done" }],
+    );
     const result = await agent.prompt("go");
     const results = result.messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
     expect(results.map((m) => [m.isError ?? false, messageText(m).includes("not allowed")])).toEqual([

@@ -9,7 +9,8 @@ import { agentIn, cleanTemps, runAsNobody, tempDir, textOf, toolHost } from "../
 
 afterAll(cleanTemps);
 
-const lines = (n: number, make = (i: number) => `line ${i}`) => Array.from({ length: n }, (_, i) => make(i + 1)).join("\n") + "\n";
+const lines = (n: number, make = (i: number) => `line ${i}`) =>
+  Array.from({ length: n }, (_, i) => make(i + 1)).join("\n") + "\n";
 
 function setup(files: Record<string, string | Uint8Array>, options: Record<string, unknown> = {}) {
   const dir = tempDir(files);
@@ -29,7 +30,9 @@ describe("read: text", () => {
     const { call } = setup({ "big.txt": lines(5000) });
     const first = await call("read", { path: "big.txt" });
     const text = textOf(first);
-    expect(text.endsWith(`\n\n[Showing lines 1-${MAX_LINES} of 5000. Use offset=${MAX_LINES + 1} to continue.]`)).toBe(true);
+    expect(text.endsWith(`\n\n[Showing lines 1-${MAX_LINES} of 5000. Use offset=${MAX_LINES + 1} to continue.]`)).toBe(
+      true,
+    );
     expect(text.split("\n").slice(0, MAX_LINES)).toEqual(lines(MAX_LINES).trimEnd().split("\n"));
 
     const second = await call("read", { path: "big.txt", offset: 2001 });
@@ -47,7 +50,9 @@ describe("read: text", () => {
     const out = await call("read", { path: "wide.txt" });
     const text = textOf(out);
     const shown = 1 + Math.floor((MAX_BYTES - 100) / 101); // first line 100 bytes, then 101 with its newline
-    expect(text).toContain(`[Showing lines 1-${shown} of 1000 (${formatSize(MAX_BYTES)} limit). Use offset=${shown + 1} to continue.]`);
+    expect(text).toContain(
+      `[Showing lines 1-${shown} of 1000 (${formatSize(MAX_BYTES)} limit). Use offset=${shown + 1} to continue.]`,
+    );
     const body = text.slice(0, text.indexOf("\n\n["));
     expect(Buffer.byteLength(body)).toBeLessThanOrEqual(MAX_BYTES);
     expect(body.split("\n").at(-1)).toBe(String(shown).padStart(100, "x"));
@@ -56,7 +61,9 @@ describe("read: text", () => {
   it("honours offset and limit and points to the next line", async () => {
     const { call } = setup({ "big.txt": lines(5000) });
     const out = await call("read", { path: "big.txt", offset: 10, limit: 5 });
-    expect(textOf(out)).toBe("line 10\nline 11\nline 12\nline 13\nline 14\n\n[Showing lines 10-14 of 5000. Use offset=15 to continue.]");
+    expect(textOf(out)).toBe(
+      "line 10\nline 11\nline 12\nline 13\nline 14\n\n[Showing lines 10-14 of 5000. Use offset=15 to continue.]",
+    );
     const end = await call("read", { path: "big.txt", offset: 4998, limit: 10 });
     expect(textOf(end)).toBe("line 4998\nline 4999\nline 5000");
   });
@@ -72,10 +79,14 @@ describe("read: text", () => {
     const { call } = setup({ "min.js": "a\n" + "x".repeat(120_000) + "\nb\n" });
     const out = await call("read", { path: "min.js", offset: 2 });
     expect(out.isError).toBeFalsy();
-    expect(textOf(out)).toMatch(/^\[Line 2 of min\.js is 117 KB, more than the 50 KB read can show at once\. See part of it with bash: sed -n '2p' min\.js \| head -c 51200\]$/);
+    expect(textOf(out)).toMatch(
+      /^\[Line 2 of min\.js is 117 KB, more than the 50 KB read can show at once\. See part of it with bash: sed -n '2p' min\.js \| head -c 51200\]$/,
+    );
     // reading from the top stops before the long line and continues at it
     const top = await call("read", { path: "min.js" });
-    expect(textOf(top)).toBe(`a\n\n[Showing lines 1-1 of 3 (${formatSize(MAX_BYTES)} limit). Use offset=2 to continue.]`);
+    expect(textOf(top)).toBe(
+      `a\n\n[Showing lines 1-1 of 3 (${formatSize(MAX_BYTES)} limit). Use offset=2 to continue.]`,
+    );
   });
 
   it("shows CRLF files without carriage returns and drops a BOM", async () => {
@@ -123,7 +134,10 @@ describe("read: text", () => {
     const out = await call("read", { path: "huge.log", offset: 900_000, limit: 3 });
     clearInterval(sampler);
     peak = Math.max(peak, process.memoryUsage().rss);
-    expect(textOf(out)).toBe(`${line(900_000)}${line(900_001)}${line(900_002)}`.trimEnd() + "\n\n[Showing lines 900000-900002 of 1000000. Use offset=900003 to continue.]");
+    expect(textOf(out)).toBe(
+      `${line(900_000)}${line(900_001)}${line(900_002)}`.trimEnd() +
+        "\n\n[Showing lines 900000-900002 of 1000000. Use offset=900003 to continue.]",
+    );
     expect(peak - base).toBeLessThan(60 * 1024 * 1024);
   });
 
@@ -147,13 +161,19 @@ describe("read: images", () => {
     const { call } = setup({ [name]: bytes });
     const out = await call("read", { path: name });
     expect(out.isError).toBeFalsy();
-    expect(out.content[0]).toEqual({ type: "text", text: `Read image ${name} (${mimeType}, ${dims}, ${formatSize(bytes.length)})` });
+    expect(out.content[0]).toEqual({
+      type: "text",
+      text: `Read image ${name} (${mimeType}, ${dims}, ${formatSize(bytes.length)})`,
+    });
     expect(out.content[1]).toEqual({ type: "image", mimeType, data: bytes.toString("base64") });
   });
 
   it("detects images by content, not by extension", async () => {
     const { call } = setup({ "looks-like-text.txt": png(), "fake.png": "I am text\n" });
-    expect((await call("read", { path: "looks-like-text.txt" })).content[1]).toMatchObject({ type: "image", mimeType: "image/png" });
+    expect((await call("read", { path: "looks-like-text.txt" })).content[1]).toMatchObject({
+      type: "image",
+      mimeType: "image/png",
+    });
     expect(textOf(await call("read", { path: "fake.png" }))).toBe("I am text");
   });
 
@@ -180,7 +200,10 @@ describe("read: images", () => {
       const { agent } = agentIn(
         dir,
         [[toolsCoding, {}]],
-        [{ toolCalls: [{ name: "read", arguments: { path: "shot.png" } }] }, (request) => (seen.push(request), { text: "done" })],
+        [
+          { toolCalls: [{ name: "read", arguments: { path: "shot.png" } }] },
+          (request) => (seen.push(request), { text: "done" }),
+        ],
         { input },
       );
       await agent.prompt("look at the screenshot");
@@ -197,10 +220,15 @@ describe("read: images", () => {
 
 describe("read: what it refuses", () => {
   it("refuses binary files with a command that helps", async () => {
-    const { call } = setup({ "blob.bin": Buffer.from([1, 2, 0, 3, 4, 0, 255, 254, 7]), "doc.pdf": "%PDF-1.7\n%\u00e2\u00e3\n1 0 obj\n" });
+    const { call } = setup({
+      "blob.bin": Buffer.from([1, 2, 0, 3, 4, 0, 255, 254, 7]),
+      "doc.pdf": "%PDF-1.7\n%\u00e2\u00e3\n1 0 obj\n",
+    });
     const blob = await call("read", { path: "blob.bin" });
     expect(blob.isError).toBe(true);
-    expect(textOf(blob)).toMatch(/blob\.bin is a binary file, 9 B; read shows text and images only\. Inspect it with bash instead, e\.g\. `file blob\.bin && xxd blob\.bin \| head -50`/);
+    expect(textOf(blob)).toMatch(
+      /blob\.bin is a binary file, 9 B; read shows text and images only\. Inspect it with bash instead, e\.g\. `file blob\.bin && xxd blob\.bin \| head -50`/,
+    );
     const pdf = await call("read", { path: "doc.pdf" });
     expect(textOf(pdf)).toContain("(PDF document)");
     expect(textOf(pdf)).toContain("pdftotext doc.pdf -");

@@ -48,10 +48,12 @@ function tools(dir: string, options: Record<string, unknown> = {}) {
 }
 
 // Every behaviour is checked with the built-in search, and with ripgrep too where `rg` is installed.
-const engines: ["builtin" | "ripgrep", { ripgrep: boolean }][] = [["builtin", { ripgrep: false }], ...(hasRg ? [["ripgrep", { ripgrep: true }] as ["ripgrep", { ripgrep: boolean }]] : [])];
+const engines: ["builtin" | "ripgrep", { ripgrep: boolean }][] = [
+  ["builtin", { ripgrep: false }],
+  ...(hasRg ? [["ripgrep", { ripgrep: true }] as ["ripgrep", { ripgrep: boolean }]] : []),
+];
 
 describe.each(engines)("grep (%s)", (engine, builtin) => {
-
   it("finds matches in path order, honouring .gitignore (nested, anchored, negated) and skipping binary files and .git", async () => {
     const { call } = tools(project(), builtin);
     const out = await call("grep", { pattern: "TODO" });
@@ -65,7 +67,9 @@ describe.each(engines)("grep (%s)", (engine, builtin) => {
   it("limits the number of matches and says how to get more", async () => {
     const { call } = tools(project(), builtin);
     const out = await call("grep", { pattern: "TODO", limit: 2 });
-    expect(textOf(out)).toBe(`${TODO_MATCHES.slice(0, 2).join("\n")}\n\n[2 matches limit reached; there may be more. Use limit=4 for more, or narrow the pattern, path or glob.]\n[1 line was longer than 500 characters and cut; use read to see them whole.]`);
+    expect(textOf(out)).toBe(
+      `${TODO_MATCHES.slice(0, 2).join("\n")}\n\n[2 matches limit reached; there may be more. Use limit=4 for more, or narrow the pattern, path or glob.]\n[1 line was longer than 500 characters and cut; use read to see them whole.]`,
+    );
   });
 
   it("filters by glob, by name at any depth or by path", async () => {
@@ -75,14 +79,26 @@ describe.each(engines)("grep (%s)", (engine, builtin) => {
   });
 
   it("supports ignoreCase, literal patterns and context lines", async () => {
-    const dir = tempDir({ "a.txt": "one\nTwo\nthree\nfour\nfive\nsix\nseven\neight\nnine two\n", "b.txt": "a.b\naxb\n" });
+    const dir = tempDir({
+      "a.txt": "one\nTwo\nthree\nfour\nfive\nsix\nseven\neight\nnine two\n",
+      "b.txt": "a.b\naxb\n",
+    });
     const { call } = tools(dir, builtin);
     expect(textOf(await call("grep", { pattern: "two" }))).toBe("a.txt:9: nine two");
     expect(textOf(await call("grep", { pattern: "two", ignoreCase: true }))).toBe("a.txt:2: Two\na.txt:9: nine two");
     expect(textOf(await call("grep", { pattern: "a.b", path: "b.txt" }))).toBe("b.txt:1: a.b\nb.txt:2: axb");
     expect(textOf(await call("grep", { pattern: "a.b", path: "b.txt", literal: true }))).toBe("b.txt:1: a.b");
     expect(textOf(await call("grep", { pattern: "^(Two|three|eight)$", path: "a.txt", context: 1 }))).toBe(
-      ["a.txt-1- one", "a.txt:2: Two", "a.txt:3: three", "a.txt-4- four", "--", "a.txt-7- seven", "a.txt:8: eight", "a.txt-9- nine two"].join("\n"),
+      [
+        "a.txt-1- one",
+        "a.txt:2: Two",
+        "a.txt:3: three",
+        "a.txt-4- four",
+        "--",
+        "a.txt-7- seven",
+        "a.txt:8: eight",
+        "a.txt-9- nine two",
+      ].join("\n"),
     );
   });
 
@@ -93,12 +109,23 @@ describe.each(engines)("grep (%s)", (engine, builtin) => {
     expect(textOf(none)).toBe('No matches for "nothing-matches-this" in ..');
     const bad = await call("grep", { pattern: "(unclosed" });
     expect(bad.isError).toBe(true);
-    expect(textOf(bad)).toMatch(engine === "builtin" ? /^Invalid regular expression "\(unclosed": .*pass literal: true/ : /^grep failed: regex parse error[\s\S]*pass literal: true/);
-    expect(textOf(await call("grep", { pattern: "x", path: "missing" }))).toBe("Path not found: missing. Check it with ls or find.");
+    expect(textOf(bad)).toMatch(
+      engine === "builtin"
+        ? /^Invalid regular expression "\(unclosed": .*pass literal: true/
+        : /^grep failed: regex parse error[\s\S]*pass literal: true/,
+    );
+    expect(textOf(await call("grep", { pattern: "x", path: "missing" }))).toBe(
+      "Path not found: missing. Check it with ls or find.",
+    );
   });
 
   it("applies ignore files above the search directory inside a git work tree", async () => {
-    const dir = tempDir({ ".git/HEAD": "ref\n", ".gitignore": "*.log\n", "pkg/a.log": "needle\n", "pkg/b.txt": "needle\n" });
+    const dir = tempDir({
+      ".git/HEAD": "ref\n",
+      ".gitignore": "*.log\n",
+      "pkg/a.log": "needle\n",
+      "pkg/b.txt": "needle\n",
+    });
     const { call } = tools(dir, builtin);
     expect(textOf(await call("grep", { pattern: "needle", path: "pkg" }))).toBe("pkg/b.txt:1: needle");
   });
@@ -111,7 +138,9 @@ describe.each(engines)("grep (%s)", (engine, builtin) => {
     const body = text.slice(0, text.indexOf("\n\n["));
     expect(Buffer.byteLength(body)).toBeLessThanOrEqual(search.MAX_BYTES);
     const kept = body.split("\n").length;
-    expect(text).toContain(`[Output cut at ${kept} of 1000 lines (${search.MAX_LINES} lines / 50 KB limit). Narrow the search with path or glob.]`);
+    expect(text).toContain(
+      `[Output cut at ${kept} of 1000 lines (${search.MAX_LINES} lines / 50 KB limit). Narrow the search with path or glob.]`,
+    );
   });
 
   it("states its limits in the description", () => {
@@ -159,7 +188,9 @@ describe.skipIf(!hasRg)("grep: ripgrep and the built-in search agree", () => {
       expect(out.isError).toBeFalsy();
       texts[ripgrep ? "ripgrep" : "builtin"] = textOf(out);
     }
-    const want = expected.length ? expected.map((f) => `${f}:1: needle`).join("\n") : expect.stringMatching(/^No matches for "needle"/);
+    const want = expected.length
+      ? expected.map((f) => `${f}:1: needle`).join("\n")
+      : expect.stringMatching(/^No matches for "needle"/);
     expect(texts).toEqual({ builtin: want, ripgrep: want });
   });
 });
@@ -174,31 +205,39 @@ describe("grep on very long lines", () => {
   };
   const engines2 = [false, ...(hasRg ? [true] : [])];
 
-  it.each(engines2)("a match deep in a 50 MB line gives a bounded result with a way to see it (ripgrep: %s)", async (ripgrep) => {
-    const dir = tempDir({ "big.json": big(50 * MB, 25 * MB) });
-    const out = await tools(dir, { ripgrep }).call("grep", { pattern: "NEEDLE" });
-    expect(out.isError).toBeFalsy();
-    const text = textOf(out);
-    expect(text.length).toBeLessThan(2000);
-    const [first, second] = text.split("\n");
-    expect(first).toBe(
-      `big.json:1: ${"abcdefghij".repeat(20)}… [line longer than ${search.formatSize(search.LONG_LINE_BYTES)}; the match at byte ${25 * MB + 1} is past the part kept. See it with bash: sed -n '1p' big.json | cut -b ${25 * MB + 1 - 200}-${25 * MB + 1 + 300}]`,
-    );
-    expect(second).toBe("big.json:2: short NEEDLE line");
-    expect(out.details).toMatchObject({ matches: 2 });
-  }, 60_000);
+  it.each(engines2)(
+    "a match deep in a 50 MB line gives a bounded result with a way to see it (ripgrep: %s)",
+    async (ripgrep) => {
+      const dir = tempDir({ "big.json": big(50 * MB, 25 * MB) });
+      const out = await tools(dir, { ripgrep }).call("grep", { pattern: "NEEDLE" });
+      expect(out.isError).toBeFalsy();
+      const text = textOf(out);
+      expect(text.length).toBeLessThan(2000);
+      const [first, second] = text.split("\n");
+      expect(first).toBe(
+        `big.json:1: ${"abcdefghij".repeat(20)}… [line longer than ${search.formatSize(search.LONG_LINE_BYTES)}; the match at byte ${25 * MB + 1} is past the part kept. See it with bash: sed -n '1p' big.json | cut -b ${25 * MB + 1 - 200}-${25 * MB + 1 + 300}]`,
+      );
+      expect(second).toBe("big.json:2: short NEEDLE line");
+      expect(out.details).toMatchObject({ matches: 2 });
+    },
+    60_000,
+  );
 
-  it.each(engines2)("a match near the start of a long line is shown around the match (ripgrep: %s)", async (ripgrep) => {
-    const dir = tempDir({ "min.js": big(3 * MB, 2000) });
-    const text = textOf(await tools(dir, { ripgrep }).call("grep", { pattern: "NEEDLE", context: 1 }));
-    const line = big(3 * MB, 2000).toString("latin1");
-    expect(text.split("\n")).toEqual([
-      `min.js:1: …${line.slice(1900, 2400)}… [line longer than ${search.formatSize(search.LONG_LINE_BYTES)}]`,
-      "min.js:2: short NEEDLE line",
-      "",
-      "[1 line was longer than 500 characters and cut; use read to see them whole.]",
-    ]);
-  }, 60_000);
+  it.each(engines2)(
+    "a match near the start of a long line is shown around the match (ripgrep: %s)",
+    async (ripgrep) => {
+      const dir = tempDir({ "min.js": big(3 * MB, 2000) });
+      const text = textOf(await tools(dir, { ripgrep }).call("grep", { pattern: "NEEDLE", context: 1 }));
+      const line = big(3 * MB, 2000).toString("latin1");
+      expect(text.split("\n")).toEqual([
+        `min.js:1: …${line.slice(1900, 2400)}… [line longer than ${search.formatSize(search.LONG_LINE_BYTES)}]`,
+        "min.js:2: short NEEDLE line",
+        "",
+        "[1 line was longer than 500 characters and cut; use read to see them whole.]",
+      ]);
+    },
+    60_000,
+  );
 
   it("the built-in search finds a match that straddles the boundary of the part it holds at once", async () => {
     const at = search.SEARCH_WINDOW_BYTES - 3;
@@ -214,14 +253,18 @@ describe("grep on very long lines", () => {
 
 describe("grep engine choice", () => {
   it("uses the built-in search when the ripgrep option is off", async () => {
-    expect((await tools(project(), { ripgrep: false }).call("grep", { pattern: "TODO" })).details.engine).toBe("builtin");
+    expect((await tools(project(), { ripgrep: false }).call("grep", { pattern: "TODO" })).details.engine).toBe(
+      "builtin",
+    );
   });
 
   it.skipIf(!hasRg)("uses ripgrep when rg is on PATH (skipped where rg is not installed)", async () => {
     const { call } = tools(project());
     const out = await call("grep", { pattern: "TODO" });
     expect(out.details.engine).toBe("ripgrep");
-    expect(textOf(out)).toBe(TODO_MATCHES.join("\n") + "\n\n[1 line was longer than 500 characters and cut; use read to see them whole.]");
+    expect(textOf(out)).toBe(
+      TODO_MATCHES.join("\n") + "\n\n[1 line was longer than 500 characters and cut; use read to see them whole.]",
+    );
     expect(textOf(await call("grep", { pattern: "TODO", limit: 2 }))).toContain("[2 matches limit reached");
   });
 });
@@ -236,17 +279,25 @@ describe("find", () => {
 
   it("matches paths with a slash, directories with a trailing slash, and searches below a path", async () => {
     const { call } = tools(project());
-    expect(textOf(await call("find", { pattern: "src/**" }))).toBe("src/.hidden.ts\nsrc/app.ts\nsrc/util/\nsrc/util/strings.ts");
+    expect(textOf(await call("find", { pattern: "src/**" }))).toBe(
+      "src/.hidden.ts\nsrc/app.ts\nsrc/util/\nsrc/util/strings.ts",
+    );
     expect(textOf(await call("find", { pattern: "util/" }))).toBe("src/util/");
-    expect(textOf(await call("find", { pattern: "*", path: "sub" }))).toBe("sub/.gitignore\nsub/root-only.txt\nsub/y.txt");
+    expect(textOf(await call("find", { pattern: "*", path: "sub" }))).toBe(
+      "sub/.gitignore\nsub/root-only.txt\nsub/y.txt",
+    );
   });
 
   it("limits results and reports bad paths", async () => {
     const { call } = tools(project());
-    expect(textOf(await call("find", { pattern: "*", limit: 2 }))).toBe(".gitignore\nbin.dat\n\n[2 results limit reached. Use limit=4 for more, or a narrower pattern or path.]");
+    expect(textOf(await call("find", { pattern: "*", limit: 2 }))).toBe(
+      ".gitignore\nbin.dat\n\n[2 results limit reached. Use limit=4 for more, or a narrower pattern or path.]",
+    );
     expect(textOf(await call("find", { pattern: "*.nothing" }))).toBe('No files matching "*.nothing" in ..');
     expect((await call("find", { pattern: "*", path: "min.js" })).isError).toBe(true);
-    expect(textOf(await call("find", { pattern: "*", path: "nope" }))).toBe("Directory not found: nope. Check the path with ls.");
+    expect(textOf(await call("find", { pattern: "*", path: "nope" }))).toBe(
+      "Directory not found: nope. Check the path with ls.",
+    );
   });
 });
 
@@ -261,12 +312,16 @@ describe("ls", () => {
   });
 
   it("limits entries, and reports files, missing and empty directories", async () => {
-    const dir = tempDir({ "a": "", "b": "", "c": "", "f.txt": "" });
+    const dir = tempDir({ a: "", b: "", c: "", "f.txt": "" });
     mkdirSync(join(dir, "empty"));
     const { call } = tools(dir);
-    expect(textOf(await call("ls", { limit: 2 }))).toBe("a\nb\n\n[Showing 2 of 5 entries. Use limit=5 to see all, or find to filter.]");
+    expect(textOf(await call("ls", { limit: 2 }))).toBe(
+      "a\nb\n\n[Showing 2 of 5 entries. Use limit=5 to see all, or find to filter.]",
+    );
     expect(textOf(await call("ls", { path: "f.txt" }))).toBe("f.txt is a file, not a directory; use read to see it.");
-    expect(textOf(await call("ls", { path: "nope" }))).toBe("Directory not found: nope. List its parent, or use find to locate it.");
+    expect(textOf(await call("ls", { path: "nope" }))).toBe(
+      "Directory not found: nope. List its parent, or use find to locate it.",
+    );
     expect(textOf(await call("ls", { path: "empty" }))).toBe("(empty is empty)");
   });
 });
@@ -284,7 +339,10 @@ describe("tools-search plugin", () => {
       id: "recording-backend",
       setup(ctx) {
         ctx.services.provide("operations", {
-          readdir: async (path: string) => (listed.push(path), [...(await localSearchOperations.readdir(path)), { name: "virtual.txt", kind: "file" as const }]),
+          readdir: async (path: string) => (
+            listed.push(path),
+            [...(await localSearchOperations.readdir(path)), { name: "virtual.txt", kind: "file" as const }]
+          ),
         });
       },
     });

@@ -8,7 +8,15 @@ import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { BIN, cleanTemps, requireBuild, ROOT as ROOT_DIR, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
+import {
+  BIN,
+  cleanTemps,
+  requireBuild,
+  ROOT as ROOT_DIR,
+  sandboxEnv,
+  tempDir,
+  writeFiles,
+} from "../../support/ecosystem.js";
 
 beforeAll(requireBuild);
 afterAll(cleanTemps);
@@ -34,7 +42,11 @@ function project(preset: string, replies: string, files: Record<string, string> 
 const SCRIPTED = "  - provider-scripted: { script: ./replies.yaml, chunkSize: 4 }\n";
 
 function start(p: Project, args: string[] = []): { child: ChildProcessWithoutNullStreams; stderr: () => string } {
-  const child = spawn(process.execPath, [BIN, "--preset", "./preset.yaml", "--mode", "acp", ...args], { cwd: p.dir, env: p.env, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [BIN, "--preset", "./preset.yaml", "--mode", "acp", ...args], {
+    cwd: p.dir,
+    env: p.env,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   children.push(child);
   let stderr = "";
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
@@ -51,7 +63,10 @@ interface Client {
 }
 
 type Handlers = {
-  permission?: (req: acp.RequestPermissionRequest, signal: AbortSignal) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
+  permission?: (
+    req: acp.RequestPermissionRequest,
+    signal: AbortSignal,
+  ) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
   read?: (req: acp.ReadTextFileRequest) => acp.ReadTextFileResponse;
   write?: (req: acp.WriteTextFileRequest) => void;
   onUpdate?: (n: acp.SessionNotification) => void;
@@ -61,15 +76,23 @@ type Handlers = {
 
 /** The client side of terminal/*: spawn the command, keep its output, answer output/wait/kill/release. */
 function terminalHandlers(app: acp.ClientApp, log: acp.CreateTerminalRequest[]): void {
-  const terms = new Map<string, { output: string; exit: Promise<acp.WaitForTerminalExitResponse>; kill(): void; released: boolean }>();
+  const terms = new Map<
+    string,
+    { output: string; exit: Promise<acp.WaitForTerminalExitResponse>; kill(): void; released: boolean }
+  >();
   app
     .onRequest(acp.methods.client.terminal.create, ({ params }) => {
       log.push(params);
-      const proc = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? undefined, env: { ...process.env, ...Object.fromEntries((params.env ?? []).map((e) => [e.name, e.value])) } });
+      const proc = spawn(params.command, params.args ?? [], {
+        cwd: params.cwd ?? undefined,
+        env: { ...process.env, ...Object.fromEntries((params.env ?? []).map((e) => [e.name, e.value])) },
+      });
       const t = {
         output: "",
         released: false,
-        exit: new Promise<acp.WaitForTerminalExitResponse>((done) => proc.on("exit", (exitCode, signal) => done({ exitCode, signal }))),
+        exit: new Promise<acp.WaitForTerminalExitResponse>((done) =>
+          proc.on("exit", (exitCode, signal) => done({ exitCode, signal })),
+        ),
         kill: () => proc.kill("SIGKILL"),
       };
       proc.stdout.on("data", (d: Buffer) => (t.output += d.toString()));
@@ -84,7 +107,10 @@ function terminalHandlers(app: acp.ClientApp, log: acp.CreateTerminalRequest[]):
     })
     .onRequest(acp.methods.client.terminal.waitForExit, ({ params }) => terms.get(params.terminalId)!.exit)
     .onRequest(acp.methods.client.terminal.kill, ({ params }) => (terms.get(params.terminalId)!.kill(), {}))
-    .onRequest(acp.methods.client.terminal.release, ({ params }) => ((terms.get(params.terminalId)!.released = true), {}));
+    .onRequest(
+      acp.methods.client.terminal.release,
+      ({ params }) => ((terms.get(params.terminalId)!.released = true), {}),
+    );
 }
 
 /** Spawn coil and connect the SDK's client to it. */
@@ -112,7 +138,12 @@ function connect(p: Project, h: Handlers = {}, args: string[] = []): Client {
       return {};
     });
   if (h.terminals) terminalHandlers(app, h.terminals);
-  const conn = app.connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as unknown as ReadableStream<Uint8Array>));
+  const conn = app.connect(
+    acp.ndJsonStream(
+      Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
+      Readable.toWeb(child.stdout) as unknown as ReadableStream<Uint8Array>,
+    ),
+  );
   return {
     agent: conn.agent,
     updates,
@@ -129,17 +160,25 @@ function connect(p: Project, h: Handlers = {}, args: string[] = []): Client {
 }
 
 async function init(c: Client, caps: acp.ClientCapabilities = {}): Promise<acp.InitializeResponse> {
-  return c.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: caps });
+  return c.agent.request(acp.methods.agent.initialize, {
+    protocolVersion: acp.PROTOCOL_VERSION,
+    clientCapabilities: caps,
+  });
 }
 
-const text = (updates: acp.SessionNotification[], kind: "agent_message_chunk" | "agent_thought_chunk" | "user_message_chunk") =>
+const text = (
+  updates: acp.SessionNotification[],
+  kind: "agent_message_chunk" | "agent_thought_chunk" | "user_message_chunk",
+) =>
   updates
     .map((u) => u.update)
     .filter((u) => u.sessionUpdate === kind)
     .map((u) => ((u as { content: acp.ContentBlock }).content as { text?: string }).text ?? "")
     .join("");
 const ofKind = <K extends acp.SessionUpdate["sessionUpdate"]>(updates: acp.SessionNotification[], kind: K) =>
-  updates.map((u) => u.update).filter((u): u is Extract<acp.SessionUpdate, { sessionUpdate: K }> => u.sessionUpdate === kind);
+  updates
+    .map((u) => u.update)
+    .filter((u): u is Extract<acp.SessionUpdate, { sessionUpdate: K }> => u.sessionUpdate === kind);
 
 async function waitFor<T>(fn: () => T | undefined, ms = 10_000): Promise<T> {
   const end = Date.now() + ms;
@@ -164,20 +203,39 @@ describe("ui-acp: the wire format", () => {
       lines.push(...parts);
     });
     const send = (line: string) => child.stdin.write(line + "\n");
-    send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } } }));
+    send(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: 1,
+          clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+        },
+      }),
+    );
     const first = JSON.parse(await waitFor(() => lines[0]));
     expect(first).toEqual({
       jsonrpc: "2.0",
       id: 1,
       result: {
         protocolVersion: 1,
-        agentCapabilities: { loadSession: true, sessionCapabilities: { list: {} }, promptCapabilities: { image: true, audio: false, embeddedContext: true }, mcpCapabilities: { http: true, sse: true } },
+        agentCapabilities: {
+          loadSession: true,
+          sessionCapabilities: { list: {} },
+          promptCapabilities: { image: true, audio: false, embeddedContext: true },
+          mcpCapabilities: { http: true, sse: true },
+        },
         agentInfo: { name: "coil", title: "coil", version: expect.any(String) },
         authMethods: [],
       },
     });
     send("{ this is not json");
-    expect(JSON.parse(await waitFor(() => lines[1]))).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } });
+    expect(JSON.parse(await waitFor(() => lines[1]))).toEqual({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32700, message: "Parse error" },
+    });
     send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "session/no_such_method", params: {} }));
     expect(JSON.parse(await waitFor(() => lines[2]))).toMatchObject({ jsonrpc: "2.0", id: 2, error: { code: -32601 } });
     // Still serving: a new session works after the bad lines.
@@ -185,7 +243,14 @@ describe("ui-acp: the wire format", () => {
     const created = JSON.parse(await waitFor(() => lines.find((l) => l.includes('"id":3'))));
     expect(created.result.sessionId).toMatch(/./);
     // A session for another directory is refused, naming both.
-    send(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "session/new", params: { cwd: "/somewhere/else", mcpServers: [] } }));
+    send(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 4,
+        method: "session/new",
+        params: { cwd: "/somewhere/else", mcpServers: [] },
+      }),
+    );
     const refused = JSON.parse(await waitFor(() => lines.find((l) => l.includes('"id":4'))));
     expect(refused.error.code).toBe(-32602);
     expect(refused.error.message).toContain("/somewhere/else");
@@ -218,12 +283,17 @@ export default definePlugin({
 });
 `;
     const replies = "- toolCalls: [{ name: shout, arguments: {} }]\n- text: done\n";
-    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - ./shouter.ts\n`, replies, { "shouter.ts": plugin });
+    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - ./shouter.ts\n`, replies, {
+      "shouter.ts": plugin,
+    });
     const c = connect(p);
     await init(c);
     const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
     // A non-JSON line on stdout would be reported by the SDK client as a parse failure and lose the response.
-    const r = await c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "shout" }] });
+    const r = await c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "shout" }],
+    });
     expect(r.stopReason).toBe("end_turn");
     expect(text(c.updates, "agent_message_chunk")).toBe("done");
     expect(await c.close()).toBe(0);
@@ -241,19 +311,36 @@ describe("ui-acp: sessions through the SDK client", () => {
 - toolCalls: [{ name: bash, arguments: { command: "echo should-not-run > ran.txt" } }]
 - text: Not run then.
 `;
-    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - permission-gate: { mode: default }\n`, replies, { "notes.txt": "alpha\nbeta\ngamma\n" });
-    const c = connect(p, { permission: (req) => ({ outcome: { outcome: "selected", optionId: req.toolCall.title?.startsWith("Edit") ? "Allow once" : "Deny" } }) });
+    const p = project(
+      `extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - permission-gate: { mode: default }\n`,
+      replies,
+      { "notes.txt": "alpha\nbeta\ngamma\n" },
+    );
+    const c = connect(p, {
+      permission: (req) => ({
+        outcome: { outcome: "selected", optionId: req.toolCall.title?.startsWith("Edit") ? "Allow once" : "Deny" },
+      }),
+    });
     const init0 = await init(c);
     expect(init0.protocolVersion).toBe(1);
     const session = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
     expect(session.modes).toMatchObject({ currentModeId: "default" });
     expect(session.modes!.availableModes.map((m) => m.id)).toEqual(["default", "accept-edits", "plan", "yolo"]);
-    expect(session.configOptions?.[0]).toMatchObject({ id: "model", category: "model", currentValue: "scripted/scripted" });
+    expect(session.configOptions?.[0]).toMatchObject({
+      id: "model",
+      category: "model",
+      currentValue: "scripted/scripted",
+    });
 
     const commands = await waitFor(() => ofKind(c.updates, "available_commands_update")[0]);
-    expect(commands.availableCommands.map((x) => x.name)).toEqual(expect.arrayContaining(["permissions", "review", "compact"]));
+    expect(commands.availableCommands.map((x) => x.name)).toEqual(
+      expect.arrayContaining(["permissions", "review", "compact"]),
+    );
 
-    const r1 = await c.agent.request(acp.methods.agent.session.prompt, { sessionId: session.sessionId, prompt: [{ type: "text", text: "uppercase beta" }] });
+    const r1 = await c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text: "uppercase beta" }],
+    });
     expect(r1.stopReason).toBe("end_turn");
     expect(text(c.updates, "agent_thought_chunk")).toBe("Looking at the file.");
     expect(text(c.updates, "agent_message_chunk")).toBe("I will edit it.Edited.");
@@ -261,31 +348,55 @@ describe("ui-acp: sessions through the SDK client", () => {
     expect(ofKind(c.updates, "agent_message_chunk").length).toBeGreaterThan(2);
 
     const call = ofKind(c.updates, "tool_call")[0]!;
-    expect(call).toMatchObject({ title: "Edit notes.txt", kind: "edit", status: "pending", rawInput: { path: "notes.txt", oldText: "beta", newText: "BETA" }, locations: [{ path: join(p.dir, "notes.txt") }] });
-    expect(c.permissions[0]).toMatchObject({ sessionId: session.sessionId, toolCall: { toolCallId: call.toolCallId, title: "Edit notes.txt" } });
+    expect(call).toMatchObject({
+      title: "Edit notes.txt",
+      kind: "edit",
+      status: "pending",
+      rawInput: { path: "notes.txt", oldText: "beta", newText: "BETA" },
+      locations: [{ path: join(p.dir, "notes.txt") }],
+    });
+    expect(c.permissions[0]).toMatchObject({
+      sessionId: session.sessionId,
+      toolCall: { toolCallId: call.toolCallId, title: "Edit notes.txt" },
+    });
     expect(JSON.stringify(c.permissions[0]!.toolCall.content)).toContain("Allow edit notes.txt?");
     expect(c.permissions[0]!.options).toEqual([
       { optionId: "Allow once", name: "Allow once", kind: "allow_once" },
       { optionId: "Allow for this session", name: "Allow for this session", kind: "allow_always" },
       { optionId: "Deny", name: "Deny", kind: "reject_once" },
     ]);
-    const done = ofKind(c.updates, "tool_call_update").find((u) => u.toolCallId === call.toolCallId && u.status === "completed")!;
-    expect(done.content?.[0]).toEqual({ type: "diff", path: join(p.dir, "notes.txt"), oldText: "alpha\nbeta\ngamma\n", newText: "alpha\nBETA\ngamma\n" });
+    const done = ofKind(c.updates, "tool_call_update").find(
+      (u) => u.toolCallId === call.toolCallId && u.status === "completed",
+    )!;
+    expect(done.content?.[0]).toEqual({
+      type: "diff",
+      path: join(p.dir, "notes.txt"),
+      oldText: "alpha\nbeta\ngamma\n",
+      newText: "alpha\nBETA\ngamma\n",
+    });
     expect(done.locations).toEqual([{ path: join(p.dir, "notes.txt"), line: 2 }]);
     expect(readFileSync(join(p.dir, "notes.txt"), "utf8")).toBe("alpha\nBETA\ngamma\n");
 
     // The bash call is rejected by the user: failed, and the command did not run.
-    const r2 = await c.agent.request(acp.methods.agent.session.prompt, { sessionId: session.sessionId, prompt: [{ type: "text", text: "run it" }] });
+    const r2 = await c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text: "run it" }],
+    });
     expect(r2.stopReason).toBe("end_turn");
     const bash = ofKind(c.updates, "tool_call").find((u) => u.kind === "execute")!;
     expect(bash.title).toBe("Run echo should-not-run > ran.txt");
-    expect(ofKind(c.updates, "tool_call_update").find((u) => u.toolCallId === bash.toolCallId && u.status)?.status).toBe("failed");
+    expect(
+      ofKind(c.updates, "tool_call_update").find((u) => u.toolCallId === bash.toolCallId && u.status)?.status,
+    ).toBe("failed");
     expect(readdirSync(p.dir)).not.toContain("ran.txt");
     expect(c.permissions).toHaveLength(2);
 
     // A slash command answers as agent text.
     c.updates.length = 0;
-    const r3 = await c.agent.request(acp.methods.agent.session.prompt, { sessionId: session.sessionId, prompt: [{ type: "text", text: "/permissions" }] });
+    const r3 = await c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text: "/permissions" }],
+    });
     expect(r3.stopReason).toBe("end_turn");
     expect(text(c.updates, "agent_message_chunk")).toContain("permission mode: default");
     expect(await c.close()).toBe(0);
@@ -295,10 +406,16 @@ describe("ui-acp: sessions through the SDK client", () => {
     const call = `- toolCalls: [{ name: bash, arguments: { command: "touch made.txt" } }]
 - text: ok
 `;
-    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - permission-gate: { mode: default }\n`, call.repeat(4));
-    const c = connect(p, { permission: () => ({ outcome: { outcome: "selected", optionId: "Allow for this session" } }) });
+    const p = project(
+      `extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - permission-gate: { mode: default }\n`,
+      call.repeat(4),
+    );
+    const c = connect(p, {
+      permission: () => ({ outcome: { outcome: "selected", optionId: "Allow for this session" } }),
+    });
     await init(c);
-    const run = (sessionId: string) => c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "say hi" }] });
+    const run = (sessionId: string) =>
+      c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "say hi" }] });
     const first = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
     await run(first.sessionId);
     await run(first.sessionId);
@@ -317,13 +434,21 @@ describe("ui-acp: sessions through the SDK client", () => {
     const replies = `- toolCalls: [{ name: bash, arguments: { command: "touch cancelled.txt" } }]
 - text: never
 `;
-    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - permission-gate: { mode: default }\n`, replies);
+    const p = project(
+      `extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - permission-gate: { mode: default }\n`,
+      replies,
+    );
     let answer!: (r: acp.RequestPermissionResponse) => void;
     let withdrawn: AbortSignal | undefined;
-    const c = connect(p, { permission: (_req, signal) => ((withdrawn = signal), new Promise((done) => (answer = done))) });
+    const c = connect(p, {
+      permission: (_req, signal) => ((withdrawn = signal), new Promise((done) => (answer = done))),
+    });
     await init(c);
     const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
-    const prompt = c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "touch it" }] });
+    const prompt = c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "touch it" }],
+    });
     await waitFor(() => c.permissions[0]);
     await c.agent.notify(acp.methods.agent.session.cancel, { sessionId });
     expect((await prompt).stopReason).toBe("cancelled");
@@ -331,7 +456,11 @@ describe("ui-acp: sessions through the SDK client", () => {
     await waitFor(() => withdrawn?.aborted);
     answer({ outcome: { outcome: "cancelled" } });
     const call = ofKind(c.updates, "tool_call")[0]!;
-    expect(ofKind(c.updates, "tool_call_update").filter((u) => u.toolCallId === call.toolCallId).map((u) => u.status)).toEqual(["failed"]);
+    expect(
+      ofKind(c.updates, "tool_call_update")
+        .filter((u) => u.toolCallId === call.toolCallId)
+        .map((u) => u.status),
+    ).toEqual(["failed"]);
     expect(readdirSync(p.dir)).not.toContain("cancelled.txt");
     expect(await c.close()).toBe(0);
   });
@@ -345,8 +474,12 @@ describe("ui-acp: sessions through the SDK client", () => {
     const c = connect(p);
     await init(c);
     const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
-    const ask = () => c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hi" }] });
-    await expect(ask()).rejects.toMatchObject({ code: -32603, message: expect.stringContaining("upstream said 529 overloaded") });
+    const ask = () =>
+      c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hi" }] });
+    await expect(ask()).rejects.toMatchObject({
+      code: -32603,
+      message: expect.stringContaining("upstream said 529 overloaded"),
+    });
     expect((await ask()).stopReason).toBe("end_turn");
     expect(text(c.updates, "agent_message_chunk")).toBe("fine now");
     expect(await c.close()).toBe(0);
@@ -364,9 +497,19 @@ describe("ui-acp: sessions through the SDK client", () => {
     expect(option.currentValue).toBe("scripted/scripted");
     const claude = values.find((v) => v.startsWith("anthropic/"))!;
     expect(claude).toBeDefined();
-    const changed = await c.agent.request(acp.methods.agent.session.setConfigOption, { sessionId: session.sessionId, configId: "model", value: claude });
+    const changed = await c.agent.request(acp.methods.agent.session.setConfigOption, {
+      sessionId: session.sessionId,
+      configId: "model",
+      value: claude,
+    });
     expect(changed.configOptions[0]).toMatchObject({ id: "model", currentValue: claude });
-    await expect(c.agent.request(acp.methods.agent.session.setConfigOption, { sessionId: session.sessionId, configId: "model", value: "nope/none" })).rejects.toMatchObject({ code: -32602 });
+    await expect(
+      c.agent.request(acp.methods.agent.session.setConfigOption, {
+        sessionId: session.sessionId,
+        configId: "model",
+        value: "nope/none",
+      }),
+    ).rejects.toMatchObject({ code: -32602 });
     expect(await c.close()).toBe(0);
     const file = findFile(join(p.base, "coil-home", "sessions"), session.sessionId);
     expect(readFileSync(file, "utf8")).toContain(`"modelId":"${claude.slice("anthropic/".length)}"`);
@@ -376,19 +519,32 @@ describe("ui-acp: sessions through the SDK client", () => {
     const replies = `- toolCalls: [{ name: write, arguments: { path: new.txt, content: "hello\\n" } }]
 - text: Written.
 `;
-    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - permission-gate: { mode: default }\n`, replies);
+    const p = project(
+      `extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - permission-gate: { mode: default }\n`,
+      replies,
+    );
     const c = connect(p);
     await init(c);
     const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
     await c.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "accept-edits" });
     expect(ofKind(c.updates, "current_mode_update").at(-1)?.currentModeId).toBe("accept-edits");
-    await expect(c.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "chaos" })).rejects.toMatchObject({ code: -32602 });
-    const r = await c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "write it" }] });
+    await expect(
+      c.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "chaos" }),
+    ).rejects.toMatchObject({ code: -32602 });
+    const r = await c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "write it" }],
+    });
     expect(r.stopReason).toBe("end_turn");
     expect(c.permissions).toHaveLength(0);
     expect(readFileSync(join(p.dir, "new.txt"), "utf8")).toBe("hello\n");
     const update = ofKind(c.updates, "tool_call_update").find((u) => u.status === "completed")!;
-    expect(update.content?.[0]).toEqual({ type: "diff", path: join(p.dir, "new.txt"), oldText: null, newText: "hello\n" });
+    expect(update.content?.[0]).toEqual({
+      type: "diff",
+      path: join(p.dir, "new.txt"),
+      oldText: null,
+      newText: "hello\n",
+    });
     expect(await c.close()).toBe(0);
   });
 
@@ -401,22 +557,34 @@ describe("ui-acp: sessions through the SDK client", () => {
     const c = connect(p);
     await init(c);
     const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
-    const prompt = c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "sleep a while" }] });
+    const prompt = c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "sleep a while" }],
+    });
     const call = await waitFor(() => ofKind(c.updates, "tool_call")[0]);
     await new Promise((r) => setTimeout(r, 300));
     const t0 = Date.now();
     await c.agent.notify(acp.methods.agent.session.cancel, { sessionId });
     expect((await prompt).stopReason).toBe("cancelled");
     expect(Date.now() - t0).toBeLessThan(10_000);
-    const finals = ofKind(c.updates, "tool_call_update").filter((u) => u.toolCallId === call.toolCallId && (u.status === "failed" || u.status === "completed"));
+    const finals = ofKind(c.updates, "tool_call_update").filter(
+      (u) => u.toolCallId === call.toolCallId && (u.status === "failed" || u.status === "completed"),
+    );
     expect(finals.map((f) => f.status)).toEqual(["failed"]);
     expect(await c.close()).toBe(0);
 
     // The session file has a result for the call.
     const sessionsRoot = join(p.base, "coil-home", "sessions");
     const file = findFile(sessionsRoot, sessionId);
-    const entries = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l));
-    const calls = entries.flatMap((e) => (e.message?.role === "assistant" ? e.message.content.filter((x: { type: string }) => x.type === "toolCall").map((x: { id: string }) => x.id) : []));
+    const entries = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const calls = entries.flatMap((e) =>
+      e.message?.role === "assistant"
+        ? e.message.content.filter((x: { type: string }) => x.type === "toolCall").map((x: { id: string }) => x.id)
+        : [],
+    );
     const results = entries.flatMap((e) => (e.message?.role === "toolResult" ? [e.message.toolCallId] : []));
     expect(calls).toEqual([call.toolCallId]);
     expect(results).toEqual(calls);
@@ -426,13 +594,29 @@ describe("ui-acp: sessions through the SDK client", () => {
     const caps = await init(c2);
     expect(caps.agentCapabilities?.loadSession).toBe(true);
     const listed = await c2.agent.request(acp.methods.agent.session.list, {});
-    expect(listed.sessions).toEqual([expect.objectContaining({ sessionId, cwd: p.dir, title: "sleep a while", updatedAt: expect.stringMatching(/^\d{4}-/) })]);
+    expect(listed.sessions).toEqual([
+      expect.objectContaining({
+        sessionId,
+        cwd: p.dir,
+        title: "sleep a while",
+        updatedAt: expect.stringMatching(/^\d{4}-/),
+      }),
+    ]);
     const loaded = await c2.agent.request(acp.methods.agent.session.load, { sessionId, cwd: p.dir, mcpServers: [] });
     expect(loaded).toBeDefined();
     expect(text(c2.updates, "user_message_chunk")).toBe("sleep a while");
     expect(text(c2.updates, "agent_message_chunk")).toBe("Sleeping.");
-    expect(ofKind(c2.updates, "tool_call")).toEqual([expect.objectContaining({ toolCallId: call.toolCallId, kind: "execute", status: "failed", title: "Run sleep 30" })]);
-    await expect(c2.agent.request(acp.methods.agent.session.load, { sessionId: "no-such-session", cwd: p.dir, mcpServers: [] })).rejects.toMatchObject({ code: -32002 });
+    expect(ofKind(c2.updates, "tool_call")).toEqual([
+      expect.objectContaining({
+        toolCallId: call.toolCallId,
+        kind: "execute",
+        status: "failed",
+        title: "Run sleep 30",
+      }),
+    ]);
+    await expect(
+      c2.agent.request(acp.methods.agent.session.load, { sessionId: "no-such-session", cwd: p.dir, mcpServers: [] }),
+    ).rejects.toMatchObject({ code: -32002 });
     expect(await c2.close()).toBe(0);
   });
 
@@ -441,7 +625,9 @@ describe("ui-acp: sessions through the SDK client", () => {
 - toolCalls: [{ name: edit, arguments: { path: src.txt, oldText: "unsaved", newText: "edited" } }]
 - text: Done.
 `;
-    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}`, replies, { "src.txt": "on disk\n" });
+    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}`, replies, {
+      "src.txt": "on disk\n",
+    });
     const buffers = new Map<string, string>([[join(p.dir, "src.txt"), "unsaved buffer\n"]]);
     const reads: string[] = [];
     const writes: acp.WriteTextFileRequest[] = [];
@@ -451,7 +637,10 @@ describe("ui-acp: sessions through the SDK client", () => {
     });
     await init(c, { fs: { readTextFile: true, writeTextFile: true } });
     const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
-    const r = await c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "edit src" }] });
+    const r = await c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "edit src" }],
+    });
     expect(r.stopReason).toBe("end_turn");
     const updates = ofKind(c.updates, "tool_call_update").filter((u) => u.status === "completed");
     // The read tool returned the editor's buffer, not the file on disk.
@@ -460,7 +649,12 @@ describe("ui-acp: sessions through the SDK client", () => {
     expect(writes).toEqual([{ sessionId, path: join(p.dir, "src.txt"), content: "edited buffer\n" }]);
     // The edit landed in the buffer; the disk is untouched (the editor saves it).
     expect(readFileSync(join(p.dir, "src.txt"), "utf8")).toBe("on disk\n");
-    expect(updates[1]!.content?.[0]).toEqual({ type: "diff", path: join(p.dir, "src.txt"), oldText: "unsaved buffer\n", newText: "edited buffer\n" });
+    expect(updates[1]!.content?.[0]).toEqual({
+      type: "diff",
+      path: join(p.dir, "src.txt"),
+      oldText: "unsaved buffer\n",
+      newText: "edited buffer\n",
+    });
     expect(await c.close()).toBe(0);
   });
 
@@ -473,18 +667,25 @@ describe("ui-acp: sessions through the SDK client", () => {
 - toolCalls: [{ name: ls, arguments: {} }]
 - text: late
 `;
-    const p = project(`extends: default\nprovider: scripted\nplugins:\n  - provider-scripted: { script: ./replies.yaml, recordTo: ./requests.jsonl }\n  - guards: { maxTurns: 1 }\n`, replies);
+    const p = project(
+      `extends: default\nprovider: scripted\nplugins:\n  - provider-scripted: { script: ./replies.yaml, recordTo: ./requests.jsonl }\n  - guards: { maxTurns: 1 }\n`,
+      replies,
+    );
     const c = connect(p);
     await init(c);
     const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
-    const ask = (prompt: acp.ContentBlock[]) => c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt });
+    const ask = (prompt: acp.ContentBlock[]) =>
+      c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt });
     const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
     expect(
       (
         await ask([
           { type: "text", text: "look at this" },
           { type: "image", data: png, mimeType: "image/png" },
-          { type: "resource", resource: { uri: `file://${p.dir}/a.ts`, text: "export const a = 1;", mimeType: "text/typescript" } },
+          {
+            type: "resource",
+            resource: { uri: `file://${p.dir}/a.ts`, text: "export const a = 1;", mimeType: "text/typescript" },
+          },
           { type: "resource_link", uri: `file://${p.dir}/b.ts`, name: "b.ts" },
         ])
       ).stopReason,
@@ -513,13 +714,19 @@ describe("ui-acp: client terminals, MCP servers, plan mode, lazy loading", () =>
     const c = connect(p, { terminals });
     await init(c, { terminal: true });
     const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
-    const r = await c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "run" }] });
+    const r = await c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "run" }],
+    });
     expect(r.stopReason).toBe("end_turn");
     expect(terminals).toHaveLength(1);
     expect(terminals[0]).toMatchObject({ sessionId, args: ["-c", "echo from-terminal; exit 3"], cwd: p.dir });
     const call = ofKind(c.updates, "tool_call")[0]!;
     // The card shows the editor's terminal while it runs, and keeps it with the result.
-    expect(ofKind(c.updates, "tool_call_update").filter((u) => u.toolCallId === call.toolCallId)[0]).toMatchObject({ status: "in_progress", content: [{ type: "terminal", terminalId: "term-1" }] });
+    expect(ofKind(c.updates, "tool_call_update").filter((u) => u.toolCallId === call.toolCallId)[0]).toMatchObject({
+      status: "in_progress",
+      content: [{ type: "terminal", terminalId: "term-1" }],
+    });
     const end = ofKind(c.updates, "tool_call_update").find((u) => u.status === "failed")!;
     expect(end.content?.[0]).toEqual({ type: "terminal", terminalId: "term-1" });
     expect(JSON.stringify(end.content)).toContain("from-terminal");
@@ -531,19 +738,31 @@ describe("ui-acp: client terminals, MCP servers, plan mode, lazy loading", () =>
     const replies = `- toolCalls: [{ name: write, arguments: { path: out.txt, content: "on disk\\n" } }]
 - text: Written.
 `;
-    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - sandbox-bwrap: { allowUnsandboxed: true }\n`, replies);
+    const p = project(
+      `extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - sandbox-bwrap: { allowUnsandboxed: true }\n`,
+      replies,
+    );
     const writes: acp.WriteTextFileRequest[] = [];
     const terminals: acp.CreateTerminalRequest[] = [];
-    const c = connect(p, { write: (req) => void writes.push(req), read: (req) => ({ content: readFileSync(req.path, "utf8") }), terminals });
+    const c = connect(p, {
+      write: (req) => void writes.push(req),
+      read: (req) => ({ content: readFileSync(req.path, "utf8") }),
+      terminals,
+    });
     await init(c, { fs: { readTextFile: true, writeTextFile: true }, terminal: true });
     const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
-    const r = await c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "write" }] });
+    const r = await c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "write" }],
+    });
     expect(r.stopReason).toBe("end_turn");
     expect(writes).toEqual([]);
     expect(terminals).toEqual([]);
     expect(readFileSync(join(p.dir, "out.txt"), "utf8")).toBe("on disk\n");
     expect(await c.close()).toBe(0);
-    expect(c.stderr()).toContain("plugin sandbox-bwrap provides the operations service, so the client's files and terminals are not used");
+    expect(c.stderr()).toContain(
+      "plugin sandbox-bwrap provides the operations service, so the client's files and terminals are not used",
+    );
   });
 
   it("connects the MCP servers the client passes in session/new; their tools are called as tool calls", async () => {
@@ -555,12 +774,20 @@ describe("ui-acp: client terminals, MCP servers, plan mode, lazy loading", () =>
     const caps = await init(c);
     expect(caps.agentCapabilities?.mcpCapabilities).toEqual({ http: true, sse: true });
     const server = join(ROOT_DIR, "test", "fixtures", "mcp", "server.mjs");
-    const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [{ name: "fx", command: process.execPath, args: [server, p.base], env: [] }] });
-    const r = await c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "sleep" }] });
+    const { sessionId } = await c.agent.request(acp.methods.agent.session.new, {
+      cwd: p.dir,
+      mcpServers: [{ name: "fx", command: process.execPath, args: [server, p.base], env: [] }],
+    });
+    const r = await c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "sleep" }],
+    });
     expect(r.stopReason).toBe("end_turn");
     const call = ofKind(c.updates, "tool_call")[0]!;
     expect(call).toMatchObject({ title: "mcp__fx__sleep", kind: "other", rawInput: { ms: 5 } });
-    const done = ofKind(c.updates, "tool_call_update").find((u) => u.toolCallId === call.toolCallId && u.status === "completed")!;
+    const done = ofKind(c.updates, "tool_call_update").find(
+      (u) => u.toolCallId === call.toolCallId && u.status === "completed",
+    )!;
     expect(JSON.stringify(done.content)).toContain("slept 5");
     expect(await c.close()).toBe(0);
   });
@@ -571,12 +798,19 @@ describe("ui-acp: client terminals, MCP servers, plan mode, lazy loading", () =>
 - text: Planned.
 `;
     const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - plan-mode\n`, replies);
-    const c = connect(p, { permission: (req) => ({ outcome: { outcome: "selected", optionId: req.options.find((o) => o.kind === "allow_once")!.optionId } }) });
+    const c = connect(p, {
+      permission: (req) => ({
+        outcome: { outcome: "selected", optionId: req.options.find((o) => o.kind === "allow_once")!.optionId },
+      }),
+    });
     await init(c);
     const session = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
     expect(session.modes?.availableModes.map((m) => m.id)).toEqual(["default", "plan"]);
     await c.agent.request(acp.methods.agent.session.setMode, { sessionId: session.sessionId, modeId: "plan" });
-    const r = await c.agent.request(acp.methods.agent.session.prompt, { sessionId: session.sessionId, prompt: [{ type: "text", text: "plan it" }] });
+    const r = await c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text: "plan it" }],
+    });
     expect(r.stopReason).toBe("end_turn");
     expect(ofKind(c.updates, "plan")[0]!.entries).toEqual([
       { content: "read the code", priority: "medium", status: "completed" },
@@ -597,7 +831,11 @@ describe("ui-acp: client terminals, MCP servers, plan mode, lazy loading", () =>
     const runOnce = (args: string[], input: string) =>
       new Promise<string>((done) => {
         writeFileSync(loads, "");
-        const child = spawn(process.execPath, [...record, BIN, "--preset", "./preset.yaml", ...args], { cwd: p.dir, env: { ...p.env, COIL_BENCH_LOADS: loads }, stdio: ["pipe", "pipe", "pipe"] });
+        const child = spawn(process.execPath, [...record, BIN, "--preset", "./preset.yaml", ...args], {
+          cwd: p.dir,
+          env: { ...p.env, COIL_BENCH_LOADS: loads },
+          stdio: ["pipe", "pipe", "pipe"],
+        });
         child.stdin.end(input);
         child.on("exit", () => done(readFileSync(loads, "utf8")));
       });
@@ -605,21 +843,32 @@ describe("ui-acp: client terminals, MCP servers, plan mode, lazy loading", () =>
     expect(printed).toContain("/dist/plugins/ui-print/index.js");
     expect(printed).not.toContain("/dist/plugins/ui-acp/index.js"); // -p does not import a plugin that serves acp only (its manifest.json)
     expect(printed).not.toContain("@agentclientprotocol");
-    const served = await runOnce(["--mode", "acp"], JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } }) + "\n");
+    const served = await runOnce(
+      ["--mode", "acp"],
+      JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } }) + "\n",
+    );
     expect(served).toContain("/dist/plugins/ui-acp/index.js");
     expect(served).toContain("/node_modules/@agentclientprotocol/sdk/");
   });
 
   it("works without a session plugin: sessions live in memory and loadSession is not offered", async () => {
-    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - session-jsonl: false\n`, "- text: in memory\n");
+    const p = project(
+      `extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - session-jsonl: false\n`,
+      "- text: in memory\n",
+    );
     const c = connect(p);
     const caps = await init(c);
     expect(caps.agentCapabilities?.loadSession).toBe(false);
     const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
-    const r = await c.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hi" }] });
+    const r = await c.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: "hi" }],
+    });
     expect(r.stopReason).toBe("end_turn");
     expect(text(c.updates, "agent_message_chunk")).toBe("in memory");
-    await expect(c.agent.request(acp.methods.agent.session.prompt, { sessionId: "other", prompt: [{ type: "text", text: "hi" }] })).rejects.toMatchObject({ code: -32002 });
+    await expect(
+      c.agent.request(acp.methods.agent.session.prompt, { sessionId: "other", prompt: [{ type: "text", text: "hi" }] }),
+    ).rejects.toMatchObject({ code: -32002 });
     expect(await c.close()).toBe(0);
   });
 });
@@ -638,4 +887,3 @@ function findFile(dir: string, id: string): string {
   }
   throw new Error(`no session file for ${id} under ${dir}`);
 }
-

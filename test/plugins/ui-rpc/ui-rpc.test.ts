@@ -47,10 +47,17 @@ describe("ui-rpc", () => {
     const project = writeFiles(join(base, "project"), {
       "deployer.ts": PLUGIN,
       "replies.yaml": REPLIES,
-      "preset.yaml": "extends: default\nprovider: scripted\nplugins:\n  - ui-rpc\n  - ./deployer.ts\n  - provider-scripted: { script: ./replies.yaml, chunkSize: 4 }\n",
+      "preset.yaml":
+        "extends: default\nprovider: scripted\nplugins:\n  - ui-rpc\n  - ./deployer.ts\n  - provider-scripted: { script: ./replies.yaml, chunkSize: 4 }\n",
     });
     const env = sandboxEnv(base);
-    const client = await RpcClient.start({ bin: BIN, cwd: project, env, args: ["--preset", "./preset.yaml"], timeoutMs: 15_000 });
+    const client = await RpcClient.start({
+      bin: BIN,
+      cwd: project,
+      env,
+      args: ["--preset", "./preset.yaml"],
+      timeoutMs: 15_000,
+    });
     const events: AgentEvent[] = [];
     client.on("event", (e: AgentEvent) => events.push(e));
     const dialogs: { method: string; params: Record<string, unknown> }[] = [];
@@ -62,7 +69,12 @@ describe("ui-rpc", () => {
     });
     try {
       const state = await client.getState();
-      expect(state).toMatchObject({ provider: "scripted", isRunning: false, messageCount: 0, model: { id: "scripted" } });
+      expect(state).toMatchObject({
+        provider: "scripted",
+        isRunning: false,
+        messageCount: 0,
+        model: { id: "scripted" },
+      });
       expect(state.session?.id).toMatch(/./);
 
       const commands = await client.listCommands();
@@ -73,11 +85,23 @@ describe("ui-rpc", () => {
       const end = await client.run("deploy to staging");
       expect(end.stopReason).toBe("stop");
       const toolEnd = events.find((e) => e.type === "tool_execution_end");
-      expect(toolEnd).toMatchObject({ toolName: "deploy", result: { isError: false, content: [{ text: "deployed to staging in eu" }] } });
+      expect(toolEnd).toMatchObject({
+        toolName: "deploy",
+        result: { isError: false, content: [{ text: "deployed to staging in eu" }] },
+      });
       expect(dialogs.map((d) => d.method)).toEqual(["confirm", "select"]);
       expect(requested).toEqual(["confirm", "select", "notify"]);
       expect(dialogs[0]!.params).toEqual({ title: "Deploy?", message: "deploy to staging" });
-      expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(["agent_start", "turn_start", "message_update", "tool_execution_start", "turn_end", "agent_end"]));
+      expect(events.map((e) => e.type)).toEqual(
+        expect.arrayContaining([
+          "agent_start",
+          "turn_start",
+          "message_update",
+          "tool_execution_start",
+          "turn_end",
+          "agent_end",
+        ]),
+      );
       const { messages } = await client.getMessages();
       expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
 
@@ -97,7 +121,9 @@ describe("ui-rpc", () => {
       expect(await client.followUp("and then?")).toEqual({ queued: 1 });
       const done = await followed;
       expect(done.stopReason).toBe("stop");
-      const texts = done.messages.filter((m) => m.role === "assistant").map((m) => (m.content as { text: string }[])[0]?.text);
+      const texts = done.messages
+        .filter((m) => m.role === "assistant")
+        .map((m) => (m.content as { text: string }[])[0]?.text);
       expect(texts).toEqual(["first answer", "second answer"]);
 
       const switched = await client.setModel("scripted/other");
@@ -111,7 +137,10 @@ describe("ui-rpc", () => {
 
       // Sessions: fork from the first user message, start a new one, switch back.
       const first = (await client.getState()).session!;
-      const entries = readFileSync(first.file!, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      const entries = readFileSync(first.file!, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
       const firstUser = entries.find((e) => e.type === "message" && e.message?.role === "user");
       const forked = (await client.fork(firstUser.id)).session;
       expect(forked.id).not.toBe(first.id);
@@ -130,15 +159,39 @@ describe("ui-rpc", () => {
   it("answers bad lines with errors, frames on LF only, and refuses a prompt argument", async () => {
     const base = writeFiles(tempDir("coil-rpc-"), { "none.yaml": "- text: unused\n" });
     const env = sandboxEnv(base);
-    const lines = ['{"id":"1","type":"get_state"}', "not json", '{"id":2,"type":"nope"}', '{"id":3,"type":"steer"}', '{"id":"4","type":"get_messages"}'];
-    const ran = await coil(base, ["--mode", "rpc", "--plugin", "ui-rpc", "--provider", "scripted", "--script", "none.yaml", "-"], env, lines.join("\r\n"));
-    const out = ran.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const lines = [
+      '{"id":"1","type":"get_state"}',
+      "not json",
+      '{"id":2,"type":"nope"}',
+      '{"id":3,"type":"steer"}',
+      '{"id":"4","type":"get_messages"}',
+    ];
+    const ran = await coil(
+      base,
+      ["--mode", "rpc", "--plugin", "ui-rpc", "--provider", "scripted", "--script", "none.yaml", "-"],
+      env,
+      lines.join("\r\n"),
+    );
+    const out = ran.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(out[0]).toEqual({ type: "ready", version: 1 });
-    expect(out.slice(1).map((m) => [m.id, m.command, m.success])).toEqual([["1", "get_state", true], [undefined, "parse", false], [2, "nope", false], [3, "steer", false], ["4", "get_messages", true]]);
+    expect(out.slice(1).map((m) => [m.id, m.command, m.success])).toEqual([
+      ["1", "get_state", true],
+      [undefined, "parse", false],
+      [2, "nope", false],
+      [3, "steer", false],
+      ["4", "get_messages", true],
+    ]);
     expect(out[4].error).toContain('needs "message"');
     expect(ran.code).toBe(0);
 
-    const withPrompt = await coil(base, ["--mode", "rpc", "--plugin", "ui-rpc", "--provider", "scripted", "--script", "none.yaml", "hello"], env);
+    const withPrompt = await coil(
+      base,
+      ["--mode", "rpc", "--plugin", "ui-rpc", "--provider", "scripted", "--script", "none.yaml", "hello"],
+      env,
+    );
     expect(withPrompt.code).toBe(2);
     expect(withPrompt.stderr).toContain("rpc mode reads commands on stdin");
     expect(splitLines('{"a":1}\r\n\n{"b":')).toEqual({ lines: ['{"a":1}'], rest: '{"b":' });
@@ -147,15 +200,29 @@ describe("ui-rpc", () => {
   it("a run halted by a guard ends with stopReason halted, and get_state reports the last run", async () => {
     const base = tempDir("coil-rpc-");
     const project = writeFiles(join(base, "project"), {
-      "replies.yaml": "- toolCalls: [{ name: ls, arguments: {} }]\n- toolCalls: [{ name: ls, arguments: {} }]\n- text: fine\n",
-      "preset.yaml": "extends: default\nprovider: scripted\nplugins:\n  - guards: { maxTurns: 1 }\n  - provider-scripted: { script: ./replies.yaml }\n",
+      "replies.yaml":
+        "- toolCalls: [{ name: ls, arguments: {} }]\n- toolCalls: [{ name: ls, arguments: {} }]\n- text: fine\n",
+      "preset.yaml":
+        "extends: default\nprovider: scripted\nplugins:\n  - guards: { maxTurns: 1 }\n  - provider-scripted: { script: ./replies.yaml }\n",
     });
-    const client = await RpcClient.start({ bin: BIN, cwd: project, env: sandboxEnv(base), args: ["--preset", "./preset.yaml"], timeoutMs: 15_000 });
+    const client = await RpcClient.start({
+      bin: BIN,
+      cwd: project,
+      env: sandboxEnv(base),
+      args: ["--preset", "./preset.yaml"],
+      timeoutMs: 15_000,
+    });
     try {
       expect((await client.getState()).lastRun).toBeUndefined();
       const end = await client.run("list the files");
-      expect(end).toMatchObject({ stopReason: "halted", reason: "reached the limit of 1 turns for one run (guards maxTurns)" });
-      expect((await client.getState()).lastRun).toEqual({ stopReason: "halted", reason: "reached the limit of 1 turns for one run (guards maxTurns)" });
+      expect(end).toMatchObject({
+        stopReason: "halted",
+        reason: "reached the limit of 1 turns for one run (guards maxTurns)",
+      });
+      expect((await client.getState()).lastRun).toEqual({
+        stopReason: "halted",
+        reason: "reached the limit of 1 turns for one run (guards maxTurns)",
+      });
       expect((await client.run("and now?")).stopReason).toBe("halted");
     } finally {
       expect(await client.close()).toBe(0);

@@ -3,7 +3,16 @@
  * send-keys types, capture-pane reads the screen. Each test asserts what a user would see.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -47,11 +56,17 @@ function coil(dir: string, args: string, size: { cols?: number; rows?: number } 
 }
 
 function requests(dir: string): { messages: { role: string; content: unknown; toolCallId?: string }[] }[] {
-  return readFileSync(join(dir, "requests.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  return readFileSync(join(dir, "requests.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
 }
 
 function preset(dir: string, replies: string): string {
-  writeFileSync(join(dir, "preset.yaml"), `extends: default\nplugins:\n  - provider-scripted:\n      chunkSize: 4\n      recordTo: requests.jsonl\n      replies:\n${replies.replace(/^/gm, "        ")}\n`);
+  writeFileSync(
+    join(dir, "preset.yaml"),
+    `extends: default\nplugins:\n  - provider-scripted:\n      chunkSize: 4\n      recordTo: requests.jsonl\n      replies:\n${replies.replace(/^/gm, "        ")}\n`,
+  );
   return `--preset ./preset.yaml`;
 }
 
@@ -120,7 +135,10 @@ describe.skipIf(!hasTmux)("ui-tui in tmux", () => {
 
   it("Escape aborts the run and puts the queued steering and follow-up text back into the editor", async () => {
     const dir = project({});
-    const args = preset(dir, `- text: "a very slow answer that keeps streaming for quite a while longer"\n  chunkDelayMs: 300`);
+    const args = preset(
+      dir,
+      `- text: "a very slow answer that keeps streaming for quite a while longer"\n  chunkDelayMs: 300`,
+    );
     const t = coil(dir, args);
     await t.waitFor(READY);
     t.type("go");
@@ -211,7 +229,9 @@ describe.skipIf(!hasTmux)("ui-tui in tmux: the start line", () => {
     }).start();
     panes.push(pane);
     const screen = await pane.waitFor(READY);
-    expect(screen).toContain("coil · anthropic/claude-sonnet-5-5 (default: anthropic is the first provider with a key; --model to choose) · ");
+    expect(screen).toContain(
+      "coil · anthropic/claude-sonnet-5-5 (default: anthropic is the first provider with a key; --model to choose) · ",
+    );
   });
 });
 
@@ -233,7 +253,9 @@ describe.skipIf(!hasTmux)("ui-tui in tmux: output, sessions, resizing", () => {
     t.keys("Enter");
     await t.waitFor((s) => s.includes("Named 'my-work'") && /\$0\.000 · my-work/.test(s));
     t.resize(60, 20);
-    const narrow = await t.waitFor((s) => s.split("\n").length <= 21 && s.includes("scripted/scripted") && s.includes(READY));
+    const narrow = await t.waitFor(
+      (s) => s.split("\n").length <= 21 && s.includes("scripted/scripted") && s.includes(READY),
+    );
     for (const line of narrow.split("\n")) expect(line.length).toBeLessThanOrEqual(60);
     expect(narrow).toMatch(/^─{60}$/m);
   });
@@ -250,7 +272,10 @@ describe.skipIf(!hasTmux)("ui-tui in tmux: /reload", () => {
     t.keys("Enter");
     await t.waitFor("answer from a coil process");
     mkdirSync(join(dir, "home", "prompt-templates"), { recursive: true });
-    writeFileSync(join(dir, "home", "prompt-templates", "greet.md"), "---\ndescription: greet someone warmly\n---\nPlease greet $ARGUMENTS warmly.\n");
+    writeFileSync(
+      join(dir, "home", "prompt-templates", "greet.md"),
+      "---\ndescription: greet someone warmly\n---\nPlease greet $ARGUMENTS warmly.\n",
+    );
     t.type("/gre");
     await t.waitFor((s) => editorText(s) === "/gre");
     expect(t.screen()).not.toContain("greet someone warmly"); // not loaded yet
@@ -260,7 +285,9 @@ describe.skipIf(!hasTmux)("ui-tui in tmux: /reload", () => {
     t.keys("Enter");
     // the notice, then the new process draws the same session again
     await t.waitFor("Reloading plugins, skills and templates");
-    const reloaded = await t.waitFor((s) => s.includes(READY) && !s.includes("Reloading plugins") && s.includes("› remember the word pelican"));
+    const reloaded = await t.waitFor(
+      (s) => s.includes(READY) && !s.includes("Reloading plugins") && s.includes("› remember the word pelican"),
+    );
     expect(reloaded).toContain("answer from a coil process");
     t.type("/gre");
     await t.waitFor(/greet\s+greet someone warmly/);
@@ -280,7 +307,9 @@ describe.skipIf(!hasTmux)("ui-tui in tmux: /reload", () => {
     t.keys("C-d");
     await t.waitFor("[exited 0]");
     // one session file: the reload opened the same one instead of starting another
-    const sessions = readdirSync(join(dir, "home", "sessions"), { recursive: true }).filter((f) => String(f).endsWith(".jsonl"));
+    const sessions = readdirSync(join(dir, "home", "sessions"), { recursive: true }).filter((f) =>
+      String(f).endsWith(".jsonl"),
+    );
     expect(sessions).toHaveLength(1);
   });
 });
@@ -308,7 +337,9 @@ describe.skipIf(!hasTmux)("ui-tui thinking level and what /reload keeps", () => 
     t.keys("Enter");
     await t.waitFor("Reloading plugins");
     // the new process was started with --thinking low on its command line, and still has high
-    const reloaded = await t.waitFor((s) => s.includes(READY) && !s.includes("Reloading plugins") && s.includes("› first prompt"));
+    const reloaded = await t.waitFor(
+      (s) => s.includes(READY) && !s.includes("Reloading plugins") && s.includes("› first prompt"),
+    );
     expect(reloaded).toContain("think high (unused)");
     // the editor's history came along: Up gives the last prompts, newest first
     t.keys("Up");
@@ -321,12 +352,21 @@ describe.skipIf(!hasTmux)("ui-tui thinking level and what /reload keeps", () => 
     await t.waitFor((s) => editorText(s) === "second prompt");
     t.keys("Enter");
     await t.waitFor((s) => (s.match(/answer from a coil process/g) ?? []).length === 2);
-    expect(requests(dir).map((r) => (r as { options?: { thinking?: string } }).options?.thinking)).toEqual(["high", "high"]);
+    expect(requests(dir).map((r) => (r as { options?: { thinking?: string } }).options?.thinking)).toEqual([
+      "high",
+      "high",
+    ]);
     t.keys("C-d");
     await t.waitFor("[exited 0]");
     const sessions = join(dir, "home", "sessions");
-    const file = readdirSync(sessions, { recursive: true }).map(String).find((f) => f.endsWith(".jsonl"))!;
-    const levels = readFileSync(join(sessions, file), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string; thinkingLevel?: string }).filter((e) => e.type === "thinking_level_change");
+    const file = readdirSync(sessions, { recursive: true })
+      .map(String)
+      .find((f) => f.endsWith(".jsonl"))!;
+    const levels = readFileSync(join(sessions, file), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; thinkingLevel?: string })
+      .filter((e) => e.type === "thinking_level_change");
     expect(levels.map((e) => e.thinkingLevel)).toEqual(["medium", "high"]);
   });
 });
@@ -397,7 +437,10 @@ describe.skipIf(!hasTmux)("ui-tui model picker and quick switch", () => {
     await t.waitFor("[exited 0]");
 
     // favourites from the preset: Ctrl+P goes through them in order
-    writeFileSync(join(dir, "fav.yaml"), "extends: ./preset.yaml\nplugins:\n  - ui-tui: { favoriteModels: [alt/beta, alt/alpha] }\n");
+    writeFileSync(
+      join(dir, "fav.yaml"),
+      "extends: ./preset.yaml\nplugins:\n  - ui-tui: { favoriteModels: [alt/beta, alt/alpha] }\n",
+    );
     const f = coil(dir, "--preset ./fav.yaml --plugin ./alt.ts --no-session", { cols: 100 });
     await f.waitFor(READY);
     f.keys("C-p");
@@ -422,7 +465,14 @@ describe.skipIf(!hasTmux)("ui-tui first run without a key", () => {
         cols: 110,
         rows: 40,
         // no key anywhere: every provider variable empty, an empty COIL_HOME
-        env: { COIL_HOME: home, ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: "", ANTHROPIC_AUTH_TOKEN: "", OPENAI_API_KEY: "", OPENROUTER_API_KEY: "" },
+        env: {
+          COIL_HOME: home,
+          ANTHROPIC_BASE_URL: mock.url,
+          ANTHROPIC_API_KEY: "",
+          ANTHROPIC_AUTH_TOKEN: "",
+          OPENAI_API_KEY: "",
+          OPENROUTER_API_KEY: "",
+        },
         command: `${process.execPath} ${BIN}`,
       }).start();
       panes.push(pane);
@@ -478,7 +528,10 @@ describe.skipIf(!hasTmux)("ui-tui first run without a key", () => {
 
 describe.skipIf(!hasTmux)("ui-tui @file attachments", () => {
   // A real 1x1 PNG, and a binary file that is not an image.
-  const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
+  const PNG = Buffer.from(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+    "base64",
+  );
   const BINARY = Buffer.from([0x00, 0x01, 0x02, 0xff, 0xfe, 0x00, 0x10, 0x80, 0x81, 0x00, 0x7f, 0x00]);
 
   it("@pic.png goes to the model as an image block, @data.bin is refused with a notice, @notes.txt is inlined as text", async () => {
@@ -497,12 +550,18 @@ describe.skipIf(!hasTmux)("ui-tui @file attachments", () => {
     expect(done).toContain("[image @pic.png (image/png, 1x1,");
     expect(done).not.toMatch(/IEND|IDAT|\uFFFD/);
     const [request] = requests(dir);
-    const user = request!.messages.at(-1)! as { role: string; content: { type: string; text?: string; data?: string; mimeType?: string }[] };
+    const user = request!.messages.at(-1)! as {
+      role: string;
+      content: { type: string; text?: string; data?: string; mimeType?: string }[];
+    };
     expect(user.role).toBe("user");
     expect(Array.isArray(user.content)).toBe(true);
     const images = user.content.filter((p) => p.type === "image");
     expect(images).toEqual([{ type: "image", mimeType: "image/png", data: PNG.toString("base64") }]);
-    const text = user.content.filter((p) => p.type === "text").map((p) => p.text).join("\n");
+    const text = user.content
+      .filter((p) => p.type === "text")
+      .map((p) => p.text)
+      .join("\n");
     expect(text).toContain('<file path="notes.txt">\nline one\n</file>');
     expect(text).toContain("pic.png");
     // No raw bytes of either file in the text.
@@ -514,7 +573,10 @@ describe.skipIf(!hasTmux)("ui-tui @file attachments", () => {
 });
 
 describe.skipIf(!hasTmux)("ui-tui images from the editor", () => {
-  const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
+  const PNG = Buffer.from(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+    "base64",
+  );
 
   it("a pasted image path and Ctrl+V's clipboard image are attached as image blocks; a model without images says so", async () => {
     const dir = project({ "alt.ts": ALT_PROVIDER, "notes.txt": "text\n" });
@@ -524,7 +586,11 @@ describe.skipIf(!hasTmux)("ui-tui images from the editor", () => {
     writeFileSync(clip, Buffer.concat([PNG, Buffer.from("clipboard")]));
     // the X11 clipboard tool, as xclip answers: the list of types, then the PNG bytes
     mkdirSync(join(dir, "bin"));
-    writeFileSync(join(dir, "bin", "xclip"), `#!/bin/sh\ncase "$*" in *TARGETS*) printf 'TARGETS\\nimage/png\\n' ;; *image/png*) cat '${clip}' ;; *) exit 1 ;; esac\n`, { mode: 0o755 });
+    writeFileSync(
+      join(dir, "bin", "xclip"),
+      `#!/bin/sh\ncase "$*" in *TARGETS*) printf 'TARGETS\\nimage/png\\n' ;; *image/png*) cat '${clip}' ;; *) exit 1 ;; esac\n`,
+      { mode: 0o755 },
+    );
     const args = `${preset(dir, `- text: "I see the first picture."\n- text: "I see the clipboard."`)} --plugin ./alt.ts`;
     const t = new Tmux({
       dir,
@@ -545,7 +611,9 @@ describe.skipIf(!hasTmux)("ui-tui images from the editor", () => {
     const first = await t.waitFor("I see the first picture.");
     expect(first).toContain("[image @shots/my pic.png (image/png, 1x1,");
     const sent = (n: number) => requests(dir)[n]!.messages.at(-1)!.content as { type: string; data?: string }[];
-    expect(sent(0).filter((p) => p.type === "image")).toEqual([{ type: "image", mimeType: "image/png", data: PNG.toString("base64") }]);
+    expect(sent(0).filter((p) => p.type === "image")).toEqual([
+      { type: "image", mimeType: "image/png", data: PNG.toString("base64") },
+    ]);
     // a paste that is not an image path stays text
     t.paste("notes.txt");
     await t.waitFor((s) => editorText(s) === "notes.txt");
@@ -560,7 +628,11 @@ describe.skipIf(!hasTmux)("ui-tui images from the editor", () => {
     await t.waitFor((s) => editorText(s).endsWith("and this"));
     t.keys("Enter");
     await t.waitFor("I see the clipboard.");
-    expect(sent(1).filter((p) => p.type === "image").map((p) => p.data)).toEqual([readFileSync(clip).toString("base64")]);
+    expect(
+      sent(1)
+        .filter((p) => p.type === "image")
+        .map((p) => p.data),
+    ).toEqual([readFileSync(clip).toString("base64")]);
     // a model that takes no images: said at once, and the image is not attached
     t.type("/model alt/reader");
     await t.waitFor((s) => editorText(s) === "/model alt/reader");
@@ -594,7 +666,10 @@ describe.skipIf(!hasTmux)("ui-tui /skill:<name>", () => {
 describe("ui-tui without a terminal", () => {
   it("falls back to print mode with a message when stdin/stdout are not TTYs", async () => {
     const dir = project({ "r.yaml": "- text: printed answer\n" });
-    const child = spawn(process.execPath, [BIN, "--plugin", "ui-tui", "--provider", "scripted", "--script", "r.yaml"], { cwd: dir, env: childEnv({ COIL_HOME: join(dir, "home") }) });
+    const child = spawn(process.execPath, [BIN, "--plugin", "ui-tui", "--provider", "scripted", "--script", "r.yaml"], {
+      cwd: dir,
+      env: childEnv({ COIL_HOME: join(dir, "home") }),
+    });
     let out = "";
     let err = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));

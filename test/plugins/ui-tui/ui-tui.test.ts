@@ -8,7 +8,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Markdown } from "@mariozechner/pi-tui";
 import { afterAll, describe, expect, it } from "vitest";
-import { PluginHost, type AgentMessage, type Plugin, type AssistantMessage, type ToolResultMessage } from "../../../kernel/index.js";
+import {
+  PluginHost,
+  type AgentMessage,
+  type Plugin,
+  type AssistantMessage,
+  type ToolResultMessage,
+} from "../../../kernel/index.js";
 import sessionJsonl from "../../../plugins/session-jsonl/index.js";
 import uiTui from "../../../plugins/ui-tui/index.js";
 import { reloadArgs } from "../../../plugins/ui-tui/reload.js";
@@ -42,7 +48,14 @@ function assistant(usage: Partial<AssistantMessage["usage"]>, extra: Partial<Ass
     content: [{ type: "text", text: "ok" }],
     provider: "p",
     model: "m",
-    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 }, ...usage },
+    usage: {
+      input: 0,
+      output: 0,
+      cacheRead: 0,
+      cacheWrite: 0,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+      ...usage,
+    },
     stopReason: "stop",
     timestamp: 1,
     ...extra,
@@ -50,7 +63,15 @@ function assistant(usage: Partial<AssistantMessage["usage"]>, extra: Partial<Ass
 }
 
 function result(text: string, extra: Partial<ToolResultMessage> = {}): ToolResultMessage {
-  return { role: "toolResult", toolCallId: "c1", toolName: "bash", content: [{ type: "text", text }], isError: false, timestamp: 1, ...extra };
+  return {
+    role: "toolResult",
+    toolCallId: "c1",
+    toolName: "bash",
+    content: [{ type: "text", text }],
+    isError: false,
+    timestamp: 1,
+    ...extra,
+  };
 }
 
 describe("tool renderers", () => {
@@ -99,22 +120,42 @@ describe("tool renderers", () => {
 
 describe("footer figures", () => {
   const messages: AgentMessage[] = [
-    assistant({ input: 1200, output: 340, cacheRead: 800, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.0123 } }),
-    assistant({ input: 1600, output: 50, cacheRead: 1000, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.002 } }),
+    assistant({
+      input: 1200,
+      output: 340,
+      cacheRead: 800,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.0123 },
+    }),
+    assistant({
+      input: 1600,
+      output: 50,
+      cacheRead: 1000,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.002 },
+    }),
     assistant({ input: 99_999, output: 0 }, { stopReason: "error" }),
   ];
 
   it("formats token counts", () => {
-    expect([formatTokens(999), formatTokens(1234), formatTokens(12_345), formatTokens(2_500_000)]).toEqual(["999", "1.2k", "12k", "2.5M"]);
+    expect([formatTokens(999), formatTokens(1234), formatTokens(12_345), formatTokens(2_500_000)]).toEqual([
+      "999",
+      "1.2k",
+      "12k",
+      "2.5M",
+    ]);
   });
 
   it("sums usage and takes context % from the last successful reply", () => {
     expect(usageTotals(messages)).toMatchObject({ input: 102_799, output: 390, cacheRead: 1800 });
     expect(contextPercent(messages, 200_000)).toBeCloseTo(1.325);
     expect(contextPercent([], 200_000)).toBeUndefined();
-    expect(footerLine({ model: "anthropic/claude", contextWindow: 200_000, messages: messages.slice(0, 2), sessionName: "work" })).toBe(
-      "anthropic/claude · ctx 1.3%/200k · ↑2.8k ↓390 · cache 1.8k · $0.014 · work",
-    );
+    expect(
+      footerLine({
+        model: "anthropic/claude",
+        contextWindow: 200_000,
+        messages: messages.slice(0, 2),
+        sessionName: "work",
+      }),
+    ).toBe("anthropic/claude · ctx 1.3%/200k · ↑2.8k ↓390 · cache 1.8k · $0.014 · work");
   });
 });
 
@@ -148,7 +189,9 @@ describe("!cmd", () => {
     const run = await runShellCommand(kit.agent, "touch made.txt", "shell-1");
     expect(run.ran).toBe(false);
     expect(run.result.isError).toBe(true);
-    expect(run.output).toMatch(/^Blocked: `touch made\.txt` is not allowed: denied by the rule bash\(touch \*\)\..*\(permission-gate\)$/);
+    expect(run.output).toMatch(
+      /^Blocked: `touch made\.txt` is not allowed: denied by the rule bash\(touch \*\)\..*\(permission-gate\)$/,
+    );
     expect(kit.workspace.exists("made.txt")).toBe(false);
     expect(kit.agent.state.messages).toEqual([]); // the result is returned, not added to history
   });
@@ -171,7 +214,9 @@ describe("!cmd", () => {
     expect(run.exitCode).toBe(3);
     expect(run.output).toMatch(/^out\n\nCommand exited with code 3\.$/);
     expect(kit.workspace.exists("made.txt")).toBe(true);
-    const ids = kit.events.filter((e) => e.type.startsWith("tool_execution")).map((e) => [e.type, (e as { toolCallId: string }).toolCallId]);
+    const ids = kit.events
+      .filter((e) => e.type.startsWith("tool_execution"))
+      .map((e) => [e.type, (e as { toolCallId: string }).toolCallId]);
     expect(ids[0]).toEqual(["tool_execution_start", "shell-4"]);
     expect(ids.at(-1)).toEqual(["tool_execution_end", "shell-4"]);
     expect(new Set(ids.map(([, id]) => id))).toEqual(new Set(["shell-4"]));
@@ -191,14 +236,30 @@ describe("the plugin without a running TUI", () => {
   it("registers the interactive front end and its commands, and offers no ui service outside its run", async () => {
     const { host } = createTestAgent({ plugins: [[uiTui]] });
     expect(host.frontEnds.get("tui")?.modes).toEqual(["interactive"]);
-    for (const name of ["tree", "fork", "clone", "new", "resume", "session", "name", "label", "export", "reload", "help", "quit"]) expect(host.commands.has(name)).toBe(true);
+    for (const name of [
+      "tree",
+      "fork",
+      "clone",
+      "new",
+      "resume",
+      "session",
+      "name",
+      "label",
+      "export",
+      "reload",
+      "help",
+      "quit",
+    ])
+      expect(host.commands.has(name)).toBe(true);
     expect(host.services.get("ui")).toBeUndefined();
     expect(host.ui).toBeUndefined();
   });
 
   it("converts !cmd messages left in history into user messages at request time", async () => {
     const { agent, scripted } = createTestAgent({ plugins: [[uiTui]], script: [{ text: "seen" }] });
-    agent.replaceMessages([{ role: "custom", customType: "ui-tui.shell", content: "I ran `ls`", display: false, timestamp: 1 }]);
+    agent.replaceMessages([
+      { role: "custom", customType: "ui-tui.shell", content: "I ran `ls`", display: false, timestamp: 1 },
+    ]);
     await agent.prompt("and now?");
     expect(scripted.requests[0]!.messages.map((m) => [m.role, m.content])).toEqual([
       ["user", "I ran `ls`"],
@@ -209,8 +270,17 @@ describe("the plugin without a running TUI", () => {
 
 describe("/reload and start-up", () => {
   it("restarts on the current session file: -c, -r and --session are replaced, everything else is kept", () => {
-    expect(reloadArgs(["--plugin", "ui-tui", "-c", "--model", "x/y"], "/s/a.jsonl")).toEqual(["--plugin", "ui-tui", "--model", "x/y", "--session", "/s/a.jsonl"]);
-    expect(reloadArgs(["--session", "abc", "--resume", "-r", "--continue", "--session=def", "--trust"], "/s/b.jsonl")).toEqual(["--trust", "--session", "/s/b.jsonl"]);
+    expect(reloadArgs(["--plugin", "ui-tui", "-c", "--model", "x/y"], "/s/a.jsonl")).toEqual([
+      "--plugin",
+      "ui-tui",
+      "--model",
+      "x/y",
+      "--session",
+      "/s/a.jsonl",
+    ]);
+    expect(
+      reloadArgs(["--session", "abc", "--resume", "-r", "--continue", "--session=def", "--trust"], "/s/b.jsonl"),
+    ).toEqual(["--trust", "--session", "/s/b.jsonl"]);
     expect(reloadArgs(["--no-session"], undefined)).toEqual(["--no-session"]);
     expect(reloadArgs(["-c", "--", "-c"], "/s/c.jsonl")).toEqual(["--session", "/s/c.jsonl", "--", "-c"]);
     // The session holds plan mode's state: --plan would start planning again and drop an approval.
@@ -218,8 +288,18 @@ describe("/reload and start-up", () => {
     expect(reloadArgs(["--plan"], undefined)).toEqual(["--plan"]);
     // /model and /thinking outlive the restart: the flags typed at start give way to what is in effect now
     const now = { model: "openai/gpt-5.4", thinking: "high" };
-    expect(reloadArgs(["--provider", "anthropic", "--model=sonnet", "--thinking", "low", "-c", "--", "x"], "/s/e.jsonl", now)).toEqual(["--model", "openai/gpt-5.4", "--thinking", "high", "--session", "/s/e.jsonl", "--", "x"]);
-    expect(reloadArgs(["--thinking=low", "--trust"], undefined, { model: "scripted/scripted" })).toEqual(["--trust", "--model", "scripted/scripted"]);
+    expect(
+      reloadArgs(
+        ["--provider", "anthropic", "--model=sonnet", "--thinking", "low", "-c", "--", "x"],
+        "/s/e.jsonl",
+        now,
+      ),
+    ).toEqual(["--model", "openai/gpt-5.4", "--thinking", "high", "--session", "/s/e.jsonl", "--", "x"]);
+    expect(reloadArgs(["--thinking=low", "--trust"], undefined, { model: "scripted/scripted" })).toEqual([
+      "--trust",
+      "--model",
+      "scripted/scripted",
+    ]);
   });
 
   it("says outside the interactive UI that reloading means running coil again", async () => {
@@ -227,14 +307,16 @@ describe("/reload and start-up", () => {
     const out = await host.commands.get("reload")!.run("", agent);
     expect(out).toContain("coil -c");
   });
-
 });
 
 describe("session commands (through session-jsonl's service)", () => {
   async function withSession() {
     const dir = mkdtempSync(join(tmpdir(), "coil-tui-sess-"));
     temps.push(dir);
-    const t = createTestAgent({ plugins: [[sessionJsonl, { dir: join(dir, "sessions") }], [uiTui]], script: [{ text: "first answer" }, { text: "second answer" }] });
+    const t = createTestAgent({
+      plugins: [[sessionJsonl, { dir: join(dir, "sessions") }], [uiTui]],
+      script: [{ text: "first answer" }, { text: "second answer" }],
+    });
     const host: PluginHost = t.host;
     const io = { cwd: dir, env: process.env, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr };
     await host.start(t.agent, io, { mode: "interactive", modelFromCli: false });
@@ -271,7 +353,9 @@ describe("session commands (through session-jsonl's service)", () => {
   it("/tree <id> of a user message moves before it; treeItems indents a second branch", async () => {
     const { agent, run, host } = await withSession();
     await agent.prompt("hello one");
-    const session = host.services.get("session") as never as { path(): { id: string; type: string; message?: AgentMessage }[] };
+    const session = host.services.get("session") as never as {
+      path(): { id: string; type: string; message?: AgentMessage }[];
+    };
     const firstUser = session.path().find((e) => e.message?.role === "user")!;
     expect(String(await run(`/tree ${firstUser.id}`))).toMatch(/^Moved to /);
     expect(agent.state.messages).toHaveLength(0);
