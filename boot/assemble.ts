@@ -113,7 +113,7 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
     return true;
   };
   try {
-    entries.forEach((entry, i) =>
+    entries.forEach((entry, i) => {
       plugins[i]!.forEach((plugin, j, all) => {
         if (!firstTime(plugin)) return;
         const own = j === optionsTarget(all, entry.key);
@@ -123,8 +123,8 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
           baseDir: entry.baseDir,
           optionSources: own ? entry.optionSources : {},
         });
-      }),
-    );
+      });
+    });
   } finally {
     stop();
   }

@@ -157,16 +157,20 @@ const loadedFrom = new WeakMap<Plugin, string>();
 export const fileOf = (plugin: Plugin): string | undefined => loadedFrom.get(plugin);
 
 async function importPlugin(file: string, ref: PluginRef): Promise<Plugin> {
-  let mod: any;
+  let mod: unknown;
   try {
     mod = TS_EXTENSIONS.has(extname(file)) ? await importTs(file) : await import(pathToFileURL(file).href);
   } catch (cause) {
     const detail = `cannot import plugin '${ref.ref}': ${messageOf(cause).replace(/\s+/g, " ").trim()}${listedIn(ref)}`;
     throw new CoilError("PLUGIN_LOAD_FAILED", detail, { phase: "import", file, ...locationOf(cause, file), cause });
   }
-  const candidates: unknown[] = [mod?.default, mod?.default?.default, mod];
+  const exported = (mod as { default?: { default?: unknown } } | null | undefined)?.default;
+  const candidates: unknown[] = [exported, exported?.default, mod];
   const plugin = candidates.find((c) => isPlugin(c));
-  if (plugin) return (loadedFrom.set(plugin as Plugin, file), plugin as Plugin);
+  if (plugin) {
+    loadedFrom.set(plugin as Plugin, file);
+    return plugin as Plugin;
+  }
   const fn = candidates.some((c) => typeof c === "function")
     ? " (a function returning a plugin is not accepted: export the plugin object itself)"
     : "";
@@ -211,9 +215,9 @@ function importTs(file: string): Promise<unknown> {
       import("typebox/type"),
       import("typebox/value"),
     ]);
-    ["", "/compile", "/error", "/format", "/guard", "/schema", "/system", "/type", "/value"].forEach(
-      (sub, i) => (virtualModules[`typebox${sub}`] = typebox[i]),
-    );
+    ["", "/compile", "/error", "/format", "/guard", "/schema", "/system", "/type", "/value"].forEach((sub, i) => {
+      virtualModules[`typebox${sub}`] = typebox[i];
+    });
     return createJiti(import.meta.url, { moduleCache: false, interopDefault: true, virtualModules }) as JitiLike;
   })();
   return jiti.then((j) => j.import(file));
@@ -247,12 +251,12 @@ function resolvePackage(
   ];
   const pkgDir = usable[0];
   if (!pkgDir) return { refused: walked[0] };
-  const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as Record<string, any>;
+  const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as PackageJson;
   const listed: string[] = Array.isArray(pkg.coil?.plugins) && pkg.coil.plugins.length ? pkg.coil.plugins : [];
   const exp = pkg.exports;
   const dot =
     exp && typeof exp === "object" && !Array.isArray(exp) && Object.keys(exp).some((k) => k.startsWith("."))
-      ? exp["."]
+      ? (exp as Record<string, unknown>)["."]
       : exp;
   const entry = pickExport(dot) ?? pkg.module ?? pkg.main;
   // A coil package that lists no plugins and has no entry point offers only presets, skills, templates or agents.
@@ -263,6 +267,9 @@ function resolvePackage(
       .map((file) => [file, `${file}.js`, join(file, "index.js")].find(isFile) ?? file),
   };
 }
+
+/** The fields of a package.json that say where a package's plugins are. */
+type PackageJson = { coil?: { plugins?: unknown }; exports?: unknown; module?: string; main?: string };
 
 const isPlainObject = (v: unknown): boolean => typeof v === "object" && v !== null && !Array.isArray(v);
 

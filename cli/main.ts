@@ -284,7 +284,10 @@ async function installPending(host: PluginHost, io: CliIO, yes: boolean): Promis
 async function askYes(io: CliIO, question: string): Promise<boolean> {
   io.stderr.write(`${question} [y/N] `);
   const rl = (await import("node:readline")).createInterface({ input: io.stdin, terminal: false });
-  const answer = await new Promise<string>((done) => (rl.once("line", done), rl.once("close", () => done(""))));
+  const answer = await new Promise<string>((done) => {
+    rl.once("line", done);
+    rl.once("close", () => done(""));
+  });
   rl.close();
   return /^y(es)?$/i.test(answer.trim());
 }

@@ -43,7 +43,10 @@ export async function settleTrust(
     const why = stored ? "changed since you trusted it" : "is not trusted yet";
     io.stderr.write(`coil: project ${dir} ${why}. Trusting it loads and runs this with your rights:\n${list}\n`);
     const rl = createInterface({ input: io.stdin, output: io.stderr, terminal: false });
-    const line = new Promise<string>((done) => (rl.once("line", done), rl.once("close", () => done(""))));
+    const line = new Promise<string>((done) => {
+      rl.once("line", done);
+      rl.once("close", () => done(""));
+    });
     io.stderr.write("trust it? [y]es for this run, [n]o, [a]lways: ");
     const a = (await line).trim().toLowerCase();
     rl.close();
@@ -66,7 +69,10 @@ export async function settleTrust(
 export function trustCommand(argv: string[], io: CliIO, home: string): number {
   const [cmd, arg] = argv;
   const target = resolve(io.cwd, arg ?? ".");
-  if (!existsSync(target)) return (io.stderr.write(`coil ${cmd}: ${target} does not exist\n`), 2);
+  if (!existsSync(target)) {
+    io.stderr.write(`coil ${cmd}: ${target} does not exist\n`);
+    return 2;
+  }
   // `coil trust` in a subdirectory trusts its project (the git root), which is what loads from there.
   const dir = realpathSync(projectRoot(target));
   const { [dir]: old, ...rest } = readStore(home);

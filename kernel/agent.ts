@@ -116,10 +116,11 @@ export class Agent {
    * Returns the options now in effect, so `setRequestOptions({})` reads them (a front end's thinking level).
    */
   setRequestOptions(options: RequestOptions): Readonly<RequestOptions> {
-    return (this.s.config = {
+    this.s.config = {
       ...this.s.config,
       requestOptions: Object.freeze({ ...this.s.config.requestOptions, ...options }),
-    }).requestOptions;
+    };
+    return this.s.config.requestOptions;
   }
 
   /** Observe every event. Returns the unsubscribe function. */
@@ -252,7 +253,8 @@ export class Agent {
         }),
       );
     }
-    const controller = (this.controller = new AbortController());
+    const controller = new AbortController();
+    this.controller = controller;
     Object.assign(this.s, { signal: controller.signal, added: [], streaming: undefined });
     this.host.emit({ type: "agent_start" });
     const run = (async (): Promise<RunResult> => {

@@ -190,7 +190,10 @@ export class PluginHost {
   /** Observe events; `owner` names the plugin in the report when the listener throws. */
   subscribe(type: AgentEventType | "*", listener: Listener, owner?: string): () => void {
     let map = this.listeners.get(type);
-    if (!map) this.listeners.set(type, (map = new Map()));
+    if (!map) {
+      map = new Map();
+      this.listeners.set(type, map);
+    }
     map.set(listener, owner);
     return () => map.delete(listener);
   }
@@ -235,7 +238,11 @@ export class PluginHost {
       nameOf: (value: T) => string,
       check?: (value: T) => void,
     ): Registrar<T> => ({
-      register: (value) => (guard(), check?.(value), registry.register(nameOf(value), value, id, where)),
+      register: (value) => {
+        guard();
+        check?.(value);
+        registry.register(nameOf(value), value, id, where);
+      },
       get: (name) => registry.get(name),
       names: () => registry.names(),
     });
@@ -275,14 +282,16 @@ export class PluginHost {
           (t) => t.name,
           (t) => checkTool(t, id),
         ),
-        sync: (tools) => (
-          tools.forEach((t) => checkTool(t, id)),
+        sync: (tools) => {
+          tools.forEach((t) => {
+            checkTool(t, id);
+          });
           host.tools.sync(
             id,
             tools.map((t) => [t.name, t]),
             where,
-          )
-        ),
+          );
+        },
       },
       providers: { ...registrar(host.providers, (p) => p.id), ids: () => host.providers.names() },
       commands: {
@@ -322,10 +331,19 @@ export class PluginHost {
       },
       frontEnds: registrar(host.frontEnds, (f) => f.id),
       subcommands: registrar(host.subcommands, (c) => c.name),
-      onStart: (fn) => (guard(), void host.starters.push({ plugin: id, fn })),
-      onStop: (fn) => (guard(), void host.stoppers.push({ plugin: id, fn })),
+      onStart: (fn) => {
+        guard();
+        host.starters.push({ plugin: id, fn });
+      },
+      onStop: (fn) => {
+        guard();
+        host.stoppers.push({ plugin: id, fn });
+      },
       services: {
-        provide: (name, service) => (guard(), host.services.register(name, service, id, where)),
+        provide: (name, service) => {
+          guard();
+          host.services.register(name, service, id, where);
+        },
         get: (name) => (host.services.get(name) ?? (name === "ui" ? host.ui : undefined)) as never,
         require: (name) => {
           if (host.services.has(name)) return host.services.get(name) as never;

@@ -374,9 +374,10 @@ const ABORT = Symbol("abort");
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | typeof ABORT> {
   if (signal.aborted) return Promise.resolve(ABORT);
   let onAbort = () => {};
-  const aborted = new Promise<typeof ABORT>((resolve) =>
-    signal.addEventListener("abort", (onAbort = () => resolve(ABORT)), { once: true }),
-  );
+  const aborted = new Promise<typeof ABORT>((resolve) => {
+    onAbort = () => resolve(ABORT);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
   return Promise.race([promise, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
 }
 
@@ -500,7 +501,10 @@ async function prepare(s: LoopState, message: AssistantMessage, call: ToolCall):
 
 function validateArgs(tool: ToolDefinition, args: unknown): Record<string, unknown> | string {
   let validator = validators.get(tool.parameters);
-  if (!validator) validators.set(tool.parameters, (validator = Compile(tool.parameters)));
+  if (!validator) {
+    validator = Compile(tool.parameters);
+    validators.set(tool.parameters, validator);
+  }
   const withDefaults = Value.Default(tool.parameters, structuredClone(args));
   if (validator.Check(withDefaults)) return withDefaults as Record<string, unknown>;
   const converted = Value.Convert(tool.parameters, structuredClone(withDefaults));

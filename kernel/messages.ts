@@ -43,7 +43,10 @@ export class ContextTally {
 
   constructor(messages: readonly AgentMessage[], floor: number) {
     let i = messages.length - 1;
-    while (i >= floor && !(this.usage = freshUsage(messages[i]!))) i--;
+    for (; i >= floor; i--) {
+      this.usage = freshUsage(messages[i]!);
+      if (this.usage) break;
+    }
     for (let j = i + 1; this.usage > 0 && j < messages.length; j++) this.tail += estimateMessageTokens(messages[j]!);
     this.base = messages.slice();
   }
@@ -66,7 +69,8 @@ export class ContextTally {
 
   /** The estimate over the messages alone, whatever usage says. */
   get estimated(): number {
-    return (this.all += this.base.splice(0).reduce((n, m) => n + estimateMessageTokens(m), 0));
+    this.all += this.base.splice(0).reduce((n, m) => n + estimateMessageTokens(m), 0);
+    return this.all;
   }
 }
 

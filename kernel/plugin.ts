@@ -47,7 +47,14 @@ export interface SlashCommand {
   run(args: string, agent: Agent): Promise<SlashResult> | SlashResult;
 }
 
-export type SlashResult = string | void | { prompt: PromptInput };
+/**
+ * `T`, or nothing, as a callback's answer. `void` rather than `undefined`, because it is what a function that
+ * returns nothing is typed as (`() => {}`, `async () => {}`, a `Promise<void | T>` method): `undefined` would refuse
+ * those callbacks.
+ */
+type OrNothing<T, Nothing = void> = T | Nothing;
+
+export type SlashResult = OrNothing<string | { prompt: PromptInput }>;
 
 export interface FlagSpec {
   /** Long name without dashes, kebab-case (`script` → `--script <value>`). */
@@ -118,7 +125,7 @@ export type StartFn = (
   agent: Agent,
   io: CliStreams,
   info: StartInfo,
-) => Promise<void | { exit: number }> | void | { exit: number };
+) => Promise<OrNothing<{ exit: number }>> | OrNothing<{ exit: number }>;
 /** Called once when the process is about to exit, whatever the outcome. */
 export type StopFn = () => Promise<void> | void;
 
@@ -156,7 +163,7 @@ export interface PluginContext<O = unknown> {
     listener: (event: T extends "*" ? AgentEvent : Extract<AgentEvent, { type: T }>) => void,
   ): () => void;
   tools: Omit<LateRegistrar<ToolDefinition>, "register"> & {
-    register<P extends TSchema>(tool: ToolDefinition<P, any>): void;
+    register<P extends TSchema>(tool: ToolDefinition<P, unknown>): void;
   };
   providers: Registrar<Provider> & { ids(): string[] };
   commands: LateRegistrar<SlashCommand>;

@@ -86,8 +86,14 @@ export class Registry<T> {
         { plugin: owner },
       );
     for (const name of [...this.late])
-      if (this.items.get(name)?.owner === owner) this.items.delete(name), this.late.delete(name);
-    for (const [name, value] of values) this.items.set(name, { value, owner, source }), this.late.add(name);
+      if (this.items.get(name)?.owner === owner) {
+        this.items.delete(name);
+        this.late.delete(name);
+      }
+    for (const [name, value] of values) {
+      this.items.set(name, { value, owner, source });
+      this.late.add(name);
+    }
   }
 }
 

@@ -6,7 +6,7 @@
  * and records them in the `claudePlugins` section of the lock file next to the npm packages
  * (`$COIL_HOME/packages/coil-lock.json`). Project-level plugins contribute only to a trusted project.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { type Dirent, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 
 /** The lock file of a packages dir (plugins/packages/lockfile.ts writes its npm part). */
@@ -87,7 +87,7 @@ export function scopeDirs(home: string, cwd: string | undefined, project: boolea
     : { scope: "user", pluginsDir: join(home, "claude-plugins"), lockDir: join(home, "packages") };
 }
 
-function readJson(file: string): any {
+function readJson(file: string): unknown {
   try {
     return JSON.parse(readFileSync(file, "utf8"));
   } catch {
@@ -97,7 +97,7 @@ function readJson(file: string): any {
 
 /** The `claudePlugins` section of a packages dir's lock file. */
 export function readClaudeLock(lockDir: string): Record<string, ClaudeLockEntry> {
-  const lock = readJson(join(lockDir, LOCK_FILE_NAME));
+  const lock = readJson(join(lockDir, LOCK_FILE_NAME)) as { claudePlugins?: unknown } | null | undefined;
   const section = lock?.claudePlugins;
   return section && typeof section === "object" && !Array.isArray(section)
     ? (section as Record<string, ClaudeLockEntry>)
@@ -107,7 +107,7 @@ export function readClaudeLock(lockDir: string): Record<string, ClaudeLockEntry>
 /** plugin.json of a plugin folder; undefined when absent or unreadable. */
 export function readManifest(root: string): ClaudeManifest | undefined {
   const m = readJson(join(root, PLUGIN_MANIFEST));
-  return m && typeof m === "object" && !Array.isArray(m) && typeof m.name === "string"
+  return m && typeof m === "object" && !Array.isArray(m) && "name" in m && typeof m.name === "string"
     ? (m as ClaudeManifest)
     : undefined;
 }
@@ -168,7 +168,7 @@ const inside = (root: string, path: string) => {
 
 /** `*.md` files below a folder (README.md excluded), with their path relative to it. */
 function markdownFiles(dir: string, prefix = ""): { file: string; rel: string }[] {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
   } catch {
@@ -275,8 +275,10 @@ export function claudePluginHooks(w: Where, warn: (message: string) => void = ()
 
 export function hooksOf(p: PluginFolder, warn: (message: string) => void = () => undefined): PluginHooks[] {
   return jsonSources(p, p.manifest.hooks, join("hooks", "hooks.json")).flatMap(({ source, data }) => {
-    if (data instanceof Error)
-      return (warn(`${data.message}; the hooks of Claude Code plugin '${p.name}' in it are not run`), []);
+    if (data instanceof Error) {
+      warn(`${data.message}; the hooks of Claude Code plugin '${p.name}' in it are not run`);
+      return [];
+    }
     const d = data as Record<string, unknown>;
     const hooks =
       d && typeof d.hooks === "object" && d.hooks && !Array.isArray(d.hooks) ? (d.hooks as Record<string, unknown>) : d;
@@ -302,8 +304,10 @@ export function claudePluginMcpServers(
 
 export function mcpServersOf(p: PluginFolder, warn: (message: string) => void = () => undefined): PluginMcpServers[] {
   return jsonSources(p, p.manifest.mcpServers, ".mcp.json").flatMap(({ source, data }) => {
-    if (data instanceof Error)
-      return (warn(`${data.message}; the MCP servers of Claude Code plugin '${p.name}' in it are not started`), []);
+    if (data instanceof Error) {
+      warn(`${data.message}; the MCP servers of Claude Code plugin '${p.name}' in it are not started`);
+      return [];
+    }
     const d = data as Record<string, unknown>;
     const raw = d && typeof d.mcpServers === "object" && d.mcpServers ? (d.mcpServers as Record<string, unknown>) : d;
     const servers: Record<string, unknown> = {};

@@ -9,7 +9,7 @@ import { notReadOnly } from "./shell/read-only-commands.js";
 export function splitArgs(text: string): string[] {
   const out: string[] = [];
   const re = /"((?:[^"\\]|\\.)*)"|'([^']*)'|(\S+)/g;
-  for (let m: RegExpExecArray | null; (m = re.exec(text)); ) {
+  for (let m = re.exec(text); m; m = re.exec(text)) {
     out.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, "$1") : (m[2] ?? m[3]!));
   }
   return out;

@@ -68,7 +68,9 @@ function simpleMapping(yaml: string): Record<string, unknown> | undefined {
     if (!target || (pad && indent && pad !== indent) || Object.hasOwn(target, key)) return undefined;
     if (pad) [indent, parent] = [pad, target];
     else if (raw === undefined) {
-      [parent, indent] = [(out[key] = {}) as Record<string, unknown>, ""];
+      const child: Record<string, unknown> = {};
+      out[key] = child;
+      [parent, indent] = [child, ""];
       continue;
     } else parent = undefined;
     const value = raw === undefined ? undefined : simpleScalar(raw);

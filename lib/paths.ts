@@ -18,7 +18,10 @@ export function packageRoot(): string {
   const here = fileURLToPath(import.meta.url);
   for (let dir = dirname(here); ; dir = dirname(dir)) {
     const pkg = join(dir, "package.json");
-    if (existsSync(pkg) && JSON.parse(readFileSync(pkg, "utf8")).name === PACKAGE_NAME) return (root = dir);
+    if (existsSync(pkg) && JSON.parse(readFileSync(pkg, "utf8")).name === PACKAGE_NAME) {
+      root = dir;
+      return dir;
+    }
     if (dirname(dir) === dir) throw new Error("coil: cannot find its own package.json above " + here);
   }
 }
@@ -27,8 +30,8 @@ let version: string | undefined;
 
 /** coil's version, from its package.json. */
 export function coilVersion(): string {
-  return (version ??= (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string })
-    .version);
+  version ??= (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string }).version;
+  return version;
 }
 
 /** `$COIL_HOME`, default `~/.coil`. */

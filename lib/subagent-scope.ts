@@ -15,8 +15,9 @@ export interface SubagentScope {
 }
 
 const KEY = Symbol.for("coil.subagent-scope");
-const store = ((globalThis as Record<symbol, unknown>)[KEY] ??=
-  new AsyncLocalStorage<SubagentScope>()) as AsyncLocalStorage<SubagentScope>;
+const shared = globalThis as Record<symbol, unknown>;
+shared[KEY] ??= new AsyncLocalStorage<SubagentScope>();
+const store = shared[KEY] as AsyncLocalStorage<SubagentScope>;
 
 export function runAsSubagent<T>(scope: SubagentScope, fn: () => T): T {
   return store.run(scope, fn);

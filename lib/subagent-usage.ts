@@ -27,7 +27,7 @@ export interface SubagentRun {
 
 /** The sub-agent run a message carries, if it is a `task` result with one. */
 export function subagentRunOf(message: AgentMessage | undefined): SubagentRun | undefined {
-  if (!message || message.role !== "toolResult") return undefined;
+  if (message?.role !== "toolResult") return undefined;
   const run = (message.details as { subagent?: SubagentRun } | undefined)?.subagent;
   return run && typeof run === "object" && run.usage && typeof run.usage.input === "number" ? run : undefined;
 }

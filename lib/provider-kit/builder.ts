@@ -49,7 +49,8 @@ export class MessageBuilder {
 
   /** Usage so far, with its cost (one object until the counts change, so snapshots share it). */
   usage(): Usage {
-    return (this.priced ??= { ...this.tokens, cost: computeCost(this.tokens, this.model) });
+    this.priced ??= { ...this.tokens, cost: computeCost(this.tokens, this.model) };
+    return this.priced;
   }
 
   setTokens(tokens: Partial<Tokens>): void {

@@ -5,7 +5,7 @@
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from "yaml";
+import { isMap, isScalar, LineCounter, parseDocument, type Document } from "yaml";
 import { CoilError } from "../../kernel/index.js";
 import {
   API_KINDS,

@@ -60,7 +60,7 @@ function abandonedPrompts(messages: readonly Message[]): Set<number> {
     )
       k++;
     if (k > j && messages[k]?.role === "user") for (let u = i; u < j; u++) drop.add(u);
-    i = k > j ? k : j;
+    i = Math.max(k, j);
   }
   return drop;
 }

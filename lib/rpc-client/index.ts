@@ -9,9 +9,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import type { AgentEvent } from "../../kernel/index.js";
 import { packageRoot } from "../paths.js";
 import { splitLines, type RpcCommandName, type RpcCommands, type RpcOutbound } from "./protocol.js";
@@ -32,11 +30,15 @@ export interface RpcClientOptions {
   timeoutMs?: number;
 }
 
+/** A ui_request dialog as coil sends it (docs/rpc.md, "Dialogs"). */
+export type UiDialog =
+  | { method: "confirm"; params: { title: string; message: string } }
+  | { method: "select"; params: { title: string; options: string[] } }
+  | { method: "input"; params: { title: string; placeholder?: string } }
+  | { method: "notify"; params: { message: string; level: string } };
+
 /** Answers ui_request dialogs: return a boolean (confirm), one of the options (select), text (input), or undefined. */
-export type UiHandler = (request: {
-  method: "confirm" | "select" | "input" | "notify";
-  params: Record<string, any>;
-}) => unknown;
+export type UiHandler = (request: UiDialog) => unknown;
 
 export class RpcError extends Error {
   constructor(
@@ -140,10 +142,10 @@ export class RpcClient extends EventEmitter {
         timer: undefined as NodeJS.Timeout | undefined,
       };
       if (this.timeoutMs > 0)
-        entry.timer = setTimeout(
-          () => (this.waiting.delete(id), reject(new RpcError(command, `no response in ${this.timeoutMs} ms`))),
-          this.timeoutMs,
-        );
+        entry.timer = setTimeout(() => {
+          this.waiting.delete(id);
+          reject(new RpcError(command, `no response in ${this.timeoutMs} ms`));
+        }, this.timeoutMs);
       this.waiting.set(id, entry);
       this.write({ ...(params ?? {}), id, type: command });
     });
@@ -256,7 +258,7 @@ export class RpcClient extends EventEmitter {
     } else if (msg.type === "ui_request") {
       this.emit("ui_request", msg);
       if (msg.method === "notify") return;
-      Promise.resolve(this.uiHandler?.({ method: msg.method, params: msg.params }))
+      Promise.resolve(this.uiHandler?.({ method: msg.method, params: msg.params } as UiDialog))
         .catch(() => undefined)
         .then((result) => this.write({ type: "ui_response", id: msg.id, result }));
     } else if (msg.type === "ui_cancel") this.emit("ui_cancel", msg.id);

@@ -38,7 +38,7 @@ export interface CreateAgentOptions {
   /** Extra plugin references, like `--plugin` (built-in id, path or npm package). */
   plugins?: string[];
   /** Plugin objects defined in your code, installed after the preset's: a plugin or `[plugin, options]`. */
-  extraPlugins?: (Plugin<any> | [Plugin<any>, unknown])[];
+  extraPlugins?: (Plugin | [Plugin, unknown])[];
   /** Like `--provider` and `--model` (`provider/id` or an id). */
   provider?: string;
   model?: string;

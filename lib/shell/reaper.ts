@@ -16,10 +16,11 @@ while kill -0 -- "-$g" 2>/dev/null; do
 done`;
 
 let bash: string | null | undefined;
-const findBash = () =>
-  bash === undefined
-    ? (bash = ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"].find((b) => existsSync(b)) ?? null)
-    : bash;
+const findBash = () => {
+  if (bash === undefined)
+    bash = ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"].find((b) => existsSync(b)) ?? null;
+  return bash;
+};
 
 /** Arrange for process group `pgid` (a child spawned with `detached: true`) to be ended when coil exits. False when no watcher could start. */
 export function endWithCoil(pgid: number): boolean {

@@ -81,7 +81,7 @@ export async function importPlugin(file: string | URL): Promise<Plugin> {
 
 export interface TestKitOptions {
   /** Plugins under test, installed in order after the scripted provider: a plugin, or `[plugin, options]`. */
-  plugins?: (Plugin<any> | [Plugin<any>, unknown])[];
+  plugins?: (Plugin | [Plugin, unknown])[];
   /** What the "model" replies, one entry per model request (see docs/scripted-provider.md). */
   replies?: ScriptStep[];
   /** Files to create in the workspace. */
