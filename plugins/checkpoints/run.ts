@@ -233,7 +233,7 @@ export function createCheckpoints(ctx: PluginContext<CheckpointOptions>) {
     const lines: string[] = [];
     const repo = shadow();
     let code: RewindRecord["code"];
-    if (p.target && p.target.changes.length) {
+    if (p.target?.changes.length) {
       const keep = await repo.snapshot(
         { session: session()?.id ?? "", kind: "rewind", prompt: `before /rewind ${p.point.n}` },
         false,
@@ -276,7 +276,7 @@ export function createCheckpoints(ctx: PluginContext<CheckpointOptions>) {
     `You changed ${conflicts.length === 1 ? "this file" : "these files"} after the agent did; rewinding overwrites ${conflicts.length === 1 ? "it" : "them"}:\n${conflicts.map((c) => `  ${c}`).join("\n")}`;
 
   const rewind = async (args: string, agent: Agent): Promise<string> => {
-    let opts;
+    let opts: ReturnType<typeof parseRewindArgs>;
     try {
       opts = parseRewindArgs(args);
     } catch (error) {

@@ -9,6 +9,7 @@ import {
   messageOf,
   type Agent,
   type AgentMessage,
+  type AssistantMessage,
   type CompactRequest,
   type CompactResult,
   type ModelInfo,
@@ -79,7 +80,7 @@ export class Compactor {
     signal: AbortSignal,
     maxTokens = this.summaryLimit(t.model),
   ): Promise<string> {
-    let final;
+    let final: AssistantMessage | undefined;
     const stream = t.provider.stream(
       {
         model: t.model,
@@ -115,7 +116,7 @@ export class Compactor {
   async compact(req: CompactRequest): Promise<CompactResult | undefined> {
     this.lastFailure = undefined;
     const level = req.reason === "threshold" ? "warn" : "error";
-    let t;
+    let t: { provider: Provider; model: ModelInfo };
     try {
       t = this.target(req.model);
     } catch (error) {

@@ -35,7 +35,7 @@ export function summaryMessage(parts: SummaryParts, timestamp = Date.now()): Use
 
 /** The parts of an earlier summary message, or undefined when `message` is not one. */
 export function parseSummary(message: AgentMessage | undefined): SummaryParts | undefined {
-  if (!message || message.role !== "user") return undefined;
+  if (message?.role !== "user") return undefined;
   const text = textOf(message);
   if (!text.startsWith(SUMMARY_INTRO)) return undefined;
   const section = (tag: string) => new RegExp(`<${tag}>\\n([\\s\\S]*?)\\n?</${tag}>`).exec(text)?.[1];

@@ -146,7 +146,9 @@ export default definePlugin({
     // Read at start-up, then at most once per run (at its first request), never once per turn: an edit
     // between prompts applies at the next prompt, and a run's prompt prefix stays the same.
     let stale = true;
-    ctx.on("agent_start", () => void (stale = true));
+    ctx.on("agent_start", () => {
+      stale = true;
+    });
     const current = () => {
       if (stale || !built) {
         stale = false;

@@ -49,7 +49,10 @@ const hash = (value: unknown) => createHash("sha256").update(JSON.stringify(valu
 const hashed = new WeakMap<object, string>();
 const hashOf = <T>(list: readonly T[], key: (item: T) => unknown): string => {
   let h = hashed.get(list);
-  if (h === undefined) hashed.set(list, (h = hash(list.map(key))));
+  if (h === undefined) {
+    h = hash(list.map(key));
+    hashed.set(list, h);
+  }
   return h;
 };
 

@@ -5,7 +5,7 @@
  * in the session as plugin state; `/cost` and `coil sessions stats <id>` print them (docs/context.md).
  */
 import { Type, definePlugin, usageTotal, type AgentMessage, type ModelRequest } from "../../kernel/index.js";
-import type { SessionService } from "../session-jsonl/api.js";
+import type {} from "../session-jsonl/api.js"; // types the `session` service
 import type {} from "../mcp/api.js";
 import { subagentRunOf, subagentTotals } from "../../lib/subagent-usage.js";
 import {
@@ -52,11 +52,15 @@ export default definePlugin({
     // After every other tap: the hashes describe what the provider really receives.
     ctx.tap(
       "before_request",
-      (request: ModelRequest) =>
-        void (pending = { ...snapshot(request), toolsCause: ctx.services.get("mcp")?.toolsChangedBy() }),
+      (request: ModelRequest) => {
+        pending = { ...snapshot(request), toolsCause: ctx.services.get("mcp")?.toolsChangedBy() };
+        return undefined;
+      },
       { stage: 10_000 },
     );
-    ctx.on("compaction", () => void (compacted = true));
+    ctx.on("compaction", () => {
+      compacted = true;
+    });
     ctx.tap("turn_end", (turn) => {
       const m = turn.message;
       const u = m.usage;

@@ -102,7 +102,10 @@ function findSecret(e: PresetEntryLike, value: unknown, path: string): void {
           `jobs never carry secrets: remove it from the preset and give each worker the key in its environment or with \`coil auth\``,
       );
     }
-  } else if (Array.isArray(value)) value.forEach((v, i) => findSecret(e, v, `${path}[${i}]`));
+  } else if (Array.isArray(value))
+    value.forEach((v, i) => {
+      findSecret(e, v, `${path}[${i}]`);
+    });
   else if (value && typeof value === "object")
     for (const [k, v] of Object.entries(value)) findSecret(e, v, path ? `${path}.${k}` : k);
 }

@@ -89,7 +89,10 @@ export function runVerify(
         // already gone
       }
     };
-    const timer = setTimeout(() => ((timedOut = true), kill()), timeoutS * 1000);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      kill();
+    }, timeoutS * 1000);
     signal?.addEventListener("abort", kill, { once: true });
     child.on("error", (e) => {
       clearTimeout(timer);

@@ -31,7 +31,7 @@ import type {} from "../session-jsonl/api.js"; // types the `session` service (t
 import type { ClaudeHooksService, PermissionAnswer } from "./api.js";
 import type { HooksOptions } from "./index.js";
 import { claudeToolInput, claudeToolName, claudeToolResponse, coilToolArgs } from "./mapping.js";
-import { runHook, type HookOutcome } from "./run.js";
+import { runHook, type HookJson, type HookOutcome } from "./run.js";
 import { matches, parseHooks, readSettings, type HookDef, type HookEvent } from "./settings.js";
 import { Transcript } from "./transcript.js";
 
@@ -379,7 +379,10 @@ export class ClaudeHooks implements ClaudeHooksService {
         const input = decision.updatedInput;
         answer = {
           behavior: "allow",
-          args: input && typeof input === "object" ? coilToolArgs(name, input, info.args, this.ctx.cwd) : answer?.args,
+          args:
+            input && typeof input === "object"
+              ? coilToolArgs(name, input as Record<string, unknown>, info.args, this.ctx.cwd)
+              : answer?.args,
         };
       }
     }
@@ -479,7 +482,7 @@ const transcriptFile = (sessionId: string, temporary = false) =>
   );
 
 /** `additionalContext`, in `hookSpecificOutput` or (as some hooks write it) at the top level. */
-function additionalContextOf(json: Record<string, any>): string | undefined {
+function additionalContextOf(json: HookJson): string | undefined {
   const extra = json.hookSpecificOutput?.additionalContext ?? json.additionalContext;
   return typeof extra === "string" && extra ? extra : undefined;
 }

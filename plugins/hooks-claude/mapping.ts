@@ -22,7 +22,7 @@ const absolute = (path: unknown, cwd: string): unknown =>
   typeof path === "string" ? resolve(cwd, path.startsWith("~/") ? join(homedir(), path.slice(2)) : path) : path;
 
 /** Claude Code's `tool_input` for a coil tool call. Unknown tools pass their arguments as they are. */
-export function claudeToolInput(coilName: string, args: Record<string, any>, cwd: string): Record<string, unknown> {
+export function claudeToolInput(coilName: string, args: Record<string, unknown>, cwd: string): Record<string, unknown> {
   const drop = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
   switch (coilName) {
     case "bash":
@@ -94,11 +94,11 @@ export function claudeToolResponse(
  */
 export function coilToolArgs(
   coilName: string,
-  updated: Record<string, any>,
-  args: Record<string, any>,
+  updated: Record<string, unknown>,
+  args: Record<string, unknown>,
   cwd: string,
 ): Record<string, unknown> {
-  const input: Record<string, any> = { ...claudeToolInput(coilName, args, cwd), ...updated };
+  const input: Record<string, unknown> = { ...claudeToolInput(coilName, args, cwd), ...updated };
   const drop = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
   const path = (key = "file_path", original: unknown = args.path) =>
     input[key] === absolute(original, cwd) ? original : input[key];
@@ -116,11 +116,14 @@ export function coilToolArgs(
     case "edit": {
       // `edits` wins when the hook changed it; otherwise old_string/new_string (Claude Code's Edit) make the one edit.
       const changed = "edits" in updated && Array.isArray(input.edits);
-      const pairs: Record<string, unknown>[] = changed
-        ? input.edits
-        : "old_string" in updated || "new_string" in updated
-          ? [{ old_string: input.old_string, new_string: input.new_string }]
-          : (input.edits ?? []);
+      // Unchecked: the hook's `edits` (or the call's) is taken to be an array of objects.
+      const pairs = (
+        changed
+          ? input.edits
+          : "old_string" in updated || "new_string" in updated
+            ? [{ old_string: input.old_string, new_string: input.new_string }]
+            : (input.edits ?? [])
+      ) as Record<string, unknown>[];
       return drop({
         ...args,
         path: path(),

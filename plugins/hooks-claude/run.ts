@@ -1,6 +1,29 @@
 /** Running one Claude Code command hook: JSON on stdin, a timeout, and its exit code, stdout and stderr. */
 import { spawn } from "node:child_process";
 
+/**
+ * A hook's JSON output (Claude Code's shape) as parsed, never checked: every value is `unknown`. The
+ * nested objects coil reads through are typed as objects; optional chaining reads them safely whatever
+ * the hook printed.
+ */
+export interface HookJson {
+  continue?: unknown;
+  stopReason?: unknown;
+  systemMessage?: unknown;
+  decision?: unknown;
+  reason?: unknown;
+  additionalContext?: unknown;
+  hookSpecificOutput?: {
+    additionalContext?: unknown;
+    permissionDecision?: unknown;
+    permissionDecisionReason?: unknown;
+    updatedInput?: unknown;
+    decision?: { behavior?: unknown; message?: unknown; updatedInput?: unknown; [key: string]: unknown };
+    [key: string]: unknown;
+  };
+  [key: string]: unknown;
+}
+
 export interface HookOutcome {
   command: string;
   /** Exit code; undefined when it timed out, was aborted or could not start. */
@@ -9,7 +32,7 @@ export interface HookOutcome {
   stderr: string;
   timedOut?: boolean;
   /** stdout parsed as a JSON object, when it is one. */
-  json?: Record<string, any>;
+  json?: HookJson;
   error?: string;
 }
 

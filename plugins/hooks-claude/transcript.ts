@@ -101,7 +101,10 @@ export class Transcript {
     for (const m of history) {
       if (m.role === "custom") continue;
       let uuid = this.uuids.get(m);
-      if (!uuid) this.uuids.set(m, (uuid = this.idOf(m) ?? randomUUID()));
+      if (!uuid) {
+        uuid = this.idOf(m) ?? randomUUID();
+        this.uuids.set(m, uuid);
+      }
       if (this.present.has(uuid)) {
         this.last = uuid;
         continue;

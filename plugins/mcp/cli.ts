@@ -24,7 +24,10 @@ coil mcp remove <name> [--project]`;
 
 export function mcpCommand(argv: string[], io: CliStreams, sources: Omit<ConfigSources, "cwd" | "env">): number {
   const out = (s: string) => io.stdout.write(s.endsWith("\n") ? s : `${s}\n`);
-  const fail = (s: string) => (io.stderr.write(`coil mcp: ${s}\n`), 2);
+  const fail = (s: string) => {
+    io.stderr.write(`coil mcp: ${s}\n`);
+    return 2;
+  };
   const [verb, ...rest] = argv;
   const dash = rest.indexOf("--");
   const opts = dash < 0 ? rest : rest.slice(0, dash);
@@ -43,7 +46,10 @@ export function mcpCommand(argv: string[], io: CliStreams, sources: Omit<ConfigS
     switch (verb) {
       case "list": {
         const { servers, problems, untrusted } = configured();
-        if (opts.includes("--json")) return (out(JSON.stringify({ servers, problems, untrusted }, null, 2)), 0);
+        if (opts.includes("--json")) {
+          out(JSON.stringify({ servers, problems, untrusted }, null, 2));
+          return 0;
+        }
         if (servers.length === 0)
           out(`no MCP servers configured; add one: coil mcp add <name> -- <command...>  (see docs/mcp.md)`);
         for (const s of servers) out(serverLine(s));

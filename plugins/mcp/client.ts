@@ -135,7 +135,10 @@ export class McpClient {
   }
 
   readonly service: McpService = {
-    status: async () => (await this.ready, this.manager?.status() ?? []),
+    status: async () => {
+      await this.ready;
+      return this.manager?.status() ?? [];
+    },
     addServers: async (servers, source) => {
       await this.ready;
       const configs: ServerConfig[] = servers.map((s) => ({

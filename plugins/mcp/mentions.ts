@@ -44,11 +44,15 @@ export class Mentions {
                 .map((c) => c.text)
                 .join("\n");
         if (!text.includes("@")) return m;
-        const found = findMentions(text, (servers ??= this.servers()));
+        servers ??= this.servers();
+        const found = findMentions(text, servers);
         if (found.length === 0) return m;
         changed = true;
         let expanded = this.cache.get(m);
-        if (!expanded) this.cache.set(m, (expanded = this.attach(m, found)));
+        if (!expanded) {
+          expanded = this.attach(m, found);
+          this.cache.set(m, expanded);
+        }
         return expanded;
       }),
     );

@@ -63,8 +63,9 @@ export async function describePackage(
   const pkg = readJson<{ version?: string; coil?: Record<string, unknown> }>(join(dir, "package.json")) ?? {};
   const coil = pkg.coil && typeof pkg.coil === "object" ? pkg.coil : {};
   const report: PackageReport = { name, version: pkg.version, dir, active: {}, notes: [] };
-  const put = (kind: keyof PackageReport["active"], items: string[]) =>
-    void (items.length && (report.active[kind] = items));
+  const put = (kind: keyof PackageReport["active"], items: string[]) => {
+    if (items.length) report.active[kind] = items;
+  };
   put("plugins", Array.isArray(coil.plugins) ? coil.plugins.map(String) : []);
   const presets = Array.isArray(coil.presets)
     ? coil.presets.map(String)

@@ -68,7 +68,10 @@ async function claudePlugins(
 }
 
 const say = (io: CliStreams, text: string) => void io.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
-const fail = (io: CliStreams, cmd: string, text: string, code = 2) => (io.stderr.write(`coil ${cmd}: ${text}\n`), code);
+const fail = (io: CliStreams, cmd: string, text: string, code = 2) => {
+  io.stderr.write(`coil ${cmd}: ${text}\n`);
+  return code;
+};
 
 const OPTIONS = {
   project: { type: "boolean" },
@@ -124,7 +127,10 @@ function describeEntry(name: string, e: LockEntry): string {
 async function confirm(io: CliStreams, question: string): Promise<boolean> {
   const rl = createInterface({ input: io.stdin, output: io.stderr, terminal: false });
   io.stderr.write(`${question} [y/N] `);
-  const answer = await new Promise<string>((done) => (rl.once("line", done), rl.once("close", () => done(""))));
+  const answer = await new Promise<string>((done) => {
+    rl.once("line", done);
+    rl.once("close", () => done(""));
+  });
   rl.close();
   return /^y(es)?$/i.test(answer.trim());
 }
@@ -581,7 +587,10 @@ async function list(argv: string[], io: IO): Promise<number> {
       ...(presetError ? { presetError } : {}),
     };
   });
-  if (parsed.values.json) return (say(io, JSON.stringify(data, null, 2)), 0);
+  if (parsed.values.json) {
+    say(io, JSON.stringify(data, null, 2));
+    return 0;
+  }
   for (const s of data) {
     const entries = Object.entries(s.packages);
     const note =
@@ -626,7 +635,11 @@ async function update(argv: string[], io: IO): Promise<number> {
   if (parsed.positionals.length && !names.length) return 0;
   const unknown = names.filter((n) => !before[n]);
   if (unknown.length) return fail(io, "update", `not installed in ${dir}: ${unknown.join(", ")}`);
-  if (!names.length) return claudeNames.length ? 0 : (say(io, `no packages in ${dir}`), 0);
+  if (!names.length) {
+    if (claudeNames.length) return 0;
+    say(io, `no packages in ${dir}`);
+    return 0;
+  }
   // Registry and git packages move within their saved range; local folders and tarballs are read again.
   const local = names.filter((n) => before[n]!.spec.startsWith("file:"));
   const remote = names.filter((n) => !local.includes(n));

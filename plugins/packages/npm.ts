@@ -63,7 +63,7 @@ export function ensureManifest(dir: string): void {
   }
 }
 
-export function readJson<T = any>(file: string): T | undefined {
+export function readJson<T = unknown>(file: string): T | undefined {
   try {
     return JSON.parse(readFileSync(file, "utf8")) as T;
   } catch {
@@ -85,13 +85,18 @@ export interface LockedPackage {
   link?: boolean;
 }
 
+/** The fields read of an entry of package-lock.json's `packages`, as npm writes them (not checked). */
+type NpmLockEntry =
+  | { link: true; resolved: string; version?: string }
+  | { link?: false; version: string; resolved?: string; integrity?: string };
+
 /** What npm's package-lock.json says about a top-level package. */
 export function npmLockEntry(dir: string, name: string): LockedPackage | undefined {
-  const lock = readJson<{ packages?: Record<string, Record<string, any>> }>(join(dir, "package-lock.json"));
+  const lock = readJson<{ packages?: Record<string, NpmLockEntry> }>(join(dir, "package-lock.json"));
   const entry = lock?.packages?.[`node_modules/${name}`];
   if (!entry) return undefined;
   if (entry.link) {
-    const target = lock?.packages?.[entry.resolved] ?? {};
+    const target: Partial<NpmLockEntry> = lock?.packages?.[entry.resolved] ?? {};
     const pkg = readJson<{ version?: string }>(join(resolve(dir, entry.resolved), "package.json"));
     return { version: target.version ?? pkg?.version ?? "0.0.0", resolved: `file:${entry.resolved}`, link: true };
   }

@@ -201,7 +201,7 @@ In a preset: \`plugins: [ ${name.startsWith("@") ? name : `npm:${name}`} ]\` onc
 }
 
 export async function scaffoldCommand(argv: string[], io: CliStreams): Promise<number> {
-  let parsed;
+  let parsed: { values: { dir?: string; trust?: boolean }; positionals: string[] };
   try {
     parsed = parseArgs({
       args: argv,

@@ -25,7 +25,7 @@ export function withholdResults(
   result: ToolResult,
   tool: string,
   args: Record<string, unknown>,
-  cwd: string,
+  _cwd: string,
   covered: (path: string) => string | undefined,
 ): ToolResult | undefined {
   const dir = typeof args.path === "string" ? args.path : ".";
@@ -40,7 +40,10 @@ export function withholdResults(
     for (const line of body.split("\n")) {
       const rule = line === "--" || line === "" ? undefined : pathsOf(tool, line, dir).map(covered).find(Boolean);
       if (rule === undefined) kept.push(line);
-      else withheld++, rules.add(rule);
+      else {
+        withheld++;
+        rules.add(rule);
+      }
     }
     // separators left around withheld groups
     const lines = kept.filter((l, i) => l !== "--" || (i > 0 && i < kept.length - 1 && kept[i - 1] !== "--"));

@@ -116,7 +116,10 @@ const expanded = new Map<string, string>();
 function expandPattern(rule: Rule): string {
   const key = `${rule.pattern}\0${homedir()}\0${rule.coilHome ?? ""}`;
   let p = expanded.get(key);
-  if (p === undefined) expanded.set(key, (p = expandOnce(rule)));
+  if (p === undefined) {
+    p = expandOnce(rule);
+    expanded.set(key, p);
+  }
   return p;
 }
 
@@ -134,7 +137,10 @@ function expandOnce(rule: Rule): string {
 const compiled = new Map<string, RegExp>();
 function pathRegExp(glob: string): RegExp {
   let re = compiled.get(glob);
-  if (!re) compiled.set(glob, (re = globToRegExp(glob, true)));
+  if (!re) {
+    re = globToRegExp(glob, true);
+    compiled.set(glob, re);
+  }
   return re;
 }
 

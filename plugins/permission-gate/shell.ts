@@ -52,13 +52,21 @@ function parseList(s: string, i: number, close: ")" | "`" | undefined, out: stri
       cur += c;
       i++;
       while (i < s.length && s[i] !== '"') {
-        if (s[i] === "\\") (cur += s.slice(i, i + 2)), (i += 2);
-        else if (s[i] === "$" && s[i + 1] === "(" && s[i + 2] !== "(")
-          (i = parseList(s, i + 2, ")", out)), (cur += SUBST);
-        else if (s[i] === "`") (i = parseList(s, i + 1, "`", out)), (cur += SUBST);
-        else cur += s[i++];
+        if (s[i] === "\\") {
+          cur += s.slice(i, i + 2);
+          i += 2;
+        } else if (s[i] === "$" && s[i + 1] === "(" && s[i + 2] !== "(") {
+          i = parseList(s, i + 2, ")", out);
+          cur += SUBST;
+        } else if (s[i] === "`") {
+          i = parseList(s, i + 1, "`", out);
+          cur += SUBST;
+        } else cur += s[i++];
       }
-      if (i < s.length) (cur += '"'), i++;
+      if (i < s.length) {
+        cur += '"';
+        i++;
+      }
     } else if (c === "$" && next === "(" && s[i + 2] === "(") {
       const end = s.indexOf("))", i + 3); // arithmetic: no commands inside
       const stop = end < 0 ? s.length : end + 2;

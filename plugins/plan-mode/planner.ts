@@ -13,7 +13,7 @@ import type {
   ToolOutput,
   ToolRunContext,
 } from "../../kernel/index.js";
-import type { SessionService } from "../session-jsonl/api.js";
+import type { SessionEntry, SessionService } from "../session-jsonl/api.js";
 import { notReadOnly } from "../../lib/shell/read-only-commands.js";
 import type { PlanOptions } from "./index.js";
 
@@ -37,7 +37,7 @@ const PLAN_PROMPT = `You are in plan mode. Explore with the read-only tools (bas
 
 /** The newest plan state on the session's active path, if any (undefined: no session open, or none recorded). */
 function recordedState(session: SessionService | undefined): PlanState | null | undefined {
-  let path;
+  let path: readonly SessionEntry[] | undefined;
   try {
     path = session?.path();
   } catch {
@@ -93,7 +93,10 @@ export class PlanMode {
 
   /** Follow the session (resumed, switched, or moved to another branch); a pending change is written instead. */
   private sync(): void {
-    if (this.unsaved) return this.save();
+    if (this.unsaved) {
+      this.save();
+      return;
+    }
     const recorded = recordedState(this.session());
     if (recorded === undefined) return;
     const next = recorded ?? { active: false };

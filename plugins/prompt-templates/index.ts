@@ -237,7 +237,10 @@ export default definePlugin({
             file,
             reason: `/${parsed.name} is already defined by ${byName.get(parsed.name)!.file}, which takes precedence`,
           });
-        else byName.set(parsed.name, parsed), templates.push({ ...parsed, from });
+        else {
+          byName.set(parsed.name, parsed);
+          templates.push({ ...parsed, from });
+        }
       }
     }
     for (const p of problems) ctx.log.warn(`prompt template ${p.file} not loaded: ${p.reason}`);
@@ -348,7 +351,10 @@ export default definePlugin({
         if (next) scope = next;
         return { prompt };
       } catch (error) {
-        if (next) (scope = next), end();
+        if (next) {
+          scope = next;
+          end();
+        }
         throw error;
       }
     };

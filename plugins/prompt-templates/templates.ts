@@ -2,7 +2,7 @@
  * Prompt templates: markdown files with optional front matter (`description`, `argument-hint`, and
  * Claude Code's `allowed-tools` and `model`) that become `/name args` commands, and where they are found.
  */
-import { readdirSync } from "node:fs";
+import { readdirSync, type Dirent } from "node:fs";
 import { join } from "node:path";
 import { splitFrontMatter } from "../../lib/front-matter.js";
 import { isDir } from "../../lib/claude-plugins.js";
@@ -120,7 +120,7 @@ const MAX_DEPTH = 8;
 export function listTemplateFiles(dir: string, recursive: boolean): { file: string; folder?: string }[] {
   const out: { file: string; folder?: string }[] = [];
   const walk = (path: string, folder: string | undefined, depth: number) => {
-    let entries;
+    let entries: Dirent[];
     try {
       entries = readdirSync(path, { withFileTypes: true });
     } catch {

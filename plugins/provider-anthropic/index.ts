@@ -187,12 +187,18 @@ export default definePlugin({
     const configured = user.providers;
     const info = (m: string) => ctx.log.info(m);
     const mine = configured.filter((p) => {
-      if (p.id === "anthropic" && p.api && p.api !== API)
-        return (refuseEntry(p, `is built in with api ${API}; give your ${p.api} server another id`, info), false);
-      if (p.id === "openai" && p.api === API)
-        return (refuseEntry(p, "is built in (OpenAI); give your anthropic-messages server another id", info), false);
-      if (p.id !== "anthropic" && p.api === API && !p.baseUrl)
-        return (refuseEntry(p, "needs a baseUrl (the Anthropic-compatible API root)", info), false);
+      if (p.id === "anthropic" && p.api && p.api !== API) {
+        refuseEntry(p, `is built in with api ${API}; give your ${p.api} server another id`, info);
+        return false;
+      }
+      if (p.id === "openai" && p.api === API) {
+        refuseEntry(p, "is built in (OpenAI); give your anthropic-messages server another id", info);
+        return false;
+      }
+      if (p.id !== "anthropic" && p.api === API && !p.baseUrl) {
+        refuseEntry(p, "needs a baseUrl (the Anthropic-compatible API root)", info);
+        return false;
+      }
       return p.id === "anthropic" || p.api === API;
     });
     const builtin = mine.find((p) => p.id === "anthropic");

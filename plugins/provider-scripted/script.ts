@@ -162,7 +162,11 @@ function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
   if (ms <= 0) return Promise.resolve(!signal.aborted);
   return new Promise((resolve) => {
     if (signal.aborted) return resolve(false);
-    const done = () => (clearTimeout(timer), signal.removeEventListener("abort", done), resolve(!signal.aborted));
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve(!signal.aborted);
+    };
     const timer = setTimeout(done, ms);
     signal.addEventListener("abort", done, { once: true });
   });

@@ -131,7 +131,10 @@ export default definePlugin({
         let changed = false;
         const messages = request.messages.map((m): AgentMessage => {
           let next = sent.map.get(m);
-          if (!next) sent.map.set(m, (next = redactMessage(m, f)));
+          if (!next) {
+            next = redactMessage(m, f);
+            sent.map.set(m, next);
+          }
           if (next !== m) changed = true;
           return next;
         });

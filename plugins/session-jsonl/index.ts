@@ -25,7 +25,6 @@ import type { SessionStatsService } from "../cost-audit/api.js";
 import type { SessionService } from "./api.js";
 import { SessionManager, formatList } from "./service.js";
 import { SessionStore, sessionDirFor } from "./store.js";
-import type { SessionEntry } from "./format.js";
 
 export { FORMAT_VERSION, migrateEntry, type SessionEntry, type SessionHeader } from "./format.js";
 export { nodeOps, type SessionOps } from "./file-system.js";
@@ -186,7 +185,10 @@ async function sessionsCommand(
   baseDir: string,
   stats: () => SessionStatsService | undefined = () => undefined,
 ): Promise<number> {
-  let parsed;
+  let parsed: {
+    values: { all?: boolean; json?: boolean; format?: string; out?: string; "session-dir"?: string; help?: boolean };
+    positionals: string[];
+  };
   try {
     parsed = parseArgs({
       args: argv,

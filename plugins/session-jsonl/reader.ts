@@ -29,11 +29,14 @@ export interface ReadResult {
   size: number;
 }
 
-/** Call `onLine(text, lineNumber, isLast)` for every line; `isLast` marks a final line without "\n". */
+/**
+ * Call `onLine(text, lineNumber, isLast)` for every line until it returns `false`; `isLast` marks a
+ * final line without "\n".
+ */
 export function forEachLine(
   ops: SessionOps,
   file: string,
-  onLine: (text: string, line: number, unterminated: boolean) => void | false,
+  onLine: (text: string, line: number, unterminated: boolean) => unknown,
 ): { size: number; endsTorn: boolean } {
   const fd = ops.openSync(file, "r");
   try {

@@ -16,9 +16,7 @@ import {
   type AgentMessage,
   type CliStreams,
   type CustomMessage,
-  type ImageContent,
   type PluginContext,
-  type TextContent,
 } from "../../kernel/index.js";
 import {
   expandHome,
@@ -94,7 +92,7 @@ export class SessionManager implements SessionService {
   // ───────────────────────────── lifecycle ─────────────────────────────
 
   /** Open or create the session, lock it, repair a crashed tail and load it into the agent. */
-  async start(agent: Agent, io: CliStreams, flags: ManagerFlags): Promise<void | { exit: number }> {
+  async start(agent: Agent, io: CliStreams, flags: ManagerFlags): Promise<{ exit: number } | undefined> {
     this.agent = agent;
     this.flags = flags;
     this.io = io;

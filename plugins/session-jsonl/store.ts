@@ -203,7 +203,8 @@ export class SessionStore extends SessionTree {
         this.dirSynced = true;
       }
     } catch (cause) {
-      throw (this.failure = new SessionWriteError(this.file, cause));
+      this.failure = new SessionWriteError(this.file, cause);
+      throw this.failure;
     }
   }
 
@@ -215,8 +216,14 @@ export class SessionStore extends SessionTree {
    */
   syncSoon(): void {
     if (this.fd === undefined || !this.file || !this.unsynced) return;
-    if (!this.ops.fsync || !this.dirSynced) return this.sync();
-    if (this.syncing) return void (this.again = true);
+    if (!this.ops.fsync || !this.dirSynced) {
+      this.sync();
+      return;
+    }
+    if (this.syncing) {
+      this.again = true;
+      return;
+    }
     const [fd, file] = [this.fd, this.file];
     this.syncing = true;
     this.unsynced = false;
@@ -336,7 +343,8 @@ export class SessionStore extends SessionTree {
       if (value !== undefined) this.writeLine(value);
       this.failure = undefined;
     } catch (cause) {
-      throw (this.failure = cause instanceof SessionWriteError ? cause : new SessionWriteError(file, cause));
+      this.failure = cause instanceof SessionWriteError ? cause : new SessionWriteError(file, cause);
+      throw this.failure;
     }
   }
 

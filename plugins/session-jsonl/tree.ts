@@ -155,7 +155,10 @@ export class SessionTree {
         messages.push(e.message as AgentMessage);
         ids.push(e.id);
       } else if (e.type === "custom_message" || e.type === "branch_summary") {
-        for (const m of this.rendered(e)) messages.push(m), ids.push(e.id);
+        for (const m of this.rendered(e)) {
+          messages.push(m);
+          ids.push(e.id);
+        }
       } else if (e.type === "compaction") {
         const c = e as CompactionEntry;
         let from = messages.length;

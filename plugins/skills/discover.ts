@@ -4,7 +4,7 @@
  * `disable-model-invocation`). Invalid skills are returned as problems with the reason; they never
  * stop the others from loading.
  */
-import { readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, realpathSync, statSync, type Dirent } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { splitFrontMatter } from "../../lib/front-matter.js";
 
@@ -145,7 +145,7 @@ const PEEK_DEPTH = 6;
  * skills, but when they hold a SKILL.md the place is added to `skipped`, never dropped silently.
  */
 export function findSkillFiles(dir: string, depth = 0, skipped: SkippedPlace[] = []): string[] {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = readdirSync(dir, { withFileTypes: true });
   } catch {
@@ -178,7 +178,7 @@ export function findSkillFiles(dir: string, depth = 0, skipped: SkippedPlace[] =
 
 /** Whether any SKILL.md lies at most `levels` folders below `dir` (for reporting only). */
 function holdsSkill(dir: string, levels: number): boolean {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = readdirSync(dir, { withFileTypes: true });
   } catch {

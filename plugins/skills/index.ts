@@ -10,7 +10,7 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import { Type, definePlugin, type PluginContext, type SlashResult, type UserMessage } from "../../kernel/index.js";
+import { Type, definePlugin, type SlashResult, type UserMessage } from "../../kernel/index.js";
 import { claudePluginSkillDirs } from "../../lib/claude-plugins.js";
 import { substituteArguments } from "../../lib/command-body.js";
 import { CompatOption, compatOf, skillPlaces, type Compat } from "../../lib/compat.js";
@@ -172,8 +172,11 @@ export default definePlugin({
     const o = ctx.options as Options;
     const catalog = new SkillCatalog(() => skillRoots(ctx));
     const reported = new Set<string>();
-    const say = (line: string, level: "info" | "warn") =>
-      void (!reported.has(line) && (reported.add(line), ctx.log[level](line)));
+    const say = (line: string, level: "info" | "warn") => {
+      if (reported.has(line)) return;
+      reported.add(line);
+      ctx.log[level](line);
+    };
     const report = (c: SkillCatalog) => {
       for (const p of c.problems) say(`skill ${p.file} not loaded: ${p.reason}`, "warn");
       for (const s of c.skipped) say(`skills in ${s.dir} not loaded: ${s.reason}`, "warn");
@@ -186,7 +189,9 @@ export default definePlugin({
     // skill edited between prompts is seen at the next prompt, and a run's prompt prefix stays stable.
     report(catalog.scan());
     let stale = false;
-    ctx.on("agent_start", () => void (stale = true));
+    ctx.on("agent_start", () => {
+      stale = true;
+    });
     const current = (): SkillCatalog => {
       if (stale) {
         stale = false;
@@ -210,7 +215,9 @@ export default definePlugin({
       },
       compat: compatOf(o.compat),
       scans: () => catalog.scans,
-      refresh: () => void (stale = true),
+      refresh: () => {
+        stale = true;
+      },
     };
     ctx.services.provide("skills", service);
     const send = (skill: SkillInfo, args: string): SlashResult => {
@@ -257,7 +264,13 @@ export default definePlugin({
         return skillsReport(service);
       },
     });
-    addDoctorSection(ctx, { title: "skills", report: () => (service.refresh(), skillsReport(service)) });
+    addDoctorSection(ctx, {
+      title: "skills",
+      report: () => {
+        service.refresh();
+        return skillsReport(service);
+      },
+    });
   },
 });
 

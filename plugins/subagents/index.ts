@@ -50,7 +50,9 @@ export default definePlugin({
     });
     const agents = found.agents;
     if (found.problems.length)
-      ctx.onStart(() => found.problems.forEach((p) => ctx.log.warn(`agent file ${p.file} skipped: ${p.reason}`)));
+      ctx.onStart(() => {
+        for (const p of found.problems) ctx.log.warn(`agent file ${p.file} skipped: ${p.reason}`);
+      });
     ctx.services.provide("subagents", { agents: () => agents, problems: () => found.problems });
     ctx.commands.register({
       name: "agents",
@@ -66,11 +68,18 @@ export default definePlugin({
     });
     const runner = new TaskRunner(ctx, agents);
     ctx.onStop(() => runner.stop());
-    ctx.onStart((agent) => void (runner.root = agent));
-    // The main agent's request options, as its latest request had them (this tap stays out of children).
-    ctx.tap("before_request", (request: ModelRequest) => void (runner.rootOptions = request.options), {
-      stage: "FALLBACK",
+    ctx.onStart((agent) => {
+      runner.root = agent;
     });
+    // The main agent's request options, as its latest request had them (this tap stays out of children).
+    ctx.tap(
+      "before_request",
+      (request: ModelRequest) => {
+        runner.rootOptions = request.options;
+        return undefined;
+      },
+      { stage: "FALLBACK" },
+    );
     ctx.tools.register(runner.taskTool(runner.rootScope()));
   },
 });

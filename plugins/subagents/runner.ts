@@ -11,7 +11,6 @@ import {
   lastAssistantText,
   usageTotal,
   messageOf,
-  textOf,
   type AgentMessage,
   type ModelInfo,
   type ModelRequest,
@@ -67,7 +66,10 @@ export class Slots {
     if (signal.aborted) throw new Error("aborted before the sub-agent started");
     if (this.used >= this.size) {
       await new Promise<void>((done, fail) => {
-        const go = () => (signal.removeEventListener("abort", stop), done());
+        const go = () => {
+          signal.removeEventListener("abort", stop);
+          done();
+        };
         const stop = () => {
           this.waiting.splice(this.waiting.indexOf(go), 1);
           fail(new Error("aborted before the sub-agent started"));

@@ -87,7 +87,7 @@ export function assemble(input: PromptInput): SystemBlock[] {
     add("tools", `Tools you can call:\n${tools.map((t) => `- ${t.snippet}`).join("\n")}`);
   const guidelines = guidelinesFor(tools, input.guidelines);
   if (guidelines.length) add("guidelines", `Guidelines:\n${guidelines.map((g) => `- ${g}`).join("\n")}`);
-  if (input.docs && input.docs.files.length) {
+  if (input.docs?.files.length) {
     add(
       "docs",
       `coil's own documentation is in ${input.docs.dir}/ (one .md file per topic); read it only when asked about coil itself.`,

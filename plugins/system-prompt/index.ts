@@ -4,8 +4,8 @@
  * appended text → date and working directory. `--system-prompt` / `SYSTEM.md` replace the role,
  * `--append-system-prompt` / `APPEND_SYSTEM.md` add text near the end (docs/context.md).
  */
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { Type, definePlugin, type ModelRequest, type SystemBlock, type ToolSpec } from "../../kernel/index.js";
 import { coilHome, packageRoot } from "../../lib/paths.js";
 import { projectRoot } from "../../lib/project.js";
@@ -39,8 +39,6 @@ export const SystemPromptOptions = Type.Object({
 });
 
 /** The Services entries this plugin reads, declared structurally (plugins never import each other). */
-
-let root: string | undefined | null = null;
 
 /** Files read for the prompt, by path: read again only when their size or mtime changes (one stat a turn). */
 const fileCache = new Map<string, { mtimeMs: number; size: number; text: string }>();
@@ -132,7 +130,8 @@ export default definePlugin({
       } catch {
         files = [];
       }
-      return (docs = dir && files.length ? { dir, files } : undefined);
+      docs = dir && files.length ? { dir, files } : undefined;
+      return docs;
     };
 
     const toolInfo = (spec: ToolSpec): ToolInfo => {

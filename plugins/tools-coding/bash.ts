@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Type } from "typebox";
 import { defineTool, messageOf, type ToolDefinition, type ToolOutput } from "../../kernel/index.js";
+import type { ExecResult } from "./api.js";
 import { formatSize, MAX_BYTES, MAX_LINES } from "./limits.js";
 import type { ToolEnv } from "./options.js";
 import { codeOf } from "./paths.js";
@@ -170,7 +171,7 @@ export function createBashTool(env: ToolEnv): ToolDefinition<typeof BashParams, 
       const sink = new OutputSink();
       let lastUpdate = 0;
       const started = Date.now();
-      let result;
+      let result: ExecResult;
       try {
         result = await ops.exec(args.command, {
           cwd: env.cwd,

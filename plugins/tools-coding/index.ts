@@ -31,9 +31,13 @@ export default definePlugin({
       cwd: ctx.cwd,
       options: ctx.options,
       ops: () => resolveOperations(ctx.services.get("operations")),
-      unconfined: () => typeof ctx.services.get("operations")?.exec !== "function" && (notice.unconfined(), true),
+      unconfined: () => {
+        if (typeof ctx.services.get("operations")?.exec === "function") return false;
+        notice.unconfined();
+        return true;
+      },
     };
-    const factories: Record<(typeof ctx.options.tools)[number], (env: ToolEnv) => ToolDefinition<any, any>> = {
+    const factories: Record<(typeof ctx.options.tools)[number], (env: ToolEnv) => ToolDefinition> = {
       read: createReadTool,
       bash: createBashTool,
       edit: createEditTool,

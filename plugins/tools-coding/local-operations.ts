@@ -12,7 +12,7 @@ import { createReadStream, existsSync, readdirSync, readFileSync } from "node:fs
 import { mkdir, readdir, readFile, realpath, stat, writeFile } from "node:fs/promises";
 import { basename, delimiter, join } from "node:path";
 import { endWithCoil } from "../../lib/shell/reaper.js";
-import type { DirEntry, ExecOptions, ExecResult, FileInfo, Operations } from "./api.js";
+import type { ExecOptions, ExecResult, Operations } from "./api.js";
 import { DEFAULT_KILL_GRACE_MS } from "./limits.js";
 
 export type { DirEntry, ExecOptions, ExecResult, FileInfo, Operations, OperationsStatus } from "./api.js";

@@ -4,6 +4,7 @@
  */
 import { Type } from "typebox";
 import { defineTool, type ToolDefinition, type ToolOutput } from "../../kernel/index.js";
+import type { FileInfo } from "./api.js";
 import { describeFsError } from "./errors.js";
 import { formatSize, MAX_BYTES, MAX_IMAGE_BYTES, MAX_LINES, SNIFF_BYTES } from "./limits.js";
 import type { Operations } from "./local-operations.js";
@@ -53,7 +54,7 @@ export function createReadTool(env: ToolEnv): ToolDefinition<typeof ReadParams, 
       const ops = env.ops();
       const abs = await locatePath(args.path, env.cwd, ops);
       const shown = displayPath(abs, env.cwd);
-      let info;
+      let info: FileInfo;
       try {
         info = await ops.stat(abs);
       } catch (error) {

@@ -1,6 +1,6 @@
 /** Glob patterns as regular expressions: `*`, `?`, `**`, `[abc]`, `{a,b}` (the last only for find/grep globs). */
 
-const escape = (c: string) => c.replace(/[.+^${}()|[\]\\*?/]/g, "\\$&");
+const escapeChar = (c: string) => c.replace(/[.+^${}()|[\]\\*?/]/g, "\\$&");
 
 /** Regular-expression source for a glob; `/` separates path segments. */
 export function globSource(glob: string, braces: boolean): string {
@@ -64,9 +64,9 @@ export function globSource(glob: string, braces: boolean): string {
       re += `(?:${alternatives.map((a) => globSource(a, true)).join("|")})`;
       i = close;
     } else if (c === "\\" && i + 1 < glob.length) {
-      re += escape(glob[++i]!);
+      re += escapeChar(glob[++i]!);
     } else {
-      re += escape(c);
+      re += escapeChar(c);
     }
   }
   return re;

@@ -425,7 +425,7 @@ async function searchRipgrep(
     }
     hits.push({ file, line, text, match: !!match, cut, matchByte: match ? Number(match[2]) - 1 : undefined });
   };
-  let result;
+  let result: Awaited<ReturnType<SearchOperations["exec"]>>;
   try {
     result = await ops.exec(command, {
       cwd,

@@ -8,7 +8,7 @@ import type {} from "../tools-coding/api.js"; // types the `operations` service
 import { createFindTool } from "./find.js";
 import { createGrepTool } from "./grep.js";
 import { createLsTool } from "./ls.js";
-import { resolveSearchOperations, type SearchOperations } from "./search-backend.js";
+import { resolveSearchOperations } from "./search-backend.js";
 import { SearchOptions, type SearchEnv } from "./options.js";
 
 export { SearchOptions } from "./options.js";
@@ -24,7 +24,7 @@ export default definePlugin({
       options: ctx.options,
       ops: () => resolveSearchOperations(ctx.services.get("operations")),
     };
-    const factories: Record<(typeof ctx.options.tools)[number], (env: SearchEnv) => ToolDefinition<any, any>> = {
+    const factories: Record<(typeof ctx.options.tools)[number], (env: SearchEnv) => ToolDefinition> = {
       grep: createGrepTool,
       find: createFindTool,
       ls: createLsTool,

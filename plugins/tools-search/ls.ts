@@ -4,6 +4,7 @@ import { Type } from "typebox";
 import { defineTool, messageOf, type ToolDefinition } from "../../kernel/index.js";
 import { DEFAULT_LS_LIMIT } from "./limits.js";
 import type { SearchEnv } from "./options.js";
+import type { SearchOperations } from "./search-backend.js";
 import { budget, codeOf, displayPath, fail, locatePath, similarHint } from "./util.js";
 
 export const LsParams = Type.Object({
@@ -28,7 +29,7 @@ export function createLsTool(env: SearchEnv): ToolDefinition<typeof LsParams, Ls
       const ops = env.ops();
       const dir = await locatePath(args.path, env.cwd, ops);
       const shown = displayPath(dir, env.cwd);
-      let entries;
+      let entries: Awaited<ReturnType<SearchOperations["readdir"]>>;
       try {
         const info = await ops.stat(dir);
         if (info.kind !== "directory") return fail(`${shown} is a file, not a directory; use read to see it.`);

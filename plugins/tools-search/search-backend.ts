@@ -52,11 +52,14 @@ export const localSearchOperations: Required<SearchOperations> = {
       };
       child.stdout.on("data", (d: Buffer) => o.onData(d, "stdout"));
       child.stderr.on("data", (d: Buffer) => o.onData(d, "stderr"));
-      child.on("error", (e) => (o.signal?.removeEventListener("abort", onAbort), reject(e)));
-      child.on(
-        "close",
-        (code, signal) => (o.signal?.removeEventListener("abort", onAbort), resolve({ exitCode: code, signal })),
-      );
+      child.on("error", (e) => {
+        o.signal?.removeEventListener("abort", onAbort);
+        reject(e);
+      });
+      child.on("close", (code, signal) => {
+        o.signal?.removeEventListener("abort", onAbort);
+        resolve({ exitCode: code, signal });
+      });
       if (o.signal?.aborted) onAbort();
       else o.signal?.addEventListener("abort", onAbort, { once: true });
     });

@@ -23,7 +23,7 @@ export async function* walk(
 ): AsyncGenerator<WalkEntry> {
   const top = new IgnoreRules(await ancestorRules(ops, root));
   async function* visit(dir: string, rel: string, rules: IgnoreRules): AsyncGenerator<WalkEntry> {
-    let entries;
+    let entries: Awaited<ReturnType<SearchOperations["readdir"]>>;
     try {
       entries = await ops.readdir(dir);
     } catch {

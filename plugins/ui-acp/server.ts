@@ -9,7 +9,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { realpathSync } from "node:fs";
-import { open, readFile } from "node:fs/promises";
+import { open, readFile, type FileHandle } from "node:fs/promises";
 import { resolve } from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
@@ -223,14 +223,12 @@ export class AcpServer {
       throw acp.RequestError.invalidRequest(undefined, "listing sessions needs the session-jsonl plugin in the preset");
     const cwd = params.cwd ?? this.fe.host.cwd;
     return {
-      sessions: session
-        .list({ cwd })
-        .map((s) => ({
-          sessionId: s.id,
-          cwd: s.cwd,
-          title: s.name ?? s.firstMessage ?? null,
-          updatedAt: new Date(s.modified).toISOString(),
-        })),
+      sessions: session.list({ cwd }).map((s) => ({
+        sessionId: s.id,
+        cwd: s.cwd,
+        title: s.name ?? s.firstMessage ?? null,
+        updatedAt: new Date(s.modified).toISOString(),
+      })),
     };
   }
 
@@ -255,7 +253,8 @@ export class AcpServer {
     this.use(params.sessionId);
     this.idle("start another prompt");
     const { host } = this.fe;
-    const run = (this.running = { sessionId: params.sessionId, open: new Set<string>(), cancelled: false });
+    const run = { sessionId: params.sessionId, open: new Set<string>(), cancelled: false };
+    this.running = run;
     try {
       const text = promptText(params.prompt);
       let input: PromptInput | undefined;
@@ -448,9 +447,10 @@ export class AcpServer {
         return choice === undefined ? undefined : options[Number(choice)];
       },
       // ACP v1 has no free-text dialog: the question is dismissed, which the asking plugin treats as no answer.
-      input: async (title) => (
-        this.note(`"${title}" needs free text, which ACP clients cannot answer; dismissed`), undefined
-      ),
+      input: async (title) => {
+        this.note(`"${title}" needs free text, which ACP clients cannot answer; dismissed`);
+        return undefined;
+      },
       notify: (message, level = "info") => {
         if (this.caps.session?.notices && this.sessionId)
           this.update({ sessionUpdate: "notice", severity: level === "warn" ? "warning" : level, title: message });
@@ -491,9 +491,10 @@ export class AcpServer {
         { sessionId, toolCall, options },
         { cancellationSignal: signal, stopWaitingOnCancel: true },
       )
-      .catch((error) =>
-        signal?.aborted ? undefined : (this.note(`the permission request failed: ${messageOf(error)}`), undefined),
-      );
+      .catch((error) => {
+        if (!signal?.aborted) this.note(`the permission request failed: ${messageOf(error)}`);
+        return undefined;
+      });
     return r?.outcome.outcome === "selected" ? r.outcome.optionId : undefined;
   }
 
@@ -530,7 +531,7 @@ export class AcpServer {
 
   /** Text files go through the editor (its unsaved buffer); binary files (a NUL in the first 8 KB) are read from disk. */
   private async viaClient(path: string): Promise<boolean> {
-    let handle;
+    let handle: FileHandle;
     try {
       handle = await open(path, "r");
     } catch {

@@ -159,16 +159,14 @@ class RpcServer {
         if (images.length && typeof input === "string")
           input = { role: "user", content: [{ type: "text", text: input }, ...images], timestamp: Date.now() };
         // The response says the run started; the run's events follow, ending with agent_end.
-        agent
-          .prompt(input)
-          .catch((error) =>
-            host.emit({
-              type: "diagnostic",
-              level: "error",
-              message: `prompt failed: ${messageOf(error)}`,
-              plugin: "ui-rpc",
-            }),
-          );
+        agent.prompt(input).catch((error) =>
+          host.emit({
+            type: "diagnostic",
+            level: "error",
+            message: `prompt failed: ${messageOf(error)}`,
+            plugin: "ui-rpc",
+          }),
+        );
         return { started: true };
       }
       case "steer":
@@ -303,11 +301,16 @@ export default definePlugin({
         const onData = (chunk: string) => server.feed(chunk);
         // SIGTERM, SIGHUP (the client or its terminal went away) and SIGINT end the session like the end of
         // stdin, after aborting the run, so every command's process tree ends with it.
-        let stop = () => undefined as void;
-        const stopped = new Promise<void>(
-          (done) => ((stop = done), stdin.once("end", done), stdin.once("close", done)),
-        );
-        const onSignal = () => (fe.agent.abort(), stop());
+        let stop: () => void = () => undefined;
+        const stopped = new Promise<void>((done) => {
+          stop = done;
+          stdin.once("end", done);
+          stdin.once("close", done);
+        });
+        const onSignal = () => {
+          fe.agent.abort();
+          stop();
+        };
         const offSignals = onTermination(onSignal);
         stdin.on("data", onData);
         server.send({ type: "ready", version: 1 });

@@ -47,7 +47,6 @@ import type { AppHandle, Bridge, Dialogs, PickItem } from "./types.js";
 import type {} from "../../lib/thinking.js"; // types the `thinking` service
 
 type Lib = typeof PiTui;
-type Component = PiTui.Component;
 
 const SHELL_MESSAGE = "ui-tui.shell";
 const DOUBLE_PRESS_MS = 1500;
@@ -89,7 +88,7 @@ export class TuiApp implements AppHandle {
 
   constructor(
     private readonly lib: Lib,
-    private readonly fe: FrontEndContext,
+    fe: FrontEndContext,
     private readonly ctx: PluginContext,
     private readonly bridge: Bridge,
   ) {

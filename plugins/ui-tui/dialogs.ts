@@ -199,7 +199,10 @@ export class DialogHost {
         const masked = new Lines((w) => [this.lib.truncateToWidth(`> ${"•".repeat(input.getValue().length)}`, w)]);
         if (secret)
           return this.box([head, masked, foot], {
-            handleInput: (d) => (input.handleInput(d), masked.touch()),
+            handleInput: (d) => {
+              input.handleInput(d);
+              masked.touch();
+            },
             render: () => [],
             invalidate: () => undefined,
           });
@@ -215,7 +218,11 @@ export class DialogHost {
     let focused = false;
     return {
       render: (w) => parts.flatMap((p) => p.render(w)),
-      invalidate: () => parts.forEach((p) => p.invalidate()),
+      invalidate: () => {
+        parts.forEach((p) => {
+          p.invalidate();
+        });
+      },
       handleInput: (data) => {
         target.handleInput?.(data);
         this.tui.requestRender();

@@ -16,7 +16,7 @@ import {
   type UiService,
 } from "../../kernel/index.js";
 import { registerCommands } from "./commands.js";
-import type { SessionService } from "../session-jsonl/api.js";
+import type {} from "../session-jsonl/api.js"; // types the `session` service
 import type { Bridge } from "./types.js";
 import type {} from "../../lib/thinking.js"; // types the `thinking` service
 

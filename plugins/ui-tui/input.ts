@@ -2,7 +2,7 @@
  * What the editor adds to typed text: `@file` attachments (lib/attachments.ts: text inlined, images
  * attached when the model takes them) and completion (slash commands, `@` fuzzy file search, Tab paths).
  */
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync, statSync, type Dirent } from "node:fs";
 import { homedir } from "node:os";
 import { basename, isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -78,7 +78,7 @@ function walk(root: string, max: number): string[] {
   const queue = [root];
   while (queue.length && out.length < max) {
     const dir = queue.shift()!;
-    let entries;
+    let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch {

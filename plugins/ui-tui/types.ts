@@ -3,8 +3,6 @@
  * slash commands) and the running app, and the slice of the `session` service the TUI calls.
  * The session type is declared here, not imported, because plugins do not import each other.
  */
-import type { AgentMessage } from "../../kernel/index.js";
-
 export interface PickItem {
   value: string;
   label: string;

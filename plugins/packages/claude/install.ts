@@ -343,7 +343,9 @@ export async function installClaudePlugin(
     if (existsSync(root)) renameSync(root, old);
     renameSync(fetched.dir, root);
     rmSync(old, { recursive: true, force: true });
-    writeClaudeLock(scope.lockDir, (s) => void (s[manifest!.name] = entry));
+    writeClaudeLock(scope.lockDir, (s) => {
+      s[manifest!.name] = entry;
+    });
     return report({ name: manifest.name, root, manifest }, entry, scope.scope, o.project ? o.trusted : true);
   } finally {
     if (fetched) rmSync(fetched.tmp, { recursive: true, force: true });
@@ -383,7 +385,9 @@ export async function setClaudePluginEnabled(name: string, enabled: boolean, o: 
     throw new Error(
       `Claude Code plugin '${name}' is recorded in ${join(found.lockDir, LOCK_FILE_NAME)} but ${join(found.root, PLUGIN_MANIFEST)} is missing; reinstall it: coil install ${found.entry.spec}`,
     );
-  writeClaudeLock(found.lockDir, (s) => void (s[name] = { ...s[name]!, enabled }));
+  writeClaudeLock(found.lockDir, (s) => {
+    s[name] = { ...s[name]!, enabled };
+  });
   return report({ name, root: found.root, manifest }, { ...found.entry, enabled }, found.scope, true);
 }
 

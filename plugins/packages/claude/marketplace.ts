@@ -70,7 +70,8 @@ export function findMarketplace(home: string, name: string): MarketplaceRecord |
 export function readMarketplace(dir: string): Marketplace {
   const file = join(dir, MARKETPLACE_FILE);
   if (!existsSync(file)) throw new Error(`${dir} is not a Claude Code marketplace: ${MARKETPLACE_FILE} is missing`);
-  let data: any;
+  // As parsed, unchecked until the tests below (which look at a field only once `data` is an object).
+  let data: { name?: unknown; plugins?: unknown } | null;
   try {
     data = JSON.parse(readFileSync(file, "utf8"));
   } catch (error) {
@@ -79,7 +80,7 @@ export function readMarketplace(dir: string): Marketplace {
   if (!data || typeof data !== "object" || typeof data.name !== "string" || !NAME.test(data.name))
     throw new Error(`${file}: "name" must be a word of letters, digits, '.', '_' or '-'`);
   if (!Array.isArray(data.plugins)) throw new Error(`${file}: "plugins" must be an array of { "name", "source" }`);
-  data.plugins.forEach((p: any, i: number) => {
+  data.plugins.forEach((p: { name?: unknown; source?: unknown } | null, i: number) => {
     if (!p || typeof p.name !== "string" || !NAME.test(p.name))
       throw new Error(`${file}: plugins[${i}].name must be a word of letters, digits, '.', '_' or '-'`);
     if (typeof p.source !== "string" && (!p.source || typeof p.source !== "object"))
@@ -172,11 +173,14 @@ export function removeMarketplace(name: string, home: string): MarketplaceRecord
 }
 
 const say = (io: CliStreams, text: string) => void io.stdout.write(`${text}\n`);
-const fail = (io: CliStreams, text: string, code = 2) => (io.stderr.write(`coil marketplace: ${text}\n`), code);
+const fail = (io: CliStreams, text: string, code = 2) => {
+  io.stderr.write(`coil marketplace: ${text}\n`);
+  return code;
+};
 
 /** `coil marketplace add <git URL | folder> | list [--json] | remove <name> | update [name...]`. */
 export async function marketplaceCommand(argv: string[], io: CliStreams): Promise<number> {
-  let parsed;
+  let parsed: { values: { json?: boolean }; positionals: string[] };
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: "boolean" } } });
   } catch (error) {
@@ -209,8 +213,14 @@ export async function marketplaceCommand(argv: string[], io: CliStreams): Promis
           return { name, ...rec, plugins: [], error: (error as Error).message };
         }
       });
-      if (parsed.values.json) return (say(io, JSON.stringify(rows, null, 2)), 0);
-      if (!rows.length) return (say(io, "no marketplaces (add one: coil marketplace add <git URL | folder>)"), 0);
+      if (parsed.values.json) {
+        say(io, JSON.stringify(rows, null, 2));
+        return 0;
+      }
+      if (!rows.length) {
+        say(io, "no marketplaces (add one: coil marketplace add <git URL | folder>)");
+        return 0;
+      }
       for (const r of rows) {
         say(io, `${r.name}  ${r.spec}${"error" in r ? `  (cannot read: ${r.error})` : ""}`);
         for (const p of r.plugins) say(io, `  ${p.name}@${r.name}${p.description ? `  ${p.description}` : ""}`);
