@@ -259,11 +259,15 @@ async function mapping(read, events, model) {
 }
 const mapA = await mapping(anthropicMod.readStream, parsedA, anthropicMod.ANTHROPIC_MODELS[0]);
 const mapO = await mapping(openaiMod.readCompletions, parsedO, openaiMod.OPENAI_MODELS[0]);
+// The loop alone: a reader that drains the events and ends the way an adapter's generator does
+// (its first next() is done, with the stop reason), mapping nothing.
 const loopOnly = await mapping(
-  async function* (events) {
-    for await (const _ of events);
-    return "stop";
-  },
+  (events) => ({
+    async next() {
+      for await (const _ of events);
+      return { done: true, value: "stop" };
+    },
+  }),
   parsedA,
   anthropicMod.ANTHROPIC_MODELS[0],
 );

@@ -1,7 +1,7 @@
 // coil benchmarks: start-up against `node -e 0` measured in the same run, what start-up loads,
 // and the kernel's time per turn over a long scripted run. Figures, not assertions.
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, readdirSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";

@@ -26,7 +26,9 @@ function tempDir(): string {
   temps.push(dir);
   return dir;
 }
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 
 function write(file: string, text: string): string {
   mkdirSync(dirname(file), { recursive: true });

@@ -494,7 +494,7 @@ describe("formatPreset", () => {
       source: { file: "cli" },
       optionSources: {},
     });
-    expect(formatPreset(r, "json")).toMatch(/^\{\n  "layers"/);
+    expect(formatPreset(r, "json")).toMatch(/^\{\n {2}"layers"/);
   });
 });
 

@@ -12,7 +12,9 @@ import { agentFor, assemble } from "../../boot/assemble.js";
 import { builtinPresetNames } from "../../boot/preset.js";
 
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 describe("built-in presets", () => {
   it.each(builtinPresetNames())("%s installs: every plugin sets up, the agent starts and stops", async (name) => {

@@ -20,7 +20,9 @@ import { settleTrust, trustCommand } from "../../cli/trust.js";
 import type { CliIO } from "../../cli/main.js";
 
 const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 
 const MARKER_PLUGIN = `import { definePlugin } from "coil";
 import { writeFileSync } from "node:fs";

@@ -9,7 +9,9 @@ import { packageRoot } from "../../boot/paths.js";
 
 const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 
 beforeAll(() => {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` (npm test does it first)`);
@@ -167,7 +169,10 @@ describe("coil CLI", () => {
     let sent = false;
     const ran = await coil(dir, ["--script", "r.yaml", "--mode", "json", "-p", "x"], {
       onStdout: (chunk, child) => {
-        if (!sent && chunk.includes("message_update")) (sent = true), child.kill("SIGINT");
+        if (!sent && chunk.includes("message_update")) {
+          sent = true;
+          child.kill("SIGINT");
+        }
       },
     });
     expect(ran.code).toBe(1);

@@ -32,10 +32,10 @@ describe("coil doctor", () => {
     expect(out).toMatch(/^coil \d+\.\d+\.\d+ \(node v\d+/);
     expect(out).toContain(`project: ${repo} (git root), not trusted`);
     expect(out).toContain("sandbox: none");
-    expect(out).toMatch(/providers:\n(.*\n)*  anthropic  ready/);
+    expect(out).toMatch(/providers:\n(.*\n)* {2}anthropic {2}ready/);
     expect(out).toContain("  openai  not set up: set OPENAI_API_KEY");
     expect(out).toContain("MCP servers:\n  files  stdio  npx -y some-mcp-server");
-    expect(out).toMatch(/prompt templates:\n  \d+ loaded: .*\/ship/);
+    expect(out).toMatch(/prompt templates:\n {2}\d+ loaded: .*\/ship/);
     expect(out).toContain("skills:\n");
     expect(out).toContain(join(repo, "AGENTS.md"));
     expect(out + r.stderr).not.toContain(KEY);

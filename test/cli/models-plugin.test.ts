@@ -9,7 +9,9 @@ import { childEnv } from "../support/env.js";
 
 const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 function help(preset: string): string {
   const dir = mkdtempSync(join(tmpdir(), "coil-models-"));

@@ -14,7 +14,7 @@ const home = mkdtempSync(join(tmpdir(), "coil-readme-"));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 /** Commands (`coil <word>`) and flags written in README's code: code spans and fenced blocks. */
-export function documented(markdown: string): { commands: Set<string>; flags: Set<string> } {
+function documented(markdown: string): { commands: Set<string>; flags: Set<string> } {
   const fenced = [...markdown.matchAll(/```[\w-]*\n([\s\S]*?)```/g)].map((m) => m[1]!);
   const prose = markdown.replace(/```[\w-]*\n[\s\S]*?```/g, "");
   const spans = [...prose.matchAll(/`([^`\n]+)`/g)].map((m) => m[1]!);

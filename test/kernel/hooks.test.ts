@@ -130,7 +130,10 @@ describe("tool_call", () => {
         name: "danger",
         description: "d",
         parameters: Type.Object({}),
-        execute: async () => ((executed = true), { content: [] }),
+        execute: async () => {
+          executed = true;
+          return { content: [] };
+        },
       }),
     );
     const gate = plugin("gate-broken", (ctx) =>
@@ -214,7 +217,10 @@ describe("tool_call", () => {
         name: "count",
         description: "c",
         parameters: Type.Object({ n: Type.Integer() }),
-        execute: async () => (ran++, { content: [] }),
+        execute: async () => {
+          ran++;
+          return { content: [] };
+        },
       }),
     );
     const bad = plugin("gate-bad-rewrite", (ctx) => ctx.tap("tool_call", () => ({ args: { n: "many" } })));
@@ -332,11 +338,11 @@ describe("should_stop", () => {
   it("can continue a run that would stop, with follow-up messages", async () => {
     let nudged = false;
     const more = plugin("keep-going", (ctx) =>
-      ctx.tap("should_stop", () =>
-        nudged
-          ? undefined
-          : ((nudged = true), { stop: false, followUp: [{ role: "user", content: "check your work", timestamp: 0 }] }),
-      ),
+      ctx.tap("should_stop", () => {
+        if (nudged) return undefined;
+        nudged = true;
+        return { stop: false, followUp: [{ role: "user", content: "check your work", timestamp: 0 }] };
+      }),
     );
     const { agent, scripted } = createTestAgent({ plugins: [[more]], script: [{ text: "done" }, { text: "checked" }] });
     const run = await agent.prompt("go");
@@ -436,9 +442,14 @@ describe("compact", () => {
       }),
     );
     const fallback = plugin("compact-fallback", (ctx) => {
-      ctx.tap("compact", (req) => (calls.push(req.reason), { messages: req.messages.slice(-1) }), {
-        stage: "FALLBACK",
-      });
+      ctx.tap(
+        "compact",
+        (req) => {
+          calls.push(req.reason);
+          return { messages: req.messages.slice(-1) };
+        },
+        { stage: "FALLBACK" },
+      );
     });
     const { agent, diagnostics } = createTestAgent({ plugins: [[fallback], [broken]], script: [{ text: "hello" }] });
     await agent.prompt("go");

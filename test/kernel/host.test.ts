@@ -24,7 +24,13 @@ function thrown(fn: () => unknown): CoilError {
 describe("plugin host", () => {
   it("fills option defaults and passes validated options to setup", () => {
     let seen: unknown;
-    const p = definePlugin({ ...withOptions, id: "opts", setup: (ctx) => void (seen = ctx.options) });
+    const p = definePlugin({
+      ...withOptions,
+      id: "opts",
+      setup: (ctx) => {
+        seen = ctx.options;
+      },
+    });
     new PluginHost().install(p, { deny: ["rm"] });
     expect(seen).toEqual({ mode: "default", deny: ["rm"], nested: { depth: 2 } });
   });
@@ -112,7 +118,12 @@ describe("plugin host", () => {
     const host = new PluginHost();
     host.install(scripted, { replies: [{ text: "x" }] });
     host.install(
-      definePlugin({ id: "late", setup: (ctx) => void (late = () => ctx.tap("turn_end", () => undefined)) }),
+      definePlugin({
+        id: "late",
+        setup: (ctx) => {
+          late = () => ctx.tap("turn_end", () => undefined);
+        },
+      }),
     );
     new Agent(host, {
       provider: "scripted",
@@ -129,7 +140,9 @@ describe("plugin host", () => {
     host.install(
       definePlugin({
         id: "use",
-        setup: (ctx) => void (got = (ctx.services.require("clock") as { now(): number }).now()),
+        setup: (ctx) => {
+          got = (ctx.services.require("clock") as { now(): number }).now();
+        },
       }),
     );
     expect(got).toBe(42);
@@ -244,7 +257,10 @@ describe("plugin host", () => {
             id: "dialog-fe",
             modes: ["interactive"],
             ui: dialogs,
-            run: async () => (seen.push(ctx.services.get("ui")), 0),
+            run: async () => {
+              seen.push(ctx.services.get("ui"));
+              return 0;
+            },
           }),
       }),
     );
@@ -273,7 +289,15 @@ describe("plugin host", () => {
     expect(host.ui).toBeUndefined();
     const child = new PluginHost({ ui: () => host.ui });
     await host.runFrontEnd(
-      { id: "x", modes: [], ui: dialogs, run: async () => (seen.push(child.ui), 0) },
+      {
+        id: "x",
+        modes: [],
+        ui: dialogs,
+        run: async () => {
+          seen.push(child.ui);
+          return 0;
+        },
+      },
       { agent, host, mode: "x", stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
     );
     expect(seen[2]).toBe(dialogs); // a child host (subagents) sees its parent's

@@ -24,7 +24,7 @@ interface ImportSite {
 }
 
 /** Every module a file names: imports, re-exports, dynamic import(), `declare module` augmentations. */
-export function importsOf(file: string, text = readFileSync(file, "utf8")): ImportSite[] {
+function importsOf(file: string, text = readFileSync(file, "utf8")): ImportSite[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
   const out: ImportSite[] = [];
   const at = (n: ts.Node) => source.getLineAndCharacterOfPosition(n.getStart(source)).line + 1;
@@ -78,7 +78,7 @@ const HOST_OF_ALLOWED = ["plugins/subagents/"];
 const CROSS_PLUGIN_ALLOWLIST = new Set<string>([]);
 
 /** The kernel's rules for one file's text; returns the violations found. */
-export function kernelViolations(file: string, text: string): string[] {
+function kernelViolations(file: string, text: string): string[] {
   const problems: string[] = [];
   for (const site of importsOf(file, text)) {
     const where = `${rel(file)}:${site.line}`;
@@ -99,7 +99,7 @@ export function kernelViolations(file: string, text: string): string[] {
 }
 
 /** A plugin file's imports that reach another plugin at runtime, or anything of it but its api.ts. */
-export function crossPluginViolations(file: string, text: string): string[] {
+function crossPluginViolations(file: string, text: string): string[] {
   const own = pluginOf(file);
   const problems: string[] = [];
   for (const site of importsOf(file, text)) {

@@ -269,7 +269,10 @@ describe("agent loop", () => {
           name: "ls",
           description: "list",
           parameters: Type.Object({ path: Type.Optional(Type.String()) }),
-          execute: async () => ((ran = true), { content: [] }),
+          execute: async () => {
+            ran = true;
+            return { content: [] };
+          },
         }),
     });
     const { agent } = createTestAgent({

@@ -26,9 +26,10 @@ function rig() {
           name: "echo",
           description: "echo",
           parameters: Type.Object({ text: Type.String() }),
-          execute: async (args: { text: string }) => (
-            ran.push(args.text), { content: [{ type: "text", text: args.text }] }
-          ),
+          execute: async (args: { text: string }) => {
+            ran.push(args.text);
+            return { content: [{ type: "text", text: args.text }] };
+          },
         }),
     }),
   );

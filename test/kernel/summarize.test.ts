@@ -35,9 +35,10 @@ function agentWith(strategy?: (messages: readonly AgentMessage[], instructions?:
 describe("agent.summarize", () => {
   it("runs the compact hook on the given messages with the instructions, and leaves history alone", async () => {
     const seen: string[] = [];
-    const agent = agentWith(
-      (messages, instructions) => (seen.push(`${messages.length}:${instructions}`), [user("summary of the branch")]),
-    );
+    const agent = agentWith((messages, instructions) => {
+      seen.push(`${messages.length}:${instructions}`);
+      return [user("summary of the branch")];
+    });
     const result = await agent.summarize([user("a"), user("b")], { instructions: "focus on files" });
     expect(result?.messages.map((m) => m.content)).toEqual(["summary of the branch"]);
     expect(seen).toEqual(["2:focus on files"]);

@@ -23,7 +23,10 @@ const assistant = (text: string, input: number, stopReason = "stop"): AgentMessa
 /** A user message that counts how often its content is read. */
 function counted(text: string, reads: { n: number }): AgentMessage {
   return Object.defineProperty({ role: "user", timestamp: 0 }, "content", {
-    get: () => (reads.n++, text),
+    get: () => {
+      reads.n++;
+      return text;
+    },
     enumerable: true,
   }) as AgentMessage;
 }

@@ -28,7 +28,10 @@ describe("!`cmd` lines", () => {
     const body = "Status: !`git status`\n!`echo a`\nnot a!`b` command\n!`echo a` again";
     expect(shellCommands(body)).toEqual(["git status", "echo a", "echo a"]);
     const ran: string[] = [];
-    const out = await expandShellCommands(body, async (c) => (ran.push(c), `<${c}>`));
+    const out = await expandShellCommands(body, async (c) => {
+      ran.push(c);
+      return `<${c}>`;
+    });
     expect(out).toBe("Status: <git status>\n<echo a>\nnot a!`b` command\n<echo a> again");
     expect(ran).toEqual(["git status", "echo a"]);
   });

@@ -13,7 +13,9 @@ const fileWith = (text?: string) => {
   if (text !== undefined) writeFileSync(file, text);
   return file;
 };
-afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
 
 describe("preset file: package states", () => {
   it("creates the file with a header, then toggles an entry in place keeping comments, options and order", () => {

@@ -10,7 +10,7 @@ const savedTmp = process.env.TMPDIR;
 afterEach(() => {
   process.env.TMPDIR = savedTmp;
   if (savedTmp === undefined) delete process.env.TMPDIR;
-  made.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true }));
+  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
 describe("createTestKit", () => {

@@ -27,7 +27,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await anthropic.close();
   await openai.close();
-  temps.forEach((d) => rmSync(d, { recursive: true, force: true }));
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
 });
 
 const TOOL = `import { definePlugin, Type } from "coil";

@@ -2,12 +2,11 @@
  * The kit both provider plugins share (lib/provider-kit):
  * catalog matching and cost, models.yaml errors, auth.json, retry timing, partial JSON, history.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CoilError, type AssistantMessage, type Message } from "../../kernel/index.js";
-import { packageRoot } from "../../boot/paths.js";
+import type { CoilError, AssistantMessage, Message } from "../../kernel/index.js";
 import { computeCost, findModel, type CatalogModel } from "../../lib/provider-kit/catalog.js";
 import {
   authFileTooOpen,
@@ -24,7 +23,9 @@ import { validate as validateAnthropic } from "../support/mock-anthropic.js";
 import { validateChat, validateResponses } from "../support/mock-openai.js";
 
 const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 const temp = () => {
   const d = mkdtempSync(join(tmpdir(), "coil-provider-common-"));
   temps.push(d);

@@ -197,7 +197,9 @@ export function validate(
   if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) return "max_tokens: Field required";
   if (!Array.isArray(body.messages) || body.messages.length === 0) return "messages: at least one message is required";
   let breakpoints = 0;
-  const countCache = (b: Block) => void (b && b.cache_control ? breakpoints++ : 0);
+  const countCache = (b: Block) => {
+    if (b?.cache_control) breakpoints++;
+  };
   if (body.system !== undefined) {
     if (Array.isArray(body.system)) {
       for (const b of body.system) {

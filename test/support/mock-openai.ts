@@ -155,7 +155,7 @@ export function validateChat(body: Record<string, any>, o: MockOpenAIOptions = {
       let k = i - 1;
       while (k >= 0 && msgs[k]!.role === "tool") k--;
       const prev = msgs[k];
-      if (!prev || prev.role !== "assistant" || !prev.tool_calls?.some((c: Msg) => c.id === m.tool_call_id)) {
+      if (prev?.role !== "assistant" || !prev.tool_calls?.some((c: Msg) => c.id === m.tool_call_id)) {
         return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.";
       }
       if (typeof m.content !== "string" && !Array.isArray(m.content))
@@ -361,7 +361,7 @@ function responsesFrames(
       },
     });
   else push("response.completed", { response: { ...resp, status: "completed", output, usage } });
-  frames.forEach((f, i) => (f.data.sequence_number = i));
+  for (const [i, f] of frames.entries()) f.data.sequence_number = i;
   return frames;
 }
 

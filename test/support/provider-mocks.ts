@@ -34,7 +34,7 @@ export function useProviderMocks(name: string): ProviderMocks {
   afterAll(async () => {
     await m.anthropic?.close();
     await m.openai?.close();
-    temps.forEach((d) => rmSync(d, { recursive: true, force: true }));
+    for (const d of temps) rmSync(d, { recursive: true, force: true });
   });
   m.project = (files = {}) => {
     const dir = mkdtempSync(join(tmpdir(), `coil-${name}-`));

@@ -26,7 +26,9 @@ import { reply, startMockAnthropic, text, type MockAnthropic } from "../../suppo
 
 const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 beforeAll(() => {
   if (!existsSync(join(packageRoot(), "dist", "plugins", "checkpoints", "index.js")))
     throw new Error("dist/ has no checkpoints plugin: run `npm run build`");

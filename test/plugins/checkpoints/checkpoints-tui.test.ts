@@ -13,10 +13,12 @@ beforeAll(() => {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` first`);
 });
 afterEach(() => {
-  panes.forEach((p) => p.kill());
+  for (const p of panes) p.kill();
   panes = [];
 });
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 
 function setup(replies: string) {
   const root = mkdtempSync(join(tmpdir(), "coil-checkpoints-tui-"));

@@ -24,7 +24,9 @@ import { childEnv } from "../../support/env.js";
 
 const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 beforeAll(() => {
   if (!existsSync(join(packageRoot(), "dist", "plugins", "checkpoints", "index.js")))
     throw new Error("dist/ has no checkpoints plugin: run `npm run build`");
@@ -50,7 +52,10 @@ function rig() {
   writeFileSync(join(dir, "a.txt"), "alpha\n");
   writeFileSync(join(root, "tools.ts"), TOOLS);
   const home = join(root, "home");
-  const script = (name: string, yaml: string) => (writeFileSync(join(root, name), yaml), join(root, name));
+  const script = (name: string, yaml: string) => {
+    writeFileSync(join(root, name), yaml);
+    return join(root, name);
+  };
   const coil = (args: string[]) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
       const child = spawn(process.execPath, [BIN, "--plugin", join(root, "tools.ts"), ...args], {

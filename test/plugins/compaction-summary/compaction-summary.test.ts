@@ -27,7 +27,9 @@ import { startRig, tempDirs } from "../../support/session-jsonl.js";
 import { historyProblems } from "../../support/validate-history.js";
 
 const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 
 /** Seeded PRNG (mulberry32): the same seed gives the same shapes on every run. */
 function prng(seed: number) {

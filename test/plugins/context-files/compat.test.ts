@@ -10,7 +10,9 @@ import systemPrompt from "../../../plugins/system-prompt/index.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";
 
 const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 const saved = { COIL_HOME: process.env.COIL_HOME, HOME: process.env.HOME };
 let root: string;
 let user: string;

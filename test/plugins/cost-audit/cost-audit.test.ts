@@ -15,7 +15,9 @@ import { createTestAgent, sleep } from "../../support/harness.js";
 import { startRig, tempDirs } from "../../support/session-jsonl.js";
 
 const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 
 const knobs = { extraBlock: false, hideTool: false };
 const knobPlugin = definePlugin({

@@ -19,7 +19,9 @@ import type { ScriptedService } from "../../../plugins/provider-scripted/index.j
 import type { ScriptStep } from "../../../plugins/provider-scripted/script.js";
 
 const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 
 /** Tools: `noop` succeeds, `flaky` always fails, `flip` fails and succeeds in turn, `touch` creates a file in the working directory. */
 const tools = (cwd: string) =>
@@ -53,7 +55,10 @@ const tools = (cwd: string) =>
         name: "touch",
         description: "create a file",
         parameters: Type.Object({ name: Type.String() }),
-        execute: async (a) => (writeFileSync(join(cwd, a.name), ""), { content: [{ type: "text", text: "created" }] }),
+        execute: async (a) => {
+          writeFileSync(join(cwd, a.name), "");
+          return { content: [{ type: "text", text: "created" }] };
+        },
       });
     },
   });
@@ -186,9 +191,10 @@ describe("verify done-gate", () => {
     const seen: string[] = [];
     const { agent, cwd } = rig({ verify: { command: "echo checking for done.txt; test -f done.txt" } }, [
       { text: "finished" },
-      (request: ProviderRequest) => (
-        seen.push(textOf(request.messages.at(-1) as AgentMessage)), call("touch", { name: "done.txt" })
-      ),
+      (request: ProviderRequest) => {
+        seen.push(textOf(request.messages.at(-1) as AgentMessage));
+        return call("touch", { name: "done.txt" });
+      },
       { text: "finished for real" },
     ]);
     const run = await agent.prompt("go");

@@ -23,7 +23,15 @@ function setup() {
   const host = new PluginHost();
   host.install(scriptedPlugin, {});
   host.install(definePlugin({ id: "other", setup: (ctx) => ctx.tools.register(tool("taken")) }));
-  host.install(definePlugin({ id: "late", setup: (ctx) => ((late = ctx), ctx.tools.register(tool("fixed"))) }));
+  host.install(
+    definePlugin({
+      id: "late",
+      setup: (ctx) => {
+        late = ctx;
+        ctx.tools.register(tool("fixed"));
+      },
+    }),
+  );
   const agent = new Agent(host, {
     provider: "scripted",
     model: { id: "s", provider: "scripted", contextWindow: 100_000, maxOutput: 1000 },

@@ -17,7 +17,9 @@ import { recordingTools, scriptedUi } from "../../support/safety.js";
 import { startRig, tempDirs } from "../../support/session-jsonl.js";
 
 const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 const CWD = "/work/proj";
 
 type Call = { name: string; arguments: Record<string, unknown> };
@@ -146,7 +148,10 @@ describe("withholding search results", () => {
 
   it("ls names are joined to the listed folder; find lines are paths", () => {
     const seen: string[] = [];
-    withholdResults(result("a/\n.env"), "ls", { path: "conf" }, CWD, (p) => (seen.push(p), undefined));
+    withholdResults(result("a/\n.env"), "ls", { path: "conf" }, CWD, (p) => {
+      seen.push(p);
+      return undefined;
+    });
     expect(seen).toEqual(["conf/a", "conf/.env"]);
     expect(textOf(withholdResults(result("src/\nconf/.env"), "find", {}, CWD, covered)!)).toBe(
       "src/\n\n[1 entry withheld: it names a file the permission rule read(**/.env) covers (permission-gate).]",

@@ -19,7 +19,9 @@ import toolsSearch from "../../../plugins/tools-search/index.js";
 import { scriptedUi } from "../../support/safety.js";
 
 const kits: ReturnType<typeof createTestKit>[] = [];
-afterAll(() => kits.forEach((k) => k.dispose()));
+afterAll(() => {
+  for (const k of kits) k.dispose();
+});
 
 function rig(script: ScriptStep[], ui?: ReturnType<typeof scriptedUi>) {
   const kit = createTestKit({

@@ -22,7 +22,7 @@ import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from 
 
 const temps: string[] = [];
 afterAll(() => {
-  temps.forEach((d) => rmSync(d, { recursive: true, force: true }));
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
   cleanTemps();
 });
 const saved = {

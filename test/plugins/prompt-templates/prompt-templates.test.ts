@@ -6,7 +6,9 @@ import { PluginHost } from "../../../kernel/index.js";
 import templates, { expandTemplate, splitArgs } from "../../../plugins/prompt-templates/index.js";
 
 const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 const savedHome = process.env.COIL_HOME;
 const savedUserHome = process.env.HOME;
 let cwd: string;

@@ -32,7 +32,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all([bedrock.close(), bedrockKey.close(), vertex.close()]);
-  temps.forEach((d) => rmSync(d, { recursive: true, force: true }));
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
 });
 
 function project(): string {

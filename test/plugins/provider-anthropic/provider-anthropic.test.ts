@@ -252,7 +252,10 @@ describe("provider-anthropic: streaming", () => {
           name: "count",
           description: "count",
           parameters: Type.Object({ n: Type.Number() }),
-          execute: async () => (ran++, { content: [{ type: "text", text: "ok" }] }),
+          execute: async () => {
+            ran++;
+            return { content: [{ type: "text", text: "ok" }] };
+          },
         });
       },
     });

@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await azure.close();
-  temps.forEach((d) => rmSync(d, { recursive: true, force: true }));
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
 });
 
 function coil(args: string[], env: Record<string, string>): Promise<Ran> {

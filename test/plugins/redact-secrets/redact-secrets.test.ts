@@ -26,7 +26,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await mock.close();
-  temps.forEach((d) => rmSync(d, { recursive: true, force: true }));
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
 });
 
 function project(): { dir: string; home: string; tmp: string } {

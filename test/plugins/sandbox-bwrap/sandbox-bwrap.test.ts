@@ -428,7 +428,7 @@ describe("coil doctor", () => {
 
   it("reports the sandbox status (exit 0 when usable, 1 when not)", async () => {
     const ok = await run(["--plugin", "sandbox-bwrap", "doctor"]);
-    expect(ok.stdout).toMatch(/^sandbox-bwrap: ok \(bubblewrap [\d.]+\)\n  root file system: read-only/m);
+    expect(ok.stdout).toMatch(/^sandbox-bwrap: ok \(bubblewrap [\d.]+\)\n {2}root file system: read-only/m);
     expect(ok.stdout).toContain("capabilities inside: none (CapEff 0)");
     expect(ok.stdout).toMatch(/user namespace: new/);
     expect(ok.stdout).toContain(`writable: ${cwd}`);

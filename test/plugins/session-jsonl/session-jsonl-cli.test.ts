@@ -10,7 +10,9 @@ import { pairingProblems } from "../../support/session-jsonl.js";
 
 const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 beforeAll(() => {
   if (!existsSync(join(packageRoot(), "dist", "plugins", "session-jsonl", "index.js"))) {
     throw new Error("dist/ has no session-jsonl plugin: run `npm run build` (npm test does it first)");
@@ -81,8 +83,7 @@ function start(
   child.stdout!.on("data", (d: Buffer) => {
     stdout += d.toString();
     pending += d.toString();
-    let nl: number;
-    while ((nl = pending.indexOf("\n")) >= 0) {
+    for (let nl = pending.indexOf("\n"); nl >= 0; nl = pending.indexOf("\n")) {
       const line = pending.slice(0, nl);
       pending = pending.slice(nl + 1);
       onLine?.(line, child);

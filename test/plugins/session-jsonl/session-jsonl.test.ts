@@ -29,7 +29,9 @@ import { pairingProblems, startRig, tempDirs } from "../../support/session-jsonl
 
 const FIXTURES = join(import.meta.dirname, "..", "..", "fixtures", "sessions");
 const cleanup: string[] = [];
-afterAll(() => cleanup.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of cleanup) rmSync(d, { recursive: true, force: true });
+});
 
 function dirs() {
   const d = tempDirs();
@@ -101,7 +103,13 @@ describe("session-jsonl: writing", () => {
   it("appends without rewriting: earlier bytes never change and each entry costs one write", async () => {
     const d = dirs();
     let writes = 0;
-    const ops: SessionOps = { ...nodeOps, writeSync: (fd, data) => (writes++, nodeOps.writeSync(fd, data)) };
+    const ops: SessionOps = {
+      ...nodeOps,
+      writeSync: (fd, data) => {
+        writes++;
+        return nodeOps.writeSync(fd, data);
+      },
+    };
     const rig = await startRig({ ...d, ops, script: [{ text: "one" }, { text: "two" }] });
     await rig.agent.prompt("first");
     const before = readFileSync(rig.session.file!);
@@ -403,7 +411,10 @@ describe("session-jsonl: branches, fork and clone", () => {
     const d = dirs();
     const { rig, byText } = await twoTurns(d, [{ text: "C" }]);
     const seen: string[][] = [];
-    rig.session.setSummarizer(async (messages) => (seen.push(texts(messages)), "they asked for two and got B"));
+    rig.session.setSummarizer(async (messages) => {
+      seen.push(texts(messages));
+      return "they asked for two and got B";
+    });
     const summary = await rig.session.branch(byText("A"), { summarize: true });
     expect(seen).toEqual([["user:two", "assistant:B"]]);
     expect(summary).toMatchObject({
@@ -760,7 +771,15 @@ describe("session-jsonl: write failures stop the run loudly", () => {
       ...nodeOps,
       fsync: (fd, done) => {
         events.push("fsync started");
-        setTimeout(() => nodeOps.fsync!(fd, (e) => (events.push("fsync done"), done(e))), 150); // a slow disk
+        // a slow disk
+        setTimeout(
+          () =>
+            nodeOps.fsync!(fd, (e) => {
+              events.push("fsync done");
+              done(e);
+            }),
+          150,
+        );
       },
     };
     const asked = definePlugin({
@@ -800,9 +819,10 @@ describe("session-jsonl: write failures stop the run loudly", () => {
           name: "echo",
           description: "echo",
           parameters: Type.Object({ text: Type.String() }),
-          execute: async (a) => (
-            await new Promise((r) => setTimeout(r, 20)), { content: [{ type: "text", text: a.text }] }
-          ),
+          execute: async (a) => {
+            await new Promise((r) => setTimeout(r, 20));
+            return { content: [{ type: "text", text: a.text }] };
+          },
         }),
     });
     const rig = await startRig({

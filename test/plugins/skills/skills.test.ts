@@ -9,7 +9,9 @@ import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from 
 
 const FIXTURES = join(packageRoot(), "test", "fixtures", "skills");
 const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 const savedHome = process.env.COIL_HOME;
 const savedUserHome = process.env.HOME;
 let home: string;

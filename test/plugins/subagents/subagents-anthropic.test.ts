@@ -16,7 +16,10 @@ import toolsCoding from "../../../plugins/tools-coding/index.js";
 import { reply, startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
 
 const temps: string[] = [];
-const temp = (p: string) => (temps.push(mkdtempSync(join(tmpdir(), p))), temps.at(-1)!);
+const temp = (p: string) => {
+  temps.push(mkdtempSync(join(tmpdir(), p)));
+  return temps.at(-1)!;
+};
 const home = temp("coil-subagents-anthropic-");
 process.env.COIL_HOME = home;
 process.env.HOME = home;
@@ -24,10 +27,12 @@ const KEY = "sk-ant-test-0123456789abcdef";
 process.env.ANTHROPIC_API_KEY = KEY;
 
 let mock: MockAnthropic;
-beforeAll(async () => void (mock = await startMockAnthropic({ key: KEY })));
+beforeAll(async () => {
+  mock = await startMockAnthropic({ key: KEY });
+});
 afterAll(async () => {
   await mock.close();
-  temps.forEach((d) => rmSync(d, { recursive: true, force: true }));
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
 });
 
 async function start() {
@@ -76,8 +81,10 @@ describe("subagents over the Anthropic SDK", () => {
         if (
           e.type === "tool_execution_update" &&
           (e.partial.details as SubagentUpdate).event.type === "tool_execution_start"
-        )
-          stop(), done();
+        ) {
+          stop();
+          done();
+        }
       });
     });
     agent.abort();

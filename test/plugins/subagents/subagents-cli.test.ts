@@ -14,7 +14,9 @@ const temp = (prefix: string) => {
   temps.push(d);
   return d;
 };
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 beforeAll(() => {
   if (!existsSync(join(packageRoot(), "dist", "plugins", "subagents", "index.js")))
     throw new Error("dist/ has no subagents plugin: run `npm run build`");

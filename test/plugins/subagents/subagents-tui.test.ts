@@ -13,8 +13,13 @@ beforeAll(() => {
   if (!existsSync(join(packageRoot(), "dist", "plugins", "subagents", "index.js")))
     throw new Error("dist/ has no subagents plugin: run `npm run build`");
 });
-afterEach(() => (panes.forEach((p) => p.kill()), (panes = [])));
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterEach(() => {
+  for (const p of panes) p.kill();
+  panes = [];
+});
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 
 describe.skipIf(!hasTmux)("subagents in the TUI", () => {
   it("shows a running child as a task block with description, status, tokens and its tool calls, then its answer", async () => {

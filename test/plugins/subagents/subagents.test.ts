@@ -41,7 +41,9 @@ const temp = (prefix: string) => {
 const home = temp("coil-subagents-home-");
 process.env.COIL_HOME = home;
 process.env.HOME = temp("coil-subagents-user-"); // ~/.claude/agents of the test, not the machine's
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 
 const MAIN = "MAIN:";
 type Script = Record<string, ScriptedReply[]>;
@@ -567,8 +569,10 @@ describe("limits and safety", () => {
         if (
           e.type === "tool_execution_update" &&
           (e.partial.details as SubagentUpdate).event.type === "tool_execution_start"
-        )
-          stop(), done();
+        ) {
+          stop();
+          done();
+        }
       });
     });
     agent.abort();
@@ -693,9 +697,10 @@ describe("hooks", () => {
 });
 
 describe("agent files", () => {
-  const write = (dir: string, name: string, text: string) => (
-    mkdirSync(dir, { recursive: true }), writeFileSync(join(dir, name), text)
-  );
+  const write = (dir: string, name: string, text: string) => {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, name), text);
+  };
   const agentMd = (name: string, description: string, extra = "") =>
     `---\nname: ${name}\ndescription: ${description}\n${extra}---\nYou are ${name}.\n`;
 

@@ -13,7 +13,9 @@ import toolsCoding from "../../../plugins/tools-coding/index.js";
 import toolsSearch from "../../../plugins/tools-search/index.js";
 
 const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 const savedHome = process.env.COIL_HOME;
 let cwd: string;
 let home: string;

@@ -84,7 +84,7 @@ describe("coil doctor in every built-in preset", () => {
       const r = await coil(["--preset", preset, "doctor"]);
       expect(r.code, preset).toBe(0);
       expect(r.stdout, preset).toMatch(
-        /^sandbox: none\n  bash runs commands WITHOUT a sandbox, with the rights of \S+ \(uid \d+\)/m,
+        /^sandbox: none\n {2}bash runs commands WITHOUT a sandbox, with the rights of \S+ \(uid \d+\)/m,
       );
       expect(r.stdout, preset).toContain("to confine them: coil --preset safe, or add sandbox-bwrap to your preset");
     }

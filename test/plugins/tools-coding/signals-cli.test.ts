@@ -25,10 +25,12 @@ beforeAll(() => {
 });
 afterEach(() => {
   for (const m of markers.splice(0)) killAllWith(m);
-  panes.forEach((p) => p.kill());
+  for (const p of panes) p.kill();
   panes = [];
 });
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 
 /** A project whose script makes two bash calls: one leaves `sleep <m>0` in the background, one runs a tree and waits. */
 function project(setsid: boolean) {

@@ -202,7 +202,10 @@ describe("read: images", () => {
         [[toolsCoding, {}]],
         [
           { toolCalls: [{ name: "read", arguments: { path: "shot.png" } }] },
-          (request) => (seen.push(request), { text: "done" }),
+          (request) => {
+            seen.push(request);
+            return { text: "done" };
+          },
         ],
         { input },
       );

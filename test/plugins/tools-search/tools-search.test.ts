@@ -339,10 +339,10 @@ describe("tools-search plugin", () => {
       id: "recording-backend",
       setup(ctx) {
         ctx.services.provide("operations", {
-          readdir: async (path: string) => (
-            listed.push(path),
-            [...(await localSearchOperations.readdir(path)), { name: "virtual.txt", kind: "file" as const }]
-          ),
+          readdir: async (path: string) => {
+            listed.push(path);
+            return [...(await localSearchOperations.readdir(path)), { name: "virtual.txt", kind: "file" as const }];
+          },
         });
       },
     });

@@ -106,11 +106,14 @@ function terminalHandlers(app: acp.ClientApp, log: acp.CreateTerminalRequest[]):
       return { output: t.output, truncated: false };
     })
     .onRequest(acp.methods.client.terminal.waitForExit, ({ params }) => terms.get(params.terminalId)!.exit)
-    .onRequest(acp.methods.client.terminal.kill, ({ params }) => (terms.get(params.terminalId)!.kill(), {}))
-    .onRequest(
-      acp.methods.client.terminal.release,
-      ({ params }) => ((terms.get(params.terminalId)!.released = true), {}),
-    );
+    .onRequest(acp.methods.client.terminal.kill, ({ params }) => {
+      terms.get(params.terminalId)!.kill();
+      return {};
+    })
+    .onRequest(acp.methods.client.terminal.release, ({ params }) => {
+      terms.get(params.terminalId)!.released = true;
+      return {};
+    });
 }
 
 /** Spawn coil and connect the SDK's client to it. */
@@ -441,7 +444,12 @@ describe("ui-acp: sessions through the SDK client", () => {
     let answer!: (r: acp.RequestPermissionResponse) => void;
     let withdrawn: AbortSignal | undefined;
     const c = connect(p, {
-      permission: (_req, signal) => ((withdrawn = signal), new Promise((done) => (answer = done))),
+      permission: (_req, signal) => {
+        withdrawn = signal;
+        return new Promise((done) => {
+          answer = done;
+        });
+      },
     });
     await init(c);
     const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
@@ -632,8 +640,14 @@ describe("ui-acp: sessions through the SDK client", () => {
     const reads: string[] = [];
     const writes: acp.WriteTextFileRequest[] = [];
     const c = connect(p, {
-      read: (req) => (reads.push(req.path), { content: buffers.get(req.path) ?? readFileSync(req.path, "utf8") }),
-      write: (req) => (writes.push(req), buffers.set(req.path, req.content)),
+      read: (req) => {
+        reads.push(req.path);
+        return { content: buffers.get(req.path) ?? readFileSync(req.path, "utf8") };
+      },
+      write: (req) => {
+        writes.push(req);
+        buffers.set(req.path, req.content);
+      },
     });
     await init(c, { fs: { readTextFile: true, writeTextFile: true } });
     const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });

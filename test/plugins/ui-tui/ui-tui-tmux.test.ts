@@ -30,10 +30,12 @@ beforeAll(() => {
   if (!hasTmux) throw new Error("tmux is not installed: the TUI tests need it (.ci/run installs it)");
 });
 afterEach(() => {
-  panes.forEach((p) => p.kill());
+  for (const p of panes) p.kill();
   panes = [];
 });
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 
 function project(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), "coil-tui-"));

@@ -8,13 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Markdown } from "@mariozechner/pi-tui";
 import { afterAll, describe, expect, it } from "vitest";
-import {
-  PluginHost,
-  type AgentMessage,
-  type Plugin,
-  type AssistantMessage,
-  type ToolResultMessage,
-} from "../../../kernel/index.js";
+import type { PluginHost, AgentMessage, Plugin, AssistantMessage, ToolResultMessage } from "../../../kernel/index.js";
 import sessionJsonl from "../../../plugins/session-jsonl/index.js";
 import uiTui from "../../../plugins/ui-tui/index.js";
 import { reloadArgs } from "../../../plugins/ui-tui/reload.js";
@@ -40,7 +34,9 @@ import {
 import { createTestAgent } from "../../support/harness.js";
 
 const temps: string[] = [];
-afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 
 function assistant(usage: Partial<AssistantMessage["usage"]>, extra: Partial<AssistantMessage> = {}): AssistantMessage {
   return {
@@ -182,7 +178,9 @@ describe("!cmd", () => {
     return kit;
   };
   const kits: ReturnType<typeof createTestKit>[] = [];
-  afterAll(() => kits.forEach((k) => k.dispose()));
+  afterAll(() => {
+    for (const k of kits) k.dispose();
+  });
 
   it("is refused by a permission-gate deny rule with the gate's reason, and is not run", async () => {
     const kit = kitWith([[gate as Plugin, { mode: "yolo", deny: ["bash(touch *)"] }]]);
