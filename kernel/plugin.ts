@@ -47,14 +47,8 @@ export interface SlashCommand {
   run(args: string, agent: Agent): Promise<SlashResult> | SlashResult;
 }
 
-/**
- * `T`, or nothing, as a callback's answer. `void` rather than `undefined`, because it is what a function that
- * returns nothing is typed as (`() => {}`, `async () => {}`, a `Promise<void | T>` method): `undefined` would refuse
- * those callbacks.
- */
-type OrNothing<T, Nothing = void> = T | Nothing;
-
-export type SlashResult = OrNothing<string | { prompt: PromptInput }>;
+/** `void`: the command printed what it had to say itself (a function that returns nothing is typed `void`). */
+export type SlashResult = string | void | { prompt: PromptInput };
 
 export interface FlagSpec {
   /** Long name without dashes, kebab-case (`script` → `--script <value>`). */
@@ -125,7 +119,7 @@ export type StartFn = (
   agent: Agent,
   io: CliStreams,
   info: StartInfo,
-) => Promise<OrNothing<{ exit: number }>> | OrNothing<{ exit: number }>;
+) => Promise<void | { exit: number }> | void | { exit: number };
 /** Called once when the process is about to exit, whatever the outcome. */
 export type StopFn = () => Promise<void> | void;
 
