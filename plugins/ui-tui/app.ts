@@ -111,9 +111,10 @@ export class TuiApp implements AppHandle {
     this.editor.setAutocompleteProvider(
       autocomplete(
         lib,
-        this.agent.view.commands
-          .entries()
-          .map(([name, o]) => ({ name, description: o.value.description, argumentHint: o.value.argumentHint })),
+        () =>
+          this.agent.view.commands
+            .entries()
+            .map(([name, o]) => ({ name, description: o.value.description, argumentHint: o.value.argumentHint })),
         this.ctx.cwd,
       ),
     );
