@@ -110,11 +110,11 @@ export class AcpServer {
       .onRequest(acp.methods.agent.session.new, ({ params }) => this.newSession(params))
       .onRequest(acp.methods.agent.session.load, ({ params }) => this.loadSession(params))
       .onRequest(acp.methods.agent.session.list, ({ params }) => this.listSessions(params))
-      .onRequest(acp.methods.agent.session.prompt, ({ params }) => this.prompt(params))
+      .onRequest(acp.methods.agent.session.prompt, ({ params, signal }) => this.prompt(params, signal))
       .onRequest(acp.methods.agent.session.setMode, ({ params }) => this.setMode(params))
       .onRequest(acp.methods.agent.session.setConfigOption, ({ params }) => this.setConfigOption(params))
       .onNotification(acp.methods.agent.session.cancel, ({ params }) => this.cancel(params));
-    this.conn = app.connect(acp.ndJsonStream(output, input));
+    this.conn = app.connect(answeringInvalid(acp.ndJsonStream(output, input)));
     const unsubscribe = this.agent.subscribe((event) => this.onEvent(event));
     try {
       await this.conn.closed;
@@ -249,12 +249,15 @@ export class AcpServer {
     }
   }
 
-  private async prompt(params: acp.PromptRequest): Promise<acp.PromptResponse> {
+  private async prompt(params: acp.PromptRequest, signal?: AbortSignal): Promise<acp.PromptResponse> {
     this.use(params.sessionId);
     this.idle("start another prompt");
     const { host } = this.fe;
     const run = { sessionId: params.sessionId, open: new Set<string>(), cancelled: false };
     this.running = run;
+    // `$/cancel_request` of the prompt itself means what session/cancel means: the answer is `cancelled`.
+    const onCancel = () => this.cancel({ sessionId: params.sessionId });
+    signal?.addEventListener("abort", onCancel, { once: true });
     try {
       const text = promptText(params.prompt);
       let input: PromptInput | undefined;
@@ -286,6 +289,7 @@ export class AcpServer {
         );
       return { stopReason };
     } finally {
+      signal?.removeEventListener("abort", onCancel);
       this.running = undefined;
       this.current = undefined;
     }
@@ -768,4 +772,60 @@ export class AcpServer {
     this.deps.session()?.appendModelChange?.(chosen.provider, chosen.model.id);
     return { configOptions: this.configOptions() };
   }
+}
+
+/**
+ * The SDK answers a message that is not a valid JSON-RPC request with `id: null`, or, when it has an id but
+ * no method, takes it for a response ("Got response to unknown request 92"): either way the client's request
+ * never gets its answer. This stream answers those itself, `-32600` with their id (JSON-RPC 2.0 uses null only
+ * when the id cannot be read), and passes everything else on. A message without a method whose id is one of
+ * coil's own outstanding requests is the client's (broken) answer and goes on to the SDK, which rejects it.
+ */
+function answeringInvalid(inner: acp.Stream): acp.Stream {
+  const outstanding = new Set<string | number>();
+  let queue: Promise<void> = Promise.resolve();
+  const write = (message: acp.AnyMessage): Promise<void> => {
+    const m = message as { id?: string | number; method?: unknown };
+    if (typeof m.method === "string" && m.id !== undefined) outstanding.add(m.id);
+    const next = queue
+      .catch(() => undefined)
+      .then(async () => {
+        const writer = inner.writable.getWriter();
+        try {
+          await writer.write(message);
+        } finally {
+          writer.releaseLock();
+        }
+      });
+    queue = next;
+    return next;
+  };
+  const readable = inner.readable.pipeThrough(
+    new TransformStream<acp.AnyMessage, acp.AnyMessage>({
+      transform(message, controller) {
+        const m = message as Record<string, unknown>;
+        if ((typeof m.id === "string" || typeof m.id === "number") && ("result" in m || "error" in m))
+          outstanding.delete(m.id);
+        const problem = invalidRequest(m, outstanding);
+        if (!problem) return controller.enqueue(message);
+        void write({
+          jsonrpc: "2.0",
+          id: m.id as string | number,
+          error: { code: -32600, message: `Invalid request: ${problem}` },
+        }).catch(() => undefined);
+      },
+    }),
+  );
+  return { readable, writable: new WritableStream({ write }) };
+}
+
+/** Why `m`, a message carrying a usable id, is not a request coil can answer; undefined when it is (or has no id). */
+function invalidRequest(m: Record<string, unknown>, outstanding: Set<string | number>): string | undefined {
+  const id = m.id;
+  if (!(typeof id === "string" || (typeof id === "number" && Number.isFinite(id)))) return undefined;
+  if ("result" in m || "error" in m) return undefined;
+  if (!("method" in m)) return outstanding.has(id) ? undefined : 'a request needs a "method"';
+  if (m.jsonrpc !== "2.0") return '"jsonrpc" must be "2.0"';
+  if (typeof m.method !== "string") return '"method" must be a string';
+  return undefined;
 }
