@@ -11,12 +11,13 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { packageRoot } from "../../boot/paths.js";
 import { fingerprint, projectFiles } from "../../boot/trust.js";
 import { settleTrust, trustCommand } from "../../cli/trust.js";
+import { hasTmux, Tmux } from "../support/tmux.js";
 import type { CliIO } from "../../cli/main.js";
 
 const temps: string[] = [];
@@ -235,6 +236,57 @@ describe("the CLI", () => {
     expect(existsSync(marker(dir))).toBe(false);
   });
 
+  it("a file the trusted plugin imports, in .coil/plans/, outside .coil/ or further down its imports, is in the hash: editing it asks again", async () => {
+    const { dir } = project({
+      ".coil/plugins/marker.ts": `import { definePlugin } from "coil";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { word } from "../plans/helper2.ts";
+import { other } from "../../lib/outside";
+export default definePlugin({ id: "marker", setup(ctx) { writeFileSync(join(ctx.cwd, "marker.txt"), word + other + "\\n"); } });
+`,
+      ".coil/plans/helper2.ts": 'export { deeper as word } from "./helper3.js";\n',
+      ".coil/plans/helper3.ts": 'export const deeper = "ran";\n',
+      "lib/outside.ts": 'export const other = " too";\n',
+      // Code under a state folder that a plugin could load by a computed path is hashed too.
+      ".coil/sessions/loaded-later.ts": "export default 1;\n",
+    });
+    const trust = await coil(dir, ["trust"]);
+    for (const f of [
+      ".coil/plans/helper2.ts",
+      ".coil/plans/helper3.ts",
+      "lib/outside.ts",
+      ".coil/sessions/loaded-later.ts",
+    ])
+      expect(trust.stdout).toContain(`  ${f}\n`);
+    await coil(dir, ["--script", "r.yaml", "-p", "hi"]);
+    expect(readFileSync(marker(dir), "utf8")).toBe("ran too\n");
+    // The file of the issue, through the CLI: the plugin's helper in .coil/plans/ ...
+    writeFileSync(join(dir, ".coil/plans/helper2.ts"), 'export { deeper as word } from "./helper3.js"; // edited\n');
+    rmSync(marker(dir));
+    const r = await coil(dir, ["--script", "r.yaml", "-p", "hi"]);
+    expect(r.stderr).toContain("coil: not loaded (changed since it was trusted):");
+    expect(existsSync(marker(dir))).toBe(false);
+    // ... and the others in process: further down the imports, outside .coil/, code in a state folder.
+    const home = join(dir, ".home");
+    for (const [file, text] of [
+      [".coil/plans/helper3.ts", 'export const deeper = "RAN";\n'],
+      ["lib/outside.ts", 'export const other = " TOO";\n'],
+      [".coil/sessions/loaded-later.ts", "export default 2;\n"],
+    ]) {
+      expect(trustCommand(["trust"], io(dir, []).cli, home)).toBe(0);
+      writeFileSync(join(dir, file!), text!);
+      const settled = await settleTrust(io(dir, ["-p", "hi"]).cli, home, false, true);
+      expect(settled.skipped, file).toContain("changed since it was trusted");
+    }
+    expect((await coil(dir, ["trust"])).code).toBe(0);
+    // Plans and sessions coil writes itself (markdown, JSONL) still do not count.
+    writeFileSync(join(dir, ".coil", "plans", "2026-plan.md"), "- [ ] a\n");
+    writeFileSync(join(dir, ".coil", "sessions", "s.jsonl"), "{}\n");
+    await coil(dir, ["--script", "r.yaml", "-p", "hi"]);
+    expect(readFileSync(marker(dir), "utf8")).toBe("RAN TOO\n");
+  }, 60_000);
+
   it("lists trust and untrust in --help", async () => {
     const { dir } = project();
     const help = await coil(dir, ["--help"]);
@@ -283,6 +335,20 @@ describe("symlinks in what would load (#13.6)", () => {
     rmSync(join(dir, ".coil", "preset.yaml"));
     symlinkSync("../b.yaml", join(dir, ".coil", "preset.yaml"));
     expect(fingerprint(dir, projectFiles(dir, home))).not.toBe(before);
+  });
+
+  it("code a plugin imports from outside the project is listed as such and, like a link leaving it, not offered at the prompt", async () => {
+    const outside = realpathSync(mkdtempSync(join(tmpdir(), "coil-outside-")));
+    temps.push(outside);
+    writeFileSync(join(outside, "shared.ts"), "export const s = 1;\n");
+    const { dir, home } = project({
+      ".coil/plugins/marker.ts": `import { s } from "${relative(join(realpathSync(tmpdir()), "x", ".coil", "plugins"), join(outside, "shared.ts"))}";\n${MARKER_PLUGIN}`,
+    });
+    const asked = io(dir, [], { tty: true, answer: "a" });
+    const r = await settleTrust(asked.cli, home, false, true);
+    expect(r.trusted).toBe(false);
+    expect(asked.err()).not.toContain("trust it? [y]es");
+    expect(r.skipped).toMatch(/ {2}\.\.\/.*shared\.ts \(outside the project\)\n/);
   });
 
   it("a link leaving the project is refused at the prompt; only coil trust or --trust trust it", async () => {
@@ -380,4 +446,28 @@ describe("--plugin names and the project's node_modules (#13.6)", () => {
     expect((await coil(dir, ["--plugin", "good-pkg", "--script", "r.yaml", "-p", "hi"])).code).toBe(0);
     expect(readFileSync(join(dir, "who.txt"), "utf8")).toBe("project");
   });
+});
+
+describe.skipIf(!hasTmux)("the trust question in a terminal", () => {
+  it("is asked with --model on the command line (a --mode check must not match --model)", async () => {
+    const { dir } = project();
+    const BIN = join(packageRoot(), "dist", "bin", "coil.js");
+    const t = new Tmux({
+      dir,
+      cwd: dir,
+      cols: 100,
+      rows: 30,
+      env: { COIL_HOME: join(dir, ".home") },
+      command: `${process.execPath} ${BIN} --model scripted/scripted --script r.yaml`,
+    }).start();
+    try {
+      await t.waitFor("trust it? [y]es for this run, [n]o, [a]lways:");
+      t.type("y");
+      t.keys("Enter");
+      await t.waitFor("Enter to send");
+      expect(readFileSync(join(dir, "marker.txt"), "utf8")).toBe("project code ran\n");
+    } finally {
+      t.kill();
+    }
+  }, 30_000);
 });
