@@ -345,7 +345,9 @@ export type AgentEvent =
   | { type: "tool_execution_end"; toolCallId: string; toolName: string; result: ToolResultMessage }
   | { type: "retry"; attempt: number; delayMs: number; reason: string }
   | { type: "compaction"; reason: CompactReason; tokensBefore: number; tokensAfter?: number; by: string }
-  | { type: "diagnostic"; level: "info" | "warn" | "error"; message: string; plugin?: string; code?: string };
+  | { type: "diagnostic"; level: "info" | "warn" | "error"; message: string; plugin?: string; code?: string }
+  /** A front end started; its `ui` (if any) is the `ui` service from now on (status, widgets: lib/ui.ts). */
+  | { type: "ui_start"; mode: string };
 
 export type AgentEventType = AgentEvent["type"];
 

@@ -144,6 +144,11 @@ export function firstRunHelp(agent: Agent): string {
   ].join("\n");
 }
 
+/** The one line said instead of the whole help once it has been shown (issue 27 item 10). */
+export function firstRunReminder(agent: Agent): string {
+  return `Not sent: no provider is set up (${agent.state.provider} has no API key). /login <provider> adds a key, /demo plays offline; your text is back in the editor.`;
+}
+
 /** What `/demo` plays on the scripted provider: a real tool call between scripted words. */
 const DEMO_STEPS = [
   {

@@ -96,12 +96,12 @@ export class DialogHost {
         list.onSelect = (item) => close(item.value);
         list.onCancel = () => close(undefined);
         const head = new Lines((w) => [
-          c.gray("─".repeat(w)),
+          c.border("─".repeat(w)),
           ...title.split("\n").flatMap((l, i) => wrapText(this.lib, l, w).map((x) => (i === 0 ? c.bold(x) : x))),
         ]);
         const foot = new Lines((w) => [
           c.dim(this.lib.truncateToWidth("↑↓ move · Enter choose · Esc cancel", w)),
-          c.gray("─".repeat(w)),
+          c.border("─".repeat(w)),
         ]);
         return this.box([head, list, foot], list);
       },
@@ -142,7 +142,7 @@ export class DialogHost {
           list = build();
         };
         const head = new Lines((w) => [
-          c.gray("─".repeat(w)),
+          c.border("─".repeat(w)),
           ...title.split("\n").flatMap((l, i) => wrapText(this.lib, l, w).map((x) => (i === 0 ? c.bold(x) : x))),
         ]);
         const body: Component = {
@@ -152,7 +152,7 @@ export class DialogHost {
         };
         const foot = new Lines((w) => [
           c.dim(this.lib.truncateToWidth("type to filter · ↑↓ move · Enter choose · Esc cancel", w)),
-          c.gray("─".repeat(w)),
+          c.border("─".repeat(w)),
         ]);
         const keys = ["up", "down", "pageUp", "pageDown", "enter", "escape"] as const;
         const router: Component & PiTui.Focusable = {
@@ -191,10 +191,10 @@ export class DialogHost {
         const input = new this.lib.Input();
         input.onSubmit = (value) => close(value);
         input.onEscape = () => close(undefined);
-        const head = new Lines((w) => [c.gray("─".repeat(w)), ...wrapText(this.lib, title, w).map((x) => c.bold(x))]);
+        const head = new Lines((w) => [c.border("─".repeat(w)), ...wrapText(this.lib, title, w).map((x) => c.bold(x))]);
         const foot = new Lines((w) => [
           c.dim(this.lib.truncateToWidth(`${placeholder ? `${placeholder} · ` : ""}Enter confirm · Esc cancel`, w)),
-          c.gray("─".repeat(w)),
+          c.border("─".repeat(w)),
         ]);
         const masked = new Lines((w) => [this.lib.truncateToWidth(`> ${"•".repeat(input.getValue().length)}`, w)]);
         if (secret)
