@@ -29,7 +29,7 @@ import {
 import { coilHome } from "../../lib/paths.js";
 import type { UiComponent, UiRendered } from "../../lib/ui.js";
 import { firstRunHelp, firstRunReminder, KEYS_HELP, oneLine, providerUnusable } from "./commands.js";
-import { loadHighlighter, highlight } from "./highlight.js";
+import { highlight, onHighlighterReady } from "./highlight.js";
 import { loadBindings, type AppAction, type Bindings } from "./keys.js";
 import { readSettings } from "./settings.js";
 import { colorLevel, loadTheme, setTheme, theme } from "./theme.js";
@@ -194,6 +194,11 @@ export class TuiApp implements AppHandle {
       () => this.refresh(),
     );
     this.dialogs = this.dialogHost.dialogs();
+    // The highlighter loads on the first code block or read; then everything is drawn again, coloured.
+    onHighlighterReady(() => {
+      this.tui.invalidate();
+      this.tui.requestRender();
+    });
     // After /reload: the previous process's editor history and text (reload.ts)
     const carried = takeCarry();
     for (const text of carried?.history ?? []) this.remember(text);
@@ -274,13 +279,15 @@ export class TuiApp implements AppHandle {
     let cwd = this.ctx.cwd.startsWith(home) ? `~${this.ctx.cwd.slice(home.length)}` : this.ctx.cwd;
     const line = (m: string, w: string) => `${c.bold("coil")}${c.dim(` · ${m}${w} · ${cwd}`)}`;
     if (visibleWidth(line(model, why)) <= width) return line(model, why);
-    if (visibleWidth(line(model, "")) <= width) return line(model, "");
-    const room = width - visibleWidth(line(model, "")) + visibleWidth(cwd);
+    const shorten = (path: string, n: number) => (path.length <= n ? path : `…${path.slice(path.length - n + 1)}`);
+    const others = visibleWidth(line(model, "")) - visibleWidth(cwd);
     const minCwd = Math.min(visibleWidth(cwd), Math.max(12, Math.floor(width / 2)));
-    if (room >= minCwd) return line(model, "");
-    const keep = Math.max(8, minCwd);
-    if (visibleWidth(cwd) > keep) cwd = `…${cwd.slice(cwd.length - keep + 1)}`;
-    const modelRoom = Math.max(6, width - visibleWidth(`coil ·  · ${cwd}`));
+    if (width - others >= minCwd) {
+      cwd = shorten(cwd, width - others);
+      return line(model, "");
+    }
+    cwd = shorten(cwd, minCwd);
+    const modelRoom = Math.max(6, width - (others - visibleWidth(model)) - minCwd);
     return truncateToWidth(line(truncateToWidth(model, modelRoom, "…"), ""), width);
   }
 
@@ -851,20 +858,12 @@ export class TuiApp implements AppHandle {
           );
       }
       const text = textOf(m);
-      if (text) {
-        if (text.includes("```"))
-          loadHighlighter(() => {
-            entry.md.invalidate();
-            entry.view.touch();
-            this.refresh();
-          });
-        out.push(...entry.md.render(w));
-      }
+      if (text) out.push(...entry.md.render(w));
       if (m.stopReason === "error")
         out.push(...wrapText(this.lib, `✗ ${m.errorMessage ?? "the provider failed"}`, w).map((l) => c.error(l)));
       if (m.stopReason === "aborted") out.push(c.warning("⏹ aborted"));
       return out.length === 1 ? [] : out;
-    });
+    }, () => md.invalidate());
     this.assistant = entry;
     this.chat.addChild(entry.view);
   }

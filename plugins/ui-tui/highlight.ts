@@ -29,10 +29,17 @@ export function loadHighlighter(ready?: () => void): void {
   loading ??= import("lowlight")
     .then((m) => {
       lowlight = m.createLowlight(m.common) as unknown as Lowlight;
-      for (const fn of waiting) fn();
+      const ready = [...waiting];
       waiting.clear();
+      for (const fn of ready) fn();
     })
     .catch(() => undefined);
+}
+
+/** Run `fn` when the highlighter has loaded (whoever started the loading); at once if it has. */
+export function onHighlighterReady(fn: () => void): void {
+  if (lowlight) fn();
+  else waiting.add(fn);
 }
 
 /** highlight.js class → theme role. */

@@ -300,7 +300,13 @@ export interface Theme extends UiTheme {
 /** Roles drawn faint (SGR 2) when colour is off, so hints still stand apart from content. */
 const FAINT_WITHOUT_COLOR = new Set<ThemeRole>(["dim", "muted", "thinkingText", "lineNumber", "footer", "border"]);
 
-export function makeTheme(name: string, colors: Record<ThemeRole, ColorValue>, level: ColorLevel): Theme {
+/** `plain` (the test kit's): no escape codes at all when colour is off, not even the faint hint roles. */
+export function makeTheme(
+  name: string,
+  colors: Record<ThemeRole, ColorValue>,
+  level: ColorLevel,
+  plain = false,
+): Theme {
   const fgCodes = new Map<string, string>();
   const bgCodes = new Map<string, string>();
   for (const [role, value] of Object.entries(colors)) {
@@ -314,18 +320,18 @@ export function makeTheme(name: string, colors: Record<ThemeRole, ColorValue>, l
     fg(role, text) {
       const code = fgCodes.get(role);
       if (code) return `\x1b[${code}m${text}\x1b[39m`;
-      if (level === 0 && FAINT_WITHOUT_COLOR.has(role)) return `\x1b[2m${text}\x1b[22m`;
+      if (level === 0 && !plain && FAINT_WITHOUT_COLOR.has(role)) return `\x1b[2m${text}\x1b[22m`;
       return text;
     },
     bg(role, text) {
       const code = bgCodes.get(role);
       return code ? `\x1b[${code}m${text}\x1b[49m` : text;
     },
-    bold: style(1, 22),
-    italic: style(3, 23),
-    underline: style(4, 24),
-    strikethrough: style(9, 29),
-    inverse: style(7, 27),
+    bold: plain ? (s) => s : style(1, 22),
+    italic: plain ? (s) => s : style(3, 23),
+    underline: plain ? (s) => s : style(4, 24),
+    strikethrough: plain ? (s) => s : style(9, 29),
+    inverse: plain ? (s) => s : style(7, 27),
   };
 }
 

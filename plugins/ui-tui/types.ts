@@ -21,6 +21,12 @@ export interface Dialogs {
     items: readonly PickItem[],
     options?: { selected?: string; signal?: AbortSignal },
   ): Promise<string | undefined>;
+  /** The /tree picker: search, fold, label (see dialogs.ts). */
+  pickTree(
+    title: string,
+    items: readonly (PickItem & { parent?: string; children: number })[],
+    options?: { selected?: string },
+  ): Promise<string | { label: string } | undefined>;
   /** A line of text that is not shown as typed (an API key): one dot per character. */
   secret(title: string, hint?: string, signal?: AbortSignal): Promise<string | undefined>;
 }
