@@ -225,48 +225,110 @@ describe.skipIf(!hasTmux)("ui-tui diffs and highlighting", () => {
   });
 });
 
+/** A session file of `n` exchanges, each answer after a read of notes.txt, and a branch off the third question. */
+function sessionFile(dir: string, n: number): string {
+  const usage = {
+    input: 1,
+    output: 1,
+    cacheRead: 0,
+    cacheWrite: 0,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  };
+  const lines: object[] = [
+    {
+      type: "session",
+      version: 2,
+      id: "11111111-2222-3333-4444-555555555555",
+      timestamp: new Date().toISOString(),
+      cwd: dir,
+    },
+  ];
+  let parent: string | null = null;
+  let id = 0x10000000;
+  const add = (message: object, under: string | null = parent) => {
+    const entry = {
+      type: "message",
+      id: (id++).toString(16),
+      parentId: under,
+      timestamp: new Date().toISOString(),
+      message,
+    };
+    lines.push(entry);
+    parent = entry.id;
+    return entry.id;
+  };
+  const assistant = (content: object[]) => ({
+    role: "assistant",
+    content,
+    provider: "scripted",
+    model: "scripted",
+    usage,
+    stopReason: "stop",
+    timestamp: 1,
+  });
+  let third: string | null = null;
+  for (let i = 1; i <= n; i++) {
+    const q = add({ role: "user", content: `question ${i}`, timestamp: 1 });
+    if (i === 3) third = q;
+    add(assistant([{ type: "toolCall", id: `c${i}`, name: "read", arguments: { path: "notes.txt" } }]));
+    add({
+      role: "toolResult",
+      toolCallId: `c${i}`,
+      toolName: "read",
+      content: [{ type: "text", text: "n" }],
+      isError: false,
+      timestamp: 1,
+    });
+    add(assistant([{ type: "text", text: `answer ${i}` }]));
+  }
+  // a second branch: another answer to question 3, written before the main line's end is re-appended
+  const main = parent;
+  add(assistant([{ type: "text", text: "another take on 3" }]), third);
+  lines.push({
+    type: "message",
+    id: (id++).toString(16),
+    parentId: main,
+    timestamp: new Date().toISOString(),
+    message: { role: "user", content: "question last", timestamp: 1 },
+  });
+  const file = join(dir, "session.jsonl");
+  writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+  return file;
+}
+
 describe.skipIf(!hasTmux)("ui-tui /tree", () => {
   it("opens at the current entry with the rows filling the terminal, tool calls with their arguments; search, fold, label", async () => {
     const dir = project({ "notes.txt": "n\n" });
-    const replies = Array.from(
-      { length: 14 },
-      (_, i) => `- toolCalls: [{ name: read, arguments: { path: notes.txt } }]\n- text: "answer ${i + 1}"`,
-    ).join("\n");
-    const args = preset(dir, replies);
-    const t = coil(dir, args, { cols: 100, rows: 50 });
+    const file = sessionFile(dir, 16);
+    const t = coil(dir, `${preset(dir, `- text: unused`)} --session ${file}`, { cols: 100, rows: 50 });
     await t.waitFor(READY);
-    for (let i = 1; i <= 14; i++) {
-      await send(t, `question ${i}`);
-      await t.waitFor(`answer ${i}`);
-      await t.waitFor(READY);
-    }
     await send(t, "/tree");
     const tree = await t.waitFor("Session tree");
-    // the selected row (→) is where you are (◆): the last answer
-    expect(tree).toMatch(/→ .*◆ · answer 14/);
+    // the selected row (→) is where you are (◆): the last message
+    expect(tree).toMatch(/→ .*◆ › question last/);
     // rows fill a 50-row terminal: far more than the 10 rows of before
-    expect((tree.match(/^\s*(→ )?\s*[◆•] /gm) ?? []).length).toBeGreaterThanOrEqual(30);
+    expect((tree.match(/^(→ | {2})\s*[◆•]? ?[›·]/gm) ?? []).length).toBeGreaterThanOrEqual(30);
     expect(tree).toContain("[read notes.txt]");
+    // the branch off question 3 is indented under it
+    expect(tree).toMatch(/^ {2}\s{2,}· another take on 3/m);
     // search
-    t.type("question 3");
-    await t.waitFor((s) => /→ .*› question 3/.test(s) && !s.includes("question 12"));
-    t.keys("C-u");
-    t.keys("BSpace");
-    for (let i = 0; i < 12; i++) t.keys("BSpace");
-    await t.waitFor((s) => s.includes("question 12") && s.includes("answer 14"));
-    // fold the conversation under "question 13": its rows go, a count says how many
-    t.keys("Up", "Up", "Up");
-    await t.waitFor(/→ .*› question 14/);
+    t.type("take on");
+    await t.waitFor((s) => /→ .*another take on 3/.test(s) && !s.includes("question 12"));
+    for (let i = 0; i < 7; i++) t.keys("BSpace");
+    await t.waitFor((s) => s.includes("question 12") && /→ .*question last/.test(s));
+    // fold what follows "answer 16": the rows under it go, a count says how many
+    t.keys("Up");
+    await t.waitFor(/→ .*answer 16/);
     t.keys("Left");
-    await t.waitFor((s) => /› question 14 .*▸ \+\d+/.test(s) && !s.includes("answer 14"));
+    await t.waitFor((s) => /answer 16 .*▸ \+1/.test(s) && !s.includes("question last"));
     t.keys("Right");
-    await t.waitFor("answer 14");
+    await t.waitFor("question last");
     // label the selected row
     t.keys("M-l");
     await t.waitFor("Label for");
     t.type("milestone");
     t.keys("Enter");
-    await t.waitFor((s) => s.includes("Session tree") && /question 14.*\[milestone\]/.test(s));
+    await t.waitFor((s) => s.includes("Session tree") && /answer 16.*\[milestone\]/.test(s));
     t.keys("Escape");
     await t.waitFor(READY);
   });
