@@ -196,7 +196,8 @@ export function formatReport(records: readonly TurnAudit[], title?: string, widt
   const providers = new Set(records.map((r) => r.provider));
   const shared = providers.size === 1 ? [...providers][0] : undefined;
   const narrow = tableOf(records, shared ? `${title ? `${title} · ` : ""}provider ${shared}` : title, true, shared);
-  const widest = Math.max(...narrow.split("\n").map((l) => (l.startsWith("    why: ") ? 0 : l.length)));
+  // the table's own lines (header and rows); the totals below are prose and wrap
+  const widest = Math.max(...narrow.split("\n").map((l) => (/^(turn|\d+) /.test(l) ? l.length : 0)));
   if (widest <= width) return wrapWhy(narrow, width);
   // still too wide: shorten the model column by what is missing
   const model = (r: TurnAudit) => (shared ? r.model : `${r.provider}/${r.model}`);
