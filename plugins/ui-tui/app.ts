@@ -838,32 +838,35 @@ export class TuiApp implements AppHandle {
       markdownTheme((code, lang) => highlight(code, lang)),
     );
     const entry = { message, md, view: undefined as unknown as Lines };
-    entry.view = new Lines((w) => {
-      const m = entry.message;
-      const out: string[] = [""];
-      const thinking = m.content
-        .filter((p) => p.type === "thinking")
-        .map((p) => (p as { thinking: string }).thinking)
-        .join("\n")
-        .trim();
-      if (thinking) {
-        if (this.showThinking)
-          out.push(...wrapText(this.lib, thinking, w).map((l) => c.fg("thinkingText", c.italic(l))));
-        else
-          out.push(
-            c.fg(
-              "thinkingText",
-              c.italic(`∴ thinking (${thinking.split(/\s+/).length} words, ${keyHints.thinking} to show)`),
-            ),
-          );
-      }
-      const text = textOf(m);
-      if (text) out.push(...entry.md.render(w));
-      if (m.stopReason === "error")
-        out.push(...wrapText(this.lib, `✗ ${m.errorMessage ?? "the provider failed"}`, w).map((l) => c.error(l)));
-      if (m.stopReason === "aborted") out.push(c.warning("⏹ aborted"));
-      return out.length === 1 ? [] : out;
-    }, () => md.invalidate());
+    entry.view = new Lines(
+      (w) => {
+        const m = entry.message;
+        const out: string[] = [""];
+        const thinking = m.content
+          .filter((p) => p.type === "thinking")
+          .map((p) => (p as { thinking: string }).thinking)
+          .join("\n")
+          .trim();
+        if (thinking) {
+          if (this.showThinking)
+            out.push(...wrapText(this.lib, thinking, w).map((l) => c.fg("thinkingText", c.italic(l))));
+          else
+            out.push(
+              c.fg(
+                "thinkingText",
+                c.italic(`∴ thinking (${thinking.split(/\s+/).length} words, ${keyHints.thinking} to show)`),
+              ),
+            );
+        }
+        const text = textOf(m);
+        if (text) out.push(...entry.md.render(w));
+        if (m.stopReason === "error")
+          out.push(...wrapText(this.lib, `✗ ${m.errorMessage ?? "the provider failed"}`, w).map((l) => c.error(l)));
+        if (m.stopReason === "aborted") out.push(c.warning("⏹ aborted"));
+        return out.length === 1 ? [] : out;
+      },
+      () => md.invalidate(),
+    );
     this.assistant = entry;
     this.chat.addChild(entry.view);
   }
