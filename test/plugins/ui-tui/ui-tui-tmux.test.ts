@@ -241,7 +241,8 @@ describe.skipIf(!hasTmux)("ui-tui in tmux: output, sessions, resizing", () => {
   it("collapses long tool output (Ctrl+O expands), shows the session name in the footer, and redraws on resize", async () => {
     const dir = project({});
     const args = preset(dir, `- toolCalls: [{ name: bash, arguments: { command: "seq 1 40" } }]\n- text: listed`);
-    const t = coil(dir, args);
+    // tall enough for the tail and the marker above it (and the no-sandbox warning)
+    const t = coil(dir, args, { rows: 36 });
     await t.waitFor(READY);
     t.type("count");
     t.keys("Enter");
