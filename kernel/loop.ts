@@ -525,7 +525,7 @@ async function finish(s: LoopState, p: Prepared): Promise<ToolResultMessage> {
   } else {
     const { call, info } = p;
     s.pendingTools.add(call.id);
-    // The latest streamed output: an abort keeps it in the result, so the model sees what ran until then.
+    // The latest streamed output: a tool whose updates are output (bash) keeps it in an aborted result.
     let partialOutput: ToolOutput | undefined;
     try {
       const run = info.tool.execute(info.args as never, {
@@ -540,7 +540,7 @@ async function finish(s: LoopState, p: Prepared): Promise<ToolResultMessage> {
       if (output === ABORT) {
         void Promise.resolve(run).catch(() => undefined);
         result = errorResult(call, ABORTED_RUNNING);
-        if (partialOutput?.content.length) {
+        if (info.tool.partialIsOutput && partialOutput?.content.length) {
           const note = { type: "text" as const, text: `\n\n${ABORTED_RUNNING} Its output until then is above.` };
           result = { ...result, content: [...partialOutput.content, note], details: partialOutput.details };
         }

@@ -226,6 +226,8 @@ export interface ToolDefinition<P extends TSchema = TSchema, D = unknown> {
   executionMode?: "parallel" | "sequential";
   /** True when the tool changes nothing (an MCP tool marked `readOnlyHint`): plan mode keeps it. */
   readOnly?: boolean;
+  /** Its `update()`s are output so far (bash): an abort then keeps the last one in the result the model sees. */
+  partialIsOutput?: boolean;
   /** Repair known shape mistakes in raw arguments before validation. Must not throw. */
   prepareArguments?(args: Record<string, unknown>): Record<string, unknown>;
   /** One line for the system prompt's tool list. */

@@ -142,6 +142,8 @@ export function createBashTool(env: ToolEnv): ToolDefinition<typeof BashParams, 
       `timeout is in seconds (default ${defaultTimeout}, at most ${o.maxTimeout}) and kills the process tree. A non-zero exit is an error result. ` +
       `Output of background jobs (cmd &) is not captured: redirect it to a file.`,
     parameters: BashParams,
+    // Esc keeps what the command printed: the kernel puts the last update in the aborted result
+    partialIsOutput: true,
     executionMode: o.sequential ? "sequential" : "parallel",
     promptSnippet: "bash: run a shell command (tests, builds, git, package managers)",
     promptGuidelines: ["Use bash for builds, tests, git and other programs; give long-running commands a timeout."],
