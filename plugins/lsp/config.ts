@@ -405,14 +405,19 @@ export function findExecutable(
   return undefined;
 }
 
-/** The command line to start a server in `root`: the first of its commands that is installed. */
+/**
+ * The command line to start a server in `root`: the first of its commands that is installed. The
+ * project's own `node_modules/.bin` and virtualenvs are searched only in a trusted project (what is
+ * there is the project's code); PATH always.
+ */
 export function resolveCommand(
   server: ServerConfig,
   root: string,
   projectRoot: string,
   env: NodeJS.ProcessEnv,
+  trusted: boolean,
 ): { command: string; args: string[] } | undefined {
-  const folders = binFolders(root, projectRoot);
+  const folders = trusted ? binFolders(root, projectRoot) : [];
   for (const c of [{ command: server.command, args: server.args }, ...server.alternatives]) {
     const found = findExecutable(c.command, folders, env);
     if (found) return { command: found, args: c.args };
@@ -421,10 +426,12 @@ export function resolveCommand(
 }
 
 /** What `coil doctor` says about a missing binary. */
-export function missingMessage(server: ServerConfig, root: string): string {
+export function missingMessage(server: ServerConfig, root: string, trusted: boolean): string {
   const names = [server.command, ...server.alternatives.map((a) => a.command)].join(" or ");
   const where = server.command.includes("/")
     ? ""
-    : ` (looked in ${join(root, "node_modules", ".bin")}, virtualenvs and PATH)`;
+    : trusted
+      ? ` (looked in ${join(root, "node_modules", ".bin")}, virtualenvs and PATH)`
+      : " on PATH (the project is not trusted, so its node_modules/.bin and virtualenvs were not searched: coil trust)";
   return `'${names}' not found${where}${server.install ? `; install it: ${server.install}` : ""}`;
 }

@@ -84,6 +84,7 @@ export default definePlugin({
           cwd: ctx.cwd,
           projectRoot: root,
           env: process.env,
+          trusted: ctx.projectTrusted,
           logDir: join(home, "logs", "lsp"),
           version: coilVersion(),
           wait: o.wait,
@@ -100,7 +101,7 @@ export default definePlugin({
     let offered = false;
     let detected: boolean | undefined;
     const relevant = () => {
-      detected ??= detect(config, ctx.cwd, root);
+      detected ??= detect(config, ctx.cwd, root, ctx.projectTrusted);
       return detected || (loaded?.servers().length ?? 0) > 0;
     };
     const tool = createLspTool({
@@ -200,12 +201,12 @@ export default definePlugin({
     ctx.commands.register({
       name: "lsp",
       description: "Language servers: which are configured, which run, their state and last error",
-      run: () => statusText(config, status(), root, ctx.cwd),
+      run: () => statusText(config, status(), root, ctx.cwd, ctx.projectTrusted),
     });
 
     addDoctorSection(ctx, {
       title: "Language servers",
-      report: () => doctorText(config, root, ctx.cwd),
+      report: () => doctorText(config, root, ctx.cwd, ctx.projectTrusted),
     });
   },
 });
@@ -232,23 +233,23 @@ function withDiagnostics(result: ToolResultMessage, d: DiagnosticsDetails): Tool
  * working directory up to the project root (a few `stat`s, once): then the `lsp` tool is offered from
  * the first request on. Otherwise it joins after a file of such a language was read or edited.
  */
-function detect(config: LoadedConfig, cwd: string, root: string): boolean {
+function detect(config: LoadedConfig, cwd: string, root: string, trusted: boolean): boolean {
   const folders = foldersUpToRoot(cwd);
   for (const s of config.servers) {
     const dir = folders.find((d) => s.rootMarkers.some((m) => existsSync(join(d, m))));
-    if (dir && resolveCommand(s, dir, root, process.env)) return true;
+    if (dir && resolveCommand(s, dir, root, process.env, trusted)) return true;
   }
   return false;
 }
 
-function configuredLines(config: LoadedConfig, root: string, cwd: string): string[] {
+function configuredLines(config: LoadedConfig, root: string, cwd: string, trusted: boolean): string[] {
   const lines: string[] = [];
   for (const s of config.servers) {
     const dir = findRoot(s, join(cwd, "x"), root);
-    const found = resolveCommand(s, dir, root, process.env);
+    const found = resolveCommand(s, dir, root, process.env, trusted);
     const exts = Object.keys(s.extensions).join(" ");
     lines.push(
-      `${s.name}  ${exts}  ${found ? `${[found.command, ...found.args].join(" ")}` : `missing: ${missingMessage(s, dir)}`}  (${describeSource(s.source)})`,
+      `${s.name}  ${exts}  ${found ? `${[found.command, ...found.args].join(" ")}` : `missing: ${missingMessage(s, dir, trusted)}`}  (${describeSource(s.source)})`,
     );
   }
   for (const d of config.disabled) lines.push(`${d.name}  turned off (${describeSource(d.source)})`);
@@ -258,15 +259,15 @@ function configuredLines(config: LoadedConfig, root: string, cwd: string): strin
 }
 
 /** `coil doctor`: what is configured, where, and whether its binary is installed (doctor starts no server). */
-function doctorText(config: LoadedConfig, root: string, cwd: string): string {
-  const lines = configuredLines(config, root, cwd);
+function doctorText(config: LoadedConfig, root: string, cwd: string, trusted: boolean): string {
+  const lines = configuredLines(config, root, cwd, trusted);
   if (config.servers.length === 0) lines.unshift("none configured (docs/lsp.md)");
   lines.push("servers start when a file of their language is read or edited; /lsp shows them running");
   return lines.join("\n");
 }
 
 /** `/lsp`: the live servers, then the configuration. */
-function statusText(config: LoadedConfig, live: ServerState[], root: string, cwd: string): string {
+function statusText(config: LoadedConfig, live: ServerState[], root: string, cwd: string, trusted: boolean): string {
   const lines: string[] = [];
   if (live.length === 0)
     lines.push(
@@ -287,6 +288,6 @@ function statusText(config: LoadedConfig, live: ServerState[], root: string, cwd
     if (s.error) lines.push(`    last error: ${s.error}`);
   }
   lines.push("Configured:");
-  for (const l of configuredLines(config, root, cwd)) lines.push(`  ${l}`);
+  for (const l of configuredLines(config, root, cwd, trusted)) lines.push(`  ${l}`);
   return lines.join("\n");
 }

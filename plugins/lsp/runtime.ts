@@ -15,6 +15,8 @@ export interface RuntimeOptions {
   cwd: string;
   projectRoot: string;
   env: NodeJS.ProcessEnv;
+  /** Whether project-local binaries (`node_modules/.bin`, virtualenvs) may run. */
+  trusted: boolean;
   logDir: string;
   version: string;
   /** ms an edit waits for diagnostics. */
@@ -81,9 +83,9 @@ export class LspRuntime {
       let server = this.instances.get(key);
       if (!server) {
         if (this.missing.has(key)) continue;
-        const command = resolveCommand(config, root, this.o.projectRoot, this.o.env);
+        const command = resolveCommand(config, root, this.o.projectRoot, this.o.env, this.o.trusted);
         if (!command) {
-          const message = missingMessage(config, root);
+          const message = missingMessage(config, root, this.o.trusted);
           this.missing.set(key, { server: config, root, message });
           this.o.report(
             "warn",
