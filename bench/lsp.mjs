@@ -47,7 +47,9 @@ for (let i = 0; i < RUNS + 1; i++)
     const ms = once(homes[k]);
     if (i > 0) startup[k].push(ms); // one warm-up round
   }
-console.log(`## Language servers (lsp plugin)\n\n### Unused: a project with no configured language (median of ${RUNS} runs, interleaved)\n`);
+console.log(
+  `## Language servers (lsp plugin)\n\n### Unused: a project with no configured language (median of ${RUNS} runs, interleaved)\n`,
+);
 console.log("| coil -p, two edits of a Markdown file | ms |\n|---|---:|");
 console.log(`| preset without lsp (\`- lsp: false\`) | ${median(startup.without).toFixed(1)} |`);
 console.log(`| default preset (lsp loaded, no server) | ${median(startup.with).toFixed(1)} |`);
@@ -69,7 +71,9 @@ async function perTurn(withLsp, turns = 300) {
   if (withLsp) host.install(lsp, {});
   const s = host.services.get("scripted");
   for (let i = 0; i < turns; i++)
-    s.push({ toolCalls: [{ name: "edit", arguments: { path: "a.txt", edits: [{ oldText: `v${i}`, newText: `v${i + 1}` }] } }] });
+    s.push({
+      toolCalls: [{ name: "edit", arguments: { path: "a.txt", edits: [{ oldText: `v${i}`, newText: `v${i + 1}` }] } }],
+    });
   s.push({ text: "done" });
   const agent = new kernel.Agent(host, {
     provider: "scripted",
@@ -122,7 +126,9 @@ const servers = [
   },
 ];
 console.log("\n### Edit → diagnostics, small project (in process, real servers)\n");
-console.log("| server | first edit (start + load) ms | warm edit, median of 10 (ms) | wait for diagnostics, warm (ms) |\n|---|---:|---:|---:|");
+console.log(
+  "| server | first edit (start + load) ms | warm edit, median of 10 (ms) | wait for diagnostics, warm (ms) |\n|---|---:|---:|---:|",
+);
 for (const srv of servers) {
   if (!existsSync(srv.command)) {
     console.log(`| ${srv.name} | skipped: not installed | | |`);
@@ -149,7 +155,10 @@ for (const srv of servers) {
   const edit = async () => {
     const [from, to] = state ? [srv.bad, srv.good] : [srv.good, srv.bad];
     state = !state;
-    s.push({ toolCalls: [{ name: "edit", arguments: { path: srv.file, edits: [{ oldText: from, newText: to }] } }] }, { text: "ok" });
+    s.push(
+      { toolCalls: [{ name: "edit", arguments: { path: srv.file, edits: [{ oldText: from, newText: to }] } }] },
+      { text: "ok" },
+    );
     let start = 0;
     let end = 0;
     let result;

@@ -97,30 +97,27 @@ export default definePlugin({
       return runtime;
     };
 
-    // The tool joins at a request boundary once the project has a language a server here handles.
-    let offered = false;
-    let detected: boolean | undefined;
-    const relevant = () => {
-      detected ??= detect(config, ctx.cwd, root, ctx.projectTrusted);
-      return detected || (loaded?.servers().length ?? 0) > 0;
-    };
     const tool = createLspTool({
       cwd: ctx.cwd,
       runtime: getRuntime,
       timeout: o.toolTimeout,
       languages: () => [...new Set(servers.flatMap((s) => Object.keys(s.extensions)))],
     });
+    // The tool is there from the first request in a project of a configured language (a root marker and
+    // an installed server, looked up now: a few stats). Elsewhere it joins at the request after a file of
+    // such a language started a server (registered tools show from the next request; a sub-agent's
+    // requests come from its own registry, so nothing is added to a request here).
+    let offered = servers.length > 0 && detect(config, ctx.cwd, root, ctx.projectTrusted);
+    if (offered) ctx.tools.register(tool);
     if (servers.length > 0) {
       ctx.tap(
         "before_request",
-        (request) => {
-          if (offered || !relevant()) return undefined;
-          offered = true;
-          ctx.tools.sync([tool]);
-          // The registry's change shows from the next request; this one gets the tool too.
-          if (request.tools.some((x) => x.name === tool.name)) return undefined;
-          const spec = { name: tool.name, description: tool.description, parameters: tool.parameters };
-          return { ...request, tools: [...request.tools, spec] };
+        () => {
+          if (!offered && loaded?.servers().some((x) => x.state !== "failed")) {
+            offered = true;
+            ctx.tools.sync([tool]);
+          }
+          return undefined;
         },
         { stage: Stage.EARLY },
       );

@@ -40,6 +40,8 @@ const readText = async (file: string): Promise<string | undefined> => {
 
 /** `p`, or undefined once `deadline` (ms since the epoch) has passed. */
 export function bounded<T>(p: Promise<T>, deadline: number): Promise<T | undefined> {
+  // A rejection after the deadline has nobody waiting for it.
+  p.catch(() => undefined);
   const ms = deadline - Date.now();
   if (ms <= 0) return Promise.race([p, Promise.resolve(undefined)]);
   let timer: NodeJS.Timeout | undefined;

@@ -203,7 +203,16 @@ export class LanguageServer {
       guardExit();
       endWithCoil(child.pid);
     }
-    const conn = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+    if (this.stopped()) {
+      this.kill();
+      throw new Error("the server was stopped");
+    }
+    // A write to a server that just died fails with EPIPE; vscode-jsonrpc then leaves a request's
+    // rejection unhandled. The exit is handled where it is noticed (exited()), so writes never reject.
+    const writer = new StreamMessageWriter(child.stdin!);
+    const write = writer.write.bind(writer);
+    writer.write = (message) => write(message).catch(() => undefined);
+    const conn = createMessageConnection(new StreamMessageReader(child.stdout!), writer);
     this.conn = conn;
     conn.onNotification("textDocument/publishDiagnostics", (p: PublishDiagnosticsParams) => this.onPublish(p));
     conn.onNotification((method, params) => {
@@ -223,6 +232,8 @@ export class LanguageServer {
       capabilities: CAPABILITIES,
       initializationOptions: config.initializationOptions,
     });
+    // The race below may settle first (the process died, the time ran out): then nobody awaits this.
+    init.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -244,9 +255,8 @@ export class LanguageServer {
     } finally {
       clearTimeout(timer);
     }
-    conn.sendNotification("initialized", {});
-    if (config.settings !== undefined)
-      conn.sendNotification("workspace/didChangeConfiguration", { settings: config.settings });
+    notify(conn, "initialized", {});
+    if (config.settings !== undefined) notify(conn, "workspace/didChangeConfiguration", { settings: config.settings });
     const commands = this.capabilities.executeCommandProvider?.commands ?? [];
     this.mode =
       config.diagnostics === "pull" || (config.diagnostics === "auto" && this.capabilities.diagnosticProvider)
@@ -406,7 +416,7 @@ export class LanguageServer {
       // A server that sends no version may send nothing when nothing changed; reopening makes it publish.
       const reopen = doc.open && !this.versioned;
       if (reopen) {
-        conn.sendNotification("textDocument/didClose", { textDocument: { uri } });
+        notify(conn, "textDocument/didClose", { textDocument: { uri } });
         // A request the server must refuse: its answer comes after what the close made it publish.
         await conn.sendRequest("$/coil/barrier").catch(() => undefined);
         doc.open = false;
@@ -415,12 +425,12 @@ export class LanguageServer {
       doc.pending = { version: doc.version, promise: waiter };
     }
     if (doc.open) {
-      conn.sendNotification("textDocument/didChange", {
+      notify(conn, "textDocument/didChange", {
         textDocument: { uri, version: doc.version },
         contentChanges: [{ text }],
       });
     } else {
-      conn.sendNotification("textDocument/didOpen", {
+      notify(conn, "textDocument/didOpen", {
         textDocument: { uri, languageId: doc.languageId, version: doc.version, text },
       });
       doc.open = true;
@@ -437,7 +447,7 @@ export class LanguageServer {
   }
 
   private close(doc: Doc): void {
-    if (doc.open) this.conn?.sendNotification("textDocument/didClose", { textDocument: { uri: doc.uri } });
+    if (doc.open && this.conn) notify(this.conn, "textDocument/didClose", { textDocument: { uri: doc.uri } });
     this.docs.delete(doc.uri);
   }
 
@@ -537,12 +547,17 @@ export class LanguageServer {
     if (conn && previous === "running") {
       const late = new Promise<void>((resolve) => setTimeout(resolve, 300).unref());
       await Promise.race([conn.sendRequest("shutdown").catch(() => undefined), late]);
-      conn.sendNotification("exit");
+      notify(conn, "exit");
       await Promise.race([exited, new Promise<void>((resolve) => setTimeout(resolve, 300).unref())]);
     }
     this.kill();
     conn?.dispose();
   }
+}
+
+/** Send a notification; a server that died meanwhile (EPIPE) is handled where its exit is. */
+function notify(conn: MessageConnection, method: string, params?: unknown): void {
+  conn.sendNotification(method, params).catch(() => undefined);
 }
 
 interface TsDiagnostic {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadServers } from "../../../plugins/lsp/config.js";
 import { childEnv } from "../../support/env.js";
 import { cleanTemps, tempDir } from "../../support/tools.js";
-import { ROOT, TS_SERVER } from "./lsp-support.js";
+import { call, ROOT, startHost, statusOf, TS_SERVER } from "./lsp-support.js";
 
 const COIL = join(ROOT, "dist", "bin", "coil.js");
 beforeAll(() => {
@@ -188,4 +188,31 @@ describe("coil doctor and a run without the server's binary", () => {
         `(looked in ${join(cwd, "node_modules", ".bin")}, virtualenvs and PATH); install it: npm install --save-dev pyright, or pip install pyright (or basedpyright)`,
     ]);
   });
+});
+
+describe("a project without a configured language", () => {
+  it("gets no lsp tool and starts nothing; the tool joins at the request after a TypeScript file was read", async () => {
+    const cwd = realpathSync(
+      tempDir({ "notes.md": "# notes\n", "scripts/x.ts": "export const x = 1;\n" }, "coil-lsp-none-"),
+    );
+    const t = await startHost(cwd, { servers: { typescript: { command: TS_SERVER } } });
+    try {
+      const edit = await call(t, "edit", { path: "notes.md", edits: [{ oldText: "# notes", newText: "# Notes" }] });
+      expect(edit.details).not.toHaveProperty("diagnostics");
+      expect(t.scripted.requests.map((r) => r.tools.some((x) => x.name === "lsp"))).toEqual([false, false]);
+      expect(statusOf(t)).toEqual([]);
+      await call(t, "read", { path: "scripts/x.ts" });
+      expect(statusOf(t)).toEqual([expect.objectContaining({ name: "typescript", root: cwd })]);
+      // The tool joins at a request boundary: the registry's change shows from the request after it.
+      t.scripted.push({ text: "next" });
+      await t.agent.prompt("again");
+      expect(t.scripted.requests.slice(2).map((r) => r.tools.some((x) => x.name === "lsp"))).toEqual([
+        false,
+        false,
+        true,
+      ]);
+    } finally {
+      await t.host.stop();
+    }
+  }, 30_000);
 });
