@@ -8,9 +8,10 @@ import { existsSync, mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadServers } from "../../../plugins/lsp/config.js";
+import permissionGate from "../../../plugins/permission-gate/index.js";
 import { childEnv } from "../../support/env.js";
 import { cleanTemps, tempDir } from "../../support/tools.js";
-import { call, ROOT, startHost, statusOf, TS_SERVER } from "./lsp-support.js";
+import { call, ROOT, startHost, statusOf, textOf, TS_SERVER } from "./lsp-support.js";
 
 const COIL = join(ROOT, "dist", "bin", "coil.js");
 beforeAll(() => {
@@ -215,4 +216,22 @@ describe("a project without a configured language", () => {
       await t.host.stop();
     }
   }, 30_000);
+});
+
+describe("the lsp tool and the permission gate", () => {
+  it("is read-only: plan mode lets it run (and blocks the edit)", async () => {
+    const cwd = realpathSync(tempDir({ "tsconfig.json": "{}", "README.md": "# r\n" }, "coil-lsp-plan-"));
+    const t = await startHost(cwd, { servers: { typescript: { command: TS_SERVER } } }, [
+      [permissionGate, { mode: "plan" }],
+    ]);
+    try {
+      const ask = await call(t, "lsp", { action: "diagnostics", path: "README.md" });
+      expect(textOf(ask)).toMatch(/^No language server is configured for README\.md/);
+      const edit = await call(t, "edit", { path: "README.md", edits: [{ oldText: "# r", newText: "# R" }] });
+      expect(textOf(edit)).toMatch(/^Blocked: edit is not allowed: plan mode is read-only/);
+      expect(statusOf(t)).toEqual([]);
+    } finally {
+      await t.host.stop();
+    }
+  });
 });

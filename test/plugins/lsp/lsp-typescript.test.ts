@@ -33,7 +33,12 @@ describe("lsp: typescript-language-server", () => {
     dir = tempDir({ "tsconfig.json": TSCONFIG, "src/a.ts": A, "src/b.ts": B }, "coil-lsp-ts-");
     // A generous wait: the first edit may come while tsserver still loads the project on a busy machine.
     // Generous bounds: they are waited out only when tsserver is slow to load the project (a busy machine).
-    t = await startHost(dir, { servers: { typescript: { command: TS_SERVER } }, wait: 30_000, toolTimeout: 60_000 });
+    t = await startHost(dir, {
+      servers: { typescript: { command: TS_SERVER } },
+      wait: 30_000,
+      toolTimeout: 60_000,
+      afterBash: true,
+    });
   }, 30_000);
   afterAll(async () => {
     await t?.host.stop();
@@ -108,6 +113,18 @@ describe("lsp: typescript-language-server", () => {
       path: "src/a.ts",
       edits: [{ oldText: "b: number, c: number): number", newText: "b: number): number" }],
     });
+  }, 40_000);
+
+  it("with afterBash, a command that changes an open file gets its new errors; one that changes none gets nothing", async () => {
+    const broke = await call(t, "bash", { command: "sed -i 's/add(1, 2)/add(1)/' src/b.ts" });
+    expect(diagnosticsOf(broke)!.items).toEqual([
+      expect.objectContaining({ file: "src/b.ts", line: 3, severity: "error", rule: "TS2554" }),
+    ]);
+    expect(textOf(broke)).toContain("src/b.ts:3:");
+    const quiet = await call(t, "bash", { command: "echo hello > notes.txt" });
+    expect(quiet.details).not.toHaveProperty("diagnostics");
+    const fixed = await call(t, "bash", { command: "sed -i 's/add(1)/add(1, 2)/' src/b.ts" });
+    expect(diagnosticsOf(fixed)).toMatchObject({ items: [], resolved: 1 });
   }, 40_000);
 
   it("a new file written with an error reports it", async () => {
