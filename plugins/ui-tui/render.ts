@@ -11,6 +11,7 @@ import {
   type Usage,
 } from "../../kernel/index.js";
 import { subagentRunOf } from "../../lib/subagent-usage.js";
+import type { DiagnosticsDetails } from "../lsp/api.js";
 
 // ───────────── colours (SGR; the TUI resets styles at the end of every line) ─────────────
 const sgr = (open: number, close: number) => (s: string) => `\x1b[${open}m${s}\x1b[${close}m`;
@@ -161,10 +162,26 @@ export function toolBody(
   const result = state.result;
   if (!result) return [];
   const diff = (result.details as { diff?: unknown } | undefined)?.diff;
-  const lines = !result.isError && typeof diff === "string" && diff ? colorDiff(diff) : splitResult(result);
+  const withDiff = !result.isError && typeof diff === "string" && !!diff;
+  const lines = withDiff ? colorDiff(diff) : splitResult(result);
   const shown = collapse(lines, COLLAPSED_LINES, expanded);
   const out = shown.lines;
   if (shown.hidden) out.push(c.dim(`… ${shown.hidden} more lines (Ctrl+O to expand)`));
+  // The result's text (which the diff replaces) lists them too; under a diff they are drawn from the details.
+  if (withDiff) out.push(...diagnosticLines(result.details));
+  return out;
+}
+
+/** New errors and warnings a language server reported for an edit (the lsp plugin's `details.diagnostics`). */
+export function diagnosticLines(details: unknown): string[] {
+  const d = (details as { diagnostics?: DiagnosticsDetails } | undefined)?.diagnostics;
+  if (!d || !Array.isArray(d.items)) return [];
+  const paint = (s: string) => (s === "error" ? c.red : s === "warning" ? c.yellow : c.gray);
+  const out = d.items.map((i) =>
+    paint(i.severity)(`${i.file}:${i.line}:${i.column} ${i.severity} ${i.message}${i.rule ? ` [${i.rule}]` : ""}`),
+  );
+  if (d.omitted > 0) out.push(c.dim(`… and ${d.omitted} more`));
+  if (d.note) out.push(c.dim(`(${d.note})`));
   return out;
 }
 

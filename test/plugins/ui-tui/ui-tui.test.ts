@@ -99,6 +99,30 @@ describe("tool renderers", () => {
     expect(body[3]).toContain("\x1b[31m");
     expect(body[4]).toContain("\x1b[32m");
     expect(colorDiff("@@ x @@")[0]).toContain("\x1b[36m");
+    const diagnostics = {
+      items: [
+        {
+          file: "a.ts",
+          line: 2,
+          column: 7,
+          severity: "error",
+          message: "Type 'number' is not assignable to type 'string'.",
+          rule: "TS2322",
+          server: "typescript",
+        },
+      ],
+      omitted: 0,
+      resolved: 0,
+      waitedMs: 40,
+    };
+    const checked = toolBody(
+      { running: false, result: result("Edited a.ts", { details: { diff, diagnostics } }) },
+      false,
+    );
+    expect(checked.map(plain).slice(6)).toEqual([
+      "a.ts:2:7 error Type 'number' is not assignable to type 'string'. [TS2322]",
+    ]);
+    expect(checked[6]).toContain("\x1b[31m");
     const failed = toolBody({ running: false, result: result("boom", { isError: true }) }, false);
     expect(failed[0]).toBe("\x1b[31mboom\x1b[39m");
   });
