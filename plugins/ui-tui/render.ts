@@ -12,6 +12,7 @@ import {
 } from "../../kernel/index.js";
 import { subagentRunOf } from "../../lib/subagent-usage.js";
 import { diffWordsWithSpace } from "diff";
+import type { DiagnosticsDetails } from "../lsp/api.js";
 import { highlight } from "./highlight.js";
 import { theme, type ThemeRole } from "./theme.js";
 
@@ -251,16 +252,36 @@ export function toolBody(state: ToolView, expanded: boolean): string[] {
   const details = result.details as { diff?: unknown; startLine?: unknown; endLine?: unknown } | undefined;
   const diff = details?.diff;
   const fromEnd = TAIL_TOOLS.has(state.name ?? result.toolName);
+  const withDiff = !result.isError && typeof diff === "string" && !!diff;
   let lines: string[];
-  if (!result.isError && typeof diff === "string" && diff) lines = colorDiff(diff);
+  if (withDiff) lines = colorDiff(diff);
   else if (!result.isError && (state.name ?? result.toolName) === "read" && typeof details?.startLine === "number")
     lines = readLines(result, details.startLine, Number(details.endLine), String(state.args?.path ?? ""));
   else lines = splitResult(result);
-  if (expanded || lines.length <= COLLAPSED_LINES) return lines;
+  // An edit's new errors and warnings (the lsp plugin's details.diagnostics) go under its diff, never collapsed.
+  const diagnostics = withDiff ? diagnosticLines(result.details) : [];
+  if (expanded || lines.length <= COLLAPSED_LINES) return [...lines, ...diagnostics];
   const hidden = lines.length - COLLAPSED_LINES;
   if (fromEnd)
     return [c.dim(`… ${hidden} earlier lines (${keyHints.expand} to expand)`), ...lines.slice(-COLLAPSED_LINES)];
-  return [...lines.slice(0, COLLAPSED_LINES), c.dim(`… ${hidden} more lines (${keyHints.expand} to expand)`)];
+  return [
+    ...lines.slice(0, COLLAPSED_LINES),
+    c.dim(`… ${hidden} more lines (${keyHints.expand} to expand)`),
+    ...diagnostics,
+  ];
+}
+
+/** New errors and warnings a language server reported for an edit (the lsp plugin's `details.diagnostics`). */
+export function diagnosticLines(details: unknown): string[] {
+  const d = (details as { diagnostics?: DiagnosticsDetails } | undefined)?.diagnostics;
+  if (!d || !Array.isArray(d.items)) return [];
+  const paint = (s: string) => (s === "error" ? c.error : s === "warning" ? c.warning : c.muted);
+  const out = d.items.map((i) =>
+    paint(i.severity)(`${i.file}:${i.line}:${i.column} ${i.severity} ${i.message}${i.rule ? ` [${i.rule}]` : ""}`),
+  );
+  if (d.omitted > 0) out.push(c.dim(`… and ${d.omitted} more`));
+  if (d.note) out.push(c.dim(`(${d.note})`));
+  return out;
 }
 
 /** A read's lines, numbered from `start`, highlighted by the file's name; notes after them stay dim. */

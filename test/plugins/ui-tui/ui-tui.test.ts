@@ -119,6 +119,31 @@ describe("tool renderers", () => {
     expect(body[3]).toContain(`\x1b[48;5;${BUILTIN_THEMES.dark!.toolDiffAddedWord}m${green}new`);
     expect(body[3]).not.toMatch(/48;5;\d+m[^ ]*const/);
     expect(colorDiff("@@ -1 +1 @@")[0]).toContain(`\x1b[38;5;${BUILTIN_THEMES.dark!.toolDiffHunk}m`);
+    // an edit's new errors and warnings from the lsp plugin go under the diff, in the error role
+    const diagnostics = {
+      items: [
+        {
+          file: "a.ts",
+          line: 2,
+          column: 7,
+          severity: "error",
+          message: "Type 'number' is not assignable to type 'string'.",
+          rule: "TS2322",
+          server: "typescript",
+        },
+      ],
+      omitted: 0,
+      resolved: 0,
+      waitedMs: 40,
+    };
+    const checked = toolBody(
+      { running: false, result: result("Edited a.ts", { details: { diff, diagnostics } }) },
+      false,
+    );
+    expect(checked.map(plain).slice(5)).toEqual([
+      "a.ts:2:7 error Type 'number' is not assignable to type 'string'. [TS2322]",
+    ]);
+    expect(checked[5]).toContain(`\x1b[38;5;${BUILTIN_THEMES.dark!.error}m`);
     const failed = toolBody({ running: false, result: result("boom", { isError: true }) }, false);
     expect(failed[0]).toBe(`\x1b[38;5;${BUILTIN_THEMES.dark!.error}mboom\x1b[39m`);
     // without colour (NO_COLOR): no colour codes, the changed words in inverse
