@@ -24,11 +24,13 @@ export interface AssembleOptions {
   cwd: string;
   /** `$COIL_HOME`. */
   home: string;
-  /** The project's `.coil/` layer loads and plugins see `projectTrusted`. */
+  /** The project's `.coil/` layer loads (also true for a project with nothing in it to load). */
   trust: boolean;
   /**
-   * Trust was given explicitly (`--trust`, a stored answer, `trust: true`): only then may npm packages
-   * resolve from the project's own folders. Default: the same as `trust`.
+   * Trust was given explicitly (`--trust`, a stored answer, the prompt, `trust: true`): only then may npm
+   * packages resolve from the project's own folders, and this is what plugins see as `projectTrusted`
+   * (a project with nothing to load is not thereby trusted to run its `node_modules/.bin` or its
+   * templates' commands). Default: the same as `trust`.
    */
   explicitTrust?: boolean;
   /** `--plugin` entries and `--provider` / `--model`, as the last layer. */
@@ -68,8 +70,9 @@ export function presetOptions(o: AssembleOptions): ResolveOptions {
 /** Resolve the preset and set its plugins up on a new host, in preset order. */
 export async function assemble(o: AssembleOptions): Promise<Assembled> {
   const preset = resolvePreset(presetOptions(o));
-  const untrustedProject = (o.explicitTrust ?? o.trust) ? undefined : projectRoot(o.cwd);
-  const host = new PluginHost({ cwd: o.cwd, projectTrusted: o.trust });
+  const explicit = o.explicitTrust ?? o.trust;
+  const untrustedProject = explicit ? undefined : projectRoot(o.cwd);
+  const host = new PluginHost({ cwd: o.cwd, projectTrusted: explicit });
   // Load every module first (in parallel), then set up in preset order: nothing starts half-configured.
   const entries = preset.entries.filter((entry) => needsPlugin(entry, o.run));
   const setupDiagnostics: Diagnostic[] = [];

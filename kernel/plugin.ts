@@ -148,7 +148,11 @@ export interface PluginContext<O = unknown> {
   readonly cwd: string;
   /** Directory of the preset file that configured this plugin (for relative paths in options). */
   readonly baseDir: string;
-  /** True when the user trusts this project: only then may a plugin run project-local code (e.g. `.claude/settings.json` hooks). */
+  /**
+   * True when the user trusts this project (`coil trust`, `--trust`, the prompt; never merely because it
+   * has nothing to load): only then may a plugin run project-local code (`.claude/settings.json` hooks,
+   * binaries in its `node_modules/.bin`).
+   */
   readonly projectTrusted: boolean;
   tap<K extends HookName>(hook: K, fn: TapFn<K>, options?: TapOptions): void;
   /** Observe events; `"*"` sees all. Listeners run synchronously and must not block. */

@@ -57,7 +57,7 @@ export default definePlugin({
           `coil ${coilVersion()} (node ${process.version}, ${process.platform} ${process.arch}); $COIL_HOME ${coilHome(io.env)}\n`,
         );
         io.stdout.write(
-          `project: ${root}${gitRoot(ctx.cwd) ? " (git root)" : " (no git repository: the working directory)"}, ${ctx.projectTrusted ? "trusted (or nothing in it needs trust): its .coil/ preset, hooks, .mcp.json servers and plugins load" : "not trusted: its .coil/ preset, hooks, .mcp.json servers and plugins do not load (coil trust)"}\n`,
+          `project: ${root}${gitRoot(ctx.cwd) ? " (git root)" : " (no git repository: the working directory)"}, ${ctx.projectTrusted ? "trusted: its .coil/ preset, hooks, .mcp.json servers, plugins and node_modules/.bin load" : "not trusted: its .coil/ preset, hooks, .mcp.json servers, plugins and node_modules/.bin do not load (coil trust)"}\n`,
         );
         const code = await doctor(ctx.services.get("operations"), ctx.options.tools.includes("bash"), io);
         io.stdout.write(await formatSections(sections.sections()));

@@ -448,6 +448,88 @@ describe("--plugin names and the project's node_modules (#13.6)", () => {
   });
 });
 
+describe("a project with nothing to load is not trusted to run its own programs", () => {
+  const BIN = join(packageRoot(), "dist", "bin", "coil.js");
+  // No node_modules/.bin on PATH (vitest puts this checkout's there): only the project's could be found.
+  const PATH = (process.env.PATH ?? "")
+    .split(":")
+    .filter((d) => !d.endsWith(join("node_modules", ".bin")))
+    .join(":");
+  const coil = (dir: string, args: string[]) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [BIN, ...args], {
+        cwd: dir,
+        env: { ...process.env, PATH, COIL_HOME: join(dir, ".home") },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      child.on("close", (code) => resolve({ code, stdout, stderr }));
+    });
+  const git = (dir: string, ...args: string[]) =>
+    new Promise<void>((resolve, reject) =>
+      spawn("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: dir, stdio: "ignore" }).on(
+        "close",
+        (code) => (code === 0 ? resolve() : reject(new Error(`git ${args.join(" ")}: exit ${code}`))),
+      ),
+    );
+
+  /** A cloned-looking repository: no .coil/, a committed language server and a committed Claude Code command. */
+  async function repository() {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "coil-trust-bin-")));
+    temps.push(dir);
+    const files: Record<string, string> = {
+      "package.json": JSON.stringify({ name: "cloned", version: "1.0.0" }),
+      "tsconfig.json": "{}\n",
+      "src/a.ts": "export const a = 1;\n",
+      "node_modules/.bin/typescript-language-server": `#!/bin/sh\necho "$@" >> ${join(dir, "lsp-ran.txt")}\nexit 1\n`,
+      ".claude/commands/setup.md": `Setup: !\`touch ${join(dir, "command-ran.txt")}\`\n`,
+      "r.yaml": [
+        "- toolCalls: [{ name: read, arguments: { path: src/a.ts } }]",
+        "- toolCalls: [{ name: lsp, arguments: { action: diagnostics, path: src/a.ts } }]",
+        "- text: done",
+        "- text: done",
+        "",
+      ].join("\n"),
+    };
+    for (const [name, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(dir, name)), { recursive: true });
+      writeFileSync(join(dir, name), text, { mode: name.includes(".bin/") ? 0o755 : 0o644 });
+    }
+    await git(dir, "init", "-q");
+    await git(dir, "add", "-A", "-f");
+    await git(dir, "commit", "-q", "-m", "a repository to clone");
+    return dir;
+  }
+
+  it("its committed node_modules/.bin/typescript-language-server and its commands' !`cmd` run only once it is trusted", async () => {
+    const dir = await repository();
+    const ran = join(dir, "lsp-ran.txt");
+    const commandRan = join(dir, "command-ran.txt");
+    const untrusted = await coil(dir, ["--script", "r.yaml", "-p", "look at src/a.ts"]);
+    expect(untrusted.code, untrusted.stderr).toBe(0);
+    expect(existsSync(ran)).toBe(false);
+    const command = await coil(dir, ["--script", "r.yaml", "--mode", "json", "/setup"]);
+    expect(command.code, command.stderr).toBe(0);
+    expect(command.stdout).toMatch(/not run: .*setup\.md is a project file and this project is not trusted/);
+    expect(existsSync(commandRan)).toBe(false);
+    const doctor = await coil(dir, ["doctor"]);
+    expect(doctor.stdout).toContain(
+      "not trusted: its .coil/ preset, hooks, .mcp.json servers, plugins and node_modules/.bin do not load",
+    );
+
+    expect((await coil(dir, ["trust"])).stdout).toBe(`trusted ${dir} (nothing to load yet)\n`);
+    const trusted = await coil(dir, ["--script", "r.yaml", "-p", "look at src/a.ts"]);
+    expect(trusted.code, trusted.stderr).toBe(0);
+    // It ran (as the server it claims to be; the lsp plugin retries a server that exits at once).
+    expect(readFileSync(ran, "utf8")).toMatch(/^(--stdio\n)+$/);
+    await coil(dir, ["--script", "r.yaml", "--mode", "json", "/setup"]);
+    expect(existsSync(commandRan)).toBe(true);
+  }, 60_000);
+});
+
 describe.skipIf(!hasTmux)("the trust question in a terminal", () => {
   it("is asked with --model on the command line (a --mode check must not match --model)", async () => {
     const { dir } = project();
