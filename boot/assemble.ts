@@ -10,8 +10,10 @@ import { CoilError, formatDiagnostic } from "../kernel/errors.js";
 import type { AgentEvent } from "../kernel/types.js";
 import { existsSync, realpathSync } from "node:fs";
 import type { Plugin } from "../kernel/plugin.js";
+import { pluginInspector } from "./inspect.js";
 import { fileOf, loadPlugin, needsPlugin, optionsTarget, type RunShape } from "./load.js";
 import { chooseModel } from "../lib/models.js";
+import { PLUGIN_INSPECTOR } from "../lib/plugin-inspector.js";
 import { CLI_SERVICE, type ProviderCliService } from "../lib/provider-kit/cli.js";
 import { projectRoot } from "../lib/project.js";
 import { resolvePreset, type ResolvedPreset, type ResolveOptions } from "./preset.js";
@@ -69,7 +71,8 @@ export function presetOptions(o: AssembleOptions): ResolveOptions {
 export async function assemble(o: AssembleOptions): Promise<Assembled> {
   const preset = resolvePreset(presetOptions(o));
   const untrustedProject = (o.explicitTrust ?? o.trust) ? undefined : projectRoot(o.cwd);
-  const host = new PluginHost({ cwd: o.cwd, projectTrusted: o.trust });
+  const services = { [PLUGIN_INSPECTOR]: pluginInspector(o.home) };
+  const host = new PluginHost({ cwd: o.cwd, projectTrusted: o.trust, services });
   // Load every module first (in parallel), then set up in preset order: nothing starts half-configured.
   const entries = preset.entries.filter((entry) => needsPlugin(entry, o.run));
   const setupDiagnostics: Diagnostic[] = [];

@@ -60,7 +60,7 @@ export class CoilError extends Error {
     for (const key of WHERE) if (options[key] !== undefined) (this as Record<string, unknown>)[key] = options[key];
   }
 
-  /** Wrap anything thrown by plugin code, once. A CoilError that already names its plugin and hook/phase is returned as is. */
+  /** Wrap anything thrown by plugin code, once. A CoilError naming its plugin and hook/phase is returned as is. */
   static wrap(cause: unknown, code: ErrorCode, where: CoilErrorOptions): CoilError {
     if (!(cause instanceof CoilError)) return new CoilError(code, messageOf(cause), { ...where, cause });
     if (cause.plugin && (cause.hook || cause.phase)) return cause;

@@ -5,7 +5,18 @@
 import type { Static, TSchema } from "typebox";
 import { Value } from "typebox/value";
 import { CoilError, messageOf } from "./errors.js";
-import { createHooks, Stage, tapHook, type HookName, type KernelHooks, type TapSink } from "./hooks.js";
+import {
+  createHooks,
+  HOOK_NAMES,
+  type HookName,
+  type KernelHooks,
+  type RewriteFn,
+  Stage,
+  type TapFn,
+  type TapRecord,
+  type TapSink,
+  tapHook,
+} from "./hooks.js";
 import { Registry } from "./registry.js";
 import type { AgentEvent, AgentEventType, Provider, ToolDefinition, UiService } from "./types.js";
 import type { Agent } from "./agent.js";
@@ -21,6 +32,7 @@ import {
   type Registrar,
   type StartInfo,
   type SlashCommand,
+  type TapOptions,
   type StartFn,
   type StopFn,
   type Subcommand,
@@ -45,9 +57,32 @@ export interface HostOptions {
   projectTrusted?: boolean;
   /** Where `ui` comes from when none of this host's front ends runs (a child agent's host: its parent's). */
   ui?: () => UiService | undefined;
+  /** Services the host itself offers every plugin (boot's `plugin-inspector`), provided by `coil`. */
+  services?: Record<string, unknown>;
 }
 
 type Listener = (event: AgentEvent) => void;
+
+/** A tap a child agent adds (`agent.fork`), as a plugin would tap in setup. */
+export type ForkTap =
+  | { [K in HookName]: { hook: K; fn: TapFn<K>; options?: TapOptions } }[HookName]
+  | { hook: "tool_call"; fn: RewriteFn; options: TapOptions & { step: "rewrite" } };
+
+/** What a child agent's host gets besides the parent's providers and taps (`agent.fork`). */
+export interface ForkHostOptions {
+  /** The plugin forking: its `taps` are attributed to it. */
+  by: string;
+  /** The child's tools (its tool_call and tool_result taps are the parent's, whatever the tools). */
+  tools: readonly ToolDefinition[];
+  /** Plugins whose conversation-level taps (before_request, turn_end, should_stop, compact) stay with the parent. */
+  isolate?: readonly string[];
+  taps?: readonly ForkTap[];
+  /** Prefix of the child's diagnostics as the parent's listeners see them (`sub-agent explore (call_1)`). */
+  label?: string;
+}
+
+/** Hooks whose taps every child gets, whatever `isolate` says: a child is never less guarded than its parent. */
+const GATES: readonly HookName[] = ["tool_call", "tool_result"];
 
 /** Owns the hooks, registries and event bus; plugins install into it, agents run on it. */
 export class PluginHost {
@@ -68,8 +103,8 @@ export class PluginHost {
   private readonly inheritedUi?: () => UiService | undefined;
   /** Parsed values of plugin flags, set by the CLI before the run. */
   flagValues: Record<string, unknown> = {};
-  /** Taps in install order, for `coil plugins --hooks` style listings. */
-  readonly taps: { hook: HookName; plugin: string; stage: number }[] = [];
+  /** Taps in install order (what `fork` copies to a child). */
+  readonly taps: TapRecord[] = [];
   private readonly listeners = new Map<string, Map<Listener, string | undefined>>();
   private readonly bails = new WeakMap<object, string>();
   /** Where the tap wrapper (hooks.ts) reports a failing tap and records who bailed. */
@@ -84,9 +119,10 @@ export class PluginHost {
     this.cwd = options.cwd ?? ".";
     this.projectTrusted = options.projectTrusted ?? false;
     this.inheritedUi = options.ui;
+    for (const [name, service] of Object.entries(options.services ?? {})) this.services.register(name, service, "coil");
   }
 
-  /** The dialogs of the front end running now (its registered `ui`), plugins' `ui` service. Unset in print/JSON modes. */
+  /** The dialogs of the front end running now (its registered `ui`): plugins' `ui` service. Unset in print mode. */
   get ui(): UiService | undefined {
     return this.frontEnd ? this.frontEnd.ui : this.inheritedUi?.();
   }
@@ -137,7 +173,7 @@ export class PluginHost {
     this.plugins.push({ id: plugin.id, source });
   }
 
-  /** Run every plugin's start callback in install order; a failure names the plugin. A `{ exit }` answer stops there. */
+  /** Run every plugin's start callback in install order; a failure names the plugin. `{ exit }` stops there. */
   async start(agent: Agent, io: CliStreams, info: StartInfo): Promise<number | undefined> {
     for (const { plugin, fn } of this.starters) {
       try {
@@ -181,6 +217,29 @@ export class PluginHost {
   /** Which plugin's tap returned this value (a block, a verdict, a compaction). */
   bailedBy(value: object): string | undefined {
     return this.bails.get(value);
+  }
+
+  /** A child agent's host (`agent.fork`): this host's providers, the given tools, the taps, closed. */
+  fork(options: ForkHostOptions): PluginHost {
+    const child = new PluginHost({ cwd: this.cwd, projectTrusted: this.projectTrusted, ui: () => this.ui });
+    for (const [name, owned] of this.providers.entries())
+      child.providers.register(name, owned.value, owned.owner, owned.source);
+    for (const tool of options.tools) child.tools.register(tool.name, tool, this.tools.owner(tool.name) ?? options.by);
+    for (const tap of this.taps)
+      if (GATES.includes(tap.hook) || !options.isolate?.includes(tap.plugin)) child.addTap({ ...tap });
+    for (const tap of options.taps ?? []) child.addTap(resolveTap(options.by, tap.hook, tap.fn, tap.options));
+    const prefix = options.label ? `${options.label}: ` : "";
+    child.subscribe("diagnostic", (d) => {
+      if (d.type === "diagnostic") this.emit({ ...d, message: `${prefix}${d.message}` });
+    });
+    child.close();
+    return child;
+  }
+
+  /** Every tap goes through the one wrapper (hooks.ts), which reports failures to this host. */
+  private addTap(tap: TapRecord): void {
+    tapHook(this.hooks, tap, this.sink);
+    this.taps.push(tap);
   }
 
   get isClosed(): boolean {
@@ -254,26 +313,9 @@ export class PluginHost {
       cwd: host.cwd,
       baseDir: source.baseDir ?? host.cwd,
       projectTrusted: host.projectTrusted,
-      tap(hook, fn, tapOptions = {}) {
+      tap(hook: HookName, fn: TapRecord["fn"], tapOptions?: TapOptions) {
         guard();
-        if (!Object.hasOwn(host.hooks, hook))
-          throw new CoilError("PLUGIN_INVALID", `unknown hook '${hook}'`, {
-            plugin: id,
-            hint: `hooks are: ${Object.keys(host.hooks).join(", ")}`,
-          });
-        const stage =
-          typeof tapOptions.stage === "string" ? Stage[tapOptions.stage] : (tapOptions.stage ?? Stage.DEFAULT);
-        if (typeof stage !== "number")
-          throw new CoilError("PLUGIN_INVALID", `unknown stage '${tapOptions.stage}'`, { plugin: id });
-        if (tapOptions.tools && hook !== "tool_call" && hook !== "tool_result") {
-          throw new CoilError(
-            "PLUGIN_INVALID",
-            `the 'tools' filter only applies to tool_call and tool_result, not ${hook}`,
-            { plugin: id },
-          );
-        }
-        tapHook(host.hooks, hook, id, fn, { stage, tools: tapOptions.tools && new Set(tapOptions.tools) }, host.sink);
-        host.taps.push({ hook, plugin: id, stage });
+        host.addTap(resolveTap(id, hook, fn, tapOptions));
       },
       on: (type, listener) => host.subscribe(type, listener as Listener, id),
       tools: {
@@ -322,7 +364,8 @@ export class PluginHost {
             if (clash)
               throw new CoilError(
                 "REGISTRY_DUPLICATE",
-                `flag -${flag.short} (for --${flag.name}) is already used by ${clash === "coil itself" ? clash : `plugin ${clash}`}`,
+                `flag -${flag.short} (for --${flag.name}) is already used by ` +
+                  (clash === "coil itself" ? clash : `plugin ${clash}`),
                 { plugin: id },
               );
           },
@@ -340,10 +383,11 @@ export class PluginHost {
         host.stoppers.push({ plugin: id, fn });
       },
       services: {
-        provide: (name, service) => {
+        provide: (name, service, provideOptions) => {
           guard();
-          host.services.register(name, service, id, where);
+          host.services.register(name, service, id, where, provideOptions?.fallback);
         },
+        owner: (name) => host.services.owner(name),
         get: (name) => (host.services.get(name) ?? (name === "ui" ? host.ui : undefined)) as never,
         require: (name) => {
           if (host.services.has(name)) return host.services.get(name) as never;
@@ -357,6 +401,20 @@ export class PluginHost {
       error: (code, message, errorOptions) => new CoilError(code, message, { plugin: id, ...errorOptions }),
     };
   }
+}
+
+/** A tap's options checked and resolved (stage names, the tools filter, tool_call's step). */
+function resolveTap(plugin: string, hook: HookName, fn: TapRecord["fn"], options: TapOptions = {}): TapRecord {
+  const invalid = (message: string, hint?: string) => new CoilError("PLUGIN_INVALID", message, { plugin, hint });
+  if (!HOOK_NAMES.includes(hook)) throw invalid(`unknown hook '${hook}'`, `hooks are: ${HOOK_NAMES.join(", ")}`);
+  const stage = typeof options.stage === "string" ? Stage[options.stage] : (options.stage ?? Stage.DEFAULT);
+  if (typeof stage !== "number") throw invalid(`unknown stage '${options.stage}'`);
+  if (options.tools && hook !== "tool_call" && hook !== "tool_result")
+    throw invalid(`the 'tools' filter only applies to tool_call and tool_result, not ${hook}`);
+  if (options.step && (hook !== "tool_call" || !["rewrite", "gate"].includes(options.step)))
+    throw invalid(`the 'step' option is "rewrite" or "gate", for tool_call only (got '${options.step}' for ${hook})`);
+  const tools = options.tools && new Set(options.tools);
+  return { hook, plugin, stage, step: options.step, tools, fn };
 }
 
 function describe(source: InstallSource): string {

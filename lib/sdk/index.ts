@@ -13,7 +13,6 @@ import { PassThrough, Writable } from "node:stream";
 import {
   Agent,
   CoilError,
-  PluginHost,
   lastAssistantText,
   type AgentEvent,
   type CliStreams,
@@ -21,6 +20,7 @@ import {
   type PromptInput,
   type RunResult,
 } from "../../kernel/index.js";
+import { PluginHost } from "../../kernel/host.js";
 import { agentFor, assemble, showSetupDiagnostics } from "../../boot/assemble.js";
 import { coilHome, secureCoilHome } from "../../boot/paths.js";
 import type { ResolvedPreset } from "../../boot/preset.js";

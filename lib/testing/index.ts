@@ -17,7 +17,6 @@ import { loadPlugin } from "../../boot/load.js";
 import { coilHome } from "../../boot/paths.js";
 import {
   Agent,
-  PluginHost,
   lastAssistantText,
   textOf,
   type AgentEvent,
@@ -27,6 +26,7 @@ import {
   type RunResult,
   type ToolResultMessage,
 } from "../../kernel/index.js";
+import { PluginHost } from "../../kernel/host.js";
 import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
 import type { ScriptedReply, ScriptStep } from "../../plugins/provider-scripted/script.js";
 

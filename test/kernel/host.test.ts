@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { Agent, PluginHost, Type, definePlugin, type CoilError } from "../../kernel/index.js";
+import { Agent, Type, definePlugin, type CoilError } from "../../kernel/index.js";
+import { PluginHost } from "../../kernel/host.js";
 import scripted from "../../plugins/provider-scripted/index.js";
 
 const withOptions = definePlugin({

@@ -8,7 +8,6 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import ts from "typescript";
 import { beforeAll, describe, expect, it } from "vitest";
 import { packageRoot } from "../../lib/paths.js";
-// @ts-expect-error plain .mjs script without types
 import {
   biomeFormat,
   longLines,
@@ -147,13 +146,7 @@ describe("layout: kernel/", () => {
 });
 
 describe("layout: kernel/ size, counted as the formatter writes it (scripts/kernel-lines.mjs)", () => {
-  interface FileReport {
-    file: string;
-    lines: number;
-    long: string[];
-    formatted: boolean;
-  }
-  let report: { files: FileReport[]; total: number };
+  let report: ReturnType<typeof kernelReport>;
   beforeAll(() => {
     report = kernelReport();
   });

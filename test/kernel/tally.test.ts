@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ContextTally, estimateMessageTokens, type AgentMessage } from "../../kernel/index.js";
+import { estimateMessageTokens, type AgentMessage } from "../../kernel/index.js";
+import { ContextTally } from "../../kernel/compaction.js";
 
 const usage = (input: number) => ({
   input,
@@ -43,9 +44,9 @@ describe("ContextTally", () => {
     expect(reads.n).toBe(0);
     // the whole estimate is still there when asked (compaction asks), and follows appends
     const all = messages.reduce((n, m) => n + estimateMessageTokens(m), 0);
-    expect(tally.estimated).toBe(all);
+    expect(tally.estimated()).toBe(all);
     tally.add({ role: "user", content: "y".repeat(40), timestamp: 0 });
-    expect(tally.estimated).toBe(all + 10);
+    expect(tally.estimated()).toBe(all + 10);
     expect(tally.tokens).toBe(5000 + 110);
   });
 

@@ -3,7 +3,8 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { PluginHost, type Plugin, type ToolOutput } from "../../kernel/index.js";
+import type { Plugin, ToolOutput } from "../../kernel/index.js";
+import { PluginHost } from "../../kernel/host.js";
 import { createTestKit, type ScriptedService, type ScriptStep } from "../../lib/testing/index.js";
 
 const temps: string[] = [];

@@ -4,11 +4,11 @@ import {
   Agent,
   definePlugin,
   findCommand,
-  PluginHost,
   Type,
   type PluginContext,
   type ToolDefinition,
 } from "../../../kernel/index.js";
+import { PluginHost } from "../../../kernel/host.js";
 import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
 
 const tool = (name: string, reply = name): ToolDefinition => ({

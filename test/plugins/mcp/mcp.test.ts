@@ -12,11 +12,11 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import {
   Agent,
   findCommand,
-  PluginHost,
   type AgentEvent,
   type ProviderRequest,
   type ToolResultMessage,
 } from "../../../kernel/index.js";
+import { PluginHost } from "../../../kernel/host.js";
 import { packageRoot } from "../../../boot/paths.js";
 import mcpPlugin, { type McpService } from "../../../plugins/mcp/index.js";
 import planMode from "../../../plugins/plan-mode/index.js";

@@ -2,7 +2,8 @@
 import { rmSync } from "node:fs";
 import { createTestKit } from "../../../lib/testing/index.js";
 import { afterAll, describe, expect, it } from "vitest";
-import { PluginHost, textOf, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
+import { textOf, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
+import { PluginHost } from "../../../kernel/host.js";
 import gate, {
   globToRegExp,
   isReadOnlyCommand,

@@ -8,12 +8,12 @@ import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   Agent,
-  PluginHost,
   findCommand,
   type AgentMessage,
   type ProviderRequest,
   type UserMessage,
 } from "../../../kernel/index.js";
+import { PluginHost } from "../../../kernel/host.js";
 import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import templates, { type PromptTemplatesService } from "../../../plugins/prompt-templates/index.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PluginHost } from "../../../kernel/index.js";
+import { PluginHost } from "../../../kernel/host.js";
 import templates, { expandTemplate, splitArgs } from "../../../plugins/prompt-templates/index.js";
 
 const temps: string[] = [];

@@ -9,7 +9,6 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   Agent,
-  PluginHost,
   Type,
   definePlugin,
   type AgentEvent,
@@ -19,6 +18,7 @@ import {
   type ProviderEvent,
   type ToolResultMessage,
 } from "../../../kernel/index.js";
+import { PluginHost } from "../../../kernel/host.js";
 import anthropic from "../../../plugins/provider-anthropic/index.js";
 import { apiError, drop, reply, startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
 import { PNG, testTools } from "../../support/provider-tools.js";

@@ -10,13 +10,13 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   Agent,
-  PluginHost,
   Type,
   definePlugin,
   type AgentEvent,
   type AgentMessage,
   type AssistantMessage,
 } from "../../../kernel/index.js";
+import { PluginHost } from "../../../kernel/host.js";
 import openai from "../../../plugins/provider-openai/index.js";
 import anthropic from "../../../plugins/provider-anthropic/index.js";
 import { chooseModel } from "../../../lib/models.js";

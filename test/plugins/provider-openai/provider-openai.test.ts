@@ -8,7 +8,6 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   Agent,
-  PluginHost,
   type AgentEvent,
   type AgentMessage,
   type AssistantMessage,
@@ -16,6 +15,7 @@ import {
   type ProviderEvent,
   type ToolResultMessage,
 } from "../../../kernel/index.js";
+import { PluginHost } from "../../../kernel/host.js";
 import openai from "../../../plugins/provider-openai/index.js";
 import { chat, oaiDrop, oaiError, responses, startMockOpenAI, type MockOpenAI } from "../../support/mock-openai.js";
 import { PNG, testTools } from "../../support/provider-tools.js";

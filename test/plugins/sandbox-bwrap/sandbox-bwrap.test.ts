@@ -15,14 +15,8 @@ import { createServer, type Server } from "node:net";
 import { dirname, join } from "node:path";
 import { createTestKit } from "../../../lib/testing/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  Agent,
-  PluginHost,
-  textOf,
-  type AgentEvent,
-  type Plugin,
-  type ToolResultMessage,
-} from "../../../kernel/index.js";
+import { Agent, textOf, type AgentEvent, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
+import { PluginHost } from "../../../kernel/host.js";
 import { packageRoot } from "../../../boot/paths.js";
 import sandbox, { isSecretEnv, isSecretValue, SandboxOptions, scrubEnv } from "../../../plugins/sandbox-bwrap/index.js";
 import scriptedPlugin from "../../../plugins/provider-scripted/index.js";
