@@ -19,6 +19,7 @@ import {
   type Plugin,
   type PromptInput,
   type RunResult,
+  type Services,
 } from "../../kernel/index.js";
 import { PluginHost } from "../../kernel/host.js";
 import { agentFor, assemble, showSetupDiagnostics } from "../../boot/assemble.js";
@@ -55,6 +56,8 @@ export interface CoilAgent {
   readonly agent: Agent;
   readonly host: PluginHost;
   readonly preset: ResolvedPreset;
+  /** A service the preset's plugins provide (`session`, `scripted`, ...). */
+  service<N extends string>(name: N): Services[N] | undefined;
   /** Prompt and wait for the run to end. */
   prompt(input: PromptInput): Promise<RunResult>;
   /** The text of the newest assistant message. */
@@ -114,6 +117,7 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
     agent,
     host,
     preset,
+    service: (name) => host.services.get(name) as never,
     prompt: (input) => agent.prompt(input),
     lastText: () => lastAssistantText(agent.state.messages),
     subscribe: (listener) => agent.subscribe(listener),

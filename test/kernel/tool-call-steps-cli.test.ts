@@ -68,7 +68,7 @@ describe("tool_call: every gate judges the rewritten arguments, whatever the sta
         args: { command: "rm -f victim.txt" },
         rewrittenBy: ["rewriter"],
       });
-      const end = events.find((e) => e.type === "tool_execution_end") as { result: Record<string, unknown> };
+      const end = events.find((e) => e.type === "tool_execution_end") as unknown as { result: Record<string, unknown> };
       expect(end.result).toMatchObject({
         isError: true,
         rewritten: { args: { command: "rm -f victim.txt" }, by: ["rewriter"] },
