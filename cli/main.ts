@@ -25,6 +25,7 @@ import { distance, resolvePreset, type ResolvedPreset } from "../boot/preset.js"
 import type { RunShape } from "../boot/load.js";
 import { formatPreset } from "./preset-show.js";
 import { PACKAGE_INSTALLER, type PackageInstaller } from "../lib/package-installer.js";
+import { RELOAD, type ReloadRequest, type ReloadService } from "../lib/reload.js";
 import { settleTrust, trustCommand } from "./trust.js";
 
 export interface CliIO {
@@ -142,8 +143,40 @@ function modesOf(host?: PluginHost): string[] {
   return [...modes];
 }
 
-/** Run the CLI; resolves to the exit code. */
+/** What a run of the CLI offers for an in-process rebuild (`/reload`): the `reload` service, and which rebuild this is. */
+interface Rebuild {
+  services: Record<string, unknown>;
+  fresh: number;
+}
+
+/**
+ * Run the CLI; resolves to the exit code. A front end may ask for a rebuild (the `reload` service,
+ * lib/reload.ts): once it returns and every plugin has stopped, coil is assembled again in this process
+ * from the command line the request gives, and the new front end gets what the old one handed over.
+ */
 export async function main(io: CliIO): Promise<number> {
+  let argv = io.argv;
+  let handover: unknown;
+  for (let fresh = 0; ; fresh++) {
+    let requested: ReloadRequest | undefined;
+    const reload: ReloadService = {
+      request: (request) => {
+        requested = request;
+      },
+      handover: () => {
+        const given = handover;
+        handover = undefined;
+        return given;
+      },
+    };
+    const code = await runOnce({ ...io, argv }, { services: { [RELOAD]: reload }, fresh });
+    if (!requested) return code;
+    argv = requested.args(argv);
+    handover = requested.handover;
+  }
+}
+
+async function runOnce(io: CliIO, rebuild: Rebuild): Promise<number> {
   const home = coilHome(io.env);
   const homeProblem = secureCoilHome(home);
   if (homeProblem) io.stderr.write(`coil: warning: ${homeProblem}\n`);
@@ -155,7 +188,7 @@ export async function main(io: CliIO): Promise<number> {
     first.trust = trust.trusted;
     first.codeTrusted = trust.explicit;
     if (word === "preset") return presetCommand(io, first, home);
-    const { preset, host, setupDiagnostics } = await loadPreset(io, home, first);
+    const { preset, host, setupDiagnostics } = await loadPreset(io, home, first, rebuild);
     const at = firstPositional(io.argv, host);
     const sub = at >= 0 ? host.subcommands.get(io.argv[at]!) : undefined;
     showSetupDiagnostics(setupDiagnostics, io.stderr, sub !== undefined);
@@ -244,11 +277,16 @@ export async function main(io: CliIO): Promise<number> {
 }
 
 /** Resolve the preset and load its plugins (boot's assemble()), installing missing npm packages on first use (each once). */
-async function loadPreset(io: CliIO, home: string, first: ReturnType<typeof scan>): Promise<Assembled> {
+async function loadPreset(
+  io: CliIO,
+  home: string,
+  first: ReturnType<typeof scan>,
+  rebuild: Rebuild,
+): Promise<Assembled> {
   for (const tried = new Set<string>(); ; ) {
     let assembled: Assembled;
     try {
-      assembled = await assemble(assembleOptions(io, home, first));
+      assembled = await assemble({ ...assembleOptions(io, home, first), ...rebuild });
     } catch (error) {
       if (!(await installOnFirstUse(error, io, home, first.yes, tried))) throw error;
       continue;
