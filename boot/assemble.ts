@@ -11,6 +11,7 @@ import type { AgentEvent } from "../kernel/types.js";
 import { existsSync, realpathSync } from "node:fs";
 import type { Plugin } from "../kernel/plugin.js";
 import { pluginInspector } from "./inspect.js";
+import { validateOptions } from "./options.js";
 import { fileOf, loadPlugin, needsPlugin, optionsTarget, type RunShape } from "./load.js";
 import { chooseModel } from "../lib/models.js";
 import { PLUGIN_INSPECTOR } from "../lib/plugin-inspector.js";
@@ -79,7 +80,7 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
   const preset = resolvePreset(presetOptions(o));
   const untrustedProject = (o.explicitTrust ?? o.trust) ? undefined : projectRoot(o.cwd);
   const services = { [PLUGIN_INSPECTOR]: pluginInspector(o.home), ...o.services };
-  const host = new PluginHost({ cwd: o.cwd, projectTrusted: o.trust, services });
+  const host = new PluginHost({ cwd: o.cwd, projectTrusted: o.trust, services, validate: validateOptions });
   // Load every module first (in parallel), then set up in preset order: nothing starts half-configured.
   const entries = preset.entries.filter((entry) => needsPlugin(entry, o.run));
   const setupDiagnostics: Diagnostic[] = [];

@@ -7,13 +7,15 @@ import { PluginHost } from "../kernel/host.js";
 import type { PluginInspector } from "../lib/plugin-inspector.js";
 import { refOf } from "../lib/preset-file.js";
 import { loadPlugin } from "./load.js";
+import { validateOptions } from "./options.js";
+import { stopPlugins } from "./lifecycle.js";
 
 export function pluginInspector(home: string): PluginInspector {
   return {
     async inspect(name, baseDir) {
       const ref = refOf(name);
       const plugins = await loadPlugin({ ref, kind: "npm", key: name, baseDir }, { home });
-      const host = new PluginHost({ cwd: baseDir, projectTrusted: false });
+      const host = new PluginHost({ cwd: baseDir, projectTrusted: false, validate: validateOptions });
       const notes: string[] = [];
       for (const plugin of plugins) {
         try {
@@ -23,7 +25,7 @@ export function pluginInspector(home: string): PluginInspector {
         }
       }
       const tools = host.tools.names();
-      await host.stop();
+      await stopPlugins(host);
       return { tools, notes };
     },
   };

@@ -7,7 +7,8 @@
 import { join } from "node:path";
 import { Command, CommanderError, Help, Option } from "commander";
 import { Agent } from "../kernel/agent.js";
-import { CoilError, formatDiagnostic, formatError } from "../kernel/errors.js";
+import { CoilError, formatDiagnostic } from "../kernel/errors.js";
+import { formatError } from "./format-error.js";
 import type { PluginHost } from "../kernel/host.js";
 import type { FrontEnd } from "../kernel/plugin.js";
 import {
@@ -27,6 +28,7 @@ import { formatPreset } from "./preset-show.js";
 import { PACKAGE_INSTALLER, type PackageInstaller } from "../lib/package-installer.js";
 import { RELOAD, type ReloadRequest, type ReloadService } from "../lib/reload.js";
 import { settleTrust, trustCommand } from "./trust.js";
+import { startPlugins, stopPlugins } from "../boot/lifecycle.js";
 
 export interface CliIO {
   argv: string[];
@@ -196,7 +198,7 @@ async function runOnce(io: CliIO, rebuild: Rebuild): Promise<number> {
       try {
         return await sub.run(io.argv.slice(at + 1), io);
       } finally {
-        await echoing(host, io, () => host.stop());
+        await echoing(host, io, () => stopPlugins(host));
       }
     }
     const cmd = program(io, host);
@@ -245,7 +247,7 @@ async function runOnce(io: CliIO, rebuild: Rebuild): Promise<number> {
     const { agent, modelError } = agentForStart(host, preset);
     try {
       const exit = await echoing(host, io, () =>
-        host.start(agent, io, { mode, prompt, modelFromCli: Boolean(first.model || first.provider) }),
+        startPlugins(host, agent, io, { mode, prompt, modelFromCli: Boolean(first.model || first.provider) }),
       );
       if (exit !== undefined) return exit;
       // Without a usable provider the interactive UI still opens, to help add a key (docs/tui.md); other modes stop here.
@@ -260,7 +262,7 @@ async function runOnce(io: CliIO, rebuild: Rebuild): Promise<number> {
         stderr: io.stderr,
       });
     } finally {
-      await echoing(host, io, () => host.stop());
+      await echoing(host, io, () => stopPlugins(host));
     }
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
@@ -293,7 +295,7 @@ async function loadPreset(
     }
     if (tried.has(PENDING) || !(await installPending(assembled.host, io, first.yes))) return assembled;
     tried.add(PENDING);
-    await assembled.host.stop();
+    await stopPlugins(assembled.host);
   }
 }
 
@@ -379,7 +381,7 @@ async function installOnFirstUse(
     }
     return await installer.install([spec], dir, io);
   } finally {
-    await host.stop();
+    await stopPlugins(host);
   }
 }
 

@@ -33,29 +33,34 @@ const freshUsage = (message: AgentMessage) =>
     : 0;
 
 /**
- * Context size, kept up to date as messages are appended (O(1) per turn): the newest assistant usage
- * (what the provider really counted) plus estimates of what came after it; estimates alone when no
- * usage is known. Usage from before the latest compaction (`floor`) is stale and ignored. The whole
- * history's estimate is made on first use (compaction), so a resumed history is not walked.
+ * The conversation the loop works on, with its context size kept up to date as messages are appended
+ * (O(1) per turn): the newest assistant usage (what the provider really counted, system prompt and tools
+ * included) plus estimates of what came after it; without usage, the estimates plus the last request's
+ * system prompt and tools. Usage recorded before a compaction measured the old context and is ignored. The
+ * whole history's estimate is made on first use (compaction), so a resumed history is not walked.
  */
-export class ContextTally {
+export class History {
+  private list: AgentMessage[] = [];
   /** Messages not estimated yet. */
-  private readonly pending: AgentMessage[];
+  private pending: AgentMessage[] = [];
   private all = 0;
   private usage = 0;
   private tail = 0;
+  /** Estimated tokens of the last request's system prompt and tools (0 before the first request). */
+  overhead = 0;
+  /** After a compaction that could not get under the limit: no threshold compaction until the context is over this. */
+  hold: number | undefined;
 
-  constructor(messages: readonly AgentMessage[], floor: number) {
-    let index = messages.length - 1;
-    for (; index >= floor; index--) {
-      this.usage = freshUsage(messages[index]!);
-      if (this.usage) break;
-    }
-    if (this.usage > 0) for (const message of messages.slice(index + 1)) this.tail += estimateMessageTokens(message);
-    this.pending = messages.slice();
+  constructor(messages: readonly AgentMessage[]) {
+    this.replace(messages);
   }
 
-  add(message: AgentMessage): void {
+  get messages(): readonly AgentMessage[] {
+    return this.list;
+  }
+
+  append(message: AgentMessage): void {
+    this.list.push(freezeMessage(message));
     const estimate = estimateMessageTokens(message);
     const used = freshUsage(message);
     this.all += estimate;
@@ -65,60 +70,31 @@ export class ContextTally {
     } else this.tail += estimate;
   }
 
-  get tokens(): number {
-    return this.usage > 0 ? this.usage + this.tail : this.estimated();
+  /** Replace history: a resume or branch switch, or (`compacted`) a compaction's result, whose old usage is stale. */
+  replace(messages: readonly AgentMessage[], compacted = false): void {
+    this.list = messages.map((m) => freezeMessage(m));
+    this.pending = this.list.slice();
+    this.all = 0;
+    this.usage = 0;
+    this.tail = 0;
+    this.hold = undefined;
+    let index = this.list.length - 1;
+    for (; !compacted && index >= 0; index--) {
+      this.usage = freshUsage(this.list[index]!);
+      if (this.usage) break;
+    }
+    if (this.usage > 0) for (const message of this.list.slice(index + 1)) this.tail += estimateMessageTokens(message);
   }
 
-  /** True when `tokens` rests on a provider's usage figure (which counts the system prompt and tools too). */
-  get measured(): boolean {
-    return this.usage > 0;
+  /** The context estimate. */
+  tokens(): number {
+    return this.usage > 0 ? this.usage + this.tail : this.estimated() + this.overhead;
   }
 
   /** The estimate over the messages alone, whatever usage says. */
   estimated(): number {
     for (const message of this.pending.splice(0)) this.all += estimateMessageTokens(message);
     return this.all;
-  }
-}
-
-/** The conversation the loop works on, with what compaction needs to know about it. */
-export class History {
-  private list: AgentMessage[];
-  private tally: ContextTally;
-  /** Estimated tokens of the last request's system prompt and tools (0 before the first request). */
-  overhead = 0;
-  /** After a compaction that could not get under the limit: no threshold compaction until the context is over this. */
-  hold: number | undefined;
-
-  constructor(messages: readonly AgentMessage[]) {
-    this.list = messages.map((m) => freezeMessage(m));
-    this.tally = new ContextTally(this.list, 0);
-  }
-
-  get messages(): readonly AgentMessage[] {
-    return this.list;
-  }
-
-  append(message: AgentMessage): void {
-    this.list.push(freezeMessage(message));
-    this.tally.add(message);
-  }
-
-  /** Replace history: a resume or branch switch, or (`compacted`) a compaction's result, whose old usage is stale. */
-  replace(messages: readonly AgentMessage[], compacted = false): void {
-    this.list = messages.map((m) => freezeMessage(m));
-    this.tally = new ContextTally(this.list, compacted ? this.list.length : 0);
-    this.hold = undefined;
-  }
-
-  /** The context estimate: the tally, plus the system prompt and tools when the tally counts messages only. */
-  tokens(): number {
-    return this.tally.tokens + (this.tally.measured ? 0 : this.overhead);
-  }
-
-  /** The estimate over the messages alone. */
-  estimated(): number {
-    return this.tally.estimated();
   }
 }
 

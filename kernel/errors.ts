@@ -79,18 +79,6 @@ export function messageOf(cause: unknown): string {
   }
 }
 
-/** Multi-line text for a terminal: message, cause chain, hint. */
-export function formatError(error: unknown): string {
-  const lines = [messageOf(error)];
-  let cause = error instanceof Error ? error.cause : undefined;
-  for (let depth = 0; cause !== undefined && depth < 5; depth++) {
-    lines.push(`  cause: ${messageOf(cause)}`);
-    cause = cause instanceof Error ? cause.cause : undefined;
-  }
-  if (error instanceof CoilError && error.hint) lines.push(`  hint: ${error.hint}`);
-  return lines.join("\n");
-}
-
 /** One line for a diagnostic event, naming its plugin once: `warn: [plugin x] message`. */
 export function formatDiagnostic(d: { level: string; message: string; plugin?: string }): string {
   const named = d.plugin && !d.message.includes(`[plugin ${d.plugin}]`) ? `[plugin ${d.plugin}] ` : "";

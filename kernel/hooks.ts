@@ -74,37 +74,22 @@ export type TapFn<K extends HookName> = (...args: HookTaps[K][0]) => Answer<Hook
 /** A tap of tool_call's rewrite step (`{ step: "rewrite" }`): new arguments, or undefined to keep them. */
 export type RewriteFn = (call: ToolCallInfo) => Answer<ToolRewrite>;
 
-export const HOOK_NAMES: readonly HookName[] = [
-  "before_request",
-  "tool_call",
-  "tool_result",
-  "turn_end",
-  "should_stop",
-  "compact",
-];
+export const HOOK_NAMES = Object.freeze(Object.keys(createHooks())) as readonly HookName[];
 
 /**
- * How a throwing tap is handled. `isolate`: reported, and the tap contributes nothing.
- * `fail-closed`: reported, and the hook returns its safe verdict naming the plugin.
+ * The failure policy. A throwing tap is reported, then: on these two hooks it fails closed, with the
+ * hook's safe verdict naming the plugin; on every other hook it is isolated (it contributes nothing).
  */
-export const FAILURE: Record<HookName, "isolate" | "fail-closed"> = {
-  before_request: "isolate",
-  tool_call: "fail-closed",
-  tool_result: "isolate",
-  turn_end: "isolate",
-  should_stop: "fail-closed",
-  compact: "isolate",
-};
-
-function safeVerdict(hook: HookName, error: CoilError): unknown {
-  if (hook === "tool_call") {
-    return { block: true, reason: `blocked because the gate failed: ${error.message}` } satisfies ToolBlock;
-  }
-  if (hook === "should_stop") {
-    return { stop: true, reason: `stopped because a stop rule failed: ${error.message}` } satisfies StopVerdict;
-  }
-  return undefined;
-}
+export const FAIL_CLOSED = {
+  tool_call: (error: CoilError): ToolBlock => ({
+    block: true,
+    reason: `blocked because the gate failed: ${error.message}`,
+  }),
+  should_stop: (error: CoilError): StopVerdict => ({
+    stop: true,
+    reason: `stopped because a stop rule failed: ${error.message}`,
+  }),
+} satisfies Partial<Record<HookName, (error: CoilError) => unknown>>;
 
 /** One tap as the host records it: the plugin's function and its options, resolved. */
 export interface TapRecord {
@@ -152,7 +137,8 @@ export function tapHook(hooks: KernelHooks, tap: TapRecord, sink: TapSink): void
       const error = CoilError.wrap(cause, "PLUGIN_HOOK_FAILED", { plugin, hook });
       sink.report(error);
       if (error.fatal) throw error;
-      return safeVerdict(hook, error) ?? (rewrite ? call : undefined);
+      if (hook === "tool_call" || hook === "should_stop") return FAIL_CLOSED[hook](error);
+      return undefined;
     }
     if (rewrite && !isBlock(result)) return rewritten(call, result as ToolRewrite | undefined, plugin);
     if (result === undefined || result === null || result === false) return undefined;

@@ -3,7 +3,6 @@
  * event bus that setup fills, and runs the start and stop callbacks. Setup is synchronous registration only.
  */
 import type { Static, TSchema } from "typebox";
-import { Value } from "typebox/value";
 import { CoilError, messageOf } from "./errors.js";
 import {
   createHooks,
@@ -22,7 +21,6 @@ import type { AgentEvent, AgentEventType, Provider, ToolDefinition, UiService } 
 import type { Agent } from "./agent.js";
 import {
   isPlugin,
-  type CliStreams,
   type FlagSpec,
   type FrontEnd,
   type FrontEndContext,
@@ -30,7 +28,6 @@ import {
   type Plugin,
   type PluginContext,
   type Registrar,
-  type StartInfo,
   type SlashCommand,
   type TapOptions,
   type StartFn,
@@ -59,6 +56,8 @@ export interface HostOptions {
   ui?: () => UiService | undefined;
   /** Services the host itself offers every plugin (boot's `plugin-inspector`), provided by `coil`. */
   services?: Record<string, unknown>;
+  /** Checks a plugin's options and fills in defaults (boot/options.ts); without it, options are taken as given. */
+  validate?: (plugin: Plugin, options: unknown, source: InstallSource) => unknown;
 }
 
 type Listener = (event: AgentEvent) => void;
@@ -101,6 +100,7 @@ export class PluginHost {
   readonly projectTrusted: boolean;
   private frontEnd?: FrontEnd;
   private readonly inheritedUi?: () => UiService | undefined;
+  private readonly validate: HostOptions["validate"];
   /** Parsed values of plugin flags, set by the CLI before the run. */
   flagValues: Record<string, unknown> = {};
   /** Taps in install order (what `fork` copies to a child). */
@@ -119,6 +119,7 @@ export class PluginHost {
     this.cwd = options.cwd ?? ".";
     this.projectTrusted = options.projectTrusted ?? false;
     this.inheritedUi = options.ui;
+    this.validate = options.validate;
     for (const [name, service] of Object.entries(options.services ?? {})) this.services.register(name, service, "coil");
   }
 
@@ -152,7 +153,7 @@ export class PluginHost {
         { plugin: plugin.id },
       );
     }
-    const options = validateOptions(plugin, rawOptions, source);
+    const options = this.validate ? this.validate(plugin, rawOptions, source) : (rawOptions ?? {});
     const ctx = this.contextFor(plugin.id, options, source);
     try {
       const returned = plugin.setup(ctx as PluginContext<Static<S>>) as unknown;
@@ -171,31 +172,6 @@ export class PluginHost {
       });
     }
     this.plugins.push({ id: plugin.id, source });
-  }
-
-  /** Run every plugin's start callback in install order; a failure names the plugin. `{ exit }` stops there. */
-  async start(agent: Agent, io: CliStreams, info: StartInfo): Promise<number | undefined> {
-    for (const { plugin, fn } of this.starters) {
-      try {
-        const asked = await fn(agent, io, info);
-        if (asked && typeof asked.exit === "number") return asked.exit;
-      } catch (cause) {
-        throw CoilError.wrap(cause, "PLUGIN_START_FAILED", { plugin, phase: "start" });
-      }
-    }
-    return undefined;
-  }
-
-  /** Run every stop callback (reverse install order); failures are reported, never thrown. */
-  async stop(): Promise<void> {
-    for (const { plugin, fn } of [...this.stoppers].reverse()) {
-      try {
-        await fn();
-      } catch (cause) {
-        const error = CoilError.wrap(cause, "PLUGIN_STOP_FAILED", { plugin, phase: "stop" });
-        this.emit({ type: "diagnostic", level: "error", message: error.message, plugin, code: error.code });
-      }
-    }
   }
 
   /** Close registration. Called before the first model call. */
@@ -434,75 +410,4 @@ function checkTool(tool: ToolDefinition, owner: string): void {
       { plugin: owner },
     );
   }
-}
-
-/** Reject unknown keys at every object level that declares its properties. */
-function strict(schema: TSchema): TSchema {
-  const s = schema as Record<string, unknown>;
-  if (!s || typeof s !== "object") return schema;
-  const out: Record<string, unknown> = { ...s };
-  if (s.type === "object" && s.properties && s.additionalProperties === undefined && s.patternProperties === undefined)
-    out.additionalProperties = false;
-  if (s.properties)
-    out.properties = Object.fromEntries(
-      Object.entries(s.properties as Record<string, TSchema>).map(([k, v]) => [k, strict(v)]),
-    );
-  if (s.items && typeof s.items === "object" && !Array.isArray(s.items)) out.items = strict(s.items as TSchema);
-  for (const key of ["anyOf", "oneOf", "allOf"])
-    if (Array.isArray(s[key])) out[key] = (s[key] as TSchema[]).map(strict);
-  return out as TSchema;
-}
-
-/** Fill defaults and validate; errors name the plugin, the key and the preset file. */
-export function validateOptions(plugin: Plugin, raw: unknown, source: InstallSource = {}): unknown {
-  const where = {
-    plugin: plugin.id,
-    phase: "options" as const,
-    file: source.file,
-    line: source.line,
-    column: source.column,
-  };
-  const given = raw === undefined || raw === null || raw === true ? {} : raw;
-  if (!plugin.options) {
-    if (typeof given === "object" && given && Object.keys(given).length > 0) {
-      throw new CoilError(
-        "PLUGIN_OPTIONS_INVALID",
-        `takes no options, but got ${Object.keys(given)
-          .map((k) => `'${k}'`)
-          .join(", ")}`,
-        where,
-      );
-    }
-    return {};
-  }
-  const schema = strict(plugin.options);
-  // Defaults come from the schema as written (TypeBox skips them under additionalProperties: false).
-  const value = Value.Default(plugin.options, structuredClone(given));
-  const errors = Value.Check(schema, value) ? [] : Value.Errors(schema, value); // Check is several times faster at start-up
-  if (errors.length === 0) return value;
-  const from = (key: string) => {
-    const file =
-      source.optionSources?.[key] ??
-      Object.entries(source.optionSources ?? {}).find(([k]) => k.startsWith(`${key}.`) || key.startsWith(`${k}.`))?.[1];
-    return file && file !== source.file ? ` (set in ${file})` : "";
-  };
-  const lines = errors
-    .filter((e) => e.keyword !== "boolean" || !errors.some((o) => o.keyword === "additionalProperties"))
-    .map((e) => {
-      if (e.keyword === "additionalProperties") {
-        const keys = (e.params as { additionalProperties: string[] }).additionalProperties.map((k) =>
-          pathOf(e.instancePath, k),
-        );
-        const known = Object.keys(((e.instancePath ? {} : schema) as { properties?: object }).properties ?? {});
-        return `unknown option ${keys.map((k) => `'${k}'${from(k)}`).join(", ")}${known.length ? ` (known: ${known.join(", ")})` : ""}`;
-      }
-      const key = e.instancePath.slice(1).replace(/\//g, ".");
-      return `option '${key || "(root)"}' ${e.message}${from(key)}`;
-    });
-  throw new CoilError("PLUGIN_OPTIONS_INVALID", [...new Set(lines)].join("; "), where);
-}
-
-function pathOf(instancePath: string, key: string): string {
-  const base = instancePath.slice(1).replace(/\//g, ".");
-  return base ? `${base}.${key}` : key;
 }

@@ -12,7 +12,7 @@ export type { AgentOptions, AgentState, AgentView, ForkOptions, PromptInput, Run
 export { Agent } from "./agent.js";
 export { compactionLimit, DEFAULT_RESERVE_TOKENS } from "./compaction.js";
 export type { CoilErrorOptions, ErrorCode, Phase } from "./errors.js";
-export { CoilError, formatDiagnostic, formatError, messageOf } from "./errors.js";
+export { CoilError, formatDiagnostic, messageOf } from "./errors.js";
 export type { HookName, HookTaps, RewriteFn, StageName, TapFn } from "./hooks.js";
 export { HOOK_NAMES, Stage } from "./hooks.js";
 export type { ForkHostOptions, ForkTap } from "./host.js";

@@ -25,6 +25,7 @@ import { PluginHost } from "../../kernel/host.js";
 import { agentFor, assemble, showSetupDiagnostics } from "../../boot/assemble.js";
 import { coilHome, secureCoilHome } from "../../boot/paths.js";
 import type { ResolvedPreset } from "../../boot/preset.js";
+import { startPlugins, stopPlugins } from "../../boot/lifecycle.js";
 
 export interface CreateAgentOptions {
   /** A built-in preset name, a YAML file (relative to `cwd`) or `npm:package`. Default `default`. */
@@ -101,12 +102,12 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
     stdout: options.stdout ?? new Writable({ write: (_c, _e, done) => done() }),
     stderr,
   };
-  const exit = await host.start(agent, io, {
+  const exit = await startPlugins(host, agent, io, {
     mode: options.mode ?? "sdk",
     modelFromCli: Boolean(options.model || options.provider),
   });
   if (exit !== undefined) {
-    await host.stop();
+    await stopPlugins(host);
     throw new CoilError(
       "CONFIG_INVALID",
       `a plugin ended start-up (exit ${exit}); check the flags passed to createAgent`,
@@ -126,7 +127,7 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
       closed = true;
       agent.abort();
       await agent.waitForIdle();
-      await host.stop();
+      await stopPlugins(host);
     },
   };
 }

@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadPlugin } from "../../boot/load.js";
+import { validateOptions } from "../../boot/options.js";
 import { coilHome } from "../../boot/paths.js";
 import {
   Agent,
@@ -118,7 +119,7 @@ export interface TestKit {
 export function createTestKit(options: TestKitOptions = {}): TestKit {
   // A given cwd is the caller's: files are written into it, and dispose() leaves it.
   const workspace = options.cwd ? workspaceIn(options.cwd, options.files ?? {}, false) : createWorkspace(options.files);
-  const host = new PluginHost({ cwd: workspace.dir });
+  const host = new PluginHost({ cwd: workspace.dir, validate: validateOptions });
   const events: AgentEvent[] = [];
   host.subscribe("*", (e) => void events.push(e));
   host.install(scriptedPlugin, { chunkSize: 64, ...options.scripted }, { ref: "provider-scripted" });

@@ -539,11 +539,17 @@ describe("compact", () => {
 });
 
 describe("failure policy table", () => {
-  it("covers every hook", async () => {
-    const { FAILURE, HOOK_NAMES } = await import("../../kernel/hooks.js");
-    expect(Object.keys(FAILURE).sort()).toEqual([...HOOK_NAMES].sort());
-    const closed = HOOK_NAMES.filter((h: HookName) => FAILURE[h] === "fail-closed");
-    expect(closed.sort()).toEqual(["should_stop", "tool_call"]);
+  it("fails closed on tool_call and should_stop, and isolates every other hook", async () => {
+    const { FAIL_CLOSED, HOOK_NAMES } = await import("../../kernel/hooks.js");
+    expect([...HOOK_NAMES].sort()).toEqual([
+      "before_request",
+      "compact",
+      "should_stop",
+      "tool_call",
+      "tool_result",
+      "turn_end",
+    ]);
+    expect(Object.keys(FAIL_CLOSED).sort()).toEqual(["should_stop", "tool_call"]);
     expect(new CoilError("X", "y", { plugin: "p", hook: "tool_call" }).message).toBe("[plugin p] tool_call: X y");
   });
 });

@@ -10,6 +10,7 @@ import ts from "typescript";
 import { beforeAll, describe, expect, it } from "vitest";
 import { definePlugin, type PluginContext } from "../../kernel/index.js";
 import { PluginHost } from "../../kernel/host.js";
+import { testHost } from "../support/host.js";
 import { packageRoot } from "../../lib/paths.js";
 import {
   biomeFormat,
@@ -295,7 +296,7 @@ describe("layout: no back doors", () => {
 
   it("providing a service after registration closed is REGISTRATION_CLOSED, naming the plugin", () => {
     let late: PluginContext | undefined;
-    const host = new PluginHost();
+    const host = testHost();
     const keep = (ctx: PluginContext) => {
       late = ctx;
     };

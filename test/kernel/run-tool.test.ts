@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { Type } from "typebox";
 import { Agent, definePlugin, type AgentEvent, type ModelInfo, type Provider } from "../../kernel/index.js";
-import { PluginHost } from "../../kernel/host.js";
+import { testHost } from "../support/host.js";
 
 const model: ModelInfo = { id: "m", provider: "p", contextWindow: 100_000, maxOutput: 1_000, input: ["text"] };
 const provider = {
@@ -15,7 +15,7 @@ const provider = {
 
 function rig() {
   const ran: string[] = [];
-  const host = new PluginHost({ cwd: "/" });
+  const host = testHost({ cwd: "/" });
   const events: AgentEvent[] = [];
   host.subscribe("*", (e) => void events.push(e));
   host.install(definePlugin({ id: "prov", setup: (ctx) => ctx.providers.register(provider) }));

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { textOf, type UserMessage } from "../../../kernel/index.js";
-import { PluginHost } from "../../../kernel/host.js";
+import { testHost } from "../../support/host.js";
 import { packageRoot } from "../../../boot/paths.js";
 import skills, { SkillCatalog, type SkillsService } from "../../../plugins/skills/index.js";
 import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
@@ -33,7 +33,7 @@ afterEach(() => {
 });
 
 function install(options: Record<string, unknown> = {}) {
-  const host = new PluginHost({ cwd });
+  const host = testHost({ cwd });
   const logs: string[] = [];
   host.subscribe("diagnostic", (e) => void (e.type === "diagnostic" && logs.push(`${e.level}: ${e.message}`)));
   host.install(skills, options);
