@@ -18,7 +18,6 @@ import {
 } from "./hooks.js";
 import { Registry } from "./registry.js";
 import type { AgentEvent, AgentEventType, Provider, ToolDefinition, UiService } from "./types.js";
-import type { Agent } from "./agent.js";
 import {
   isPlugin,
   type FlagSpec,
@@ -238,9 +237,9 @@ export class PluginHost {
     for (const key of [event.type, "*"]) {
       for (const [listener, owner] of this.listeners.get(key) ?? []) {
         try {
-          const r = listener(event) as unknown;
-          if (r && typeof (r as Promise<unknown>).catch === "function")
-            (r as Promise<unknown>).catch((e) => this.observerFailed(e, event, owner));
+          const returned = listener(event) as unknown;
+          if (returned && typeof (returned as Promise<unknown>).catch === "function")
+            (returned as Promise<unknown>).catch((error) => this.observerFailed(error, event, owner));
         } catch (error) {
           this.observerFailed(error, event, owner);
         }
@@ -301,9 +300,7 @@ export class PluginHost {
           (t) => checkTool(t, id),
         ),
         sync: (tools) => {
-          tools.forEach((t) => {
-            checkTool(t, id);
-          });
+          for (const tool of tools) checkTool(tool, id);
           host.tools.sync(
             id,
             tools.map((t) => [t.name, t]),

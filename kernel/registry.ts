@@ -89,11 +89,11 @@ export class Registry<T> {
         `${this.kind} '${clash[0]}' is already registered by plugin ${this.items.get(clash[0])!.owner}`,
         { plugin: owner },
       );
-    for (const name of [...this.late])
-      if (this.items.get(name)?.owner === owner) {
-        this.items.delete(name);
-        this.late.delete(name);
-      }
+    for (const name of [...this.late]) {
+      if (this.owner(name) !== owner) continue;
+      this.items.delete(name);
+      this.late.delete(name);
+    }
     for (const [name, value] of values) {
       this.items.set(name, { value, owner, source });
       this.late.add(name);

@@ -6,7 +6,6 @@ import {
   definePlugin,
   textOf,
   type AgentMessage,
-  type HookName,
   type PluginContext,
   type ToolResultMessage,
 } from "../../kernel/index.js";

@@ -9,7 +9,6 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import ts from "typescript";
 import { beforeAll, describe, expect, it } from "vitest";
 import { definePlugin, type PluginContext } from "../../kernel/index.js";
-import { PluginHost } from "../../kernel/host.js";
 import { testHost } from "../support/host.js";
 import { packageRoot } from "../../lib/paths.js";
 import {

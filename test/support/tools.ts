@@ -4,7 +4,6 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { Plugin, ToolOutput } from "../../kernel/index.js";
-import { PluginHost } from "../../kernel/host.js";
 import { testHost } from "./host.js";
 import { createTestKit, type ScriptedService, type ScriptStep } from "../../lib/testing/index.js";
 
