@@ -15,6 +15,7 @@ import type {
   ToolCall,
   ToolCallInfo,
   ToolDefinition,
+  ToolOutput,
   ToolResultMessage,
 } from "./types.js";
 
@@ -185,17 +186,24 @@ async function execute(loop: ToolInputs, info: ToolCallInfo): Promise<ToolResult
   const { host, run } = loop;
   const { call } = info;
   run.pending.add(call.id);
+  // The latest streamed output: a tool whose updates are output (bash) keeps it in an aborted result.
+  let partialOutput: ToolOutput | undefined;
   try {
     const running = info.tool.execute(info.args as never, {
       toolCallId: call.id,
       signal: run.signal,
-      update: (partial) =>
-        host.emit({ type: "tool_execution_update", toolCallId: call.id, toolName: call.name, partial }),
+      update: (partial) => {
+        partialOutput = partial;
+        host.emit({ type: "tool_execution_update", toolCallId: call.id, toolName: call.name, partial });
+      },
     });
     const output = await untilAborted(Promise.resolve(running), run.signal);
     if (output === ABORT) {
       void Promise.resolve(running).catch(() => undefined);
-      return errorResult(call, ABORTED_RUNNING);
+      const aborted = errorResult(call, ABORTED_RUNNING);
+      if (!info.tool.partialIsOutput || !partialOutput?.content.length) return aborted;
+      const note = { type: "text" as const, text: `\n\n${ABORTED_RUNNING} Its output until then is above.` };
+      return { ...aborted, content: [...partialOutput.content, note], details: partialOutput.details };
     }
     const content = Array.isArray(output?.content)
       ? output.content
