@@ -228,9 +228,13 @@ export class ClaudeHooks implements ClaudeHooksService {
     this.pendingStart = "compact";
   }
 
-  /** SessionEnd, when coil stops. */
+  /**
+   * SessionEnd, when coil stops, for a session that started: a subcommand (`coil list`, `coil doctor`)
+   * sets the plugins up and stops them without ever starting an agent, and runs no session hooks.
+   */
   async stop(): Promise<void> {
     if (this.idleTimer) clearTimeout(this.idleTimer);
+    if (!this.agent) return;
     await this.fire("SessionEnd", { reason: "other" }, ["other"]);
   }
 
