@@ -218,18 +218,6 @@ export default definePlugin({
           problems.push(parsed);
           continue;
         }
-        // A subfolder's template whose plain name is taken stays reachable under its folder's name (`/frontend:build`).
-        if (
-          parsed.folder &&
-          (byName.has(parsed.name) || RESERVED.has(parsed.name)) &&
-          !byName.has(`${parsed.folder}:${parsed.name}`)
-        ) {
-          const plain = parsed.name;
-          parsed = { ...parsed, name: `${parsed.folder}:${parsed.name}` };
-          notes.push(
-            `/${parsed.name} (${parsed.file}): /${plain} is taken${byName.has(plain) ? ` by ${byName.get(plain)!.file}` : " by coil itself"}, so it is named after its folder`,
-          );
-        }
         if (RESERVED.has(parsed.name) || parsed.name.startsWith("skill:"))
           problems.push({ file, reason: `/${parsed.name} is a command of coil itself; rename the file` });
         else if (byName.has(parsed.name))
@@ -403,16 +391,37 @@ export default definePlugin({
     };
 
     for (const t of templates) {
-      const where = t.folder ? `${t.source}:${t.folder}` : undefined;
       try {
         ctx.commands.register({
           name: t.name,
-          description: where ? `${t.description} (${where})` : t.description,
+          description: t.description,
           argumentHint: t.argumentHint,
           run: (args, agent) => runTemplate(t, args, agent),
         });
       } catch (error) {
         ctx.log.warn(`prompt template ${t.file} not loaded: ${(error as Error).message}`);
+      }
+    }
+    // Claude Code names a subfolder's command after its folder (`/tools:api-scaffold`) and rejects the bare
+    // `/api-scaffold`; coil keeps the bare name only to say which command was meant, when nothing else has it.
+    const bare = new Map<string, string[]>();
+    for (const t of templates) {
+      if (!t.folder || t.from.namespace) continue;
+      const plain = t.name.slice(t.folder.length + 1);
+      if (byName.has(plain) || RESERVED.has(plain) || plain.startsWith("skill:")) continue;
+      bare.set(plain, [...(bare.get(plain) ?? []), t.name]);
+    }
+    for (const [plain, names] of bare) {
+      const meant = names.sort().map((n) => `/${n}`);
+      const answer = `Unknown command /${plain}. Did you mean ${meant.join(" or ")}? (A command in a subfolder of .claude/commands is named after its folder, as in Claude Code.)`;
+      try {
+        ctx.commands.register({
+          name: plain,
+          description: `not a command: see ${meant.join(", ")}`,
+          run: () => answer,
+        });
+      } catch {
+        // another plugin's command has the name: it is a command after all
       }
     }
     const service = {
@@ -439,8 +448,7 @@ export default definePlugin({
       run: () =>
         [
           ...templates.map(
-            (t) =>
-              `/${t.name}${t.argumentHint ? ` ${t.argumentHint}` : ""}  ${t.description}  [${t.folder ? `${t.source}:${t.folder}` : t.source}]`,
+            (t) => `/${t.name}${t.argumentHint ? ` ${t.argumentHint}` : ""}  ${t.description}  [${t.source}]`,
           ),
           ...notes.map((n) => `note: ${n}`),
           ...problems.map((p) => `not loaded: ${p.file}: ${p.reason}`),

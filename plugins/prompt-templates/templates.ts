@@ -11,7 +11,10 @@ import { packageDirs as sharedPackageDirs, type ProjectPackages } from "../../li
 export { expandTemplate, splitArgs } from "../../lib/command-body.js";
 
 export interface PromptTemplate {
-  /** The command name: the file name without `.md`, after `<namespace>:` for a namespaced folder. */
+  /**
+   * The command name, as Claude Code names it: `[<namespace>:][<folder>:]<file name without .md>`
+   * (`.claude/commands/tools/api-scaffold.md` is `tools:api-scaffold`; a plugin's is `plugin:name`).
+   */
   name: string;
   description: string;
   argumentHint?: string;
@@ -48,7 +51,8 @@ export interface TemplateDir {
   files?: string[];
 }
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+/** A command name's part: letters, digits, `.`, `_`, `-`, and `:` inside (Claude Code accepts `git:commit.md` as `/git:commit`). */
+const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9_.:-]*[A-Za-z0-9_.-])?$/;
 
 export function parseTemplate(
   file: string,
@@ -57,8 +61,13 @@ export function parseTemplate(
   where: { folder?: string; namespace?: string } = {},
 ): PromptTemplate | TemplateProblem {
   const base = file.replace(/^.*[\\/]/, "").replace(/\.md$/i, "");
-  if (!NAME.test(base))
-    return { file, reason: `'${base}' cannot be a command name (letters, digits, '.', '_' and '-')` };
+  if (!NAME.test(base) || base.includes("::"))
+    return { file, reason: `'${base}' cannot be a command name (letters, digits, '.', '_', '-' and ':' inside)` };
+  if (where.folder !== undefined && !where.folder.split(":").every((f) => NAME.test(f)))
+    return {
+      file,
+      reason: `folder '${where.folder}' cannot be part of a command name (letters, digits, '.', '_' and '-')`,
+    };
   if (where.namespace !== undefined && !NAME.test(where.namespace))
     return { file, reason: `'${where.namespace}' cannot be a command namespace (letters, digits, '.', '_' and '-')` };
   const { data = {}, body, error } = splitFrontMatter(text);
@@ -72,7 +81,7 @@ export function parseTemplate(
       : undefined;
   const allowed = data["allowed-tools"];
   return {
-    name: where.namespace ? `${where.namespace}:${base}` : base,
+    name: [where.namespace, where.folder, base].filter(Boolean).join(":"),
     description,
     ...(hint ? { argumentHint: hint } : {}),
     body: body.trim(),
