@@ -86,8 +86,13 @@ export function skillRoots(
     dir: resolve(ctx.baseDir, p.replace(/^~(?=$|\/)/, userHome)),
     source: "path" as const,
   }));
-  for (const p of skillPlaces(ctx.cwd, compat, home, userHome, o))
-    roots.push({ dir: p.dir, source: p.scope, ...(p.family ? { family: p.family } : {}) });
+  for (const p of skillPlaces(ctx.cwd, compat, home, userHome, o, env))
+    roots.push({
+      dir: p.dir,
+      source: p.scope,
+      ...(p.family ? { family: p.family } : {}),
+      ...(p.rootFiles ? { rootFiles: true } : {}),
+    });
   if (o.packages)
     roots.push(
       ...packageDirs(home, "skills", "skills", {
@@ -179,7 +184,8 @@ export default definePlugin({
     };
     const report = (c: SkillCatalog) => {
       for (const p of c.problems) say(`skill ${p.file} not loaded: ${p.reason}`, "warn");
-      for (const s of c.skipped) say(`skills in ${s.dir} not loaded: ${s.reason}`, "warn");
+      // Pi skips these folders silently; coil names them in /skills and coil doctor, without a warning at each start.
+      for (const s of c.skipped) say(`skills in ${s.dir} not loaded: ${s.reason}`, "info");
       for (const s of c.skills) for (const w of s.warnings) say(`skill ${s.file}: ${w}`, "info");
       for (const s of c.shadowed)
         say(`skill ${s.file} not used: '${s.name}' is already defined by ${s.by} (the first one found wins)`, "info");
