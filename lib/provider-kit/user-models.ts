@@ -7,6 +7,7 @@ import { join, resolve } from "node:path";
 import { CoilError } from "../../kernel/index.js";
 import { coilHome, loadModelsConfig, warnOnce, type ModelsConfig, type ProviderConfig } from "./config.js";
 import { piModelsPath, readPiModels } from "./pi-models.js";
+import { noteSkipped } from "./skipped.js";
 
 export function userModels(
   baseDir: string,
@@ -23,6 +24,9 @@ export function userModels(
   const config = loadModelsConfig(file, pi, readPiModels);
   warnOnce(config.warnings, (m) => log.warn(m));
   warnOnce(config.notes, (m) => log.info(m));
+  // Kept for `coil models`, `coil doctor` and a `--model` that names a provider that was not read.
+  const whole = new Map(Object.entries(config.skippedProviders).map(([id, note]) => [note, id]));
+  for (const note of config.notes) noteSkipped(note, whole.get(note));
   return { ...config, file };
 }
 
@@ -37,5 +41,7 @@ export function refuseEntry(p: ProviderConfig, problem: string, info: (message: 
       file: p.source.file,
       line: p.source.line,
     });
-  warnOnce([`${p.source.file}: provider '${p.id}' not read: it ${problem}`], info);
+  const note = `${p.source.file}: provider '${p.id}' not read: it ${problem}`;
+  noteSkipped(note, p.id);
+  warnOnce([note], info);
 }

@@ -6,6 +6,7 @@
 import { definePlugin } from "../../kernel/index.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import { registerModelCli } from "../../lib/provider-kit/cli.js";
+import { skippedNotes } from "../../lib/provider-kit/skipped.js";
 import { registerThinking } from "../../lib/thinking.js";
 
 export default definePlugin({
@@ -19,16 +20,16 @@ export default definePlugin({
     addDoctorSection(ctx, {
       title: "providers",
       report: () =>
-        ctx.providers
-          .ids()
-          .map((id) => {
+        [
+          ...ctx.providers.ids().map((id) => {
             const p = ctx.providers.get(id)!;
             const ready = !p.isConfigured || p.isConfigured();
             return ready
               ? `${id}  ready (${p.models?.length ?? 0} models listed)`
               : `${id}  not set up: ${p.setupHint ?? "see docs/providers.md"}`;
-          })
-          .join("\n"),
+          }),
+          ...skippedNotes().map((n) => `note: ${n}`),
+        ].join("\n"),
     });
   },
 });
