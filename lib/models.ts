@@ -110,10 +110,10 @@ export function chooseModel(
       if (!usable(provider))
         throw new CoilError(
           "PROVIDER_MISSING",
-          `provider '${provider.id}' of the models.yaml default '${provider.id}/${model.id}' is not configured`,
+          `provider '${provider.id}' of the ${(model as CatalogModel).defaultFrom ?? "models.yaml"} default '${provider.id}/${model.id}' is not configured`,
           { hint: provider.setupHint },
         );
-      return { provider, model, why: "default: in models.yaml" };
+      return { provider, model, why: `default: in ${(model as CatalogModel).defaultFrom ?? "models.yaml"}` };
     }
   }
   const provider = settings.provider

@@ -173,7 +173,7 @@ async function listModels(ctx: PluginContext<unknown>, argv: string[], io: CliSt
   const head = ["model", "ready", "context", "max out", "thinking", "images", "$/M in/out", "from", "name"];
   const mark = (m: ModelInfo) =>
     (m as CatalogModel).default === "user"
-      ? " (default: models.yaml)"
+      ? ` (default: ${(m as CatalogModel).defaultFrom ? "Pi's settings.json" : "models.yaml"})`
       : (m as CatalogModel).default === "provider"
         ? " (default)"
         : "";

@@ -476,6 +476,8 @@ function mergeProvider(base: ProviderConfig, over: ProviderConfig): ProviderConf
 export interface ModelsConfig {
   providers: ProviderConfig[];
   default?: string;
+  /** Where `default` came from, when not models.yaml (Pi's settings.json). */
+  defaultFrom?: string;
   /** About models.yaml (deprecated keys): the user should act on them. */
   warnings: string[];
   /** What coil skipped in Pi's models.json: Pi's own fields, nothing to fix for coil's sake. */

@@ -40,6 +40,7 @@ import {
 import { CompatOption, compatOf, type Compat } from "../../lib/compat.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import { projectRoot } from "../../lib/project.js";
+import { readPiSettings } from "../../lib/pi-settings.js";
 
 export type { PromptTemplatesService } from "./api.js";
 export { expandTemplate, splitArgs, parseTemplate, type PromptTemplate, type TemplateDir } from "./templates.js";
@@ -134,6 +135,18 @@ export function templateDirs(
     if (compat.claude) dirs.push({ dir: join(claudeHome, "commands"), source: "user", recursive: true, trusted: true });
     if (compat.pi) dirs.push({ dir: join(piHome, "prompts"), source: "user", trusted: true });
   }
+  // Pi's settings.json `prompts` paths (folders or template files); a trusted project's .pi/settings.json too.
+  if (compat.pi)
+    for (const p of readPiSettings({ cwd: ctx.cwd, trusted: ctx.projectTrusted, env }).prompts) {
+      if (p.scope === "project" ? !o.project : !o.user) continue;
+      const file = isFile(p.path);
+      dirs.push({
+        dir: file ? dirname(p.path) : p.path,
+        ...(file ? { files: [p.path] } : {}),
+        source: p.scope,
+        trusted: p.scope === "user" || ctx.projectTrusted,
+      });
+    }
   for (const c of o.commandDirs) {
     const root = c.pluginRoot !== undefined ? expand(c.pluginRoot) : undefined;
     dirs.push({

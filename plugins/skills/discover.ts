@@ -43,6 +43,8 @@ export interface SkillRoot {
   family?: string;
   /** The `.md` files directly in `dir` are skills too (Pi's `~/.pi/agent/skills` and `.pi/skills`). */
   rootFiles?: boolean;
+  /** Only these skill files (a path naming one skill file, as Pi's settings.json `skills` may). */
+  files?: string[];
 }
 
 export const NAME_MAX = 64;
@@ -315,7 +317,7 @@ export class SkillCatalog {
     const byName = new Map<string, SkillInfo>();
     const seenFiles = new Set<string>();
     for (const r of this.roots()) {
-      const files = findSkillFiles(r.dir, skipped, { rootFiles: r.rootFiles });
+      const files = r.files ?? findSkillFiles(r.dir, skipped, { rootFiles: r.rootFiles });
       let found = 0;
       for (const file of files) {
         const real = realOf(file);

@@ -9,9 +9,10 @@
  */
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { Type, definePlugin, type SlashResult, type UserMessage } from "../../kernel/index.js";
-import { claudePluginSkillDirs } from "../../lib/claude-plugins.js";
+import { claudePluginSkillDirs, isFile } from "../../lib/claude-plugins.js";
+import { readPiSettings } from "../../lib/pi-settings.js";
 import { substituteArguments } from "../../lib/command-body.js";
 import { CompatOption, compatOf, skillPlaces, type Compat } from "../../lib/compat.js";
 import { addDoctorSection } from "../../lib/doctor.js";
@@ -93,6 +94,18 @@ export function skillRoots(
       ...(p.family ? { family: p.family } : {}),
       ...(p.rootFiles ? { rootFiles: true } : {}),
     });
+  // Pi's settings.json `skills` paths (folders, or skill files), after Pi's own folders.
+  if (compat.pi)
+    for (const p of readPiSettings({ cwd: ctx.cwd, trusted: ctx.projectTrusted === true, env }).skills) {
+      if (p.scope === "project" ? o.project === false : o.user === false) continue;
+      const file = isFile(p.path);
+      roots.push({
+        dir: file ? dirname(p.path) : p.path,
+        source: p.scope,
+        family: "pi",
+        ...(file ? { files: [p.path] } : {}),
+      });
+    }
   if (o.packages)
     roots.push(
       ...packageDirs(home, "skills", "skills", {
