@@ -7,7 +7,7 @@
  * (`$COIL_HOME/packages/coil-lock.json`). Project-level plugins contribute only to a trusted project.
  */
 import { type Dirent, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, relative, resolve, sep } from "node:path";
+import { join, relative, resolve, sep } from "node:path";
 
 /** The lock file of a packages dir (plugins/packages/lockfile.ts writes its npm part). */
 export const LOCK_FILE_NAME = "coil-lock.json";
@@ -30,7 +30,25 @@ export interface ClaudeLockEntry {
   integrity: string;
   /** False after `disable`: installed, contributes nothing. */
   enabled: boolean;
+  /**
+   * What the marketplace entry names besides plugin.json (Claude Code reads the entry's `commands`,
+   * `agents`, `skills`, `hooks` and `mcpServers` too), and which of `commands`/`agents`/`skills` replace
+   * the default folder (`only`: a plugin at the marketplace's root, as anthropics/skills' document-skills).
+   */
+  components?: Components;
 }
+
+/** The component fields a marketplace entry (or plugin.json) may set. */
+export interface Components {
+  commands?: string | string[];
+  agents?: string | string[];
+  skills?: string | string[];
+  hooks?: string | string[] | Record<string, unknown>;
+  mcpServers?: string | string[] | Record<string, unknown>;
+  only?: ("commands" | "agents" | "skills")[];
+}
+
+export const COMPONENT_KEYS = ["commands", "agents", "skills", "hooks", "mcpServers"] as const;
 
 /** plugin.json: a name, metadata, and optional custom component paths (which add to the default folders). */
 export interface ClaudeManifest {
@@ -58,14 +76,14 @@ export interface PluginFolder {
   name: string;
   root: string;
   manifest: ClaudeManifest;
+  /** Components whose listed paths replace the default folder (a plugin at its marketplace's root). */
+  only?: readonly ("commands" | "agents" | "skills")[];
 }
 
-export interface InstalledClaudePlugin {
-  name: string;
+export interface InstalledClaudePlugin extends PluginFolder {
   scope: "user" | "project";
   /** The installed folder: `CLAUDE_PLUGIN_ROOT`. */
   root: string;
-  manifest: ClaudeManifest;
   entry: ClaudeLockEntry;
 }
 
@@ -112,6 +130,23 @@ export function readManifest(root: string): ClaudeManifest | undefined {
     : undefined;
 }
 
+/**
+ * A plugin's manifest as Claude Code reads it: plugin.json (a plugin without one is installed from its
+ * folders, named `name`), with what its marketplace entry names added to it. Undefined when `root` is not a folder.
+ */
+export function effectiveManifest(root: string, name: string, components?: Components): ClaudeManifest | undefined {
+  const own = readManifest(root) ?? (isDir(root) ? { name } : undefined);
+  if (!own || !components) return own;
+  const out: ClaudeManifest = { ...own };
+  for (const key of COMPONENT_KEYS) {
+    const extra = components[key];
+    if (extra === undefined) continue;
+    const list = (v: unknown) => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+    out[key] = [...list(own[key]), ...list(extra)] as never;
+  }
+  return out;
+}
+
 /** Every installed plugin of the scopes that apply (user; project when trusted), enabled or not. */
 export function installedClaudePlugins(w: Where, o: { all?: boolean } = {}): InstalledClaudePlugin[] {
   const scopes = [scopeDirs(w.home, w.cwd, false)];
@@ -124,8 +159,16 @@ export function installedClaudePlugins(w: Where, o: { all?: boolean } = {}): Ins
     for (const [name, entry] of Object.entries(readClaudeLock(s.lockDir)).sort(([a], [b]) => a.localeCompare(b))) {
       if (!NAME.test(name) || (!o.all && entry.enabled === false)) continue;
       const root = join(s.pluginsDir, name);
-      const manifest = readManifest(root);
-      if (manifest) out.push({ name, scope: s.scope, root, manifest, entry });
+      const manifest = effectiveManifest(root, name, entry.components);
+      if (manifest)
+        out.push({
+          name,
+          scope: s.scope,
+          root,
+          manifest,
+          entry,
+          ...(entry.components?.only?.length ? { only: entry.components.only } : {}),
+        });
     }
   }
   return out;
@@ -157,7 +200,7 @@ export function componentPaths(p: PluginFolder, key: "commands" | "agents" | "sk
       : Array.isArray(custom)
         ? custom.filter((c): c is string => typeof c === "string")
         : [];
-  const paths = [join(p.root, fallback), ...listed.map((c) => resolve(p.root, c))];
+  const paths = [...(p.only?.includes(key) ? [] : [join(p.root, fallback)]), ...listed.map((c) => resolve(p.root, c))];
   return [...new Set(paths)].filter((path) => inside(p.root, path) && existsSync(path));
 }
 
@@ -223,15 +266,13 @@ export function agentsOf(p: PluginFolder): { file: string; plugin: string; root:
     .map((file) => ({ file, plugin: p.name, root: p.root }));
 }
 
-/** Folders of skills (`<skill>/SKILL.md` below them) of enabled plugins; a custom path naming one skill's folder gives its parent. */
+/** Folders of skills of enabled plugins: folders of `<skill>/SKILL.md`, or one skill's own folder (a path naming it). */
 export function claudePluginSkillDirs(w: Where): string[] {
   return installedClaudePlugins(w).flatMap(skillDirsOf);
 }
 
 export function skillDirsOf(p: PluginFolder): string[] {
-  return componentPaths(p, "skills", "skills")
-    .filter(isDir)
-    .map((dir) => (existsSync(join(dir, "SKILL.md")) ? dirname(dir) : dir));
+  return componentPaths(p, "skills", "skills").filter(isDir);
 }
 
 /** Read a JSON file of a plugin, or an inline object from plugin.json. */
@@ -321,4 +362,32 @@ export function mcpServersOf(p: PluginFolder, warn: (message: string) => void = 
     }
     return [{ plugin: p.name, root: p.root, source, servers }];
   });
+}
+
+/**
+ * Whether a folder holds what Claude Code loads from a plugin that has no plugin.json: `commands/*.md`,
+ * `agents/*.md`, `skills/<name>/SKILL.md`, `hooks/hooks.json` or `.mcp.json`.
+ */
+export function hasComponents(dir: string): boolean {
+  const md = (sub: string) => {
+    try {
+      return readdirSync(join(dir, sub)).some((n) => /\.md$/i.test(n));
+    } catch {
+      return false;
+    }
+  };
+  const skills = () => {
+    try {
+      return readdirSync(join(dir, "skills")).some((n) => isFile(join(dir, "skills", n, "SKILL.md")));
+    } catch {
+      return false;
+    }
+  };
+  return (
+    md("commands") ||
+    md("agents") ||
+    skills() ||
+    isFile(join(dir, "hooks", "hooks.json")) ||
+    isFile(join(dir, ".mcp.json"))
+  );
 }

@@ -241,6 +241,10 @@ export default definePlugin({
         else {
           byName.set(parsed.name, parsed);
           templates.push({ ...parsed, from });
+          if (parsed.ignored)
+            notes.push(
+              `/${parsed.name} (${parsed.file}): ${parsed.ignored.map((k) => `'${k}'`).join(", ")} in its front matter ${parsed.ignored.length > 1 ? "are" : "is"} not acted on by coil; the rest of the file is read`,
+            );
         }
       }
     }

@@ -27,6 +27,8 @@ export interface PromptTemplate {
   model?: string;
   /** `allowed-tools` front matter as written (a string or a list). */
   allowedTools?: unknown;
+  /** Front matter keys coil reads nothing from (Claude Code's per-command `hooks`), for a note. */
+  ignored?: string[];
 }
 
 export interface TemplateProblem {
@@ -80,6 +82,7 @@ export function parseTemplate(
       ? data.model.trim()
       : undefined;
   const allowed = data["allowed-tools"];
+  const ignored = IGNORED.filter((k) => data[k] !== undefined && data[k] !== null);
   return {
     name: [where.namespace, where.folder, base].filter(Boolean).join(":"),
     description,
@@ -90,8 +93,12 @@ export function parseTemplate(
     ...(where.folder ? { folder: where.folder } : {}),
     ...(model ? { model } : {}),
     ...(allowed !== undefined && allowed !== null && allowed !== "" ? { allowedTools: allowed } : {}),
+    ...(ignored.length ? { ignored } : {}),
   };
 }
+
+/** Front matter Claude Code reads that coil does not act on. */
+const IGNORED = ["hooks", "disable-model-invocation"];
 
 /** `argument-hint` as written; YAML reads `[file]` as a list, which is put back in brackets. */
 function hintText(value: unknown): string | undefined {
