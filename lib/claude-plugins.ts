@@ -7,6 +7,8 @@
  * (`$COIL_HOME/packages/coil-lock.json`). Project-level plugins contribute only to a trusted project.
  */
 import { type Dirent, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { projectRoot } from "./project.js";
 import { join, relative, resolve, sep } from "node:path";
 
 /** The lock file of a packages dir (plugins/packages/lockfile.ts writes its npm part). */
@@ -85,6 +87,8 @@ export interface InstalledClaudePlugin extends PluginFolder {
   /** The installed folder: `CLAUDE_PLUGIN_ROOT`. */
   root: string;
   entry: ClaudeLockEntry;
+  /** `claude-code`: installed by Claude Code itself (`claude plugin install`), read where it put it. */
+  origin?: "coil" | "claude-code";
 }
 
 export interface Where {
@@ -93,6 +97,8 @@ export interface Where {
   /** The project directory; with `trusted`, its `.coil/claude-plugins` contribute too. */
   cwd?: string;
   trusted?: boolean;
+  /** Also the plugins Claude Code itself installed (`~/.claude/plugins`); default true (`compat.claude`). */
+  claudeCode?: boolean;
 }
 
 export function scopeDirs(home: string, cwd: string | undefined, project: boolean): ClaudePluginScope {
@@ -171,7 +177,149 @@ export function installedClaudePlugins(w: Where, o: { all?: boolean } = {}): Ins
         });
     }
   }
+  // Claude Code's own installs, after coil's: a plugin coil installed under the same name wins.
+  if (w.claudeCode !== false) {
+    const taken = new Set(out.map((p) => p.name));
+    for (const c of claudeCodeInstalls({ cwd: w.cwd, trusted: w.trusted }))
+      if (c.plugin && !taken.has(c.plugin.name) && (o.all || c.loaded)) {
+        taken.add(c.plugin.name);
+        out.push(c.plugin);
+      }
+  }
   return out;
+}
+
+/** Claude Code's configuration folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`. */
+export const claudeConfigDir = (env: NodeJS.ProcessEnv = process.env): string =>
+  env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), ".claude");
+
+/** One plugin Claude Code installed, as `~/.claude/plugins/installed_plugins.json` records it, and whether coil loads it. */
+export interface ClaudeCodeInstall {
+  /** `<plugin>@<marketplace>`. */
+  key: string;
+  /** Claude Code's scope: `user`, `project` (the repository's .claude/settings.json) or `local` (.claude/settings.local.json). */
+  scope: string;
+  installPath: string;
+  projectPath?: string;
+  version: string;
+  /** Loaded by coil (enabled, for this project, trusted where it must be, its folder there). */
+  loaded: boolean;
+  /** Why it is not loaded, or where it is enabled. */
+  why: string;
+  plugin?: InstalledClaudePlugin;
+}
+
+const jsonObject = (file: string): Record<string, unknown> | undefined => {
+  const data = readJson(file);
+  return data && typeof data === "object" && !Array.isArray(data) ? (data as Record<string, unknown>) : undefined;
+};
+
+/**
+ * The plugins Claude Code installed (`claude plugin install`): `installed_plugins.json` (version 2: `{ plugins:
+ * { "<plugin>@<marketplace>": [{ scope, installPath, version, projectPath? }] } }`) under Claude Code's
+ * configuration folder, enabled by `enabledPlugins` in `~/.claude/settings.json`, and for a trusted project
+ * its `.claude/settings.json` and `.claude/settings.local.json` (the later file wins, as in Claude Code).
+ * A `project` or `local` install applies to its own project only, and only while that project is trusted.
+ * What the marketplace entry lists (from `known_marketplaces.json`'s copy of the marketplace) is read too.
+ */
+export function claudeCodeInstalls(
+  o: { cwd?: string; trusted?: boolean; env?: NodeJS.ProcessEnv } = {},
+): ClaudeCodeInstall[] {
+  const env = o.env ?? process.env;
+  const dir = claudeConfigDir(env);
+  const installed = jsonObject(join(dir, "plugins", "installed_plugins.json"))?.plugins;
+  if (!installed || typeof installed !== "object") return [];
+  const known = jsonObject(join(dir, "plugins", "known_marketplaces.json")) ?? {};
+  const root = o.cwd ? resolve(projectRoot(o.cwd)) : undefined;
+  const settings = [
+    { file: join(dir, "settings.json"), project: false },
+    ...(root && o.trusted
+      ? [
+          { file: join(root, ".claude", "settings.json"), project: true },
+          { file: join(root, ".claude", "settings.local.json"), project: true },
+        ]
+      : []),
+  ].map((f) => ({ ...f, enabled: jsonObject(f.file)?.enabledPlugins as Record<string, unknown> | undefined }));
+  const out: ClaudeCodeInstall[] = [];
+  for (const [key, list] of Object.entries(installed as Record<string, unknown>)) {
+    const [name, marketplace] = key.split("@") as [string, string | undefined];
+    for (const raw of Array.isArray(list) ? list : []) {
+      const r = (raw ?? {}) as { scope?: unknown; installPath?: unknown; version?: unknown; projectPath?: unknown };
+      const scope = typeof r.scope === "string" ? r.scope : "user";
+      const installPath = typeof r.installPath === "string" ? r.installPath : "";
+      const projectPath = typeof r.projectPath === "string" ? r.projectPath : undefined;
+      const version = typeof r.version === "string" && r.version !== "unknown" ? r.version : "0.0.0";
+      const item: ClaudeCodeInstall = {
+        key,
+        scope,
+        installPath,
+        version,
+        loaded: false,
+        why: "",
+        ...(projectPath ? { projectPath } : {}),
+      };
+      out.push(item);
+      if (scope !== "user" && (!root || !projectPath || resolve(projectPath) !== root)) {
+        item.why = `a ${scope} install for ${projectPath ?? "another project"}`;
+        continue;
+      }
+      if (scope !== "user" && !o.trusted) {
+        item.why = "the project is not trusted (coil trust)";
+        continue;
+      }
+      const said = settings.filter((f) => typeof f.enabled?.[key] === "boolean").at(-1);
+      if (said?.enabled?.[key] !== true) {
+        item.why = said ? `disabled in ${said.file}` : `not enabled in any settings.json (enabledPlugins)`;
+        continue;
+      }
+      if (!NAME.test(name) || !isDir(installPath)) {
+        item.why = !NAME.test(name) ? `'${name}' cannot be a plugin name` : `its folder ${installPath} is missing`;
+        continue;
+      }
+      const listed = marketplace ? marketplaceEntry(known[marketplace], name) : undefined;
+      const manifest = effectiveManifest(installPath, name, listed);
+      if (!manifest) continue;
+      item.loaded = true;
+      item.why = `enabled in ${said.file}`;
+      item.plugin = {
+        name,
+        scope: scope === "user" ? "user" : "project",
+        root: installPath,
+        manifest,
+        origin: "claude-code",
+        entry: {
+          spec: key,
+          source: "dir",
+          ...(marketplace ? { marketplace } : {}),
+          version: typeof manifest.version === "string" ? manifest.version : version,
+          resolved: installPath,
+          integrity: "",
+          enabled: true,
+          ...(listed ? { components: listed } : {}),
+        },
+        ...(listed?.only?.length ? { only: listed.only } : {}),
+      };
+    }
+  }
+  return out;
+}
+
+/** The component fields of plugin `name`'s entry in a known marketplace's marketplace.json (and `only` for a root plugin). */
+function marketplaceEntry(record: unknown, name: string): Components | undefined {
+  const location = (record as { installLocation?: unknown } | undefined)?.installLocation;
+  if (typeof location !== "string") return undefined;
+  const m = jsonObject(join(location, ".claude-plugin", "marketplace.json"));
+  const entry = (Array.isArray(m?.plugins) ? m.plugins : []).find(
+    (p: unknown) => (p as { name?: unknown } | null)?.name === name,
+  ) as Record<string, unknown> | undefined;
+  if (!entry) return undefined;
+  const out: Components = {};
+  for (const key of COMPONENT_KEYS) if (entry[key] !== undefined) out[key] = entry[key] as never;
+  const source = entry.source;
+  const atRoot = typeof source === "string" && ["./", ".", ""].includes(source.trim());
+  const only = atRoot ? (["commands", "agents", "skills"] as const).filter((k) => entry[k] !== undefined) : [];
+  if (only.length) out.only = only;
+  return Object.keys(out).length ? out : undefined;
 }
 
 /** Whether `p` is a directory (false when it does not exist). */
@@ -390,4 +538,32 @@ export function hasComponents(dir: string): boolean {
     isFile(join(dir, "hooks", "hooks.json")) ||
     isFile(join(dir, ".mcp.json"))
   );
+}
+
+/** `coil doctor`'s lines about Claude Code plugins: coil's installs, then Claude Code's own, each with whether it loads and why. */
+export function claudePluginsReport(w: Where): string[] {
+  const lines: string[] = [];
+  const own = installedClaudePlugins({ ...w, claudeCode: false }, { all: true });
+  for (const p of own)
+    lines.push(
+      `${p.name}@${p.entry.version}  [${p.scope}, coil install]  ${p.entry.enabled === false ? "disabled (coil enable)" : "enabled"}  ${p.root}`,
+    );
+  if (w.claudeCode === false) lines.push("Claude Code's own installs: not read (compat.claude is off)");
+  else {
+    const taken = new Set(own.map((p) => p.name));
+    const dir = join(claudeConfigDir(), "plugins", "installed_plugins.json");
+    const cc = claudeCodeInstalls({ cwd: w.cwd, trusted: w.trusted });
+    if (!cc.length) lines.push(`Claude Code's own installs: none (${dir})`);
+    for (const c of cc) {
+      const name = c.key.split("@")[0]!;
+      const state = !c.loaded
+        ? `not loaded: ${c.why}`
+        : taken.has(name)
+          ? `not loaded: coil's own install of '${name}' is used`
+          : `loaded (${c.why})`;
+      if (c.loaded) taken.add(name);
+      lines.push(`${c.key}@${c.version}  [${c.scope}, installed by Claude Code]  ${state}  ${c.installPath}`);
+    }
+  }
+  return lines.length ? lines : ["none installed (coil install <plugin>@<marketplace>; docs/packages.md)"];
 }

@@ -28,6 +28,7 @@ import { claudePluginHooks } from "../../lib/claude-plugins.js";
 import { coilHome } from "../../lib/paths.js";
 import { projectRoot } from "../../lib/project.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service (transcript path and id)
+import type {} from "../skills/api.js"; // types the `skills` service (its `compat` is the shared setting)
 import type { ClaudeHooksService, PermissionAnswer } from "./api.js";
 import type { HooksOptions } from "./index.js";
 import { claudeToolInput, claudeToolName, claudeToolResponse, coilToolArgs } from "./mapping.js";
@@ -69,7 +70,15 @@ export function loadHooks(ctx: Ctx): HookDef[] {
       source: s.file,
       env: { ...(s.root ? { CLAUDE_PLUGIN_ROOT: s.root } : {}), ...s.env },
     })),
-    ...claudePluginHooks({ home: coilHome(), cwd: projectRoot(ctx.cwd), trusted: ctx.projectTrusted }, warn),
+    ...claudePluginHooks(
+      {
+        home: coilHome(),
+        cwd: projectRoot(ctx.cwd),
+        trusted: ctx.projectTrusted,
+        claudeCode: ctx.services.get("skills")?.compat.claude !== false,
+      },
+      warn,
+    ),
   ];
   for (const h of sources)
     defs.push(...parseHooks(h.hooks, h.source, o.timeout, warn).map((d) => ({ ...d, env: h.env })));
@@ -470,8 +479,15 @@ export class ClaudeHooks implements ClaudeHooksService {
     return undefined;
   }
 
+  /** The user did something other than start a run (`/compact`): the idle countdown stops. */
+  userActive(): undefined {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    return undefined;
+  }
+
   /** PreCompact: observe only; compaction strategies run after. */
   async preCompact(req: CompactRequest): Promise<undefined> {
+    this.userActive();
     const trigger = req.reason === "manual" ? "manual" : "auto";
     await this.fire("PreCompact", { trigger, custom_instructions: req.instructions ?? "" }, [trigger], req.signal);
     return undefined;

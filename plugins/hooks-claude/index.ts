@@ -81,5 +81,7 @@ export default definePlugin({
     if (has("SubagentStop"))
       ctx.tap("tool_result", (result, info) => hooks.subagentStop(result, info), { tools: ["task"] });
     if (has("PreCompact")) ctx.tap("compact", (req) => hooks.preCompact(req), { stage: "EARLY" });
+    // `/compact` is the user at work, not idle: no `idle_prompt` while it runs.
+    else if (has("Notification")) ctx.tap("compact", () => hooks.userActive(), { stage: "EARLY" });
   },
 });

@@ -4,6 +4,7 @@
  * and needs no MCP SDK, so a run without servers never loads it. Problems name the file, line and key.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { projectRoot } from "../../lib/project.js";
 import { LineCounter, parseDocument } from "yaml";
@@ -324,14 +325,20 @@ export function loadServers(
     }
   }
   const untrusted = projectFiles(src.cwd).filter((f) => existsSync(f));
-  const files = [userFile(src.home), ...(src.trusted ? projectFiles(src.cwd) : [])];
-  for (const file of files) {
-    const read = readConfigFile(file);
+  // Servers added with `claude mcp add` (Claude Code's ~/.claude.json): its user scope before coil's own
+  // files, its per-project (local) scope after the project's files, as Claude Code ranks them; local
+  // servers start only in a trusted project, like the project's own.
+  const claudeCode = claudeCodeServers(src.env, src.cwd);
+  if (claudeCode.local.length && !src.trusted) untrusted.push(claudeCode.localSource);
+  const add = (read: ReturnType<typeof readConfigFile>) => {
     problems.push(...read.problems);
     notes.push(...(read.notes ?? []));
     for (const s of read.servers) byName.set(s.name, s);
     for (const name of read.disabled) byName.delete(name);
-  }
+  };
+  add(claudeCode.user);
+  for (const file of [userFile(src.home), ...(src.trusted ? projectFiles(src.cwd) : [])]) add(readConfigFile(file));
+  if (src.trusted) add(claudeCode.localRead);
   const servers: ServerConfig[] = [];
   for (const s of byName.values()) {
     if (o.expand === false) {
@@ -348,6 +355,60 @@ export function loadServers(
     if (expanded) servers.push(expanded);
   }
   return { servers, problems, untrusted: src.trusted ? [] : untrusted, notes };
+}
+
+/**
+ * The servers of Claude Code's `~/.claude.json` (`$CLAUDE_CONFIG_DIR/.claude.json`): the top-level
+ * `mcpServers` (`claude mcp add --scope user`) and `projects["<project root>"].mcpServers` (the default
+ * `local` scope), checked as a `.mcp.json` is.
+ */
+function claudeCodeServers(
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): {
+  user: ReturnType<typeof readConfigFile>;
+  localRead: ReturnType<typeof readConfigFile>;
+  local: string[];
+  localSource: string;
+} {
+  const none = { servers: [], disabled: [], problems: [] };
+  const file = env.CLAUDE_CONFIG_DIR
+    ? join(env.CLAUDE_CONFIG_DIR, ".claude.json")
+    : join(env.HOME || homedir(), ".claude.json");
+  const root = projectRoot(cwd);
+  const localSource = `${file} (projects["${root}"].mcpServers)`;
+  let data: { mcpServers?: unknown; projects?: Record<string, { mcpServers?: unknown }> } | undefined;
+  try {
+    data = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : undefined;
+  } catch (error) {
+    return {
+      user: {
+        ...none,
+        problems: [{ file, message: `not valid JSON: ${(error as Error).message}; its servers are not started` }],
+      },
+      localRead: none,
+      local: [],
+      localSource,
+    };
+  }
+  const read = (servers: unknown, source: string): ReturnType<typeof readConfigFile> => {
+    if (!servers || typeof servers !== "object" || Array.isArray(servers)) return none;
+    const out: ReturnType<typeof readConfigFile> = { servers: [], disabled: [], problems: [], notes: [] };
+    for (const [name, raw] of Object.entries(servers as Record<string, unknown>)) {
+      const checked = checkServer(raw, `mcpServers.${name}`);
+      for (const p of checked.problems) out.problems.push({ file: source, key: p.key, message: p.message });
+      for (const n of checked.notes) out.notes!.push({ file: source, key: n.key, message: n.message });
+      if (checked.entry && !checked.disabled) out.servers.push({ name, source, ...checked.entry });
+    }
+    return out;
+  };
+  const local = data?.projects?.[root]?.mcpServers;
+  return {
+    user: read(data?.mcpServers, file),
+    localRead: read(local, localSource),
+    local: local && typeof local === "object" ? Object.keys(local) : [],
+    localSource,
+  };
 }
 
 /** Raw entries of a config file, for `coil mcp add/remove` (which keep the file's other content). */

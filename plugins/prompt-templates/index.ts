@@ -168,7 +168,12 @@ export function templateDirs(
     );
   // Installed Claude Code plugins' commands: `/<plugin>:<command>`, `${CLAUDE_PLUGIN_ROOT}` expanded.
   if (o.packages) {
-    for (const p of installedClaudePlugins({ home, cwd: projectRoot(ctx.cwd), trusted: ctx.projectTrusted })) {
+    for (const p of installedClaudePlugins({
+      home,
+      cwd: projectRoot(ctx.cwd),
+      trusted: ctx.projectTrusted,
+      claudeCode: compat.claude,
+    })) {
       for (const path of componentPaths(p, "commands", "commands")) {
         const file = isFile(path);
         dirs.push({

@@ -115,7 +115,12 @@ export function skillRoots(
     );
   if (o.packages)
     roots.push(
-      ...claudePluginSkillDirs({ home, cwd: projectRoot(ctx.cwd), trusted: ctx.projectTrusted }).map((dir) => ({
+      ...claudePluginSkillDirs({
+        home,
+        cwd: projectRoot(ctx.cwd),
+        trusted: ctx.projectTrusted,
+        claudeCode: compat.claude,
+      }).map((dir) => ({
         dir,
         source: "package" as const,
       })),

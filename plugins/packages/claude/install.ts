@@ -499,7 +499,9 @@ export async function setClaudePluginEnabled(name: string, enabled: boolean, o: 
 export async function listClaudePlugins(
   o: Omit<ClaudeOptions, "project"> & { trusted?: boolean },
 ): Promise<InstallReport[]> {
-  const user = installedClaudePlugins({ home: o.home }, { all: true }).map((p) => report(p, p.entry, "user", true));
+  const user = installedClaudePlugins({ home: o.home, claudeCode: false }, { all: true }).map((p) =>
+    report(p, p.entry, "user", true),
+  );
   const projectScope = scopeDirs(o.home, o.cwd, true);
   const project = Object.entries(readClaudeLock(projectScope.lockDir)).flatMap(([name, entry]) => {
     const root = join(projectScope.pluginsDir, name);
