@@ -30,6 +30,7 @@ import {
   hooksOf,
   installedClaudePlugins,
   isDir,
+  lspServersOf,
   mcpServersOf,
   readClaudeLock,
   readManifest,
@@ -69,6 +70,8 @@ export interface InstallReport {
   /** `Event` or `Event(matcher)`. */
   hooks: string[];
   mcpServers: string[];
+  /** Language servers (`.lsp.json`, plugin.json `lspServers`), for the lsp plugin. */
+  lspServers: string[];
   /** Anything the user should know (e.g. project plugins load only in a trusted project). */
   notes: string[];
 }
@@ -104,7 +107,7 @@ export async function detectClaudePlugin(spec: string, cwd: string, home: string
 
 /**
  * A Claude Code plugin: `.claude-plugin/plugin.json`, or (as Claude Code installs a plugin without one from
- * its folders) `commands/*.md`, `agents/*.md`, `skills/<name>/SKILL.md`, `hooks/hooks.json` or `.mcp.json`;
+ * its folders) `commands/*.md`, `agents/*.md`, `skills/<name>/SKILL.md`, `hooks/hooks.json`, `.mcp.json` or `.lsp.json`;
  * never a folder whose package.json has a `"coil"` key (a coil package).
  */
 function isClaudePluginDir(dir: string): boolean {
@@ -138,7 +141,7 @@ const IGNORED_FRONT_MATTER = ["hooks"];
  */
 export function describePlugin(
   p: PluginFolder,
-): Pick<InstallReport, "commands" | "skills" | "agents" | "hooks" | "mcpServers" | "notes"> {
+): Pick<InstallReport, "commands" | "skills" | "agents" | "hooks" | "mcpServers" | "lspServers" | "notes"> {
   const notes: string[] = [];
   const rel = (file: string) => relative(p.root, file) || ".";
   const skills: string[] = [];
@@ -191,7 +194,8 @@ export function describePlugin(
           notes.push(`${rel(m.source)}: ${name}: '${key}' is not an MCP server setting coil knows; ignored`);
     return Object.keys(m.servers);
   });
-  return { commands, skills, agents, hooks, mcpServers, notes };
+  const lspServers = lspServersOf(p).flatMap((m) => Object.keys(m.servers));
+  return { commands, skills, agents, hooks, mcpServers, lspServers, notes };
 }
 
 /** The keys of an MCP server entry coil reads (plugins/mcp/config.ts); others are ignored with a note. */
@@ -518,6 +522,9 @@ export function formatReport(r: InstallReport, verb = "installed"): string {
     r.agents.length ? `  agents: ${r.agents.join(", ")}` : "",
     r.hooks.length ? `  hooks: ${r.hooks.join(", ")}` : "",
     r.mcpServers.length ? `  MCP servers: ${r.mcpServers.join(", ")}` : "",
+    r.lspServers.length
+      ? `  language servers: ${r.lspServers.join(", ")} (the binaries are not in the plugin: coil doctor says what is missing)`
+      : "",
     ...r.notes.map((n) => `  note: ${n}`),
   ].filter(Boolean);
   return `${verb} Claude Code plugin ${r.name}@${r.version}${r.marketplace ? ` from marketplace ${r.marketplace}` : ""} (${r.scope}: ${r.root})${parts.length ? `\n${parts.join("\n")}` : ""}`;
