@@ -12,6 +12,89 @@ import { homedir } from "node:os";
 import { projectRoot } from "./project.js";
 import { join, relative, resolve, sep } from "node:path";
 
+/** The Claude Code hook events hooks-claude runs. */
+export const HOOK_EVENTS = [
+  "PreToolUse",
+  "PermissionRequest",
+  "PostToolUse",
+  "PostToolUseFailure",
+  "UserPromptSubmit",
+  "Notification",
+  "Stop",
+  "SessionStart",
+  "SessionEnd",
+  "PreCompact",
+  "SubagentStart",
+  "SubagentStop",
+] as const;
+
+/** Claude Code's events (2.1) coil has no counterpart for: their hooks are listed as not run. */
+export const UNSUPPORTED_HOOK_EVENTS = [
+  "PostToolBatch",
+  "UserPromptExpansion",
+  "StopFailure",
+  "PostCompact",
+  "PermissionDenied",
+  "Setup",
+  "TeammateIdle",
+  "TaskCreated",
+  "TaskCompleted",
+  "Elicitation",
+  "ElicitationResult",
+  "ConfigChange",
+  "WorktreeCreate",
+  "WorktreeRemove",
+  "InstructionsLoaded",
+  "CwdChanged",
+  "FileChanged",
+  "MessageDisplay",
+] as const;
+
+/** The events whose hooks are about one tool call: the only ones an `if` rule applies to. */
+export const TOOL_HOOK_EVENTS: readonly string[] = [
+  "PreToolUse",
+  "PostToolUse",
+  "PostToolUseFailure",
+  "PermissionRequest",
+];
+
+/**
+ * A hooks object (`{ PreToolUse: [{ matcher, hooks: [...] }] }`) as the install report shows it: what runs
+ * (`Event` or `Event(matcher)`), and what does not with why (an event coil lacks, a handler type it does
+ * not run, an `if` on a non-tool event).
+ */
+export function hookSummary(hooks: Record<string, unknown>): { runs: string[]; notRun: string[] } {
+  const runs: string[] = [];
+  const notRun: string[] = [];
+  for (const [event, groups] of Object.entries(hooks)) {
+    const known = (HOOK_EVENTS as readonly string[]).includes(event);
+    for (const g of Array.isArray(groups) ? groups : []) {
+      const label = typeof g?.matcher === "string" && g.matcher && g.matcher !== "*" ? `${event}(${g.matcher})` : event;
+      if (!known) {
+        notRun.push(
+          `${label}: ${(UNSUPPORTED_HOOK_EVENTS as readonly string[]).includes(event) ? "coil has no such event" : "not a hook event"}`,
+        );
+        continue;
+      }
+      const handlers = Array.isArray(g?.hooks) ? g.hooks : [];
+      const usable = handlers.filter((h: { type?: unknown; if?: unknown }) => {
+        const type = h?.type ?? "command";
+        if (type !== "command" && type !== "prompt") {
+          notRun.push(`${label}: a "${String(type)}" hook (coil runs "command" and "prompt" hooks)`);
+          return false;
+        }
+        if (typeof h.if === "string" && !TOOL_HOOK_EVENTS.includes(event)) {
+          notRun.push(`${label}: a hook with "if" on a non-tool event (Claude Code never runs it either)`);
+          return false;
+        }
+        return true;
+      });
+      if (usable.length) runs.push(label);
+    }
+  }
+  return { runs, notRun };
+}
+
 /** The lock file of a packages dir (plugins/packages/lockfile.ts writes its npm part). */
 export const LOCK_FILE_NAME = "coil-lock.json";
 /** plugin.json, relative to a plugin's root. */

@@ -27,6 +27,7 @@ import {
   commandsOf,
   effectiveManifest,
   hasComponents,
+  hookSummary,
   hooksOf,
   installedClaudePlugins,
   isDir,
@@ -180,13 +181,12 @@ export function describePlugin(
     ignored(c.file, splitFrontMatter(readFileSync(c.file, "utf8")).data);
     return `/${c.name}`;
   });
-  const hooks = hooksOf(p).flatMap((h) =>
-    Object.entries(h.hooks).flatMap(([event, groups]) =>
-      (Array.isArray(groups) ? groups : []).map((g: { matcher?: unknown }) =>
-        typeof g?.matcher === "string" && g.matcher && g.matcher !== "*" ? `${event}(${g.matcher})` : event,
-      ),
-    ),
-  );
+  // Only what hooks-claude runs is listed as a hook; the rest is a note saying why it does not run.
+  const hooks = hooksOf(p).flatMap((h) => {
+    const { runs, notRun } = hookSummary(h.hooks);
+    for (const n of notRun) notes.push(`${rel(h.source)}: not run by coil: ${n}`);
+    return runs;
+  });
   const mcpServers = mcpServersOf(p).flatMap((m) => {
     for (const [name, entry] of Object.entries(m.servers))
       for (const key of Object.keys((entry as object) ?? {}))

@@ -59,7 +59,11 @@ function marketplace(dir: string): string {
     "p3/agents/reviewer.md":
       "---\nname: reviewer\ndescription: Reviews code: carefully\ntools: Read, Grep\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: echo hi\n---\nYou review code.\n",
     "p3/hooks/hooks.json": JSON.stringify({
-      hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "true" }] }] },
+      hooks: {
+        PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "true" }] }],
+        TeammateIdle: [{ hooks: [{ type: "command", command: "echo idle" }] }],
+        PostToolUse: [{ matcher: "Edit", hooks: [{ type: "agent", prompt: "check the edit" }] }],
+      },
     }),
     "p3/.mcp.json": JSON.stringify({
       mcpServers: { docsrv: { _docs: "a comment for humans", command: process.execPath, args: [EVERYTHING] } },
@@ -92,6 +96,10 @@ describe("Claude Code plugins as Claude Code accepts them", () => {
     expect(bare.stdout).toMatch(/^ {2}skills: spaced$/m);
     expect(bare.stdout).toMatch(/^ {2}agents: p-bare:reviewer$/m);
     expect(bare.stdout).toMatch(/^ {2}MCP servers: docsrv$/m);
+    // hooks coil does not run are never listed as installed: a note says why (#28.3)
+    expect(bare.stdout).toMatch(/^ {2}hooks: PreToolUse\(Bash\)$/m);
+    expect(bare.stdout).toMatch(/note: hooks\/hooks\.json: not run by coil: TeammateIdle: coil has no such event/);
+    expect(bare.stdout).toMatch(/note: hooks\/hooks\.json: not run by coil: PostToolUse\(Edit\): a "agent" hook/);
     expect(bare.stdout).toMatch(/note: no \.claude-plugin\/plugin\.json: installed from its folders/);
     expect(bare.stdout).toMatch(
       /note: skills\/spaced: its name 'Spaced Name Skill' .*called by its folder's name 'spaced'/,
