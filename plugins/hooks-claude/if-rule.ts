@@ -103,12 +103,18 @@ export function splitCommands(line: string): string[] {
   return out.map((p) => p.trim().replace(/\s+/g, " ")).filter(Boolean);
 }
 
-/** `prefix:*` (the command starts with the prefix as a word), else a `*` glob over the whole command. */
+/** Leading `NAME=value` words of a command (`FOO=bar git push` runs `git push`). */
+const ASSIGNMENTS = /^(?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|"(?:[^"\\]|\\.)*"|[^\s'"])*\s+)+/;
+
+/**
+ * `prefix:*` (the command starts with the prefix as a word), else a `*` glob over the whole command; each
+ * command of the line is tested with and without its leading variable assignments.
+ */
 function bashMatches(spec: string, command: string): boolean {
   const prefix = /^(.*?):\*$/.exec(spec)?.[1]?.trim();
-  return splitCommands(command).some((part) =>
-    prefix !== undefined ? part === prefix || part.startsWith(`${prefix} `) : globRegExp(spec).test(part),
-  );
+  const test = (part: string) =>
+    prefix !== undefined ? part === prefix || part.startsWith(`${prefix} `) : globRegExp(spec).test(part);
+  return splitCommands(command).some((part) => test(part) || test(part.replace(ASSIGNMENTS, "")));
 }
 
 function pathMatches(spec: string, file: string, ctx: RuleContext): boolean {

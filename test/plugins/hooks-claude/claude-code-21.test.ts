@@ -77,6 +77,7 @@ describe("Claude Code 2.1 hook fields", () => {
         bash("ls"),
         bash("git commit --dry-run -m one"),
         bash("echo a && git commit --dry-run -m two"),
+        bash("GIT_AUTHOR_NAME=x git commit --dry-run -m three"),
       ),
       calls({ name: "read", input: { path: "a.ts" } }, { name: "read", input: { path: "b.md" } }),
       text("all done"),
@@ -87,7 +88,12 @@ describe("Claude Code 2.1 hook fields", () => {
       /Stop hook `cat >> .*stop\.jsonl.*` is not run: it has an "if" rule, which applies to tool events only/,
     );
     const commands = (file: string) => s.lines(file).map((l) => l.tool_input.command ?? l.tool_input.file_path);
-    expect(commands("commit.jsonl")).toEqual(["git commit --dry-run -m one", "echo a && git commit --dry-run -m two"]);
+    // a leading variable assignment does not hide the command (as Claude Code matches since 2.1.89)
+    expect(commands("commit.jsonl")).toEqual([
+      "git commit --dry-run -m one",
+      "echo a && git commit --dry-run -m two",
+      "GIT_AUTHOR_NAME=x git commit --dry-run -m three",
+    ]);
     expect(commands("echo.jsonl")).toEqual(["echo hi", "echo a && git commit --dry-run -m two"]);
     expect(commands("ts.jsonl")).toEqual([join(s.project, "a.ts")]);
     expect(s.lines("stop.jsonl")).toEqual([]);
