@@ -491,7 +491,8 @@ describe("ui-acp: sessions through the SDK client", () => {
       title: "Edit notes.txt",
       kind: "edit",
       status: "pending",
-      rawInput: { path: "notes.txt", oldText: "beta", newText: "BETA" },
+      // The arguments that run (kernel v2: after the tool's prepareArguments and any rewrite, #36.1).
+      rawInput: { path: "notes.txt", edits: [{ oldText: "beta", newText: "BETA" }] },
       locations: [{ path: join(p.dir, "notes.txt") }],
     });
     expect(c.permissions[0]).toMatchObject({
