@@ -3,7 +3,7 @@
  * answers remembered for this session, each tool call gets allow, ask or deny with the reason. The
  * plugin (index.ts) feeds it, asks the user when it says "ask" and records what happened.
  */
-import { isReadOnlyCommand } from "./read-only-command.js";
+import { readOnlyRefusal } from "./read-only-command.js";
 import { ruleMatches, type Rule, type Subject } from "./rules.js";
 
 export const MODES = ["default", "accept-edits", "plan", "yolo"] as const;
@@ -69,7 +69,10 @@ export class Policy {
   private readOnly(tool: string, item?: string): boolean {
     return (
       this.config.readOnlyTools.includes(tool) ||
-      (tool === "bash" && item !== undefined && item !== "" && isReadOnlyCommand(item, this.config.readOnlyCommands))
+      (tool === "bash" &&
+        item !== undefined &&
+        item !== "" &&
+        readOnlyRefusal(item, this.config.readOnlyCommands) === undefined)
     );
   }
 
@@ -83,9 +86,10 @@ export class Policy {
       subject.inside
     )
       return { verdict: "allow", why: "accept-edits mode" };
+    const notReadOnly = tool === "bash" && item ? readOnlyRefusal(item, this.config.readOnlyCommands) : undefined;
     return {
       verdict: "ask",
-      why: `${this.mode} mode asks before ${tool === "bash" ? "running commands" : `using ${tool}`}`,
+      why: `${this.mode} mode asks before ${tool === "bash" ? "running commands" : `using ${tool}`}${notReadOnly && !/is not on the read-only list/.test(notReadOnly) ? ` (not read-only: ${notReadOnly})` : ""}`,
     };
   }
 }

@@ -17,7 +17,7 @@
 import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { splitCommand } from "./shell.js";
+import { splitCommand, withoutAssignments } from "./shell.js";
 
 export interface Rule {
   /** As written in the preset. */
@@ -194,9 +194,12 @@ export function ruleMatches(
   const items = item !== undefined ? [item] : subject.items;
   if (subject.kind === "strings") return items.some((i) => globToRegExp(rule.pattern!, false).test(i));
   // A file rule for every tool (`*(~/.ssh/**)`) also looks for such paths among a command's words.
+  // Deny and ask rules also match the command without the assignments in front (`FOO=1 rm x` is `rm x`);
+  // allow rules only as written, so `allow: bash(git status*)` never approves `GIT_DIR=… git status`.
+  const forms = (i: string) => (list === "allow" ? [i] : [...new Set([i, withoutAssignments(i)])]);
   return items.some(
     (i) =>
-      matchCommand(rule.pattern!, i) ||
+      forms(i).some((f) => matchCommand(rule.pattern!, f)) ||
       (isPathPattern(rule.pattern!) &&
         rule.tool.test("read") &&
         pathWords(i).some((w) => matchPath(rule, pathSubject(w, subject.cwd ?? process.cwd())))),
