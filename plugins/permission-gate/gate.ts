@@ -4,6 +4,7 @@
  * these methods.
  */
 import { readdir, stat } from "node:fs/promises";
+import { resolve } from "node:path";
 import type { PluginContext, SlashResult, ToolCallInfo, ToolResult } from "../../kernel/index.js";
 import { coilHome } from "../../lib/paths.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service
@@ -13,7 +14,8 @@ import { expandPath, resolveTypedPath } from "../../lib/typed-path.js";
 import type { GateOptions } from "./index.js";
 import { MODES, Policy, type Mode } from "./policy.js";
 import { withholdResults } from "./results.js";
-import { parseRule, READING_TOOLS, subjectOf, type Rule, type Subject } from "./rules.js";
+import { expandHome, parseRule, READING_TOOLS, subjectOf, type Rule, type Subject } from "./rules.js";
+import { Territory } from "./territory.js";
 
 interface Recorded {
   tool: string;
@@ -37,6 +39,7 @@ const describe = (tool: string, subject: Subject, items: (string | undefined)[])
 export class Gate {
   private readonly rules: { deny: Rule[]; ask: Rule[]; allow: Rule[] };
   private readonly policy: Policy;
+  private readonly territory: Territory;
   /** The session the remembered answers belong to: another session (/new, /resume, an editor's session) starts afresh. */
   private restoredFor: string | undefined;
 
@@ -52,8 +55,17 @@ export class Gate {
         }
       });
     this.rules = { deny: compile(o.deny, "deny"), ask: compile(o.ask, "ask"), allow: compile(o.allow, "allow") };
+    this.territory = new Territory(
+      ctx.cwd,
+      o.directories.map((d) => resolve(ctx.baseDir, expandHome(d))),
+    );
     this.policy = new Policy(
-      { rules: this.rules, readOnlyTools: o.readOnlyTools, readOnlyCommands: o.readOnlyCommands },
+      {
+        rules: this.rules,
+        readOnlyTools: o.readOnlyTools,
+        readOnlyCommands: o.readOnlyCommands,
+        territory: this.territory,
+      },
       o.mode as Mode,
     );
   }
@@ -169,7 +181,7 @@ export class Gate {
       this.ctx.log.warn(`blocked ${what}: it needs approval and there is no UI to ask (${worst.why})`);
       return {
         block: true,
-        reason: `${what} needs approval (${worst.why}), and no one can approve in print mode; it was not run. Continue without it, or tell the user it needs an allow rule such as ${suggest} in the permission-gate options, or an interactive session.`,
+        reason: `${what} needs approval (${worst.why}), and no one can approve in print mode; it was not run. Continue without it, or tell the user it needs an allow rule such as ${suggest} in the permission-gate options, --permission-mode yolo for the run, or an interactive session.`,
       };
     }
     hooks?.notify(`coil needs your permission: ${what}`, "permission_prompt");

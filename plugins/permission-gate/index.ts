@@ -29,6 +29,11 @@ export const GateOptions = Type.Object({
   readOnlyTools: Type.Array(Type.String(), { default: ["read", "grep", "find", "ls", "write_plan", "task"] }),
   /** Programs a bash command may start with in plan mode. */
   readOnlyCommands: Type.Array(Type.String(), { default: READ_ONLY_COMMANDS }),
+  /**
+   * Folders that count as the project besides the working directory and its git root (relative to the
+   * preset file, `~` allowed): `accept-edits` edits and `project` mode writes there without asking.
+   */
+  directories: Type.Array(Type.String(), { default: [] }),
 });
 export type GateOptions = Static<typeof GateOptions>;
 

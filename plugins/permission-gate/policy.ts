@@ -5,8 +5,9 @@
  */
 import { readOnlyRefusal } from "./read-only-command.js";
 import { ruleMatches, type Rule, type Subject } from "./rules.js";
+import type { Territory } from "./territory.js";
 
-export const MODES = ["default", "accept-edits", "plan", "yolo"] as const;
+export const MODES = ["default", "project", "accept-edits", "plan", "yolo"] as const;
 export type Mode = (typeof MODES)[number];
 
 export type Verdict = { verdict: "allow" | "ask" | "deny"; rule?: string; item?: string; why: string };
@@ -15,6 +16,8 @@ export interface PolicyConfig {
   rules: { deny: Rule[]; ask: Rule[]; allow: Rule[] };
   readOnlyTools: readonly string[];
   readOnlyCommands: readonly string[];
+  /** Where the project is (inside, temp folders, guarded paths); without it `inside` is the path subject's own. */
+  territory?: Territory;
 }
 
 /** The key of an "Allow for this session" answer: `bash:<command>` or `tool:<name>`. */
@@ -79,13 +82,34 @@ export class Policy {
   private modeDefault(tool: string, subject: Subject, item?: string): Verdict {
     if (this.readOnly(tool, item)) return { verdict: "allow", why: "read-only" };
     if (this.mode === "yolo") return { verdict: "allow", why: "yolo mode" };
-    if (
-      this.mode === "accept-edits" &&
-      (tool === "edit" || tool === "write") &&
-      subject.kind === "path" &&
-      subject.inside
-    )
-      return { verdict: "allow", why: "accept-edits mode" };
+    const t = this.config.territory;
+    const edits = (tool === "edit" || tool === "write") && subject.kind === "path";
+    if (edits && (this.mode === "accept-edits" || this.mode === "project")) {
+      const real = subject.real;
+      if (t?.guarded(real))
+        return {
+          verdict: "ask",
+          why: `${this.mode} mode asks before writing ${subject.rel ?? real}: a git hook or config runs later, as you, outside coil`,
+        };
+      const inside = t ? t.inside(real) : subject.inside;
+      if (inside || (this.mode === "project" && t?.scratch(real)))
+        return { verdict: "allow", why: `${this.mode} mode` };
+      return {
+        verdict: "ask",
+        why: `${this.mode} mode asks before ${tool === "write" ? "writing" : "editing"} ${subject.abs}, which is outside the project (${(t?.roots ?? []).join(", ") || "the working directory"})`,
+      };
+    }
+    if (this.mode === "project") {
+      if (tool === "bash" && item && subject.kind === "commands" && t) {
+        const outside = t.outsideWrite(item, subject, true);
+        if (outside)
+          return {
+            verdict: "ask",
+            why: `project mode asks before a command writes outside the project: \`${item}\` writes ${outside}`,
+          };
+      }
+      return { verdict: "allow", why: "project mode" };
+    }
     const notReadOnly = tool === "bash" && item ? readOnlyRefusal(item, this.config.readOnlyCommands) : undefined;
     return {
       verdict: "ask",

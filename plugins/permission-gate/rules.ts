@@ -14,9 +14,11 @@
  * `read` rules also cover grep, find and ls (they read what they return); a `read` deny rule also covers
  * edit (it reads the file and shows parts of it).
  */
-import { lstatSync, readlinkSync, realpathSync } from "node:fs";
+import { lstatSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { parseSimpleCommand } from "../../lib/shell/words.js";
+import { cdTarget } from "../../lib/shell/writes.js";
 import { splitCommand, withoutAssignments } from "./shell.js";
 
 export interface Rule {
@@ -44,7 +46,13 @@ export interface PathSubject {
 
 /** What a call acts on: bash commands, a path, or string arguments. */
 export type Subject =
-  | { kind: "commands"; items: string[]; cwd?: string }
+  | {
+      kind: "commands";
+      items: string[];
+      cwd?: string;
+      /** Where each item runs, after the `cd`s before it (undefined: a `cd` the gate cannot follow). */
+      cwds?: (string | undefined)[];
+    }
   | PathSubject
   | { kind: "strings"; items: string[] };
 
@@ -163,14 +171,104 @@ function matchPath(rule: Rule, subject: PathSubject): boolean {
   });
 }
 
-/** The words of a command that may be paths: quotes dropped, `--opt=value` and redirections split off. */
-function pathWords(command: string): string[] {
-  const words = command.match(/'[^']*'|"(?:[^"\\]|\\.)*"|\S+/g) ?? [];
-  return words.flatMap((w) => {
-    const bare = w.replace(/^['"]|['"]$/g, "").replace(/^\d*[<>]+&?/, "");
-    const value = bare.includes("=") ? bare.slice(bare.indexOf("=") + 1) : undefined;
-    return [bare, value].filter((x): x is string => !!x && !x.startsWith("-") && /[/.~]/.test(x));
+/** `~` at the start and `$HOME` / `${HOME}` anywhere, as the shell would expand them. */
+export function expandHome(word: string): string {
+  const home = homedir();
+  return word.replace(/^~(?=\/|$)/, home).replace(/\$\{HOME\}|\$HOME(?![A-Za-z0-9_])/g, home);
+}
+
+/** Where a path starts inside a word: after `=`, `@`, `<`, `:`, `,`, a quote or a parenthesis (`f=@~/.ssh/id_rsa`, `open('/x')`). */
+const EMBEDDED = /(?:^|[=@<:,('"\s])((?:~|\.{1,2})?\/[^\s'"()<>;,|&:]*|~(?=$|[\s'"]))/g;
+
+/**
+ * The words of a command that may be paths, as the shell would pass them: quotes removed (`~/.net''rc` is
+ * `~/.netrc`), `~` and `$HOME` expanded, `--opt=value` and redirection targets split off, and paths inside a
+ * word (`-d@~/.netrc`, `f=@$HOME/.ssh/id_rsa`, `open('/home/u/.aws/credentials')`). A word with a glob
+ * (`~/.a?s/cred*`) also stands for the files it matches.
+ */
+export function pathWords(command: string, cwd: string): string[] {
+  const { words, redirects } = parseSimpleCommand(command);
+  const out = new Set<string>();
+  for (const w of [...words, ...redirects.flatMap((r) => (r.target ? [r.target] : []))]) {
+    const value = expandHome(w.value);
+    const found = [value, value.includes("=") ? value.slice(value.indexOf("=") + 1) : ""];
+    for (const m of value.matchAll(EMBEDDED)) found.push(expandHome(m[1]!));
+    for (const f of found) {
+      if (!f || f.startsWith("-") || !/[/.~]/.test(f)) continue;
+      out.add(f);
+      if (w.expands && /[*?[]/.test(f)) for (const g of expandGlob(f, cwd)) out.add(g);
+    }
+  }
+  return [...out];
+}
+
+/** The existing paths a glob names (as the shell expands it: `*` does not match a leading dot), at most 200. */
+export function expandGlob(pattern: string, cwd: string, limit = 200): string[] {
+  const abs = resolve(cwd, pattern);
+  const segments = abs.split("/").filter(Boolean);
+  let current = ["/"];
+  for (const seg of segments) {
+    const next: string[] = [];
+    if (!/[*?[]/.test(seg)) for (const c of current) next.push(join(c, seg));
+    else {
+      const re = globToRegExp(seg, true);
+      for (const c of current) {
+        let names: string[] = [];
+        try {
+          names = readdirSync(c);
+        } catch {
+          names = [];
+        }
+        for (const n of names) if (re.test(n) && (!n.startsWith(".") || seg.startsWith("."))) next.push(join(c, n));
+        if (next.length > limit) break;
+      }
+    }
+    current = next.slice(0, limit);
+    if (!current.length) return [];
+  }
+  return current.filter((p) => {
+    try {
+      lstatSync(p);
+      return true;
+    } catch {
+      return false;
+    }
   });
+}
+
+/** The directory each command of a line runs in: `cd DIR` changes it for the commands after it. */
+export function commandDirs(items: readonly string[], cwd: string): (string | undefined)[] {
+  const out: (string | undefined)[] = [];
+  let current: string | undefined = cwd;
+  for (const item of items) {
+    out.push(current);
+    const cd = cdTarget(item);
+    if (!cd) continue;
+    current = cd.unknown || !cd.dir ? undefined : resolve(current ?? cwd, expandHome(cd.dir));
+  }
+  return out;
+}
+
+/** Programs that read whole folders: naming a folder that holds a covered file reads it (`tar -c ~/.docker`). */
+function readsRecursively(command: string): boolean {
+  const { words } = parseSimpleCommand(command);
+  let k = 0;
+  while (k < words.length && /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(words[k]!.raw)) k++;
+  const program = words[k]?.value.replace(/^.*\//, "") ?? "";
+  const args = words.slice(k + 1).map((w) => w.value);
+  if (/^(tar|bsdtar|zip|7z|7za|cpio|rsync|scp|rg|ag|ack|git)$/.test(program)) return true;
+  if (/^(cp|grep|egrep|fgrep|gzip|chmod|chown)$/.test(program))
+    return args.some((a) => /^-[a-zA-Z]*[rRa]/.test(a) || /^--(recursive|dereference-recursive|archive)/.test(a));
+  if (program === "find") return args.some((a) => /^-(exec|execdir|ok|okdir|fprint0?|fprintf|fls)$/.test(a));
+  return false;
+}
+
+/** Whether a folder holds what the rule covers: the rule's path, up to its first wildcard, lies below it. */
+function holdsCovered(rule: Rule, folder: PathSubject): boolean {
+  const p = expandPattern(rule);
+  if (!p.startsWith("/")) return false;
+  const literal = p.slice(0, p.search(/[*?[{]|$/)).replace(/\/[^/]*$/, "");
+  return [folder.abs, folder.real].some((f) => literal === f || literal.startsWith(`${f.replace(/\/$/, "")}/`));
 }
 
 /** Which tools a rule covers: its own glob, plus grep/find/ls for `read` rules and edit for `read` deny rules. */
@@ -193,17 +291,26 @@ export function ruleMatches(
   if (subject.kind === "path") return matchPath(rule, subject);
   const items = item !== undefined ? [item] : subject.items;
   if (subject.kind === "strings") return items.some((i) => globToRegExp(rule.pattern!, false).test(i));
-  // A file rule for every tool (`*(~/.ssh/**)`) also looks for such paths among a command's words.
   // Deny and ask rules also match the command without the assignments in front (`FOO=1 rm x` is `rm x`);
   // allow rules only as written, so `allow: bash(git status*)` never approves `GIT_DIR=… git status`.
   const forms = (i: string) => (list === "allow" ? [i] : [...new Set([i, withoutAssignments(i)])]);
-  return items.some(
-    (i) =>
-      forms(i).some((f) => matchCommand(rule.pattern!, f)) ||
-      (isPathPattern(rule.pattern!) &&
-        rule.tool.test("read") &&
-        pathWords(i).some((w) => matchPath(rule, pathSubject(w, subject.cwd ?? process.cwd())))),
-  );
+  // A deny or ask file rule for every tool (`*(~/.ssh/**)`) also looks for such paths among a command's
+  // words, relative to where the command runs (after a `cd`); an allow rule never approves a command that way.
+  const pathRule = list !== "allow" && isPathPattern(rule.pattern!) && rule.tool.test("read");
+  const base = subject.cwd ?? process.cwd();
+  const dirsOf = (i: string): string[] => {
+    const dirs = subject.items.flatMap((it, k) => (it !== i ? [] : subject.cwds ? [subject.cwds[k]] : [base]));
+    // a `cd` the gate cannot follow: judge relative paths from the working directory and from home
+    return [...new Set(dirs.flatMap((d) => (d ? [d] : [base, homedir()])))];
+  };
+  const namesCovered = (i: string) =>
+    dirsOf(i).some((dir) =>
+      pathWords(i, dir).some((w) => {
+        const p = pathSubject(resolve(dir, w), base);
+        return matchPath(rule, p) || (readsRecursively(i) && holdsCovered(rule, p));
+      }),
+    );
+  return items.some((i) => forms(i).some((f) => matchCommand(rule.pattern!, f)) || (pathRule && namesCovered(i)));
 }
 
 /**
@@ -258,8 +365,10 @@ export function pathSubject(given: string, cwd: string): PathSubject {
 
 /** What a call acts on. */
 export function subjectOf(tool: string, args: Record<string, unknown>, cwd: string): Subject {
-  if (tool === "bash" && typeof args.command === "string")
-    return { kind: "commands", items: splitCommand(args.command), cwd };
+  if (tool === "bash" && typeof args.command === "string") {
+    const items = splitCommand(args.command);
+    return { kind: "commands", items, cwd, cwds: commandDirs(items, cwd) };
+  }
   const path =
     typeof args.path === "string" ? args.path : typeof args.file_path === "string" ? args.file_path : undefined;
   if (path !== undefined || READING_TOOLS.includes(tool)) return pathSubject(path ?? ".", cwd);

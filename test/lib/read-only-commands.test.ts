@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { notReadOnly, readOnlyRefusal } from "../../lib/shell/read-only-commands.js";
 import { parseSimpleCommand } from "../../lib/shell/words.js";
+import { cdTarget, writeTargets } from "../../lib/shell/writes.js";
 
 const ok = (c: string) => expect(readOnlyRefusal(c), c).toBeUndefined();
 const refused = (c: string, why: RegExp) => expect(readOnlyRefusal(c), c).toMatch(why);
@@ -142,5 +143,33 @@ describe("read-only commands", () => {
     expect(notReadOnly("ls; PATH=. ls")).toMatch(/environment assignment/);
     expect(notReadOnly("cat $(rm x)")).toMatch(/substitution/);
     expect(notReadOnly("cat a > b")).toMatch(/redirection/);
+  });
+});
+
+describe("the files a command writes (project mode)", () => {
+  const w = (c: string) => writeTargets(c);
+  it("reads redirections and the operands of writing programs", () => {
+    expect(w("echo x >> ~/.bashrc 2>/dev/null").paths).toEqual(["~/.bashrc"]);
+    expect(w("echo x | tee -a a b").paths).toEqual([]); // splitCommand gives `tee -a a b` on its own
+    expect(w("tee -a a b").paths).toEqual(["a", "b"]);
+    expect(w("cp -r src ../out").paths).toEqual(["../out"]);
+    expect(w("cp -t /dest a b").paths).toEqual(["/dest"]);
+    expect(w("mv a.txt ../outside/").paths).toEqual(["a.txt", "../outside/"]);
+    expect(w("sed -i 's/a/b/' ~/.bashrc").paths).toEqual(["~/.bashrc"]);
+    expect(w("sed -e s/a/b/ -i f1 f2").paths).toEqual(["f1", "f2"]);
+    expect(w("curl -o /tmp/x https://e").paths).toEqual(["/tmp/x"]);
+    expect(w("curl --output=/x https://e").paths).toEqual(["/x"]);
+    expect(w("dd if=/dev/zero of=/dev/sda").paths).toEqual(["/dev/sda"]);
+    expect(w("FOO=1 touch ~/x").paths).toEqual(["~/x"]);
+    expect(w("cat a b").paths).toEqual([]);
+    expect(w("echo x > $OUT").unknown).toBe(true);
+    expect(w("echo x > $HOME/.profile")).toEqual({ paths: ["$HOME/.profile"], unknown: false });
+    expect(w("rm -rf $DIR").unknown).toBe(true);
+  });
+  it("follows cd", () => {
+    expect(cdTarget("cd ~/x")).toEqual({ dir: "~/x", unknown: false });
+    expect(cdTarget("cd")).toEqual({ dir: "~", unknown: false });
+    expect(cdTarget("cd $D")).toEqual({ unknown: true });
+    expect(cdTarget("ls")).toBeUndefined();
   });
 });
