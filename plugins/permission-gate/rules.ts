@@ -3,8 +3,9 @@
  * pattern is matched against what the call acts on:
  * - bash: each simple command of the command line (see shell.ts), with `*` matching anything;
  *   a trailing `:*` also means "this prefix, then nothing or a space and anything" (`npm run test:*`).
- *   A path pattern (`/…`, `~/…`, `$COIL_HOME/…`, or one starting with `**`) also matches a command naming such a path
- *   in one of its words (best effort: the sandbox, not this, is the boundary for commands);
+ *   A deny or ask path pattern of a rule covering `read` (`/…`, `~/…`, `$COIL_HOME/…`, `**\/…`, `.env`, `conf/x`)
+ *   also matches a command naming such a path in one of its words (best effort: the sandbox, not this, is
+ *   the boundary for commands);
  * - tools with a `path` (read, edit, write, grep, find, ls): the path, as a glob where `*` stays in one
  *   directory and `**` crosses directories (`dir/**` also covers `dir` itself). Relative patterns match
  *   paths inside the working directory (relative to it); `**` at the start also matches anywhere;
@@ -12,7 +13,8 @@
  *   or its real path (symlinks resolved) does;
  * - other tools: any string argument.
  * `read` rules also cover grep, find and ls (they read what they return); a `read` deny rule also covers
- * edit (it reads the file and shows parts of it).
+ * edit (it reads the file and shows parts of it); `read` deny and ask rules on a path also cover bash
+ * commands that name it.
  */
 import { lstatSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
@@ -77,7 +79,10 @@ export function globToRegExp(glob: string, path: boolean): RegExp {
   let re = "";
   for (let i = 0; i < glob.length; i++) {
     const c = glob[i]!;
-    if (c === "*") {
+    if (c === "\\" && i + 1 < glob.length && /[*?[\]{}\\]/.test(glob[i + 1]!)) {
+      re += `\\${glob[i + 1]}`; // an escaped wildcard is itself
+      i++;
+    } else if (c === "*") {
       if (path && glob[i + 1] === "*") {
         const slash = glob[i + 2] === "/";
         re += slash ? "(?:.*/)?" : ".*";
@@ -152,7 +157,8 @@ function pathRegExp(glob: string): RegExp {
   return re;
 }
 
-const isPathPattern = (pattern: string) => /^(\/|~\/|\$\{?COIL_HOME|\*\*\/)/.test(pattern);
+/** A pattern that names files: absolute, in the home folder, `$COIL_HOME`, `**\/…`, or relative with a `/` or a leading dot. */
+const isPathPattern = (pattern: string) => /^(\/|~\/|\$\{?COIL_HOME|\*\*\/|\.)/.test(pattern) || pattern.includes("/");
 
 function matchPath(rule: Rule, subject: PathSubject): boolean {
   const p = expandPattern(rule);
@@ -275,7 +281,9 @@ function holdsCovered(rule: Rule, folder: PathSubject): boolean {
 export function coversTool(rule: Rule, tool: string, list?: "deny" | "ask" | "allow"): boolean {
   if (rule.tool.test(tool)) return true;
   if (!rule.tool.test("read")) return false;
-  return READING_TOOLS.includes(tool) || (list === "deny" && tool === "edit");
+  // a read deny or ask rule on a path also covers bash commands naming that path (`cat .env`)
+  const bashByPath = tool === "bash" && list !== "allow" && rule.pattern !== undefined && isPathPattern(rule.pattern);
+  return READING_TOOLS.includes(tool) || (list === "deny" && tool === "edit") || bashByPath;
 }
 
 /** Whether the rule covers this call, judged on one item (one bash command, the path, one string). */
@@ -290,7 +298,20 @@ export function ruleMatches(
   if (rule.pattern === undefined) return true;
   if (subject.kind === "path") return matchPath(rule, subject);
   const items = item !== undefined ? [item] : subject.items;
-  if (subject.kind === "strings") return items.some((i) => globToRegExp(rule.pattern!, false).test(i));
+  if (subject.kind === "strings") {
+    // `domain:example.com` (Claude Code's WebFetch rules): a URL argument's host
+    if (rule.pattern.startsWith("domain:")) {
+      const host = globToRegExp(rule.pattern.slice(7).trim().toLowerCase(), false);
+      return items.some((i) => {
+        try {
+          return host.test(new URL(i).hostname.toLowerCase());
+        } catch {
+          return false;
+        }
+      });
+    }
+    return items.some((i) => globToRegExp(rule.pattern!, false).test(i));
+  }
   // Deny and ask rules also match the command without the assignments in front (`FOO=1 rm x` is `rm x`);
   // allow rules only as written, so `allow: bash(git status*)` never approves `GIT_DIR=… git status`.
   const forms = (i: string) => (list === "allow" ? [i] : [...new Set([i, withoutAssignments(i)])]);
@@ -310,7 +331,11 @@ export function ruleMatches(
         return matchPath(rule, p) || (readsRecursively(i) && holdsCovered(rule, p));
       }),
     );
-  return items.some((i) => forms(i).some((f) => matchCommand(rule.pattern!, f)) || (pathRule && namesCovered(i)));
+  // A rule for another tool (`read(…)`) judges a command only by the paths it names, never by its text.
+  const byText = rule.tool.test(tool);
+  return items.some(
+    (i) => (byText && forms(i).some((f) => matchCommand(rule.pattern!, f))) || (pathRule && namesCovered(i)),
+  );
 }
 
 /**
