@@ -14,7 +14,7 @@ import { expandPath, resolveTypedPath } from "../../lib/typed-path.js";
 import type { GateOptions } from "./index.js";
 import { MODES, Policy, type Mode } from "./policy.js";
 import { withholdResults } from "./results.js";
-import { expandHome, parseRule, READING_TOOLS, subjectOf, type Rule, type Subject } from "./rules.js";
+import { expandHome, parseRule, READING_TOOLS, realPathOf, subjectOf, type Rule, type Subject } from "./rules.js";
 import { Territory } from "./territory.js";
 import { claudePermissions, type ClaudePermissions } from "./claude.js";
 import { claudeSettingsFiles } from "../../lib/claude-settings.js";
@@ -245,6 +245,16 @@ export class Gate {
     const covered = (path: string) =>
       this.policy.covering(info.call.name, subjectOf(info.call.name, { path }, this.ctx.cwd));
     return withholdResults(result, info.call.name, info.args, this.ctx.cwd, covered);
+  }
+
+  /** The `permissions` service: the deny rule covering a read of `path`. */
+  readDenied(path: string): string | undefined {
+    return this.policy.denying("read", subjectOf("read", { path }, this.ctx.cwd));
+  }
+
+  /** The `permissions` service: whether `path` (its real path) is inside the project. */
+  inProject(path: string): boolean {
+    return this.territory.inside(realPathOf(resolve(this.ctx.cwd, expandHome(path))));
   }
 
   /** `coil doctor`: the mode and where it came from, the rules by source, Claude Code's rules as mapped, what is inside. */

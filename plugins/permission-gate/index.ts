@@ -11,9 +11,11 @@ import { definePlugin, Stage, Type, type Static } from "../../kernel/index.js";
 import { claudeEnv, claudeModel } from "../../lib/claude-settings.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import { Gate } from "./gate.js";
+import type {} from "./api.js"; // types the `permissions` service it provides
 import { READ_ONLY_COMMANDS } from "./read-only-command.js";
 import { MODES } from "./policy.js";
 
+export type { PermissionsService } from "./api.js";
 export { splitCommand } from "./shell.js";
 export { isReadOnlyCommand, READ_ONLY_COMMANDS } from "./read-only-command.js";
 export { MODES, Policy, type Mode, type Verdict } from "./policy.js";
@@ -69,6 +71,10 @@ export default definePlugin({
   options: GateOptions,
   setup(ctx) {
     const gate = new Gate(ctx);
+    ctx.services.provide("permissions", {
+      readDenied: (path) => gate.readDenied(path),
+      inProject: (path) => gate.inProject(path),
+    });
     ctx.flags.register({
       name: "permission-mode",
       description: `permission mode for this run: ${MODES.join(", ")}`,

@@ -45,6 +45,11 @@ export class Policy {
     return { worst: all.find((v) => v.verdict === "deny") ?? asking[0] ?? all[0]!, asking };
   }
 
+  /** The deny rule that covers this call, if any (its text). */
+  denying(tool: string, subject: Subject): string | undefined {
+    return this.config.rules.deny.find((r) => ruleMatches(r, tool, subject, undefined, "deny"))?.text;
+  }
+
   /** The deny or ask rule that covers a path a reading tool returned, if any (its text). */
   covering(tool: string, subject: Subject): string | undefined {
     return (["deny", "ask"] as const)
