@@ -115,7 +115,7 @@ export default definePlugin({
       (target, real) => {
         const rule = denied(target, real);
         if (rule) {
-          warnOnce(`context-files: ${place.path} imports ${target}; not imported: the deny rule ${rule} covers it`);
+          warnOnce(`${place.path} imports ${target}; not imported: the deny rule ${rule} covers it`);
           return { ok: false, reason: `the deny rule ${rule} covers it` };
         }
         if (place.kind === "user" || inProject(real)) return { ok: true };
@@ -133,7 +133,7 @@ export default definePlugin({
         // with someone to ask, the question comes before the request; else a notice now
         if (!ctx.services.get("ui"))
           warnOnce(
-            `context-files: ${place.path} imports ${target}, outside the project; not imported: approve it when coil asks (TUI, ACP, RPC), or run once with --allow-imports (remembered for ${root})`,
+            `${place.path} imports ${target}, outside the project; not imported: approve it when coil asks (TUI, ACP, RPC), or run once with --allow-imports (remembered for ${root})`,
           );
         return { ok: false, reason: "it is outside the project and not approved yet", pending: true };
       };
@@ -172,7 +172,7 @@ export default definePlugin({
         if (rule) {
           if (read(place.path) !== undefined) {
             report.push({ path: place.path, status: "skipped", reason: `the deny rule ${rule} covers it` });
-            warnOnce(`context-files: ${place.path} not loaded: the deny rule ${rule} covers it`);
+            warnOnce(`${place.path} not loaded: the deny rule ${rule} covers it`);
           }
           continue;
         }
