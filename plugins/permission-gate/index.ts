@@ -90,6 +90,8 @@ export default definePlugin({
       title: "Claude Code env and model",
       report: () => claudeEnvReport(ctx.cwd, ctx.projectTrusted),
     });
+    // Rules judge the final arguments (the gate step); PermissionRequest hooks may rewrite before (the rewrite step).
+    ctx.tap("tool_call", (info) => gate.rewrite(info), { stage: Stage.FALLBACK, step: "rewrite" });
     ctx.tap("tool_call", (info) => gate.check(info), { stage: Stage.GUARD });
     ctx.tap("tool_result", (result, info) => gate.withhold(result, info), { stage: Stage.GUARD });
     ctx.commands.register({

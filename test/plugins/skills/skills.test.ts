@@ -2,7 +2,8 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PluginHost, textOf, type UserMessage } from "../../../kernel/index.js";
+import { textOf, type UserMessage } from "../../../kernel/index.js";
+import { testHost } from "../../support/host.js";
 import { packageRoot } from "../../../boot/paths.js";
 import skills, { SkillCatalog, type SkillsService } from "../../../plugins/skills/index.js";
 import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
@@ -32,7 +33,7 @@ afterEach(() => {
 });
 
 function install(options: Record<string, unknown> = {}) {
-  const host = new PluginHost({ cwd });
+  const host = testHost({ cwd });
   const logs: string[] = [];
   host.subscribe("diagnostic", (e) => void (e.type === "diagnostic" && logs.push(`${e.level}: ${e.message}`)));
   host.install(skills, options);
