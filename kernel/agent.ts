@@ -155,6 +155,11 @@ export class Agent {
     return queued;
   }
 
+  /** Take the queued steering and follow-up messages back, undelivered (the TUI's Alt+Up); the run goes on. */
+  dequeue(): AgentMessage[] {
+    return this.takeQueued();
+  }
+
   /** Resolves when no run is going. */
   async waitForIdle(): Promise<void> {
     while (this.running) await this.running.catch(() => undefined);

@@ -95,6 +95,7 @@ export class PluginHost {
   async runFrontEnd(frontEnd: FrontEnd, ctx: FrontEndContext): Promise<number> {
     const previous = this.frontEnd;
     this.frontEnd = frontEnd;
+    this.emit({ type: "ui_start", mode: ctx.mode });
     return frontEnd.run(ctx).finally(() => (this.frontEnd = previous));
   }
 

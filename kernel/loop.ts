@@ -38,6 +38,7 @@ import {
   type ToolCall,
   type ToolCallInfo,
   type ToolDefinition,
+  type ToolOutput,
   type ToolResultMessage,
   type TurnRecord,
 } from "./types.js";
@@ -524,17 +525,25 @@ async function finish(s: LoopState, p: Prepared): Promise<ToolResultMessage> {
   } else {
     const { call, info } = p;
     s.pendingTools.add(call.id);
+    // The latest streamed output: a tool whose updates are output (bash) keeps it in an aborted result.
+    let partialOutput: ToolOutput | undefined;
     try {
       const run = info.tool.execute(info.args as never, {
         toolCallId: call.id,
         signal: s.signal,
-        update: (partial) =>
-          host.emit({ type: "tool_execution_update", toolCallId: call.id, toolName: call.name, partial }),
+        update: (partial) => {
+          partialOutput = partial;
+          host.emit({ type: "tool_execution_update", toolCallId: call.id, toolName: call.name, partial });
+        },
       });
       const output = await untilAborted(Promise.resolve(run), s.signal);
       if (output === ABORT) {
         void Promise.resolve(run).catch(() => undefined);
         result = errorResult(call, ABORTED_RUNNING);
+        if (info.tool.partialIsOutput && partialOutput?.content.length) {
+          const note = { type: "text" as const, text: `\n\n${ABORTED_RUNNING} Its output until then is above.` };
+          result = { ...result, content: [...partialOutput.content, note], details: partialOutput.details };
+        }
       } else {
         const content = Array.isArray(output?.content)
           ? output.content

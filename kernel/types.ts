@@ -226,6 +226,8 @@ export interface ToolDefinition<P extends TSchema = TSchema, D = unknown> {
   executionMode?: "parallel" | "sequential";
   /** True when the tool changes nothing (an MCP tool marked `readOnlyHint`): plan mode keeps it. */
   readOnly?: boolean;
+  /** Its `update()`s are output so far (bash): an abort then keeps the last one in the result the model sees. */
+  partialIsOutput?: boolean;
   /** Repair known shape mistakes in raw arguments before validation. Must not throw. */
   prepareArguments?(args: Record<string, unknown>): Record<string, unknown>;
   /** One line for the system prompt's tool list. */
@@ -345,7 +347,9 @@ export type AgentEvent =
   | { type: "tool_execution_end"; toolCallId: string; toolName: string; result: ToolResultMessage }
   | { type: "retry"; attempt: number; delayMs: number; reason: string }
   | { type: "compaction"; reason: CompactReason; tokensBefore: number; tokensAfter?: number; by: string }
-  | { type: "diagnostic"; level: "info" | "warn" | "error"; message: string; plugin?: string; code?: string };
+  | { type: "diagnostic"; level: "info" | "warn" | "error"; message: string; plugin?: string; code?: string }
+  /** A front end started; its `ui` (if any) is the `ui` service from now on (status, widgets: lib/ui.ts). */
+  | { type: "ui_start"; mode: string };
 
 export type AgentEventType = AgentEvent["type"];
 

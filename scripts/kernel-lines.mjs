@@ -5,7 +5,10 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 
-export const KERNEL_LINE_BAR = 1400;
+// A ratchet, not the goal: 1,914 is the kernel as Biome formats it (width 120) on 2026-12-02. The old
+// 1,400 bar was met by packing lines; issue 29 sets the target at 1,500 formatted lines, reached by moving
+// content out of the kernel. Lower this figure as content leaves; never raise it.
+export const KERNEL_LINE_BAR = 1914;
 
 /** Non-blank, non-comment lines of one TypeScript source. */
 export function countCodeLines(text) {

@@ -30,7 +30,10 @@ import {
 import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
 import type { ScriptedReply, ScriptStep } from "../../plugins/provider-scripted/script.js";
 
+import type { TestUi } from "./ui.js";
+
 export type { ScriptedReply, ScriptStep, ScriptedService };
+export { createTestUi, renderTool, type TestUi, type TestUiDialog, type TestUiOptions } from "./ui.js";
 export { scriptedPlugin };
 
 /** A temporary directory with files in it; `dispose()` deletes it. */
@@ -92,6 +95,11 @@ export interface TestKitOptions {
   agent?: Partial<AgentOptions>;
   /** Options for the scripted provider (chunkSize, contextWindow ...). */
   scripted?: Record<string, unknown>;
+  /**
+   * A `ui` service for the plugins (createTestUi()): served as the TUI's would be, with a `ui_start` event
+   * once the plugins are installed. Without it there is no `ui`, as in print mode.
+   */
+  ui?: TestUi;
 }
 
 export interface TestKit {
@@ -118,7 +126,8 @@ export interface TestKit {
 export function createTestKit(options: TestKitOptions = {}): TestKit {
   // A given cwd is the caller's: files are written into it, and dispose() leaves it.
   const workspace = options.cwd ? workspaceIn(options.cwd, options.files ?? {}, false) : createWorkspace(options.files);
-  const host = new PluginHost({ cwd: workspace.dir });
+  const ui = options.ui;
+  const host = new PluginHost({ cwd: workspace.dir, ui: ui ? () => ui : undefined });
   const events: AgentEvent[] = [];
   host.subscribe("*", (e) => void events.push(e));
   host.install(scriptedPlugin, { chunkSize: 64, ...options.scripted }, { ref: "provider-scripted" });
@@ -131,6 +140,7 @@ export function createTestKit(options: TestKitOptions = {}): TestKit {
   const model = { id: "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 32_000 };
   const agent = new Agent(host, { provider: "scripted", model, ...options.agent });
   const history = () => agent.state.messages;
+  if (ui) host.emit({ type: "ui_start", mode: "interactive" });
   return {
     host,
     agent,

@@ -18,16 +18,23 @@ import {
 import { registerCommands } from "./commands.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service
 import type { Bridge } from "./types.js";
+import { theme } from "./theme.js";
+import type {} from "../../lib/ui.js"; // the plugin UI contract (types the members beyond the dialogs)
 import type {} from "../../lib/thinking.js"; // types the `thinking` service
 
 /** customType of the messages `!cmd` adds; converted to user messages at request time. */
 export const SHELL_MESSAGE = "ui-tui.shell";
 
-/** The `ui` service while the TUI runs (its registration's `ui`); a dialog asked before the app is drawn answers "no". */
+/**
+ * The `ui` service while the TUI runs (its registration's `ui`): the dialogs, and the calls of the plugin
+ * UI contract (lib/ui.ts). A dialog asked before the app is drawn answers "no"; status, widgets, footer and
+ * title set before then are kept and drawn when it starts.
+ */
 function uiService(
   bridge: Bridge,
   log: (m: string, level: "info" | "warn" | "error") => void,
 ): UiService & { readonly active: boolean } {
+  const changed = () => bridge.app?.uiChanged();
   return {
     get active() {
       return bridge.app !== undefined;
@@ -39,6 +46,33 @@ function uiService(
     input: async (title, placeholder, signal) =>
       bridge.app ? bridge.app.dialogs.input(title, placeholder, signal) : undefined,
     notify: (message, level = "info") => (bridge.app ? bridge.app.notify(message, level) : log(message, level)),
+    setStatus(key, text) {
+      if (text === undefined) bridge.ui.statuses.delete(key);
+      else bridge.ui.statuses.set(key, text.replace(/\s*\n\s*/g, " "));
+      changed();
+    },
+    setWidget(key, content, options) {
+      if (content === undefined) bridge.ui.widgets.delete(key);
+      else bridge.ui.widgets.set(key, { content, placement: options?.placement ?? "aboveEditor" });
+      changed();
+    },
+    setFooter(factory) {
+      bridge.ui.footer = factory;
+      changed();
+    },
+    setTitle(title) {
+      bridge.ui.title = title;
+      changed();
+    },
+    setEditorText: (text) => bridge.app?.setEditorText(text),
+    getEditorText: () => bridge.app?.getEditorText() ?? "",
+    getToolsExpanded: () => bridge.app?.toolsExpanded ?? false,
+    setToolsExpanded(expanded) {
+      if (bridge.app) bridge.app.toolsExpanded = expanded;
+    },
+    get theme() {
+      return theme();
+    },
   };
 }
 
@@ -96,9 +130,15 @@ export default definePlugin({
     "Interactive terminal UI: streaming markdown, tool output, editor, slash commands, dialogs for the ui service",
   options: TuiOptions,
   setup(ctx) {
-    const bridge: Bridge = {};
+    const bridge: Bridge = { ui: { statuses: new Map(), widgets: new Map() } };
     const dialogs = uiService(bridge, (m, level) => ctx.log[level](m));
     registerCommands(ctx, bridge);
+    ctx.flags.register({
+      name: "theme",
+      description: "TUI colours: dark, light, a theme in $COIL_HOME/themes/, or a theme file (see /settings)",
+      type: "string",
+      valueName: "name|file",
+    });
     ctx.tap("before_request", async (request) => shellToUser(request), { stage: "LATE" });
     // Begin importing the library and the app once the mode is known to be interactive in a terminal;
     // `run` awaits the same promise.

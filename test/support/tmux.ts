@@ -79,6 +79,16 @@ export class Tmux {
     return this.tmux("capture-pane", "-p", "-t", this.target);
   }
 
+  /** The screen with its colours and styles as SGR sequences (`capture-pane -e`). */
+  colors(): string {
+    return this.tmux("capture-pane", "-p", "-e", "-t", this.target);
+  }
+
+  /** The title the program gave the terminal window (OSC 0/2). */
+  title(): string {
+    return this.tmux("display-message", "-p", "-t", this.target, "#{pane_title}").trim();
+  }
+
   /** Poll the screen until `test` passes; fails with the last screen after `timeoutMs`. */
   async waitFor(test: string | RegExp | ((screen: string) => boolean), timeoutMs = 15_000): Promise<string> {
     const check =
