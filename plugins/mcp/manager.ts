@@ -36,6 +36,7 @@ import type { ServerConfig } from "./config.js";
 import { mapContent, resourceBlock, toToolOutput, withinBudget } from "./results.js";
 import { GroupStdioTransport } from "./stdio.js";
 import type { ServerStatus } from "./api.js";
+import type {} from "../tool-search/api.js"; // types ToolDefinition.deferLoading
 
 export interface ManagerOptions {
   servers: readonly ServerConfig[];
@@ -359,6 +360,8 @@ export class McpManager {
       description: tool.description?.trim() || `Tool '${tool.name}' of the MCP server '${server}'.`,
       parameters: tool.inputSchema as unknown as TSchema,
       readOnly: tool.annotations?.readOnlyHint === true,
+      // Behind tool search when there are many (the tool-search plugin), unless the server is `alwaysLoad`.
+      deferLoading: c.config.alwaysLoad !== true,
       execute: async (args, run): Promise<ToolOutput> => {
         const client = c.client;
         if (!client || c.status !== "connected") {
