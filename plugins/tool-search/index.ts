@@ -23,6 +23,7 @@ import { addDoctorSection } from "../../lib/doctor.js";
 import { currentSubagent } from "../../lib/subagent-scope.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service
 import type {} from "../skills/api.js"; // types the `skills` service
+import type {} from "../mcp/api.js"; // types the `mcp` service
 import type { ToolSearchService, ToolSearchStatus } from "./api.js";
 import { find, splitMcpName, toolEntry, type Entry } from "./catalog.js";
 
@@ -177,6 +178,15 @@ export default definePlugin({
       const key = keyOf(child?.id);
       let conv = conversations.get(key);
       if (conv) return conv;
+      const loaded = restored(child !== undefined);
+      if (messages) usedIn(messages, loaded);
+      conv = { loaded, changes: [], offered: [], reason: "no request yet", sent: [], candidates: [] };
+      if (conversations.size > 500) conversations.delete(conversations.keys().next().value!);
+      conversations.set(key, conv);
+      return conv;
+    };
+    /** What a new conversation starts with loaded: its parent's (a sub-agent), or its session's history. */
+    const restored = (child: boolean): Set<string> => {
       const loaded = new Set<string>();
       if (child) {
         // A sub-agent starts with what its parent found: its brief is usually about the same tools.
@@ -192,11 +202,7 @@ export default definePlugin({
           // no open session: the messages below are all there is
         }
       }
-      if (messages) usedIn(messages, loaded);
-      conv = { loaded, changes: [], offered: [], reason: "no request yet", sent: [], candidates: [] };
-      if (conversations.size > 500) conversations.delete(conversations.keys().next().value!);
-      conversations.set(key, conv);
-      return conv;
+      return loaded;
     };
 
     // ─── the search tool's description: what is deferred, by server ───
@@ -391,11 +397,21 @@ export default definePlugin({
     };
     ctx.services.provide("tool-search", service);
 
-    const describe = (): string => {
+    const describe = async (): Promise<string> => {
       const s = status();
       const lines = [
         `tool search: ${s.active ? "on" : "off"} (${s.mode}${fromEnv ? `, from ${modeSource}` : ""}) — ${s.reason}`,
       ];
+      if (!conversations.has(keyOf(undefined))) {
+        // Before the first request MCP tools are not in the tool list yet: say what will join it.
+        const servers = ((await ctx.services.get("mcp")?.status()) ?? []).filter((x) => x.tools.length);
+        const count = servers.reduce((n, x) => n + x.tools.length, 0);
+        lines.push(
+          count
+            ? `the first request decides: ${count} MCP tools join the tool list then — ${servers.map((x) => `${x.name} (${x.tools.length})`).join(", ")}; run /tools again after it`
+            : "the first request decides; run /tools again after it",
+        );
+      }
       if (s.active) {
         lines.push(
           `sent in full: ${s.loaded.length ? s.loaded.join(", ") : "none of them yet"} (found by ${SEARCH_TOOL}, or called)`,

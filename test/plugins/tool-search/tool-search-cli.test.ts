@@ -155,6 +155,11 @@ describe("deferred tools with real MCP servers", () => {
     // ... with the others the search loaded before (the same tools as request 2: no cache miss), not more.
     expect(names(again[0]!).filter((n) => n.startsWith("mcp__"))).toEqual(loaded);
 
+    // /tools before a request: the first request decides, and the MCP tools that will join it.
+    const tools = await coil(s, ["-c", "-p", "/tools"]);
+    expect(tools.stdout).toContain("tool search: off (auto) — no request yet");
+    expect(tools.stdout).toMatch(/the first request decides: \d+ MCP tools join the tool list then — .*memory \(9\)/);
+
     // /cost: the tools change of request 2 is put down to the search.
     const cost = await coil(s, ["-c", "-p", "/cost"]);
     expect(cost.code).toBe(0);
@@ -211,6 +216,25 @@ describe("deferred tools with real MCP servers", () => {
     expect(loaded.length).toBeGreaterThan(0);
     expect(loaded.every((n) => ["read_graph", "search_nodes", "open_nodes"].includes(n.slice(13)))).toBe(true);
     expect(resultText(toolResults(bodies[1]!).at(-1)!)).toMatch(/more tools? match.* not available here \(plan mode/);
+  }, 60_000);
+
+  it("a command's allowed-tools: a search finds only the tools it allows and says that others match", async () => {
+    const s = setup({ memory: {} }, "  - tool-search: { mode: always }\n");
+    mkdirSync(join(s.home, "prompt-templates"));
+    writeFileSync(
+      join(s.home, "prompt-templates", "recall.md"),
+      "---\ndescription: Look something up in memory\nallowed-tools: tool_search, mcp__memory__read_graph, mcp__memory__search_nodes\n---\nRecall $ARGUMENTS\n",
+    );
+    const bodies: Body[] = [];
+    mock.push(
+      seen(bodies, call("toolu_r", "tool_search", { query: "entities nodes graph" })),
+      seen(bodies, text("recalled")),
+    );
+    const r = await coil(s, ["--no-session", "-p", "/recall coil"]);
+    expect(r.code).toBe(0);
+    expect(names(bodies[0]!)).toEqual(["tool_search"]);
+    expect(names(bodies[1]!).sort()).toEqual(["mcp__memory__read_graph", "mcp__memory__search_nodes", "tool_search"]);
+    expect(resultText(toolResults(bodies[1]!).at(-1)!)).toMatch(/more tools match that are not available here/);
   }, 60_000);
 
   it("a sub-agent whose type lists an MCP tool gets it in full, and no search tool", async () => {
