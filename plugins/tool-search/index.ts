@@ -13,6 +13,7 @@ import {
   Type,
   definePlugin,
   type AgentMessage,
+  type AgentScope,
   type ModelInfo,
   type ModelRequest,
   type Static,
@@ -20,7 +21,6 @@ import {
   type ToolSpec,
 } from "../../kernel/index.js";
 import { addDoctorSection } from "../../lib/doctor.js";
-import { currentSubagent } from "../../lib/subagent-scope.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service
 import type {} from "../skills/api.js"; // types the `skills` service
 import type {} from "../mcp/api.js"; // types the `mcp` service
@@ -160,8 +160,9 @@ export default definePlugin({
         return "";
       }
     };
-    /** The main agent's conversation is keyed by its session; a sub-agent's by its task call too. */
-    const keyOf = (childId: string | undefined) => `${sessionId()}|${childId ?? ""}`;
+    /** The main agent's conversation is keyed by its session; a child agent's by its id too. */
+    const MAIN: AgentScope = { id: "main", depth: 0 };
+    const keyOf = (agent: AgentScope) => `${sessionId()}|${agent.depth > 0 ? agent.id : ""}`;
     const usedIn = (messages: Iterable<AgentMessage>, into: Set<string>) => {
       for (const m of messages) {
         if (m.role === "assistant") {
@@ -173,12 +174,11 @@ export default definePlugin({
       }
     };
     /** The conversation's state; a resumed session's tools found or used before are loaded again. */
-    const conversation = (messages?: readonly AgentMessage[]): Conversation => {
-      const child = currentSubagent();
-      const key = keyOf(child?.id);
+    const conversation = (agent: AgentScope, messages?: readonly AgentMessage[]): Conversation => {
+      const key = keyOf(agent);
       let conv = conversations.get(key);
       if (conv) return conv;
-      const loaded = restored(child !== undefined);
+      const loaded = restored(agent.depth > 0);
       if (messages) usedIn(messages, loaded);
       conv = { loaded, changes: [], offered: [], reason: "no request yet", sent: [], candidates: [] };
       if (conversations.size > 500) conversations.delete(conversations.keys().next().value!);
@@ -190,7 +190,7 @@ export default definePlugin({
       const loaded = new Set<string>();
       if (child) {
         // A sub-agent starts with what its parent found: its brief is usually about the same tools.
-        for (const n of conversations.get(keyOf(undefined))?.loaded ?? []) loaded.add(n);
+        for (const n of conversations.get(keyOf(MAIN))?.loaded ?? []) loaded.add(n);
       } else {
         try {
           const path = ctx.services.get("session")?.path() ?? [];
@@ -256,10 +256,10 @@ export default definePlugin({
     };
 
     let changedBy: string | undefined;
-    const before = (request: ModelRequest): ModelRequest | undefined => {
-      const child = currentSubagent();
+    const before = (request: ModelRequest, agent: AgentScope): ModelRequest | undefined => {
+      const child = agent.depth > 0;
       if (!child) changedBy = undefined;
-      const conv = conversation(request.messages);
+      const conv = conversation(agent, request.messages);
       const search = request.tools.find((t) => t.name === SEARCH_TOOL);
       const candidates = request.tools.filter((t) => deferrable(t.name));
       const verdict = decide(candidates, request.model);
@@ -291,9 +291,9 @@ export default definePlugin({
     };
     // After the plugins that narrow the tools (plan mode, allowed-tools: DEFAULT and EARLY) and before
     // system-prompt (LATE), so the prompt describes the tools the provider receives.
-    ctx.tap("before_request", (request) => before(request), { stage: 90 });
+    ctx.tap("before_request", (request, turn) => before(request, turn.agent), { stage: 90 });
     ctx.tap("turn_end", (turn) => {
-      const conv = conversation();
+      const conv = conversation(turn.agent);
       for (const c of turn.message.content) {
         if (c.type !== "toolCall" || c.name === SEARCH_TOOL || conv.loaded.has(c.name) || !deferrable(c.name)) continue;
         conv.loaded.add(c.name);
@@ -308,8 +308,24 @@ export default definePlugin({
         .map((s) => ({ kind: "skill", name: s.name, description: s.description, params: "", location: s.file }));
     };
 
-    async function runSearch(args: Static<typeof SearchParams>): Promise<ToolOutput> {
-      const conv = conversation();
+    // Which agent a search call is for (a tool's run context does not say): noted when the call is gated.
+    const callers = new Map<string, AgentScope>();
+    ctx.tap(
+      "tool_call",
+      (info) => {
+        if (info.call.name === SEARCH_TOOL) {
+          if (callers.size > 200) callers.clear();
+          callers.set(info.call.id, info.agent);
+        }
+        return undefined;
+      },
+      { stage: "FALLBACK" },
+    );
+
+    async function runSearch(args: Static<typeof SearchParams>, callId: string): Promise<ToolOutput> {
+      const agent = callers.get(callId) ?? MAIN;
+      callers.delete(callId);
+      const conv = conversation(agent);
       const limit = Math.min(args.limit ?? o.maxResults, 20);
       const pool = [...conv.offered.map(toolEntry), ...skillEntries()];
       if (pool.length === 0)
@@ -376,11 +392,11 @@ export default definePlugin({
       promptSnippet: `${SEARCH_TOOL}: find and load tools that are not in your tool list yet (MCP tools when there are many)`,
       parameters: SearchParams,
       readOnly: true,
-      execute: (args) => runSearch(args),
+      execute: (args, run) => runSearch(args, run.toolCallId),
     });
 
     const status = (): ToolSearchStatus => {
-      const conv = conversations.get(keyOf(undefined));
+      const conv = conversations.get(keyOf(MAIN));
       const sent = new Set(conv?.sent ?? []);
       return {
         mode,
@@ -402,7 +418,7 @@ export default definePlugin({
       const lines = [
         `tool search: ${s.active ? "on" : "off"} (${s.mode}${fromEnv ? `, from ${modeSource}` : ""}) — ${s.reason}`,
       ];
-      if (!conversations.has(keyOf(undefined))) {
+      if (!conversations.has(keyOf(MAIN))) {
         // Before the first request MCP tools are not in the tool list yet: say what will join it.
         const servers = ((await ctx.services.get("mcp")?.status()) ?? []).filter((x) => x.tools.length);
         const count = servers.reduce((n, x) => n + x.tools.length, 0);
