@@ -289,7 +289,7 @@ export default definePlugin({
       const same = tools.length === request.tools.length && tools.every((t, i) => t === request.tools[i]);
       return same ? undefined : { ...request, tools };
     };
-    // After the plugins that narrow the tools (plan mode, allowed-tools: DEFAULT and EARLY) and before
+    // After the plugins that narrow the tools (plan mode, allowed-tools: DEFAULT and -50) and before
     // system-prompt (LATE), so the prompt describes the tools the provider receives.
     ctx.tap("before_request", (request, turn) => before(request, turn.agent), { stage: 90 });
     ctx.tap("turn_end", (turn) => {
