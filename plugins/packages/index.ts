@@ -137,10 +137,20 @@ async function confirm(io: CliStreams, question: string): Promise<boolean> {
 
 // ───────────────────────────── install ─────────────────────────────
 
+/** The user asked npm itself not to use the network (`npm_config_offline`): no second, online attempt. */
+const offlineRequested = (env: NodeJS.ProcessEnv): boolean => /^(true|1)$/i.test(env.npm_config_offline ?? "");
+
 async function npmInstall(io: CliStreams, dir: string, specs: string[]): Promise<{ ok: boolean; changed: string[] }> {
   ensureManifest(dir);
   const before = dependencies(dir);
-  const res = await runNpm(["install", "--prefix", dir, "--save", ...specs], { cwd: dir, env: io.env });
+  const args = ["install", "--prefix", dir, "--save", ...specs];
+  // Local folders and tarballs first try without the registry (`--offline`: npm's cache only), so a package
+  // with no registry dependencies never waits on it (an optional peer such as the scaffold's `coil-agent`
+  // made npm retry for a minute offline); if something is not cached (ENOTCACHED), npm runs again online.
+  const localOnly = specs.length > 0 && specs.every((s) => ["dir", "tarball"].includes(classify(s, dir).kind));
+  let res = localOnly ? await runNpm([...args, "--offline"], { cwd: dir, env: io.env }) : undefined;
+  if (!res || (res.code !== 0 && /ENOTCACHED/.test(res.stderr) && !offlineRequested(io.env)))
+    res = await runNpm(args, { cwd: dir, env: io.env });
   if (res.code !== 0) {
     io.stderr.write(
       `coil install: npm install failed (exit ${res.code}) in ${dir}:\n${res.stderr.trim() || res.stdout.trim()}\n`,
