@@ -7,7 +7,8 @@
 import { join } from "node:path";
 import { Command, CommanderError, Help, Option } from "commander";
 import { Agent } from "../kernel/agent.js";
-import { CoilError, formatDiagnostic, formatError } from "../kernel/errors.js";
+import { CoilError, formatDiagnostic } from "../kernel/errors.js";
+import { formatError } from "./format-error.js";
 import type { PluginHost } from "../kernel/host.js";
 import type { FrontEnd } from "../kernel/plugin.js";
 import {
@@ -25,7 +26,9 @@ import { distance, resolvePreset, type ResolvedPreset } from "../boot/preset.js"
 import type { RunShape } from "../boot/load.js";
 import { formatPreset } from "./preset-show.js";
 import { PACKAGE_INSTALLER, type PackageInstaller } from "../lib/package-installer.js";
+import { RELOAD, type ReloadRequest, type ReloadService } from "../lib/reload.js";
 import { settleTrust, trustCommand } from "./trust.js";
+import { startPlugins, stopPlugins } from "../boot/lifecycle.js";
 
 export interface CliIO {
   argv: string[];
@@ -142,8 +145,40 @@ function modesOf(host?: PluginHost): string[] {
   return [...modes];
 }
 
-/** Run the CLI; resolves to the exit code. */
+/** What a run of the CLI offers for an in-process rebuild (`/reload`): the `reload` service, and which rebuild this is. */
+interface Rebuild {
+  services: Record<string, unknown>;
+  fresh: number;
+}
+
+/**
+ * Run the CLI; resolves to the exit code. A front end may ask for a rebuild (the `reload` service,
+ * lib/reload.ts): once it returns and every plugin has stopped, coil is assembled again in this process
+ * from the command line the request gives, and the new front end gets what the old one handed over.
+ */
 export async function main(io: CliIO): Promise<number> {
+  let argv = io.argv;
+  let handover: unknown;
+  for (let fresh = 0; ; fresh++) {
+    let requested: ReloadRequest | undefined;
+    const reload: ReloadService = {
+      request: (request) => {
+        requested = request;
+      },
+      handover: () => {
+        const given = handover;
+        handover = undefined;
+        return given;
+      },
+    };
+    const code = await runOnce({ ...io, argv }, { services: { [RELOAD]: reload }, fresh });
+    if (!requested) return code;
+    argv = requested.args(argv);
+    handover = requested.handover;
+  }
+}
+
+async function runOnce(io: CliIO, rebuild: Rebuild): Promise<number> {
   const home = coilHome(io.env);
   const homeProblem = secureCoilHome(home);
   if (homeProblem) io.stderr.write(`coil: warning: ${homeProblem}\n`);
@@ -155,7 +190,7 @@ export async function main(io: CliIO): Promise<number> {
     first.trust = trust.trusted;
     first.codeTrusted = trust.explicit;
     if (word === "preset") return presetCommand(io, first, home);
-    const { preset, host, setupDiagnostics } = await loadPreset(io, home, first);
+    const { preset, host, setupDiagnostics } = await loadPreset(io, home, first, rebuild);
     const at = firstPositional(io.argv, host);
     const sub = at >= 0 ? host.subcommands.get(io.argv[at]!) : undefined;
     showSetupDiagnostics(setupDiagnostics, io.stderr, sub !== undefined);
@@ -163,7 +198,7 @@ export async function main(io: CliIO): Promise<number> {
       try {
         return await sub.run(io.argv.slice(at + 1), io);
       } finally {
-        await echoing(host, io, () => host.stop());
+        await echoing(host, io, () => stopPlugins(host));
       }
     }
     const cmd = program(io, host);
@@ -212,7 +247,7 @@ export async function main(io: CliIO): Promise<number> {
     const { agent, modelError } = agentForStart(host, preset);
     try {
       const exit = await echoing(host, io, () =>
-        host.start(agent, io, { mode, prompt, modelFromCli: Boolean(first.model || first.provider) }),
+        startPlugins(host, agent, io, { mode, prompt, modelFromCli: Boolean(first.model || first.provider) }),
       );
       if (exit !== undefined) return exit;
       // Without a usable provider the interactive UI still opens, to help add a key (docs/tui.md); other modes stop here.
@@ -227,7 +262,7 @@ export async function main(io: CliIO): Promise<number> {
         stderr: io.stderr,
       });
     } finally {
-      await echoing(host, io, () => host.stop());
+      await echoing(host, io, () => stopPlugins(host));
     }
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
@@ -244,18 +279,23 @@ export async function main(io: CliIO): Promise<number> {
 }
 
 /** Resolve the preset and load its plugins (boot's assemble()), installing missing npm packages on first use (each once). */
-async function loadPreset(io: CliIO, home: string, first: ReturnType<typeof scan>): Promise<Assembled> {
+async function loadPreset(
+  io: CliIO,
+  home: string,
+  first: ReturnType<typeof scan>,
+  rebuild: Rebuild,
+): Promise<Assembled> {
   for (const tried = new Set<string>(); ; ) {
     let assembled: Assembled;
     try {
-      assembled = await assemble(assembleOptions(io, home, first));
+      assembled = await assemble({ ...assembleOptions(io, home, first), ...rebuild });
     } catch (error) {
       if (!(await installOnFirstUse(error, io, home, first.yes, tried))) throw error;
       continue;
     }
     if (tried.has(PENDING) || !(await installPending(assembled.host, io, first.yes))) return assembled;
     tried.add(PENDING);
-    await assembled.host.stop();
+    await stopPlugins(assembled.host);
   }
 }
 
@@ -341,7 +381,7 @@ async function installOnFirstUse(
     }
     return await installer.install([spec], dir, io);
   } finally {
-    await host.stop();
+    await stopPlugins(host);
   }
 }
 

@@ -34,7 +34,7 @@ export function placesOf(
     | Partial<Compat>
     | undefined;
   const compat = compatOf(set);
-  const skills = skillPlaces(where.cwd, compat, where.home, where.env.HOME || homedir()).map((p) => ({
+  const skills = skillPlaces(where.cwd, compat, where.home, where.env.HOME || homedir(), {}, where.env).map((p) => ({
     dir: p.dir,
     exists: existsSync(p.dir),
     ...(p.family ? { family: p.family } : {}),

@@ -90,6 +90,11 @@ export interface ToolResultMessage<D = unknown> {
   /** Structured data for front ends and plugins; never sent to the model. */
   details?: D;
   isError: boolean;
+  /**
+   * Set when plugins rewrote the call's arguments (tool_call's rewrite step): what ran (or was blocked) and
+   * who changed it. The assistant message keeps the arguments the model sent.
+   */
+  rewritten?: { args: Record<string, unknown>; by: readonly string[] };
   timestamp: number;
 }
 
@@ -239,6 +244,14 @@ export interface ToolDefinition<P extends TSchema = TSchema, D = unknown> {
 
 // ───────────────────────────── hook arguments and verdicts ─────────────────────────────
 
+/** Which agent a hook runs for: the main agent (`main`, depth 0) or a child made with `agent.fork()`. */
+export interface AgentScope {
+  /** `main`, or the id the child was forked with (the subagents plugin uses the `task` call's id). */
+  id: string;
+  /** 0 for the main agent, 1 for its children, 2 for theirs. */
+  depth: number;
+}
+
 /** Second argument of `before_request`. */
 export interface TurnInfo {
   /** 0-based turn index within this run. */
@@ -246,25 +259,33 @@ export interface TurnInfo {
   /** 0 for the first attempt, 1 for the retry after a context-overflow compaction. */
   attempt: number;
   signal: AbortSignal;
+  agent: AgentScope;
 }
 
-/** What `tool_call` gates and `tool_result` taps see. */
+/** What `tool_call` rewrites and gates and `tool_result` taps see. */
 export interface ToolCallInfo {
+  /** The call as the model made it. */
   call: ToolCall;
-  /** Arguments after `prepareArguments` and validation. */
+  /** Arguments after `prepareArguments`, validation and the rewrites so far: in the gate step, what will run. */
   args: Record<string, unknown>;
+  /** Plugins whose rewrites changed `args`, in order (absent when none did). */
+  rewrittenBy?: readonly string[];
   tool: ToolDefinition;
   /** The assistant message that made the call. */
   message: AssistantMessage;
   signal: AbortSignal;
+  agent: AgentScope;
 }
 
-/** `tool_call` bails with this to block a call. `reason` is shown to the model. */
+/** A `tool_call` gate bails with this to block a call. `reason` is shown to the model. */
 export interface ToolBlock {
   block: true;
   reason: string;
 }
-/** `tool_call` returns this to run the call with other arguments: re-validated, then the later gates see them. */
+/**
+ * A tap of `tool_call`'s rewrite step returns this to run the call with other arguments: validated like the
+ * model's, then the later rewrites and every gate see them.
+ */
 export interface ToolRewrite {
   args: Record<string, unknown>;
 }
@@ -278,6 +299,7 @@ export interface TurnRecord {
   toolResults: readonly ToolResultMessage[];
   /** The whole context after the write-back. */
   messages: readonly AgentMessage[];
+  agent: AgentScope;
 }
 
 export interface StopQuery {
@@ -286,6 +308,7 @@ export interface StopQuery {
   turns: number;
   /** Messages waiting in the steering queue. */
   steering: number;
+  agent: AgentScope;
 }
 
 /**
@@ -308,13 +331,14 @@ export interface CompactRequest {
   /**
    * Estimated tokens the new `messages` should stay under: the compaction limit (window − reserve) minus
    * what the system prompt and tools take, and after an overflow at most three quarters of `messages`.
-   * Absent when the caller has no limit (a branch summary).
+   * Absent when the caller has no limit.
    */
   targetTokens?: number;
   model: ModelInfo;
   /** Extra instructions from the user (`/compact focus on X`). */
   instructions?: string;
   signal: AbortSignal;
+  agent: AgentScope;
 }
 
 export interface CompactResult {
@@ -342,7 +366,14 @@ export type AgentEvent =
   | { type: "message_start"; message: AgentMessage }
   | { type: "message_update"; message: AssistantMessage; event: ProviderEvent }
   | { type: "message_end"; message: AgentMessage }
-  | { type: "tool_execution_start"; toolCallId: string; toolName: string; args: Record<string, unknown> }
+  | {
+      type: "tool_execution_start";
+      toolCallId: string;
+      toolName: string;
+      /** The arguments that run: the model's, or the rewrite step's (then `rewrittenBy` names who changed them). */
+      args: Record<string, unknown>;
+      rewrittenBy?: readonly string[];
+    }
   | { type: "tool_execution_update"; toolCallId: string; toolName: string; partial: ToolOutput }
   | { type: "tool_execution_end"; toolCallId: string; toolName: string; result: ToolResultMessage }
   | { type: "retry"; attempt: number; delayMs: number; reason: string }

@@ -14,10 +14,10 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadPlugin } from "../../boot/load.js";
+import { validateOptions } from "../../boot/options.js";
 import { coilHome } from "../../boot/paths.js";
 import {
   Agent,
-  PluginHost,
   lastAssistantText,
   textOf,
   type AgentEvent,
@@ -27,6 +27,7 @@ import {
   type RunResult,
   type ToolResultMessage,
 } from "../../kernel/index.js";
+import { PluginHost } from "../../kernel/host.js";
 import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
 import type { ScriptedReply, ScriptStep } from "../../plugins/provider-scripted/script.js";
 
@@ -127,7 +128,7 @@ export function createTestKit(options: TestKitOptions = {}): TestKit {
   // A given cwd is the caller's: files are written into it, and dispose() leaves it.
   const workspace = options.cwd ? workspaceIn(options.cwd, options.files ?? {}, false) : createWorkspace(options.files);
   const ui = options.ui;
-  const host = new PluginHost({ cwd: workspace.dir, ui: ui ? () => ui : undefined });
+  const host = new PluginHost({ cwd: workspace.dir, validate: validateOptions, ui: ui ? () => ui : undefined });
   const events: AgentEvent[] = [];
   host.subscribe("*", (e) => void events.push(e));
   host.install(scriptedPlugin, { chunkSize: 64, ...options.scripted }, { ref: "provider-scripted" });

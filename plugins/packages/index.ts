@@ -12,17 +12,21 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { definePlugin, messageOf, Type, type CliStreams } from "../../kernel/index.js";
+import { claudePluginsReport } from "../../lib/claude-plugins.js";
+import { addDoctorSection } from "../../lib/doctor.js";
 import { coilHome } from "../../lib/paths.js";
 import { projectRoot } from "../../lib/project.js";
 import { PACKAGE_INSTALLER, type PackageInstaller } from "../../lib/package-installer.js";
+import { PLUGIN_INSPECTOR, type PluginInspector } from "../../lib/plugin-inspector.js";
 import { packageStates, refOf, setPackageState } from "../../lib/preset-file.js";
 import { describePackage, formatReport, presetFileOf } from "./activate.js";
 import { LOCK_FILE, readLock, writeLock, type LockEntry } from "./lockfile.js";
 import { classify, dependencies, ensureManifest, npmLockEntry, readJson, registryName, runNpm } from "./npm.js";
 import type { InstallReport } from "./claude/index.js";
+import type {} from "../skills/api.js"; // types the `skills` service (its `compat` is the shared setting)
 import { scaffoldCommand } from "./scaffold.js";
 
-type IO = CliStreams & { argv?: string[]; trusted?: boolean };
+type IO = CliStreams & { argv?: string[]; trusted?: boolean; inspector?: PluginInspector };
 
 export const coilHomeOf = coilHome;
 /** Where packages live: `$COIL_HOME/packages` (user) or `<project>/.coil/packages`. */
@@ -429,6 +433,7 @@ async function activate(
     coilHomeOf(io.env),
     dirname(presetFile),
     !project || projectTrusted(io),
+    io.inspector,
   );
   say(
     io,
@@ -707,7 +712,8 @@ export default definePlugin({
         name,
         description,
         usage,
-        run: (argv, io) => run(argv, { ...io, trusted: ctx.projectTrusted } as IO),
+        run: (argv, io) =>
+          run(argv, { ...io, trusted: ctx.projectTrusted, inspector: ctx.services.get(PLUGIN_INSPECTOR) } as IO),
       });
     // The Claude Code plugin code (./claude/) loads only when a preset names marketplaces or plugins, or `coil marketplace` runs.
     const needs = ctx.options.claudePlugins.length > 0 || Object.keys(ctx.options.marketplaces).length > 0;
@@ -720,6 +726,17 @@ export default definePlugin({
           })
         : undefined;
     ctx.services.provide(PACKAGE_INSTALLER, { install: installForPreset, pending } satisfies PackageInstaller);
+    // `coil doctor`: the Claude Code plugins coil installed and those Claude Code installed itself, and whether each loads.
+    addDoctorSection(ctx, {
+      title: "Claude Code plugins",
+      report: () =>
+        claudePluginsReport({
+          home: coilHomeOf(),
+          cwd: projectRoot(ctx.cwd),
+          trusted: ctx.projectTrusted,
+          claudeCode: ctx.services.get("skills")?.compat.claude !== false,
+        }).join("\n"),
+    });
     sub(
       "install",
       "install and enable coil packages (npm spec, git URL, folder or .tgz) or Claude Code plugins; no spec: what coil-lock.json records",

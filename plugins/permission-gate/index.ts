@@ -45,6 +45,8 @@ export default definePlugin({
       valueName: "mode",
     });
     ctx.onStart(() => gate.applyFlag());
+    // Rules judge the final arguments (the gate step); PermissionRequest hooks may rewrite before (the rewrite step).
+    ctx.tap("tool_call", (info) => gate.rewrite(info), { stage: Stage.FALLBACK, step: "rewrite" });
     ctx.tap("tool_call", (info) => gate.check(info), { stage: Stage.GUARD });
     ctx.tap("tool_result", (result, info) => gate.withhold(result, info), { stage: Stage.GUARD });
     ctx.commands.register({

@@ -9,9 +9,10 @@
  */
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { Type, definePlugin, type SlashResult, type UserMessage } from "../../kernel/index.js";
-import { claudePluginSkillDirs } from "../../lib/claude-plugins.js";
+import { claudePluginSkillDirs, isFile } from "../../lib/claude-plugins.js";
+import { readPiSettings } from "../../lib/pi-settings.js";
 import { substituteArguments } from "../../lib/command-body.js";
 import { CompatOption, compatOf, skillPlaces, type Compat } from "../../lib/compat.js";
 import { addDoctorSection } from "../../lib/doctor.js";
@@ -86,8 +87,25 @@ export function skillRoots(
     dir: resolve(ctx.baseDir, p.replace(/^~(?=$|\/)/, userHome)),
     source: "path" as const,
   }));
-  for (const p of skillPlaces(ctx.cwd, compat, home, userHome, o))
-    roots.push({ dir: p.dir, source: p.scope, ...(p.family ? { family: p.family } : {}) });
+  for (const p of skillPlaces(ctx.cwd, compat, home, userHome, o, env))
+    roots.push({
+      dir: p.dir,
+      source: p.scope,
+      ...(p.family ? { family: p.family } : {}),
+      ...(p.rootFiles ? { rootFiles: true } : {}),
+    });
+  // Pi's settings.json `skills` paths (folders, or skill files), after Pi's own folders.
+  if (compat.pi)
+    for (const p of readPiSettings({ cwd: ctx.cwd, trusted: ctx.projectTrusted === true, env }).skills) {
+      if (p.scope === "project" ? o.project === false : o.user === false) continue;
+      const file = isFile(p.path);
+      roots.push({
+        dir: file ? dirname(p.path) : p.path,
+        source: p.scope,
+        family: "pi",
+        ...(file ? { files: [p.path] } : {}),
+      });
+    }
   if (o.packages)
     roots.push(
       ...packageDirs(home, "skills", "skills", {
@@ -97,7 +115,12 @@ export function skillRoots(
     );
   if (o.packages)
     roots.push(
-      ...claudePluginSkillDirs({ home, cwd: projectRoot(ctx.cwd), trusted: ctx.projectTrusted }).map((dir) => ({
+      ...claudePluginSkillDirs({
+        home,
+        cwd: projectRoot(ctx.cwd),
+        trusted: ctx.projectTrusted,
+        claudeCode: compat.claude,
+      }).map((dir) => ({
         dir,
         source: "package" as const,
       })),
@@ -179,7 +202,8 @@ export default definePlugin({
     };
     const report = (c: SkillCatalog) => {
       for (const p of c.problems) say(`skill ${p.file} not loaded: ${p.reason}`, "warn");
-      for (const s of c.skipped) say(`skills in ${s.dir} not loaded: ${s.reason}`, "warn");
+      // Pi skips these folders silently; coil names them in /skills and coil doctor, without a warning at each start.
+      for (const s of c.skipped) say(`skills in ${s.dir} not loaded: ${s.reason}`, "info");
       for (const s of c.skills) for (const w of s.warnings) say(`skill ${s.file}: ${w}`, "info");
       for (const s of c.shadowed)
         say(`skill ${s.file} not used: '${s.name}' is already defined by ${s.by} (the first one found wins)`, "info");

@@ -4,44 +4,44 @@
  * stdout carries protocol messages only; diagnostics go to stderr. See docs/editors.md.
  */
 import { format } from "node:util";
-import { definePlugin, type FrontEndContext, type PluginHost, type UiService } from "../../kernel/index.js";
+import { definePlugin, type FrontEndContext, type PluginContext, type UiService } from "../../kernel/index.js";
 import { coilVersion } from "../../lib/paths.js";
 import { onTermination } from "../../lib/signals.js";
 import type { Operations } from "../tools-coding/api.js";
 import type { AcpServer } from "./server.js";
 
 /**
- * ── The one place this front end hooks into the host ──
+ * ── The one place this front end hooks into coil ──
  * While ACP runs, the `ui` service is the client's dialogs, and (when the client offers them) the
- * `operations` service is the client's files and terminals. Returns the undo.
+ * `operations` service is the client's files and terminals: this plugin provides `operations` as a
+ * fallback (a sandbox that provides it keeps it), filled in once the client says what it offers. Returns the undo.
  */
 function attach(
-  host: PluginHost,
+  ctx: PluginContext,
   server: AcpServer,
   dialogs: { current?: UiService },
+  clientOps: Partial<Operations>,
 ): { ui(ui: UiService): void; operations(ops: Partial<Operations> | undefined): void; detach(): void } {
   const previousUi = dialogs.current;
-  let synced = false;
   return {
     ui(ui) {
       dialogs.current = ui; // served as this front end's registered `ui` while it runs
     },
     operations(ops) {
       if (!ops) return;
-      const owner = host.services.owner("operations");
-      if (owner && owner !== "ui-acp") {
+      const owner = ctx.services.owner("operations");
+      if (owner !== ctx.id) {
         // A sandbox (or another backend) owns files and processes: it keeps them, the client's are not used.
         server.note(
           `plugin ${owner} provides the operations service, so the client's files and terminals are not used`,
         );
         return;
       }
-      host.services.sync("ui-acp", [["operations", ops]]);
-      synced = true;
+      Object.assign(clientOps, ops);
     },
     detach() {
       dialogs.current = previousUi;
-      if (synced) host.services.sync("ui-acp", []);
+      for (const key of Object.keys(clientOps) as (keyof Operations)[]) delete clientOps[key];
     },
   };
 }
@@ -55,6 +55,9 @@ export default definePlugin({
     let active: AcpServer | undefined;
     /** The client's dialogs while ACP runs: this front end's `ui` (the host serves it while acp runs). */
     const dialogs: { current?: UiService } = {};
+    /** The client's files and terminals while a client that offers them is connected; empty otherwise. */
+    const clientOps: Partial<Operations> = {};
+    ctx.services.provide("operations", clientOps, { fallback: true });
     // Diffs for the editor: the file before an edit or write (after the gate allowed it), and after.
     ctx.tap("tool_call", async (info) => void (await active?.beforeTool(info)), {
       stage: "LATE",
@@ -82,7 +85,7 @@ export default definePlugin({
           mcp: () => ctx.services.get("mcp"),
           version: version(),
         });
-        const hookup = attach(fe.host, server, dialogs);
+        const hookup = attach(ctx, server, dialogs, clientOps);
         hookup.ui(server.ui());
         server.onInitialized = () => hookup.operations(server.operations());
         active = server;

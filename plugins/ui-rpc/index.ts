@@ -11,7 +11,6 @@ import {
   type AgentMessage,
   type FrontEndContext,
   type ModelInfo,
-  type PluginHost,
   type UiService,
 } from "../../kernel/index.js";
 import type {} from "../../lib/ui.js"; // the plugin UI contract (setStatus, setWidget, ...)
@@ -246,7 +245,7 @@ class RpcServer {
 
   private setModel(
     agent: Agent,
-    host: PluginHost,
+    host: FrontEndContext["host"],
     msg: Record<string, unknown>,
   ): { provider: string; model: ModelInfo } {
     const modelId = typeof msg.model === "string" ? msg.model : "";

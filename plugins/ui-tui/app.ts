@@ -199,8 +199,8 @@ export class TuiApp implements AppHandle {
       this.tui.invalidate();
       this.tui.requestRender();
     });
-    // After /reload: the previous process's editor history and text (reload.ts)
-    const carried = takeCarry();
+    // After /reload: the previous TUI's editor history and text (reload.ts)
+    const carried = takeCarry(ctx.services.get("reload"));
     for (const text of carried?.history ?? []) this.remember(text);
     if (carried?.text) this.editor.setText(carried.text);
   }
@@ -220,7 +220,7 @@ export class TuiApp implements AppHandle {
     }
   }
 
-  /** The editor's history and text, for the process `/reload` starts. */
+  /** The editor's history and text, for the TUI `/reload` starts. */
   editorCarry(): EditorCarry {
     return { history: this.history.slice(-HISTORY_CARRIED), text: this.editor.getText() };
   }

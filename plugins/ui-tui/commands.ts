@@ -503,20 +503,24 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
     "[theme <name>]",
   );
 
-  reg("reload", "reload plugins, skills and templates (restarts coil on this session)", (_args, agent) => {
-    if (!bridge.app)
-      return "Plugins, skills and prompt templates load at start-up: run coil again (coil -c continues the latest session).";
-    if (agent.isRunning) return "A run is going: wait for it to finish (or press Esc), then /reload.";
-    const s = ctx.services.get("session");
-    const kept = s?.persistent
-      ? "this session continues"
-      : "this session is in memory only, so the new process starts empty";
-    bridge.app.notify(`Reloading plugins, skills and templates: restarting coil (${kept})…`);
-    bridge.reload = true;
-    const app = bridge.app;
-    // let the notice reach the screen before the TUI stops
-    setTimeout(() => app.quit(), 60);
-  });
+  reg(
+    "reload",
+    "reload plugins, skills and templates (rebuilds coil in this process, on this session)",
+    (_args, agent) => {
+      if (!bridge.app || !ctx.services.get("reload"))
+        return "Plugins, skills and prompt templates load at start-up: run coil again (coil -c continues the latest session).";
+      if (agent.isRunning) return "A run is going: wait for it to finish (or press Esc), then /reload.";
+      const s = ctx.services.get("session");
+      const kept = s?.persistent
+        ? "this session continues"
+        : "this session is in memory only, so the rebuilt coil starts empty";
+      bridge.app.notify(`Reloading plugins, skills and templates: rebuilding coil (${kept})…`);
+      bridge.reload = true;
+      const app = bridge.app;
+      // let the notice reach the screen before the TUI stops
+      setTimeout(() => app.quit(), 60);
+    },
+  );
 
   reg(
     "login",

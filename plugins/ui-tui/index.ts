@@ -2,7 +2,7 @@
  * ui-tui: the interactive terminal UI (`coil` with no prompt in a terminal). The terminal library
  * (@mariozechner/pi-tui, see docs/decisions.md) and the app are imported lazily: as soon as start-up
  * looks interactive (setup's guess, confirmed in `onStart`), and awaited in the front end's `run`, so a
- * print-mode start does not load them. `/reload` restarts coil on the session (reload.ts). docs/tui.md is the user guide.
+ * print-mode start does not load them. `/reload` rebuilds coil in process on the session (reload.ts). docs/tui.md is the user guide.
  */
 import { appendFileSync } from "node:fs";
 import {
@@ -16,6 +16,7 @@ import {
   type UiService,
 } from "../../kernel/index.js";
 import { registerCommands } from "./commands.js";
+import type {} from "../../lib/reload.js"; // types the CLI's `reload` service
 import type {} from "../session-jsonl/api.js"; // types the `session` service
 import type { Bridge } from "./types.js";
 import { theme } from "./theme.js";
@@ -161,17 +162,15 @@ export default definePlugin({
         const [lib, { TuiApp }] = await load();
         const app = new TuiApp(lib, fe, ctx, bridge);
         const code = await app.run();
-        if (!bridge.reload) return code;
-        // /reload: the TUI has stopped and restored the terminal; run coil again on this session.
-        const { restart, sessionFileOf } = await import("./reload.js");
+        const reload = ctx.services.get("reload");
+        if (!bridge.reload || !reload) return code;
+        // /reload: the TUI has stopped and restored the terminal; coil is rebuilt in this process, on this session.
+        const { requestReload, sessionFileOf } = await import("./reload.js");
         const { provider, model } = fe.agent.state;
         const thinking = ctx.services.get("thinking")?.level(fe.agent);
-        return restart(
-          fe,
-          sessionFileOf(ctx.services.get("session")),
-          { model: `${provider}/${model.id}`, thinking },
-          app.editorCarry(),
-        );
+        const now = { model: `${provider}/${model.id}`, thinking };
+        requestReload(reload, sessionFileOf(ctx.services.get("session")), now, app.editorCarry());
+        return code;
       },
     });
   },

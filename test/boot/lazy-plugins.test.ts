@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { builtinManifest } from "../../boot/load.js";
 import { builtinPluginIds, packageRoot } from "../../boot/paths.js";
-import { PluginHost } from "../../kernel/host.js";
+import { testHost } from "../support/host.js";
 import { isPlugin } from "../../kernel/plugin.js";
 import { childEnv } from "../support/env.js";
 
@@ -86,7 +86,7 @@ describe("lazy plugin loading", () => {
       expect(existsSync(file)).toBe(true);
       const plugin = (await import(file)).default;
       expect(isPlugin(plugin)).toBe(true);
-      const host = new PluginHost({ cwd: work });
+      const host = testHost({ cwd: work });
       host.install(plugin, {});
       const modes = host.frontEnds.values().flatMap((f) => f.modes);
       expect({

@@ -1,7 +1,8 @@
 /** Model resolution (lib/models.ts): the one set of rules behind --model, presets, /model and RPC set_model. */
 import { describe, expect, it } from "vitest";
 import { PassThrough } from "node:stream";
-import { Agent, PluginHost, type ModelInfo, type Provider } from "../../kernel/index.js";
+import { Agent, type ModelInfo, type Provider } from "../../kernel/index.js";
+import { testHost } from "../support/host.js";
 import { chooseModel, resolveModel } from "../../lib/models.js";
 import uiRpc from "../../plugins/ui-rpc/index.js";
 
@@ -56,7 +57,7 @@ describe("resolveModel", () => {
 
 describe("RPC set_model", () => {
   it("resolves the model by the same rules as /model and --model (fuzzy names included)", async () => {
-    const host = new PluginHost({ cwd: "/" });
+    const host = testHost({ cwd: "/" });
     for (const p of providers) host.providers.register(p.id, p, "test");
     host.install(uiRpc);
     const agent = new Agent(host, { provider: "anthropic", model: providers[0]!.models![0]! });

@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Agent, PluginHost, Type, definePlugin, type CustomMessage } from "../../kernel/index.js";
+import { Agent, Type, definePlugin, type CustomMessage } from "../../kernel/index.js";
+import { testHost } from "../support/host.js";
 import anthropicPlugin from "../../plugins/provider-anthropic/index.js";
 import openaiPlugin from "../../plugins/provider-openai/index.js";
 import modelsPlugin from "../../plugins/models/index.js";
@@ -164,7 +165,7 @@ describe("continuing after a tool loop cut off by an abort, on another model (#1
           models,
           `providers:\n  openai:\n    baseUrl: ${o.url}\n    compat: { store: true }\n  local:\n    baseUrl: ${o.url}\n    apiKeyEnv: LOCAL_KEY\n`,
         );
-        const host = new PluginHost();
+        const host = testHost();
         host.install(anthropicPlugin, { baseUrl: a.url, modelsFile: models });
         host.install(openaiPlugin, { modelsFile: models });
         host.install(slowTool);
@@ -245,7 +246,7 @@ describe("switching providers mid-conversation", () => {
       models,
       `providers:\n  openai:\n    baseUrl: ${o.url}\n    compat: { store: true }\n  local:\n    baseUrl: ${o.url}\n    apiKeyEnv: LOCAL_KEY\n`,
     );
-    const host = new PluginHost();
+    const host = testHost();
     host.install(anthropicPlugin, { baseUrl: a.url, modelsFile: models });
     host.install(openaiPlugin, { modelsFile: models });
     host.install(modelsPlugin);
@@ -322,7 +323,7 @@ describe("switching providers mid-conversation", () => {
         } as never);
       },
     });
-    const host = new PluginHost();
+    const host = testHost();
     host.install(store);
     host.install(anthropicPlugin, { baseUrl: a.url });
     host.install(openaiPlugin, { baseUrl: o.url });
@@ -339,7 +340,7 @@ describe("switching providers mid-conversation", () => {
 
   it("/model names the problem when the model or provider cannot be used", async () => {
     delete process.env.ANTHROPIC_API_KEY;
-    const host = new PluginHost();
+    const host = testHost();
     host.install(anthropicPlugin, { baseUrl: a.url });
     host.install(openaiPlugin, { baseUrl: o.url });
     host.install(modelsPlugin);

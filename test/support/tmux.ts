@@ -104,6 +104,26 @@ export class Tmux {
     }
   }
 
+  /** The processes running in the pane below its shell (pid and command line), from `ps`. */
+  processes(): { pid: number; args: string }[] {
+    const shell = Number(this.tmux("display-message", "-p", "-t", this.target, "#{pane_pid}").trim());
+    const rows = execFileSync("ps", ["-e", "-o", "pid=,ppid=,args="], { encoding: "utf8" })
+      .split("\n")
+      .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3]! }));
+    const below = new Set([shell]);
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const row of rows)
+        if (below.has(row.ppid) && !below.has(row.pid)) {
+          below.add(row.pid);
+          grew = true;
+        }
+    }
+    return rows.filter((row) => row.pid !== shell && below.has(row.pid)).map(({ pid, args }) => ({ pid, args }));
+  }
+
   kill(): void {
     try {
       this.tmux("kill-server");

@@ -5,7 +5,6 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   Agent,
-  PluginHost,
   Type,
   definePlugin,
   estimateMessageTokens,
@@ -15,6 +14,7 @@ import {
   type ProviderRequest,
   type ToolResultMessage,
 } from "../../../kernel/index.js";
+import { testHost } from "../../support/host.js";
 import compaction, { parseSummary, planCut, summaryMessage } from "../../../plugins/compaction-summary/index.js";
 import type { ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import type { ScriptedReply } from "../../../plugins/provider-scripted/script.js";
@@ -551,7 +551,7 @@ describe("compaction-summary: abort listeners", () => {
           );
         },
       });
-      const host = new PluginHost({ cwd: home });
+      const host = testHost({ cwd: home });
       host.install(openai, { baseDelayMs: 5, modelsFile: models });
       host.install(probe);
       host.install(compaction, {});

@@ -213,7 +213,7 @@ describe("a project without a configured language", () => {
         true,
       ]);
     } finally {
-      await t.host.stop();
+      await t.stop();
     }
   }, 30_000);
 });
@@ -231,7 +231,7 @@ describe("the lsp tool and the permission gate", () => {
       expect(textOf(edit)).toMatch(/^Blocked: edit is not allowed: plan mode is read-only/);
       expect(statusOf(t)).toEqual([]);
     } finally {
-      await t.host.stop();
+      await t.stop();
     }
   });
 });

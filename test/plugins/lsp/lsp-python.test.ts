@@ -27,7 +27,7 @@ describe("lsp: pyright", () => {
     });
   }, 30_000);
   afterAll(async () => {
-    await t?.host.stop();
+    await t?.stop();
   });
 
   it("an edit that introduces a type error returns it in the same result; a fix clears it", async () => {

@@ -6,8 +6,11 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { Agent, PluginHost, type AgentEvent, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
+import { Agent, type AgentEvent, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
+import type { PluginHost } from "../../../kernel/host.js";
+import { startPlugins, stopPlugins } from "../../../boot/lifecycle.js";
 import { packageRoot } from "../../../boot/paths.js";
+import { testHost } from "../../support/host.js";
 import lspPlugin, { type DiagnosticsDetails, type LspService } from "../../../plugins/lsp/index.js";
 import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import type { ScriptStep } from "../../../plugins/provider-scripted/script.js";
@@ -31,6 +34,8 @@ export interface Started {
   agent: Agent;
   scripted: ScriptedService;
   events: AgentEvent[];
+  /** Run the plugins' stop callbacks (the lsp servers shut down). */
+  stop(): Promise<void>;
   results(): ToolResultMessage[];
   warnings(): string[];
 }
@@ -42,7 +47,7 @@ export async function startHost(
   more: [Plugin<any>, unknown][] = [],
 ): Promise<Started> {
   process.env.COIL_HOME = join(cwd, ".home");
-  const host = new PluginHost({ cwd, projectTrusted: true });
+  const host = testHost({ cwd, projectTrusted: true });
   const events: AgentEvent[] = [];
   host.subscribe("*", (e) => void events.push(e));
   host.install(scriptedPlugin, { chunkSize: 64 });
@@ -54,12 +59,13 @@ export async function startHost(
     provider: "scripted",
     model: { id: "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 32_000 },
   });
-  await host.start(agent, io(), { mode: "text", modelFromCli: false });
+  await startPlugins(host, agent, io(), { mode: "text", modelFromCli: false });
   return {
     host,
     agent,
     scripted,
     events,
+    stop: () => stopPlugins(host),
     results: () => agent.state.messages.filter((m): m is ToolResultMessage => m.role === "toolResult"),
     warnings: () =>
       events

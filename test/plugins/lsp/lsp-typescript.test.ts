@@ -41,7 +41,7 @@ describe("lsp: typescript-language-server", () => {
     });
   }, 30_000);
   afterAll(async () => {
-    await t?.host.stop();
+    await t?.stop();
   });
 
   it("offers the lsp tool in a TypeScript project, and starts no server before a file is read or edited", async () => {
@@ -175,7 +175,7 @@ describe("lsp: typescript-language-server", () => {
   it("stopping coil ends the server's whole process group", async () => {
     const [s] = statusOf(t);
     expect(groupMembers(s!.pid!).length).toBeGreaterThan(1); // typescript-language-server and its tsserver
-    await t.host.stop();
+    await t.stop();
     await until(() => groupMembers(s!.pid!).length === 0, 5000);
   }, 20_000);
 });

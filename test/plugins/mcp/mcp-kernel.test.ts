@@ -4,11 +4,11 @@ import {
   Agent,
   definePlugin,
   findCommand,
-  PluginHost,
   Type,
   type PluginContext,
   type ToolDefinition,
 } from "../../../kernel/index.js";
+import { testHost } from "../../support/host.js";
 import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
 
 const tool = (name: string, reply = name): ToolDefinition => ({
@@ -20,7 +20,7 @@ const tool = (name: string, reply = name): ToolDefinition => ({
 
 function setup() {
   let late!: PluginContext;
-  const host = new PluginHost();
+  const host = testHost();
   host.install(scriptedPlugin, {});
   host.install(definePlugin({ id: "other", setup: (ctx) => ctx.tools.register(tool("taken")) }));
   host.install(

@@ -9,7 +9,6 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   Agent,
-  PluginHost,
   Type,
   definePlugin,
   type AgentEvent,
@@ -19,6 +18,8 @@ import {
   type ProviderEvent,
   type ToolResultMessage,
 } from "../../../kernel/index.js";
+import type { PluginHost } from "../../../kernel/host.js";
+import { testHost } from "../../support/host.js";
 import anthropic from "../../../plugins/provider-anthropic/index.js";
 import { apiError, drop, reply, startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
 import { PNG, testTools } from "../../support/provider-tools.js";
@@ -54,7 +55,7 @@ function setup(
 ) {
   if (o.key === null) delete process.env.ANTHROPIC_API_KEY;
   else process.env.ANTHROPIC_API_KEY = o.key ?? KEY;
-  const host = new PluginHost();
+  const host = testHost();
   const events: AgentEvent[] = [];
   host.subscribe("*", (e) => void events.push(e));
   host.install(anthropic, { baseUrl: mock.url, baseDelayMs: 5, maxRetryDelayMs: 2000, ...o.options });

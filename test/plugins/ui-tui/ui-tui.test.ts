@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Markdown } from "@mariozechner/pi-tui";
 import { afterAll, describe, expect, it } from "vitest";
-import type { PluginHost, AgentMessage, Plugin, AssistantMessage, ToolResultMessage } from "../../../kernel/index.js";
+import type { AgentMessage, Plugin, AssistantMessage, ToolResultMessage } from "../../../kernel/index.js";
+import type { PluginHost } from "../../../kernel/host.js";
 import sessionJsonl from "../../../plugins/session-jsonl/index.js";
 import uiTui from "../../../plugins/ui-tui/index.js";
 import { reloadArgs } from "../../../plugins/ui-tui/reload.js";
@@ -34,6 +35,7 @@ import {
 } from "../../../plugins/ui-tui/render.js";
 import { BUILTIN_THEMES, loadTheme } from "../../../plugins/ui-tui/theme.js";
 import { createTestAgent } from "../../support/harness.js";
+import { startPlugins, stopPlugins } from "../../../boot/lifecycle.js";
 
 const temps: string[] = [];
 afterAll(() => {
@@ -368,7 +370,7 @@ describe("session commands (through session-jsonl's service)", () => {
     });
     const host: PluginHost = t.host;
     const io = { cwd: dir, env: process.env, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr };
-    await host.start(t.agent, io, { mode: "interactive", modelFromCli: false });
+    await startPlugins(host, t.agent, io, { mode: "interactive", modelFromCli: false });
     const run = async (line: string) => {
       const [name, ...rest] = line.slice(1).split(" ");
       return host.commands.get(name!)!.run(rest.join(" "), t.agent);
@@ -396,7 +398,7 @@ describe("session commands (through session-jsonl's service)", () => {
     expect(agent.state.messages).toHaveLength(0);
     expect(String(await run("/reload"))).toContain("run coil again");
     expect(String(await run("/help"))).toContain("/tree [entry id]");
-    await host.stop();
+    await stopPlugins(host);
   });
 
   it("/tree <id> of a user message moves before it; treeItems indents a second branch", async () => {
@@ -413,7 +415,7 @@ describe("session commands (through session-jsonl's service)", () => {
     const labels = items.map((i) => i.label);
     expect(labels.find((l) => l.includes("hello one"))).toMatch(/^ {0,2}\S/);
     expect(labels.find((l) => l.includes("another start"))).toMatch(/^ {2}/);
-    await host.stop();
+    await stopPlugins(host);
   });
 
   it("renders a session as markdown", () => {
