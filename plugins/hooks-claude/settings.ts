@@ -1,7 +1,6 @@
 /** Claude Code hook definitions: the supported events, reading settings files, matchers and `if` rules. */
-import { existsSync, readFileSync } from "node:fs";
-import { messageOf } from "../../kernel/index.js";
 import { HOOK_EVENTS, TOOL_HOOK_EVENTS, UNSUPPORTED_HOOK_EVENTS } from "../../lib/claude-plugins.js";
+import { readSettingsFile } from "../../lib/claude-settings.js";
 
 export { HOOK_EVENTS as EVENTS, TOOL_HOOK_EVENTS as TOOL_EVENTS, UNSUPPORTED_HOOK_EVENTS as UNSUPPORTED_EVENTS };
 export type HookEvent = (typeof HOOK_EVENTS)[number];
@@ -129,16 +128,19 @@ export function matches(matcher: string | undefined, ...names: string[]): boolea
   }
 }
 
-/** The `hooks` of a settings file or a plugin's hooks.json; a missing file is reported when `required`. */
+/**
+ * The `hooks` of a settings file or a plugin's hooks.json (read through lib/claude-settings.ts, the one
+ * reader of Claude Code's settings files); a missing file is reported when `required`.
+ */
 export function readSettings(file: string, warn: (m: string) => void, required = false): unknown {
-  if (!existsSync(file)) {
+  const read = readSettingsFile(file);
+  if (!read.exists) {
     if (required) warn(`hook file ${file} does not exist; its hooks are skipped`);
     return undefined;
   }
-  try {
-    return (JSON.parse(readFileSync(file, "utf8")) as { hooks?: unknown }).hooks;
-  } catch (error) {
-    warn(`cannot read hooks from ${file}: ${messageOf(error)}; its hooks are skipped`);
+  if (read.error) {
+    warn(`cannot read hooks from ${file}: ${read.error}; its hooks are skipped`);
     return undefined;
   }
+  return read.data?.hooks;
 }
