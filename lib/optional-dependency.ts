@@ -9,16 +9,46 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PACKAGE_NAME, packageRoot } from "./paths.js";
 
-/** The range coil declares for `name` (package.json peerDependencies), or undefined. */
-function declaredRange(name: string): string | undefined {
+/** coil's optional peers and their ranges (package.json peerDependencies); empty if it cannot be read. */
+function declared(): Record<string, string> {
   try {
     const pkg = JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as {
       peerDependencies?: Record<string, string>;
     };
-    return pkg.peerDependencies?.[name];
+    return pkg.peerDependencies ?? {};
   } catch {
-    return undefined;
+    return {};
   }
+}
+
+const declaredRange = (name: string): string | undefined => declared()[name];
+
+/** What needs each optional dependency, for `coil doctor`. */
+const FEATURES: Record<string, string> = {
+  "@anthropic-ai/bedrock-sdk": "Amazon Bedrock (bedrock/<model>)",
+  "@anthropic-ai/vertex-sdk": "Google Vertex AI (vertex/<model>)",
+  "google-auth-library": "Google Vertex AI (vertex/<model>)",
+  bullmq: "coil fleet",
+  ioredis: "coil fleet",
+};
+
+/**
+ * `coil doctor`'s lines: each optional dependency, whether Node finds it from coil's own files (resolving
+ * only, nothing is loaded), what needs it, and the install command when it is missing.
+ */
+export function optionalDependencyReport(): string[] {
+  return Object.entries(declared()).map(([name, range]) => {
+    let found = true;
+    try {
+      import.meta.resolve(name);
+    } catch {
+      found = false;
+    }
+    const feature = FEATURES[name] ?? "an optional part of coil";
+    return found
+      ? `${name}: installed, for ${feature}`
+      : `${name}: not installed; ${feature} needs it: npm i -g ${name}@${range}`;
+  });
 }
 
 /** True when `error` is Node failing to find the package `name` itself (not a module inside it failing). */

@@ -14,6 +14,7 @@ import { parse as parseYaml } from "yaml";
 import { definePlugin, messageOf, Type, type CliStreams } from "../../kernel/index.js";
 import { claudePluginsReport } from "../../lib/claude-plugins.js";
 import { addDoctorSection } from "../../lib/doctor.js";
+import { optionalDependencyReport } from "../../lib/optional-dependency.js";
 import { coilHome } from "../../lib/paths.js";
 import { projectRoot } from "../../lib/project.js";
 import { PACKAGE_INSTALLER, type PackageInstaller } from "../../lib/package-installer.js";
@@ -737,6 +738,8 @@ export default definePlugin({
           claudeCode: ctx.services.get("skills")?.compat.claude !== false,
         }).join("\n"),
     });
+    // `coil doctor`: coil's optional dependencies (left out of the default install), found or not.
+    addDoctorSection(ctx, { title: "Optional dependencies", report: () => optionalDependencyReport().join("\n") });
     sub(
       "install",
       "install and enable coil packages (npm spec, git URL, folder or .tgz) or Claude Code plugins; no spec: what coil-lock.json records",

@@ -61,6 +61,12 @@ describe("npm i -g of coil's tarball, offline", () => {
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain("coil fleet needs the npm package bullmq, which is not installed");
     expect(r.stderr).toMatch(/npm i -g bullmq@\^\d/);
+    // coil doctor lists each optional dependency and how to install the missing ones.
+    const doctor = await run("coil", ["doctor"], { cwd: base, env });
+    expect(doctor.code, doctor.stderr).toBe(0);
+    expect(doctor.stdout).toContain("Optional dependencies:");
+    expect(doctor.stdout).toMatch(/^ {2}bullmq: not installed; coil fleet needs it: npm i -g bullmq@\^\d/m);
+    expect(doctor.stdout).toMatch(/^ {2}@anthropic-ai\/bedrock-sdk: not installed; Amazon Bedrock/m);
   });
 
   it("scaffolds a plugin whose printed steps pass offline without touching the installed coil", async () => {
