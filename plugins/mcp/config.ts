@@ -32,6 +32,8 @@ export interface ServerConfig {
   startupTimeout?: number;
   /** Per-call timeout for this server's tools (ms); the plugin's `toolTimeout` when unset. */
   toolTimeout?: number;
+  /** Send this server's tools with every request, never deferred behind tool search (Claude Code's `alwaysLoad`). */
+  alwaysLoad?: boolean;
   /** Where it was configured: a file, or `preset`. */
   source: string;
 }
@@ -61,6 +63,7 @@ const KEYS = new Set([
   "headers",
   "startupTimeout",
   "toolTimeout",
+  "alwaysLoad",
   "disabled",
 ]);
 
@@ -111,6 +114,8 @@ export function checkServer(
   const startupTimeout = timeout("startupTimeout");
   const toolTimeout = timeout("toolTimeout");
   if (o.disabled !== undefined && typeof o.disabled !== "boolean") bad(`${path}.disabled`, "must be true or false");
+  if (o.alwaysLoad !== undefined && typeof o.alwaysLoad !== "boolean")
+    bad(`${path}.alwaysLoad`, "must be true or false");
   let transport: ServerTransport | undefined;
   if (type === "stdio") {
     if (typeof o.command !== "string" || !o.command.trim())
@@ -133,7 +138,8 @@ export function checkServer(
     transport = { type: type === "sse" ? "sse" : "http", url: String(o.url ?? ""), headers: strings("headers") };
   }
   if (problems.length || !transport) return { problems, notes };
-  return { problems, notes, entry: { transport, startupTimeout, toolTimeout }, disabled: o.disabled === true };
+  const entry = { transport, startupTimeout, toolTimeout, ...(o.alwaysLoad === true ? { alwaysLoad: true } : {}) };
+  return { problems, notes, entry, disabled: o.disabled === true };
 }
 
 /** `${VAR}` and `${VAR:-default}`; an unset variable without a default is reported through `missing`. */

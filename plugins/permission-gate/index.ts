@@ -30,7 +30,9 @@ export const GateOptions = Type.Object({
   ask: Type.Array(Type.String(), { default: [] }),
   deny: Type.Array(Type.String(), { default: [] }),
   /** Tools that only look (allowed in every mode unless a rule says otherwise). */
-  readOnlyTools: Type.Array(Type.String(), { default: ["read", "grep", "find", "ls", "lsp", "write_plan", "task"] }),
+  readOnlyTools: Type.Array(Type.String(), {
+    default: ["read", "grep", "find", "ls", "lsp", "write_plan", "task", "tool_search"],
+  }),
   /** Programs a bash command may start with in plan mode. */
   readOnlyCommands: Type.Array(Type.String(), { default: READ_ONLY_COMMANDS }),
   /**

@@ -285,8 +285,9 @@ export default definePlugin({
         const tools = scope?.started ? scope.tools : undefined;
         return tools ? { ...request, tools: request.tools.filter((t) => tools.has(t.name)) } : undefined;
       },
-      // Before system-prompt (LATE), so the prompt describes only the tools this run offers.
-      { stage: "EARLY" },
+      // After mcp (EARLY), which adds its servers' tools at the first request; before system-prompt
+      // (LATE), so the prompt describes only the tools this run offers.
+      { stage: -50 },
     );
     ctx.tap(
       "tool_call",
@@ -329,7 +330,11 @@ export default definePlugin({
           return `/${t.name} sets ${current.model ? "its own model" : "the tools it may use"} for its run, so it cannot join the run going now. Wait for it to end (or stop it), then run /${t.name} again.`;
         next = { command: t.name, started: false };
         if (current.allowedTools !== undefined) {
-          const allowed = parseAllowedTools(current.allowedTools, (name) => agent.view.tools.has(name));
+          // MCP servers' tools join the tool list at the first request, after this runs: their names count.
+          const allowed = parseAllowedTools(
+            current.allowedTools,
+            (name) => agent.view.tools.has(name) || name.startsWith("mcp__"),
+          );
           if (!allowed) warn(`allowed-tools in ${t.file} must be a string or a list; ignored`);
           else {
             if (allowed.unknown.length)

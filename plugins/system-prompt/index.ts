@@ -197,7 +197,9 @@ export default definePlugin({
         guidelines: o.guidelines,
         docs: o.docs ? docsInfo() : undefined,
         skills,
-        skillsNote: index?.note,
+        skillsLevel: index?.level,
+        skillsSearch:
+          index?.searchTool && request.tools.some((t) => t.name === index.searchTool) ? index.searchTool : undefined,
         project,
         append,
         date: o.date ? localDate() : undefined,
@@ -214,6 +216,8 @@ export default definePlugin({
         sameList(prev.append, input.append) &&
         sameList(prev.tools, input.tools) &&
         sameList(prev.skills, input.skills) &&
+        prev.skillsLevel === input.skillsLevel &&
+        prev.skillsSearch === input.skillsSearch &&
         sameList(prev.project, input.project) &&
         sameList(prev.foreign, input.foreign);
       if (!same) last = { input, blocks: assemble(input) };
