@@ -362,7 +362,8 @@ describe("ui-acp: sessions through the SDK client", () => {
       title: "Edit notes.txt",
       kind: "edit",
       status: "pending",
-      rawInput: { path: "notes.txt", oldText: "beta", newText: "BETA" },
+      // What ran: the edit tool folds the legacy oldText/newText form into `edits` before the call starts.
+      rawInput: { path: "notes.txt", edits: [{ oldText: "beta", newText: "BETA" }] },
       locations: [{ path: join(p.dir, "notes.txt") }],
     });
     expect(c.permissions[0]).toMatchObject({
