@@ -498,7 +498,7 @@ describe("ui-acp: sessions through the SDK client", () => {
       title: "Edit notes.txt",
       kind: "edit",
       status: "pending",
-      // The arguments that run (kernel v2: after the tool's prepareArguments and any rewrite, #36.1).
+      // What ran: the edit tool folds the legacy oldText/newText form into `edits` before the call starts.
       rawInput: { path: "notes.txt", edits: [{ oldText: "beta", newText: "BETA" }] },
       locations: [{ path: join(p.dir, "notes.txt") }],
     });
