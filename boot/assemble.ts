@@ -6,11 +6,13 @@
  */
 import { Agent } from "../kernel/agent.js";
 import { PluginHost } from "../kernel/host.js";
-import { CoilError, formatDiagnostic } from "../kernel/errors.js";
+import { CoilError } from "../kernel/errors.js";
 import type { AgentEvent } from "../kernel/types.js";
 import { existsSync, realpathSync } from "node:fs";
 import type { Plugin } from "../kernel/plugin.js";
 import { fileOf, loadPlugin, needsPlugin, optionsTarget, type RunShape } from "./load.js";
+import { CommandLine } from "../lib/command-line.js";
+import { formatDiagnostic } from "../lib/front-end.js";
 import { chooseModel } from "../lib/models.js";
 import { CLI_SERVICE, type ProviderCliService } from "../lib/provider-kit/cli.js";
 import { projectRoot } from "../lib/project.js";
@@ -49,6 +51,8 @@ export interface Assembled {
   /** Preset entries this run did not import (their manifest serves other modes and subcommands). */
   skipped: string[];
   host: PluginHost;
+  /** The plugins' flags and subcommands, and the flag values (set them before the run). */
+  commandLine: CommandLine;
   /** Warnings and errors plugins logged during setup, handed back for the caller to show. */
   setupDiagnostics: Diagnostic[];
 }
@@ -69,7 +73,8 @@ export function presetOptions(o: AssembleOptions): ResolveOptions {
 export async function assemble(o: AssembleOptions): Promise<Assembled> {
   const preset = resolvePreset(presetOptions(o));
   const untrustedProject = (o.explicitTrust ?? o.trust) ? undefined : projectRoot(o.cwd);
-  const host = new PluginHost({ cwd: o.cwd, projectTrusted: o.trust });
+  const commandLine = new CommandLine();
+  const host = new PluginHost({ cwd: o.cwd, projectTrusted: o.trust, declare: commandLine.declarations });
   // Load every module first (in parallel), then set up in preset order: nothing starts half-configured.
   const entries = preset.entries.filter((entry) => needsPlugin(entry, o.run));
   const setupDiagnostics: Diagnostic[] = [];
@@ -131,6 +136,7 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
   return {
     preset,
     host,
+    commandLine,
     setupDiagnostics,
     skipped: preset.entries.filter((e) => !entries.includes(e)).map((e) => e.key),
   };

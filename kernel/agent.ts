@@ -52,11 +52,12 @@ export interface AgentState {
   readonly queued: { readonly steering: readonly AgentMessage[]; readonly followUp: readonly AgentMessage[] };
 }
 
-/** What plugins and front ends may read through an agent: the registered providers, commands and tools. */
+/** What plugins and front ends may read through an agent: the registered providers, commands, tools and services. */
 export interface AgentView {
   readonly providers: ReadonlyRegistry<Provider>;
   readonly commands: ReadonlyRegistry<SlashCommand>;
   readonly tools: ReadonlyRegistry<ToolDefinition>;
+  readonly services: ReadonlyRegistry<unknown>;
 }
 
 export type PromptInput = string | AgentMessage | readonly AgentMessage[];

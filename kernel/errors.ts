@@ -90,9 +90,3 @@ export function formatError(error: unknown): string {
   if (error instanceof CoilError && error.hint) lines.push(`  hint: ${error.hint}`);
   return lines.join("\n");
 }
-
-/** One line for a diagnostic event, naming its plugin once: `warn: [plugin x] message`. */
-export function formatDiagnostic(d: { level: string; message: string; plugin?: string }): string {
-  const named = d.plugin && !d.message.includes(`[plugin ${d.plugin}]`) ? `[plugin ${d.plugin}] ` : "";
-  return `${d.level}: ${named}${d.message}`;
-}

@@ -12,10 +12,11 @@ import type { Agent } from "./agent.js";
 import {
   isPlugin,
   type CliStreams,
-  type FlagSpec,
+  type Declaration,
   type FrontEnd,
   type FrontEndContext,
   type InstallSource,
+  type KernelContext,
   type Plugin,
   type PluginContext,
   type Registrar,
@@ -23,21 +24,7 @@ import {
   type SlashCommand,
   type StartFn,
   type StopFn,
-  type Subcommand,
 } from "./plugin.js";
-
-/** Long flags the CLI itself defines; plugins cannot take them. */
-const KERNEL_FLAGS = ["print", "mode", "preset", "provider", "model", "plugin", "trust", "version", "help", "json"];
-
-/** Split `/name args` into the command and its arguments; undefined when `text` is not a registered command. */
-export function findCommand(
-  host: { readonly commands: Pick<Registry<SlashCommand>, "get"> },
-  text: string,
-): { command: SlashCommand; args: string } | undefined {
-  const match = /^\/(\S+)(?:\s+([\s\S]*))?$/.exec(text.trim());
-  const command = match ? host.commands.get(match[1]!) : undefined;
-  return command && { command, args: (match![2] ?? "").trim() };
-}
 
 export interface HostOptions {
   cwd?: string;
@@ -45,6 +32,8 @@ export interface HostOptions {
   projectTrusted?: boolean;
   /** Where `ui` comes from when none of this host's front ends runs (a child agent's host: its parent's). */
   ui?: () => UiService | undefined;
+  /** Registrars the plugins' context gets beyond the kernel's, by name (the command line's `flags`, `subcommands`). */
+  declare?: Readonly<Record<string, Declaration>>;
 }
 
 type Listener = (event: AgentEvent) => void;
@@ -55,9 +44,7 @@ export class PluginHost {
   readonly tools = new Registry<ToolDefinition>("tool");
   readonly providers = new Registry<Provider>("provider");
   readonly commands = new Registry<SlashCommand>("command");
-  readonly flags = new Registry<FlagSpec>("flag");
   readonly frontEnds = new Registry<FrontEnd>("front end");
-  readonly subcommands = new Registry<Subcommand>("subcommand");
   readonly starters: { plugin: string; fn: StartFn }[] = [];
   readonly stoppers: { plugin: string; fn: StopFn }[] = [];
   readonly services = new Registry<unknown>("service");
@@ -66,8 +53,7 @@ export class PluginHost {
   readonly projectTrusted: boolean;
   private frontEnd?: FrontEnd;
   private readonly inheritedUi?: () => UiService | undefined;
-  /** Parsed values of plugin flags, set by the CLI before the run. */
-  flagValues: Record<string, unknown> = {};
+  private readonly declared: Readonly<Record<string, Declaration>>;
   /** Taps in install order, for `coil plugins --hooks` style listings. */
   readonly taps: { hook: HookName; plugin: string; stage: number }[] = [];
   private readonly listeners = new Map<string, Map<Listener, string | undefined>>();
@@ -84,6 +70,7 @@ export class PluginHost {
     this.cwd = options.cwd ?? ".";
     this.projectTrusted = options.projectTrusted ?? false;
     this.inheritedUi = options.ui;
+    this.declared = options.declare ?? {};
   }
 
   /** The dialogs of the front end running now (its registered `ui`), plugins' `ui` service. Unset in print/JSON modes. */
@@ -166,16 +153,7 @@ export class PluginHost {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const registry of [
-      this.tools,
-      this.providers,
-      this.commands,
-      this.flags,
-      this.frontEnds,
-      this.subcommands,
-      this.services,
-    ])
-      registry.close();
+    for (const registry of [this.tools, this.providers, this.commands, this.frontEnds, this.services]) registry.close();
   }
 
   /** Which plugin's tap returned this value (a block, a verdict, a compaction). */
@@ -248,7 +226,7 @@ export class PluginHost {
     });
     const log = (level: "info" | "warn" | "error") => (message: string) =>
       host.emit({ type: "diagnostic", level, message, plugin: id });
-    return {
+    const context: KernelContext = {
       id,
       options,
       cwd: host.cwd,
@@ -303,34 +281,7 @@ export class PluginHost {
             where,
           ),
       },
-      flags: {
-        register: registrar(
-          host.flags,
-          (f) => f.name,
-          (flag) => {
-            if (KERNEL_FLAGS.includes(flag.name))
-              throw new CoilError(
-                "REGISTRY_DUPLICATE",
-                `flag --${flag.name} is one of coil's own flags; choose another name`,
-                { plugin: id },
-              );
-            const clash =
-              flag.short &&
-              (["p", "v", "h"].includes(flag.short)
-                ? "coil itself"
-                : host.flags.entries().find(([, f]) => f.value.short === flag.short)?.[1].owner);
-            if (clash)
-              throw new CoilError(
-                "REGISTRY_DUPLICATE",
-                `flag -${flag.short} (for --${flag.name}) is already used by ${clash === "coil itself" ? clash : `plugin ${clash}`}`,
-                { plugin: id },
-              );
-          },
-        ).register,
-        get: (name) => host.flagValues[name],
-      },
       frontEnds: registrar(host.frontEnds, (f) => f.id),
-      subcommands: registrar(host.subcommands, (c) => c.name),
       onStart: (fn) => {
         guard();
         host.starters.push({ plugin: id, fn });
@@ -344,10 +295,10 @@ export class PluginHost {
           guard();
           host.services.register(name, service, id, where);
         },
-        get: (name) => (host.services.get(name) ?? (name === "ui" ? host.ui : undefined)) as never,
+        get: (name) => (host.services.get(name) ?? host.served(name)) as never,
         require: (name) => {
-          if (host.services.has(name)) return host.services.get(name) as never;
-          if (name === "ui" && host.ui) return host.ui as never;
+          const found = host.services.get(name) ?? host.served(name);
+          if (found !== undefined) return found as never;
           throw new CoilError("SERVICE_MISSING", `service '${name}' is not provided by any plugin in this preset`, {
             plugin: id,
           });
@@ -356,6 +307,17 @@ export class PluginHost {
       log: { info: log("info"), warn: log("warn"), error: log("error") },
       error: (code, message, errorOptions) => new CoilError(code, message, { plugin: id, ...errorOptions }),
     };
+    // The host's creator's registrars (the command line's flags and subcommands); none may hide the kernel's own.
+    for (const [name, make] of Object.entries(host.declared)) {
+      if (name in context) throw new CoilError("KERNEL_ERROR", `a declared registrar may not be named '${name}'`);
+      Object.assign(context, { [name]: make({ id, source: where, guard }) });
+    }
+    return context as PluginContext;
+  }
+
+  /** What the running front end serves under `name` where no plugin provides it: its `ui`, or one of its `services`. */
+  private served(name: string): unknown {
+    return name === "ui" ? this.ui : this.frontEnd?.services?.[name];
   }
 }
 

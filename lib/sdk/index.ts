@@ -73,7 +73,7 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
   if (homeProblem) stderr.write(`coil: warning: ${homeProblem}\n`);
   // The CLI's own assembly (boot/assemble.ts): `trust: true` is explicit trust, as `--trust` is.
   const trust = options.trust ?? false;
-  const { preset, host, setupDiagnostics } = await assemble({
+  const { preset, host, commandLine, setupDiagnostics } = await assemble({
     preset: options.preset,
     cwd,
     home,
@@ -87,7 +87,7 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
     const [plugin, opts] = Array.isArray(item) ? item : [item, {}];
     host.install(plugin, opts ?? {}, { ref: plugin.id });
   }
-  host.flagValues = { ...options.flags };
+  commandLine.values = { ...options.flags };
   const agent = agentFor(host, preset);
   const stdin = new PassThrough();
   stdin.end();

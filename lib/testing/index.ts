@@ -15,6 +15,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadPlugin } from "../../boot/load.js";
 import { coilHome } from "../../boot/paths.js";
+import { CommandLine } from "../command-line.js";
 import {
   Agent,
   PluginHost,
@@ -92,10 +93,14 @@ export interface TestKitOptions {
   agent?: Partial<AgentOptions>;
   /** Options for the scripted provider (chunkSize, contextWindow ...). */
   scripted?: Record<string, unknown>;
+  /** Values of plugin flags by long name, as the CLI would parse them: `{ plan: true }`. */
+  flags?: Record<string, unknown>;
 }
 
 export interface TestKit {
   readonly host: PluginHost;
+  /** The flags and subcommands the plugins registered, and the flag values (`commandLine.values`). */
+  readonly commandLine: CommandLine;
   readonly agent: Agent;
   readonly workspace: Workspace;
   /** Every event, in order. */
@@ -118,7 +123,9 @@ export interface TestKit {
 export function createTestKit(options: TestKitOptions = {}): TestKit {
   // A given cwd is the caller's: files are written into it, and dispose() leaves it.
   const workspace = options.cwd ? workspaceIn(options.cwd, options.files ?? {}, false) : createWorkspace(options.files);
-  const host = new PluginHost({ cwd: workspace.dir });
+  const commandLine = new CommandLine();
+  commandLine.values = { ...options.flags };
+  const host = new PluginHost({ cwd: workspace.dir, declare: commandLine.declarations });
   const events: AgentEvent[] = [];
   host.subscribe("*", (e) => void events.push(e));
   host.install(scriptedPlugin, { chunkSize: 64, ...options.scripted }, { ref: "provider-scripted" });
@@ -133,6 +140,7 @@ export function createTestKit(options: TestKitOptions = {}): TestKit {
   const history = () => agent.state.messages;
   return {
     host,
+    commandLine,
     agent,
     workspace,
     events,

@@ -10,6 +10,7 @@ import { PluginHost, messageOf } from "../../kernel/index.js";
 import { contentDirs } from "../../lib/package-dirs.js";
 import { refOf } from "../../lib/preset-file.js";
 import { readJson } from "./npm.js";
+import { CommandLine } from "../../lib/command-line.js";
 
 /** What installing or enabling an npm package made active: one list per kind of contribution (empty kinds left out). */
 export interface PackageReport {
@@ -98,7 +99,7 @@ export async function describePackage(
   }
   try {
     const plugins = await loadPlugin({ ref: refOf(name), kind: "npm", key: name, baseDir: presetDir }, { home });
-    const host = new PluginHost({ cwd: presetDir, projectTrusted: false });
+    const host = new PluginHost({ cwd: presetDir, projectTrusted: false, declare: new CommandLine().declarations });
     for (const plugin of plugins) {
       try {
         host.install(plugin, {}, { ref: refOf(name) });

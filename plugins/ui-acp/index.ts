@@ -4,44 +4,43 @@
  * stdout carries protocol messages only; diagnostics go to stderr. See docs/editors.md.
  */
 import { format } from "node:util";
-import { definePlugin, type FrontEndContext, type PluginHost, type UiService } from "../../kernel/index.js";
+import { definePlugin, type AgentView, type FrontEndContext, type UiService } from "../../kernel/index.js";
 import { coilVersion } from "../../lib/paths.js";
 import { onTermination } from "../../lib/signals.js";
 import type { Operations } from "../tools-coding/api.js";
 import type { AcpServer } from "./server.js";
 
 /**
- * ── The one place this front end hooks into the host ──
- * While ACP runs, the `ui` service is the client's dialogs, and (when the client offers them) the
- * `operations` service is the client's files and terminals. Returns the undo.
+ * ── What this front end serves while ACP runs ──
+ * The `ui` service is the client's dialogs, and (when the client offers them and no plugin provides
+ * `operations`, such as a sandbox) the `operations` service is the client's files and terminals: both are
+ * this front end's registration, which the host serves while it runs. Returns the undo.
  */
 function attach(
-  host: PluginHost,
+  view: AgentView,
   server: AcpServer,
-  dialogs: { current?: UiService },
+  served: { ui?: UiService; operations?: Partial<Operations> },
 ): { ui(ui: UiService): void; operations(ops: Partial<Operations> | undefined): void; detach(): void } {
-  const previousUi = dialogs.current;
-  let synced = false;
+  const previousUi = served.ui;
   return {
     ui(ui) {
-      dialogs.current = ui; // served as this front end's registered `ui` while it runs
+      served.ui = ui;
     },
     operations(ops) {
       if (!ops) return;
-      const owner = host.services.owner("operations");
-      if (owner && owner !== "ui-acp") {
+      const owner = view.services.owner("operations");
+      if (owner) {
         // A sandbox (or another backend) owns files and processes: it keeps them, the client's are not used.
         server.note(
           `plugin ${owner} provides the operations service, so the client's files and terminals are not used`,
         );
         return;
       }
-      host.services.sync("ui-acp", [["operations", ops]]);
-      synced = true;
+      served.operations = ops;
     },
     detach() {
-      dialogs.current = previousUi;
-      if (synced) host.services.sync("ui-acp", []);
+      served.ui = previousUi;
+      served.operations = undefined;
     },
   };
 }
@@ -53,8 +52,8 @@ export default definePlugin({
   description: "Agent Client Protocol front end for editors: Zed, JetBrains, Neovim (--mode acp)",
   setup(ctx) {
     let active: AcpServer | undefined;
-    /** The client's dialogs while ACP runs: this front end's `ui` (the host serves it while acp runs). */
-    const dialogs: { current?: UiService } = {};
+    /** The client's dialogs and files while ACP runs: this front end's `ui` and `operations` (the host serves them while acp runs). */
+    const served: { ui?: UiService; operations?: Partial<Operations> } = {};
     // Diffs for the editor: the file before an edit or write (after the gate allowed it), and after.
     ctx.tap("tool_call", async (info) => void (await active?.beforeTool(info)), {
       stage: "LATE",
@@ -69,7 +68,10 @@ export default definePlugin({
       id: "acp",
       modes: ["acp"],
       get ui() {
-        return dialogs.current;
+        return served.ui;
+      },
+      get services() {
+        return served.operations ? { operations: served.operations } : undefined;
       },
       async run(fe: FrontEndContext) {
         if (fe.prompt) {
@@ -82,7 +84,7 @@ export default definePlugin({
           mcp: () => ctx.services.get("mcp"),
           version: version(),
         });
-        const hookup = attach(fe.host, server, dialogs);
+        const hookup = attach(fe.agent.view, server, served);
         hookup.ui(server.ui());
         server.onInitialized = () => hookup.operations(server.operations());
         active = server;

@@ -10,8 +10,6 @@
 import { appendFileSync } from "node:fs";
 import type * as PiTui from "@mariozechner/pi-tui";
 import {
-  findCommand,
-  formatDiagnostic,
   messageOf,
   textOf,
   type Agent,
@@ -26,6 +24,7 @@ import {
 import { firstRunHelp, KEYS_HELP, oneLine, providerUnusable } from "./commands.js";
 import { DoublePress, openRewindPicker } from "./rewind.js";
 import { takeCarry, type EditorCarry } from "./reload.js";
+import { findCommand, formatDiagnostic } from "../../lib/front-end.js";
 import { recentModels, rememberModel } from "../../lib/recent-models.js";
 import { DialogHost } from "./dialogs.js";
 import { autocomplete, pastedImageRef, withAttachments } from "./input.js";
@@ -84,6 +83,8 @@ export class TuiApp implements AppHandle {
   private frames = 0;
   /** What the editor's Up/Down history holds (the library keeps its own copy private). */
   private readonly history: string[] = [];
+  /** The prompt given on the command line (`coil "fix the bug"`), sent once the UI is up. */
+  private readonly initial?: { text: string; literal: boolean };
   readonly dialogs: Dialogs;
 
   constructor(
@@ -93,6 +94,7 @@ export class TuiApp implements AppHandle {
     private readonly bridge: Bridge,
   ) {
     this.agent = fe.agent;
+    if (fe.prompt) this.initial = { text: fe.prompt, literal: fe.literal === true };
     const terminal = new lib.ProcessTerminal();
     if (process.env.COIL_TUI_STATS) {
       // bench/tui.mjs: when the library is loaded and the first frame drawn, and frames per run (one write per render)
@@ -179,6 +181,7 @@ export class TuiApp implements AppHandle {
       this.tui.setFocus(this.editor);
       this.tui.start();
       this.tui.requestRender(true);
+      this.sendInitial();
       const done = this.finish;
       this.finish = (code) => {
         this.finish = undefined;
@@ -190,6 +193,25 @@ export class TuiApp implements AppHandle {
         done(code);
       };
     });
+  }
+
+  /**
+   * The command line's prompt, as if typed and submitted (a `/command` runs; after `--` it is text).
+   * Without a usable provider it waits in the editor, under the help that says how to add a key.
+   */
+  private sendInitial(): void {
+    const initial = this.initial;
+    if (!initial) return;
+    if (providerUnusable(this.agent)) {
+      this.setEditorText(initial.text);
+      return;
+    }
+    if (!initial.literal) {
+      void this.submit(initial.text);
+      return;
+    }
+    this.remember(initial.text);
+    this.send(withAttachments(initial.text, this.ctx.cwd, this.agent.state.model, (m) => this.notify(m, "warn")));
   }
 
   // ───────────── AppHandle ─────────────

@@ -104,7 +104,7 @@ export async function restart(
   now?: ReloadNow,
   carry?: EditorCarry,
 ): Promise<never> {
-  await fe.host.stop();
+  await fe.stopPlugins();
   const script = process.argv[1]!;
   const args = reloadArgs(process.argv.slice(2), sessionFile, now);
   const carried = carry ? writeCarry(carry) : undefined;

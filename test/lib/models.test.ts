@@ -4,6 +4,7 @@ import { PassThrough } from "node:stream";
 import { Agent, PluginHost, type ModelInfo, type Provider } from "../../kernel/index.js";
 import { chooseModel, resolveModel } from "../../lib/models.js";
 import uiRpc from "../../plugins/ui-rpc/index.js";
+import { CommandLine } from "../../lib/command-line.js";
 
 const model = (provider: string, id: string, name?: string): ModelInfo => ({
   id,
@@ -56,7 +57,7 @@ describe("resolveModel", () => {
 
 describe("RPC set_model", () => {
   it("resolves the model by the same rules as /model and --model (fuzzy names included)", async () => {
-    const host = new PluginHost({ cwd: "/" });
+    const host = new PluginHost({ cwd: "/", declare: new CommandLine().declarations });
     for (const p of providers) host.providers.register(p.id, p, "test");
     host.install(uiRpc);
     const agent = new Agent(host, { provider: "anthropic", model: providers[0]!.models![0]! });
@@ -65,7 +66,15 @@ describe("RPC set_model", () => {
     let out = "";
     stdout.on("data", (c) => (out += c.toString()));
     const fe = host.frontEnds.values().find((f) => f.modes.includes("rpc"))!;
-    const running = fe.run({ agent, host, mode: "rpc", stdin, stdout, stderr: new PassThrough() });
+    const running = fe.run({
+      agent,
+      cwd: "/",
+      mode: "rpc",
+      stdin,
+      stdout,
+      stderr: new PassThrough(),
+      stopPlugins: () => host.stop(),
+    });
     stdin.write(JSON.stringify({ id: "1", type: "set_model", model: "claude opus" }) + "\n");
     await new Promise((r) => setTimeout(r, 200));
     stdin.end();

@@ -15,6 +15,7 @@ import modelsPlugin from "../../plugins/models/index.js";
 import { reply, startMockAnthropic, text, type MockAnthropic, type Step } from "../support/mock-anthropic.js";
 import { chat, responses, startMockOpenAI, type MockOpenAI, type OpenAIStep } from "../support/mock-openai.js";
 import { until } from "../support/harness.js";
+import { CommandLine } from "../../lib/command-line.js";
 
 const home = mkdtempSync(join(tmpdir(), "coil-switch-"));
 process.env.COIL_HOME = home;
@@ -164,7 +165,7 @@ describe("continuing after a tool loop cut off by an abort, on another model (#1
           models,
           `providers:\n  openai:\n    baseUrl: ${o.url}\n    compat: { store: true }\n  local:\n    baseUrl: ${o.url}\n    apiKeyEnv: LOCAL_KEY\n`,
         );
-        const host = new PluginHost();
+        const host = new PluginHost({ declare: new CommandLine().declarations });
         host.install(anthropicPlugin, { baseUrl: a.url, modelsFile: models });
         host.install(openaiPlugin, { modelsFile: models });
         host.install(slowTool);
@@ -245,7 +246,7 @@ describe("switching providers mid-conversation", () => {
       models,
       `providers:\n  openai:\n    baseUrl: ${o.url}\n    compat: { store: true }\n  local:\n    baseUrl: ${o.url}\n    apiKeyEnv: LOCAL_KEY\n`,
     );
-    const host = new PluginHost();
+    const host = new PluginHost({ declare: new CommandLine().declarations });
     host.install(anthropicPlugin, { baseUrl: a.url, modelsFile: models });
     host.install(openaiPlugin, { modelsFile: models });
     host.install(modelsPlugin);
@@ -322,7 +323,7 @@ describe("switching providers mid-conversation", () => {
         } as never);
       },
     });
-    const host = new PluginHost();
+    const host = new PluginHost({ declare: new CommandLine().declarations });
     host.install(store);
     host.install(anthropicPlugin, { baseUrl: a.url });
     host.install(openaiPlugin, { baseUrl: o.url });
@@ -339,7 +340,7 @@ describe("switching providers mid-conversation", () => {
 
   it("/model names the problem when the model or provider cannot be used", async () => {
     delete process.env.ANTHROPIC_API_KEY;
-    const host = new PluginHost();
+    const host = new PluginHost({ declare: new CommandLine().declarations });
     host.install(anthropicPlugin, { baseUrl: a.url });
     host.install(openaiPlugin, { baseUrl: o.url });
     host.install(modelsPlugin);

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { PluginHost, type Plugin, type ToolOutput } from "../../kernel/index.js";
 import { createTestKit, type ScriptedService, type ScriptStep } from "../../lib/testing/index.js";
+import { CommandLine } from "../../lib/command-line.js";
 
 const temps: string[] = [];
 
@@ -30,7 +31,7 @@ export interface ToolCallOptions {
 
 /** A host in `cwd` with the given plugins; `call` runs a registered tool's execute directly. */
 export function toolHost(cwd: string, plugins: [Plugin<any>, unknown?][]) {
-  const host = new PluginHost({ cwd });
+  const host = new PluginHost({ cwd, declare: new CommandLine().declarations });
   for (const [plugin, options] of plugins) host.install(plugin, options ?? {});
   const call = async (
     name: string,
@@ -102,7 +103,8 @@ export async function runAsNobody(
   const { build } = await import("esbuild");
   const entry = `import plugin from ${JSON.stringify(join(root, "plugins/tools-coding/index.ts"))};
 import { PluginHost } from ${JSON.stringify(join(root, "kernel/index.ts"))};
-const host = new PluginHost({ cwd: ${JSON.stringify(cwd)} });
+import { CommandLine } from ${JSON.stringify(join(root, "lib/command-line.ts"))};
+const host = new PluginHost({ cwd: ${JSON.stringify(cwd)}, declare: new CommandLine().declarations });
 host.install(plugin, {});
 const outputs = [];
 for (const [tool, args] of ${JSON.stringify(calls)}) {

@@ -25,6 +25,7 @@ import { createTestAgent } from "../../support/harness.js";
 import { createTestKit } from "../../../lib/testing/index.js";
 import { startRig, tempDirs } from "../../support/session-jsonl.js";
 import { historyProblems } from "../../support/validate-history.js";
+import { CommandLine } from "../../../lib/command-line.js";
 
 const temps: string[] = [];
 afterAll(() => {
@@ -551,7 +552,7 @@ describe("compaction-summary: abort listeners", () => {
           );
         },
       });
-      const host = new PluginHost({ cwd: home });
+      const host = new PluginHost({ cwd: home, declare: new CommandLine().declarations });
       host.install(openai, { baseDelayMs: 5, modelsFile: models });
       host.install(probe);
       host.install(compaction, {});

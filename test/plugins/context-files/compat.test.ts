@@ -8,6 +8,7 @@ import { createTestKit, type ScriptedService } from "../../../lib/testing/index.
 import contextFiles, { type ContextFilesService } from "../../../plugins/context-files/index.js";
 import systemPrompt from "../../../plugins/system-prompt/index.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";
+import { CommandLine } from "../../../lib/command-line.js";
 
 const temps: string[] = [];
 afterAll(() => {
@@ -38,7 +39,7 @@ function write(path: string, text: string) {
 }
 
 function service(cwd: string, options: Record<string, unknown> = {}) {
-  const host = new PluginHost({ cwd });
+  const host = new PluginHost({ cwd, declare: new CommandLine().declarations });
   host.install(contextFiles, options);
   return host.services.get("context-files") as ContextFilesService;
 }

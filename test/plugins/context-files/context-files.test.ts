@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PluginHost } from "../../../kernel/index.js";
 import contextFiles, { folderChain, type ContextFilesService } from "../../../plugins/context-files/index.js";
+import { CommandLine } from "../../../lib/command-line.js";
 
 const temps: string[] = [];
 afterAll(() => {
@@ -30,7 +31,7 @@ function write(path: string, text: string) {
 }
 
 function service(cwd: string, options: Record<string, unknown> = {}) {
-  const host = new PluginHost({ cwd });
+  const host = new PluginHost({ cwd, declare: new CommandLine().declarations });
   host.install(contextFiles, options);
   return host.services.get("context-files") as ContextFilesService;
 }

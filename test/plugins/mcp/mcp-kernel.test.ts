@@ -3,13 +3,14 @@ import { describe, expect, it } from "vitest";
 import {
   Agent,
   definePlugin,
-  findCommand,
   PluginHost,
   Type,
   type PluginContext,
   type ToolDefinition,
 } from "../../../kernel/index.js";
+import { findCommand } from "../../../lib/front-end.js";
 import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
+import { CommandLine } from "../../../lib/command-line.js";
 
 const tool = (name: string, reply = name): ToolDefinition => ({
   name,
@@ -20,7 +21,7 @@ const tool = (name: string, reply = name): ToolDefinition => ({
 
 function setup() {
   let late!: PluginContext;
-  const host = new PluginHost();
+  const host = new PluginHost({ declare: new CommandLine().declarations });
   host.install(scriptedPlugin, {});
   host.install(definePlugin({ id: "other", setup: (ctx) => ctx.tools.register(tool("taken")) }));
   host.install(

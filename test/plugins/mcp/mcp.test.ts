@@ -11,12 +11,12 @@ import { PassThrough } from "node:stream";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import {
   Agent,
-  findCommand,
   PluginHost,
   type AgentEvent,
   type ProviderRequest,
   type ToolResultMessage,
 } from "../../../kernel/index.js";
+import { findCommand } from "../../../lib/front-end.js";
 import { packageRoot } from "../../../boot/paths.js";
 import mcpPlugin, { type McpService } from "../../../plugins/mcp/index.js";
 import planMode from "../../../plugins/plan-mode/index.js";
@@ -26,6 +26,7 @@ import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-
 import type { ScriptStep } from "../../../plugins/provider-scripted/script.js";
 import { sleep, until } from "../../support/harness.js";
 import { cleanTemps, tempDir } from "../../support/tools.js";
+import { CommandLine } from "../../../lib/command-line.js";
 
 const ROOT = packageRoot();
 const EVERYTHING = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
@@ -70,7 +71,7 @@ async function start(
 ) {
   const cwd = more.cwd ?? tempDir({}, "coil-mcp-");
   process.env.COIL_HOME = join(cwd, ".home");
-  const host = new PluginHost({ cwd, projectTrusted: more.trusted ?? false });
+  const host = new PluginHost({ cwd, projectTrusted: more.trusted ?? false, declare: new CommandLine().declarations });
   hosts.push(host);
   const events: AgentEvent[] = [];
   host.subscribe("*", (e) => void events.push(e));

@@ -15,6 +15,7 @@ import type { ScriptedService } from "../../../plugins/provider-scripted/index.j
 import { withholdResults } from "../../../plugins/permission-gate/results.js";
 import { recordingTools, scriptedUi } from "../../support/safety.js";
 import { startRig, tempDirs } from "../../support/session-jsonl.js";
+import { CommandLine } from "../../../lib/command-line.js";
 
 const temps: string[] = [];
 afterAll(() => {
@@ -34,7 +35,14 @@ function rig(options: Record<string, unknown>, calls: Call[], ui?: ReturnType<ty
     agent: { model: { id: "s", provider: "scripted", contextWindow: 100_000, maxOutput: 1000 } },
   });
   const scripted = kit.host.services.get("scripted") as ScriptedService;
-  return { host: kit.host, agent: kit.agent, ran: tools.ran, events: kit.events, scripted };
+  return {
+    host: kit.host,
+    commandLine: kit.commandLine,
+    agent: kit.agent,
+    ran: tools.ran,
+    events: kit.events,
+    scripted,
+  };
 }
 
 async function run(options: Record<string, unknown>, calls: Call[], ui?: ReturnType<typeof scriptedUi>) {
@@ -115,9 +123,9 @@ describe("rules", () => {
   });
 
   it("rejects malformed rules when the plugin is set up", () => {
-    expect(() => new PluginHost().install(gate as Plugin, { deny: ["bash()"] })).toThrow(
-      /deny: rule 'bash\(\)' is not of the form/,
-    );
+    expect(() =>
+      new PluginHost({ declare: new CommandLine().declarations }).install(gate as Plugin, { deny: ["bash()"] }),
+    ).toThrow(/deny: rule 'bash\(\)' is not of the form/);
   });
 });
 
@@ -261,7 +269,7 @@ describe("evaluation order and modes", () => {
 
   it("--permission-mode overrides the preset's mode, and /permissions shows and switches it", async () => {
     const r = rig({ mode: "default" }, [bash("make")]);
-    r.host.flagValues = { "permission-mode": "yolo" };
+    r.commandLine.values = { "permission-mode": "yolo" };
     await r.host.start(
       r.agent,
       { cwd: CWD, env: {}, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },

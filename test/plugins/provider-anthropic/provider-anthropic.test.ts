@@ -22,6 +22,7 @@ import {
 import anthropic from "../../../plugins/provider-anthropic/index.js";
 import { apiError, drop, reply, startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
 import { PNG, testTools } from "../../support/provider-tools.js";
+import { CommandLine } from "../../../lib/command-line.js";
 
 const home = mkdtempSync(join(tmpdir(), "coil-anthropic-"));
 process.env.COIL_HOME = home;
@@ -54,7 +55,7 @@ function setup(
 ) {
   if (o.key === null) delete process.env.ANTHROPIC_API_KEY;
   else process.env.ANTHROPIC_API_KEY = o.key ?? KEY;
-  const host = new PluginHost();
+  const host = new PluginHost({ declare: new CommandLine().declarations });
   const events: AgentEvent[] = [];
   host.subscribe("*", (e) => void events.push(e));
   host.install(anthropic, { baseUrl: mock.url, baseDelayMs: 5, maxRetryDelayMs: 2000, ...o.options });

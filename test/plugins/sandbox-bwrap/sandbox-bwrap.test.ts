@@ -27,6 +27,7 @@ import { packageRoot } from "../../../boot/paths.js";
 import sandbox, { isSecretEnv, isSecretValue, SandboxOptions, scrubEnv } from "../../../plugins/sandbox-bwrap/index.js";
 import scriptedPlugin from "../../../plugins/provider-scripted/index.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";
+import { CommandLine } from "../../../lib/command-line.js";
 
 // Outside /tmp on purpose: the sandbox's /tmp is private, which would hide these paths for the wrong reason.
 const root = mkdtempSync("/var/tmp/coil-sandbox-");
@@ -71,7 +72,7 @@ interface Ops {
 }
 
 function host(options: Record<string, unknown> = {}) {
-  const h = new PluginHost({ cwd });
+  const h = new PluginHost({ cwd, declare: new CommandLine().declarations });
   const events: AgentEvent[] = [];
   h.subscribe("*", (e) => void events.push(e));
   h.install(sandbox as Plugin, options);

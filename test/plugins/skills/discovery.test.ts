@@ -8,6 +8,7 @@ import { createTestKit, type ScriptedService } from "../../../lib/testing/index.
 import skills, { type SkillsService } from "../../../plugins/skills/index.js";
 import systemPrompt from "../../../plugins/system-prompt/index.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";
+import { CommandLine } from "../../../lib/command-line.js";
 
 const temps: string[] = [];
 afterAll(() => {
@@ -38,7 +39,7 @@ function skill(dir: string, name: string | undefined, description = `the ${name}
 }
 
 function install(cwd: string, options: Record<string, unknown> = {}) {
-  const host = new PluginHost({ cwd });
+  const host = new PluginHost({ cwd, declare: new CommandLine().declarations });
   const logs: string[] = [];
   host.subscribe("diagnostic", (e) => void (e.type === "diagnostic" && logs.push(`${e.level}: ${e.message}`)));
   host.install(skills, { builtin: false, ...options });

@@ -6,6 +6,7 @@ import { PluginHost, textOf, type UserMessage } from "../../../kernel/index.js";
 import { packageRoot } from "../../../boot/paths.js";
 import skills, { SkillCatalog, type SkillsService } from "../../../plugins/skills/index.js";
 import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
+import { CommandLine } from "../../../lib/command-line.js";
 
 const FIXTURES = join(packageRoot(), "test", "fixtures", "skills");
 const temps: string[] = [];
@@ -32,7 +33,7 @@ afterEach(() => {
 });
 
 function install(options: Record<string, unknown> = {}) {
-  const host = new PluginHost({ cwd });
+  const host = new PluginHost({ cwd, declare: new CommandLine().declarations });
   const logs: string[] = [];
   host.subscribe("diagnostic", (e) => void (e.type === "diagnostic" && logs.push(`${e.level}: ${e.message}`)));
   host.install(skills, options);

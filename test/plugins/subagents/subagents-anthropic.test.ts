@@ -14,6 +14,7 @@ import sessionJsonl, { SessionStore } from "../../../plugins/session-jsonl/index
 import subagents, { type SubagentUpdate } from "../../../plugins/subagents/index.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";
 import { reply, startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
+import { CommandLine } from "../../../lib/command-line.js";
 
 const temps: string[] = [];
 const temp = (p: string) => {
@@ -37,7 +38,7 @@ afterAll(async () => {
 
 async function start() {
   const cwd = temp("coil-subagents-anthropic-cwd-");
-  const host = new PluginHost({ cwd });
+  const host = new PluginHost({ cwd, declare: new CommandLine().declarations });
   host.install(anthropic, { baseUrl: mock.url, baseDelayMs: 5 });
   host.install(toolsCoding);
   host.install(sessionJsonl);
