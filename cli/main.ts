@@ -11,6 +11,7 @@ import { Agent } from "../kernel/agent.js";
 import { CoilError, formatError } from "../kernel/errors.js";
 import type { PluginHost } from "../kernel/host.js";
 import type { FrontEnd } from "../kernel/plugin.js";
+import type { Provider } from "../kernel/types.js";
 import {
   agentFor,
   assemble,
@@ -348,15 +349,23 @@ function flagProvider(commandLine: CommandLine, host: PluginHost, first: Scan): 
     );
   if (first.provider && first.provider !== chosen.provider) throw clash(`--provider names ${first.provider}`);
   if (first.model) {
-    let named: string | undefined;
-    try {
-      named = resolveModel(host.providers.values(), first.model, first.provider).provider.id;
-    } catch {
-      named = undefined; // not a model another provider lists: the flag's provider resolves it (or says it has none)
-    }
+    const named = providerOf(host.providers.values(), first.model, chosen.provider);
     if (named && named !== chosen.provider) throw clash(`--model ${first.model} is a model of ${named}`);
   }
   return chosen.provider;
+}
+
+/**
+ * The provider `--model` names: the head of `provider/id`, else a provider listing the id (`prefer` first),
+ * else none (the flag's provider resolves it, or says it has none). An unknown provider head is an error.
+ */
+function providerOf(providers: readonly Provider[], model: string, prefer: string): string | undefined {
+  const slash = model.indexOf("/");
+  const head = slash > 0 ? model.slice(0, slash) : undefined;
+  if (head && providers.some((p) => p.id === head)) return head;
+  const listing = providers.filter((p) => p.models?.some((m) => m.id === model));
+  if (head && !listing.length) resolveModel(providers, model); // throws: unknown provider
+  return listing.find((p) => p.id === prefer)?.id ?? listing[0]?.id;
 }
 
 const usage = (detail: string, hint?: string) => new CoilError("CONFIG_INVALID", detail, { hint });

@@ -133,7 +133,7 @@ export function program(io: CliIO, o: ProgramOptions = {}): { cmd: Command; pars
     .action((dir?: string) => {
       parsed = { kind: "builtin", name: "untrust", dir };
     });
-  const preset = configure(cmd.command("preset"), io, "preset").description("inspect presets");
+  const preset = configure(cmd.command("preset"), io, "preset").description("inspect presets").helpCommand(false);
   const show = configure(preset.command("show"), io, "preset show")
     .description("print the resolved preset and the file each value came from")
     .option("--json", "print JSON instead of annotated YAML")
@@ -192,6 +192,8 @@ function addSubcommand(
   const cmd = configure(parent.command(spec.name), io, path.join(" "))
     .description(top ? `${spec.description} [${owner}]` : spec.description)
     .enablePositionalOptions();
+  // one `help` command, coil's own: `coil help mcp add`
+  cmd.helpCommand(false);
   const options = spec.options ?? [];
   for (const option of options) cmd.addOption(optionOf(option));
   if (spec.help) cmd.addHelpText("after", `\n${wrapped(spec.help, io)}\n`);

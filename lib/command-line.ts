@@ -210,6 +210,12 @@ function checkSubcommand(command: Subcommand, owner: string, top: boolean): void
     });
   if (!command.run && !command.commands?.length)
     throw invalid(`subcommand '${command.name}' needs a run function or subcommands of its own`);
+  if ("usage" in command)
+    throw new CoilError(
+      "PLUGIN_INVALID",
+      `subcommand '${command.name}' has a 'usage' text: subcommands declare their 'arguments' and 'options' now, and the command line parses them`,
+      { plugin: owner, hint: "see docs/plugins.md#subcommands" },
+    );
   const seen = new Set<string>();
   for (const option of command.options ?? []) {
     if (!NAME.test(option.name) || option.name === "help" || option.short === "h")

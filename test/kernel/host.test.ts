@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Agent, PluginHost, Type, definePlugin, type CoilError } from "../../kernel/index.js";
+import { CommandLine } from "../../lib/command-line.js";
 import scripted from "../../plugins/provider-scripted/index.js";
 
 const withOptions = definePlugin({
@@ -115,7 +116,7 @@ describe("plugin host", () => {
 
   it("closes registration before the first model call", () => {
     let late: (() => void) | undefined;
-    const host = new PluginHost();
+    const host = new PluginHost({ declare: new CommandLine().declarations });
     host.install(scripted, { replies: [{ text: "x" }] });
     host.install(
       definePlugin({
@@ -153,7 +154,7 @@ describe("plugin host", () => {
   });
 
   it("names the registered providers when the requested one is missing", () => {
-    const host = new PluginHost();
+    const host = new PluginHost({ declare: new CommandLine().declarations });
     host.install(scripted, {});
     const e = thrown(
       () =>
@@ -167,7 +168,7 @@ describe("plugin host", () => {
   });
 
   it("isolates a throwing event listener", async () => {
-    const host = new PluginHost();
+    const host = new PluginHost({ declare: new CommandLine().declarations });
     host.install(scripted, { replies: [{ text: "fine" }] });
     const diagnostics: string[] = [];
     const owners: string[] = [];
@@ -239,7 +240,7 @@ describe("plugin host", () => {
       input: async () => undefined,
       notify: () => undefined,
     };
-    const host = new PluginHost();
+    const host = new PluginHost({ declare: new CommandLine().declarations });
     const seen: unknown[] = [];
     host.install(
       definePlugin({ id: "asker", setup: (ctx) => ctx.onStart(() => void seen.push(ctx.services.get("ui"))) }),
