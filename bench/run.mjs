@@ -128,6 +128,7 @@ for (const extra of [
   "subagents.mjs",
   "mcp.mjs",
   "checkpoints.mjs",
+  "lsp.mjs",
 ]) {
   const file = join(root, "bench", extra);
   if (existsSync(file)) {

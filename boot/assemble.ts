@@ -1,6 +1,6 @@
 /**
- * Assembling an agent from presets: the one path the CLI, the SDK (`coil/sdk`) and every restart
- * (`/reload` runs the CLI again) take, so what a preset means cannot drift between them. Resolve the
+ * Assembling an agent from presets: the one path the CLI, the SDK (`coil/sdk`) and every rebuild
+ * (`/reload`, in process) take, so what a preset means cannot drift between them. Resolve the
  * preset's layers, load every plugin module, set them up in preset order on one host, and build the
  * agent the preset describes.
  */
@@ -10,10 +10,13 @@ import { CoilError } from "../kernel/errors.js";
 import type { AgentEvent } from "../kernel/types.js";
 import { existsSync, realpathSync } from "node:fs";
 import type { Plugin } from "../kernel/plugin.js";
+import { pluginInspector } from "./inspect.js";
+import { validateOptions } from "./options.js";
 import { fileOf, loadPlugin, needsPlugin, optionsTarget, type RunShape } from "./load.js";
 import { CommandLine } from "../lib/command-line.js";
 import { formatDiagnostic } from "../lib/front-end.js";
 import { chooseModel } from "../lib/models.js";
+import { PLUGIN_INSPECTOR } from "../lib/plugin-inspector.js";
 import { CLI_SERVICE, type ProviderCliService } from "../lib/provider-kit/cli.js";
 import { projectRoot } from "../lib/project.js";
 import { resolvePreset, type ResolvedPreset, type ResolveOptions } from "./preset.js";
@@ -44,6 +47,13 @@ export interface AssembleOptions {
    * whose manifest serves other modes and subcommands only are then not imported. Absent: all load.
    */
   run?: RunShape;
+  /** Services the caller offers every plugin (the CLI's `reload`), provided by `coil` like boot's own. */
+  services?: Record<string, unknown>;
+  /**
+   * A rebuild in the same process (`/reload`): path and package plugins are imported again, so their
+   * edits take effect (jiti's `.ts` plugins always are).
+   */
+  fresh?: number;
 }
 
 export interface Assembled {
@@ -73,8 +83,15 @@ export function presetOptions(o: AssembleOptions): ResolveOptions {
 export async function assemble(o: AssembleOptions): Promise<Assembled> {
   const preset = resolvePreset(presetOptions(o));
   const untrustedProject = (o.explicitTrust ?? o.trust) ? undefined : projectRoot(o.cwd);
+  const services = { [PLUGIN_INSPECTOR]: pluginInspector(o.home), ...o.services };
   const commandLine = new CommandLine();
-  const host = new PluginHost({ cwd: o.cwd, projectTrusted: o.trust, declare: commandLine.declarations });
+  const host = new PluginHost({
+    cwd: o.cwd,
+    projectTrusted: o.trust,
+    services,
+    validate: validateOptions,
+    declare: commandLine.declarations,
+  });
   // Load every module first (in parallel), then set up in preset order: nothing starts half-configured.
   const entries = preset.entries.filter((entry) => needsPlugin(entry, o.run));
   const setupDiagnostics: Diagnostic[] = [];
@@ -86,21 +103,23 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
   const projectFile = preset.layers.find((l) => l.name === "project")?.file;
   const plugins = await Promise.all(
     entries.map((entry) =>
-      loadPlugin({ ...entry, source: entry.source }, { home: o.home, untrustedProject }).catch((error: unknown) => {
-        if (
-          !(
-            error instanceof CoilError &&
-            error.code === "PLUGIN_NOT_FOUND" &&
-            error.npmSpec &&
-            entry.kind === "npm" &&
-            own.has(entry.source.file)
+      loadPlugin({ ...entry, source: entry.source }, { home: o.home, untrustedProject, fresh: o.fresh }).catch(
+        (error: unknown) => {
+          if (
+            !(
+              error instanceof CoilError &&
+              error.code === "PLUGIN_NOT_FOUND" &&
+              error.npmSpec &&
+              entry.kind === "npm" &&
+              own.has(entry.source.file)
+            )
           )
-        )
-          throw error;
-        const message = `npm package '${entry.key}' is enabled in ${entry.source.file}${entry.source.line ? `:${entry.source.line}` : ""} but not installed, so it is skipped: \`coil install${entry.source.file === projectFile ? " --project" : ""}\` restores what coil-lock.json records, \`coil install ${error.npmSpec}\` installs it, \`coil disable ${entry.key}\` stops this warning`;
-        setupDiagnostics.push({ type: "diagnostic", level: "warn", message, code: "PLUGIN_NOT_FOUND" });
-        return [] as Plugin[];
-      }),
+            throw error;
+          const message = `npm package '${entry.key}' is enabled in ${entry.source.file}${entry.source.line ? `:${entry.source.line}` : ""} but not installed, so it is skipped: \`coil install${entry.source.file === projectFile ? " --project" : ""}\` restores what coil-lock.json records, \`coil install ${error.npmSpec}\` installs it, \`coil disable ${entry.key}\` stops this warning`;
+          setupDiagnostics.push({ type: "diagnostic", level: "warn", message, code: "PLUGIN_NOT_FOUND" });
+          return [] as Plugin[];
+        },
+      ),
     ),
   );
   const stop = host.subscribe(

@@ -28,6 +28,8 @@ export interface LoadOptions {
   home: string;
   /** The working directory when the project is not explicitly trusted: packages are not resolved from it or by walking up from it (its code must not run). */
   untrustedProject?: string;
+  /** A rebuild in process (`/reload`): native modules of path and npm plugins are imported again, not from Node's cache. */
+  fresh?: number;
 }
 
 const TS_EXTENSIONS = new Set([".ts", ".mts", ".cts", ".tsx"]);
@@ -36,7 +38,7 @@ const TS_EXTENSIONS = new Set([".ts", ".mts", ".cts", ".tsx"]);
 export async function loadPlugin(ref: PluginRef, options: LoadOptions): Promise<Plugin[]> {
   if (ref.kind === "path") {
     if (!isFile(ref.key)) throw notFound(ref, `plugin file ${ref.key} does not exist`);
-    return [await importPlugin(ref.key, ref)];
+    return [await importPlugin(ref.key, ref, options.fresh)];
   }
   // A name is a built-in id, else an unscoped npm package.
   const ids = ref.kind === "name" ? builtinPluginIds() : [];
@@ -46,7 +48,7 @@ export async function loadPlugin(ref: PluginRef, options: LoadOptions): Promise<
     return [await importPlugin(file, ref)];
   }
   const found = resolvePackage(ref.key, ref.baseDir, options.home, options.untrustedProject);
-  if (found.files) return Promise.all(found.files.map((file) => importPlugin(file, ref)));
+  if (found.files) return Promise.all(found.files.map((file) => importPlugin(file, ref, options.fresh)));
   if (found.refused) {
     throw notFound(
       ref,
@@ -156,10 +158,12 @@ const loadedFrom = new WeakMap<Plugin, string>();
 /** The module file a loaded plugin came from. */
 export const fileOf = (plugin: Plugin): string | undefined => loadedFrom.get(plugin);
 
-async function importPlugin(file: string, ref: PluginRef): Promise<Plugin> {
+async function importPlugin(file: string, ref: PluginRef, fresh?: number): Promise<Plugin> {
   let mod: unknown;
+  // A query makes Node load the file again (its own imports still come from the cache).
+  const url = `${pathToFileURL(file).href}${fresh ? `?reload=${fresh}` : ""}`;
   try {
-    mod = TS_EXTENSIONS.has(extname(file)) ? await importTs(file) : await import(pathToFileURL(file).href);
+    mod = TS_EXTENSIONS.has(extname(file)) ? await importTs(file) : await import(url);
   } catch (cause) {
     const detail = `cannot import plugin '${ref.ref}': ${messageOf(cause).replace(/\s+/g, " ").trim()}${listedIn(ref)}`;
     throw new CoilError("PLUGIN_LOAD_FAILED", detail, { phase: "import", file, ...locationOf(cause, file), cause });

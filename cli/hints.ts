@@ -5,6 +5,7 @@
  */
 import { builtinPluginIds } from "../boot/paths.js";
 import { loadPlugin } from "../boot/load.js";
+import { validateOptions } from "../boot/options.js";
 import { builtinPresetNames, distance, resolvePreset } from "../boot/preset.js";
 import { PluginHost } from "../kernel/host.js";
 import { CommandLine } from "../lib/command-line.js";
@@ -25,7 +26,8 @@ export async function pluginWithFlag(
     const commandLine = new CommandLine();
     try {
       const [plugin] = await loadPlugin({ ref: id, kind: "name", key: id, baseDir: where.cwd }, { home: where.home });
-      new PluginHost({ cwd: where.cwd, declare: commandLine.declarations }).install(plugin!, {}, { ref: id });
+      const host = new PluginHost({ cwd: where.cwd, validate: validateOptions, declare: commandLine.declarations });
+      host.install(plugin!, {}, { ref: id });
     } catch {
       // a plugin that does not set up without options registers what it registered until then
     }

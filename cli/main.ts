@@ -8,7 +8,8 @@
 import { join } from "node:path";
 import { CommanderError } from "commander";
 import { Agent } from "../kernel/agent.js";
-import { CoilError, formatError } from "../kernel/errors.js";
+import { CoilError } from "../kernel/errors.js";
+import { formatError } from "./format-error.js";
 import type { PluginHost } from "../kernel/host.js";
 import type { FrontEnd } from "../kernel/plugin.js";
 import type { Provider } from "../kernel/types.js";
@@ -29,10 +30,12 @@ import { distance, resolvePreset, type ResolvedPreset } from "../boot/preset.js"
 import type { RunShape } from "../boot/load.js";
 import { formatPreset } from "./preset-show.js";
 import { PACKAGE_INSTALLER, type PackageInstaller } from "../lib/package-installer.js";
+import { RELOAD, type ReloadRequest, type ReloadService } from "../lib/reload.js";
 import { flagHint, nearestNames, pluginWithFlag } from "./hints.js";
 import { program, type Parsed, type ProgramOptions } from "./program.js";
 import { mergePiped, readPiped } from "./stdin.js";
 import { settleTrust, trustCommand } from "./trust.js";
+import { startPlugins, stopPlugins } from "../boot/lifecycle.js";
 
 export interface CliIO {
   argv: string[];
@@ -114,8 +117,40 @@ function helpWords(argv: string[]): { argv: string[]; topic?: string[] } {
   return { argv: [...argv.slice(0, at), ...argv.slice(at + 1), "--help"], topic };
 }
 
-/** Run the CLI; resolves to the exit code. */
+/** What a run of the CLI offers for an in-process rebuild (`/reload`): the `reload` service, and which rebuild this is. */
+interface Rebuild {
+  services: Record<string, unknown>;
+  fresh: number;
+}
+
+/**
+ * Run the CLI; resolves to the exit code. A front end may ask for a rebuild (the `reload` service,
+ * lib/reload.ts): once it returns and every plugin has stopped, coil is assembled again in this process
+ * from the command line the request gives, and the new front end gets what the old one handed over.
+ */
 export async function main(io: CliIO): Promise<number> {
+  let argv = io.argv;
+  let handover: unknown;
+  for (let fresh = 0; ; fresh++) {
+    let requested: ReloadRequest | undefined;
+    const reload: ReloadService = {
+      request: (request) => {
+        requested = request;
+      },
+      handover: () => {
+        const given = handover;
+        handover = undefined;
+        return given;
+      },
+    };
+    const code = await runOnce({ ...io, argv }, { services: { [RELOAD]: reload }, fresh });
+    if (!requested) return code;
+    argv = requested.args(argv);
+    handover = requested.handover;
+  }
+}
+
+async function runOnce(io: CliIO, rebuild: Rebuild): Promise<number> {
   const home = coilHome(io.env);
   const homeProblem = secureCoilHome(home);
   if (homeProblem) io.stderr.write(`coil: warning: ${homeProblem}\n`);
@@ -124,10 +159,10 @@ export async function main(io: CliIO): Promise<number> {
   let first = scan(argv);
   let host: PluginHost | undefined;
   let stopped = false;
-  const stopPlugins = async () => {
+  const stopAll = async () => {
     if (stopped || !host) return;
     stopped = true;
-    await echoing(host, io, () => host!.stop());
+    await echoing(host, io, () => stopPlugins(host!));
   };
   try {
     const at = firstPositional(argv);
@@ -144,7 +179,7 @@ export async function main(io: CliIO): Promise<number> {
     const trust = await settleTrust(cli, home, first.trust, true);
     first.trust = trust.trusted;
     first.codeTrusted = trust.explicit;
-    let assembled = await loadPreset(cli, home, first);
+    let assembled = await loadPreset(cli, home, first, rebuild);
     host = assembled.host;
     // A subcommand's own options are its own (`coil fleet submit --preset p`): load again without them.
     const subAt = firstPositional(argv, assembled.commandLine);
@@ -153,10 +188,10 @@ export async function main(io: CliIO): Promise<number> {
     if (leaf) {
       const again = scan(argv, { after: subAt, own: new Set((leaf.options ?? []).map((o) => `--${o.name}`)) });
       if (!sameLoad(first, again)) {
-        await assembled.host.stop();
+        await stopPlugins(assembled.host);
         const retrust = again.trust === first.trust ? trust : await settleTrust(cli, home, again.trust, true);
         first = { ...again, trust: retrust.trusted, codeTrusted: retrust.explicit };
-        assembled = await loadPreset(cli, home, first);
+        assembled = await loadPreset(cli, home, first, rebuild);
         host = assembled.host;
       }
     }
@@ -187,7 +222,7 @@ export async function main(io: CliIO): Promise<number> {
       return await parsed.command.run!(parsed.args, cli, parsed.options);
     }
     showSetupDiagnostics(setupDiagnostics, io.stderr, false);
-    return await run(cli, parsed, { assembled, first, literal, skipped: trust.skipped, stopPlugins });
+    return await run(cli, parsed, { assembled, first, literal, skipped: trust.skipped });
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     if (first.help) {
@@ -200,7 +235,7 @@ export async function main(io: CliIO): Promise<number> {
     io.stderr.write(`coil: ${formatError(error)}\n`);
     return 2;
   } finally {
-    await stopPlugins();
+    await stopAll();
   }
 }
 
@@ -250,7 +285,7 @@ async function parseWithHints(
 async function run(
   io: CliIO,
   parsed: Extract<Parsed, { kind: "run" }>,
-  ctx: { assembled: Assembled; first: Scan; literal: boolean; skipped: string; stopPlugins: () => Promise<void> },
+  ctx: { assembled: Assembled; first: Scan; literal: boolean; skipped: string },
 ): Promise<number> {
   const { preset, host, commandLine } = ctx.assembled;
   const opts = parsed.options as { print?: boolean; mode?: string };
@@ -294,7 +329,7 @@ async function run(
   const chosen = flagProvider(commandLine, host, ctx.first);
   const { agent, modelError } = agentForStart(host, chosen ? withProvider(preset, chosen, ctx.first) : preset);
   const modelFromCli = Boolean(ctx.first.model || ctx.first.provider || chosen);
-  const exit = await echoing(host, io, () => host.start(agent, io, { mode, prompt, modelFromCli }));
+  const exit = await echoing(host, io, () => startPlugins(host, agent, io, { mode, prompt, modelFromCli }));
   if (exit !== undefined) return exit;
   // Without a usable provider the interactive UI still opens, to help add a key (docs/tui.md); other modes stop here.
   if (modelError && !(mode === "interactive" && modelError.code === "PROVIDER_MISSING")) throw modelError;
@@ -316,7 +351,6 @@ async function run(
     stdin: io.stdin,
     stdout: io.stdout,
     stderr: io.stderr,
-    stopPlugins: ctx.stopPlugins,
   });
 }
 
@@ -388,18 +422,18 @@ function leafOf(argv: string[], at: number, start: Subcommand | undefined): Subc
 }
 
 /** Resolve the preset and load its plugins (boot's assemble()), installing missing npm packages on first use (each once). */
-async function loadPreset(io: CliIO, home: string, first: Scan): Promise<Assembled> {
+async function loadPreset(io: CliIO, home: string, first: Scan, rebuild: Rebuild): Promise<Assembled> {
   for (const tried = new Set<string>(); ; ) {
     let assembled: Assembled;
     try {
-      assembled = await assemble(assembleOptions(io, home, first));
+      assembled = await assemble({ ...assembleOptions(io, home, first), ...rebuild });
     } catch (error) {
       if (!(await installOnFirstUse(error, io, home, first.yes, tried))) throw error;
       continue;
     }
     if (tried.has(PENDING) || !(await installPending(assembled.host, io, first.yes))) return assembled;
     tried.add(PENDING);
-    await assembled.host.stop();
+    await stopPlugins(assembled.host);
   }
 }
 
@@ -485,7 +519,7 @@ async function installOnFirstUse(
     }
     return await installer.install([spec], dir, io);
   } finally {
-    await host.stop();
+    await stopPlugins(host);
   }
 }
 

@@ -1,16 +1,19 @@
 /**
  * The stateful agent around the loop: one run at a time, queues for steering and follow-ups,
- * abort that hands queued messages back, and a state snapshot for front ends.
+ * abort that hands queued messages back, a state snapshot for front ends, and child agents (`fork`).
  */
+import { DEFAULT_RESERVE_TOKENS, History, compact } from "./compaction.js";
 import { CoilError } from "./errors.js";
-import { ContextTally, DEFAULT_RESERVE_TOKENS, estimateMessageTokens, freezeMessage, userMessage } from "./messages.js";
-import { compact as runCompact, runLoop, runToolCall, type LoopState, type RunOutcome } from "./loop.js";
-import type { PluginHost } from "./host.js";
+import type { ForkHostOptions, PluginHost } from "./host.js";
+import { type LoopConfig, type LoopInputs, type Queues, type RunOutcome, type RunState, runLoop } from "./loop.js";
+import { userMessage } from "./messages.js";
 import type { SlashCommand } from "./plugin.js";
 import type { ReadonlyRegistry } from "./registry.js";
+import { runToolCall } from "./tools.js";
 import type {
   AgentEvent,
   AgentMessage,
+  AgentScope,
   AssistantMessage,
   CompactResult,
   ModelInfo,
@@ -29,9 +32,17 @@ export interface AgentOptions {
   messages?: readonly AgentMessage[];
   system?: readonly SystemBlock[];
   toolExecution?: "parallel" | "sequential";
-  /** Tokens kept free below the context window before compaction runs (at most a quarter of the window). Default 16,384. */
+  /** Tokens kept free below the context window before compaction runs (at most a quarter of it). Default 16,384. */
   reserveTokens?: number;
   requestOptions?: RequestOptions;
+}
+
+/**
+ * A child agent: its id (in every hook input, with the depth) and what differs from the parent. Provider,
+ * model and request options default to the parent's current ones.
+ */
+export interface ForkOptions extends ForkHostOptions, Partial<AgentOptions> {
+  id: string;
 }
 
 export interface RunResult extends RunOutcome {
@@ -52,59 +63,57 @@ export interface AgentState {
   readonly queued: { readonly steering: readonly AgentMessage[]; readonly followUp: readonly AgentMessage[] };
 }
 
-/** What plugins and front ends may read through an agent: the registered providers, commands, tools and services. */
+/** What plugins and front ends may read through an agent: the registered providers, commands and tools. */
 export interface AgentView {
   readonly providers: ReadonlyRegistry<Provider>;
   readonly commands: ReadonlyRegistry<SlashCommand>;
   readonly tools: ReadonlyRegistry<ToolDefinition>;
-  readonly services: ReadonlyRegistry<unknown>;
 }
 
 export type PromptInput = string | AgentMessage | readonly AgentMessage[];
 
+const MAIN: AgentScope = Object.freeze({ id: "main", depth: 0 });
+
 export class Agent {
-  /** The loop's state lives across runs; a run swaps in its own signal. */
-  private readonly s: LoopState;
+  /** Replaced, never changed in place (the loop reads the one in effect at each request). */
+  private config: LoopConfig;
+  private readonly history: History;
+  private readonly queues: Queues = { steering: [], followUp: [] };
+  private readonly pending = new Set<string>();
+  private run?: RunState;
   private controller?: AbortController;
   private running?: Promise<RunResult>;
 
+  /**
+   * `scope` is set by `fork()`: which agent this is, carried in every hook input (a guard learns from it
+   * that it runs in a child).
+   */
   constructor(
     private readonly host: PluginHost,
     options: AgentOptions,
+    readonly scope: AgentScope = MAIN,
   ) {
     host.close();
-    const messages = (options.messages ?? []).map((m) => freezeMessage(m));
-    this.s = {
-      host,
+    this.history = new History(options.messages ?? []);
+    this.config = Object.freeze({
       provider: this.providerFor(options.provider),
       model: options.model,
-      config: {
-        toolExecution: options.toolExecution ?? "parallel",
-        reserveTokens: options.reserveTokens ?? DEFAULT_RESERVE_TOKENS,
-        system: Object.freeze([...(options.system ?? [])]),
-        requestOptions: Object.freeze({ ...(options.requestOptions ?? {}) }),
-      },
-      signal: new AbortController().signal,
-      messages,
-      usageFloor: 0,
-      tally: new ContextTally(messages, 0),
-      steering: [],
-      followUp: [],
-      pendingTools: new Set(),
-      added: [],
-    };
+      toolExecution: options.toolExecution ?? "parallel",
+      reserveTokens: options.reserveTokens ?? DEFAULT_RESERVE_TOKENS,
+      system: Object.freeze([...(options.system ?? [])]),
+      requestOptions: Object.freeze({ ...(options.requestOptions ?? {}) }),
+    });
   }
 
   get state(): AgentState {
-    const s = this.s;
     return {
-      messages: Object.freeze(s.messages.slice()),
-      provider: s.provider.id,
-      model: s.model,
+      messages: Object.freeze(this.history.messages.slice()),
+      provider: this.config.provider.id,
+      model: this.config.model,
       isRunning: this.running !== undefined,
-      streaming: s.streaming,
-      pendingToolCalls: [...s.pendingTools],
-      queued: { steering: s.steering.slice(), followUp: s.followUp.slice() },
+      streaming: this.run?.streaming,
+      pendingToolCalls: [...this.pending],
+      queued: { steering: this.queues.steering.slice(), followUp: this.queues.followUp.slice() },
     };
   }
 
@@ -117,11 +126,9 @@ export class Agent {
    * Returns the options now in effect, so `setRequestOptions({})` reads them (a front end's thinking level).
    */
   setRequestOptions(options: RequestOptions): Readonly<RequestOptions> {
-    this.s.config = {
-      ...this.s.config,
-      requestOptions: Object.freeze({ ...this.s.config.requestOptions, ...options }),
-    };
-    return this.s.config.requestOptions;
+    const requestOptions = Object.freeze({ ...this.config.requestOptions, ...options });
+    this.config = Object.freeze({ ...this.config, requestOptions });
+    return requestOptions;
   }
 
   /** Observe every event. Returns the unsubscribe function. */
@@ -141,12 +148,12 @@ export class Agent {
 
   /** Queue a message delivered before the next model call of the current run. */
   steer(input: PromptInput): void {
-    this.s.steering.push(...toMessages(input));
+    this.queues.steering.push(...toMessages(input));
   }
 
   /** Queue a message delivered when the current run would otherwise stop. */
   followUp(input: PromptInput): void {
-    this.s.followUp.push(...toMessages(input));
+    this.queues.followUp.push(...toMessages(input));
   }
 
   /** Abort the run (stream and running tools). Returns the queued messages, which are removed from the queue. */
@@ -154,6 +161,11 @@ export class Agent {
     const queued = this.takeQueued();
     this.controller?.abort();
     return queued;
+  }
+
+  /** Take the queued steering and follow-up messages back, undelivered (the TUI's Alt+Up); the run goes on. */
+  dequeue(): AgentMessage[] {
+    return this.takeQueued();
   }
 
   /** Resolves when no run is going. */
@@ -164,48 +176,39 @@ export class Agent {
   /** Compact now (`/compact`). Throws NO_COMPACTION when no strategy handles it. */
   async compact(instructions?: string): Promise<CompactResult | undefined> {
     this.idle("compact");
-    this.s.signal = new AbortController().signal;
-    return runCompact(this.s, "manual", instructions);
-  }
-
-  /**
-   * Have the compaction strategies summarise `messages` (a branch being left) without touching history:
-   * the compact hook's result, or undefined if none handled it. Throws NO_COMPACTION without a strategy.
-   */
-  async summarize(
-    messages: readonly AgentMessage[],
-    options: { instructions?: string; signal?: AbortSignal } = {},
-  ): Promise<CompactResult | undefined> {
-    if (!this.host.taps.some((t) => t.hook === "compact"))
-      throw new CoilError("NO_COMPACTION", "no compaction strategy in this preset", {
-        hint: "add a compaction plugin to the preset",
-      });
-    const { model } = this.s;
-    const tokens = messages.reduce((n, m) => n + estimateMessageTokens(m), 0);
-    return this.host.hooks.compact.promise({
-      messages: Object.freeze(messages.slice()),
-      tokens,
-      contextWindow: model.contextWindow,
-      reason: "manual",
-      model,
-      instructions: options.instructions,
-      signal: options.signal ?? new AbortController().signal,
-    });
+    return compact(this.inputs(new AbortController().signal), new AbortController().signal, "manual", instructions);
   }
 
   /**
    * Run one tool call as if the model had made it (a front end's `!cmd`): validation, the `tool_call`
-   * gates (permission rules, plan mode), execution and `tool_result`, with the usual tool events. The
-   * result is returned, not added to history: the caller decides what the model gets to see.
+   * steps (rewrites, then permission rules and plan mode), execution and `tool_result`, with the usual
+   * tool events. The result is returned, not added to history: the caller decides what the model sees.
    */
   runTool(
     call: { id?: string; name: string; arguments: Record<string, unknown> },
     signal: AbortSignal = new AbortController().signal,
   ): Promise<ToolResultMessage> {
-    return runToolCall(
-      { ...this.s, signal },
-      { type: "toolCall", id: call.id ?? `user-${Date.now()}`, name: call.name, arguments: call.arguments },
-    );
+    const id = call.id ?? `user-${Date.now()}`;
+    return runToolCall(this.inputs(signal), { type: "toolCall", id, name: call.name, arguments: call.arguments });
+  }
+
+  /**
+   * A child agent (the subagents plugin's `task`): a host of its own with this agent's providers, the given
+   * tools and this agent's taps, copied through the one tap wrapper (every tool_call and tool_result tap;
+   * the conversation-level ones unless their plugin is in `isolate`), then `taps`, attributed to `by`. Its
+   * hooks see `{ id, depth }` one level deeper; its diagnostics reach this agent's listeners, after `label`.
+   */
+  fork(options: ForkOptions): Agent {
+    const { config } = this;
+    const child = {
+      provider: options.provider ?? config.provider.id,
+      model: options.model ?? config.model,
+      toolExecution: options.toolExecution ?? config.toolExecution,
+      reserveTokens: options.reserveTokens ?? config.reserveTokens,
+      system: options.system,
+      requestOptions: options.requestOptions ?? config.requestOptions,
+    };
+    return new Agent(this.host.fork(options), child, Object.freeze({ id: options.id, depth: this.scope.depth + 1 }));
   }
 
   /** A read-only view of the host's registries (the host itself stays the kernel's). */
@@ -215,18 +218,21 @@ export class Agent {
 
   /** Switch model (and provider) for the next request. */
   setModel(providerId: string, model: ModelInfo): void {
-    this.s.provider = this.providerFor(providerId);
-    this.s.model = model;
-    this.s.compactHold = undefined; // another window: compaction decides afresh
+    this.config = Object.freeze({ ...this.config, provider: this.providerFor(providerId), model });
+    this.history.hold = undefined; // another window: compaction decides afresh
   }
 
   /** Replace history (session resume, branch navigation). Not while running. */
   replaceMessages(messages: readonly AgentMessage[]): void {
     this.idle("replace history");
-    this.s.messages = messages.map((m) => freezeMessage(m));
-    this.s.usageFloor = 0;
-    this.s.tally = new ContextTally(this.s.messages, 0);
-    this.s.compactHold = undefined;
+    this.history.replace(messages);
+  }
+
+  /** The loop's inputs for a run (or one call, one compaction) on `signal`. */
+  private inputs(signal: AbortSignal): LoopInputs {
+    const run: RunState = { signal, added: [], pending: this.pending };
+    const config = () => this.config;
+    return { host: this.host, agent: this.scope, config, history: this.history, queues: this.queues, run };
   }
 
   private idle(what: string): void {
@@ -234,7 +240,7 @@ export class Agent {
   }
 
   private takeQueued(): AgentMessage[] {
-    return [...this.s.steering.splice(0), ...this.s.followUp.splice(0)];
+    return [...this.queues.steering.splice(0), ...this.queues.followUp.splice(0)];
   }
 
   private providerFor(id: string): Provider {
@@ -256,12 +262,13 @@ export class Agent {
     }
     const controller = new AbortController();
     this.controller = controller;
-    Object.assign(this.s, { signal: controller.signal, added: [], streaming: undefined });
+    const inputs = this.inputs(controller.signal);
+    this.run = inputs.run;
     this.host.emit({ type: "agent_start" });
     const run = (async (): Promise<RunResult> => {
       try {
-        const outcome = await runLoop(this.s, input);
-        const result: RunResult = { ...outcome, messages: this.s.added, unsent: this.takeQueued() };
+        const outcome = await runLoop(inputs, input);
+        const result: RunResult = { ...outcome, messages: inputs.run.added, unsent: this.takeQueued() };
         this.host.emit({
           type: "agent_end",
           stopReason: outcome.stopReason,
@@ -271,9 +278,10 @@ export class Agent {
         });
         return result;
       } finally {
-        this.s.pendingTools.clear();
+        this.pending.clear();
         this.controller = undefined;
         this.running = undefined;
+        this.run = undefined;
       }
     })();
     this.running = run;
@@ -285,12 +293,4 @@ function toMessages(input: PromptInput): AgentMessage[] {
   if (typeof input === "string") return [userMessage(input)];
   if (Array.isArray(input)) return [...input];
   return [input as AgentMessage];
-}
-
-/**
- * The host an agent runs on, for the one plugin that builds child agents on a copy of it (subagents).
- * Everything else reads `agent.view`. Named so each use can be found; the layout test allows only subagents.
- */
-export function hostOf(agent: Agent): PluginHost {
-  return agent["host"];
 }

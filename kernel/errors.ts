@@ -60,7 +60,7 @@ export class CoilError extends Error {
     for (const key of WHERE) if (options[key] !== undefined) (this as Record<string, unknown>)[key] = options[key];
   }
 
-  /** Wrap anything thrown by plugin code, once. A CoilError that already names its plugin and hook/phase is returned as is. */
+  /** Wrap anything thrown by plugin code, once. A CoilError naming its plugin and hook/phase is returned as is. */
   static wrap(cause: unknown, code: ErrorCode, where: CoilErrorOptions): CoilError {
     if (!(cause instanceof CoilError)) return new CoilError(code, messageOf(cause), { ...where, cause });
     if (cause.plugin && (cause.hook || cause.phase)) return cause;
@@ -77,16 +77,4 @@ export function messageOf(cause: unknown): string {
   } catch {
     return String(cause);
   }
-}
-
-/** Multi-line text for a terminal: message, cause chain, hint. */
-export function formatError(error: unknown): string {
-  const lines = [messageOf(error)];
-  let cause = error instanceof Error ? error.cause : undefined;
-  for (let depth = 0; cause !== undefined && depth < 5; depth++) {
-    lines.push(`  cause: ${messageOf(cause)}`);
-    cause = cause instanceof Error ? cause.cause : undefined;
-  }
-  if (error instanceof CoilError && error.hint) lines.push(`  hint: ${error.hint}`);
-  return lines.join("\n");
 }

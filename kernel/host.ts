@@ -3,15 +3,23 @@
  * event bus that setup fills, and runs the start and stop callbacks. Setup is synchronous registration only.
  */
 import type { Static, TSchema } from "typebox";
-import { Value } from "typebox/value";
 import { CoilError, messageOf } from "./errors.js";
-import { createHooks, Stage, tapHook, type HookName, type KernelHooks, type TapSink } from "./hooks.js";
+import {
+  createHooks,
+  HOOK_NAMES,
+  type HookName,
+  type KernelHooks,
+  type RewriteFn,
+  Stage,
+  type TapFn,
+  type TapRecord,
+  type TapSink,
+  tapHook,
+} from "./hooks.js";
 import { Registry } from "./registry.js";
 import type { AgentEvent, AgentEventType, Provider, ToolDefinition, UiService } from "./types.js";
-import type { Agent } from "./agent.js";
 import {
   isPlugin,
-  type CliStreams,
   type Declaration,
   type FrontEnd,
   type FrontEndContext,
@@ -20,8 +28,8 @@ import {
   type Plugin,
   type PluginContext,
   type Registrar,
-  type StartInfo,
   type SlashCommand,
+  type TapOptions,
   type StartFn,
   type StopFn,
 } from "./plugin.js";
@@ -34,9 +42,34 @@ export interface HostOptions {
   ui?: () => UiService | undefined;
   /** Registrars the plugins' context gets beyond the kernel's, by name (the command line's `flags`, `subcommands`). */
   declare?: Readonly<Record<string, Declaration>>;
+  /** Services the host itself offers every plugin (boot's `plugin-inspector`), provided by `coil`. */
+  services?: Record<string, unknown>;
+  /** Checks a plugin's options and fills in defaults (boot/options.ts); without it, options are taken as given. */
+  validate?: (plugin: Plugin, options: unknown, source: InstallSource) => unknown;
 }
 
 type Listener = (event: AgentEvent) => void;
+
+/** A tap a child agent adds (`agent.fork`), as a plugin would tap in setup. */
+export type ForkTap =
+  | { [K in HookName]: { hook: K; fn: TapFn<K>; options?: TapOptions } }[HookName]
+  | { hook: "tool_call"; fn: RewriteFn; options: TapOptions & { step: "rewrite" } };
+
+/** What a child agent's host gets besides the parent's providers and taps (`agent.fork`). */
+export interface ForkHostOptions {
+  /** The plugin forking: its `taps` are attributed to it. */
+  by: string;
+  /** The child's tools (its tool_call and tool_result taps are the parent's, whatever the tools). */
+  tools: readonly ToolDefinition[];
+  /** Plugins whose conversation-level taps (before_request, turn_end, should_stop, compact) stay with the parent. */
+  isolate?: readonly string[];
+  taps?: readonly ForkTap[];
+  /** Prefix of the child's diagnostics as the parent's listeners see them (`sub-agent explore (call_1)`). */
+  label?: string;
+}
+
+/** Hooks whose taps every child gets, whatever `isolate` says: a child is never less guarded than its parent. */
+const GATES: readonly HookName[] = ["tool_call", "tool_result"];
 
 /** Owns the hooks, registries and event bus; plugins install into it, agents run on it. */
 export class PluginHost {
@@ -54,8 +87,9 @@ export class PluginHost {
   private frontEnd?: FrontEnd;
   private readonly inheritedUi?: () => UiService | undefined;
   private readonly declared: Readonly<Record<string, Declaration>>;
-  /** Taps in install order, for `coil plugins --hooks` style listings. */
-  readonly taps: { hook: HookName; plugin: string; stage: number }[] = [];
+  private readonly validate: HostOptions["validate"];
+  /** Taps in install order (what `fork` copies to a child). */
+  readonly taps: TapRecord[] = [];
   private readonly listeners = new Map<string, Map<Listener, string | undefined>>();
   private readonly bails = new WeakMap<object, string>();
   /** Where the tap wrapper (hooks.ts) reports a failing tap and records who bailed. */
@@ -71,9 +105,11 @@ export class PluginHost {
     this.projectTrusted = options.projectTrusted ?? false;
     this.inheritedUi = options.ui;
     this.declared = options.declare ?? {};
+    this.validate = options.validate;
+    for (const [name, service] of Object.entries(options.services ?? {})) this.services.register(name, service, "coil");
   }
 
-  /** The dialogs of the front end running now (its registered `ui`), plugins' `ui` service. Unset in print/JSON modes. */
+  /** The dialogs of the front end running now (its registered `ui`): plugins' `ui` service. Unset in print mode. */
   get ui(): UiService | undefined {
     return this.frontEnd ? this.frontEnd.ui : this.inheritedUi?.();
   }
@@ -82,6 +118,7 @@ export class PluginHost {
   async runFrontEnd(frontEnd: FrontEnd, ctx: FrontEndContext): Promise<number> {
     const previous = this.frontEnd;
     this.frontEnd = frontEnd;
+    this.emit({ type: "ui_start", mode: ctx.mode });
     return frontEnd.run(ctx).finally(() => (this.frontEnd = previous));
   }
 
@@ -103,7 +140,7 @@ export class PluginHost {
         { plugin: plugin.id },
       );
     }
-    const options = validateOptions(plugin, rawOptions, source);
+    const options = this.validate ? this.validate(plugin, rawOptions, source) : (rawOptions ?? {});
     const ctx = this.contextFor(plugin.id, options, source);
     try {
       const returned = plugin.setup(ctx as PluginContext<Static<S>>) as unknown;
@@ -124,31 +161,6 @@ export class PluginHost {
     this.plugins.push({ id: plugin.id, source });
   }
 
-  /** Run every plugin's start callback in install order; a failure names the plugin. A `{ exit }` answer stops there. */
-  async start(agent: Agent, io: CliStreams, info: StartInfo): Promise<number | undefined> {
-    for (const { plugin, fn } of this.starters) {
-      try {
-        const asked = await fn(agent, io, info);
-        if (asked && typeof asked.exit === "number") return asked.exit;
-      } catch (cause) {
-        throw CoilError.wrap(cause, "PLUGIN_START_FAILED", { plugin, phase: "start" });
-      }
-    }
-    return undefined;
-  }
-
-  /** Run every stop callback (reverse install order); failures are reported, never thrown. */
-  async stop(): Promise<void> {
-    for (const { plugin, fn } of [...this.stoppers].reverse()) {
-      try {
-        await fn();
-      } catch (cause) {
-        const error = CoilError.wrap(cause, "PLUGIN_STOP_FAILED", { plugin, phase: "stop" });
-        this.emit({ type: "diagnostic", level: "error", message: error.message, plugin, code: error.code });
-      }
-    }
-  }
-
   /** Close registration. Called before the first model call. */
   close(): void {
     if (this.closed) return;
@@ -159,6 +171,29 @@ export class PluginHost {
   /** Which plugin's tap returned this value (a block, a verdict, a compaction). */
   bailedBy(value: object): string | undefined {
     return this.bails.get(value);
+  }
+
+  /** A child agent's host (`agent.fork`): this host's providers, the given tools, the taps, closed. */
+  fork(options: ForkHostOptions): PluginHost {
+    const child = new PluginHost({ cwd: this.cwd, projectTrusted: this.projectTrusted, ui: () => this.ui });
+    for (const [name, owned] of this.providers.entries())
+      child.providers.register(name, owned.value, owned.owner, owned.source);
+    for (const tool of options.tools) child.tools.register(tool.name, tool, this.tools.owner(tool.name) ?? options.by);
+    for (const tap of this.taps)
+      if (GATES.includes(tap.hook) || !options.isolate?.includes(tap.plugin)) child.addTap({ ...tap });
+    for (const tap of options.taps ?? []) child.addTap(resolveTap(options.by, tap.hook, tap.fn, tap.options));
+    const prefix = options.label ? `${options.label}: ` : "";
+    child.subscribe("diagnostic", (d) => {
+      if (d.type === "diagnostic") this.emit({ ...d, message: `${prefix}${d.message}` });
+    });
+    child.close();
+    return child;
+  }
+
+  /** Every tap goes through the one wrapper (hooks.ts), which reports failures to this host. */
+  private addTap(tap: TapRecord): void {
+    tapHook(this.hooks, tap, this.sink);
+    this.taps.push(tap);
   }
 
   get isClosed(): boolean {
@@ -181,9 +216,9 @@ export class PluginHost {
     for (const key of [event.type, "*"]) {
       for (const [listener, owner] of this.listeners.get(key) ?? []) {
         try {
-          const r = listener(event) as unknown;
-          if (r && typeof (r as Promise<unknown>).catch === "function")
-            (r as Promise<unknown>).catch((e) => this.observerFailed(e, event, owner));
+          const returned = listener(event) as unknown;
+          if (returned && typeof (returned as Promise<unknown>).catch === "function")
+            (returned as Promise<unknown>).catch((error) => this.observerFailed(error, event, owner));
         } catch (error) {
           this.observerFailed(error, event, owner);
         }
@@ -232,26 +267,9 @@ export class PluginHost {
       cwd: host.cwd,
       baseDir: source.baseDir ?? host.cwd,
       projectTrusted: host.projectTrusted,
-      tap(hook, fn, tapOptions = {}) {
+      tap(hook: HookName, fn: TapRecord["fn"], tapOptions?: TapOptions) {
         guard();
-        if (!Object.hasOwn(host.hooks, hook))
-          throw new CoilError("PLUGIN_INVALID", `unknown hook '${hook}'`, {
-            plugin: id,
-            hint: `hooks are: ${Object.keys(host.hooks).join(", ")}`,
-          });
-        const stage =
-          typeof tapOptions.stage === "string" ? Stage[tapOptions.stage] : (tapOptions.stage ?? Stage.DEFAULT);
-        if (typeof stage !== "number")
-          throw new CoilError("PLUGIN_INVALID", `unknown stage '${tapOptions.stage}'`, { plugin: id });
-        if (tapOptions.tools && hook !== "tool_call" && hook !== "tool_result") {
-          throw new CoilError(
-            "PLUGIN_INVALID",
-            `the 'tools' filter only applies to tool_call and tool_result, not ${hook}`,
-            { plugin: id },
-          );
-        }
-        tapHook(host.hooks, hook, id, fn, { stage, tools: tapOptions.tools && new Set(tapOptions.tools) }, host.sink);
-        host.taps.push({ hook, plugin: id, stage });
+        host.addTap(resolveTap(id, hook, fn, tapOptions));
       },
       on: (type, listener) => host.subscribe(type, listener as Listener, id),
       tools: {
@@ -261,9 +279,7 @@ export class PluginHost {
           (t) => checkTool(t, id),
         ),
         sync: (tools) => {
-          tools.forEach((t) => {
-            checkTool(t, id);
-          });
+          for (const tool of tools) checkTool(tool, id);
           host.tools.sync(
             id,
             tools.map((t) => [t.name, t]),
@@ -291,14 +307,15 @@ export class PluginHost {
         host.stoppers.push({ plugin: id, fn });
       },
       services: {
-        provide: (name, service) => {
+        provide: (name, service, provideOptions) => {
           guard();
-          host.services.register(name, service, id, where);
+          host.services.register(name, service, id, where, provideOptions?.fallback);
         },
-        get: (name) => (host.services.get(name) ?? host.served(name)) as never,
+        owner: (name) => host.services.owner(name),
+        get: (name) => (host.services.get(name) ?? (name === "ui" ? host.ui : undefined)) as never,
         require: (name) => {
-          const found = host.services.get(name) ?? host.served(name);
-          if (found !== undefined) return found as never;
+          if (host.services.has(name)) return host.services.get(name) as never;
+          if (name === "ui" && host.ui) return host.ui as never;
           throw new CoilError("SERVICE_MISSING", `service '${name}' is not provided by any plugin in this preset`, {
             plugin: id,
           });
@@ -314,11 +331,20 @@ export class PluginHost {
     }
     return context as PluginContext;
   }
+}
 
-  /** What the running front end serves under `name` where no plugin provides it: its `ui`, or one of its `services`. */
-  private served(name: string): unknown {
-    return name === "ui" ? this.ui : this.frontEnd?.services?.[name];
-  }
+/** A tap's options checked and resolved (stage names, the tools filter, tool_call's step). */
+function resolveTap(plugin: string, hook: HookName, fn: TapRecord["fn"], options: TapOptions = {}): TapRecord {
+  const invalid = (message: string, hint?: string) => new CoilError("PLUGIN_INVALID", message, { plugin, hint });
+  if (!HOOK_NAMES.includes(hook)) throw invalid(`unknown hook '${hook}'`, `hooks are: ${HOOK_NAMES.join(", ")}`);
+  const stage = typeof options.stage === "string" ? Stage[options.stage] : (options.stage ?? Stage.DEFAULT);
+  if (typeof stage !== "number") throw invalid(`unknown stage '${options.stage}'`);
+  if (options.tools && hook !== "tool_call" && hook !== "tool_result")
+    throw invalid(`the 'tools' filter only applies to tool_call and tool_result, not ${hook}`);
+  if (options.step && (hook !== "tool_call" || !["rewrite", "gate"].includes(options.step)))
+    throw invalid(`the 'step' option is "rewrite" or "gate", for tool_call only (got '${options.step}' for ${hook})`);
+  const tools = options.tools && new Set(options.tools);
+  return { hook, plugin, stage, step: options.step, tools, fn };
 }
 
 function describe(source: InstallSource): string {
@@ -338,75 +364,4 @@ function checkTool(tool: ToolDefinition, owner: string): void {
       { plugin: owner },
     );
   }
-}
-
-/** Reject unknown keys at every object level that declares its properties. */
-function strict(schema: TSchema): TSchema {
-  const s = schema as Record<string, unknown>;
-  if (!s || typeof s !== "object") return schema;
-  const out: Record<string, unknown> = { ...s };
-  if (s.type === "object" && s.properties && s.additionalProperties === undefined && s.patternProperties === undefined)
-    out.additionalProperties = false;
-  if (s.properties)
-    out.properties = Object.fromEntries(
-      Object.entries(s.properties as Record<string, TSchema>).map(([k, v]) => [k, strict(v)]),
-    );
-  if (s.items && typeof s.items === "object" && !Array.isArray(s.items)) out.items = strict(s.items as TSchema);
-  for (const key of ["anyOf", "oneOf", "allOf"])
-    if (Array.isArray(s[key])) out[key] = (s[key] as TSchema[]).map(strict);
-  return out as TSchema;
-}
-
-/** Fill defaults and validate; errors name the plugin, the key and the preset file. */
-export function validateOptions(plugin: Plugin, raw: unknown, source: InstallSource = {}): unknown {
-  const where = {
-    plugin: plugin.id,
-    phase: "options" as const,
-    file: source.file,
-    line: source.line,
-    column: source.column,
-  };
-  const given = raw === undefined || raw === null || raw === true ? {} : raw;
-  if (!plugin.options) {
-    if (typeof given === "object" && given && Object.keys(given).length > 0) {
-      throw new CoilError(
-        "PLUGIN_OPTIONS_INVALID",
-        `takes no options, but got ${Object.keys(given)
-          .map((k) => `'${k}'`)
-          .join(", ")}`,
-        where,
-      );
-    }
-    return {};
-  }
-  const schema = strict(plugin.options);
-  // Defaults come from the schema as written (TypeBox skips them under additionalProperties: false).
-  const value = Value.Default(plugin.options, structuredClone(given));
-  const errors = Value.Check(schema, value) ? [] : Value.Errors(schema, value); // Check is several times faster at start-up
-  if (errors.length === 0) return value;
-  const from = (key: string) => {
-    const file =
-      source.optionSources?.[key] ??
-      Object.entries(source.optionSources ?? {}).find(([k]) => k.startsWith(`${key}.`) || key.startsWith(`${k}.`))?.[1];
-    return file && file !== source.file ? ` (set in ${file})` : "";
-  };
-  const lines = errors
-    .filter((e) => e.keyword !== "boolean" || !errors.some((o) => o.keyword === "additionalProperties"))
-    .map((e) => {
-      if (e.keyword === "additionalProperties") {
-        const keys = (e.params as { additionalProperties: string[] }).additionalProperties.map((k) =>
-          pathOf(e.instancePath, k),
-        );
-        const known = Object.keys(((e.instancePath ? {} : schema) as { properties?: object }).properties ?? {});
-        return `unknown option ${keys.map((k) => `'${k}'${from(k)}`).join(", ")}${known.length ? ` (known: ${known.join(", ")})` : ""}`;
-      }
-      const key = e.instancePath.slice(1).replace(/\//g, ".");
-      return `option '${key || "(root)"}' ${e.message}${from(key)}`;
-    });
-  throw new CoilError("PLUGIN_OPTIONS_INVALID", [...new Set(lines)].join("; "), where);
-}
-
-function pathOf(instancePath: string, key: string): string {
-  const base = instancePath.slice(1).replace(/\//g, ".");
-  return base ? `${base}.${key}` : key;
 }

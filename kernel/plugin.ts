@@ -5,7 +5,7 @@
  */
 import type { Static, TSchema } from "typebox";
 import type { ErrorCode, CoilErrorOptions, CoilError } from "./errors.js";
-import type { StageName, TapFn, HookName } from "./hooks.js";
+import type { HookName, RewriteFn, StageName, TapFn } from "./hooks.js";
 import type { AgentEvent, AgentEventType, Provider, ToolDefinition, UiService } from "./types.js";
 import type { Agent, PromptInput } from "./agent.js";
 
@@ -36,6 +36,11 @@ export interface TapOptions {
   stage?: StageName | number;
   /** For `tool_call` and `tool_result`: only these tool names reach the tap. */
   tools?: readonly string[];
+  /**
+   * For `tool_call`: `rewrite` taps run first, all of them, and may return `{ args }`; `gate` taps (the
+   * default) run after every rewrite and judge the arguments that will run.
+   */
+  step?: "rewrite" | "gate";
 }
 
 export interface SlashCommand {
@@ -66,8 +71,6 @@ export interface FrontEndContext {
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
-  /** Run every plugin's stop callback now (before handing the process over, as `/reload` does); not again at exit. */
-  stopPlugins(): Promise<void>;
 }
 
 export interface FrontEnd {
@@ -78,8 +81,6 @@ export interface FrontEnd {
   run(ctx: FrontEndContext): Promise<number>;
   /** Its dialogs (TUI, RPC): the `ui` service while it runs (may be a getter). None: nobody can answer. */
   readonly ui?: UiService;
-  /** Services it serves while it runs where no plugin provides them (ACP: the client's files as `operations`); may be a getter. */
-  readonly services?: Readonly<Record<string, unknown>>;
 }
 
 /** Terminal I/O handed to lifecycle callbacks (and the command line's subcommands). */
@@ -151,8 +152,10 @@ export interface KernelContext<O = unknown> {
   readonly cwd: string;
   /** Directory of the preset file that configured this plugin (for relative paths in options). */
   readonly baseDir: string;
-  /** True when the user trusts this project: only then may a plugin run project-local code (e.g. `.claude/settings.json` hooks). */
+  /** True when the user trusts this project: only then may a plugin run project-local code (`.claude/` hooks). */
   readonly projectTrusted: boolean;
+  /** tool_call's rewrite step: return `{ args }` to change the call's arguments (validated), or undefined. */
+  tap(hook: "tool_call", fn: RewriteFn, options: TapOptions & { step: "rewrite" }): void;
   tap<K extends HookName>(hook: K, fn: TapFn<K>, options?: TapOptions): void;
   /** Observe events; `"*"` sees all. Listeners run synchronously and must not block. */
   on<T extends AgentEventType | "*">(
@@ -170,7 +173,10 @@ export interface KernelContext<O = unknown> {
   /** Run once at exit (flush, release locks). */
   onStop(fn: StopFn): void;
   services: {
-    provide<N extends string>(name: N, service: Services[N]): void;
+    /** `fallback`: used only when no other plugin provides `name` (a plain provider takes its place). */
+    provide<N extends string>(name: N, service: Services[N], options?: { fallback?: boolean }): void;
+    /** The plugin that provides `name`. */
+    owner(name: string): string | undefined;
     get<N extends string>(name: N): Services[N] | undefined;
     require<N extends string>(name: N): Services[N];
   };

@@ -10,6 +10,8 @@ export interface Owned<T> {
   owner: string;
   /** Where that plugin came from (preset file or path), for error messages. */
   source?: string;
+  /** Registered as a fallback: a plain registration of the name takes its place. */
+  fallback?: boolean;
 }
 
 export class Registry<T> {
@@ -20,7 +22,8 @@ export class Registry<T> {
 
   constructor(readonly kind: string) {}
 
-  register(name: string, value: T, owner: string, source?: string): void {
+  /** A `fallback` gives way to a plain registration of the same name, and loses to any earlier entry. */
+  register(name: string, value: T, owner: string, source?: string, fallback = false): void {
     if (this.closed) {
       throw new CoilError(
         "REGISTRATION_CLOSED",
@@ -32,7 +35,8 @@ export class Registry<T> {
       throw new CoilError("PLUGIN_INVALID", `a ${this.kind} needs a non-empty name`, { plugin: owner });
     }
     const existing = this.items.get(name);
-    if (existing) {
+    if (existing && fallback) return;
+    if (existing && !existing.fallback) {
       const where = (o: Owned<T>) => `plugin ${o.owner}${o.source ? ` (${o.source})` : ""}`;
       throw new CoilError(
         "REGISTRY_DUPLICATE",
@@ -40,7 +44,7 @@ export class Registry<T> {
         { plugin: owner, hint: `remove one of the two plugins from the preset, or rename the ${this.kind}` },
       );
     }
-    this.items.set(name, { value, owner, source });
+    this.items.set(name, fallback ? { value, owner, source, fallback } : { value, owner, source });
   }
 
   get(name: string): T | undefined {
@@ -85,11 +89,11 @@ export class Registry<T> {
         `${this.kind} '${clash[0]}' is already registered by plugin ${this.items.get(clash[0])!.owner}`,
         { plugin: owner },
       );
-    for (const name of [...this.late])
-      if (this.items.get(name)?.owner === owner) {
-        this.items.delete(name);
-        this.late.delete(name);
-      }
+    for (const name of [...this.late]) {
+      if (this.owner(name) !== owner) continue;
+      this.items.delete(name);
+      this.late.delete(name);
+    }
     for (const [name, value] of values) {
       this.items.set(name, { value, owner, source });
       this.late.add(name);

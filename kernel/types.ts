@@ -90,6 +90,11 @@ export interface ToolResultMessage<D = unknown> {
   /** Structured data for front ends and plugins; never sent to the model. */
   details?: D;
   isError: boolean;
+  /**
+   * Set when plugins rewrote the call's arguments (tool_call's rewrite step): what ran (or was blocked) and
+   * who changed it. The assistant message keeps the arguments the model sent.
+   */
+  rewritten?: { args: Record<string, unknown>; by: readonly string[] };
   timestamp: number;
 }
 
@@ -226,6 +231,8 @@ export interface ToolDefinition<P extends TSchema = TSchema, D = unknown> {
   executionMode?: "parallel" | "sequential";
   /** True when the tool changes nothing (an MCP tool marked `readOnlyHint`): plan mode keeps it. */
   readOnly?: boolean;
+  /** Its `update()`s are output so far (bash): an abort then keeps the last one in the result the model sees. */
+  partialIsOutput?: boolean;
   /** Repair known shape mistakes in raw arguments before validation. Must not throw. */
   prepareArguments?(args: Record<string, unknown>): Record<string, unknown>;
   /** One line for the system prompt's tool list. */
@@ -237,6 +244,14 @@ export interface ToolDefinition<P extends TSchema = TSchema, D = unknown> {
 
 // ───────────────────────────── hook arguments and verdicts ─────────────────────────────
 
+/** Which agent a hook runs for: the main agent (`main`, depth 0) or a child made with `agent.fork()`. */
+export interface AgentScope {
+  /** `main`, or the id the child was forked with (the subagents plugin uses the `task` call's id). */
+  id: string;
+  /** 0 for the main agent, 1 for its children, 2 for theirs. */
+  depth: number;
+}
+
 /** Second argument of `before_request`. */
 export interface TurnInfo {
   /** 0-based turn index within this run. */
@@ -244,25 +259,33 @@ export interface TurnInfo {
   /** 0 for the first attempt, 1 for the retry after a context-overflow compaction. */
   attempt: number;
   signal: AbortSignal;
+  agent: AgentScope;
 }
 
-/** What `tool_call` gates and `tool_result` taps see. */
+/** What `tool_call` rewrites and gates and `tool_result` taps see. */
 export interface ToolCallInfo {
+  /** The call as the model made it. */
   call: ToolCall;
-  /** Arguments after `prepareArguments` and validation. */
+  /** Arguments after `prepareArguments`, validation and the rewrites so far: in the gate step, what will run. */
   args: Record<string, unknown>;
+  /** Plugins whose rewrites changed `args`, in order (absent when none did). */
+  rewrittenBy?: readonly string[];
   tool: ToolDefinition;
   /** The assistant message that made the call. */
   message: AssistantMessage;
   signal: AbortSignal;
+  agent: AgentScope;
 }
 
-/** `tool_call` bails with this to block a call. `reason` is shown to the model. */
+/** A `tool_call` gate bails with this to block a call. `reason` is shown to the model. */
 export interface ToolBlock {
   block: true;
   reason: string;
 }
-/** `tool_call` returns this to run the call with other arguments: re-validated, then the later gates see them. */
+/**
+ * A tap of `tool_call`'s rewrite step returns this to run the call with other arguments: validated like the
+ * model's, then the later rewrites and every gate see them.
+ */
 export interface ToolRewrite {
   args: Record<string, unknown>;
 }
@@ -276,6 +299,7 @@ export interface TurnRecord {
   toolResults: readonly ToolResultMessage[];
   /** The whole context after the write-back. */
   messages: readonly AgentMessage[];
+  agent: AgentScope;
 }
 
 export interface StopQuery {
@@ -284,6 +308,7 @@ export interface StopQuery {
   turns: number;
   /** Messages waiting in the steering queue. */
   steering: number;
+  agent: AgentScope;
 }
 
 /**
@@ -306,13 +331,14 @@ export interface CompactRequest {
   /**
    * Estimated tokens the new `messages` should stay under: the compaction limit (window − reserve) minus
    * what the system prompt and tools take, and after an overflow at most three quarters of `messages`.
-   * Absent when the caller has no limit (a branch summary).
+   * Absent when the caller has no limit.
    */
   targetTokens?: number;
   model: ModelInfo;
   /** Extra instructions from the user (`/compact focus on X`). */
   instructions?: string;
   signal: AbortSignal;
+  agent: AgentScope;
 }
 
 export interface CompactResult {
@@ -340,12 +366,21 @@ export type AgentEvent =
   | { type: "message_start"; message: AgentMessage }
   | { type: "message_update"; message: AssistantMessage; event: ProviderEvent }
   | { type: "message_end"; message: AgentMessage }
-  | { type: "tool_execution_start"; toolCallId: string; toolName: string; args: Record<string, unknown> }
+  | {
+      type: "tool_execution_start";
+      toolCallId: string;
+      toolName: string;
+      /** The arguments that run: the model's, or the rewrite step's (then `rewrittenBy` names who changed them). */
+      args: Record<string, unknown>;
+      rewrittenBy?: readonly string[];
+    }
   | { type: "tool_execution_update"; toolCallId: string; toolName: string; partial: ToolOutput }
   | { type: "tool_execution_end"; toolCallId: string; toolName: string; result: ToolResultMessage }
   | { type: "retry"; attempt: number; delayMs: number; reason: string }
   | { type: "compaction"; reason: CompactReason; tokensBefore: number; tokensAfter?: number; by: string }
-  | { type: "diagnostic"; level: "info" | "warn" | "error"; message: string; plugin?: string; code?: string };
+  | { type: "diagnostic"; level: "info" | "warn" | "error"; message: string; plugin?: string; code?: string }
+  /** A front end started; its `ui` (if any) is the `ui` service from now on (status, widgets: lib/ui.ts). */
+  | { type: "ui_start"; mode: string };
 
 export type AgentEventType = AgentEvent["type"];
 

@@ -1,7 +1,8 @@
 /**
  * Installed Claude Code plugins (issue #18): what each enabled one contributes, for the plugins that
  * consume it — prompt templates (`commands/`), sub-agent types (`agents/`), skills (`skills/`), hooks
- * (`hooks/hooks.json`) and MCP servers (`.mcp.json`, plugin.json `mcpServers`). The `packages` plugin
+ * (`hooks/hooks.json`), MCP servers (`.mcp.json`, plugin.json `mcpServers`) and language servers
+ * (`.lsp.json`, plugin.json `lspServers`). The `packages` plugin
  * installs them into `$COIL_HOME/claude-plugins/<name>/` (or `<project>/.coil/claude-plugins/<name>/`)
  * and records them in the `claudePlugins` section of the lock file next to the npm packages
  * (`$COIL_HOME/packages/coil-lock.json`). Project-level plugins contribute only to a trusted project.
@@ -42,6 +43,7 @@ export interface ClaudeManifest {
   skills?: string | string[];
   hooks?: string | string[] | Record<string, unknown>;
   mcpServers?: string | string[] | Record<string, unknown>;
+  lspServers?: string | string[] | Record<string, unknown>;
   [key: string]: unknown;
 }
 
@@ -318,6 +320,49 @@ export function mcpServersOf(p: PluginFolder, warn: (message: string) => void = 
       if (expanded && typeof expanded === "object" && !expanded.url)
         expanded.env = { CLAUDE_PLUGIN_ROOT: p.root, ...((expanded.env as object) ?? {}) };
       servers[name] = expanded;
+    }
+    return [{ plugin: p.name, root: p.root, source, servers }];
+  });
+}
+
+export interface PluginLspServers {
+  plugin: string;
+  root: string;
+  source: string;
+  /** Raw server entries (`.lsp.json` format: name → `{ command, args, extensionToLanguage, ... }`), `${CLAUDE_PLUGIN_ROOT}` expanded, `CLAUDE_PLUGIN_ROOT` in `env`. */
+  servers: Record<string, unknown>;
+}
+
+/** Language servers of enabled plugins: `.lsp.json` and plugin.json `lspServers` (a path, a list of paths, or inline). */
+export function claudePluginLspServers(
+  w: Where,
+  warn: (message: string) => void = () => undefined,
+): PluginLspServers[] {
+  return installedClaudePlugins(w).flatMap((p) => lspServersOf(p, warn));
+}
+
+export function lspServersOf(p: PluginFolder, warn: (message: string) => void = () => undefined): PluginLspServers[] {
+  return jsonSources(p, p.manifest.lspServers, ".lsp.json").flatMap(({ source, data }) => {
+    if (data instanceof Error) {
+      warn(`${data.message}; the language servers of Claude Code plugin '${p.name}' in it are not used`);
+      return [];
+    }
+    if (!data || typeof data !== "object" || Array.isArray(data)) {
+      warn(`${source}: not an object of language servers; Claude Code plugin '${p.name}' contributes none`);
+      return [];
+    }
+    const servers: Record<string, unknown> = {};
+    for (const [name, entry] of Object.entries(data as Record<string, unknown>)) {
+      const expanded = JSON.parse(
+        expandPluginRoot(JSON.stringify(entry), p.root.replace(/\\/g, "\\\\").replace(/"/g, '\\"')),
+      ) as unknown;
+      servers[name] =
+        expanded && typeof expanded === "object" && !Array.isArray(expanded)
+          ? {
+              ...expanded,
+              env: { CLAUDE_PLUGIN_ROOT: p.root, ...(((expanded as { env?: object }).env as object) ?? {}) },
+            }
+          : expanded;
     }
     return [{ plugin: p.name, root: p.root, source, servers }];
   });

@@ -5,7 +5,8 @@
  * The kernel knows none of this; it hands each plugin the registrars a host's creator declares
  * (`HostOptions.declare`), and the declarations below type them on `PluginContext`.
  */
-import { CoilError, Registry, type CliStreams, type Declaration, type Registrar } from "../kernel/index.js";
+import { CoilError, type CliStreams, type Declaration, type Registrar } from "../kernel/index.js";
+import { Registry } from "../kernel/registry.js";
 
 export interface FlagSpec {
   /** Long name without dashes, kebab-case (`script` → `--script <value>`). */

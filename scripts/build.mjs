@@ -46,6 +46,8 @@ await build({
     "@modelcontextprotocol/sdk",
     "@agentclientprotocol/sdk",
     "@mariozechner/pi-tui",
+    "lowlight",
+    "highlight.js",
     "ink",
     "react",
     "bullmq",

@@ -35,7 +35,11 @@ export type UiDialog =
   | { method: "confirm"; params: { title: string; message: string } }
   | { method: "select"; params: { title: string; options: string[] } }
   | { method: "input"; params: { title: string; placeholder?: string } }
-  | { method: "notify"; params: { message: string; level: string } };
+  | { method: "notify"; params: { message: string; level: string } }
+  | { method: "setStatus"; params: { key: string; text: string | null } }
+  | { method: "setWidget"; params: { key: string; lines: string[] | null; placement: string } }
+  | { method: "setTitle"; params: { title: string } }
+  | { method: "setEditorText"; params: { text: string } };
 
 /** Answers ui_request dialogs: return a boolean (confirm), one of the options (select), text (input), or undefined. */
 export type UiHandler = (request: UiDialog) => unknown;
@@ -257,7 +261,8 @@ export class RpcClient extends EventEmitter {
       else w.reject(new RpcError(msg.command, msg.error));
     } else if (msg.type === "ui_request") {
       this.emit("ui_request", msg);
-      if (msg.method === "notify") return;
+      // fire-and-forget calls get no answer (docs/rpc.md)
+      if (msg.method !== "confirm" && msg.method !== "select" && msg.method !== "input") return;
       Promise.resolve(this.uiHandler?.({ method: msg.method, params: msg.params } as UiDialog))
         .catch(() => undefined)
         .then((result) => this.write({ type: "ui_response", id: msg.id, result }));

@@ -56,7 +56,8 @@ export type RpcOutbound =
   | {
       type: "ui_request";
       id: string;
-      method: "confirm" | "select" | "input" | "notify";
+      /** Dialogs (answered with `ui_response`) and fire-and-forget calls (no answer): see docs/rpc.md. */
+      method: "confirm" | "select" | "input" | "notify" | "setStatus" | "setWidget" | "setTitle" | "setEditorText";
       params: Record<string, unknown>;
     }
   | { type: "ui_cancel"; id: string };

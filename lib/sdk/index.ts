@@ -13,17 +13,19 @@ import { PassThrough, Writable } from "node:stream";
 import {
   Agent,
   CoilError,
-  PluginHost,
   lastAssistantText,
   type AgentEvent,
   type CliStreams,
   type Plugin,
   type PromptInput,
   type RunResult,
+  type Services,
 } from "../../kernel/index.js";
+import { PluginHost } from "../../kernel/host.js";
 import { agentFor, assemble, showSetupDiagnostics } from "../../boot/assemble.js";
 import { coilHome, secureCoilHome } from "../../boot/paths.js";
 import type { ResolvedPreset } from "../../boot/preset.js";
+import { startPlugins, stopPlugins } from "../../boot/lifecycle.js";
 
 export interface CreateAgentOptions {
   /** A built-in preset name, a YAML file (relative to `cwd`) or `npm:package`. Default `default`. */
@@ -55,6 +57,8 @@ export interface CoilAgent {
   readonly agent: Agent;
   readonly host: PluginHost;
   readonly preset: ResolvedPreset;
+  /** A service the preset's plugins provide (`session`, `scripted`, ...). */
+  service<N extends string>(name: N): Services[N] | undefined;
   /** Prompt and wait for the run to end. */
   prompt(input: PromptInput): Promise<RunResult>;
   /** The text of the newest assistant message. */
@@ -98,12 +102,12 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
     stdout: options.stdout ?? new Writable({ write: (_c, _e, done) => done() }),
     stderr,
   };
-  const exit = await host.start(agent, io, {
+  const exit = await startPlugins(host, agent, io, {
     mode: options.mode ?? "sdk",
     modelFromCli: Boolean(options.model || options.provider),
   });
   if (exit !== undefined) {
-    await host.stop();
+    await stopPlugins(host);
     throw new CoilError(
       "CONFIG_INVALID",
       `a plugin ended start-up (exit ${exit}); check the flags passed to createAgent`,
@@ -114,6 +118,7 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
     agent,
     host,
     preset,
+    service: (name) => host.services.get(name) as never,
     prompt: (input) => agent.prompt(input),
     lastText: () => lastAssistantText(agent.state.messages),
     subscribe: (listener) => agent.subscribe(listener),
@@ -122,7 +127,7 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
       closed = true;
       agent.abort();
       await agent.waitForIdle();
-      await host.stop();
+      await stopPlugins(host);
     },
   };
 }

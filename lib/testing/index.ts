@@ -14,11 +14,11 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadPlugin } from "../../boot/load.js";
+import { validateOptions } from "../../boot/options.js";
 import { coilHome } from "../../boot/paths.js";
 import { CommandLine } from "../command-line.js";
 import {
   Agent,
-  PluginHost,
   lastAssistantText,
   textOf,
   type AgentEvent,
@@ -28,10 +28,14 @@ import {
   type RunResult,
   type ToolResultMessage,
 } from "../../kernel/index.js";
+import { PluginHost } from "../../kernel/host.js";
 import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
 import type { ScriptedReply, ScriptStep } from "../../plugins/provider-scripted/script.js";
 
+import type { TestUi } from "./ui.js";
+
 export type { ScriptedReply, ScriptStep, ScriptedService };
+export { createTestUi, renderTool, type TestUi, type TestUiDialog, type TestUiOptions } from "./ui.js";
 export { scriptedPlugin };
 
 /** A temporary directory with files in it; `dispose()` deletes it. */
@@ -95,6 +99,11 @@ export interface TestKitOptions {
   scripted?: Record<string, unknown>;
   /** Values of plugin flags by long name, as the CLI would parse them: `{ plan: true }`. */
   flags?: Record<string, unknown>;
+  /**
+   * A `ui` service for the plugins (createTestUi()): served as the TUI's would be, with a `ui_start` event
+   * once the plugins are installed. Without it there is no `ui`, as in print mode.
+   */
+  ui?: TestUi;
 }
 
 export interface TestKit {
@@ -123,9 +132,15 @@ export interface TestKit {
 export function createTestKit(options: TestKitOptions = {}): TestKit {
   // A given cwd is the caller's: files are written into it, and dispose() leaves it.
   const workspace = options.cwd ? workspaceIn(options.cwd, options.files ?? {}, false) : createWorkspace(options.files);
+  const ui = options.ui;
   const commandLine = new CommandLine();
   commandLine.values = { ...options.flags };
-  const host = new PluginHost({ cwd: workspace.dir, declare: commandLine.declarations });
+  const host = new PluginHost({
+    cwd: workspace.dir,
+    validate: validateOptions,
+    ui: ui ? () => ui : undefined,
+    declare: commandLine.declarations,
+  });
   const events: AgentEvent[] = [];
   host.subscribe("*", (e) => void events.push(e));
   host.install(scriptedPlugin, { chunkSize: 64, ...options.scripted }, { ref: "provider-scripted" });
@@ -138,6 +153,7 @@ export function createTestKit(options: TestKitOptions = {}): TestKit {
   const model = { id: "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 32_000 };
   const agent = new Agent(host, { provider: "scripted", model, ...options.agent });
   const history = () => agent.state.messages;
+  if (ui) host.emit({ type: "ui_start", mode: "interactive" });
   return {
     host,
     commandLine,

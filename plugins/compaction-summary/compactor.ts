@@ -199,9 +199,10 @@ export class Compactor {
     details: CompactionDetails,
   ): void {
     const session = this.ctx.services.get("session");
-    // Only the agent's own context is recorded (not a branch summary asked through the hook).
+    // Only the main agent's context is recorded (not a child agent's, not a request another plugin made up).
     const live = this.agent?.state.messages;
-    if (!session || !live || live.length !== req.messages.length || live.some((m, i) => m !== req.messages[i])) return;
+    if (!session || !live || req.agent.depth > 0) return;
+    if (live.length !== req.messages.length || live.some((m, i) => m !== req.messages[i])) return;
     try {
       const now = session.context();
       const at = now.length - kept.length;
@@ -223,17 +224,12 @@ export class Compactor {
     }
   }
 
-  /** At start-up: the session summarises branches being left with this compaction's model and prompt. */
-  start(agent: Agent): void {
-    this.agent = agent;
-    this.ctx.services.get("session")?.setSummarizer(async (messages, { instructions, signal }) => {
-      const t = this.target(agent.state.model);
-      return this.complete(
-        t,
-        summaryPrompt({ conversation: serialize(messages, this.budget(t.model)), instructions }),
-        signal,
-      );
-    });
+  /** The `branch-summary` service: a branch being left, summarised with this compaction's model and prompt. */
+  async summarizeBranch(messages: readonly AgentMessage[], options: { instructions?: string; signal: AbortSignal }) {
+    if (!this.agent) throw this.ctx.error("NO_SUMMARIZER", "no branch can be summarised before coil has started");
+    const t = this.target(this.agent.state.model);
+    const conversation = serialize(messages, this.budget(t.model));
+    return this.complete(t, summaryPrompt({ conversation, instructions: options.instructions }), options.signal);
   }
 
   /** `/compact [instructions]`. */

@@ -7,6 +7,7 @@
  * `/compact [instructions]` compacts now (docs/context.md).
  */
 import { Type, definePlugin } from "../../kernel/index.js";
+import type {} from "../session-jsonl/api.js"; // types the `branch-summary` service
 import { Compactor } from "./compactor.js";
 
 export { planCut, isCutPoint } from "./cut.js";
@@ -42,7 +43,12 @@ export default definePlugin({
   setup(ctx) {
     const compactor = new Compactor(ctx);
     ctx.tap("compact", (req) => compactor.compact(req));
-    ctx.onStart((agent) => compactor.start(agent));
+    ctx.onStart((agent) => {
+      compactor.agent = agent;
+    });
+    ctx.services.provide("branch-summary", {
+      summarize: (messages, options) => compactor.summarizeBranch(messages, options),
+    });
     ctx.commands.register({
       name: "compact",
       description: "summarise older messages now to free context",

@@ -5,7 +5,8 @@ export type { EntryLike, TurnAudit };
 
 /** What `coil sessions stats` asks for (the session plugin looks this service up by name). */
 export interface SessionStatsService {
-  render(entries: readonly EntryLike[], options?: { json?: boolean; title?: string }): string;
+  /** `width`: fit the table to a terminal this wide (reasons under each row, shorter model names). */
+  render(entries: readonly EntryLike[], options?: { json?: boolean; title?: string; width?: number }): string;
 }
 
 export interface CostAuditService {

@@ -184,12 +184,64 @@ export function lastRecord(entries: readonly EntryLike[], cacheTtlMs: number, sk
   return undefined;
 }
 
-/** The table `/cost` and `coil sessions stats` print. */
-export function formatReport(records: readonly TurnAudit[], title?: string): string {
+/**
+ * The table `/cost` and `coil sessions stats` print. With a `width` (the terminal's), a table wider than
+ * that moves each row's reasons to the lines under it, drops a provider every row shares into the title, and
+ * then shortens the model names, so the columns stay aligned in a narrow terminal.
+ */
+export function formatReport(records: readonly TurnAudit[], title?: string, width?: number): string {
   if (records.length === 0) return `${title ? `${title}\n` : ""}no model requests recorded yet`;
+  const full = tableOf(records, title, false, undefined);
+  if (!width || full.split("\n").every((l) => l.length <= width)) return full;
+  const providers = new Set(records.map((r) => r.provider));
+  const shared = providers.size === 1 ? [...providers][0] : undefined;
+  const narrow = tableOf(records, shared ? `${title ? `${title} · ` : ""}provider ${shared}` : title, true, shared);
+  // the table's own lines (header and rows); the totals below are prose and wrap
+  const widest = Math.max(...narrow.split("\n").map((l) => (/^(turn|\d+) /.test(l) ? l.length : 0)));
+  if (widest <= width) return wrapWhy(narrow, width);
+  // still too wide: shorten the model column by what is missing
+  const model = (r: TurnAudit) => (shared ? r.model : `${r.provider}/${r.model}`);
+  const longest = Math.max(5, ...records.map((r) => model(r).length));
+  const keep = Math.max(8, longest - (widest - width));
+  return wrapWhy(
+    tableOf(records, shared ? `${title ? `${title} · ` : ""}provider ${shared}` : title, true, shared, keep),
+    width,
+  );
+}
+
+/** The reasons' lines (`    why: ...`) wrapped at `width`, continued under their start. */
+function wrapWhy(text: string, width: number): string {
+  return text
+    .split("\n")
+    .flatMap((line) => {
+      if (!line.startsWith("    why: ") || line.length <= width) return [line];
+      const out: string[] = [];
+      let rest = line;
+      while (rest.length > width) {
+        const cut = rest.lastIndexOf(" ", width);
+        const at = cut > 9 ? cut : width;
+        out.push(rest.slice(0, at));
+        rest = `         ${rest.slice(at).trimStart()}`;
+      }
+      return [...out, rest];
+    })
+    .join("\n");
+}
+
+function tableOf(
+  records: readonly TurnAudit[],
+  title: string | undefined,
+  whyBelow: boolean,
+  sharedProvider: string | undefined,
+  modelWidth?: number,
+): string {
+  const modelOf = (r: TurnAudit) => {
+    const name = sharedProvider ? r.model : `${r.provider}/${r.model}`;
+    return modelWidth && name.length > modelWidth ? `${name.slice(0, modelWidth - 1)}…` : name;
+  };
   const rows = records.map((r, i) => [
     String(i + 1),
-    `${r.provider}/${r.model}`,
+    modelOf(r),
     n(r.prompt),
     n(r.cacheRead),
     n(r.cacheWrite),
@@ -199,10 +251,11 @@ export function formatReport(records: readonly TurnAudit[], title?: string): str
     r.reasons.join("; "),
   ]);
   const head = ["turn", "model", "prompt", "cache read", "cache write", "output", "cost", "missed", "why"];
+  if (whyBelow) head.pop();
   const widths = head.map((h, c) => Math.max(h.length, ...rows.map((row) => row[c]!.length)));
   const line = (cells: string[]) =>
     cells
-      .map((cell, c) => (c === cells.length - 1 ? cell : c <= 1 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!)))
+      .map((cell, c) => (head[c] === "why" ? cell : c <= 1 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!)))
       .join("  ")
       .trimEnd();
   const sum = (k: "prompt" | "cacheRead" | "cacheWrite" | "output" | "cost" | "missed") =>
@@ -220,7 +273,9 @@ export function formatReport(records: readonly TurnAudit[], title?: string): str
   const lines = [
     ...(title ? [title] : []),
     line(head),
-    ...rows.map(line),
+    ...rows.flatMap((row) =>
+      whyBelow ? [line(row.slice(0, -1)), ...(row.at(-1) ? [`    why: ${row.at(-1)}`] : [])] : [line(row)],
+    ),
     "",
     `total: ${plural(records.length, "request")}, ${n(prompt)} prompt tokens (${n(read)} read from the cache${prompt ? `, ${Math.round((read / prompt) * 100)}%` : ""}; ${n(sum("cacheWrite"))} written), ${n(sum("output"))} output tokens, ${usd(sum("cost"))}`,
   ];

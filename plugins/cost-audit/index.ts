@@ -86,7 +86,7 @@ export default definePlugin({
       }
     });
 
-    const render = (entries: readonly EntryLike[], o: { json?: boolean; title?: string } = {}) => {
+    const render = (entries: readonly EntryLike[], o: { json?: boolean; title?: string; width?: number } = {}) => {
       const list = recordsFrom(entries, ttl);
       const total = (k: "prompt" | "cacheRead" | "cacheWrite" | "output" | "cost" | "missed") =>
         list.reduce((s, r) => s + r[k], 0);
@@ -94,7 +94,7 @@ export default definePlugin({
       const children = subagentTotals(
         entries.map((e) => (e.type === "message" ? (e.message as AgentMessage) : undefined)),
       );
-      if (!o.json) return formatReport(list, o.title) + formatSubagents(children, total("cost"));
+      if (!o.json) return formatReport(list, o.title, o.width) + formatSubagents(children, total("cost"));
       const totals = {
         requests: list.length,
         prompt: total("prompt"),
@@ -131,7 +131,9 @@ export default definePlugin({
           ...records.map((r) => ({ type: "custom", customType: AUDIT_TYPE, data: r })),
           ...children,
         ];
-        return render(entries, { title: path ? `session ${session()!.id}` : "this run (no session)" });
+        // in a terminal (the TUI), the table fits its width
+        const width = process.stdout.isTTY ? process.stdout.columns : undefined;
+        return render(entries, { title: path ? `session ${session()!.id}` : "this run (no session)", width });
       },
     });
   },

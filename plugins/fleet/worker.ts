@@ -120,7 +120,7 @@ export async function runWorker(opts: WorkerOptions, io: CliStreams): Promise<nu
         (u, m) => (m.role === "assistant" && m.usage ? addUsage(u, m.usage) : u),
         emptyUsage(),
       );
-      const session = agent.host.services.get("session") as { id: string; file?: string } | undefined;
+      const session = agent.service("session") as { id: string; file?: string } | undefined;
       const sessionInfo = session ? { id: session.id, file: session.file } : undefined;
       await agent.close();
       coil = undefined;

@@ -13,7 +13,6 @@ import {
   type ToolCall,
   type UserMessage,
 } from "../../kernel/index.js";
-import { currentSubagent } from "../../lib/subagent-scope.js";
 
 export const GuardsOptions = Type.Object({
   /** Model calls per run; 0 means no limit. */
@@ -173,8 +172,9 @@ export default definePlugin({
             reason: `the same failing call was repeated ${repeated[1]} times: ${repeated[0].slice(0, 200)} (guards repeatedFailures)`,
           };
         if (over && continuing) return { stop: true, reason: over };
-        // The done-check is the main agent's: a sub-agent (subagents plugin) finishing is not the run finishing.
-        if (over || continuing || !o.verify || message.stopReason !== "stop" || currentSubagent()) return undefined;
+        // The done-check is the main agent's: a child agent (the subagents plugin's) finishing is not the run finishing.
+        const child = query.agent.depth > 0;
+        if (over || continuing || !o.verify || message.stopReason !== "stop" || child) return undefined;
 
         // The model would stop: the done-gate decides.
         const v = o.verify;

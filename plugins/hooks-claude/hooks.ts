@@ -104,6 +104,8 @@ export class ClaudeHooks implements ClaudeHooksService {
   private transcript: Transcript | undefined;
   private transcriptFailed = false;
   private idleTimer: ReturnType<typeof setTimeout> | undefined;
+  /** PreToolUse outputs from the rewrite step, by call id, with the arguments they were given. */
+  private readonly preToolUseRuns = new Map<string, { seen: string; outs: HookOutcome[] }>();
 
   constructor(
     private readonly ctx: Ctx,
@@ -236,6 +238,7 @@ export class ClaudeHooks implements ClaudeHooksService {
 
   /** A run ended: its stop request and continuation count go; with someone to ask, Notification `idle_prompt` after a while. */
   runEnded(): void {
+    this.preToolUseRuns.clear();
     this.stopRequested = undefined;
     this.stopContinuations = 0;
     const idle = this.ctx.options.idleNotification;
@@ -306,24 +309,36 @@ export class ClaudeHooks implements ClaudeHooksService {
   }
 
   /**
-   * PreToolUse: a gate. Exit 2 blocks with stderr as the reason; JSON permission decisions are honoured;
-   * `updatedInput` (Claude Code's input shape) replaces the call's arguments, checked against the tool's schema by coil.
+   * PreToolUse, in tool_call's rewrite step: the hooks run once per call, and `updatedInput` (Claude Code's
+   * input shape) replaces the call's arguments, checked against the tool's schema by coil. Their decisions
+   * are judged in the gate step (`preToolUseGate`), on the arguments that will run.
    */
-  async preToolUse(info: ToolCallInfo): Promise<ToolBlock | ToolRewrite | undefined> {
+  async preToolUse(info: ToolCallInfo): Promise<ToolRewrite | undefined> {
+    if (this.stopRequested) return undefined;
+    const outs = await this.firePreToolUse(info);
+    this.preToolUseRuns.set(info.call.id, { seen: JSON.stringify(info.args), outs });
+    const updated = updatedInputOf(outs);
+    return updated ? { args: coilToolArgs(info.call.name, updated, info.args, this.ctx.cwd) } : undefined;
+  }
+
+  /**
+   * PreToolUse, in the gate step: exit 2 blocks with stderr as the reason; JSON permission decisions are
+   * honoured. They are the rewrite step's outputs when no other plugin changed the arguments since; else
+   * the hooks run again on the final arguments (and a hook that would change those blocks the call).
+   */
+  async preToolUseGate(info: ToolCallInfo): Promise<ToolBlock | undefined> {
     const { ctx } = this;
     if (this.stopRequested) return { block: true, reason: `not run: ${this.stopRequested}` };
     const name = info.call.name;
-    const outs = await this.fire(
-      "PreToolUse",
-      {
-        tool_name: claudeToolName(name),
-        tool_input: claudeToolInput(name, info.args, ctx.cwd),
-        tool_use_id: info.call.id,
-      },
-      [claudeToolName(name), name],
-      info.signal,
-    );
-    let updated: Record<string, unknown> | undefined;
+    const kept = this.preToolUseRuns.get(info.call.id);
+    this.preToolUseRuns.delete(info.call.id);
+    const unchanged = kept && (kept.seen === JSON.stringify(info.args) || info.rewrittenBy?.at(-1) === ctx.id);
+    const outs = unchanged ? kept.outs : await this.firePreToolUse(info);
+    const late = unchanged ? undefined : updatedInputOf(outs);
+    if (late && JSON.stringify(coilToolArgs(name, late, info.args, ctx.cwd)) !== JSON.stringify(info.args)) {
+      const by = info.rewrittenBy?.join(", ") ?? "another plugin";
+      return { block: true, reason: `a PreToolUse hook would change the arguments that ${by} rewrote; not run` };
+    }
     for (const out of outs) {
       const specific = out.json?.hookSpecificOutput ?? {};
       const decision =
@@ -346,10 +361,14 @@ export class ClaudeHooks implements ClaudeHooksService {
             reason: `${reason || "a PreToolUse hook asked for approval"}${ui ? " (the user declined)" : " (no one to ask in this mode: denied)"}`,
           };
       }
-      const input = specific.updatedInput;
-      if (input && typeof input === "object" && !Array.isArray(input)) updated = { ...updated, ...input };
     }
-    return updated ? { args: coilToolArgs(name, updated, info.args, ctx.cwd) } : undefined;
+    return undefined;
+  }
+
+  private firePreToolUse(info: ToolCallInfo) {
+    const name = info.call.name;
+    const input = { tool_name: claudeToolName(name), tool_input: claudeToolInput(name, info.args, this.ctx.cwd) };
+    return this.fire("PreToolUse", { ...input, tool_use_id: info.call.id }, [claudeToolName(name), name], info.signal);
   }
 
   /** PermissionRequest: the permission gate is about to ask; a hook may allow (with `updatedInput`) or deny instead. */
@@ -490,4 +509,14 @@ function additionalContextOf(json: HookJson): string | undefined {
 function contextOf(out: HookOutcome): string | undefined {
   if (out.json) return additionalContextOf(out.json);
   return out.code === 0 && out.stdout.trim() ? out.stdout.trim() : undefined;
+}
+
+/** The `updatedInput` of PreToolUse outputs, merged in order (Claude Code's input shape), if any gave one. */
+function updatedInputOf(outs: readonly HookOutcome[]): Record<string, unknown> | undefined {
+  let updated: Record<string, unknown> | undefined;
+  for (const out of outs) {
+    const input = out.json?.hookSpecificOutput?.updatedInput;
+    if (input && typeof input === "object" && !Array.isArray(input)) updated = { ...updated, ...input };
+  }
+  return updated;
 }

@@ -71,7 +71,11 @@ export default definePlugin({
     ctx.on("agent_end", () => hooks.runEnded());
     ctx.on("compaction", () => hooks.compacted());
     ctx.tap("before_request", (request, turn) => hooks.beforeRequest(request, turn));
-    if (has("PreToolUse")) ctx.tap("tool_call", (info) => hooks.preToolUse(info), { stage: "GUARD" });
+    if (has("PreToolUse")) {
+      // Claude Code's PreToolUse both rewrites (`updatedInput`) and decides: the rewrite step, then the gate.
+      ctx.tap("tool_call", (info) => hooks.preToolUse(info), { stage: "GUARD", step: "rewrite" });
+      ctx.tap("tool_call", (info) => hooks.preToolUseGate(info), { stage: "GUARD" });
+    }
     if (has("PostToolUse", "PostToolUseFailure"))
       ctx.tap("tool_result", (result, info) => hooks.postToolUse(result, info), { stage: "LATE" });
     ctx.tap("should_stop", (query) => hooks.shouldStop(query));

@@ -5,12 +5,11 @@
  */
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { loadPlugin } from "../../boot/load.js";
-import { PluginHost, messageOf } from "../../kernel/index.js";
+import { messageOf } from "../../kernel/index.js";
 import { contentDirs } from "../../lib/package-dirs.js";
+import type { PluginInspector } from "../../lib/plugin-inspector.js";
 import { refOf } from "../../lib/preset-file.js";
 import { readJson } from "./npm.js";
-import { CommandLine } from "../../lib/command-line.js";
 
 /** What installing or enabling an npm package made active: one list per kind of contribution (empty kinds left out). */
 export interface PackageReport {
@@ -51,14 +50,16 @@ const skillNames = (dir: string): string[] => {
 
 /**
  * What the npm package `name`, installed in `packagesDir`, offers once enabled. Its plugins are set up on a
- * throwaway host to list their tools (a setup that fails is a note, not an error: the run will report it).
+ * throwaway host (boot's `plugin-inspector` service) to list their tools (a setup that fails is a note, not
+ * an error: the run will report it).
  */
 export async function describePackage(
   name: string,
   packagesDir: string,
   home: string,
   presetDir: string,
-  loadCode = true,
+  loadCode: boolean,
+  inspector: PluginInspector | undefined,
 ): Promise<PackageReport> {
   const dir = join(packagesDir, "node_modules", name);
   const pkg = readJson<{ version?: string; coil?: Record<string, unknown> }>(join(dir, "package.json")) ?? {};
@@ -97,18 +98,14 @@ export async function describePackage(
       );
     return report;
   }
+  if (!inspector) {
+    if (report.active.plugins) report.notes!.push("its tools are not listed: this host cannot load plugin code");
+    return report;
+  }
   try {
-    const plugins = await loadPlugin({ ref: refOf(name), kind: "npm", key: name, baseDir: presetDir }, { home });
-    const host = new PluginHost({ cwd: presetDir, projectTrusted: false, declare: new CommandLine().declarations });
-    for (const plugin of plugins) {
-      try {
-        host.install(plugin, {}, { ref: refOf(name) });
-      } catch (error) {
-        report.notes!.push(`plugin ${plugin.id} did not set up here (${messageOf(error)}); a run will report why`);
-      }
-    }
-    put("tools", host.tools.names());
-    await host.stop();
+    const { tools, notes } = await inspector.inspect(name, presetDir);
+    put("tools", tools);
+    report.notes!.push(...notes);
   } catch (error) {
     report.notes!.push(`its plugins could not be loaded: ${messageOf(error)}`);
   }

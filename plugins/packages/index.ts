@@ -15,6 +15,7 @@ import type { Subcommand, SubcommandOption } from "../../lib/command-line.js";
 import { coilHome } from "../../lib/paths.js";
 import { projectRoot } from "../../lib/project.js";
 import { PACKAGE_INSTALLER, type PackageInstaller } from "../../lib/package-installer.js";
+import { PLUGIN_INSPECTOR, type PluginInspector } from "../../lib/plugin-inspector.js";
 import { packageStates, refOf, setPackageState } from "../../lib/preset-file.js";
 import { describePackage, formatReport, presetFileOf } from "./activate.js";
 import { LOCK_FILE, readLock, writeLock, type LockEntry } from "./lockfile.js";
@@ -22,7 +23,7 @@ import { classify, dependencies, ensureManifest, npmLockEntry, readJson, registr
 import type { InstallReport } from "./claude/index.js";
 import { scaffoldCommand } from "./scaffold.js";
 
-type IO = CliStreams & { argv?: string[]; trusted?: boolean };
+type IO = CliStreams & { argv?: string[]; trusted?: boolean; inspector?: PluginInspector };
 
 export const coilHomeOf = coilHome;
 /** Where packages live: `$COIL_HOME/packages` (user) or `<project>/.coil/packages`. */
@@ -403,6 +404,7 @@ async function activate(
     coilHomeOf(io.env),
     dirname(presetFile),
     !project || projectTrusted(io),
+    io.inspector,
   );
   say(
     io,
@@ -663,7 +665,12 @@ export default definePlugin({
     ) =>
       ctx.subcommands.register({
         ...command,
-        run: (args, io, options) => run(args, options, { ...io, trusted: ctx.projectTrusted } as IO),
+        run: (args, io, options) =>
+          run(args, options, {
+            ...io,
+            trusted: ctx.projectTrusted,
+            inspector: ctx.services.get(PLUGIN_INSPECTOR),
+          } as IO),
       });
     // The Claude Code plugin code (./claude/) loads only when a preset names marketplaces or plugins, or `coil marketplace` runs.
     const needs = ctx.options.claudePlugins.length > 0 || Object.keys(ctx.options.marketplaces).length > 0;

@@ -4,11 +4,11 @@
  * these methods.
  */
 import { readdir, stat } from "node:fs/promises";
-import type { PluginContext, SlashResult, ToolCallInfo, ToolResult } from "../../kernel/index.js";
+import type { PluginContext, SlashResult, ToolCallInfo, ToolResult, ToolRewrite } from "../../kernel/index.js";
 import { coilHome } from "../../lib/paths.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service
 import type {} from "../tools-coding/api.js"; // types the `operations` service
-import type {} from "../hooks-claude/api.js"; // types the `claude-hooks` service (PermissionRequest, Notification)
+import type { PermissionAnswer } from "../hooks-claude/api.js"; // and the `claude-hooks` service
 import { expandPath, resolveTypedPath } from "../../lib/typed-path.js";
 import type { GateOptions } from "./index.js";
 import { MODES, Policy, type Mode } from "./policy.js";
@@ -39,6 +39,8 @@ export class Gate {
   private readonly policy: Policy;
   /** The session the remembered answers belong to: another session (/new, /resume, an editor's session) starts afresh. */
   private restoredFor: string | undefined;
+  /** PermissionRequest hooks' answers from the rewrite step, by call id, with the arguments they were given. */
+  private readonly hookAnswers = new Map<string, { seen: string; answer: PermissionAnswer }>();
 
   constructor(private readonly ctx: PluginContext<GateOptions>) {
     const o = ctx.options;
@@ -95,11 +97,8 @@ export class Gate {
     }
   }
 
-  /** tool_call: allow (undefined), deny with the reason, or ask the user. */
-  async check(
-    info: ToolCallInfo,
-  ): Promise<{ block: true; reason: string } | { args: Record<string, unknown> } | undefined> {
-    this.restore();
+  /** The rules' and the mode's verdict on a call's arguments. */
+  private async verdict(info: ToolCallInfo) {
     const tool = info.call.name;
     let subject = subjectOf(tool, info.args, this.ctx.cwd);
     // Judge the file the tool will reach: tools take `@.env` or an NFD / curly-quote spelling as the existing file.
@@ -117,7 +116,45 @@ export class Gate {
       });
       if (reached !== expandPath(typed, this.ctx.cwd)) subject = subjectOf(tool, { path: reached }, this.ctx.cwd);
     }
-    const { worst, asking } = this.policy.decide(tool, subject);
+    return { tool, subject, ...this.policy.decide(tool, subject) };
+  }
+
+  /**
+   * tool_call's rewrite step (last of the rewrites): a call the rules would ask about goes to Claude Code
+   * PermissionRequest hooks first, whose `allow` may carry new arguments (`updatedInput`). The answer is
+   * used by the gate step (`check`) if the arguments are still the ones the hooks saw.
+   */
+  async rewrite(info: ToolCallInfo): Promise<ToolRewrite | undefined> {
+    const hooks = this.ctx.services.get("claude-hooks");
+    if (!hooks) return undefined;
+    this.restore();
+    const { worst } = await this.verdict(info);
+    if (worst.verdict !== "ask") return undefined;
+    const answer = await hooks.permissionRequest(info, worst.why);
+    if (!answer) return undefined;
+    // A call a gate before this one blocks never reaches `check`: keep only the latest answers.
+    if (this.hookAnswers.size >= 64) this.hookAnswers.delete(this.hookAnswers.keys().next().value!);
+    this.hookAnswers.set(info.call.id, { seen: JSON.stringify(info.args), answer });
+    return answer.behavior === "allow" && answer.args ? { args: answer.args } : undefined;
+  }
+
+  /** The PermissionRequest hooks' answer for the arguments that will run: the rewrite step's, or asked now. */
+  private async hookAnswer(info: ToolCallInfo, why: string): Promise<PermissionAnswer | undefined> {
+    const kept = this.hookAnswers.get(info.call.id);
+    this.hookAnswers.delete(info.call.id);
+    if (kept && (kept.seen === JSON.stringify(info.args) || info.rewrittenBy?.at(-1) === this.ctx.id))
+      return kept.answer;
+    const answer = await this.ctx.services.get("claude-hooks")?.permissionRequest(info, why);
+    if (answer?.behavior !== "allow" || !answer.args || JSON.stringify(answer.args) === JSON.stringify(info.args))
+      return answer;
+    const message = `it would change the arguments after ${info.rewrittenBy?.join(", ")} rewrote them`;
+    return { behavior: "deny", message };
+  }
+
+  /** tool_call's gate step: allow (undefined), deny with the reason, or ask the user, on the final arguments. */
+  async check(info: ToolCallInfo): Promise<{ block: true; reason: string } | undefined> {
+    this.restore();
+    const { tool, subject, worst, asking } = await this.verdict(info);
     const items = asking.map((v) => v.item).filter((i): i is string => i !== undefined);
     if (worst.verdict === "allow") return undefined;
     if (worst.verdict === "deny") {
@@ -141,7 +178,7 @@ export class Gate {
     );
     // Claude Code PermissionRequest hooks may answer before anyone is asked.
     const hooks = this.ctx.services.get("claude-hooks");
-    const hooked = await hooks?.permissionRequest(info, worst.why);
+    const hooked = hooks && (await this.hookAnswer(info, worst.why));
     if (hooked)
       this.record({
         tool,
@@ -151,7 +188,7 @@ export class Gate {
         rule: worst.rule,
         message: hooked.behavior === "deny" ? hooked.message : undefined,
       });
-    if (hooked?.behavior === "allow") return hooked.args ? { args: hooked.args } : undefined;
+    if (hooked?.behavior === "allow") return undefined; // with its `updatedInput`, applied in the rewrite step
     if (hooked?.behavior === "deny")
       return {
         block: true,

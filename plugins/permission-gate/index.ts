@@ -26,7 +26,7 @@ export const GateOptions = Type.Object({
   ask: Type.Array(Type.String(), { default: [] }),
   deny: Type.Array(Type.String(), { default: [] }),
   /** Tools that only look (allowed in every mode unless a rule says otherwise). */
-  readOnlyTools: Type.Array(Type.String(), { default: ["read", "grep", "find", "ls", "write_plan", "task"] }),
+  readOnlyTools: Type.Array(Type.String(), { default: ["read", "grep", "find", "ls", "lsp", "write_plan", "task"] }),
   /** Programs a bash command may start with in plan mode. */
   readOnlyCommands: Type.Array(Type.String(), { default: READ_ONLY_COMMANDS }),
 });
@@ -45,6 +45,8 @@ export default definePlugin({
       valueName: "mode",
     });
     ctx.onStart(() => gate.applyFlag());
+    // Rules judge the final arguments (the gate step); PermissionRequest hooks may rewrite before (the rewrite step).
+    ctx.tap("tool_call", (info) => gate.rewrite(info), { stage: Stage.FALLBACK, step: "rewrite" });
     ctx.tap("tool_call", (info) => gate.check(info), { stage: Stage.GUARD });
     ctx.tap("tool_result", (result, info) => gate.withhold(result, info), { stage: Stage.GUARD });
     ctx.commands.register({

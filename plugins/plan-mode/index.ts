@@ -20,7 +20,7 @@ export const PlanOptions = Type.Object({
   dir: Type.String({ default: ".coil/plans" }),
   /** Tools available in plan mode besides `bash` (limited) and `write_plan`. */
   /** `task` is here because a child goes through the same gates: in plan mode it is read-only too. */
-  readOnlyTools: Type.Array(Type.String(), { default: ["read", "grep", "find", "ls", "task"] }),
+  readOnlyTools: Type.Array(Type.String(), { default: ["read", "grep", "find", "ls", "lsp", "task"] }),
   /** Programs a bash command may start with in plan mode. */
   readOnlyCommands: Type.Array(Type.String(), { default: READ_ONLY_COMMANDS }),
 });

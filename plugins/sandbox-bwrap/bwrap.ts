@@ -48,7 +48,7 @@ export function isSecretEnv(name: string): boolean {
  * (`postgres://u:pw@host`), private keys, and the shapes of well-known tokens.
  */
 const SECRET_VALUE = [
-  /[a-z][a-z0-9+.-]*:\/\/[^\s\/:@]*:[^\s\/@]+@/i, // scheme://user:password@
+  /[a-z][a-z0-9+.-]*:\/\/[^\s/:@]*:[^\s/@]+@/i, // scheme://user:password@
   /-----BEGIN [A-Z ]*PRIVATE KEY-----/,
   /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}/, // Anthropic, OpenAI
   /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}/, // GitHub

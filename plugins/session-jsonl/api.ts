@@ -16,6 +16,15 @@ export type Summarizer = (
   options: { instructions?: string; signal: AbortSignal },
 ) => Promise<string>;
 
+/**
+ * The `branch-summary` service: summarises a branch the user is leaving (`/tree`, `branch(…, { summarize })`).
+ * A compaction plugin provides it (compaction-summary does, with its model and prompt); the session uses it
+ * when no summariser was set with `setSummarizer`.
+ */
+export interface BranchSummaryService {
+  summarize: Summarizer;
+}
+
 export interface BranchOptions {
   /** Summary text of the branch being left; stored as a branch_summary entry the model sees. */
   summary?: string;
@@ -120,5 +129,6 @@ export interface SessionService {
 declare module "coil" {
   interface Services {
     session: SessionService;
+    "branch-summary": BranchSummaryService;
   }
 }

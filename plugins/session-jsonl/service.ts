@@ -704,29 +704,11 @@ export class SessionManager implements SessionService {
     const instructions =
       options.instructions ??
       "Summarise this branch of the conversation, which the user is leaving: goals, decisions, findings, files touched, open questions.";
-    if (this.summarizer) return this.summarizer(messages, { instructions, signal });
-    const noSummarizer = () =>
-      this.ctx.error(
-        "NO_SUMMARIZER",
-        "cannot summarise the branch: no summariser is registered and the preset has no compaction strategy",
-        {
-          hint: "pass the summary text yourself, or add a compaction plugin",
-        },
-      );
-    if (!this.agent) throw noSummarizer();
-    const result = await this.agent.summarize(messages, { instructions, signal }).catch((error: unknown) => {
-      throw (error as { code?: string }).code === "NO_COMPACTION" ? noSummarizer() : error;
+    const summarizer = this.summarizer ?? this.ctx.services.get("branch-summary")?.summarize;
+    if (summarizer) return summarizer(messages, { instructions, signal });
+    throw this.ctx.error("NO_SUMMARIZER", "cannot summarise the branch: the preset has no branch-summary service", {
+      hint: "pass the summary text yourself, or add a compaction plugin (compaction-summary provides it)",
     });
-    const produced = result?.messages.filter((m) => !messages.includes(m)) ?? [];
-    const text = produced
-      .map((m) => textOf(m))
-      .join("\n\n")
-      .trim();
-    if (!text)
-      throw this.ctx.error("NO_SUMMARIZER", "no compaction strategy produced a summary of the branch", {
-        hint: "pass the summary text yourself",
-      });
-    return text;
   }
 }
 

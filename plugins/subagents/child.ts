@@ -1,71 +1,10 @@
 /**
- * A child agent's host: a `PluginHost` with the parent's providers, the child's tools only, and the
- * parent's taps. Gates (`tool_call`, `tool_result`) are always shared, so a child is never less guarded
- * than its parent (permission gate, plan mode, sandbox, hooks). Conversation-level taps (`before_request`,
- * `turn_end`, `should_stop`, `compact`) are shared too, except those of `isolate` plugins, which keep the
- * parent's conversation state (its session file, its cost audit, its UI).
+ * What a child agent is made of besides what `agent.fork()` copies (the parent's providers and taps: every
+ * tool_call and tool_result tap, so a child is never less guarded than its parent; the conversation-level
+ * ones except those of `isolate` plugins, which keep the parent's conversation state): the stages of the
+ * child's own taps, and the model an agent type asks for.
  */
-import {
-  HOOK_NAMES,
-  PluginHost,
-  Stage,
-  type HookName,
-  type ModelInfo,
-  type Provider,
-  type TapFn,
-  type ToolDefinition,
-} from "../../kernel/index.js";
-
-/** Hooks every tap of the parent is copied to, whatever `isolate` says. */
-const GATES: ReadonlySet<HookName> = new Set(["tool_call", "tool_result"]);
-
-interface RawTap {
-  name: string;
-  stage?: number;
-  fn: (...args: unknown[]) => Promise<unknown>;
-}
-
-export interface ChildHostOptions {
-  tools: readonly ToolDefinition[];
-  /** Plugins whose conversation-level taps stay with the parent. */
-  isolate: ReadonlySet<string>;
-  /** Taps the child adds after the copied ones (`plugin` names them in reports). */
-  extra?: { hook: HookName; fn: TapFn<HookName>; stage: number; plugin: string }[];
-}
-
-export function childHost(parent: PluginHost, options: ChildHostOptions): PluginHost {
-  const host = new PluginHost({ cwd: parent.cwd, projectTrusted: parent.projectTrusted, ui: () => parent.ui });
-  for (const [name, owned] of parent.providers.entries())
-    host.providers.register(name, owned.value, owned.owner, owned.source);
-  for (const tool of options.tools) host.tools.register(tool.name, tool, parent.tools.owner(tool.name) ?? "subagents");
-  for (const hook of HOOK_NAMES) {
-    const taps = (parent.hooks[hook] as unknown as { taps: RawTap[] }).taps;
-    const target = host.hooks[hook] as unknown as {
-      tapPromise(o: { name: string; stage: number }, f: RawTap["fn"]): void;
-    };
-    for (const tap of taps) {
-      if (!GATES.has(hook) && options.isolate.has(tap.name)) continue;
-      // The parent's tap is already wrapped in its failure policy; reports name the plugin in the parent.
-      target.tapPromise({ name: tap.name, stage: tap.stage ?? 0 }, tap.fn);
-      host.taps.push({ hook, plugin: tap.name, stage: tap.stage ?? 0 });
-    }
-  }
-  for (const extra of options.extra ?? []) {
-    const target = host.hooks[extra.hook] as unknown as {
-      tapPromise(o: { name: string; stage: number }, f: RawTap["fn"]): void;
-    };
-    target.tapPromise({ name: extra.plugin, stage: extra.stage }, async (...args) => {
-      const out = await (extra.fn as (...a: unknown[]) => unknown)(...args);
-      return out === null || out === false ? undefined : out;
-    });
-    host.taps.push({ hook: extra.hook, plugin: extra.plugin, stage: extra.stage });
-  }
-  // Verdicts of copied taps are recorded by the parent's wrappers: ask the parent who bailed.
-  const own = host.bailedBy.bind(host);
-  Object.defineProperty(host, "bailedBy", { value: (v: object) => own(v) ?? parent.bailedBy(v) });
-  host.close();
-  return host;
-}
+import { type AgentView, type ModelInfo, type Provider, Stage } from "../../kernel/index.js";
 
 export const CHILD_STAGE = { gate: Stage.GUARD - 1, prompt: 50_000 } as const;
 
@@ -74,7 +13,7 @@ export const CHILD_STAGE = { gate: Stage.GUARD - 1, prompt: 50_000 } as const;
  * `sonnet`, `opus`, or any model id) looked up in the parent's provider first, then in the others.
  */
 export function resolveAgentModel(
-  host: PluginHost,
+  host: Pick<AgentView, "providers">,
   spec: string | undefined,
   inherit: { provider: string; model: ModelInfo },
 ): { provider: string; model: ModelInfo } {

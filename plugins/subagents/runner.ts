@@ -4,8 +4,8 @@
  * usage as the tool result. The plugin's setup only registers what this builds.
  */
 import {
-  Agent,
-  hostOf,
+  type Agent,
+  type ForkTap,
   Type,
   emptyUsage,
   lastAssistantText,
@@ -15,7 +15,6 @@ import {
   type ModelInfo,
   type ModelRequest,
   type PluginContext,
-  type PluginHost,
   type RequestOptions,
   type Static,
   type ToolDefinition,
@@ -24,12 +23,11 @@ import {
 } from "../../kernel/index.js";
 import type { ChildSession } from "../session-jsonl/api.js";
 import { notReadOnly } from "../../lib/shell/read-only-commands.js";
-import { runAsSubagent } from "../../lib/subagent-scope.js";
 import { addUsage, subagentRunOf, type SubagentRun } from "../../lib/subagent-usage.js";
 import { cutHead, formatSize, MAX_BYTES, MAX_LINES } from "../../lib/tool-budget.js";
 import type { AgentType } from "./agents.js";
 import type { SubagentUpdate, TaskDetails } from "./api.js";
-import { CHILD_STAGE, childHost, resolveAgentModel } from "./child.js";
+import { CHILD_STAGE, resolveAgentModel } from "./child.js";
 import type { SubagentsOptions } from "./index.js";
 
 export const TaskParams = Type.Object({
@@ -45,10 +43,10 @@ export const TaskParams = Type.Object({
   agent: Type.Optional(Type.String({ description: "The agent type (default general)" })),
 });
 
-/** One level of delegation: the host the `task` tool runs in and what a child of it inherits. */
+/** One level of delegation: the agent the `task` tool runs in and what a child of it inherits. */
 export interface Scope {
-  /** Undefined for the main agent's level (its host is known once coil has started). */
-  host: PluginHost | undefined;
+  /** Undefined for the main agent's level (the main agent is known once coil has started). */
+  agent: Agent | undefined;
   depth: number;
   /** `maxParallel` slots for the children of the agent at this level (a child's own children have theirs). */
   slots: Slots;
@@ -102,7 +100,7 @@ const briefArgs = (args: Record<string, unknown>) => {
 export class TaskRunner {
   /** Children still running, so the process does not exit before they write their aborted results. */
   private readonly running = new Set<{ agent: Agent; done: Promise<unknown> }>();
-  /** The main agent (its host, provider and model), known once coil has started. */
+  /** The main agent (its tools, provider and model), known once coil has started. */
   root: Agent | undefined;
   /** The main agent's request options, as its latest request had them. */
   rootOptions: RequestOptions = {};
@@ -115,10 +113,10 @@ export class TaskRunner {
     this.isolate = new Set([...ctx.options.isolate, ctx.id]);
   }
 
-  /** The main agent's level: its host and model are known once coil has started. */
+  /** The main agent's level: the agent and its model are known once coil has started. */
   rootScope(): Scope {
     return {
-      host: undefined,
+      agent: undefined,
       depth: 0,
       slots: new Slots(this.ctx.options.maxParallel),
       current: () => this.root && { provider: this.root.state.provider, model: this.root.state.model },
@@ -154,8 +152,8 @@ export class TaskRunner {
     args: { description: string; prompt: string; agent?: string },
     run: ToolRunContext,
   ): Promise<ToolOutput<TaskDetails>> {
-    const parentHost = scope.host ?? (this.root && hostOf(this.root));
-    if (!parentHost)
+    const parent = scope.agent ?? this.root;
+    if (!parent)
       throw this.ctx.error(
         "CONFIG_INVALID",
         "the task tool ran before coil started its plugins (host.start was not called)",
@@ -167,7 +165,7 @@ export class TaskRunner {
     if (!inherit) throw new Error("the parent's model is not known yet");
     let chosen: { provider: string; model: ModelInfo };
     try {
-      chosen = resolveAgentModel(parentHost, type.model, inherit);
+      chosen = resolveAgentModel(parent.view, type.model, inherit);
     } catch (error) {
       throw new Error(`the ${type.name} agent${type.file ? ` (${type.file})` : ""} cannot start: ${messageOf(error)}`);
     }
@@ -176,7 +174,7 @@ export class TaskRunner {
     const requestOptions = scope.options();
 
     // Tools: the parent's (never more), narrowed to the type's list; `task` only below maxDepth.
-    const parentTools = parentHost.tools.values().filter((t) => t.name !== "task");
+    const parentTools = parent.view.tools.values().filter((t) => t.name !== "task");
     const wanted = type.tools ? new Set(type.tools) : undefined;
     const tools = wanted ? parentTools.filter((t) => wanted.has(t.name)) : parentTools;
     const nest = depth < this.ctx.options.maxDepth && (!wanted || wanted.has("task"));
@@ -190,33 +188,29 @@ export class TaskRunner {
     const release = await scope.slots.take(run.signal);
     let session: ChildSession | undefined;
     try {
-      const extra: NonNullable<Parameters<typeof childHost>[1]["extra"]> = [
+      const taps: ForkTap[] = [
         {
           hook: "before_request",
-          plugin: this.ctx.id,
-          stage: CHILD_STAGE.prompt,
-          fn: ((request: ModelRequest) => childRequest(request, type, depth)) as never,
+          fn: (request: ModelRequest) => childRequest(request, type, depth),
+          options: { stage: CHILD_STAGE.prompt },
         },
       ];
       if (type.readOnlyBash) {
-        extra.push({
+        taps.push({
           hook: "tool_call",
-          plugin: this.ctx.id,
-          stage: CHILD_STAGE.gate,
-          fn: ((info: { call: { name: string }; args: Record<string, unknown> }) => {
-            if (info.call.name !== "bash") return undefined;
+          fn: (info) => {
             const why = notReadOnly(String(info.args.command ?? ""));
-            return why
-              ? { block: true, reason: `the ${type.name} agent may run only read-only bash commands: ${why}` }
-              : undefined;
-          }) as never,
+            if (!why) return undefined;
+            return { block: true, reason: `the ${type.name} agent may run only read-only bash commands: ${why}` };
+          },
+          options: { stage: CHILD_STAGE.gate, tools: ["bash"] },
         });
       }
       let childTools: ToolDefinition[] = tools;
       let childScope: Scope | undefined;
       if (nest) {
         childScope = {
-          host: undefined,
+          agent: undefined,
           depth,
           slots: new Slots(this.ctx.options.maxParallel),
           current: () => ({ provider, model }),
@@ -224,8 +218,18 @@ export class TaskRunner {
         };
         childTools = [...tools, this.taskTool(childScope) as ToolDefinition];
       }
-      const host = childHost(parentHost, { tools: childTools, isolate: this.isolate, extra });
-      if (childScope) childScope.host = host;
+      const agent = parent.fork({
+        id,
+        by: this.ctx.id,
+        label: `sub-agent ${type.name} (${id})`,
+        tools: childTools,
+        isolate: [...this.isolate],
+        taps,
+        provider,
+        model,
+        requestOptions,
+      });
+      if (childScope) childScope.agent = agent;
 
       const sessionService = this.ctx.services.get("session");
       if (this.ctx.options.sessions && sessionService?.createChild) {
@@ -246,7 +250,7 @@ export class TaskRunner {
       /** The child's latest tool calls, for the live block front ends show. */
       const recent: { id: string; line: string; mark: string }[] = [];
       let sessionError: string | undefined;
-      host.subscribe("*", (event) => {
+      agent.subscribe((event) => {
         if (event.type === "message_end") {
           try {
             session?.append(event.message);
@@ -263,8 +267,6 @@ export class TaskRunner {
           const item = recent.find((r) => r.id === event.toolCallId);
           if (item) item.mark = event.result.isError ? "✗" : "✓";
         } else if (event.type === "turn_end") status.turns++;
-        else if (event.type === "diagnostic")
-          parentHost.emit({ ...event, message: `sub-agent ${type.name} (${id}): ${event.message}` });
         const line = `${type.name}: ${args.description} · ${status.tool ? `running ${status.tool}` : event.type === "agent_end" ? "done" : "thinking"} · ${n(status.tokens)} tokens`;
         const text = [line, ...recent.map((r) => `  ${r.mark} ${r.line}`)].join("\n");
         run.update({
@@ -273,10 +275,9 @@ export class TaskRunner {
         });
       });
 
-      const agent = new Agent(host, { provider, model, requestOptions });
       const onAbort = () => agent.abort();
       run.signal.addEventListener("abort", onAbort, { once: true });
-      const started = runAsSubagent({ id, agent: type.name, depth }, () => agent.prompt(args.prompt));
+      const started = agent.prompt(args.prompt);
       const entry = { agent, done: started };
       this.running.add(entry);
       let result: Awaited<typeof started>;

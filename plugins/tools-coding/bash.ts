@@ -142,6 +142,8 @@ export function createBashTool(env: ToolEnv): ToolDefinition<typeof BashParams, 
       `timeout is in seconds (default ${defaultTimeout}, at most ${o.maxTimeout}) and kills the process tree. A non-zero exit is an error result. ` +
       `Output of background jobs (cmd &) is not captured: redirect it to a file.`,
     parameters: BashParams,
+    // Esc keeps what the command printed: the kernel puts the last update in the aborted result
+    partialIsOutput: true,
     executionMode: o.sequential ? "sequential" : "parallel",
     promptSnippet: "bash: run a shell command (tests, builds, git, package managers)",
     promptGuidelines: ["Use bash for builds, tests, git and other programs; give long-running commands a timeout."],
@@ -164,11 +166,19 @@ export function createBashTool(env: ToolEnv): ToolDefinition<typeof BashParams, 
         timedOut = true;
         controller.abort();
       }, timeoutS * 1000);
-      const onAbort = () => controller.abort();
+      const sink = new OutputSink();
+      const streamView = () => {
+        const view = sink.view();
+        run.update({ content: [{ type: "text", text: view.notice ? `${view.text}\n\n${view.notice}` : view.text }] });
+      };
+      // On abort the kernel keeps the last streamed output for the model: send what came since the last update.
+      const onAbort = () => {
+        if (sink.bytes > 0) streamView();
+        controller.abort();
+      };
       if (run.signal.aborted) controller.abort();
       else run.signal.addEventListener("abort", onAbort, { once: true });
 
-      const sink = new OutputSink();
       let lastUpdate = 0;
       const started = Date.now();
       let result: ExecResult;
@@ -183,10 +193,7 @@ export function createBashTool(env: ToolEnv): ToolDefinition<typeof BashParams, 
             const now = Date.now();
             if (now - lastUpdate >= UPDATE_EVERY_MS) {
               lastUpdate = now;
-              const view = sink.view();
-              run.update({
-                content: [{ type: "text", text: view.notice ? `${view.text}\n\n${view.notice}` : view.text }],
-              });
+              streamView();
             }
           },
         });

@@ -1,59 +1,12 @@
-/** A line diff (Myers) rendered as a unified diff, for edit results. */
+/**
+ * The unified diff of an edit result, computed by jsdiff (`diff` on npm): hunk headers and "\ No newline
+ * at end of file" markers as git writes them, so `git apply` takes the diff as it is.
+ */
 import { isAbsolute } from "node:path";
+import { structuredPatch, type StructuredPatchHunk } from "diff";
 
-type Op = { type: " " | "-" | "+"; text: string };
-
-/** Beyond this many differences the middle is shown as removed-then-added (keeps time and memory bounded). */
-const MAX_EDIT_DISTANCE = 2000;
-
-function myers(a: readonly string[], b: readonly string[]): Op[] | undefined {
-  const n = a.length;
-  const m = b.length;
-  const max = n + m;
-  const v = new Int32Array(2 * max + 3);
-  const at = (k: number) => k + max + 1;
-  const trace: Int32Array[] = [];
-  for (let d = 0; d <= Math.min(max, MAX_EDIT_DISTANCE); d++) {
-    trace.push(v.slice(at(-d - 1), at(d + 1) + 1)); // diagonals -(d+1)..d+1 as they were before step d
-    for (let k = -d; k <= d; k += 2) {
-      let x = k === -d || (k !== d && v[at(k - 1)]! < v[at(k + 1)]!) ? v[at(k + 1)]! : v[at(k - 1)]! + 1;
-      let y = x - k;
-      while (x < n && y < m && a[x] === b[y]) {
-        x++;
-        y++;
-      }
-      v[at(k)] = x;
-      if (x >= n && y >= m) return backtrack(a, b, trace);
-    }
-  }
-  return undefined;
-}
-
-function backtrack(a: readonly string[], b: readonly string[], trace: Int32Array[]): Op[] {
-  const ops: Op[] = [];
-  let x = a.length;
-  let y = b.length;
-  for (let d = trace.length - 1; d >= 0; d--) {
-    const saved = trace[d]!;
-    const get = (k: number) => saved[k + d + 1]!;
-    const k = x - y;
-    const prevK = k === -d || (k !== d && get(k - 1) < get(k + 1)) ? k + 1 : k - 1;
-    const prevX = d === 0 ? 0 : get(prevK);
-    const prevY = d === 0 ? 0 : prevX - prevK;
-    while (x > prevX && y > prevY) {
-      ops.push({ type: " ", text: a[x - 1]! });
-      x--;
-      y--;
-    }
-    if (d > 0) {
-      if (x === prevX) ops.push({ type: "+", text: b[y - 1]! });
-      else ops.push({ type: "-", text: a[x - 1]! });
-    }
-    x = prevX;
-    y = prevY;
-  }
-  return ops.reverse();
-}
+/** Beyond this many differing lines jsdiff gives up and the changed middle is shown as removed-then-added. */
+const MAX_EDIT_LENGTH = 1500;
 
 export interface DiffResult {
   /** Unified diff text (empty when nothing changed). */
@@ -64,70 +17,57 @@ export interface DiffResult {
   removed: number;
 }
 
+/** Lines of `text` with their end kept apart, the way jsdiff counts them (a last line without "\n" is marked). */
+function linesOf(text: string): { lines: string[]; noEol: boolean } {
+  if (text === "") return { lines: [], noEol: false };
+  const noEol = !text.endsWith("\n");
+  return { lines: (noEol ? text : text.slice(0, -1)).split("\n"), noEol };
+}
+
+/** One hunk that replaces everything between the common first and last lines (jsdiff's search was too long). */
+function replaceHunk(before: string, after: string, context: number): StructuredPatchHunk {
+  const a = linesOf(before);
+  const b = linesOf(after);
+  let prefix = 0;
+  while (prefix < a.lines.length && prefix < b.lines.length && a.lines[prefix] === b.lines[prefix]) prefix++;
+  const start = Math.max(0, prefix - context);
+  const mark = "\\ No newline at end of file";
+  const removed = a.lines.slice(prefix).map((l) => `-${l}`);
+  const added = b.lines.slice(prefix).map((l) => `+${l}`);
+  if (a.noEol) removed.push(mark);
+  if (b.noEol) added.push(mark);
+  return {
+    oldStart: start + 1,
+    oldLines: a.lines.length - start,
+    newStart: start + 1,
+    newLines: b.lines.length - start,
+    lines: [...a.lines.slice(start, prefix).map((l) => ` ${l}`), ...removed, ...added],
+  };
+}
+
 /** Unified diff of two LF texts, `context` lines around each change; `path` as results show it (relative to the working directory, or absolute). */
 export function unifiedDiff(before: string, after: string, path: string, context = 3): DiffResult {
   if (before === after) return { diff: "", added: 0, removed: 0 };
-  const a = before.split("\n");
-  const b = after.split("\n");
-  let prefix = 0;
-  while (prefix < a.length && prefix < b.length && a[prefix] === b[prefix]) prefix++;
-  let suffix = 0;
-  while (
-    suffix < a.length - prefix &&
-    suffix < b.length - prefix &&
-    a[a.length - 1 - suffix] === b[b.length - 1 - suffix]
-  )
-    suffix++;
-  const am = a.slice(prefix, a.length - suffix);
-  const bm = b.slice(prefix, b.length - suffix);
-  const middle = myers(am, bm) ?? [
-    ...am.map((text) => ({ type: "-" as const, text })),
-    ...bm.map((text) => ({ type: "+" as const, text })),
-  ];
-  const ops: Op[] = [
-    ...a.slice(0, prefix).map((text) => ({ type: " " as const, text })),
-    ...middle,
-    ...a.slice(a.length - suffix).map((text) => ({ type: " " as const, text })),
-  ];
-
-  // Line numbers (0-based) in the old and new text at each op.
-  const oldAt: number[] = [];
-  const newAt: number[] = [];
-  let oi = 0;
-  let ni = 0;
-  for (const op of ops) {
-    oldAt.push(oi);
-    newAt.push(ni);
-    if (op.type !== "+") oi++;
-    if (op.type !== "-") ni++;
-  }
-  const changed = ops.flatMap((op, i) => (op.type === " " ? [] : [i]));
+  const patch = structuredPatch(path, path, before, after, "", "", { context, maxEditLength: MAX_EDIT_LENGTH });
+  const hunks = patch?.hunks ?? [replaceHunk(before, after, context)];
   // git's a/ and b/ prefixes only make sense before a relative path; an absolute one is shown as is.
   const relative = !isAbsolute(path);
   const out = [`--- ${relative ? "a/" : ""}${path}`, `+++ ${relative ? "b/" : ""}${path}`];
   let added = 0;
   let removed = 0;
-  for (let c = 0; c < changed.length; ) {
-    const start = Math.max(0, changed[c]! - context);
-    let last = changed[c]!;
-    while (c + 1 < changed.length && changed[c + 1]! - last <= 2 * context) last = changed[++c]!;
-    c++;
-    const end = Math.min(ops.length - 1, last + context);
-    let oldCount = 0;
-    let newCount = 0;
-    const body: string[] = [];
-    for (let i = start; i <= end; i++) {
-      const op = ops[i]!;
-      body.push(op.type + op.text);
-      if (op.type !== "+") oldCount++;
-      if (op.type !== "-") newCount++;
-      if (op.type === "+") added++;
-      if (op.type === "-") removed++;
+  let firstChangedLine: number | undefined;
+  for (const h of hunks) {
+    // An empty side starts at the line before it (git's convention: "-0,0" for a new file's hunk).
+    const oldStart = h.oldLines === 0 ? h.oldStart - 1 : h.oldStart;
+    const newStart = h.newLines === 0 ? h.newStart - 1 : h.newStart;
+    out.push(`@@ -${oldStart},${h.oldLines} +${newStart},${h.newLines} @@`, ...h.lines);
+    let line = h.newStart;
+    for (const l of h.lines) {
+      if (l.startsWith("+")) added++;
+      if (l.startsWith("-")) removed++;
+      if (firstChangedLine === undefined && (l.startsWith("+") || l.startsWith("-"))) firstChangedLine = line;
+      if (l.startsWith(" ") || l.startsWith("+")) line++;
     }
-    const oldStart = oldCount === 0 ? oldAt[start]! : oldAt[start]! + 1;
-    const newStart = newCount === 0 ? newAt[start]! : newAt[start]! + 1;
-    out.push(`@@ -${oldStart},${oldCount} +${newStart},${newCount} @@`, ...body);
   }
-  const first = changed[0]!;
-  return { diff: out.join("\n") + "\n", firstChangedLine: newAt[first]! + 1, added, removed };
+  return { diff: `${out.join("\n")}\n`, firstChangedLine, added, removed };
 }

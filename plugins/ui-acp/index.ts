@@ -4,43 +4,44 @@
  * stdout carries protocol messages only; diagnostics go to stderr. See docs/editors.md.
  */
 import { format } from "node:util";
-import { definePlugin, type AgentView, type FrontEndContext, type UiService } from "../../kernel/index.js";
+import { definePlugin, type FrontEndContext, type PluginContext, type UiService } from "../../kernel/index.js";
 import { coilVersion } from "../../lib/paths.js";
 import { onTermination } from "../../lib/signals.js";
 import type { Operations } from "../tools-coding/api.js";
 import type { AcpServer } from "./server.js";
 
 /**
- * ── What this front end serves while ACP runs ──
- * The `ui` service is the client's dialogs, and (when the client offers them and no plugin provides
- * `operations`, such as a sandbox) the `operations` service is the client's files and terminals: both are
- * this front end's registration, which the host serves while it runs. Returns the undo.
+ * ── The one place this front end hooks into coil ──
+ * While ACP runs, the `ui` service is the client's dialogs, and (when the client offers them) the
+ * `operations` service is the client's files and terminals: this plugin provides `operations` as a
+ * fallback (a sandbox that provides it keeps it), filled in once the client says what it offers. Returns the undo.
  */
 function attach(
-  view: AgentView,
+  ctx: PluginContext,
   server: AcpServer,
-  served: { ui?: UiService; operations?: Partial<Operations> },
+  dialogs: { current?: UiService },
+  clientOps: Partial<Operations>,
 ): { ui(ui: UiService): void; operations(ops: Partial<Operations> | undefined): void; detach(): void } {
-  const previousUi = served.ui;
+  const previousUi = dialogs.current;
   return {
     ui(ui) {
-      served.ui = ui;
+      dialogs.current = ui; // served as this front end's registered `ui` while it runs
     },
     operations(ops) {
       if (!ops) return;
-      const owner = view.services.owner("operations");
-      if (owner) {
+      const owner = ctx.services.owner("operations");
+      if (owner !== ctx.id) {
         // A sandbox (or another backend) owns files and processes: it keeps them, the client's are not used.
         server.note(
           `plugin ${owner} provides the operations service, so the client's files and terminals are not used`,
         );
         return;
       }
-      served.operations = ops;
+      Object.assign(clientOps, ops);
     },
     detach() {
-      served.ui = previousUi;
-      served.operations = undefined;
+      dialogs.current = previousUi;
+      for (const key of Object.keys(clientOps) as (keyof Operations)[]) delete clientOps[key];
     },
   };
 }
@@ -52,8 +53,11 @@ export default definePlugin({
   description: "Agent Client Protocol front end for editors: Zed, JetBrains, Neovim (--mode acp)",
   setup(ctx) {
     let active: AcpServer | undefined;
-    /** The client's dialogs and files while ACP runs: this front end's `ui` and `operations` (the host serves them while acp runs). */
-    const served: { ui?: UiService; operations?: Partial<Operations> } = {};
+    /** The client's dialogs while ACP runs: this front end's `ui` (the host serves it while acp runs). */
+    const dialogs: { current?: UiService } = {};
+    /** The client's files and terminals while a client that offers them is connected; empty otherwise. */
+    const clientOps: Partial<Operations> = {};
+    ctx.services.provide("operations", clientOps, { fallback: true });
     // Diffs for the editor: the file before an edit or write (after the gate allowed it), and after.
     ctx.tap("tool_call", async (info) => void (await active?.beforeTool(info)), {
       stage: "LATE",
@@ -68,10 +72,7 @@ export default definePlugin({
       id: "acp",
       modes: ["acp"],
       get ui() {
-        return served.ui;
-      },
-      get services() {
-        return served.operations ? { operations: served.operations } : undefined;
+        return dialogs.current;
       },
       async run(fe: FrontEndContext) {
         if (fe.prompt) {
@@ -84,7 +85,7 @@ export default definePlugin({
           mcp: () => ctx.services.get("mcp"),
           version: version(),
         });
-        const hookup = attach(fe.agent.view, server, served);
+        const hookup = attach(ctx, server, dialogs, clientOps);
         hookup.ui(server.ui());
         server.onInitialized = () => hookup.operations(server.operations());
         active = server;

@@ -14,6 +14,7 @@ import {
   type UiService,
 } from "../../kernel/index.js";
 import { findCommand } from "../../lib/front-end.js";
+import type {} from "../../lib/ui.js"; // the plugin UI contract (setStatus, setWidget, ...)
 import { resolveModel } from "../../lib/models.js";
 import {
   RPC_COMMANDS,
@@ -67,7 +68,15 @@ class RpcServer {
   }
 
   notify(message: string, level: string): void {
-    this.send({ type: "ui_request", id: `ui_${this.nextUi++}`, method: "notify", params: { message, level } });
+    this.tell("notify", { message, level });
+  }
+
+  /** A fire-and-forget `ui_request` (notify, setStatus, setWidget, setTitle, setEditorText): no answer is read. */
+  tell(
+    method: "notify" | "setStatus" | "setWidget" | "setTitle" | "setEditorText",
+    params: Record<string, unknown>,
+  ): void {
+    if (!this.closed) this.send({ type: "ui_request", id: `ui_${this.nextUi++}`, method, params });
   }
 
   /** Feed raw stdin text; complete lines are handled in order. */
@@ -275,6 +284,17 @@ export default definePlugin({
             return typeof r === "string" ? r : undefined;
           },
           notify: (message, level = "info") => server.notify(message, level),
+          // The plugin UI contract (lib/ui.ts) as events the client may show or ignore; components (widget and
+          // footer factories) cannot travel over JSON: a factory widget is sent as no lines, a footer not at all.
+          setStatus: (key, text) => server.tell("setStatus", { key, text: text ?? null }),
+          setWidget: (key, content, options) =>
+            server.tell("setWidget", {
+              key,
+              lines: content === undefined ? null : Array.isArray(content) ? content : [],
+              placement: options?.placement ?? "aboveEditor",
+            }),
+          setTitle: (title) => server.tell("setTitle", { title }),
+          setEditorText: (text) => server.tell("setEditorText", { text }),
         };
         const previousUi = dialogs;
         dialogs = ui;

@@ -7,7 +7,10 @@
  * layout state (running tools, the streaming reply, expand/thinking toggles). Dialogs (dialogs.ts),
  * `@file` attachments and completion (input.ts), `!cmd` (shell.ts) and rendering (render.ts) are apart.
  */
-import { appendFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { basename, join } from "node:path";
 import type * as PiTui from "@mariozechner/pi-tui";
 import {
   messageOf,
@@ -21,7 +24,13 @@ import {
   type PromptInput,
   type ToolResultMessage,
 } from "../../kernel/index.js";
-import { firstRunHelp, KEYS_HELP, oneLine, providerUnusable } from "./commands.js";
+import { coilHome } from "../../lib/paths.js";
+import type { UiComponent, UiRendered } from "../../lib/ui.js";
+import { firstRunHelp, firstRunReminder, KEYS_HELP, oneLine, providerUnusable } from "./commands.js";
+import { highlight, onHighlighterReady } from "./highlight.js";
+import { loadBindings, type AppAction, type Bindings } from "./keys.js";
+import { readSettings } from "./settings.js";
+import { colorLevel, loadTheme, setTheme, theme } from "./theme.js";
 import { DoublePress, openRewindPicker } from "./rewind.js";
 import { takeCarry, type EditorCarry } from "./reload.js";
 import { findCommand, formatDiagnostic } from "../../lib/front-end.js";
@@ -32,7 +41,9 @@ import { Lines, wrapText } from "./lines.js";
 import { runShellCommand } from "./shell.js";
 import {
   c,
-  footerLine,
+  footerParts,
+  formatElapsed,
+  keyHints,
   markdownTheme,
   selectTheme,
   messagesToEditorText,
@@ -48,6 +59,8 @@ import type {} from "../../lib/thinking.js"; // types the `thinking` service
 type Lib = typeof PiTui;
 
 const SHELL_MESSAGE = "ui-tui.shell";
+const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+const SPIN_MS = 120;
 const DOUBLE_PRESS_MS = 1500;
 /** Editor history entries handed to the process `/reload` starts. */
 const HISTORY_CARRIED = 200;
@@ -58,8 +71,20 @@ interface ToolState {
   args: Record<string, unknown>;
   running: boolean;
   partial?: string;
+  partialOutput?: ToolResultMessage["content"];
   result?: ToolResultMessage;
   view: Lines;
+  startedAt?: number;
+  endedAt?: number;
+  /** Shared by the tool's own renderers (lib/ui.ts), with their last components. */
+  render: { state: Record<string, unknown>; call?: UiComponent; result?: UiComponent };
+}
+
+/** A renderer's return value as lines at `width`. */
+function renderedLines(out: UiRendered, width: number): string[] {
+  if (typeof out === "string") return out.split("\n");
+  if (Array.isArray(out)) return [...(out as readonly string[])];
+  return (out as UiComponent).render(width);
 }
 
 export class TuiApp implements AppHandle {
@@ -68,8 +93,11 @@ export class TuiApp implements AppHandle {
   private readonly chat: PiTui.Container;
   private readonly slot: PiTui.Container;
   private readonly status: Lines;
+  private readonly above: Lines;
+  private readonly below: Lines;
   private readonly footer: Lines;
   private readonly agent: Agent;
+  private readonly bindings: Bindings;
   private readonly tools = new Map<string, ToolState>();
   private assistant?: { message: AssistantMessage; view: Lines; md: PiTui.Markdown };
   private expanded = false;
@@ -81,6 +109,16 @@ export class TuiApp implements AppHandle {
   private finish?: (code: number) => void;
   private readonly dialogHost: DialogHost;
   private frames = 0;
+  private spinner?: ReturnType<typeof setInterval>;
+  private spinFrame = 0;
+  /** The first run's help was shown: later prompts get a one-line reminder. */
+  private helpShown = false;
+  /** Problems found while starting (theme, keybindings), shown once the transcript is up. */
+  private readonly startProblems: string[] = [];
+  /** Plugin components (widgets, footer), made once per factory. */
+  private readonly made = new Map<unknown, UiComponent>();
+  /** Renderers that threw: reported once per tool. */
+  private readonly failedRenderers = new Set<string>();
   /** What the editor's Up/Down history holds (the library keeps its own copy private). */
   private readonly history: string[] = [];
   /** The prompt given on the command line (`coil "fix the bug"`), sent once the UI is up. */
@@ -95,6 +133,7 @@ export class TuiApp implements AppHandle {
   ) {
     this.agent = fe.agent;
     if (fe.prompt) this.initial = { text: fe.prompt, literal: fe.literal === true };
+    this.useInitialTheme();
     const terminal = new lib.ProcessTerminal();
     if (process.env.COIL_TUI_STATS) {
       // bench/tui.mjs: when the library is loaded and the first frame drawn, and frames per run (one write per render)
@@ -106,10 +145,23 @@ export class TuiApp implements AppHandle {
         write(data);
       };
     }
+    this.bindings = loadBindings(
+      lib,
+      coilHome(),
+      this.agent.view.commands.entries().map(([name, o]) => ({
+        name,
+        shortcut: o.value.shortcut,
+        description: o.value.description,
+        owner: o.owner,
+      })),
+    );
+    this.startProblems.push(...this.bindings.problems);
+    keyHints.expand = this.bindings.label("app.tools.expand");
+    keyHints.thinking = this.bindings.label("app.thinking.toggle");
     this.tui = new lib.TUI(terminal);
     this.chat = new lib.Container();
     this.slot = new lib.Container();
-    this.editor = new lib.Editor(this.tui, { borderColor: c.gray, selectList: selectTheme() }, { paddingX: 0 });
+    this.editor = new lib.Editor(this.tui, { borderColor: c.border, selectList: selectTheme() }, { paddingX: 0 });
     this.editor.setAutocompleteProvider(
       autocomplete(
         lib,
@@ -120,12 +172,20 @@ export class TuiApp implements AppHandle {
       ),
     );
     this.editor.onSubmit = (text) => void this.submit(text);
+    // `!cmd` in the editor: its border takes the bash-mode colour (as Pi's does)
+    this.editor.onChange = (text) => {
+      this.editor.borderColor = text.trimStart().startsWith("!") ? (s) => c.fg("bashMode", s) : c.border;
+    };
     this.status = new Lines((w) => this.drawStatus(w));
+    this.above = new Lines((w) => this.drawWidgets("aboveEditor", w));
+    this.below = new Lines((w) => this.drawWidgets("belowEditor", w));
     this.footer = new Lines((w) => this.drawFooter(w));
     this.slot.addChild(this.editor);
     this.tui.addChild(this.chat);
     this.tui.addChild(this.status);
+    this.tui.addChild(this.above);
     this.tui.addChild(this.slot);
+    this.tui.addChild(this.below);
     this.tui.addChild(this.footer);
     this.dialogHost = new DialogHost(
       lib,
@@ -136,13 +196,33 @@ export class TuiApp implements AppHandle {
       () => this.refresh(),
     );
     this.dialogs = this.dialogHost.dialogs();
-    // After /reload: the previous process's editor history and text (reload.ts)
-    const carried = takeCarry();
+    // The highlighter loads on the first code block or read; then everything is drawn again, coloured.
+    onHighlighterReady(() => {
+      this.tui.invalidate();
+      this.tui.requestRender();
+    });
+    // After /reload: the previous TUI's editor history and text (reload.ts)
+    const carried = takeCarry(ctx.services.get("reload"));
     for (const text of carried?.history ?? []) this.remember(text);
     if (carried?.text) this.editor.setText(carried.text);
   }
 
-  /** The editor's history and text, for the process `/reload` starts. */
+  /** `--theme`, else settings.json's `theme`, else dark; a theme that does not load is reported and dark used. */
+  private useInitialTheme(): void {
+    const flag = this.ctx.flags.get("theme");
+    const spec =
+      typeof flag === "string" && flag
+        ? flag
+        : readSettings(coilHome(), (m) => this.startProblems.push(m)).theme || "dark";
+    try {
+      setTheme(loadTheme(spec, coilHome(), this.ctx.cwd, colorLevel()));
+    } catch (error) {
+      this.startProblems.push(`${messageOf(error)}; using the dark theme`);
+      setTheme(loadTheme("dark", coilHome(), this.ctx.cwd, colorLevel()));
+    }
+  }
+
+  /** The editor's history and text, for the TUI `/reload` starts. */
   editorCarry(): EditorCarry {
     return { history: this.history.slice(-HISTORY_CARRIED), text: this.editor.getText() };
   }
@@ -161,25 +241,17 @@ export class TuiApp implements AppHandle {
       const onSignal = () => this.quit();
       // kill, a closed terminal, and SIGINT from outside (Ctrl-C itself arrives as a key in raw mode)
       for (const signal of ["SIGTERM", "SIGHUP", "SIGINT"] as const) process.on(signal, onSignal);
-      const chosen = (this.ctx.services.get("provider-cli") as { chosen?: { model: string; why: string } } | undefined)
-        ?.chosen;
-      const model = () => `${this.agent.state.provider}/${this.agent.state.model.id}`;
-      this.chat.addChild(
-        new Lines((w) => [
-          this.lib.truncateToWidth(
-            c.bold("coil") +
-              c.dim(
-                ` · ${model()}${chosen?.model === model() ? ` (${chosen.why}; --model to choose)` : ""} · ${this.ctx.cwd}`,
-              ),
-            w,
-          ),
-        ]),
-      );
+      this.chat.addChild(new Lines((w) => [this.headerLine(w)]));
       this.rebuild();
+      for (const problem of this.startProblems) this.notify(problem, "warn");
       // First run without a key: the UI opens anyway and says how to add one (/login) or try the demo.
-      if (providerUnusable(this.agent)) this.notify(firstRunHelp(this.agent), "warn");
+      if (providerUnusable(this.agent)) {
+        this.notify(firstRunHelp(this.agent), "warn");
+        this.helpShown = true;
+      }
       this.tui.setFocus(this.editor);
       this.tui.start();
+      this.applyTitle();
       this.tui.requestRender(true);
       this.sendInitial();
       const done = this.finish;
@@ -187,12 +259,43 @@ export class TuiApp implements AppHandle {
         this.finish = undefined;
         unsubscribe();
         removeKeys();
+        this.stopSpinner();
         for (const signal of ["SIGTERM", "SIGHUP", "SIGINT"] as const) process.off(signal, onSignal);
         this.bridge.app = undefined;
         this.tui.stop();
         done(code);
       };
     });
+  }
+
+  /**
+   * `coil · model (why) · cwd`, fitted to the width: the reason for the model goes first, then the cwd
+   * is shortened (~ for home, then from the left), and the model is cut last, so the cwd stays at 80 columns.
+   */
+  private headerLine(width: number): string {
+    const { truncateToWidth, visibleWidth } = this.lib;
+    const chosen = (this.ctx.services.get("provider-cli") as { chosen?: { model: string; why: string } } | undefined)
+      ?.chosen;
+    const model = this.currentModel();
+    const why = chosen?.model === model ? ` (${chosen.why}; --model to choose)` : "";
+    const home = homedir();
+    let cwd = this.ctx.cwd.startsWith(home) ? `~${this.ctx.cwd.slice(home.length)}` : this.ctx.cwd;
+    const line = (m: string, w: string) => `${c.bold("coil")}${c.dim(` · ${m}${w} · ${cwd}`)}`;
+    if (visibleWidth(line(model, why)) <= width) return line(model, why);
+    const shorten = (path: string, n: number) => (path.length <= n ? path : `…${path.slice(path.length - n + 1)}`);
+    const others = visibleWidth(line(model, "")) - visibleWidth(cwd);
+    const minCwd = Math.min(visibleWidth(cwd), Math.max(12, Math.floor(width / 2)));
+    if (width - others >= minCwd) {
+      cwd = shorten(cwd, width - others);
+      return line(model, "");
+    }
+    cwd = shorten(cwd, minCwd);
+    const modelRoom = Math.max(6, width - (others - visibleWidth(model)) - minCwd);
+    return truncateToWidth(line(truncateToWidth(model, modelRoom, "…"), ""), width);
+  }
+
+  private applyTitle(): void {
+    this.tui.terminal.setTitle(this.bridge.ui.title ?? `coil — ${basename(this.ctx.cwd)}`);
   }
 
   /**
@@ -217,7 +320,7 @@ export class TuiApp implements AppHandle {
   // ───────────── AppHandle ─────────────
 
   notify(message: string, level: "info" | "warn" | "error" = "info"): void {
-    const paint = level === "error" ? c.red : level === "warn" ? c.yellow : c.dim;
+    const paint = level === "error" ? c.error : level === "warn" ? c.warning : c.dim;
     const mark = level === "error" ? "✗ " : level === "warn" ? "! " : "· ";
     this.addNotice(message, paint, mark);
   }
@@ -225,6 +328,42 @@ export class TuiApp implements AppHandle {
   setEditorText(text: string): void {
     this.editor.setText(text);
     this.tui.requestRender();
+  }
+
+  getEditorText(): string {
+    return this.editor.getText();
+  }
+
+  get toolsExpanded(): boolean {
+    return this.expanded;
+  }
+
+  set toolsExpanded(value: boolean) {
+    this.expanded = value;
+    for (const t of this.tools.values()) t.view.touch();
+    this.refresh();
+  }
+
+  uiChanged(): void {
+    this.applyTitle();
+    this.above.touch();
+    this.below.touch();
+    this.refresh();
+  }
+
+  lastAnswer(): string | undefined {
+    const last = [...this.agent.state.messages].reverse().find((m) => m.role === "assistant" && textOf(m).trim());
+    return last ? textOf(last) : undefined;
+  }
+
+  useTheme(spec: string): string {
+    const next = loadTheme(spec, coilHome(), this.ctx.cwd, colorLevel());
+    setTheme(next);
+    this.editor.borderColor = c.border;
+    this.tui.invalidate();
+    this.rebuild();
+    this.tui.requestRender(true);
+    return next.name;
   }
 
   rebuild(): void {
@@ -250,9 +389,9 @@ export class TuiApp implements AppHandle {
   // ───────────── keys ─────────────
 
   private onKey(data: string): { consume?: boolean; data?: string } | undefined {
-    const { matchesKey } = this.lib;
+    const is = (action: AppAction) => this.bindings.is(data, action);
     const inEditor = this.slot.children[0] === this.editor;
-    if (matchesKey(data, "ctrl+c")) {
+    if (is("app.clear")) {
       if (!inEditor) return undefined; // a dialog cancels on its own
       const now = Date.now();
       if (now - this.lastCtrlC < DOUBLE_PRESS_MS) {
@@ -272,7 +411,13 @@ export class TuiApp implements AppHandle {
       this.insertImage(image);
       return { consume: true };
     }
-    if (matchesKey(data, "ctrl+v")) {
+    // A command's shortcut (lib/ui.ts): run it as if typed, without arguments.
+    const shortcut = this.bindings.shortcuts.find((s) => this.lib.matchesKey(data, s.key as PiTui.KeyId));
+    if (shortcut) {
+      void this.runCommand(shortcut.command, "");
+      return { consume: true };
+    }
+    if (is("app.clipboard.pasteImage")) {
       import("./clipboard.js")
         .then(({ clipboardImage }) => clipboardImage())
         .then((got) => {
@@ -287,11 +432,11 @@ export class TuiApp implements AppHandle {
         .catch((error: unknown) => this.notify(`Ctrl+V: ${messageOf(error)}`, "error"));
       return { consume: true };
     }
-    if (matchesKey(data, "ctrl+d") && this.editor.getText() === "") {
+    if (is("app.exit") && this.editor.getText() === "") {
       this.quit();
       return { consume: true };
     }
-    if (matchesKey(data, "escape") && !this.editor.isShowingAutocomplete()) {
+    if (is("app.interrupt") && !this.editor.isShowingAutocomplete()) {
       if (this.agent.isRunning) {
         const queued = messagesToEditorText(this.agent.abort());
         const current = this.editor.getText();
@@ -310,7 +455,7 @@ export class TuiApp implements AppHandle {
       }
       return { consume: true };
     }
-    if ((data === "\x1b\r" || matchesKey(data, "alt+enter")) && this.agent.isRunning) {
+    if ((is("app.message.followUp") || data === "\x1b\r") && this.agent.isRunning) {
       const text = this.editor.getExpandedText().trim();
       if (text) {
         this.editor.setText("");
@@ -319,28 +464,86 @@ export class TuiApp implements AppHandle {
       }
       return { consume: true };
     }
-    if (matchesKey(data, "ctrl+o")) {
-      this.expanded = !this.expanded;
-      for (const t of this.tools.values()) t.view.touch();
+    if (is("app.message.dequeue")) {
+      const queued = messagesToEditorText(this.agent.dequeue());
+      if (!queued) this.notify("No queued messages to edit.");
+      else {
+        const current = this.editor.getText();
+        this.editor.setText(current ? `${queued}\n${current}` : queued);
+      }
       this.refresh();
       return { consume: true };
     }
-    if (matchesKey(data, "ctrl+t")) {
+    if (is("app.editor.external")) {
+      this.externalEditor();
+      return { consume: true };
+    }
+    if (is("app.tools.expand")) {
+      this.toolsExpanded = !this.expanded;
+      return { consume: true };
+    }
+    if (is("app.thinking.toggle")) {
       this.showThinking = !this.showThinking;
       this.rebuild();
       return { consume: true };
     }
-    if (matchesKey(data, "ctrl+p")) {
+    if (is("app.model.cycleForward")) {
       this.cycleModel().catch((error: unknown) => this.notify(messageOf(error), "error"));
       return { consume: true };
     }
-    if (matchesKey(data, "shift+tab") && !this.editor.isShowingAutocomplete()) {
+    if (is("app.model.select")) {
+      if (this.agent.view.commands.has("model"))
+        this.modelPicker().catch((error: unknown) => this.notify(messageOf(error), "error"));
+      else this.notify("No /model in this preset: add the models plugin.", "warn");
+      return { consume: true };
+    }
+    for (const [action, command] of [
+      ["app.session.tree", "tree"],
+      ["app.session.new", "new"],
+      ["app.session.resume", "resume"],
+      ["app.session.fork", "fork"],
+    ] as const)
+      if (is(action)) {
+        void this.runCommand(command, "");
+        return { consume: true };
+      }
+    if (is("app.thinking.cycle") && !this.editor.isShowingAutocomplete()) {
       const thinking = this.ctx.services.get("thinking");
       if (thinking) this.notify(thinking.cycle(this.agent));
       else this.notify("No thinking control in this preset: add the models plugin.", "warn");
       return { consume: true };
     }
     return undefined;
+  }
+
+  /**
+   * Ctrl+G: the editor's text in `$VISUAL` or `$EDITOR` (vi without either). The TUI steps aside while it
+   * runs and takes the saved text back; an editor that fails leaves the text as it was.
+   */
+  private externalEditor(): void {
+    const command = process.env.VISUAL || process.env.EDITOR || "vi";
+    const dir = mkdtempSync(join(tmpdir(), "coil-edit-"));
+    const file = join(dir, "message.md");
+    writeFileSync(file, this.editor.getExpandedText(), { mode: 0o600 });
+    this.tui.stop();
+    try {
+      const run = spawnSync(`${command} "$COIL_EDIT_FILE"`, {
+        shell: true,
+        stdio: "inherit",
+        env: { ...process.env, COIL_EDIT_FILE: file },
+      });
+      const text = readFileSync(file, "utf8").replace(/\n$/, "");
+      if (run.status === 0) this.editor.setText(text);
+      else
+        this.startProblems.push(`${command} exited with ${run.status ?? run.signal}: the message was left as it was`);
+    } catch (error) {
+      this.startProblems.push(`${command}: ${messageOf(error)}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      this.tui.start();
+      this.tui.requestRender(true);
+      for (const problem of this.startProblems.splice(0)) this.notify(problem, "warn");
+    }
   }
 
   // ───────────── input ─────────────
@@ -354,13 +557,7 @@ export class TuiApp implements AppHandle {
       if (text === "/model" && this.agent.view.commands.has("model")) return await this.modelPicker();
       const slash = findCommand(this.agent.view, text);
       if (slash?.command.name === "model") return await this.switchModel(slash.args);
-      if (slash) {
-        const out = await slash.command.run(slash.args, this.agent);
-        if (typeof out === "string" && out) this.addNotice(out, (s) => s, "");
-        else if (out && typeof out === "object") this.send(out.prompt);
-        this.refresh();
-        return;
-      }
+      if (slash) return await this.runCommand(slash.command.name, slash.args);
       // A lone `/word`, or a namespaced `/name:arg ...` (like /skill:x), is a command typed wrong, not a request.
       const head = text.split(/\s/, 1)[0]!;
       if (
@@ -374,11 +571,31 @@ export class TuiApp implements AppHandle {
         this.notify(`Unknown command ${head}. /help lists the commands.${skills}`, "warn");
         return;
       }
-      if (providerUnusable(this.agent)) return this.notify(firstRunHelp(this.agent), "warn");
+      if (providerUnusable(this.agent)) {
+        // Shown once in full; after that one line, and what was typed goes back into the editor.
+        this.notify(this.helpShown ? firstRunReminder(this.agent) : firstRunHelp(this.agent), "warn");
+        this.helpShown = true;
+        if (!this.editor.getText()) this.setEditorText(raw);
+        return;
+      }
       this.send(withAttachments(text, this.ctx.cwd, this.agent.state.model, (m) => this.notify(m, "warn")));
     } catch (error) {
       this.notify(messageOf(error), "error");
     }
+  }
+
+  /** Run a slash command: its text is shown, a prompt it returns is sent. */
+  private async runCommand(name: string, args: string): Promise<void> {
+    const command = this.agent.view.commands.get(name);
+    if (!command) return;
+    try {
+      const out = await command.run(args, this.agent);
+      if (typeof out === "string" && out) this.addNotice(out, (s) => s, "");
+      else if (out && typeof out === "object") this.send(out.prompt);
+    } catch (error) {
+      this.notify(messageOf(error), "error");
+    }
+    this.refresh();
   }
 
   /** Start a run, or queue steering while one is going. */
@@ -548,6 +765,7 @@ export class TuiApp implements AppHandle {
       case "tool_execution_start": {
         const state = this.tool(event.toolCallId, event.toolName, event.args);
         state.running = true;
+        state.startedAt = Date.now();
         state.view.touch();
         break;
       }
@@ -555,6 +773,7 @@ export class TuiApp implements AppHandle {
         const state = this.tools.get(event.toolCallId);
         if (state) {
           state.partial = resultText(event.partial);
+          state.partialOutput = event.partial.content;
           state.view.touch();
         }
         break;
@@ -563,6 +782,7 @@ export class TuiApp implements AppHandle {
         const state = this.tool(event.toolCallId, event.toolName, {});
         state.running = false;
         state.result = event.result;
+        state.endedAt = Date.now();
         state.view.touch();
         break;
       }
@@ -581,7 +801,26 @@ export class TuiApp implements AppHandle {
         this.retry = undefined;
         break;
     }
+    if (this.agent.isRunning) this.startSpinner();
+    else this.stopSpinner();
     this.refresh();
+  }
+
+  /** While a run goes, the status line's spinner and elapsed time move (and running tools' elapsed time). */
+  private startSpinner(): void {
+    if (this.spinner) return;
+    this.spinner = setInterval(() => {
+      if (!this.agent.isRunning) return this.stopSpinner();
+      this.spinFrame = (this.spinFrame + 1) % SPINNER.length;
+      for (const t of this.tools.values()) if (t.running) t.view.touch();
+      this.refresh();
+    }, SPIN_MS);
+    this.spinner.unref?.();
+  }
+
+  private stopSpinner(): void {
+    if (this.spinner) clearInterval(this.spinner);
+    this.spinner = undefined;
   }
 
   private addMessage(m: AgentMessage, replay: boolean): void {
@@ -590,7 +829,9 @@ export class TuiApp implements AppHandle {
       this.chat.addChild(
         new Lines((w) => [
           "",
-          ...wrapText(this.lib, text, w - 2).map((l, i) => (i === 0 ? c.cyan(c.bold("› ")) : "  ") + l),
+          ...wrapText(this.lib, text, w - 2).map(
+            (l, i) => (i === 0 ? c.accent(c.bold("› ")) : "  ") + c.fg("userMessageText", l),
+          ),
         ]),
       );
     } else if (m.role === "assistant") {
@@ -606,31 +847,48 @@ export class TuiApp implements AppHandle {
     } else if (m.display || m.customType === SHELL_MESSAGE) {
       const text =
         typeof m.content === "string" ? m.content : m.content.map((p) => (p.type === "text" ? p.text : "")).join("");
-      this.addNotice(m.customType === SHELL_MESSAGE ? oneLine(text, 200) : text, c.magenta, `[${m.customType}] `);
+      this.addNotice(m.customType === SHELL_MESSAGE ? oneLine(text, 200) : text, c.label, `[${m.customType}] `);
     }
   }
 
   private startAssistant(message: AssistantMessage): void {
-    const md = new this.lib.Markdown(textOf(message), 0, 0, markdownTheme());
+    // Code blocks are highlighted once the highlighter has loaded (it is imported on the first one).
+    const md = new this.lib.Markdown(
+      textOf(message),
+      0,
+      0,
+      markdownTheme((code, lang) => highlight(code, lang)),
+    );
     const entry = { message, md, view: undefined as unknown as Lines };
-    entry.view = new Lines((w) => {
-      const m = entry.message;
-      const out: string[] = [""];
-      const thinking = m.content
-        .filter((p) => p.type === "thinking")
-        .map((p) => (p as { thinking: string }).thinking)
-        .join("\n")
-        .trim();
-      if (thinking) {
-        if (this.showThinking) out.push(...wrapText(this.lib, thinking, w).map((l) => c.dim(c.italic(l))));
-        else out.push(c.dim(c.italic(`∴ thinking (${thinking.split(/\s+/).length} words, Ctrl+T to show)`)));
-      }
-      if (textOf(m)) out.push(...entry.md.render(w));
-      if (m.stopReason === "error")
-        out.push(...wrapText(this.lib, `✗ ${m.errorMessage ?? "the provider failed"}`, w).map((l) => c.red(l)));
-      if (m.stopReason === "aborted") out.push(c.yellow("⏹ aborted"));
-      return out.length === 1 ? [] : out;
-    });
+    entry.view = new Lines(
+      (w) => {
+        const m = entry.message;
+        const out: string[] = [""];
+        const thinking = m.content
+          .filter((p) => p.type === "thinking")
+          .map((p) => (p as { thinking: string }).thinking)
+          .join("\n")
+          .trim();
+        if (thinking) {
+          if (this.showThinking)
+            out.push(...wrapText(this.lib, thinking, w).map((l) => c.fg("thinkingText", c.italic(l))));
+          else
+            out.push(
+              c.fg(
+                "thinkingText",
+                c.italic(`∴ thinking (${thinking.split(/\s+/).length} words, ${keyHints.thinking} to show)`),
+              ),
+            );
+        }
+        const text = textOf(m);
+        if (text) out.push(...entry.md.render(w));
+        if (m.stopReason === "error")
+          out.push(...wrapText(this.lib, `✗ ${m.errorMessage ?? "the provider failed"}`, w).map((l) => c.error(l)));
+        if (m.stopReason === "aborted") out.push(c.warning("⏹ aborted"));
+        return out.length === 1 ? [] : out;
+      },
+      () => md.invalidate(),
+    );
     this.assistant = entry;
     this.chat.addChild(entry.view);
   }
@@ -638,7 +896,7 @@ export class TuiApp implements AppHandle {
   private tool(id: string, name: string, args: Record<string, unknown>): ToolState {
     let state = this.tools.get(id);
     if (!state) {
-      state = { id, name, args, running: false, view: undefined as never };
+      state = { id, name, args, running: false, view: undefined as never, render: { state: {} } };
       state.view = this.toolView(state);
       this.tools.set(id, state);
       this.chat.addChild(state.view);
@@ -646,19 +904,94 @@ export class TuiApp implements AppHandle {
     return state;
   }
 
+  /** How long a finished call ran: measured here, or the tool's own figure (bash's durationMs) on a replay. */
+  private durationOf(state: ToolState): number | undefined {
+    if (state.startedAt && state.endedAt) return state.endedAt - state.startedAt;
+    const ms = (state.result?.details as { durationMs?: unknown } | undefined)?.durationMs;
+    return typeof ms === "number" ? ms : undefined;
+  }
+
   private toolView(state: ToolState): Lines {
     return new Lines((w) => {
       const { truncateToWidth } = this.lib;
       const icon = state.running
-        ? c.yellow("◌")
+        ? c.warning("◌")
         : !state.result
           ? c.dim("○")
           : state.result.isError
-            ? c.red("✗")
-            : c.green("●");
-      const head = `${icon} ${c.bold(state.name)} ${summarizeArgs(state.name === "!" || state.name === "!!" ? "bash" : state.name, state.args)}`;
-      const body = toolBody(state, this.expanded).map((l) => truncateToWidth(`  ${l}`, w));
-      return ["", truncateToWidth(head, w), ...body];
+            ? c.error("✗")
+            : c.success("●");
+      const shellLike = state.name === "!" || state.name === "!!";
+      const ms = this.durationOf(state);
+      const timing = state.running
+        ? c.dim(` · ${formatElapsed(Date.now() - (state.startedAt ?? Date.now()))}`)
+        : state.result && ms !== undefined && (ms >= 1000 || state.name === "bash" || shellLike)
+          ? c.dim(` · Took ${formatElapsed(ms)}`)
+          : "";
+      const def = shellLike ? undefined : this.agent.view.tools.get(state.name);
+      const context = {
+        toolCallId: state.id,
+        args: state.args,
+        cwd: this.ctx.cwd,
+        expanded: this.expanded,
+        isPartial: state.running,
+        isError: state.result?.isError === true,
+        executionStarted: state.running || state.result !== undefined,
+        durationMs: ms,
+        state: state.render.state,
+        invalidate: () => {
+          state.view.touch();
+          this.refresh();
+        },
+      };
+      const custom = (slot: "call" | "result", fn: () => UiRendered): string[] | undefined => {
+        if (this.failedRenderers.has(`${state.name}:${slot}`)) return undefined;
+        try {
+          const out = fn();
+          if (out && typeof out === "object" && !Array.isArray(out)) state.render[slot] = out as UiComponent;
+          return renderedLines(out, w - 2);
+        } catch (error) {
+          this.failedRenderers.add(`${state.name}:${slot}`);
+          this.notify(
+            `render${slot === "call" ? "Call" : "Result"} of tool '${state.name}' failed: ${messageOf(error)}; its text is shown instead`,
+            "error",
+          );
+          return undefined;
+        }
+      };
+      const call = def?.renderCall
+        ? custom("call", () =>
+            def.renderCall!(state.args as never, theme(), { ...context, lastComponent: state.render.call }),
+          )
+        : undefined;
+      const head = call
+        ? call.map((l, i) => (i === 0 ? `${icon} ${l}${timing}` : `  ${l}`))
+        : [
+            `${icon} ${c.title(c.bold(state.name))} ${summarizeArgs(shellLike ? "bash" : state.name, state.args)}${timing}`,
+          ];
+      const partial: ToolResultMessage | undefined =
+        state.running && state.partialOutput
+          ? {
+              role: "toolResult",
+              toolCallId: state.id,
+              toolName: state.name,
+              isError: false,
+              timestamp: 0,
+              content: state.partialOutput,
+            }
+          : undefined;
+      const shown = state.result ?? partial;
+      const resultLines =
+        def?.renderResult && shown
+          ? custom("result", () =>
+              def.renderResult!(shown as never, { expanded: this.expanded, isPartial: state.running }, theme(), {
+                ...context,
+                lastComponent: state.render.result,
+              }),
+            )
+          : undefined;
+      const body = (resultLines ?? toolBody(state, this.expanded)).map((l) => truncateToWidth(`  ${l}`, w));
+      return ["", ...head.map((l) => truncateToWidth(l, w)), ...body];
     });
   }
 
@@ -667,7 +1000,7 @@ export class TuiApp implements AppHandle {
     this.refresh();
   }
 
-  // ───────────── status and footer ─────────────
+  // ───────────── status, widgets and footer ─────────────
 
   private drawStatus(width: number): string[] {
     const { truncateToWidth } = this.lib;
@@ -675,39 +1008,111 @@ export class TuiApp implements AppHandle {
     const s = this.agent.state;
     if (s.isRunning) {
       const secs = Math.floor((Date.now() - this.runStartedAt) / 1000);
-      out.push("", c.yellow("● working") + c.dim(` ${secs}s · Esc to abort`));
+      out.push(
+        "",
+        c.accent(SPINNER[this.spinFrame]!) +
+          c.warning(" working") +
+          c.dim(` ${secs}s · ${this.bindings.label("app.interrupt")} to abort`),
+      );
     }
-    if (this.retry) out.push(c.yellow(`↻ ${this.retry}`));
+    if (this.retry) out.push(c.warning(`↻ ${this.retry}`));
+    const queued = [...s.queued.steering, ...s.queued.followUp].length;
     for (const m of s.queued.steering) out.push(c.dim("↳ steer: ") + oneLine(textOf(m), width));
     for (const m of s.queued.followUp) out.push(c.dim("↳ follow-up: ") + oneLine(textOf(m), width));
+    if (queued) out.push(c.dim(`  ${this.bindings.label("app.message.dequeue")} to edit the queued messages`));
     return out.map((l) => truncateToWidth(l, width));
   }
 
-  private drawFooter(width: number): string[] {
+  /** The plugins' widgets at one place, in the order they were first set. */
+  private drawWidgets(placement: "aboveEditor" | "belowEditor", width: number): string[] {
     const { truncateToWidth } = this.lib;
+    const out: string[] = [];
+    for (const [key, w] of this.bridge.ui.widgets) {
+      if (w.placement !== placement) continue;
+      let lines: string[];
+      try {
+        lines = Array.isArray(w.content)
+          ? [...(w.content as readonly string[])]
+          : this.component(w.content as never).render(width);
+      } catch (error) {
+        lines = [c.error(`widget ${key}: ${messageOf(error)}`)];
+      }
+      out.push(...lines.map((l) => truncateToWidth(l, width)));
+    }
+    return out;
+  }
+
+  /** A plugin's component, made once from its factory. */
+  private component(factory: (tui: PiTui.TUI, t: ReturnType<typeof theme>) => UiComponent): UiComponent {
+    let made = this.made.get(factory);
+    if (!made) {
+      made = factory(this.tui, theme());
+      this.made.set(factory, made);
+    }
+    return made;
+  }
+
+  private drawFooter(width: number): string[] {
+    const { truncateToWidth, visibleWidth } = this.lib;
+    const statuses = [...this.bridge.ui.statuses.entries()]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([, text]) => text);
+    const statusLine = statuses.length ? [truncateToWidth(c.fg("statusText", statuses.join("  ")), width)] : [];
+    if (this.bridge.ui.footer) {
+      try {
+        return [
+          ...statusLine,
+          ...this.component(this.bridge.ui.footer as never)
+            .render(width)
+            .map((l) => truncateToWidth(l, width)),
+        ];
+      } catch (error) {
+        return [...statusLine, c.error(truncateToWidth(`footer: ${messageOf(error)}`, width))];
+      }
+    }
     const s = this.agent.state;
     const session = this.ctx.services.get("session");
     const thinking = this.ctx.services.get("thinking");
     const level = thinking?.level(this.agent);
     const think = level && `think ${level}${thinking!.unused(this.agent) ? " (unused)" : ""}`;
-    const figures = footerLine({
+    const parts = footerParts({
       model: `${s.provider}/${s.model.id}`,
       thinking: think,
       contextWindow: s.model.contextWindow,
       messages: s.messages,
       sessionName: session?.name,
     });
+    // Narrow terminals drop the figures that matter least first; the cost stays.
+    const fits = () => visibleWidth(parts.map((p) => p.text).join(" · ")) <= width;
+    for (const drop of ["cache", "tokens", "session", "thinking", "context"]) {
+      if (fits()) break;
+      const at = parts.findIndex((p) => p.id === drop);
+      if (at >= 0) parts.splice(at, 1);
+    }
+    if (!fits()) {
+      const model = parts.find((p) => p.id === "model")!;
+      const rest = parts
+        .filter((p) => p !== model)
+        .map((p) => p.text)
+        .join(" · ");
+      model.text = truncateToWidth(model.text, Math.max(8, width - visibleWidth(rest) - 3), "…");
+    }
+    const figures = parts.map((p) => p.text).join(" · ");
     const hint =
       Date.now() - this.lastCtrlC < DOUBLE_PRESS_MS
-        ? c.yellow("Press Ctrl+C again to quit")
+        ? c.warning(`Press ${this.bindings.label("app.clear")} again to quit`)
         : s.isRunning
-          ? c.dim("Enter to steer · Alt+Enter follow-up · Esc abort")
-          : c.dim("Enter to send · / commands · ! shell · Ctrl+C×2 quit");
-    return [truncateToWidth(c.dim(figures), width), truncateToWidth(hint, width)];
+          ? c.dim(
+              `Enter to steer · ${this.bindings.label("app.message.followUp")} follow-up · ${this.bindings.label("app.interrupt")} abort`,
+            )
+          : c.dim(`Enter to send · / commands · ! shell · ${this.bindings.label("app.clear")}×2 quit`);
+    return [...statusLine, truncateToWidth(c.fg("footer", figures), width), truncateToWidth(hint, width)];
   }
 
   private refresh(): void {
     this.status.touch();
+    this.above.touch();
+    this.below.touch();
     this.footer.touch();
     this.tui.requestRender();
   }

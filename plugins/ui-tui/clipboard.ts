@@ -75,3 +75,34 @@ export async function clipboardImage(
     };
   return { problem: `could not read an image from the clipboard: tried ${tried.join(", ")}` };
 }
+
+/** One way to put text on the clipboard. */
+function writers(env: NodeJS.ProcessEnv, platform: NodeJS.Platform): { tool: string; args: string[] }[] {
+  const out: { tool: string; args: string[] }[] = [];
+  if (env.WAYLAND_DISPLAY) out.push({ tool: "wl-copy", args: [] });
+  if (env.DISPLAY) out.push({ tool: "xclip", args: ["-selection", "clipboard"] });
+  if (platform === "darwin") out.push({ tool: "pbcopy", args: [] });
+  return out;
+}
+
+/**
+ * `/copy`: text onto the system clipboard with the platform's tool (wl-copy, xclip, pbcopy). The terminal
+ * is also sent OSC 52, which terminals that allow it (and tmux with set-clipboard) copy even over SSH.
+ * Resolves to how it was copied.
+ */
+export async function copyText(
+  text: string,
+  writeTerminal: (data: string) => void,
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+): Promise<string> {
+  writeTerminal(`\x1b]52;c;${Buffer.from(text, "utf8").toString("base64")}\x07`);
+  for (const w of writers(env, platform)) {
+    const ok = await new Promise<boolean>((done) => {
+      const child = execFile(w.tool, w.args, { timeout: 3000 }, (error) => done(!error));
+      child.stdin?.end(text);
+    });
+    if (ok) return `with ${w.tool}`;
+  }
+  return "through the terminal (OSC 52; no clipboard tool found: install wl-copy or xclip if it did not arrive)";
+}

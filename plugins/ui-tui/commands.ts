@@ -17,6 +17,9 @@ import { providerDefault } from "../../lib/models.js";
 import { subagentRunOf } from "../../lib/subagent-usage.js";
 import { coilHome, writeAuthKey } from "../../lib/provider-kit/config.js";
 import type { MessageEntry, SessionEntry, SessionService } from "../session-jsonl/api.js";
+import { readSettings, writeSettings } from "./settings.js";
+import { summarizeArgs } from "./summary.js";
+import { loadTheme, themeNames } from "./theme.js";
 import type { Bridge, PickItem } from "./types.js";
 
 export function oneLine(text: string, max = 60): string {
@@ -39,8 +42,15 @@ function entryText(e: SessionEntry): string | undefined {
   if (m.role === "user") return `› ${textOf(m)}`;
   if (m.role === "assistant") {
     const text = textOf(m);
-    const tools = m.content.filter((p) => p.type === "toolCall").map((p) => (p as { name: string }).name);
-    return `· ${text || (tools.length ? `[${tools.join(", ")}]` : "(empty)")}`;
+    // each call with what it was asked: `[read src/a.ts, bash $ npm test]`
+    const tools = m.content
+      .filter((p) => p.type === "toolCall")
+      .map((p) => {
+        const call = p as { name: string; arguments: Record<string, unknown> };
+        return `${call.name} ${summarizeArgs(call.name, call.arguments)}`.trim();
+      });
+    const calls = tools.length ? `[${tools.join(", ")}]` : "";
+    return `· ${[text, calls].filter(Boolean).join(" ") || "(empty)"}`;
   }
   const child = subagentRunOf(m);
   if (child)
@@ -48,34 +58,63 @@ function entryText(e: SessionEntry): string | undefined {
   return undefined; // other tool results and custom messages would drown the tree
 }
 
-/** The session tree as picker rows, in file order, indented by branch depth. */
-export function treeItems(session: SessionService, width = 70): PickItem[] {
+/** A row of the /tree picker: its depth in the drawing and the row it hangs under (for folding). */
+export interface TreeItem extends PickItem {
+  depth: number;
+  parent?: string;
+  children: number;
+}
+
+/** The entry /tree opens at: the last shown entry on the active path (where you are). */
+export function treeCurrent(session: SessionService): string | undefined {
+  return [...session.path()].reverse().find((e) => entryText(e) !== undefined)?.id;
+}
+
+/**
+ * The session tree as picker rows, each child under its parent: a conversation's next message stays at its
+ * parent's depth, a later branch from the same point is one level deeper. Entries /tree does not show (tool
+ * results, custom entries) are skipped, their children hang under the nearest shown ancestor.
+ */
+export function treeItems(session: SessionService, width = 70): TreeItem[] {
   const entries = session.entries();
+  const byId = new Map(entries.map((e) => [e.id, e]));
   const onPath = new Set(session.path().map((e) => e.id));
   const labels = session.labels();
-  const firstChild = new Map<string | null, string>();
-  for (const e of entries) if (!firstChild.has(e.parentId)) firstChild.set(e.parentId, e.id);
-  const depth = new Map<string, number>();
-  // Entries in file order: a parent's depth is known before its children's. A later sibling opens a branch, one level deeper.
-  const depthOf = (e: SessionEntry): number => {
-    const parent = e.parentId ? (depth.get(e.parentId) ?? 0) : 0;
-    const d = parent + (firstChild.get(e.parentId) === e.id ? 0 : 1);
-    depth.set(e.id, d);
-    return d;
+  const shown = (e: SessionEntry) => entryText(e) !== undefined;
+  const shownParent = (e: SessionEntry): string | undefined => {
+    let p = e.parentId ? byId.get(e.parentId) : undefined;
+    while (p && !shown(p)) p = p.parentId ? byId.get(p.parentId) : undefined;
+    return p?.id;
   };
-  const current = [...session.path()].reverse().find((e) => entryText(e) !== undefined)?.id;
-  const items: PickItem[] = [];
+  const kids = new Map<string | undefined, SessionEntry[]>();
   for (const e of entries) {
-    const level = depthOf(e);
-    const text = entryText(e);
-    if (text === undefined) continue;
+    if (!shown(e)) continue;
+    const parent = shownParent(e);
+    kids.set(parent, [...(kids.get(parent) ?? []), e]);
+  }
+  const current = treeCurrent(session);
+  const items: TreeItem[] = [];
+  // depth-first, with an explicit stack: a long conversation is a long chain
+  const stack: [SessionEntry, number, string | undefined][] = (kids.get(undefined) ?? [])
+    .map((root, i): [SessionEntry, number, string | undefined] => [root, i === 0 ? 0 : 1, undefined])
+    .reverse();
+  while (stack.length) {
+    const [e, depth, parent] = stack.pop()!;
+    const text = entryText(e)!;
     const mark = e.id === current ? "◆" : onPath.has(e.id) ? "•" : " ";
     const label = labels.get(e.id);
+    const indent = Math.min(depth, 8);
+    const children = kids.get(e.id) ?? [];
     items.push({
       value: e.id,
-      label: `${"  ".repeat(Math.min(level, 8))}${mark} ${oneLine(text, width - 2 * Math.min(level, 8) - 2)}`,
+      label: `${"  ".repeat(indent)}${mark} ${oneLine(text, width - 2 * indent - 2)}`,
       description: label ? `[${label}]` : undefined,
+      depth,
+      parent,
+      children: children.length,
     });
+    // the first child continues the conversation at this depth; later ones are branches, one deeper
+    for (let i = children.length - 1; i >= 0; i--) stack.push([children[i]!, depth + (i === 0 ? 0 : 1), e.id]);
   }
   return items;
 }
@@ -105,6 +144,61 @@ export function toMarkdown(messages: readonly AgentMessage[]): string {
     else if (m.display) out.push(`> ${typeof m.content === "string" ? m.content : ""}`.replace(/\n/g, "\n> "), "");
   }
   return out.join("\n");
+}
+
+const escapeHtml = (text: string) =>
+  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+
+/**
+ * History as one self-contained HTML page (for /export): your messages and the answers with their
+ * Markdown rendered (marked), tool calls and results folded in `<details>`. HTML inside a message is shown
+ * as text, never run.
+ */
+export async function toHtml(messages: readonly AgentMessage[], title: string): Promise<string> {
+  const { Marked } = await import("marked");
+  const marked = new Marked({ gfm: true, breaks: false });
+  marked.use({ renderer: { html: (token) => escapeHtml(token.text) } });
+  const md = (text: string) => marked.parse(text, { async: false }) as string;
+  const out: string[] = [];
+  for (const m of messages) {
+    if (m.role === "user") out.push(`<section class="user"><h2>You</h2>${md(textOf(m))}</section>`);
+    else if (m.role === "assistant") {
+      const parts: string[] = [];
+      for (const p of m.content) {
+        if (p.type === "text" && p.text.trim()) parts.push(md(p.text));
+        else if (p.type === "thinking" && p.thinking.trim())
+          parts.push(`<details class="thinking"><summary>thinking</summary>${md(p.thinking)}</details>`);
+        else if (p.type === "toolCall")
+          parts.push(
+            `<div class="call"><b>${escapeHtml(p.name)}</b> <code>${escapeHtml(summarizeArgs(p.name, p.arguments))}</code></div>`,
+          );
+      }
+      if (m.stopReason === "error") parts.push(`<p class="error">✗ ${escapeHtml(m.errorMessage ?? "error")}</p>`);
+      out.push(
+        `<section class="assistant"><h2>${escapeHtml(`${m.provider}/${m.model}`)}</h2>${parts.join("\n")}</section>`,
+      );
+    } else if (m.role === "toolResult")
+      out.push(
+        `<details class="result${m.isError ? " error" : ""}"><summary>${escapeHtml(m.toolName)} result${m.isError ? " (error)" : ""}</summary><pre>${escapeHtml(textOf(m as never))}</pre></details>`,
+      );
+    else if (m.display)
+      out.push(`<section class="note">${md(typeof m.content === "string" ? m.content : textOf(m as never))}</section>`);
+  }
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>
+body{font:15px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f;background:#fafafa}
+h1{font-size:1.3rem}h2{font-size:.8rem;text-transform:uppercase;letter-spacing:.05em;color:#666;margin:0 0 .3rem}
+section{background:#fff;border:1px solid #e3e3e3;border-radius:8px;padding:.8rem 1rem;margin:.8rem 0}
+section.user{background:#eef4ff;border-color:#cfdcf5}pre,code{font:13px/1.4 ui-monospace,monospace}
+pre{background:#f3f3f3;padding:.6rem;border-radius:6px;overflow:auto}details{margin:.4rem 0}
+.call{color:#555;margin:.3rem 0}.error{color:#b00020}.thinking{color:#666}
+</style></head><body>
+<h1>${escapeHtml(title)}</h1>
+${out.join("\n")}
+</body></html>
+`;
 }
 
 export const KEYS_HELP = [
@@ -142,6 +236,11 @@ export function firstRunHelp(agent: Agent): string {
     ...hints,
     "· /demo plays a short scripted demo offline (no key needed): replies from a script, real tool calls",
   ].join("\n");
+}
+
+/** The one line said instead of the whole help once it has been shown (issue 27 item 10). */
+export function firstRunReminder(agent: Agent): string {
+  return `Not sent: no provider is set up (${agent.state.provider} has no API key). /login <provider> adds a key, /demo plays offline; your text is back in the editor.`;
 }
 
 /** What `/demo` plays on the scripted provider: a real tool call between scripted words. */
@@ -183,12 +282,28 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
               .map((i) => `${i.value}  ${i.label}${i.description ? ` ${i.description}` : ""}`)
               .join("\n") || "(the session is empty)"
           );
-        const items = treeItems(s);
+        const items = treeItems(s, 200);
         if (!items.length) return "The session is empty.";
-        target = await bridge.app.dialogs.pick("Session tree (◆ current, • active path). Enter: go there", items, {
-          selected: s.leafId ?? undefined,
-        });
-        if (!target) return;
+        let selected = treeCurrent(s);
+        for (;;) {
+          const app = bridge.app;
+          if (!app) return;
+          const chosen = await app.dialogs.pickTree("Session tree (◆ you are here, • active path)", treeItems(s, 200), {
+            selected,
+          });
+          if (!chosen) return;
+          if (typeof chosen === "string") {
+            target = chosen;
+            break;
+          }
+          // Alt+L: label the row, then back to the tree at it
+          const label = await app.dialogs.input(
+            `Label for ${chosen.label} (empty: remove it)`,
+            s.labels().get(chosen.label) ?? "",
+          );
+          if (label !== undefined) s.setLabel(chosen.label, label.trim() || undefined);
+          selected = chosen.label;
+        }
       }
       const entry = s.entry(target);
       if (!entry) return `No entry '${target}' in this session.`;
@@ -322,17 +437,22 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
 
   reg(
     "export",
-    "write the conversation as Markdown (or copy the session file with a .jsonl name)",
-    (args, agent) => {
+    "write the conversation as HTML with the Markdown rendered (.md: Markdown, .jsonl: the session file)",
+    async (args, agent) => {
       const s = ctx.services.get("session");
       const id = (s?.id ?? "session").slice(0, 8);
-      const name = args.trim() || `coil-${id}.md`;
+      const name = args.trim() || `coil-${id}.html`;
       const file = isAbsolute(name) ? name : join(ctx.cwd, name);
       try {
         if (file.endsWith(".jsonl")) {
           if (!s?.file) return "This session has no file to copy (in memory, or nothing written yet).";
           copyFileSync(s.file, file);
-        } else writeFileSync(file, toMarkdown(agent.state.messages));
+        } else if (file.endsWith(".md")) writeFileSync(file, toMarkdown(agent.state.messages));
+        else
+          writeFileSync(
+            file,
+            await toHtml(agent.state.messages, `coil session ${s?.name ?? id} · ${new Date().toLocaleString()}`),
+          );
       } catch (error) {
         return `Cannot write ${file}: ${messageOf(error)}`;
       }
@@ -341,20 +461,66 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
     "[file]",
   );
 
-  reg("reload", "reload plugins, skills and templates (restarts coil on this session)", (_args, agent) => {
-    if (!bridge.app)
-      return "Plugins, skills and prompt templates load at start-up: run coil again (coil -c continues the latest session).";
-    if (agent.isRunning) return "A run is going: wait for it to finish (or press Esc), then /reload.";
-    const s = ctx.services.get("session");
-    const kept = s?.persistent
-      ? "this session continues"
-      : "this session is in memory only, so the new process starts empty";
-    bridge.app.notify(`Reloading plugins, skills and templates: restarting coil (${kept})…`);
-    bridge.reload = true;
+  reg("copy", "copy the last answer to the clipboard", async () => {
     const app = bridge.app;
-    // let the notice reach the screen before the TUI stops
-    setTimeout(() => app.quit(), 60);
+    const text = app?.lastAnswer();
+    if (!app) return "/copy needs the interactive UI (the clipboard is the terminal's).";
+    if (!text) return "No answer to copy yet.";
+    const { copyText } = await import("./clipboard.js");
+    const how = await copyText(text, (data) => process.stdout.write(data));
+    return `Copied the last answer (${text.length} characters) ${how}.`;
   });
+
+  reg(
+    "settings",
+    "TUI settings: the theme (kept in $COIL_HOME/settings.json)",
+    async (args) => {
+      const home = coilHome();
+      const [key, ...rest] = args.trim().split(/\s+/);
+      const current = readSettings(home).theme ?? "dark";
+      let value = key === "theme" ? rest.join(" ") : undefined;
+      if (key && key !== "theme") return `No setting '${key}'. Settings: theme (${themeNames(home).join(", ")}).`;
+      if (!value) {
+        if (!bridge.app)
+          return `theme: ${current} (themes: ${themeNames(home).join(", ")}). Change it with /settings theme <name>, or --theme.`;
+        const setting = await bridge.app.dialogs.select("Settings", [`Theme: ${current}`]);
+        if (!setting) return;
+        value = await bridge.app.dialogs.pick(
+          "Theme",
+          themeNames(home).map((n) => ({ value: n, label: n, description: n === current ? "current" : undefined })),
+          { selected: current },
+        );
+        if (!value) return;
+      }
+      try {
+        const name = bridge.app ? bridge.app.useTheme(value) : loadTheme(value, home, ctx.cwd, 0).name;
+        const file = writeSettings(home, { theme: value });
+        return `Theme ${name}${bridge.app ? "" : " from the next start"} (saved in ${file}).`;
+      } catch (error) {
+        return messageOf(error);
+      }
+    },
+    "[theme <name>]",
+  );
+
+  reg(
+    "reload",
+    "reload plugins, skills and templates (rebuilds coil in this process, on this session)",
+    (_args, agent) => {
+      if (!bridge.app || !ctx.services.get("reload"))
+        return "Plugins, skills and prompt templates load at start-up: run coil again (coil -c continues the latest session).";
+      if (agent.isRunning) return "A run is going: wait for it to finish (or press Esc), then /reload.";
+      const s = ctx.services.get("session");
+      const kept = s?.persistent
+        ? "this session continues"
+        : "this session is in memory only, so the rebuilt coil starts empty";
+      bridge.app.notify(`Reloading plugins, skills and templates: rebuilding coil (${kept})…`);
+      bridge.reload = true;
+      const app = bridge.app;
+      // let the notice reach the screen before the TUI stops
+      setTimeout(() => app.quit(), 60);
+    },
+  );
 
   reg(
     "login",

@@ -4,7 +4,7 @@
  */
 import type * as PiTui from "@mariozechner/pi-tui";
 import { Lines, wrapText } from "./lines.js";
-import { c, selectTheme } from "./render.js";
+import { c, colorDiffsIn, selectTheme } from "./render.js";
 import type { Dialogs, PickItem } from "./types.js";
 
 type Component = PiTui.Component;
@@ -42,6 +42,7 @@ export class DialogHost {
         ),
       input: (title, placeholder, signal) => this.askText(title, placeholder, signal),
       pick: (title, items, options) => this.pickOne(title, items, options ?? {}),
+      pickTree: (title, items, options) => this.pickTree(title, items, options ?? {}),
       secret: (title, hint, signal) => this.askText(title, hint, signal, true),
     };
   }
@@ -95,13 +96,17 @@ export class DialogHost {
         if (at >= 0) list.setSelectedIndex(at);
         list.onSelect = (item) => close(item.value);
         list.onCancel = () => close(undefined);
+        // a diff in the message (the rewind preview) is coloured like the transcript's
+        const [first = "", ...rest] = title.split("\n");
+        const message = rest.length ? colorDiffsIn(rest.join("\n")) : [];
         const head = new Lines((w) => [
-          c.gray("─".repeat(w)),
-          ...title.split("\n").flatMap((l, i) => wrapText(this.lib, l, w).map((x) => (i === 0 ? c.bold(x) : x))),
+          c.border("─".repeat(w)),
+          ...wrapText(this.lib, first, w).map((x) => c.bold(x)),
+          ...message.flatMap((l) => wrapText(this.lib, l, w)),
         ]);
         const foot = new Lines((w) => [
           c.dim(this.lib.truncateToWidth("↑↓ move · Enter choose · Esc cancel", w)),
-          c.gray("─".repeat(w)),
+          c.border("─".repeat(w)),
         ]);
         return this.box([head, list, foot], list);
       },
@@ -142,7 +147,7 @@ export class DialogHost {
           list = build();
         };
         const head = new Lines((w) => [
-          c.gray("─".repeat(w)),
+          c.border("─".repeat(w)),
           ...title.split("\n").flatMap((l, i) => wrapText(this.lib, l, w).map((x) => (i === 0 ? c.bold(x) : x))),
         ]);
         const body: Component = {
@@ -152,7 +157,7 @@ export class DialogHost {
         };
         const foot = new Lines((w) => [
           c.dim(this.lib.truncateToWidth("type to filter · ↑↓ move · Enter choose · Esc cancel", w)),
-          c.gray("─".repeat(w)),
+          c.border("─".repeat(w)),
         ]);
         const keys = ["up", "down", "pageUp", "pageDown", "enter", "escape"] as const;
         const router: Component & PiTui.Focusable = {
@@ -179,6 +184,114 @@ export class DialogHost {
     );
   }
 
+  /**
+   * The /tree picker: rows that fill the terminal, opening at `selected`; typing filters (fuzzy, flat
+   * list), Left folds the selected row's subtree and Right opens it again, Alt+L asks to label the row.
+   * Resolves to the chosen entry id, `{ label: id }`, or undefined.
+   */
+  pickTree(
+    title: string,
+    items: readonly (PickItem & { parent?: string; children: number })[],
+    options: { selected?: string },
+  ): Promise<string | { label: string } | undefined> {
+    const { matchesKey } = this.lib;
+    return this.inDialog<string | { label: string } | undefined>((close) => {
+      const rows = Math.max(5, (this.tui.terminal.rows || 24) - 8);
+      const input = new this.lib.Input();
+      const folded = new Set<string>();
+      const parentOf = new Map(items.map((i) => [i.value, i.parent]));
+      const hidden = (id: string) => {
+        for (let p = parentOf.get(id); p; p = parentOf.get(p)) if (folded.has(p)) return true;
+        return false;
+      };
+      let selected = options.selected;
+      let shown: PickItem[] = [];
+      let list: PiTui.SelectList;
+      const build = () => {
+        const query = input.getValue().trim();
+        shown = query
+          ? this.lib.fuzzyFilter([...items], query, (i) => `${i.label} ${i.description ?? ""}`)
+          : items
+              .filter((i) => !hidden(i.value))
+              .map((i) =>
+                folded.has(i.value)
+                  ? { ...i, label: `${i.label} ${c.dim(`▸ +${this.countUnder(items, i.value)}`)}` }
+                  : i,
+              );
+        list = new this.lib.SelectList(shown, rows, selectTheme());
+        list.onSelect = (item) => close(item.value);
+        list.onCancel = () => close(undefined);
+        list.onSelectionChange = (item) => {
+          selected = item.value;
+        };
+        // the row chosen before, else the best match of a search, else the last row
+        const at = selected ? shown.findIndex((i) => i.value === selected) : -1;
+        list.setSelectedIndex(at >= 0 ? at : query ? 0 : Math.max(0, shown.length - 1));
+      };
+      build();
+      const head = new Lines((w) => [c.border("─".repeat(w)), ...wrapText(this.lib, title, w).map((x) => c.bold(x))]);
+      const body: Component = {
+        render: (w) => (shown.length ? list.render(w) : [c.dim("(nothing matches)")]),
+        invalidate: () => list.invalidate(),
+      };
+      const foot = new Lines((w) => [
+        c.dim(
+          this.lib.truncateToWidth(
+            "type to search · ↑↓ move · ←/→ fold/unfold · Alt+L label · Enter go there · Esc cancel",
+            w,
+          ),
+        ),
+        c.border("─".repeat(w)),
+      ]);
+      const keys = ["up", "down", "pageUp", "pageDown", "enter", "escape"] as const;
+      const router: Component & PiTui.Focusable = {
+        render: () => [],
+        invalidate: () => undefined,
+        handleInput: (data) => {
+          const current = list.getSelectedItem()?.value;
+          if (matchesKey(data, "alt+l")) {
+            if (current) close({ label: current });
+          } else if (matchesKey(data, "left") && !input.getValue() && current) {
+            const item = items.find((i) => i.value === current);
+            // fold this row's subtree, or, on a row without one, its parent's
+            const target = item?.children ? current : item?.parent;
+            if (target) {
+              folded.add(target);
+              selected = target;
+              build();
+            }
+          } else if (matchesKey(data, "right") && !input.getValue() && current && folded.has(current)) {
+            folded.delete(current);
+            build();
+          } else if (keys.some((k) => matchesKey(data, k)) || matchesKey(data, "ctrl+c")) list.handleInput(data);
+          else {
+            input.handleInput(data);
+            build();
+          }
+        },
+        get focused() {
+          return input.focused;
+        },
+        set focused(v: boolean) {
+          input.focused = v;
+        },
+      };
+      return this.box([head, input, body, foot], router);
+    }, undefined);
+  }
+
+  /** How many rows hang under `id`. */
+  private countUnder(items: readonly { value: string; parent?: string }[], id: string): number {
+    const under = new Set([id]);
+    let n = 0;
+    for (const i of items)
+      if (i.parent && under.has(i.parent)) {
+        under.add(i.value);
+        n++;
+      }
+    return n;
+  }
+
   /** A line of text; `secret` shows a dot per character instead of the text (an API key). */
   askText(
     title: string,
@@ -191,10 +304,10 @@ export class DialogHost {
         const input = new this.lib.Input();
         input.onSubmit = (value) => close(value);
         input.onEscape = () => close(undefined);
-        const head = new Lines((w) => [c.gray("─".repeat(w)), ...wrapText(this.lib, title, w).map((x) => c.bold(x))]);
+        const head = new Lines((w) => [c.border("─".repeat(w)), ...wrapText(this.lib, title, w).map((x) => c.bold(x))]);
         const foot = new Lines((w) => [
           c.dim(this.lib.truncateToWidth(`${placeholder ? `${placeholder} · ` : ""}Enter confirm · Esc cancel`, w)),
-          c.gray("─".repeat(w)),
+          c.border("─".repeat(w)),
         ]);
         const masked = new Lines((w) => [this.lib.truncateToWidth(`> ${"•".repeat(input.getValue().length)}`, w)]);
         if (secret)

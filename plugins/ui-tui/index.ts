@@ -2,7 +2,7 @@
  * ui-tui: the interactive terminal UI (`coil` with no prompt in a terminal). The terminal library
  * (@mariozechner/pi-tui, see docs/decisions.md) and the app are imported lazily: as soon as start-up
  * looks interactive (setup's guess, confirmed in `onStart`), and awaited in the front end's `run`, so a
- * print-mode start does not load them. `/reload` restarts coil on the session (reload.ts). docs/tui.md is the user guide.
+ * print-mode start does not load them. `/reload` rebuilds coil in process on the session (reload.ts). docs/tui.md is the user guide.
  */
 import { appendFileSync } from "node:fs";
 import {
@@ -16,18 +16,26 @@ import {
 } from "../../kernel/index.js";
 import { exitCodeFor } from "../../lib/front-end.js";
 import { registerCommands } from "./commands.js";
+import type {} from "../../lib/reload.js"; // types the CLI's `reload` service
 import type {} from "../session-jsonl/api.js"; // types the `session` service
 import type { Bridge } from "./types.js";
+import { theme } from "./theme.js";
+import type {} from "../../lib/ui.js"; // the plugin UI contract (types the members beyond the dialogs)
 import type {} from "../../lib/thinking.js"; // types the `thinking` service
 
 /** customType of the messages `!cmd` adds; converted to user messages at request time. */
 export const SHELL_MESSAGE = "ui-tui.shell";
 
-/** The `ui` service while the TUI runs (its registration's `ui`); a dialog asked before the app is drawn answers "no". */
+/**
+ * The `ui` service while the TUI runs (its registration's `ui`): the dialogs, and the calls of the plugin
+ * UI contract (lib/ui.ts). A dialog asked before the app is drawn answers "no"; status, widgets, footer and
+ * title set before then are kept and drawn when it starts.
+ */
 function uiService(
   bridge: Bridge,
   log: (m: string, level: "info" | "warn" | "error") => void,
 ): UiService & { readonly active: boolean } {
+  const changed = () => bridge.app?.uiChanged();
   return {
     get active() {
       return bridge.app !== undefined;
@@ -39,6 +47,33 @@ function uiService(
     input: async (title, placeholder, signal) =>
       bridge.app ? bridge.app.dialogs.input(title, placeholder, signal) : undefined,
     notify: (message, level = "info") => (bridge.app ? bridge.app.notify(message, level) : log(message, level)),
+    setStatus(key, text) {
+      if (text === undefined) bridge.ui.statuses.delete(key);
+      else bridge.ui.statuses.set(key, text.replace(/\s*\n\s*/g, " "));
+      changed();
+    },
+    setWidget(key, content, options) {
+      if (content === undefined) bridge.ui.widgets.delete(key);
+      else bridge.ui.widgets.set(key, { content, placement: options?.placement ?? "aboveEditor" });
+      changed();
+    },
+    setFooter(factory) {
+      bridge.ui.footer = factory;
+      changed();
+    },
+    setTitle(title) {
+      bridge.ui.title = title;
+      changed();
+    },
+    setEditorText: (text) => bridge.app?.setEditorText(text),
+    getEditorText: () => bridge.app?.getEditorText() ?? "",
+    getToolsExpanded: () => bridge.app?.toolsExpanded ?? false,
+    setToolsExpanded(expanded) {
+      if (bridge.app) bridge.app.toolsExpanded = expanded;
+    },
+    get theme() {
+      return theme();
+    },
   };
 }
 
@@ -96,9 +131,15 @@ export default definePlugin({
     "Interactive terminal UI: streaming markdown, tool output, editor, slash commands, dialogs for the ui service",
   options: TuiOptions,
   setup(ctx) {
-    const bridge: Bridge = {};
+    const bridge: Bridge = { ui: { statuses: new Map(), widgets: new Map() } };
     const dialogs = uiService(bridge, (m, level) => ctx.log[level](m));
     registerCommands(ctx, bridge);
+    ctx.flags.register({
+      name: "theme",
+      description: "TUI colours: dark, light, a theme in $COIL_HOME/themes/, or a theme file (see /settings)",
+      type: "string",
+      valueName: "name|file",
+    });
     ctx.tap("before_request", async (request) => shellToUser(request), { stage: "LATE" });
     // Begin importing the library and the app once the mode is known to be interactive in a terminal;
     // `run` awaits the same promise.
@@ -121,17 +162,15 @@ export default definePlugin({
         const [lib, { TuiApp }] = await load();
         const app = new TuiApp(lib, fe, ctx, bridge);
         const code = await app.run();
-        if (!bridge.reload) return code;
-        // /reload: the TUI has stopped and restored the terminal; run coil again on this session.
-        const { restart, sessionFileOf } = await import("./reload.js");
+        const reload = ctx.services.get("reload");
+        if (!bridge.reload || !reload) return code;
+        // /reload: the TUI has stopped and restored the terminal; coil is rebuilt in this process, on this session.
+        const { requestReload, sessionFileOf } = await import("./reload.js");
         const { provider, model } = fe.agent.state;
         const thinking = ctx.services.get("thinking")?.level(fe.agent);
-        return restart(
-          fe,
-          sessionFileOf(ctx.services.get("session")),
-          { model: `${provider}/${model.id}`, thinking },
-          app.editorCarry(),
-        );
+        const now = { model: `${provider}/${model.id}`, thinking };
+        requestReload(reload, sessionFileOf(ctx.services.get("session")), now, app.editorCarry());
+        return code;
       },
     });
   },

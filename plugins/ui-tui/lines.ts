@@ -4,7 +4,11 @@ import type * as PiTui from "@mariozechner/pi-tui";
 /** A component drawn by a function, cached per width until touched. */
 export class Lines implements PiTui.Component {
   private cache?: { width: number; lines: string[] };
-  constructor(private draw: (width: number) => string[]) {}
+  constructor(
+    private draw: (width: number) => string[],
+    /** Invalidate what the drawing uses (a Markdown component) along with this cache. */
+    private readonly onInvalidate?: () => void,
+  ) {}
   render(width: number): string[] {
     if (this.cache?.width === width) return this.cache.lines;
     const lines = this.draw(width);
@@ -16,6 +20,7 @@ export class Lines implements PiTui.Component {
   }
   invalidate(): void {
     this.cache = undefined;
+    this.onInvalidate?.();
   }
 }
 

@@ -11,21 +11,33 @@ import {
   type Usage,
 } from "../../kernel/index.js";
 import { subagentRunOf } from "../../lib/subagent-usage.js";
+import { diffWordsWithSpace } from "diff";
+import type { DiagnosticsDetails } from "../lsp/api.js";
+import { highlight } from "./highlight.js";
+import { theme, type ThemeRole } from "./theme.js";
 
-// ───────────── colours (SGR; the TUI resets styles at the end of every line) ─────────────
-const sgr = (open: number, close: number) => (s: string) => `\x1b[${open}m${s}\x1b[${close}m`;
+export { setTheme, theme } from "./theme.js";
+
+// ───────────── colours: roles of the active theme (theme.ts); the TUI resets styles at the end of every line ─────────────
+const role = (r: ThemeRole) => (s: string) => theme().fg(r, s);
+/** Shorthands for the roles the TUI's own renderers use most. */
 export const c = {
-  bold: sgr(1, 22),
-  dim: sgr(2, 22),
-  italic: sgr(3, 23),
-  red: sgr(31, 39),
-  green: sgr(32, 39),
-  yellow: sgr(33, 39),
-  blue: sgr(34, 39),
-  magenta: sgr(35, 39),
-  cyan: sgr(36, 39),
-  gray: sgr(90, 39),
-  inverse: sgr(7, 27),
+  bold: (s: string) => theme().bold(s),
+  italic: (s: string) => theme().italic(s),
+  inverse: (s: string) => theme().inverse(s),
+  dim: role("dim"),
+  muted: role("muted"),
+  error: role("error"),
+  success: role("success"),
+  warning: role("warning"),
+  accent: role("accent"),
+  border: role("border"),
+  link: role("mdLink"),
+  label: role("customMessageLabel"),
+  output: role("toolOutput"),
+  title: role("toolTitle"),
+  fg: (r: ThemeRole, s: string) => theme().fg(r, s),
+  bg: (r: ThemeRole, s: string) => theme().bg(r, s),
 };
 
 /** Strip SGR and other CSI sequences (for tests and width checks). */
@@ -37,77 +49,41 @@ export function plain(text: string): string {
 /** Themes for the library's components (structurally its SelectListTheme and MarkdownTheme). */
 export function selectTheme() {
   return {
-    selectedPrefix: c.cyan,
-    selectedText: (s: string) => c.cyan(c.bold(s)),
+    selectedPrefix: c.accent,
+    selectedText: (s: string) => c.accent(c.bold(s)),
     description: c.dim,
     scrollInfo: c.dim,
     noMatch: c.dim,
   };
 }
 
-export function markdownTheme() {
+export function markdownTheme(highlight?: (code: string, lang?: string) => string[] | undefined) {
+  const f = (r: ThemeRole) => (s: string) => theme().fg(r, s);
   return {
-    heading: (s: string) => c.bold(c.cyan(s)),
-    link: c.blue,
-    linkUrl: c.dim,
-    code: c.yellow,
-    codeBlock: c.green,
-    codeBlockBorder: c.gray,
-    quote: c.italic,
-    quoteBorder: c.gray,
-    hr: c.gray,
-    listBullet: c.cyan,
+    heading: (s: string) => c.bold(f("mdHeading")(s)),
+    link: f("mdLink"),
+    linkUrl: f("mdLinkUrl"),
+    code: f("mdCode"),
+    codeBlock: f("mdCodeBlock"),
+    codeBlockBorder: f("mdCodeBlockBorder"),
+    quote: (s: string) => c.italic(f("mdQuote")(s)),
+    quoteBorder: f("mdQuoteBorder"),
+    hr: f("mdHr"),
+    listBullet: f("mdListBullet"),
     bold: c.bold,
     italic: c.italic,
-    strikethrough: (s: string) => `\x1b[9m${s}\x1b[29m`,
-    underline: (s: string) => `\x1b[4m${s}\x1b[24m`,
+    strikethrough: (s: string) => theme().strikethrough(s),
+    underline: (s: string) => theme().underline(s),
+    ...(highlight
+      ? {
+          highlightCode: (code: string, lang?: string) =>
+            highlight(code, lang) ?? code.split("\n").map((l) => f("mdCodeBlock")(l)),
+        }
+      : {}),
   };
 }
 
-// ───────────── tool calls ─────────────
-function firstLine(text: string): string {
-  const lines = text.split("\n");
-  return lines.length > 1 ? `${lines[0]} …` : (lines[0] ?? "");
-}
-
-function str(v: unknown): string | undefined {
-  return typeof v === "string" ? v : typeof v === "number" ? String(v) : undefined;
-}
-
-/** One line saying what a tool call does: `$ npm test`, `src/a.ts:10-40`, `/TODO/ in src`. */
-export function summarizeArgs(tool: string, args: Record<string, unknown>): string {
-  const path = str(args.path) ?? str(args.file_path) ?? str(args.file);
-  switch (tool) {
-    case "bash":
-      return `$ ${firstLine(str(args.command) ?? "")}`;
-    case "read": {
-      const from = Number(args.offset ?? 0);
-      const limit = Number(args.limit ?? 0);
-      const range = from || limit ? `:${from || 1}${limit ? `-${(from || 1) + limit - 1}` : ""}` : "";
-      return `${path ?? "?"}${range}`;
-    }
-    case "edit": {
-      const edits = Array.isArray(args.edits) ? args.edits.length : 1;
-      return `${path ?? "?"}${edits > 1 ? ` (${edits} edits)` : ""}`;
-    }
-    case "write": {
-      const text = str(args.content);
-      return `${path ?? "?"}${text !== undefined ? ` (${text.split("\n").length} lines)` : ""}`;
-    }
-    case "grep":
-      return `/${str(args.pattern) ?? ""}/${path ? ` in ${path}` : ""}${args.glob ? ` ${str(args.glob)}` : ""}`;
-    case "find":
-      return `${str(args.pattern) ?? str(args.glob) ?? ""}${path ? ` in ${path}` : ""}`;
-    case "ls":
-      return path ?? ".";
-    case "task":
-      return `${str(args.agent) ?? "general"}: ${firstLine(str(args.description) ?? "")}`;
-  }
-  const parts = Object.entries(args).map(
-    ([k, v]) => `${k}=${typeof v === "string" ? JSON.stringify(firstLine(v)) : JSON.stringify(v)}`,
-  );
-  return parts.join(" ");
-}
+export { summarizeArgs } from "./summary.js";
 
 /** The text parts of a tool result, joined. */
 export function resultText(result: Pick<ToolResultMessage, "content">): string {
@@ -129,49 +105,202 @@ export function collapse(lines: readonly string[], n: number, expanded: boolean)
   return { lines: lines.slice(0, n), hidden: lines.length - n };
 }
 
-/** A unified diff with additions green, removals red and hunk headers cyan. */
+/** Key names shown in hints; the TUI sets them from the keybindings in force (keybindings.json). */
+export const keyHints = { expand: "Ctrl+O", thinking: "Ctrl+T" };
+
+/** Changed words of a removed/added pair, marked with the word roles (inverse when colours are off). */
+function wordPair(before: string, after: string): [string, string] {
+  const parts = diffWordsWithSpace(before, after);
+  // Mostly different lines read better whole: mark words only when at least a third stays the same.
+  const same = parts.filter((p) => !p.added && !p.removed).reduce((n, p) => n + p.value.length, 0);
+  if (same * 3 < Math.max(before.length, after.length))
+    return [c.fg("toolDiffRemoved", before), c.fg("toolDiffAdded", after)];
+  const mark = (role: ThemeRole, text: string) => (theme().level === 0 ? c.inverse(text) : c.bg(role, text));
+  let old = "";
+  let neu = "";
+  for (const p of parts) {
+    if (p.removed) old += mark("toolDiffRemovedWord", c.fg("toolDiffRemoved", p.value));
+    else if (p.added) neu += mark("toolDiffAddedWord", c.fg("toolDiffAdded", p.value));
+    else {
+      old += c.fg("toolDiffRemoved", p.value);
+      neu += c.fg("toolDiffAdded", p.value);
+    }
+  }
+  return [old, neu];
+}
+
+/**
+ * A unified diff as the TUI shows it: each line with its line number (the new file's for context and
+ * additions, the old file's for removals), additions and removals in the diff roles, the words that
+ * changed within a replaced line marked, and hunk headers kept. The `---`/`+++` file lines are left out
+ * (the tool line names the file).
+ */
 export function colorDiff(diff: string): string[] {
-  return diff
-    .replace(/\n$/, "")
-    .split("\n")
-    .map((line) => {
-      if (line.startsWith("+++") || line.startsWith("---")) return c.bold(line);
-      if (line.startsWith("@@")) return c.cyan(line);
-      if (line.startsWith("+")) return c.green(line);
-      if (line.startsWith("-")) return c.red(line);
-      return c.dim(line);
-    });
+  const lines = diff.replace(/\n$/, "").split("\n");
+  let oldNo = 0;
+  let newNo = 0;
+  const width = Math.max(
+    2,
+    ...lines
+      .map((l) => /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))?/.exec(l))
+      .flatMap((m) =>
+        m ? [String(Number(m[1]) + Number(m[2] ?? 1)).length, String(Number(m[3]) + Number(m[4] ?? 1)).length] : [],
+      ),
+  );
+  const num = (n: number | undefined) => c.fg("lineNumber", (n === undefined ? "" : String(n)).padStart(width));
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line.startsWith("+++") || line.startsWith("---")) continue;
+    const hunk = /^@@ -(\d+)(?:,\d+)? \+(\d+)/.exec(line);
+    if (hunk) {
+      oldNo = Number(hunk[1]);
+      newNo = Number(hunk[2]);
+      out.push(c.fg("toolDiffHunk", line));
+      continue;
+    }
+    if (line.startsWith("\\")) {
+      out.push(c.dim(`${" ".repeat(width)}   ${line.slice(2)}`));
+      continue;
+    }
+    if (line.startsWith("-")) {
+      // a run of removals followed by as many additions: a replacement, marked word by word
+      let end = i;
+      while (lines[end + 1]?.startsWith("-")) end++;
+      let added = end;
+      while (lines[added + 1]?.startsWith("+")) added++;
+      const removedLines = lines.slice(i, end + 1);
+      const addedLines = lines.slice(end + 1, added + 1);
+      const paired = removedLines.length === addedLines.length;
+      const removedOut: string[] = [];
+      const addedOut: string[] = [];
+      removedLines.forEach((r, k) => {
+        const [a, b] = paired
+          ? wordPair(r.slice(1), addedLines[k]!.slice(1))
+          : [c.fg("toolDiffRemoved", r.slice(1)), ""];
+        removedOut.push(`${num(oldNo++)} ${c.fg("toolDiffRemoved", "-")}${a}`);
+        if (paired) addedOut.push(b);
+      });
+      addedLines.forEach((a, k) => {
+        const text = paired ? addedOut[k]! : c.fg("toolDiffAdded", a.slice(1));
+        addedOut[k] = `${num(newNo++)} ${c.fg("toolDiffAdded", "+")}${text}`;
+      });
+      out.push(...removedOut, ...addedOut);
+      i = added;
+      continue;
+    }
+    if (line.startsWith("+")) {
+      out.push(`${num(newNo++)} ${c.fg("toolDiffAdded", "+")}${c.fg("toolDiffAdded", line.slice(1))}`);
+      continue;
+    }
+    oldNo++;
+    out.push(`${num(newNo++)} ${c.fg("toolDiffContext", ` ${line.slice(1)}`)}`);
+  }
+  return out;
+}
+
+/** Diffs inside a text (a dialog's message, the rewind preview): diff lines coloured, the rest as is. */
+export function colorDiffsIn(text: string): string[] {
+  let inDiff = false;
+  return text.split("\n").map((line) => {
+    if (/^(diff --git |--- |\+\+\+ |@@ )/.test(line)) inDiff = true;
+    if (!inDiff) return line;
+    if (line.startsWith("diff --git") || line.startsWith("+++") || line.startsWith("---") || line.startsWith("index "))
+      return c.bold(line);
+    if (line.startsWith("@@")) return c.fg("toolDiffHunk", line);
+    if (line.startsWith("+")) return c.fg("toolDiffAdded", line);
+    if (line.startsWith("-")) return c.fg("toolDiffRemoved", line);
+    if (line.startsWith(" ") || line.startsWith("\\")) return c.fg("toolDiffContext", line);
+    inDiff = false;
+    return line;
+  });
 }
 
 export const COLLAPSED_LINES = 12;
 export const LIVE_TAIL_LINES = 8;
 
+/** Tools whose collapsed output shows its end (where errors are) rather than its start. */
+const TAIL_TOOLS = new Set(["bash", "!", "!!"]);
+
+/** "1.2s", "14s", "2m 05s". */
+export function formatElapsed(ms: number): string {
+  if (ms < 10_000) return `${(ms / 1000).toFixed(1)}s`;
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, "0")}s`;
+}
+
+export interface ToolView {
+  name?: string;
+  args?: Record<string, unknown>;
+  running: boolean;
+  partial?: string;
+  result?: ToolResultMessage;
+}
+
 /**
- * The body lines of a tool block: a live tail while it runs, a coloured diff for edits, and otherwise
- * the output collapsed to `COLLAPSED_LINES` unless expanded (Ctrl+O).
+ * The body lines of a tool block: a live tail while it runs; for edits the numbered, coloured diff; for
+ * reads the file's lines, numbered and highlighted; bash output collapsed to its last `COLLAPSED_LINES`
+ * lines, any other output to its first, unless expanded (Ctrl+O).
  */
-export function toolBody(
-  state: { running: boolean; partial?: string; result?: ToolResultMessage },
-  expanded: boolean,
-): string[] {
+export function toolBody(state: ToolView, expanded: boolean): string[] {
   if (state.running) {
     const t = tail(state.partial ?? "", LIVE_TAIL_LINES);
-    return [...(t.hidden ? [c.dim(`… ${t.hidden} earlier lines`)] : []), ...t.lines.map((l) => c.gray(l))];
+    return [...(t.hidden ? [c.dim(`… ${t.hidden} earlier lines`)] : []), ...t.lines.map((l) => c.output(l))];
   }
   const result = state.result;
   if (!result) return [];
-  const diff = (result.details as { diff?: unknown } | undefined)?.diff;
-  const lines = !result.isError && typeof diff === "string" && diff ? colorDiff(diff) : splitResult(result);
-  const shown = collapse(lines, COLLAPSED_LINES, expanded);
-  const out = shown.lines;
-  if (shown.hidden) out.push(c.dim(`… ${shown.hidden} more lines (Ctrl+O to expand)`));
+  const details = result.details as { diff?: unknown; startLine?: unknown; endLine?: unknown } | undefined;
+  const diff = details?.diff;
+  const fromEnd = TAIL_TOOLS.has(state.name ?? result.toolName);
+  const withDiff = !result.isError && typeof diff === "string" && !!diff;
+  let lines: string[];
+  if (withDiff) lines = colorDiff(diff);
+  else if (!result.isError && (state.name ?? result.toolName) === "read" && typeof details?.startLine === "number")
+    lines = readLines(result, details.startLine, Number(details.endLine), String(state.args?.path ?? ""));
+  else lines = splitResult(result);
+  // An edit's new errors and warnings (the lsp plugin's details.diagnostics) go under its diff, never collapsed.
+  const diagnostics = withDiff ? diagnosticLines(result.details) : [];
+  if (expanded || lines.length <= COLLAPSED_LINES) return [...lines, ...diagnostics];
+  const hidden = lines.length - COLLAPSED_LINES;
+  if (fromEnd)
+    return [c.dim(`… ${hidden} earlier lines (${keyHints.expand} to expand)`), ...lines.slice(-COLLAPSED_LINES)];
+  return [
+    ...lines.slice(0, COLLAPSED_LINES),
+    c.dim(`… ${hidden} more lines (${keyHints.expand} to expand)`),
+    ...diagnostics,
+  ];
+}
+
+/** New errors and warnings a language server reported for an edit (the lsp plugin's `details.diagnostics`). */
+export function diagnosticLines(details: unknown): string[] {
+  const d = (details as { diagnostics?: DiagnosticsDetails } | undefined)?.diagnostics;
+  if (!d || !Array.isArray(d.items)) return [];
+  const paint = (s: string) => (s === "error" ? c.error : s === "warning" ? c.warning : c.muted);
+  const out = d.items.map((i) =>
+    paint(i.severity)(`${i.file}:${i.line}:${i.column} ${i.severity} ${i.message}${i.rule ? ` [${i.rule}]` : ""}`),
+  );
+  if (d.omitted > 0) out.push(c.dim(`… and ${d.omitted} more`));
+  if (d.note) out.push(c.dim(`(${d.note})`));
   return out;
+}
+
+/** A read's lines, numbered from `start`, highlighted by the file's name; notes after them stay dim. */
+function readLines(result: ToolResultMessage, start: number, end: number, path: string): string[] {
+  const all = resultText(result).split("\n");
+  const count = Number.isFinite(end) && end >= start ? end - start + 1 : all.length;
+  const code = all.slice(0, count);
+  const painted = highlight(code.join("\n"), path) ?? code.map((l) => c.output(l));
+  const width = String(start + code.length - 1).length;
+  return [
+    ...painted.map((l, i) => `${c.fg("lineNumber", String(start + i).padStart(width))} ${l}`),
+    ...all.slice(count).map((l) => c.dim(l)),
+  ];
 }
 
 function splitResult(result: ToolResultMessage): string[] {
   const text = resultText(result);
   if (!text) return [];
-  const paint = result.isError ? c.red : c.gray;
+  const paint = result.isError ? c.error : c.output;
   return text.split("\n").map((l) => paint(l));
 }
 
@@ -217,25 +346,36 @@ export function contextPercent(messages: readonly AgentMessage[], contextWindow:
   return (usageTotal(last.usage) / contextWindow) * 100;
 }
 
-/** The footer's figures line: model · context % · tokens in/out · cache · cost · session name. */
-export function footerLine(info: {
+/** The footer's figures, each with an id so a narrow footer can drop the least important first. */
+export function footerParts(info: {
   model: string;
   thinking?: string;
   contextWindow: number;
   messages: readonly AgentMessage[];
   sessionName?: string;
-}): string {
+}): { id: string; text: string }[] {
   const t = usageTotals(info.messages);
   const pct = contextPercent(info.messages, info.contextWindow);
   const parts = [
-    info.thinking ? `${info.model} · ${info.thinking}` : info.model,
-    `ctx ${pct === undefined ? "0" : pct < 10 ? pct.toFixed(1) : pct.toFixed(0)}%/${formatTokens(info.contextWindow)}`,
-    `↑${formatTokens(t.input)} ↓${formatTokens(t.output)}`,
-    `cache ${formatTokens(t.cacheRead)}`,
-    `$${t.cost.toFixed(t.cost >= 1 ? 2 : 3)}`,
+    { id: "model", text: info.model },
+    ...(info.thinking ? [{ id: "thinking", text: info.thinking }] : []),
+    {
+      id: "context",
+      text: `ctx ${pct === undefined ? "0" : pct < 10 ? pct.toFixed(1) : pct.toFixed(0)}%/${formatTokens(info.contextWindow)}`,
+    },
+    { id: "tokens", text: `↑${formatTokens(t.input)} ↓${formatTokens(t.output)}` },
+    { id: "cache", text: `cache ${formatTokens(t.cacheRead)}` },
+    { id: "cost", text: `$${t.cost.toFixed(t.cost >= 1 ? 2 : 3)}` },
   ];
-  if (info.sessionName) parts.push(info.sessionName);
-  return parts.join(" · ");
+  if (info.sessionName) parts.push({ id: "session", text: info.sessionName });
+  return parts;
+}
+
+/** The footer's figures line: model · thinking · context % · tokens in/out · cache · cost · session name. */
+export function footerLine(info: Parameters<typeof footerParts>[0]): string {
+  return footerParts(info)
+    .map((p) => p.text)
+    .join(" · ");
 }
 
 // ───────────── shell commands (`!cmd`) ─────────────

@@ -3,6 +3,8 @@
  * slash commands) and the running app, and the slice of the `session` service the TUI calls.
  * The session type is declared here, not imported, because plugins do not import each other.
  */
+import type { UiComponentFactory, UiWidget } from "../../lib/ui.js";
+
 export interface PickItem {
   value: string;
   label: string;
@@ -19,6 +21,12 @@ export interface Dialogs {
     items: readonly PickItem[],
     options?: { selected?: string; signal?: AbortSignal },
   ): Promise<string | undefined>;
+  /** The /tree picker: search, fold, label (see dialogs.ts). */
+  pickTree(
+    title: string,
+    items: readonly (PickItem & { parent?: string; children: number })[],
+    options?: { selected?: string },
+  ): Promise<string | { label: string } | undefined>;
   /** A line of text that is not shown as typed (an API key): one dot per character. */
   secret(title: string, hint?: string, signal?: AbortSignal): Promise<string | undefined>;
 }
@@ -31,11 +39,28 @@ export interface AppHandle {
   /** Redraw the transcript from the agent's history (after a session switch). */
   rebuild(): void;
   quit(): void;
+  /** Redraw what the `ui` state shows (status, widgets, footer, title). */
+  uiChanged(): void;
+  getEditorText(): string;
+  toolsExpanded: boolean;
+  /** The last assistant answer's text (for /copy). */
+  lastAnswer(): string | undefined;
+  /** Switch the theme (for /settings); throws with the problem. */
+  useTheme(spec: string): string;
+}
+
+/** What plugins set through the `ui` service (lib/ui.ts); kept while the TUI is not drawing yet. */
+export interface UiState {
+  statuses: Map<string, string>;
+  widgets: Map<string, { content: UiWidget; placement: "aboveEditor" | "belowEditor" }>;
+  footer?: UiComponentFactory;
+  title?: string;
 }
 
 /** Set while the TUI runs. */
 export interface Bridge {
   app?: AppHandle;
+  ui: UiState;
   /** Set by /reload: when the app has stopped, the front end runs coil again on this session. */
   reload?: boolean;
 }

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { builtinManifest } from "../../boot/load.js";
 import { builtinPluginIds, packageRoot } from "../../boot/paths.js";
-import { PluginHost } from "../../kernel/host.js";
+import { testHost } from "../support/host.js";
 import { isPlugin } from "../../kernel/plugin.js";
 import { CommandLine } from "../../lib/command-line.js";
 import { childEnv } from "../support/env.js";
@@ -88,7 +88,7 @@ describe("lazy plugin loading", () => {
       const plugin = (await import(file)).default;
       expect(isPlugin(plugin)).toBe(true);
       const commandLine = new CommandLine();
-      const host = new PluginHost({ cwd: work, declare: commandLine.declarations });
+      const host = testHost({ cwd: work }, commandLine);
       host.install(plugin, {});
       const modes = host.frontEnds.values().flatMap((f) => f.modes);
       expect({

@@ -18,8 +18,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadPlugin, optionsTarget, type PluginRef } from "../../boot/load.js";
 import { builtinPluginIds, packageRoot } from "../../boot/paths.js";
 import { CoilError } from "../../kernel/errors.js";
-import { PluginHost } from "../../kernel/host.js";
-import { CommandLine } from "../../lib/command-line.js";
+import { testHost } from "../support/host.js";
 
 const temps: string[] = [];
 function tempDir(): string {
@@ -107,19 +106,15 @@ export default plugin;
     expect(probe.Value).toBe(Value);
     expect(probe.CoilError).toBe(CoilError);
 
-    const host = new PluginHost({ cwd: dir, declare: new CommandLine().declarations });
+    const host = testHost({ cwd: dir });
     host.install(plugin, { greeting: "x" });
     const tool = host.tools.get("greet")!;
     expect(Value.Check(tool.parameters, { name: "Ada" })).toBe(true);
     expect(Value.Check(tool.parameters, { name: 1 })).toBe(false);
     const out = await tool.execute({ name: "Ada" } as never, {} as never);
     expect(JSON.stringify(out)).toContain("x, Ada");
-    expect(() => new PluginHost({ declare: new CommandLine().declarations }).install(plugin, { greeting: 1 })).toThrow(
-      /greeting/,
-    );
-    expect(() => new PluginHost({ declare: new CommandLine().declarations }).install(plugin, { bogus: 1 })).toThrow(
-      /unknown option 'bogus'/,
-    );
+    expect(() => testHost().install(plugin, { greeting: 1 })).toThrow(/greeting/);
+    expect(() => testHost().install(plugin, { bogus: 1 })).toThrow(/unknown option 'bogus'/);
   });
 
   it("loads an ESM .js plugin natively, and an .mjs one", async () => {

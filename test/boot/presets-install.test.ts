@@ -10,6 +10,7 @@ import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { agentFor, assemble } from "../../boot/assemble.js";
 import { builtinPresetNames } from "../../boot/preset.js";
+import { startPlugins, stopPlugins } from "../../boot/lifecycle.js";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -38,7 +39,7 @@ describe("built-in presets", () => {
     const stdin = new PassThrough();
     stdin.end();
     const io = { cwd: project, env: { COIL_HOME: home }, stdin, stdout: new PassThrough(), stderr: new PassThrough() };
-    expect(await host.start(agent, io, { mode: "sdk", modelFromCli: false })).toBeUndefined();
-    await host.stop();
+    expect(await startPlugins(host, agent, io, { mode: "sdk", modelFromCli: false })).toBeUndefined();
+    await stopPlugins(host);
   });
 });

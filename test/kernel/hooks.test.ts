@@ -6,7 +6,6 @@ import {
   definePlugin,
   textOf,
   type AgentMessage,
-  type HookName,
   type PluginContext,
   type ToolResultMessage,
 } from "../../kernel/index.js";
@@ -188,26 +187,53 @@ describe("tool_call", () => {
     expect(diagnostics()).toHaveLength(0);
   });
 
-  it("a gate may replace the arguments: later gates, execute and tool_result see them, re-validated; history keeps the model's", async () => {
+  it("rewrites run first, every one of them, then the gates: a GUARD gate judges a LATE rewrite's arguments", async () => {
     const seen: string[] = [];
-    const rewrite = plugin("gate-rewrite", (ctx) =>
+    const rewrite = plugin("late-rewrite", (ctx) =>
       ctx.tap("tool_call", (c) => (c.args.text === "draft" ? { args: { text: "final" } } : undefined), {
-        stage: "GUARD",
+        stage: "LATE",
+        step: "rewrite",
       }),
     );
-    const later = plugin("gate-later", (ctx) => ctx.tap("tool_call", (c) => void seen.push(`gate:${c.args.text}`)));
+    const guard = plugin("guard-gate", (ctx) =>
+      ctx.tap("tool_call", (c) => void seen.push(`gate:${c.args.text} by ${c.rewrittenBy}`), { stage: "GUARD" }),
+    );
     const post = plugin("post-seen", (ctx) =>
       ctx.tap("tool_result", (_r, c) => void seen.push(`result:${c.args.text}`)),
     );
-    const { agent } = createTestAgent({
-      plugins: [[echoTool], [rewrite], [later], [post]],
+    const { agent, events } = createTestAgent({
+      plugins: [[echoTool], [guard], [rewrite], [post]],
       script: [echo("draft"), { text: "ok" }],
     });
     const run = await agent.prompt("go");
-    expect(results(run.messages)[0]).toMatchObject({ isError: false, content: [{ type: "text", text: "final" }] });
-    expect(seen).toEqual(["gate:final", "result:final"]);
+    const [result] = results(run.messages);
+    expect(result).toMatchObject({ isError: false, content: [{ type: "text", text: "final" }] });
+    expect(result!.rewritten).toEqual({ args: { text: "final" }, by: ["late-rewrite"] });
+    expect(seen).toEqual(["gate:final by late-rewrite", "result:final"]);
+    // the model's call stays as it was sent; the event says what ran and who changed it
     const call = run.messages.find((m) => m.role === "assistant")!.content.find((c) => c.type === "toolCall");
     expect(call).toMatchObject({ arguments: { text: "draft" } });
+    expect(events.find((e) => e.type === "tool_execution_start")).toMatchObject({
+      args: { text: "final" },
+      rewrittenBy: ["late-rewrite"],
+    });
+  });
+
+  it("each rewrite sees the one before (a waterfall); an unchanged answer is not counted as a rewrite", async () => {
+    const step = (id: string, from: string, to: string) =>
+      plugin(id, (ctx) =>
+        ctx.tap("tool_call", (c) => (c.args.text === from ? { args: { text: to } } : undefined), { step: "rewrite" }),
+      );
+    const same = plugin("same-args", (ctx) =>
+      ctx.tap("tool_call", (c) => ({ args: { ...c.args } }), { step: "rewrite" }),
+    );
+    const { agent } = createTestAgent({
+      plugins: [[echoTool], [step("first", "a", "b")], [same], [step("second", "b", "c")]],
+      script: [echo("a"), { text: "ok" }],
+    });
+    const [result] = results((await agent.prompt("go")).messages);
+    expect(textOf(result)).toBe("c");
+    expect(result!.rewritten).toEqual({ args: { text: "c" }, by: ["first", "second"] });
   });
 
   it("an invalid rewrite is an error result naming the plugin; the tool does not run", async () => {
@@ -223,7 +249,9 @@ describe("tool_call", () => {
         },
       }),
     );
-    const bad = plugin("gate-bad-rewrite", (ctx) => ctx.tap("tool_call", () => ({ args: { n: "many" } })));
+    const bad = plugin("bad-rewrite", (ctx) =>
+      ctx.tap("tool_call", () => ({ args: { n: "many" } }), { step: "rewrite" }),
+    );
     const { agent } = createTestAgent({
       plugins: [[tool], [bad]],
       script: [{ toolCalls: [{ name: "count", arguments: { n: 1 } }] }, { text: "ok" }],
@@ -233,8 +261,47 @@ describe("tool_call", () => {
     expect(ran).toBe(0);
     expect(r!.isError).toBe(true);
     expect(textOf(r)).toMatch(
-      /^Blocked: gate-bad-rewrite replaced the arguments with invalid ones: Invalid arguments for tool 'count': \/n /,
+      /^Blocked: bad-rewrite replaced the arguments with invalid ones: Invalid arguments for tool 'count': \/n /,
     );
+  });
+
+  it("a gate that returns new arguments blocks the call, naming the plugin: gates judge, they do not rewrite", async () => {
+    const old = plugin("old-style", (ctx) => ctx.tap("tool_call", () => ({ args: { text: "other" } }) as never));
+    const { agent } = createTestAgent({ plugins: [[echoTool], [old]], script: [echo("hi"), { text: "ok" }] });
+    const [r] = results((await agent.prompt("go")).messages);
+    expect(r!.isError).toBe(true);
+    expect(textOf(r)).toMatch(/^Blocked: old-style returned new arguments from a tool_call gate/);
+    expect(textOf(r)).toContain('step: "rewrite"');
+  });
+
+  it("a rewrite that throws fails closed: the call is blocked naming the plugin, later rewrites do not run", async () => {
+    const later: string[] = [];
+    const broken = plugin("broken-rewrite", (ctx) =>
+      ctx.tap(
+        "tool_call",
+        () => {
+          throw new Error("boom");
+        },
+        { step: "rewrite", stage: "EARLY" },
+      ),
+    );
+    const after = plugin("after", (ctx) => ctx.tap("tool_call", () => void later.push("ran"), { step: "rewrite" }));
+    const { agent, diagnostics } = createTestAgent({
+      plugins: [[echoTool], [broken], [after]],
+      script: [echo("hi"), { text: "ok" }],
+    });
+    const [r] = results((await agent.prompt("go")).messages);
+    expect(textOf(r)).toMatch(/^Blocked: blocked because the gate failed: \[plugin broken-rewrite\] tool_call: .*boom/);
+    expect(later).toEqual([]);
+    expect(diagnostics().map((d) => d.plugin)).toContain("broken-rewrite");
+  });
+
+  it("rejects a step on any hook but tool_call, and an unknown step", () => {
+    expect(() =>
+      createTestAgent({
+        plugins: [[plugin("bad-step", (ctx) => ctx.tap("turn_end", () => undefined, { step: "rewrite" }))]],
+      }),
+    ).toThrow(/the 'step' option is "rewrite" or "gate", for tool_call only/);
   });
 
   it("treats null and false from a gate as no objection", async () => {
@@ -471,11 +538,17 @@ describe("compact", () => {
 });
 
 describe("failure policy table", () => {
-  it("covers every hook", async () => {
-    const { FAILURE, HOOK_NAMES } = await import("../../kernel/index.js");
-    expect(Object.keys(FAILURE).sort()).toEqual([...HOOK_NAMES].sort());
-    const closed = HOOK_NAMES.filter((h: HookName) => FAILURE[h] === "fail-closed");
-    expect(closed.sort()).toEqual(["should_stop", "tool_call"]);
+  it("fails closed on tool_call and should_stop, and isolates every other hook", async () => {
+    const { FAIL_CLOSED, HOOK_NAMES } = await import("../../kernel/hooks.js");
+    expect([...HOOK_NAMES].sort()).toEqual([
+      "before_request",
+      "compact",
+      "should_stop",
+      "tool_call",
+      "tool_result",
+      "turn_end",
+    ]);
+    expect(Object.keys(FAIL_CLOSED).sort()).toEqual(["should_stop", "tool_call"]);
     expect(new CoilError("X", "y", { plugin: "p", hook: "tool_call" }).message).toBe("[plugin p] tool_call: X y");
   });
 });

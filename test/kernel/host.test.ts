@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { Agent, PluginHost, Type, definePlugin, type CoilError } from "../../kernel/index.js";
-import { CommandLine } from "../../lib/command-line.js";
+import { Agent, Type, definePlugin, type CoilError } from "../../kernel/index.js";
+import { PluginHost } from "../../kernel/host.js";
+import { testHost } from "../support/host.js";
 import scripted from "../../plugins/provider-scripted/index.js";
+import { startPlugins } from "../../boot/lifecycle.js";
 
 const withOptions = definePlugin({
   id: "gate-test",
@@ -32,13 +34,13 @@ describe("plugin host", () => {
         seen = ctx.options;
       },
     });
-    new PluginHost().install(p, { deny: ["rm"] });
+    testHost().install(p, { deny: ["rm"] });
     expect(seen).toEqual({ mode: "default", deny: ["rm"], nested: { depth: 2 } });
   });
 
   it("rejects an unknown option key, naming the plugin, the key and the preset file", () => {
     const e = thrown(() =>
-      new PluginHost().install(withOptions, { mdoe: "yolo" }, { file: "/p/.coil/preset.yaml", line: 4, column: 5 }),
+      testHost().install(withOptions, { mdoe: "yolo" }, { file: "/p/.coil/preset.yaml", line: 4, column: 5 }),
     );
     expect(e.code).toBe("PLUGIN_OPTIONS_INVALID");
     expect(e.message).toBe(
@@ -48,7 +50,7 @@ describe("plugin host", () => {
 
   it("rejects a wrong type and an unknown nested key", () => {
     const e = thrown(() =>
-      new PluginHost().install(withOptions, { deny: "rm", nested: { depht: 3 } }, { file: "preset.yaml" }),
+      testHost().install(withOptions, { deny: "rm", nested: { depht: 3 } }, { file: "preset.yaml" }),
     );
     expect(e.message).toContain("option 'deny' must be array");
     expect(e.message).toContain("unknown option 'nested.depht'");
@@ -56,7 +58,7 @@ describe("plugin host", () => {
   });
 
   it("rejects options for a plugin that takes none", () => {
-    const e = thrown(() => new PluginHost().install(definePlugin({ id: "plain", setup() {} }), { x: 1 }));
+    const e = thrown(() => testHost().install(definePlugin({ id: "plain", setup() {} }), { x: 1 }));
     expect(e.message).toContain("takes no options, but got 'x'");
   });
 
@@ -72,7 +74,7 @@ describe("plugin host", () => {
             execute: async () => ({ content: [] }),
           }),
       });
-    const host = new PluginHost();
+    const host = testHost();
     host.install(tool("tools-a"), {}, { file: "a.yaml", line: 2 });
     const e = thrown(() => host.install(tool("tools-b"), {}, { file: "b.yaml", line: 7 }));
     expect(e.code).toBe("REGISTRY_DUPLICATE");
@@ -83,7 +85,7 @@ describe("plugin host", () => {
 
   it("reports a throwing setup with the plugin id and phase", () => {
     const e = thrown(() =>
-      new PluginHost().install(
+      testHost().install(
         definePlugin({
           id: "boom",
           setup() {
@@ -99,14 +101,12 @@ describe("plugin host", () => {
   });
 
   it("rejects an async setup, which would miss its own registrations", () => {
-    const e = thrown(() =>
-      new PluginHost().install(definePlugin({ id: "async", setup: (async () => undefined) as never })),
-    );
+    const e = thrown(() => testHost().install(definePlugin({ id: "async", setup: (async () => undefined) as never })));
     expect(e.message).toContain("setup() returned a promise");
   });
 
   it("rejects the same plugin id twice, and a plugin without id or setup", () => {
-    const host = new PluginHost();
+    const host = testHost();
     host.install(definePlugin({ id: "once", setup() {} }), {}, { file: "a.yaml" });
     expect(
       thrown(() => host.install(definePlugin({ id: "once", setup() {} }), {}, { file: "b.yaml" })).message,
@@ -116,7 +116,7 @@ describe("plugin host", () => {
 
   it("closes registration before the first model call", () => {
     let late: (() => void) | undefined;
-    const host = new PluginHost({ declare: new CommandLine().declarations });
+    const host = testHost();
     host.install(scripted, { replies: [{ text: "x" }] });
     host.install(
       definePlugin({
@@ -135,7 +135,7 @@ describe("plugin host", () => {
   });
 
   it("offers services between plugins and says which is missing", () => {
-    const host = new PluginHost();
+    const host = testHost();
     let got: unknown;
     host.install(definePlugin({ id: "offer", setup: (ctx) => ctx.services.provide("clock", { now: () => 42 }) }));
     host.install(
@@ -154,7 +154,7 @@ describe("plugin host", () => {
   });
 
   it("names the registered providers when the requested one is missing", () => {
-    const host = new PluginHost({ declare: new CommandLine().declarations });
+    const host = testHost();
     host.install(scripted, {});
     const e = thrown(
       () =>
@@ -168,7 +168,7 @@ describe("plugin host", () => {
   });
 
   it("isolates a throwing event listener", async () => {
-    const host = new PluginHost({ declare: new CommandLine().declarations });
+    const host = testHost();
     host.install(scripted, { replies: [{ text: "fine" }] });
     const diagnostics: string[] = [];
     const owners: string[] = [];
@@ -240,7 +240,7 @@ describe("plugin host", () => {
       input: async () => undefined,
       notify: () => undefined,
     };
-    const host = new PluginHost({ declare: new CommandLine().declarations });
+    const host = testHost();
     const seen: unknown[] = [];
     host.install(
       definePlugin({ id: "asker", setup: (ctx) => ctx.onStart(() => void seen.push(ctx.services.get("ui"))) }),
@@ -265,7 +265,8 @@ describe("plugin host", () => {
       provider: "scripted",
       model: { id: "m", provider: "scripted", contextWindow: 1000, maxOutput: 100 },
     });
-    await host.start(
+    await startPlugins(
+      host,
       agent,
       { cwd: ".", env: {}, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
       { mode: "text", modelFromCli: false },
@@ -279,12 +280,11 @@ describe("plugin host", () => {
         stdin: process.stdin,
         stdout: process.stdout,
         stderr: process.stderr,
-        stopPlugins: () => host.stop(),
       }),
     ).toBe(0);
     expect(seen).toEqual([undefined, dialogs]); // print mode: nobody can answer; then the running front end's dialogs
     expect(host.ui).toBeUndefined();
-    const child = new PluginHost({ ui: () => host.ui });
+    const child = testHost({ ui: () => host.ui });
     await host.runFrontEnd(
       {
         id: "x",
@@ -302,7 +302,6 @@ describe("plugin host", () => {
         stdin: process.stdin,
         stdout: process.stdout,
         stderr: process.stderr,
-        stopPlugins: () => host.stop(),
       },
     );
     expect(seen[2]).toBe(dialogs); // a child host (subagents) sees its parent's

@@ -1,15 +1,24 @@
 /**
  * The layout's rules, checked on the source (ARCHITECTURE §7): the kernel does no I/O and imports only
- * its own files and its two libraries; it stays under its line bar; boot/ and cli/ name no particular
- * plugin; a plugin reaches another plugin only through `import type` of that plugin's api.ts.
+ * its own files and its two libraries; it stays under its line bar as Biome formats it; boot/ and cli/ name
+ * no particular plugin; nothing outside the kernel uses a back door into the host; a plugin reaches another
+ * plugin only through `import type` of that plugin's api.ts, and the kernel only through its public index.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import ts from "typescript";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { definePlugin, type PluginContext } from "../../kernel/index.js";
+import { testHost } from "../support/host.js";
 import { packageRoot } from "../../lib/paths.js";
-// @ts-expect-error plain .mjs script without types
-import { countDir, KERNEL_LINE_BAR } from "../../scripts/kernel-lines.mjs";
+import {
+  biomeFormat,
+  longLines,
+  countCodeLines,
+  KERNEL_LINE_BAR,
+  kernelReport,
+  LINE_WIDTH,
+} from "../../scripts/kernel-lines.mjs";
 
 const root = packageRoot();
 const walk = (dir: string): string[] =>
@@ -72,10 +81,58 @@ const pluginOf = (file: string): string | undefined => {
  * Runtime imports between plugins that exist today and are still to be removed (issue #14, part 2):
  * "<importing file> -> <imported file>". Shrink this list; never grow it.
  */
-/** Plugins that may take an agent's host with hostOf(): subagents builds child hosts from it. */
-const HOST_OF_ALLOWED = ["plugins/subagents/"];
-
 const CROSS_PLUGIN_ALLOWLIST = new Set<string>([]);
+
+/**
+ * Back doors into the host, found line by line in code outside kernel/: reading a tapable hook's or the
+ * host's private tap list, redefining a host's or agent's members, taking an agent's host, and registering
+ * a service past registration (the services registry's register/sync; plugins provide in setup, through
+ * `ctx.services.provide`, a fallback if another plugin may own the name). Only the kernel calls hooks,
+ * and nothing assigns `host.ui`.
+ */
+const BACK_DOORS: [RegExp, string][] = [
+  [/\bhooks\??\.\w+(\.\w+)?\??\.(promise|callAsync|call)\(/, "calls a hook directly (only the loop calls hooks)"],
+  [/\.taps\b/, "reads a tap list (tapable's private `.taps`, or the host's): fork an agent with agent.fork()"],
+  [
+    /Object\.define(Property|Properties)\(\s*[\w.]*(host|agent|hooks)\b/i,
+    "redefines a member of a host or an agent (ask the kernel for an API instead)",
+  ],
+  [/\bhostOf\b/, "takes an agent's host with hostOf() (read agent.view; make children with agent.fork())"],
+  [
+    /\bagent\??(\.host\b|\[\s*["'`]host["'`]\s*\])/,
+    "reads agent.host (read agent.view; make children with agent.fork())",
+  ],
+  [
+    /\bservices\??\.(register|sync)\(/,
+    "registers a service on the registry itself, outside setup (provide it in setup)",
+  ],
+  [/\.ui\s*=[^=].*host|host.*\.ui\s*=[^=]/, "assigns host.ui (register the front end with its ui instead)"],
+];
+
+/** Back doors in one file's text (outside kernel/). */
+function backDoorViolations(file: string, text: string): string[] {
+  const problems: string[] = [];
+  text.split("\n").forEach((line, i) => {
+    const code = line.replace(/^\s*(\/\/|\*).*$/, "");
+    for (const [pattern, what] of BACK_DOORS) if (pattern.test(code)) problems.push(`${rel(file)}:${i + 1} ${what}`);
+  });
+  return problems;
+}
+
+/** A plugin's imports of boot/, cli/ or the kernel's internals (anything in kernel/ but its public index). */
+function pluginImportViolations(file: string, text: string): string[] {
+  const problems: string[] = [];
+  for (const site of importsOf(file, text)) {
+    if (!site.spec.startsWith(".")) continue;
+    const target = relative(root, resolve(dirname(file), site.spec)).split(sep);
+    const where = `${rel(file)}:${site.line} imports ${site.spec}`;
+    if (target[0] === "boot" || target[0] === "cli")
+      problems.push(`${where}: a plugin never imports ${target[0]}/ (ask for a service the host provides)`);
+    else if (target[0] === "kernel" && target.slice(1).join("/") !== "index.js")
+      problems.push(`${where}: a plugin imports the kernel's public surface only (kernel/index.js, "coil")`);
+  }
+  return problems;
+}
 
 /** The kernel's rules for one file's text; returns the violations found. */
 function kernelViolations(file: string, text: string): string[] {
@@ -137,12 +194,35 @@ describe("layout: kernel/", () => {
       "kernel/probe.ts:4",
     ]);
   });
+});
 
-  it(`has at most ${KERNEL_LINE_BAR} code lines (non-blank, non-comment; scripts/kernel-lines.mjs)`, () => {
-    const counts = countDir(join(root, "kernel")) as Record<string, number>;
-    const total = Object.values(counts).reduce((a, b) => a + b, 0);
-    expect(total).toBeGreaterThan(500);
-    expect(total).toBeLessThanOrEqual(KERNEL_LINE_BAR);
+describe("layout: kernel/ size, counted as the formatter writes it (scripts/kernel-lines.mjs)", () => {
+  let report: ReturnType<typeof kernelReport>;
+  beforeAll(() => {
+    report = kernelReport();
+  });
+
+  it("every kernel file is as Biome formats it", () => {
+    expect(report.files.filter((f) => !f.formatted).map((f) => f.file)).toEqual([]);
+  });
+
+  it(`no kernel line is over ${LINE_WIDTH} columns (long strings and comments are rewrapped)`, () => {
+    expect(report.files.filter((f) => f.long.length).map((f) => `${f.file}: ${f.long.join(", ")}`)).toEqual([]);
+  });
+
+  it(`has at most ${KERNEL_LINE_BAR} code lines as formatted (non-blank, non-comment)`, () => {
+    expect(report.total).toBeGreaterThan(500);
+    expect(report.total).toBeLessThanOrEqual(KERNEL_LINE_BAR);
+  });
+
+  it("counts what Biome writes: packed statements count once each, and a long line is found", () => {
+    const packed = "export function f(a: number) { const b = a + 1; if (b > 2) { return b; } return a; }\n";
+    expect(countCodeLines(packed)).toBe(1);
+    const probe = join(root, "kernel", "probe.ts");
+    expect(biomeFormat(probe, packed)).not.toBe(packed); // such a file is reported as not formatted
+    expect(countCodeLines(biomeFormat(probe, packed))).toBe(7);
+    const wide = `export const s = "${"x".repeat(130)}";\n`;
+    expect(longLines(biomeFormat(probe, wide))).toHaveLength(1);
   });
 });
 
@@ -163,24 +243,67 @@ describe("layout: boot/ and cli/", () => {
 });
 
 describe("layout: no back doors", () => {
-  it("only the kernel calls hooks (nothing outside kernel/ runs hooks.<name>.promise/call), and no plugin assigns host.ui", () => {
-    const problems: string[] = [];
-    for (const dir of ["boot", "cli", "lib", "plugins"]) {
-      for (const f of walk(join(root, dir))) {
-        readFileSync(f, "utf8")
-          .split("\n")
-          .forEach((line, i) => {
-            if (/\bhooks\??\.\w+\??\.(promise|callAsync|call)\(/.test(line))
-              problems.push(`${rel(f)}:${i + 1} calls a hook directly`);
-            // Plugins read registries through agent.view; only subagents builds child hosts (HOST_OF_ALLOWED).
-            if (/\bhostOf\(/.test(line) && !HOST_OF_ALLOWED.some((d) => rel(f).startsWith(d)))
-              problems.push(`${rel(f)}:${i + 1} takes an agent's host (use agent.view)`);
-            if (/\.ui\s*=[^=]/.test(line) && /host/.test(line))
-              problems.push(`${rel(f)}:${i + 1} assigns host.ui (register the front end with its ui instead)`);
-          });
-      }
-    }
+  it("outside kernel/, nothing calls hooks, reads tap lists, redefines host members, takes an agent's host or registers services late", () => {
+    const problems = ["boot", "cli", "lib", "plugins"].flatMap((dir) =>
+      walk(join(root, dir)).flatMap((f) => backDoorViolations(f, readFileSync(f, "utf8"))),
+    );
     expect(problems).toEqual([]);
+  });
+
+  it("no plugin imports boot/, cli/ or the kernel's internals", () => {
+    const problems = walk(join(root, "plugins")).flatMap((f) => pluginImportViolations(f, readFileSync(f, "utf8")));
+    expect(problems).toEqual([]);
+  });
+
+  it("the checks catch each back door (issue #29 item 4)", () => {
+    const file = join(root, "plugins", "probe", "index.ts");
+    const probes: [string, string][] = [
+      ["const taps = (parent.hooks.tool_call as any).taps;", "reads a tap list"],
+      ["for (const t of host.taps) copy(t);", "reads a tap list"],
+      ['Object.defineProperty(host, "bailedBy", { value: () => "x" });', "redefines a member"],
+      ["const host = hostOf(agent);", "hostOf()"],
+      ['const host = agent["host"];', "reads agent.host"],
+      ["const services = agent.host.services;", "reads agent.host"],
+      ['host.services.sync("ui-acp", [["operations", ops]]);', "registers a service"],
+      ['fe.host.services.register("operations", ops, "ui-acp");', "registers a service"],
+      ["await host.hooks.tool_call.gate.promise(info);", "calls a hook directly"],
+      ["fe.host.ui = dialogs;", "assigns host.ui"],
+    ];
+    for (const [line, what] of probes)
+      expect(backDoorViolations(file, line), line).toEqual([expect.stringContaining(what)]);
+    expect(
+      backDoorViolations(
+        file,
+        'const view = agent.view;\nctx.services.provide("operations", ops, { fallback: true });',
+      ),
+    ).toEqual([]);
+    const imports = pluginImportViolations(
+      file,
+      [
+        'import { loadPlugin } from "../../boot/load.js";',
+        'import type { CliIO } from "../../cli/main.js";',
+        'import { PluginHost } from "../../kernel/host.js";',
+        'import { definePlugin } from "../../kernel/index.js";',
+      ].join("\n"),
+    );
+    expect(imports.map((p) => p.split(" ")[0])).toEqual([
+      "plugins/probe/index.ts:1",
+      "plugins/probe/index.ts:2",
+      "plugins/probe/index.ts:3",
+    ]);
+  });
+
+  it("providing a service after registration closed is REGISTRATION_CLOSED, naming the plugin", () => {
+    let late: PluginContext | undefined;
+    const host = testHost();
+    const keep = (ctx: PluginContext) => {
+      late = ctx;
+    };
+    host.install(definePlugin({ id: "late-provider", setup: keep }));
+    host.close();
+    expect(() => late!.services.provide("operations", {})).toThrow(
+      expect.objectContaining({ code: "REGISTRATION_CLOSED", plugin: "late-provider" }),
+    );
   });
 });
 

@@ -1,7 +1,8 @@
 /** agent.runTool(): one call through the loop's own validation, tool_call gates, execution and tool_result; history untouched. */
 import { describe, expect, it } from "vitest";
 import { Type } from "typebox";
-import { Agent, definePlugin, PluginHost, type AgentEvent, type ModelInfo, type Provider } from "../../kernel/index.js";
+import { Agent, definePlugin, type AgentEvent, type ModelInfo, type Provider } from "../../kernel/index.js";
+import { testHost } from "../support/host.js";
 
 const model: ModelInfo = { id: "m", provider: "p", contextWindow: 100_000, maxOutput: 1_000, input: ["text"] };
 const provider = {
@@ -14,7 +15,7 @@ const provider = {
 
 function rig() {
   const ran: string[] = [];
-  const host = new PluginHost({ cwd: "/" });
+  const host = testHost({ cwd: "/" });
   const events: AgentEvent[] = [];
   host.subscribe("*", (e) => void events.push(e));
   host.install(definePlugin({ id: "prov", setup: (ctx) => ctx.providers.register(provider) }));

@@ -1,5 +1,7 @@
+/** History's context tally (kernel/compaction.ts): usage where the provider measured it, estimates after it. */
 import { describe, expect, it } from "vitest";
-import { ContextTally, estimateMessageTokens, type AgentMessage } from "../../kernel/index.js";
+import { type AgentMessage, estimateMessageTokens } from "../../kernel/index.js";
+import { History } from "../../kernel/compaction.js";
 
 const usage = (input: number) => ({
   input,
@@ -20,41 +22,47 @@ const assistant = (text: string, input: number, stopReason = "stop"): AgentMessa
     timestamp: 0,
   }) as AgentMessage;
 
-/** A user message that counts how often its content is read. */
+/** A (frozen) user message that counts how often its content is read. */
 function counted(text: string, reads: { n: number }): AgentMessage {
-  return Object.defineProperty({ role: "user", timestamp: 0 }, "content", {
+  const message = Object.defineProperty({ role: "user", timestamp: 0 }, "content", {
     get: () => {
       reads.n++;
       return text;
     },
     enumerable: true,
-  }) as AgentMessage;
+  });
+  return Object.freeze(message) as AgentMessage;
 }
 
-describe("ContextTally", () => {
+describe("History's context tally", () => {
   it("reads only the messages after the newest usage to give the context size (a resumed history is not walked)", () => {
     const reads = { n: 0 };
     const old = Array.from({ length: 50 }, (_, i) => counted(`old message ${i} `.repeat(20), reads));
     const tail: AgentMessage = { role: "user", content: "x".repeat(400), timestamp: 0 };
     const messages = [...old, assistant("answer", 5000), tail];
-    const tally = new ContextTally(messages, 0);
-    expect(tally.tokens).toBe(5000 + 100);
-    expect(tally.measured).toBe(true);
+    const history = new History(messages);
+    history.overhead = 3000; // counted in the usage figure already
+    expect(history.tokens()).toBe(5000 + 100);
     expect(reads.n).toBe(0);
     // the whole estimate is still there when asked (compaction asks), and follows appends
     const all = messages.reduce((n, m) => n + estimateMessageTokens(m), 0);
-    expect(tally.estimated).toBe(all);
-    tally.add({ role: "user", content: "y".repeat(40), timestamp: 0 });
-    expect(tally.estimated).toBe(all + 10);
-    expect(tally.tokens).toBe(5000 + 110);
+    expect(history.estimated()).toBe(all);
+    history.append({ role: "user", content: "y".repeat(40), timestamp: 0 });
+    expect(history.estimated()).toBe(all + 10);
+    expect(history.tokens()).toBe(5000 + 110);
   });
 
-  it("ignores usage before the floor and from failed responses, and estimates everything without usage", () => {
+  it("ignores usage from failed responses and a compaction's result, and estimates everything without usage", () => {
     const a: AgentMessage = { role: "user", content: "a".repeat(80), timestamp: 0 };
     const failed = assistant("b".repeat(40), 9000, "error");
-    expect(new ContextTally([a, assistant("c".repeat(40), 7000), a], 2).tokens).toBe(20 + 10 + 20);
-    expect(new ContextTally([a, failed, a], 0).tokens).toBe(20 + 10 + 20);
-    expect(new ContextTally([a, assistant("c", 7000), failed], 0).tokens).toBe(7000 + 10);
-    expect(new ContextTally([], 0).tokens).toBe(0);
+    const compacted = new History([]);
+    compacted.replace([a, assistant("c".repeat(40), 7000), a], true);
+    expect(compacted.tokens()).toBe(20 + 10 + 20);
+    expect(new History([a, failed, a]).tokens()).toBe(20 + 10 + 20);
+    expect(new History([a, assistant("c", 7000), failed]).tokens()).toBe(7000 + 10);
+    const empty = new History([]);
+    expect(empty.tokens()).toBe(0);
+    empty.overhead = 250; // the system prompt and tools count while no usage is known
+    expect(empty.tokens()).toBe(250);
   });
 });

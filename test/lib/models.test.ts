@@ -1,10 +1,10 @@
 /** Model resolution (lib/models.ts): the one set of rules behind --model, presets, /model and RPC set_model. */
 import { describe, expect, it } from "vitest";
 import { PassThrough } from "node:stream";
-import { Agent, PluginHost, type ModelInfo, type Provider } from "../../kernel/index.js";
+import { Agent, type ModelInfo, type Provider } from "../../kernel/index.js";
+import { testHost } from "../support/host.js";
 import { chooseModel, resolveModel } from "../../lib/models.js";
 import uiRpc from "../../plugins/ui-rpc/index.js";
-import { CommandLine } from "../../lib/command-line.js";
 
 const model = (provider: string, id: string, name?: string): ModelInfo => ({
   id,
@@ -57,7 +57,7 @@ describe("resolveModel", () => {
 
 describe("RPC set_model", () => {
   it("resolves the model by the same rules as /model and --model (fuzzy names included)", async () => {
-    const host = new PluginHost({ cwd: "/", declare: new CommandLine().declarations });
+    const host = testHost({ cwd: "/" });
     for (const p of providers) host.providers.register(p.id, p, "test");
     host.install(uiRpc);
     const agent = new Agent(host, { provider: "anthropic", model: providers[0]!.models![0]! });
@@ -73,7 +73,6 @@ describe("RPC set_model", () => {
       stdin,
       stdout,
       stderr: new PassThrough(),
-      stopPlugins: () => host.stop(),
     });
     stdin.write(JSON.stringify({ id: "1", type: "set_model", model: "claude opus" }) + "\n");
     await new Promise((r) => setTimeout(r, 200));

@@ -8,14 +8,14 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Agent, PluginHost, Type, definePlugin, type CustomMessage } from "../../kernel/index.js";
+import { Agent, Type, definePlugin, type CustomMessage } from "../../kernel/index.js";
+import { testHost } from "../support/host.js";
 import anthropicPlugin from "../../plugins/provider-anthropic/index.js";
 import openaiPlugin from "../../plugins/provider-openai/index.js";
 import modelsPlugin from "../../plugins/models/index.js";
 import { reply, startMockAnthropic, text, type MockAnthropic, type Step } from "../support/mock-anthropic.js";
 import { chat, responses, startMockOpenAI, type MockOpenAI, type OpenAIStep } from "../support/mock-openai.js";
 import { until } from "../support/harness.js";
-import { CommandLine } from "../../lib/command-line.js";
 
 const home = mkdtempSync(join(tmpdir(), "coil-switch-"));
 process.env.COIL_HOME = home;
@@ -165,7 +165,7 @@ describe("continuing after a tool loop cut off by an abort, on another model (#1
           models,
           `providers:\n  openai:\n    baseUrl: ${o.url}\n    compat: { store: true }\n  local:\n    baseUrl: ${o.url}\n    apiKeyEnv: LOCAL_KEY\n`,
         );
-        const host = new PluginHost({ declare: new CommandLine().declarations });
+        const host = testHost();
         host.install(anthropicPlugin, { baseUrl: a.url, modelsFile: models });
         host.install(openaiPlugin, { modelsFile: models });
         host.install(slowTool);
@@ -246,7 +246,7 @@ describe("switching providers mid-conversation", () => {
       models,
       `providers:\n  openai:\n    baseUrl: ${o.url}\n    compat: { store: true }\n  local:\n    baseUrl: ${o.url}\n    apiKeyEnv: LOCAL_KEY\n`,
     );
-    const host = new PluginHost({ declare: new CommandLine().declarations });
+    const host = testHost();
     host.install(anthropicPlugin, { baseUrl: a.url, modelsFile: models });
     host.install(openaiPlugin, { modelsFile: models });
     host.install(modelsPlugin);
@@ -323,7 +323,7 @@ describe("switching providers mid-conversation", () => {
         } as never);
       },
     });
-    const host = new PluginHost({ declare: new CommandLine().declarations });
+    const host = testHost();
     host.install(store);
     host.install(anthropicPlugin, { baseUrl: a.url });
     host.install(openaiPlugin, { baseUrl: o.url });
@@ -340,7 +340,7 @@ describe("switching providers mid-conversation", () => {
 
   it("/model names the problem when the model or provider cannot be used", async () => {
     delete process.env.ANTHROPIC_API_KEY;
-    const host = new PluginHost({ declare: new CommandLine().declarations });
+    const host = testHost();
     host.install(anthropicPlugin, { baseUrl: a.url });
     host.install(openaiPlugin, { baseUrl: o.url });
     host.install(modelsPlugin);

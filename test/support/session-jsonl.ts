@@ -6,6 +6,7 @@ import { PassThrough } from "node:stream";
 import type { AgentEvent, CliStreams, Plugin } from "../../kernel/index.js";
 import { createTestKit, type ScriptedService, type ScriptStep } from "../../lib/testing/index.js";
 import { sessionPlugin, type SessionOps, type SessionService } from "../../plugins/session-jsonl/index.js";
+import { startPlugins, stopPlugins } from "../../boot/lifecycle.js";
 
 export interface SessionRigOptions {
   /** Start info the CLI would pass (default: interactive mode, model not from the command line). */
@@ -45,7 +46,7 @@ export async function startRig(o: SessionRigOptions) {
   out.on("data", (d: Buffer) => (stdout += d.toString()));
   const stdin = o.stdin ?? Object.assign(new PassThrough(), { isTTY: false });
   const io: CliStreams = { cwd: o.cwd, env: { COIL_HOME: o.home }, stdin, stdout: out, stderr: err };
-  await host.start(agent, io, { mode: o.mode ?? "interactive", modelFromCli: o.modelFromCli ?? false });
+  await startPlugins(host, agent, io, { mode: o.mode ?? "interactive", modelFromCli: o.modelFromCli ?? false });
   const session = host.services.get("session") as SessionService;
   return {
     host,
@@ -57,7 +58,7 @@ export async function startRig(o: SessionRigOptions) {
     stderr: () => stderr,
     stdout: () => stdout,
     diagnostics: () => events.filter((e): e is Extract<AgentEvent, { type: "diagnostic" }> => e.type === "diagnostic"),
-    stop: () => host.stop(),
+    stop: () => stopPlugins(host),
   };
 }
 

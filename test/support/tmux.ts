@@ -79,6 +79,16 @@ export class Tmux {
     return this.tmux("capture-pane", "-p", "-t", this.target);
   }
 
+  /** The screen with its colours and styles as SGR sequences (`capture-pane -e`). */
+  colors(): string {
+    return this.tmux("capture-pane", "-p", "-e", "-t", this.target);
+  }
+
+  /** The title the program gave the terminal window (OSC 0/2). */
+  title(): string {
+    return this.tmux("display-message", "-p", "-t", this.target, "#{pane_title}").trim();
+  }
+
   /** Poll the screen until `test` passes; fails with the last screen after `timeoutMs`. */
   async waitFor(test: string | RegExp | ((screen: string) => boolean), timeoutMs = 15_000): Promise<string> {
     const check =
@@ -92,6 +102,26 @@ export class Tmux {
         throw new Error(`timed out after ${timeoutMs} ms waiting for ${String(test)}; screen:\n${screen}`);
       await new Promise((r) => setTimeout(r, 40));
     }
+  }
+
+  /** The processes running in the pane below its shell (pid and command line), from `ps`. */
+  processes(): { pid: number; args: string }[] {
+    const shell = Number(this.tmux("display-message", "-p", "-t", this.target, "#{pane_pid}").trim());
+    const rows = execFileSync("ps", ["-e", "-o", "pid=,ppid=,args="], { encoding: "utf8" })
+      .split("\n")
+      .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3]! }));
+    const below = new Set([shell]);
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const row of rows)
+        if (below.has(row.ppid) && !below.has(row.pid)) {
+          below.add(row.pid);
+          grew = true;
+        }
+    }
+    return rows.filter((row) => row.pid !== shell && below.has(row.pid)).map(({ pid, args }) => ({ pid, args }));
   }
 
   kill(): void {

@@ -3,9 +3,9 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { PluginHost, type Plugin, type ToolOutput } from "../../kernel/index.js";
+import type { Plugin, ToolOutput } from "../../kernel/index.js";
+import { testHost } from "./host.js";
 import { createTestKit, type ScriptedService, type ScriptStep } from "../../lib/testing/index.js";
-import { CommandLine } from "../../lib/command-line.js";
 
 const temps: string[] = [];
 
@@ -31,7 +31,7 @@ export interface ToolCallOptions {
 
 /** A host in `cwd` with the given plugins; `call` runs a registered tool's execute directly. */
 export function toolHost(cwd: string, plugins: [Plugin<any>, unknown?][]) {
-  const host = new PluginHost({ cwd, declare: new CommandLine().declarations });
+  const host = testHost({ cwd });
   for (const [plugin, options] of plugins) host.install(plugin, options ?? {});
   const call = async (
     name: string,
@@ -102,9 +102,8 @@ export async function runAsNobody(
   chmodSync(scriptDir, 0o755);
   const { build } = await import("esbuild");
   const entry = `import plugin from ${JSON.stringify(join(root, "plugins/tools-coding/index.ts"))};
-import { PluginHost } from ${JSON.stringify(join(root, "kernel/index.ts"))};
-import { CommandLine } from ${JSON.stringify(join(root, "lib/command-line.ts"))};
-const host = new PluginHost({ cwd: ${JSON.stringify(cwd)}, declare: new CommandLine().declarations });
+import { testHost } from ${JSON.stringify(join(root, "test/support/host.ts"))};
+const host = testHost({ cwd: ${JSON.stringify(cwd)} });
 host.install(plugin, {});
 const outputs = [];
 for (const [tool, args] of ${JSON.stringify(calls)}) {

@@ -17,6 +17,7 @@ import {
   commandsOf,
   hooksOf,
   installedClaudePlugins,
+  lspServersOf,
   mcpServersOf,
   readClaudeLock,
   readManifest,
@@ -56,6 +57,8 @@ export interface InstallReport {
   /** `Event` or `Event(matcher)`. */
   hooks: string[];
   mcpServers: string[];
+  /** Language servers (`.lsp.json`, plugin.json `lspServers`), for the lsp plugin. */
+  lspServers: string[];
   /** Anything the user should know (e.g. project plugins load only in a trusted project). */
   notes: string[];
 }
@@ -101,7 +104,7 @@ function isClaudePluginDir(dir: string): boolean {
 /** The offers of a plugin folder. */
 export function describePlugin(
   p: PluginFolder,
-): Pick<InstallReport, "commands" | "skills" | "agents" | "hooks" | "mcpServers"> {
+): Pick<InstallReport, "commands" | "skills" | "agents" | "hooks" | "mcpServers" | "lspServers"> {
   const skills: string[] = [];
   for (const dir of skillDirsOf(p)) {
     for (const sub of listDirs(dir)) {
@@ -128,6 +131,7 @@ export function describePlugin(
     agents,
     hooks,
     mcpServers: mcpServersOf(p).flatMap((m) => Object.keys(m.servers)),
+    lspServers: lspServersOf(p).flatMap((m) => Object.keys(m.servers)),
   };
 }
 
@@ -413,6 +417,9 @@ export function formatReport(r: InstallReport, verb = "installed"): string {
     r.agents.length ? `  agents: ${r.agents.join(", ")}` : "",
     r.hooks.length ? `  hooks: ${r.hooks.join(", ")}` : "",
     r.mcpServers.length ? `  MCP servers: ${r.mcpServers.join(", ")}` : "",
+    r.lspServers.length
+      ? `  language servers: ${r.lspServers.join(", ")} (the binaries are not in the plugin: coil doctor says what is missing)`
+      : "",
     ...r.notes.map((n) => `  note: ${n}`),
   ].filter(Boolean);
   return `${verb} Claude Code plugin ${r.name}@${r.version}${r.marketplace ? ` from marketplace ${r.marketplace}` : ""} (${r.scope}: ${r.root})${parts.length ? `\n${parts.join("\n")}` : ""}`;

@@ -75,6 +75,10 @@ describe.skipIf(!hasTmux)("checkpoints: Esc Esc in the TUI", () => {
     const preview = await t.waitFor("Rewind to before prompt 1 (files and conversation)?");
     expect(preview).toMatch(/^-changed$/m);
     expect(preview).toMatch(/^\+alpha$/m);
+    // the preview's diff is coloured with the theme's diff roles (dark: 203 removed, 114 added)
+    const colors = t.colors();
+    expect(colors).toMatch(/38;5;203m-changed/);
+    expect(colors).toMatch(/38;5;114m\+alpha/);
     expect(preview).toContain("n.txt");
     t.keys("Enter"); // Yes
     await t.waitFor("Conversation: back to just before prompt 1");

@@ -5,7 +5,6 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   Agent,
-  PluginHost,
   Type,
   definePlugin,
   estimateMessageTokens,
@@ -15,6 +14,7 @@ import {
   type ProviderRequest,
   type ToolResultMessage,
 } from "../../../kernel/index.js";
+import { testHost } from "../../support/host.js";
 import compaction, { parseSummary, planCut, summaryMessage } from "../../../plugins/compaction-summary/index.js";
 import type { ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import type { ScriptedReply } from "../../../plugins/provider-scripted/script.js";
@@ -25,7 +25,6 @@ import { createTestAgent } from "../../support/harness.js";
 import { createTestKit } from "../../../lib/testing/index.js";
 import { startRig, tempDirs } from "../../support/session-jsonl.js";
 import { historyProblems } from "../../support/validate-history.js";
-import { CommandLine } from "../../../lib/command-line.js";
 
 const temps: string[] = [];
 afterAll(() => {
@@ -552,7 +551,7 @@ describe("compaction-summary: abort listeners", () => {
           );
         },
       });
-      const host = new PluginHost({ cwd: home, declare: new CommandLine().declarations });
+      const host = testHost({ cwd: home });
       host.install(openai, { baseDelayMs: 5, modelsFile: models });
       host.install(probe);
       host.install(compaction, {});

@@ -3,12 +3,12 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PluginHost, type SystemBlock } from "../../../kernel/index.js";
+import type { SystemBlock } from "../../../kernel/index.js";
+import { testHost } from "../../support/host.js";
 import { createTestKit, type ScriptedService } from "../../../lib/testing/index.js";
 import contextFiles, { type ContextFilesService } from "../../../plugins/context-files/index.js";
 import systemPrompt from "../../../plugins/system-prompt/index.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";
-import { CommandLine } from "../../../lib/command-line.js";
 
 const temps: string[] = [];
 afterAll(() => {
@@ -39,7 +39,7 @@ function write(path: string, text: string) {
 }
 
 function service(cwd: string, options: Record<string, unknown> = {}) {
-  const host = new PluginHost({ cwd, declare: new CommandLine().declarations });
+  const host = testHost({ cwd });
   host.install(contextFiles, options);
   return host.services.get("context-files") as ContextFilesService;
 }

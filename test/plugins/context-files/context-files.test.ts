@@ -2,9 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PluginHost } from "../../../kernel/index.js";
+import { testHost } from "../../support/host.js";
 import contextFiles, { folderChain, type ContextFilesService } from "../../../plugins/context-files/index.js";
-import { CommandLine } from "../../../lib/command-line.js";
 
 const temps: string[] = [];
 afterAll(() => {
@@ -31,7 +30,7 @@ function write(path: string, text: string) {
 }
 
 function service(cwd: string, options: Record<string, unknown> = {}) {
-  const host = new PluginHost({ cwd, declare: new CommandLine().declarations });
+  const host = testHost({ cwd });
   host.install(contextFiles, options);
   return host.services.get("context-files") as ContextFilesService;
 }

@@ -1,16 +1,9 @@
 /** The kernel support the mcp plugin needs: tools and commands a plugin syncs after start-up (Registry.sync). */
 import { describe, expect, it } from "vitest";
-import {
-  Agent,
-  definePlugin,
-  PluginHost,
-  Type,
-  type PluginContext,
-  type ToolDefinition,
-} from "../../../kernel/index.js";
+import { Agent, definePlugin, Type, type PluginContext, type ToolDefinition } from "../../../kernel/index.js";
 import { findCommand } from "../../../lib/front-end.js";
 import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
-import { CommandLine } from "../../../lib/command-line.js";
+import { testHost } from "../../support/host.js";
 
 const tool = (name: string, reply = name): ToolDefinition => ({
   name,
@@ -21,7 +14,7 @@ const tool = (name: string, reply = name): ToolDefinition => ({
 
 function setup() {
   let late!: PluginContext;
-  const host = new PluginHost({ declare: new CommandLine().declarations });
+  const host = testHost();
   host.install(scriptedPlugin, {});
   host.install(definePlugin({ id: "other", setup: (ctx) => ctx.tools.register(tool("taken")) }));
   host.install(

@@ -9,14 +9,10 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import {
-  Agent,
-  PluginHost,
-  type AgentEvent,
-  type ProviderRequest,
-  type ToolResultMessage,
-} from "../../../kernel/index.js";
+import { Agent, type AgentEvent, type ProviderRequest, type ToolResultMessage } from "../../../kernel/index.js";
 import { findCommand } from "../../../lib/front-end.js";
+import type { PluginHost } from "../../../kernel/host.js";
+import { testHost } from "../../support/host.js";
 import { packageRoot } from "../../../boot/paths.js";
 import mcpPlugin, { type McpService } from "../../../plugins/mcp/index.js";
 import planMode from "../../../plugins/plan-mode/index.js";
@@ -26,7 +22,7 @@ import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-
 import type { ScriptStep } from "../../../plugins/provider-scripted/script.js";
 import { sleep, until } from "../../support/harness.js";
 import { cleanTemps, tempDir } from "../../support/tools.js";
-import { CommandLine } from "../../../lib/command-line.js";
+import { startPlugins, stopPlugins } from "../../../boot/lifecycle.js";
 
 const ROOT = packageRoot();
 const EVERYTHING = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
@@ -39,7 +35,7 @@ const children: ChildProcess[] = [];
 const savedHome = process.env.COIL_HOME;
 
 afterEach(async () => {
-  for (const host of hosts.splice(0)) await host.stop();
+  for (const host of hosts.splice(0)) await stopPlugins(host);
 });
 afterAll(() => {
   for (const c of children) c.kill("SIGKILL");
@@ -71,7 +67,7 @@ async function start(
 ) {
   const cwd = more.cwd ?? tempDir({}, "coil-mcp-");
   process.env.COIL_HOME = join(cwd, ".home");
-  const host = new PluginHost({ cwd, projectTrusted: more.trusted ?? false, declare: new CommandLine().declarations });
+  const host = testHost({ cwd, projectTrusted: more.trusted ?? false });
   hosts.push(host);
   const events: AgentEvent[] = [];
   host.subscribe("*", (e) => void events.push(e));
@@ -86,7 +82,7 @@ async function start(
     provider: "scripted",
     model: { id: "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 32_000 },
   });
-  await host.start(agent, io(), { mode: more.mode ?? "text", modelFromCli: false });
+  await startPlugins(host, agent, io(), { mode: more.mode ?? "text", modelFromCli: false });
   const diagnostics = () =>
     events.filter((e): e is Extract<AgentEvent, { type: "diagnostic" }> => e.type === "diagnostic");
   // In call order (as history holds them), not in the order they finished.

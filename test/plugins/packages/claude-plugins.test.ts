@@ -272,7 +272,9 @@ describe("Claude Code plugins as coil packages", () => {
         mcpServers: {
           inline: { command: "${CLAUDE_PLUGIN_ROOT}/bin/server", args: ["--root", "${CLAUDE_PLUGIN_ROOT}"] },
         },
+        lspServers: "./config/lsp.json",
       }),
+      "config/lsp.json": JSON.stringify({ gopls: { command: "gopls", extensionToLanguage: { ".go": "go" } } }),
       "commands/plain.md": "Plain.",
       "extra/special.md": "Special $ARGUMENTS.",
       "more-commands/deploy.md": "Deploy.",
@@ -288,6 +290,7 @@ describe("Claude Code plugins as coil packages", () => {
       skills: ["notes"],
       hooks: ["Stop"],
       mcpServers: ["inline"],
+      lspServers: ["gopls"],
     });
     const [servers] = claudePluginMcpServers({ home: s.home });
     expect(servers!.servers.inline).toEqual({

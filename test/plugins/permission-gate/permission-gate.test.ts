@@ -2,7 +2,8 @@
 import { rmSync } from "node:fs";
 import { createTestKit } from "../../../lib/testing/index.js";
 import { afterAll, describe, expect, it } from "vitest";
-import { PluginHost, textOf, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
+import { textOf, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
+import { testHost } from "../../support/host.js";
 import gate, {
   globToRegExp,
   isReadOnlyCommand,
@@ -15,7 +16,7 @@ import type { ScriptedService } from "../../../plugins/provider-scripted/index.j
 import { withholdResults } from "../../../plugins/permission-gate/results.js";
 import { recordingTools, scriptedUi } from "../../support/safety.js";
 import { startRig, tempDirs } from "../../support/session-jsonl.js";
-import { CommandLine } from "../../../lib/command-line.js";
+import { startPlugins } from "../../../boot/lifecycle.js";
 
 const temps: string[] = [];
 afterAll(() => {
@@ -123,9 +124,9 @@ describe("rules", () => {
   });
 
   it("rejects malformed rules when the plugin is set up", () => {
-    expect(() =>
-      new PluginHost({ declare: new CommandLine().declarations }).install(gate as Plugin, { deny: ["bash()"] }),
-    ).toThrow(/deny: rule 'bash\(\)' is not of the form/);
+    expect(() => testHost().install(gate as Plugin, { deny: ["bash()"] })).toThrow(
+      /deny: rule 'bash\(\)' is not of the form/,
+    );
   });
 });
 
@@ -270,7 +271,8 @@ describe("evaluation order and modes", () => {
   it("--permission-mode overrides the preset's mode, and /permissions shows and switches it", async () => {
     const r = rig({ mode: "default" }, [bash("make")]);
     r.commandLine.values = { "permission-mode": "yolo" };
-    await r.host.start(
+    await startPlugins(
+      r.host,
       r.agent,
       { cwd: CWD, env: {}, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
       { mode: "text", modelFromCli: false },

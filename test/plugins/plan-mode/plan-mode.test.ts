@@ -17,6 +17,7 @@ import type { ScriptStep } from "../../../plugins/provider-scripted/script.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";
 import toolsSearch from "../../../plugins/tools-search/index.js";
 import { scriptedUi } from "../../support/safety.js";
+import { startPlugins } from "../../../boot/lifecycle.js";
 
 const kits: ReturnType<typeof createTestKit>[] = [];
 afterAll(() => {
@@ -80,7 +81,8 @@ describe("switching tools", () => {
   it("--plan starts in plan mode; /plan off leaves it", async () => {
     const { host, agent, scripted, plan, commandLine } = rig([{ text: "a" }, { text: "b" }]);
     commandLine.values = { plan: true };
-    await host.start(
+    await startPlugins(
+      host,
       agent,
       { cwd: host.cwd, env: {}, stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() },
       { mode: "text", modelFromCli: false },

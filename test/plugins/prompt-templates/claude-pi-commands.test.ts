@@ -6,14 +6,14 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Agent, PluginHost, type AgentMessage, type ProviderRequest, type UserMessage } from "../../../kernel/index.js";
+import { Agent, type AgentMessage, type ProviderRequest, type UserMessage } from "../../../kernel/index.js";
 import { findCommand } from "../../../lib/front-end.js";
+import { testHost } from "../../support/host.js";
 import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import templates, { type PromptTemplatesService } from "../../../plugins/prompt-templates/index.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";
 import systemPrompt from "../../../plugins/system-prompt/index.js";
 import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
-import { CommandLine } from "../../../lib/command-line.js";
 
 const temps: string[] = [];
 afterAll(() => {
@@ -58,7 +58,7 @@ function write(path: string, text: string): string {
 
 /** A real host and agent on the scripted provider, with the coding tools and prompt-templates. */
 function start(options: Record<string, unknown> = {}, trusted = true, withSystemPrompt = false) {
-  const host = new PluginHost({ cwd, projectTrusted: trusted, declare: new CommandLine().declarations });
+  const host = testHost({ cwd, projectTrusted: trusted });
   const logs: string[] = [];
   host.subscribe("diagnostic", (e) => void (e.type === "diagnostic" && logs.push(e.message)));
   host.install(scriptedPlugin, { chunkSize: 64 }, { ref: "provider-scripted" });

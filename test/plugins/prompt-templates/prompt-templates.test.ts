@@ -2,9 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PluginHost } from "../../../kernel/index.js";
+import { testHost } from "../../support/host.js";
 import templates, { expandTemplate, splitArgs } from "../../../plugins/prompt-templates/index.js";
-import { CommandLine } from "../../../lib/command-line.js";
 
 const temps: string[] = [];
 afterAll(() => {
@@ -65,7 +64,7 @@ describe("prompt-templates", () => {
     writeFileSync(join(dir, "deploy.md"), "# Deploy the app\n\nDeploy to $1 with ${@:2}.\n");
     writeFileSync(join(dir, "compact.md"), "clashes with /compact\n");
     writeFileSync(join(dir, "README.md"), "not a template\n");
-    const host = new PluginHost({ cwd, declare: new CommandLine().declarations });
+    const host = testHost({ cwd });
     const logs: string[] = [];
     host.subscribe("diagnostic", (e) => void (e.type === "diagnostic" && logs.push(e.message)));
     host.install(templates);
@@ -95,7 +94,7 @@ describe("prompt-templates", () => {
   });
 
   it("the built-in write-tests template places its arguments", async () => {
-    const host = new PluginHost({ cwd, declare: new CommandLine().declarations });
+    const host = testHost({ cwd });
     host.install(templates, { project: false, user: false, packages: false });
     const out = (await host.commands.get("write-tests")!.run("src/parse.ts edge cases only", undefined as never)) as {
       prompt: string;

@@ -9,7 +9,6 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   Agent,
-  PluginHost,
   Type,
   definePlugin,
   type AgentEvent,
@@ -19,10 +18,11 @@ import {
   type ProviderEvent,
   type ToolResultMessage,
 } from "../../../kernel/index.js";
+import type { PluginHost } from "../../../kernel/host.js";
+import { testHost } from "../../support/host.js";
 import anthropic from "../../../plugins/provider-anthropic/index.js";
 import { apiError, drop, reply, startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
 import { PNG, testTools } from "../../support/provider-tools.js";
-import { CommandLine } from "../../../lib/command-line.js";
 
 const home = mkdtempSync(join(tmpdir(), "coil-anthropic-"));
 process.env.COIL_HOME = home;
@@ -55,7 +55,7 @@ function setup(
 ) {
   if (o.key === null) delete process.env.ANTHROPIC_API_KEY;
   else process.env.ANTHROPIC_API_KEY = o.key ?? KEY;
-  const host = new PluginHost({ declare: new CommandLine().declarations });
+  const host = testHost();
   const events: AgentEvent[] = [];
   host.subscribe("*", (e) => void events.push(e));
   host.install(anthropic, { baseUrl: mock.url, baseDelayMs: 5, maxRetryDelayMs: 2000, ...o.options });

@@ -10,19 +10,18 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   Agent,
-  PluginHost,
   Type,
   definePlugin,
   type AgentEvent,
   type AgentMessage,
   type AssistantMessage,
 } from "../../../kernel/index.js";
+import { testHost } from "../../support/host.js";
 import openai from "../../../plugins/provider-openai/index.js";
 import anthropic from "../../../plugins/provider-anthropic/index.js";
 import { chooseModel } from "../../../lib/models.js";
 import { forgetCommandOutputs, resolveHeaders } from "../../../lib/provider-kit/values.js";
 import { chat, responses, startMockOpenAI, type MockOpenAI } from "../../support/mock-openai.js";
-import { CommandLine } from "../../../lib/command-line.js";
 
 const home = mkdtempSync(join(tmpdir(), "coil-models-yaml-"));
 process.env.COIL_HOME = home;
@@ -73,7 +72,7 @@ function setup(o: {
   env?: Record<string, string>;
 }) {
   for (const [k, v] of Object.entries(o.env ?? {})) process.env[k] = v;
-  const host = new PluginHost({ declare: new CommandLine().declarations });
+  const host = testHost();
   const events: AgentEvent[] = [];
   host.subscribe("*", (e) => void events.push(e));
   host.install(openai, {
@@ -371,7 +370,7 @@ describe("Pi's models.json as an extra source", () => {
       ]);
       return chat({ text: "from pi" });
     });
-    const host = new PluginHost({ declare: new CommandLine().declarations });
+    const host = testHost();
     const events: AgentEvent[] = [];
     host.subscribe("*", (e) => void events.push(e));
     process.env.PI_TEST_KEY = KEY;
@@ -418,7 +417,7 @@ describe("Pi's models.json as an extra source", () => {
         anthropic: { api: "openai-completions", baseUrl: "http://localhost:9/v1" },
       },
     });
-    const host = new PluginHost({ declare: new CommandLine().declarations });
+    const host = testHost();
     const notes: string[] = [];
     host.subscribe("diagnostic", (e) => void (e.type === "diagnostic" && notes.push(`${e.level}: ${e.message}`)));
     const options = { modelsFile: file("models.yaml", ""), piModelsFile: join(dir, "models.json") };
@@ -433,7 +432,7 @@ describe("Pi's models.json as an extra source", () => {
       /info: .*provider 'anthropic' not read: it is built in with api anthropic-messages/,
     );
     expect(() =>
-      new PluginHost({ declare: new CommandLine().declarations }).install(openai, {
+      testHost().install(openai, {
         modelsFile: file("models.yaml", "providers:\n  zai: {}\n"),
         piModelsFile: "none",
       }),
@@ -448,7 +447,7 @@ describe("Pi's models.json as an extra source", () => {
       pi: "none",
     });
     expect(host.providers.get("pi-only")).toBeUndefined();
-    const withPi = new PluginHost({ declare: new CommandLine().declarations });
+    const withPi = testHost();
     withPi.install(openai, { modelsFile: file("models.yaml", "") });
     expect(withPi.providers.get("pi-only")?.models?.[0]).toMatchObject({ id: "pi-model", source: "pi models.json" });
     delete process.env.PI_CODING_AGENT_DIR;
@@ -475,7 +474,7 @@ describe("the default model", () => {
     for (const k of keys) delete process.env[k];
     Object.assign(process.env, env);
     try {
-      const host = new PluginHost({ declare: new CommandLine().declarations });
+      const host = testHost();
       host.install(anthropic, { modelsFile: file("models.yaml", yaml), piModelsFile: "none" });
       host.install(openai, { modelsFile: file("models.yaml", yaml), piModelsFile: "none" });
       return chooseModel(host.providers.values(), {});

@@ -8,7 +8,6 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   Agent,
-  PluginHost,
   type AgentEvent,
   type AgentMessage,
   type AssistantMessage,
@@ -16,10 +15,10 @@ import {
   type ProviderEvent,
   type ToolResultMessage,
 } from "../../../kernel/index.js";
+import { testHost } from "../../support/host.js";
 import openai from "../../../plugins/provider-openai/index.js";
 import { chat, oaiDrop, oaiError, responses, startMockOpenAI, type MockOpenAI } from "../../support/mock-openai.js";
 import { PNG, testTools } from "../../support/provider-tools.js";
-import { CommandLine } from "../../../lib/command-line.js";
 
 const home = mkdtempSync(join(tmpdir(), "coil-openai-"));
 process.env.COIL_HOME = home;
@@ -85,7 +84,7 @@ function setup(
   if (o.key === null) delete process.env.MOCK_OPENAI_KEY;
   else process.env.MOCK_OPENAI_KEY = o.key ?? KEY;
   process.env.OPENAI_API_KEY = KEY;
-  const host = new PluginHost({ declare: new CommandLine().declarations });
+  const host = testHost();
   const events: AgentEvent[] = [];
   host.subscribe("*", (e) => void events.push(e));
   host.install(openai, {

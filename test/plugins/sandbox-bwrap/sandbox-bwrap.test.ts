@@ -15,19 +15,13 @@ import { createServer, type Server } from "node:net";
 import { dirname, join } from "node:path";
 import { createTestKit } from "../../../lib/testing/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  Agent,
-  PluginHost,
-  textOf,
-  type AgentEvent,
-  type Plugin,
-  type ToolResultMessage,
-} from "../../../kernel/index.js";
+import { Agent, textOf, type AgentEvent, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
+import { testHost } from "../../support/host.js";
 import { packageRoot } from "../../../boot/paths.js";
 import sandbox, { isSecretEnv, isSecretValue, SandboxOptions, scrubEnv } from "../../../plugins/sandbox-bwrap/index.js";
 import scriptedPlugin from "../../../plugins/provider-scripted/index.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";
-import { CommandLine } from "../../../lib/command-line.js";
+import { startPlugins } from "../../../boot/lifecycle.js";
 
 // Outside /tmp on purpose: the sandbox's /tmp is private, which would hide these paths for the wrong reason.
 const root = mkdtempSync("/var/tmp/coil-sandbox-");
@@ -72,7 +66,7 @@ interface Ops {
 }
 
 function host(options: Record<string, unknown> = {}) {
-  const h = new PluginHost({ cwd, declare: new CommandLine().declarations });
+  const h = testHost({ cwd });
   const events: AgentEvent[] = [];
   h.subscribe("*", (e) => void events.push(e));
   h.install(sandbox as Plugin, options);
@@ -227,7 +221,8 @@ describe("when bwrap is unusable", () => {
       provider: "scripted",
       model: { id: "m", provider: "scripted", contextWindow: 1000, maxOutput: 100 },
     });
-    await h.start(
+    await startPlugins(
+      h,
       agent,
       { cwd, env: {}, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
       { mode: "text", modelFromCli: false },

@@ -25,6 +25,7 @@ import {
   readSession,
   type SessionOps,
 } from "../../../plugins/session-jsonl/index.js";
+import compactionSummary from "../../../plugins/compaction-summary/index.js";
 import { pairingProblems, startRig, tempDirs } from "../../support/session-jsonl.js";
 
 const FIXTURES = join(import.meta.dirname, "..", "..", "fixtures", "sessions");
@@ -426,6 +427,46 @@ describe("session-jsonl: branches, fork and clone", () => {
     const request = rig.scripted.requests.at(-1)!;
     expect(textOf(request.messages[2])).toContain("they asked for two and got B");
     expect(pairingProblems(request.messages)).toEqual([]);
+    await rig.stop();
+  });
+
+  it("summarize without a summariser uses the preset's branch-summary service (compaction-summary), not the compact hook", async () => {
+    const d = dirs();
+    const compacts: string[] = [];
+    const watch = definePlugin({
+      id: "test-compact-watch",
+      setup: (ctx) => ctx.tap("compact", () => void compacts.push("compact"), { stage: "GUARD" }),
+    });
+    const rig = await startRig({
+      ...d,
+      plugins: [[compactionSummary], [watch]],
+      script: [{ text: "A" }, { text: "B" }, { text: "## Goal\nthey asked for two and got B" }, { text: "C" }],
+    });
+    await rig.agent.prompt("one");
+    await rig.agent.prompt("two");
+    const a = rig.session.entries().find((e) => e.type === "message" && textOf(e.message as AgentMessage) === "A")!;
+    const summary = await rig.session.branch(a.id, { summarize: true, instructions: "focus on what was asked" });
+    expect(summary).toMatchObject({ type: "branch_summary", summary: "## Goal\nthey asked for two and got B" });
+    // the summariser's request: compaction-summary's own system prompt, the branch left and the instructions
+    const request = rig.scripted.requests.at(-1)!;
+    expect(request.system.map((b) => b.id)).toEqual(["compaction-summary"]);
+    expect(textOf(request.messages[0])).toContain("two");
+    expect(textOf(request.messages[0])).toContain("focus on what was asked");
+    expect(compacts).toEqual([]);
+    const [one, answer, left] = texts(rig.agent.state.messages);
+    expect([one, answer]).toEqual(["user:one", "assistant:A"]);
+    expect(left).toMatch(/^user:The user explored another branch.*they asked for two and got B/s);
+    await rig.stop();
+  });
+
+  it("summarize with neither a summariser nor a branch-summary service is NO_SUMMARIZER, and the leaf stays", async () => {
+    const d = dirs();
+    const { rig, byText } = await twoTurns(d);
+    await expect(rig.session.branch(byText("A"), { summarize: true })).rejects.toMatchObject({
+      code: "NO_SUMMARIZER",
+      hint: expect.stringContaining("compaction-summary"),
+    });
+    expect(texts(rig.agent.state.messages)).toEqual(["user:one", "assistant:A", "user:two", "assistant:B"]);
     await rig.stop();
   });
 

@@ -2,11 +2,11 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { PluginHost, textOf, type UserMessage } from "../../../kernel/index.js";
+import { textOf, type UserMessage } from "../../../kernel/index.js";
+import { testHost } from "../../support/host.js";
 import { packageRoot } from "../../../boot/paths.js";
 import skills, { SkillCatalog, type SkillsService } from "../../../plugins/skills/index.js";
 import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
-import { CommandLine } from "../../../lib/command-line.js";
 
 const FIXTURES = join(packageRoot(), "test", "fixtures", "skills");
 const temps: string[] = [];
@@ -33,7 +33,7 @@ afterEach(() => {
 });
 
 function install(options: Record<string, unknown> = {}) {
-  const host = new PluginHost({ cwd, declare: new CommandLine().declarations });
+  const host = testHost({ cwd });
   const logs: string[] = [];
   host.subscribe("diagnostic", (e) => void (e.type === "diagnostic" && logs.push(`${e.level}: ${e.message}`)));
   host.install(skills, options);

@@ -8,13 +8,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Agent, PluginHost, textOf, type AgentEvent } from "../../../kernel/index.js";
+import { Agent, textOf, type AgentEvent } from "../../../kernel/index.js";
+import { testHost } from "../../support/host.js";
 import anthropic from "../../../plugins/provider-anthropic/index.js";
 import sessionJsonl, { SessionStore } from "../../../plugins/session-jsonl/index.js";
 import subagents, { type SubagentUpdate } from "../../../plugins/subagents/index.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";
 import { reply, startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
-import { CommandLine } from "../../../lib/command-line.js";
+import { startPlugins, stopPlugins } from "../../../boot/lifecycle.js";
 
 const temps: string[] = [];
 const temp = (p: string) => {
@@ -38,7 +39,7 @@ afterAll(async () => {
 
 async function start() {
   const cwd = temp("coil-subagents-anthropic-cwd-");
-  const host = new PluginHost({ cwd, declare: new CommandLine().declarations });
+  const host = testHost({ cwd });
   host.install(anthropic, { baseUrl: mock.url, baseDelayMs: 5 });
   host.install(toolsCoding);
   host.install(sessionJsonl);
@@ -47,7 +48,8 @@ async function start() {
   const agent = new Agent(host, { provider: "anthropic", model });
   const io = new PassThrough();
   io.end();
-  await host.start(
+  await startPlugins(
+    host,
     agent,
     {
       cwd,
@@ -94,7 +96,7 @@ describe("subagents over the Anthropic SDK", () => {
       events.find((e) => e.type === "tool_execution_update") as Extract<AgentEvent, { type: "tool_execution_update" }>
     ).partial.details as SubagentUpdate;
     const parentFile = (host.services.get("session") as { file: string }).file;
-    await host.stop();
+    await stopPlugins(host);
     expect(mock.rejected()).toEqual([]);
 
     // The parent goes on from its session: the mock validates the task call's pairing.
@@ -105,7 +107,7 @@ describe("subagents over the Anthropic SDK", () => {
     const r1 = await again.agent.prompt("go on");
     expect(r1.stopReason).toBe("stop");
     expect(textOf(r1.messages.at(-1))).toBe("parent continues");
-    await again.host.stop();
+    await stopPlugins(again.host);
 
     // The child's session goes on too: its bash call has its aborted result.
     mock.push(text("child continues"));
@@ -115,7 +117,7 @@ describe("subagents over the Anthropic SDK", () => {
     third.agent.replaceMessages(child);
     const r2 = await third.agent.prompt("go on");
     expect(textOf(r2.messages.at(-1))).toBe("child continues");
-    await third.host.stop();
+    await stopPlugins(third.host);
     expect(mock.rejected()).toEqual([]);
     expect(mock.remaining()).toBe(0);
   });

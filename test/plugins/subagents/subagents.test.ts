@@ -31,6 +31,7 @@ import subagents, { discoverAgents, type SubagentUpdate, type TaskDetails } from
 import toolsCoding from "../../../plugins/tools-coding/index.js";
 import toolsSearch from "../../../plugins/tools-search/index.js";
 import { historyProblems } from "../../support/validate-history.js";
+import { startPlugins, stopPlugins } from "../../../boot/lifecycle.js";
 
 const temps: string[] = [];
 const temp = (prefix: string) => {
@@ -123,7 +124,8 @@ async function rig(script: Script, o: RigOptions = {}) {
   stdin.end();
   const sink = new PassThrough();
   sink.resume();
-  await host.start(
+  await startPlugins(
+    host,
     agent,
     { cwd, env: { ...process.env, COIL_HOME: home }, stdin, stdout: sink, stderr: sink },
     { mode: "sdk", modelFromCli: false },
@@ -203,7 +205,7 @@ describe("the task tool", () => {
     expect(tree).toContain(`• ↳ sub-agent general: list files (session ${sub.session!.id.slice(0, 8)})`);
 
     // The child's conversation is its own session file, linked to the parent's by the call id.
-    await host.stop();
+    await stopPlugins(host);
     const file = sub.session!.file!;
     expect(file).toMatch(/[/\\]subagents[/\\][^/\\]+\.jsonl$/);
     const store = SessionStore.open(file);
@@ -578,7 +580,7 @@ describe("limits and safety", () => {
     agent.abort();
     const run = await running;
     expect(run.stopReason).toBe("aborted");
-    await host.stop();
+    await stopPlugins(host);
     const file = (
       events.find(
         (e) => e.type === "tool_execution_update" && (e.partial.details as SubagentUpdate).subagent.session,
@@ -677,7 +679,7 @@ describe("hooks", () => {
       ],
     });
     const run = await agent.prompt(`${MAIN} go`);
-    await host.stop();
+    await stopPlugins(host);
     const sub = details(results(run.messages)[0]!).subagent;
     const lines = readFileSync(log, "utf8")
       .trim()

@@ -1,5 +1,6 @@
 /** tools-coding: edit and write on real files, including concurrent calls through the kernel. */
-import { chmodSync, readFileSync, symlinkSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -471,6 +472,34 @@ describe("unified diff", () => {
       ].join("\n"),
     );
     expect({ firstChangedLine, added, removed }).toEqual({ firstChangedLine: 5, added: 2, removed: 2 });
+  });
+
+  it("writes diffs git apply accepts, at the end of a file with or without a last newline", async () => {
+    const cases: [string, string][] = [
+      ["one\ntwo\nthree\n", "one\ntwo\nthree\nfour\n"],
+      ["one\ntwo", "one\ntwo2"],
+      ["a\nb\nc\n", "a\nc\n"],
+      ["x\n", "x\ny"],
+      ["", "new\n"],
+      ["a\nb\n", "a\nB\n"],
+    ];
+    for (const [before, after] of cases) {
+      const dir = tempDir({ f: before });
+      execFileSync("git", ["init", "-q"], { cwd: dir });
+      writeFileSync(join(dir, "p.diff"), unifiedDiff(before, after, "f").diff);
+      execFileSync("git", ["apply", "p.diff"], { cwd: dir });
+      expect(readFileSync(join(dir, "f"), "utf8")).toBe(after);
+    }
+    // through the edit tool: appending after the last line
+    const t = setup({ "g.txt": "first\nlast\n" });
+    const out = await t.call("edit", { path: "g.txt", edits: [{ oldText: "last\n", newText: "last\nappended\n" }] });
+    const diff = (out.details as { diff: string }).diff;
+    expect(diff).toContain("@@ -1,2 +1,3 @@");
+    writeFileSync(join(t.dir, "g.txt"), "first\nlast\n");
+    writeFileSync(join(t.dir, "p.diff"), diff);
+    execFileSync("git", ["init", "-q"], { cwd: t.dir });
+    execFileSync("git", ["apply", "p.diff"], { cwd: t.dir });
+    expect(t.read("g.txt")).toBe("first\nlast\nappended\n");
   });
 
   it("falls back to remove-then-add for a complete rewrite of a large middle", () => {

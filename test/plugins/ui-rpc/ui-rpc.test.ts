@@ -23,6 +23,10 @@ export default definePlugin({
         const ok = await ui.confirm("Deploy?", "deploy to " + args.target, run.signal);
         const region = ok ? await ui.select("Which region?", ["eu", "us"], run.signal) : undefined;
         ui.notify("deploy finished", "info");
+        ui.setStatus?.("deploy", "deployed " + args.target);
+        ui.setWidget?.("deploy", ["last deploy: " + args.target], { placement: "belowEditor" });
+        ui.setWidget?.("live", () => ({ render: () => ["a component"] }));
+        ui.setTitle?.("deploying");
         return { content: [{ type: "text", text: ok ? "deployed to " + args.target + " in " + region : "cancelled" }] };
       },
     });
@@ -62,7 +66,11 @@ describe("ui-rpc", () => {
     client.on("event", (e: AgentEvent) => events.push(e));
     const dialogs: { method: string; params: Record<string, unknown> }[] = [];
     const requested: string[] = [];
-    client.on("ui_request", (r: { method: string }) => requested.push(r.method));
+    const uiCalls: { method: string; params: Record<string, unknown> }[] = [];
+    client.on("ui_request", (r: { method: string; params: Record<string, unknown> }) => {
+      requested.push(r.method);
+      uiCalls.push(r);
+    });
     client.onUi((req) => {
       dialogs.push(req);
       return req.method === "confirm" ? true : req.method === "select" ? "eu" : undefined;
@@ -90,7 +98,16 @@ describe("ui-rpc", () => {
         result: { isError: false, content: [{ text: "deployed to staging in eu" }] },
       });
       expect(dialogs.map((d) => d.method)).toEqual(["confirm", "select"]);
-      expect(requested).toEqual(["confirm", "select", "notify"]);
+      // the plugin UI calls arrive as fire-and-forget ui_requests; a component widget travels as no lines
+      expect(requested).toEqual(["confirm", "select", "notify", "setStatus", "setWidget", "setWidget", "setTitle"]);
+      expect(uiCalls.find((r) => r.method === "setStatus")!.params).toEqual({
+        key: "deploy",
+        text: "deployed staging",
+      });
+      expect(uiCalls.filter((r) => r.method === "setWidget").map((r) => r.params)).toEqual([
+        { key: "deploy", lines: ["last deploy: staging"], placement: "belowEditor" },
+        { key: "live", lines: [], placement: "aboveEditor" },
+      ]);
       expect(dialogs[0]!.params).toEqual({ title: "Deploy?", message: "deploy to staging" });
       expect(events.map((e) => e.type)).toEqual(
         expect.arrayContaining([

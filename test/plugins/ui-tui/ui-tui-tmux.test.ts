@@ -241,16 +241,20 @@ describe.skipIf(!hasTmux)("ui-tui in tmux: output, sessions, resizing", () => {
   it("collapses long tool output (Ctrl+O expands), shows the session name in the footer, and redraws on resize", async () => {
     const dir = project({});
     const args = preset(dir, `- toolCalls: [{ name: bash, arguments: { command: "seq 1 40" } }]\n- text: listed`);
-    const t = coil(dir, args);
+    // tall enough for the tail and the marker above it (and the no-sandbox warning)
+    const t = coil(dir, args, { rows: 36 });
     await t.waitFor(READY);
     t.type("count");
     t.keys("Enter");
     const collapsed = await t.waitFor("listed");
-    expect(collapsed).toContain("… 28 more lines (Ctrl+O to expand)");
-    expect(collapsed).not.toMatch(/^\s+40$/m);
+    // bash output collapses to its tail, where errors are (issue 33)
+    expect(collapsed).toContain("… 28 earlier lines (Ctrl+O to expand)");
+    expect(collapsed).toMatch(/^\s+40$/m);
+    expect(collapsed).toMatch(/^\s+29$/m);
+    expect(collapsed).not.toMatch(/^\s+28$/m);
     t.keys("C-o");
-    const expanded = await t.waitFor(/^\s+40$/m);
-    expect(expanded).not.toContain("more lines (Ctrl+O");
+    const expanded = await t.waitFor(/^\s+28$/m);
+    expect(expanded).not.toContain("earlier lines (Ctrl+O");
     t.type("/name my-work");
     t.keys("Enter");
     await t.waitFor((s) => s.includes("Named 'my-work'") && /\$0\.000 · my-work/.test(s));
@@ -482,12 +486,20 @@ describe.skipIf(!hasTmux)("ui-tui first run without a key", () => {
       expect(first).toContain("/login <provider>");
       expect(first).toContain("/demo plays a short scripted demo");
       expect(first).toMatch(/anthropic: set ANTHROPIC_API_KEY/);
-      // a prompt now would only fail: it is held back with the same help, and nothing is sent
+      // a prompt now would only fail: it is held back with a one-line reminder (the help is not repeated),
+      // the typed text stays in the editor, and nothing is sent (issue 27 item 10)
       pane.type("hello there");
       await pane.waitFor((s) => editorText(s) === "hello there");
       pane.keys("Enter");
-      await pane.waitFor((s) => (s.match(/No model provider is set up yet/g) ?? []).length === 2);
+      const held = await pane.waitFor("Not sent: no provider is set up");
+      expect(editorText(held)).toBe("hello there");
+      pane.keys("Enter");
+      const again = await pane.waitFor((s) => (s.match(/Not sent: no provider is set up/g) ?? []).length === 2);
+      expect(again.match(/No model provider is set up yet/g)).toHaveLength(1);
+      expect(editorText(again)).toBe("hello there");
       expect(mock.requests).toHaveLength(0);
+      pane.keys("C-c");
+      await pane.waitFor((s) => editorText(s) === "");
 
       pane.type("/login anthropic");
       await pane.waitFor((s) => editorText(s) === "/login anthropic");

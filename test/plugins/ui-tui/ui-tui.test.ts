@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Markdown } from "@mariozechner/pi-tui";
 import { afterAll, describe, expect, it } from "vitest";
-import type { PluginHost, AgentMessage, Plugin, AssistantMessage, ToolResultMessage } from "../../../kernel/index.js";
+import type { AgentMessage, Plugin, AssistantMessage, ToolResultMessage } from "../../../kernel/index.js";
+import type { PluginHost } from "../../../kernel/host.js";
 import sessionJsonl from "../../../plugins/session-jsonl/index.js";
 import uiTui from "../../../plugins/ui-tui/index.js";
 import { reloadArgs } from "../../../plugins/ui-tui/reload.js";
@@ -30,8 +31,11 @@ import {
   summarizeArgs,
   toolBody,
   usageTotals,
+  setTheme,
 } from "../../../plugins/ui-tui/render.js";
+import { BUILTIN_THEMES, loadTheme } from "../../../plugins/ui-tui/theme.js";
 import { createTestAgent } from "../../support/harness.js";
+import { startPlugins, stopPlugins } from "../../../boot/lifecycle.js";
 
 const temps: string[] = [];
 afterAll(() => {
@@ -86,21 +90,70 @@ describe("tool renderers", () => {
     const live = toolBody({ running: true, partial: lines }, false).map(plain);
     expect(live[0]).toBe("… 22 earlier lines");
     expect(live.slice(1)).toEqual(Array.from({ length: 8 }, (_, i) => `line ${i + 23}`));
+    // bash output collapses to its last lines (where errors are), other tools' to their first
     const done = toolBody({ running: false, result: result(lines) }, false).map(plain);
     expect(done).toHaveLength(13);
-    expect(done.at(-1)).toBe("… 18 more lines (Ctrl+O to expand)");
+    expect(done[0]).toBe("… 18 earlier lines (Ctrl+O to expand)");
+    expect(done.at(-1)).toBe("line 30");
+    const grep = toolBody({ running: false, result: result(lines, { toolName: "grep" }) }, false).map(plain);
+    expect(grep.at(-1)).toBe("… 18 more lines (Ctrl+O to expand)");
+    expect(grep[0]).toBe("line 1");
     expect(toolBody({ running: false, result: result(lines) }, true).map(plain)).toHaveLength(30);
   });
 
-  it("renders an edit's diff in colour and errors in red", () => {
-    const diff = "--- a.ts\n+++ a.ts\n@@ -1,2 +1,2 @@\n-old\n+new\n same\n";
+  it("renders an edit's diff with line numbers, the diff roles and word-level marks; errors in the error role", () => {
+    setTheme(loadTheme("dark", "/nonexistent", "/", 2));
+    const diff = "--- a.ts\n+++ a.ts\n@@ -9,3 +9,3 @@\n ctx\n-const old = 1;\n+const new = 1;\n same\n";
     const body = toolBody({ running: false, result: result("Edited a.ts", { details: { diff } }) }, false);
-    expect(body.map(plain)).toEqual(["--- a.ts", "+++ a.ts", "@@ -1,2 +1,2 @@", "-old", "+new", " same"]);
-    expect(body[3]).toContain("\x1b[31m");
-    expect(body[4]).toContain("\x1b[32m");
-    expect(colorDiff("@@ x @@")[0]).toContain("\x1b[36m");
+    expect(body.map(plain)).toEqual([
+      "@@ -9,3 +9,3 @@",
+      " 9  ctx",
+      "10 -const old = 1;",
+      "10 +const new = 1;",
+      "11  same",
+    ]);
+    const red = `\x1b[38;5;${BUILTIN_THEMES.dark!.toolDiffRemoved}m`;
+    const green = `\x1b[38;5;${BUILTIN_THEMES.dark!.toolDiffAdded}m`;
+    expect(body[2]).toContain(red);
+    expect(body[3]).toContain(green);
+    // only the changed word has the word background
+    expect(body[2]).toContain(`\x1b[48;5;${BUILTIN_THEMES.dark!.toolDiffRemovedWord}m${red}old`);
+    expect(body[3]).toContain(`\x1b[48;5;${BUILTIN_THEMES.dark!.toolDiffAddedWord}m${green}new`);
+    expect(body[3]).not.toMatch(/48;5;\d+m[^ ]*const/);
+    expect(colorDiff("@@ -1 +1 @@")[0]).toContain(`\x1b[38;5;${BUILTIN_THEMES.dark!.toolDiffHunk}m`);
+    // an edit's new errors and warnings from the lsp plugin go under the diff, in the error role
+    const diagnostics = {
+      items: [
+        {
+          file: "a.ts",
+          line: 2,
+          column: 7,
+          severity: "error",
+          message: "Type 'number' is not assignable to type 'string'.",
+          rule: "TS2322",
+          server: "typescript",
+        },
+      ],
+      omitted: 0,
+      resolved: 0,
+      waitedMs: 40,
+    };
+    const checked = toolBody(
+      { running: false, result: result("Edited a.ts", { details: { diff, diagnostics } }) },
+      false,
+    );
+    expect(checked.map(plain).slice(5)).toEqual([
+      "a.ts:2:7 error Type 'number' is not assignable to type 'string'. [TS2322]",
+    ]);
+    expect(checked[5]).toContain(`\x1b[38;5;${BUILTIN_THEMES.dark!.error}m`);
     const failed = toolBody({ running: false, result: result("boom", { isError: true }) }, false);
-    expect(failed[0]).toBe("\x1b[31mboom\x1b[39m");
+    expect(failed[0]).toBe(`\x1b[38;5;${BUILTIN_THEMES.dark!.error}mboom\x1b[39m`);
+    // without colour (NO_COLOR): no colour codes, the changed words in inverse
+    setTheme(loadTheme("dark", "/nonexistent", "/", 0));
+    const plainBody = toolBody({ running: false, result: result("Edited a.ts", { details: { diff } }) }, false);
+    expect(plainBody.join("\n")).not.toMatch(/\x1b\[(3|4|9)\d|\x1b\[(38|48);/);
+    expect(plainBody[2]).toContain("\x1b[7mold");
+    setTheme(loadTheme("dark", "/nonexistent", "/", 2));
   });
 
   it("renders assistant markdown through the library with the plugin's theme: fenced code, no raw markers", () => {
@@ -317,7 +370,7 @@ describe("session commands (through session-jsonl's service)", () => {
     });
     const host: PluginHost = t.host;
     const io = { cwd: dir, env: process.env, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr };
-    await host.start(t.agent, io, { mode: "interactive", modelFromCli: false });
+    await startPlugins(host, t.agent, io, { mode: "interactive", modelFromCli: false });
     const run = async (line: string) => {
       const [name, ...rest] = line.slice(1).split(" ");
       return host.commands.get(name!)!.run(rest.join(" "), t.agent);
@@ -345,7 +398,7 @@ describe("session commands (through session-jsonl's service)", () => {
     expect(agent.state.messages).toHaveLength(0);
     expect(String(await run("/reload"))).toContain("run coil again");
     expect(String(await run("/help"))).toContain("/tree [entry id]");
-    await host.stop();
+    await stopPlugins(host);
   });
 
   it("/tree <id> of a user message moves before it; treeItems indents a second branch", async () => {
@@ -362,7 +415,7 @@ describe("session commands (through session-jsonl's service)", () => {
     const labels = items.map((i) => i.label);
     expect(labels.find((l) => l.includes("hello one"))).toMatch(/^ {0,2}\S/);
     expect(labels.find((l) => l.includes("another start"))).toMatch(/^ {2}/);
-    await host.stop();
+    await stopPlugins(host);
   });
 
   it("renders a session as markdown", () => {

@@ -1,0 +1,80 @@
+/**
+ * Plugin options against the plugin's schema: defaults filled in, unknown keys and wrong types rejected
+ * with errors that name the plugin, the key and the preset file (the layer) that set it. boot/ hands this
+ * to every host it builds (`HostOptions.validate`); the kernel installs what it is given.
+ */
+import type { TSchema } from "typebox";
+import { Value } from "typebox/value";
+import { CoilError } from "../kernel/errors.js";
+import type { InstallSource, Plugin } from "../kernel/plugin.js";
+
+/** Reject unknown keys at every object level that declares its properties. */
+function strict(schema: TSchema): TSchema {
+  const s = schema as Record<string, unknown>;
+  if (!s || typeof s !== "object") return schema;
+  const out: Record<string, unknown> = { ...s };
+  if (s.type === "object" && s.properties && s.additionalProperties === undefined && s.patternProperties === undefined)
+    out.additionalProperties = false;
+  if (s.properties)
+    out.properties = Object.fromEntries(
+      Object.entries(s.properties as Record<string, TSchema>).map(([k, v]) => [k, strict(v)]),
+    );
+  if (s.items && typeof s.items === "object" && !Array.isArray(s.items)) out.items = strict(s.items as TSchema);
+  for (const key of ["anyOf", "oneOf", "allOf"])
+    if (Array.isArray(s[key])) out[key] = (s[key] as TSchema[]).map(strict);
+  return out as TSchema;
+}
+
+/** Fill defaults and validate; errors name the plugin, the key and the preset file. */
+export function validateOptions(plugin: Plugin, raw: unknown, source: InstallSource = {}): unknown {
+  const where = {
+    plugin: plugin.id,
+    phase: "options" as const,
+    file: source.file,
+    line: source.line,
+    column: source.column,
+  };
+  const given = raw === undefined || raw === null || raw === true ? {} : raw;
+  if (!plugin.options) {
+    if (typeof given === "object" && given && Object.keys(given).length > 0) {
+      throw new CoilError(
+        "PLUGIN_OPTIONS_INVALID",
+        `takes no options, but got ${Object.keys(given)
+          .map((k) => `'${k}'`)
+          .join(", ")}`,
+        where,
+      );
+    }
+    return {};
+  }
+  const schema = strict(plugin.options);
+  // Defaults come from the schema as written (TypeBox skips them under additionalProperties: false).
+  const value = Value.Default(plugin.options, structuredClone(given));
+  const errors = Value.Check(schema, value) ? [] : Value.Errors(schema, value); // Check is several times faster at start-up
+  if (errors.length === 0) return value;
+  const from = (key: string) => {
+    const file =
+      source.optionSources?.[key] ??
+      Object.entries(source.optionSources ?? {}).find(([k]) => k.startsWith(`${key}.`) || key.startsWith(`${k}.`))?.[1];
+    return file && file !== source.file ? ` (set in ${file})` : "";
+  };
+  const lines = errors
+    .filter((e) => e.keyword !== "boolean" || !errors.some((o) => o.keyword === "additionalProperties"))
+    .map((e) => {
+      if (e.keyword === "additionalProperties") {
+        const keys = (e.params as { additionalProperties: string[] }).additionalProperties.map((k) =>
+          pathOf(e.instancePath, k),
+        );
+        const known = Object.keys(((e.instancePath ? {} : schema) as { properties?: object }).properties ?? {});
+        return `unknown option ${keys.map((k) => `'${k}'${from(k)}`).join(", ")}${known.length ? ` (known: ${known.join(", ")})` : ""}`;
+      }
+      const key = e.instancePath.slice(1).replace(/\//g, ".");
+      return `option '${key || "(root)"}' ${e.message}${from(key)}`;
+    });
+  throw new CoilError("PLUGIN_OPTIONS_INVALID", [...new Set(lines)].join("; "), where);
+}
+
+function pathOf(instancePath: string, key: string): string {
+  const base = instancePath.slice(1).replace(/\//g, ".");
+  return base ? `${base}.${key}` : key;
+}

@@ -1,0 +1,185 @@
+/**
+ * The plugin UI contract beyond the kernel's four dialogs: footer status entries, widgets above or below
+ * the editor, a replaceable footer, the terminal title, the theme, per-tool renderers and command
+ * shortcuts. Types only. Importing this file (`import type {} from "coil/ui"`, or `../../lib/ui.js` inside
+ * coil) augments `"coil"`'s `UiService`, `ToolDefinition` and `SlashCommand` with the optional members
+ * below, so the kernel keeps its four-call contract and carries none of this (docs/decisions.md).
+ *
+ * Names follow Pi's extension API where the concept is the same (`setStatus`, `setWidget`, `setFooter`,
+ * `setTitle`, `renderCall`, `renderResult`, theme roles), so Pi extensions map onto it.
+ * Who answers what: docs/plugins.md#the-plugin-ui-api (TUI: all; RPC: events; print, JSON, ACP: absent).
+ */
+import type { Static, TSchema } from "typebox";
+import type { ToolResultMessage } from "../kernel/index.js";
+
+/** A colour role of the theme (Pi's 51 tokens, and coil's few more). docs/tui.md#themes lists them. */
+export type UiRole =
+  | "accent"
+  | "border"
+  | "borderAccent"
+  | "borderMuted"
+  | "success"
+  | "error"
+  | "warning"
+  | "muted"
+  | "dim"
+  | "text"
+  | "thinkingText"
+  | "selectedBg"
+  | "userMessageBg"
+  | "userMessageText"
+  | "customMessageBg"
+  | "customMessageText"
+  | "customMessageLabel"
+  | "toolPendingBg"
+  | "toolSuccessBg"
+  | "toolErrorBg"
+  | "toolTitle"
+  | "toolOutput"
+  | "mdHeading"
+  | "mdLink"
+  | "mdLinkUrl"
+  | "mdCode"
+  | "mdCodeBlock"
+  | "mdCodeBlockBorder"
+  | "mdQuote"
+  | "mdQuoteBorder"
+  | "mdHr"
+  | "mdListBullet"
+  | "toolDiffAdded"
+  | "toolDiffRemoved"
+  | "toolDiffContext"
+  | "syntaxComment"
+  | "syntaxKeyword"
+  | "syntaxFunction"
+  | "syntaxVariable"
+  | "syntaxString"
+  | "syntaxNumber"
+  | "syntaxType"
+  | "syntaxOperator"
+  | "syntaxPunctuation"
+  | "thinkingOff"
+  | "thinkingMinimal"
+  | "thinkingLow"
+  | "thinkingMedium"
+  | "thinkingHigh"
+  | "thinkingXhigh"
+  | "bashMode"
+  | "toolDiffAddedWord"
+  | "toolDiffRemovedWord"
+  | "toolDiffHunk"
+  | "lineNumber"
+  | "footer"
+  | "statusText";
+
+/** Colours of the theme in force. Under NO_COLOR `fg`/`bg` add no colour (`level` is then 0). */
+export interface UiTheme {
+  readonly name: string;
+  /** 0 no colour, 1 sixteen colours, 2 256 colours, 3 24-bit. */
+  readonly level: 0 | 1 | 2 | 3;
+  fg(role: UiRole, text: string): string;
+  bg(role: UiRole, text: string): string;
+  bold(text: string): string;
+  italic(text: string): string;
+  underline(text: string): string;
+  strikethrough(text: string): string;
+  inverse(text: string): string;
+}
+
+/**
+ * A piece of the screen: lines for a width, each at most `width` columns (pi-tui's `Component` has
+ * this shape, so its `Text`, `Markdown`, `Box` ... can be returned as they are).
+ */
+export interface UiComponent {
+  render(width: number): string[];
+  invalidate?(): void;
+  /** Keys, when the component has the focus. */
+  handleInput?(data: string): void;
+}
+
+/** What a component factory is handed: the screen (pi-tui's `TUI` satisfies it). */
+export interface UiTui {
+  requestRender(): void;
+  readonly terminal: { readonly columns: number; readonly rows: number };
+}
+
+export type UiComponentFactory = (tui: UiTui, theme: UiTheme) => UiComponent;
+
+/** A widget: lines of text (styled by the plugin, or plain), or a component factory (the TUI only). */
+export type UiWidget = readonly string[] | UiComponentFactory;
+
+export interface UiWidgetOptions {
+  /** Above the editor (the default) or below it, above the footer. */
+  placement?: "aboveEditor" | "belowEditor";
+}
+
+/** What a renderer returns: a component, or text (a string is split at newlines; lines are cut at the edge). */
+export type UiRendered = UiComponent | string | readonly string[];
+
+/** The second argument of `renderCall` and the fourth of `renderResult`. */
+export interface ToolRenderContext<A = Record<string, unknown>> {
+  toolCallId: string;
+  /** The call's arguments (`{}` while they are still streaming). */
+  args: A;
+  cwd: string;
+  /** Ctrl+O's state: show everything when true, a compact view when false. */
+  expanded: boolean;
+  /** True while the tool runs (the result is then its latest partial output). */
+  isPartial: boolean;
+  /** The result is an error (the model sees it as one). */
+  isError: boolean;
+  /** The call has started executing (false while the model is still writing it). */
+  executionStarted: boolean;
+  /** How long the call ran, once it finished. */
+  durationMs?: number;
+  /** Shared by this call's `renderCall` and `renderResult`, kept for the row's life. */
+  state: Record<string, unknown>;
+  /** What this slot returned last time, to update in place. */
+  lastComponent?: UiComponent;
+  /** Ask for this row to be drawn again (after async work). */
+  invalidate(): void;
+}
+
+declare module "coil" {
+  interface UiService {
+    /** A footer entry under `key` (one line, ordered by key); `undefined` removes it. */
+    setStatus?(key: string, text: string | undefined): void;
+    /** A block above (default) or below the editor under `key`; `undefined` removes it. */
+    setWidget?(key: string, content: UiWidget | undefined, options?: UiWidgetOptions): void;
+    /** Replace the footer with a component; `undefined` brings the built-in one back. */
+    setFooter?(factory: UiComponentFactory | undefined): void;
+    /** The terminal window's title. */
+    setTitle?(title: string): void;
+    /** Put text in the editor (replacing what is there). */
+    setEditorText?(text: string): void;
+    getEditorText?(): string;
+    /** Ctrl+O's state, for renderers and plugins. */
+    getToolsExpanded?(): boolean;
+    setToolsExpanded?(expanded: boolean): void;
+    /** The theme in force, to colour widget lines and status text. */
+    readonly theme?: UiTheme;
+  }
+
+  interface ToolDefinition<P extends TSchema = TSchema, D = unknown> {
+    /**
+     * The TUI's header line(s) for a call of this tool, instead of `name` and the argument summary. A
+     * throwing or missing renderer falls back to the built-in view (the error is reported once).
+     */
+    renderCall?(args: Static<P>, theme: UiTheme, context: ToolRenderContext<Static<P>>): UiRendered;
+    /** The TUI's body for the result (and, with `isPartial`, the streamed output), instead of its text. */
+    renderResult?(
+      result: ToolResultMessage<D>,
+      options: { expanded: boolean; isPartial: boolean },
+      theme: UiTheme,
+      context: ToolRenderContext<Static<P>>,
+    ): UiRendered;
+  }
+
+  interface SlashCommand {
+    /**
+     * A key that runs the command in the TUI with no arguments (`ctrl+shift+p`, `alt+x`, `f5`: pi-tui's key
+     * names). A key a built-in action or another command holds is refused with both owners named.
+     */
+    shortcut?: string;
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * `/reload` rebuilds coil in the same process (issue #29): in a real terminal (tmux) three reloads leave
+ * one coil process, each draws the same session again, and the conversation goes on afterwards: the model
+ * sees the whole history and one session file holds it. (Before, each reload spawned a new coil and the
+ * old one waited for it: three reloads left four processes.)
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { packageRoot } from "../../../boot/paths.js";
+import { editorText, hasTmux, Tmux } from "../../support/tmux.js";
+
+const BIN = join(packageRoot(), "dist", "bin", "coil.js");
+const READY = "Enter to send";
+const temps: string[] = [];
+let panes: Tmux[] = [];
+
+beforeAll(() => {
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` first (npm test does it)`);
+  if (!hasTmux) throw new Error("tmux is not installed: the TUI tests need it (.ci/run installs it)");
+});
+afterEach(() => {
+  for (const p of panes) p.kill();
+  panes = [];
+});
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
+
+describe.skipIf(!hasTmux)("ui-tui in tmux: /reload in process", () => {
+  it("three /reloads leave one coil process, each redraws the session, and the conversation goes on", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "coil-reload-"));
+    temps.push(dir);
+    // Every rebuild replays the script from its start: each reply is the same line.
+    writeFileSync(
+      join(dir, "preset.yaml"),
+      "extends: default\nplugins:\n  - provider-scripted:\n      chunkSize: 4\n      recordTo: requests.jsonl\n" +
+        '      replies:\n        - text: "noted"\n',
+    );
+    const t = new Tmux({
+      dir,
+      cwd: dir,
+      cols: 100,
+      rows: 30,
+      env: { COIL_HOME: join(dir, "home") },
+      command: `${process.execPath} ${BIN} --plugin ui-tui --provider scripted --preset ./preset.yaml`,
+    }).start();
+    panes.push(t);
+    const coilProcesses = () => t.processes().filter((p) => p.args.includes("coil.js"));
+    await t.waitFor(READY);
+    t.type("remember the word pelican");
+    t.keys("Enter");
+    await t.waitFor("noted");
+    const [first] = coilProcesses();
+    expect(first).toBeDefined();
+
+    for (let reload = 1; reload <= 3; reload++) {
+      t.type("/reload");
+      await t.waitFor((s) => editorText(s) === "/reload");
+      t.keys("Enter");
+      await t.waitFor("Reloading plugins, skills and templates");
+      await t.waitFor(
+        (s) => s.includes(READY) && !s.includes("Reloading plugins") && s.includes("› remember the word pelican"),
+        30_000,
+      );
+      expect(coilProcesses().map((p) => p.pid)).toEqual([first!.pid]);
+    }
+
+    t.type("and what was the word?");
+    await t.waitFor((s) => editorText(s) === "and what was the word?");
+    t.keys("Enter");
+    await t.waitFor((s) => (s.match(/noted/g) ?? []).length === 2);
+    const requests = readFileSync(join(dir, "requests.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { messages: { role: string; content: unknown }[] });
+    const last = requests.at(-1)!;
+    expect(last.messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+    expect(last.messages[0]!.content).toBe("remember the word pelican");
+    t.keys("C-d");
+    await t.waitFor("[exited 0]");
+    const sessions = readdirSync(join(dir, "home", "sessions"), { recursive: true }).filter((f) =>
+      String(f).endsWith(".jsonl"),
+    );
+    expect(sessions).toHaveLength(1);
+  }, 120_000);
+
+  it("a path plugin edited meanwhile is loaded again: .js (Node's module cache) and .ts (jiti) alike", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "coil-reload-"));
+    temps.push(dir);
+    const plugin = (name: string, version: string) =>
+      `export default { id: "${name}", setup(ctx) { ctx.commands.register({ name: "${name}", description: "says its version", run: () => "${name} says ${version}" }); } };\n`;
+    writeFileSync(join(dir, "js-ver.js"), plugin("js-ver", "one"));
+    writeFileSync(join(dir, "ts-ver.ts"), plugin("ts-ver", "one"));
+    writeFileSync(
+      join(dir, "preset.yaml"),
+      'extends: default\nplugins:\n  - provider-scripted: { replies: [{ text: "ok" }] }\n  - ./js-ver.js\n  - ./ts-ver.ts\n',
+    );
+    const t = new Tmux({
+      dir,
+      cwd: dir,
+      cols: 100,
+      rows: 30,
+      env: { COIL_HOME: join(dir, "home") },
+      command: `${process.execPath} ${BIN} --plugin ui-tui --provider scripted --preset ./preset.yaml`,
+    }).start();
+    panes.push(t);
+    await t.waitFor(READY);
+    const say = async (command: string, expected: string) => {
+      t.type(command);
+      await t.waitFor((s) => editorText(s) === command);
+      t.keys("Enter");
+      await t.waitFor(expected);
+    };
+    await say("/js-ver", "js-ver says one");
+    await say("/ts-ver", "ts-ver says one");
+    writeFileSync(join(dir, "js-ver.js"), plugin("js-ver", "two"));
+    writeFileSync(join(dir, "ts-ver.ts"), plugin("ts-ver", "two"));
+    t.type("/reload");
+    await t.waitFor((s) => editorText(s) === "/reload");
+    t.keys("Enter");
+    await t.waitFor((s) => s.includes(READY) && !s.includes("Reloading plugins"), 30_000);
+    await say("/js-ver", "js-ver says two");
+    await say("/ts-ver", "ts-ver says two");
+  }, 120_000);
+});
