@@ -110,8 +110,8 @@ export function version(): string {
 }
 
 /** `coil help [command...]` is `coil [command...] --help` (not after `--`: there it is a prompt). */
-function helpWords(argv: string[]): { argv: string[]; topic?: string[] } {
-  const at = firstPositional(argv);
+function helpWords(argv: string[], commandLine?: CommandLine): { argv: string[]; topic?: string[] } {
+  const at = firstPositional(argv, commandLine);
   if (at < 0 || argv[at] !== "help" || argv.slice(0, at).includes("--")) return { argv };
   const topic = argv.slice(at + 1).filter((a) => !a.startsWith("-"));
   return { argv: [...argv.slice(0, at), ...argv.slice(at + 1), "--help"], topic };
@@ -154,7 +154,7 @@ async function runOnce(io: CliIO, rebuild: Rebuild): Promise<number> {
   const home = coilHome(io.env);
   const homeProblem = secureCoilHome(home);
   if (homeProblem) io.stderr.write(`coil: warning: ${homeProblem}\n`);
-  const { argv, topic } = helpWords(io.argv);
+  let { argv, topic } = helpWords(io.argv);
   const cli: CliIO = { ...io, argv };
   let first = scan(argv);
   let host: PluginHost | undefined;
@@ -181,6 +181,11 @@ async function runOnce(io: CliIO, rebuild: Rebuild): Promise<number> {
     first.codeTrusted = trust.explicit;
     let assembled = await loadPreset(cli, home, first, rebuild);
     host = assembled.host;
+    // `coil --script r.yaml help mcp`: a plugin flag's value hid the `help` word until the flags were known.
+    if (!topic) {
+      ({ argv, topic } = helpWords(argv, assembled.commandLine));
+      cli.argv = argv;
+    }
     // A subcommand's own options are its own (`coil fleet submit --preset p`): load again without them.
     const subAt = firstPositional(argv, assembled.commandLine);
     const named = subAt >= 0 && !argv.slice(0, subAt).includes("--") ? argv[subAt]! : "";
