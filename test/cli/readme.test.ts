@@ -2,17 +2,14 @@
  * README shows commands and flags a user will type; each must exist in the help of the default preset
  * (flags of plugins included): a `coil <command> ... --flag` in the help of that command
  * (`coil mcp add --help`), or coil's own and the plugins' flags in `coil --help`, so the README cannot
- * drift from the code. `coil --help` comes from the built CLI; each command's help from the CLI's `main()`
- * in process (what bin/coil.js calls), which keeps the file to one preset load per command.
+ * drift from the code. Every help comes from the built CLI (dist/bin/coil.js), each asked once.
  */
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packageRoot } from "../../boot/paths.js";
-import { main } from "../../cli/main.js";
+import { coil } from "../support/ecosystem.js";
 import { childEnv } from "../support/env.js";
 
 const root = packageRoot();
@@ -55,15 +52,16 @@ function invocations(markdown: string): { invocations: Invocation[]; bareFlags: 
   return { invocations: found, bareFlags };
 }
 
-async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const stdout = new PassThrough().on("data", (d: Buffer) => (out += d.toString()));
-  const stderr = new PassThrough().on("data", (d: Buffer) => (err += d.toString()));
-  const stdin = Object.assign(new PassThrough(), { isTTY: false });
-  stdin.end();
-  const code = await main({ argv, cwd: home, env, stdin, stdout, stderr });
-  return { code, out, err };
+const ran = new Map<string, Promise<{ code: number | null; out: string; err: string }>>();
+/** The built CLI with these arguments (each distinct command line runs once per file). */
+function run(argv: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  const key = JSON.stringify(argv);
+  if (!ran.has(key))
+    ran.set(
+      key,
+      coil(home, argv, env).then((r) => ({ code: r.code, out: r.stdout, err: r.stderr })),
+    );
+  return ran.get(key)!;
 }
 
 /** The command names a help text lists under "Commands:". */
@@ -96,14 +94,10 @@ describe("README", () => {
     return { path, help };
   };
 
-  beforeAll(() => {
-    const r = spawnSync(process.execPath, [join(root, "dist", "bin", "coil.js"), "--help"], {
-      cwd: home,
-      env,
-      encoding: "utf8",
-    });
-    expect(r.status).toBe(0);
-    rootHelp = r.stdout;
+  beforeAll(async () => {
+    const r = await run(["--help"]);
+    expect(r.code).toBe(0);
+    rootHelp = r.out;
   });
 
   it("every command README shows is one, and every flag is in the help of the command it follows", async () => {
@@ -115,8 +109,10 @@ describe("README", () => {
     const missingCommands: string[] = [];
     const missingFlags: string[] = [];
     for (const inv of all) {
-      const { path, help } = await helpFor(inv.words);
-      if (inv.words[0] && !path.length) missingCommands.push(`coil ${inv.words.join(" ")}`);
+      // `coil help mcp add` is the help of `coil mcp add`; `<command>` and `[command...]` are placeholders
+      const words = (inv.words[0] === "help" ? inv.words.slice(1) : inv.words).filter((w) => !/^[<[]/.test(w));
+      const { path, help } = await helpFor(words);
+      if (words[0] && !path.length) missingCommands.push(`coil ${inv.words.join(" ")}`);
       for (const flag of inv.flags)
         if (!flagIn(help, flag) && !flagIn(rootHelp, flag)) missingFlags.push(`coil ${path.join(" ")} ${flag}`);
     }
