@@ -1,6 +1,7 @@
 /**
- * The plugin host: installs plugins (option validation, setup), owns the hooks, the registries and the
- * event bus that setup fills, and runs the start and stop callbacks. Setup is synchronous registration only.
+ * The plugin host: installs plugins (setup, with options checked by the caller's `validate`), owns the
+ * hooks, the registries and the event bus that setup fills, and forks child hosts (`agent.fork`). Setup is
+ * synchronous registration only; boot/lifecycle.ts runs the start and stop callbacks plugins register.
  */
 import type { Static, TSchema } from "typebox";
 import { CoilError, messageOf } from "./errors.js";

@@ -9,6 +9,7 @@ import { CoilError, messageOf } from "../../kernel/errors.js";
 import { resolveModel, type ModelChoice } from "../models.js";
 import { describePrice, type CatalogModel } from "./catalog.js";
 import { authFile, authFileTooOpen, coilHome, readAuth, writeAuthKey, type KeyLookup } from "./config.js";
+import { skippedNotes } from "./skipped.js";
 import { isCommand, resolveValue, variablesOf, type ConfigValue } from "./values.js";
 
 export const CLI_SERVICE = "provider-cli";
@@ -186,7 +187,7 @@ async function listModels(ctx: PluginContext<unknown>, query: string, json: bool
   const head = ["model", "ready", "context", "max out", "thinking", "images", "$/M in/out", "from", "name"];
   const mark = (m: ModelInfo) =>
     (m as CatalogModel).default === "user"
-      ? " (default: models.yaml)"
+      ? ` (default: ${(m as CatalogModel).defaultFrom ? "Pi's settings.json" : "models.yaml"})`
       : (m as CatalogModel).default === "provider"
         ? " (default)"
         : "";
@@ -220,6 +221,9 @@ async function listModels(ctx: PluginContext<unknown>, query: string, json: bool
       `\nProviders that serve ids they do not list (use --model <provider>/<id>): ${open.map(mark).join(", ")}\n`,
     );
   }
+  // What coil read but could not use in Pi's files (Pi's own providers, APIs coil does not speak).
+  const notes = query ? [] : skippedNotes();
+  if (notes.length) io.stdout.write(`\n${notes.map((n) => `note: ${n}`).join("\n")}\n`);
   const unconfigured = new Map<string, Provider>();
   for (const r of rows) if (!r.configured) unconfigured.set(r.provider.id, r.provider);
   for (const p of open) if (p.isConfigured && !p.isConfigured()) unconfigured.set(p.id, p);

@@ -21,7 +21,8 @@ import {
   type RunResult,
   type Services,
 } from "../../kernel/index.js";
-import { PluginHost } from "../../kernel/host.js";
+import { type HostOptions, PluginHost as KernelHost } from "../../kernel/host.js";
+import { validateOptions } from "../../boot/options.js";
 import { agentFor, assemble, showSetupDiagnostics } from "../../boot/assemble.js";
 import { coilHome, secureCoilHome } from "../../boot/paths.js";
 import type { ResolvedPreset } from "../../boot/preset.js";
@@ -55,7 +56,7 @@ export interface CreateAgentOptions {
 
 export interface CoilAgent {
   readonly agent: Agent;
-  readonly host: PluginHost;
+  readonly host: KernelHost;
   readonly preset: ResolvedPreset;
   /** A service the preset's plugins provide (`session`, `scripted`, ...). */
   service<N extends string>(name: N): Services[N] | undefined;
@@ -132,7 +133,17 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
   };
 }
 
-export { Agent, PluginHost };
+/**
+ * A host for embedders and tests that install plugins themselves: the kernel's host with plugin options
+ * validated and defaulted at install, as boot does (the kernel's own host leaves validation to its caller).
+ */
+export class PluginHost extends KernelHost {
+  constructor(options: HostOptions = {}) {
+    super({ validate: validateOptions, ...options });
+  }
+}
+
+export { Agent };
 export type { ResolvedPreset };
 /** Resolve a preset the way createAgent does, without starting it (coil fleet embeds the result in jobs). */
 export { resolvePreset } from "../../boot/preset.js";

@@ -94,9 +94,9 @@ function guarded(io: CliStreams, fn: () => number): number {
 
 function list(io: CliStreams, sources: Sources, json: boolean): number {
   return guarded(io, () => {
-    const { servers, problems, untrusted } = configured(io, sources);
+    const { servers, problems, untrusted, notes } = configured(io, sources);
     if (json) {
-      out(io, JSON.stringify({ servers, problems, untrusted }, null, 2));
+      out(io, JSON.stringify({ servers, problems, untrusted, notes }, null, 2));
       return 0;
     }
     if (servers.length === 0)
@@ -104,6 +104,7 @@ function list(io: CliStreams, sources: Sources, json: boolean): number {
     for (const s of servers) out(io, serverLine(s));
     for (const f of untrusted) out(io, `not loaded (project not trusted; coil trust): ${f}`);
     for (const p of problems) io.stderr.write(`coil mcp: ${formatProblem(p)}\n`);
+    for (const n of notes) io.stderr.write(`coil mcp: note: ${formatProblem(n)}\n`);
     return problems.length ? 1 : 0;
   });
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { definePlugin, Type, type AgentEvent } from "../../kernel/index.js";
-import { createAgent } from "../../lib/sdk/index.js";
+import { createAgent, PluginHost } from "../../lib/sdk/index.js";
 import { createTestKit, createWorkspace, importPlugin } from "../../lib/testing/index.js";
 import { cleanTemps, tempDir, writeFiles } from "../support/ecosystem.js";
 
@@ -187,5 +187,21 @@ describe("importPlugin", () => {
       kit.dispose();
     }
     await expect(importPlugin(join(dir, "missing.ts"))).rejects.toThrow(/missing\.ts does not exist/);
+  });
+});
+
+describe("coil/sdk PluginHost", () => {
+  it("validates and defaults plugin options at install, as boot does", () => {
+    let seen: unknown;
+    const greeter = definePlugin({
+      id: "greeter",
+      options: Type.Object({ greeting: Type.String({ default: "hello" }) }),
+      setup(ctx) {
+        seen = ctx.options;
+      },
+    });
+    new PluginHost().install(greeter, {});
+    expect(seen).toEqual({ greeting: "hello" });
+    expect(() => new PluginHost().install(greeter, { greting: "hi" })).toThrow(/PLUGIN_OPTIONS_INVALID.*greting/);
   });
 });
