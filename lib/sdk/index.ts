@@ -22,6 +22,7 @@ import {
   type Services,
 } from "../../kernel/index.js";
 import { type HostOptions, PluginHost as KernelHost } from "../../kernel/host.js";
+import { CommandLine } from "../command-line.js";
 import { validateOptions } from "../../boot/options.js";
 import { agentFor, assemble, showSetupDiagnostics } from "../../boot/assemble.js";
 import { coilHome, secureCoilHome } from "../../boot/paths.js";
@@ -135,11 +136,15 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
 
 /**
  * A host for embedders and tests that install plugins themselves: the kernel's host with plugin options
- * validated and defaulted at install, as boot does (the kernel's own host leaves validation to its caller).
+ * validated and defaulted at install, as boot does (the kernel's own host leaves validation to its caller),
+ * and the command line's `flags` and `subcommands` declared, so plugins that register them set up here too
+ * (`commandLine.values` sets the flag values).
  */
 export class PluginHost extends KernelHost {
-  constructor(options: HostOptions = {}) {
-    super({ validate: validateOptions, ...options });
+  readonly commandLine: CommandLine;
+  constructor(options: HostOptions = {}, commandLine = new CommandLine()) {
+    super({ validate: validateOptions, declare: commandLine.declarations, ...options });
+    this.commandLine = commandLine;
   }
 }
 
