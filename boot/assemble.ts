@@ -6,13 +6,15 @@
  */
 import { Agent } from "../kernel/agent.js";
 import { PluginHost } from "../kernel/host.js";
-import { CoilError, formatDiagnostic } from "../kernel/errors.js";
+import { CoilError } from "../kernel/errors.js";
 import type { AgentEvent } from "../kernel/types.js";
 import { existsSync, realpathSync } from "node:fs";
 import type { Plugin } from "../kernel/plugin.js";
 import { pluginInspector } from "./inspect.js";
 import { validateOptions } from "./options.js";
 import { fileOf, loadPlugin, needsPlugin, optionsTarget, type RunShape } from "./load.js";
+import { CommandLine } from "../lib/command-line.js";
+import { formatDiagnostic } from "../lib/front-end.js";
 import { applyClaudeEnv } from "../lib/claude-settings.js";
 import { chooseModel, resolveModel } from "../lib/models.js";
 import { PLUGIN_INSPECTOR } from "../lib/plugin-inspector.js";
@@ -62,6 +64,8 @@ export interface Assembled {
   /** Preset entries this run did not import (their manifest serves other modes and subcommands). */
   skipped: string[];
   host: PluginHost;
+  /** The plugins' flags and subcommands, and the flag values (set them before the run). */
+  commandLine: CommandLine;
   /** Warnings and errors plugins logged during setup, handed back for the caller to show. */
   setupDiagnostics: Diagnostic[];
 }
@@ -87,7 +91,14 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
   const explicit = o.explicitTrust ?? o.trust;
   const untrustedProject = explicit ? undefined : projectRoot(o.cwd);
   const services = { [PLUGIN_INSPECTOR]: pluginInspector(o.home), ...o.services };
-  const host = new PluginHost({ cwd: o.cwd, projectTrusted: explicit, services, validate: validateOptions });
+  const commandLine = new CommandLine();
+  const host = new PluginHost({
+    cwd: o.cwd,
+    projectTrusted: explicit,
+    services,
+    validate: validateOptions,
+    declare: commandLine.declarations,
+  });
   // Load every module first (in parallel), then set up in preset order: nothing starts half-configured.
   const entries = preset.entries.filter((entry) => needsPlugin(entry, o.run));
   const setupDiagnostics: Diagnostic[] = [];
@@ -152,6 +163,7 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
   return {
     preset,
     host,
+    commandLine,
     setupDiagnostics,
     skipped: preset.entries.filter((e) => !entries.includes(e)).map((e) => e.key),
   };

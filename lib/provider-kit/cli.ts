@@ -50,15 +50,34 @@ export function registerModelCli(ctx: PluginContext<unknown>): ProviderCliServic
   });
   ctx.subcommands.register({
     name: "models",
-    usage: "[search] [--json]",
+    arguments: "[search...]",
+    options: [{ name: "json", description: "print JSON (every matching model, with its provider and source)" }],
     description: "list the models of every provider in the preset",
-    run: (argv, io) => listModels(ctx, argv, io),
+    run: (words, io, options) => listModels(ctx, words.join(" ").trim(), options.json === true, io),
   });
   ctx.subcommands.register({
     name: "auth",
-    usage: "set <provider> | remove <provider> | list",
-    description: "store API keys in $COIL_HOME/auth.json (mode 0600); `set` reads the key from stdin",
-    run: (argv, io) => authCommand(ctx, argv, io),
+    description: "API keys stored in $COIL_HOME/auth.json (mode 0600)",
+    commands: [
+      {
+        name: "set",
+        arguments: "<provider>",
+        description: 'store the key for a provider, read from stdin (printf %s "$KEY" | coil auth set <provider>)',
+        run: ([provider], io) => authSet(ctx, provider!, io),
+      },
+      {
+        name: "remove",
+        arguments: "<provider>",
+        description: "remove the stored key of a provider",
+        run: ([provider], io) => authRemove(provider!, io),
+      },
+      {
+        name: "list",
+        options: [{ name: "json", description: "print JSON: { file, providers: { <id>: { stored, inPreset } } }" }],
+        description: "list the providers with a stored key (never the keys)",
+        run: (_args, io, options) => authList(ctx, options.json === true, io),
+      },
+    ],
   });
   ctx.commands.register({
     name: "model",
@@ -132,12 +151,7 @@ function matches(query: string, text: string): boolean {
     .every((part) => hay.includes(part));
 }
 
-async function listModels(ctx: PluginContext<unknown>, argv: string[], io: CliStreams): Promise<number> {
-  const json = argv.includes("--json");
-  const query = argv
-    .filter((a) => a !== "--json")
-    .join(" ")
-    .trim();
+async function listModels(ctx: PluginContext<unknown>, query: string, json: boolean, io: CliStreams): Promise<number> {
   const rows: { provider: Provider; model: ModelInfo; configured: boolean }[] = [];
   for (const id of ctx.providers.ids()) {
     const provider = ctx.providers.get(id)!;
@@ -230,37 +244,36 @@ async function readStdin(io: CliStreams): Promise<string> {
   return text;
 }
 
-async function authCommand(ctx: PluginContext<unknown>, argv: string[], io: CliStreams): Promise<number> {
+function authList(ctx: PluginContext<unknown>, json: boolean, io: CliStreams): number {
   const home = coilHome(io.env);
-  const [verb, provider] = argv;
   const known = ctx.providers.ids();
-  if (verb === "list") {
-    const stored = readAuth(home);
-    const ids = Object.keys(stored);
-    io.stdout.write(
-      ids.length
-        ? ids
-            .map((id) => `${id}: key stored${known.includes(id) ? "" : " (no such provider in this preset)"}`)
-            .join("\n") + "\n"
-        : `no keys stored in ${authFile(home)}\n`,
-    );
-    if (authFileTooOpen(home))
-      io.stderr.write(
-        `coil: warning: ${authFile(home)} is readable by other users; run: chmod 600 ${authFile(home)}\n`,
-      );
+  const ids = Object.keys(readAuth(home));
+  const open = authFileTooOpen(home);
+  if (open)
+    io.stderr.write(`coil: warning: ${authFile(home)} is readable by other users; run: chmod 600 ${authFile(home)}\n`);
+  if (json) {
+    const providers = Object.fromEntries(ids.map((id) => [id, { stored: true, inPreset: known.includes(id) }]));
+    io.stdout.write(`${JSON.stringify({ file: authFile(home), readableByOthers: open, providers }, null, 2)}\n`);
     return 0;
   }
-  if ((verb !== "set" && verb !== "remove") || !provider) {
-    io.stderr.write(
-      "usage: coil auth set <provider>   (reads the key from stdin)\n       coil auth remove <provider>\n       coil auth list\n",
-    );
-    return 2;
-  }
-  if (verb === "remove") {
-    const file = writeAuthKey(home, provider, undefined);
-    io.stdout.write(`removed the key for ${provider} from ${file}\n`);
-    return 0;
-  }
+  io.stdout.write(
+    ids.length
+      ? ids
+          .map((id) => `${id}: key stored${known.includes(id) ? "" : " (no such provider in this preset)"}`)
+          .join("\n") + "\n"
+      : `no keys stored in ${authFile(home)}\n`,
+  );
+  return 0;
+}
+
+function authRemove(provider: string, io: CliStreams): number {
+  const file = writeAuthKey(coilHome(io.env), provider, undefined);
+  io.stdout.write(`removed the key for ${provider} from ${file}\n`);
+  return 0;
+}
+
+async function authSet(ctx: PluginContext<unknown>, provider: string, io: CliStreams): Promise<number> {
+  const known = ctx.providers.ids();
   if (!known.includes(provider))
     io.stderr.write(
       `coil: warning: no provider '${provider}' in this preset (known: ${known.join(", ") || "none"}); storing the key anyway\n`,
@@ -271,7 +284,7 @@ async function authCommand(ctx: PluginContext<unknown>, argv: string[], io: CliS
     io.stderr.write('coil: no key read from stdin (pipe it in: printf %s "$KEY" | coil auth set <provider>)\n');
     return 2;
   }
-  const file = writeAuthKey(home, provider, key);
+  const file = writeAuthKey(coilHome(io.env), provider, key);
   io.stdout.write(`stored the key for ${provider} in ${file} (mode 0600)\n`);
   return 0;
 }

@@ -21,7 +21,6 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import {
   emptyUsage,
-  exitCodeFor,
   lastAssistantText,
   textOf,
   usageTotal,
@@ -29,6 +28,7 @@ import {
   type CliStreams,
   type Usage,
 } from "../../kernel/index.js";
+import { exitCodeFor } from "../../lib/front-end.js";
 import { addUsage } from "../../lib/subagent-usage.js";
 import type { FleetJobData, FleetJobResult, JobRun } from "./job.js";
 import { keys, loadBull, redisClient, type Job } from "./redis.js";

@@ -8,7 +8,7 @@
 import { definePlugin, Stage, Type, type Static } from "../../kernel/index.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import { coilHome } from "../../lib/paths.js";
-import { mcpCommand } from "./cli.js";
+import { mcpSubcommand } from "./cli.js";
 import { McpClient } from "./client.js";
 import { formatProblem, loadServers, serverLine, startupTimeoutOf } from "./config.js";
 
@@ -35,12 +35,7 @@ export default definePlugin({
     const home = coilHome();
     const sources = { preset: ctx.options.servers, home, trusted: ctx.projectTrusted };
     const client = new McpClient(ctx, loadServers({ ...sources, cwd: ctx.cwd, env: process.env }), home);
-    ctx.subcommands.register({
-      name: "mcp",
-      description: "MCP servers: list, get <name>, add <name> -- <command...>, add <name> --url <url>, remove <name>",
-      usage: "<list|get|add|remove> [args...]",
-      run: (argv, io) => mcpCommand(argv, io, { ...sources, home: coilHome(io.env) }),
-    });
+    ctx.subcommands.register(mcpSubcommand((io) => ({ ...sources, home: coilHome(io.env) })));
     // `coil doctor`: what is configured and from where (doctor starts no server: `/mcp` shows live status).
     addDoctorSection(ctx, {
       title: "MCP servers",

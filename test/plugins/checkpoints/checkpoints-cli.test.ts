@@ -405,7 +405,10 @@ exec ${realGit} "$@"
     expect((await coil(r, ["checkpoints", "list"])).stdout).toContain("No checkpoints for");
     const bad = await coil(r, ["checkpoints", "prune", "--keep", "many"]);
     expect(bad.code).not.toBe(0);
-    expect(bad.stderr).toContain("--keep needs a number, got 'many'");
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(
+      "coil checkpoints prune: option '--keep <n>' argument 'many' is invalid. 'many' is not a number",
+    );
   });
 });
 

@@ -9,13 +9,8 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import {
-  Agent,
-  findCommand,
-  type AgentEvent,
-  type ProviderRequest,
-  type ToolResultMessage,
-} from "../../../kernel/index.js";
+import { Agent, type AgentEvent, type ProviderRequest, type ToolResultMessage } from "../../../kernel/index.js";
+import { findCommand } from "../../../lib/front-end.js";
 import type { PluginHost } from "../../../kernel/host.js";
 import { testHost } from "../../support/host.js";
 import { packageRoot } from "../../../boot/paths.js";
