@@ -101,7 +101,6 @@ describe("packages", () => {
       "preset.yaml": `# my own preset: keep this comment\nplugins:\n  - provider-scripted: { recordTo: ${requests} }  # where requests go\n`,
     });
     const args = ["--provider", "scripted", "--script", "replies.yaml", "--mode", "json", "-p", "/stats one two three"];
-    const lastRequest = () => JSON.parse(readFileSync(requests, "utf8").trim().split("\n").at(-1)!);
     const firstRequestOfRun = (ran: { stdout: string }) => {
       const lines = readFileSync(requests, "utf8")
         .trim()
@@ -157,11 +156,18 @@ describe("packages", () => {
     expect(readFileSync(userPreset, "utf8")).toContain("  - npm:coil-bundle-demo: false\n");
     expect(readFileSync(userPreset, "utf8")).toContain("# my own preset: keep this comment");
     expect(existsSync(join(s.packages, "node_modules", "coil-bundle-demo", "plugin.ts"))).toBe(true);
+    // Disabled, the package's template is gone: print mode refuses the unknown /stats (exit 2, issue 27.7)
+    // before any request, and a plain prompt runs without the package's tool and skill.
+    const sent = () => readFileSync(requests, "utf8").trim().split("\n").length;
+    const before = sent();
     const off = await coil(s.project, args, s.env);
-    expect(off.code, off.stderr).toBe(0);
-    expect(s.toolText(off.stdout)).toMatchObject({ toolName: "word_stats", isError: true });
-    expect(JSON.stringify(firstRequestOfRun(off).system)).not.toContain("release-notes");
-    expect(JSON.stringify(firstRequestOfRun(off).messages)).not.toContain("Use the word_stats tool");
+    expect(off.code, off.stderr).toBe(2);
+    expect(off.stderr).toContain("unknown command /stats");
+    expect(sent()).toBe(before);
+    const plain = await coil(s.project, [...args.slice(0, -1), "count"], s.env);
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(s.toolText(plain.stdout)).toMatchObject({ toolName: "word_stats", isError: true });
+    expect(JSON.stringify(firstRequestOfRun(plain).system)).not.toContain("release-notes");
     expect((await coil(s.project, ["list"], s.env)).stdout).toContain("    disabled");
 
     const enabled = await coil(s.project, ["enable", "coil-bundle-demo"], s.env);
@@ -187,10 +193,12 @@ describe("packages", () => {
       `# my own preset: keep this comment\nplugins:\n  - provider-scripted: { recordTo: ${requests} } # where requests go\n`,
     );
     const gone = await coil(s.project, args, s.env);
-    expect(gone.code, gone.stderr).toBe(0);
-    expect(s.toolText(gone.stdout)).toMatchObject({ toolName: "word_stats", isError: true });
-    expect(JSON.stringify(lastRequest().system)).not.toContain("release-notes");
-    expect(JSON.stringify(lastRequest().messages)).not.toContain("Use the word_stats tool");
+    expect(gone.code, gone.stderr).toBe(2);
+    expect(gone.stderr).toContain("unknown command /stats");
+    const plainGone = await coil(s.project, [...args.slice(0, -1), "count"], s.env);
+    expect(plainGone.code, plainGone.stderr).toBe(0);
+    expect(s.toolText(plainGone.stdout)).toMatchObject({ toolName: "word_stats", isError: true });
+    expect(JSON.stringify(firstRequestOfRun(plainGone).system)).not.toContain("release-notes");
   }, 60_000);
 
   it("a team preset extends npm:<package> installed under $COIL_HOME/packages; a missing one fails with the install hint", async () => {
@@ -294,7 +302,8 @@ describe("packages", () => {
     expect(readFileSync(join(s.project, ".coil", "preset.yaml"), "utf8")).toContain(
       "plugins:\n  - npm:coil-bundle-demo\n",
     );
-    expect(installed.stdout).toContain("  tools: word_stats");
+    // The project is not trusted (nothing said so), so its code is not loaded to list the tools.
+    expect(installed.stdout).toContain("note: its tools are not listed: this project is not trusted");
     expect(installed.stdout).toContain("  skills: release-notes");
     expect(installed.stdout).toContain("  prompt templates: /stats");
     const args = ["--provider", "scripted", "--script", "replies.yaml", "--mode", "json", "-p", "count"];
@@ -328,7 +337,13 @@ describe("packages", () => {
       "Use the word_stats tool on this text and report the counts: one two three",
     );
     rmSync(requests);
-    await coil(s.project, recorded, s.env);
+    // Untrusted, the template does not exist: print mode refuses /stats (exit 2, issue 27.7) and sends nothing;
+    // a plain prompt goes without the package's skill.
+    const refusedHere = await coil(s.project, recorded, s.env);
+    expect(refusedHere.code, refusedHere.stderr).toBe(2);
+    expect(refusedHere.stderr).toContain("unknown command /stats");
+    expect(existsSync(requests)).toBe(false);
+    await coil(s.project, [...recorded.slice(0, -1), "count"], s.env);
     const notTrusted = JSON.parse(readFileSync(requests, "utf8").trim().split("\n")[0]!);
     expect(JSON.stringify(notTrusted.system)).not.toContain("release-notes");
     expect(JSON.stringify(notTrusted.messages)).not.toContain("Use the word_stats tool on this text");
