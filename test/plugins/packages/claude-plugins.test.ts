@@ -117,11 +117,27 @@ interface Observed {
   stderr: string;
 }
 
-/** One `coil -p` run with the fixture preset: what the tools returned and what the model was sent. */
-async function observe(s: ReturnType<typeof sandbox>, prompt: string, extra: string[] = []): Promise<Observed> {
+/**
+ * One `coil -p` run with the fixture preset: what the tools returned and what the model was sent. With
+ * `inactive`, the plugin is expected off: its `/command` is first refused as unknown (exit 2, nothing sent),
+ * then sent after `--` as plain text, so the run shows what the model gets without the plugin.
+ */
+async function observe(
+  s: ReturnType<typeof sandbox>,
+  prompt: string,
+  extra: string[] = [],
+  inactive = false,
+): Promise<Observed> {
   const requestsFile = join(s.project, "requests.jsonl");
   if (existsSync(requestsFile)) execFileSync("rm", [requestsFile]);
-  const ran = await coil(s.project, ["--preset", "./preset.yaml", "--mode", "json", ...extra, "-p", prompt], s.env);
+  const base = ["--preset", "./preset.yaml", "--mode", "json", ...extra, "-p"];
+  if (inactive && prompt.startsWith("/")) {
+    const refused = await coil(s.project, [...base, prompt], s.env);
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.stderr).toContain(`unknown command ${prompt.split(" ")[0]}`);
+    expect(existsSync(requestsFile)).toBe(false);
+  }
+  const ran = await coil(s.project, [...base, ...(inactive ? ["--"] : []), prompt], s.env);
   expect(ran.code, ran.stderr).toBe(0);
   const events = ran.stdout
     .split("\n")
@@ -213,7 +229,7 @@ describe("Claude Code plugins as coil packages", () => {
     await setClaudePluginEnabled("demo-tools", false, s.opts());
     expect(s.lock().claudePlugins["demo-tools"].enabled).toBe(false);
     expect((await listClaudePlugins(s.opts())).map((p) => [p.name, p.enabled])).toEqual([["demo-tools", false]]);
-    const disabled = await observe(s, "/demo-tools:review src/app.ts");
+    const disabled = await observe(s, "/demo-tools:review src/app.ts", [], true);
     expectInactive(disabled);
     expect(disabled.firstUserText).not.toContain("against the checklist");
 
@@ -224,7 +240,7 @@ describe("Claude Code plugins as coil packages", () => {
     expect(removed.commands).toContain("/demo-tools:review");
     expect(existsSync(root)).toBe(false);
     expect(s.lock().claudePlugins).toBeUndefined();
-    expectInactive(await observe(s, "/demo-tools:review src/app.ts"));
+    expectInactive(await observe(s, "/demo-tools:review src/app.ts", [], true));
     await expect(removeClaudePlugin("demo-tools", s.opts())).rejects.toThrow(
       /no Claude Code plugin 'demo-tools' is installed in/,
     );
@@ -423,11 +439,11 @@ describe("Claude Code plugins as coil packages", () => {
       "team.yaml":
         "extends: ./preset.yaml\nplugins:\n  - packages:\n      marketplaces: { team-tools: ../market }\n      claudePlugins: [demo-tools@team-tools]\n",
     });
-    const team = async (extra: string[]) => {
+    const team = async (extra: string[], inactive = false) => {
       writeFiles(s.project, { "preset.yaml": PRESET });
-      return observe(s, "/demo-tools:review src/app.ts", ["--preset", "./team.yaml", ...extra]);
+      return observe(s, "/demo-tools:review src/app.ts", ["--preset", "./team.yaml", ...extra], inactive);
     };
-    const without = await team([]);
+    const without = await team([], true);
     expect(without.stderr).toContain(
       `coil: the preset needs what is not installed (this run goes on without it):\n  Claude Code marketplace team-tools (../market)\n  Claude Code plugin demo-tools@team-tools\n  pass --yes to install it on first use`,
     );
@@ -573,7 +589,7 @@ describe("Claude Code plugins through the coil commands a user types", () => {
     expect(await cli("list")).toMatch(/enabled Claude Code plugin demo-tools@1\.2\.0/);
     await cli("disable", "demo-tools");
     expect(await cli("list")).toMatch(/disabled Claude Code plugin demo-tools@1\.2\.0/);
-    expectInactive(await observe(s, "/demo-tools:review src/app.ts"));
+    expectInactive(await observe(s, "/demo-tools:review src/app.ts", [], true));
     await cli("enable", "demo-tools");
     expectActive(await observe(s, "/demo-tools:review src/app.ts"), root);
 
@@ -589,6 +605,6 @@ describe("Claude Code plugins through the coil commands a user types", () => {
 
     await cli("remove", "demo-tools");
     expect(existsSync(root)).toBe(false);
-    expectInactive(await observe(s, "/demo-tools:review src/app.ts"));
+    expectInactive(await observe(s, "/demo-tools:review src/app.ts", [], true));
   }, 90_000);
 });
