@@ -8,8 +8,18 @@ import type { Agent, CliStreams, CustomMessage, ModelInfo, PluginContext, Provid
 import { CoilError, messageOf } from "../../kernel/errors.js";
 import { resolveModel, type ModelChoice } from "../models.js";
 import { describePrice, type CatalogModel } from "./catalog.js";
-import { authFile, authFileTooOpen, coilHome, readAuth, writeAuthKey, type KeyLookup } from "./config.js";
+import {
+  authFile,
+  authFileTooOpen,
+  coilHome,
+  readAuth,
+  storedKey,
+  writeAuthEntry,
+  writeAuthKey,
+  type KeyLookup,
+} from "./config.js";
 import { isCommand, resolveValue, variablesOf, type ConfigValue } from "./values.js";
+import { describeExpiry, findLogin, loginFlows, piAuthFile, piLogins, type LoginFlow, type LoginUI } from "./oauth.js";
 
 export const CLI_SERVICE = "provider-cli";
 
@@ -59,6 +69,18 @@ export function registerModelCli(ctx: PluginContext<unknown>): ProviderCliServic
     description: "store API keys in $COIL_HOME/auth.json (mode 0600); `set` reads the key from stdin",
     run: (argv, io) => authCommand(ctx, argv, io),
   });
+  ctx.subcommands.register({
+    name: "login",
+    usage: "[provider]",
+    description: "log in with a subscription (github-copilot, openai-codex); stored in $COIL_HOME/auth.json",
+    run: (argv, io) => loginCommand(ctx, argv, io),
+  });
+  ctx.subcommands.register({
+    name: "logout",
+    usage: "<provider>",
+    description: "forget a provider's subscription login (or stored key) in $COIL_HOME/auth.json",
+    run: (argv, io) => logoutCommand(argv, io),
+  });
   ctx.commands.register({
     name: "model",
     description: "switch model for the next request (provider/model, fuzzy)",
@@ -95,7 +117,7 @@ export function lookupKey(
   const fromEnv = envName ? process.env[envName] : undefined;
   if (fromEnv) return { key: fromEnv, from: envName };
   try {
-    const stored = readAuth(coilHome())[provider]?.key;
+    const stored = storedKey(readAuth(coilHome()), provider);
     if (stored) return { key: stored, from: "auth.json" };
   } catch (error) {
     warn?.((error as Error).message);
@@ -231,15 +253,7 @@ async function authCommand(ctx: PluginContext<unknown>, argv: string[], io: CliS
   const [verb, provider] = argv;
   const known = ctx.providers.ids();
   if (verb === "list") {
-    const stored = readAuth(home);
-    const ids = Object.keys(stored);
-    io.stdout.write(
-      ids.length
-        ? ids
-            .map((id) => `${id}: key stored${known.includes(id) ? "" : " (no such provider in this preset)"}`)
-            .join("\n") + "\n"
-        : `no keys stored in ${authFile(home)}\n`,
-    );
+    io.stdout.write(`${authLines(ctx, home, io.env).join("\n")}\n`);
     if (authFileTooOpen(home))
       io.stderr.write(
         `coil: warning: ${authFile(home)} is readable by other users; run: chmod 600 ${authFile(home)}\n`,
@@ -269,6 +283,120 @@ async function authCommand(ctx: PluginContext<unknown>, argv: string[], io: CliS
   }
   const file = writeAuthKey(home, provider, key);
   io.stdout.write(`stored the key for ${provider} in ${file} (mode 0600)\n`);
+  return 0;
+}
+
+/**
+ * What `coil auth list` and `coil doctor` show: per provider, a stored key or a login and until when
+ * its access token runs (never a token), and the logins read from Pi's auth.json.
+ */
+export function authLines(ctx: PluginContext<unknown>, home: string, env: NodeJS.ProcessEnv): string[] {
+  const known = ctx.providers.ids();
+  const flows = loginFlows(ctx);
+  const stored = readAuth(home);
+  const lines: string[] = [];
+  const note = (id: string) => (known.includes(id) ? "" : " (no such provider in this preset)");
+  for (const [id, entry] of Object.entries(stored)) {
+    if (entry.type === "oauth") {
+      const more = flows.get(id)?.describe?.(entry);
+      lines.push(`${id}: logged in${more ? ` (${more})` : ""}, ${describeExpiry(entry.expires)}${note(id)}`);
+    } else lines.push(`${id}: key stored${note(id)}`);
+  }
+  const pi = piLogins(env);
+  for (const [id, entry] of Object.entries(pi)) {
+    if (stored[id]?.type === "oauth") continue;
+    const more = flows.get(id)?.describe?.(entry);
+    lines.push(
+      `${id}: logged in through Pi (${piAuthFile(env)}, read only)${more ? ` (${more})` : ""}, ${describeExpiry(entry.expires)}${note(id)}`,
+    );
+  }
+  if (lines.length === 0) lines.push(`no keys or logins stored in ${authFile(home)}`);
+  return lines;
+}
+
+async function readLine(io: CliStreams): Promise<string> {
+  let text = "";
+  for await (const chunk of io.stdin) {
+    text += chunk.toString();
+    if (text.includes("\n")) break;
+  }
+  return text.split("\n")[0]!.trim();
+}
+
+function cliLoginUI(io: CliStreams, signal: AbortSignal): LoginUI {
+  return {
+    signal,
+    show: (text) => io.stderr.write(`${text}\n`),
+    ask: async (question) => {
+      io.stderr.write(`${question} `);
+      return (await readLine(io)) || undefined;
+    },
+  };
+}
+
+/** Run a login flow and store what it returns; the line to show when it is done. */
+export async function runLogin(
+  flow: LoginFlow,
+  ui: LoginUI,
+  args: string[],
+  home: string,
+): Promise<{ file: string; text: string }> {
+  const entry = await flow.login(ui, args);
+  const file = writeAuthEntry(home, flow.provider, entry);
+  const more = flow.describe?.(entry);
+  return {
+    file,
+    text: `Logged in to ${flow.title}${more ? ` (${more})` : ""}; stored in ${file} (mode 0600). Use it with --model ${flow.provider}/<model> (coil models ${flow.provider} lists them).`,
+  };
+}
+
+async function loginCommand(ctx: PluginContext<unknown>, argv: string[], io: CliStreams): Promise<number> {
+  const flows = loginFlows(ctx);
+  const [provider, ...rest] = argv;
+  const flow = provider ? flows.get(provider) : undefined;
+  if (!flow) {
+    const list = [...flows.keys()].join(", ") || "none (add provider-github-copilot to the preset)";
+    io.stderr.write(
+      `${provider ? `coil: no subscription login for '${provider}'. ` : ""}usage: coil login <provider>   (providers with a login: ${list})\n` +
+        "       API keys are stored with `coil auth set <provider>` instead.\n",
+    );
+    return 2;
+  }
+  const abort = new AbortController();
+  const stop = () => abort.abort();
+  process.once("SIGINT", stop);
+  try {
+    const done = await runLogin(flow, cliLoginUI(io, abort.signal), rest, coilHome(io.env));
+    io.stdout.write(`${done.text}\n`);
+    return 0;
+  } catch (error) {
+    const e = error as CoilError;
+    io.stderr.write(
+      `coil: login to ${flow.title} failed: ${e.detail ?? messageOf(error)}${e.hint ? `; ${e.hint}` : ""}\n`,
+    );
+    return 1;
+  } finally {
+    process.off("SIGINT", stop);
+  }
+}
+
+async function logoutCommand(argv: string[], io: CliStreams): Promise<number> {
+  const home = coilHome(io.env);
+  const [provider] = argv;
+  if (!provider) {
+    io.stderr.write("usage: coil logout <provider>   (coil auth list shows who is logged in)\n");
+    return 2;
+  }
+  const had = readAuth(home)[provider];
+  if (had) writeAuthEntry(home, provider, undefined);
+  const fromPi = piLogins(io.env)[provider];
+  const what = had?.type === "oauth" ? "login" : had ? "stored key" : undefined;
+  if (what) io.stdout.write(`removed the ${what} for ${provider} from ${authFile(home)}\n`);
+  else io.stdout.write(`no login or key for ${provider} in ${authFile(home)}\n`);
+  if (fromPi && findLogin(home, provider, io.env, true)?.from === "pi")
+    io.stdout.write(
+      `note: Pi's login for ${provider} in ${piAuthFile(io.env)} is still there and coil still reads it; coil never rewrites that file (log out in Pi, or remove the entry yourself)\n`,
+    );
   return 0;
 }
 

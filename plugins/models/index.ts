@@ -1,11 +1,12 @@
 /**
  * The models plugin: what the user has to choose and configure models, across every provider plugin in
- * the preset: `--api-key`, `coil models [search]`, `coil auth set|remove|list` and `/model` (the rules of
+ * the preset: `--api-key`, `coil models [search]`, `coil auth set|remove|list`, `coil login`/`coil logout` (the flows come from subscription provider plugins) and `/model` (the rules of
  * lib/models.ts), and the thinking level: `--thinking`, `/thinking` (lib/thinking.ts). A preset lists it once; before, whichever provider plugin loaded first registered them.
  */
 import { definePlugin } from "../../kernel/index.js";
 import { addDoctorSection } from "../../lib/doctor.js";
-import { registerModelCli } from "../../lib/provider-kit/cli.js";
+import { authLines, registerModelCli } from "../../lib/provider-kit/cli.js";
+import { coilHome } from "../../lib/paths.js";
 import { registerThinking } from "../../lib/thinking.js";
 
 export default definePlugin({
@@ -29,6 +30,11 @@ export default definePlugin({
               : `${id}  not set up: ${p.setupHint ?? "see docs/providers.md"}`;
           })
           .join("\n"),
+    });
+    // `coil doctor`: stored keys and subscription logins, and until when each login's token runs (never a token).
+    addDoctorSection(ctx, {
+      title: "logins",
+      report: () => authLines(ctx, coilHome(), process.env).join("\n"),
     });
   },
 });
