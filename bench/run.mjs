@@ -127,6 +127,7 @@ for (const extra of [
   "tui.mjs",
   "subagents.mjs",
   "mcp.mjs",
+  "context.mjs",
   "checkpoints.mjs",
   "lsp.mjs",
 ]) {

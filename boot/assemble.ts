@@ -13,7 +13,8 @@ import type { Plugin } from "../kernel/plugin.js";
 import { pluginInspector } from "./inspect.js";
 import { validateOptions } from "./options.js";
 import { fileOf, loadPlugin, needsPlugin, optionsTarget, type RunShape } from "./load.js";
-import { chooseModel } from "../lib/models.js";
+import { applyClaudeEnv } from "../lib/claude-settings.js";
+import { chooseModel, resolveModel } from "../lib/models.js";
 import { PLUGIN_INSPECTOR } from "../lib/plugin-inspector.js";
 import { CLI_SERVICE, type ProviderCliService } from "../lib/provider-kit/cli.js";
 import { projectRoot } from "../lib/project.js";
@@ -77,6 +78,9 @@ export function presetOptions(o: AssembleOptions): ResolveOptions {
 
 /** Resolve the preset and set its plugins up on a new host, in preset order. */
 export async function assemble(o: AssembleOptions): Promise<Assembled> {
+  // Claude Code's settings `env` (yours always, the project's when trusted) is set before anything reads
+  // the environment; variables coil was started with win.
+  applyClaudeEnv(o.cwd, o.trust);
   const preset = resolvePreset(presetOptions(o));
   const untrustedProject = (o.explicitTrust ?? o.trust) ? undefined : projectRoot(o.cwd);
   const services = { [PLUGIN_INSPECTOR]: pluginInspector(o.home), ...o.services };
@@ -141,6 +145,7 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
   } finally {
     stop();
   }
+  claudeModelFallback(preset, host, setupDiagnostics);
   return {
     preset,
     host,
@@ -149,9 +154,42 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
   };
 }
 
+/**
+ * A model from Claude Code (boot/preset.ts) gives way to models.yaml's `default:`, and when this run
+ * cannot use it (no Anthropic provider configured, an alias no catalog knows) the usual choice stands,
+ * with a warning naming where it came from.
+ */
+function claudeModelFallback(preset: ResolvedPreset, host: PluginHost, diagnostics: Diagnostic[]): void {
+  const from = preset.modelFromClaude;
+  if (!from || !preset.settings.model) return;
+  const providers = host.providers.values();
+  const drop = () => {
+    delete preset.settings.model;
+    delete preset.settingSources.model;
+    delete preset.modelFromClaude;
+  };
+  if (
+    providers.some((p) => (p.models as readonly { default?: string }[] | undefined)?.some((m) => m.default === "user"))
+  ) {
+    drop(); // coil's own default wins over Claude Code's
+    return;
+  }
+  try {
+    resolveModel(providers, preset.settings.model, preset.settings.provider);
+  } catch (error) {
+    const message = `the model ${preset.settings.model} from ${from.source} (Claude Code's) is not used: ${(error as Error).message}; coil chooses as usual`;
+    diagnostics.push({ type: "diagnostic", level: "warn", message, code: "MODEL_NOT_FOUND" });
+    drop();
+    return;
+  }
+  if (from.note) diagnostics.push({ type: "diagnostic", level: "warn", message: `${from.source}: ${from.note}` });
+}
+
 /** The agent a resolved preset describes: its provider and model (boot/models.ts) and its settings. */
 export function agentFor(host: PluginHost, preset: ResolvedPreset): Agent {
-  const { provider, model, why } = chooseModel(host.providers.values(), preset.settings);
+  const chosen = chooseModel(host.providers.values(), preset.settings);
+  const { provider, model } = chosen;
+  const why = preset.modelFromClaude ? `Claude Code's model, from ${preset.modelFromClaude.source}` : chosen.why;
   // How a model nobody named was chosen, for the front ends' start line (the models plugin's service).
   const cli = host.services.get(CLI_SERVICE) as ProviderCliService | undefined;
   if (cli) cli.chosen = why ? { model: `${provider.id}/${model.id}`, why } : undefined;

@@ -8,6 +8,7 @@ import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type Scalar } from "yaml";
 import { CoilError } from "../kernel/errors.js";
+import { claudeModel } from "../lib/claude-settings.js";
 import { nodeModules, packageRoot, projectRoot } from "./paths.js";
 
 export interface PresetSource {
@@ -48,6 +49,11 @@ export interface ResolvedPreset {
   settings: PresetSettings;
   settingSources: Record<string, string>;
   layers: PresetLayer[];
+  /**
+   * The model came from Claude Code (`ANTHROPIC_MODEL`, or `model` in its settings files) because no
+   * layer named one: a fallback that gives way when this run cannot use it (boot/assemble.ts).
+   */
+  modelFromClaude?: { source: string; note?: string };
 }
 /**
  * `preset`: a built-in preset name or a path to a YAML file (relative to `cwd`), default `default`.
@@ -61,6 +67,8 @@ export interface ResolveOptions {
   /** Only the base preset and the cli layer: no user (~/.coil) or project (.coil/) layer. */
   builtinOnly?: boolean;
   cli?: { plugins?: string[]; settings?: PresetSettings };
+  /** The environment (`ANTHROPIC_MODEL`, `HOME` for ~/.claude); default process.env. */
+  env?: Record<string, string | undefined>;
 }
 
 /** Each setting's check, and what it wants (for the error). */
@@ -135,10 +143,22 @@ export function resolvePreset(options: ResolveOptions): ResolvedPreset {
   const cli = cliLayer(options);
   if (cli.entries.length || Object.keys(cli.settings).length) layers.push({ name: "cli" });
   const state = [...files, cli].reduce(merge);
+  // No layer names a model: Claude Code's (ANTHROPIC_MODEL, or its settings' `model`) for an Anthropic run.
+  const claude =
+    !options.builtinOnly &&
+    !state.settings.model &&
+    (!state.settings.provider || state.settings.provider === "anthropic")
+      ? claudeModel(cwd, options.env)
+      : undefined;
+  if (claude) {
+    state.settings.model = claude.model;
+    state.settingSources.model = claude.source;
+  }
   return {
     ...state,
     entries: state.entries.filter((e) => !e.removed).map(({ removed: _r, fresh: _f, ...entry }) => entry),
     layers,
+    ...(claude ? { modelFromClaude: { source: claude.source, ...(claude.note ? { note: claude.note } : {}) } } : {}),
   };
 }
 

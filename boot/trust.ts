@@ -2,7 +2,7 @@
  * Project trust: a project's `.coil/` code loads only once the user trusts that directory. Trust is
  * stored in `$COIL_HOME/trust.json`, keyed by the directory's real path and a hash of what would load
  * (every file under `.coil/` except sessions/, plans/ and node_modules/ folders, path plugins the project
- * preset names elsewhere, and `.claude/settings*.json` hook commands); a change to any of them makes coil
+ * preset names elsewhere, `.claude/settings*.json` hook commands, `.mcp.json` and Pi's `.pi/settings.json`); a change to any of them makes coil
  * ask again. Symlinks are followed and hashed by what they point to (and where); a link whose target
  * lies outside the project is never trusted from the prompt, only by `coil trust` or `--trust`.
  * See docs/safety.md. Asking the user and `coil trust` live in cli/trust.ts.
@@ -29,8 +29,9 @@ const STATE_DIRS = new Set(["sessions", "plans"]);
 /** The files that would load from `dir`, absolute and sorted (empty when the project has no `.coil/`). */
 export function projectFiles(dir: string, home: string): string[] {
   const coil = join(dir, ".coil");
-  // Claude Code hook settings are commands too (hooks-claude runs them), and `.mcp.json` starts servers (mcp).
-  const claude = [".claude/settings.json", ".claude/settings.local.json", ".mcp.json"]
+  // Claude Code hook settings are commands too (hooks-claude runs them), `.mcp.json` starts servers (mcp), and
+  // Pi's `.pi/settings.json` picks the model and adds skill and prompt folders (lib/pi-settings.ts).
+  const claude = [".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".pi/settings.json"]
     .map((f) => join(dir, f))
     .filter((f) => existsSync(f));
   if (!existsSync(coil) || resolve(coil) === resolve(home)) return claude;

@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { label, SETTING_KEYS, type PresetEntry, type ResolvedPreset } from "../boot/preset.js";
 import { projectRoot } from "../boot/paths.js";
+import { claudeSettingsFiles } from "../lib/claude-settings.js";
 import { compatOf, contextFilePatterns, skillPlaces, type Compat } from "../lib/compat.js";
 
 /** Where the run looks for the project and for other tools' files (`--json`: `places`). */
@@ -29,17 +30,61 @@ export function placesOf(
   compat: Compat;
   skills: { dir: string; exists: boolean; family?: string }[];
   contextFiles: { user: string[]; eachFolder: string[] };
+  claudeSettings: ClaudeSettingsSummary[];
 } {
   const set = preset.entries.map((e) => e.options.compat).find((c) => c && typeof c === "object") as
     | Partial<Compat>
     | undefined;
   const compat = compatOf(set);
-  const skills = skillPlaces(where.cwd, compat, where.home, where.env.HOME || homedir()).map((p) => ({
+  const skills = skillPlaces(where.cwd, compat, where.home, where.env.HOME || homedir(), {}, where.env).map((p) => ({
     dir: p.dir,
     exists: existsSync(p.dir),
     ...(p.family ? { family: p.family } : {}),
   }));
-  return { projectRoot: projectRoot(where.cwd), compat, skills, contextFiles: contextFilePatterns(compat) };
+  return {
+    projectRoot: projectRoot(where.cwd),
+    compat,
+    skills,
+    contextFiles: contextFilePatterns(compat),
+    claudeSettings: claudeSettingsSummary(where.cwd, where.env.HOME || homedir()),
+  };
+}
+
+/** A Claude Code settings file as `preset show` lists it: its permission rules, env names and model. */
+export interface ClaudeSettingsSummary {
+  file: string;
+  scope: string;
+  exists: boolean;
+  error?: string;
+  permissions?: Partial<Record<"allow" | "ask" | "deny" | "additionalDirectories", string[]>> & {
+    defaultMode?: string;
+  };
+  env?: string[];
+  model?: string;
+}
+
+function claudeSettingsSummary(cwd: string, home: string): ClaudeSettingsSummary[] {
+  return claudeSettingsFiles(cwd, home).map((f) => {
+    const p = (f.data?.permissions ?? {}) as Record<string, unknown>;
+    const strings = (v: unknown) =>
+      Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : undefined;
+    const permissions = Object.fromEntries(
+      [
+        ...(["deny", "ask", "allow", "additionalDirectories"] as const).map((k) => [k, strings(p[k])] as const),
+        ["defaultMode", typeof p.defaultMode === "string" ? p.defaultMode : undefined] as const,
+      ].filter(([, v]) => v !== undefined && (!Array.isArray(v) || v.length)),
+    );
+    const env = f.data?.env && typeof f.data.env === "object" ? Object.keys(f.data.env) : undefined;
+    return {
+      file: f.path,
+      scope: f.scope,
+      exists: f.exists,
+      ...(f.error ? { error: f.error } : {}),
+      ...(Object.keys(permissions).length ? { permissions } : {}),
+      ...(env?.length ? { env } : {}),
+      ...(typeof f.data?.model === "string" ? { model: f.data.model } : {}),
+    };
+  });
 }
 
 export function formatPreset(preset: ResolvedPreset, format: "yaml" | "json", where?: Where): string {
@@ -94,6 +139,15 @@ export function formatPreset(preset: ResolvedPreset, format: "yaml" | "json", wh
       ...places.skills.map((s) => `   ${s.dir}${s.family ? `  [${s.family}]` : ""}${s.exists ? "" : "  (none)"}`),
       ` instruction files: ${places.contextFiles.user.join(", ")};`,
       `   in each folder from the repository root down: ${places.contextFiles.eachFolder.join(", ")}`,
+      " Claude Code settings (permission-gate applies their permissions; env and model: docs/migrating.md):",
+      ...places.claudeSettings.flatMap((c) => [
+        `   ${c.file}${c.exists ? (c.error ? `  (unreadable: ${c.error})` : "") : "  (none)"}`,
+        ...Object.entries(c.permissions ?? {}).map(
+          ([k, v]) => `     permissions.${k}: ${Array.isArray(v) ? v.join(", ") : v}`,
+        ),
+        ...(c.env ? [`     env: ${c.env.join(", ")}`] : []),
+        ...(c.model ? [`     model: ${c.model}`] : []),
+      ]),
     ].join("\n");
   }
   return doc.toString({ lineWidth: 0 });

@@ -35,13 +35,19 @@ export interface SkillPlace {
   dir: string;
   scope: "project" | "user";
   family?: CompatFamily;
+  /** The `.md` files directly in it are skills too (Pi's own skill folders). */
+  rootFiles?: boolean;
 }
+
+/** Pi's agent folder: `$PI_CODING_AGENT_DIR`, else `~/.pi/agent`. */
+export const piAgentDir = (userHome: string, env: NodeJS.ProcessEnv = process.env): string =>
+  env.PI_CODING_AGENT_DIR || join(userHome, ".pi", "agent");
 
 /**
  * The skill folders, first name wins: in the working directory and each folder above it up to the
  * project root (nearest first) `.coil/skills`, `.agents/skills`, `.claude/skills`, `.pi/skills`; then
- * `$COIL_HOME/skills`, `~/.agents/skills`, `~/.claude/skills`, `~/.pi/agent/skills`. The skills plugin
- * searches these; `coil preset show` lists them.
+ * `$COIL_HOME/skills`, `~/.agents/skills`, `~/.claude/skills`, `~/.pi/agent/skills` (`$PI_CODING_AGENT_DIR`),
+ * `~/.codex/skills` (`$CODEX_HOME`). The skills plugin searches these; `coil preset show` lists them.
  */
 export function skillPlaces(
   cwd: string,
@@ -49,6 +55,7 @@ export function skillPlaces(
   coilHome: string,
   userHome: string,
   o: { project?: boolean; user?: boolean } = {},
+  env: NodeJS.ProcessEnv = process.env,
 ): SkillPlace[] {
   const out: SkillPlace[] = [];
   if (o.project !== false) {
@@ -56,14 +63,21 @@ export function skillPlaces(
       out.push({ dir: join(dir, ".coil", "skills"), scope: "project" });
       if (compat.agents) out.push({ dir: join(dir, ".agents", "skills"), scope: "project", family: "agents" });
       if (compat.claude) out.push({ dir: join(dir, ".claude", "skills"), scope: "project", family: "claude" });
-      if (compat.pi) out.push({ dir: join(dir, ".pi", "skills"), scope: "project", family: "pi" });
+      if (compat.pi) out.push({ dir: join(dir, ".pi", "skills"), scope: "project", family: "pi", rootFiles: true });
     }
   }
   if (o.user !== false) {
     out.push({ dir: join(coilHome, "skills"), scope: "user" });
     if (compat.agents) out.push({ dir: join(userHome, ".agents", "skills"), scope: "user", family: "agents" });
     if (compat.claude) out.push({ dir: join(userHome, ".claude", "skills"), scope: "user", family: "claude" });
-    if (compat.pi) out.push({ dir: join(userHome, ".pi", "agent", "skills"), scope: "user", family: "pi" });
+    if (compat.pi)
+      out.push({ dir: join(piAgentDir(userHome, env), "skills"), scope: "user", family: "pi", rootFiles: true });
+    if (compat.agents)
+      out.push({
+        dir: join(env.CODEX_HOME || join(userHome, ".codex"), "skills"),
+        scope: "user",
+        family: "agents",
+      });
   }
   return out;
 }

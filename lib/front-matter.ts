@@ -15,17 +15,32 @@ const KEY_LINE = /^([A-Za-z0-9_][\w.-]*)[ \t]*:(?:[ \t]+(.*))?$/;
 
 /**
  * Front matter that is not valid YAML but is plain `key: value` lines, as Claude Code files often are
- * (`argument-hint: [issue] [priority]`): each line on its own, its value parsed as YAML when it parses
- * alone (so `true` stays a boolean), else kept as the text written. Undefined when some line is not of
- * that shape (an indented continuation, a list item), so a really broken file is still refused.
+ * (`argument-hint: [issue] [priority]`, `description: Review code: carefully`): each top-level line on its
+ * own, its value parsed as YAML when it parses alone (so `true` stays a boolean), else kept as the text
+ * written. A key's indented lines below it (a nested `hooks:` mapping, a list) are read as that key's YAML.
+ * Undefined when some part is neither (an indented block that does not parse, a line before any key), so
+ * a really broken file is still refused.
  */
 function lineByLine(yaml: string): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
+  const groups: { key: string; raw: string; block: string[] }[] = [];
   for (const line of yaml.split(/\r?\n/)) {
     if (!line.trim() || line.trimStart().startsWith("#")) continue;
-    const m = KEY_LINE.exec(line.trimEnd());
-    if (!m) return undefined;
-    const raw = (m[2] ?? "").trim();
+    const m = /^\s/.test(line) ? null : KEY_LINE.exec(line.trimEnd());
+    if (m) groups.push({ key: m[1]!, raw: (m[2] ?? "").trim(), block: [] });
+    else if (/^\s/.test(line) && groups.length) groups.at(-1)!.block.push(line);
+    else return undefined;
+  }
+  for (const { key, raw, block } of groups) {
+    if (block.length) {
+      try {
+        const parsed = parseYaml(`v:${raw ? ` ${raw}` : ""}\n${block.join("\n")}`) as { v?: unknown } | null;
+        out[key] = parsed?.v ?? null;
+      } catch {
+        return undefined;
+      }
+      continue;
+    }
     let value: unknown = raw;
     try {
       const parsed = parseYaml(`v: ${raw}`) as { v?: unknown } | null;
@@ -33,7 +48,7 @@ function lineByLine(yaml: string): Record<string, unknown> | undefined {
     } catch {
       value = raw;
     }
-    out[m[1]!] = value;
+    out[key] = value;
   }
   return out;
 }

@@ -12,6 +12,7 @@
 import { CoilError } from "../kernel/errors.js";
 import type { ModelInfo, Provider } from "../kernel/types.js";
 import { findModel, type CatalogModel } from "./provider-kit/catalog.js";
+import { skippedProvider } from "./provider-kit/skipped.js";
 
 export interface ModelChoice {
   provider: Provider;
@@ -21,6 +22,15 @@ export interface ModelChoice {
 const usable = (p: Provider) => !p.isConfigured || p.isConfigured();
 const known = (providers: readonly Provider[]) => providers.map((p) => p.id).join(", ") || "(none)";
 
+/** No provider `id`: said with the reason when a model file named it and coil could not read it (Pi's models.json). */
+function unknownProvider(providers: readonly Provider[], id: string): CoilError {
+  const skipped = skippedProvider(id);
+  if (skipped) return new CoilError("PROVIDER_MISSING", skipped, { hint: `providers coil has: ${known(providers)}` });
+  return new CoilError("PROVIDER_MISSING", `unknown provider '${id}'`, {
+    hint: providers.length ? `known providers: ${known(providers)}` : "add a provider plugin to the preset",
+  });
+}
+
 /** Split `provider/id` when the head is a registered provider; `provider` (if given) must agree. */
 function split(providers: readonly Provider[], spec: string, providerId?: string): { providerId?: string; id: string } {
   const slash = spec.indexOf("/");
@@ -29,11 +39,7 @@ function split(providers: readonly Provider[], spec: string, providerId?: string
   const listedWhole = providers.some((p) => p.models?.some((m) => m.id === spec));
   if (providers.some((p) => p.id === head) && (!providerId || providerId === head))
     return { providerId: head, id: spec.slice(slash + 1) };
-  if (!providerId && !listedWhole) {
-    throw new CoilError("PROVIDER_MISSING", `unknown provider '${head}'`, {
-      hint: `known providers: ${known(providers)}`,
-    });
-  }
+  if (!providerId && !listedWhole) throw unknownProvider(providers, head);
   return { providerId, id: spec };
 }
 
@@ -43,10 +49,7 @@ export function resolveModel(providers: readonly Provider[], spec: string, provi
   let found: ModelChoice | undefined;
   if (want.providerId) {
     const provider = providers.find((p) => p.id === want.providerId);
-    if (!provider)
-      throw new CoilError("PROVIDER_MISSING", `unknown provider '${want.providerId}'`, {
-        hint: providers.length ? `known providers: ${known(providers)}` : "add a provider plugin to the preset",
-      });
+    if (!provider) throw unknownProvider(providers, want.providerId);
     const model =
       provider.models?.find((m) => m.id === want.id) ??
       provider.resolveModel?.(want.id) ??
@@ -107,10 +110,10 @@ export function chooseModel(
       if (!usable(provider))
         throw new CoilError(
           "PROVIDER_MISSING",
-          `provider '${provider.id}' of the models.yaml default '${provider.id}/${model.id}' is not configured`,
+          `provider '${provider.id}' of the ${(model as CatalogModel).defaultFrom ?? "models.yaml"} default '${provider.id}/${model.id}' is not configured`,
           { hint: provider.setupHint },
         );
-      return { provider, model, why: "default: in models.yaml" };
+      return { provider, model, why: `default: in ${(model as CatalogModel).defaultFrom ?? "models.yaml"}` };
     }
   }
   const provider = settings.provider

@@ -52,8 +52,8 @@ function unusedNote(agent: Agent): string | undefined {
     : `${provider}/${model.id} does not reason, so the level has no effect on it; it applies when you switch to a model that does`;
 }
 
-/** Register `--thinking`, `/thinking` and the `thinking` service. */
-export function registerThinking(ctx: PluginContext<unknown>): ThinkingService {
+/** Register `--thinking`, `/thinking` and the `thinking` service; `piThinking` gives Pi's default level, if any. */
+export function registerThinking(ctx: PluginContext<unknown>, piThinking?: () => string | undefined): ThinkingService {
   const session = () => ctx.services.get("session") as SessionLike | undefined;
   /** The level last seen recorded in the session (saves reading the session's state on every request). */
   let recorded: string | undefined;
@@ -88,7 +88,12 @@ export function registerThinking(ctx: PluginContext<unknown>): ThinkingService {
   });
   ctx.onStart((agent) => {
     const flag = ctx.flags.get("thinking");
-    if (flag === undefined) return;
+    if (flag === undefined) {
+      // Pi's settings.json `defaultThinkingLevel`, when nothing else (the preset, a resumed session) set a level.
+      const pi = piThinking?.();
+      if (pi && currentLevel(agent) === undefined && isThinkingLevel(pi)) agent.setRequestOptions({ thinking: pi });
+      return;
+    }
     if (!isThinkingLevel(flag))
       throw ctx.error("CONFIG_INVALID", `--thinking '${String(flag)}' is not a thinking level`, {
         hint: `use one of: ${THINKING_LEVELS.join(", ")}`,

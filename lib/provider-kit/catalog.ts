@@ -58,6 +58,8 @@ export interface CatalogModel extends ModelInfo {
    * `user`: the `default:` of models.yaml, which comes before every provider's own default.
    */
   default?: "provider" | "user";
+  /** Where a `user` default was set, when not models.yaml (Pi's settings.json). */
+  defaultFrom?: string;
 }
 
 const ZERO: Prices = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
@@ -153,12 +155,12 @@ export function describePrice(model: ModelInfo): string {
  * Mark `id` on `provider` as the models.yaml `default:`: a listed id, else its fuzzy match, else the id
  * itself (added to the list with the provider's default limits, so `coil models` shows it).
  */
-export function markUserDefault(provider: Provider, id: string): void {
+export function markUserDefault(provider: Provider, id: string, from?: string): void {
   const models = provider.models as CatalogModel[] | undefined;
   if (!models) return;
   const found = models.find((m) => m.id === id) ?? findModel(models, id);
   const at = found ? models.findIndex((m) => m.id === found.id) : -1;
-  if (found && at >= 0) models[at] = { ...found, default: "user" };
+  if (found && at >= 0) models[at] = { ...found, default: "user", ...(from ? { defaultFrom: from } : {}) };
   else {
     const resolved = (provider.resolveModel?.(id) ?? {
       id,
@@ -166,6 +168,6 @@ export function markUserDefault(provider: Provider, id: string): void {
       contextWindow: 128_000,
       maxOutput: 16_384,
     }) as CatalogModel;
-    models.push({ ...resolved, default: "user" });
+    models.push({ ...resolved, default: "user", ...(from ? { defaultFrom: from } : {}) });
   }
 }

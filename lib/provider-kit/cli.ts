@@ -18,6 +18,7 @@ import {
   writeAuthKey,
   type KeyLookup,
 } from "./config.js";
+import { skippedNotes } from "./skipped.js";
 import { isCommand, resolveValue, variablesOf, type ConfigValue } from "./values.js";
 import { describeExpiry, findLogin, loginFlows, piAuthFile, piLogins, type LoginFlow, type LoginUI } from "./oauth.js";
 
@@ -194,7 +195,7 @@ async function listModels(ctx: PluginContext<unknown>, argv: string[], io: CliSt
   const head = ["model", "ready", "context", "max out", "thinking", "images", "$/M in/out", "from", "name"];
   const mark = (m: ModelInfo) =>
     (m as CatalogModel).default === "user"
-      ? " (default: models.yaml)"
+      ? ` (default: ${(m as CatalogModel).defaultFrom ? "Pi's settings.json" : "models.yaml"})`
       : (m as CatalogModel).default === "provider"
         ? " (default)"
         : "";
@@ -228,6 +229,9 @@ async function listModels(ctx: PluginContext<unknown>, argv: string[], io: CliSt
       `\nProviders that serve ids they do not list (use --model <provider>/<id>): ${open.map(mark).join(", ")}\n`,
     );
   }
+  // What coil read but could not use in Pi's files (Pi's own providers, APIs coil does not speak).
+  const notes = query ? [] : skippedNotes();
+  if (notes.length) io.stdout.write(`\n${notes.map((n) => `note: ${n}`).join("\n")}\n`);
   const unconfigured = new Map<string, Provider>();
   for (const r of rows) if (!r.configured) unconfigured.set(r.provider.id, r.provider);
   for (const p of open) if (p.isConfigured && !p.isConfigured()) unconfigured.set(p.id, p);

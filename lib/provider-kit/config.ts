@@ -115,6 +115,8 @@ export interface ModelsFile {
   default?: string;
   /** Things read but not as written (deprecated keys); the provider plugins log them once. */
   warnings: string[];
+  /** Providers not read at all, with the note saying why (Pi's models.json). */
+  skippedProviders?: Record<string, string>;
 }
 
 type Kind = "string" | "boolean" | "posint" | "number" | "stringMap" | "strings" | "object";
@@ -474,10 +476,14 @@ function mergeProvider(base: ProviderConfig, over: ProviderConfig): ProviderConf
 export interface ModelsConfig {
   providers: ProviderConfig[];
   default?: string;
+  /** Where `default` came from, when not models.yaml (Pi's settings.json). */
+  defaultFrom?: string;
   /** About models.yaml (deprecated keys): the user should act on them. */
   warnings: string[];
   /** What coil skipped in Pi's models.json: Pi's own fields, nothing to fix for coil's sake. */
   notes: string[];
+  /** Providers of Pi's models.json not read at all, with the note saying why. */
+  skippedProviders: Record<string, string>;
   /** The files that exist and were read. */
   files: string[];
 }
@@ -504,6 +510,7 @@ export function loadModelsConfig(
     default: yaml?.default,
     warnings: yaml?.warnings ?? [],
     notes: pi?.warnings ?? [],
+    skippedProviders: pi?.skippedProviders ?? {},
     files: [yaml?.file, pi?.file].filter((f): f is string => Boolean(f)),
   };
 }

@@ -148,6 +148,17 @@ function piModel(
   return m;
 }
 
+/** Why a provider or model on `api` is not read, with the way to reach the same models when coil has one. */
+function unspoken(api: unknown): string {
+  const how: Record<string, string> = {
+    "google-generative-ai":
+      "; coil's built-in gemini provider reaches the Gemini models (GEMINI_API_KEY; docs/providers.md)",
+    "google-vertex": "; coil's built-in vertex provider reaches Claude on Vertex AI (docs/providers.md)",
+    "bedrock-converse-stream": "; coil's built-in bedrock provider reaches Claude on Bedrock (docs/providers.md)",
+  };
+  return `coil does not speak api '${String(api)}' (it speaks ${API_KINDS.join(", ")})${how[String(api)] ?? ""}`;
+}
+
 /**
  * Read Pi's models.json at `file`. Undefined when it does not exist; a file coil cannot read gives
  * no providers and a warning (it is Pi's file: coil never refuses to start over it).
@@ -168,6 +179,7 @@ export function readPiModels(file: string): ModelsFile | undefined {
   if (!isObject(data) || !isObject(data.providers))
     return { file, providers: [], warnings: [`${file}: not read: it has no "providers" object`] };
   const providers: ProviderConfig[] = [];
+  const skippedProviders: Record<string, string> = {};
   for (const [id, raw] of Object.entries(data.providers)) {
     const skipped: string[] = [];
     if (!/^[a-z0-9][a-z0-9._-]*$/i.test(id) || !isObject(raw)) {
@@ -177,9 +189,9 @@ export function readPiModels(file: string): ModelsFile | undefined {
       continue;
     }
     if (raw.api !== undefined && !API_KINDS.includes(raw.api as ApiKind)) {
-      warnings.push(
-        `${file}: provider '${id}' not read: coil does not speak api '${String(raw.api)}' (it speaks ${API_KINDS.join(", ")})`,
-      );
+      const note = `${file}: provider '${id}' not read: ${unspoken(raw.api)}`;
+      warnings.push(note);
+      skippedProviders[id] = note;
       continue;
     }
     const p: ProviderConfig = { id, models: [], source: { file, kind: "pi models.json" } };
@@ -197,7 +209,13 @@ export function readPiModels(file: string): ModelsFile | undefined {
         if (params) p.params = params;
       } else if (key === "models" && Array.isArray(value)) {
         value.forEach((m, i) => {
-          const model = piModel(m, file, id, `models[${i}]`, skipped);
+          const at = `models[${i}]`;
+          // A model on an API coil does not speak would be sent to this provider's endpoint in the wrong format.
+          if (isObject(m) && m.api !== undefined && !API_KINDS.includes(m.api as ApiKind)) {
+            warnings.push(`${file}: provider '${id}': ${at} (${String(m.id)}) not read: ${unspoken(m.api)}`);
+            return;
+          }
+          const model = piModel(m, file, id, at, skipped);
           if (model) p.models.push(model);
         });
       } else if (key === "modelOverrides" && isObject(value)) {
@@ -211,5 +229,5 @@ export function readPiModels(file: string): ModelsFile | undefined {
       warnings.push(`${file}: provider '${id}': not read: ${skipped.map((s) => s.replace(/^\./, "")).join(", ")}`);
     providers.push(p);
   }
-  return { file, providers, warnings };
+  return { file, providers, warnings, skippedProviders };
 }

@@ -1,17 +1,21 @@
 /**
  * What both provider plugins read at setup: `$COIL_HOME/models.yaml` (or the `modelsFile` option)
- * and Pi's `~/.pi/agent/models.json` (or the `piModelsFile` option; `none` leaves it out), merged,
+ * and Pi's `~/.pi/agent/models.json` (or the `piModelsFile` option; `none` leaves it out, and Pi's
+ * settings.json default model with it), merged,
  * with their warnings logged once (what coil skips in Pi's file as `info`: it is Pi's, nothing is wrong with it).
  */
 import { join, resolve } from "node:path";
 import { CoilError } from "../../kernel/index.js";
 import { coilHome, loadModelsConfig, warnOnce, type ModelsConfig, type ProviderConfig } from "./config.js";
 import { piModelsPath, readPiModels } from "./pi-models.js";
+import { noteSkipped } from "./skipped.js";
+import { readPiSettings } from "../pi-settings.js";
 
 export function userModels(
   baseDir: string,
   o: { modelsFile?: string; piModelsFile?: string },
   log: { warn(message: string): void; info(message: string): void },
+  where?: { cwd: string; trusted: boolean },
 ): ModelsConfig & { file: string } {
   const file = o.modelsFile ? resolve(baseDir, o.modelsFile) : join(coilHome(), "models.yaml");
   const pi =
@@ -21,8 +25,19 @@ export function userModels(
         ? resolve(baseDir, o.piModelsFile)
         : piModelsPath();
   const config = loadModelsConfig(file, pi, readPiModels);
+  // Pi's settings.json `defaultProvider` + `defaultModel`, when models.yaml has no `default:` (and Pi's files are read).
+  if (!config.default && pi && where) {
+    const piDefault = readPiSettings({ cwd: where.cwd, trusted: where.trusted }).defaultModel;
+    if (piDefault) {
+      config.default = piDefault.spec;
+      config.defaultFrom = `Pi's settings.json (${piDefault.file})`;
+    }
+  }
   warnOnce(config.warnings, (m) => log.warn(m));
   warnOnce(config.notes, (m) => log.info(m));
+  // Kept for `coil models`, `coil doctor` and a `--model` that names a provider that was not read.
+  const whole = new Map(Object.entries(config.skippedProviders).map(([id, note]) => [note, id]));
+  for (const note of config.notes) noteSkipped(note, whole.get(note));
   return { ...config, file };
 }
 
@@ -37,5 +52,7 @@ export function refuseEntry(p: ProviderConfig, problem: string, info: (message: 
       file: p.source.file,
       line: p.source.line,
     });
-  warnOnce([`${p.source.file}: provider '${p.id}' not read: it ${problem}`], info);
+  const note = `${p.source.file}: provider '${p.id}' not read: it ${problem}`;
+  noteSkipped(note, p.id);
+  warnOnce([note], info);
 }

@@ -122,25 +122,47 @@ export interface Expanded {
   text: string;
   /** Every file read (the file itself first), for change detection. */
   files: string[];
-  /** Cycles, missing files and the depth limit, one line each. */
+  /** Cycles, missing files, the depth limit and imports left out, one line each (the model sees them too). */
   notes: string[];
+  /** For `coil doctor` only: imports not repeated because the file is in the context already. */
+  info: string[];
+  /** Outside imports waiting for the user's approval (absolute real paths). */
+  pending: string[];
+}
+
+/** Whether an import may be read: a deny rule, or a file outside the project the user has not approved. */
+export type ImportCheck = (
+  target: string,
+  real: string,
+) => { ok: true } | { ok: false; reason: string; pending?: boolean };
+
+export interface ImportContext {
+  /** Real paths already in the context (files loaded and what they imported), and who brought each in. */
+  seen: Map<string, string>;
+  check?: ImportCheck;
 }
 
 /**
  * The text of an instruction file with its `@path` imports appended (relative to the importing file,
- * `~/` the user's home), recursively up to IMPORT_DEPTH levels, each file once. A cycle, a missing file
- * or the depth limit gives a note, shown to the model and by `coil doctor`.
+ * `~/` the user's home), recursively up to IMPORT_DEPTH levels. Each file reaches the model once: one
+ * already in the context (`seen`: an AGENTS.md loaded on its own, or imported before) is not repeated.
+ * `check` may leave an import out (a deny rule, an outside file not approved). A cycle, a missing file,
+ * the depth limit or a file left out gives a note, shown to the model and by `coil doctor`.
  */
 export function expandImports(
   path: string,
   text: string,
   userHome: string,
   read: (path: string) => string | undefined,
+  context: ImportContext = { seen: new Map() },
 ): Expanded {
   const files = [path];
   const notes: string[] = [];
+  const info: string[] = [];
+  const pending: string[] = [];
   const parts: string[] = [text];
-  const seen = new Set([realOf(path)]);
+  const { seen, check } = context;
+  seen.set(realOf(path), path);
   const walk = (from: string, body: string, depth: number, chain: string[]) => {
     for (const ref of importsOf(body)) {
       const target = ref.startsWith("~/")
@@ -153,17 +175,32 @@ export function expandImports(
         notes.push(`${from}: @${ref} imports a file that imports it (a cycle); not expanded again`);
         continue;
       }
-      if (seen.has(real)) continue;
+      const already = seen.get(real);
+      if (already !== undefined) {
+        if (already !== from)
+          info.push(
+            `${from}: @${ref} is already in the context (${realOf(already) === real ? "an instruction file" : `imported by ${already}`}); not repeated`,
+          );
+        continue;
+      }
       if (depth >= IMPORT_DEPTH) {
         notes.push(`${from}: @${ref} not expanded: imports are followed ${IMPORT_DEPTH} levels deep`);
         continue;
       }
-      const got = read(target);
-      if (got === undefined) {
+      if (!isFile(target)) {
         if (looksLikePath(ref)) notes.push(`${from}: @${ref} not found (looked for ${target})`);
         continue;
       }
-      seen.add(real);
+      // judged before it is read: a denied file's bytes never enter coil's memory
+      const verdict = check?.(target, real) ?? { ok: true };
+      if (!verdict.ok) {
+        notes.push(`${from}: @${ref} not imported: ${verdict.reason}`);
+        if (verdict.pending && !pending.includes(real)) pending.push(real);
+        continue;
+      }
+      const got = read(target);
+      if (got === undefined) continue;
+      seen.set(real, from);
       files.push(target);
       parts.push(`### Imported by ${from}: @${ref} (${target})\n\n${got.trim()}`);
       walk(target, got, depth + 1, [...chain, real]);
@@ -171,7 +208,7 @@ export function expandImports(
   };
   walk(path, text, 0, [realOf(path)]);
   if (notes.length) parts.push(notes.map((n) => `[coil: ${n}]`).join("\n"));
-  return { text: parts.join("\n\n"), files, notes };
+  return { text: parts.join("\n\n"), files, notes, info, pending };
 }
 
 export function realOf(path: string): string {
@@ -179,6 +216,14 @@ export function realOf(path: string): string {
     return realpathSync(path);
   } catch {
     return resolve(path);
+  }
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
   }
 }
 

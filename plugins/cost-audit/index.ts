@@ -7,6 +7,7 @@
 import { Type, definePlugin, usageTotal, type AgentMessage, type ModelRequest } from "../../kernel/index.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service
 import type {} from "../mcp/api.js";
+import type {} from "../tool-search/api.js"; // types the `tool-search` service
 import { subagentRunOf, subagentTotals } from "../../lib/subagent-usage.js";
 import {
   AUDIT_TYPE,
@@ -53,7 +54,10 @@ export default definePlugin({
     ctx.tap(
       "before_request",
       (request: ModelRequest) => {
-        pending = { ...snapshot(request), toolsCause: ctx.services.get("mcp")?.toolsChangedBy() };
+        // MCP servers' tool lists and tool search's loaded set are what change the tools between requests.
+        const causes = [ctx.services.get("mcp")?.toolsChangedBy(), ctx.services.get("tool-search")?.toolsChangedBy()];
+        const toolsCause = causes.filter(Boolean).join("; ") || undefined;
+        pending = { ...snapshot(request), toolsCause };
         return undefined;
       },
       { stage: 10_000 },

@@ -16,6 +16,11 @@ export interface ClaudeHooksService {
   notify(message: string, type: string): void;
   /** The permission gate is about to ask about `info` because of `why`: the hooks' answer, or undefined (ask as usual). */
   permissionRequest(info: ToolCallInfo, why: string): Promise<PermissionAnswer | undefined>;
+  /**
+   * Variables the bash tool adds to its commands' environment: what SessionStart hooks wrote to their
+   * `CLAUDE_ENV_FILE` (Claude Code sources those files before each Bash command); undefined when none.
+   */
+  shellEnv?(): Record<string, string> | undefined;
 }
 
 declare module "coil" {

@@ -3,7 +3,9 @@
  * and turn their exit codes and JSON into blocks, verdicts and context. The plugin's setup only loads
  * the definitions and registers these methods at the hooks that have scripts.
  */
+import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { existsSync, mkdirSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -28,39 +30,47 @@ import { claudePluginHooks } from "../../lib/claude-plugins.js";
 import { coilHome } from "../../lib/paths.js";
 import { projectRoot } from "../../lib/project.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service (transcript path and id)
+import type {} from "../skills/api.js"; // types the `skills` service (its `compat` is the shared setting)
 import type { ClaudeHooksService, PermissionAnswer } from "./api.js";
 import type { HooksOptions } from "./index.js";
 import { claudeToolInput, claudeToolName, claudeToolResponse, coilToolArgs } from "./mapping.js";
+import { ruleMatches } from "./if-rule.js";
+import { runPromptHook } from "./prompt.js";
 import { runHook, type HookJson, type HookOutcome } from "./run.js";
-import { matches, parseHooks, readSettings, type HookDef, type HookEvent } from "./settings.js";
+import { matches, parseHooks, readSettings, type HookDef, type HookEvent, type SkippedHook } from "./settings.js";
 import { Transcript } from "./transcript.js";
 
 type Ctx = PluginContext<Static<typeof HooksOptions>>;
 
-/** The hook definitions from settings files and options, each identical command once per event. */
-export function loadHooks(ctx: Ctx): HookDef[] {
+/** The hook definitions from settings files and options, each identical command once per event, and those not run. */
+export function loadHooks(ctx: Ctx): { defs: HookDef[]; skipped: SkippedHook[]; files: string[] } {
   const o = ctx.options;
   const env = process.env;
   const home = env.HOME || homedir();
   const warn = (m: string) => ctx.log.warn(m);
   const defs: HookDef[] = [];
+  const skipped: SkippedHook[] = [];
+  const files: string[] = [];
+  const parse = (hooks: unknown, source: string) => {
+    if (hooks && typeof hooks === "object") files.push(source);
+    return parseHooks(hooks, source, o.timeout, warn, skipped);
+  };
   if (o.user) {
     const file = join(home, ".claude", "settings.json");
-    defs.push(...parseHooks(readSettings(file, warn), file, o.timeout, warn));
+    defs.push(...parse(readSettings(file, warn), file));
   }
   const root = projectRoot(ctx.cwd);
   const projectFiles = [join(root, ".claude", "settings.json"), join(root, ".claude", "settings.local.json")].filter(
     (f) => f !== join(home, ".claude", "settings.json"),
   );
   const loadProject = o.project === true || (o.project === "trusted" && ctx.projectTrusted);
-  if (loadProject)
-    for (const file of projectFiles) defs.push(...parseHooks(readSettings(file, warn), file, o.timeout, warn));
+  if (loadProject) for (const file of projectFiles) defs.push(...parse(readSettings(file, warn), file));
   else if (o.project === "trusted" && projectFiles.some((f) => readSettings(f, () => undefined))) {
     ctx.onStart(() =>
       warn(`project hooks in ${join(root, ".claude")} are not run: the project is not trusted (coil trust)`),
     );
   }
-  defs.push(...parseHooks(o.hooks, `the ${ctx.id} options`, o.timeout, warn));
+  defs.push(...parse(o.hooks, `the ${ctx.id} options`));
   // Extra hook files, each with its own environment: the `sources` option's, and installed Claude Code
   // plugins' hooks/hooks.json (run with CLAUDE_PLUGIN_ROOT set to the plugin's folder).
   const sources = [
@@ -69,10 +79,17 @@ export function loadHooks(ctx: Ctx): HookDef[] {
       source: s.file,
       env: { ...(s.root ? { CLAUDE_PLUGIN_ROOT: s.root } : {}), ...s.env },
     })),
-    ...claudePluginHooks({ home: coilHome(), cwd: projectRoot(ctx.cwd), trusted: ctx.projectTrusted }, warn),
+    ...claudePluginHooks(
+      {
+        home: coilHome(),
+        cwd: projectRoot(ctx.cwd),
+        trusted: ctx.projectTrusted,
+        claudeCode: ctx.services.get("skills")?.compat.claude !== false,
+      },
+      warn,
+    ),
   ];
-  for (const h of sources)
-    defs.push(...parseHooks(h.hooks, h.source, o.timeout, warn).map((d) => ({ ...d, env: h.env })));
+  for (const h of sources) defs.push(...parse(h.hooks, h.source).map((d) => ({ ...d, env: h.env })));
   // Claude Code runs an identical command once per event even if several groups list it.
   const unique = defs.filter(
     (d, i) =>
@@ -80,11 +97,13 @@ export function loadHooks(ctx: Ctx): HookDef[] {
         (e) =>
           e.event === d.event &&
           e.command === d.command &&
+          e.type === d.type &&
+          e.if === d.if &&
           e.matcher === d.matcher &&
           JSON.stringify(e.env) === JSON.stringify(d.env),
       ) === i,
   );
-  return unique;
+  return { defs: unique, skipped, files };
 }
 
 /** The run-time side of the hooks: the state they keep across a session and a run, and one method per coil hook. */
@@ -104,6 +123,15 @@ export class ClaudeHooks implements ClaudeHooksService {
   private transcript: Transcript | undefined;
   private transcriptFailed = false;
   private idleTimer: ReturnType<typeof setTimeout> | undefined;
+  /** `once` hooks that ran in this session. */
+  private readonly ranOnce = new Set<HookDef>();
+  /** Background hooks still running (ended when coil stops). */
+  private readonly running = new Set<AbortController>();
+  /** Output of background hooks (and wake-ups during a run) for the next request. */
+  private pendingContext: string[] = [];
+  /** The SessionStart hooks' CLAUDE_ENV_FILEs, and the variables they set for the bash tool. */
+  private readonly envFiles = new Set<string>();
+  private envVars: Record<string, string> = {};
   /** PreToolUse outputs from the rewrite step, by call id, with the arguments they were given. */
   private readonly preToolUseRuns = new Map<string, { seen: string; outs: HookOutcome[] }>();
 
@@ -147,16 +175,28 @@ export class ClaudeHooks implements ClaudeHooksService {
     }
   }
 
-  /** Run the matching hooks of an event in parallel (as Claude Code does). */
+  /**
+   * Run the matching hooks of an event: matcher, `if` rule (tool events: `call` is the call in Claude Code's
+   * names) and `once`. The others run in parallel and are waited for (as Claude Code does); `async` ones, and
+   * `asyncRewake` ones when someone is there to wake (a UI), run in the background (see `background`).
+   */
   private async fire(
     event: HookEvent,
     fields: Record<string, unknown>,
     names: string[] = [],
     signal?: AbortSignal,
+    call?: { tool: string; input: Record<string, unknown> },
   ): Promise<HookOutcome[]> {
     const { ctx } = this;
-    const hooks = this.of(event).filter((d) => matches(d.matcher, ...names));
+    const root = projectRoot(ctx.cwd);
+    const hooks = this.of(event).filter(
+      (d) =>
+        matches(d.matcher, ...names) &&
+        (!d.if || (call !== undefined && ruleMatches(d.if, call.tool, call.input, { cwd: ctx.cwd, root }))) &&
+        !(d.once && this.ranOnce.has(d)),
+    );
     if (!hooks.length) return [];
+    for (const d of hooks) if (d.once) this.ranOnce.add(d);
     const s = this.session;
     const input = {
       session_id: s?.id ?? this.fallbackId,
@@ -166,32 +206,137 @@ export class ClaudeHooks implements ClaudeHooksService {
       hook_event_name: event,
       ...fields,
     };
-    const hookEnv = {
-      ...process.env,
-      CLAUDE_PROJECT_DIR: projectRoot(ctx.cwd),
-      COIL_PROJECT_DIR: projectRoot(ctx.cwd),
-    };
-    const outcomes = await Promise.all(
-      hooks.map((h) =>
-        runHook(h.command, input, {
-          cwd: ctx.cwd,
-          env: h.env ? { ...hookEnv, ...h.env } : hookEnv,
-          timeoutMs: h.timeoutMs,
-          signal,
-        }),
-      ),
-    );
-    for (const out of outcomes) {
-      if (out.error && out.error !== "aborted") this.warn(`${event} hook \`${out.command}\` ${out.error}; ignored`);
-      else if (out.code !== undefined && out.code !== 0 && out.code !== 2)
-        this.warn(
-          `${event} hook \`${out.command}\` failed (exit ${out.code})${out.stderr.trim() ? `: ${out.stderr.trim()}` : ""}; ignored`,
-        );
-      if (out.json?.systemMessage) this.warn(`${event} hook: ${out.json.systemMessage}`);
-      if (out.json?.continue === false)
-        this.stopRequested = String(out.json.stopReason ?? `a ${event} hook stopped the agent`);
-    }
+    const wakeable = Boolean(ctx.services.get("ui"));
+    const inBackground = (d: HookDef) =>
+      d.type === "command" && (d.async === true || (d.asyncRewake === true && wakeable));
+    for (const d of hooks.filter(inBackground)) this.background(d, event, input);
+    const outcomes = await Promise.all(hooks.filter((d) => !inBackground(d)).map((d) => this.runOne(d, input, signal)));
+    for (const out of outcomes) this.report(event, out);
     return outcomes;
+  }
+
+  /** One hook: a command with Claude Code's environment (and `CLAUDE_ENV_FILE` for SessionStart), or a prompt to the model. */
+  private runOne(d: HookDef, input: Record<string, unknown>, signal?: AbortSignal): Promise<HookOutcome> {
+    if (d.type === "prompt") return runPromptHook(d, input, this.agent, signal);
+    const root = projectRoot(this.ctx.cwd);
+    const envFile = d.event === "SessionStart" ? this.envFileFor(d) : undefined;
+    return runHook(d.command, input, {
+      cwd: this.ctx.cwd,
+      env: {
+        ...process.env,
+        CLAUDE_PROJECT_DIR: root,
+        COIL_PROJECT_DIR: root,
+        ...d.env,
+        ...(envFile ? { CLAUDE_ENV_FILE: envFile } : {}),
+      },
+      timeoutMs: d.timeoutMs,
+      signal,
+    });
+  }
+
+  /** What a hook's outcome says to the user: errors, failures, `systemMessage`; `continue: false` stops the agent. */
+  private report(event: HookEvent, out: HookOutcome): void {
+    if (out.error && out.error !== "aborted") this.warn(`${event} hook \`${out.command}\` ${out.error}; ignored`);
+    else if (out.code !== undefined && out.code !== 0 && out.code !== 2)
+      this.warn(
+        `${event} hook \`${out.command}\` failed (exit ${out.code})${out.stderr.trim() ? `: ${out.stderr.trim()}` : ""}; ignored`,
+      );
+    if (out.json?.systemMessage) this.warn(`${event} hook: ${out.json.systemMessage}`);
+    if (out.json?.continue === false)
+      this.stopRequested = String(out.json.stopReason ?? `a ${event} hook stopped the agent`);
+  }
+
+  /**
+   * A hook in the background: nothing waits for it, and it cannot decide anything. When it ends, its
+   * `systemMessage` and `additionalContext` reach the model with the next request (as Claude Code delivers an
+   * async hook's output); an `asyncRewake` hook that exits with 2 wakes the agent with its stderr: added to
+   * the next request of a run that is going, else a new run. Hooks still running when coil stops are ended.
+   */
+  private background(d: HookDef, event: HookEvent, input: Record<string, unknown>): void {
+    const controller = new AbortController();
+    this.running.add(controller);
+    void this.runOne(d, input, controller.signal).then(
+      (out) => {
+        this.running.delete(controller);
+        if (controller.signal.aborted) return;
+        this.report(event, out);
+        if (d.asyncRewake) {
+          if (out.code === 2)
+            this.wake(
+              `${d.rewakeMessage ?? `A background ${event} hook reported:`}\n${out.stderr.trim() || out.stdout.trim()}`,
+            );
+          return;
+        }
+        const said = [out.json?.systemMessage, out.json ? additionalContextOf(out.json) : undefined].filter(
+          (t): t is string => typeof t === "string" && t.length > 0,
+        );
+        if (said.length) this.pendingContext.push(`[${event} hook, run in the background]\n${said.join("\n")}`);
+      },
+      (error: unknown) => {
+        this.running.delete(controller);
+        this.warn(`${event} hook \`${d.command}\` failed: ${messageOf(error)}`);
+      },
+    );
+  }
+
+  /** Wake the agent: the text joins the next request of a run that is going, or starts a run. */
+  private wake(text: string): void {
+    const agent = this.agent;
+    if (!agent || agent.isRunning) {
+      this.pendingContext.push(text);
+      return;
+    }
+    agent.prompt(text).catch((error: unknown) => this.warn(`could not wake the agent for a hook: ${messageOf(error)}`));
+  }
+
+  /** `CLAUDE_ENV_FILE` for one SessionStart hook: a file of its own in `$COIL_HOME/session-env/<session id>/`. */
+  private envFileFor(d: HookDef): string | undefined {
+    const id = this.session?.id ?? this.fallbackId;
+    const dir =
+      this.session?.persistent === false ? join(tmpdir(), "coil-session-env", id) : join(coilHome(), "session-env", id);
+    try {
+      mkdirSync(dir, { recursive: true });
+    } catch (error) {
+      this.warn(`cannot create ${dir} for CLAUDE_ENV_FILE: ${messageOf(error)}`);
+      return undefined;
+    }
+    const file = join(dir, `sessionstart-hook-${this.defs.indexOf(d)}.sh`);
+    this.envFiles.add(file);
+    return file;
+  }
+
+  /**
+   * What the SessionStart hooks wrote to their `CLAUDE_ENV_FILE`s, as the variables a shell that sources
+   * them has (`export PATH="$HOME/bin:$PATH"` expands as in Claude Code, which sources them before each Bash
+   * command). Only the bash tool gets them (through the `claude-hooks` service), not hooks or servers.
+   */
+  private loadEnvFiles(): void {
+    const vars: Record<string, string> = {};
+    for (const file of this.envFiles) {
+      if (!existsSync(file)) continue;
+      const ran = spawnSync("sh", ["-c", 'set -a; . "$1" >/dev/null 2>&1; env -0', "sh", file], {
+        cwd: this.ctx.cwd,
+        env: process.env,
+        encoding: "utf8",
+        timeout: 10_000,
+      });
+      if (ran.status !== 0) {
+        this.warn(`cannot read ${file} (CLAUDE_ENV_FILE): ${ran.stderr?.trim() || `exit ${ran.status}`}; ignored`);
+        continue;
+      }
+      for (const pair of ran.stdout.split("\0")) {
+        const at = pair.indexOf("=");
+        if (at <= 0) continue;
+        const [key, value] = [pair.slice(0, at), pair.slice(at + 1)];
+        if (!["PWD", "OLDPWD", "SHLVL", "_"].includes(key) && process.env[key] !== value) vars[key] = value;
+      }
+    }
+    this.envVars = vars;
+  }
+
+  /** The variables the bash tool adds, from the SessionStart hooks' `CLAUDE_ENV_FILE`s. */
+  shellEnv(): Record<string, string> | undefined {
+    return Object.keys(this.envVars).length ? this.envVars : undefined;
   }
 
   /** Start-up: SessionStart with `startup`, or `resume` when the session already holds a conversation (-c, -r, /reload). */
@@ -211,8 +356,10 @@ export class ClaudeHooks implements ClaudeHooksService {
   }
 
   private async sessionStart(source: string, signal?: AbortSignal): Promise<void> {
+    this.envFiles.clear();
     const outs = await this.fire("SessionStart", { source }, [source], signal);
     this.sessionContext = outs.map(contextOf).filter((t): t is string => Boolean(t));
+    this.loadEnvFiles();
   }
 
   /** A run starts (observer): another session than the last SessionStart's means /new (`clear`) or /resume (`resume`). */
@@ -230,10 +377,17 @@ export class ClaudeHooks implements ClaudeHooksService {
     this.pendingStart = "compact";
   }
 
-  /** SessionEnd, when coil stops. */
+  /**
+   * SessionEnd, when coil stops, for a session that started: a subcommand (`coil list`, `coil doctor`)
+   * sets the plugins up and stops them without ever starting an agent, and runs no session hooks.
+   */
   async stop(): Promise<void> {
     if (this.idleTimer) clearTimeout(this.idleTimer);
+    if (!this.agent) return;
     await this.fire("SessionEnd", { reason: "other" }, ["other"]);
+    // Claude Code leaves no background hook running after it exits.
+    for (const c of this.running) c.abort();
+    this.running.clear();
   }
 
   /** A run ended: its stop request and continuation count go; with someone to ask, Notification `idle_prompt` after a while. */
@@ -283,17 +437,14 @@ export class ClaudeHooks implements ClaudeHooksService {
         return undefined;
       }
       const extra = outs.map(contextOf).filter((t): t is string => Boolean(t));
-      if (last && extra.length) {
-        const content =
-          typeof last.content === "string" ? [{ type: "text" as const, text: last.content }] : last.content;
-        this.promptContext.set(last, {
-          ...last,
-          content: [
-            ...content,
-            { type: "text", text: `<user-prompt-submit-hook>\n${extra.join("\n\n")}\n</user-prompt-submit-hook>` },
-          ],
-        } as AgentMessage);
-        this.withPromptContext++;
+      if (last && extra.length)
+        this.attach(last, `<user-prompt-submit-hook>\n${extra.join("\n\n")}\n</user-prompt-submit-hook>`);
+    }
+    // Background hooks' output: added to the newest message the model sees (the history before it stays as it was).
+    if (this.pendingContext.length) {
+      const last = [...request.messages].reverse().find((m) => m.role === "user" || m.role === "toolResult");
+      if (last) {
+        this.attach(last, this.pendingContext.splice(0).join("\n\n"));
       }
     }
     let next = request;
@@ -306,6 +457,17 @@ export class ClaudeHooks implements ClaudeHooksService {
       next = { ...next, system: [...next.system, block] };
     }
     return next === request ? undefined : next;
+  }
+
+  /** Add text to what the model sees of `message` in this and every later request (the session keeps the original). */
+  private attach(message: AgentMessage, text: string): void {
+    const current = (this.promptContext.get(message) ?? message) as AgentMessage & { content: unknown };
+    const content =
+      typeof current.content === "string"
+        ? [{ type: "text" as const, text: current.content }]
+        : (current.content as unknown[]);
+    if (!this.promptContext.has(message)) this.withPromptContext++;
+    this.promptContext.set(message, { ...current, content: [...content, { type: "text", text }] } as AgentMessage);
   }
 
   /**
@@ -367,24 +529,33 @@ export class ClaudeHooks implements ClaudeHooksService {
 
   private firePreToolUse(info: ToolCallInfo) {
     const name = info.call.name;
-    const input = { tool_name: claudeToolName(name), tool_input: claudeToolInput(name, info.args, this.ctx.cwd) };
-    return this.fire("PreToolUse", { ...input, tool_use_id: info.call.id }, [claudeToolName(name), name], info.signal);
+    const tool = claudeToolName(name);
+    const toolInput = claudeToolInput(name, info.args, this.ctx.cwd);
+    return this.fire(
+      "PreToolUse",
+      { tool_name: tool, tool_input: toolInput, tool_use_id: info.call.id },
+      [tool, name],
+      info.signal,
+      { tool, input: toolInput },
+    );
   }
 
   /** PermissionRequest: the permission gate is about to ask; a hook may allow (with `updatedInput`) or deny instead. */
   async permissionRequest(info: ToolCallInfo, why: string): Promise<PermissionAnswer | undefined> {
     const name = info.call.name;
+    const toolInput = claudeToolInput(name, info.args, this.ctx.cwd);
     const outs = await this.fire(
       "PermissionRequest",
       {
         tool_name: claudeToolName(name),
-        tool_input: claudeToolInput(name, info.args, this.ctx.cwd),
+        tool_input: toolInput,
         tool_use_id: info.call.id,
         reason: why,
         permission_suggestions: [],
       },
       [claudeToolName(name), name],
       info.signal,
+      { tool: claudeToolName(name), input: toolInput },
     );
     let answer: { behavior: "allow"; args?: Record<string, unknown> } | undefined;
     for (const out of outs) {
@@ -420,7 +591,10 @@ export class ClaudeHooks implements ClaudeHooksService {
     const fields = result.isError
       ? { ...common, error: textOf(result), is_interrupt: info.signal.aborted }
       : { ...common, tool_response: claudeToolResponse(name, input, result) };
-    const outs = await this.fire(event, fields, [claudeToolName(name), name], info.signal);
+    const outs = await this.fire(event, fields, [claudeToolName(name), name], info.signal, {
+      tool: claudeToolName(name),
+      input,
+    });
     const notes = outs.flatMap((out) => {
       const parts: string[] = [];
       if (out.code === 2 && out.stderr.trim()) parts.push(out.stderr.trim());
@@ -440,7 +614,10 @@ export class ClaudeHooks implements ClaudeHooksService {
     if (this.stopRequested) return { stop: true, reason: this.stopRequested };
     const finished = query.turn.toolResults.length === 0 && query.steering === 0;
     if (!finished || !this.of("Stop").length) return undefined;
-    const outs = await this.fire("Stop", { stop_hook_active: this.stopContinuations > 0 });
+    const outs = await this.fire("Stop", {
+      stop_hook_active: this.stopContinuations > 0,
+      last_assistant_message: textOf(query.turn.message),
+    });
     if (this.stopRequested) return { stop: true, reason: this.stopRequested };
     const keep = outs.find((x) => x.code === 2 || x.json?.decision === "block");
     if (!keep) return undefined;
@@ -478,6 +655,7 @@ export class ClaudeHooks implements ClaudeHooksService {
         agent_type: type,
         agent_transcript_path: child?.session?.file ?? "",
         stop_hook_active: false,
+        last_assistant_message: textOf(result),
       },
       [type],
       info.signal,
@@ -485,8 +663,15 @@ export class ClaudeHooks implements ClaudeHooksService {
     return undefined;
   }
 
+  /** The user did something other than start a run (`/compact`): the idle countdown stops. */
+  userActive(): undefined {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    return undefined;
+  }
+
   /** PreCompact: observe only; compaction strategies run after. */
   async preCompact(req: CompactRequest): Promise<undefined> {
+    this.userActive();
     const trigger = req.reason === "manual" ? "manual" : "auto";
     await this.fire("PreCompact", { trigger, custom_instructions: req.instructions ?? "" }, [trigger], req.signal);
     return undefined;

@@ -8,17 +8,47 @@
  */
 import { Type } from "typebox";
 import { definePlugin } from "../../kernel/index.js";
+import { addDoctorSection } from "../../lib/doctor.js";
 import { ClaudeHooks, loadHooks } from "./hooks.js";
-import type { HookEvent } from "./settings.js";
+import { EVENTS, type HookDef, type HookEvent, type SkippedHook } from "./settings.js";
 
-export { EVENTS, matches, parseHooks, type HookEvent } from "./settings.js";
+export { EVENTS, UNSUPPORTED_EVENTS, matches, parseHooks, type HookEvent } from "./settings.js";
+
+/** `coil doctor`'s section: the files hooks come from, each event's hooks, and the hooks not run with why. */
+function hooksReport(defs: readonly HookDef[], skipped: readonly SkippedHook[], files: readonly string[]): string {
+  const lines = files.length ? [`read: ${[...new Set(files)].join(", ")}`] : [];
+  for (const event of EVENTS) {
+    const of = defs.filter((d) => d.event === event);
+    if (!of.length) continue;
+    const shown = of.map((d) => {
+      const how = [
+        d.type === "prompt" ? "prompt" : "",
+        d.if ? `if ${d.if}` : "",
+        d.async ? "async" : d.asyncRewake ? "asyncRewake" : "",
+        d.once ? "once" : "",
+        `${d.timeoutMs / 1000} s`,
+      ].filter(Boolean);
+      return `${d.matcher && d.matcher !== "*" ? `${d.matcher}: ` : ""}${d.command.length > 60 ? `${d.command.slice(0, 57)}...` : d.command} (${how.join(", ")})`;
+    });
+    lines.push(`${event}: ${shown.join("; ")}`);
+  }
+  for (const s of skipped) lines.push(`not run: ${s.event} ${s.what} (${s.source}): ${s.why}`);
+  return lines.join("\n");
+}
 
 const Handler = Type.Object(
   {
     type: Type.String({ default: "command" }),
-    command: Type.String(),
+    /** `command` hooks. */
+    command: Type.Optional(Type.String()),
+    /** `prompt` hooks: the text sent to the model (`$ARGUMENTS` is the hook's input). */
+    prompt: Type.Optional(Type.String()),
     /** Seconds. */
     timeout: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+    /** A permission rule the tool call must match (`Bash(git commit:*)`). */
+    if: Type.Optional(Type.String()),
+    async: Type.Optional(Type.Boolean()),
+    asyncRewake: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: true },
 );
@@ -35,8 +65,8 @@ export const HooksOptions = Type.Object({
   project: Type.Union([Type.Boolean(), Type.Literal("trusted")], { default: "trusted" }),
   /** Hooks in Claude Code's `"hooks"` shape, e.g. `{ PreToolUse: [{ matcher: Bash, hooks: [{ type: command, command: ... }] }] }`. */
   hooks: Type.Optional(HooksShape),
-  /** Default timeout per hook, in seconds (Claude Code's default is 60). */
-  timeout: Type.Number({ exclusiveMinimum: 0, default: 60 }),
+  /** Default timeout per command hook, in seconds (Claude Code's: 600; a prompt hook's is 30; a hook's own `timeout` wins). */
+  timeout: Type.Number({ exclusiveMinimum: 0, default: 600 }),
   /** Most times Stop hooks may keep one run going (a guard against a hook that never lets go). */
   maxStopContinuations: Type.Integer({ minimum: 0, default: 5 }),
   /** Seconds without input after a run (with a UI waiting) before Notification hooks get `idle_prompt`; 0: never. */
@@ -60,7 +90,10 @@ export default definePlugin({
   description: "Run Claude Code hook scripts (.claude/settings.json) at coil's hooks",
   options: HooksOptions,
   setup(ctx) {
-    const defs = loadHooks(ctx);
+    const { defs, skipped, files } = loadHooks(ctx);
+    // `coil doctor`: where the hooks come from, what runs at each event, and what is not run (with why).
+    if (defs.length || skipped.length)
+      addDoctorSection(ctx, { title: "Claude Code hooks", report: () => hooksReport(defs, skipped, files) });
     if (!defs.length) return;
     const hooks = new ClaudeHooks(ctx, defs);
     const has = (...events: HookEvent[]) => events.some((event) => hooks.of(event).length > 0);
@@ -85,5 +118,7 @@ export default definePlugin({
     if (has("SubagentStop"))
       ctx.tap("tool_result", (result, info) => hooks.subagentStop(result, info), { tools: ["task"] });
     if (has("PreCompact")) ctx.tap("compact", (req) => hooks.preCompact(req), { stage: "EARLY" });
+    // `/compact` is the user at work, not idle: no `idle_prompt` while it runs.
+    else if (has("Notification")) ctx.tap("compact", () => hooks.userActive(), { stage: "EARLY" });
   },
 });

@@ -45,9 +45,9 @@ export function mcpCommand(argv: string[], io: CliStreams, sources: Omit<ConfigS
   try {
     switch (verb) {
       case "list": {
-        const { servers, problems, untrusted } = configured();
+        const { servers, problems, untrusted, notes } = configured();
         if (opts.includes("--json")) {
-          out(JSON.stringify({ servers, problems, untrusted }, null, 2));
+          out(JSON.stringify({ servers, problems, untrusted, notes }, null, 2));
           return 0;
         }
         if (servers.length === 0)
@@ -55,6 +55,7 @@ export function mcpCommand(argv: string[], io: CliStreams, sources: Omit<ConfigS
         for (const s of servers) out(serverLine(s));
         for (const f of untrusted) out(`not loaded (project not trusted; coil trust): ${f}`);
         for (const p of problems) io.stderr.write(`coil mcp: ${formatProblem(p)}\n`);
+        for (const n of notes) io.stderr.write(`coil mcp: note: ${formatProblem(n)}\n`);
         return problems.length ? 1 : 0;
       }
       case "get": {

@@ -62,6 +62,7 @@ export class McpClient {
   async start(mode: string): Promise<void> {
     const { ctx, config } = this;
     for (const p of config.problems) ctx.log.error(`${formatProblem(p)}`);
+    for (const n of config.notes ?? []) ctx.log.info(`${formatProblem(n)}`);
     for (const f of config.untrusted)
       ctx.log.warn(
         `MCP servers in ${f} were not started: this project is not trusted (coil trust, or --trust for one run)`,

@@ -4,6 +4,7 @@
  * and needs no MCP SDK, so a run without servers never loads it. Problems name the file, line and key.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { projectRoot } from "../../lib/project.js";
 import { LineCounter, parseDocument } from "yaml";
@@ -31,6 +32,8 @@ export interface ServerConfig {
   startupTimeout?: number;
   /** Per-call timeout for this server's tools (ms); the plugin's `toolTimeout` when unset. */
   toolTimeout?: number;
+  /** Send this server's tools with every request, never deferred behind tool search (Claude Code's `alwaysLoad`). */
+  alwaysLoad?: boolean;
   /** Where it was configured: a file, or `preset`. */
   source: string;
 }
@@ -60,6 +63,7 @@ const KEYS = new Set([
   "headers",
   "startupTimeout",
   "toolTimeout",
+  "alwaysLoad",
   "disabled",
 ]);
 
@@ -67,13 +71,28 @@ const KEYS = new Set([
 export function checkServer(
   raw: unknown,
   path: string,
-): { problems: { key: string; message: string }[]; entry?: Omit<ServerConfig, "name" | "source">; disabled?: boolean } {
+): {
+  problems: { key: string; message: string }[];
+  /** Keys coil does not know (`_docs`, a comment as Claude Code users write them): ignored, as Claude Code ignores them. */
+  notes: { key: string; message: string }[];
+  entry?: Omit<ServerConfig, "name" | "source">;
+  disabled?: boolean;
+} {
   const problems: { key: string; message: string }[] = [];
+  const notes: { key: string; message: string }[] = [];
   const bad = (key: string, message: string) => void problems.push({ key, message });
   if (!raw || typeof raw !== "object" || Array.isArray(raw))
-    return { problems: [{ key: path, message: "must be an object with `command` (stdio) or `url` (http/sse)" }] };
+    return {
+      problems: [{ key: path, message: "must be an object with `command` (stdio) or `url` (http/sse)" }],
+      notes,
+    };
   const o = raw as Record<string, unknown>;
-  for (const k of Object.keys(o)) if (!KEYS.has(k)) bad(`${path}.${k}`, `unknown key (known: ${[...KEYS].join(", ")})`);
+  for (const k of Object.keys(o))
+    if (!KEYS.has(k))
+      notes.push({
+        key: `${path}.${k}`,
+        message: `not an MCP server setting coil knows; ignored (known: ${[...KEYS].join(", ")})`,
+      });
   const strings = (key: string) => {
     const v = o[key];
     if (v === undefined) return {};
@@ -95,6 +114,8 @@ export function checkServer(
   const startupTimeout = timeout("startupTimeout");
   const toolTimeout = timeout("toolTimeout");
   if (o.disabled !== undefined && typeof o.disabled !== "boolean") bad(`${path}.disabled`, "must be true or false");
+  if (o.alwaysLoad !== undefined && typeof o.alwaysLoad !== "boolean")
+    bad(`${path}.alwaysLoad`, "must be true or false");
   let transport: ServerTransport | undefined;
   if (type === "stdio") {
     if (typeof o.command !== "string" || !o.command.trim())
@@ -116,8 +137,9 @@ export function checkServer(
     if (o.command !== undefined) bad(`${path}.command`, `a ${type} server has no command`);
     transport = { type: type === "sse" ? "sse" : "http", url: String(o.url ?? ""), headers: strings("headers") };
   }
-  if (problems.length || !transport) return { problems };
-  return { problems, entry: { transport, startupTimeout, toolTimeout }, disabled: o.disabled === true };
+  if (problems.length || !transport) return { problems, notes };
+  const entry = { transport, startupTimeout, toolTimeout, ...(o.alwaysLoad === true ? { alwaysLoad: true } : {}) };
+  return { problems, notes, entry, disabled: o.disabled === true };
 }
 
 /** `${VAR}` and `${VAR:-default}`; an unset variable without a default is reported through `missing`. */
@@ -163,6 +185,7 @@ export function readConfigFile(file: string): {
   servers: ServerConfig[];
   disabled: string[];
   problems: ConfigProblem[];
+  notes?: ConfigProblem[];
 } {
   if (!existsSync(file)) return { servers: [], disabled: [], problems: [] };
   let text: string;
@@ -222,6 +245,7 @@ export function readConfigFile(file: string): {
   }
   const servers: ServerConfig[] = [];
   const disabled: string[] = [];
+  const notes: ConfigProblem[] = [];
   for (const [name, raw] of Object.entries(root.mcpServers as Record<string, unknown>)) {
     const key = `mcpServers.${name}`;
     if (!/^[A-Za-z0-9_.-]+$/.test(name))
@@ -233,6 +257,7 @@ export function readConfigFile(file: string): {
       });
     const checked = checkServer(raw, key);
     for (const p of checked.problems) problems.push({ file, line: lineOf(p.key), key: p.key, message: p.message });
+    for (const n of checked.notes) notes.push({ file, line: lineOf(n.key), key: n.key, message: n.message });
     if (checked.entry && !checked.disabled) servers.push({ name, source: file, ...checked.entry });
     if (checked.disabled) disabled.push(name);
   }
@@ -244,7 +269,7 @@ export function readConfigFile(file: string): {
         i === problems.length - 1 ? { ...p, message: `${p.message}; none of this file's servers are started` } : p,
       ),
     };
-  return { servers, disabled, problems };
+  return { servers, disabled, problems, notes };
 }
 
 /** Offset of the key itself (not its value) in the document, for a line that points at the key. */
@@ -284,12 +309,14 @@ export const projectFiles = (cwd: string) => [
 export function loadServers(
   src: ConfigSources,
   o: { expand?: boolean } = {},
-): { servers: ServerConfig[]; problems: ConfigProblem[]; untrusted: string[] } {
+): { servers: ServerConfig[]; problems: ConfigProblem[]; untrusted: string[]; notes: ConfigProblem[] } {
   const byName = new Map<string, ServerConfig>();
   const problems: ConfigProblem[] = [];
+  const notes: ConfigProblem[] = [];
   for (const [name, raw] of Object.entries(src.preset)) {
     const checked = checkServer(raw, `servers.${name}`);
     for (const p of checked.problems) problems.push({ file: "preset option mcp", key: p.key, message: p.message });
+    for (const n of checked.notes) notes.push({ file: "preset option mcp", key: n.key, message: n.message });
     if (checked.entry && !checked.disabled) byName.set(name, { name, source: "preset", ...checked.entry });
   }
   // Installed Claude Code plugins' `.mcp.json` / plugin.json `mcpServers` (the user's own files below override them by name).
@@ -299,17 +326,25 @@ export function loadServers(
     for (const [name, raw] of Object.entries(p.servers)) {
       const checked = checkServer(raw, `mcpServers.${name}`);
       for (const c of checked.problems) problems.push({ file: p.source, key: c.key, message: c.message });
+      for (const n of checked.notes) notes.push({ file: p.source, key: n.key, message: n.message });
       if (checked.entry && !checked.disabled) byName.set(name, { name, source: p.source, ...checked.entry });
     }
   }
   const untrusted = projectFiles(src.cwd).filter((f) => existsSync(f));
-  const files = [userFile(src.home), ...(src.trusted ? projectFiles(src.cwd) : [])];
-  for (const file of files) {
-    const read = readConfigFile(file);
+  // Servers added with `claude mcp add` (Claude Code's ~/.claude.json): its user scope before coil's own
+  // files, its per-project (local) scope after the project's files, as Claude Code ranks them; local
+  // servers start only in a trusted project, like the project's own.
+  const claudeCode = claudeCodeServers(src.env, src.cwd);
+  if (claudeCode.local.length && !src.trusted) untrusted.push(claudeCode.localSource);
+  const add = (read: ReturnType<typeof readConfigFile>) => {
     problems.push(...read.problems);
+    notes.push(...(read.notes ?? []));
     for (const s of read.servers) byName.set(s.name, s);
     for (const name of read.disabled) byName.delete(name);
-  }
+  };
+  add(claudeCode.user);
+  for (const file of [userFile(src.home), ...(src.trusted ? projectFiles(src.cwd) : [])]) add(readConfigFile(file));
+  if (src.trusted) add(claudeCode.localRead);
   const servers: ServerConfig[] = [];
   for (const s of byName.values()) {
     if (o.expand === false) {
@@ -325,7 +360,61 @@ export function loadServers(
     );
     if (expanded) servers.push(expanded);
   }
-  return { servers, problems, untrusted: src.trusted ? [] : untrusted };
+  return { servers, problems, untrusted: src.trusted ? [] : untrusted, notes };
+}
+
+/**
+ * The servers of Claude Code's `~/.claude.json` (`$CLAUDE_CONFIG_DIR/.claude.json`): the top-level
+ * `mcpServers` (`claude mcp add --scope user`) and `projects["<project root>"].mcpServers` (the default
+ * `local` scope), checked as a `.mcp.json` is.
+ */
+function claudeCodeServers(
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): {
+  user: ReturnType<typeof readConfigFile>;
+  localRead: ReturnType<typeof readConfigFile>;
+  local: string[];
+  localSource: string;
+} {
+  const none = { servers: [], disabled: [], problems: [] };
+  const file = env.CLAUDE_CONFIG_DIR
+    ? join(env.CLAUDE_CONFIG_DIR, ".claude.json")
+    : join(env.HOME || homedir(), ".claude.json");
+  const root = projectRoot(cwd);
+  const localSource = `${file} (projects["${root}"].mcpServers)`;
+  let data: { mcpServers?: unknown; projects?: Record<string, { mcpServers?: unknown }> } | undefined;
+  try {
+    data = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : undefined;
+  } catch (error) {
+    return {
+      user: {
+        ...none,
+        problems: [{ file, message: `not valid JSON: ${(error as Error).message}; its servers are not started` }],
+      },
+      localRead: none,
+      local: [],
+      localSource,
+    };
+  }
+  const read = (servers: unknown, source: string): ReturnType<typeof readConfigFile> => {
+    if (!servers || typeof servers !== "object" || Array.isArray(servers)) return none;
+    const out: ReturnType<typeof readConfigFile> = { servers: [], disabled: [], problems: [], notes: [] };
+    for (const [name, raw] of Object.entries(servers as Record<string, unknown>)) {
+      const checked = checkServer(raw, `mcpServers.${name}`);
+      for (const p of checked.problems) out.problems.push({ file: source, key: p.key, message: p.message });
+      for (const n of checked.notes) out.notes!.push({ file: source, key: n.key, message: n.message });
+      if (checked.entry && !checked.disabled) out.servers.push({ name, source, ...checked.entry });
+    }
+    return out;
+  };
+  const local = data?.projects?.[root]?.mcpServers;
+  return {
+    user: read(data?.mcpServers, file),
+    localRead: read(local, localSource),
+    local: local && typeof local === "object" ? Object.keys(local) : [],
+    localSource,
+  };
 }
 
 /** Raw entries of a config file, for `coil mcp add/remove` (which keep the file's other content). */

@@ -42,11 +42,12 @@ export default definePlugin({
     addDoctorSection(ctx, {
       title: "MCP servers",
       report: () => {
-        const { servers, untrusted, problems } = client.config;
+        const { servers, untrusted, problems, notes } = client.config;
         const lines = servers.map(serverLine);
         if (!servers.length) lines.push("none configured (coil mcp add <name> -- <command...>; docs/mcp.md)");
         for (const f of untrusted) lines.push(`not loaded (project not trusted; coil trust): ${f}`);
         for (const p of problems) lines.push(`problem: ${formatProblem(p)}`);
+        for (const n of notes ?? []) lines.push(`note: ${formatProblem(n)}`);
         return lines.join("\n");
       },
     });

@@ -31,10 +31,12 @@ import {
   type ToolOutput,
   type TSchema,
 } from "../../kernel/index.js";
+import { callSignal } from "../../lib/abort.js";
 import type { ServerConfig } from "./config.js";
 import { mapContent, resourceBlock, toToolOutput, withinBudget } from "./results.js";
 import { GroupStdioTransport } from "./stdio.js";
 import type { ServerStatus } from "./api.js";
+import type {} from "../tool-search/api.js"; // types ToolDefinition.deferLoading
 
 export interface ManagerOptions {
   servers: readonly ServerConfig[];
@@ -358,6 +360,8 @@ export class McpManager {
       description: tool.description?.trim() || `Tool '${tool.name}' of the MCP server '${server}'.`,
       parameters: tool.inputSchema as unknown as TSchema,
       readOnly: tool.annotations?.readOnlyHint === true,
+      // Behind tool search when there are many (the tool-search plugin), unless the server is `alwaysLoad`.
+      deferLoading: c.config.alwaysLoad !== true,
       execute: async (args, run): Promise<ToolOutput> => {
         const client = c.client;
         if (!client || c.status !== "connected") {
@@ -365,12 +369,15 @@ export class McpManager {
             `the MCP server '${server}' is not connected (${c.error ?? c.status}); the user can try /mcp reconnect ${server}`,
           );
         }
+        // The SDK adds an abort listener to the signal it is given and never removes it: give it one of
+        // this call's own, so a run's signal does not collect a listener per call (MaxListenersExceededWarning).
+        const scope = callSignal(run.signal);
         try {
           const result = await client.callTool(
             { name: tool.name, arguments: args as Record<string, unknown> },
             undefined,
             {
-              signal: run.signal,
+              signal: scope.signal,
               timeout,
               onprogress: (p) => {
                 const of = p.total ? `${p.progress}/${p.total}` : `${p.progress}`;
@@ -389,6 +396,8 @@ export class McpManager {
             );
           }
           throw new Error(`${name} (MCP server '${server}') failed: ${describeError(error)}`);
+        } finally {
+          scope.release();
         }
       },
     };
@@ -427,6 +436,15 @@ export class McpManager {
 
   /** `resources/read`, or the server's resource list when `uri` is empty. */
   async readResource(server: string, uri: string | undefined, signal: AbortSignal): Promise<ToolOutput> {
+    const scope = callSignal(signal); // as in a tool call: the SDK's listeners go with this call
+    try {
+      return await this.readResourceWith(server, uri, scope.signal);
+    } finally {
+      scope.release();
+    }
+  }
+
+  private async readResourceWith(server: string, uri: string | undefined, signal: AbortSignal): Promise<ToolOutput> {
     const c = this.conns.get(server);
     if (!c) throw new Error(`no MCP server named '${server}' (servers: ${[...this.conns.keys()].join(", ")})`);
     if (!c.client || c.status !== "connected")

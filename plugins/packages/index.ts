@@ -12,6 +12,8 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { definePlugin, messageOf, Type, type CliStreams } from "../../kernel/index.js";
+import { claudePluginsReport } from "../../lib/claude-plugins.js";
+import { addDoctorSection } from "../../lib/doctor.js";
 import { coilHome } from "../../lib/paths.js";
 import { projectRoot } from "../../lib/project.js";
 import { PACKAGE_INSTALLER, type PackageInstaller } from "../../lib/package-installer.js";
@@ -21,6 +23,7 @@ import { describePackage, formatReport, presetFileOf } from "./activate.js";
 import { LOCK_FILE, readLock, writeLock, type LockEntry } from "./lockfile.js";
 import { classify, dependencies, ensureManifest, npmLockEntry, readJson, registryName, runNpm } from "./npm.js";
 import type { InstallReport } from "./claude/index.js";
+import type {} from "../skills/api.js"; // types the `skills` service (its `compat` is the shared setting)
 import { scaffoldCommand } from "./scaffold.js";
 
 type IO = CliStreams & { argv?: string[]; trusted?: boolean; inspector?: PluginInspector };
@@ -713,6 +716,17 @@ export default definePlugin({
           })
         : undefined;
     ctx.services.provide(PACKAGE_INSTALLER, { install: installForPreset, pending } satisfies PackageInstaller);
+    // `coil doctor`: the Claude Code plugins coil installed and those Claude Code installed itself, and whether each loads.
+    addDoctorSection(ctx, {
+      title: "Claude Code plugins",
+      report: () =>
+        claudePluginsReport({
+          home: coilHomeOf(),
+          cwd: projectRoot(ctx.cwd),
+          trusted: ctx.projectTrusted,
+          claudeCode: ctx.services.get("skills")?.compat.claude !== false,
+        }).join("\n"),
+    });
     sub(
       "install",
       "install and enable coil packages (npm spec, git URL, folder or .tgz) or Claude Code plugins; no spec: what coil-lock.json records",

@@ -4,6 +4,7 @@
  * these methods.
  */
 import { readdir, stat } from "node:fs/promises";
+import { resolve } from "node:path";
 import type { PluginContext, SlashResult, ToolCallInfo, ToolResult, ToolRewrite } from "../../kernel/index.js";
 import { coilHome } from "../../lib/paths.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service
@@ -13,7 +14,11 @@ import { expandPath, resolveTypedPath } from "../../lib/typed-path.js";
 import type { GateOptions } from "./index.js";
 import { MODES, Policy, type Mode } from "./policy.js";
 import { withholdResults } from "./results.js";
-import { parseRule, READING_TOOLS, subjectOf, type Rule, type Subject } from "./rules.js";
+import { expandHome, parseRule, READING_TOOLS, realPathOf, subjectOf, type Rule, type Subject } from "./rules.js";
+import { Territory } from "./territory.js";
+import { claudePermissions, type ClaudePermissions } from "./claude.js";
+import { claudeSettingsFiles } from "../../lib/claude-settings.js";
+import { projectRoot } from "../../lib/project.js";
 
 interface Recorded {
   tool: string;
@@ -37,6 +42,12 @@ const describe = (tool: string, subject: Subject, items: (string | undefined)[])
 export class Gate {
   private readonly rules: { deny: Rule[]; ask: Rule[]; allow: Rule[] };
   private readonly policy: Policy;
+  private readonly territory: Territory;
+  private readonly claude: ClaudePermissions | undefined;
+  /** Where the mode came from (for /permissions). */
+  private modeFrom: string;
+  /** Claude Code's `dontAsk`: what would ask is refused. */
+  private refuseAsks: boolean;
   /** The session the remembered answers belong to: another session (/new, /resume, an editor's session) starts afresh. */
   private restoredFor: string | undefined;
   /** PermissionRequest hooks' answers from the rewrite step, by call id, with the arguments they were given. */
@@ -54,10 +65,38 @@ export class Gate {
         }
       });
     this.rules = { deny: compile(o.deny, "deny"), ask: compile(o.ask, "ask"), allow: compile(o.allow, "allow") };
+    // Claude Code's permissions join the preset's rules (deny wins whatever the list order).
+    this.claude = o.claudeSettings
+      ? claudePermissions(claudeSettingsFiles(ctx.cwd), projectRoot(ctx.cwd), ctx.projectTrusted)
+      : undefined;
+    if (this.claude)
+      for (const list of ["deny", "ask", "allow"] as const) this.rules[list].push(...this.claude.rules[list]);
+    this.territory = new Territory(ctx.cwd, [
+      ...o.directories.map((d) => resolve(ctx.baseDir, expandHome(d))),
+      ...(this.claude?.directories.map((d) => expandHome(d.path)) ?? []),
+    ]);
     this.policy = new Policy(
-      { rules: this.rules, readOnlyTools: o.readOnlyTools, readOnlyCommands: o.readOnlyCommands },
-      o.mode as Mode,
+      {
+        rules: this.rules,
+        readOnlyTools: o.readOnlyTools,
+        readOnlyCommands: o.readOnlyCommands,
+        territory: this.territory,
+      },
+      (this.claude?.mode?.mode ?? o.mode) as Mode,
     );
+    this.modeFrom = this.claude?.mode ? `defaultMode in ${this.claude.mode.file}` : "the preset";
+    this.refuseAsks = this.claude?.mode?.refuseAsks === true;
+  }
+
+  /** Said once per run: Claude Code rules coil cannot apply, and what an untrusted project's files asked for. */
+  announce(): void {
+    const c = this.claude;
+    if (!c) return;
+    for (const p of c.problems) this.ctx.log.warn(p);
+    if (c.skipped.length)
+      this.ctx.log.warn(
+        `the project's Claude Code settings ask for ${c.skipped.join(", ")}; not applied: the project is not trusted (coil trust ${projectRoot(this.ctx.cwd)}). Its deny and ask rules apply.`,
+      );
   }
 
   /** `--permission-mode`, read at start-up. */
@@ -67,6 +106,8 @@ export class Gate {
     if (!MODES.includes(flag as Mode))
       throw this.ctx.error("CONFIG_INVALID", `--permission-mode must be one of ${MODES.join(", ")}, got '${flag}'`);
     this.policy.mode = flag as Mode;
+    this.modeFrom = "--permission-mode";
+    this.refuseAsks = false;
   }
 
   private record(entry: Recorded): void {
@@ -194,7 +235,7 @@ export class Gate {
         block: true,
         reason: `a PermissionRequest hook denied ${what}${hooked.message ? `: ${hooked.message}` : ""}`,
       };
-    const ui = this.ctx.services.get("ui");
+    const ui = this.refuseAsks ? undefined : this.ctx.services.get("ui");
     if (!ui) {
       this.record({ tool, items, decision: "deny", by: "no-ui", rule: worst.rule });
       const suggest =
@@ -203,10 +244,17 @@ export class Gate {
           : subject.kind === "path"
             ? `${tool}(${subject.rel ?? subject.abs})`
             : tool;
+      if (this.refuseAsks) {
+        this.ctx.log.warn(`blocked ${what}: it needs approval and ${this.modeFrom} is dontAsk (${worst.why})`);
+        return {
+          block: true,
+          reason: `${what} needs approval (${worst.why}), and Claude Code's dontAsk mode (${this.modeFrom}) refuses what is not allowed by a rule; it was not run. Continue without it, or tell the user it needs an allow rule such as ${suggest}.`,
+        };
+      }
       this.ctx.log.warn(`blocked ${what}: it needs approval and there is no UI to ask (${worst.why})`);
       return {
         block: true,
-        reason: `${what} needs approval (${worst.why}), and no one can approve in print mode; it was not run. Continue without it, or tell the user it needs an allow rule such as ${suggest} in the permission-gate options, or an interactive session.`,
+        reason: `${what} needs approval (${worst.why}), and no one can approve in print mode; it was not run. Continue without it, or tell the user it needs an allow rule such as ${suggest} in the permission-gate options, --permission-mode yolo for the run, or an interactive session.`,
       };
     }
     hooks?.notify(`coil needs your permission: ${what}`, "permission_prompt");
@@ -236,6 +284,56 @@ export class Gate {
     return withholdResults(result, info.call.name, info.args, this.ctx.cwd, covered);
   }
 
+  /** The `permissions` service: the deny rule covering a read of `path`. */
+  readDenied(path: string): string | undefined {
+    return this.policy.denying("read", subjectOf("read", { path }, this.ctx.cwd));
+  }
+
+  /** The `permissions` service: whether `path` (its real path) is inside the project. */
+  inProject(path: string): boolean {
+    return this.territory.inside(realPathOf(resolve(this.ctx.cwd, expandHome(path))));
+  }
+
+  /** `coil doctor`: the mode and where it came from, the rules by source, Claude Code's rules as mapped, what is inside. */
+  doctor(): string {
+    const lines = [
+      `mode: ${this.policy.mode} (from ${this.modeFrom}${this.refuseAsks ? "; dontAsk: what would ask is refused" : ""})`,
+    ];
+    const own = (l: Rule[]) =>
+      l.filter(
+        (r) =>
+          !this.claude?.rules.deny.includes(r) &&
+          !this.claude?.rules.ask.includes(r) &&
+          !this.claude?.rules.allow.includes(r),
+      ).length;
+    lines.push(
+      `preset rules: deny ${own(this.rules.deny)}, ask ${own(this.rules.ask)}, allow ${own(this.rules.allow)} (/permissions lists them)`,
+    );
+    lines.push(`inside the project: ${this.territory.roots.join(", ")}`);
+    if (!this.claude) lines.push("Claude Code permissions: not read (claudeSettings: false)");
+    else {
+      const files = claudeSettingsFiles(this.ctx.cwd);
+      lines.push("Claude Code permissions:");
+      for (const f of files) {
+        const rules = this.claude.mapped.filter((m) => m.file === f.path);
+        const state = !f.exists ? "not found" : f.error ? `unreadable: ${f.error}` : rules.length ? "" : "no rules";
+        lines.push(`  ${f.path}${state ? `: ${state}` : ""}`);
+        for (const m of rules) {
+          const how = !m.rule
+            ? `not applied: ${m.note}`
+            : `→ ${m.coil}${m.applied ? "" : " (not applied: the project is not trusted)"}${m.note ? ` (${m.note})` : ""}`;
+          lines.push(`    ${m.list} ${m.claude} ${how}`);
+        }
+      }
+      if (this.claude.mode) lines.push(`  defaultMode → ${this.claude.mode.mode} (${this.claude.mode.file})`);
+      for (const d of this.claude.directories) lines.push(`  additionalDirectories: ${d.path} (${d.file})`);
+      for (const p of this.claude.problems.filter((x) => !/ rule .* is not applied: /.test(x))) lines.push(`  ${p}`);
+      if (this.claude.skipped.length)
+        lines.push(`  not applied, the project is not trusted: ${this.claude.skipped.join(", ")}`);
+    }
+    return lines.join("\n");
+  }
+
   /** `/permissions [mode <mode>]`. */
   command(args: string): SlashResult {
     const { policy, rules } = this;
@@ -247,7 +345,7 @@ export class Gate {
     }
     const list = (name: string, l: Rule[]) => `${name}: ${l.map((r) => r.text).join(", ") || "(none)"}`;
     return [
-      `permission mode: ${policy.mode}`,
+      `permission mode: ${policy.mode} (from ${this.modeFrom}${this.refuseAsks ? ", dontAsk: what would ask is refused" : ""})`,
       list("deny", rules.deny),
       list("ask", rules.ask),
       list("allow", rules.allow),

@@ -3,8 +3,9 @@
  * pattern is matched against what the call acts on:
  * - bash: each simple command of the command line (see shell.ts), with `*` matching anything;
  *   a trailing `:*` also means "this prefix, then nothing or a space and anything" (`npm run test:*`).
- *   A path pattern (`/…`, `~/…`, `$COIL_HOME/…`, or one starting with `**`) also matches a command naming such a path
- *   in one of its words (best effort: the sandbox, not this, is the boundary for commands);
+ *   A deny or ask path pattern of a rule covering `read` (`/…`, `~/…`, `$COIL_HOME/…`, `**\/…`, `.env`, `conf/x`)
+ *   also matches a command naming such a path in one of its words (best effort: the sandbox, not this, is
+ *   the boundary for commands);
  * - tools with a `path` (read, edit, write, grep, find, ls): the path, as a glob where `*` stays in one
  *   directory and `**` crosses directories (`dir/**` also covers `dir` itself). Relative patterns match
  *   paths inside the working directory (relative to it); `**` at the start also matches anywhere;
@@ -12,12 +13,15 @@
  *   or its real path (symlinks resolved) does;
  * - other tools: any string argument.
  * `read` rules also cover grep, find and ls (they read what they return); a `read` deny rule also covers
- * edit (it reads the file and shows parts of it).
+ * edit (it reads the file and shows parts of it); `read` deny and ask rules on a path also cover bash
+ * commands that name it.
  */
-import { lstatSync, readlinkSync, realpathSync } from "node:fs";
+import { lstatSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { splitCommand } from "./shell.js";
+import { parseSimpleCommand } from "../../lib/shell/words.js";
+import { cdTarget } from "../../lib/shell/writes.js";
+import { splitCommand, withoutAssignments } from "./shell.js";
 
 export interface Rule {
   /** As written in the preset. */
@@ -44,7 +48,13 @@ export interface PathSubject {
 
 /** What a call acts on: bash commands, a path, or string arguments. */
 export type Subject =
-  | { kind: "commands"; items: string[]; cwd?: string }
+  | {
+      kind: "commands";
+      items: string[];
+      cwd?: string;
+      /** Where each item runs, after the `cd`s before it (undefined: a `cd` the gate cannot follow). */
+      cwds?: (string | undefined)[];
+    }
   | PathSubject
   | { kind: "strings"; items: string[] };
 
@@ -69,7 +79,10 @@ export function globToRegExp(glob: string, path: boolean): RegExp {
   let re = "";
   for (let i = 0; i < glob.length; i++) {
     const c = glob[i]!;
-    if (c === "*") {
+    if (c === "\\" && i + 1 < glob.length && /[*?[\]{}\\]/.test(glob[i + 1]!)) {
+      re += `\\${glob[i + 1]}`; // an escaped wildcard is itself
+      i++;
+    } else if (c === "*") {
       if (path && glob[i + 1] === "*") {
         const slash = glob[i + 2] === "/";
         re += slash ? "(?:.*/)?" : ".*";
@@ -144,7 +157,8 @@ function pathRegExp(glob: string): RegExp {
   return re;
 }
 
-const isPathPattern = (pattern: string) => /^(\/|~\/|\$\{?COIL_HOME|\*\*\/)/.test(pattern);
+/** A pattern that names files: absolute, in the home folder, `$COIL_HOME`, `**\/…`, or relative with a `/` or a leading dot. */
+const isPathPattern = (pattern: string) => /^(\/|~\/|\$\{?COIL_HOME|\*\*\/|\.)/.test(pattern) || pattern.includes("/");
 
 function matchPath(rule: Rule, subject: PathSubject): boolean {
   const p = expandPattern(rule);
@@ -163,21 +177,113 @@ function matchPath(rule: Rule, subject: PathSubject): boolean {
   });
 }
 
-/** The words of a command that may be paths: quotes dropped, `--opt=value` and redirections split off. */
-function pathWords(command: string): string[] {
-  const words = command.match(/'[^']*'|"(?:[^"\\]|\\.)*"|\S+/g) ?? [];
-  return words.flatMap((w) => {
-    const bare = w.replace(/^['"]|['"]$/g, "").replace(/^\d*[<>]+&?/, "");
-    const value = bare.includes("=") ? bare.slice(bare.indexOf("=") + 1) : undefined;
-    return [bare, value].filter((x): x is string => !!x && !x.startsWith("-") && /[/.~]/.test(x));
+/** `~` at the start and `$HOME` / `${HOME}` anywhere, as the shell would expand them. */
+export function expandHome(word: string): string {
+  const home = homedir();
+  return word.replace(/^~(?=\/|$)/, home).replace(/\$\{HOME\}|\$HOME(?![A-Za-z0-9_])/g, home);
+}
+
+/** Where a path starts inside a word: after `=`, `@`, `<`, `:`, `,`, a quote or a parenthesis (`f=@~/.ssh/id_rsa`, `open('/x')`). */
+const EMBEDDED = /(?:^|[=@<:,('"\s])((?:~|\.{1,2})?\/[^\s'"()<>;,|&:]*|~(?=$|[\s'"]))/g;
+
+/**
+ * The words of a command that may be paths, as the shell would pass them: quotes removed (`~/.net''rc` is
+ * `~/.netrc`), `~` and `$HOME` expanded, `--opt=value` and redirection targets split off, and paths inside a
+ * word (`-d@~/.netrc`, `f=@$HOME/.ssh/id_rsa`, `open('/home/u/.aws/credentials')`). A word with a glob
+ * (`~/.a?s/cred*`) also stands for the files it matches.
+ */
+export function pathWords(command: string, cwd: string): string[] {
+  const { words, redirects } = parseSimpleCommand(command);
+  const out = new Set<string>();
+  for (const w of [...words, ...redirects.flatMap((r) => (r.target ? [r.target] : []))]) {
+    const value = expandHome(w.value);
+    const found = [value, value.includes("=") ? value.slice(value.indexOf("=") + 1) : ""];
+    for (const m of value.matchAll(EMBEDDED)) found.push(expandHome(m[1]!));
+    for (const f of found) {
+      if (!f || f.startsWith("-") || !/[/.~]/.test(f)) continue;
+      out.add(f);
+      if (w.expands && /[*?[]/.test(f)) for (const g of expandGlob(f, cwd)) out.add(g);
+    }
+  }
+  return [...out];
+}
+
+/** The existing paths a glob names (as the shell expands it: `*` does not match a leading dot), at most 200. */
+export function expandGlob(pattern: string, cwd: string, limit = 200): string[] {
+  const abs = resolve(cwd, pattern);
+  const segments = abs.split("/").filter(Boolean);
+  let current = ["/"];
+  for (const seg of segments) {
+    const next: string[] = [];
+    if (!/[*?[]/.test(seg)) for (const c of current) next.push(join(c, seg));
+    else {
+      const re = globToRegExp(seg, true);
+      for (const c of current) {
+        let names: string[] = [];
+        try {
+          names = readdirSync(c);
+        } catch {
+          names = [];
+        }
+        for (const n of names) if (re.test(n) && (!n.startsWith(".") || seg.startsWith("."))) next.push(join(c, n));
+        if (next.length > limit) break;
+      }
+    }
+    current = next.slice(0, limit);
+    if (!current.length) return [];
+  }
+  return current.filter((p) => {
+    try {
+      lstatSync(p);
+      return true;
+    } catch {
+      return false;
+    }
   });
+}
+
+/** The directory each command of a line runs in: `cd DIR` changes it for the commands after it. */
+export function commandDirs(items: readonly string[], cwd: string): (string | undefined)[] {
+  const out: (string | undefined)[] = [];
+  let current: string | undefined = cwd;
+  for (const item of items) {
+    out.push(current);
+    const cd = cdTarget(item);
+    if (!cd) continue;
+    current = cd.unknown || !cd.dir ? undefined : resolve(current ?? cwd, expandHome(cd.dir));
+  }
+  return out;
+}
+
+/** Programs that read whole folders: naming a folder that holds a covered file reads it (`tar -c ~/.docker`). */
+function readsRecursively(command: string): boolean {
+  const { words } = parseSimpleCommand(command);
+  let k = 0;
+  while (k < words.length && /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(words[k]!.raw)) k++;
+  const program = words[k]?.value.replace(/^.*\//, "") ?? "";
+  const args = words.slice(k + 1).map((w) => w.value);
+  if (/^(tar|bsdtar|zip|7z|7za|cpio|rsync|scp|rg|ag|ack|git)$/.test(program)) return true;
+  if (/^(cp|grep|egrep|fgrep|gzip|chmod|chown)$/.test(program))
+    return args.some((a) => /^-[a-zA-Z]*[rRa]/.test(a) || /^--(recursive|dereference-recursive|archive)/.test(a));
+  if (program === "find") return args.some((a) => /^-(exec|execdir|ok|okdir|fprint0?|fprintf|fls)$/.test(a));
+  return false;
+}
+
+/** Whether a folder holds what the rule covers: the rule's path, up to its first wildcard, lies below it. */
+function holdsCovered(rule: Rule, folder: PathSubject): boolean {
+  const p = expandPattern(rule);
+  if (!p.startsWith("/")) return false;
+  const literal = p.slice(0, p.search(/[*?[{]|$/)).replace(/\/[^/]*$/, "");
+  return [folder.abs, folder.real].some((f) => literal === f || literal.startsWith(`${f.replace(/\/$/, "")}/`));
 }
 
 /** Which tools a rule covers: its own glob, plus grep/find/ls for `read` rules and edit for `read` deny rules. */
 export function coversTool(rule: Rule, tool: string, list?: "deny" | "ask" | "allow"): boolean {
   if (rule.tool.test(tool)) return true;
   if (!rule.tool.test("read")) return false;
-  return READING_TOOLS.includes(tool) || (list === "deny" && tool === "edit");
+  // a read deny or ask rule on a path also covers bash commands naming that path (`cat .env`)
+  const bashByPath = tool === "bash" && list !== "allow" && rule.pattern !== undefined && isPathPattern(rule.pattern);
+  return READING_TOOLS.includes(tool) || (list === "deny" && tool === "edit") || bashByPath;
 }
 
 /** Whether the rule covers this call, judged on one item (one bash command, the path, one string). */
@@ -192,14 +298,43 @@ export function ruleMatches(
   if (rule.pattern === undefined) return true;
   if (subject.kind === "path") return matchPath(rule, subject);
   const items = item !== undefined ? [item] : subject.items;
-  if (subject.kind === "strings") return items.some((i) => globToRegExp(rule.pattern!, false).test(i));
-  // A file rule for every tool (`*(~/.ssh/**)`) also looks for such paths among a command's words.
+  if (subject.kind === "strings") {
+    // `domain:example.com` (Claude Code's WebFetch rules): a URL argument's host
+    if (rule.pattern.startsWith("domain:")) {
+      const host = globToRegExp(rule.pattern.slice(7).trim().toLowerCase(), false);
+      return items.some((i) => {
+        try {
+          return host.test(new URL(i).hostname.toLowerCase());
+        } catch {
+          return false;
+        }
+      });
+    }
+    return items.some((i) => globToRegExp(rule.pattern!, false).test(i));
+  }
+  // Deny and ask rules also match the command without the assignments in front (`FOO=1 rm x` is `rm x`);
+  // allow rules only as written, so `allow: bash(git status*)` never approves `GIT_DIR=… git status`.
+  const forms = (i: string) => (list === "allow" ? [i] : [...new Set([i, withoutAssignments(i)])]);
+  // A deny or ask file rule for every tool (`*(~/.ssh/**)`) also looks for such paths among a command's
+  // words, relative to where the command runs (after a `cd`); an allow rule never approves a command that way.
+  const pathRule = list !== "allow" && isPathPattern(rule.pattern!) && rule.tool.test("read");
+  const base = subject.cwd ?? process.cwd();
+  const dirsOf = (i: string): string[] => {
+    const dirs = subject.items.flatMap((it, k) => (it !== i ? [] : subject.cwds ? [subject.cwds[k]] : [base]));
+    // a `cd` the gate cannot follow: judge relative paths from the working directory and from home
+    return [...new Set(dirs.flatMap((d) => (d ? [d] : [base, homedir()])))];
+  };
+  const namesCovered = (i: string) =>
+    dirsOf(i).some((dir) =>
+      pathWords(i, dir).some((w) => {
+        const p = pathSubject(resolve(dir, w), base);
+        return matchPath(rule, p) || (readsRecursively(i) && holdsCovered(rule, p));
+      }),
+    );
+  // A rule for another tool (`read(…)`) judges a command only by the paths it names, never by its text.
+  const byText = rule.tool.test(tool);
   return items.some(
-    (i) =>
-      matchCommand(rule.pattern!, i) ||
-      (isPathPattern(rule.pattern!) &&
-        rule.tool.test("read") &&
-        pathWords(i).some((w) => matchPath(rule, pathSubject(w, subject.cwd ?? process.cwd())))),
+    (i) => (byText && forms(i).some((f) => matchCommand(rule.pattern!, f))) || (pathRule && namesCovered(i)),
   );
 }
 
@@ -255,8 +390,10 @@ export function pathSubject(given: string, cwd: string): PathSubject {
 
 /** What a call acts on. */
 export function subjectOf(tool: string, args: Record<string, unknown>, cwd: string): Subject {
-  if (tool === "bash" && typeof args.command === "string")
-    return { kind: "commands", items: splitCommand(args.command), cwd };
+  if (tool === "bash" && typeof args.command === "string") {
+    const items = splitCommand(args.command);
+    return { kind: "commands", items, cwd, cwds: commandDirs(items, cwd) };
+  }
   const path =
     typeof args.path === "string" ? args.path : typeof args.file_path === "string" ? args.file_path : undefined;
   if (path !== undefined || READING_TOOLS.includes(tool)) return pathSubject(path ?? ".", cwd);

@@ -4,6 +4,7 @@
  * Subshells `( … )`, command substitutions `$( … )` and backticks, and process substitutions
  * `<( … )`/`>( … )` are split recursively; their contents count as commands of their own (also
  * inside double quotes, where the shell still runs them). Single quotes and backslashes are respected.
+ * Variable assignments in front of a command stay part of it (see `normalize`).
  * This is a conservative reading for permission checks, not a full shell parser.
  */
 
@@ -108,14 +109,31 @@ function parseList(s: string, i: number, close: ")" | "`" | undefined, out: stri
   return i;
 }
 
-/** Collapse whitespace, drop leading keywords and variable assignments; empty when nothing runs. */
+/**
+ * Collapse whitespace and drop leading keywords; empty when nothing runs. Variable assignments stay: they
+ * change what the command does (`PATH=.:$PATH ls`), so they are part of what is judged. An assignment on
+ * its own (`F=~/.ssh/id_rsa`) is kept too: path rules look at its words.
+ */
 function normalize(text: string): string {
   let cmd = text.replace(/\s+/g, " ").trim();
   for (;;) {
     const word = cmd.split(" ")[0]!;
-    if (PREFIX_WORDS.has(word)) cmd = cmd.slice(word.length).trim();
-    else if (ASSIGNMENT.test(`${cmd} `)) cmd = `${cmd} `.replace(ASSIGNMENT, "").trim();
-    else break;
+    if (!PREFIX_WORDS.has(word)) break;
+    cmd = cmd.slice(word.length).trim();
   }
   return CLOSERS.has(cmd) || REDIRECTS_ONLY.test(cmd) || HEADER.test(cmd) ? "" : cmd;
+}
+
+/**
+ * The command without the assignments (and keywords) in front: `FOO=1 rm -rf x` is `rm -rf x`, so a deny
+ * or ask rule for `rm *` still catches it. Allow rules match the command as written, assignments included.
+ */
+export function withoutAssignments(command: string): string {
+  let cmd = command;
+  for (;;) {
+    const word = cmd.split(" ")[0]!;
+    if (PREFIX_WORDS.has(word)) cmd = cmd.slice(word.length).trim();
+    else if (ASSIGNMENT.test(`${cmd} `)) cmd = `${cmd} `.replace(ASSIGNMENT, "").trim();
+    else return cmd;
+  }
 }

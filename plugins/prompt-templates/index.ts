@@ -40,6 +40,7 @@ import {
 import { CompatOption, compatOf, type Compat } from "../../lib/compat.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import { projectRoot } from "../../lib/project.js";
+import { readPiSettings } from "../../lib/pi-settings.js";
 
 export type { PromptTemplatesService } from "./api.js";
 export { expandTemplate, splitArgs, parseTemplate, type PromptTemplate, type TemplateDir } from "./templates.js";
@@ -134,6 +135,18 @@ export function templateDirs(
     if (compat.claude) dirs.push({ dir: join(claudeHome, "commands"), source: "user", recursive: true, trusted: true });
     if (compat.pi) dirs.push({ dir: join(piHome, "prompts"), source: "user", trusted: true });
   }
+  // Pi's settings.json `prompts` paths (folders or template files); a trusted project's .pi/settings.json too.
+  if (compat.pi)
+    for (const p of readPiSettings({ cwd: ctx.cwd, trusted: ctx.projectTrusted, env }).prompts) {
+      if (p.scope === "project" ? !o.project : !o.user) continue;
+      const file = isFile(p.path);
+      dirs.push({
+        dir: file ? dirname(p.path) : p.path,
+        ...(file ? { files: [p.path] } : {}),
+        source: p.scope,
+        trusted: p.scope === "user" || ctx.projectTrusted,
+      });
+    }
   for (const c of o.commandDirs) {
     const root = c.pluginRoot !== undefined ? expand(c.pluginRoot) : undefined;
     dirs.push({
@@ -155,7 +168,12 @@ export function templateDirs(
     );
   // Installed Claude Code plugins' commands: `/<plugin>:<command>`, `${CLAUDE_PLUGIN_ROOT}` expanded.
   if (o.packages) {
-    for (const p of installedClaudePlugins({ home, cwd: projectRoot(ctx.cwd), trusted: ctx.projectTrusted })) {
+    for (const p of installedClaudePlugins({
+      home,
+      cwd: projectRoot(ctx.cwd),
+      trusted: ctx.projectTrusted,
+      claudeCode: compat.claude,
+    })) {
       for (const path of componentPaths(p, "commands", "commands")) {
         const file = isFile(path);
         dirs.push({
@@ -218,18 +236,6 @@ export default definePlugin({
           problems.push(parsed);
           continue;
         }
-        // A subfolder's template whose plain name is taken stays reachable under its folder's name (`/frontend:build`).
-        if (
-          parsed.folder &&
-          (byName.has(parsed.name) || RESERVED.has(parsed.name)) &&
-          !byName.has(`${parsed.folder}:${parsed.name}`)
-        ) {
-          const plain = parsed.name;
-          parsed = { ...parsed, name: `${parsed.folder}:${parsed.name}` };
-          notes.push(
-            `/${parsed.name} (${parsed.file}): /${plain} is taken${byName.has(plain) ? ` by ${byName.get(plain)!.file}` : " by coil itself"}, so it is named after its folder`,
-          );
-        }
         if (RESERVED.has(parsed.name) || parsed.name.startsWith("skill:"))
           problems.push({ file, reason: `/${parsed.name} is a command of coil itself; rename the file` });
         else if (byName.has(parsed.name))
@@ -240,6 +246,10 @@ export default definePlugin({
         else {
           byName.set(parsed.name, parsed);
           templates.push({ ...parsed, from });
+          if (parsed.ignored)
+            notes.push(
+              `/${parsed.name} (${parsed.file}): ${parsed.ignored.map((k) => `'${k}'`).join(", ")} in its front matter ${parsed.ignored.length > 1 ? "are" : "is"} not acted on by coil; the rest of the file is read`,
+            );
         }
       }
     }
@@ -275,8 +285,9 @@ export default definePlugin({
         const tools = scope?.started ? scope.tools : undefined;
         return tools ? { ...request, tools: request.tools.filter((t) => tools.has(t.name)) } : undefined;
       },
-      // Before system-prompt (LATE), so the prompt describes only the tools this run offers.
-      { stage: "EARLY" },
+      // After mcp (EARLY), which adds its servers' tools at the first request; before system-prompt
+      // (LATE), so the prompt describes only the tools this run offers.
+      { stage: -50 },
     );
     ctx.tap(
       "tool_call",
@@ -319,7 +330,11 @@ export default definePlugin({
           return `/${t.name} sets ${current.model ? "its own model" : "the tools it may use"} for its run, so it cannot join the run going now. Wait for it to end (or stop it), then run /${t.name} again.`;
         next = { command: t.name, started: false };
         if (current.allowedTools !== undefined) {
-          const allowed = parseAllowedTools(current.allowedTools, (name) => agent.view.tools.has(name));
+          // MCP servers' tools join the tool list at the first request, after this runs: their names count.
+          const allowed = parseAllowedTools(
+            current.allowedTools,
+            (name) => agent.view.tools.has(name) || name.startsWith("mcp__"),
+          );
           if (!allowed) warn(`allowed-tools in ${t.file} must be a string or a list; ignored`);
           else {
             if (allowed.unknown.length)
@@ -403,16 +418,37 @@ export default definePlugin({
     };
 
     for (const t of templates) {
-      const where = t.folder ? `${t.source}:${t.folder}` : undefined;
       try {
         ctx.commands.register({
           name: t.name,
-          description: where ? `${t.description} (${where})` : t.description,
+          description: t.description,
           argumentHint: t.argumentHint,
           run: (args, agent) => runTemplate(t, args, agent),
         });
       } catch (error) {
         ctx.log.warn(`prompt template ${t.file} not loaded: ${(error as Error).message}`);
+      }
+    }
+    // Claude Code names a subfolder's command after its folder (`/tools:api-scaffold`) and rejects the bare
+    // `/api-scaffold`; coil keeps the bare name only to say which command was meant, when nothing else has it.
+    const bare = new Map<string, string[]>();
+    for (const t of templates) {
+      if (!t.folder || t.from.namespace) continue;
+      const plain = t.name.slice(t.folder.length + 1);
+      if (byName.has(plain) || RESERVED.has(plain) || plain.startsWith("skill:")) continue;
+      bare.set(plain, [...(bare.get(plain) ?? []), t.name]);
+    }
+    for (const [plain, names] of bare) {
+      const meant = names.sort().map((n) => `/${n}`);
+      const answer = `Unknown command /${plain}. Did you mean ${meant.join(" or ")}? (A command in a subfolder of .claude/commands is named after its folder, as in Claude Code.)`;
+      try {
+        ctx.commands.register({
+          name: plain,
+          description: `not a command: see ${meant.join(", ")}`,
+          run: () => answer,
+        });
+      } catch {
+        // another plugin's command has the name: it is a command after all
       }
     }
     const service = {
@@ -439,8 +475,7 @@ export default definePlugin({
       run: () =>
         [
           ...templates.map(
-            (t) =>
-              `/${t.name}${t.argumentHint ? ` ${t.argumentHint}` : ""}  ${t.description}  [${t.folder ? `${t.source}:${t.folder}` : t.source}]`,
+            (t) => `/${t.name}${t.argumentHint ? ` ${t.argumentHint}` : ""}  ${t.description}  [${t.source}]`,
           ),
           ...notes.map((n) => `note: ${n}`),
           ...problems.map((p) => `not loaded: ${p.file}: ${p.reason}`),

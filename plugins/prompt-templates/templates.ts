@@ -11,7 +11,10 @@ import { packageDirs as sharedPackageDirs, type ProjectPackages } from "../../li
 export { expandTemplate, splitArgs } from "../../lib/command-body.js";
 
 export interface PromptTemplate {
-  /** The command name: the file name without `.md`, after `<namespace>:` for a namespaced folder. */
+  /**
+   * The command name, as Claude Code names it: `[<namespace>:][<folder>:]<file name without .md>`
+   * (`.claude/commands/tools/api-scaffold.md` is `tools:api-scaffold`; a plugin's is `plugin:name`).
+   */
   name: string;
   description: string;
   argumentHint?: string;
@@ -24,6 +27,8 @@ export interface PromptTemplate {
   model?: string;
   /** `allowed-tools` front matter as written (a string or a list). */
   allowedTools?: unknown;
+  /** Front matter keys coil reads nothing from (Claude Code's per-command `hooks`), for a note. */
+  ignored?: string[];
 }
 
 export interface TemplateProblem {
@@ -48,7 +53,8 @@ export interface TemplateDir {
   files?: string[];
 }
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+/** A command name's part: letters, digits, `.`, `_`, `-`, and `:` inside (Claude Code accepts `git:commit.md` as `/git:commit`). */
+const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9_.:-]*[A-Za-z0-9_.-])?$/;
 
 export function parseTemplate(
   file: string,
@@ -57,8 +63,13 @@ export function parseTemplate(
   where: { folder?: string; namespace?: string } = {},
 ): PromptTemplate | TemplateProblem {
   const base = file.replace(/^.*[\\/]/, "").replace(/\.md$/i, "");
-  if (!NAME.test(base))
-    return { file, reason: `'${base}' cannot be a command name (letters, digits, '.', '_' and '-')` };
+  if (!NAME.test(base) || base.includes("::"))
+    return { file, reason: `'${base}' cannot be a command name (letters, digits, '.', '_', '-' and ':' inside)` };
+  if (where.folder !== undefined && !where.folder.split(":").every((f) => NAME.test(f)))
+    return {
+      file,
+      reason: `folder '${where.folder}' cannot be part of a command name (letters, digits, '.', '_' and '-')`,
+    };
   if (where.namespace !== undefined && !NAME.test(where.namespace))
     return { file, reason: `'${where.namespace}' cannot be a command namespace (letters, digits, '.', '_' and '-')` };
   const { data = {}, body, error } = splitFrontMatter(text);
@@ -71,8 +82,9 @@ export function parseTemplate(
       ? data.model.trim()
       : undefined;
   const allowed = data["allowed-tools"];
+  const ignored = IGNORED.filter((k) => data[k] !== undefined && data[k] !== null);
   return {
-    name: where.namespace ? `${where.namespace}:${base}` : base,
+    name: [where.namespace, where.folder, base].filter(Boolean).join(":"),
     description,
     ...(hint ? { argumentHint: hint } : {}),
     body: body.trim(),
@@ -81,8 +93,12 @@ export function parseTemplate(
     ...(where.folder ? { folder: where.folder } : {}),
     ...(model ? { model } : {}),
     ...(allowed !== undefined && allowed !== null && allowed !== "" ? { allowedTools: allowed } : {}),
+    ...(ignored.length ? { ignored } : {}),
   };
 }
+
+/** Front matter Claude Code reads that coil does not act on. */
+const IGNORED = ["hooks", "disable-model-invocation"];
 
 /** `argument-hint` as written; YAML reads `[file]` as a list, which is put back in brackets. */
 function hintText(value: unknown): string | undefined {

@@ -183,7 +183,7 @@ export default definePlugin({
   setup(ctx) {
     const o = ctx.options;
     const cli = sharedCli(ctx);
-    const user = userModels(ctx.baseDir, o, ctx.log);
+    const user = userModels(ctx.baseDir, o, ctx.log, { cwd: ctx.cwd, trusted: ctx.projectTrusted });
     const configured = user.providers;
     const info = (m: string) => ctx.log.info(m);
     const mine = configured.filter((p) => {
@@ -223,7 +223,7 @@ export default definePlugin({
     // models.yaml `default: provider/id` naming one of these providers (the other plugin reports unknown ones).
     const slash = user.default?.indexOf("/") ?? -1;
     const named = slash > 0 ? providers.find((p) => p.id === user.default!.slice(0, slash)) : undefined;
-    if (named) markUserDefault(named, user.default!.slice(slash + 1));
+    if (named) markUserDefault(named, user.default!.slice(slash + 1), user.defaultFrom);
   },
 });
 

@@ -307,7 +307,7 @@ export default definePlugin({
   setup(ctx) {
     const o = ctx.options;
     const cli = sharedCli(ctx);
-    const user = userModels(ctx.baseDir, o, ctx.log);
+    const user = userModels(ctx.baseDir, o, ctx.log, { cwd: ctx.cwd, trusted: ctx.projectTrusted });
     const configured = user.providers.filter((p) => p.id !== "anthropic" && p.api !== "anthropic-messages");
     // (an `openai` entry with api anthropic-messages is the anthropic plugin's to refuse)
     const byId = new Map(configured.map((p) => [p.id, p]));
@@ -424,7 +424,7 @@ export default definePlugin({
         }),
       );
     }
-    markDefaults(registered, user.default, user.providers, (m) => ctx.log.warn(m));
+    markDefaults(registered, user.default, user.providers, (m) => ctx.log.warn(m), user.defaultFrom);
 
     // Subscription providers (provider-github-copilot) speak these wire formats through this service.
     const wire: OpenAIWireService = {
@@ -457,6 +457,7 @@ function markDefaults(
   spec: string | undefined,
   all: readonly ProviderConfig[],
   warn: (m: string) => void,
+  from?: string,
 ): void {
   if (!spec) return;
   const slash = spec.indexOf("/");
@@ -466,11 +467,11 @@ function markDefaults(
     const theirs = head === "anthropic" || all.some((p) => p.id === head && p.api === "anthropic-messages");
     if (!theirs)
       warn(
-        `models.yaml: default '${spec}' names no provider coil has (known: ${providers.map((p) => p.id).join(", ")}, anthropic); using the built-in default`,
+        `${from ?? "models.yaml"}: default '${spec}' names no provider coil has (known: ${providers.map((p) => p.id).join(", ")}, anthropic); using the built-in default`,
       );
     return;
   }
-  markUserDefault(provider, id);
+  markUserDefault(provider, id, from);
 }
 /** For benchmarks and embedders: the wire mappings without the network. */
 export { buildCompletionsParams, readCompletions } from "./completions.js";

@@ -8,9 +8,9 @@
  * started: the PID namespace goes away with it.
  */
 import { spawn } from "node:child_process";
-import { existsSync, realpathSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { endWithCoil } from "../../lib/shell/reaper.js";
 
 /**
@@ -27,6 +27,8 @@ export interface SandboxConfig {
   writable: readonly string[];
   /** Paths replaced by an empty directory (or /dev/null for files and sockets). */
   hide: readonly string[];
+  /** Paths inside the writable ones that stay read-only (`.git/hooks`, `.git/config`; absolute, existing). */
+  readOnly?: readonly string[];
   network: boolean;
   /** Default `locked`; the probe finds the strongest one this machine allows. */
   userns?: UserNamespace;
@@ -224,6 +226,8 @@ export function bwrapArgs(c: SandboxConfig): string[] {
     args.push(...(statSync(target).isDirectory() ? ["--tmpfs", target] : ["--ro-bind", "/dev/null", target]));
   }
   for (const p of c.writable) if (existsSync(p)) args.push("--bind", p, p);
+  // Last, so they cover the writable binds: a command cannot plant a git hook or config that runs later, outside.
+  for (const p of c.readOnly ?? []) if (existsSync(p)) args.push("--ro-bind", p, p);
   const userns = c.userns ?? "locked";
   args.push("--unshare-all", ...(c.network ? ["--share-net"] : []));
   if (userns !== "none") args.push("--unshare-user", ...(userns === "locked" ? ["--disable-userns"] : []));
@@ -366,4 +370,88 @@ export function runProcess(
     if (o.signal?.aborted) onAbort();
     else o.signal?.addEventListener("abort", onAbort, { once: true });
   });
+}
+
+/** The git folder of a worktree top (`.git` itself, or where a `.git` file points) and its common folder. */
+function gitDirs(top: string): { gitDir: string; commonDir: string } | undefined {
+  const dotGit = join(top, ".git");
+  let gitDir = dotGit;
+  try {
+    if (statSync(dotGit).isFile()) {
+      const m = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, "utf8"));
+      if (!m) return undefined;
+      gitDir = resolve(top, m[1]!.trim());
+    }
+  } catch {
+    return undefined;
+  }
+  let commonDir = gitDir;
+  try {
+    commonDir = resolve(gitDir, readFileSync(join(gitDir, "commondir"), "utf8").trim());
+  } catch {
+    // not a linked worktree
+  }
+  return { gitDir, commonDir };
+}
+
+/** `core.hooksPath` in a git config file (its `[core]` section), if set. */
+export function hooksPathOf(configText: string): string | undefined {
+  let section = "";
+  let found: string | undefined;
+  for (const line of configText.split("\n")) {
+    const head = /^\s*\[([^\]]+)\]/.exec(line);
+    if (head) section = head[1]!.trim().toLowerCase();
+    const kv = /^\s*hookspath\s*=\s*(.*?)\s*$/i.exec(line);
+    if (section === "core" && kv) found = kv[1]!.replace(/^"(.*)"$/, "$1");
+  }
+  return found;
+}
+
+/**
+ * The paths of `entries` (relative to a project folder, e.g. `.git/hooks`) for the project root and the
+ * working directory, as far as they lie inside the writable folders: `.git/…` through a `.git` file
+ * (worktrees, submodules) to the real git folder, and the folder `core.hooksPath` names joining
+ * `.git/hooks`. A missing hooks folder is created (empty), so that a command cannot create it.
+ */
+export function readOnlyPaths(
+  tops: readonly string[],
+  entries: readonly string[],
+  writable: readonly string[],
+  home = homedir(),
+): string[] {
+  const inside = (p: string) =>
+    writable.some((w) => {
+      const rel = relative(w, p);
+      return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+    });
+  const out = new Set<string>();
+  for (const top of new Set(tops)) {
+    const git = gitDirs(top);
+    for (const entry of entries) {
+      if (entry.startsWith(".git/") && git) {
+        const rest = entry.slice(5);
+        for (const dir of new Set([git.commonDir, git.gitDir])) out.add(join(dir, rest));
+        if (rest === "hooks") {
+          let hooksPath: string | undefined;
+          try {
+            hooksPath = hooksPathOf(readFileSync(join(git.commonDir, "config"), "utf8"));
+          } catch {
+            hooksPath = undefined;
+          }
+          if (hooksPath) out.add(hooksPath.startsWith("~/") ? join(home, hooksPath.slice(2)) : resolve(top, hooksPath));
+        }
+      } else if (!entry.startsWith(".git/")) out.add(resolve(top, entry));
+    }
+  }
+  const kept = [...out].filter(inside);
+  for (const p of kept) {
+    if (/(^|\/)hooks$/.test(p) && !existsSync(p) && existsSync(dirname(p))) {
+      try {
+        mkdirSync(p);
+      } catch {
+        // read-only or gone: nothing to protect then
+      }
+    }
+  }
+  return kept.filter((p) => existsSync(p));
 }

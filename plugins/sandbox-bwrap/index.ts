@@ -7,19 +7,30 @@
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { definePlugin, Type, type Static } from "../../kernel/index.js";
+import { projectRoot } from "../../lib/project.js";
 import type { ExecOptions } from "../tools-coding/api.js";
 import {
   bwrapArgs,
   DEFAULT_PASS_ENV,
   expandPath,
   probe,
+  readOnlyPaths,
   runProcess,
   scrubEnv,
   type Probe,
   type SandboxConfig,
 } from "./bwrap.js";
 
-export { bwrapArgs, isSecretEnv, isSecretValue, scrubEnv, probe, DEFAULT_PASS_ENV } from "./bwrap.js";
+export {
+  bwrapArgs,
+  hooksPathOf,
+  isSecretEnv,
+  isSecretValue,
+  readOnlyPaths,
+  scrubEnv,
+  probe,
+  DEFAULT_PASS_ENV,
+} from "./bwrap.js";
 
 /** Credentials, tokens and shell histories in the home directory. */
 export const HIDDEN_HOME = [
@@ -82,6 +93,13 @@ export const SandboxOptions = Type.Object({
   network: Type.Boolean({ default: false }),
   /** Paths hidden inside the sandbox (an empty directory, or /dev/null for a file). */
   hide: Type.Array(Type.String(), { default: [...HIDDEN_HOME, ...HIDDEN_SOCKETS] }),
+  /**
+   * Paths inside the project (relative to its root and to the working directory) that commands cannot
+   * change although the project is writable: a planted git hook or config would run later, outside the
+   * sandbox, at your next `git commit` or `git status`. The folder `core.hooksPath` names is kept with
+   * `.git/hooks`. `[]` leaves them writable.
+   */
+  readOnly: Type.Array(Type.String(), { default: [".git/hooks", ".git/config"] }),
   /** Paths to leave visible although `hide` lists them (e.g. `~/.docker` for docker builds). */
   unhide: Type.Array(Type.String(), { default: [] }),
   /** Environment variables passed besides the built-in allowlist (a trailing `*` matches a prefix); secret-looking values still stay out. */
@@ -112,12 +130,14 @@ export default definePlugin({
     const config = (cwd: string, env: Record<string, string | undefined>, userns?: Probe["userns"]): SandboxConfig => {
       const expand = (p: string) => expandPath(p, ctx.baseDir, homeOf(env));
       const shown = new Set(o.unhide.map(expand));
+      const writable = o.writable.map(expand);
       return {
         bwrap: o.bwrap,
         cwd,
         network: o.network,
         userns,
-        writable: o.writable.map(expand),
+        writable,
+        readOnly: readOnlyPaths([projectRoot(cwd), cwd], o.readOnly, [cwd, ...writable], homeOf(env)),
         hide: [...new Set([...o.hide.map(expand), ...(env.COIL_HOME ? [env.COIL_HOME] : [])])].filter(
           (p) => !shown.has(p),
         ),
@@ -150,6 +170,7 @@ export default definePlugin({
           .filter((w) => !existsSync(w))
           .map((w) => ` (${w} does not exist: skipped)`)
           .join("")}`,
+        `  read-only inside: ${c.readOnly?.join(", ") || "(none)"}${o.readOnly.length ? " (readOnly: [] makes them writable)" : ""}`,
         `  network: ${o.network ? "allowed" : "none"}`,
         `  hidden: ${c.hide.filter((h) => existsSync(h)).join(", ") || "(none present)"}`,
         `  environment: an allowlist (${DEFAULT_PASS_ENV.slice(0, 4).join(", ")} ...; passEnv adds names), no secret-looking values; left out: ${dropped.join(", ") || "nothing"}`,

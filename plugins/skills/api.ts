@@ -1,16 +1,24 @@
 /** skills' contract (types only): the `skills` service the system prompt and front ends use. */
 import type { Compat } from "../../lib/compat.js";
+import type { SkillIndexLevel } from "../../lib/skill-index.js";
 import type { ShadowedSkill, SkillInfo, SkillProblem, SkillRoot, SkillSource, SkippedPlace } from "./discover.js";
 
-export type { ShadowedSkill, SkillInfo, SkillProblem, SkillSource, SkippedPlace };
+export type { ShadowedSkill, SkillInfo, SkillProblem, SkillSource, SkippedPlace, SkillIndexLevel };
 
-/** What the prompt's skills index holds: entries within the budget, and a note about those left out. */
+/** What the prompt's skills index holds: every skill the model may invoke, within the size budget. */
 export interface SkillIndex {
+  /** Every skill the model may invoke, in precedence order; descriptions cut to fit (empty at level `names`). */
   skills: { name: string; description: string; location: string }[];
-  /** Skills the model may invoke that did not fit in the index budget. */
-  omitted: number;
-  /** Says how many were left out and where to see them; for the prompt, after the list. */
-  note?: string;
+  /**
+   * `full`: each description up to `indexDescription` characters, as Agent Skills entries; `short`:
+   * descriptions shortened further so that every skill fits in `indexBytes`, a line each, by folder;
+   * `names`: names only, by folder, when shortened descriptions did not fit either. No skill is left out.
+   */
+  level: SkillIndexLevel;
+  /** The tool that searches the skills' full descriptions (tool-search's), when one is installed. */
+  searchTool?: string;
+  /** Bytes of the index as the prompt shows it. */
+  bytes: number;
 }
 
 export interface SkillsService {
@@ -25,7 +33,7 @@ export interface SkillsService {
   /** Every folder searched, in order, with how many skills it gave. */
   searched(): readonly (SkillRoot & { found: number; exists: boolean })[];
   get(name: string): SkillInfo | undefined;
-  /** The index for the prompt, within the description and size budget (built once per scan). */
+  /** The index for the prompt, within the description and size budget (built once per scan): every skill's name. */
   index(): SkillIndex;
   /** The `compat` setting (context-files and prompt-templates follow it unless given their own). */
   readonly compat: Compat;

@@ -5,7 +5,8 @@
  * stop the others from loading.
  */
 import { readdirSync, readFileSync, realpathSync, statSync, type Dirent } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, relative, sep } from "node:path";
+import ignore, { type Ignore } from "ignore";
 import { splitFrontMatter } from "../../lib/front-matter.js";
 
 export type SkillSource = "project" | "user" | "package" | "builtin" | "path";
@@ -40,12 +41,15 @@ export interface SkillRoot {
   source: SkillSource;
   /** The family the place comes from (`claude`, `pi`, `agents`), when the `compat` option gates it. */
   family?: string;
+  /** The `.md` files directly in `dir` are skills too (Pi's `~/.pi/agent/skills` and `.pi/skills`). */
+  rootFiles?: boolean;
+  /** Only these skill files (a path naming one skill file, as Pi's settings.json `skills` may). */
+  files?: string[];
 }
 
 export const NAME_MAX = 64;
 export const DESCRIPTION_MAX = 1024;
 const NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
-const MAX_DEPTH = 4;
 
 /**
  * Parse and check one SKILL.md. Liberal where skills in the wild differ from the spec: a missing `name`
@@ -61,19 +65,25 @@ export function parseSkill(file: string, text: string, source: SkillSource): Ski
     return fail("no front matter: SKILL.md must start with '---', then 'name:' and 'description:', then '---'");
   const warnings: string[] = note ? [note] : [];
   const dir = dirname(file);
-  const folder = basename(dir);
+  // A skill is a folder's SKILL.md, or (in Pi's own folders) a `.md` file named like the skill.
+  const single = basename(file) !== "SKILL.md";
+  const folder = single ? basename(file).replace(/\.md$/i, "") : basename(dir);
+  const by = single ? "file" : "folder";
   let given = data.name;
   if (given === undefined || given === null || given === "") {
     given = folder;
-    warnings.push(`front matter has no 'name'; it is called by its folder's name '${folder}'`);
+    warnings.push(`front matter has no 'name'; it is called by its ${by}'s name '${folder}'`);
   }
   if (typeof given !== "string") return fail(`'name' must be a string, not ${typeof given}`);
-  const name = given.trim();
-  if (name.length > NAME_MAX) return fail(`'name' is ${name.length} characters; at most ${NAME_MAX} are allowed`);
-  if (/[\s/]/.test(name))
-    return fail(
-      `'name' '${name}' has a space or '/', so it cannot be a /skill: command; use lowercase letters, digits and hyphens`,
-    );
+  let name = given.trim();
+  // Claude Code and Pi load a skill whose name cannot be a command (`PDF Tools`) by its folder's name.
+  if (/[\s/]/.test(name) || name.length > NAME_MAX) {
+    const why = name.length > NAME_MAX ? `is ${name.length} characters (at most ${NAME_MAX})` : "has a space or '/'";
+    if (/[\s/]/.test(folder) || folder.length > NAME_MAX || !folder)
+      return fail(`'name' '${name}' ${why}, and so does its ${by}'s name, so it cannot be a /skill: command`);
+    warnings.push(`its name '${name}' ${why}, so it cannot be a command; it is called by its ${by}'s name '${folder}'`);
+    name = folder;
+  }
   if (!NAME_PATTERN.test(name))
     warnings.push(
       `'name' '${name}' should be lowercase letters, digits and single hyphens (Agent Skills spec); loaded as it is`,
@@ -86,7 +96,7 @@ export function parseSkill(file: string, text: string, source: SkillSource): Ski
     warnings.push(
       `'description' is ${description.length} characters, over the spec's ${DESCRIPTION_MAX}; loaded, and cut in the prompt's index`,
     );
-  if (folder !== name && data.name) warnings.push(`its name '${name}' differs from its folder '${folder}'`);
+  if (folder !== name && data.name) warnings.push(`its name '${name}' differs from its ${by} '${folder}'`);
   const str = (key: string): string | undefined => {
     const v = data[key];
     if (v === undefined || v === null) return undefined;
@@ -138,41 +148,98 @@ export interface SkippedPlace {
 
 /** How far below a skipped folder coil looks, only to say that skills are there. */
 const PEEK_DEPTH = 6;
+/** Ignore files honoured in every folder searched, as Pi honours them. */
+const IGNORE_FILES = [".gitignore", ".ignore", ".fdignore"];
+
+/** `.gitignore`-style rules found so far, each relative to the searched root. */
+type Rules = { ig: Ignore; root: string };
+
+function addIgnoreFiles(rules: Rules, dir: string): void {
+  const prefix = relative(rules.root, dir).split(sep).filter(Boolean).join("/");
+  for (const name of IGNORE_FILES) {
+    let text: string;
+    try {
+      text = readFileSync(join(dir, name), "utf8");
+    } catch {
+      continue;
+    }
+    const lines = text
+      .split(/\r?\n/)
+      .map((line) => scoped(line, prefix))
+      .filter((line): line is string => line !== undefined);
+    if (lines.length) rules.ig.add(lines);
+  }
+}
+
+/** One ignore-file line made relative to the searched root (a line of `a/b/.gitignore` applies below `a/b/`). */
+function scoped(line: string, prefix: string): string | undefined {
+  if (!line.trim() || (line.startsWith("#") && !line.startsWith("\\#"))) return undefined;
+  const negated = line.startsWith("!");
+  let pattern = negated ? line.slice(1) : line.startsWith("\\!") ? line.slice(1) : line;
+  if (pattern.startsWith("/")) pattern = pattern.slice(1);
+  else if (prefix && !pattern.slice(0, -1).includes("/")) pattern = `**/${pattern}`;
+  const full = prefix ? `${prefix}/${pattern}` : pattern;
+  return negated ? `!${full}` : full;
+}
+
+const ignored = (rules: Rules, path: string, dir: boolean) => {
+  const rel = relative(rules.root, path).split(sep).join("/");
+  return rel !== "" && !rel.startsWith("..") && rules.ig.ignores(dir ? `${rel}/` : rel);
+};
 
 /**
- * Every SKILL.md below `dir` (a folder holding a SKILL.md is a skill; its own sub-folders are its
- * resources), down to MAX_DEPTH levels. Folders below that depth and dot-folders are not searched for
- * skills, but when they hold a SKILL.md the place is added to `skipped`, never dropped silently.
+ * Every skill file below `dir`, by Pi's rules: a folder holding a SKILL.md is a skill (its own folders are
+ * its resources, not searched), `dir` itself included; other folders are searched at any depth. Dot-folders,
+ * `node_modules` and what `.gitignore`, `.ignore` and `.fdignore` files list are not searched; a dot-folder
+ * holding a SKILL.md is added to `skipped`, never dropped silently. With `rootFiles` (Pi's own skill
+ * folders), the `.md` files directly in `dir` are skills too. A folder reached twice (links) is searched once.
  */
-export function findSkillFiles(dir: string, depth = 0, skipped: SkippedPlace[] = []): string[] {
-  let entries: Dirent[];
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-  if (depth > 0 && entries.some((e) => e.name === "SKILL.md" && (e.isFile() || e.isSymbolicLink())))
-    return [join(dir, "SKILL.md")];
+export function findSkillFiles(dir: string, skipped: SkippedPlace[] = [], o: { rootFiles?: boolean } = {}): string[] {
+  const rules: Rules = { ig: ignore(), root: dir };
+  const seen = new Set<string>();
   const out: string[] = [];
-  for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-    if (e.name === "node_modules" || e.name === ".git") continue;
-    const path = join(dir, e.name);
-    if (!(e.isDirectory() || (e.isSymbolicLink() && isDir(path)))) continue;
-    if (e.name.startsWith(".")) {
-      if (holdsSkill(path, PEEK_DEPTH))
-        skipped.push({
-          dir: path,
-          reason:
-            "found SKILL.md files in a dot-folder, which is not searched; move or link them into the skills folder",
-        });
-    } else if (depth >= MAX_DEPTH) {
-      if (holdsSkill(path, PEEK_DEPTH))
-        skipped.push({
-          dir: path,
-          reason: `found SKILL.md files below the search depth (${MAX_DEPTH} levels); link the skill folders higher up, or add the folder to the skills plugin's paths option`,
-        });
-    } else out.push(...findSkillFiles(path, depth + 1, skipped));
-  }
+  const walk = (path: string, top: boolean) => {
+    const real = realOf(path);
+    if (seen.has(real)) return;
+    seen.add(real);
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(path, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    addIgnoreFiles(rules, path);
+    const skill = entries.find(
+      (e) => e.name === "SKILL.md" && (e.isFile() || (e.isSymbolicLink() && isFile(join(path, e.name)))),
+    );
+    if (skill && !ignored(rules, join(path, skill.name), false)) {
+      out.push(join(path, "SKILL.md"));
+      return;
+    }
+    for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      if (e.name === "node_modules" || e.name === ".git") continue;
+      const full = join(path, e.name);
+      const folder = e.isDirectory() || (e.isSymbolicLink() && isDir(full));
+      if (!folder) {
+        if (top && o.rootFiles && /\.md$/i.test(e.name) && e.name !== "SKILL.md" && !/^readme\.md$/i.test(e.name)) {
+          if ((e.isFile() || isFile(full)) && !ignored(rules, full, false)) out.push(full);
+        }
+        continue;
+      }
+      if (ignored(rules, full, true)) continue;
+      if (e.name.startsWith(".")) {
+        if (holdsSkill(full, PEEK_DEPTH))
+          skipped.push({
+            dir: full,
+            reason:
+              "found SKILL.md files in a dot-folder, which is not searched (as in Pi); move or link them into the skills folder",
+          });
+        continue;
+      }
+      walk(full, false);
+    }
+  };
+  walk(dir, true);
   return out;
 }
 
@@ -193,6 +260,14 @@ function holdsSkill(dir: string, levels: number): boolean {
       (e.isDirectory() || (e.isSymbolicLink() && isDir(join(dir, e.name)))) &&
       holdsSkill(join(dir, e.name), levels - 1),
   );
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 function isDir(path: string): boolean {
@@ -242,7 +317,7 @@ export class SkillCatalog {
     const byName = new Map<string, SkillInfo>();
     const seenFiles = new Set<string>();
     for (const r of this.roots()) {
-      const files = findSkillFiles(r.dir, 0, skipped);
+      const files = r.files ?? findSkillFiles(r.dir, skipped, { rootFiles: r.rootFiles });
       let found = 0;
       for (const file of files) {
         const real = realOf(file);

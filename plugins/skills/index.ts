@@ -9,13 +9,16 @@
  */
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { Type, definePlugin, type SlashResult, type UserMessage } from "../../kernel/index.js";
-import { claudePluginSkillDirs } from "../../lib/claude-plugins.js";
+import { claudePluginSkillDirs, isFile } from "../../lib/claude-plugins.js";
+import { readPiSettings } from "../../lib/pi-settings.js";
 import { substituteArguments } from "../../lib/command-body.js";
 import { CompatOption, compatOf, skillPlaces, type Compat } from "../../lib/compat.js";
 import { addDoctorSection } from "../../lib/doctor.js";
+import { renderSkillIndex } from "../../lib/skill-index.js";
 import { projectRoot } from "../../lib/project.js";
+import type {} from "../tool-search/api.js"; // types the `tool-search` service
 import type { SkillIndex, SkillsService } from "./api.js";
 import {
   SkillCatalog,
@@ -53,7 +56,7 @@ export const SkillsOptions = Type.Object({
   compat: Type.Optional(CompatOption),
   /** Characters of a description kept in the prompt's index (the whole text is in SKILL.md). */
   indexDescription: Type.Integer({ minimum: 40, default: 250 }),
-  /** Bytes of the whole index in the prompt; skills past it are counted in a note pointing to /skills. */
+  /** Bytes of the whole index in the prompt: past it descriptions are shortened, then left out; every name stays. */
   indexBytes: Type.Integer({ minimum: 512, default: 8192 }),
 });
 
@@ -86,8 +89,25 @@ export function skillRoots(
     dir: resolve(ctx.baseDir, p.replace(/^~(?=$|\/)/, userHome)),
     source: "path" as const,
   }));
-  for (const p of skillPlaces(ctx.cwd, compat, home, userHome, o))
-    roots.push({ dir: p.dir, source: p.scope, ...(p.family ? { family: p.family } : {}) });
+  for (const p of skillPlaces(ctx.cwd, compat, home, userHome, o, env))
+    roots.push({
+      dir: p.dir,
+      source: p.scope,
+      ...(p.family ? { family: p.family } : {}),
+      ...(p.rootFiles ? { rootFiles: true } : {}),
+    });
+  // Pi's settings.json `skills` paths (folders, or skill files), after Pi's own folders.
+  if (compat.pi)
+    for (const p of readPiSettings({ cwd: ctx.cwd, trusted: ctx.projectTrusted === true, env }).skills) {
+      if (p.scope === "project" ? o.project === false : o.user === false) continue;
+      const file = isFile(p.path);
+      roots.push({
+        dir: file ? dirname(p.path) : p.path,
+        source: p.scope,
+        family: "pi",
+        ...(file ? { files: [p.path] } : {}),
+      });
+    }
   if (o.packages)
     roots.push(
       ...packageDirs(home, "skills", "skills", {
@@ -97,7 +117,12 @@ export function skillRoots(
     );
   if (o.packages)
     roots.push(
-      ...claudePluginSkillDirs({ home, cwd: projectRoot(ctx.cwd), trusted: ctx.projectTrusted }).map((dir) => ({
+      ...claudePluginSkillDirs({
+        home,
+        cwd: projectRoot(ctx.cwd),
+        trusted: ctx.projectTrusted,
+        claudeCode: compat.claude,
+      }).map((dir) => ({
         dir,
         source: "package" as const,
       })),
@@ -107,34 +132,62 @@ export function skillRoots(
   return roots;
 }
 
-/** Bytes one index entry takes in the prompt, besides its text (the XML-like tags around it). */
-const ENTRY_OVERHEAD = 90;
+/** Descriptions are not cut below this many characters; past that, the index lists names only. */
+const MIN_DESCRIPTION = 24;
+
+/** The Agent Skills entry's description: as written, cut to `max` characters. */
+const cut = (text: string, max: number) => {
+  const t = text.trim();
+  return t.length > max ? `${t.slice(0, max - 1).trimEnd()}…` : t;
+};
+
+/** `text` on one line, cut to at most `max` characters, at a word boundary when one is near, with an ellipsis. */
+export function shorten(text: string, max: number): string {
+  const t = text.replace(/\s+/g, " ").trim();
+  if (t.length <= max) return t;
+  const cut = t.slice(0, max - 1);
+  const space = cut.lastIndexOf(" ");
+  return `${(space > max * 0.6 ? cut.slice(0, space) : cut).trimEnd()}…`;
+}
 
 /**
- * The index the model sees: skills the model may invoke, in precedence order, each description cut to
- * `maxDescription` characters, as many as fit in `maxBytes`; the others are counted in a note.
+ * The index the model sees: every skill the model may invoke, in precedence order. Descriptions are cut
+ * to `maxDescription` characters; when that is over `maxBytes`, they are shortened (to the longest cut
+ * that fits) and listed a line each by folder; when even that does not fit, names only. A skill is never
+ * left out: past the budget the model gets every name, where to read each SKILL.md, and `searchTool`.
  */
-export function buildIndex(skills: readonly SkillInfo[], maxDescription: number, maxBytes: number): SkillIndex {
-  const entries: SkillIndex["skills"] = [];
-  let used = 0;
-  let omitted = 0;
-  for (const s of skills) {
-    if (s.disableModelInvocation) continue;
-    const text = s.description.trim();
-    const description = text.length > maxDescription ? `${text.slice(0, maxDescription - 1).trimEnd()}…` : text;
-    const size =
-      Buffer.byteLength(s.name) + Buffer.byteLength(description) + Buffer.byteLength(s.file) + ENTRY_OVERHEAD;
-    if (used + size > maxBytes) {
-      omitted++;
-      continue;
-    }
-    used += size;
-    entries.push({ name: s.name, description, location: s.file });
+export function buildIndex(
+  skills: readonly SkillInfo[],
+  maxDescription: number,
+  maxBytes: number,
+  searchTool?: string,
+): SkillIndex {
+  const visible = skills.filter((s) => !s.disableModelInvocation);
+  const at = (level: SkillIndex["level"], max: number): SkillIndex => {
+    const entries = visible.map((s) => ({
+      name: s.name,
+      description: level === "names" ? "" : level === "full" ? cut(s.description, max) : shorten(s.description, max),
+      location: s.file,
+    }));
+    const bytes = Buffer.byteLength(renderSkillIndex(entries, level, searchTool));
+    return { skills: entries, level, bytes, ...(searchTool ? { searchTool } : {}) };
+  };
+  const full = at("full", maxDescription);
+  if (full.bytes <= maxBytes || visible.length === 0) return full;
+  let fit = at("short", MIN_DESCRIPTION);
+  if (fit.bytes > maxBytes) return at("names", 0);
+  // The longest cut that fits: binary search between the floor and the full length.
+  let lo = MIN_DESCRIPTION;
+  let hi = maxDescription;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    const candidate = at("short", mid);
+    if (candidate.bytes <= maxBytes) {
+      lo = mid;
+      fit = candidate;
+    } else hi = mid - 1;
   }
-  const note = omitted
-    ? `${omitted} more skill${omitted === 1 ? " is" : "s are"} installed but not listed here, to keep this prompt small. The user can list every skill with /skills and load one with /skill:<name>.`
-    : undefined;
-  return { skills: entries, omitted, ...(note ? { note } : {}) };
+  return fit;
 }
 
 /** Only `</skill` could end the block early; neutralise it and keep the rest of the markdown readable. */
@@ -179,7 +232,8 @@ export default definePlugin({
     };
     const report = (c: SkillCatalog) => {
       for (const p of c.problems) say(`skill ${p.file} not loaded: ${p.reason}`, "warn");
-      for (const s of c.skipped) say(`skills in ${s.dir} not loaded: ${s.reason}`, "warn");
+      // Pi skips these folders silently; coil names them in /skills and coil doctor, without a warning at each start.
+      for (const s of c.skipped) say(`skills in ${s.dir} not loaded: ${s.reason}`, "info");
       for (const s of c.skills) for (const w of s.warnings) say(`skill ${s.file}: ${w}`, "info");
       for (const s of c.shadowed)
         say(`skill ${s.file} not used: '${s.name}' is already defined by ${s.by} (the first one found wins)`, "info");
@@ -200,6 +254,8 @@ export default definePlugin({
       return catalog;
     };
     let index: { scan: number; value: SkillIndex } | undefined;
+    // tool-search's search tool also searches the skills' full descriptions when the index shortens them.
+    const searchTool = () => ctx.services.get("tool-search")?.skillSearch;
     const service: SkillsService = {
       list: () => current().skills,
       problems: () => current().problems,
@@ -210,7 +266,10 @@ export default definePlugin({
       index() {
         const c = current();
         if (index?.scan !== c.scans)
-          index = { scan: c.scans, value: buildIndex(c.skills, o.indexDescription, o.indexBytes) };
+          index = {
+            scan: c.scans,
+            value: buildIndex(c.skills, o.indexDescription, o.indexBytes, searchTool()),
+          };
         return index.value;
       },
       compat: compatOf(o.compat),
@@ -292,9 +351,9 @@ export function skillsReport(service: SkillsService): string {
   for (const p of service.problems()) lines.push(`not loaded: ${short(p.file)}: ${p.reason}`);
   for (const s of service.skipped()) lines.push(`not searched: ${short(s.dir)}: ${s.reason}`);
   const index = service.index();
-  if (index.omitted)
+  if (index.level !== "full")
     lines.push(
-      `prompt index: ${index.skills.length} listed, ${index.omitted} left out (index size cap; skills plugin option indexBytes)`,
+      `prompt index: all ${index.skills.length} skills, ${index.level === "short" ? "with shortened descriptions" : "by name only"} (${index.bytes.toLocaleString("en-US")} bytes; the skills plugin's indexBytes option sets the budget)${index.searchTool ? `; ${index.searchTool} searches the full descriptions` : ""}`,
     );
   lines.push(
     `searched, first name wins (scanned ${service.scans()} times: at start-up, then at most once per run and at each /skills):`,

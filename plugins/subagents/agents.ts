@@ -39,13 +39,13 @@ export const BUILTIN_AGENTS: readonly AgentType[] = Object.freeze([
   {
     name: "general",
     description:
-      "General-purpose agent with the same tools as you (except task): research, multi-step changes, running and fixing tests.",
+      "General-purpose, with your tools (except task): research, multi-step changes, running and fixing tests.",
     source: "builtin",
   },
   {
     name: "explore",
     description:
-      "Read-only explorer (read, grep, find, ls, read-only bash): finds how something works or where it is in the code, and reports with file paths.",
+      "Read-only explorer (read, grep, find, ls, read-only bash): finds where or how something is in the code, with file paths.",
     tools: ["read", "grep", "find", "ls", "bash"],
     prompt: EXPLORE_PROMPT,
     readOnlyBash: true,

@@ -33,14 +33,13 @@ import type { SubagentsOptions } from "./index.js";
 export const TaskParams = Type.Object({
   description: Type.String({
     minLength: 1,
-    description: "A few words saying what the sub-agent does (shown to the user)",
+    description: "A few words for the user on what it does",
   }),
   prompt: Type.String({
     minLength: 1,
-    description:
-      "The whole brief: the sub-agent sees nothing of this conversation, so say what to do, what you know, and what to report back",
+    description: "The whole brief: what to do, what you know, what to report",
   }),
-  agent: Type.Optional(Type.String({ description: "The agent type (default general)" })),
+  agent: Type.Optional(Type.String({ description: "Agent type (default general)" })),
 });
 
 /** One level of delegation: the agent the `task` tool runs in and what a child of it inherits. */
@@ -136,9 +135,8 @@ export class TaskRunner {
       name: "task",
       label: "Task",
       description: [
-        "Delegate a self-contained job to a sub-agent that works in its own fresh context and returns only its final answer. Use it to keep this context small: exploring a code base, running tests and summarising failures, independent searches. Several task calls in one reply run in parallel.",
-        "The sub-agent sees none of this conversation: put everything it needs in `prompt`, and say what to report. Its answer is not shown to the user; relay what matters.",
-        `Agent types (\`agent\`, default general):\n${describeAgents}`,
+        "Run a self-contained job in a sub-agent with a fresh context, to keep this one small (exploring code, running tests, independent searches); task calls in one reply run in parallel. It sees none of this conversation: `prompt` holds all it needs and what to report. Only its final answer comes back, unseen by the user: relay what matters.",
+        `Agents (\`agent\`, default general):\n${describeAgents}`,
       ].join("\n\n"),
       promptSnippet:
         "task: delegate a self-contained job to a sub-agent with its own context (parallel when called several times)",

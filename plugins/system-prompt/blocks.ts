@@ -4,6 +4,7 @@
  * tools and skills sorted by name.
  */
 import type { SystemBlock } from "../../kernel/index.js";
+import { escapeXml, renderSkillIndex, type SkillIndexLevel } from "../../lib/skill-index.js";
 
 /** Ids of the blocks this plugin writes, in order. Blocks from other plugins go before `append`. */
 export const BLOCK_ORDER = ["role", "tools", "guidelines", "docs", "skills", "project", "append", "env"] as const;
@@ -35,8 +36,10 @@ export interface PromptInput {
   guidelines: readonly string[];
   docs?: { dir: string; files: readonly string[] };
   skills: readonly SkillEntry[];
-  /** Said after the skills index (skills left out by its size budget). */
-  skillsNote?: string;
+  /** The skills index's form (see the skills plugin's SkillIndex); `full` when unset. */
+  skillsLevel?: SkillIndexLevel;
+  /** The tool this request offers that searches the skills' full descriptions. */
+  skillsSearch?: string;
   project: readonly ProjectFile[];
   append: readonly string[];
   /** `YYYY-MM-DD`, or undefined to leave the date out. */
@@ -50,15 +53,7 @@ export const DEFAULT_ROLE = `You are coil, a coding agent in the user's terminal
 
 Work in small, checked steps: read the code before changing it, make the smallest change that fits the existing style, and verify it (build, tests) when you can. When something fails, find the cause from the error instead of guessing. Ask when a request is ambiguous and a wrong guess would be costly. Be concise: say what you did and found, with file paths.`;
 
-/** Escape text for element content and attribute values of the XML-like blocks. */
-export function escapeXml(text: string): string {
-  return text
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;")
-    .replace(/'/g, "&apos;");
-}
+export { escapeXml };
 
 const SEARCH_TOOLS = ["grep", "find", "ls"];
 const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
@@ -93,17 +88,7 @@ export function assemble(input: PromptInput): SystemBlock[] {
       `coil's own documentation is in ${input.docs.dir}/ (one .md file per topic); read it only when asked about coil itself.`,
     );
   }
-  const skills = [...input.skills].sort(byName);
-  if (skills.length) {
-    const items = skills.map(
-      (s) =>
-        `  <skill>\n    <name>${escapeXml(s.name)}</name>\n    <description>${escapeXml(s.description)}</description>\n    <location>${escapeXml(s.location)}</location>\n  </skill>`,
-    );
-    add(
-      "skills",
-      `Skills are folders of instructions for particular tasks. When a task matches a skill's description, read its SKILL.md at the location given before you start, and follow it; paths in a skill are relative to its folder.\n\n<available_skills>\n${items.join("\n")}\n</available_skills>${input.skillsNote ? `\n${escapeXml(input.skillsNote)}` : ""}`,
-    );
-  }
+  add("skills", renderSkillIndex(input.skills, input.skillsLevel ?? "full", input.skillsSearch));
   if (input.project.length) {
     add(
       "project",

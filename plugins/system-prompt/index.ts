@@ -5,9 +5,12 @@
  * `--append-system-prompt` / `APPEND_SYSTEM.md` add text near the end (docs/context.md).
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { Type, definePlugin, type ModelRequest, type SystemBlock, type ToolSpec } from "../../kernel/index.js";
 import { coilHome, packageRoot } from "../../lib/paths.js";
+import { piAgentDir } from "../../lib/compat.js";
+import { addDoctorSection } from "../../lib/doctor.js";
 import { projectRoot } from "../../lib/project.js";
 import type {} from "../context-files/api.js"; // types the `context-files` service
 import type {} from "../skills/api.js"; // types the `skills` service
@@ -112,9 +115,39 @@ export default definePlugin({
       return (v.length < 4096 && readText(path)) || v;
     };
     const home = () => coilHome();
-    /** `.coil/<name>` in the project, else `$COIL_HOME/<name>`. */
-    const layered = (name: string) =>
-      readText(join(projectRoot(ctx.cwd), ".coil", name)) ?? readText(join(home(), name));
+    /**
+     * Where `SYSTEM.md` / `APPEND_SYSTEM.md` are looked for, first found wins: `.coil/` at the project root,
+     * Pi's `.pi/` in the working directory (as Pi looks), `$COIL_HOME`, Pi's `~/.pi/agent` (`compat.pi`).
+     */
+    const places = (name: string) => {
+      const pi = ctx.services.get("skills")?.compat.pi !== false;
+      const userHome = process.env.HOME || homedir();
+      return [
+        join(projectRoot(ctx.cwd), ".coil", name),
+        ...(pi ? [join(ctx.cwd, ".pi", name)] : []),
+        join(home(), name),
+        ...(pi ? [join(piAgentDir(userHome), name)] : []),
+      ];
+    };
+    const layeredFile = (name: string) => places(name).find((f) => readText(f) !== undefined);
+    const layered = (name: string) => {
+      const file = layeredFile(name);
+      return file === undefined ? undefined : readText(file);
+    };
+    addDoctorSection(ctx, {
+      title: "system prompt",
+      report: () => {
+        const role = ctx.flags.get("system-prompt") ? "--system-prompt" : layeredFile("SYSTEM.md");
+        const append = layeredFile("APPEND_SYSTEM.md");
+        return [
+          `role: ${role ?? (o.role ? "the role option" : "coil's built-in role")}`,
+          `append: ${[o.append ? "the append option" : "", append ?? ""].filter(Boolean).join(", ") || "nothing"}`,
+          `SYSTEM.md and APPEND_SYSTEM.md are looked for in, first found wins: ${places("SYSTEM.md")
+            .map((f) => dirname(f))
+            .join(", ")}`,
+        ].join("\n");
+      },
+    });
 
     let docs: { dir: string; files: string[] } | undefined | null = null;
     const docsInfo = () => {
@@ -164,7 +197,9 @@ export default definePlugin({
         guidelines: o.guidelines,
         docs: o.docs ? docsInfo() : undefined,
         skills,
-        skillsNote: index?.note,
+        skillsLevel: index?.level,
+        skillsSearch:
+          index?.searchTool && request.tools.some((t) => t.name === index.searchTool) ? index.searchTool : undefined,
         project,
         append,
         date: o.date ? localDate() : undefined,
@@ -181,6 +216,8 @@ export default definePlugin({
         sameList(prev.append, input.append) &&
         sameList(prev.tools, input.tools) &&
         sameList(prev.skills, input.skills) &&
+        prev.skillsLevel === input.skillsLevel &&
+        prev.skillsSearch === input.skillsSearch &&
         sameList(prev.project, input.project) &&
         sameList(prev.foreign, input.foreign);
       if (!same) last = { input, blocks: assemble(input) };

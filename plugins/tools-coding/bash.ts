@@ -182,10 +182,12 @@ export function createBashTool(env: ToolEnv): ToolDefinition<typeof BashParams, 
       let lastUpdate = 0;
       const started = Date.now();
       let result: ExecResult;
+      const extra = env.shellEnv?.();
       try {
         result = await ops.exec(args.command, {
           cwd: env.cwd,
           shell: o.shell,
+          ...(extra ? { env: { ...process.env, ...extra } } : {}),
           signal: controller.signal,
           killGraceMs: o.killGraceMs,
           onData: (chunk) => {

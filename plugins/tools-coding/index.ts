@@ -14,6 +14,7 @@ import { resolveOperations } from "./local-operations.js";
 import { CodingOptions, type ToolEnv } from "./options.js";
 import { createReadTool } from "./read.js";
 import { createWriteTool } from "./write.js";
+import type {} from "../hooks-claude/api.js"; // types the `claude-hooks` service (CLAUDE_ENV_FILE variables for bash)
 
 export { CodingOptions } from "./options.js";
 export * from "./limits.js";
@@ -36,6 +37,7 @@ export default definePlugin({
         notice.unconfined();
         return true;
       },
+      shellEnv: () => ctx.services.get("claude-hooks")?.shellEnv?.(),
     };
     const factories: Record<(typeof ctx.options.tools)[number], (env: ToolEnv) => ToolDefinition> = {
       read: createReadTool,

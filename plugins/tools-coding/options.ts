@@ -41,4 +41,6 @@ export interface ToolEnv {
   options: CodingOptions;
   /** True when commands run without a backend that confines them (the first call also says so once). */
   unconfined?(): boolean;
+  /** Variables bash commands get on top of coil's environment (Claude Code hooks' `CLAUDE_ENV_FILE`). */
+  shellEnv?(): Record<string, string> | undefined;
 }

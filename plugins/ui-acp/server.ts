@@ -60,6 +60,7 @@ const GATE: Record<string, acp.PermissionOptionKind> = {
 
 const MODE_INFO: Record<string, string> = {
   default: "Default: ask before edits and commands",
+  project: "Project: edits and commands go ahead inside the project, writing outside it asks",
   "accept-edits": "Accept edits: edits in the project go ahead, commands still ask",
   plan: "Plan: read-only tools until you approve a plan",
   yolo: "Yolo: everything is allowed without asking",
@@ -669,7 +670,7 @@ export class AcpServer {
     const gate = host.commands.get("permissions");
     const plan = host.tools.get("write_plan") ? host.commands.get("plan") : undefined;
     if (!gate && !plan) return undefined;
-    const ids = gate ? ["default", "accept-edits", "plan", "yolo"] : ["default", "plan"];
+    const ids = gate ? ["default", "project", "accept-edits", "plan", "yolo"] : ["default", "plan"];
     let current = "default";
     if (gate) current = /permission mode: (\S+)/.exec(String((await gate.run("", this.agent)) ?? ""))?.[1] ?? "default";
     if (plan && /plan mode: on/.test(String((await plan.run("status", this.agent)) ?? ""))) current = "plan";

@@ -18,7 +18,8 @@ describe("listing where coil looks", () => {
     writeFiles(repo, {
       ".git/HEAD": "ref: refs/heads/main\n",
       ".claude/skills/dup/SKILL.md": "---\nname: user-skill\ndescription: same name, nearer\n---\n",
-      ".agents/skills/a/b/c/d/deep/SKILL.md": "---\nname: deep\ndescription: too deep\n---\n",
+      ".agents/skills/a/b/c/d/deep/SKILL.md": "---\nname: deep\ndescription: deep down\n---\n",
+      ".agents/skills/.drafts/hidden/SKILL.md": "---\nname: hidden\ndescription: in a dot-folder\n---\n",
       "AGENTS.md": "same rules",
       "CLAUDE.md": "same rules",
     });
@@ -41,9 +42,14 @@ describe("listing where coil looks", () => {
     expect(doctor.stdout).toContain(
       `  not used: ~/.claude/skills/user-skill/SKILL.md: 'user-skill' is already defined by ${join(repo, ".claude", "skills", "dup", "SKILL.md")}`,
     );
+    // Pi's rules: any depth loads; a dot-folder is named, not searched.
     expect(doctor.stdout).toContain(
-      `  not searched: ${join(repo, ".agents", "skills", "a", "b", "c", "d", "deep")}: found SKILL.md files below the search depth`,
+      `  deep  [project]  ${join(repo, ".agents", "skills", "a", "b", "c", "d", "deep", "SKILL.md")}`,
     );
+    expect(doctor.stdout).toContain(
+      `  not searched: ${join(repo, ".agents", "skills", ".drafts")}: found SKILL.md files in a dot-folder`,
+    );
+    expect(show.stdout).toContain(`#   ${join(base, "home", ".codex", "skills")}  [agents]  (none)`);
     expect(doctor.stdout).toContain("context files:\n");
     expect(doctor.stdout).toContain(`  loaded: ${join(base, "home", ".claude", "CLAUDE.md")}`);
     expect(doctor.stdout).toContain(`  loaded: ${join(repo, "AGENTS.md")}`);

@@ -4,19 +4,33 @@
  * `claudePlugins` section of the lock file, remove, enable/disable, list. What an installed, enabled plugin
  * contributes is read by the consuming plugins through lib/claude-plugins.ts.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { basename, join, relative } from "node:path";
 import type { CliStreams } from "../../../kernel/index.js";
 import { splitFrontMatter } from "../../../lib/front-matter.js";
 import { coilHome } from "../../../lib/paths.js";
 import {
+  COMPONENT_KEYS,
   LOCK_FILE_NAME,
   NAME,
   PLUGIN_MANIFEST,
   agentsOf,
   commandsOf,
+  effectiveManifest,
+  hasComponents,
+  hookSummary,
   hooksOf,
   installedClaudePlugins,
+  isDir,
   lspServersOf,
   mcpServersOf,
   readClaudeLock,
@@ -24,11 +38,11 @@ import {
   scopeDirs,
   skillDirsOf,
   type ClaudeLockEntry,
-  type ClaudeManifest,
+  type Components,
   type PluginFolder,
 } from "../../../lib/claude-plugins.js";
 import { fetchSource, folderIntegrity, sourceKind, type Fetched } from "./fetch.js";
-import { findMarketplace, marketplacePluginSource } from "./marketplace.js";
+import { findMarketplace, marketplacePluginSource, type MarketplacePlugin } from "./marketplace.js";
 
 export interface ClaudeOptions {
   /** `$COIL_HOME`. */
@@ -92,48 +106,119 @@ export async function detectClaudePlugin(spec: string, cwd: string, home: string
   }
 }
 
+/**
+ * A Claude Code plugin: `.claude-plugin/plugin.json`, or (as Claude Code installs a plugin without one from
+ * its folders) `commands/*.md`, `agents/*.md`, `skills/<name>/SKILL.md`, `hooks/hooks.json`, `.mcp.json` or `.lsp.json`;
+ * never a folder whose package.json has a `"coil"` key (a coil package).
+ */
 function isClaudePluginDir(dir: string): boolean {
-  if (!existsSync(join(dir, PLUGIN_MANIFEST))) return false;
   try {
-    return !JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).coil;
+    if (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).coil) return false;
   } catch {
-    return true;
+    // no package.json, or not JSON: not a coil package
   }
+  return existsSync(join(dir, PLUGIN_MANIFEST)) || hasComponents(dir);
 }
 
-/** The offers of a plugin folder. */
+/** The name a plugin without plugin.json gets: its folder's, its repository's or its tarball's (without the version). */
+function nameFrom(kind: "dir" | "git" | "tarball", location: string): string {
+  const last =
+    location
+      .replace(/[#?].*$/, "")
+      .replace(/[\\/]+$/, "")
+      .split(/[\\/:]/)
+      .at(-1) ?? "";
+  if (kind === "git") return last.replace(/\.git$/, "");
+  if (kind === "tarball") return last.replace(/\.(tgz|tar\.gz|tar)$/, "").replace(/-v?\d+\.\d+\.\d+.*$/, "");
+  return last;
+}
+
+/** Front matter keys of an agent or command file that coil reads nothing from, said in the report. */
+const IGNORED_FRONT_MATTER = ["hooks"];
+
+/**
+ * The offers of a plugin folder, each once, and notes on what coil reads otherwise than written or not at
+ * all (a skill name that cannot be a command, front matter coil ignores, MCP settings it does not know).
+ */
 export function describePlugin(
   p: PluginFolder,
-): Pick<InstallReport, "commands" | "skills" | "agents" | "hooks" | "mcpServers" | "lspServers"> {
+): Pick<InstallReport, "commands" | "skills" | "agents" | "hooks" | "mcpServers" | "lspServers" | "notes"> {
+  const notes: string[] = [];
+  const rel = (file: string) => relative(p.root, file) || ".";
   const skills: string[] = [];
+  const seen = new Set<string>();
   for (const dir of skillDirsOf(p)) {
-    for (const sub of listDirs(dir)) {
-      const file = join(dir, sub, "SKILL.md");
-      if (!existsSync(file)) continue;
+    const folders = existsSync(join(dir, "SKILL.md")) ? [dir] : listDirs(dir).map((sub) => join(dir, sub));
+    for (const folder of folders) {
+      const file = join(folder, "SKILL.md");
+      const real = realOf(file);
+      if (!existsSync(file) || seen.has(real)) continue;
+      seen.add(real);
       const { data } = splitFrontMatter(readFileSync(file, "utf8"));
-      skills.push(typeof data?.name === "string" ? data.name : sub);
+      const given = typeof data?.name === "string" ? data.name.trim() : "";
+      const folderName = basename(folder);
+      if (given && (/[\s/]/.test(given) || given.length > 64)) {
+        notes.push(
+          `${rel(folder)}: its name '${given}' cannot be a command; it is called by its folder's name '${folderName}'`,
+        );
+        skills.push(folderName);
+      } else skills.push(given || folderName);
     }
   }
+  const ignored = (file: string, data: Record<string, unknown> | undefined) => {
+    for (const key of IGNORED_FRONT_MATTER)
+      if (data?.[key] !== undefined)
+        notes.push(
+          `${rel(file)}: '${key}' in its front matter are not run by coil (Claude Code ignores them for plugin agents too); the rest of the file is read`,
+        );
+  };
   const agents = agentsOf(p).flatMap(({ file }) => {
     const { data } = splitFrontMatter(readFileSync(file, "utf8"));
+    ignored(file, data);
     return typeof data?.name === "string" ? [`${p.name}:${data.name}`] : [];
   });
-  const hooks = hooksOf(p).flatMap((h) =>
-    Object.entries(h.hooks).flatMap(([event, groups]) =>
-      (Array.isArray(groups) ? groups : []).map((g: { matcher?: unknown }) =>
-        typeof g?.matcher === "string" && g.matcher && g.matcher !== "*" ? `${event}(${g.matcher})` : event,
-      ),
-    ),
-  );
-  return {
-    commands: commandsOf(p).map((c) => `/${c.name}`),
-    skills,
-    agents,
-    hooks,
-    mcpServers: mcpServersOf(p).flatMap((m) => Object.keys(m.servers)),
-    lspServers: lspServersOf(p).flatMap((m) => Object.keys(m.servers)),
-  };
+  const commands = commandsOf(p).map((c) => {
+    ignored(c.file, splitFrontMatter(readFileSync(c.file, "utf8")).data);
+    return `/${c.name}`;
+  });
+  // Only what hooks-claude runs is listed as a hook; the rest is a note saying why it does not run.
+  const hooks = hooksOf(p).flatMap((h) => {
+    const { runs, notRun } = hookSummary(h.hooks);
+    for (const n of notRun) notes.push(`${rel(h.source)}: not run by coil: ${n}`);
+    return runs;
+  });
+  const mcpServers = mcpServersOf(p).flatMap((m) => {
+    for (const [name, entry] of Object.entries(m.servers))
+      for (const key of Object.keys((entry as object) ?? {}))
+        if (!MCP_KEYS.has(key))
+          notes.push(`${rel(m.source)}: ${name}: '${key}' is not an MCP server setting coil knows; ignored`);
+    return Object.keys(m.servers);
+  });
+  const lspServers = lspServersOf(p).flatMap((m) => Object.keys(m.servers));
+  return { commands, skills, agents, hooks, mcpServers, lspServers, notes };
 }
+
+/** The keys of an MCP server entry coil reads (plugins/mcp/config.ts); others are ignored with a note. */
+const MCP_KEYS = new Set([
+  "type",
+  "command",
+  "args",
+  "env",
+  "cwd",
+  "url",
+  "headers",
+  "startupTimeout",
+  "toolTimeout",
+  "disabled",
+]);
+
+const realOf = (file: string) => {
+  try {
+    return realpathSync(file);
+  } catch {
+    return file;
+  }
+};
 
 function listDirs(dir: string): string[] {
   try {
@@ -168,7 +253,7 @@ export async function restoreClaudePlugins(
   const out = { installed: [] as InstallReport[], upToDate: [] as string[], problems: [] as string[] };
   for (const [name, entry] of Object.entries(readClaudeLock(scope.lockDir))) {
     const root = join(scope.pluginsDir, name);
-    if (readManifest(root) && folderIntegrity(root) === entry.integrity) {
+    if (isDir(root) && folderIntegrity(root) === entry.integrity) {
       out.upToDate.push(name);
       continue;
     }
@@ -258,11 +343,19 @@ function report(
   entry: ClaudeLockEntry,
   scope: "user" | "project",
   trusted: boolean | undefined,
+  extra: string[] = [],
 ): InstallReport {
-  const notes =
-    scope === "project" && !trusted
+  const offers = describePlugin(p);
+  const notes = [
+    ...extra,
+    ...(readManifest(p.root)
+      ? []
+      : [`no ${PLUGIN_MANIFEST}: installed from its folders as '${p.name}', as Claude Code installs it`]),
+    ...offers.notes,
+    ...(scope === "project" && !trusted
       ? ["project plugins contribute only while the project is trusted (coil trust)"]
-      : [];
+      : []),
+  ];
   return {
     name: p.name,
     version: entry.version,
@@ -271,15 +364,23 @@ function report(
     spec: entry.spec,
     ...(entry.marketplace ? { marketplace: entry.marketplace } : {}),
     enabled: entry.enabled !== false,
-    ...describePlugin(p),
+    ...offers,
     notes,
   };
 }
 
+/** An installed plugin's folder as the consumers read it (its manifest with its marketplace entry's components). */
+function folderOf(name: string, root: string, entry: ClaudeLockEntry): PluginFolder {
+  const manifest = effectiveManifest(root, name, entry.components) ?? { name };
+  return { name, root, manifest, ...(entry.components?.only?.length ? { only: entry.components.only } : {}) };
+}
+
 /**
- * Install a Claude Code plugin: fetch it, check `.claude-plugin/plugin.json` (a marketplace entry with
- * `strict: false` may stand in for it), move it into place (replacing an older install of the same name),
- * record it in the lock file, enabled. Throws an Error naming what failed and what to do.
+ * Install a Claude Code plugin: fetch it, read `.claude-plugin/plugin.json` (a plugin without one is
+ * installed from its folders, as Claude Code installs it, named by its marketplace entry or its folder),
+ * keep what its marketplace entry names (`commands`, `agents`, `skills`, `hooks`, `mcpServers`) in the lock
+ * entry, move it into place (replacing an older install of the same name), record it, enabled. Throws an
+ * Error naming what failed and what to do.
  */
 export async function installClaudePlugin(
   spec: string,
@@ -291,13 +392,15 @@ export async function installClaudePlugin(
   let location: string;
   let ref: string | undefined;
   let marketplace: string | undefined;
-  let stand: Partial<ClaudeManifest> | undefined;
+  let listed: MarketplacePlugin | undefined;
+  let atRoot = false;
   const mref = marketplaceRef(spec, o.home);
   if (mref) {
     const found = marketplacePluginSource(o.home, mref.marketplace, mref.plugin, o.cwd);
     ({ kind, location, ref } = found);
     marketplace = mref.marketplace;
-    if (found.entry.strict === false) stand = found.entry as Partial<ClaudeManifest>;
+    listed = found.entry;
+    atRoot = found.atRoot === true;
   } else {
     const src = sourceKind(spec, o.cwd);
     if (!src)
@@ -309,48 +412,51 @@ export async function installClaudePlugin(
   let fetched: Fetched | undefined;
   try {
     fetched = await fetchSource(kind, location, scope.pluginsDir, env, ref, o.pin?.commit);
-    let manifest = readManifest(fetched.dir);
-    if (!manifest && stand?.name) {
-      const { source: _s, strict: _t, category: _c, tags: _g, ...rest } = stand as Record<string, unknown>;
-      mkdirSync(join(fetched.dir, ".claude-plugin"), { recursive: true });
-      writeFileSync(join(fetched.dir, PLUGIN_MANIFEST), JSON.stringify(rest, null, 2) + "\n");
-      manifest = readManifest(fetched.dir);
-    }
-    if (!manifest) {
-      const hasFile = existsSync(join(fetched.dir, PLUGIN_MANIFEST));
+    const own = existsSync(join(fetched.dir, PLUGIN_MANIFEST)) ? readManifest(fetched.dir) : undefined;
+    if (existsSync(join(fetched.dir, PLUGIN_MANIFEST)) && !own)
+      throw new Error(`${spec}: ${PLUGIN_MANIFEST} has no "name" or is not valid JSON`);
+    if (!own && !listed && !hasComponents(fetched.dir))
       throw new Error(
-        `${spec} is not a Claude Code plugin: ${hasFile ? `${PLUGIN_MANIFEST} has no "name" or is not valid JSON` : `no ${PLUGIN_MANIFEST} in it`}`,
+        `${spec} is not a Claude Code plugin: no ${PLUGIN_MANIFEST}, and none of commands/, agents/, skills/, hooks/hooks.json, .mcp.json`,
       );
-    }
-    if (!NAME.test(manifest.name))
+    const name = own?.name ?? listed?.name ?? o.pin?.name ?? nameFrom(kind, location);
+    if (!NAME.test(name))
       throw new Error(
-        `${spec}: plugin name '${manifest.name}' in ${PLUGIN_MANIFEST} must be letters, digits, '.', '_' or '-'`,
+        `${spec}: plugin name '${name}'${own ? ` in ${PLUGIN_MANIFEST}` : ""} must be letters, digits, '.', '_' or '-'`,
       );
-    const root = join(scope.pluginsDir, manifest.name);
+    const components: Components = {};
+    for (const key of COMPONENT_KEYS) if (listed?.[key] !== undefined) components[key] = listed[key] as never;
+    // At the marketplace's root, the components the entry lists are all Claude Code reads of that kind.
+    const only = atRoot ? (["commands", "agents", "skills"] as const).filter((k) => listed?.[k] !== undefined) : [];
+    if (only.length) components.only = only;
+    const version =
+      typeof own?.version === "string" ? own.version : typeof listed?.version === "string" ? listed.version : "0.0.0";
+    const root = join(scope.pluginsDir, name);
     const entry: ClaudeLockEntry = {
       spec: o.pin?.spec ?? (kind === "dir" && !mref ? location : spec),
       source: kind,
       ...(marketplace ? { marketplace } : {}),
-      version: typeof manifest.version === "string" ? manifest.version : "0.0.0",
+      version,
       resolved: fetched.resolved,
       integrity: folderIntegrity(fetched.dir),
       enabled: o.pin?.enabled ?? true,
+      ...(Object.keys(components).length ? { components } : {}),
     };
-    if (o.pin?.name && o.pin.name !== manifest.name)
-      throw new Error(`${spec} now holds plugin '${manifest.name}', not '${o.pin.name}' as the lock file says`);
+    if (o.pin?.name && o.pin.name !== name)
+      throw new Error(`${spec} now holds plugin '${name}', not '${o.pin.name}' as the lock file says`);
     if (o.pin?.integrity && o.pin.integrity !== entry.integrity && kind !== "dir") {
       throw new Error(
-        `${manifest.name} from ${fetched.resolved}: integrity ${entry.integrity} does not match the lock's ${o.pin.integrity}; the lock file was left as it is (install it again by name to accept the new content)`,
+        `${name} from ${fetched.resolved}: integrity ${entry.integrity} does not match the lock's ${o.pin.integrity}; the lock file was left as it is (install it again by name to accept the new content)`,
       );
     }
-    const old = join(scope.pluginsDir, `.old-${manifest.name}-${process.pid}`);
+    const old = join(scope.pluginsDir, `.old-${name}-${process.pid}`);
     if (existsSync(root)) renameSync(root, old);
     renameSync(fetched.dir, root);
     rmSync(old, { recursive: true, force: true });
     writeClaudeLock(scope.lockDir, (s) => {
-      s[manifest!.name] = entry;
+      s[name] = entry;
     });
-    return report({ name: manifest.name, root, manifest }, entry, scope.scope, o.project ? o.trusted : true);
+    return report(folderOf(name, root, entry), entry, scope.scope, o.project ? o.trusted : true);
   } finally {
     if (fetched) rmSync(fetched.tmp, { recursive: true, force: true });
   }
@@ -374,8 +480,7 @@ function findInstalled(
 /** Uninstall: delete the folder and the lock entry. The report says what stopped acting. */
 export async function removeClaudePlugin(name: string, o: ClaudeOptions): Promise<InstallReport> {
   const found = findInstalled(name, o);
-  const manifest = readManifest(found.root) ?? { name };
-  const r = report({ name, root: found.root, manifest }, { ...found.entry, enabled: false }, found.scope, true);
+  const r = report(folderOf(name, found.root, found.entry), { ...found.entry, enabled: false }, found.scope, true);
   writeClaudeLock(found.lockDir, (s) => void delete s[name]);
   rmSync(found.root, { recursive: true, force: true });
   return r;
@@ -384,27 +489,27 @@ export async function removeClaudePlugin(name: string, o: ClaudeOptions): Promis
 /** Enable or disable without uninstalling (the lock entry's `enabled`). */
 export async function setClaudePluginEnabled(name: string, enabled: boolean, o: ClaudeOptions): Promise<InstallReport> {
   const found = findInstalled(name, o);
-  const manifest = readManifest(found.root);
-  if (!manifest)
+  if (!isDir(found.root))
     throw new Error(
-      `Claude Code plugin '${name}' is recorded in ${join(found.lockDir, LOCK_FILE_NAME)} but ${join(found.root, PLUGIN_MANIFEST)} is missing; reinstall it: coil install ${found.entry.spec}`,
+      `Claude Code plugin '${name}' is recorded in ${join(found.lockDir, LOCK_FILE_NAME)} but its folder ${found.root} is missing; reinstall it: coil install ${found.entry.spec}`,
     );
   writeClaudeLock(found.lockDir, (s) => {
     s[name] = { ...s[name]!, enabled };
   });
-  return report({ name, root: found.root, manifest }, { ...found.entry, enabled }, found.scope, true);
+  return report(folderOf(name, found.root, found.entry), { ...found.entry, enabled }, found.scope, true);
 }
 
 /** Every installed Claude Code plugin of the user, and of the project (`trusted` says whether they load). */
 export async function listClaudePlugins(
   o: Omit<ClaudeOptions, "project"> & { trusted?: boolean },
 ): Promise<InstallReport[]> {
-  const user = installedClaudePlugins({ home: o.home }, { all: true }).map((p) => report(p, p.entry, "user", true));
+  const user = installedClaudePlugins({ home: o.home, claudeCode: false }, { all: true }).map((p) =>
+    report(p, p.entry, "user", true),
+  );
   const projectScope = scopeDirs(o.home, o.cwd, true);
   const project = Object.entries(readClaudeLock(projectScope.lockDir)).flatMap(([name, entry]) => {
     const root = join(projectScope.pluginsDir, name);
-    const manifest = readManifest(root);
-    return manifest ? [report({ name, root, manifest }, entry, "project", o.trusted)] : [];
+    return isDir(root) ? [report(folderOf(name, root, entry), entry, "project", o.trusted)] : [];
   });
   return [...user, ...(projectScope.pluginsDir === scopeDirs(o.home, o.cwd, false).pluginsDir ? [] : project)];
 }

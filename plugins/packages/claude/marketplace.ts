@@ -97,7 +97,7 @@ export function marketplacePluginSource(
   marketplace: string,
   plugin: string,
   cwd: string,
-): { kind: SourceKind; location: string; ref?: string; entry: MarketplacePlugin } {
+): { kind: SourceKind; location: string; ref?: string; entry: MarketplacePlugin; atRoot?: boolean } {
   const rec = findMarketplace(home, marketplace);
   if (!rec)
     throw new Error(
@@ -118,7 +118,8 @@ export function marketplacePluginSource(
     const rel = relative(rec.dir, path);
     if (rel.startsWith("..") || rel.startsWith(sep))
       throw new Error(`marketplace '${marketplace}': plugin '${plugin}' has source ${src}, outside the marketplace`);
-    return { kind: "dir", location: path, entry };
+    // A plugin at the marketplace's root (`"source": "./"`): Claude Code reads only the components its entry lists.
+    return { kind: "dir", location: path, entry, ...(rel === "" ? { atRoot: true } : {}) };
   }
   const o = src as { source?: string; repo?: string; url?: string; ref?: string; path?: string };
   if (o.source === "github" && typeof o.repo === "string")

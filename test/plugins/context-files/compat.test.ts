@@ -127,7 +127,14 @@ describe("context files where Claude Code, Codex and Pi users keep them", () => 
     const [file] = service(repo, { home: false }).files();
     const text = file!.content;
     expect(text).toContain("style: tabs.");
-    expect(text).toContain("personal notes");
+    // outside the project: left out until you approve it (issue 36.3; imports.test.ts covers the CLI), then read
+    expect(text).not.toContain("personal notes");
+    expect(text).toContain("@~/personal.md not imported: it is outside the project and not approved yet");
+    write(
+      join(root, "coil-home", "imports.json"),
+      JSON.stringify({ version: 1, projects: { [repo]: { approved: [join(user, "personal.md")] } } }),
+    );
+    expect(service(repo, { home: false }).files()[0]!.content).toContain("personal notes");
     expect(text).toContain("level 4");
     expect(text).not.toContain("level 5");
     expect(text).toContain("@deep5.md not expanded: imports are followed 5 levels deep");

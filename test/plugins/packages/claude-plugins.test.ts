@@ -315,14 +315,18 @@ describe("Claude Code plugins as coil packages", () => {
     });
   });
 
-  it("a coil package, an npm name and an unknown <plugin>@<marketplace> are not Claude Code plugins; a folder without plugin.json is refused by name", async () => {
+  it("a coil package, an npm name and an unknown <plugin>@<marketplace> are not Claude Code plugins; a folder without plugin.json installs from its folders, one without any component is refused", async () => {
     const s = sandbox();
     expect(await detectClaudePlugin(join(ROOT, "examples", "coil-bundle-demo"), s.project, s.home)).toBe(false);
     expect(await detectClaudePlugin("left-pad@1.3.0", s.project, s.home)).toBe(false);
     expect(await detectClaudePlugin("demo-tools@team-tools", s.project, s.home)).toBe(false);
+    // Claude Code installs a plugin without plugin.json from its folders (#28.4)
     const bare = writeFiles(join(s.base, "bare"), { "commands/x.md": "x" });
-    await expect(installClaudePlugin(bare, s.opts())).rejects.toThrow(
-      `${bare} is not a Claude Code plugin: no .claude-plugin/plugin.json in it`,
+    expect(await detectClaudePlugin(bare, s.project, s.home)).toBe(true);
+    expect(await installClaudePlugin(bare, s.opts())).toMatchObject({ name: "bare", commands: ["/bare:x"] });
+    const empty = writeFiles(join(s.base, "empty"), { "README.md": "nothing here" });
+    await expect(installClaudePlugin(empty, s.opts())).rejects.toThrow(
+      `${empty} is not a Claude Code plugin: no .claude-plugin/plugin.json, and none of commands/, agents/, skills/, hooks/hooks.json, .mcp.json`,
     );
   });
 

@@ -136,6 +136,25 @@ const SECRET_READS = (): Call[] => [
   c("bash", { command: "cat /proc/self/environ" }),
 ];
 
+describe("the built-in presets' deny lists", () => {
+  it("safe denies everything default denies (an array replaces its parent's, so safe repeats the list)", () => {
+    const gateOf = (name: string) => {
+      const preset = parse(readFileSync(join(packageRoot(), "presets", `${name}.yaml`), "utf8")) as {
+        plugins: (string | Record<string, Record<string, unknown>>)[];
+      };
+      const entry = preset.plugins.find((p) => typeof p === "object" && "permission-gate" in p) as Record<
+        string,
+        { deny: string[]; mode: string }
+      >;
+      return entry["permission-gate"]!;
+    };
+    const def = gateOf("default");
+    expect(def.mode).toBe("project");
+    expect(def.deny).toContain("*(~/.ssh/**)");
+    expect(def.deny.filter((r) => !gateOf("safe").deny.includes(r))).toEqual([]);
+  });
+});
+
 describe("the safe preset's rules hold for every tool (#13.3)", () => {
   const cases = [
     ["default", false],
@@ -187,7 +206,9 @@ describe("outside the project is judged on the real path (#13.3)", () => {
       c("edit", { path: "src/a.ts", oldText: "1", newText: "3" }),
     ]);
     for (const i of [0, 1, 2, 3])
-      expect(texts[i], texts[i]).toMatch(/needs approval \(accept-edits mode asks before using (write|edit)\)/);
+      expect(texts[i], texts[i]).toMatch(
+        /needs approval \(accept-edits mode asks before (writing|editing) .*outside the project/,
+      );
     expect(readFileSync(join(outside, "target.txt"), "utf8")).toBe("outside original\n");
     expect(() => readFileSync(join(outside, "new.txt"))).toThrow();
     expect(() => readFileSync(join(outside, "fresh.txt"))).toThrow();
@@ -234,7 +255,7 @@ describe("through the CLI (#13.3, #13.4)", () => {
       .sort((a, b) => a.toolCallId.localeCompare(b.toolCallId))
       .map((e) => textOf(e.result));
 
-  it("safe: /proc/self/environ and the stored keys are denied to every tool; default: their values are redacted", async () => {
+  it("safe and default: /proc/self/environ and the stored keys are denied to every tool; a printed key is redacted", async () => {
     writeFileSync(join(proj, "probe.yaml"), SCRIPT);
     const safe = await run([
       "--preset",
@@ -255,13 +276,30 @@ describe("through the CLI (#13.3, #13.4)", () => {
     // grep runs (ripgrep goes through the sandbox, which hides $COIL_HOME); nothing of auth.json comes back
     expect(s[2]).not.toContain(AUTH);
 
-    const plain = await run(["--provider", "scripted", "--script", "probe.yaml", "--mode", "json", "-p", "go"]);
+    // The default preset denies them to every tool as well (issue 36.4); a key a command prints is redacted.
+    writeFileSync(
+      join(proj, "plain.yaml"),
+      `- toolCalls:
+    - { name: read, arguments: { path: /proc/self/environ } }
+    - { name: read, arguments: { path: ~/.coil/auth.json } }
+    - { name: bash, arguments: { command: "env | grep PROBE_API_KEY" } }
+- text: done
+`,
+    );
+    const plain = await run(["--provider", "scripted", "--script", "plain.yaml", "--mode", "json", "-p", "go"]);
     expect(plain.code).toBe(0);
     const d = ends(plain.stdout);
-    expect(d[0]).toContain("PROBE_API_KEY=[redacted]");
-    expect(d[1]).toContain('"key":"[redacted]"');
-    expect(d[2]).toContain("[redacted]");
-    for (const out of [safe.stdout, plain.stdout]) for (const m of [ENV_KEY, AUTH]) expect(out).not.toContain(m);
+    expect(d[0]).toContain("denied by the rule *(/proc/**/environ)");
+    expect(d[1]).toContain("denied by the rule *($COIL_HOME/auth.json)");
+    expect(d[2]).toContain("PROBE_API_KEY=[redacted]");
+    // (updates streamed while a command runs show its output as printed: docs/safety.md#redact-secrets)
+    const stored = (out: string) =>
+      out
+        .split("\n")
+        .filter((l) => !l.includes('"tool_execution_update"'))
+        .join("\n");
+    for (const out of [safe.stdout, plain.stdout])
+      for (const m of [ENV_KEY, AUTH]) expect(stored(out)).not.toContain(m);
     const sessions = join(home, ".coil", "sessions");
     const files = (readdirSync(sessions, { recursive: true }) as string[]).filter((f) => f.endsWith(".jsonl"));
     expect(files.length).toBeGreaterThanOrEqual(2);

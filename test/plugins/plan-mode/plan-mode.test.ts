@@ -127,7 +127,7 @@ describe("read-only enforcement in plan mode", () => {
   it("classifies commands", () => {
     expect(notReadOnly("git log --oneline | head -5")).toBeUndefined();
     expect(notReadOnly("grep -r 'a > b' src")).toBeUndefined();
-    expect(notReadOnly("find . -name '*.ts' -delete")).toMatch(/writes or runs/);
+    expect(notReadOnly("find . -name '*.ts' -delete")).toMatch(/find -delete runs, deletes or writes files/);
     expect(notReadOnly("ls & rm x")).toMatch(/backgrounding/);
     expect(notReadOnly("ls `rm x`")).toBe("it uses substitution, a subshell, backgrounding or a redirection");
     expect(notReadOnly('echo "$(rm x)"')).toBe("it uses substitution, a subshell, backgrounding or a redirection");

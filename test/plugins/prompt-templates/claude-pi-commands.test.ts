@@ -116,27 +116,25 @@ describe("where Claude Code and Pi keep commands", () => {
     write(join(home, ".pi/agent/prompts/pi-user.md"), "---\ndescription: From Pi\n---\nPi user prompt $1\n");
     const { host, logs } = start();
     expect(host.commands.get("review")).toMatchObject({ description: "Review the diff", argumentHint: "[focus]" });
-    // Folders are read in name order: backend/ first, so frontend/'s `component` stays reachable under its folder's name.
-    expect(host.commands.get("component")).toMatchObject({ description: "Make a backend component (project:backend)" });
-    expect(host.commands.get("frontend:component")).toMatchObject({
-      description: "Make a component (project:frontend)",
-    });
-    expect(host.commands.get("wip")).toMatchObject({ description: "Commit work in progress (user:git)" });
+    // A subfolder's command is named after its folder, as in Claude Code 2.1; the bare name only says which was meant.
+    expect(host.commands.get("backend:component")).toMatchObject({ description: "Make a backend component" });
+    expect(host.commands.get("frontend:component")).toMatchObject({ description: "Make a component" });
+    expect(host.commands.get("git:wip")).toMatchObject({ description: "Commit work in progress" });
+    expect(await host.commands.get("component")!.run("Auth", undefined as never)).toBe(
+      "Unknown command /component. Did you mean /backend:component or /frontend:component? (A command in a subfolder of .claude/commands is named after its folder, as in Claude Code.)",
+    );
     expect(host.commands.get("pi-user")).toMatchObject({ description: "From Pi" });
     expect(await host.commands.get("frontend:component")!.run("Button", undefined as never)).toEqual({
       prompt: "Create component Button",
     });
-    expect(await host.commands.get("component")!.run("Auth", undefined as never)).toEqual({
+    expect(await host.commands.get("backend:component")!.run("Auth", undefined as never)).toEqual({
       prompt: "Create service Auth",
     });
     expect(await host.commands.get("pi-project")!.run("a b c", undefined as never)).toEqual({
       prompt: "Pi project prompt b c",
     });
     const list = (await host.commands.get("templates")!.run("", undefined as never)) as string;
-    expect(list).toContain("/frontend:component  Make a component  [project:frontend]");
-    expect(list).toMatch(
-      /note: \/frontend:component \(.*frontend\/component\.md\): \/component is taken by .*backend\/component\.md/,
-    );
+    expect(list).toContain("/frontend:component  Make a component  [project]");
     expect(list).toMatch(
       /not loaded: .*home\/\.claude\/commands\/review\.md: \/review is already defined by .*repo\/\.claude\/commands\/review\.md/,
     );
@@ -205,7 +203,7 @@ describe("command bodies as Claude Code runs them", () => {
     agent.subscribe(
       (e) => void (e.type === "tool_execution_start" && events.push(`${e.toolName}:${JSON.stringify(e.args)}`)),
     );
-    await type("/status one two");
+    await type("/ctx:status one two");
     const sent = userText(requests[0]!.messages.at(-1));
     expect(sent).toContain("Args: one two\nFirst: one\nShell: hello-one\nFile: @notes.txt");
     expect(sent).toContain('<file path="notes.txt">\nremember the milk\n</file>');
@@ -298,7 +296,7 @@ describe("command bodies as Claude Code runs them", () => {
 });
 
 describe("Claude Code commands through the CLI", () => {
-  it("coil -p '/st main' from a project subfolder runs ~/.claude/commands/git/st.md: !`cmd` inlined, its model for that run", async () => {
+  it("coil -p '/git:st main' from a project subfolder runs ~/.claude/commands/git/st.md: !`cmd` inlined, its model for that run", async () => {
     requireBuild();
     const base = tempDir("coil-cc-cli-");
     writeFiles(base, {
@@ -310,7 +308,17 @@ describe("Claude Code commands through the CLI", () => {
     });
     const r = await coil(
       join(base, "repo/packages/app"),
-      ["-p", "--provider", "scripted", "--script", join(base, "r.yaml"), "--no-session", "--mode", "json", "/st main"],
+      [
+        "-p",
+        "--provider",
+        "scripted",
+        "--script",
+        join(base, "r.yaml"),
+        "--no-session",
+        "--mode",
+        "json",
+        "/git:st main",
+      ],
       sandboxEnv(base),
     );
     expect(r.code, r.stderr).toBe(0);

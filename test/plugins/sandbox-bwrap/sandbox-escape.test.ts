@@ -166,6 +166,12 @@ function runCoil(w: ReturnType<typeof world>, uid: number, list: [string, string
   const script = `- toolCalls:\n${list.map(([, command]) => `    - name: bash\n      arguments: { command: ${JSON.stringify(`{ ${command}; } 2>/dev/null`)} }\n`).join("")}- text: done\n`;
   writeFileSync(join(w.cwd, "replies.yaml"), script);
   chownSync(join(w.cwd, "replies.yaml"), uid, uid);
+  // The sandbox alone: without the default preset's permission gate, which would refuse most probes first.
+  writeFileSync(
+    join(w.cwd, "sandbox-only.yaml"),
+    "extends: default\nplugins:\n  - permission-gate: false\n  - sandbox-bwrap\n",
+  );
+  chownSync(join(w.cwd, "sandbox-only.yaml"), uid, uid);
   const env: Record<string, string> = {
     PATH: process.env
       .PATH!.split(":")
@@ -183,8 +189,8 @@ function runCoil(w: ReturnType<typeof world>, uid: number, list: [string, string
       process.execPath,
       [
         BIN,
-        "--plugin",
-        "sandbox-bwrap",
+        "--preset",
+        "sandbox-only.yaml",
         "--provider",
         "scripted",
         "--script",

@@ -328,7 +328,13 @@ describe("ui-acp: sessions through the SDK client", () => {
     expect(init0.protocolVersion).toBe(1);
     const session = await c.agent.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] });
     expect(session.modes).toMatchObject({ currentModeId: "default" });
-    expect(session.modes!.availableModes.map((m) => m.id)).toEqual(["default", "accept-edits", "plan", "yolo"]);
+    expect(session.modes!.availableModes.map((m) => m.id)).toEqual([
+      "default",
+      "project",
+      "accept-edits",
+      "plan",
+      "yolo",
+    ]);
     expect(session.configOptions?.[0]).toMatchObject({
       id: "model",
       category: "model",
@@ -811,7 +817,11 @@ describe("ui-acp: client terminals, MCP servers, plan mode, lazy loading", () =>
     const replies = `- toolCalls: [{ name: write_plan, arguments: { plan: "${plan}" } }]
 - text: Planned.
 `;
-    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - plan-mode\n`, replies);
+    // without the default preset's permission gate: plan mode's modes alone
+    const p = project(
+      `extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}  - plan-mode\n  - permission-gate: false\n`,
+      replies,
+    );
     const c = connect(p, {
       permission: (req) => ({
         outcome: { outcome: "selected", optionId: req.options.find((o) => o.kind === "allow_once")!.optionId },
