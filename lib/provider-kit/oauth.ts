@@ -21,7 +21,7 @@ export interface LoginUI {
 }
 
 export interface LoginFlow {
-  /** The provider id the login is for (`github-copilot`, `openai-codex`). */
+  /** The provider id the login is for (`github-copilot`). */
   provider: string;
   /** What the user logs in with ("GitHub Copilot"). */
   title: string;
