@@ -64,8 +64,27 @@ execFileSync(
 );
 const urls = readFileSync(loads, "utf8").trim().split("\n").filter(Boolean);
 const files = new Set(urls.filter((u) => u.startsWith("file:")));
-const heavy = ["jiti", "@anthropic-ai/sdk", "openai", "pi-tui", "ink", "typescript", "@modelcontextprotocol/sdk"];
-const loaded = heavy.filter((h) => [...files].some((u) => u.includes(`/node_modules/${h}/`)));
+const heavy = [
+  "jiti",
+  "@anthropic-ai/sdk",
+  "openai",
+  "@mariozechner/pi-tui",
+  "ink",
+  "typescript",
+  "@modelcontextprotocol/sdk",
+  "@agentclientprotocol/sdk",
+  "highlight.js",
+  "bullmq",
+];
+// A dependency is loaded from node_modules, or from a dist/ chunk it is bundled into (esbuild marks each
+// bundled module with a `// node_modules/<package>/...` comment).
+const bundled = [...files]
+  .filter((u) => u.includes("/dist/"))
+  .map((u) => readFileSync(new URL(u), "utf8"))
+  .join("\n");
+const loaded = heavy.filter(
+  (h) => [...files].some((u) => u.includes(`/node_modules/${h}/`)) || bundled.includes(`// node_modules/${h}/`),
+);
 console.log(
   `\n## What \`coil -p\` loads\n\n${files.size} module files; heavy dependencies loaded: ${loaded.length ? loaded.join(", ") : "none"} (checked: ${heavy.join(", ")})`,
 );
@@ -121,6 +140,7 @@ console.log(
 );
 
 for (const extra of [
+  "install-size.mjs",
   "harness.mjs",
   "sessions.mjs",
   "providers.mjs",

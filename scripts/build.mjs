@@ -35,23 +35,21 @@ await build({
   platform: "node",
   target: "node20",
   chunkNames: "chunks/[name]-[hash]",
-  // The provider SDKs are bundled (each into a chunk its provider imports on first use): resolving and
-  // compiling ~320 files of @anthropic-ai/sdk from node_modules cost more than the run itself. Other
-  // heavy or optional dependencies (the Bedrock and Vertex SDKs with their cloud auth libraries among them) stay outside and load only when a run needs them.
+  // Every runtime dependency is bundled (each into a chunk its plugin imports on first use), so the installed
+  // package carries only dist/: resolving and compiling ~320 files of @anthropic-ai/sdk from node_modules
+  // cost more than the run itself, and an npm install of them weighed 150 MB (issue 31). Outside stay jiti
+  // (loads .ts plugins; a dependency), the optional peers a run installs only when it needs them (the Bedrock
+  // and Vertex SDKs with Google's auth library, BullMQ and ioredis for the fleet: package.json's
+  // peerDependencies, loaded through lib/optional-dependency.ts), and koffi, which pi-tui loads only on
+  // Windows (its absence is handled there).
   external: [
     "jiti",
     "@anthropic-ai/bedrock-sdk",
     "@anthropic-ai/vertex-sdk",
     "google-auth-library",
-    "@modelcontextprotocol/sdk",
-    "@agentclientprotocol/sdk",
-    "@mariozechner/pi-tui",
-    "lowlight",
-    "highlight.js",
-    "ink",
-    "react",
     "bullmq",
     "ioredis",
+    "koffi",
   ],
   // CommonJS dependencies (yaml) call require(); give the ESM bundle one.
   banner: {

@@ -73,7 +73,8 @@ export function registerModelCli(ctx: PluginContext<unknown>): ProviderCliServic
   ctx.subcommands.register({
     name: "login",
     usage: "[provider]",
-    description: "log in with a subscription (the providers that have one: github-copilot); stored in $COIL_HOME/auth.json",
+    description:
+      "log in with a subscription (the providers that have one: github-copilot); stored in $COIL_HOME/auth.json",
     run: (argv, io) => loginCommand(ctx, argv, io),
   });
   ctx.subcommands.register({

@@ -4,17 +4,20 @@
  */
 import type { Queue, QueueEvents, Worker, Job } from "bullmq";
 import type { Redis as RedisClient } from "ioredis";
+import { importOptional } from "../../lib/optional-dependency.js";
 
 export type Bull = typeof import("bullmq");
 export type { Queue, QueueEvents, Worker, Job, RedisClient };
 
 export async function loadBull(): Promise<Bull> {
-  return import("bullmq");
+  return importOptional("bullmq", "coil fleet", () => import("bullmq"));
 }
 
 /** A new ioredis client for `url` (redis://host:port/db); BullMQ wants `maxRetriesPerRequest: null` for workers. */
 export async function redisClient(url: string, forWorker = false): Promise<RedisClient> {
-  const mod = (await import("ioredis")) as unknown as { default: new (url: string, opts: object) => RedisClient };
+  const mod = (await importOptional("ioredis", "coil fleet", () => import("ioredis"))) as unknown as {
+    default: new (url: string, opts: object) => RedisClient;
+  };
   const Redis = mod.default;
   const client = new Redis(url, {
     maxRetriesPerRequest: forWorker ? null : 3,

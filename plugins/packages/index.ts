@@ -14,6 +14,7 @@ import { parse as parseYaml } from "yaml";
 import { definePlugin, messageOf, Type, type CliStreams } from "../../kernel/index.js";
 import { claudePluginsReport } from "../../lib/claude-plugins.js";
 import { addDoctorSection } from "../../lib/doctor.js";
+import { optionalDependencyReport } from "../../lib/optional-dependency.js";
 import { coilHome } from "../../lib/paths.js";
 import { projectRoot } from "../../lib/project.js";
 import { PACKAGE_INSTALLER, type PackageInstaller } from "../../lib/package-installer.js";
@@ -141,10 +142,20 @@ async function confirm(io: CliStreams, question: string): Promise<boolean> {
 
 // ───────────────────────────── install ─────────────────────────────
 
+/** The user asked npm itself not to use the network (`npm_config_offline`): no second, online attempt. */
+const offlineRequested = (env: NodeJS.ProcessEnv): boolean => /^(true|1)$/i.test(env.npm_config_offline ?? "");
+
 async function npmInstall(io: CliStreams, dir: string, specs: string[]): Promise<{ ok: boolean; changed: string[] }> {
   ensureManifest(dir);
   const before = dependencies(dir);
-  const res = await runNpm(["install", "--prefix", dir, "--save", ...specs], { cwd: dir, env: io.env });
+  const args = ["install", "--prefix", dir, "--save", ...specs];
+  // Local folders and tarballs first try without the registry (`--offline`: npm's cache only), so a package
+  // with no registry dependencies never waits on it (an optional peer such as the scaffold's `coil-agent`
+  // made npm retry for a minute offline); if something is not cached (ENOTCACHED), npm runs again online.
+  const localOnly = specs.length > 0 && specs.every((s) => ["dir", "tarball"].includes(classify(s, dir).kind));
+  let res = localOnly ? await runNpm([...args, "--offline"], { cwd: dir, env: io.env }) : undefined;
+  if (!res || (res.code !== 0 && /ENOTCACHED/.test(res.stderr) && !offlineRequested(io.env)))
+    res = await runNpm(args, { cwd: dir, env: io.env });
   if (res.code !== 0) {
     io.stderr.write(
       `coil install: npm install failed (exit ${res.code}) in ${dir}:\n${res.stderr.trim() || res.stdout.trim()}\n`,
@@ -727,6 +738,8 @@ export default definePlugin({
           claudeCode: ctx.services.get("skills")?.compat.claude !== false,
         }).join("\n"),
     });
+    // `coil doctor`: coil's optional dependencies (left out of the default install), found or not.
+    addDoctorSection(ctx, { title: "Optional dependencies", report: () => optionalDependencyReport().join("\n") });
     sub(
       "install",
       "install and enable coil packages (npm spec, git URL, folder or .tgz) or Claude Code plugins; no spec: what coil-lock.json records",

@@ -7,6 +7,7 @@
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import type { CatalogModel } from "../../lib/provider-kit/catalog.js";
+import { importOptional } from "../../lib/optional-dependency.js";
 
 type Env = NodeJS.ProcessEnv;
 
@@ -59,7 +60,11 @@ export const BEDROCK: Cloud = {
   // us.anthropic.claude-sonnet-4-5-20250929-v1:0 → claude-sonnet-4-5-20250929 (findModel drops the date)
   catalogId: (id) => id.replace(/^(?:[a-z]{2,6}\.)?anthropic\./, "").replace(/-v\d+(?::\d+)?$/, ""),
   async client(common, env) {
-    const { AnthropicBedrock } = await import("@anthropic-ai/bedrock-sdk");
+    const { AnthropicBedrock } = await importOptional(
+      "@anthropic-ai/bedrock-sdk",
+      "Amazon Bedrock",
+      () => import("@anthropic-ai/bedrock-sdk"),
+    );
     const region = first(env, "AWS_REGION", "AWS_DEFAULT_REGION");
     const bearer = first(env, "AWS_BEARER_TOKEN_BEDROCK");
     const [access, secret] = [first(env, "AWS_ACCESS_KEY_ID"), first(env, "AWS_SECRET_ACCESS_KEY")];
@@ -94,8 +99,8 @@ export const VERTEX: Cloud = {
   catalogId: (id) => id.replace(/@\d{8}$/, ""),
   async client(common, env) {
     const [{ AnthropicVertex }, { GoogleAuth }] = await Promise.all([
-      import("@anthropic-ai/vertex-sdk"),
-      import("google-auth-library"),
+      importOptional("@anthropic-ai/vertex-sdk", "Google Vertex AI", () => import("@anthropic-ai/vertex-sdk")),
+      importOptional("google-auth-library", "Google Vertex AI", () => import("google-auth-library")),
     ]);
     const projectId = first(env, "ANTHROPIC_VERTEX_PROJECT_ID", "GOOGLE_CLOUD_PROJECT");
     return new AnthropicVertex({

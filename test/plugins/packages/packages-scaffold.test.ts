@@ -1,5 +1,7 @@
 /** `coil plugin new <name>`: the scaffolded plugin's own test passes when run, and the plugin loads in coil. */
-import { cpSync, existsSync, readFileSync, symlinkSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanTemps, coil, requireBuild, ROOT, run, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
@@ -21,19 +23,44 @@ describe("coil plugin new", () => {
     expect(pkg).toMatchObject({
       keywords: ["coil-package"],
       coil: { plugins: ["./index.ts"] },
-      devDependencies: { coil: `file:${ROOT}` },
+      scripts: { test: "node --test", typecheck: "tsc -p ." },
+      // A checkout has TypeScript and Node's types itself: linked, so type-checking needs no network either.
+      devDependencies: {
+        coil: `file:${ROOT}`,
+        typescript: `file:${join(ROOT, "node_modules", "typescript")}`,
+        "@types/node": `file:${join(ROOT, "node_modules", "@types", "node")}`,
+      },
       peerDependencies: { "coil-agent": ">=0.1.0" },
     });
     expect(JSON.stringify(pkg)).not.toMatch(/"coil": "(\^|>=)/);
 
-    // Run the steps it printed, as printed, with npm offline and an empty cache (sandboxEnv).
+    // A tool that uses Node's own modules type-checks (the scaffold's tsconfig has Node's types).
+    const index = readFileSync(join(dir, "index.ts"), "utf8");
+    writeFiles(dir, {
+      "index.ts": `${index}\nimport { readFile } from "node:fs/promises";\nexport const readText = (path: string): Promise<string> => readFile(path, "utf8");\n`,
+    });
+    // Run the steps it printed, as printed, then the type-check, with npm offline and an empty cache
+    // (sandboxEnv); none of it may touch this checkout (a `prepare` once rebuilt dist/ here mid-suite).
+    const bin = join(ROOT, "dist", "bin", "coil.js");
+    const before = [statSync(bin).mtimeMs, statSync(join(ROOT, "node_modules")).mtimeMs];
     const next = /^next: (.*)$/m.exec(made.stdout)?.[1];
     expect(next).toBe(`cd ${dir} && npm install && npm test`);
-    const steps = await run("sh", ["-c", next!], { cwd: base, env: { ...env, NO_COLOR: "1", FORCE_COLOR: "0" } });
+    const steps = await run("sh", ["-c", `${next!} && npm run typecheck`], {
+      cwd: base,
+      env: { ...env, NO_COLOR: "1", FORCE_COLOR: "0" },
+    });
     expect(steps.code, steps.stdout + steps.stderr).toBe(0);
     expect(steps.stdout).toContain("the model calls reverser and gets the text reversed");
     expect(steps.stdout).toMatch(/# pass 2\b/);
     expect(steps.stdout).toMatch(/# fail 0\b/);
+    expect(steps.stdout).toContain("> tsc -p .");
+    expect([statSync(bin).mtimeMs, statSync(join(ROOT, "node_modules")).mtimeMs]).toEqual(before);
+    // ... and the type-check is real: a type error fails it, naming the file and line.
+    writeFiles(dir, { "bad.ts": 'export const n: number = "text";\n' });
+    const bad = await run("sh", ["-c", "npm run typecheck"], { cwd: dir, env });
+    expect(bad.code).not.toBe(0);
+    expect(bad.stdout + bad.stderr).toMatch(/bad\.ts\(1,14\): error TS2322/);
+    rmSync(join(dir, "bad.ts"));
 
     // The same plugin in a real coil run.
     writeFiles(base, { "r.yaml": "- toolCalls: [{ name: reverser, arguments: { text: abc } }]\n- text: ok\n" });
@@ -85,12 +112,51 @@ describe("coil plugin new", () => {
       expect(made.code, made.stderr).toBe(0);
       return JSON.parse(readFileSync(join(base, name, "package.json"), "utf8"));
     };
+    const devRanges = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).devDependencies;
     expect((await scaffold("npm-has.js", "coil-plugin-a")).devDependencies).toEqual({
       coil: `npm:coil-agent@^${version}`,
+      typescript: devRanges.typescript,
+      "@types/node": devRanges["@types/node"],
     });
     expect(readFileSync(join(base, "coil-plugin-a", "README.md"), "utf8")).toContain(
       `"coil": "npm:coil-agent@^${version}"`,
     );
-    expect((await scaffold("npm-offline.js", "coil-plugin-b")).devDependencies).toEqual({ coil: `file:${installed}` });
+    // Offline: linked, with the TypeScript this copy finds in its node_modules (here, the checkout's).
+    expect((await scaffold("npm-offline.js", "coil-plugin-b")).devDependencies).toEqual({
+      coil: `file:${installed}`,
+      typescript: `file:${join(installed, "node_modules", "typescript")}`,
+      "@types/node": `file:${join(installed, "node_modules", "@types", "node")}`,
+    });
+  }, 60_000);
+
+  it("`coil install ./x.tgz` of a scaffolded plugin (an optional peer on coil-agent) makes no registry call", async () => {
+    const base = tempDir("coil-scaffold-tgz-");
+    // A registry that records every request and answers none usefully: npm must not need it.
+    const requests: string[] = [];
+    const registry = createServer((req, res) => {
+      requests.push(`${req.method} ${req.url}`);
+      res.writeHead(500).end();
+    });
+    await new Promise<void>((done) => registry.listen(0, "127.0.0.1", done));
+    try {
+      const url = `http://127.0.0.1:${(registry.address() as AddressInfo).port}/`;
+      // npm may use the network here (not npm_config_offline): only the registry above answers.
+      const env = sandboxEnv(base, {
+        npm_config_offline: "false",
+        npm_config_registry: url,
+        npm_config_fetch_retries: "0",
+      });
+      const made = await coil(base, ["--plugin", "packages", "plugin", "new", "coil-plugin-tgz"], env);
+      expect(made.code, made.stderr).toBe(0);
+      const packed = await run("npm", ["pack", "--offline"], { cwd: join(base, "coil-plugin-tgz"), env });
+      expect(packed.code, packed.stderr).toBe(0);
+      const installed = await coil(base, ["install", "./coil-plugin-tgz/coil-plugin-tgz-0.1.0.tgz"], env);
+      expect(installed.code, installed.stderr).toBe(0);
+      expect(installed.stdout).toContain("enabled coil-plugin-tgz@0.1.0");
+      expect(installed.stdout).toContain("tools: tgz");
+      expect(requests).toEqual([]);
+    } finally {
+      registry.close();
+    }
   }, 60_000);
 });

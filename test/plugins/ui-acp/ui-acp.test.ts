@@ -17,6 +17,7 @@ import {
   tempDir,
   writeFiles,
 } from "../../support/ecosystem.js";
+import { loadedPackage } from "../../support/loads.js";
 
 beforeAll(requireBuild);
 afterAll(cleanTemps);
@@ -361,7 +362,8 @@ describe("ui-acp: sessions through the SDK client", () => {
       title: "Edit notes.txt",
       kind: "edit",
       status: "pending",
-      rawInput: { path: "notes.txt", oldText: "beta", newText: "BETA" },
+      // What ran: the edit tool folds the legacy oldText/newText form into `edits` before the call starts.
+      rawInput: { path: "notes.txt", edits: [{ oldText: "beta", newText: "BETA" }] },
       locations: [{ path: join(p.dir, "notes.txt") }],
     });
     expect(c.permissions[0]).toMatchObject({
@@ -866,13 +868,14 @@ describe("ui-acp: client terminals, MCP servers, plan mode, lazy loading", () =>
     const printed = await runOnce(["-p", "hi"], "");
     expect(printed).toContain("/dist/plugins/ui-print/index.js");
     expect(printed).not.toContain("/dist/plugins/ui-acp/index.js"); // -p does not import a plugin that serves acp only (its manifest.json)
-    expect(printed).not.toContain("@agentclientprotocol");
+    expect(loadedPackage(printed, "@agentclientprotocol/sdk")).toBe(false);
     const served = await runOnce(
       ["--mode", "acp"],
       JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } }) + "\n",
     );
     expect(served).toContain("/dist/plugins/ui-acp/index.js");
-    expect(served).toContain("/node_modules/@agentclientprotocol/sdk/");
+    // The SDK is bundled into a chunk (scripts/build.mjs): that chunk is what loads.
+    expect(loadedPackage(served, "@agentclientprotocol/sdk")).toBe(true);
   });
 
   it("works without a session plugin: sessions live in memory and loadSession is not offered", async () => {
