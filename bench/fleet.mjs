@@ -114,7 +114,7 @@ try {
   }
   console.log(`\n2 workers / 1 worker throughput: ${(two.perMinute / one.perMinute).toFixed(2)}×`);
   console.log(
-    "(overhead: checkout as a git worktree, agent start-up from the embedded preset, patch, session upload, progress and log writes)",
+    "(overhead: checkout as a shared git clone, agent start-up from the embedded preset, patch, session upload, progress and log writes)",
   );
 } finally {
   await redis.stop();

@@ -6,13 +6,15 @@
  */
 import { Agent } from "../kernel/agent.js";
 import { PluginHost } from "../kernel/host.js";
-import { CoilError, formatDiagnostic } from "../kernel/errors.js";
+import { CoilError } from "../kernel/errors.js";
 import type { AgentEvent } from "../kernel/types.js";
 import { existsSync, realpathSync } from "node:fs";
 import type { Plugin } from "../kernel/plugin.js";
 import { pluginInspector } from "./inspect.js";
 import { validateOptions } from "./options.js";
 import { fileOf, loadPlugin, needsPlugin, optionsTarget, type RunShape } from "./load.js";
+import { CommandLine } from "../lib/command-line.js";
+import { formatDiagnostic } from "../lib/front-end.js";
 import { applyClaudeEnv } from "../lib/claude-settings.js";
 import { chooseModel, resolveModel } from "../lib/models.js";
 import { PLUGIN_INSPECTOR } from "../lib/plugin-inspector.js";
@@ -28,11 +30,13 @@ export interface AssembleOptions {
   cwd: string;
   /** `$COIL_HOME`. */
   home: string;
-  /** The project's `.coil/` layer loads and plugins see `projectTrusted`. */
+  /** The project's `.coil/` layer loads (also true for a project with nothing in it to load). */
   trust: boolean;
   /**
-   * Trust was given explicitly (`--trust`, a stored answer, `trust: true`): only then may npm packages
-   * resolve from the project's own folders. Default: the same as `trust`.
+   * Trust was given explicitly (`--trust`, a stored answer, the prompt, `trust: true`): only then may npm
+   * packages resolve from the project's own folders, and this is what plugins see as `projectTrusted`
+   * (a project with nothing to load is not thereby trusted to run its `node_modules/.bin` or its
+   * templates' commands). Default: the same as `trust`.
    */
   explicitTrust?: boolean;
   /** `--plugin` entries and `--provider` / `--model`, as the last layer. */
@@ -60,6 +64,8 @@ export interface Assembled {
   /** Preset entries this run did not import (their manifest serves other modes and subcommands). */
   skipped: string[];
   host: PluginHost;
+  /** The plugins' flags and subcommands, and the flag values (set them before the run). */
+  commandLine: CommandLine;
   /** Warnings and errors plugins logged during setup, handed back for the caller to show. */
   setupDiagnostics: Diagnostic[];
 }
@@ -82,9 +88,17 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
   // the environment; variables coil was started with win.
   applyClaudeEnv(o.cwd, o.trust);
   const preset = resolvePreset(presetOptions(o));
-  const untrustedProject = (o.explicitTrust ?? o.trust) ? undefined : projectRoot(o.cwd);
+  const explicit = o.explicitTrust ?? o.trust;
+  const untrustedProject = explicit ? undefined : projectRoot(o.cwd);
   const services = { [PLUGIN_INSPECTOR]: pluginInspector(o.home), ...o.services };
-  const host = new PluginHost({ cwd: o.cwd, projectTrusted: o.trust, services, validate: validateOptions });
+  const commandLine = new CommandLine();
+  const host = new PluginHost({
+    cwd: o.cwd,
+    projectTrusted: explicit,
+    services,
+    validate: validateOptions,
+    declare: commandLine.declarations,
+  });
   // Load every module first (in parallel), then set up in preset order: nothing starts half-configured.
   const entries = preset.entries.filter((entry) => needsPlugin(entry, o.run));
   const setupDiagnostics: Diagnostic[] = [];
@@ -149,6 +163,7 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
   return {
     preset,
     host,
+    commandLine,
     setupDiagnostics,
     skipped: preset.entries.filter((e) => !entries.includes(e)).map((e) => e.key),
   };

@@ -4,6 +4,7 @@
  */
 import { messageOf } from "../kernel/errors.js";
 import { PluginHost } from "../kernel/host.js";
+import { CommandLine } from "../lib/command-line.js";
 import type { PluginInspector } from "../lib/plugin-inspector.js";
 import { refOf } from "../lib/preset-file.js";
 import { loadPlugin } from "./load.js";
@@ -15,7 +16,12 @@ export function pluginInspector(home: string): PluginInspector {
     async inspect(name, baseDir) {
       const ref = refOf(name);
       const plugins = await loadPlugin({ ref, kind: "npm", key: name, baseDir }, { home });
-      const host = new PluginHost({ cwd: baseDir, projectTrusted: false, validate: validateOptions });
+      const host = new PluginHost({
+        cwd: baseDir,
+        projectTrusted: false,
+        validate: validateOptions,
+        declare: new CommandLine().declarations,
+      });
       const notes: string[] = [];
       for (const plugin of plugins) {
         try {

@@ -1,10 +1,12 @@
 /**
  * Project trust: a project's `.coil/` code loads only once the user trusts that directory. Trust is
  * stored in `$COIL_HOME/trust.json`, keyed by the directory's real path and a hash of what would load
- * (every file under `.coil/` except sessions/, plans/ and node_modules/ folders, path plugins the project
- * preset names elsewhere, `.claude/settings*.json` hook commands, `.mcp.json` and Pi's `.pi/settings.json`); a change to any of them makes coil
- * ask again. Symlinks are followed and hashed by what they point to (and where); a link whose target
- * lies outside the project is never trusted from the prompt, only by `coil trust` or `--trust`.
+ * (every file under `.coil/` except node_modules/ folders and what coil writes in sessions/ and plans/ —
+ * code files there count —, path plugins the project preset names elsewhere, every file that code imports
+ * by a relative path, `.claude/settings*.json` hook commands, `.mcp.json` and Pi's `.pi/settings.json`); a
+ * change to any of them makes coil ask again. Symlinks are followed and hashed by what they point to (and
+ * where); a link whose target lies outside the project is never trusted from the prompt, only by
+ * `coil trust` or `--trust`.
  * See docs/safety.md. Asking the user and `coil trust` live in cli/trust.ts.
  */
 import { createHash } from "node:crypto";
@@ -19,12 +21,64 @@ import {
   writeFileSync,
   type Dirent,
 } from "node:fs";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { resolvePreset } from "./preset.js";
 
 type Store = Record<string, { hash: string; trustedAt: string }>;
 /** Written by plugins while coil runs (never code), and installed packages (their lock file is hashed instead). */
 const STATE_DIRS = new Set(["sessions", "plans"]);
+
+/** Files jiti (or Node) can load as code. */
+const CODE = /\.(?:[cm]?[jt]sx?)$/;
+/** Relative specifiers in `import … from`, `export … from`, `import "…"`, `import(…)` and `require(…)`. */
+const RELATIVE_IMPORT = /(?:\bfrom|\bimport|\bimport\s*\(|\brequire\s*\()\s*["'`](\.{1,2}\/[^"'`\n]+)["'`]/g;
+const EXTENSIONS = [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs", ".json"];
+
+/** The files a relative specifier may resolve to as jiti resolves it (`./x.js` may be `./x.ts`), those that exist. */
+function resolveImport(from: string, spec: string): string[] {
+  const base = resolve(dirname(from), spec);
+  const swapped = /\.[cm]?jsx?$/.test(base) ? [base.replace(/\.([cm]?)js(x?)$/, ".$1ts$2")] : [];
+  const candidates = [
+    base,
+    ...swapped,
+    ...EXTENSIONS.map((x) => base + x),
+    ...EXTENSIONS.map((x) => join(base, `index${x}`)),
+  ];
+  return candidates.filter((f) => {
+    try {
+      return statSync(f).isFile();
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * Every file the code in `start` reaches through relative imports, transitively, wherever it lies (a helper
+ * in `.coil/plans/`, a module outside `.coil/`). Packages (bare specifiers, node_modules) are not followed:
+ * their lock file is what is hashed.
+ */
+function importGraph(start: readonly string[]): string[] {
+  const seen = new Set<string>();
+  const queue = start.filter((f) => CODE.test(f));
+  while (queue.length && seen.size < 5000) {
+    const file = queue.shift()!;
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch {
+      continue;
+    }
+    for (const m of text.matchAll(RELATIVE_IMPORT)) {
+      for (const target of resolveImport(file, m[1]!)) {
+        if (seen.has(target) || target.includes(`${sep}node_modules${sep}`)) continue;
+        seen.add(target);
+        if (CODE.test(target)) queue.push(target);
+      }
+    }
+  }
+  return [...seen];
+}
 
 /** The files that would load from `dir`, absolute and sorted (empty when the project has no `.coil/`). */
 export function projectFiles(dir: string, home: string): string[] {
@@ -35,17 +89,19 @@ export function projectFiles(dir: string, home: string): string[] {
     .map((f) => join(dir, f))
     .filter((f) => existsSync(f));
   if (!existsSync(coil) || resolve(coil) === resolve(home)) return claude;
-  const walk = (d: string, realDir: string): string[] =>
+  // In the state folders coil writes (plans, sessions) only code counts: a plugin could load it by a computed path.
+  const walk = (d: string, realDir: string, codeOnly: boolean): string[] =>
     readdirSync(d, { withFileTypes: true }).flatMap((e) => {
       const path = join(d, e.name);
       const kind = kindOf(e, path);
-      if (kind === "file") return [path];
-      if (kind !== "directory" || (d === coil && STATE_DIRS.has(e.name)) || e.name === "node_modules") return [];
+      if (kind === "file") return codeOnly && !CODE.test(e.name) ? [] : [path];
+      if (kind !== "directory" || e.name === "node_modules") return [];
       const real = realpathSync(path);
       // A link back to a folder on the way here (or above it) would loop: skip it.
-      return real === realDir || realDir.startsWith(real + sep) ? [] : walk(path, real);
+      if (real === realDir || realDir.startsWith(real + sep)) return [];
+      return walk(path, real, codeOnly || (d === coil && STATE_DIRS.has(e.name)));
     });
-  const files = new Set([...walk(coil, realpathSync(coil)), ...claude]);
+  const files = new Set([...walk(coil, realpathSync(coil), false), ...claude]);
   try {
     const project = resolvePreset({ cwd: dir, home, trust: true }).entries;
     const base = new Set(resolvePreset({ cwd: dir, home, trust: false }).entries.map((e) => e.key));
@@ -53,6 +109,8 @@ export function projectFiles(dir: string, home: string): string[] {
   } catch {
     // a broken preset is still hashed by its bytes; loading it will report the error
   }
+  // What that code imports is code that runs too, wherever it is.
+  for (const f of importGraph([...files])) files.add(f);
   return [...files].sort();
 }
 
@@ -78,12 +136,16 @@ const outside = (dir: string, real: string) => {
   return rel.startsWith("..") || isAbsolute(rel);
 };
 
-/** Files reached through a symlink whose real path lies outside `dir`, with that path. */
+/**
+ * Files whose real path lies outside `dir`, with that path: reached through a symlink, or named by a path
+ * that leads out (a preset's `../../x.ts`, an import of `../../../shared/x.ts`). They are not the project's.
+ */
 export function linksLeaving(dir: string, files: readonly string[]): Map<string, string> {
   const out = new Map<string, string>();
+  const root = realpathSync(dir);
   for (const f of files) {
-    const real = linkTarget(f);
-    if (real !== undefined && outside(realpathSync(dir), real)) out.set(f, real);
+    const real = realpathSync(f);
+    if (outside(root, real)) out.set(f, real);
   }
   return out;
 }
@@ -102,7 +164,11 @@ const storeFile = (home: string) => join(home, "trust.json");
 export const listOf = (dir: string, files: readonly string[]) => {
   const leaving = linksLeaving(dir, files);
   return files
-    .map((f) => `  ${relative(dir, f)}${leaving.has(f) ? ` -> ${leaving.get(f)} (outside the project)` : ""}`)
+    .map((f) => {
+      const real = leaving.get(f);
+      if (real === undefined) return `  ${relative(dir, f)}`;
+      return `  ${relative(dir, f)}${real === resolve(f) ? "" : ` -> ${real}`} (outside the project)`;
+    })
     .join("\n");
 };
 export function readStore(home: string): Store {

@@ -33,11 +33,12 @@ export async function settleTrust(
   const printing = io.argv.some(
     (a) =>
       ["--print", "--help", "-h", "--version", "-v"].includes(a) ||
-      a.startsWith("--mode") ||
+      a === "--mode" ||
+      a.startsWith("--mode=") ||
       /^-[a-zA-Z]*p[a-zA-Z]*$/.test(a),
   );
   const tty = io.stdin.isTTY && (io.stderr as { isTTY?: boolean }).isTTY;
-  // Code reached through a link out of the project is not the project's: trusting it takes an explicit command.
+  // Code reached through a link (or a path) out of the project is not the project's: trusting it takes an explicit command.
   const leaving = linksLeaving(dir, files).size > 0;
   if (mayAsk && tty && !printing && !leaving) {
     const why = stored ? "changed since you trusted it" : "is not trusted yet";
@@ -56,7 +57,7 @@ export async function settleTrust(
   }
   const why = stored ? "changed since it was trusted" : "untrusted project";
   const links = leaving
-    ? "coil: it has links leaving the project, so coil does not offer to trust it at the prompt; check where they lead first\n"
+    ? "coil: it has links leaving the project (or code it loads lies outside it), so coil does not offer to trust it at the prompt; check where they lead first\n"
     : "";
   return {
     trusted: false,

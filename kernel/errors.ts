@@ -78,9 +78,3 @@ export function messageOf(cause: unknown): string {
     return String(cause);
   }
 }
-
-/** One line for a diagnostic event, naming its plugin once: `warn: [plugin x] message`. */
-export function formatDiagnostic(d: { level: string; message: string; plugin?: string }): string {
-  const named = d.plugin && !d.message.includes(`[plugin ${d.plugin}]`) ? `[plugin ${d.plugin}] ` : "";
-  return `${d.level}: ${named}${d.message}`;
-}

@@ -21,10 +21,11 @@ import { Registry } from "./registry.js";
 import type { AgentEvent, AgentEventType, Provider, ToolDefinition, UiService } from "./types.js";
 import {
   isPlugin,
-  type FlagSpec,
+  type Declaration,
   type FrontEnd,
   type FrontEndContext,
   type InstallSource,
+  type KernelContext,
   type Plugin,
   type PluginContext,
   type Registrar,
@@ -32,21 +33,7 @@ import {
   type TapOptions,
   type StartFn,
   type StopFn,
-  type Subcommand,
 } from "./plugin.js";
-
-/** Long flags the CLI itself defines; plugins cannot take them. */
-const KERNEL_FLAGS = ["print", "mode", "preset", "provider", "model", "plugin", "trust", "version", "help", "json"];
-
-/** Split `/name args` into the command and its arguments; undefined when `text` is not a registered command. */
-export function findCommand(
-  host: { readonly commands: Pick<Registry<SlashCommand>, "get"> },
-  text: string,
-): { command: SlashCommand; args: string } | undefined {
-  const match = /^\/(\S+)(?:\s+([\s\S]*))?$/.exec(text.trim());
-  const command = match ? host.commands.get(match[1]!) : undefined;
-  return command && { command, args: (match![2] ?? "").trim() };
-}
 
 export interface HostOptions {
   cwd?: string;
@@ -54,6 +41,8 @@ export interface HostOptions {
   projectTrusted?: boolean;
   /** Where `ui` comes from when none of this host's front ends runs (a child agent's host: its parent's). */
   ui?: () => UiService | undefined;
+  /** Registrars the plugins' context gets beyond the kernel's, by name (the command line's `flags`, `subcommands`). */
+  declare?: Readonly<Record<string, Declaration>>;
   /** Services the host itself offers every plugin (boot's `plugin-inspector`), provided by `coil`. */
   services?: Record<string, unknown>;
   /** Checks a plugin's options and fills in defaults (boot/options.ts); without it, options are taken as given. */
@@ -89,9 +78,7 @@ export class PluginHost {
   readonly tools = new Registry<ToolDefinition>("tool");
   readonly providers = new Registry<Provider>("provider");
   readonly commands = new Registry<SlashCommand>("command");
-  readonly flags = new Registry<FlagSpec>("flag");
   readonly frontEnds = new Registry<FrontEnd>("front end");
-  readonly subcommands = new Registry<Subcommand>("subcommand");
   readonly starters: { plugin: string; fn: StartFn }[] = [];
   readonly stoppers: { plugin: string; fn: StopFn }[] = [];
   readonly services = new Registry<unknown>("service");
@@ -100,9 +87,8 @@ export class PluginHost {
   readonly projectTrusted: boolean;
   private frontEnd?: FrontEnd;
   private readonly inheritedUi?: () => UiService | undefined;
+  private readonly declared: Readonly<Record<string, Declaration>>;
   private readonly validate: HostOptions["validate"];
-  /** Parsed values of plugin flags, set by the CLI before the run. */
-  flagValues: Record<string, unknown> = {};
   /** Taps in install order (what `fork` copies to a child). */
   readonly taps: TapRecord[] = [];
   private readonly listeners = new Map<string, Map<Listener, string | undefined>>();
@@ -119,6 +105,7 @@ export class PluginHost {
     this.cwd = options.cwd ?? ".";
     this.projectTrusted = options.projectTrusted ?? false;
     this.inheritedUi = options.ui;
+    this.declared = options.declare ?? {};
     this.validate = options.validate;
     for (const [name, service] of Object.entries(options.services ?? {})) this.services.register(name, service, "coil");
   }
@@ -179,16 +166,7 @@ export class PluginHost {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const registry of [
-      this.tools,
-      this.providers,
-      this.commands,
-      this.flags,
-      this.frontEnds,
-      this.subcommands,
-      this.services,
-    ])
-      registry.close();
+    for (const registry of [this.tools, this.providers, this.commands, this.frontEnds, this.services]) registry.close();
   }
 
   /** Which plugin's tap returned this value (a block, a verdict, a compaction). */
@@ -284,7 +262,7 @@ export class PluginHost {
     });
     const log = (level: "info" | "warn" | "error") => (message: string) =>
       host.emit({ type: "diagnostic", level, message, plugin: id });
-    return {
+    const context: KernelContext = {
       id,
       options,
       cwd: host.cwd,
@@ -320,35 +298,7 @@ export class PluginHost {
             where,
           ),
       },
-      flags: {
-        register: registrar(
-          host.flags,
-          (f) => f.name,
-          (flag) => {
-            if (KERNEL_FLAGS.includes(flag.name))
-              throw new CoilError(
-                "REGISTRY_DUPLICATE",
-                `flag --${flag.name} is one of coil's own flags; choose another name`,
-                { plugin: id },
-              );
-            const clash =
-              flag.short &&
-              (["p", "v", "h"].includes(flag.short)
-                ? "coil itself"
-                : host.flags.entries().find(([, f]) => f.value.short === flag.short)?.[1].owner);
-            if (clash)
-              throw new CoilError(
-                "REGISTRY_DUPLICATE",
-                `flag -${flag.short} (for --${flag.name}) is already used by ` +
-                  (clash === "coil itself" ? clash : `plugin ${clash}`),
-                { plugin: id },
-              );
-          },
-        ).register,
-        get: (name) => host.flagValues[name],
-      },
       frontEnds: registrar(host.frontEnds, (f) => f.id),
-      subcommands: registrar(host.subcommands, (c) => c.name),
       onStart: (fn) => {
         guard();
         host.starters.push({ plugin: id, fn });
@@ -375,6 +325,12 @@ export class PluginHost {
       log: { info: log("info"), warn: log("warn"), error: log("error") },
       error: (code, message, errorOptions) => new CoilError(code, message, { plugin: id, ...errorOptions }),
     };
+    // The host's creator's registrars (the command line's flags and subcommands); none may hide the kernel's own.
+    for (const [name, make] of Object.entries(host.declared)) {
+      if (name in context) throw new CoilError("KERNEL_ERROR", `a declared registrar may not be named '${name}'`);
+      Object.assign(context, { [name]: make({ id, source: where, guard }) });
+    }
+    return context as PluginContext;
   }
 }
 

@@ -12,16 +12,14 @@ export type { AgentOptions, AgentState, AgentView, ForkOptions, PromptInput, Run
 export { Agent } from "./agent.js";
 export { compactionLimit, DEFAULT_RESERVE_TOKENS } from "./compaction.js";
 export type { CoilErrorOptions, ErrorCode, Phase } from "./errors.js";
-export { CoilError, formatDiagnostic, messageOf } from "./errors.js";
+export { CoilError, messageOf } from "./errors.js";
 export type { HookName, HookTaps, RewriteFn, StageName, TapFn } from "./hooks.js";
 export { HOOK_NAMES, Stage } from "./hooks.js";
 export type { ForkHostOptions, ForkTap } from "./host.js";
-export { findCommand } from "./host.js";
 export {
   emptyUsage,
   errorResult,
   estimateMessageTokens,
-  exitCodeFor,
   lastAssistantText,
   textOf,
   toolCallsOf,
@@ -31,7 +29,7 @@ export {
 } from "./messages.js";
 export type {
   CliStreams,
-  FlagSpec,
+  Declaration,
   FrontEnd,
   FrontEndContext,
   InstallSource,
@@ -46,7 +44,6 @@ export type {
   StartFn,
   StartInfo,
   StopFn,
-  Subcommand,
   TapOptions,
 } from "./plugin.js";
 export { definePlugin } from "./plugin.js";

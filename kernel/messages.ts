@@ -1,5 +1,5 @@
 /** Small pure helpers over messages: token estimates, tool-call bookkeeping, freezing. */
-import type { AgentMessage, AssistantMessage, RunStopReason, ToolCall, ToolResultMessage, Usage } from "./types.js";
+import type { AgentMessage, AssistantMessage, ToolCall, ToolResultMessage, Usage } from "./types.js";
 
 const estimates = new WeakMap<object, number>();
 const IMAGE_TOKENS = 1200;
@@ -97,12 +97,3 @@ export function textOf(message: AgentMessage | undefined): string {
 /** The text of the last assistant message (a run's answer). */
 export const lastAssistantText = (messages: readonly AgentMessage[]): string =>
   textOf([...messages].reverse().find((m) => m.role === "assistant"));
-
-/**
- * coil's exit code for a run that ended this way: 0 done, 1 error or abort, 3 halted by a stop rule
- * (a guard's limit, a failing done-gate). 2 (usage or configuration) never comes from a run.
- */
-export function exitCodeFor(stopReason: RunStopReason): 0 | 1 | 3 {
-  if (stopReason === "error" || stopReason === "aborted") return 1;
-  return stopReason === "halted" ? 3 : 0;
-}

@@ -1,14 +1,13 @@
 /**
  * What a plugin is and what it sees: `definePlugin`, the context its setup receives, and the contracts
- * of what it registers (commands, flags, front ends, subcommands, services). The host that installs
- * plugins and owns the registries is host.ts.
+ * of what it registers (commands, front ends, services, and the registrars a host's creator declares).
+ * The host that installs plugins and owns the registries is host.ts.
  */
 import type { Static, TSchema } from "typebox";
 import type { ErrorCode, CoilErrorOptions, CoilError } from "./errors.js";
 import type { HookName, RewriteFn, StageName, TapFn } from "./hooks.js";
 import type { AgentEvent, AgentEventType, Provider, ToolDefinition, UiService } from "./types.js";
 import type { Agent, PromptInput } from "./agent.js";
-import type { PluginHost } from "./host.js";
 
 const PLUGIN_BRAND = Symbol.for("coil.plugin");
 
@@ -55,24 +54,20 @@ export interface SlashCommand {
 /** `void`: the command printed what it had to say itself (a function that returns nothing is typed `void`). */
 export type SlashResult = string | void | { prompt: PromptInput };
 
-export interface FlagSpec {
-  /** Long name without dashes, kebab-case (`script` → `--script <value>`). */
-  name: string;
-  description: string;
-  type: "boolean" | "string" | "number";
-  /** Placeholder shown in help for string/number flags. */
-  valueName?: string;
-  /** One-letter alias (`c` → `-c`). Kernel flags own -p, -v and -h. */
-  short?: string;
-}
-
+/**
+ * What a front end sees of the run: the agent (its registries through `agent.view`), the working directory,
+ * the prompt and the streams. The host stays the kernel's.
+ */
 export interface FrontEndContext {
   agent: Agent;
-  host: PluginHost;
+  /** The working directory the run serves. */
+  cwd: string;
   /** `text`, `json`, `rpc`, `interactive`, or a plugin's own mode. */
   mode: string;
-  /** The `-p` prompt (or piped stdin), if any. */
+  /** The prompt from the command line (merged with piped stdin), if any. */
   prompt?: string;
+  /** True when the prompt came after `--`: it is text for the model even if it starts with `/`. */
+  literal?: boolean;
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
@@ -88,23 +83,13 @@ export interface FrontEnd {
   readonly ui?: UiService;
 }
 
-/** Terminal I/O handed to subcommands and lifecycle callbacks. */
+/** Terminal I/O handed to lifecycle callbacks (and the command line's subcommands). */
 export interface CliStreams {
   cwd: string;
   env: NodeJS.ProcessEnv;
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
-}
-
-/** A `coil <name> ...` subcommand offered by a plugin (e.g. `coil sessions list`). */
-export interface Subcommand {
-  name: string;
-  description: string;
-  /** Usage line shown in help, e.g. `list | export <id> [--format md]`. */
-  usage?: string;
-  /** Receives the arguments after the name; resolves to the exit code. */
-  run(argv: string[], io: CliStreams): Promise<number> | number;
 }
 
 /** What the run was asked for, as start callbacks see it. */
@@ -147,13 +132,31 @@ export interface LateRegistrar<T> extends Registrar<T> {
   sync(values: readonly T[]): void;
 }
 
-export interface PluginContext<O = unknown> {
+/**
+ * Makes one plugin's registrar for a registry the creator of a host declares (`HostOptions.declare`):
+ * the command line declares `flags` and `subcommands` (lib/command-line.ts), typed by merging them into
+ * `PluginContext`. `guard` throws once registration has closed.
+ */
+export type Declaration = (plugin: { readonly id: string; readonly source: string; guard(): void }) => unknown;
+
+/**
+ * What `setup` receives: the kernel's context, and the registrars a host's creator declares, merged into
+ * this interface by declaration (lib/command-line.ts: `flags`, `subcommands`).
+ */
+export interface PluginContext<O = unknown> extends KernelContext<O> {}
+
+/** The part of a plugin's context the kernel itself provides. */
+export interface KernelContext<O = unknown> {
   readonly id: string;
   readonly options: O;
   readonly cwd: string;
   /** Directory of the preset file that configured this plugin (for relative paths in options). */
   readonly baseDir: string;
-  /** True when the user trusts this project: only then may a plugin run project-local code (`.claude/` hooks). */
+  /**
+   * True when the user trusts this project (`coil trust`, `--trust`, the prompt; never merely because it
+   * has nothing to load): only then may a plugin run project-local code (`.claude/settings.json` hooks,
+   * binaries in its `node_modules/.bin`).
+   */
   readonly projectTrusted: boolean;
   /** tool_call's rewrite step: return `{ args }` to change the call's arguments (validated), or undefined. */
   tap(hook: "tool_call", fn: RewriteFn, options: TapOptions & { step: "rewrite" }): void;
@@ -168,10 +171,7 @@ export interface PluginContext<O = unknown> {
   };
   providers: Registrar<Provider> & { ids(): string[] };
   commands: LateRegistrar<SlashCommand>;
-  /** Flags are registered here; `get` returns the parsed value. */
-  flags: { register(flag: FlagSpec): void; get(name: string): unknown };
   frontEnds: Registrar<FrontEnd>;
-  subcommands: Registrar<Subcommand>;
   /** Run once the agent exists, before the front end; a throw stops start-up with this plugin named. */
   onStart(fn: StartFn): void;
   /** Run once at exit (flush, release locks). */

@@ -37,9 +37,9 @@ export function addDoctorSection(ctx: Pick<PluginContext, "services">, section: 
   doctorService(ctx).add(section);
 }
 
-/** The sections as printed: a title line, then the report indented by two spaces. */
-export async function formatSections(sections: readonly DoctorSection[]): Promise<string> {
-  const parts: string[] = [];
+/** Each section's title and report text (a section that fails says why in its report). */
+export async function reportSections(sections: readonly DoctorSection[]): Promise<{ title: string; report: string }[]> {
+  const out: { title: string; report: string }[] = [];
   for (const s of sections) {
     let text: string;
     try {
@@ -47,13 +47,12 @@ export async function formatSections(sections: readonly DoctorSection[]): Promis
     } catch (error) {
       text = `cannot report: ${(error as Error).message}`;
     }
-    parts.push(
-      `${s.title}:\n${text
-        .replace(/\n+$/, "")
-        .split("\n")
-        .map((l) => `  ${l}`)
-        .join("\n")}\n`,
-    );
+    out.push({ title: s.title, report: text.replace(/\n+$/, "") });
   }
-  return parts.join("");
+  return out;
+}
+
+/** The sections as printed: a title line, then the report indented by two spaces. */
+export async function formatSections(sections: readonly DoctorSection[]): Promise<string> {
+  return (await reportSections(sections)).map((s) => `${s.title}:\n${s.report.replace(/^/gm, "  ")}\n`).join("");
 }

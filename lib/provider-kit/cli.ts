@@ -17,6 +17,7 @@ import {
   writeAuthEntry,
   writeAuthKey,
   type KeyLookup,
+  type OAuthEntry,
 } from "./config.js";
 import { skippedNotes } from "./skipped.js";
 import { isCommand, resolveValue, variablesOf, type ConfigValue } from "./values.js";
@@ -60,28 +61,55 @@ export function registerModelCli(ctx: PluginContext<unknown>): ProviderCliServic
   });
   ctx.subcommands.register({
     name: "models",
-    usage: "[search] [--json]",
+    arguments: "[search...]",
+    options: [{ name: "json", description: "print JSON (every matching model, with its provider and source)" }],
     description: "list the models of every provider in the preset",
-    run: (argv, io) => listModels(ctx, argv, io),
+    run: (words, io, options) => listModels(ctx, words.join(" ").trim(), options.json === true, io),
   });
   ctx.subcommands.register({
     name: "auth",
-    usage: "set <provider> | remove <provider> | list",
-    description: "store API keys in $COIL_HOME/auth.json (mode 0600); `set` reads the key from stdin",
-    run: (argv, io) => authCommand(ctx, argv, io),
+    description: "API keys and subscription logins stored in $COIL_HOME/auth.json (mode 0600)",
+    commands: [
+      {
+        name: "set",
+        arguments: "<provider>",
+        description: 'store the key for a provider, read from stdin (printf %s "$KEY" | coil auth set <provider>)',
+        run: ([provider], io) => authSet(ctx, provider!, io),
+      },
+      {
+        name: "remove",
+        arguments: "<provider>",
+        description: "remove the stored key of a provider",
+        run: ([provider], io) => authRemove(provider!, io),
+      },
+      {
+        name: "list",
+        options: [
+          {
+            name: "json",
+            description:
+              "print JSON: { file, readableByOthers, providers: { <id>: { stored, type, inPreset, login } } }; type is what coil's auth.json holds (api_key or oauth), login the login coil uses: { from (auth.json or pi), file, expires (ISO 8601), expired, detail } (never a key or token)",
+          },
+        ],
+        description:
+          "list the providers with a stored key or a login, and until when a login's access token runs (never a key or token)",
+        run: (_args, io, options) => authList(ctx, options.json === true, io),
+      },
+    ],
   });
   ctx.subcommands.register({
     name: "login",
-    usage: "[provider]",
+    arguments: "[provider] [host]",
     description:
       "log in with a subscription (the providers that have one: github-copilot); stored in $COIL_HOME/auth.json",
-    run: (argv, io) => loginCommand(ctx, argv, io),
+    help: "host: a GitHub Enterprise host for github-copilot (coil login github-copilot ghe.example.com).\nAPI keys are stored with `coil auth set <provider>` instead.",
+    run: (args, io) => loginCommand(ctx, args, io),
   });
   ctx.subcommands.register({
     name: "logout",
-    usage: "<provider>",
+    arguments: "<provider>",
     description: "forget a provider's subscription login (or stored key) in $COIL_HOME/auth.json",
-    run: (argv, io) => logoutCommand(argv, io),
+    run: ([provider], io) => logoutCommand(provider!, io),
   });
   ctx.commands.register({
     name: "model",
@@ -155,12 +183,7 @@ function matches(query: string, text: string): boolean {
     .every((part) => hay.includes(part));
 }
 
-async function listModels(ctx: PluginContext<unknown>, argv: string[], io: CliStreams): Promise<number> {
-  const json = argv.includes("--json");
-  const query = argv
-    .filter((a) => a !== "--json")
-    .join(" ")
-    .trim();
+async function listModels(ctx: PluginContext<unknown>, query: string, json: boolean, io: CliStreams): Promise<number> {
   const rows: { provider: Provider; model: ModelInfo; configured: boolean }[] = [];
   for (const id of ctx.providers.ids()) {
     const provider = ctx.providers.get(id)!;
@@ -253,29 +276,30 @@ async function readStdin(io: CliStreams): Promise<string> {
   return text;
 }
 
-async function authCommand(ctx: PluginContext<unknown>, argv: string[], io: CliStreams): Promise<number> {
+function authList(ctx: PluginContext<unknown>, json: boolean, io: CliStreams): number {
   const home = coilHome(io.env);
-  const [verb, provider] = argv;
-  const known = ctx.providers.ids();
-  if (verb === "list") {
-    io.stdout.write(`${authLines(ctx, home, io.env).join("\n")}\n`);
-    if (authFileTooOpen(home))
-      io.stderr.write(
-        `coil: warning: ${authFile(home)} is readable by other users; run: chmod 600 ${authFile(home)}\n`,
-      );
-    return 0;
-  }
-  if ((verb !== "set" && verb !== "remove") || !provider) {
-    io.stderr.write(
-      "usage: coil auth set <provider>   (reads the key from stdin)\n       coil auth remove <provider>\n       coil auth list\n",
+  const open = authFileTooOpen(home);
+  if (open)
+    io.stderr.write(`coil: warning: ${authFile(home)} is readable by other users; run: chmod 600 ${authFile(home)}\n`);
+  if (json) {
+    const providers = Object.fromEntries(
+      authEntries(ctx, home, io.env).map(({ id, ...shown }) => [id, shown] as const),
     );
-    return 2;
-  }
-  if (verb === "remove") {
-    const file = writeAuthKey(home, provider, undefined);
-    io.stdout.write(`removed the key for ${provider} from ${file}\n`);
+    io.stdout.write(`${JSON.stringify({ file: authFile(home), readableByOthers: open, providers }, null, 2)}\n`);
     return 0;
   }
+  io.stdout.write(`${authLines(ctx, home, io.env).join("\n")}\n`);
+  return 0;
+}
+
+function authRemove(provider: string, io: CliStreams): number {
+  const file = writeAuthKey(coilHome(io.env), provider, undefined);
+  io.stdout.write(`removed the key for ${provider} from ${file}\n`);
+  return 0;
+}
+
+async function authSet(ctx: PluginContext<unknown>, provider: string, io: CliStreams): Promise<number> {
+  const known = ctx.providers.ids();
   if (!known.includes(provider))
     io.stderr.write(
       `coil: warning: no provider '${provider}' in this preset (known: ${known.join(", ") || "none"}); storing the key anyway\n`,
@@ -286,9 +310,59 @@ async function authCommand(ctx: PluginContext<unknown>, argv: string[], io: CliS
     io.stderr.write('coil: no key read from stdin (pipe it in: printf %s "$KEY" | coil auth set <provider>)\n');
     return 2;
   }
-  const file = writeAuthKey(home, provider, key);
+  const file = writeAuthKey(coilHome(io.env), provider, key);
   io.stdout.write(`stored the key for ${provider} in ${file} (mode 0600)\n`);
   return 0;
+}
+
+/** A provider in `coil auth list --json`: what coil's auth.json holds for it, and its login (never a token). */
+export interface AuthListEntry {
+  id: string;
+  /** coil's auth.json holds an entry for it. */
+  stored: boolean;
+  /** That entry's type: `api_key` (a key) or `oauth` (a subscription login). */
+  type?: "api_key" | "oauth";
+  inPreset: boolean;
+  /** The login coil uses for it: coil's own, else one read from Pi's auth.json. */
+  login?: {
+    from: "auth.json" | "pi";
+    file: string;
+    /** When its access token runs out (ISO 8601); a refresh token gets a new one. */
+    expires: string;
+    expired: boolean;
+    /** What the login flow says of it (e.g. the GitHub host). */
+    detail?: string;
+  };
+}
+
+/** Per provider, a stored key or a login and until when its access token runs; Pi's logins read too. */
+export function authEntries(ctx: PluginContext<unknown>, home: string, env: NodeJS.ProcessEnv): AuthListEntry[] {
+  const known = ctx.providers.ids();
+  const flows = loginFlows(ctx);
+  const stored = readAuth(home);
+  const now = Date.now();
+  const loginOf = (id: string, entry: OAuthEntry, from: "auth.json" | "pi"): AuthListEntry["login"] => {
+    const detail = flows.get(id)?.describe?.(entry);
+    return {
+      from,
+      file: from === "pi" ? piAuthFile(env) : authFile(home),
+      expires: new Date(entry.expires).toISOString(),
+      expired: entry.expires <= now,
+      ...(detail ? { detail } : {}),
+    };
+  };
+  const rows = new Map<string, AuthListEntry>();
+  for (const [id, entry] of Object.entries(stored)) {
+    const type = entry.type === "oauth" ? "oauth" : "api_key";
+    rows.set(id, { id, stored: true, type, inPreset: known.includes(id) });
+    if (entry.type === "oauth") rows.get(id)!.login = loginOf(id, entry, "auth.json");
+  }
+  for (const [id, entry] of Object.entries(piLogins(env))) {
+    const row = rows.get(id) ?? { id, stored: false, inPreset: known.includes(id) };
+    if (!row.login) row.login = loginOf(id, entry, "pi");
+    rows.set(id, row);
+  }
+  return [...rows.values()];
 }
 
 /**
@@ -296,23 +370,16 @@ async function authCommand(ctx: PluginContext<unknown>, argv: string[], io: CliS
  * its access token runs (never a token), and the logins read from Pi's auth.json.
  */
 export function authLines(ctx: PluginContext<unknown>, home: string, env: NodeJS.ProcessEnv): string[] {
-  const known = ctx.providers.ids();
-  const flows = loginFlows(ctx);
-  const stored = readAuth(home);
   const lines: string[] = [];
-  const note = (id: string) => (known.includes(id) ? "" : " (no such provider in this preset)");
-  for (const [id, entry] of Object.entries(stored)) {
-    if (entry.type === "oauth") {
-      const more = flows.get(id)?.describe?.(entry);
-      lines.push(`${id}: logged in${more ? ` (${more})` : ""}, ${describeExpiry(entry.expires)}${note(id)}`);
-    } else lines.push(`${id}: key stored${note(id)}`);
-  }
-  const pi = piLogins(env);
-  for (const [id, entry] of Object.entries(pi)) {
-    if (stored[id]?.type === "oauth") continue;
-    const more = flows.get(id)?.describe?.(entry);
+  const entries = authEntries(ctx, home, env);
+  for (const row of entries) {
+    const note = row.inPreset ? "" : " (no such provider in this preset)";
+    if (row.type === "api_key") lines.push(`${row.id}: key stored${note}`);
+    const login = row.login;
+    if (!login) continue;
+    const how = login.from === "pi" ? ` through Pi (${login.file}, read only)` : "";
     lines.push(
-      `${id}: logged in through Pi (${piAuthFile(env)}, read only)${more ? ` (${more})` : ""}, ${describeExpiry(entry.expires)}${note(id)}`,
+      `${row.id}: logged in${how}${login.detail ? ` (${login.detail})` : ""}, ${describeExpiry(Date.parse(login.expires))}${note}`,
     );
   }
   if (lines.length === 0) lines.push(`no keys or logins stored in ${authFile(home)}`);
@@ -362,7 +429,7 @@ async function loginCommand(ctx: PluginContext<unknown>, argv: string[], io: Cli
   if (!flow) {
     const list = [...flows.keys()].join(", ") || "none (add provider-github-copilot to the preset)";
     io.stderr.write(
-      `${provider ? `coil: no subscription login for '${provider}'. ` : ""}usage: coil login <provider>   (providers with a login: ${list})\n` +
+      `${provider ? `coil: no subscription login for '${provider}'. ` : ""}usage: coil login <provider> [host]   (providers with a login: ${list})\n` +
         "       API keys are stored with `coil auth set <provider>` instead.\n",
     );
     return 2;
@@ -385,13 +452,8 @@ async function loginCommand(ctx: PluginContext<unknown>, argv: string[], io: Cli
   }
 }
 
-async function logoutCommand(argv: string[], io: CliStreams): Promise<number> {
+async function logoutCommand(provider: string, io: CliStreams): Promise<number> {
   const home = coilHome(io.env);
-  const [provider] = argv;
-  if (!provider) {
-    io.stderr.write("usage: coil logout <provider>   (coil auth list shows who is logged in)\n");
-    return 2;
-  }
   const had = readAuth(home)[provider];
   if (had) writeAuthEntry(home, provider, undefined);
   const fromPi = piLogins(io.env)[provider];

@@ -22,6 +22,7 @@ import {
   type Services,
 } from "../../kernel/index.js";
 import { type HostOptions, PluginHost as KernelHost } from "../../kernel/host.js";
+import { CommandLine } from "../command-line.js";
 import { validateOptions } from "../../boot/options.js";
 import { agentFor, assemble, showSetupDiagnostics } from "../../boot/assemble.js";
 import { coilHome, secureCoilHome } from "../../boot/paths.js";
@@ -78,7 +79,7 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
   if (homeProblem) stderr.write(`coil: warning: ${homeProblem}\n`);
   // The CLI's own assembly (boot/assemble.ts): `trust: true` is explicit trust, as `--trust` is.
   const trust = options.trust ?? false;
-  const { preset, host, setupDiagnostics } = await assemble({
+  const { preset, host, commandLine, setupDiagnostics } = await assemble({
     preset: options.preset,
     cwd,
     home,
@@ -92,7 +93,7 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
     const [plugin, opts] = Array.isArray(item) ? item : [item, {}];
     host.install(plugin, opts ?? {}, { ref: plugin.id });
   }
-  host.flagValues = { ...options.flags };
+  commandLine.values = { ...options.flags };
   const agent = agentFor(host, preset);
   const stdin = new PassThrough();
   stdin.end();
@@ -135,11 +136,15 @@ export async function createAgent(options: CreateAgentOptions = {}): Promise<Coi
 
 /**
  * A host for embedders and tests that install plugins themselves: the kernel's host with plugin options
- * validated and defaulted at install, as boot does (the kernel's own host leaves validation to its caller).
+ * validated and defaulted at install, as boot does (the kernel's own host leaves validation to its caller),
+ * and the command line's `flags` and `subcommands` declared, so plugins that register them set up here too
+ * (`commandLine.values` sets the flag values).
  */
 export class PluginHost extends KernelHost {
-  constructor(options: HostOptions = {}) {
-    super({ validate: validateOptions, ...options });
+  readonly commandLine: CommandLine;
+  constructor(options: HostOptions = {}, commandLine = new CommandLine()) {
+    super({ validate: validateOptions, declare: commandLine.declarations, ...options });
+    this.commandLine = commandLine;
   }
 }
 

@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { loadPlugin } from "../../boot/load.js";
 import { validateOptions } from "../../boot/options.js";
 import { coilHome } from "../../boot/paths.js";
+import { CommandLine } from "../command-line.js";
 import {
   Agent,
   lastAssistantText,
@@ -96,6 +97,8 @@ export interface TestKitOptions {
   agent?: Partial<AgentOptions>;
   /** Options for the scripted provider (chunkSize, contextWindow ...). */
   scripted?: Record<string, unknown>;
+  /** Values of plugin flags by long name, as the CLI would parse them: `{ plan: true }`. */
+  flags?: Record<string, unknown>;
   /**
    * A `ui` service for the plugins (createTestUi()): served as the TUI's would be, with a `ui_start` event
    * once the plugins are installed. Without it there is no `ui`, as in print mode.
@@ -105,6 +108,8 @@ export interface TestKitOptions {
 
 export interface TestKit {
   readonly host: PluginHost;
+  /** The flags and subcommands the plugins registered, and the flag values (`commandLine.values`). */
+  readonly commandLine: CommandLine;
   readonly agent: Agent;
   readonly workspace: Workspace;
   /** Every event, in order. */
@@ -128,7 +133,14 @@ export function createTestKit(options: TestKitOptions = {}): TestKit {
   // A given cwd is the caller's: files are written into it, and dispose() leaves it.
   const workspace = options.cwd ? workspaceIn(options.cwd, options.files ?? {}, false) : createWorkspace(options.files);
   const ui = options.ui;
-  const host = new PluginHost({ cwd: workspace.dir, validate: validateOptions, ui: ui ? () => ui : undefined });
+  const commandLine = new CommandLine();
+  commandLine.values = { ...options.flags };
+  const host = new PluginHost({
+    cwd: workspace.dir,
+    validate: validateOptions,
+    ui: ui ? () => ui : undefined,
+    declare: commandLine.declarations,
+  });
   const events: AgentEvent[] = [];
   host.subscribe("*", (e) => void events.push(e));
   host.install(scriptedPlugin, { chunkSize: 64, ...options.scripted }, { ref: "provider-scripted" });
@@ -144,6 +156,7 @@ export function createTestKit(options: TestKitOptions = {}): TestKit {
   if (ui) host.emit({ type: "ui_start", mode: "interactive" });
   return {
     host,
+    commandLine,
     agent,
     workspace,
     events,

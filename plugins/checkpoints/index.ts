@@ -10,7 +10,7 @@
  */
 import { definePlugin, Type, type Static } from "../../kernel/index.js";
 import { READ_ONLY_COMMANDS } from "../../lib/shell/read-only-commands.js";
-import { checkpointsCommand, createCheckpoints } from "./run.js";
+import { createCheckpoints, listCheckpoints, pruneCheckpoints } from "./run.js";
 
 export { ShadowRepo, projectId } from "./shadow.js";
 export {
@@ -59,8 +59,29 @@ export default definePlugin({
     ctx.subcommands.register({
       name: "checkpoints",
       description: "the project's checkpoints (/rewind): list them, or prune old ones",
-      usage: "list | prune [--older-than <days>] [--keep <n>]",
-      run: (argv, io) => checkpointsCommand(ctx, argv, io),
+      commands: [
+        {
+          name: "list",
+          description: "list this project's checkpoints, newest last",
+          options: [{ name: "json", description: "print JSON: { project, gitDir, checkpoints: [...] }" }],
+          run: (_args, io, options) => listCheckpoints(ctx, io, options.json === true),
+        },
+        {
+          name: "prune",
+          description: "remove old checkpoints (by default those the plugin's maxAgeDays and maxCount would)",
+          options: [
+            {
+              name: "older-than",
+              type: "number",
+              valueName: "days",
+              description: "remove checkpoints older than this",
+            },
+            { name: "keep", type: "number", valueName: "n", description: "keep at most the newest n" },
+          ],
+          run: (_args, io, options) =>
+            pruneCheckpoints(ctx, io, options["older-than"] as number | undefined, options.keep as number | undefined),
+        },
+      ],
     });
   },
 });

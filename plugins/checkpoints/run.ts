@@ -427,45 +427,52 @@ export function createCheckpoints(ctx: PluginContext<CheckpointOptions>) {
   };
 }
 
-/** `coil checkpoints list | prune [--older-than <days>] [--keep <n>]`. */
-export async function checkpointsCommand(
+/** `coil checkpoints list [--json]`. */
+export async function listCheckpoints(
   ctx: PluginContext<CheckpointOptions>,
-  argv: string[],
   io: CliStreams,
+  json: boolean,
+): Promise<number> {
+  const repo = new ShadowRepo(io.cwd, coilHome(io.env), ctx.options.maxFileSize);
+  const rows = await repo.list();
+  if (json) {
+    io.stdout.write(`${JSON.stringify({ project: io.cwd, gitDir: repo.gitDir, checkpoints: rows }, null, 2)}\n`);
+    return 0;
+  }
+  if (!rows.length) {
+    io.stdout.write(`No checkpoints for ${io.cwd}.\n`);
+    return 0;
+  }
+  io.stdout.write(`Checkpoints of ${io.cwd} (${repo.gitDir}):\n`);
+  for (const r of rows)
+    io.stdout.write(
+      `${new Date(r.time).toISOString()}  ${r.kind.padEnd(6)}  session ${r.session.slice(0, 8) || "-"}  ${r.commit.slice(0, 10)}  ${r.prompt ? `"${short(r.prompt)}"` : ""}\n`,
+    );
+  return 0;
+}
+
+/** `coil checkpoints prune [--older-than <days>] [--keep <n>]`; unset, the plugin's maxAgeDays and maxCount. */
+export async function pruneCheckpoints(
+  ctx: PluginContext<CheckpointOptions>,
+  io: CliStreams,
+  olderThan: number | undefined,
+  keep: number | undefined,
 ): Promise<number> {
   const o = ctx.options;
-  const repo = new ShadowRepo(io.cwd, coilHome(io.env), o.maxFileSize);
-  const [cmd, ...rest] = argv;
-  const value = (name: string) => {
-    const i = rest.indexOf(name);
-    if (i < 0) return undefined;
-    const v = Number(rest[i + 1]);
-    if (!Number.isFinite(v) || v < 0)
-      throw ctx.error("CHECKPOINT_USAGE", `${name} needs a number, got '${rest[i + 1] ?? ""}'`);
-    return v;
-  };
-  if (cmd === "list") {
-    const rows = await repo.list();
-    if (!rows.length) {
-      io.stdout.write(`No checkpoints for ${io.cwd}.\n`);
-      return 0;
+  for (const [flag, v] of [
+    ["--older-than", olderThan],
+    ["--keep", keep],
+  ] as const)
+    if (v !== undefined && v < 0) {
+      io.stderr.write(`coil checkpoints prune: ${flag} needs a number of at least 0, got ${v}\n`);
+      return 2;
     }
-    io.stdout.write(`Checkpoints of ${io.cwd} (${repo.gitDir}):\n`);
-    for (const r of rows)
-      io.stdout.write(
-        `${new Date(r.time).toISOString()}  ${r.kind.padEnd(6)}  session ${r.session.slice(0, 8) || "-"}  ${r.commit.slice(0, 10)}  ${r.prompt ? `"${short(r.prompt)}"` : ""}\n`,
-      );
-    return 0;
-  }
-  if (cmd === "prune") {
-    const maxAgeDays = value("--older-than") ?? o.maxAgeDays;
-    const maxCount = value("--keep") ?? o.maxCount;
-    const gone = await repo.prune({ maxAgeDays, maxCount });
-    io.stdout.write(
-      `Pruned ${gone.length} checkpoint${gone.length === 1 ? "" : "s"} (older than ${maxAgeDays} days, or beyond the newest ${maxCount}).\n`,
-    );
-    return 0;
-  }
-  io.stderr.write("usage: coil checkpoints list | prune [--older-than <days>] [--keep <n>]\n");
-  return 2;
+  const repo = new ShadowRepo(io.cwd, coilHome(io.env), o.maxFileSize);
+  const maxAgeDays = olderThan ?? o.maxAgeDays;
+  const maxCount = keep ?? o.maxCount;
+  const gone = await repo.prune({ maxAgeDays, maxCount });
+  io.stdout.write(
+    `Pruned ${gone.length} checkpoint${gone.length === 1 ? "" : "s"} (older than ${maxAgeDays} days, or beyond the newest ${maxCount}).\n`,
+  );
+  return 0;
 }

@@ -5,7 +5,7 @@
  * or written. Snapshots are commits under `refs/checkpoints/`; objects are shared, so a snapshot costs what
  * changed, and the index keeps file stat data, so an unchanged tree is not re-read.
  */
-import { execFile } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   existsSync,
@@ -15,11 +15,13 @@ import {
   readFileSync,
   realpathSync,
   rmdirSync,
+  rmSync,
   statSync,
   unlinkSync,
   writeFileSync,
 } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative } from "node:path";
+import { watchGroup } from "../../lib/shell/reaper.js";
 
 /** What a snapshot or a `coil checkpoints list` row knows about one checkpoint. */
 export interface CheckpointMeta {
@@ -81,6 +83,9 @@ function literalPattern(path: string): string {
   return "/" + path.replace(/[\\*?[\]!# ]/g, (c) => `\\${c}`);
 }
 
+/** The most output one git command may give (a diff of a huge tree); more fails the command. */
+const MAX_OUTPUT = 256 * 1024 * 1024;
+
 const IDENTITY = {
   GIT_AUTHOR_NAME: "coil",
   GIT_AUTHOR_EMAIL: "coil@localhost",
@@ -113,6 +118,8 @@ export class ShadowRepo {
   readonly gitDir: string;
   private readonly indexFile: string;
   private readonly skippedFile: string;
+  /** One empty file per git command running on this shadow repository (named by its pid), from any coil. */
+  private readonly runningDir: string;
   private ready = false;
   private readonly homeExclude: string;
   /** One git command at a time: they share the index. */
@@ -130,6 +137,7 @@ export class ShadowRepo {
     this.gitDir = join(this.dir, "git");
     this.indexFile = join(this.dir, "index");
     this.skippedFile = join(this.dir, "skipped.json");
+    this.runningDir = join(this.dir, "running");
   }
 
   get exists(): boolean {
@@ -151,39 +159,55 @@ export class ShadowRepo {
     });
     const run = () =>
       new Promise<string>((resolve, reject) => {
-        const child = execFile(
-          "git",
-          [...CONFIG, ...args],
-          { cwd: this.cwd, env, maxBuffer: 256 * 1024 * 1024, encoding: "utf8" },
-          (error, stdout, stderr) => {
-            if ((error as NodeJS.ErrnoException | null)?.code === "ENOENT") {
-              reject(
-                new GitError(
+        // Its own process group, watched: should coil be killed (kill -9 included), git does not run on
+        // holding the shadow index's lock. Its pid is listed under running/ while it runs (see staleLock).
+        const child = spawn("git", [...CONFIG, ...args], { cwd: this.cwd, env, detached: true });
+        const watch = child.pid ? watchGroup(child.pid) : undefined;
+        const mark = child.pid ? this.running(child.pid) : undefined;
+        const out: Buffer[] = [];
+        const err: Buffer[] = [];
+        let size = 0;
+        child.stdout!.on("data", (d: Buffer) => {
+          size += d.length;
+          if (size > MAX_OUTPUT) child.kill("SIGKILL");
+          else out.push(d);
+        });
+        child.stderr!.on("data", (d: Buffer) => void err.push(d));
+        child.stdin!.on("error", () => undefined);
+        child.once("error", (error: NodeJS.ErrnoException) => {
+          watch?.release();
+          mark?.();
+          reject(
+            error.code === "ENOENT"
+              ? new GitError(
                   "the git program was not found on PATH: checkpoints need it (install git, or remove the plugin with `- checkpoints: false` in your preset)",
-                ),
-              );
-            } else if (error) {
-              const why = (stderr || error.message).trim().split("\n").slice(0, 4).join("; ");
-              reject(new GitError(`git ${args[0]} failed in the shadow repository ${this.gitDir}: ${why}`));
-            } else resolve(stdout);
-          },
-        );
-        if (input !== undefined) child.stdin!.end(input);
+                )
+              : new GitError(`git ${args[0]} could not start: ${error.message}`),
+          );
+        });
+        child.once("close", (code, signal) => {
+          watch?.release();
+          mark?.();
+          if (code === 0) return resolve(Buffer.concat(out).toString("utf8"));
+          const stderr = Buffer.concat(err).toString("utf8").trim();
+          const why = stderr
+            ? stderr.split("\n").slice(0, 4).join("; ")
+            : size > MAX_OUTPUT
+              ? `its output passed ${MAX_OUTPUT} bytes`
+              : `it ${signal ? `was killed by ${signal}` : `exited with code ${code}`}`;
+          reject(new GitError(`git ${args[0]} failed in the shadow repository ${this.gitDir}: ${why}`));
+        });
+        child.stdin!.end(input ?? "");
       });
-    // Another coil in the same project holds the shadow index for a moment: wait for it. A lock left by a
-    // process that died mid-command (older than a minute) is removed.
+    // Another coil in the same project holds the shadow index for a moment: wait for it. A lock no live git
+    // of any coil holds (its git was killed, kill -9 and all) is removed, and so is one older than a minute.
     const patient = async (): Promise<string> => {
       for (let attempt = 0; ; attempt++) {
         try {
           return await run();
         } catch (error) {
           if (!/index\.lock|\.lock': File exists/.test((error as Error).message) || attempt >= 50) throw error;
-          const lock = `${this.indexFile}.lock`;
-          try {
-            if (Date.now() - statSync(lock).mtimeMs > 60_000) unlinkSync(lock);
-          } catch {
-            /* gone already */
-          }
+          this.clearStaleLock();
           await new Promise((r) => setTimeout(r, 100));
         }
       }
@@ -191,6 +215,44 @@ export class ShadowRepo {
     const next = this.queue.then(patient, patient);
     this.queue = next.catch(() => undefined);
     return next;
+  }
+
+  /** List `pid` under running/ (git commands of every coil on this project); returns the removal. */
+  private running(pid: number): () => void {
+    const file = join(this.runningDir, String(pid));
+    try {
+      mkdirSync(this.runningDir, { recursive: true });
+      writeFileSync(file, "");
+    } catch {
+      return () => undefined;
+    }
+    return () => rmSync(file, { force: true });
+  }
+
+  /**
+   * Remove the shadow index's lock when no git of any coil can hold it: every pid listed under running/ is
+   * gone (a git killed with its coil left the lock behind), and the lock is a second old (a git that
+   * just started may not be listed yet); or when it is a minute old, whoever made it.
+   */
+  private clearStaleLock(): void {
+    const lock = `${this.indexFile}.lock`;
+    let age: number;
+    try {
+      age = Date.now() - statSync(lock).mtimeMs;
+    } catch {
+      return; // gone already
+    }
+    let live = 0;
+    for (const name of existsSync(this.runningDir) ? readdirSync(this.runningDir) : []) {
+      try {
+        process.kill(Number(name), 0);
+        live++;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "EPERM") live++;
+        else rmSync(join(this.runningDir, name), { force: true });
+      }
+    }
+    if (age > 60_000 || (live === 0 && age > 1000)) rmSync(lock, { force: true });
   }
 
   private async init(): Promise<void> {

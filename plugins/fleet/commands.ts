@@ -4,7 +4,14 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { CliStreams } from "../../kernel/index.js";
-import { embedPreset, type FleetJobData, type FleetJobResult, type JobGuards, type JobSource } from "./job.js";
+import {
+  embedPreset,
+  type FleetJobData,
+  type FleetJobResult,
+  type JobGuards,
+  type JobRun,
+  type JobSource,
+} from "./job.js";
 import { connectionHint, keys, loadBull, redisClient, type Job, type Queue, type RedisClient } from "./redis.js";
 
 export class UsageError extends Error {}
@@ -233,10 +240,13 @@ export interface JobReport {
   result?: FleetJobResult;
   error?: string;
   lastAttempt?: FleetJobResult;
+  /** Every time a worker took the job (more than one: it was started again; side effects may have run twice). */
+  runs?: JobRun[];
 }
 
-async function report(job: Job<FleetJobData, FleetJobResult>): Promise<JobReport> {
+async function report(job: Job<FleetJobData, FleetJobResult>, redis: RedisClient, queue: string): Promise<JobReport> {
   const state = await job.getState();
+  const runs = (await redis.lrange(keys.runs(queue, String(job.id)), 0, -1)).map((r) => JSON.parse(r) as JobRun);
   return {
     id: String(job.id),
     state,
@@ -249,6 +259,7 @@ async function report(job: Job<FleetJobData, FleetJobResult>): Promise<JobReport
     ...(state === "completed" && job.returnvalue ? { result: job.returnvalue } : {}),
     ...(job.failedReason ? { error: job.failedReason } : {}),
     ...(state !== "completed" && job.data.lastAttempt ? { lastAttempt: job.data.lastAttempt } : {}),
+    ...(runs.length ? { runs } : {}),
   };
 }
 
@@ -258,7 +269,7 @@ export async function results(o: Common & { json: boolean; ids: string[] }, io: 
     const jobs = o.ids.length
       ? await Promise.all(o.ids.map(async (id) => (await q.queue.getJob(id)) ?? missing(id, o.queue)))
       : await q.queue.getJobs(["completed", "failed", ...ACTIVE_STATES], 0, -1, true);
-    const reports = await Promise.all(jobs.map(report));
+    const reports = await Promise.all(jobs.map((job) => report(job, q.redis, o.queue)));
     reports.sort((a, b) => Number(a.id) - Number(b.id) || a.id.localeCompare(b.id));
     if (o.json) {
       io.stdout.write(JSON.stringify(reports, null, 2) + "\n");
@@ -267,8 +278,12 @@ export async function results(o: Common & { json: boolean; ids: string[] }, io: 
     for (const r of reports) {
       const res = r.result;
       const head = `${r.id}  ${r.state.padEnd(9)} ${res ? `exit ${res.exitStatus} ${res.stopReason}  $${res.cost.toFixed(4)}  ${res.turns} turn(s)  ${res.patch ? `patch ${res.patch.split("\n").length} lines` : "no changes"}` : (r.error ?? "")}`;
+      const reran =
+        (r.runs?.length ?? 0) > 1
+          ? `  started ${r.runs!.length} times: ${r.runs!.map((x) => `${x.worker} ${x.outcome.split(":")[0]}`).join(", ")} (side effects outside its checkout may have happened more than once)\n`
+          : "";
       io.stdout.write(
-        `${head}\n  prompt: ${oneLine(r.prompt)}\n${res ? `  ${oneLine(res.finalText) || "(no text)"}\n` : ""}`,
+        `${head}\n  prompt: ${oneLine(r.prompt)}\n${res ? `  ${oneLine(res.finalText) || "(no text)"}\n` : ""}${reran}`,
       );
     }
     if (!reports.length) io.stdout.write(`no jobs in queue '${o.queue}'\n`);

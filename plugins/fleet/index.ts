@@ -4,95 +4,102 @@
  * `results`, `cancel`, `logs` and `session` watch and steer the queue. See docs/fleet.md.
  * BullMQ and ioredis load only when a fleet subcommand runs.
  */
-import { parseArgs, type ParseArgsConfig } from "node:util";
 import { definePlugin, type CliStreams } from "../../kernel/index.js";
+import type { Subcommand, SubcommandOption } from "../../lib/command-line.js";
 
-const USAGE = `coil fleet <command> [--redis <url>] [--queue <name>]
+const NOTES = `--redis defaults to $COIL_FLEET_REDIS or redis://127.0.0.1:6379, --queue to $COIL_FLEET_QUEUE or coil.
+API keys never travel in jobs: each worker uses its own environment or \`coil auth\`. See docs/fleet.md.`;
 
-  submit   --prompt <text> | --prompts <file.jsonl>  [--cwd <dir> | --repo <git url|path> [--ref <ref>]]
-           [--preset p] [--model m] [--max-turns N] [--max-tokens N] [--max-cost usd] [--max-fleet-cost usd]
-           [--timeout s] [--attempts N] [--backoff-ms N] [--json]            → job ids
-  worker   [--concurrency N] [--stall-ms N] [--grace-ms N] [--workdir dir] [--results-dir dir] [--name n]
-  status   [--json]                      counts and cost so far
-  wait     [--timeout s] [--json]        progress bar until the queue is drained (exit 1 if a job failed, 124 on timeout)
-  results  [id...] [--json]              each job's result or error
-  cancel   <id...>                       remove a waiting job, abort a running one
-  logs     <id>                          the job's event log
-  session  <id>                          the job's session (JSONL), as uploaded by its worker
+const value = (name: string, valueName: string, description: string): SubcommandOption => ({
+  name,
+  type: "string",
+  valueName,
+  description,
+});
+const common: SubcommandOption[] = [
+  value("redis", "url", "the Redis server ($COIL_FLEET_REDIS, else redis://127.0.0.1:6379)"),
+  value("queue", "name", "the queue ($COIL_FLEET_QUEUE, else coil)"),
+];
+const json: SubcommandOption = { name: "json", description: "print JSON" };
 
---redis defaults to $COIL_FLEET_REDIS or redis://127.0.0.1:6379, --queue to $COIL_FLEET_QUEUE or coil.
-API keys never travel in jobs: each worker uses its own environment or \`coil auth\`.`;
-
-type Spec = NonNullable<ParseArgsConfig["options"]>;
-const common: Spec = {
-  redis: { type: "string" },
-  queue: { type: "string" },
-  json: { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-};
-const specs: Record<string, Spec> = {
-  submit: {
-    cwd: { type: "string" },
-    repo: { type: "string" },
-    ref: { type: "string" },
-    preset: { type: "string" },
-    model: { type: "string" },
-    prompt: { type: "string" },
-    prompts: { type: "string" },
-    "max-turns": { type: "string" },
-    "max-tokens": { type: "string" },
-    "max-cost": { type: "string" },
-    "max-fleet-cost": { type: "string" },
-    timeout: { type: "string" },
-    attempts: { type: "string" },
-    "backoff-ms": { type: "string" },
+/** Each `coil fleet <command>`: its arguments, options and what it does. */
+const COMMANDS: { name: string; description: string; arguments?: string; options: SubcommandOption[] }[] = [
+  {
+    name: "submit",
+    description: "queue prompts as jobs, each with the resolved preset embedded; prints the job ids",
+    options: [
+      value("prompt", "text", "one job with this prompt"),
+      value("prompts", "file.jsonl", 'one job per line: { "prompt": ..., "cwd"?, "repo"?, "ref"? }'),
+      value("cwd", "dir", "run the job in this directory"),
+      value("repo", "git url|path", "run the job in a fresh checkout of this repository"),
+      value("ref", "ref", "the branch, tag or commit of --repo to check out"),
+      value("preset", "name|path", "the preset the job runs with (resolved now, embedded in the job)"),
+      value("model", "id", "the model the job runs with"),
+      value("max-turns", "N", "stop a job after N turns"),
+      value("max-tokens", "N", "stop a job past N tokens"),
+      value("max-cost", "usd", "stop a job past this cost"),
+      value("max-fleet-cost", "usd", "refuse jobs once the queue's jobs together cost this much"),
+      value("timeout", "s", "fail a job that runs longer"),
+      value("attempts", "N", "tries of a job whose provider fails (default 3)"),
+      value("backoff-ms", "N", "wait before a retry, doubling (default 2000)"),
+      json,
+    ],
   },
-  worker: {
-    concurrency: { type: "string" },
-    "stall-ms": { type: "string" },
-    "grace-ms": { type: "string" },
-    workdir: { type: "string" },
-    "results-dir": { type: "string" },
-    name: { type: "string" },
+  {
+    name: "worker",
+    description: "run queued jobs headless, each in its own checkout, until stopped",
+    options: [
+      value("concurrency", "N", "jobs at a time (default 1)"),
+      value("stall-ms", "N", "a job whose worker is silent this long is handed to another (default 30000)"),
+      value("grace-ms", "N", "after SIGTERM, how long running jobs may take to finish (default 60000)"),
+      value("workdir", "dir", "where checkouts are made"),
+      value("results-dir", "dir", "also write each result (and its session) here"),
+      value("name", "name", "this worker's name in status and results"),
+    ],
   },
-  status: {},
-  wait: { timeout: { type: "string" } },
-  results: {},
-  cancel: {},
-  logs: {},
-  session: {},
+  { name: "status", description: "counts and cost so far", options: [json] },
+  {
+    name: "wait",
+    description: "a progress bar until the queue is drained (exit 1 if a job failed, 124 on timeout)",
+    options: [value("timeout", "s", "give up after this long"), json],
+  },
+  { name: "results", arguments: "[id...]", description: "each job's result or error", options: [json] },
+  { name: "cancel", arguments: "<id...>", description: "remove a waiting job, abort a running one", options: [] },
+  { name: "logs", arguments: "<id>", description: "the job's event log", options: [] },
+  {
+    name: "session",
+    arguments: "<id>",
+    description: "the job's session (JSONL), as uploaded by its worker",
+    options: [],
+  },
+];
+
+/** `coil fleet`, its commands and their options (the command line parses them). */
+export const fleetSubcommand: Subcommand = {
+  name: "fleet",
+  description: "run many agents as jobs on BullMQ/Redis workers (docs/fleet.md)",
+  help: NOTES,
+  commands: COMMANDS.map((c) => ({
+    ...c,
+    options: [...c.options, ...common],
+    help: NOTES,
+    run: (ids: string[], io: CliStreams, options: Readonly<Record<string, unknown>>) =>
+      fleetCommand(c.name, ids, options, io),
+  })),
 };
 
-export async function fleetCommand(argv: string[], io: CliStreams): Promise<number> {
-  const cmd = argv[0];
-  if (!cmd || cmd === "help" || cmd === "--help" || cmd === "-h") {
-    (cmd ? io.stdout : io.stderr).write(USAGE + "\n");
-    return cmd ? 0 : 2;
-  }
+export async function fleetCommand(
+  cmd: string,
+  ids: string[],
+  v: Readonly<Record<string, unknown>>,
+  io: CliStreams,
+): Promise<number> {
   // `coil fleet results | head`: a closed pipe ends the output, not the process with a stack trace.
   io.stdout.on("error", (e: NodeJS.ErrnoException) => {
     if (e.code !== "EPIPE") throw e;
   });
   const commands = await import("./commands.js");
   try {
-    const spec = specs[cmd];
-    if (!spec) throw new commands.UsageError(`unknown command '${cmd}' (one of: ${Object.keys(specs).join(", ")})`);
-    let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
-    try {
-      parsed = parseArgs({
-        args: argv.slice(1),
-        options: { ...common, ...spec },
-        allowPositionals: true,
-        strict: true,
-      }) as typeof parsed;
-    } catch (e) {
-      throw new commands.UsageError((e as Error).message);
-    }
-    const v = parsed.values;
-    if (v.help) {
-      io.stdout.write(USAGE + "\n");
-      return 0;
-    }
     const str = (k: string) => v[k] as string | undefined;
     const num = (k: string, opts: { int?: boolean; min?: number } = {}): number | undefined => {
       const raw = str(k);
@@ -109,9 +116,6 @@ export async function fleetCommand(argv: string[], io: CliStreams): Promise<numb
       queue: str("queue") ?? io.env.COIL_FLEET_QUEUE ?? "coil",
       json: Boolean(v.json),
     };
-    const ids = parsed.positionals;
-    if (cmd !== "results" && cmd !== "cancel" && cmd !== "logs" && cmd !== "session" && ids.length)
-      throw new commands.UsageError(`${cmd} takes no arguments, got '${ids.join(" ")}'`);
     switch (cmd) {
       case "submit":
         return await commands.submit(
@@ -168,7 +172,7 @@ export async function fleetCommand(argv: string[], io: CliStreams): Promise<numb
     }
   } catch (e) {
     const usage = e instanceof commands.UsageError;
-    io.stderr.write(`coil fleet ${cmd}: ${(e as Error).message}${usage ? "\n  (coil fleet help)" : ""}\n`);
+    io.stderr.write(`coil fleet ${cmd}: ${(e as Error).message}${usage ? `\n  (coil fleet ${cmd} --help)` : ""}\n`);
     return usage ? 2 : 1;
   }
 }
@@ -178,11 +182,6 @@ export default definePlugin({
   description:
     "coil fleet: run many agents as jobs on BullMQ/Redis (submit, worker, status, wait, results, cancel, logs)",
   setup(ctx) {
-    ctx.subcommands.register({
-      name: "fleet",
-      description: "run many agents as jobs on BullMQ/Redis workers (docs/fleet.md)",
-      usage: "submit|worker|status|wait|results|cancel|logs|session [options]",
-      run: (argv, io) => fleetCommand(argv, io),
-    });
+    ctx.subcommands.register(fleetSubcommand);
   },
 });

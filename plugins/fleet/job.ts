@@ -31,6 +31,20 @@ export interface FleetJobData {
   lastAttempt?: FleetJobResult;
 }
 
+/** One time a worker took the job. BullMQ is at-least-once: more than one run can mean side effects ran twice. */
+export interface JobRun {
+  /** 1, 2, ... in the order workers took the job. */
+  run: number;
+  worker: string;
+  startedAt: number;
+  finishedAt?: number;
+  /**
+   * `running`, `completed`, `failed: <why>`, `handed back to the queue`, or `interrupted: ...` when its
+   * worker stopped renewing the job's lock (killed, crashed, cut off) and another worker took the job.
+   */
+  outcome: string;
+}
+
 export interface FleetJobResult {
   finalText: string;
   /** The run's stop reason (`stop`, `halted`, `error`, `aborted`, ...). */
@@ -51,6 +65,8 @@ export interface FleetJobResult {
   durationMs: number;
   agentMs: number;
   overheadMs: number;
+  /** Every run of the job, this one last (`completed`): more than one means it was started again. */
+  runs?: JobRun[];
 }
 
 /** Option names that hold credentials; such values never travel in a job. */

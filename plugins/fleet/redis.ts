@@ -45,6 +45,8 @@ export const keys = {
   cancel: (queue: string, id: string) => `coil-fleet:${queue}:cancel:${id}`,
   /** Pub/sub channel: running jobs to cancel. */
   cancelChannel: (queue: string) => `coil-fleet:${queue}:cancel`,
+  /** Every time a worker took the job (a list of JSON `JobRun`s): a re-run is visible in its result. */
+  runs: (queue: string, id: string) => `coil-fleet:${queue}:runs:${id}`,
 };
 
 /** `redis://host:port` with a hint when Redis cannot be reached. */

@@ -6,13 +6,21 @@
  * the job's backoff; a finished run is a result whatever its stop reason (a model that gives up or a guard
  * that halts is not retried); a timeout, a cancel or a broken job fails at once (UnrecoverableError).
  */
-import { existsSync, mkdirSync, copyFileSync, readFileSync, writeFileSync, rmSync, rmdirSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import {
   emptyUsage,
-  exitCodeFor,
   lastAssistantText,
   textOf,
   usageTotal,
@@ -20,8 +28,9 @@ import {
   type CliStreams,
   type Usage,
 } from "../../kernel/index.js";
+import { exitCodeFor } from "../../lib/front-end.js";
 import { addUsage } from "../../lib/subagent-usage.js";
-import type { FleetJobData, FleetJobResult } from "./job.js";
+import type { FleetJobData, FleetJobResult, JobRun } from "./job.js";
 import { keys, loadBull, redisClient, type Job } from "./redis.js";
 import { prepareWorkspace } from "./workspace.js";
 
@@ -48,13 +57,60 @@ export async function runWorker(opts: WorkerOptions, io: CliStreams): Promise<nu
   const subscriber = await redisClient(opts.redis, true);
   const running = new Map<string, Running>();
   let handingBack = false;
+  sweepDeadWorkdirs();
   mkdirSync(opts.workdir, { recursive: true });
   const say = (line: string) => io.stderr.write(`coil fleet worker ${opts.name}: ${line}\n`);
 
   await subscriber.subscribe(keys.cancelChannel(opts.queue));
   subscriber.on("message", (_channel: string, id: string) => running.get(id)?.abort("cancel"));
 
+  /**
+   * Record this run of `job` in its runs list (an earlier run still marked `running` was interrupted: its
+   * worker lost the job's lock), and return the way to record how it ended.
+   */
+  async function startRun(job: Job<FleetJobData, FleetJobResult>) {
+    const key = keys.runs(opts.queue, String(job.id));
+    const earlier = (await connection.lrange(key, 0, -1)).map((r) => JSON.parse(r) as JobRun);
+    for (const [i, r] of earlier.entries())
+      if (r.outcome === "running") {
+        r.outcome =
+          "interrupted: its worker stopped renewing the job's lock (killed, crashed or cut off), so the job was started again";
+        await connection.lset(key, i, JSON.stringify(r));
+      }
+    const own: JobRun = { run: earlier.length + 1, worker: opts.name, startedAt: Date.now(), outcome: "running" };
+    const index = (await connection.rpush(key, JSON.stringify(own))) - 1;
+    let last: JobRun | undefined;
+    const ended = (outcome: string): JobRun => {
+      if (last?.outcome !== outcome) last = { ...own, finishedAt: Date.now(), outcome };
+      return last;
+    };
+    return {
+      /** Every run, this one as it ends with `outcome` (the result carries what the runs list keeps). */
+      list: (outcome: string): JobRun[] => [...earlier, ended(outcome)],
+      finish: async (outcome: string) => {
+        await connection.lset(key, index, JSON.stringify(ended(outcome)));
+      },
+    };
+  }
+
   const processor = async (job: Job<FleetJobData, FleetJobResult>, token?: string): Promise<FleetJobResult> => {
+    const runs = await startRun(job);
+    let outcome = "completed";
+    try {
+      return await attempt(job, token, runs.list);
+    } catch (e) {
+      outcome = e instanceof WaitingError ? "handed back to the queue" : `failed: ${(e as Error).message}`;
+      throw e;
+    } finally {
+      await runs.finish(outcome).catch(() => undefined);
+    }
+  };
+
+  const attempt = async (
+    job: Job<FleetJobData, FleetJobResult>,
+    token: string | undefined,
+    runsAt: (outcome: string) => JobRun[],
+  ): Promise<FleetJobResult> => {
     const started = Date.now();
     const id = String(job.id);
     const data = job.data;
@@ -162,6 +218,7 @@ export async function runWorker(opts: WorkerOptions, io: CliStreams): Promise<nu
       }
       log(`done: ${result.stopReason}, exit ${result.exitStatus}, $${result.cost.toFixed(4)}`);
       await Promise.all(logs);
+      result.runs = runsAt("completed");
       return result;
     } finally {
       clearTimeout(timer);
@@ -328,4 +385,26 @@ export function defaultWorkerName(): string {
 
 export function defaultWorkdir(): string {
   return join(tmpdir(), `coil-fleet-${process.pid}`);
+}
+
+/**
+ * The default work directories of workers on this machine that died without cleaning up (kill -9): their
+ * checkouts are removed. A `--workdir` may be shared by machines whose pids this one cannot see: left alone.
+ */
+function sweepDeadWorkdirs(): void {
+  let names: string[];
+  try {
+    names = readdirSync(tmpdir());
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(/^coil-fleet-(\d+)$/.exec(name)?.[1]);
+    if (!pid || pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ESRCH") rmSync(join(tmpdir(), name), { recursive: true, force: true });
+    }
+  }
 }

@@ -1,7 +1,8 @@
 /**
- * A job's own copy of its source, so parallel jobs never share files: a git worktree of a shared repository,
- * a fresh clone of a git URL, or (for a plain directory) a copy committed into a throwaway repository.
- * `patch()` is everything the agent changed, against the starting commit.
+ * A job's own copy of its source, so parallel jobs and the runs of one job never share files: a clone of a
+ * shared repository that borrows its objects (nothing is registered in the repository, whatever happens to
+ * the worker), a fresh clone of a git URL, or (for a plain directory) a copy committed into a throwaway
+ * repository. `patch()` is everything the agent changed, against the starting commit.
  */
 import { execFile } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, rmSync } from "node:fs";
@@ -49,19 +50,20 @@ export async function prepareWorkspace(source: JobSource, dir: string): Promise<
     () => undefined,
   );
   if (top) {
-    // Parallel `git worktree add` on one repository can race for its lock files: try a few times.
-    for (let i = 0; ; i++) {
-      try {
-        await git(top, ["worktree", "add", "--quiet", "--detach", dir, source.ref ?? "HEAD"]);
-        break;
-      } catch (e) {
-        if (i >= 4) throw e;
-        await new Promise((r) => setTimeout(r, 100 * (i + 1)));
-      }
-    }
-    return checkout(dir, join(dir, relative(top, source.dir)), async () => {
-      await git(top, ["worktree", "remove", "--force", dir]).catch(() => rmSync(dir, { recursive: true, force: true }));
-    });
+    // A clone that borrows the repository's objects (`--shared`: nothing copied), not a `git worktree`: a
+    // worktree is registered in the user's repository, and a worker killed mid-job would leave it there.
+    // The commit is resolved in the repository itself, so a local branch, a tag or a detached HEAD all work.
+    const commit = (
+      await git(top, ["rev-parse", "--verify", "--quiet", `${source.ref ?? "HEAD"}^{commit}`]).catch(() => "")
+    ).trim();
+    if (!commit) throw new Error(`--ref ${source.ref ?? "HEAD"} names no commit in ${top}`);
+    await git(join(dir, ".."), ["clone", "--quiet", "--shared", "--no-checkout", top, dir]);
+    // The agent's git commands stay in its own clone: no remote leads back into the user's repository.
+    await git(dir, ["remote", "remove", "origin"]);
+    await git(dir, ["checkout", "--quiet", "--detach", commit]);
+    return checkout(dir, join(dir, relative(top, source.dir)), async () =>
+      rmSync(dir, { recursive: true, force: true }),
+    );
   }
   if (source.ref) throw new Error(`--ref ${source.ref} was given but ${source.dir} is not a git repository`);
   cpSync(source.dir, dir, { recursive: true });

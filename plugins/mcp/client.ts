@@ -4,10 +4,10 @@
  * setup only registers these methods.
  */
 import { join } from "node:path";
-import type { ModelRequest, PluginContext, ToolOutput, ToolRunContext, ToolSpec } from "../../kernel/index.js";
+import type { ModelRequest, PluginContext, ToolSpec } from "../../kernel/index.js";
 import { coilVersion } from "../../lib/paths.js";
 import type { McpService, ServerStatus } from "./api.js";
-import { formatProblem, type loadServers, type ServerConfig } from "./config.js";
+import { DEFAULT_STARTUP_MS, formatProblem, type loadServers, type ServerConfig } from "./config.js";
 import type { McpOptions } from "./index.js";
 import type { McpManager } from "./manager.js";
 import { Mentions } from "./mentions.js";
@@ -53,7 +53,12 @@ export class McpClient {
         }
         this.pendingTools.add(cause === "connected" ? "" : `${cause} from ${server}`);
       },
-      report: (level, message) => ctx.log[level](message),
+      report: (level, message) => {
+        if (level !== "notice") return ctx.log[level](message);
+        // Good news someone may be waiting for: a diagnostic, and on screen where info diagnostics are not shown.
+        ctx.log.info(message);
+        ctx.services.get("ui")?.notify(message, "info");
+      },
     });
     return created;
   }
@@ -88,7 +93,7 @@ export class McpClient {
     if (!m) return undefined;
     await this.ready;
     // A list_changed that arrived during the turn is waited for: its tools belong to the next request.
-    await m.settled(this.ctx.options.startupTimeout);
+    await m.settled(this.ctx.options.startupTimeout ?? DEFAULT_STARTUP_MS);
     let next = request;
     const tools =
       this.pendingTools.size > 0
@@ -175,13 +180,6 @@ export class McpClient {
     if (word) return `usage: /mcp  or  /mcp reconnect <name>`;
     const list = await this.service.status();
     return formatStatus(list, this.config.problems.map(formatProblem), this.config.untrusted);
-  }
-
-  /** The `mcp_read_resource` tool. */
-  async readResource(args: { server: string; uri?: string }, run: ToolRunContext): Promise<ToolOutput> {
-    if (!this.manager) throw new Error("MCP servers have not started yet");
-    await this.ready;
-    return this.manager.readResource(args.server, args.uri, run.signal);
   }
 }
 

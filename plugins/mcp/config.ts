@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { projectRoot } from "../../lib/project.js";
 import { LineCounter, parseDocument } from "yaml";
 import { claudePluginMcpServers } from "../../lib/claude-plugins.js";
@@ -48,6 +48,52 @@ export interface ConfigProblem {
 /** One configured server on a line: name, transport, command or URL, and where it was configured (`coil mcp list`, `coil doctor`). */
 export const serverLine = (s: ServerConfig): string =>
   `${s.name}  ${s.transport.type}  ${s.transport.type === "stdio" ? [s.transport.command, ...s.transport.args].join(" ") : s.transport.url}  (${s.source})`;
+
+/** Start-up time a server gets when nothing else says: 10 s, and 60 s for a package runner (a first run downloads the server). */
+export const DEFAULT_STARTUP_MS = 10_000;
+export const RUNNER_STARTUP_MS = 60_000;
+
+/**
+ * The package runner a stdio server is started through (`npx`, `uvx`, `bunx`, `pnpm dlx`, ...), which
+ * downloads the server on its first run; undefined for any other command.
+ */
+export function packageRunner(t: ServerTransport): string | undefined {
+  if (t.type !== "stdio") return undefined;
+  const cmd = basename(t.command).replace(/\.(cmd|exe)$/i, "");
+  const [a, b] = t.args;
+  if (["npx", "pnpx", "bunx", "uvx"].includes(cmd)) return cmd;
+  if ((cmd === "pnpm" || cmd === "yarn") && a === "dlx") return `${cmd} dlx`;
+  if (cmd === "bun" && a === "x") return "bun x";
+  if (cmd === "npm" && (a === "exec" || a === "x")) return `npm ${a}`;
+  if (cmd === "pipx" && a === "run") return "pipx run";
+  if (cmd === "uv" && a === "tool" && b === "run") return "uv tool run";
+  return undefined;
+}
+
+/** `MCP_TIMEOUT` (ms, as Claude Code reads it), when set to a positive number. */
+export function envStartupTimeout(env: NodeJS.ProcessEnv): number | undefined {
+  const n = Number(env.MCP_TIMEOUT);
+  return env.MCP_TIMEOUT && Number.isFinite(n) && n > 0 ? n : undefined;
+}
+
+/**
+ * How long a server may take to start (ms), and what set it: the server's own `startupTimeout`, then
+ * `MCP_TIMEOUT`, then the plugin's `startupTimeout` option, then the default (60 s for a package runner).
+ */
+export function startupTimeoutOf(
+  s: Pick<ServerConfig, "startupTimeout" | "transport">,
+  env: NodeJS.ProcessEnv,
+  option: number | undefined,
+): { ms: number; from: string } {
+  if (s.startupTimeout) return { ms: s.startupTimeout, from: "its startupTimeout" };
+  const fromEnv = envStartupTimeout(env);
+  if (fromEnv) return { ms: fromEnv, from: "MCP_TIMEOUT" };
+  if (option) return { ms: option, from: "the mcp plugin's startupTimeout option" };
+  const runner = packageRunner(s.transport);
+  return runner
+    ? { ms: RUNNER_STARTUP_MS, from: `the default for ${runner}, a package runner` }
+    : { ms: DEFAULT_STARTUP_MS, from: "the default" };
+}
 
 export const formatProblem = (p: ConfigProblem): string =>
   `${p.file}${p.line ? `:${p.line}` : ""}${p.key ? ` (${p.key})` : ""}: ${p.message}`;
@@ -345,6 +391,12 @@ export function loadServers(
   add(claudeCode.user);
   for (const file of [userFile(src.home), ...(src.trusted ? projectFiles(src.cwd) : [])]) add(readConfigFile(file));
   if (src.trusted) add(claudeCode.localRead);
+  if (src.env.MCP_TIMEOUT && !envStartupTimeout(src.env))
+    problems.push({
+      file: "environment",
+      key: "MCP_TIMEOUT",
+      message: `must be a positive number of milliseconds (got ${JSON.stringify(src.env.MCP_TIMEOUT)}); it is ignored`,
+    });
   const servers: ServerConfig[] = [];
   for (const s of byName.values()) {
     if (o.expand === false) {

@@ -8,17 +8,20 @@
 import { definePlugin, Stage, Type, type Static } from "../../kernel/index.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import { coilHome } from "../../lib/paths.js";
-import { mcpCommand } from "./cli.js";
+import { mcpSubcommand } from "./cli.js";
 import { McpClient } from "./client.js";
-import { formatProblem, loadServers, serverLine } from "./config.js";
+import { formatProblem, loadServers, serverLine, startupTimeoutOf } from "./config.js";
 
 export type { McpService, ServerStatus } from "./api.js";
 
 export const McpOptions = Type.Object({
   /** Servers in `.mcp.json` format (`name: { command, args, env, cwd } | { type, url, headers }`). */
   servers: Type.Record(Type.String(), Type.Unknown(), { default: {} }),
-  /** How long a server may take to start and answer `initialize` and the first listings (ms). */
-  startupTimeout: Type.Number({ minimum: 1, default: 10_000 }),
+  /**
+   * How long a server may take to start and answer `initialize` and the first listings (ms). Unset: 10 s,
+   * 60 s for package runners (npx, uvx, bunx, pnpm dlx); `MCP_TIMEOUT` and a server's own `startupTimeout` win.
+   */
+  startupTimeout: Type.Optional(Type.Number({ minimum: 1 })),
   /** How long one tool call may take (ms). */
   toolTimeout: Type.Number({ minimum: 1, default: 120_000 }),
 });
@@ -32,18 +35,16 @@ export default definePlugin({
     const home = coilHome();
     const sources = { preset: ctx.options.servers, home, trusted: ctx.projectTrusted };
     const client = new McpClient(ctx, loadServers({ ...sources, cwd: ctx.cwd, env: process.env }), home);
-    ctx.subcommands.register({
-      name: "mcp",
-      description: "MCP servers: list, get <name>, add <name> -- <command...>, add <name> --url <url>, remove <name>",
-      usage: "<list|get|add|remove> [args...]",
-      run: (argv, io) => mcpCommand(argv, io, { ...sources, home: coilHome(io.env) }),
-    });
+    ctx.subcommands.register(mcpSubcommand((io) => ({ ...sources, home: coilHome(io.env) })));
     // `coil doctor`: what is configured and from where (doctor starts no server: `/mcp` shows live status).
     addDoctorSection(ctx, {
       title: "MCP servers",
       report: () => {
         const { servers, untrusted, problems, notes } = client.config;
-        const lines = servers.map(serverLine);
+        const lines = servers.map((s) => {
+          const { ms, from } = startupTimeoutOf(s, process.env, ctx.options.startupTimeout);
+          return `${serverLine(s)}  start-up up to ${ms / 1000} s (${from})`;
+        });
         if (!servers.length) lines.push("none configured (coil mcp add <name> -- <command...>; docs/mcp.md)");
         for (const f of untrusted) lines.push(`not loaded (project not trusted; coil trust): ${f}`);
         for (const p of problems) lines.push(`problem: ${formatProblem(p)}`);
@@ -61,21 +62,6 @@ export default definePlugin({
       argumentHint: "[reconnect <name>]",
       run: (args) => client.command(args),
     });
-    const servers = client.config.servers;
-    if (servers.length > 0) {
-      ctx.tools.register({
-        name: "mcp_read_resource",
-        label: "MCP resource",
-        description: `Read a resource from an MCP server by its URI, or list a server's resources when uri is left out. Servers: ${servers.map((s) => s.name).join(", ")}.`,
-        parameters: Type.Object({
-          server: Type.String({ description: "The MCP server's name" }),
-          uri: Type.Optional(
-            Type.String({ description: "The resource URI; leave out to list the server's resources" }),
-          ),
-        }),
-        readOnly: true,
-        execute: (args, run) => client.readResource(args, run),
-      });
-    }
+    // `mcp_read_resource` joins the MCP tools once a connected server offers resources (McpManager.toolDefinitions).
   },
 });

@@ -22,6 +22,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import {
+  CoilError,
   messageOf,
   type ImageContent,
   type PromptInput,
@@ -30,9 +31,10 @@ import {
   type ToolDefinition,
   type ToolOutput,
   type TSchema,
+  Type,
 } from "../../kernel/index.js";
 import { callSignal } from "../../lib/abort.js";
-import type { ServerConfig } from "./config.js";
+import { DEFAULT_STARTUP_MS, packageRunner, type ServerConfig, startupTimeoutOf } from "./config.js";
 import { mapContent, resourceBlock, toToolOutput, withinBudget } from "./results.js";
 import { GroupStdioTransport } from "./stdio.js";
 import type { ServerStatus } from "./api.js";
@@ -41,15 +43,18 @@ import type {} from "../tool-search/api.js"; // types ToolDefinition.deferLoadin
 export interface ManagerOptions {
   servers: readonly ServerConfig[];
   cwd: string;
+  /** The servers' environment; `MCP_TIMEOUT` in it sets the start-up timeout. */
   env: NodeJS.ProcessEnv;
   /** Directory for the servers' stderr logs. */
   logDir: string;
-  startupTimeout: number;
+  /** The plugin's `startupTimeout` option (ms), when set (see startupTimeoutOf). */
+  startupTimeout?: number;
   toolTimeout: number;
   version: string;
   /** A server's tools or prompts changed (at connect, reconnect or `list_changed`). */
   onChange(server: string, what: "tools" | "prompts", cause: string): void;
-  report(level: "warn" | "error" | "info", message: string): void;
+  /** `notice`: good news the user waits for (a late server connected), shown also where info is not. */
+  report(level: "warn" | "error" | "info" | "notice", message: string): void;
 }
 
 interface Conn {
@@ -69,6 +74,10 @@ interface Conn {
 }
 
 const STDERR_TAIL = 2000;
+/** The longest a package runner may take to start (and, should coil die meanwhile, to finish installing). */
+const RUNNER_GRACE_S = 300;
+
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
 /** `mcp__<server>__<name>`, with anything a provider API rejects replaced by `_`, at most 64 characters. */
 export function mcpName(server: string, name: string): string {
@@ -132,80 +141,127 @@ export class McpManager {
 
   private async connect(c: Conn): Promise<void> {
     const { config } = c;
-    const timeout = config.startupTimeout ?? this.o.startupTimeout;
+    const { ms: timeout, from } = startupTimeoutOf(config, this.o.env, this.o.startupTimeout);
+    const runner = packageRunner(config.transport);
     c.status = "connecting";
     c.error = undefined;
     c.stderr = "";
+    const generation = ++c.generation;
+    const began = Date.now();
+    const starting = this.open(c, generation, runner ? RUNNER_GRACE_S * 1000 : timeout).then(() =>
+      this.initialized(c, generation),
+    );
     try {
-      await withTimeout(
-        this.open(c, ++c.generation),
-        timeout,
-        () =>
-          `did not finish start-up within ${timeout / 1000} s (raise startupTimeout in its configuration if it is just slow)`,
-      );
-      const client = c.client!;
-      const caps = client.getServerCapabilities() ?? {};
-      c.tools = caps.tools ? await this.listTools(client) : [];
-      c.prompts = caps.prompts ? await this.listPrompts(client) : [];
-      c.status = "connected";
-      client.onclose = () => {
-        if (c.client !== client || c.status !== "connected") return; // closed by us
-        c.status = "failed";
-        const tail =
-          c.stderr.trim() && config.transport.type === "stdio"
-            ? `; its last stderr line: ${c.stderr.trim().split("\n").at(-1)} (log: ${this.logFile(config.name)})`
-            : "";
-        const ended = c.transport instanceof GroupStdioTransport ? c.transport.ended : undefined;
-        c.error = `the ${config.transport.type === "stdio" ? `server ${ended ?? "exited"}` : "connection closed"} during the session${tail}`;
-        this.o.report(
-          "error",
-          `MCP server '${config.name}' stopped: ${c.error}. Its tools fail until /mcp reconnect ${config.name}.`,
-        );
-      };
-      if (caps.tools?.listChanged) {
-        client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-          const refresh = this.listTools(client).then(
-            (tools) => {
-              c.tools = tools;
-              this.o.onChange(config.name, "tools", "notifications/tools/list_changed");
-            },
-            (error) =>
-              this.o.report(
-                "warn",
-                `server '${config.name}': could not refresh its tools after list_changed: ${messageOf(error)}`,
-              ),
-          );
-          this.refreshing.add(refresh);
-          void refresh.finally(() => this.refreshing.delete(refresh));
-        });
-      }
-      if (caps.prompts?.listChanged) {
-        client.setNotificationHandler(PromptListChangedNotificationSchema, async () => {
-          c.prompts = await this.listPrompts(client).catch(() => c.prompts);
-          this.o.onChange(config.name, "prompts", "notifications/prompts/list_changed");
-        });
-      }
-      this.o.onChange(config.name, "tools", "connected");
-      this.o.onChange(config.name, "prompts", "connected");
+      await withTimeout(starting, timeout);
     } catch (error) {
-      const ended = c.transport instanceof GroupStdioTransport ? c.transport.ended : undefined;
-      await this.disconnect(c);
-      c.status = "failed";
-      const tail =
-        c.stderr.trim() && config.transport.type === "stdio"
-          ? `\n  stderr (last lines; full log ${this.logFile(config.name)}):\n${c.stderr
-              .trim()
-              .split("\n")
-              .slice(-10)
-              .map((l) => `    ${l}`)
-              .join("\n")}`
-          : "";
-      c.error =
-        ended && /Connection closed/i.test(messageOf(error))
-          ? `the server ${ended} during start-up; see its stderr`
-          : describeError(error);
-      this.o.report("error", `MCP server '${config.name}' (${config.source}) is not available: ${c.error}${tail}`);
+      if (!(error instanceof StartupTimeout) || !runner || c.generation !== generation) {
+        starting.catch(() => undefined);
+        await this.failed(c, generation, error, timeout, from);
+        return;
+      }
+      // A package runner that is not ready may still be downloading: killing it mid-install can leave its
+      // cache broken for good (npx's ERR_MODULE_NOT_FOUND on every later start). It goes on in the background.
+      c.error = `still starting after ${seconds(timeout)}: it may still be downloading (${runner}); it connects when it is ready`;
+      this.o.report(
+        "warn",
+        `MCP server '${config.name}' did not finish start-up within ${seconds(timeout)} (${from}); it may still be downloading (${runner}). coil lets it finish in the background and connects it when it is ready (MCP_TIMEOUT=<ms> waits longer at start).`,
+      );
+      starting.then(
+        () =>
+          this.o.report(
+            "notice",
+            `MCP server '${config.name}' connected after ${seconds(Date.now() - began)}: its ${c.tools.length} tools join at the next request`,
+          ),
+        (late) =>
+          this.failed(c, generation, late, RUNNER_GRACE_S * 1000, "the longest coil waits for a package runner"),
+      );
     }
+  }
+
+  /** After `initialize`: list tools and prompts, watch for changes, and mark the server connected. */
+  private async initialized(c: Conn, generation: number): Promise<void> {
+    const { config } = c;
+    if (c.generation !== generation) throw new Error("start-up was abandoned");
+    const client = c.client!;
+    const caps = client.getServerCapabilities() ?? {};
+    c.tools = caps.tools ? await this.listTools(client) : [];
+    c.prompts = caps.prompts ? await this.listPrompts(client) : [];
+    if (c.generation !== generation) throw new Error("start-up was abandoned");
+    c.status = "connected";
+    c.error = undefined;
+    if (c.transport instanceof GroupStdioTransport) c.transport.connected();
+    client.onclose = () => {
+      if (c.client !== client || c.status !== "connected") return; // closed by us
+      c.status = "failed";
+      c.error = this.ending(c, "during the session");
+      this.o.report(
+        "error",
+        `MCP server '${config.name}' stopped: ${c.error}. Its tools fail until /mcp reconnect ${config.name}.`,
+      );
+    };
+    if (caps.tools?.listChanged) {
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        const refresh = this.listTools(client).then(
+          (tools) => {
+            c.tools = tools;
+            this.o.onChange(config.name, "tools", "notifications/tools/list_changed");
+          },
+          (error) =>
+            this.o.report(
+              "warn",
+              `server '${config.name}': could not refresh its tools after list_changed: ${mcpMessage(error)}`,
+            ),
+        );
+        this.refreshing.add(refresh);
+        void refresh.finally(() => this.refreshing.delete(refresh));
+      });
+    }
+    if (caps.prompts?.listChanged) {
+      client.setNotificationHandler(PromptListChangedNotificationSchema, async () => {
+        c.prompts = await this.listPrompts(client).catch(() => c.prompts);
+        this.o.onChange(config.name, "prompts", "notifications/prompts/list_changed");
+      });
+    }
+    this.o.onChange(config.name, "tools", "connected");
+    this.o.onChange(config.name, "prompts", "connected");
+  }
+
+  /** How a server's connection ended, `when` (`during the session`, `during this call`), with its last stderr line. */
+  private ending(c: Conn, when: string, transport = c.transport): string {
+    const t = transport instanceof GroupStdioTransport ? transport : undefined;
+    if (t?.failure) return t.failure;
+    const tail =
+      c.stderr.trim() && c.config.transport.type === "stdio"
+        ? `; its last stderr line: ${c.stderr.trim().split("\n").at(-1)} (log: ${this.logFile(c.config.name)})`
+        : "";
+    return `the ${c.config.transport.type === "stdio" ? `server ${t?.ended ?? "exited"}` : "connection closed"} ${when}${tail}`;
+  }
+
+  /** A start-up that failed (or timed out): reported once with the stderr tail, the server stopped. */
+  private async failed(c: Conn, generation: number, error: unknown, timeout: number, from: string): Promise<void> {
+    if (c.generation !== generation) return;
+    const { config } = c;
+    const t = c.transport instanceof GroupStdioTransport ? c.transport : undefined;
+    const ended = t?.ended;
+    const failure = t?.failure;
+    await this.disconnect(c);
+    c.status = "failed";
+    const tail =
+      c.stderr.trim() && config.transport.type === "stdio"
+        ? `\n  stderr (last lines; full log ${this.logFile(config.name)}):\n${c.stderr
+            .trim()
+            .split("\n")
+            .slice(-10)
+            .map((l) => `    ${l}`)
+            .join("\n")}`
+        : "";
+    if (failure) c.error = failure;
+    else if (error instanceof StartupTimeout)
+      c.error = `did not finish start-up within ${seconds(timeout)} (${from}); raise startupTimeout in its configuration, or set MCP_TIMEOUT=<ms>, if it is just slow`;
+    else if (ended && /Connection closed/i.test(messageOf(error)))
+      c.error = `the server ${ended} during start-up; see its stderr`;
+    else c.error = describeError(error);
+    this.o.report("error", `MCP server '${config.name}' (${config.source}) is not available: ${c.error}${tail}`);
   }
 
   private logFile(name: string): string {
@@ -213,20 +269,26 @@ export class McpManager {
   }
 
   /** Open the transport and run `initialize`; http falls back to SSE when Streamable HTTP is refused. */
-  private async open(c: Conn, generation: number): Promise<void> {
+  private async open(c: Conn, generation: number, initTimeout: number): Promise<void> {
     const t = c.config.transport;
     const client = () => new Client({ name: "coil", version: this.o.version }, { capabilities: {} });
     if (t.type === "stdio") {
+      const runner = packageRunner(t);
       const transport = new GroupStdioTransport(t, {
         cwd: this.o.cwd,
         env: this.o.env,
         logFile: this.logFile(c.config.name),
-        onStderr: (text) => (c.stderr = (c.stderr + text).slice(-STDERR_TAIL)),
+        onStderr: (text) => {
+          c.stderr = (c.stderr + text).slice(-STDERR_TAIL);
+        },
+        onWarning: (message) => this.o.report("warn", `MCP server '${c.config.name}' ${message}`),
+        // Should coil die while a package runner installs, the download may finish before the group is stopped.
+        graceSeconds: runner ? RUNNER_GRACE_S : 0,
       });
       c.transport = transport;
       c.client = client();
       c.transportUsed = "stdio";
-      await c.client.connect(transport);
+      await c.client.connect(transport, { timeout: initTimeout });
       return;
     }
     const url = new URL(t.url);
@@ -242,14 +304,14 @@ export class McpManager {
       });
       c.client = client();
       c.transportUsed = "sse";
-      await c.client.connect(c.transport);
+      await c.client.connect(c.transport, { timeout: initTimeout });
     };
     if (t.type === "sse") return sse();
     try {
       c.transport = new StreamableHTTPClientTransport(url, { requestInit });
       c.client = client();
       c.transportUsed = "http";
-      await c.client.connect(c.transport);
+      await c.client.connect(c.transport, { timeout: initTimeout });
     } catch (streamable) {
       await c.client?.close().catch(() => undefined);
       try {
@@ -267,7 +329,9 @@ export class McpManager {
     const tools: Tool[] = [];
     let cursor: string | undefined;
     do {
-      const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: this.o.startupTimeout });
+      const page = await client.listTools(cursor ? { cursor } : undefined, {
+        timeout: this.o.startupTimeout ?? DEFAULT_STARTUP_MS,
+      });
       tools.push(...page.tools);
       cursor = page.nextCursor;
     } while (cursor);
@@ -278,34 +342,44 @@ export class McpManager {
     const prompts: Prompt[] = [];
     let cursor: string | undefined;
     do {
-      const page = await client.listPrompts(cursor ? { cursor } : undefined, { timeout: this.o.startupTimeout });
+      const page = await client.listPrompts(cursor ? { cursor } : undefined, {
+        timeout: this.o.startupTimeout ?? DEFAULT_STARTUP_MS,
+      });
       prompts.push(...page.prompts);
       cursor = page.nextCursor;
     } while (cursor);
     return prompts;
   }
 
-  private async disconnect(c: Conn): Promise<void> {
+  /**
+   * Close the connection and stop the server. With `release`, a package runner that is still starting is
+   * left to finish its download instead (see GroupStdioTransport.release).
+   */
+  private async disconnect(c: Conn, o: { release?: boolean } = {}): Promise<void> {
     const { client, transport } = c;
+    const installing = c.status === "connecting" && packageRunner(c.config.transport) !== undefined;
     c.generation++;
     c.client = undefined;
     c.transport = undefined;
     c.tools = [];
     c.prompts = [];
-    await client?.close().catch(() => undefined);
-    await transport?.close().catch(() => undefined);
+    if (o.release && installing && transport instanceof GroupStdioTransport) transport.release();
+    else {
+      await client?.close().catch(() => undefined);
+      await transport?.close().catch(() => undefined);
+    }
     if (c.status !== "failed") c.status = "closed";
   }
 
   /** Resolves when the tool lists asked for after `list_changed` have arrived (or after `ms`). */
   async settled(ms: number): Promise<void> {
     if (this.refreshing.size === 0) return;
-    await withTimeout(Promise.all(this.refreshing), ms, () => "").catch(() => undefined);
+    await withTimeout(Promise.all(this.refreshing), ms).catch(() => undefined);
   }
 
-  /** Close every connection and kill every stdio server's process group. */
+  /** Close every connection and kill every stdio server's process group (a package runner still installing is left to finish). */
   async closeAll(): Promise<void> {
-    await Promise.all([...this.conns.values()].map((c) => this.disconnect(c)));
+    await Promise.all([...this.conns.values()].map((c) => this.disconnect(c, { release: true })));
   }
 
   status(): ServerStatus[] {
@@ -320,8 +394,37 @@ export class McpManager {
     }));
   }
 
-  /** Every connected server's tools as coil tools, in configuration order. */
+  /**
+   * Every connected server's tools as coil tools, in configuration order, and `mcp_read_resource` when a
+   * connected server offers resources (a tool the model could only fail with is not offered).
+   */
   toolDefinitions(): ToolDefinition[] {
+    const out = this.serverTools();
+    const withResources = [...this.conns.values()]
+      .filter((c) => c.status === "connected" && c.client?.getServerCapabilities()?.resources)
+      .map((c) => c.config.name);
+    if (withResources.length) out.push(this.resourceTool(withResources));
+    return out;
+  }
+
+  private resourceTool(servers: string[]): ToolDefinition {
+    return {
+      name: "mcp_read_resource",
+      label: "MCP resource",
+      description: `Read a resource from an MCP server by its URI, or list a server's resources when uri is left out. Servers: ${servers.join(", ")}.`,
+      parameters: Type.Object({
+        server: Type.String({ description: "The MCP server's name" }),
+        uri: Type.Optional(Type.String({ description: "The resource URI; leave out to list the server's resources" })),
+      }),
+      readOnly: true,
+      execute: (args, run) => {
+        const { server, uri } = args as { server: string; uri?: string };
+        return this.readResource(server, uri, run.signal);
+      },
+    };
+  }
+
+  private serverTools(): ToolDefinition[] {
     const out: ToolDefinition[] = [];
     const seen = new Set<string>();
     for (const c of this.conns.values()) {
@@ -364,6 +467,7 @@ export class McpManager {
       deferLoading: c.config.alwaysLoad !== true,
       execute: async (args, run): Promise<ToolOutput> => {
         const client = c.client;
+        const transport = c.transport;
         if (!client || c.status !== "connected") {
           throw new Error(
             `the MCP server '${server}' is not connected (${c.error ?? c.status}); the user can try /mcp reconnect ${server}`,
@@ -395,6 +499,12 @@ export class McpManager {
               `${name} timed out after ${timeout / 1000} s (MCP server '${server}'); the request was cancelled. Try a smaller request; the user can raise toolTimeout for this server.`,
             );
           }
+          const stdio = transport instanceof GroupStdioTransport ? transport : undefined;
+          // The server went away (or coil stopped it) while this call was waiting: say so, not "during start-up".
+          if (stdio?.failure || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed))
+            throw new Error(
+              `${name} (MCP server '${server}') failed: ${this.ending(c, "during this call", transport)}. The user can restart it with /mcp reconnect ${server}.`,
+            );
           throw new Error(`${name} (MCP server '${server}') failed: ${describeError(error)}`);
         } finally {
           scope.release();
@@ -419,13 +529,25 @@ export class McpManager {
               text,
               args.map((a) => a.name),
             );
+            const command = mcpName(c.config.name, prompt.name);
             const missing = args.filter((a) => a.required && !given[a.name]).map((a) => a.name);
+            // A usage error, like any other: print mode exits 2, the TUI and editors show the message.
             if (missing.length)
-              return `/${mcpName(c.config.name, prompt.name)} needs ${missing.join(", ")}: /${mcpName(c.config.name, prompt.name)} ${args.map((a) => `${a.name}=...`).join(" ")}`;
-            const result = await c.client.getPrompt(
-              { name: prompt.name, arguments: given },
-              { timeout: this.o.toolTimeout },
-            );
+              throw new CoilError(
+                "MCP_PROMPT_USAGE",
+                `/${command} needs ${missing.join(", ")}: /${command} ${args.map((a) => `${a.name}=...`).join(" ")}`,
+                { plugin: "mcp" },
+              );
+            const result = await c.client
+              .getPrompt({ name: prompt.name, arguments: given }, { timeout: this.o.toolTimeout })
+              .catch((error: unknown) => {
+                const invalid = error instanceof McpError && error.code === ErrorCode.InvalidParams;
+                throw new CoilError(
+                  invalid ? "MCP_PROMPT_USAGE" : "MCP_PROMPT_FAILED",
+                  `/${command} (MCP server '${c.config.name}'): ${mcpMessage(error)}`,
+                  { plugin: "mcp" },
+                );
+              });
             return { prompt: promptInput(result.messages as { role: string; content: { type: string } }[]) };
           },
         });
@@ -519,8 +641,16 @@ function promptInput(messages: { role: string; content: { type: string } }[]): P
   return { role: "user", content, timestamp: Date.now() };
 }
 
+/**
+ * An MCP error's text without the SDK's doubled prefix: a server built on the SDK already writes
+ * `MCP error -32602: ...` into its message, and the client's McpError adds it again.
+ */
+export function mcpMessage(error: unknown): string {
+  return messageOf(error).replace(/(MCP error -?\d+: )(?:MCP error -?\d+: )+/g, "$1");
+}
+
 function describeError(error: unknown): string {
-  let text = messageOf(error);
+  let text = mcpMessage(error);
   // fetch() hides the reason (ECONNREFUSED, a DNS failure) in its cause.
   const cause = (error as { cause?: unknown })?.cause;
   if (cause instanceof Error && !text.includes(cause.message)) text = `${text}: ${cause.message}`;
@@ -539,8 +669,13 @@ function schemaProblem(schema: unknown): string | undefined {
   }
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, message: () => string): Promise<T> {
+class StartupTimeout extends Error {}
+
+/** `promise`, or a StartupTimeout after `ms`. */
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, fail) => (timer = setTimeout(() => fail(new Error(message())), ms)));
+  const late = new Promise<never>((_, fail) => {
+    timer = setTimeout(() => fail(new StartupTimeout(`timed out after ${ms} ms`)), ms);
+  });
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }

@@ -9,9 +9,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
 import { definePlugin, messageOf, Type, type CliStreams } from "../../kernel/index.js";
+import type { Subcommand, SubcommandOption } from "../../lib/command-line.js";
 import { claudePluginsReport } from "../../lib/claude-plugins.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import { optionalDependencyReport } from "../../lib/optional-dependency.js";
@@ -78,25 +78,12 @@ const fail = (io: CliStreams, cmd: string, text: string, code = 2) => {
   return code;
 };
 
-const OPTIONS = {
-  project: { type: "boolean" },
-  trust: { type: "boolean" },
-  from: { type: "string" },
-  yes: { type: "boolean", short: "y" },
-  json: { type: "boolean" },
-} as const;
-
-/** Parse a subcommand's arguments; only the options named in `allowed` (plus --project, --trust) are accepted. */
-function args(cmd: string, argv: string[], io: CliStreams, allowed: (keyof typeof OPTIONS)[] = []) {
-  try {
-    const parsed = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
-    const wrong = Object.keys(parsed.values).find((k) => !["project", "trust", ...allowed].includes(k));
-    if (wrong) throw new Error(`unknown option --${wrong}`);
-    return parsed;
-  } catch (error) {
-    fail(io, cmd, messageOf(error));
-    return undefined;
-  }
+/** What `coil install | remove | enable | disable | list | update` take, as the command line parsed it. */
+interface PackageOptions {
+  project?: boolean;
+  from?: string;
+  yes?: boolean;
+  json?: boolean;
 }
 
 function untrusted(io: CliStreams, cmd: string): number {
@@ -220,10 +207,7 @@ function isInstalled(name: string, from: string, dirs: string[]): boolean {
   return dirs.some((dir) => existsSync(join(dir, "node_modules", name, "package.json")));
 }
 
-async function install(argv: string[], io: IO): Promise<number> {
-  const parsed = args("install", argv, io, ["from", "yes"]);
-  if (!parsed) return 2;
-  const { values, positionals } = parsed;
+async function install(positionals: string[], values: PackageOptions, io: IO): Promise<number> {
   const project = Boolean(values.project);
   const dir = packagesDir(io, project);
   let specs = [...positionals];
@@ -445,13 +429,9 @@ async function activate(
 
 // ───────────────────────────── remove, enable, disable, list, update ─────────────────────────────
 
-async function remove(argv: string[], io: IO): Promise<number> {
-  const parsed = args("remove", argv, io);
-  if (!parsed) return 2;
-  const project = Boolean(parsed.values.project);
+async function remove(names: string[], values: PackageOptions, io: IO): Promise<number> {
+  const project = Boolean(values.project);
   const dir = packagesDir(io, project);
-  const names = parsed.positionals;
-  if (!names.length) return fail(io, "remove", "name the package(s) to remove: coil remove <name...> [--project]");
   const deps = dependencies(dir);
   const claude = await claudePlugins(io, project);
   const unknown = names.filter((n) => !(n in deps) && !claude.names.has(n));
@@ -495,14 +475,10 @@ async function remove(argv: string[], io: IO): Promise<number> {
 }
 
 /** `coil enable <name>` / `coil disable <name>`: switch an installed package on or off in the scope's preset file, keeping it installed. */
-async function toggle(on: boolean, argv: string[], io: IO): Promise<number> {
+async function toggle(on: boolean, names: string[], values: PackageOptions, io: IO): Promise<number> {
   const cmd = on ? "enable" : "disable";
-  const parsed = args(cmd, argv, io);
-  if (!parsed) return 2;
-  const project = Boolean(parsed.values.project);
+  const project = Boolean(values.project);
   const dir = packagesDir(io, project);
-  const names = parsed.positionals;
-  if (!names.length) return fail(io, cmd, `name the package(s) to ${cmd}: coil ${cmd} <name...> [--project]`);
   const lock = existsSync(dir) ? (readLock(dir) ?? writeLock(dir)).packages : {};
   const claude = await claudePlugins(io, project);
   const unknown = names.filter((n) => !lock[n] && !claude.names.has(n));
@@ -566,9 +542,7 @@ const stateLabel = (state: boolean | undefined, name: string) =>
       ? "disabled"
       : `not enabled (its plugins load only where a preset names it: coil enable ${name})`;
 
-async function list(argv: string[], io: IO): Promise<number> {
-  const parsed = args("list", argv, io, ["json"]);
-  if (!parsed) return 2;
+async function list(_names: string[], values: PackageOptions, io: IO): Promise<number> {
   const home = coilHomeOf(io.env);
   const scopes = [
     { scope: "user", dir: packagesDir(io, false), trusted: true, preset: presetFileOf(home, io.cwd, false) },
@@ -603,7 +577,7 @@ async function list(argv: string[], io: IO): Promise<number> {
       ...(presetError ? { presetError } : {}),
     };
   });
-  if (parsed.values.json) {
+  if (values.json) {
     say(io, JSON.stringify(data, null, 2));
     return 0;
   }
@@ -622,17 +596,15 @@ async function list(argv: string[], io: IO): Promise<number> {
   return 0;
 }
 
-async function update(argv: string[], io: IO): Promise<number> {
-  const parsed = args("update", argv, io);
-  if (!parsed) return 2;
-  const project = Boolean(parsed.values.project);
+async function update(positionals: string[], values: PackageOptions, io: IO): Promise<number> {
+  const project = Boolean(values.project);
   if (project && !projectTrusted(io)) return untrusted(io, "update");
   const dir = packagesDir(io, project);
   const before = existsSync(dir) ? (readLock(dir) ?? writeLock(dir)).packages : {};
   // Claude Code plugins named (or all, with no name) are fetched again from their sources.
   const claude = await claudePlugins(io, project);
-  const claudeNames = parsed.positionals.length
-    ? parsed.positionals.filter((n) => claude.names.has(n) && !before[n])
+  const claudeNames = positionals.length
+    ? positionals.filter((n) => claude.names.has(n) && !before[n])
     : [...claude.names.keys()];
   if (claude.installer && claudeNames.length) {
     const r = await claude.installer.updateClaudePlugins(claudeNames, {
@@ -645,10 +617,8 @@ async function update(argv: string[], io: IO): Promise<number> {
     for (const line of r.lines) say(io, line);
     if (r.problems.length) return fail(io, "update", r.problems.join("\n  "), 1);
   }
-  const names = parsed.positionals.length
-    ? parsed.positionals.filter((n) => !claudeNames.includes(n))
-    : Object.keys(before);
-  if (parsed.positionals.length && !names.length) return 0;
+  const names = positionals.length ? positionals.filter((n) => !claudeNames.includes(n)) : Object.keys(before);
+  if (positionals.length && !names.length) return 0;
   const unknown = names.filter((n) => !before[n]);
   if (unknown.length) return fail(io, "update", `not installed in ${dir}: ${unknown.join(", ")}`);
   if (!names.length) {
@@ -704,17 +674,17 @@ export default definePlugin({
   options: PackagesOptions,
   setup(ctx) {
     const sub = (
-      name: string,
-      description: string,
-      usage: string,
-      run: (argv: string[], io: IO) => Promise<number> | number,
+      command: Omit<Subcommand, "run">,
+      run: (args: string[], options: PackageOptions, io: IO) => Promise<number> | number,
     ) =>
       ctx.subcommands.register({
-        name,
-        description,
-        usage,
-        run: (argv, io) =>
-          run(argv, { ...io, trusted: ctx.projectTrusted, inspector: ctx.services.get(PLUGIN_INSPECTOR) } as IO),
+        ...command,
+        run: (args, io, options) =>
+          run(args, options, {
+            ...io,
+            trusted: ctx.projectTrusted,
+            inspector: ctx.services.get(PLUGIN_INSPECTOR),
+          } as IO),
       });
     // The Claude Code plugin code (./claude/) loads only when a preset names marketplaces or plugins, or `coil marketplace` runs.
     const needs = ctx.options.claudePlugins.length > 0 || Object.keys(ctx.options.marketplaces).length > 0;
@@ -727,6 +697,10 @@ export default definePlugin({
           })
         : undefined;
     ctx.services.provide(PACKAGE_INSTALLER, { install: installForPreset, pending } satisfies PackageInstaller);
+    const project: SubcommandOption = {
+      name: "project",
+      description: "this project's packages (.coil/packages, its preset), not yours ($COIL_HOME)",
+    };
     // `coil doctor`: the Claude Code plugins coil installed and those Claude Code installed itself, and whether each loads.
     addDoctorSection(ctx, {
       title: "Claude Code plugins",
@@ -741,42 +715,121 @@ export default definePlugin({
     // `coil doctor`: coil's optional dependencies (left out of the default install), found or not.
     addDoctorSection(ctx, { title: "Optional dependencies", report: () => optionalDependencyReport().join("\n") });
     sub(
-      "install",
-      "install and enable coil packages (npm spec, git URL, folder or .tgz) or Claude Code plugins; no spec: what coil-lock.json records",
-      "[spec...] [--project] [--from <preset>] [--yes]",
+      {
+        name: "install",
+        arguments: "[spec...]",
+        description:
+          "install and enable coil packages (npm spec, git URL, folder or .tgz) or Claude Code plugins; no spec: what coil-lock.json records",
+        options: [
+          project,
+          {
+            name: "from",
+            type: "string",
+            valueName: "preset",
+            description: "install the npm packages this preset file names that are missing",
+          },
+          { name: "yes", short: "y", description: "with --from: install without asking" },
+        ],
+      },
       install,
     );
-    sub("remove", "disable and uninstall coil packages", "<name...> [--project]", remove);
     sub(
-      "enable",
-      "enable installed coil packages (in your preset file) without installing anything",
-      "<name...> [--project]",
-      (argv, io) => toggle(true, argv, io),
+      {
+        name: "remove",
+        arguments: "<name...>",
+        description: "disable and uninstall coil packages",
+        options: [project],
+      },
+      remove,
     );
     sub(
-      "disable",
-      "disable installed coil packages (in your preset file) without uninstalling them",
-      "<name...> [--project]",
-      (argv, io) => toggle(false, argv, io),
+      {
+        name: "enable",
+        arguments: "<name...>",
+        description: "enable installed coil packages (in your preset file) without installing anything",
+        options: [project],
+      },
+      (names, options, io) => toggle(true, names, options, io),
     );
-    sub("list", "list installed coil packages, whether each is enabled, and what they offer", "[--json]", list);
     sub(
-      "update",
-      "update installed coil packages (within their saved ranges) and the lock file",
-      "[name...] [--project]",
+      {
+        name: "disable",
+        arguments: "<name...>",
+        description: "disable installed coil packages (in your preset file) without uninstalling them",
+        options: [project],
+      },
+      (names, options, io) => toggle(false, names, options, io),
+    );
+    sub(
+      {
+        name: "list",
+        description: "list installed coil packages, whether each is enabled, and what they offer",
+        options: [{ name: "json", description: "print JSON: each scope's packages and Claude Code plugins" }],
+      },
+      list,
+    );
+    sub(
+      {
+        name: "update",
+        arguments: "[name...]",
+        description: "update installed coil packages (within their saved ranges) and the lock file",
+        options: [project],
+      },
       update,
     );
-    sub(
-      "marketplace",
-      "Claude Code plugin marketplaces: add <git URL | folder>, list, remove <name>, update [name]; then coil install <plugin>@<marketplace>",
-      "<add|list|remove|update> [args...]",
-      async (argv, io) => (await import("./claude/marketplace.js")).marketplaceCommand(argv, io),
-    );
-    sub(
-      "plugin",
-      "plugin authoring: `coil plugin new <name>` scaffolds a TypeScript plugin with a tool and a test",
-      "new <name> [--dir <path>]",
-      scaffoldCommand,
-    );
+    const marketplace = async (
+      verb: "add" | "list" | "remove" | "update",
+      args: string[],
+      options: Readonly<Record<string, unknown>>,
+      io: CliStreams,
+    ) => (await import("./claude/marketplace.js")).marketplaceCommand(verb, args, options, io);
+    const json: SubcommandOption = { name: "json", description: "print JSON" };
+    ctx.subcommands.register({
+      name: "marketplace",
+      description: "Claude Code plugin marketplaces (then: coil install <plugin>@<marketplace>); alone: list them",
+      options: [json],
+      run: (args, io, options) => marketplace("list", args, options, io),
+      commands: [
+        {
+          name: "add",
+          arguments: "<source>",
+          description: "add a marketplace: a git URL or a folder",
+          run: (args, io, options) => marketplace("add", args, options, io),
+        },
+        {
+          name: "list",
+          description: "list the marketplaces and their plugins",
+          options: [json],
+          run: (args, io, options) => marketplace("list", args, options, io),
+        },
+        {
+          name: "remove",
+          arguments: "<name...>",
+          description: "remove marketplaces (plugins installed from them stay installed)",
+          run: (args, io, options) => marketplace("remove", args, options, io),
+        },
+        {
+          name: "update",
+          arguments: "[name...]",
+          description: "fetch marketplaces again (all, without a name)",
+          run: (args, io, options) => marketplace("update", args, options, io),
+        },
+      ],
+    });
+    ctx.subcommands.register({
+      name: "plugin",
+      description: "plugin authoring: `coil plugin new <name>` scaffolds a TypeScript plugin with a tool and a test",
+      commands: [
+        {
+          name: "new",
+          arguments: "<name>",
+          description: "scaffold a plugin project: a tool, a test, a package.json that links coil",
+          options: [
+            { name: "dir", type: "string", valueName: "path", description: "where to create it (default: ./<name>)" },
+          ],
+          run: ([name], io, options) => scaffoldCommand(name!, options as { dir?: string }, io),
+        },
+      ],
+    });
   },
 });

@@ -9,7 +9,6 @@
  */
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import type { CliStreams } from "../../kernel/index.js";
 import { PACKAGE_NAME, packageRoot } from "../../lib/paths.js";
 import { runNpm } from "./npm.js";
@@ -238,30 +237,15 @@ In a preset: \`plugins: [ ${name.startsWith("@") ? name : `npm:${name}`} ]\` onc
   };
 }
 
-export async function scaffoldCommand(argv: string[], io: CliStreams): Promise<number> {
-  let parsed: { values: { dir?: string; trust?: boolean }; positionals: string[] };
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { dir: { type: "string" }, trust: { type: "boolean" } },
-    });
-  } catch (error) {
-    io.stderr.write(`coil plugin: ${(error as Error).message}\n`);
-    return 2;
-  }
-  const [verb, name] = parsed.positionals;
-  if (verb !== "new" || !name) {
-    io.stderr.write("coil plugin: usage: coil plugin new <name> [--dir <path>]\n");
-    return 2;
-  }
+/** `coil plugin new <name> [--dir <path>]` (the command line has parsed the arguments). */
+export async function scaffoldCommand(name: string, options: { dir?: string }, io: CliStreams): Promise<number> {
   if (!/^(@[a-z0-9][a-z0-9._-]*\/)?[a-z0-9][a-z0-9._-]*$/.test(name)) {
     io.stderr.write(
       `coil plugin: '${name}' is not a valid npm package name (lower case letters, digits, '-', '.', '_'; optionally @scope/)\n`,
     );
     return 2;
   }
-  const dir = resolve(io.cwd, parsed.values.dir ?? name.replace(/^@[^/]+\//, ""));
+  const dir = resolve(io.cwd, options.dir ?? name.replace(/^@[^/]+\//, ""));
   if (existsSync(dir) && existsSync(join(dir, "package.json"))) {
     io.stderr.write(`coil plugin: ${dir} already has a package.json; choose another --dir\n`);
     return 2;

@@ -46,9 +46,10 @@ export default definePlugin({
   setup(ctx) {
     ctx.flags.register({
       name: "script",
-      description: "replies file for the scripted provider (YAML or JSON)",
+      description: "replies file for the scripted provider (YAML or JSON), which the run then uses",
       type: "string",
       valueName: "file",
+      provider: "scripted",
     });
     const scripted = new ScriptedProvider(ctx);
     ctx.onStart(async () => {

@@ -5,7 +5,6 @@
  * Registers the `session` service front ends and plugins use (docs/sessions.md).
  */
 import { writeFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import {
   Type,
   definePlugin,
@@ -17,6 +16,7 @@ import {
   type ModelRequest,
   type UserMessage,
 } from "../../kernel/index.js";
+import type { Subcommand, SubcommandOption } from "../../lib/command-line.js";
 import { subagentRunOf } from "../../lib/subagent-usage.js";
 import { expandHome, listAll, listSessions, resolveSessionRef, sessionsRoot } from "./catalog.js";
 import { exportSession, type ExportFormat } from "./export.js";
@@ -87,14 +87,9 @@ export function sessionPlugin(deps: { ops?: SessionOps } = {}) {
         type: "boolean",
         description: "keep the session in memory only (nothing is written)",
       });
-      ctx.subcommands.register({
-        name: "sessions",
-        description:
-          "list [--all] [--json], export <id|path> [--format md|html|jsonl] [--out file], or stats <id|path> [--json]",
-        usage: "<list|export|stats> [args...]",
-        run: (argv, io) =>
-          sessionsCommand(argv, io, ops, ctx.options.dir, ctx.baseDir, () => ctx.services.get("session-stats")),
-      });
+      ctx.subcommands.register(
+        sessionsSubcommand(ops, ctx.options.dir, ctx.baseDir, () => ctx.services.get("session-stats")),
+      );
       ctx.services.provide("session", manager);
 
       ctx.on("message_end", (event) => manager.onMessage(event.message));
@@ -144,11 +139,6 @@ function toModel(request: ModelRequest, session: SessionService): ModelRequest |
   return { ...request, messages };
 }
 
-const USAGE = `usage: coil sessions list [--all] [--json] [--session-dir <dir>]
-       coil sessions export <id|path> [--format md|html|jsonl] [--out <file>] [--session-dir <dir>]
-       coil sessions stats <id|path> [--json] [--session-dir <dir>]
-`;
-
 /** A plugin that renders `coil sessions stats` (cost-audit provides it as the `session-stats` service). */
 
 /** Token and cost totals of the active branch, when no plugin renders the stats. */
@@ -177,41 +167,80 @@ function basicStats(store: SessionStore, json: boolean): string {
   return `session ${store.id}: ${totals.requests} requests, ${totals.input} input, ${totals.cacheRead} cache read, ${totals.cacheWrite} cache write, ${totals.output} output tokens, $${totals.cost.toFixed(4)}`;
 }
 
-async function sessionsCommand(
-  argv: string[],
+/** `coil sessions list | export | stats` (the command line parses the arguments). */
+function sessionsSubcommand(
+  ops: SessionOps,
+  dirOption: string | undefined,
+  baseDir: string,
+  stats: () => SessionStatsService | undefined,
+): Subcommand {
+  const sessionDir: SubcommandOption = {
+    name: "session-dir",
+    type: "string",
+    valueName: "dir",
+    description: "the folder of the sessions (default: this directory's under $COIL_HOME/sessions)",
+  };
+  const json: SubcommandOption = { name: "json", description: "print JSON" };
+  const run =
+    (action: string) =>
+    (args: string[], io: CliStreams, options: Readonly<Record<string, unknown>>): number =>
+      sessionsCommand(action, args[0], options as SessionsOptions, io, ops, dirOption, baseDir, stats);
+  return {
+    name: "sessions",
+    description: "this directory's sessions: list, export and stats",
+    commands: [
+      {
+        name: "list",
+        description: "list the sessions, newest first",
+        options: [{ name: "all", description: "of every directory" }, json, sessionDir],
+        run: run("list"),
+      },
+      {
+        name: "export",
+        arguments: "<id|path>",
+        description: "write a session as markdown, HTML or JSONL",
+        options: [
+          {
+            name: "format",
+            type: "string",
+            valueName: "format",
+            choices: ["md", "html", "jsonl"],
+            description: "md (default), html or jsonl",
+          },
+          { name: "out", type: "string", valueName: "file", description: "write to this file, not stdout" },
+          sessionDir,
+        ],
+        run: run("export"),
+      },
+      {
+        name: "stats",
+        arguments: "<id|path>",
+        description: "token and cost totals of a session's active branch",
+        options: [json, sessionDir],
+        run: run("stats"),
+      },
+    ],
+  };
+}
+
+interface SessionsOptions {
+  all?: boolean;
+  json?: boolean;
+  format?: string;
+  out?: string;
+  "session-dir"?: string;
+}
+
+function sessionsCommand(
+  action: string,
+  ref: string | undefined,
+  values: SessionsOptions,
   io: CliStreams,
   ops: SessionOps,
   dirOption: string | undefined,
   baseDir: string,
   stats: () => SessionStatsService | undefined = () => undefined,
-): Promise<number> {
-  let parsed: {
-    values: { all?: boolean; json?: boolean; format?: string; out?: string; "session-dir"?: string; help?: boolean };
-    positionals: string[];
-  };
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        all: { type: "boolean" },
-        json: { type: "boolean" },
-        format: { type: "string" },
-        out: { type: "string" },
-        "session-dir": { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (error) {
-    io.stderr.write(`coil sessions: ${messageOf(error)}\n${USAGE}`);
-    return 2;
-  }
-  const { values, positionals } = parsed;
-  const [action, ref] = positionals;
-  if (values.help) {
-    io.stdout.write(USAGE);
-    return 0;
-  }
+): number {
   const root = sessionsRoot(io.env, dirOption, baseDir);
   const dir = values["session-dir"] ? expandHome(values["session-dir"], io.cwd) : sessionDirFor(root, io.cwd);
   if (action === "list") {
@@ -227,11 +256,7 @@ async function sessionsCommand(
     return 0;
   }
   if (action === "stats") {
-    if (!ref) {
-      io.stderr.write(`coil sessions stats: which session? Give its id (or the start of it) or its file\n${USAGE}`);
-      return 2;
-    }
-    const found = resolveSessionRef(ops, ref, io.cwd, dir, root);
+    const found = resolveSessionRef(ops, ref!, io.cwd, dir, root);
     if ("error" in found || !found.exists) {
       io.stderr.write(`coil sessions stats: ${"error" in found ? found.error : `${found.file} does not exist`}\n`);
       return 1;
@@ -253,15 +278,7 @@ async function sessionsCommand(
   }
   if (action === "export") {
     const format = (values.format ?? "md") as ExportFormat;
-    if (!["md", "html", "jsonl"].includes(format)) {
-      io.stderr.write(`coil sessions export: --format must be md, html or jsonl, not '${format}'\n`);
-      return 2;
-    }
-    if (!ref) {
-      io.stderr.write(`coil sessions export: which session? Give its id (or the start of it) or its file\n${USAGE}`);
-      return 2;
-    }
-    const found = resolveSessionRef(ops, ref, io.cwd, dir, root);
+    const found = resolveSessionRef(ops, ref!, io.cwd, dir, root);
     if ("error" in found || !found.exists) {
       io.stderr.write(`coil sessions export: ${"error" in found ? found.error : `${found.file} does not exist`}\n`);
       return 1;
@@ -282,6 +299,5 @@ async function sessionsCommand(
     } else io.stdout.write(text);
     return 0;
   }
-  io.stderr.write(action ? `coil sessions: unknown action '${action}'\n${USAGE}` : USAGE);
-  return 2;
+  throw new Error(`coil sessions: no action '${action}'`);
 }

@@ -52,16 +52,18 @@ export class ConfinementNotice {
 }
 
 /** `coil doctor`: the backend's own report when it has one, otherwise the plain statement that commands run unconfined. */
-export async function doctor(service: OperationsStatus | undefined, hasBash: boolean, io: CliStreams): Promise<number> {
+export async function confinementReport(
+  service: OperationsStatus | undefined,
+  hasBash: boolean,
+  env: NodeJS.ProcessEnv,
+): Promise<{ ok: boolean; report: string }> {
   if (service?.doctor) {
-    const r = await service.doctor(io.env);
-    io.stdout.write(r.report.endsWith("\n") ? r.report : `${r.report}\n`);
-    return r.ok ? 0 : 1;
+    const r = await service.doctor(env);
+    return { ok: r.ok, report: r.report.replace(/\n+$/, "") };
   }
-  if (!hasBash) {
-    io.stdout.write("bash: not in this preset; no tool here runs commands.\n");
-    return 0;
-  }
-  io.stdout.write(`sandbox: none\n  ${unconfinedNotice().replace(`. ${HOW_TO_CONFINE}`, ".")}\n  ${HOW_TO_CONFINE}\n`);
-  return 0;
+  if (!hasBash) return { ok: true, report: "bash: not in this preset; no tool here runs commands." };
+  return {
+    ok: true,
+    report: `sandbox: none\n  ${unconfinedNotice().replace(`. ${HOW_TO_CONFINE}`, ".")}\n  ${HOW_TO_CONFINE}`,
+  };
 }

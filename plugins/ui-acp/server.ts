@@ -14,7 +14,6 @@ import { resolve } from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import {
-  findCommand,
   messageOf,
   type Agent,
   type AgentEvent,
@@ -26,6 +25,7 @@ import {
   type ToolResult,
   type UiService,
 } from "../../kernel/index.js";
+import { findCommand } from "../../lib/front-end.js";
 import type { ExecOptions, ExecResult, Operations } from "../tools-coding/api.js";
 import type { SessionService } from "../session-jsonl/api.js";
 import type { McpService } from "../mcp/api.js";
@@ -111,11 +111,11 @@ export class AcpServer {
       .onRequest(acp.methods.agent.session.new, ({ params }) => this.newSession(params))
       .onRequest(acp.methods.agent.session.load, ({ params }) => this.loadSession(params))
       .onRequest(acp.methods.agent.session.list, ({ params }) => this.listSessions(params))
-      .onRequest(acp.methods.agent.session.prompt, ({ params }) => this.prompt(params))
+      .onRequest(acp.methods.agent.session.prompt, ({ params, signal }) => this.prompt(params, signal))
       .onRequest(acp.methods.agent.session.setMode, ({ params }) => this.setMode(params))
       .onRequest(acp.methods.agent.session.setConfigOption, ({ params }) => this.setConfigOption(params))
       .onNotification(acp.methods.agent.session.cancel, ({ params }) => this.cancel(params));
-    this.conn = app.connect(acp.ndJsonStream(output, input));
+    this.conn = app.connect(answeringInvalid(acp.ndJsonStream(output, input)));
     const unsubscribe = this.agent.subscribe((event) => this.onEvent(event));
     try {
       await this.conn.closed;
@@ -165,10 +165,10 @@ export class AcpServer {
         return resolve(path);
       }
     };
-    if (real(cwd) !== real(this.fe.host.cwd)) {
+    if (real(cwd) !== real(this.fe.cwd)) {
       throw acp.RequestError.invalidParams(
-        { cwd, served: this.fe.host.cwd },
-        `coil serves one project per process: it was started in ${this.fe.host.cwd}, and the session asks for ${cwd}. Start coil with the project directory as its working directory`,
+        { cwd, served: this.fe.cwd },
+        `coil serves one project per process: it was started in ${this.fe.cwd}, and the session asks for ${cwd}. Start coil with the project directory as its working directory`,
       );
     }
   }
@@ -211,7 +211,7 @@ export class AcpServer {
     }
     await this.addMcpServers(params.mcpServers);
     // The history comes first, as updates, then the response.
-    for (const update of replay(this.agent.state.messages, this.fe.host.cwd)) this.update(update);
+    for (const update of replay(this.agent.state.messages, this.fe.cwd)) this.update(update);
     this.sendCommands();
     await this.outbox;
     return this.sessionState();
@@ -222,7 +222,7 @@ export class AcpServer {
     const session = this.deps.session();
     if (!session?.list)
       throw acp.RequestError.invalidRequest(undefined, "listing sessions needs the session-jsonl plugin in the preset");
-    const cwd = params.cwd ?? this.fe.host.cwd;
+    const cwd = params.cwd ?? this.fe.cwd;
     return {
       sessions: session.list({ cwd }).map((s) => ({
         sessionId: s.id,
@@ -250,16 +250,19 @@ export class AcpServer {
     }
   }
 
-  private async prompt(params: acp.PromptRequest): Promise<acp.PromptResponse> {
+  private async prompt(params: acp.PromptRequest, signal?: AbortSignal): Promise<acp.PromptResponse> {
     this.use(params.sessionId);
     this.idle("start another prompt");
-    const { host } = this.fe;
+    const { cwd, agent } = this.fe;
     const run = { sessionId: params.sessionId, open: new Set<string>(), cancelled: false };
     this.running = run;
+    // `$/cancel_request` of the prompt itself means what session/cancel means: the answer is `cancelled`.
+    const onCancel = () => this.cancel({ sessionId: params.sessionId });
+    signal?.addEventListener("abort", onCancel, { once: true });
     try {
       const text = promptText(params.prompt);
       let input: PromptInput | undefined;
-      const slash = text !== undefined ? findCommand(host, text) : undefined;
+      const slash = text !== undefined ? findCommand(agent.view, text) : undefined;
       if (slash) {
         const out = await slash.command.run(slash.args, this.agent);
         if (out === undefined || typeof out === "string") {
@@ -270,7 +273,7 @@ export class AcpServer {
         }
         input = out.prompt;
       } else {
-        const parts = promptParts(params.prompt, host.cwd);
+        const parts = promptParts(params.prompt, cwd);
         input = parts.every((p) => p.type === "text")
           ? parts.map((p) => (p as { text: string }).text).join("\n")
           : ({ role: "user", content: parts, timestamp: Date.now() } satisfies AgentMessage);
@@ -287,6 +290,7 @@ export class AcpServer {
         );
       return { stopReason };
     } finally {
+      signal?.removeEventListener("abort", onCancel);
       this.running = undefined;
       this.current = undefined;
     }
@@ -316,7 +320,7 @@ export class AcpServer {
   private onEvent(event: AgentEvent): void {
     const run = this.running;
     if (!run) return;
-    const cwd = this.fe.host.cwd;
+    const cwd = this.fe.cwd;
     switch (event.type) {
       case "message_update": {
         const e = event.event;
@@ -403,7 +407,7 @@ export class AcpServer {
     if (!this.running || (info.call.name !== "edit" && info.call.name !== "write")) return;
     const path = typeof info.args.path === "string" ? info.args.path : undefined;
     if (!path) return;
-    const abs = absolute(path, this.fe.host.cwd);
+    const abs = absolute(path, this.fe.cwd);
     this.snapshots.set(info.call.id, { path: abs, old: await this.readText(abs).catch(() => undefined) });
   }
 
@@ -654,7 +658,7 @@ export class AcpServer {
     if (!this.sessionId) return;
     this.update({
       sessionUpdate: "available_commands_update",
-      availableCommands: commandsOf(this.fe.host.commands.values()),
+      availableCommands: commandsOf(this.fe.agent.view.commands.values()),
     });
   }
 
@@ -666,9 +670,9 @@ export class AcpServer {
 
   /** Modes: the permission gate's, with plan mode's `plan` when the plan-mode plugin is there. */
   private async modes(): Promise<acp.SessionModeState | undefined> {
-    const { host } = this.fe;
-    const gate = host.commands.get("permissions");
-    const plan = host.tools.get("write_plan") ? host.commands.get("plan") : undefined;
+    const view = this.fe.agent.view;
+    const gate = view.commands.get("permissions");
+    const plan = view.tools.get("write_plan") ? view.commands.get("plan") : undefined;
     if (!gate && !plan) return undefined;
     const ids = gate ? ["default", "project", "accept-edits", "plan", "yolo"] : ["default", "plan"];
     let current = "default";
@@ -699,9 +703,9 @@ export class AcpServer {
         `unknown mode '${params.modeId}'; modes: ${state.availableModes.map((m) => m.id).join(", ")}`,
       );
     }
-    const { host } = this.fe;
-    const gate = host.commands.get("permissions");
-    const plan = host.tools.get("write_plan") ? host.commands.get("plan") : undefined;
+    const view = this.fe.agent.view;
+    const gate = view.commands.get("permissions");
+    const plan = view.tools.get("write_plan") ? view.commands.get("plan") : undefined;
     const planWasOn = this.mode === "plan" && plan;
     if (params.modeId === "plan" && plan) await plan.run("", this.agent);
     else {
@@ -723,7 +727,7 @@ export class AcpServer {
 
   private models(): { value: string; model: ModelInfo; provider: string }[] {
     const out: { value: string; model: ModelInfo; provider: string }[] = [];
-    for (const p of this.fe.host.providers.values()) {
+    for (const p of this.fe.agent.view.providers.values()) {
       if (p.isConfigured && !p.isConfigured()) continue;
       for (const m of p.models ?? []) out.push({ value: `${p.id}/${m.id}`, model: m, provider: p.id });
     }
@@ -769,4 +773,60 @@ export class AcpServer {
     this.deps.session()?.appendModelChange?.(chosen.provider, chosen.model.id);
     return { configOptions: this.configOptions() };
   }
+}
+
+/**
+ * The SDK answers a message that is not a valid JSON-RPC request with `id: null`, or, when it has an id but
+ * no method, takes it for a response ("Got response to unknown request 92"): either way the client's request
+ * never gets its answer. This stream answers those itself, `-32600` with their id (JSON-RPC 2.0 uses null only
+ * when the id cannot be read), and passes everything else on. A message without a method whose id is one of
+ * coil's own outstanding requests is the client's (broken) answer and goes on to the SDK, which rejects it.
+ */
+function answeringInvalid(inner: acp.Stream): acp.Stream {
+  const outstanding = new Set<string | number>();
+  let queue: Promise<void> = Promise.resolve();
+  const write = (message: acp.AnyMessage): Promise<void> => {
+    const m = message as { id?: string | number; method?: unknown };
+    if (typeof m.method === "string" && m.id !== undefined) outstanding.add(m.id);
+    const next = queue
+      .catch(() => undefined)
+      .then(async () => {
+        const writer = inner.writable.getWriter();
+        try {
+          await writer.write(message);
+        } finally {
+          writer.releaseLock();
+        }
+      });
+    queue = next;
+    return next;
+  };
+  const readable = inner.readable.pipeThrough(
+    new TransformStream<acp.AnyMessage, acp.AnyMessage>({
+      transform(message, controller) {
+        const m = message as Record<string, unknown>;
+        if ((typeof m.id === "string" || typeof m.id === "number") && ("result" in m || "error" in m))
+          outstanding.delete(m.id);
+        const problem = invalidRequest(m, outstanding);
+        if (!problem) return controller.enqueue(message);
+        void write({
+          jsonrpc: "2.0",
+          id: m.id as string | number,
+          error: { code: -32600, message: `Invalid request: ${problem}` },
+        }).catch(() => undefined);
+      },
+    }),
+  );
+  return { readable, writable: new WritableStream({ write }) };
+}
+
+/** Why `m`, a message carrying a usable id, is not a request coil can answer; undefined when it is (or has no id). */
+function invalidRequest(m: Record<string, unknown>, outstanding: Set<string | number>): string | undefined {
+  const id = m.id;
+  if (!(typeof id === "string" || (typeof id === "number" && Number.isFinite(id)))) return undefined;
+  if ("result" in m || "error" in m) return undefined;
+  if (!("method" in m)) return outstanding.has(id) ? undefined : 'a request needs a "method"';
+  if (m.jsonrpc !== "2.0") return '"jsonrpc" must be "2.0"';
+  if (typeof m.method !== "string") return '"method" must be a string';
+  return undefined;
 }

@@ -5,10 +5,8 @@
  */
 import {
   definePlugin,
-  exitCodeFor,
-  findCommand,
-  formatDiagnostic,
   lastAssistantText,
+  type PluginContext,
   type PromptInput,
   type AgentEvent,
   type FrontEndContext,
@@ -18,18 +16,18 @@ import {
 } from "../../kernel/index.js";
 import { resolve } from "node:path";
 import { imageAttachment } from "../../lib/attachments.js";
+import { exitCodeFor, findCommand, formatDiagnostic } from "../../lib/front-end.js";
 import { onTermination } from "../../lib/signals.js";
 
 /** `--image a.png,b.jpg`: the prompt as a user message with those images after its text, or why not. */
-function withImages(ctx: FrontEndContext, text: string): { input: PromptInput } | { error: string } {
-  const spec = ctx.host.flagValues.image;
+function withImages(spec: unknown, ctx: FrontEndContext, text: string): { input: PromptInput } | { error: string } {
   if (typeof spec !== "string" || !spec.trim()) return { input: text };
   const content: (TextContent | ImageContent)[] = [{ type: "text", text }];
   for (const file of spec
     .split(",")
     .map((f) => f.trim())
     .filter(Boolean)) {
-    const attached = imageAttachment(resolve(ctx.host.cwd, file), file, ctx.agent.state.model);
+    const attached = imageAttachment(resolve(ctx.cwd, file), file, ctx.agent.state.model);
     if (!attached.ok) return { error: `--image: ${attached.problem}` };
     content.push(...attached.blocks);
   }
@@ -45,7 +43,7 @@ function write(stream: NodeJS.WritableStream, text: string): Promise<void> {
   });
 }
 
-async function run(ctx: FrontEndContext): Promise<number> {
+async function run(plugin: PluginContext, ctx: FrontEndContext): Promise<number> {
   const { agent, mode, stdout, stderr } = ctx;
   if (!ctx.prompt) {
     stderr.write('coil: print mode needs a prompt: coil -p "what to do" (or pipe it on stdin)\n');
@@ -77,9 +75,9 @@ async function run(ctx: FrontEndContext): Promise<number> {
   // once each: a second Ctrl-C still ends coil at once (the process groups end with it).
   const offSignals = onTermination(onSignal);
   try {
-    // `/name args` runs a registered slash command; text it returns is printed, a prompt it returns is sent.
+    // `/name args` runs a registered slash command (not after `--`); text it returns is printed, a prompt it returns is sent.
     let input: PromptInput = ctx.prompt;
-    const slash = findCommand(ctx.host, ctx.prompt);
+    const slash = ctx.literal ? undefined : findCommand(agent.view, ctx.prompt);
     if (slash) {
       const out = await slash.command.run(slash.args, agent);
       if (out === undefined || typeof out === "string") {
@@ -89,7 +87,7 @@ async function run(ctx: FrontEndContext): Promise<number> {
       input = out.prompt;
     }
     if (typeof input === "string") {
-      const attached = withImages(ctx, input);
+      const attached = withImages(plugin.flags.get("image"), ctx, input);
       if ("error" in attached) {
         stderr.write(`coil: ${attached.error}\n`);
         return 2;
@@ -124,6 +122,6 @@ export default definePlugin({
       type: "string",
       valueName: "file",
     });
-    ctx.frontEnds.register({ id: "print", modes: ["text", "json"], run });
+    ctx.frontEnds.register({ id: "print", modes: ["text", "json"], run: (fe) => run(ctx, fe) });
   },
 });

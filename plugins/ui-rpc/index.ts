@@ -5,14 +5,15 @@
  */
 import {
   definePlugin,
-  findCommand,
   messageOf,
   type Agent,
   type AgentMessage,
   type FrontEndContext,
   type ModelInfo,
+  type PluginLog,
   type UiService,
 } from "../../kernel/index.js";
+import { findCommand } from "../../lib/front-end.js";
 import type {} from "../../lib/ui.js"; // the plugin UI contract (setStatus, setWidget, ...)
 import { resolveModel } from "../../lib/models.js";
 import {
@@ -42,6 +43,7 @@ class RpcServer {
   constructor(
     private readonly ctx: FrontEndContext,
     private readonly session: () => SessionService | undefined,
+    private readonly log: PluginLog,
   ) {}
 
   send(message: RpcOutbound): void {
@@ -151,12 +153,12 @@ class RpcServer {
   }
 
   private async command(type: RpcCommandName, msg: Record<string, unknown>): Promise<unknown> {
-    const { agent, host } = this.ctx;
+    const { agent } = this.ctx;
     switch (type) {
       case "prompt": {
         const text = this.text(msg, type);
         if (agent.isRunning) throw new Error("a run is going: send steer or follow_up, or abort it first");
-        const slash = findCommand(host, text);
+        const slash = findCommand(agent.view, text);
         let input: Parameters<Agent["prompt"]>[0] = text;
         if (slash) {
           const out = await slash.command.run(slash.args, agent);
@@ -167,14 +169,7 @@ class RpcServer {
         if (images.length && typeof input === "string")
           input = { role: "user", content: [{ type: "text", text: input }, ...images], timestamp: Date.now() };
         // The response says the run started; the run's events follow, ending with agent_end.
-        agent.prompt(input).catch((error) =>
-          host.emit({
-            type: "diagnostic",
-            level: "error",
-            message: `prompt failed: ${messageOf(error)}`,
-            plugin: "ui-rpc",
-          }),
-        );
+        agent.prompt(input).catch((error) => this.log.error(`prompt failed: ${messageOf(error)}`));
         return { started: true };
       }
       case "steer":
@@ -193,7 +188,7 @@ class RpcServer {
       case "get_messages":
         return { messages: agent.state.messages };
       case "set_model":
-        return this.setModel(agent, host, msg);
+        return this.setModel(agent, msg);
       case "compact": {
         const result = await agent.compact(typeof msg.instructions === "string" ? msg.instructions : undefined);
         return { compacted: Boolean(result), tokensAfter: result?.tokensAfter };
@@ -217,7 +212,7 @@ class RpcServer {
       }
       case "list_commands":
         return {
-          commands: host.commands
+          commands: agent.view.commands
             .values()
             .map((c) => ({ name: c.name, description: c.description, argumentHint: c.argumentHint })),
         };
@@ -243,15 +238,11 @@ class RpcServer {
     };
   }
 
-  private setModel(
-    agent: Agent,
-    host: FrontEndContext["host"],
-    msg: Record<string, unknown>,
-  ): { provider: string; model: ModelInfo } {
+  private setModel(agent: Agent, msg: Record<string, unknown>): { provider: string; model: ModelInfo } {
     const modelId = typeof msg.model === "string" ? msg.model : "";
     const providerId = typeof msg.provider === "string" ? msg.provider : undefined;
     if (!modelId) throw new Error('set_model needs "model": an id, or provider/id');
-    const { provider, model } = resolveModel(host.providers.values(), modelId, providerId);
+    const { provider, model } = resolveModel(agent.view.providers.values(), modelId, providerId);
     agent.setModel(provider.id, model);
     this.session()?.appendModelChange?.(provider.id, model.id);
     return { provider: provider.id, model };
@@ -280,7 +271,7 @@ export default definePlugin({
           fe.stderr.write("coil: rpc mode reads commands on stdin; do not pass a prompt (send a prompt command)\n");
           return 2;
         }
-        const server = new RpcServer(fe, () => ctx.services.get("session"));
+        const server = new RpcServer(fe, () => ctx.services.get("session"), ctx.log);
         // While rpc mode runs, dialogs plugins ask through the `ui` service go to the client.
         const ui: UiService = {
           confirm: async (title, message, signal) => (await server.ask("confirm", { title, message }, signal)) === true,

@@ -13,8 +13,6 @@ import { homedir, tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import type * as PiTui from "@mariozechner/pi-tui";
 import {
-  findCommand,
-  formatDiagnostic,
   messageOf,
   textOf,
   type Agent,
@@ -35,6 +33,7 @@ import { readSettings } from "./settings.js";
 import { colorLevel, loadTheme, setTheme, theme } from "./theme.js";
 import { DoublePress, openRewindPicker } from "./rewind.js";
 import { takeCarry, type EditorCarry } from "./reload.js";
+import { findCommand, formatDiagnostic } from "../../lib/front-end.js";
 import { recentModels, rememberModel } from "../../lib/recent-models.js";
 import { DialogHost } from "./dialogs.js";
 import { autocomplete, pastedImageRef, withAttachments } from "./input.js";
@@ -122,6 +121,8 @@ export class TuiApp implements AppHandle {
   private readonly failedRenderers = new Set<string>();
   /** What the editor's Up/Down history holds (the library keeps its own copy private). */
   private readonly history: string[] = [];
+  /** The prompt given on the command line (`coil "fix the bug"`), sent once the UI is up. */
+  private readonly initial?: { text: string; literal: boolean };
   readonly dialogs: Dialogs;
 
   constructor(
@@ -131,6 +132,7 @@ export class TuiApp implements AppHandle {
     private readonly bridge: Bridge,
   ) {
     this.agent = fe.agent;
+    if (fe.prompt) this.initial = { text: fe.prompt, literal: fe.literal === true };
     this.useInitialTheme();
     const terminal = new lib.ProcessTerminal();
     if (process.env.COIL_TUI_STATS) {
@@ -163,9 +165,10 @@ export class TuiApp implements AppHandle {
     this.editor.setAutocompleteProvider(
       autocomplete(
         lib,
-        this.agent.view.commands
-          .entries()
-          .map(([name, o]) => ({ name, description: o.value.description, argumentHint: o.value.argumentHint })),
+        () =>
+          this.agent.view.commands
+            .entries()
+            .map(([name, o]) => ({ name, description: o.value.description, argumentHint: o.value.argumentHint })),
         this.ctx.cwd,
       ),
     );
@@ -251,6 +254,7 @@ export class TuiApp implements AppHandle {
       this.tui.start();
       this.applyTitle();
       this.tui.requestRender(true);
+      this.sendInitial();
       const done = this.finish;
       this.finish = (code) => {
         this.finish = undefined;
@@ -293,6 +297,25 @@ export class TuiApp implements AppHandle {
 
   private applyTitle(): void {
     this.tui.terminal.setTitle(this.bridge.ui.title ?? `coil — ${basename(this.ctx.cwd)}`);
+  }
+
+  /**
+   * The command line's prompt, as if typed and submitted (a `/command` runs; after `--` it is text).
+   * Without a usable provider it waits in the editor, under the help that says how to add a key.
+   */
+  private sendInitial(): void {
+    const initial = this.initial;
+    if (!initial) return;
+    if (providerUnusable(this.agent)) {
+      this.setEditorText(initial.text);
+      return;
+    }
+    if (!initial.literal) {
+      void this.submit(initial.text);
+      return;
+    }
+    this.remember(initial.text);
+    this.send(withAttachments(initial.text, this.ctx.cwd, this.agent.state.model, (m) => this.notify(m, "warn")));
   }
 
   // ───────────── AppHandle ─────────────

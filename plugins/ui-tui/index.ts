@@ -7,7 +7,6 @@
 import { appendFileSync } from "node:fs";
 import {
   definePlugin,
-  exitCodeFor,
   Type,
   lastAssistantText,
   type AgentMessage,
@@ -15,6 +14,7 @@ import {
   type ModelRequest,
   type UiService,
 } from "../../kernel/index.js";
+import { exitCodeFor } from "../../lib/front-end.js";
 import { registerCommands } from "./commands.js";
 import type {} from "../../lib/reload.js"; // types the CLI's `reload` service
 import type {} from "../session-jsonl/api.js"; // types the `session` service

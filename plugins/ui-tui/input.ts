@@ -43,13 +43,29 @@ export function pastedImageRef(pasted: string, cwd: string): string | undefined 
   return /\s|"/.test(shown) ? `@"${shown}"` : `@${shown}`;
 }
 
-/** Slash commands from the registry, `@` fuzzy file search, and Tab path completion. */
+/**
+ * Slash commands from the registry, `@` fuzzy file search, and Tab path completion. `commands` is read
+ * at each request: commands registered after the editor opened (an MCP server's prompts, once it has
+ * connected) are offered too.
+ */
 export function autocomplete(
   lib: typeof PiTui,
-  commands: { name: string; description?: string; argumentHint?: string }[],
+  commands: () => { name: string; description?: string; argumentHint?: string }[],
   cwd: string,
 ): PiTui.AutocompleteProvider {
-  const combined = new lib.CombinedAutocompleteProvider(commands, cwd);
+  let listed = commands();
+  let combined = new lib.CombinedAutocompleteProvider(listed, cwd);
+  const current = () => {
+    const now = commands();
+    const same =
+      now.length === listed.length &&
+      now.every((c, i) => c.name === listed[i]!.name && c.description === listed[i]!.description);
+    if (!same) {
+      listed = now;
+      combined = new lib.CombinedAutocompleteProvider(listed, cwd);
+    }
+    return combined;
+  };
   let files: string[] | undefined;
   const listFiles = () => (files ??= walk(cwd, 5000));
   return {
@@ -65,10 +81,10 @@ export function autocomplete(
           items: found.map((f) => ({ value: `@${f}`, label: basename(f), description: f })),
         };
       }
-      return combined.getSuggestions(lines, line, col, options);
+      return current().getSuggestions(lines, line, col, options);
     },
-    applyCompletion: (lines, line, col, item, prefix) => combined.applyCompletion(lines, line, col, item, prefix),
-    shouldTriggerFileCompletion: (lines, line, col) => combined.shouldTriggerFileCompletion(lines, line, col),
+    applyCompletion: (lines, line, col, item, prefix) => current().applyCompletion(lines, line, col, item, prefix),
+    shouldTriggerFileCompletion: (lines, line, col) => current().shouldTriggerFileCompletion(lines, line, col),
   };
 }
 

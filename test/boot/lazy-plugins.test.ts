@@ -13,6 +13,7 @@ import { builtinManifest } from "../../boot/load.js";
 import { builtinPluginIds, packageRoot } from "../../boot/paths.js";
 import { testHost } from "../support/host.js";
 import { isPlugin } from "../../kernel/plugin.js";
+import { CommandLine } from "../../lib/command-line.js";
 import { childEnv } from "../support/env.js";
 
 const work = mkdtempSync(join(tmpdir(), "coil-lazy-"));
@@ -86,22 +87,20 @@ describe("lazy plugin loading", () => {
       expect(existsSync(file)).toBe(true);
       const plugin = (await import(file)).default;
       expect(isPlugin(plugin)).toBe(true);
-      const host = testHost({ cwd: work });
+      const commandLine = new CommandLine();
+      const host = testHost({ cwd: work }, commandLine);
       host.install(plugin, {});
       const modes = host.frontEnds.values().flatMap((f) => f.modes);
       expect({
         id,
         modes: modes.sort(),
-        subcommands: host.subcommands
-          .entries()
-          .map(([n]) => n)
-          .sort(),
+        subcommands: commandLine.subcommands.names().sort(),
       }).toEqual({ id, modes: [...(serves.modes ?? [])].sort(), subcommands: [...(serves.subcommands ?? [])].sort() });
       expect({
         id,
         tools: host.tools.entries().length,
         providers: host.providers.entries().length,
-        flags: host.flags.entries().length,
+        flags: commandLine.flags.entries().length,
         commands: host.commands.entries().length,
       }).toEqual({ id, tools: 0, providers: 0, flags: 0, commands: 0 });
     }

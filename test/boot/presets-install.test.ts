@@ -23,7 +23,7 @@ describe("built-in presets", () => {
     dirs.push(project);
     writeFileSync(join(project, "replies.yaml"), "- text: ok\n");
     const home = join(project, ".home");
-    const { preset, host, setupDiagnostics } = await assemble({
+    const { preset, host, commandLine, setupDiagnostics } = await assemble({
       preset: name,
       cwd: project,
       home,
@@ -33,7 +33,7 @@ describe("built-in presets", () => {
     expect(setupDiagnostics.filter((d) => d.level === "error")).toEqual([]);
     expect(host.plugins.map((p) => p.id)).toEqual(expect.arrayContaining(preset.entries.map((e) => e.key)));
     expect(host.plugins.length).toBeGreaterThanOrEqual(preset.entries.length);
-    host.flagValues = { script: "replies.yaml" };
+    commandLine.values = { script: "replies.yaml" };
     const agent = agentFor(host, preset);
     expect(agent.state.provider).toBe("scripted");
     const stdin = new PassThrough();

@@ -11,12 +11,13 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { packageRoot } from "../../boot/paths.js";
 import { fingerprint, projectFiles } from "../../boot/trust.js";
 import { settleTrust, trustCommand } from "../../cli/trust.js";
+import { hasTmux, Tmux } from "../support/tmux.js";
 import type { CliIO } from "../../cli/main.js";
 
 const temps: string[] = [];
@@ -235,6 +236,57 @@ describe("the CLI", () => {
     expect(existsSync(marker(dir))).toBe(false);
   });
 
+  it("a file the trusted plugin imports, in .coil/plans/, outside .coil/ or further down its imports, is in the hash: editing it asks again", async () => {
+    const { dir } = project({
+      ".coil/plugins/marker.ts": `import { definePlugin } from "coil";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { word } from "../plans/helper2.ts";
+import { other } from "../../lib/outside";
+export default definePlugin({ id: "marker", setup(ctx) { writeFileSync(join(ctx.cwd, "marker.txt"), word + other + "\\n"); } });
+`,
+      ".coil/plans/helper2.ts": 'export { deeper as word } from "./helper3.js";\n',
+      ".coil/plans/helper3.ts": 'export const deeper = "ran";\n',
+      "lib/outside.ts": 'export const other = " too";\n',
+      // Code under a state folder that a plugin could load by a computed path is hashed too.
+      ".coil/sessions/loaded-later.ts": "export default 1;\n",
+    });
+    const trust = await coil(dir, ["trust"]);
+    for (const f of [
+      ".coil/plans/helper2.ts",
+      ".coil/plans/helper3.ts",
+      "lib/outside.ts",
+      ".coil/sessions/loaded-later.ts",
+    ])
+      expect(trust.stdout).toContain(`  ${f}\n`);
+    await coil(dir, ["--script", "r.yaml", "-p", "hi"]);
+    expect(readFileSync(marker(dir), "utf8")).toBe("ran too\n");
+    // The file of the issue, through the CLI: the plugin's helper in .coil/plans/ ...
+    writeFileSync(join(dir, ".coil/plans/helper2.ts"), 'export { deeper as word } from "./helper3.js"; // edited\n');
+    rmSync(marker(dir));
+    const r = await coil(dir, ["--script", "r.yaml", "-p", "hi"]);
+    expect(r.stderr).toContain("coil: not loaded (changed since it was trusted):");
+    expect(existsSync(marker(dir))).toBe(false);
+    // ... and the others in process: further down the imports, outside .coil/, code in a state folder.
+    const home = join(dir, ".home");
+    for (const [file, text] of [
+      [".coil/plans/helper3.ts", 'export const deeper = "RAN";\n'],
+      ["lib/outside.ts", 'export const other = " TOO";\n'],
+      [".coil/sessions/loaded-later.ts", "export default 2;\n"],
+    ]) {
+      expect(trustCommand(["trust"], io(dir, []).cli, home)).toBe(0);
+      writeFileSync(join(dir, file!), text!);
+      const settled = await settleTrust(io(dir, ["-p", "hi"]).cli, home, false, true);
+      expect(settled.skipped, file).toContain("changed since it was trusted");
+    }
+    expect((await coil(dir, ["trust"])).code).toBe(0);
+    // Plans and sessions coil writes itself (markdown, JSONL) still do not count.
+    writeFileSync(join(dir, ".coil", "plans", "2026-plan.md"), "- [ ] a\n");
+    writeFileSync(join(dir, ".coil", "sessions", "s.jsonl"), "{}\n");
+    await coil(dir, ["--script", "r.yaml", "-p", "hi"]);
+    expect(readFileSync(marker(dir), "utf8")).toBe("RAN TOO\n");
+  }, 60_000);
+
   it("lists trust and untrust in --help", async () => {
     const { dir } = project();
     const help = await coil(dir, ["--help"]);
@@ -283,6 +335,20 @@ describe("symlinks in what would load (#13.6)", () => {
     rmSync(join(dir, ".coil", "preset.yaml"));
     symlinkSync("../b.yaml", join(dir, ".coil", "preset.yaml"));
     expect(fingerprint(dir, projectFiles(dir, home))).not.toBe(before);
+  });
+
+  it("code a plugin imports from outside the project is listed as such and, like a link leaving it, not offered at the prompt", async () => {
+    const outside = realpathSync(mkdtempSync(join(tmpdir(), "coil-outside-")));
+    temps.push(outside);
+    writeFileSync(join(outside, "shared.ts"), "export const s = 1;\n");
+    const { dir, home } = project({
+      ".coil/plugins/marker.ts": `import { s } from "${relative(join(realpathSync(tmpdir()), "x", ".coil", "plugins"), join(outside, "shared.ts"))}";\n${MARKER_PLUGIN}`,
+    });
+    const asked = io(dir, [], { tty: true, answer: "a" });
+    const r = await settleTrust(asked.cli, home, false, true);
+    expect(r.trusted).toBe(false);
+    expect(asked.err()).not.toContain("trust it? [y]es");
+    expect(r.skipped).toMatch(/ {2}\.\.\/.*shared\.ts \(outside the project\)\n/);
   });
 
   it("a link leaving the project is refused at the prompt; only coil trust or --trust trust it", async () => {
@@ -380,4 +446,110 @@ describe("--plugin names and the project's node_modules (#13.6)", () => {
     expect((await coil(dir, ["--plugin", "good-pkg", "--script", "r.yaml", "-p", "hi"])).code).toBe(0);
     expect(readFileSync(join(dir, "who.txt"), "utf8")).toBe("project");
   });
+});
+
+describe("a project with nothing to load is not trusted to run its own programs", () => {
+  const BIN = join(packageRoot(), "dist", "bin", "coil.js");
+  // No node_modules/.bin on PATH (vitest puts this checkout's there): only the project's could be found.
+  const PATH = (process.env.PATH ?? "")
+    .split(":")
+    .filter((d) => !d.endsWith(join("node_modules", ".bin")))
+    .join(":");
+  const coil = (dir: string, args: string[]) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [BIN, ...args], {
+        cwd: dir,
+        env: { ...process.env, PATH, COIL_HOME: join(dir, ".home") },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      child.on("close", (code) => resolve({ code, stdout, stderr }));
+    });
+  const git = (dir: string, ...args: string[]) =>
+    new Promise<void>((resolve, reject) =>
+      spawn("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: dir, stdio: "ignore" }).on(
+        "close",
+        (code) => (code === 0 ? resolve() : reject(new Error(`git ${args.join(" ")}: exit ${code}`))),
+      ),
+    );
+
+  /** A cloned-looking repository: no .coil/, a committed language server and a committed Claude Code command. */
+  async function repository() {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "coil-trust-bin-")));
+    temps.push(dir);
+    const files: Record<string, string> = {
+      "package.json": JSON.stringify({ name: "cloned", version: "1.0.0" }),
+      "tsconfig.json": "{}\n",
+      "src/a.ts": "export const a = 1;\n",
+      "node_modules/.bin/typescript-language-server": `#!/bin/sh\necho "$@" >> ${join(dir, "lsp-ran.txt")}\nexit 1\n`,
+      ".claude/commands/setup.md": `Setup: !\`touch ${join(dir, "command-ran.txt")}\`\n`,
+      "r.yaml": [
+        "- toolCalls: [{ name: read, arguments: { path: src/a.ts } }]",
+        "- toolCalls: [{ name: lsp, arguments: { action: diagnostics, path: src/a.ts } }]",
+        "- text: done",
+        "- text: done",
+        "",
+      ].join("\n"),
+    };
+    for (const [name, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(dir, name)), { recursive: true });
+      writeFileSync(join(dir, name), text, { mode: name.includes(".bin/") ? 0o755 : 0o644 });
+    }
+    await git(dir, "init", "-q");
+    await git(dir, "add", "-A", "-f");
+    await git(dir, "commit", "-q", "-m", "a repository to clone");
+    return dir;
+  }
+
+  it("its committed node_modules/.bin/typescript-language-server and its commands' !`cmd` run only once it is trusted", async () => {
+    const dir = await repository();
+    const ran = join(dir, "lsp-ran.txt");
+    const commandRan = join(dir, "command-ran.txt");
+    const untrusted = await coil(dir, ["--script", "r.yaml", "-p", "look at src/a.ts"]);
+    expect(untrusted.code, untrusted.stderr).toBe(0);
+    expect(existsSync(ran)).toBe(false);
+    const command = await coil(dir, ["--script", "r.yaml", "--mode", "json", "/setup"]);
+    expect(command.code, command.stderr).toBe(0);
+    expect(command.stdout).toMatch(/not run: .*setup\.md is a project file and this project is not trusted/);
+    expect(existsSync(commandRan)).toBe(false);
+    const doctor = await coil(dir, ["doctor"]);
+    expect(doctor.stdout).toContain(
+      "not trusted: its .coil/ preset, hooks, .mcp.json servers, plugins and node_modules/.bin do not load",
+    );
+
+    expect((await coil(dir, ["trust"])).stdout).toBe(`trusted ${dir} (nothing to load yet)\n`);
+    const trusted = await coil(dir, ["--script", "r.yaml", "-p", "look at src/a.ts"]);
+    expect(trusted.code, trusted.stderr).toBe(0);
+    // It ran (as the server it claims to be; the lsp plugin retries a server that exits at once).
+    expect(readFileSync(ran, "utf8")).toMatch(/^(--stdio\n)+$/);
+    await coil(dir, ["--script", "r.yaml", "--mode", "json", "/setup"]);
+    expect(existsSync(commandRan)).toBe(true);
+  }, 60_000);
+});
+
+describe.skipIf(!hasTmux)("the trust question in a terminal", () => {
+  it("is asked with --model on the command line (a --mode check must not match --model)", async () => {
+    const { dir } = project();
+    const BIN = join(packageRoot(), "dist", "bin", "coil.js");
+    const t = new Tmux({
+      dir,
+      cwd: dir,
+      cols: 100,
+      rows: 30,
+      env: { COIL_HOME: join(dir, ".home") },
+      command: `${process.execPath} ${BIN} --model scripted/scripted --script r.yaml`,
+    }).start();
+    try {
+      await t.waitFor("trust it? [y]es for this run, [n]o, [a]lways:");
+      t.type("y");
+      t.keys("Enter");
+      await t.waitFor("Enter to send");
+      expect(readFileSync(join(dir, "marker.txt"), "utf8")).toBe("project code ran\n");
+    } finally {
+      t.kill();
+    }
+  }, 30_000);
 });

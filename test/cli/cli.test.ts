@@ -287,7 +287,7 @@ export default definePlugin({
   setup(ctx) {
     ctx.flags.register({ name: "no-history", description: "start without the seeded history", type: "boolean" });
     ctx.flags.register({ name: "greeting", short: "g", description: "text of the seeded message", type: "string" });
-    ctx.subcommands.register({ name: "hello", description: "say hello", usage: "<name>", run: (argv, io) => (io.stdout.write("hello " + argv.join(" ") + "\\n"), 0) });
+    ctx.subcommands.register({ name: "hello", description: "say hello", arguments: "<name>", run: (args, io) => (io.stdout.write("hello " + args.join(" ") + "\\n"), 0) });
     ctx.onStart((agent) => {
       if (!ctx.flags.get("no-history")) agent.replaceMessages([{ role: "user", content: String(ctx.flags.get("greeting") ?? "seeded earlier"), timestamp: 1 }]);
     });

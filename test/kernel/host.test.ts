@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Agent, Type, definePlugin, type CoilError } from "../../kernel/index.js";
+import { PluginHost } from "../../kernel/host.js";
 import { testHost } from "../support/host.js";
 import scripted from "../../plugins/provider-scripted/index.js";
 import { startPlugins } from "../../boot/lifecycle.js";
@@ -193,47 +194,42 @@ describe("plugin host", () => {
     expect(owners[0]).toBe("ui-flaky"); // attributed to the plugin that subscribed
   });
 
-  it("rejects a one-letter flag alias that coil or another plugin already uses", () => {
-    const host = testHost();
+  it("hands each plugin the registrars its host's creator declared, guarded like the kernel's own", () => {
+    const made: { id: string; source: string }[] = [];
+    const registered: string[] = [];
+    const host = new PluginHost({
+      declare: {
+        widgets: (plugin) => {
+          made.push({ id: plugin.id, source: plugin.source });
+          return {
+            add: (name: string) => {
+              plugin.guard();
+              registered.push(`${plugin.id}:${name}`);
+            },
+          };
+        },
+      },
+    });
+    let late: (() => void) | undefined;
     host.install(
       definePlugin({
-        id: "a",
-        setup: (ctx) => ctx.flags.register({ name: "continue", short: "c", description: "d", type: "boolean" }),
+        id: "w",
+        setup: (ctx) => {
+          const widgets = (ctx as unknown as { widgets: { add(name: string): void } }).widgets;
+          widgets.add("clock");
+          late = () => widgets.add("too-late");
+        },
       }),
+      {},
+      { ref: "./w.ts", file: "team.yaml", line: 3 },
     );
-    expect(
-      thrown(() =>
-        host.install(
-          definePlugin({
-            id: "b",
-            setup: (ctx) => ctx.flags.register({ name: "count", short: "c", description: "d", type: "number" }),
-          }),
-        ),
-      ).message,
-    ).toContain("flag -c (for --count) is already used by plugin a");
-    expect(
-      thrown(() =>
-        host.install(
-          definePlugin({
-            id: "c",
-            setup: (ctx) => ctx.flags.register({ name: "pretty", short: "p", description: "d", type: "boolean" }),
-          }),
-        ),
-      ).message,
-    ).toContain("already used by coil itself");
-  });
-
-  it("rejects a plugin flag that takes one of coil's own names", () => {
-    const e = thrown(() =>
-      testHost().install(
-        definePlugin({
-          id: "flaggy",
-          setup: (ctx) => ctx.flags.register({ name: "model", description: "d", type: "string" }),
-        }),
-      ),
-    );
-    expect(e.message).toBe(
-      "[plugin flaggy] setup: REGISTRY_DUPLICATE flag --model is one of coil's own flags; choose another name",
+    expect(made).toEqual([{ id: "w", source: "./w.ts in team.yaml:3" }]);
+    expect(registered).toEqual(["w:clock"]);
+    host.close();
+    expect(thrown(() => late!()).message).toContain("REGISTRATION_CLOSED");
+    const hiding = new PluginHost({ declare: { tools: () => ({}) } });
+    expect(thrown(() => hiding.install(definePlugin({ id: "x", setup: () => undefined }))).message).toContain(
+      "a declared registrar may not be named 'tools'",
     );
   });
 
@@ -279,7 +275,7 @@ describe("plugin host", () => {
     expect(
       await host.runFrontEnd(fe, {
         agent,
-        host,
+        cwd: ".",
         mode: "interactive",
         stdin: process.stdin,
         stdout: process.stdout,
@@ -299,7 +295,14 @@ describe("plugin host", () => {
           return 0;
         },
       },
-      { agent, host, mode: "x", stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+      {
+        agent,
+        cwd: ".",
+        mode: "x",
+        stdin: process.stdin,
+        stdout: process.stdout,
+        stderr: process.stderr,
+      },
     );
     expect(seen[2]).toBe(dialogs); // a child host (subagents) sees its parent's
   });

@@ -66,7 +66,14 @@ describe("RPC set_model", () => {
     let out = "";
     stdout.on("data", (c) => (out += c.toString()));
     const fe = host.frontEnds.values().find((f) => f.modes.includes("rpc"))!;
-    const running = fe.run({ agent, host, mode: "rpc", stdin, stdout, stderr: new PassThrough() });
+    const running = fe.run({
+      agent,
+      cwd: "/",
+      mode: "rpc",
+      stdin,
+      stdout,
+      stderr: new PassThrough(),
+    });
     stdin.write(JSON.stringify({ id: "1", type: "set_model", model: "claude opus" }) + "\n");
     await new Promise((r) => setTimeout(r, 200));
     stdin.end();

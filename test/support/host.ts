@@ -1,7 +1,11 @@
-/** A bare PluginHost as boot builds one: plugin options validated and defaulted (boot/options.ts). */
+/**
+ * A bare PluginHost as boot builds one: plugin options validated and defaulted (boot/options.ts), and the
+ * command line's `flags` and `subcommands` declared (pass a CommandLine to set flag values or read them).
+ */
 import { type HostOptions, PluginHost } from "../../kernel/host.js";
 import { validateOptions } from "../../boot/options.js";
+import { CommandLine } from "../../lib/command-line.js";
 
-export function testHost(options: HostOptions = {}): PluginHost {
-  return new PluginHost({ validate: validateOptions, ...options });
+export function testHost(options: HostOptions = {}, commandLine = new CommandLine()): PluginHost {
+  return new PluginHost({ validate: validateOptions, declare: commandLine.declarations, ...options });
 }

@@ -24,6 +24,8 @@ export interface ChatReply {
   errorAfter?: { frames: number; message: string; type?: string; code?: string };
   /** After this many frames, send a frame whose data is not JSON, then end the response. */
   malformedAfter?: number;
+  /** With malformedAfter: the frame's `event:` line (the OpenAI SDK parses `thread.*` events on a path of its own). */
+  malformedEvent?: string;
   /** Leave out the final `data: [DONE]`. */
   noDone?: boolean;
 }
@@ -470,7 +472,8 @@ export async function startMockOpenAI(o: MockOpenAIOptions = {}): Promise<MockOp
           return res.socket?.destroy();
         }
         if (step.malformedAfter === i) {
-          res.end(`data: {"id":"chatcmpl-mock","choices":[{"index":0,"delta":{"content":"br\n\n`);
+          const event = step.malformedEvent ? `event: ${step.malformedEvent}\n` : "";
+          res.end(`${event}data: {"id":"chatcmpl-mock","choices":[{"index":0,"delta":{"content":"br\n\n`);
           return;
         }
         if (step.errorAfter?.frames === i) {

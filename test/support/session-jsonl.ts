@@ -27,7 +27,7 @@ export interface SessionRigOptions {
 
 /** A real host + agent with provider-scripted and session-jsonl, started like the CLI starts it. */
 export async function startRig(o: SessionRigOptions) {
-  const { host, agent, events } = createTestKit({
+  const { host, agent, events, commandLine } = createTestKit({
     cwd: o.cwd,
     plugins: [
       [sessionPlugin({ ops: o.ops }), o.sessionOptions ?? {}],
@@ -36,7 +36,7 @@ export async function startRig(o: SessionRigOptions) {
     replies: o.script,
     agent: { model: { id: o.model ?? "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 32_000 } },
   });
-  host.flagValues = { ...o.flags };
+  commandLine.values = { ...o.flags };
   const scripted = host.services.get("scripted") as ScriptedService;
   let stderr = "";
   let stdout = "";
@@ -50,6 +50,7 @@ export async function startRig(o: SessionRigOptions) {
   const session = host.services.get("session") as SessionService;
   return {
     host,
+    commandLine,
     agent,
     session,
     scripted,

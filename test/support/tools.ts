@@ -102,7 +102,7 @@ export async function runAsNobody(
   chmodSync(scriptDir, 0o755);
   const { build } = await import("esbuild");
   const entry = `import plugin from ${JSON.stringify(join(root, "plugins/tools-coding/index.ts"))};
-import { PluginHost } from ${JSON.stringify(join(root, "kernel/index.ts"))};
+import { testHost } from ${JSON.stringify(join(root, "test/support/host.ts"))};
 const host = testHost({ cwd: ${JSON.stringify(cwd)} });
 host.install(plugin, {});
 const outputs = [];

@@ -6,7 +6,6 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
-import { parseArgs } from "node:util";
 import type { CliStreams } from "../../../kernel/index.js";
 import { NAME } from "../../../lib/claude-plugins.js";
 import { coilHome } from "../../../lib/paths.js";
@@ -179,19 +178,19 @@ const fail = (io: CliStreams, text: string, code = 2) => {
   return code;
 };
 
-/** `coil marketplace add <git URL | folder> | list [--json] | remove <name> | update [name...]`. */
-export async function marketplaceCommand(argv: string[], io: CliStreams): Promise<number> {
-  let parsed: { values: { json?: boolean }; positionals: string[] };
-  try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: "boolean" } } });
-  } catch (error) {
-    return fail(io, (error as Error).message);
-  }
-  const [verb, ...rest] = parsed.positionals;
+/**
+ * `coil marketplace add <git URL | folder> | list [--json] | remove <name...> | update [name...]`; the
+ * command line has parsed the arguments (plugins/packages/index.ts declares them).
+ */
+export async function marketplaceCommand(
+  verb: "add" | "list" | "remove" | "update",
+  rest: string[],
+  options: { json?: boolean },
+  io: CliStreams,
+): Promise<number> {
   const home = coilHome(io.env);
   try {
     if (verb === "add") {
-      if (rest.length !== 1) return fail(io, "usage: coil marketplace add <git URL | folder>");
       const { name, record, marketplace } = await addMarketplace(rest[0]!, home, io.cwd, io.env);
       say(
         io,
@@ -201,7 +200,7 @@ export async function marketplaceCommand(argv: string[], io: CliStreams): Promis
       say(io, `install one with: coil install <plugin>@${name}`);
       return 0;
     }
-    if (verb === "list" || verb === undefined) {
+    if (verb === "list") {
       const store = readStore(home);
       const rows = Object.entries(store).map(([name, rec]) => {
         try {
@@ -214,7 +213,7 @@ export async function marketplaceCommand(argv: string[], io: CliStreams): Promis
           return { name, ...rec, plugins: [], error: (error as Error).message };
         }
       });
-      if (parsed.values.json) {
+      if (options.json) {
         say(io, JSON.stringify(rows, null, 2));
         return 0;
       }
@@ -229,7 +228,6 @@ export async function marketplaceCommand(argv: string[], io: CliStreams): Promis
       return 0;
     }
     if (verb === "remove") {
-      if (!rest.length) return fail(io, "usage: coil marketplace remove <name...>");
       for (const name of rest) removeMarketplace(name, home);
       say(
         io,
@@ -237,28 +235,26 @@ export async function marketplaceCommand(argv: string[], io: CliStreams): Promis
       );
       return 0;
     }
-    if (verb === "update") {
-      const store = readStore(home);
-      const names = rest.length ? rest : Object.keys(store);
-      const unknown = names.filter((n) => !store[n]);
-      if (unknown.length) return fail(io, `no marketplace ${unknown.join(", ")}`);
-      for (const name of names) {
-        const rec = store[name]!;
-        const before = rec.resolved;
-        const { record, marketplace } = await addMarketplace(
-          rec.spec,
-          home,
-          rec.kind === "dir" ? rec.dir : io.cwd,
-          io.env,
-        );
-        say(
-          io,
-          `${name}: ${record.kind === "git" ? (before === record.resolved ? "up to date" : `updated to ${record.resolved}`) : "read again"} (${marketplace.plugins.length} plugin(s))`,
-        );
-      }
-      return 0;
+    // update
+    const store = readStore(home);
+    const names = rest.length ? rest : Object.keys(store);
+    const unknown = names.filter((n) => !store[n]);
+    if (unknown.length) return fail(io, `no marketplace ${unknown.join(", ")}`);
+    for (const name of names) {
+      const rec = store[name]!;
+      const before = rec.resolved;
+      const { record, marketplace } = await addMarketplace(
+        rec.spec,
+        home,
+        rec.kind === "dir" ? rec.dir : io.cwd,
+        io.env,
+      );
+      say(
+        io,
+        `${name}: ${record.kind === "git" ? (before === record.resolved ? "up to date" : `updated to ${record.resolved}`) : "read again"} (${marketplace.plugins.length} plugin(s))`,
+      );
     }
-    return fail(io, `unknown subcommand '${verb}': use add <git URL | folder>, list, remove <name>, update [name]`);
+    return 0;
   } catch (error) {
     return fail(io, (error as Error).message, 1);
   }

@@ -325,6 +325,58 @@ describe("checkpoints: /rewind through the CLI", () => {
     expect(tree(r.dir)).toEqual(before);
   });
 
+  it("after kill -9 in the middle of a snapshot, its git child does not run on, and an immediate /rewind clears the dead process's index.lock", async () => {
+    const r = rig(FILES);
+    const before = tree(r.dir);
+    // A git that hangs on its second `add` (the snapshot after the first turn) holding the shadow index's
+    // lock, as a slow `git add` of a big tree does; its pid goes to a file.
+    const realGit = execFileSync("which", ["git"], { encoding: "utf8" }).trim();
+    const bin = join(r.root, "fakebin");
+    mkdirSync(bin);
+    writeFileSync(
+      join(bin, "git"),
+      `#!/bin/sh
+for a in "$@"; do [ "$a" = add ] && adds=$(( $(cat ${r.root}/adds 2>/dev/null || echo 0) + 1 )) && echo $adds > ${r.root}/adds; done
+if [ "$adds" = 2 ]; then
+  : > "$GIT_INDEX_FILE.lock"
+  echo $$ > ${r.root}/hung.pid
+  sleep 30
+fi
+exec ${realGit} "$@"
+`,
+      { mode: 0o755 },
+    );
+    const s = r.script(
+      "hang.yaml",
+      `- toolCalls: [{ name: write, arguments: { path: new.txt, content: "new\\n" } }]\n- text: done\n`,
+    );
+    const child = spawn(process.execPath, [BIN, "--provider", "scripted", "--script", s, "-p", "write a file"], {
+      cwd: r.dir,
+      env: childEnv({ COIL_HOME: r.home, PATH: `${bin}:${process.env.PATH}` }),
+      stdio: "ignore",
+    });
+    const closed = new Promise((resolve) => child.on("close", resolve));
+    const pidFile = join(r.root, "hung.pid");
+    for (let i = 0; i < 300 && !existsSync(pidFile); i++) await new Promise((res) => setTimeout(res, 50));
+    const hung = Number(readFileSync(pidFile, "utf8"));
+    child.kill("SIGKILL");
+    await closed;
+    const alive = () => {
+      try {
+        process.kill(hung, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (let i = 0; i < 100 && alive(); i++) await new Promise((res) => setTimeout(res, 50));
+    expect(alive(), "the snapshot's git child outlived coil").toBe(false);
+    const ran = await coil(r, ["--provider", "scripted", "--script", s, "-c", "-p", "/rewind 1"]);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stderr).not.toMatch(/index\.lock/);
+    expect(tree(r.dir)).toEqual(before);
+  }, 30_000);
+
   it("coil checkpoints list and prune", async () => {
     const r = rig(FILES);
     await threePrompts(r, true);
@@ -353,7 +405,10 @@ describe("checkpoints: /rewind through the CLI", () => {
     expect((await coil(r, ["checkpoints", "list"])).stdout).toContain("No checkpoints for");
     const bad = await coil(r, ["checkpoints", "prune", "--keep", "many"]);
     expect(bad.code).not.toBe(0);
-    expect(bad.stderr).toContain("--keep needs a number, got 'many'");
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(
+      "coil checkpoints prune: option '--keep <n>' argument 'many' is invalid. 'many' is not a number",
+    );
   });
 });
 

@@ -13,6 +13,7 @@ import costAudit, {
 } from "../../../plugins/cost-audit/index.js";
 import { createTestAgent, sleep } from "../../support/harness.js";
 import { startRig, tempDirs } from "../../support/session-jsonl.js";
+import { runSubcommand } from "../../support/subcommand.js";
 
 const temps: string[] = [];
 afterAll(() => {
@@ -191,12 +192,12 @@ describe("cost-audit", () => {
       stdout,
       stderr: new PassThrough(),
     };
-    const sessions = rig.host.subcommands.get("sessions")!;
-    expect(await sessions.run(["stats", rig.session.id.slice(0, 8)], io)).toBe(0);
+    const sessions = (argv: string[]) => runSubcommand(rig.commandLine, ["sessions", ...argv], io);
+    expect(await sessions(["stats", rig.session.id.slice(0, 8)])).toBe(0);
     expect(out).toContain(`session ${rig.session.id} (${file})`);
     expect(out).toContain("total: 2 requests, 2,014 prompt tokens");
     out = "";
-    expect(await sessions.run(["stats", file, "--json"], io)).toBe(0);
+    expect(await sessions(["stats", file, "--json"])).toBe(0);
     expect(JSON.parse(out).totals).toEqual({
       requests: 2,
       prompt: 2_014,
@@ -206,7 +207,7 @@ describe("cost-audit", () => {
       cost: 0,
       missed: 5,
     });
-    expect(await sessions.run(["stats"], io)).toBe(2);
+    expect(await sessions(["stats"])).toBe(2);
   });
 
   it("`coil sessions stats` without the cost-audit plugin prints the usage totals", async () => {
@@ -224,7 +225,7 @@ describe("cost-audit", () => {
       stdout,
       stderr: new PassThrough(),
     };
-    expect(await rig.host.subcommands.get("sessions")!.run(["stats", rig.session.id], io)).toBe(0);
+    expect(await runSubcommand(rig.commandLine, ["sessions", "stats", rig.session.id], io)).toBe(0);
     expect(out).toBe(
       `session ${rig.session.id}: 1 requests, 5 input, 0 cache read, 100 cache write, 7 output tokens, $0.0000\n`,
     );

@@ -235,6 +235,58 @@ describe("coil fleet on real Redis", () => {
     await stopWorker(b);
   }, 90_000);
 
+  it("a job re-run after its worker was SIGKILLed: a fresh checkout, both runs in the result, nothing left registered in the user's repository", async () => {
+    const repo = gitRepo("rerun");
+    // A side effect outside the checkout happens once per run (BullMQ is at-least-once); one inside the
+    // checkout must show once in the patch, since every run starts from a checkout of its own.
+    const outside = join(work, "rerun-side-effects.txt");
+    const p = preset("rerun", {
+      replies: [
+        {
+          toolCalls: [
+            { name: "bash", arguments: { command: `echo run >> runs.txt && echo run >> ${outside} && sleep 4` } },
+          ],
+        },
+        { text: "finished" },
+      ],
+    });
+    const [id] = await submit("rerun", ["--preset", p, "--prompt", "do it", "--cwd", repo]);
+    const a = await startWorker("rerun", "victim", ["--stall-ms", "1000"]);
+    await until(
+      () => existsSync(outside),
+      20_000,
+      () => a.output(),
+    );
+    // The victim's checkout is there, its own; then it dies without a word.
+    a.child.kill("SIGKILL");
+    await a.exited;
+    const b = await startWorker("rerun", "rescuer", ["--stall-ms", "2000"]);
+    const done = await waitDone("rerun", 60);
+    expect(done.code, done.stdout + b.output()).toBe(0);
+    const [report] = await results("rerun", [id!]);
+    expect(report).toMatchObject({ state: "completed", worker: "rescuer" });
+    const r = report!.result!;
+    expect(r.finalText).toBe("finished");
+    // Every run is in the result: the one that died and the one that finished (on a loaded machine the
+    // rescuer may itself miss a lock renewal and run it once more: at least once, as documented).
+    const runs = r.runs!;
+    expect(runs[0]).toMatchObject({ run: 1, worker: "victim", outcome: expect.stringMatching(/^interrupted/) });
+    expect(runs.at(-1)).toMatchObject({ run: runs.length, worker: "rescuer", outcome: "completed" });
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    expect(runs[1]!.startedAt).toBeGreaterThan(runs[0]!.startedAt);
+    expect(report!.runs).toEqual(runs);
+    // The last run did not see an earlier run's files: its patch has one line, not two.
+    expect(r.patch.match(/^\+run$/gm)).toHaveLength(1);
+    // Outside the checkout the effect happened once per run, as docs/fleet.md says it can.
+    expect(readFileSync(outside, "utf8")).toBe("run\n".repeat(runs.length));
+    // No checkout of the killed worker stays registered in the user's repository.
+    expect(execFileSync("git", ["worktree", "list"], { cwd: repo, encoding: "utf8" }).trim().split("\n")).toHaveLength(
+      1,
+    );
+    expect(execFileSync("git", ["status", "--porcelain"], { cwd: repo, encoding: "utf8" })).toBe("");
+    await stopWorker(b);
+  }, 120_000);
+
   it("retries a provider error with backoff, then fails with the error in the result; a guard halt is not retried", async () => {
     const failing = preset("fail", { replies: [{ error: "529 overloaded_error" }] });
     const [bad] = await submit("fail", [

@@ -1,5 +1,5 @@
 /**
- * lsp through the built CLI (dist/bin/coil.js) on the default preset: the server found in the project's
+ * lsp through the built CLI (dist/bin/coil.js) on the default preset: the server found in a trusted project's
  * node_modules/.bin, an edit's diagnostics in the JSON event stream, and no server process left after
  * coil exits or is killed with SIGKILL (the reaper ends the group). One server per test.
  */
@@ -95,7 +95,9 @@ describe("lsp in coil -p", () => {
     );
     let groups: number[] = [];
     let members: number[] = [];
-    const r = await run(dir, home, ["--provider", "scripted", "--script", "s.yaml", "--mode", "json", "go"], (out) => {
+    // The project's node_modules/.bin is searched only in a trusted project (a project with nothing to load is not).
+    const args = ["--trust", "--provider", "scripted", "--script", "s.yaml", "--mode", "json", "go"];
+    const r = await run(dir, home, args, (out) => {
       if (members.length || !resultOf(out, "edit")) return;
       groups = serverGroups(dir);
       members = groups.flatMap(groupMembers);

@@ -155,10 +155,18 @@ describe("coil doctor and a run without the server's binary", () => {
       join(home, "preset.yaml"),
       `plugins:\n  - lsp: { servers: { typescript: { command: ${JSON.stringify(TS_SERVER)} } } }\n`,
     );
-    const r = spawnSync(process.execPath, [COIL, "doctor"], { cwd, env: env(home), encoding: "utf8" });
-    const section = r.stdout.slice(r.stdout.indexOf("Language servers:"));
+    const doctor = (args: string[]) => {
+      const r = spawnSync(process.execPath, [COIL, ...args], { cwd, env: env(home), encoding: "utf8" });
+      return r.stdout.slice(r.stdout.indexOf("Language servers:"));
+    };
+    // Not trusted (a project with nothing in .coil/ is not trusted by that alone): PATH only, and it says why.
+    const section = doctor(["doctor"]);
     expect(section).toContain(`  typescript  .ts .tsx .mts .cts .js .jsx .mjs .cjs  ${TS_SERVER} --stdio  (preset)\n`);
     expect(section).toContain(
+      "  python  .py .pyi  missing: 'pyright-langserver or basedpyright-langserver' not found on PATH (the project is not trusted, so its node_modules/.bin and virtualenvs were not searched: coil trust); " +
+        "install it: npm install --save-dev pyright, or pip install pyright (or basedpyright)  (built-in)\n",
+    );
+    expect(doctor(["--trust", "doctor"])).toContain(
       "  python  .py .pyi  missing: 'pyright-langserver or basedpyright-langserver' not found (looked in " +
         `${join(cwd, "node_modules", ".bin")}, virtualenvs and PATH); install it: npm install --save-dev pyright, or pip install pyright (or basedpyright)  (built-in)\n`,
     );
@@ -186,7 +194,7 @@ describe("coil doctor and a run without the server's binary", () => {
     const warnings = r.stderr.split("\n").filter((l) => l.includes("language server"));
     expect(warnings).toEqual([
       "coil: warn: [plugin lsp] no diagnostics for .py files: language server 'python' (built-in): 'pyright-langserver or basedpyright-langserver' not found " +
-        `(looked in ${join(cwd, "node_modules", ".bin")}, virtualenvs and PATH); install it: npm install --save-dev pyright, or pip install pyright (or basedpyright)`,
+        "on PATH (the project is not trusted, so its node_modules/.bin and virtualenvs were not searched: coil trust); install it: npm install --save-dev pyright, or pip install pyright (or basedpyright)",
     ]);
   });
 });

@@ -1,15 +1,9 @@
 /** The kernel support the mcp plugin needs: tools and commands a plugin syncs after start-up (Registry.sync). */
 import { describe, expect, it } from "vitest";
-import {
-  Agent,
-  definePlugin,
-  findCommand,
-  Type,
-  type PluginContext,
-  type ToolDefinition,
-} from "../../../kernel/index.js";
-import { testHost } from "../../support/host.js";
+import { Agent, definePlugin, Type, type PluginContext, type ToolDefinition } from "../../../kernel/index.js";
+import { findCommand } from "../../../lib/front-end.js";
 import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
+import { testHost } from "../../support/host.js";
 
 const tool = (name: string, reply = name): ToolDefinition => ({
   name,

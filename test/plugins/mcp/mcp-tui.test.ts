@@ -1,5 +1,14 @@
 /** mcp in the TUI (a real terminal through tmux): /mcp, a server tool, /reload and exit kill the servers, and no server stderr on screen. */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -94,4 +103,38 @@ describe.skipIf(!hasTmux)("mcp in the TUI", () => {
     await t.waitFor("[exited 0]");
     await until(() => !alive(second) && !alive(grandchild2), 5000);
   }, 60_000);
+
+  it("the slash completion lists the prompts of a server that connected after the editor opened", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "coil-mcp-tui-"));
+    temps.push(dir);
+    const markers = join(dir, "markers");
+    mkdirSync(markers);
+    mkdirSync(join(dir, "home"));
+    // A server that takes a moment to start, so the editor is up before its prompts exist.
+    const slow = join(dir, "slow.sh");
+    writeFileSync(slow, `#!/bin/sh\nsleep 1\nexec ${process.execPath} ${join(FIXTURES, "faulty.mjs")} ${markers}\n`);
+    chmodSync(slow, 0o755);
+    writeFileSync(join(dir, "home", "mcp.json"), JSON.stringify({ mcpServers: { f: { command: slow } } }));
+    writeFileSync(join(dir, "preset.yaml"), "extends: default\nplugins:\n  - provider-scripted:\n      replies: []\n");
+    const t = new Tmux({
+      dir,
+      cwd: dir,
+      cols: 100,
+      rows: 30,
+      env: { COIL_HOME: join(dir, "home") },
+      command: `${process.execPath} ${BIN} --plugin ui-tui --provider scripted --preset ./preset.yaml`,
+    }).start();
+    panes.push(t);
+    await t.waitFor(READY);
+    await until(() => readdirSync(markers).some((f) => f.startsWith("faulty-")), 10_000);
+    // Ask for completions until the server has listed its prompt (it connects a moment after it starts).
+    let screen = "";
+    for (let tries = 0; !screen.includes("mcp__f__greet") && tries < 20; tries++) {
+      t.type("/mcp__f");
+      screen = await t.waitFor("mcp__f__greet", 500).catch(() => "");
+      if (!screen) for (let i = 0; i < 7; i++) t.keys("BSpace");
+    }
+    expect(screen).toContain("Greets someone");
+    t.keys("C-c");
+  }, 40_000);
 });

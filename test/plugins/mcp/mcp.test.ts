@@ -9,13 +9,8 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import {
-  Agent,
-  findCommand,
-  type AgentEvent,
-  type ProviderRequest,
-  type ToolResultMessage,
-} from "../../../kernel/index.js";
+import { Agent, type AgentEvent, type ProviderRequest, type ToolResultMessage } from "../../../kernel/index.js";
+import { findCommand } from "../../../lib/front-end.js";
 import type { PluginHost } from "../../../kernel/host.js";
 import { testHost } from "../../support/host.js";
 import { packageRoot } from "../../../boot/paths.js";
@@ -293,7 +288,11 @@ describe("mcp: tools from a stdio server (server-everything)", () => {
     const positional = findCommand(t.host, "/mcp__everything__args-prompt Lyon")!;
     expect(((await positional.command.run(positional.args, t.agent)) as { prompt: string }).prompt).toMatch(/Lyon/);
     const missing = findCommand(t.host, "/mcp__everything__args-prompt")!;
-    expect(await missing.command.run(missing.args, t.agent)).toMatch(/needs city/);
+    // A usage error (print mode exits 2 on it; mcp-faults.test.ts checks that through the CLI).
+    await expect(async () => missing.command.run(missing.args, t.agent)).rejects.toMatchObject({
+      code: "MCP_PROMPT_USAGE",
+      message: expect.stringMatching(/needs city/),
+    });
   });
 
   it("/mcp shows servers, status and tool counts", async () => {

@@ -36,7 +36,14 @@ function rig(options: Record<string, unknown>, calls: Call[], ui?: ReturnType<ty
     agent: { model: { id: "s", provider: "scripted", contextWindow: 100_000, maxOutput: 1000 } },
   });
   const scripted = kit.host.services.get("scripted") as ScriptedService;
-  return { host: kit.host, agent: kit.agent, ran: tools.ran, events: kit.events, scripted };
+  return {
+    host: kit.host,
+    commandLine: kit.commandLine,
+    agent: kit.agent,
+    ran: tools.ran,
+    events: kit.events,
+    scripted,
+  };
 }
 
 async function run(options: Record<string, unknown>, calls: Call[], ui?: ReturnType<typeof scriptedUi>) {
@@ -275,7 +282,7 @@ describe("evaluation order and modes", () => {
 
   it("--permission-mode overrides the preset's mode, and /permissions shows and switches it", async () => {
     const r = rig({ mode: "default" }, [bash("make")]);
-    r.host.flagValues = { "permission-mode": "yolo" };
+    r.commandLine.values = { "permission-mode": "yolo" };
     await startPlugins(
       r.host,
       r.agent,

@@ -32,11 +32,11 @@ function rig(script: ScriptStep[], ui?: ReturnType<typeof scriptedUi>) {
     agent: { model: { id: "m", provider: "scripted", contextWindow: 100_000, maxOutput: 1000 } },
   });
   kits.push(kit);
-  const { host, agent, events } = kit;
+  const { host, agent, events, commandLine } = kit;
   const cwd = kit.workspace.dir;
   const scripted = host.services.get("scripted") as ScriptedService;
   const plan = (args = ""): Promise<SlashResult> => Promise.resolve(host.commands.get("plan")!.run(args, agent));
-  return { cwd, host, agent, scripted, plan, events };
+  return { cwd, host, agent, scripted, plan, events, commandLine };
 }
 
 const toolNames = (r: ProviderRequest) => r.tools.map((t) => t.name).sort();
@@ -79,8 +79,8 @@ describe("switching tools", () => {
   });
 
   it("--plan starts in plan mode; /plan off leaves it", async () => {
-    const { host, agent, scripted, plan } = rig([{ text: "a" }, { text: "b" }]);
-    host.flagValues = { plan: true };
+    const { host, agent, scripted, plan, commandLine } = rig([{ text: "a" }, { text: "b" }]);
+    commandLine.values = { plan: true };
     await startPlugins(
       host,
       agent,

@@ -104,7 +104,7 @@ async function rig(script: Script, o: RigOptions = {}) {
   const total = Object.values(script).reduce((s, l) => s + l.length, 0);
   const route = router(script, requests);
   const provider = o.provider ?? "scripted";
-  const { host, agent, events } = createTestKit({
+  const { host, agent, events, commandLine } = createTestKit({
     cwd,
     plugins: [
       toolsCoding,
@@ -119,7 +119,7 @@ async function rig(script: Script, o: RigOptions = {}) {
       requestOptions: o.requestOptions,
     },
   });
-  host.flagValues = { ...o.flags };
+  commandLine.values = { ...o.flags };
   const stdin = new PassThrough();
   stdin.end();
   const sink = new PassThrough();

@@ -85,6 +85,33 @@ describe("subscription credentials", () => {
     for (const secret of [GH, COPILOT, JWT, "rt_pi0123456789abcdefghijkl", "sk-ant-stored-0123456789"])
       expect(list.out).not.toContain(secret);
 
+    const asJson = await coil(dir, ["auth", "list", "--json"], env);
+    expect(asJson.code).toBe(0);
+    for (const secret of [GH, COPILOT, JWT, "rt_pi0123456789abcdefghijkl", "sk-ant-stored-0123456789"])
+      expect(asJson.out).not.toContain(secret);
+    const listed = JSON.parse(asJson.out) as { file: string; providers: Record<string, unknown> };
+    expect(listed.file).toBe(file);
+    expect(listed.providers).toEqual({
+      "github-copilot": {
+        stored: true,
+        type: "oauth",
+        inPreset: true,
+        login: {
+          from: "auth.json",
+          file,
+          expires: new Date(expires).toISOString(),
+          expired: false,
+          detail: "github.com",
+        },
+      },
+      anthropic: { stored: true, type: "api_key", inPreset: true },
+      "openai-codex": {
+        stored: false,
+        inPreset: false,
+        login: { from: "pi", file: piFile, expires: expect.any(String), expired: true },
+      },
+    });
+
     const doctor = await coil(dir, ["doctor"], env);
     expect(doctor.out).toContain("logins");
     expect(doctor.out).toMatch(/github-copilot: logged in/);

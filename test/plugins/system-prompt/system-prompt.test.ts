@@ -59,7 +59,7 @@ const extra = definePlugin({
 });
 
 function rig(flags: Record<string, unknown> = {}) {
-  const { host, agent } = createTestKit({
+  const { host, agent, commandLine } = createTestKit({
     cwd,
     scripted: { chunkSize: 4096 },
     // toolList: the optional tools block is on here, so its changes can be followed too
@@ -73,7 +73,7 @@ function rig(flags: Record<string, unknown> = {}) {
     ],
     agent: { model: { id: "scripted", provider: "scripted", contextWindow: 200_000, maxOutput: 8_000 } },
   });
-  host.flagValues = flags;
+  commandLine.values = flags;
   const scripted = host.services.get("scripted") as ScriptedService;
   const ask = async () => {
     scripted.push({ text: "ok" });

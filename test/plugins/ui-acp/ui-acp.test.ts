@@ -5,7 +5,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
+import { PassThrough, Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -264,6 +264,142 @@ describe("ui-acp: the wire format", () => {
     // Every stdout line is a JSON-RPC message; nothing else is written there.
     for (const line of lines) expect(JSON.parse(line).jsonrpc).toBe("2.0");
     expect(stderr()).not.toContain("Error:");
+  });
+});
+
+describe("ui-acp: every request gets exactly one response", () => {
+  it("16 requests, valid, refused, malformed and cancelled, from the SDK's client and as raw lines: one answer each, with its id", async () => {
+    const replies = `- toolCalls: [{ name: bash, arguments: { command: "sleep 20" } }]
+- toolCalls: [{ name: bash, arguments: { command: "sleep 20" } }]
+- text: spare
+`;
+    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}`, replies);
+    const { child, stderr } = start(p);
+    // The client reads a copy of stdout; the test counts every response on the wire by its id.
+    const responses = new Map<string, number>();
+    const toClient = new PassThrough();
+    let buf = "";
+    child.stdout.on("data", (d: Buffer) => {
+      toClient.write(d);
+      buf += d.toString();
+      const lines = buf.split("\n");
+      buf = lines.pop()!;
+      for (const line of lines) {
+        const m = JSON.parse(line) as { id?: unknown; method?: string };
+        if (m.method === undefined && "id" in m) {
+          const key = JSON.stringify(m.id);
+          responses.set(key, (responses.get(key) ?? 0) + 1);
+        }
+      }
+    });
+    const complaints: string[] = [];
+    const consoleError = console.error;
+    console.error = (...args: unknown[]) => void complaints.push(args.map(String).join(" "));
+    try {
+      const updates: acp.SessionNotification[] = [];
+      const conn = acp
+        .client({ name: "coil-test" })
+        .onNotification(acp.methods.client.session.update, ({ params }) => void updates.push(params))
+        .connect(
+          acp.ndJsonStream(
+            Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
+            Readable.toWeb(toClient) as unknown as ReadableStream<Uint8Array>,
+          ),
+        );
+      const raw = (message: unknown) => child.stdin.write(`${JSON.stringify(message)}\n`);
+      const settle = (promise: Promise<unknown>) =>
+        promise.then(
+          (r) => ({ ok: r }),
+          (e: acp.RequestError) => ({ code: e.code }),
+        );
+      const a = conn.agent;
+      // The SDK's client numbers its requests 0, 1, 2 ...
+      await a.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} }); // 0
+      const { sessionId } = await a.request(acp.methods.agent.session.new, { cwd: p.dir, mcpServers: [] }); // 1
+      const running = settle(
+        a.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "one" }] }),
+      ); // 2
+      await waitFor(() => ofKind(updates, "tool_call")[0]);
+      const busy = await settle(
+        a.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "two" }] }),
+      ); // 3
+      const badModel = await settle(
+        a.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: "model", value: "no/such" }),
+      ); // 4
+      const listed = await settle(a.request(acp.methods.agent.session.list, {})); // 5
+      await a.notify(acp.methods.agent.session.cancel, { sessionId });
+      const first = (await running) as { ok?: acp.PromptResponse };
+      // $/cancel_request of a prompt cancels its run, answered once, as cancelled.
+      const cancel = new AbortController();
+      const second = settle(
+        a.request(
+          acp.methods.agent.session.prompt,
+          { sessionId, prompt: [{ type: "text", text: "three" }] },
+          { cancellationSignal: cancel.signal },
+        ),
+      ); // 6
+      await waitFor(() => ofKind(updates, "tool_call")[1]);
+      cancel.abort();
+      const secondResult = (await second) as { ok?: acp.PromptResponse };
+      const missing = await settle(
+        a.request(acp.methods.agent.session.load, { sessionId: "no-such-session", cwd: p.dir, mcpServers: [] }),
+      ); // 7
+      const auth = await settle(a.request(acp.methods.agent.authenticate, { methodId: "none" })); // 8
+      // Raw lines, the ones no SDK client sends: an unknown method, and invalid requests that carry an id.
+      raw({ jsonrpc: "2.0", id: 901, method: "coil/no_such_method", params: {} });
+      raw({ id: 902, method: "session/list", params: {} }); // no "jsonrpc"
+      raw({ jsonrpc: "2.0", id: 903, method: 42, params: {} }); // method not a string
+      raw({ jsonrpc: "2.0", id: 904, params: { cwd: p.dir } }); // no method
+      raw({ jsonrpc: "2.0", id: 905, method: "session/new", params: "not an object" });
+      raw({ jsonrpc: "2.0", id: "s-906", method: "session/list", params: {} }); // a string id is fine
+      child.stdin.write("{ not json\n"); // no id to answer with: one error with id null
+      const ids = [0, 1, 2, 3, 4, 5, 6, 7, 8, 901, 902, 903, 904, 905, "s-906"].map((i) => JSON.stringify(i));
+      await waitFor(() => ids.every((k) => responses.has(k)) && responses.has("null"));
+      // A moment for a second answer to any of them to show up.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(first.ok?.stopReason).toBe("cancelled");
+      expect(secondResult.ok?.stopReason).toBe("cancelled");
+      expect(busy).toEqual({ code: -32600 });
+      expect(badModel).toEqual({ code: -32602 });
+      expect(listed).toHaveProperty("ok");
+      expect(missing).toEqual({ code: -32002 });
+      expect(auth).toHaveProperty("ok");
+      expect(Object.fromEntries(responses)).toEqual({ ...Object.fromEntries(ids.map((k) => [k, 1])), null: 1 });
+      // The SDK's client hears answers to the raw lines it did not send, and only those.
+      expect(
+        complaints
+          .filter((c) => /unknown request/.test(c))
+          .map((c) => c.replace("Got response to unknown request ", ""))
+          .sort(),
+      ).toEqual(["901", "902", "903", "904", "905", "null", "s-906"]);
+      expect(stderr()).not.toMatch(/unknown request/);
+      child.stdin.end();
+      await new Promise((r) => child.once("exit", r));
+    } finally {
+      console.error = consoleError;
+    }
+  }, 60_000);
+
+  it("an invalid request that carries an id is answered -32600 with that id", async () => {
+    const p = project(`extends: default\nprovider: scripted\nplugins:\n${SCRIPTED}`, "- text: hi\n");
+    const { child } = start(p);
+    const lines: string[] = [];
+    let buf = "";
+    child.stdout.on("data", (d: Buffer) => {
+      buf += d.toString();
+      const parts = buf.split("\n");
+      buf = parts.pop()!;
+      lines.push(...parts);
+    });
+    const send = (m: unknown) => child.stdin.write(`${JSON.stringify(m)}\n`);
+    send({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } });
+    await waitFor(() => lines.find((l) => l.includes('"id":1')));
+    send({ jsonrpc: "1.0", id: 7, method: "session/list", params: {} });
+    const answer = JSON.parse(await waitFor(() => lines.find((l) => l.includes('"id":7'))));
+    expect(answer).toMatchObject({ jsonrpc: "2.0", id: 7, error: { code: -32600 } });
+    expect(answer.error.message).toMatch(/"jsonrpc" must be "2.0"/);
+    child.stdin.end();
+    await new Promise((r) => child.once("exit", r));
   });
 });
 

@@ -1,0 +1,39 @@
+/**
+ * What every front end (print, TUI, RPC, ACP, a fleet worker) and the command line share, outside the
+ * kernel: the exit code a run ends with, the one-line form of a diagnostic, and how `/name args` finds
+ * its slash command.
+ */
+import type { ReadonlyRegistry, RunStopReason, SlashCommand } from "../kernel/index.js";
+
+/**
+ * coil's exit code for a run that ended this way: 0 done, 1 error or abort, 3 halted by a stop rule
+ * (a guard's limit, a failing done-gate). 2 (usage or configuration) never comes from a run.
+ */
+export function exitCodeFor(stopReason: RunStopReason): 0 | 1 | 3 {
+  if (stopReason === "error" || stopReason === "aborted") return 1;
+  return stopReason === "halted" ? 3 : 0;
+}
+
+/** One line for a diagnostic event, naming its plugin once: `warn: [plugin x] message`. */
+export function formatDiagnostic(d: { level: string; message: string; plugin?: string }): string {
+  const named = d.plugin && !d.message.includes(`[plugin ${d.plugin}]`) ? `[plugin ${d.plugin}] ` : "";
+  return `${d.level}: ${named}${d.message}`;
+}
+
+/** Split `/name args` into the command and its arguments; undefined when `text` is not a registered command. */
+export function findCommand(
+  registries: { readonly commands: Pick<ReadonlyRegistry<SlashCommand>, "get"> },
+  text: string,
+): { command: SlashCommand; args: string } | undefined {
+  const match = /^\/(\S+)(?:\s+([\s\S]*))?$/.exec(text.trim());
+  const command = match ? registries.commands.get(match[1]!) : undefined;
+  return command && { command, args: (match![2] ?? "").trim() };
+}
+
+/**
+ * The command name `text` asks for when it reads as a slash command (`/name` or `/name args`, the name
+ * without another `/`, so `/usr/bin/env` is a path), else undefined.
+ */
+export function slashName(text: string): string | undefined {
+  return /^\/([A-Za-z0-9][\w:.@-]*)(?:\s|$)/.exec(text.trimStart())?.[1];
+}
