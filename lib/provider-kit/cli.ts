@@ -8,9 +8,20 @@ import type { Agent, CliStreams, CustomMessage, ModelInfo, PluginContext, Provid
 import { CoilError, messageOf } from "../../kernel/errors.js";
 import { resolveModel, type ModelChoice } from "../models.js";
 import { describePrice, type CatalogModel } from "./catalog.js";
-import { authFile, authFileTooOpen, coilHome, readAuth, writeAuthKey, type KeyLookup } from "./config.js";
+import {
+  authFile,
+  authFileTooOpen,
+  coilHome,
+  readAuth,
+  storedKey,
+  writeAuthEntry,
+  writeAuthKey,
+  type KeyLookup,
+  type OAuthEntry,
+} from "./config.js";
 import { skippedNotes } from "./skipped.js";
 import { isCommand, resolveValue, variablesOf, type ConfigValue } from "./values.js";
+import { describeExpiry, findLogin, loginFlows, piAuthFile, piLogins, type LoginFlow, type LoginUI } from "./oauth.js";
 
 export const CLI_SERVICE = "provider-cli";
 
@@ -57,7 +68,7 @@ export function registerModelCli(ctx: PluginContext<unknown>): ProviderCliServic
   });
   ctx.subcommands.register({
     name: "auth",
-    description: "API keys stored in $COIL_HOME/auth.json (mode 0600)",
+    description: "API keys and subscription logins stored in $COIL_HOME/auth.json (mode 0600)",
     commands: [
       {
         name: "set",
@@ -73,11 +84,32 @@ export function registerModelCli(ctx: PluginContext<unknown>): ProviderCliServic
       },
       {
         name: "list",
-        options: [{ name: "json", description: "print JSON: { file, providers: { <id>: { stored, inPreset } } }" }],
-        description: "list the providers with a stored key (never the keys)",
+        options: [
+          {
+            name: "json",
+            description:
+              "print JSON: { file, readableByOthers, providers: { <id>: { stored, type, inPreset, login } } }; type is what coil's auth.json holds (api_key or oauth), login the login coil uses: { from (auth.json or pi), file, expires (ISO 8601), expired, detail } (never a key or token)",
+          },
+        ],
+        description:
+          "list the providers with a stored key or a login, and until when a login's access token runs (never a key or token)",
         run: (_args, io, options) => authList(ctx, options.json === true, io),
       },
     ],
+  });
+  ctx.subcommands.register({
+    name: "login",
+    arguments: "[provider] [host]",
+    description:
+      "log in with a subscription (the providers that have one: github-copilot); stored in $COIL_HOME/auth.json",
+    help: "host: a GitHub Enterprise host for github-copilot (coil login github-copilot ghe.example.com).\nAPI keys are stored with `coil auth set <provider>` instead.",
+    run: (args, io) => loginCommand(ctx, args, io),
+  });
+  ctx.subcommands.register({
+    name: "logout",
+    arguments: "<provider>",
+    description: "forget a provider's subscription login (or stored key) in $COIL_HOME/auth.json",
+    run: ([provider], io) => logoutCommand(provider!, io),
   });
   ctx.commands.register({
     name: "model",
@@ -115,7 +147,7 @@ export function lookupKey(
   const fromEnv = envName ? process.env[envName] : undefined;
   if (fromEnv) return { key: fromEnv, from: envName };
   try {
-    const stored = readAuth(coilHome())[provider]?.key;
+    const stored = storedKey(readAuth(coilHome()), provider);
     if (stored) return { key: stored, from: "auth.json" };
   } catch (error) {
     warn?.((error as Error).message);
@@ -246,23 +278,17 @@ async function readStdin(io: CliStreams): Promise<string> {
 
 function authList(ctx: PluginContext<unknown>, json: boolean, io: CliStreams): number {
   const home = coilHome(io.env);
-  const known = ctx.providers.ids();
-  const ids = Object.keys(readAuth(home));
   const open = authFileTooOpen(home);
   if (open)
     io.stderr.write(`coil: warning: ${authFile(home)} is readable by other users; run: chmod 600 ${authFile(home)}\n`);
   if (json) {
-    const providers = Object.fromEntries(ids.map((id) => [id, { stored: true, inPreset: known.includes(id) }]));
+    const providers = Object.fromEntries(
+      authEntries(ctx, home, io.env).map(({ id, ...shown }) => [id, shown] as const),
+    );
     io.stdout.write(`${JSON.stringify({ file: authFile(home), readableByOthers: open, providers }, null, 2)}\n`);
     return 0;
   }
-  io.stdout.write(
-    ids.length
-      ? ids
-          .map((id) => `${id}: key stored${known.includes(id) ? "" : " (no such provider in this preset)"}`)
-          .join("\n") + "\n"
-      : `no keys stored in ${authFile(home)}\n`,
-  );
+  io.stdout.write(`${authLines(ctx, home, io.env).join("\n")}\n`);
   return 0;
 }
 
@@ -286,6 +312,158 @@ async function authSet(ctx: PluginContext<unknown>, provider: string, io: CliStr
   }
   const file = writeAuthKey(coilHome(io.env), provider, key);
   io.stdout.write(`stored the key for ${provider} in ${file} (mode 0600)\n`);
+  return 0;
+}
+
+/** A provider in `coil auth list --json`: what coil's auth.json holds for it, and its login (never a token). */
+export interface AuthListEntry {
+  id: string;
+  /** coil's auth.json holds an entry for it. */
+  stored: boolean;
+  /** That entry's type: `api_key` (a key) or `oauth` (a subscription login). */
+  type?: "api_key" | "oauth";
+  inPreset: boolean;
+  /** The login coil uses for it: coil's own, else one read from Pi's auth.json. */
+  login?: {
+    from: "auth.json" | "pi";
+    file: string;
+    /** When its access token runs out (ISO 8601); a refresh token gets a new one. */
+    expires: string;
+    expired: boolean;
+    /** What the login flow says of it (e.g. the GitHub host). */
+    detail?: string;
+  };
+}
+
+/** Per provider, a stored key or a login and until when its access token runs; Pi's logins read too. */
+export function authEntries(ctx: PluginContext<unknown>, home: string, env: NodeJS.ProcessEnv): AuthListEntry[] {
+  const known = ctx.providers.ids();
+  const flows = loginFlows(ctx);
+  const stored = readAuth(home);
+  const now = Date.now();
+  const loginOf = (id: string, entry: OAuthEntry, from: "auth.json" | "pi"): AuthListEntry["login"] => {
+    const detail = flows.get(id)?.describe?.(entry);
+    return {
+      from,
+      file: from === "pi" ? piAuthFile(env) : authFile(home),
+      expires: new Date(entry.expires).toISOString(),
+      expired: entry.expires <= now,
+      ...(detail ? { detail } : {}),
+    };
+  };
+  const rows = new Map<string, AuthListEntry>();
+  for (const [id, entry] of Object.entries(stored)) {
+    const type = entry.type === "oauth" ? "oauth" : "api_key";
+    rows.set(id, { id, stored: true, type, inPreset: known.includes(id) });
+    if (entry.type === "oauth") rows.get(id)!.login = loginOf(id, entry, "auth.json");
+  }
+  for (const [id, entry] of Object.entries(piLogins(env))) {
+    const row = rows.get(id) ?? { id, stored: false, inPreset: known.includes(id) };
+    if (!row.login) row.login = loginOf(id, entry, "pi");
+    rows.set(id, row);
+  }
+  return [...rows.values()];
+}
+
+/**
+ * What `coil auth list` and `coil doctor` show: per provider, a stored key or a login and until when
+ * its access token runs (never a token), and the logins read from Pi's auth.json.
+ */
+export function authLines(ctx: PluginContext<unknown>, home: string, env: NodeJS.ProcessEnv): string[] {
+  const lines: string[] = [];
+  const entries = authEntries(ctx, home, env);
+  for (const row of entries) {
+    const note = row.inPreset ? "" : " (no such provider in this preset)";
+    if (row.type === "api_key") lines.push(`${row.id}: key stored${note}`);
+    const login = row.login;
+    if (!login) continue;
+    const how = login.from === "pi" ? ` through Pi (${login.file}, read only)` : "";
+    lines.push(
+      `${row.id}: logged in${how}${login.detail ? ` (${login.detail})` : ""}, ${describeExpiry(Date.parse(login.expires))}${note}`,
+    );
+  }
+  if (lines.length === 0) lines.push(`no keys or logins stored in ${authFile(home)}`);
+  return lines;
+}
+
+async function readLine(io: CliStreams): Promise<string> {
+  let text = "";
+  for await (const chunk of io.stdin) {
+    text += chunk.toString();
+    if (text.includes("\n")) break;
+  }
+  return text.split("\n")[0]!.trim();
+}
+
+function cliLoginUI(io: CliStreams, signal: AbortSignal): LoginUI {
+  return {
+    signal,
+    show: (text) => io.stderr.write(`${text}\n`),
+    ask: async (question) => {
+      io.stderr.write(`${question} `);
+      return (await readLine(io)) || undefined;
+    },
+  };
+}
+
+/** Run a login flow and store what it returns; the line to show when it is done. */
+export async function runLogin(
+  flow: LoginFlow,
+  ui: LoginUI,
+  args: string[],
+  home: string,
+): Promise<{ file: string; text: string }> {
+  const entry = await flow.login(ui, args);
+  const file = writeAuthEntry(home, flow.provider, entry);
+  const more = flow.describe?.(entry);
+  return {
+    file,
+    text: `Logged in to ${flow.title}${more ? ` (${more})` : ""}; stored in ${file} (mode 0600). Use it with --model ${flow.provider}/<model> (coil models ${flow.provider} lists them).`,
+  };
+}
+
+async function loginCommand(ctx: PluginContext<unknown>, argv: string[], io: CliStreams): Promise<number> {
+  const flows = loginFlows(ctx);
+  const [provider, ...rest] = argv;
+  const flow = provider ? flows.get(provider) : undefined;
+  if (!flow) {
+    const list = [...flows.keys()].join(", ") || "none (add provider-github-copilot to the preset)";
+    io.stderr.write(
+      `${provider ? `coil: no subscription login for '${provider}'. ` : ""}usage: coil login <provider> [host]   (providers with a login: ${list})\n` +
+        "       API keys are stored with `coil auth set <provider>` instead.\n",
+    );
+    return 2;
+  }
+  const abort = new AbortController();
+  const stop = () => abort.abort();
+  process.once("SIGINT", stop);
+  try {
+    const done = await runLogin(flow, cliLoginUI(io, abort.signal), rest, coilHome(io.env));
+    io.stdout.write(`${done.text}\n`);
+    return 0;
+  } catch (error) {
+    const e = error as CoilError;
+    io.stderr.write(
+      `coil: login to ${flow.title} failed: ${e.detail ?? messageOf(error)}${e.hint ? `; ${e.hint}` : ""}\n`,
+    );
+    return 1;
+  } finally {
+    process.off("SIGINT", stop);
+  }
+}
+
+async function logoutCommand(provider: string, io: CliStreams): Promise<number> {
+  const home = coilHome(io.env);
+  const had = readAuth(home)[provider];
+  if (had) writeAuthEntry(home, provider, undefined);
+  const fromPi = piLogins(io.env)[provider];
+  const what = had?.type === "oauth" ? "login" : had ? "stored key" : undefined;
+  if (what) io.stdout.write(`removed the ${what} for ${provider} from ${authFile(home)}\n`);
+  else io.stdout.write(`no login or key for ${provider} in ${authFile(home)}\n`);
+  if (fromPi && findLogin(home, provider, io.env, true)?.from === "pi")
+    io.stdout.write(
+      `note: Pi's login for ${provider} in ${piAuthFile(io.env)} is still there and coil still reads it; coil never rewrites that file (log out in Pi, or remove the entry yourself)\n`,
+    );
   return 0;
 }
 

@@ -553,29 +553,55 @@ export function mergeModel(
 
 // ───────────────────────────── auth.json and keys ─────────────────────────────
 
-export type AuthFile = Record<string, { type: "api_key"; key: string }>;
+/** A stored API key (`coil auth set`). */
+export interface ApiKeyEntry {
+  type: "api_key";
+  key: string;
+}
+
+/**
+ * A subscription login (`coil login`), in the shape Pi's auth.json uses: `access` (the token sent to the
+ * API), `refresh` (what gets a new one), `expires` (epoch milliseconds of the access token's end), plus
+ * provider-specific fields (`accountId`, `enterpriseUrl`, ...).
+ */
+export interface OAuthEntry {
+  type: "oauth";
+  access: string;
+  refresh: string;
+  expires: number;
+  [field: string]: unknown;
+}
+
+export type AuthEntry = ApiKeyEntry | OAuthEntry;
+export type AuthFile = Record<string, AuthEntry>;
 
 export function authFile(home: string): string {
   return join(home, "auth.json");
 }
 
-/** Stored keys; a missing file is empty. A malformed file throws (the caller reports it once). */
+/** Stored keys and logins; a missing file is empty. A malformed file throws (the caller reports it once). */
 export function readAuth(home: string): AuthFile {
-  const file = authFile(home);
+  return readAuthAt(authFile(home), "fix it or delete it and run `coil auth set <provider>` again");
+}
+
+/** An auth.json file at `file` (coil's or Pi's); a missing file is empty, a malformed one throws. */
+export function readAuthAt(file: string, hint: string): AuthFile {
   if (!existsSync(file)) return {};
   let data: unknown;
   try {
     data = JSON.parse(readFileSync(file, "utf8"));
   } catch (cause) {
-    throw new CoilError("CONFIG_INVALID", `${file} is not valid JSON`, {
-      file,
-      cause,
-      hint: "fix it or delete it and run `coil auth set <provider>` again",
-    });
+    throw new CoilError("CONFIG_INVALID", `${file} is not valid JSON`, { file, cause, hint });
   }
   if (!data || typeof data !== "object" || Array.isArray(data))
     throw new CoilError("CONFIG_INVALID", `${file} must hold a JSON object`, { file });
   return data as AuthFile;
+}
+
+/** The stored API key of a provider (an OAuth login is not a key). */
+export function storedKey(auth: AuthFile, provider: string): string | undefined {
+  const entry = auth[provider];
+  return entry?.type === "api_key" && typeof entry.key === "string" ? entry.key : undefined;
 }
 
 /** Whether group or others can read the file (a stored key should be private). */
@@ -586,16 +612,45 @@ export function authFileTooOpen(home: string): boolean {
 
 /** Store (or with `key` undefined, remove) a provider's key. The file is written with mode 0600. */
 export function writeAuthKey(home: string, provider: string, key: string | undefined): string {
+  return writeAuthEntry(home, provider, key === undefined ? undefined : { type: "api_key", key });
+}
+
+/**
+ * Store (or with `entry` undefined, remove) a provider's key or login, keeping the other entries. The
+ * file is written atomically (a private temporary file renamed over it) with mode 0600, in a 0700 directory.
+ */
+export function writeAuthEntry(home: string, provider: string, entry: AuthEntry | undefined): string {
   const file = authFile(home);
   const data = readAuth(home);
-  if (key === undefined) delete data[provider];
-  else data[provider] = { type: "api_key", key };
+  if (entry === undefined) delete data[provider];
+  else data[provider] = entry;
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(data, null, 2) + "\n", { mode: 0o600 });
-  chmodSync(tmp, 0o600); // a umask cannot widen it, but an existing tmp file keeps its mode: set it explicitly
+  const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  writeFileSync(tmp, JSON.stringify(data, null, 2) + "\n", { mode: 0o600, flag: "wx" });
+  chmodSync(tmp, 0o600); // a umask cannot widen it, but be explicit
   renameSync(tmp, file);
   return file;
+}
+
+/**
+ * Shapes of tokens that are secrets wherever they appear: OpenAI/Anthropic keys, GitHub OAuth and
+ * personal tokens (`gho_`, `ghu_`, `ghp_`, `ghs_`, `ghr_`, `github_pat_`), JWTs (ChatGPT access and id
+ * tokens), and GitHub Copilot's API token (`tid=...;exp=...;...`).
+ */
+export const TOKEN_SHAPES: readonly RegExp[] = [
+  /\b(sk-(?:ant-)?[A-Za-z0-9_-]{6})[A-Za-z0-9_-]{10,}/g,
+  /\b(gh[opusr]_)[A-Za-z0-9]{20,}/g,
+  /\b(github_pat_)[A-Za-z0-9_]{20,}/g,
+  /\b(eyJ)[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
+  /\b(tid=)[0-9a-f]{8,}[^\s"']*/g,
+  /\b(rt_)[A-Za-z0-9._-]{20,}/g,
+];
+
+/** `text` with every token of a known shape replaced by its prefix and `…[redacted]`. */
+export function redactShapes(text: string): string {
+  let out = text;
+  for (const shape of TOKEN_SHAPES) out = out.replace(shape, "$1…[redacted]");
+  return out;
 }
 
 /** Where a provider's key came from; `key` is undefined when none was found. */
@@ -613,7 +668,7 @@ export function redact(text: string, secrets: readonly (string | undefined)[]): 
   for (const secret of secrets) {
     if (secret && secret.length >= 4) out = out.split(secret).join(`${secret.slice(0, 3)}…[redacted]`);
   }
-  return out.replace(/\b(sk-(?:ant-)?[A-Za-z0-9_-]{6})[A-Za-z0-9_-]{10,}/g, "$1…[redacted]");
+  return redactShapes(out);
 }
 
 /** Hosts that usually run keyless local servers. */

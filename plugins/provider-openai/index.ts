@@ -89,6 +89,40 @@ interface Setup {
   client?: typeof azureClient;
   /** Besides the key, what must be set for the provider to be usable (Azure's endpoint). */
   ready?: () => boolean;
+  /** A subscription login instead of a key (another plugin's, through the `openai-wire` service). */
+  login?: WireLogin;
+}
+
+/** How a subscription provider authenticates each request it sends over the OpenAI wire formats. */
+export interface WireLogin {
+  /** The bearer token for the next request; `force` after a 401 (refresh even if it looks valid). */
+  token(force?: boolean): Promise<string>;
+  /** Headers the service requires on every request (computed per request). */
+  headers?(request: ProviderRequest, token: string): Record<string, string>;
+  /** Whether a login exists. */
+  ready(): boolean;
+  /** Every token of the login, for redaction. */
+  secrets(): string[];
+}
+
+/** What a subscription provider plugin gives the `openai-wire` service: one provider over Responses or Chat Completions. */
+export interface WireSetup {
+  id: string;
+  baseUrl(): string;
+  /** The API every model of the provider uses unless its catalog entry says otherwise. */
+  api: ApiKind;
+  /** The models (a getter: a provider that lists them from its API fills them in later). */
+  readonly models: CatalogModel[];
+  limits: { contextWindow: number; maxOutput: number };
+  /** Chat Completions switches (Responses: `stateless` gives `store: false`). */
+  compat: Compat;
+  login: WireLogin;
+  hint: string;
+}
+
+/** The `openai-wire` service: OpenAI's wire formats, retries and error messages for providers other plugins define. */
+export interface OpenAIWireService {
+  provider(setup: WireSetup): Provider;
 }
 
 function isOfficial(url: string): boolean {
@@ -161,7 +195,8 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
       const found = findModel(s.models, id);
       return found ? { ...found, provider: s.id } : defaultModel(s.id, id, s.defaultApi(), s.limits);
     },
-    isConfigured: () => (s.declared ? s.declared() : hasKey(key()) || s.keyless()) && s.ready?.() !== false,
+    isConfigured: () =>
+      s.login ? s.login.ready() : (s.declared ? s.declared() : hasKey(key()) || s.keyless()) && s.ready?.() !== false,
     setupHint: hint,
     stream(request: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderEvent> {
       const model = catalogFor(request.model);
@@ -177,21 +212,48 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
         policy: { maxRetries: o.maxRetries, baseDelayMs: o.baseDelayMs, maxRetryDelayMs: o.maxRetryDelayMs },
         classify: (error) =>
           error instanceof CoilError
-            ? { message: error.message, retryable: false, overflow: false }
+            ? {
+                message: error.hint ? `${error.message}; ${error.hint}` : error.message,
+                retryable: false,
+                overflow: false,
+              }
             : classifyOpenAI(error, { provider: s.id, baseUrl: url, keyFrom: k?.from, keyHint: hint, model: model.id }),
         async *attempt({ builder, signal: abort }) {
           if (s.ready?.() === false)
             throw new CoilError("AUTH_MISSING", `provider '${s.id}' is not set up: ${hint}`, { plugin: ctx.id });
-          k ??= key(true);
-          secrets.push(k.key);
-          if (!k.key && !s.keyless())
-            throw new CoilError("AUTH_MISSING", `no API key for provider '${s.id}': ${hint}`, { plugin: ctx.id });
+          // A subscription login: its current token (refreshed when near expiry) and the service's headers.
+          let token = s.login ? await s.login.token() : undefined;
+          if (s.login && token !== undefined) {
+            k = { key: token, from: "the login" };
+            secrets.push(token, ...s.login.secrets());
+          } else {
+            k ??= key(true);
+            secrets.push(k.key);
+            if (!k.key && !s.keyless())
+              throw new CoilError("AUTH_MISSING", `no API key for provider '${s.id}': ${hint}`, { plugin: ctx.id });
+          }
           // Resolved per request: a header naming a variable that is not set fails this request, naming it.
-          const { headers, secrets: hidden } = resolveHeaders(s.headers, model.headers);
-          secrets.push(...hidden);
+          const resolved = resolveHeaders(s.headers, model.headers);
+          secrets.push(...resolved.secrets);
+          const withLogin = (t: string | undefined) =>
+            s.login && t !== undefined ? { ...resolved.headers, ...s.login.headers?.(request, t) } : resolved.headers;
+          let headers = withLogin(token);
+          let sdk = await client(url, token ?? k.key);
+          /** Send; for a login, a 401 refreshes the token once and sends again (a second 401 is reported). */
+          const send = async <T>(call: (c: OpenAI, h: Record<string, string>) => Promise<T>): Promise<T> => {
+            try {
+              return await call(sdk, headers);
+            } catch (error) {
+              if (!s.login || (error as { status?: number }).status !== 401) throw error;
+              token = await s.login.token(true);
+              secrets.push(token, ...s.login.secrets());
+              headers = withLogin(token);
+              sdk = await client(url, token);
+              return await call(sdk, headers);
+            }
+          };
           const body = <T extends object>(params: T): T =>
             deepMerge(deepMerge(params as Record<string, unknown>, s.params), model.params) as T;
-          const sdk = await client(url, k.key);
           if (model.api === "openai-responses") {
             const strict = model.compat?.supportsStrictMode ?? s.userCompat?.supportsStrictMode ?? true;
             const params = body(
@@ -203,14 +265,16 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
                 reasoningEffortMap: compat.reasoningEffortMap,
               }),
             );
-            const events = await routeConsole(sdk.logger, () =>
-              sdk.responses.create(params, { signal: abort, maxRetries: 0, headers }),
+            const events = await send((c, h) =>
+              routeConsole(c.logger, () => c.responses.create(params, { signal: abort, maxRetries: 0, headers: h })),
             );
             return yield* readResponses(events, builder);
           }
           const params = body(buildCompletionsParams(request, model, { compat, maxTokens: o.maxTokens }));
-          const chunks = await routeConsole(sdk.logger, () =>
-            sdk.chat.completions.create(params, { signal: abort, maxRetries: 0, headers }),
+          const chunks = await send((c, h) =>
+            routeConsole(c.logger, () =>
+              c.chat.completions.create(params, { signal: abort, maxRetries: 0, headers: h }),
+            ),
           );
           return yield* readCompletions(chunks, builder);
         },
@@ -361,6 +425,25 @@ export default definePlugin({
       );
     }
     markDefaults(registered, user.default, user.providers, (m) => ctx.log.warn(m), user.defaultFrom);
+
+    // Subscription providers (provider-github-copilot) speak these wire formats through this service.
+    const wire: OpenAIWireService = {
+      provider: (w) =>
+        makeProvider(ctx, cli, {
+          id: w.id,
+          baseUrl: w.baseUrl,
+          keyless: () => false,
+          compat: () => mergeCompat(COMPAT_GENERIC, w.compat),
+          defaultApi: () => w.api,
+          get models() {
+            return w.models;
+          },
+          limits: w.limits,
+          hint: w.hint,
+          login: w.login,
+        }),
+    };
+    ctx.services.provide("openai-wire", wire);
   },
 });
 

@@ -7,7 +7,8 @@
 import { existsSync, statSync } from "node:fs";
 import { definePlugin, Stage, Type, type AgentMessage, type Static, type ToolResult } from "../../kernel/index.js";
 import { coilHome } from "../../lib/paths.js";
-import { authFile, readAuth } from "../../lib/provider-kit/config.js";
+import { authFile, readAuth, redactShapes } from "../../lib/provider-kit/config.js";
+import { piAuthFile, piLogins } from "../../lib/provider-kit/oauth.js";
 import { redactor, secretsInAuth, secretsInEnv } from "./secrets.js";
 
 export { REDACTED, redactor, secretsInAuth, secretsInEnv } from "./secrets.js";
@@ -59,8 +60,10 @@ export default definePlugin({
     function current(): ((text: string) => string) | undefined {
       const authPath = authFile(home);
       const stat = existsSync(authPath) ? statSync(authPath) : undefined;
+      const piPath = piAuthFile(env);
+      const piStat = existsSync(piPath) ? statSync(piPath) : undefined;
       const flag = ctx.flags.get("api-key");
-      const stamp = `${stat?.mtimeMs ?? 0}:${stat?.size ?? 0}:${typeof flag === "string" ? flag.length : 0}`;
+      const stamp = `${stat?.mtimeMs ?? 0}:${stat?.size ?? 0}:${piStat?.mtimeMs ?? 0}:${typeof flag === "string" ? flag.length : 0}`;
       if (cache?.stamp === stamp) return cache.apply;
       let stored: string[] = [];
       try {
@@ -68,13 +71,18 @@ export default definePlugin({
       } catch (e) {
         ctx.log.warn(`cannot read ${authPath} to redact its keys: ${(e as Error).message}`);
       }
+      // Pi's subscription logins (coil can use them), read only.
+      if (piStat) stored.push(...secretsInAuth(piLogins(env)));
       const values = [
         ...secretsInEnv(env, o.env),
         ...stored,
         ...o.secrets,
         ...(typeof flag === "string" ? [flag] : []),
       ];
-      cache = { stamp, apply: redactor(values, o.minLength) };
+      const known = redactor(values, o.minLength);
+      // Tokens of known shapes (GitHub, Copilot, JWTs, sk- keys) are redacted even when coil did not store them.
+      const apply = (text: string) => redactShapes(known ? known(text) : text);
+      cache = { stamp, apply };
       return cache.apply;
     }
 

@@ -31,12 +31,15 @@ export function secretsInEnv(env: Record<string, string | undefined>, extraNames
   return out;
 }
 
-/** Every string value stored under a `key` field in an auth.json object (`{ provider: { type, key } }`). */
+/**
+ * Every secret in an auth.json object: the `key` of stored API keys (`{ provider: { type, key } }`) and the
+ * `access` and `refresh` tokens of subscription logins (`{ type: "oauth", access, refresh, expires }`).
+ */
 export function secretsInAuth(auth: unknown): string[] {
   if (!auth || typeof auth !== "object") return [];
   return Object.values(auth as Record<string, unknown>).flatMap((entry) => {
-    const key = (entry as { key?: unknown } | null)?.key;
-    return typeof key === "string" ? [key] : [];
+    const e = (entry ?? {}) as { key?: unknown; access?: unknown; refresh?: unknown };
+    return [e.key, e.access, e.refresh].filter((v): v is string => typeof v === "string");
   });
 }
 

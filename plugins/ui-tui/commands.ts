@@ -16,6 +16,8 @@ import {
 import { providerDefault } from "../../lib/models.js";
 import { subagentRunOf } from "../../lib/subagent-usage.js";
 import { coilHome, writeAuthKey } from "../../lib/provider-kit/config.js";
+import { runLogin } from "../../lib/provider-kit/cli.js";
+import { loginFlows } from "../../lib/provider-kit/oauth.js";
 import type { MessageEntry, SessionEntry, SessionService } from "../session-jsonl/api.js";
 import { readSettings, writeSettings } from "./settings.js";
 import { summarizeArgs } from "./summary.js";
@@ -212,6 +214,18 @@ export const KEYS_HELP = [
 ];
 
 /** Providers that take an API key stored by `coil auth set` (their setup hint says so). */
+/** After a login or a stored key: still on a provider that cannot run (the first start), move to the one just set up. */
+async function switchToLogin(agent: Agent, id: string, done: string): Promise<string> {
+  const provider = agent.view.providers.get(id);
+  if (!providerUnusable(agent))
+    return agent.state.provider === id ? `${done} Ready: ${id}/${agent.state.model.id}.` : done;
+  // The provider's balanced default (or models.yaml's `default:`), as a start without --model picks it.
+  const model = provider && providerDefault(provider);
+  if (!model || agent.isRunning || !agent.view.commands.has("model")) return done;
+  const out = await agent.view.commands.get("model")!.run(`${id}/${model.id}`, agent);
+  return `${done} ${typeof out === "string" ? out : ""}`.trim();
+}
+
 export function keyedProviders(agent: Agent): string[] {
   return agent.view.providers
     .values()
@@ -524,16 +538,44 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
 
   reg(
     "login",
-    "store an API key for a provider ($COIL_HOME/auth.json, mode 0600, as coil auth set does)",
+    "log in with a subscription (github-copilot) or store an API key for a provider ($COIL_HOME/auth.json, mode 0600)",
     async (args, agent) => {
-      const keyed = keyedProviders(agent);
+      const flows = loginFlows(ctx);
+      const keyed = [...flows.keys(), ...keyedProviders(agent)];
       if (!bridge.app)
-        return `Outside the interactive UI: printf %s "$KEY" | coil auth set <provider>  (providers: ${keyed.join(", ") || "none"})`;
-      const id = args.trim() || (await bridge.app.dialogs.select("Store an API key for which provider?", keyed));
+        return `Outside the interactive UI: coil login <provider> (${[...flows.keys()].join(", ") || "none"}), or printf %s "$KEY" | coil auth set <provider>  (providers: ${keyed.join(", ") || "none"})`;
+      const [want, ...rest] = args.trim().split(/\s+/).filter(Boolean);
+      const id =
+        want || (await bridge.app.dialogs.select("Log in to, or store an API key for, which provider?", keyed));
       if (!id) return;
       const provider = agent.view.providers.get(id);
       if (!provider)
-        return `No provider '${id}' in this preset (providers that take a key: ${keyed.join(", ") || "none"}).`;
+        return `No provider '${id}' in this preset (providers that take a login or a key: ${keyed.join(", ") || "none"}).`;
+      const flow = flows.get(id);
+      if (flow) {
+        // A subscription: the flow's lines (a code to enter, a URL to open) appear as notices; Esc in a question cancels.
+        const app = bridge.app;
+        const abort = new AbortController();
+        let done: string;
+        try {
+          done = (
+            await runLogin(
+              flow,
+              {
+                signal: abort.signal,
+                show: (text) => app.notify(text),
+                ask: (question) => app.dialogs.input(question, undefined, abort.signal),
+              },
+              rest,
+              coilHome(),
+            )
+          ).text;
+        } catch (error) {
+          const e = error as { detail?: string; hint?: string };
+          return `Login to ${flow.title} failed: ${e.detail ?? messageOf(error)}${e.hint ? `; ${e.hint}` : ""}`;
+        }
+        return switchToLogin(agent, id, done);
+      }
       const key = (
         await bridge.app.dialogs.secret(`API key for ${id}`, `stored in ${join(coilHome(), "auth.json")} (mode 0600)`)
       )?.trim();
@@ -545,15 +587,7 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
       } catch (error) {
         return `Cannot store the key: ${messageOf(error)}`;
       }
-      const done = `Stored the key for ${id} in ${file} (mode 0600).`;
-      // Still on a provider that cannot run (the first start): move to the one just set up, at its default model.
-      if (!providerUnusable(agent))
-        return agent.state.provider === id ? `${done} Ready: ${id}/${agent.state.model.id}.` : done;
-      // The provider's balanced default (or models.yaml's `default:`), as a start without --model picks it.
-      const model = providerDefault(provider);
-      if (!model || agent.isRunning || !agent.view.commands.has("model")) return done;
-      const out = await agent.view.commands.get("model")!.run(`${id}/${model.id}`, agent);
-      return `${done} ${typeof out === "string" ? out : ""}`.trim();
+      return switchToLogin(agent, id, `Stored the key for ${id} in ${file} (mode 0600).`);
     },
     "[provider]",
   );
