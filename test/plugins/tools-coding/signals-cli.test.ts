@@ -52,7 +52,9 @@ function start(dir: string, args: string[]): ChildProcess {
   return spawn(process.execPath, [BIN, "--provider", "scripted", "--script", "replies.yaml", ...args], {
     cwd: dir,
     env: childEnv({ COIL_HOME: join(dir, "coil-home") }),
-    stdio: ["pipe", "pipe", "pipe"],
+    // rpc mode reads its commands from stdin; a print run given an open pipe would wait for the prompt's
+    // input until it ends (issue 27.5), so it gets none, as from a terminal script with </dev/null.
+    stdio: [args.includes("rpc") ? "pipe" : "ignore", "pipe", "pipe"],
   });
 }
 

@@ -303,11 +303,13 @@ describe.skipIf(!hasTmux)("ui-tui /tree", () => {
     const t = coil(dir, `${preset(dir, `- text: unused`)} --session ${file}`, { cols: 100, rows: 50 });
     await t.waitFor(READY);
     await send(t, "/tree");
-    const tree = await t.waitFor("Session tree");
+    // the whole frame: the tree is drawn row by row, so wait for its last row, not only its heading
+    const rowsOf = (s: string) => (s.match(/^(→ | {2})\s*[◆•]? ?[›·]/gm) ?? []).length;
+    const tree = await t.waitFor((s) => s.includes("Session tree") && /question last/.test(s) && rowsOf(s) >= 30);
     // the selected row (→) is where you are (◆): the last message
     expect(tree).toMatch(/→ .*◆ › question last/);
     // rows fill a 50-row terminal: far more than the 10 rows of before
-    expect((tree.match(/^(→ | {2})\s*[◆•]? ?[›·]/gm) ?? []).length).toBeGreaterThanOrEqual(30);
+    expect(rowsOf(tree)).toBeGreaterThanOrEqual(30);
     expect(tree).toContain("[read notes.txt]");
     // the branch off question 3 is indented under it
     expect(tree).toMatch(/^ {2}\s{2,}· another take on 3/m);
@@ -361,12 +363,12 @@ describe.skipIf(!hasTmux)("ui-tui at narrow widths", () => {
     // the columns line up: each row's cost ($) starts where the other's does
     expect(rows[0]!.indexOf("$")).toBe(rows[1]!.indexOf("$"));
     t.resize(80, 40);
-    await t.waitFor((s) => s.split("\n").every((l) => l.length <= 80) && s.includes(READY));
-    const at80 = t
-      .screen()
-      .split("\n")
-      .find((l) => l.startsWith("coil · "))!;
-    expect(at80).toContain("and-another-one");
+    // the redraw after a resize comes in pieces: wait for the frame that has the title line again
+    const titleOf = (s: string) => s.split("\n").find((l) => l.startsWith("coil · "));
+    const after = await t.waitFor(
+      (s) => s.split("\n").every((l) => l.length <= 80) && s.includes(READY) && titleOf(s) !== undefined,
+    );
+    expect(titleOf(after)).toContain("and-another-one");
     t.resize(60, 30);
     const at60 = await t.waitFor((s) => s.split("\n").every((l) => l.length <= 60) && s.includes("Enter to send"));
     expect(at60).toMatch(/\$0\.\d{3}/);
