@@ -136,6 +136,25 @@ export interface Components {
 
 export const COMPONENT_KEYS = ["commands", "agents", "skills", "hooks", "mcpServers"] as const;
 
+/**
+ * The keys of an MCP server entry (`.mcp.json`, `mcpServers`) coil reads: Claude Code's, and coil's own
+ * `startupTimeout`, `toolTimeout`, `alwaysLoad`, `disabled`. The mcp plugin checks entries against it; the
+ * Claude Code installer notes the other keys of a plugin's servers as ignored.
+ */
+export const MCP_SERVER_KEYS: ReadonlySet<string> = new Set([
+  "type",
+  "command",
+  "args",
+  "env",
+  "cwd",
+  "url",
+  "headers",
+  "startupTimeout",
+  "toolTimeout",
+  "alwaysLoad",
+  "disabled",
+]);
+
 /** plugin.json: a name, metadata, and optional custom component paths (which add to the default folders). */
 export interface ClaudeManifest {
   name: string;

@@ -8,7 +8,7 @@ import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { projectRoot } from "../../lib/project.js";
 import { LineCounter, parseDocument } from "yaml";
-import { claudePluginMcpServers } from "../../lib/claude-plugins.js";
+import { claudePluginMcpServers, MCP_SERVER_KEYS } from "../../lib/claude-plugins.js";
 
 export interface StdioServer {
   type: "stdio";
@@ -99,19 +99,6 @@ export const formatProblem = (p: ConfigProblem): string =>
   `${p.file}${p.line ? `:${p.line}` : ""}${p.key ? ` (${p.key})` : ""}: ${p.message}`;
 
 const TRANSPORTS = ["stdio", "http", "sse", "streamable-http"];
-const KEYS = new Set([
-  "type",
-  "command",
-  "args",
-  "env",
-  "cwd",
-  "url",
-  "headers",
-  "startupTimeout",
-  "toolTimeout",
-  "alwaysLoad",
-  "disabled",
-]);
 
 /** Check one raw server entry; `path` is the key path used in messages (e.g. `mcpServers.github`). */
 export function checkServer(
@@ -134,10 +121,10 @@ export function checkServer(
     };
   const o = raw as Record<string, unknown>;
   for (const k of Object.keys(o))
-    if (!KEYS.has(k))
+    if (!MCP_SERVER_KEYS.has(k))
       notes.push({
         key: `${path}.${k}`,
-        message: `not an MCP server setting coil knows; ignored (known: ${[...KEYS].join(", ")})`,
+        message: `not an MCP server setting coil knows; ignored (known: ${[...MCP_SERVER_KEYS].join(", ")})`,
       });
   const strings = (key: string) => {
     const v = o[key];

@@ -24,7 +24,7 @@ import {
   requestJson,
   subscriptionAuth,
 } from "../../lib/provider-kit/oauth.js";
-import type { OpenAIWireService } from "../provider-openai/index.js";
+import type { OpenAIWireService } from "../provider-openai/api.js";
 
 export const CopilotOptions = Type.Object({
   /** GitHub's web origin for the device flow; default `https://github.com` (or `https://<enterprise host>`). */

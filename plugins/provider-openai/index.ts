@@ -45,6 +45,9 @@ import { buildCompletionsParams, readCompletions } from "./completions.js";
 import { COMPAT_GENERIC, COMPAT_OPENAI, COMPATIBLE_PROVIDERS, OPENAI_DEFAULT_LIMITS, OPENAI_MODELS } from "./models.js";
 import { buildResponsesParams, readResponses } from "./responses.js";
 import { classifyOpenAI } from "./shared.js";
+import type { OpenAIWireService, WireLogin, WireSetup } from "./api.js";
+
+export type { OpenAIWireService, WireLogin, WireSetup };
 
 export const OpenAIOptions = Type.Object({
   /** API base URL of the `openai` provider; default `OPENAI_BASE_URL`, else https://api.openai.com/v1. */
@@ -91,38 +94,6 @@ interface Setup {
   ready?: () => boolean;
   /** A subscription login instead of a key (another plugin's, through the `openai-wire` service). */
   login?: WireLogin;
-}
-
-/** How a subscription provider authenticates each request it sends over the OpenAI wire formats. */
-export interface WireLogin {
-  /** The bearer token for the next request; `force` after a 401 (refresh even if it looks valid). */
-  token(force?: boolean): Promise<string>;
-  /** Headers the service requires on every request (computed per request). */
-  headers?(request: ProviderRequest, token: string): Record<string, string>;
-  /** Whether a login exists. */
-  ready(): boolean;
-  /** Every token of the login, for redaction. */
-  secrets(): string[];
-}
-
-/** What a subscription provider plugin gives the `openai-wire` service: one provider over Responses or Chat Completions. */
-export interface WireSetup {
-  id: string;
-  baseUrl(): string;
-  /** The API every model of the provider uses unless its catalog entry says otherwise. */
-  api: ApiKind;
-  /** The models (a getter: a provider that lists them from its API fills them in later). */
-  readonly models: CatalogModel[];
-  limits: { contextWindow: number; maxOutput: number };
-  /** Chat Completions switches (Responses: `stateless` gives `store: false`). */
-  compat: Compat;
-  login: WireLogin;
-  hint: string;
-}
-
-/** The `openai-wire` service: OpenAI's wire formats, retries and error messages for providers other plugins define. */
-export interface OpenAIWireService {
-  provider(setup: WireSetup): Provider;
 }
 
 function isOfficial(url: string): boolean {

@@ -21,6 +21,7 @@ import { coilHome } from "../../../lib/paths.js";
 import {
   COMPONENT_KEYS,
   LOCK_FILE_NAME,
+  MCP_SERVER_KEYS,
   NAME,
   PLUGIN_MANIFEST,
   agentsOf,
@@ -190,27 +191,13 @@ export function describePlugin(
   const mcpServers = mcpServersOf(p).flatMap((m) => {
     for (const [name, entry] of Object.entries(m.servers))
       for (const key of Object.keys((entry as object) ?? {}))
-        if (!MCP_KEYS.has(key))
+        if (!MCP_SERVER_KEYS.has(key))
           notes.push(`${rel(m.source)}: ${name}: '${key}' is not an MCP server setting coil knows; ignored`);
     return Object.keys(m.servers);
   });
   const lspServers = lspServersOf(p).flatMap((m) => Object.keys(m.servers));
   return { commands, skills, agents, hooks, mcpServers, lspServers, notes };
 }
-
-/** The keys of an MCP server entry coil reads (plugins/mcp/config.ts); others are ignored with a note. */
-const MCP_KEYS = new Set([
-  "type",
-  "command",
-  "args",
-  "env",
-  "cwd",
-  "url",
-  "headers",
-  "startupTimeout",
-  "toolTimeout",
-  "disabled",
-]);
 
 const realOf = (file: string) => {
   try {

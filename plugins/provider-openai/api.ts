@@ -1,0 +1,40 @@
+/**
+ * provider-openai's contract (types only): the `openai-wire` service, through which another plugin (a
+ * subscription provider such as provider-github-copilot) sends its requests over OpenAI's wire formats with
+ * this plugin's retries and error messages.
+ */
+import type { Provider, ProviderRequest } from "../../kernel/index.js";
+import type { ApiKind, CatalogModel } from "../../lib/provider-kit/catalog.js";
+import type { Compat } from "../../lib/provider-kit/config.js";
+
+/** How a subscription provider authenticates each request it sends over the OpenAI wire formats. */
+export interface WireLogin {
+  /** The bearer token for the next request; `force` after a 401 (refresh even if it looks valid). */
+  token(force?: boolean): Promise<string>;
+  /** Headers the service requires on every request (computed per request). */
+  headers?(request: ProviderRequest, token: string): Record<string, string>;
+  /** Whether a login exists. */
+  ready(): boolean;
+  /** Every token of the login, for redaction. */
+  secrets(): string[];
+}
+
+/** What a subscription provider plugin gives the `openai-wire` service: one provider over Responses or Chat Completions. */
+export interface WireSetup {
+  id: string;
+  baseUrl(): string;
+  /** The API every model of the provider uses unless its catalog entry says otherwise. */
+  api: ApiKind;
+  /** The models (a getter: a provider that lists them from its API fills them in later). */
+  readonly models: CatalogModel[];
+  limits: { contextWindow: number; maxOutput: number };
+  /** Chat Completions switches (Responses: `stateless` gives `store: false`). */
+  compat: Compat;
+  login: WireLogin;
+  hint: string;
+}
+
+/** The `openai-wire` service: OpenAI's wire formats, retries and error messages for providers other plugins define. */
+export interface OpenAIWireService {
+  provider(setup: WireSetup): Provider;
+}
