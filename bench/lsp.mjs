@@ -56,6 +56,8 @@ console.log(`| default preset (lsp loaded, no server) | ${median(startup.with).t
 
 // 2. Kernel time per turn with the plugin's taps on every edit (no language involved).
 const kernel = await dist("kernel/index.js");
+// The host embedders build (options validated as boot does) and the plugins' start/stop callbacks.
+const sdk = await dist("lib/sdk/index.js");
 const scripted = (await dist("plugins/provider-scripted/index.js")).default;
 const tools = (await dist("plugins/tools-coding/index.js")).default;
 const lsp = (await dist("plugins/lsp/index.js")).default;
@@ -65,7 +67,7 @@ async function perTurn(withLsp, turns = 300) {
   mkdirSync(dir);
   writeFileSync(join(dir, "a.txt"), "v0\n");
   process.env.COIL_HOME = join(dir, ".home");
-  const host = new kernel.PluginHost({ cwd: dir });
+  const host = new sdk.PluginHost({ cwd: dir });
   host.install(scripted, { chunkSize: 1000 });
   host.install(tools, {});
   if (withLsp) host.install(lsp, {});
@@ -82,7 +84,7 @@ async function perTurn(withLsp, turns = 300) {
   const t0 = performance.now();
   const r = await agent.prompt("go");
   const ms = (performance.now() - t0) / turns;
-  await host.stop();
+  await sdk.stopPlugins(host);
   if (r.stopReason !== "stop") throw new Error(`per-turn run ended ${r.stopReason}`);
   return ms;
 }
@@ -140,7 +142,7 @@ for (const srv of servers) {
     writeFileSync(join(dir, rel), text);
   }
   process.env.COIL_HOME = join(dir, ".home");
-  const host = new kernel.PluginHost({ cwd: dir, projectTrusted: true });
+  const host = new sdk.PluginHost({ cwd: dir, projectTrusted: true });
   host.install(scripted, { chunkSize: 1000 });
   host.install(tools, {});
   host.install(lsp, { ...srv.options(srv.command), wait: 60_000 });
@@ -182,7 +184,7 @@ for (const srv of servers) {
     timed.push(r.ms);
     waited.push(r.waited);
   }
-  await host.stop();
+  await sdk.stopPlugins(host);
   console.log(`| ${srv.name} | ${first.ms.toFixed(0)} | ${median(timed).toFixed(1)} | ${median(waited).toFixed(1)} |`);
 }
 console.log(

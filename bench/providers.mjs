@@ -159,7 +159,7 @@ for (const [name, sdks] of sdkRows) console.log(`| ${name} | ${sdks.length ? sdk
 
 // ───────────────── 3. adapter overhead per streamed event ─────────────────
 big = true;
-const kernel = await import(join(root, "dist", "kernel", "index.js"));
+const sdk = await import(join(root, "dist", "lib", "sdk", "index.js"));
 const anthropicMod = await import(join(root, "dist", "plugins", "provider-anthropic", "index.js"));
 const openaiMod = await import(join(root, "dist", "plugins", "provider-openai", "index.js"));
 const { default: Anthropic } = await import(require.resolve("@anthropic-ai/sdk"));
@@ -167,7 +167,7 @@ const { default: OpenAI } = await import(require.resolve("openai"));
 process.env.ANTHROPIC_API_KEY = "k";
 process.env.OPENAI_API_KEY = "k";
 process.env.COIL_HOME = env.COIL_HOME;
-const host = new kernel.PluginHost({ cwd: work });
+const host = new sdk.PluginHost({ cwd: work });
 host.install(anthropicMod.default, { baseUrl: url });
 host.install(openaiMod.default, { baseUrl: `${url}/v1` });
 const request = (provider, id) => ({

@@ -16,10 +16,11 @@ if (!existsSync(join(root, "dist", "plugins", "subagents", "index.js")))
 const work = mkdtempSync(join(tmpdir(), "coil-bench-subagents-"));
 process.env.COIL_HOME = join(work, "home");
 const kernel = await import(dist("kernel", "index.js"));
+const sdk = await import(dist("lib", "sdk", "index.js"));
 const plugin = async (id) => (await import(dist("plugins", id, "index.js"))).default;
 
 const RUNS = 60;
-const host = new kernel.PluginHost({ cwd: work });
+const host = new sdk.PluginHost({ cwd: work });
 host.install(await plugin("provider-scripted"), { chunkSize: 1000 });
 // The same replies, timed: how long each model call of a child takes.
 const childModelMs = new Map();
@@ -68,7 +69,8 @@ const agent = new kernel.Agent(host, {
 });
 const io = new PassThrough();
 io.end();
-await host.start(
+await sdk.startPlugins(
+  host,
   agent,
   { cwd: work, env: process.env, stdin: io, stdout: new PassThrough().resume(), stderr: new PassThrough().resume() },
   { mode: "sdk", modelFromCli: false },
@@ -82,7 +84,7 @@ host.subscribe("tool_execution_end", (e) => {
   overhead.push(performance.now() - started.get(e.toolCallId) - (childModelMs.get(`CHILD ${i}`) ?? 0));
 });
 const run = await agent.prompt("go");
-await host.stop();
+await sdk.stopPlugins(host);
 if (run.stopReason !== "stop" || overhead.length !== RUNS)
   throw new Error(`bench run ended ${run.stopReason} after ${overhead.length} tasks`);
 const sorted = [...overhead].sort((a, b) => a - b);

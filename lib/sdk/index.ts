@@ -149,6 +149,11 @@ export class PluginHost extends KernelHost {
 }
 
 export { Agent };
+/**
+ * For a host you built yourself: run the plugins' start callbacks once the agent exists, and their stop
+ * callbacks when you are done (language servers, MCP servers and watchers end there). createAgent runs both.
+ */
+export { startPlugins, stopPlugins };
 export type { ResolvedPreset };
 /** Resolve a preset the way createAgent does, without starting it (coil fleet embeds the result in jobs). */
 export { resolvePreset } from "../../boot/preset.js";
