@@ -120,7 +120,13 @@ describe.skipIf(!hasTmux)("ui-tui in tmux: /reload in process", () => {
     t.type("/reload");
     await t.waitFor((s) => editorText(s) === "/reload");
     t.keys("Enter");
-    await t.waitFor((s) => s.includes(READY) && !s.includes("Reloading plugins"), 30_000);
+    // The rebuild redraws the transcript from the session, which holds no command output: the old
+    // replies vanish once the new instance has drawn. (Waiting only for the editor could pass before the
+    // reload began, and the next keys would go to the instance being torn down.)
+    await t.waitFor(
+      (s) => s.includes(READY) && !s.includes("Reloading plugins") && !s.includes("ts-ver says one"),
+      30_000,
+    );
     await say("/js-ver", "js-ver says two");
     await say("/ts-ver", "ts-ver says two");
   }, 120_000);
