@@ -20,9 +20,15 @@
  * installed with undici's `setGlobalDispatcher` (coil's requests do not go through it), `FormData`/`Blob` request bodies (the SDKs' file uploads, which coil
  * does not use), `credentials`, `cache`, `mode` and `integrity` (meaningless outside a browser).
  */
-import http from "node:http";
-import https from "node:https";
-import zlib from "node:zlib";
+import type * as Http from "node:http";
+import { createRequire } from "node:module";
+
+// Required, not imported: on Node 22 and 24, an ESM import of node:http fills in all of its exports, and
+// its lazy `WebSocket`, `CloseEvent` and `MessageEvent` load undici. require() leaves them lazy.
+const require = createRequire(import.meta.url);
+const http = require("node:http") as typeof import("node:http");
+const https = require("node:https") as typeof import("node:https");
+const zlib = require("node:zlib") as typeof import("node:zlib");
 
 type HeaderSource = Iterable<readonly [string, string]> | Record<string, string | readonly string[] | undefined>;
 
@@ -205,7 +211,7 @@ async function bodyBytes(body: unknown): Promise<Buffer | AsyncIterable<Uint8Arr
   throw new TypeError(`coil's provider fetch cannot send a ${Object.prototype.toString.call(body)} body`);
 }
 
-function decoded(res: http.IncomingMessage): NodeJS.ReadableStream {
+function decoded(res: Http.IncomingMessage): NodeJS.ReadableStream {
   const coding = String(res.headers["content-encoding"] ?? "")
     .toLowerCase()
     .trim();
@@ -217,7 +223,7 @@ function decoded(res: http.IncomingMessage): NodeJS.ReadableStream {
 }
 
 /** A web stream over the response, paused while the reader is behind; errors and aborts end it as undici's do. */
-function webBody(res: http.IncomingMessage, signal: AbortSignal | null | undefined): ReadableStream<Uint8Array> {
+function webBody(res: Http.IncomingMessage, signal: AbortSignal | null | undefined): ReadableStream<Uint8Array> {
   const source = decoded(res);
   let onAbort: (() => void) | undefined;
   return new ReadableStream<Uint8Array>({
@@ -267,7 +273,7 @@ function once(
   headers: FetchHeaders,
   body: Buffer | AsyncIterable<Uint8Array> | undefined,
   signal: AbortSignal | null | undefined,
-): Promise<http.IncomingMessage> {
+): Promise<Http.IncomingMessage> {
   return new Promise((resolve, reject) => {
     const lib = url.protocol === "https:" ? https : url.protocol === "http:" ? http : undefined;
     if (!lib) {
