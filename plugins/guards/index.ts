@@ -12,7 +12,7 @@ import {
   type Static,
   type ToolCall,
   type UserMessage,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 
 export const GuardsOptions = Type.Object({
   /** Model calls per run; 0 (the default, as in Claude Code and Pi) means no limit. */
