@@ -59,11 +59,22 @@ describe("npm i -g of coil's tarball, offline", () => {
     expect(p.stdout.trim()).toBe("Hello from the installed coil.");
   });
 
-  it("names the optional package a run needs and how to install it (coil fleet without bullmq)", async () => {
+  it("names the optional package a run needs and how to install it (coil fleet, Bedrock)", async () => {
     const r = await run("coil", ["fleet", "status"], { cwd: base, env });
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain("coil fleet needs the npm package bullmq, which is not installed");
     expect(r.stderr).toMatch(/npm i -g bullmq@\^\d/);
+    // A Bedrock run, configured, stops at the missing SDK before any request, naming it.
+    const aws = { AWS_REGION: "us-east-1", AWS_ACCESS_KEY_ID: "x", AWS_SECRET_ACCESS_KEY: "y" };
+    const bedrock = await run("coil", ["--model", "bedrock/anthropic.claude-sonnet-4-5", "-p", "hi"], {
+      cwd: base,
+      env: { ...env, ...aws },
+    });
+    expect(bedrock.code).toBe(1);
+    expect(bedrock.stderr).toContain(
+      "Amazon Bedrock needs the npm package @anthropic-ai/bedrock-sdk, which is not installed",
+    );
+    expect(bedrock.stderr).toMatch(/npm i -g @anthropic-ai\/bedrock-sdk@\^\d/);
     // coil doctor lists each optional dependency and how to install the missing ones.
     const doctor = await run("coil", ["doctor"], { cwd: base, env });
     expect(doctor.code, doctor.stderr).toBe(0);
