@@ -86,6 +86,10 @@ describe("npm i -g of coil's tarball, offline", () => {
   it("scaffolds a plugin whose printed steps and type-check pass offline without touching the installed coil", async () => {
     const bin = join(installed, "dist", "bin", "coil.js");
     const before = statSync(bin).mtimeMs;
+    // Outside a project, the check says what it needs instead of checking nothing.
+    const none = await run("coil", ["plugin", "check"], { cwd: base, env });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain(`coil plugin check: no tsconfig.json in ${base}`);
     const made = await run("coil", ["plugin", "new", "coil-plugin-echo"], { cwd: base, env });
     expect(made.code, made.stderr).toBe(0);
     const dir = join(base, "coil-plugin-echo");
