@@ -7,7 +7,7 @@
 import { existsSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import type { Diagnostic } from "typescript";
-import type { CliStreams } from "../../kernel/index.js";
+import type { CliStreams } from "../../api/index.js";
 
 /** `coil plugin check [dir]` (the command line has parsed the arguments): 0 no type errors, 1 errors, 2 no tsconfig. */
 export async function checkCommand(target: string | undefined, io: CliStreams): Promise<number> {
