@@ -3,7 +3,11 @@
  * pane of a fixed size; tests type with send-keys and read the screen with capture-pane.
  */
 import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import { packageRoot } from "../../boot/paths.js";
 
 export const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 
@@ -131,6 +135,51 @@ export class Tmux {
       // already gone
     }
   }
+}
+
+/** The built CLI the panes run. */
+export const BIN = join(packageRoot(), "dist", "bin", "coil.js");
+
+export interface TmuxSuite {
+  /** A fresh temp folder, removed after the file's tests. */
+  tempDir(prefix: string): string;
+  /** Start a pane; it is killed after the test that started it. */
+  start(options: TmuxOptions): Tmux;
+  /** The shell command a pane runs for `coil <args>` (the built CLI under this Node). */
+  coil(args: string): string;
+}
+
+/**
+ * A tmux test file's preamble: before its tests, the build and tmux are checked (a missing one fails the
+ * file, it is not skipped); after each test its panes are killed; after the file its temp folders go.
+ */
+export function useTmux(): TmuxSuite {
+  const temps: string[] = [];
+  let panes: Tmux[] = [];
+  beforeAll(() => {
+    if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` first (npm test does it)`);
+    if (!hasTmux) throw new Error("tmux is not installed: the TUI tests need it (.ci/run installs it)");
+  });
+  afterEach(() => {
+    for (const p of panes) p.kill();
+    panes = [];
+  });
+  afterAll(() => {
+    for (const d of temps.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+  return {
+    tempDir(prefix) {
+      const dir = mkdtempSync(join(tmpdir(), prefix));
+      temps.push(dir);
+      return dir;
+    },
+    start(options) {
+      const pane = new Tmux(options).start();
+      panes.push(pane);
+      return pane;
+    },
+    coil: (args) => `${process.execPath} ${BIN} ${args}`,
+  };
 }
 
 /** The lines between the editor's two border rules (the editor's content). */

@@ -3,57 +3,30 @@
  * send-keys types, capture-pane reads the screen. Each test asserts what a user would see.
  */
 import { spawn } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../../boot/paths.js";
+import { describe, expect, it } from "vitest";
 import { childEnv } from "../../support/env.js";
-import { editorText, hasTmux, Tmux } from "../../support/tmux.js";
+import { BIN, editorText, hasTmux, type Tmux, useTmux } from "../../support/tmux.js";
 import { startMockAnthropic, text as anthropicText } from "../../support/mock-anthropic.js";
 
-const BIN = join(packageRoot(), "dist", "bin", "coil.js");
-const temps: string[] = [];
-let panes: Tmux[] = [];
-
-beforeAll(() => {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` first (npm test does it)`);
-  if (!hasTmux) throw new Error("tmux is not installed: the TUI tests need it (.ci/run installs it)");
-});
-afterEach(() => {
-  for (const p of panes) p.kill();
-  panes = [];
-});
-afterAll(() => {
-  for (const d of temps) rmSync(d, { recursive: true, force: true });
-});
+const tmux = useTmux();
 
 function project(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), "coil-tui-"));
-  temps.push(dir);
+  const dir = tmux.tempDir("coil-tui-");
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
   return dir;
 }
 
 function coil(dir: string, args: string, size: { cols?: number; rows?: number } = {}): Tmux {
-  const pane = new Tmux({
+  const pane = tmux.start({
     dir,
     cwd: dir,
     cols: size.cols ?? 80,
     rows: size.rows ?? 24,
     env: { COIL_HOME: join(dir, "home") },
     command: `${process.execPath} ${BIN} --plugin ui-tui --provider scripted ${args}`,
-  }).start();
-  panes.push(pane);
+  });
   return pane;
 }
 
@@ -221,15 +194,14 @@ describe.skipIf(!hasTmux)("ui-tui in tmux", () => {
 describe.skipIf(!hasTmux)("ui-tui in tmux: the start line", () => {
   it("says which model a run that names none starts with, and why", async () => {
     const dir = project({ "p.yaml": "plugins: [provider-anthropic, provider-openai, models, ui-tui]\n" });
-    const pane = new Tmux({
+    const pane = tmux.start({
       dir,
       cwd: dir,
       cols: 200,
       rows: 12,
       env: { COIL_HOME: join(dir, "home"), HOME: dir, ANTHROPIC_API_KEY: "sk-ant-test-start-line" },
       command: `${process.execPath} ${BIN} --preset ./p.yaml`,
-    }).start();
-    panes.push(pane);
+    });
     const screen = await pane.waitFor(READY);
     expect(screen).toContain(
       "coil · anthropic/claude-sonnet-5-5 (default: anthropic is the first provider with a key; --model to choose) · ",
@@ -465,7 +437,7 @@ describe.skipIf(!hasTmux)("ui-tui first run without a key", () => {
     try {
       const dir = project({ "notes.txt": "hello\n" });
       const home = join(dir, "home");
-      const pane = new Tmux({
+      const pane = tmux.start({
         dir,
         cwd: dir,
         cols: 110,
@@ -480,8 +452,7 @@ describe.skipIf(!hasTmux)("ui-tui first run without a key", () => {
           OPENROUTER_API_KEY: "",
         },
         command: `${process.execPath} ${BIN}`,
-      }).start();
-      panes.push(pane);
+      });
       const first = await pane.waitFor((s) => s.includes(READY) && s.includes("No model provider is set up yet"));
       expect(first).toContain("/login <provider>");
       expect(first).toContain("/demo plays a short scripted demo");
@@ -606,15 +577,14 @@ describe.skipIf(!hasTmux)("ui-tui images from the editor", () => {
       { mode: 0o755 },
     );
     const args = `${preset(dir, `- text: "I see the first picture."\n- text: "I see the clipboard."`)} --plugin ./alt.ts`;
-    const t = new Tmux({
+    const t = tmux.start({
       dir,
       cwd: dir,
       cols: 110,
       rows: 30,
       env: { COIL_HOME: join(dir, "home"), DISPLAY: ":0", WAYLAND_DISPLAY: "" },
       command: `PATH='${join(dir, "bin")}':"$PATH" ${process.execPath} ${BIN} --plugin ui-tui --provider scripted ${args}`,
-    }).start();
-    panes.push(t);
+    });
     await t.waitFor(READY);
     // a file dropped on the terminal: a quoted absolute path with a space
     t.paste(`'${join(dir, "shots", "my pic.png")}'`);
