@@ -68,7 +68,9 @@ describe.skipIf(!hasTmux)("mcp in the TUI", () => {
     // The reloaded process starts the server again; the old one and its child are gone.
     await until(() => readdirSync(markers).filter((f) => f.startsWith("started-")).length === 2, 15_000);
     await until(() => !alive(first[0]!) && !alive(grandchild), 5000);
-    await t.waitFor(READY);
+    // The rebuilt instance has drawn once the /mcp listing (command output, not in the session) is gone:
+    // the editor's hint alone was on screen before the reload began, and C-d could reach the old instance.
+    await t.waitFor((s) => s.includes(READY) && !s.includes("Reloading plugins") && !/fx {2}connected/.test(s));
     const second = readdirSync(markers)
       .filter((f) => f.startsWith("started-"))
       .map((f) => Number(f.slice(8)))

@@ -70,7 +70,8 @@ describe.skipIf(!hasTmux)("ui-tui in tmux", () => {
     const mid = await t.waitFor((s) => s.includes("alpha") && !s.includes("epsilon"));
     expect(mid).toContain("› say hello");
     expect(mid).toContain("Esc to abort");
-    const done = await t.waitFor("All done: it printed the greeting.");
+    // the whole finished frame: the reply's text can be drawn before the footer takes the last usage
+    const done = await t.waitFor((s) => s.includes("All done: it printed the greeting.") && s.includes(READY));
     expect(done).toMatch(/● bash \$ echo hi-from-bash/);
     expect(done).toMatch(/^\s+hi-from-bash\s*$/m);
     expect(done).toContain("thinking (4 words");
@@ -383,7 +384,8 @@ describe.skipIf(!hasTmux)("ui-tui model picker and quick switch", () => {
     t.type("gam");
     await t.waitFor((s) => s.includes("alt/gamma") && !s.includes("alt/alpha"));
     t.keys("Enter");
-    const switched = await t.waitFor("switched to alt/gamma");
+    // the notice and the footer are drawn apart: wait for the frame that has both
+    const switched = await t.waitFor((s) => s.includes("switched to alt/gamma") && /alt\/gamma · think/.test(s));
     // the level stays, and the switch says that this model does not use it
     expect(switched).toMatch(/thinking high: alt\/gamma does not reason/);
     expect(switched).toMatch(/alt\/gamma · think high \(unused\) · ctx/);
@@ -462,10 +464,15 @@ describe.skipIf(!hasTmux)("ui-tui first run without a key", () => {
       pane.type("hello there");
       await pane.waitFor((s) => editorText(s) === "hello there");
       pane.keys("Enter");
-      const held = await pane.waitFor("Not sent: no provider is set up");
+      // the notice is drawn before the text is put back in the editor: wait for the frame with both
+      const held = await pane.waitFor(
+        (s) => s.includes("Not sent: no provider is set up") && editorText(s) === "hello there",
+      );
       expect(editorText(held)).toBe("hello there");
       pane.keys("Enter");
-      const again = await pane.waitFor((s) => (s.match(/Not sent: no provider is set up/g) ?? []).length === 2);
+      const again = await pane.waitFor(
+        (s) => (s.match(/Not sent: no provider is set up/g) ?? []).length === 2 && editorText(s) === "hello there",
+      );
       expect(again.match(/No model provider is set up yet/g)).toHaveLength(1);
       expect(editorText(again)).toBe("hello there");
       expect(mock.requests).toHaveLength(0);
