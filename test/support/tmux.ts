@@ -130,7 +130,8 @@ export class Tmux {
 
   kill(): void {
     try {
-      this.tmux("kill-server");
+      // quietly: a pane whose program ended may have taken its server along ("no server running on …")
+      execFileSync("tmux", ["-S", this.socket, "kill-server"], { stdio: "ignore" });
     } catch {
       // already gone
     }

@@ -98,7 +98,8 @@ describe.skipIf(!hasTmux)("ui-tui in tmux", () => {
     await t.waitFor("◌ bash $ sleep 1.5");
     t.type("also check the logs");
     t.keys("Enter");
-    const queued = await t.waitFor("↳ steer: also check the logs");
+    // a capture can land mid-redraw, the queued line drawn and the footer not yet: wait for the whole frame
+    const queued = await t.waitFor((s) => s.includes("↳ steer: also check the logs") && s.includes("Enter to steer"));
     expect(queued).toContain("Enter to steer");
     const done = await t.waitFor("steering received");
     expect(done).toContain("› also check the logs");
