@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { packageRoot } from "../../boot/paths.js";
-import { createTestKit, createTestUi, importPlugin, renderTool } from "../../lib/testing/index.js";
+import { createTestKit, createTestUi, importPlugin, renderTool } from "../../sdk/testing/index.js";
 import { BIN, editorText, hasTmux, useTmux } from "../support/tmux.js";
 
 const ROOT = packageRoot();

@@ -10,7 +10,7 @@
 import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { RpcClient } from "../../../lib/rpc-client/index.js";
+import { RpcClient } from "../../../sdk/rpc-client/index.js";
 import { BIN, coil, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 import { reply, text, type Step } from "../../support/mock-anthropic.js";
 import { useMockAnthropic } from "../../support/provider-mocks.js";
