@@ -93,7 +93,12 @@ export class Tmux {
     return this.tmux("display-message", "-p", "-t", this.target, "#{pane_title}").trim();
   }
 
-  /** Poll the screen until `test` passes; fails with the last screen after `timeoutMs`. */
+  /**
+   * Poll the screen until `test` passes; fails with the last screen after `timeoutMs`. The screen returned
+   * is a whole frame: a capture can land while tmux is still taking in a redraw (the first lines new, the
+   * footer not yet), so once `test` passes the screen is read again until two reads agree (a few ms), as
+   * long as `test` still holds; a state that passes on meanwhile returns its last passing screen.
+   */
   async waitFor(test: string | RegExp | ((screen: string) => boolean), timeoutMs = 15_000): Promise<string> {
     const check =
       typeof test === "function" ? test : (s: string) => (typeof test === "string" ? s.includes(test) : test.test(s));
@@ -101,11 +106,22 @@ export class Tmux {
     let screen = "";
     for (;;) {
       screen = this.screen();
-      if (check(screen)) return screen;
+      if (check(screen)) return this.settle(screen, check);
       if (Date.now() - start > timeoutMs)
         throw new Error(`timed out after ${timeoutMs} ms waiting for ${String(test)}; screen:\n${screen}`);
       await new Promise((r) => setTimeout(r, 40));
     }
+  }
+
+  private async settle(passing: string, check: (screen: string) => boolean): Promise<string> {
+    let last = passing;
+    for (let read = 0; read < 5; read++) {
+      await new Promise((r) => setTimeout(r, 15));
+      const again = this.screen();
+      if (again === last || !check(again)) return last;
+      last = again;
+    }
+    return last;
   }
 
   /** The processes running in the pane below its shell (pid and command line), from `ps`. */
