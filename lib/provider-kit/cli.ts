@@ -386,22 +386,38 @@ export function authLines(ctx: PluginContext<unknown>, home: string, env: NodeJS
   return lines;
 }
 
-async function readLine(io: CliStreams): Promise<string> {
-  let text = "";
-  for await (const chunk of io.stdin) {
-    text += chunk.toString();
-    if (text.includes("\n")) break;
-  }
-  return text.split("\n")[0]!.trim();
+/** One line from stdin; undefined at its end or when `signal` aborts (the listener is removed then). */
+function readLine(io: CliStreams, signal?: AbortSignal): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    let text = "";
+    const finish = (line: string | undefined) => {
+      io.stdin.off("data", onData);
+      io.stdin.off("end", onEnd);
+      signal?.removeEventListener("abort", onAbort);
+      io.stdin.pause();
+      resolve(line?.trim() || undefined);
+    };
+    const onData = (chunk: Buffer | string) => {
+      text += chunk.toString();
+      if (text.includes("\n")) finish(text.split("\n")[0]);
+    };
+    const onEnd = () => finish(text);
+    const onAbort = () => finish(undefined);
+    if (signal?.aborted) return finish(undefined);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    io.stdin.on("data", onData);
+    io.stdin.on("end", onEnd);
+    io.stdin.resume();
+  });
 }
 
 function cliLoginUI(io: CliStreams, signal: AbortSignal): LoginUI {
   return {
     signal,
     show: (text) => io.stderr.write(`${text}\n`),
-    ask: async (question) => {
+    ask: (question, stop) => {
       io.stderr.write(`${question} `);
-      return (await readLine(io)) || undefined;
+      return readLine(io, stop ? AbortSignal.any([signal, stop]) : signal);
     },
   };
 }

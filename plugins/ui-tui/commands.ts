@@ -564,7 +564,8 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
               {
                 signal: abort.signal,
                 show: (text) => app.notify(text),
-                ask: (question) => app.dialogs.input(question, undefined, abort.signal),
+                ask: (question, stop) =>
+                  app.dialogs.input(question, undefined, stop ? AbortSignal.any([abort.signal, stop]) : abort.signal),
               },
               rest,
               coilHome(),
