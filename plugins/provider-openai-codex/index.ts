@@ -484,7 +484,7 @@ export default definePlugin({
       provider: PROVIDER,
       title: "ChatGPT (Codex)",
       describe: (entry) => {
-        const plan = planName(typeof entry.planType === "string" ? entry.planType : undefined);
+        const plan = planName(typeof entry.planType === "string" ? entry.planType : accountOf(entry.access).planType);
         return plan ? `ChatGPT ${plan}` : "ChatGPT";
       },
       async login(ui) {

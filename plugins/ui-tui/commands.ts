@@ -538,7 +538,7 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
 
   reg(
     "login",
-    "log in with a subscription (github-copilot) or store an API key for a provider ($COIL_HOME/auth.json, mode 0600)",
+    "log in with a subscription (github-copilot, openai-codex) or store an API key for a provider ($COIL_HOME/auth.json, mode 0600)",
     async (args, agent) => {
       const flows = loginFlows(ctx);
       const keyed = [...flows.keys(), ...keyedProviders(agent)];
