@@ -13,7 +13,7 @@ import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Type, type Static } from "typebox";
-import { definePlugin, type Provider, type ProviderRequest } from "../../kernel/index.js";
+import { definePlugin, type Provider, type ProviderRequest } from "../../api/index.js";
 import { CompatOption, compatOf } from "../../lib/compat.js";
 import { coilHome } from "../../lib/paths.js";
 import { defaultModel, findModel, type CatalogModel } from "../../lib/provider-kit/catalog.js";
