@@ -511,7 +511,9 @@ export default definePlugin({
             url.searchParams.set(k, v);
           const opened = o.openBrowser && callback ? openInBrowser(url.toString(), env) : false;
           ui.show(
-            `${opened ? "Opened your browser at" : "Open this address in a browser"} to log in with your ChatGPT account:`,
+            opened
+              ? "Opened a browser to log in with your ChatGPT account at this address:"
+              : "Open this address in a browser to log in with your ChatGPT account:",
           );
           ui.show(url.toString());
           if (!callback)

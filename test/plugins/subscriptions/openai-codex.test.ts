@@ -234,7 +234,7 @@ describe("provider-openai-codex", () => {
   it("logs in through the browser (PKCE S256, state, the callback server) and shows the plan in auth list and doctor", async () => {
     const p = project();
     const r = await browserLogin(p);
-    expect(r.stderr).toContain("Opened your browser at");
+    expect(r.stderr).toContain("Opened a browser to log in with your ChatGPT account at this address:");
     expect(r.stdout).toContain("Logged in to ChatGPT (Codex) (ChatGPT Plus)");
     expect(readFileSync(p.browserLog, "utf8")).toMatch(/^callback 200 .*You can close this tab/);
     const authorize = codex.calls.find((c) => c.path === "/oauth/authorize")!;
