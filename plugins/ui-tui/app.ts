@@ -26,6 +26,7 @@ import {
 } from "../../api/index.js";
 import { coilHome } from "../../lib/paths.js";
 import type { UiComponent, UiRendered } from "../../lib/ui.js";
+import { loginFlows } from "../../lib/provider-kit/oauth.js";
 import { firstRunHelp, firstRunReminder, KEYS_HELP, oneLine, providerUnusable } from "./commands.js";
 import { highlight, onHighlighterReady } from "./highlight.js";
 import { loadBindings, type AppAction, type Bindings } from "./keys.js";
@@ -247,7 +248,7 @@ export class TuiApp implements AppHandle {
       for (const problem of this.startProblems) this.notify(problem, "warn");
       // First run without a key: the UI opens anyway and says how to add one (/login) or try the demo.
       if (providerUnusable(this.agent)) {
-        this.notify(firstRunHelp(this.agent), "warn");
+        this.notify(firstRunHelp(this.agent, [...loginFlows(this.ctx).values()]), "warn");
         this.helpShown = true;
       }
       this.tui.setFocus(this.editor);
@@ -574,7 +575,10 @@ export class TuiApp implements AppHandle {
       }
       if (providerUnusable(this.agent)) {
         // Shown once in full; after that one line, and what was typed goes back into the editor.
-        this.notify(this.helpShown ? firstRunReminder(this.agent) : firstRunHelp(this.agent), "warn");
+        this.notify(
+          this.helpShown ? firstRunReminder(this.agent) : firstRunHelp(this.agent, [...loginFlows(this.ctx).values()]),
+          "warn",
+        );
         this.helpShown = true;
         if (!this.editor.getText()) this.setEditorText(raw);
         return;

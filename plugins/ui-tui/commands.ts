@@ -240,12 +240,18 @@ export function providerUnusable(agent: Agent): boolean {
 }
 
 /** What the TUI says when no provider can run: how to add a key, and the offline demo. */
-export function firstRunHelp(agent: Agent): string {
+export function firstRunHelp(agent: Agent, logins: readonly { provider: string; title: string }[] = []): string {
   const keyed = keyedProviders(agent);
   const hints = keyed.slice(0, 2).map((id) => `  ${id}: ${agent.view.providers.get(id)!.setupHint}`);
+  const plans = logins.filter((l) => agent.view.providers.get(l.provider));
   return [
     `No model provider is set up yet (${agent.state.provider} has no API key), so nothing can answer a prompt. To set one up:`,
     `· /login <provider> stores a key in ${join(coilHome(), "auth.json")} (mode 0600), as \`coil auth set\` does${keyed.length ? `; providers: ${keyed.join(", ")}` : ""}`,
+    ...(plans.length
+      ? [
+          `· or use a subscription you already pay for, no key needed: ${plans.map((l) => `/login ${l.provider} (${l.title})`).join(", ")}`,
+        ]
+      : []),
     "· or set the provider's key variable and start coil again:",
     ...hints,
     "· /demo plays a short scripted demo offline (no key needed): replies from a script, real tool calls",
@@ -538,7 +544,7 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
 
   reg(
     "login",
-    "log in with a subscription (github-copilot) or store an API key for a provider ($COIL_HOME/auth.json, mode 0600)",
+    "log in with a subscription (github-copilot, openai-codex) or store an API key for a provider ($COIL_HOME/auth.json, mode 0600)",
     async (args, agent) => {
       const flows = loginFlows(ctx);
       const keyed = [...flows.keys(), ...keyedProviders(agent)];
@@ -564,7 +570,8 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
               {
                 signal: abort.signal,
                 show: (text) => app.notify(text),
-                ask: (question) => app.dialogs.input(question, undefined, abort.signal),
+                ask: (question, stop) =>
+                  app.dialogs.input(question, undefined, stop ? AbortSignal.any([abort.signal, stop]) : abort.signal),
               },
               rest,
               coilHome(),
