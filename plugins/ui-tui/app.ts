@@ -25,10 +25,10 @@ import {
   type ToolResultMessage,
 } from "../../kernel/index.js";
 import { coilHome } from "../../lib/paths.js";
-import type { UiComponent, UiRendered } from "../../lib/ui.js";
+import type { RegisteredShortcut, UiComponent, UiRendered } from "../../lib/ui.js";
 import { firstRunHelp, firstRunReminder, KEYS_HELP, oneLine, providerUnusable } from "./commands.js";
 import { highlight, onHighlighterReady } from "./highlight.js";
-import { loadBindings, type AppAction, type Bindings } from "./keys.js";
+import { keyLabel, loadBindings, type AppAction, type Bindings, type ShortcutClaim } from "./keys.js";
 import { readSettings } from "./settings.js";
 import { colorLevel, loadTheme, setTheme, theme } from "./theme.js";
 import { DoublePress, openRewindPicker } from "./rewind.js";
@@ -145,16 +145,7 @@ export class TuiApp implements AppHandle {
         write(data);
       };
     }
-    this.bindings = loadBindings(
-      lib,
-      coilHome(),
-      this.agent.view.commands.entries().map(([name, o]) => ({
-        name,
-        shortcut: o.value.shortcut,
-        description: o.value.description,
-        owner: o.owner,
-      })),
-    );
+    this.bindings = loadBindings(lib, coilHome(), this.shortcutClaims());
     this.startProblems.push(...this.bindings.problems);
     keyHints.expand = this.bindings.label("app.tools.expand");
     keyHints.thinking = this.bindings.label("app.thinking.toggle");
@@ -352,6 +343,12 @@ export class TuiApp implements AppHandle {
     this.refresh();
   }
 
+  shortcutHelp(): string[] {
+    return this.bindings.shortcuts.map(
+      (s) => `${keyLabel(s.key)} — ${s.description ? `${s.description} · ` : ""}${s.who}`,
+    );
+  }
+
   lastAnswer(): string | undefined {
     const last = [...this.agent.state.messages].reverse().find((m) => m.role === "assistant" && textOf(m).trim());
     return last ? textOf(last) : undefined;
@@ -412,10 +409,10 @@ export class TuiApp implements AppHandle {
       this.insertImage(image);
       return { consume: true };
     }
-    // A command's shortcut (lib/ui.ts): run it as if typed, without arguments.
+    // A plugin's shortcut (a command's `shortcut`, or `ctx.registerShortcut`; lib/ui.ts)
     const shortcut = this.bindings.shortcuts.find((s) => this.lib.matchesKey(data, s.key as PiTui.KeyId));
     if (shortcut) {
-      void this.runCommand(shortcut.command, "");
+      shortcut.run(shortcut.key);
       return { consume: true };
     }
     if (is("app.clipboard.pasteImage")) {
@@ -586,6 +583,43 @@ export class TuiApp implements AppHandle {
   }
 
   /** Run a slash command: its text is shown, a prompt it returns is sent. */
+  /**
+   * What plugins claim keys for: commands' `shortcut` (run as if typed, without arguments), then the
+   * shortcuts registered with `ctx.registerShortcut`, in that order; keys.ts binds the first claim on a key.
+   */
+  private shortcutClaims(): ShortcutClaim[] {
+    const commands = this.agent.view.commands.entries().map(
+      ([name, o]): ShortcutClaim => ({
+        key: o.value.shortcut,
+        who: `/${name} (plugin ${o.owner})`,
+        id: `/${name}`,
+        description: o.value.description,
+        run: () => void this.runCommand(name, ""),
+      }),
+    );
+    const registered = this.ctx.shortcuts.list().map(
+      (s): ShortcutClaim => ({
+        key: s.key,
+        who: `plugin ${s.owner}`,
+        id: `${s.owner}:${s.key}`,
+        description: s.description ?? "",
+        run: (key) => void this.runShortcut(s, key),
+      }),
+    );
+    return [...commands, ...registered];
+  }
+
+  private async runShortcut(shortcut: RegisteredShortcut, key: string): Promise<void> {
+    const ui = this.ctx.services.get("ui");
+    try {
+      if (!ui) throw new Error("no ui service is in force");
+      await shortcut.handler({ agent: this.agent, ui });
+    } catch (error) {
+      this.notify(`The shortcut ${key} of plugin ${shortcut.owner} failed: ${messageOf(error)}`, "error");
+    }
+    this.refresh();
+  }
+
   private async runCommand(name: string, args: string): Promise<void> {
     const command = this.agent.view.commands.get(name);
     if (!command) return;

@@ -617,7 +617,8 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
       .entries()
       .map(([name, c]) => `/${name}${c.value.argumentHint ? ` ${c.value.argumentHint}` : ""} — ${c.value.description}`)
       .sort();
-    return [...cmds, "", ...KEYS_HELP].join("\n");
+    const keys = bridge.app?.shortcutHelp() ?? [];
+    return [...cmds, "", ...KEYS_HELP, ...(keys.length ? ["", "Plugins' keys:", ...keys] : [])].join("\n");
   });
 
   reg("quit", "quit coil", () => {

@@ -122,21 +122,40 @@ export default definePlugin({
     ctx.commands.register({ name: "stamp", description: "stamp", shortcut: "alt+k", run: () => "stamped by alt+k" });
     ctx.commands.register({ name: "stamp2", description: "stamp again", shortcut: "alt+k", run: () => "never" });
     ctx.commands.register({ name: "think", description: "takes ctrl+t", shortcut: "ctrl+t", run: () => "never" });
+    ctx.registerShortcut("alt+j", { description: "jot a note", handler: ({ ui }) => ui.notify("jotted by alt+j") });
+    ctx.registerShortcut("alt+q", {
+      description: "fails",
+      handler: async () => {
+        throw new Error("the handler broke");
+      },
+    });
+  },
+});
+`;
+
+/** A second plugin's shortcuts: one on a key a command holds, one on a key the first plugin registered. */
+const OTHER_SHORTCUTS = `import { definePlugin } from "coil";
+export default definePlugin({
+  id: "keys-other",
+  setup(ctx) {
+    ctx.registerShortcut("alt+k", { description: "clash with /stamp", handler: () => {} });
+    ctx.registerShortcut("alt+j", { handler: () => {} });
+    ctx.registerShortcut("ctrl+x", { handler: () => {} });
   },
 });
 `;
 
 describe.skipIf(!hasTmux)("ui-tui keybindings.json and shortcuts", () => {
-  it("rebinds a built-in action, reports unknown ids and every conflict with both owners, runs a command's shortcut", async () => {
-    const dir = project({ "keys.ts": SHORTCUTS });
+  it("rebinds a built-in action, reports unknown ids and every conflict with both owners, runs commands' and registered shortcuts", async () => {
+    const dir = project({ "keys.ts": SHORTCUTS, "other.ts": OTHER_SHORTCUTS });
     mkdirSync(join(dir, "home"), { recursive: true });
     writeFileSync(
       join(dir, "home", "keybindings.json"),
-      JSON.stringify({ "app.tools.expand": "ctrl+x", "app.no.such": "ctrl+y" }),
+      JSON.stringify({ "app.tools.expand": "ctrl+x", "app.no.such": "ctrl+y", "keys-test:alt+q": "alt+w" }),
     );
     const args = preset(dir, `- toolCalls: [{ name: bash, arguments: { command: "seq 1 30" } }]\n- text: counted`);
-    const t = coil(dir, `${args} --plugin ./keys.ts`, { cols: 120, rows: 40 });
-    const start = await t.waitFor(READY);
+    const t = coil(dir, `${args} --plugin ./keys.ts --plugin ./other.ts`, { cols: 120, rows: 40 });
+    const start = await t.waitFor((s) => s.includes(READY) && /ctrl\+x of plugin keys-other[\s\S]*Rebind/.test(s));
     expect(start).toMatch(/keybindings\.json: no action 'app\.no\.such'/);
     expect(start).toMatch(
       /the shortcut alt\+k of \/stamp2 \(plugin keys-test\) is not bound: \/stamp \(plugin\s+keys-test\) already has it/,
@@ -144,8 +163,23 @@ describe.skipIf(!hasTmux)("ui-tui keybindings.json and shortcuts", () => {
     expect(start).toMatch(
       /the shortcut ctrl\+t of \/think \(plugin keys-test\) is not bound:\s+app\.thinking\.toggle \(ui-tui\)/,
     );
+    // registerShortcut goes the same way: a command's key, another plugin's key and a built-in's key are refused
+    expect(start).toMatch(
+      /the shortcut alt\+k of plugin keys-other is not bound: \/stamp \(plugin keys-test\) already\s+has it/,
+    );
+    expect(start).toMatch(/the shortcut alt\+j of plugin keys-other is not bound: plugin keys-test already has it/);
+    // keybindings.json moved app.tools.expand to ctrl+x, so the action holds it now
+    expect(start).toMatch(/the shortcut ctrl\+x of plugin keys-other is not bound: app\.tools\.expand \(ui-tui\)/);
     t.keys("M-k");
     await t.waitFor("stamped by alt+k");
+    t.keys("M-j");
+    await t.waitFor("jotted by alt+j");
+    // keys-test:alt+q was moved to alt+w in keybindings.json; its handler's failure names the plugin
+    t.keys("M-w");
+    await t.waitFor(/The shortcut alt\+w of plugin keys-test failed: the handler broke/);
+    await send(t, "/help");
+    await t.waitFor(/Alt\+J — jot a note · plugin keys-test/);
+    expect(t.screen()).toMatch(/Alt\+K — stamp · \/stamp \(plugin keys-test\)/);
     await send(t, "count");
     const done = await t.waitFor("counted");
     expect(done).toContain("… 18 earlier lines (Ctrl+X to expand)");
