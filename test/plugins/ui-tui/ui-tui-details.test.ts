@@ -256,6 +256,27 @@ describe.skipIf(!hasTmux)("ui-tui diffs and highlighting", () => {
     expect(colors).toMatch(/38;5;150m"howdy"/);
     // the code block in the answer: highlighted too (number role 215)
     expect(colors).toMatch(/38;5;215m42/);
+    // /export: the same session as static HTML, the code block highlighted and the edit's diff coloured
+    await send(t, "/export out.html");
+    await t.waitFor("Exported to");
+    const html = readFileSync(join(dir, "out.html"), "utf8");
+    expect(html).toContain(
+      '<pre><code class="language-ts"><span class="syntaxKeyword">const</span> <span class="syntaxVariable">answer</span>: <span class="syntaxType">number</span>',
+    );
+    expect(html).toContain('<span class="syntaxNumber">42</span>');
+    expect(html).toContain('<span class="toolDiffHunk">@@ -1,4 +1,4 @@</span>');
+    expect(html).toContain(
+      '<span class="lineNumber"> 2</span> <span class="toolDiffRemoved">-  const greeting = &quot;<mark class="toolDiffRemovedWord">hello</mark>&quot;;</span>',
+    );
+    expect(html).toContain(
+      '<span class="lineNumber"> 2</span> <span class="toolDiffAdded">+  const greeting = &quot;<mark class="toolDiffAddedWord">howdy</mark>&quot;;</span>',
+    );
+    // the read's content is highlighted as TypeScript
+    expect(html).toMatch(/<span class="syntaxKeyword">export<\/span> <span class="syntaxKeyword">function<\/span>/);
+    // the colours are in the page (the light theme's), and nothing is fetched or run
+    expect(html).toMatch(/\.syntaxKeyword\{color:#[0-9a-f]{6}\}/);
+    expect(html).toMatch(/\.toolDiffAddedWord\{background:#[0-9a-f]{6}\}/);
+    expect(html).not.toMatch(/<script|<link|https?:\/\//);
   });
 });
 
