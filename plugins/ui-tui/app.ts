@@ -59,6 +59,8 @@ import type {} from "../../lib/thinking.js"; // types the `thinking` service
 type Lib = typeof PiTui;
 
 const SHELL_MESSAGE = "ui-tui.shell";
+/** customType of the session entries that keep a tool call's measured duration (`{ toolCallId, durationMs }`). */
+const TOOL_TIME_ENTRY = "ui-tui.tool-time";
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const SPIN_MS = 120;
 const DOUBLE_PRESS_MS = 1500;
@@ -117,6 +119,11 @@ export class TuiApp implements AppHandle {
   private readonly startProblems: string[] = [];
   /** Plugin components (widgets, footer), made once per factory. */
   private readonly made = new Map<unknown, UiComponent>();
+  /**
+   * How long each finished call ran, as measured here (tool_execution_start to _end) and kept in the
+   * session (a `ui-tui.tool-time` entry), so a redraw or a resume shows the figure shown live.
+   */
+  private readonly durations = new Map<string, number>();
   /** Renderers that threw: reported once per tool. */
   private readonly failedRenderers = new Set<string>();
   /** What the editor's Up/Down history holds (the library keeps its own copy private). */
@@ -364,7 +371,23 @@ export class TuiApp implements AppHandle {
     return next.name;
   }
 
+  /** A finished call's duration: for redraws, and in the session for a resume (aborted calls too). */
+  private keepDuration(toolCallId: string, durationMs: number): void {
+    this.durations.set(toolCallId, durationMs);
+    try {
+      this.ctx.services.get("session")?.appendCustom(TOOL_TIME_ENTRY, { toolCallId, durationMs });
+    } catch (error) {
+      this.notify(`The session did not keep the tool's duration: ${messageOf(error)}`, "warn");
+    }
+  }
+
   rebuild(): void {
+    for (const e of this.ctx.services.get("session")?.entries() ?? []) {
+      if (e.type !== "custom" || e.customType !== TOOL_TIME_ENTRY) continue;
+      const d = e.data as { toolCallId?: unknown; durationMs?: unknown } | undefined;
+      if (typeof d?.toolCallId === "string" && typeof d.durationMs === "number" && !this.durations.has(d.toolCallId))
+        this.durations.set(d.toolCallId, d.durationMs);
+    }
     const header = this.chat.children[0];
     this.chat.clear();
     if (header) this.chat.addChild(header);
@@ -818,6 +841,7 @@ export class TuiApp implements AppHandle {
         state.running = false;
         state.result = event.result;
         state.endedAt = Date.now();
+        if (state.startedAt) this.keepDuration(event.toolCallId, state.endedAt - state.startedAt);
         state.view.touch();
         break;
       }
@@ -939,9 +963,14 @@ export class TuiApp implements AppHandle {
     return state;
   }
 
-  /** How long a finished call ran: measured here, or the tool's own figure (bash's durationMs) on a replay. */
+  /**
+   * How long a finished call ran: measured here (live, or kept in the session by keepDuration), else the
+   * tool's own figure (bash's details.durationMs) for a session from before coil kept durations.
+   */
   private durationOf(state: ToolState): number | undefined {
     if (state.startedAt && state.endedAt) return state.endedAt - state.startedAt;
+    const kept = this.durations.get(state.id);
+    if (kept !== undefined) return kept;
     const ms = (state.result?.details as { durationMs?: unknown } | undefined)?.durationMs;
     return typeof ms === "number" ? ms : undefined;
   }

@@ -218,6 +218,37 @@ describe.skipIf(!hasTmux)("ui-tui bash: abort, tail, timing", () => {
     expect(text).toContain("out-20");
     expect(text).toContain("Aborted by the user before the tool finished.");
   });
+
+  it("a resumed session shows the Took figures shown live, for a finished call and an aborted one", async () => {
+    const dir = project();
+    const args = preset(
+      dir,
+      `- toolCalls: [{ name: bash, arguments: { command: "sleep 1.2; echo slept" } }]
+- text: slept well
+- toolCalls: [{ name: bash, arguments: { command: "echo started; sleep 30" } }]`,
+    );
+    const took = (screen: string, command: string) =>
+      new RegExp(`bash \\$ ${command}[^\\n]* · Took (\\d+\\.\\ds)`).exec(screen)?.[1];
+    const t = coil(dir, args, { cols: 90, rows: 30 });
+    await t.waitFor(READY);
+    await send(t, "sleep a bit");
+    const first = await t.waitFor((s) => s.includes("slept well") && took(s, "sleep 1\\.2") !== undefined);
+    const liveFinished = took(first, "sleep 1\\.2")!;
+    await send(t, "run the long one");
+    await t.waitFor("started");
+    t.keys("Escape");
+    const stopped = await t.waitFor((s) => s.includes("Aborted.") && took(s, "echo started") !== undefined);
+    const liveAborted = took(stopped, "echo started")!;
+    // Ctrl+T redraws the transcript from history: the same figures
+    t.keys("C-t");
+    await t.waitFor((s) => took(s, "echo started") === liveAborted && took(s, "sleep 1\\.2") === liveFinished);
+    t.keys("C-d");
+    await t.waitFor("[exited 0]");
+    const resumed = coil(dir, `${args} --continue`, { cols: 90, rows: 30 });
+    const again = await resumed.waitFor((s) => s.includes(READY) && s.includes("echo started"));
+    expect(took(again, "sleep 1\\.2")).toBe(liveFinished);
+    expect(took(again, "echo started")).toBe(liveAborted);
+  });
 });
 
 const SOURCE = `export function greet(name: string): string {
