@@ -6,7 +6,7 @@
  * the TUI binds the first claim on a key and reports every other with both owners (plugins/ui-tui/keys.ts).
  * The types are in lib/ui.ts (`coil/ui`).
  */
-import { CoilError, type Declaration } from "../kernel/index.js";
+import { CoilError, type Declaration } from "../api/index.js";
 import type { RegisteredShortcut, ShortcutOptions } from "./ui.js";
 
 /** A key as pi-tui names it: modifiers and one key joined by `+` (`ctrl+shift+p`, `alt+s`, `f5`). */

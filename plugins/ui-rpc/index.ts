@@ -12,7 +12,7 @@ import {
   type ModelInfo,
   type PluginLog,
   type UiService,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import { findCommand } from "../../lib/front-end.js";
 import type {} from "../../lib/ui.js"; // the plugin UI contract (setStatus, setWidget, ...)
 import { resolveModel } from "../../lib/models.js";
@@ -23,7 +23,7 @@ import {
   type RpcOutbound,
   type RpcSession,
   type RpcState,
-} from "../../lib/rpc-client/protocol.js";
+} from "./protocol.js";
 import { onTermination } from "../../lib/signals.js";
 import type { SessionService } from "../session-jsonl/api.js";
 

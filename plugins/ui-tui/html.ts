@@ -6,7 +6,7 @@
  * the built-in light theme's, in a small embedded stylesheet. HTML inside a message is shown as text,
  * never run. Loaded by /export only.
  */
-import { textOf, type AgentMessage, type ToolResultMessage } from "../../kernel/index.js";
+import { textOf, type AgentMessage, type ToolResultMessage } from "../../api/index.js";
 import { highlightPieces } from "./highlight.js";
 import { diffRows, type DiffRow } from "./render.js";
 import { summarizeArgs } from "./summary.js";

@@ -13,7 +13,7 @@ import {
   type AssistantMessage,
   type ProviderRequest,
   type ToolResultMessage,
-} from "../../../kernel/index.js";
+} from "../../../api/index.js";
 import { testHost } from "../../support/host.js";
 import compaction, { parseSummary, planCut, summaryMessage } from "../../../plugins/compaction-summary/index.js";
 import type { ScriptedService } from "../../../plugins/provider-scripted/index.js";
@@ -22,7 +22,7 @@ import openai from "../../../plugins/provider-openai/index.js";
 import { SessionStore } from "../../../plugins/session-jsonl/index.js";
 import { chat, startMockOpenAI } from "../../support/mock-openai.js";
 import { createTestAgent } from "../../support/harness.js";
-import { createTestKit } from "../../../lib/testing/index.js";
+import { createTestKit } from "../../../sdk/testing/index.js";
 import { startRig, tempDirs } from "../../support/session-jsonl.js";
 import { historyProblems } from "../../support/validate-history.js";
 

@@ -2,7 +2,7 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createTestKit } from "../../../lib/testing/index.js";
+import { createTestKit } from "../../../sdk/testing/index.js";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   definePlugin,
@@ -13,7 +13,7 @@ import {
   type Plugin,
   type ProviderRequest,
   type ToolResultMessage,
-} from "../../../kernel/index.js";
+} from "../../../api/index.js";
 import guards from "../../../plugins/guards/index.js";
 import type { ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import type { ScriptStep } from "../../../plugins/provider-scripted/script.js";

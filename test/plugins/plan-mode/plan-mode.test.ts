@@ -2,7 +2,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { createTestKit } from "../../../lib/testing/index.js";
+import { createTestKit } from "../../../sdk/testing/index.js";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   textOf,
@@ -10,7 +10,7 @@ import {
   type ProviderRequest,
   type SlashResult,
   type ToolResultMessage,
-} from "../../../kernel/index.js";
+} from "../../../api/index.js";
 import planMode, { notReadOnly, progress } from "../../../plugins/plan-mode/index.js";
 import type { ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import type { ScriptStep } from "../../../plugins/provider-scripted/script.js";

@@ -7,7 +7,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { createTestKit } from "../../../lib/testing/index.js";
+import { createTestKit } from "../../../sdk/testing/index.js";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   definePlugin,
@@ -17,7 +17,7 @@ import {
   type Plugin,
   type ProviderRequest,
   type ToolResultMessage,
-} from "../../../kernel/index.js";
+} from "../../../api/index.js";
 import costAudit from "../../../plugins/cost-audit/index.js";
 import guards from "../../../plugins/guards/index.js";
 import hooksClaude from "../../../plugins/hooks-claude/index.js";

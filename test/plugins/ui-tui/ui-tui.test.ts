@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Markdown } from "@mariozechner/pi-tui";
 import { afterAll, describe, expect, it } from "vitest";
-import type { AgentMessage, Plugin, AssistantMessage, ToolResultMessage } from "../../../kernel/index.js";
-import type { PluginHost } from "../../../kernel/host.js";
+import type { AgentMessage, Plugin, AssistantMessage, ToolResultMessage } from "../../../api/index.js";
+import type { PluginHost } from "../../../boot/host.js";
 import sessionJsonl from "../../../plugins/session-jsonl/index.js";
 import uiTui from "../../../plugins/ui-tui/index.js";
 import { reloadArgs } from "../../../plugins/ui-tui/reload.js";
@@ -17,7 +17,7 @@ import { runShellCommand } from "../../../plugins/ui-tui/shell.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";
 import gate from "../../../plugins/permission-gate/index.js";
 import planMode from "../../../plugins/plan-mode/index.js";
-import { createTestKit, createTestUi } from "../../../lib/testing/index.js";
+import { createTestKit, createTestUi } from "../../../sdk/testing/index.js";
 import { toMarkdown, treeItems } from "../../../plugins/ui-tui/commands.js";
 import {
   colorDiff,
