@@ -7,6 +7,7 @@
  */
 import { CoilError, type CliStreams, type Declaration, type Registrar } from "../api/index.js";
 import { Registry } from "../kernel/registry.js";
+import { ShortcutRegistry } from "./shortcuts.js";
 
 export interface FlagSpec {
   /** Long name without dashes, kebab-case (`script` → `--script <value>`). */
@@ -132,15 +133,18 @@ export const COIL_COMMANDS: readonly string[] = ["trust", "untrust", "preset", "
 const NAME = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 
 /**
- * The command line's registries on one host: `new PluginHost({ declare: cli.declarations })`. Flags and
- * subcommands registered by plugins land in `flags` and `subcommands`; `values` holds the parsed flag values
- * (the CLI, or the SDK's `flags` option, sets it before the run).
+ * The registries a host's creator declares on one host: `new PluginHost({ declare: cli.declarations })`.
+ * Flags and subcommands registered by plugins land in `flags` and `subcommands`; `values` holds the parsed
+ * flag values (the CLI, or the SDK's `flags` option, sets it before the run). The keyboard shortcuts
+ * (`ctx.registerShortcut`, lib/shortcuts.ts) ride along, so every host built this way has them too.
  */
 export class CommandLine {
   readonly flags = new Registry<FlagSpec>("flag");
   readonly subcommands = new Registry<Subcommand>("subcommand");
+  readonly shortcuts = new ShortcutRegistry();
   values: Record<string, unknown> = {};
   readonly declarations: Readonly<Record<string, Declaration>> = {
+    ...this.shortcuts.declarations,
     flags: (plugin): FlagRegistrar => ({
       register: (flag) => {
         plugin.guard();

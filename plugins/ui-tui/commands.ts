@@ -148,61 +148,6 @@ export function toMarkdown(messages: readonly AgentMessage[]): string {
   return out.join("\n");
 }
 
-const escapeHtml = (text: string) =>
-  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-
-/**
- * History as one self-contained HTML page (for /export): your messages and the answers with their
- * Markdown rendered (marked), tool calls and results folded in `<details>`. HTML inside a message is shown
- * as text, never run.
- */
-export async function toHtml(messages: readonly AgentMessage[], title: string): Promise<string> {
-  const { Marked } = await import("marked");
-  const marked = new Marked({ gfm: true, breaks: false });
-  marked.use({ renderer: { html: (token) => escapeHtml(token.text) } });
-  const md = (text: string) => marked.parse(text, { async: false }) as string;
-  const out: string[] = [];
-  for (const m of messages) {
-    if (m.role === "user") out.push(`<section class="user"><h2>You</h2>${md(textOf(m))}</section>`);
-    else if (m.role === "assistant") {
-      const parts: string[] = [];
-      for (const p of m.content) {
-        if (p.type === "text" && p.text.trim()) parts.push(md(p.text));
-        else if (p.type === "thinking" && p.thinking.trim())
-          parts.push(`<details class="thinking"><summary>thinking</summary>${md(p.thinking)}</details>`);
-        else if (p.type === "toolCall")
-          parts.push(
-            `<div class="call"><b>${escapeHtml(p.name)}</b> <code>${escapeHtml(summarizeArgs(p.name, p.arguments))}</code></div>`,
-          );
-      }
-      if (m.stopReason === "error") parts.push(`<p class="error">✗ ${escapeHtml(m.errorMessage ?? "error")}</p>`);
-      out.push(
-        `<section class="assistant"><h2>${escapeHtml(`${m.provider}/${m.model}`)}</h2>${parts.join("\n")}</section>`,
-      );
-    } else if (m.role === "toolResult")
-      out.push(
-        `<details class="result${m.isError ? " error" : ""}"><summary>${escapeHtml(m.toolName)} result${m.isError ? " (error)" : ""}</summary><pre>${escapeHtml(textOf(m as never))}</pre></details>`,
-      );
-    else if (m.display)
-      out.push(`<section class="note">${md(typeof m.content === "string" ? m.content : textOf(m as never))}</section>`);
-  }
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>
-body{font:15px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f;background:#fafafa}
-h1{font-size:1.3rem}h2{font-size:.8rem;text-transform:uppercase;letter-spacing:.05em;color:#666;margin:0 0 .3rem}
-section{background:#fff;border:1px solid #e3e3e3;border-radius:8px;padding:.8rem 1rem;margin:.8rem 0}
-section.user{background:#eef4ff;border-color:#cfdcf5}pre,code{font:13px/1.4 ui-monospace,monospace}
-pre{background:#f3f3f3;padding:.6rem;border-radius:6px;overflow:auto}details{margin:.4rem 0}
-.call{color:#555;margin:.3rem 0}.error{color:#b00020}.thinking{color:#666}
-</style></head><body>
-<h1>${escapeHtml(title)}</h1>
-${out.join("\n")}
-</body></html>
-`;
-}
-
 export const KEYS_HELP = [
   "Enter send · Shift+Enter, Alt+Enter or \\ then Enter: new line · Up/Down history",
   "While running: Enter steers, Alt+Enter queues a follow-up, Esc aborts (queued text returns to the editor)",
@@ -468,11 +413,13 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
           if (!s?.file) return "This session has no file to copy (in memory, or nothing written yet).";
           copyFileSync(s.file, file);
         } else if (file.endsWith(".md")) writeFileSync(file, toMarkdown(agent.state.messages));
-        else
+        else {
+          const { toHtml } = await import("./html.js");
           writeFileSync(
             file,
             await toHtml(agent.state.messages, `coil session ${s?.name ?? id} · ${new Date().toLocaleString()}`),
           );
+        }
       } catch (error) {
         return `Cannot write ${file}: ${messageOf(error)}`;
       }
@@ -624,7 +571,8 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
       .entries()
       .map(([name, c]) => `/${name}${c.value.argumentHint ? ` ${c.value.argumentHint}` : ""} — ${c.value.description}`)
       .sort();
-    return [...cmds, "", ...KEYS_HELP].join("\n");
+    const keys = bridge.app?.shortcutHelp() ?? [];
+    return [...cmds, "", ...KEYS_HELP, ...(keys.length ? ["", "Plugins' keys:", ...keys] : [])].join("\n");
   });
 
   reg("quit", "quit coil", () => {
