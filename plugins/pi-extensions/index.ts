@@ -30,6 +30,7 @@ export default definePlugin({
             ext.tools.length ? `tools ${ext.tools.join(", ")}` : "",
             ext.commands.length ? `commands ${ext.commands.map((c) => `/${c}`).join(", ")}` : "",
             ext.flags.length ? `flags ${ext.flags.map((f) => `--${f}`).join(", ")}` : "",
+            ext.providers.length ? `providers ${ext.providers.join(", ")}` : "",
           ].filter(Boolean);
           const state = ext.error ? `not loaded: ${ext.error}` : what.length ? what.join("; ") : "loaded";
           lines.push(`${ext.found.name} (${ext.found.scope}, ${ext.found.file}): ${state}`);

@@ -19,6 +19,7 @@ import {
   type UiService,
 } from "coil";
 import type {} from "../../lib/ui.js";
+import type { OpenAIWireService } from "../provider-openai/api.js";
 import type { SessionService } from "../session-jsonl/api.js";
 import type { FoundExtension } from "./discover.js";
 import { PiTuiNotReady, piModules } from "./modules.js";
@@ -33,6 +34,7 @@ interface LoadedExtension {
   tools: string[];
   commands: string[];
   flags: string[];
+  providers: string[];
 }
 
 /** Pi's events and how coil delivers them (everything else an extension subscribes to is reported). */
@@ -106,6 +108,7 @@ export class PiRuntime {
         tools: [],
         commands: [],
         flags: [],
+        providers: [],
       };
       this.extensions.push(ext);
       this.run(ext);
@@ -545,6 +548,9 @@ export class PiRuntime {
           this.report(ext, `pi.registerFlag("${flag}")`, msg(error));
         }
       },
+      registerProvider: (name: string, config: PiProviderConfig) => this.registerProvider(ext, name, config),
+      unregisterProvider: (name: string) =>
+        this.report(ext, `pi.unregisterProvider("${name}")`, "coil's providers are fixed once start-up is done"),
       getFlag: (name: string) => {
         const flag = name.replace(/^--?/, "");
         return ctx.flags.get(flag) ?? this.flagDefaults.get(flag);
@@ -650,6 +656,66 @@ export class PiRuntime {
     return this.guarded(ext, pi, "pi");
   }
 
+  /**
+   * `pi.registerProvider` with models on an OpenAI API: a provider built by provider-openai's `openai-wire`
+   * service, as models.yaml's servers are. Other forms (an override of an existing provider, the Anthropic
+   * API, `streamSimple`, `oauth`) are reported.
+   */
+  private registerProvider(ext: LoadedExtension, name: string, config: PiProviderConfig): void {
+    const call = `pi.registerProvider("${name}")`;
+    if (!this.open) return this.report(ext, call, "providers are registered while extensions load, not later");
+    if (config?.streamSimple) return this.report(ext, call, "a custom streamSimple is not supported");
+    if (config?.oauth) this.report(ext, `${call} oauth`, "coil's logins are its own (coil login)");
+    if (!Array.isArray(config?.models) || !config.models.length)
+      return this.report(ext, call, "overriding a provider without models: set baseUrl and headers in models.yaml");
+    const api = config.api;
+    if (api !== "openai-completions" && api !== "openai-responses")
+      return this.report(
+        ext,
+        call,
+        `api ${api ?? "(none)"}: coil maps openai-completions and openai-responses; put an anthropic-messages server in models.yaml`,
+      );
+    const wire = this.ctx.services.get("openai-wire") as OpenAIWireService | undefined;
+    if (!wire) return this.report(ext, call, "the preset has no provider-openai plugin");
+    const keyRef = config.apiKey;
+    const key = () => (keyRef && /^[A-Z_][A-Z0-9_]*$/.test(keyRef) ? process.env[keyRef] : keyRef);
+    const headers = { ...(config.headers ?? {}) };
+    const models = config.models.map((m) => ({
+      id: m.id,
+      provider: name,
+      name: m.name ?? m.id,
+      api: (m.api === "openai-responses" || m.api === "openai-completions" ? m.api : api) as typeof api,
+      contextWindow: m.contextWindow ?? 128_000,
+      maxOutput: m.maxTokens ?? 16_384,
+      reasoning: m.reasoning ?? false,
+      input: m.input ?? ["text"],
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...(m.cost ?? {}) },
+      source: `Pi extension ${ext.found.name}`,
+    }));
+    try {
+      this.ctx.providers.register(
+        wire.provider({
+          id: name,
+          baseUrl: () => config.baseUrl ?? "",
+          api,
+          models,
+          limits: { contextWindow: 128_000, maxOutput: 16_384 },
+          compat: {},
+          login: {
+            token: async () => key() ?? "",
+            headers: () => headers,
+            ready: () => !keyRef || !!key(),
+            secrets: () => [key()].filter((k): k is string => !!k && k !== keyRef),
+          },
+          hint: keyRef ? `set ${keyRef} (Pi extension ${ext.found.name})` : `Pi extension ${ext.found.name}`,
+        }),
+      );
+      ext.providers.push(name);
+    } catch (error) {
+      this.report(ext, call, msg(error));
+    }
+  }
+
   private registerTool(ext: LoadedExtension, def: PiTool): void {
     const tool: ToolDefinition = {
       name: def.name,
@@ -739,6 +805,27 @@ interface PiTool {
   execute(id: string, params: unknown, signal: AbortSignal, onUpdate: unknown, ctx: unknown): Promise<unknown>;
   renderCall?: unknown;
   renderResult?: unknown;
+}
+
+interface PiProviderConfig {
+  name?: string;
+  baseUrl?: string;
+  apiKey?: string;
+  api?: string;
+  headers?: Record<string, string>;
+  authHeader?: boolean;
+  models?: {
+    id: string;
+    name?: string;
+    api?: string;
+    reasoning?: boolean;
+    input?: ("text" | "image")[];
+    cost?: Partial<Record<"input" | "output" | "cacheRead" | "cacheWrite", number>>;
+    contextWindow?: number;
+    maxTokens?: number;
+  }[];
+  oauth?: unknown;
+  streamSimple?: unknown;
 }
 
 interface PiCommand {
