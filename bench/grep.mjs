@@ -11,7 +11,7 @@ import { pathToFileURL } from "node:url";
 
 const root = new URL("..", import.meta.url).pathname;
 const pluginFile = join(root, "dist", "plugins", "tools-search", "index.js");
-const kernelFile = join(root, "dist", "lib", "sdk", "index.js"); // the SDK's host
+const kernelFile = join(root, "dist", "sdk", "index.js"); // the SDK's host
 if (!existsSync(pluginFile)) throw new Error("run `npm run build` first");
 
 // ─── child mode: one grep call in a fresh process ───

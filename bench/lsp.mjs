@@ -57,7 +57,7 @@ console.log(`| default preset (lsp loaded, no server) | ${median(startup.with).t
 // 2. Kernel time per turn with the plugin's taps on every edit (no language involved).
 const kernel = await dist("kernel/index.js");
 // The host embedders build (options validated as boot does) and the plugins' start/stop callbacks.
-const sdk = await dist("lib/sdk/index.js");
+const sdk = await dist("sdk/index.js");
 const scripted = (await dist("plugins/provider-scripted/index.js")).default;
 const tools = (await dist("plugins/tools-coding/index.js")).default;
 const lsp = (await dist("plugins/lsp/index.js")).default;

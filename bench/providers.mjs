@@ -159,7 +159,7 @@ for (const [name, sdks] of sdkRows) console.log(`| ${name} | ${sdks.length ? sdk
 
 // ───────────────── 3. adapter overhead per streamed event ─────────────────
 big = true;
-const sdk = await import(join(root, "dist", "lib", "sdk", "index.js"));
+const sdk = await import(join(root, "dist", "sdk", "index.js"));
 const anthropicMod = await import(join(root, "dist", "plugins", "provider-anthropic", "index.js"));
 const openaiMod = await import(join(root, "dist", "plugins", "provider-openai", "index.js"));
 const { default: Anthropic } = await import(require.resolve("@anthropic-ai/sdk"));

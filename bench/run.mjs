@@ -91,7 +91,7 @@ console.log(
 
 // Kernel time per turn over a 1,000-turn scripted run (scripted provider + a no-op tool, in process).
 const kernel = await import(join(root, "dist", "kernel", "index.js"));
-const sdk = await import(join(root, "dist", "lib", "sdk", "index.js"));
+const sdk = await import(join(root, "dist", "sdk", "index.js"));
 const scripted = (await import(join(root, "dist", "plugins", "provider-scripted", "index.js"))).default;
 const TURNS = 1000;
 const host = new sdk.PluginHost({ cwd: work });

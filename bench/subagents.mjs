@@ -16,7 +16,7 @@ if (!existsSync(join(root, "dist", "plugins", "subagents", "index.js")))
 const work = mkdtempSync(join(tmpdir(), "coil-bench-subagents-"));
 process.env.COIL_HOME = join(work, "home");
 const kernel = await import(dist("kernel", "index.js"));
-const sdk = await import(dist("lib", "sdk", "index.js"));
+const sdk = await import(dist("sdk", "index.js"));
 const plugin = async (id) => (await import(dist("plugins", id, "index.js"))).default;
 
 const RUNS = 60;

@@ -74,7 +74,7 @@ interface PromptLine {
 export async function submit(o: SubmitOptions, io: CliStreams): Promise<number> {
   if (!o.prompt === !o.prompts) throw new UsageError("give exactly one of --prompt <text> or --prompts <file.jsonl>");
   const lines: PromptLine[] = o.prompt ? [{ prompt: o.prompt }] : readPrompts(resolve(io.cwd, o.prompts!));
-  const { resolvePreset } = await import("../../lib/sdk/index.js");
+  const { resolvePreset } = await import("../../sdk/index.js");
   const { coilHome } = await import("../../lib/paths.js");
   const presetName = o.preset ?? "default";
   const resolved = resolvePreset({ preset: presetName, cwd: io.cwd, home: coilHome(io.env), trust: false });

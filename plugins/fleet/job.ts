@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { Usage } from "../../kernel/index.js";
-import type { ResolvedPreset } from "../../lib/sdk/index.js";
+import type { ResolvedPreset } from "../../sdk/index.js";
 
 /** Where a job's files come from: a directory on a shared file system, or a git repository (URL or path) and ref. */
 export type JobSource = { kind: "dir"; dir: string; ref?: string } | { kind: "git"; repo: string; ref?: string };

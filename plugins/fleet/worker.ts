@@ -52,7 +52,7 @@ interface Running {
 
 export async function runWorker(opts: WorkerOptions, io: CliStreams): Promise<number> {
   const { Worker, UnrecoverableError, WaitingError } = await loadBull();
-  const { createAgent } = await import("../../lib/sdk/index.js");
+  const { createAgent } = await import("../../sdk/index.js");
   const connection = await redisClient(opts.redis, true);
   const subscriber = await redisClient(opts.redis, true);
   const running = new Map<string, Running>();

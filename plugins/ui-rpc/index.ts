@@ -23,7 +23,7 @@ import {
   type RpcOutbound,
   type RpcSession,
   type RpcState,
-} from "../../lib/rpc-client/protocol.js";
+} from "./protocol.js";
 import { onTermination } from "../../lib/signals.js";
 import type { SessionService } from "../session-jsonl/api.js";
 

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createAgent } from "../../lib/sdk/index.js";
+import { createAgent } from "../../sdk/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "coil-default-model-"));
 const saved = {

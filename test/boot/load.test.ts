@@ -199,7 +199,7 @@ describe("loadPlugin: npm packages", () => {
     write(join(project, "replies.yaml"), "- text: ok\n");
     const g = globalThis as { __pair?: unknown[] };
     delete g.__pair;
-    const { createAgent } = await import("../../lib/sdk/index.js");
+    const { createAgent } = await import("../../sdk/index.js");
     const coil = await createAgent({
       cwd: project,
       home,

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packageRoot } from "../../boot/paths.js";
-import { createTestKit, createTestUi, importPlugin, renderTool } from "../../lib/testing/index.js";
+import { createTestKit, createTestUi, importPlugin, renderTool } from "../../sdk/testing/index.js";
 import { editorText, hasTmux, Tmux } from "../support/tmux.js";
 
 const ROOT = packageRoot();

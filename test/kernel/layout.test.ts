@@ -242,9 +242,69 @@ describe("layout: boot/ and cli/", () => {
   });
 });
 
+/** The top-level folders a file's relative imports reach (kernel, boot, cli, lib, plugins, sdk ...). */
+const layersOf = (file: string, text: string): Map<string, number> => {
+  const layers = new Map<string, number>();
+  for (const site of importsOf(file, text)) {
+    if (!site.spec.startsWith(".") || site.typeOnly) continue;
+    const top = relative(root, resolve(dirname(file), site.spec)).split(sep)[0]!;
+    if (!layers.has(top)) layers.set(top, site.line);
+  }
+  return layers;
+};
+
+/**
+ * Plugins that still import sdk/ at runtime: "<file>". The fleet worker runs whole agents in process
+ * with createAgent, and `coil fleet submit` resolves the preset it embeds. Shrink this list; never grow it.
+ */
+const PLUGIN_SDK_ALLOWLIST = new Set<string>(["plugins/fleet/commands.ts", "plugins/fleet/worker.ts"]);
+
+/** The entry-point layer's rules for one file (ARCHITECTURE §7): sdk/ alone stands on both boot/ and plugins/. */
+function entryPointViolations(file: string, text: string): string[] {
+  const where = rel(file);
+  const top = where.split(sep)[0];
+  const layers = layersOf(file, text);
+  const problems: string[] = [];
+  if (top !== "sdk" && layers.has("boot") && layers.has("plugins"))
+    problems.push(
+      `${where}:${layers.get("plugins")} imports both boot/ and plugins/: only sdk/ (the entry points) may`,
+    );
+  if (top === "lib")
+    for (const above of ["plugins", "cli", "sdk"])
+      if (layers.has(above))
+        problems.push(`${where}:${layers.get(above)} imports ${above}/: lib/ is the layer below the plugins`);
+  if (top === "plugins" && layers.has("sdk") && !PLUGIN_SDK_ALLOWLIST.has(where))
+    problems.push(`${where}:${layers.get("sdk")} imports sdk/: a plugin asks for a service instead`);
+  return problems;
+}
+
+describe("layout: sdk/, the public entry points", () => {
+  it("sdk/ is the only place importing both boot/ and plugins/; lib/ imports neither plugins/, cli/ nor sdk/", () => {
+    const problems = ["bin", "boot", "cli", "kernel", "lib", "plugins"].flatMap((dir) =>
+      walk(join(root, dir)).flatMap((f) => entryPointViolations(f, readFileSync(f, "utf8"))),
+    );
+    expect(problems).toEqual([]);
+    // and sdk/ really is that place: its files stand on both
+    const sdkLayers = new Set(walk(join(root, "sdk")).flatMap((f) => [...layersOf(f, readFileSync(f, "utf8")).keys()]));
+    expect([...sdkLayers]).toEqual(expect.arrayContaining(["boot", "plugins"]));
+  });
+
+  it("the check catches a file outside sdk/ on both layers, and lib/ reaching up", () => {
+    const both = 'import { assemble } from "../boot/assemble.js";\nimport p from "../plugins/models/index.js";\n';
+    expect(entryPointViolations(join(root, "cli", "probe.ts"), both)).toEqual([expect.stringContaining("only sdk/")]);
+    expect(entryPointViolations(join(root, "sdk", "probe.ts"), both)).toEqual([]);
+    const up = 'import { x } from "../plugins/models/cli.js";\nimport { createAgent } from "../sdk/index.js";\n';
+    expect(entryPointViolations(join(root, "lib", "probe.ts"), up)).toHaveLength(2);
+    const plugin = 'import { createAgent } from "../../sdk/index.js";\n';
+    expect(entryPointViolations(join(root, "plugins", "probe", "index.ts"), plugin)).toEqual([
+      expect.stringContaining("imports sdk/"),
+    ]);
+  });
+});
+
 describe("layout: no back doors", () => {
   it("outside kernel/, nothing calls hooks, reads tap lists, redefines host members, takes an agent's host or registers services late", () => {
-    const problems = ["boot", "cli", "lib", "plugins"].flatMap((dir) =>
+    const problems = ["boot", "cli", "lib", "plugins", "sdk"].flatMap((dir) =>
       walk(join(root, dir)).flatMap((f) => backDoorViolations(f, readFileSync(f, "utf8"))),
     );
     expect(problems).toEqual([]);

@@ -1,9 +1,9 @@
 /**
  * A real host + agent on the scripted provider, recording every event: a thin wrapper over the shipped
- * `coil/testing` kit (lib/testing), in the current directory and with small stream chunks.
+ * `coil/testing` kit (sdk/testing), in the current directory and with small stream chunks.
  */
 import type { AgentOptions, Plugin } from "../../kernel/index.js";
-import { createTestKit, type ScriptedService, type ScriptStep } from "../../lib/testing/index.js";
+import { createTestKit, type ScriptedService, type ScriptStep } from "../../sdk/testing/index.js";
 
 export interface TestAgentOptions {
   plugins?: [Plugin<any>, unknown?][];

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import type { AgentEvent, CliStreams, Plugin } from "../../kernel/index.js";
-import { createTestKit, type ScriptedService, type ScriptStep } from "../../lib/testing/index.js";
+import { createTestKit, type ScriptedService, type ScriptStep } from "../../sdk/testing/index.js";
 import { sessionPlugin, type SessionOps, type SessionService } from "../../plugins/session-jsonl/index.js";
 import { startPlugins, stopPlugins } from "../../boot/lifecycle.js";
 

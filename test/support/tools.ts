@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { Plugin, ToolOutput } from "../../kernel/index.js";
 import { testHost } from "./host.js";
-import { createTestKit, type ScriptedService, type ScriptStep } from "../../lib/testing/index.js";
+import { createTestKit, type ScriptedService, type ScriptStep } from "../../sdk/testing/index.js";
 
 const temps: string[] = [];
 

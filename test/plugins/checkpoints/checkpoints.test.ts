@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packageRoot } from "../../../boot/paths.js";
-import { RpcClient } from "../../../lib/rpc-client/index.js";
+import { RpcClient } from "../../../sdk/rpc-client/index.js";
 import { ShadowRepo, parseRewindArgs } from "../../../plugins/checkpoints/index.js";
 import { childEnv } from "../../support/env.js";
 

@@ -22,7 +22,7 @@ import openai from "../../../plugins/provider-openai/index.js";
 import { SessionStore } from "../../../plugins/session-jsonl/index.js";
 import { chat, startMockOpenAI } from "../../support/mock-openai.js";
 import { createTestAgent } from "../../support/harness.js";
-import { createTestKit } from "../../../lib/testing/index.js";
+import { createTestKit } from "../../../sdk/testing/index.js";
 import { startRig, tempDirs } from "../../support/session-jsonl.js";
 import { historyProblems } from "../../support/validate-history.js";
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SystemBlock } from "../../../kernel/index.js";
 import { testHost } from "../../support/host.js";
-import { createTestKit, type ScriptedService } from "../../../lib/testing/index.js";
+import { createTestKit, type ScriptedService } from "../../../sdk/testing/index.js";
 import contextFiles, { type ContextFilesService } from "../../../plugins/context-files/index.js";
 import systemPrompt from "../../../plugins/system-prompt/index.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";

@@ -11,7 +11,7 @@
 import { readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { RpcClient } from "../../../lib/rpc-client/index.js";
+import { RpcClient } from "../../../sdk/rpc-client/index.js";
 import { BIN, cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 import { startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
 

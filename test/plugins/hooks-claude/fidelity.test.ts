@@ -6,7 +6,7 @@
 import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RpcClient } from "../../../lib/rpc-client/index.js";
+import { RpcClient } from "../../../sdk/rpc-client/index.js";
 import { BIN, cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 
 beforeAll(requireBuild);

@@ -1,6 +1,6 @@
 /** permission-gate: rule forms, modes, compound bash commands, asking with and without a UI, decisions in the session. */
 import { rmSync } from "node:fs";
-import { createTestKit } from "../../../lib/testing/index.js";
+import { createTestKit } from "../../../sdk/testing/index.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { textOf, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
 import { testHost } from "../../support/host.js";

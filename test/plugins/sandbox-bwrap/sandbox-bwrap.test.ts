@@ -13,7 +13,7 @@ import {
 } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { dirname, join } from "node:path";
-import { createTestKit } from "../../../lib/testing/index.js";
+import { createTestKit } from "../../../sdk/testing/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Agent, textOf, type AgentEvent, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
 import { testHost } from "../../support/host.js";

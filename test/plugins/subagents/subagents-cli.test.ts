@@ -178,7 +178,7 @@ conversations:
 
 describe("subagents in coil/sdk", () => {
   it("the default preset has the task tool, and subscribers see the child's events tagged with its id", async () => {
-    const { createAgent } = await import("../../../lib/sdk/index.js");
+    const { createAgent } = await import("../../../sdk/index.js");
     const cwd = temp("coil-subagents-sdk-");
     const home = temp("coil-subagents-sdk-home-");
     writeFileSync(
@@ -213,7 +213,7 @@ describe("subagents in coil/sdk", () => {
 
 describe("subagents over RPC", () => {
   it("streams the child's events, tagged with its id, and abort reaches the child", async () => {
-    const { RpcClient } = await import("../../../lib/rpc-client/index.js");
+    const { RpcClient } = await import("../../../sdk/rpc-client/index.js");
     const cwd = temp("coil-subagents-rpc-");
     const home = temp("coil-subagents-rpc-home-");
     writeFileSync(

@@ -7,7 +7,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { createTestKit } from "../../../lib/testing/index.js";
+import { createTestKit } from "../../../sdk/testing/index.js";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   definePlugin,

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createTestKit } from "../../../lib/testing/index.js";
+import { createTestKit } from "../../../sdk/testing/index.js";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Type, definePlugin, type ProviderRequest, type SystemBlock } from "../../../kernel/index.js";
 import { packageRoot } from "../../../boot/paths.js";

@@ -1,9 +1,9 @@
-/** `coil --mode rpc` driven end to end by the typed client (lib/rpc-client) over a real child process. */
+/** `coil --mode rpc` driven end to end by the typed client (sdk/rpc-client) over a real child process. */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../../kernel/index.js";
-import { RpcClient, RpcError, splitLines } from "../../../lib/rpc-client/index.js";
+import { RpcClient, RpcError, splitLines } from "../../../sdk/rpc-client/index.js";
 import { BIN, cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 
 beforeAll(requireBuild);

@@ -17,7 +17,7 @@ import { runShellCommand } from "../../../plugins/ui-tui/shell.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";
 import gate from "../../../plugins/permission-gate/index.js";
 import planMode from "../../../plugins/plan-mode/index.js";
-import { createTestKit } from "../../../lib/testing/index.js";
+import { createTestKit } from "../../../sdk/testing/index.js";
 import { toMarkdown, treeItems } from "../../../plugins/ui-tui/commands.js";
 import {
   colorDiff,

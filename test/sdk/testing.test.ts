@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createTestKit } from "../../lib/testing/index.js";
+import { createTestKit } from "../../sdk/testing/index.js";
 
 const made: string[] = [];
 const savedTmp = process.env.TMPDIR;

@@ -11,10 +11,10 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { join } from "node:path";
 import type { AgentEvent } from "../../kernel/index.js";
-import { packageRoot } from "../paths.js";
-import { splitLines, type RpcCommandName, type RpcCommands, type RpcOutbound } from "./protocol.js";
+import { packageRoot } from "../../lib/paths.js";
+import { splitLines, type RpcCommandName, type RpcCommands, type RpcOutbound } from "../../plugins/ui-rpc/protocol.js";
 
-export * from "./protocol.js";
+export * from "../../plugins/ui-rpc/protocol.js";
 
 export interface RpcClientOptions {
   /** Working directory of the coil process. */

@@ -10,7 +10,7 @@
  *   ui.statuses.get("my-plugin")  // "3 files"
  */
 import type { ToolDefinition, ToolResultMessage, UiService } from "../../kernel/index.js";
-import type { UiComponent, UiComponentFactory, UiRendered, UiTheme, UiWidget } from "../ui.js";
+import type { UiComponent, UiComponentFactory, UiRendered, UiTheme, UiWidget } from "../../lib/ui.js";
 import { BUILTIN_THEMES, makeTheme } from "../../plugins/ui-tui/theme.js";
 
 export interface TestUiDialog {

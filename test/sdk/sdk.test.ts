@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { definePlugin, Type, type AgentEvent } from "../../kernel/index.js";
-import { createAgent, PluginHost } from "../../lib/sdk/index.js";
-import { createTestKit, createWorkspace, importPlugin } from "../../lib/testing/index.js";
+import { createAgent, PluginHost } from "../../sdk/index.js";
+import { createTestKit, createWorkspace, importPlugin } from "../../sdk/testing/index.js";
 import { cleanTemps, tempDir, writeFiles } from "../support/ecosystem.js";
 
 afterAll(cleanTemps);

@@ -20,14 +20,14 @@ import {
   type PromptInput,
   type RunResult,
   type Services,
-} from "../../kernel/index.js";
-import { type HostOptions, PluginHost as KernelHost } from "../../kernel/host.js";
-import { CommandLine } from "../command-line.js";
-import { validateOptions } from "../../boot/options.js";
-import { agentFor, assemble, showSetupDiagnostics } from "../../boot/assemble.js";
-import { coilHome, secureCoilHome } from "../../boot/paths.js";
-import type { ResolvedPreset } from "../../boot/preset.js";
-import { startPlugins, stopPlugins } from "../../boot/lifecycle.js";
+} from "../kernel/index.js";
+import { type HostOptions, PluginHost as KernelHost } from "../kernel/host.js";
+import { CommandLine } from "../lib/command-line.js";
+import { validateOptions } from "../boot/options.js";
+import { agentFor, assemble, showSetupDiagnostics } from "../boot/assemble.js";
+import { coilHome, secureCoilHome } from "../boot/paths.js";
+import type { ResolvedPreset } from "../boot/preset.js";
+import { startPlugins, stopPlugins } from "../boot/lifecycle.js";
 
 export interface CreateAgentOptions {
   /** A built-in preset name, a YAML file (relative to `cwd`) or `npm:package`. Default `default`. */
@@ -156,4 +156,4 @@ export { Agent };
 export { startPlugins, stopPlugins };
 export type { ResolvedPreset };
 /** Resolve a preset the way createAgent does, without starting it (coil fleet embeds the result in jobs). */
-export { resolvePreset } from "../../boot/preset.js";
+export { resolvePreset } from "../boot/preset.js";

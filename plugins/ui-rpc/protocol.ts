@@ -1,6 +1,6 @@
 /**
  * The RPC wire protocol (`coil --mode rpc`): JSON lines over stdin/stdout, LF-framed. Shared by the
- * front end (plugins/ui-rpc) and the typed client (lib/rpc-client/index.ts). Types only. See docs/rpc.md.
+ * front end (plugins/ui-rpc) and the typed client (sdk/rpc-client/index.ts). Types only. See docs/rpc.md.
  */
 import type { AgentEvent, AgentMessage, ImageContent, ModelInfo, RunStopReason } from "../../kernel/index.js";
 

@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import { loadPlugin } from "../../boot/load.js";
 import { validateOptions } from "../../boot/options.js";
 import { coilHome } from "../../boot/paths.js";
-import { CommandLine } from "../command-line.js";
+import { CommandLine } from "../../lib/command-line.js";
 import {
   Agent,
   lastAssistantText,
