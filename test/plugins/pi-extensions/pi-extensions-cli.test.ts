@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RpcClient } from "../../../lib/rpc-client/index.js";
+import { RpcClient } from "../../../sdk/rpc-client/index.js";
 import { BIN, cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 import { reply, startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
 import { hasTmux, Tmux } from "../../support/tmux.js";
