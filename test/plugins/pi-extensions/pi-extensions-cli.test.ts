@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RpcClient } from "../../../sdk/rpc-client/index.js";
 import { BIN, cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 import { reply, startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
+import { chat, startMockOpenAI, type MockOpenAI } from "../../support/mock-openai.js";
 import { hasTmux, Tmux } from "../../support/tmux.js";
 
 const KEY = "sk-ant-pi-ext-test-0123456789";
@@ -226,6 +227,38 @@ describe("Pi extensions through the CLI", () => {
     expect(untrusted.stdout).not.toContain("tools greet");
     const trusted = await coil(s.project, ["--trust", "doctor"], s.env);
     expect(trusted.stdout).toMatch(/greeter \(project, .*\): tools greet/);
+  });
+
+  it("a provider registered by an extension (openai-completions, key from an environment variable) answers through the validating OpenAI mock", async () => {
+    const openai: MockOpenAI = await startMockOpenAI({ key: "sk-proxy-test-0123456789" });
+    try {
+      const s = sandbox();
+      writeFiles(s.home, {
+        ".pi/agent/extensions/proxy.ts": `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+export default function (pi: ExtensionAPI) {
+  pi.registerProvider("my-proxy", {
+    baseUrl: ${JSON.stringify(openai.url)},
+    apiKey: "MY_PROXY_KEY",
+    api: "openai-completions",
+    models: [{ id: "proxy-large", name: "Proxy Large", reasoning: false, input: ["text"],
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 64000, maxTokens: 4096 }],
+  });
+}
+`,
+      });
+      openai.push(chat({ text: "hello through the proxy" }));
+      const env = { ...s.env, MY_PROXY_KEY: "sk-proxy-test-0123456789" };
+      const ran = await coil(s.project, ["--model", "my-proxy/proxy-large", "-p", "hi"], env);
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(ran.stdout.trim()).toBe("hello through the proxy");
+      expect(openai.requests[0]!.body.model).toBe("proxy-large");
+      expect(openai.requests[0]!.headers.authorization).toBe("Bearer sk-proxy-test-0123456789");
+      expect(openai.rejected()).toEqual([]);
+      const doctor = await coil(s.project, ["doctor"], env);
+      expect(doctor.stdout).toMatch(/proxy \(user, .*\): providers my-proxy/);
+    } finally {
+      await openai.close();
+    }
   });
 
   it("TUI (tmux): the extension's widget and status show from the start, and its tool draws its own call and result", async () => {
