@@ -220,6 +220,44 @@ describe("Pi extensions through the CLI", () => {
     expect(existsSync(victim)).toBe(true);
   });
 
+  it("an extension's tool is held back by plan mode like any tool that is not read-only", async () => {
+    const s = sandbox();
+    writeFiles(s.base, { "greeter.ts": GREETER });
+    mock.push(toolUse("greet", { name: "Di" }), text("planned"));
+    const ran = await coil(
+      s.project,
+      [...MODEL, "-e", join(s.base, "greeter.ts"), "--plugin", "plan-mode", "--plan", "--mode", "json", "greet Di"],
+      s.env,
+    );
+    const end = events(ran.stdout).find((e) => e.type === "tool_execution_end");
+    expect(end.result.isError).toBe(true);
+    expect(end.result.content[0].text).toMatch(/^Blocked: plan mode is read-only: greet is not available/);
+  });
+
+  it("coil install of a Pi package (a folder with pi.extensions): its command works on the next run", async () => {
+    const s = sandbox();
+    const pkg = join(s.base, "pi-hello-pkg");
+    writeFiles(pkg, {
+      "package.json": JSON.stringify({
+        name: "pi-hello-pkg",
+        version: "1.0.0",
+        keywords: ["pi-package"],
+        pi: { extensions: ["./extensions"] },
+      }),
+      "extensions/hello.ts": `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+export default function (pi: ExtensionAPI) {
+  pi.registerCommand("pkg-hello", { description: "hello from a package", handler: async (_a, ctx) => ctx.ui.notify("hello from pi-hello-pkg") });
+}
+`,
+    });
+    const installed = await coil(s.project, ["install", pkg], s.env);
+    expect(installed.code, installed.stderr).toBe(0);
+    expect(installed.stdout).toContain("pi-hello-pkg is a Pi package: its extensions load on every run");
+    expect(installed.stderr).not.toContain("offers coil nothing");
+    const ran = await coil(s.project, [...MODEL, "-p", "/pkg-hello"], s.env);
+    expect(ran.stdout.trim()).toBe("hello from pi-hello-pkg");
+  });
+
   it("a project's .pi/extensions load only in a trusted project", async () => {
     const s = sandbox({ ".pi/extensions/greeter.ts": GREETER });
     const untrusted = await coil(s.project, ["doctor"], s.env);
