@@ -135,7 +135,8 @@ function read(globalFile: string, projectFile: string | undefined, trusted: bool
 
 /** Why a key coil does not read is not read, where coil has another way to do it. */
 const WHY: Record<string, string> = {
-  packages: "read by the pi-extensions plugin for the packages' extensions (docs/pi-extensions.md); their skills, prompts and themes are not read",
+  packages:
+    "read by the pi-extensions plugin for the packages' extensions (docs/pi-extensions.md); their skills, prompts and themes are not read",
   extensions: "read by the pi-extensions plugin (docs/pi-extensions.md)",
   themes: "coil's TUI has its own theme (docs/tui.md)",
   theme: "coil's TUI has its own theme (docs/tui.md)",

@@ -663,20 +663,24 @@ export class PiRuntime {
    */
   private registerProvider(ext: LoadedExtension, name: string, config: PiProviderConfig): void {
     const call = `pi.registerProvider("${name}")`;
-    if (!this.open) return this.report(ext, call, "providers are registered while extensions load, not later");
-    if (config?.streamSimple) return this.report(ext, call, "a custom streamSimple is not supported");
+    if (!this.open) return void this.report(ext, call, "providers are registered while extensions load, not later");
+    if (config?.streamSimple) return void this.report(ext, call, "a custom streamSimple is not supported");
     if (config?.oauth) this.report(ext, `${call} oauth`, "coil's logins are its own (coil login)");
     if (!Array.isArray(config?.models) || !config.models.length)
-      return this.report(ext, call, "overriding a provider without models: set baseUrl and headers in models.yaml");
+      return void this.report(
+        ext,
+        call,
+        "overriding a provider without models: set baseUrl and headers in models.yaml",
+      );
     const api = config.api;
     if (api !== "openai-completions" && api !== "openai-responses")
-      return this.report(
+      return void this.report(
         ext,
         call,
         `api ${api ?? "(none)"}: coil maps openai-completions and openai-responses; put an anthropic-messages server in models.yaml`,
       );
     const wire = this.ctx.services.get("openai-wire") as OpenAIWireService | undefined;
-    if (!wire) return this.report(ext, call, "the preset has no provider-openai plugin");
+    if (!wire) return void this.report(ext, call, "the preset has no provider-openai plugin");
     const keyRef = config.apiKey;
     const key = () => (keyRef && /^[A-Z_][A-Z0-9_]*$/.test(keyRef) ? process.env[keyRef] : keyRef);
     const headers = { ...(config.headers ?? {}) };
