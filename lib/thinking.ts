@@ -7,7 +7,7 @@
  * (`thinking_level_change`), which session-jsonl restores on `-c`, `--session`, `/resume` and `/reload`.
  * The `models` plugin registers all of it.
  */
-import type { Agent, ModelRequest, PluginContext } from "../kernel/index.js";
+import type { Agent, ModelRequest, PluginContext } from "../api/index.js";
 
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
 export type ThinkingLevel = (typeof THINKING_LEVELS)[number];

@@ -20,7 +20,7 @@ await build({
   absWorkingDir: root,
   entryPoints: [
     "bin/coil.ts",
-    "kernel/index.ts",
+    "api/index.ts",
     "cli/main.ts",
     "sdk/index.ts",
     "sdk/testing/index.ts",

@@ -4,7 +4,7 @@
  * (a preset lists it: the default one does); provider plugins read its state (`provider-cli`
  * service) lazily, so they work, without those commands, in a preset that leaves it out.
  */
-import type { Agent, CliStreams, CustomMessage, ModelInfo, PluginContext, Provider } from "../../kernel/index.js";
+import type { Agent, CliStreams, CustomMessage, ModelInfo, PluginContext, Provider } from "../../api/index.js";
 import { CoilError, messageOf } from "../../kernel/errors.js";
 import { resolveModel, type ModelChoice } from "../models.js";
 import { describePrice, type CatalogModel } from "./catalog.js";

@@ -6,7 +6,7 @@
  */
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { CoilError, type PluginContext } from "../../kernel/index.js";
+import { CoilError, type PluginContext } from "../../api/index.js";
 import { type OAuthEntry, readAuth, readAuthAt, redact, writeAuthEntry } from "./config.js";
 
 export const LOGINS_SERVICE = "logins";

@@ -14,7 +14,7 @@
 import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, relative, resolve } from "node:path";
-import { Type, definePlugin, type TextContent } from "../../kernel/index.js";
+import { Type, definePlugin, type TextContent } from "../../api/index.js";
 import { CompatOption, compatOf, contextFilePatterns, type Compat } from "../../lib/compat.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import { coilHome } from "../../lib/paths.js";

@@ -10,7 +10,7 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
-import { definePlugin, messageOf, Type, type CliStreams } from "../../kernel/index.js";
+import { definePlugin, messageOf, Type, type CliStreams } from "../../api/index.js";
 import type { Subcommand, SubcommandOption } from "../../lib/command-line.js";
 import { claudePluginsReport } from "../../lib/claude-plugins.js";
 import { addDoctorSection } from "../../lib/doctor.js";

@@ -9,7 +9,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import type { CliStreams } from "../../kernel/index.js";
+import type { CliStreams } from "../../api/index.js";
 import { PACKAGE_NAME, packageRoot } from "../../lib/paths.js";
 import { runNpm } from "./npm.js";
 

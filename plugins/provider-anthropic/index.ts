@@ -15,7 +15,7 @@ import {
   type Provider,
   type ProviderEvent,
   type ProviderRequest,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import { defaultModel, findModel, markUserDefault, type CatalogModel } from "../../lib/provider-kit/catalog.js";
 import { hasKey, keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../lib/provider-kit/cli.js";
 import { deepMerge, isLocalUrl, mergeModel, type ProviderConfig } from "../../lib/provider-kit/config.js";

@@ -9,7 +9,7 @@ import { homedir } from "node:os";
 import { resolve } from "node:path";
 import { coilHome } from "../../lib/paths.js";
 import { projectRoot } from "../../lib/project.js";
-import { Type, definePlugin, type ModelRequest } from "../../kernel/index.js";
+import { Type, definePlugin, type ModelRequest } from "../../api/index.js";
 import { discoverAgents } from "./agents.js";
 import { TaskRunner } from "./runner.js";
 

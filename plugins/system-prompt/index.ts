@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { Type, definePlugin, type ModelRequest, type SystemBlock, type ToolSpec } from "../../kernel/index.js";
+import { Type, definePlugin, type ModelRequest, type SystemBlock, type ToolSpec } from "../../api/index.js";
 import { coilHome, packageRoot } from "../../lib/paths.js";
 import { piAgentDir } from "../../lib/compat.js";
 import { addDoctorSection } from "../../lib/doctor.js";
