@@ -124,31 +124,61 @@ export class PiRuntime {
     return this.tuiLoad;
   }
 
+  /** Import it synchronously (in setup) and call its factory; what cannot load so is loaded again in onStart. */
   private run(ext: LoadedExtension): void {
     this.setCurrent(ext);
+    let mod: unknown;
     try {
       this.jiti ??= this.createJiti();
-      const mod = this.jiti(ext.found.file) as { default?: unknown } | ((pi: unknown) => unknown);
-      const factory = typeof mod === "function" ? mod : typeof mod?.default === "function" ? mod.default : undefined;
-      if (typeof factory !== "function") {
-        this.fail(ext, "does not default-export a function (export default function (pi: ExtensionAPI) { ... })");
-        return;
-      }
+      mod = this.jiti(ext.found.file);
+    } catch (error) {
+      // pi-tui used while it loads, or what jiti's synchronous mode cannot run (top-level await): import it
+      // again, asynchronously, once coil's pi-tui is there (onStart).
+      this.deferred.push(ext);
+      if (error instanceof PiTuiNotReady || (error as { cause?: unknown })?.cause instanceof PiTuiNotReady)
+        void this.loadTui();
+      this.setCurrent(undefined);
+      return;
+    }
+    try {
+      this.invoke(ext, mod);
+    } finally {
+      this.setCurrent(undefined);
+    }
+  }
+
+  private async runLate(ext: LoadedExtension): Promise<void> {
+    let mod: unknown;
+    try {
+      this.jiti ??= this.createJiti();
+      mod = await this.jiti.import(ext.found.file);
+    } catch (error) {
+      this.fail(ext, `cannot load: ${msg(error)}`);
+      return;
+    }
+    this.setCurrent(ext);
+    try {
+      this.invoke(ext, mod);
+    } finally {
+      this.setCurrent(undefined);
+    }
+  }
+
+  private invoke(ext: LoadedExtension, loaded: unknown): void {
+    const mod = loaded as { default?: unknown } | ((pi: unknown) => unknown) | undefined;
+    const factory = typeof mod === "function" ? mod : typeof mod?.default === "function" ? mod.default : undefined;
+    if (typeof factory !== "function") {
+      this.fail(ext, "does not default-export a function (export default function (pi: ExtensionAPI) { ... })");
+      return;
+    }
+    try {
       const result = (factory as (pi: unknown) => unknown)(this.api(ext));
       if (result && typeof (result as Promise<unknown>).then === "function")
         this.waiting.push(
           (result as Promise<unknown>).catch((error) => this.fail(ext, `its factory failed: ${msg(error)}`)),
         );
     } catch (error) {
-      if (error instanceof PiTuiNotReady || (error as { cause?: unknown })?.cause instanceof PiTuiNotReady) {
-        // It uses pi-tui at load time: load it again once coil's pi-tui is there (onStart).
-        this.deferred.push(ext);
-        void this.loadTui();
-        return;
-      }
-      this.fail(ext, `cannot load: ${msg(error)}`);
-    } finally {
-      this.setCurrent(undefined);
+      this.fail(ext, `its factory failed: ${msg(error)}`);
     }
   }
 
@@ -184,7 +214,7 @@ export class PiRuntime {
     this.open = false;
     if (this.deferred.length) {
       await this.loadTui();
-      for (const ext of this.deferred.splice(0)) this.run(ext);
+      for (const ext of this.deferred.splice(0)) await this.runLate(ext);
     }
     await Promise.all(this.waiting.splice(0));
     this.syncLate();
