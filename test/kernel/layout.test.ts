@@ -203,6 +203,39 @@ describe("layout: kernel/", () => {
   });
 });
 
+/**
+ * coil's public surface (api/) for one file: it stands on the kernel alone (and typebox), so `import "coil"`
+ * loads no boot/, no plugin and does no I/O, like the kernel.
+ */
+function apiViolations(file: string, text: string): string[] {
+  const problems: string[] = [];
+  for (const site of importsOf(file, text)) {
+    const where = `${rel(file)}:${site.line}`;
+    if (site.spec.startsWith(".")) {
+      const top = relative(root, resolve(dirname(file), site.spec)).split(sep)[0];
+      if (top !== "api" && top !== "kernel")
+        problems.push(`${where} imports ${site.spec}: api/ stands on kernel/ alone`);
+    } else if (site.spec !== "typebox" && !site.spec.startsWith("typebox/"))
+      problems.push(`${where} imports ${site.spec}: api/ uses only typebox besides the kernel`);
+  }
+  return problems;
+}
+
+describe("layout: api/, what coil gives plugins", () => {
+  it("imports nothing but api/, kernel/ and typebox", () => {
+    const problems = walk(join(root, "api")).flatMap((f) => apiViolations(f, readFileSync(f, "utf8")));
+    expect(problems).toEqual([]);
+  });
+
+  it("the check catches boot/, lib/ and node: imports", () => {
+    const found = apiViolations(
+      join(root, "api", "probe.ts"),
+      `import { x } from "../boot/host.js";\nimport type { Y } from "../lib/ui.js";\nimport { readFileSync } from "node:fs";\nimport { Agent } from "../kernel/agent.js";\n`,
+    );
+    expect(found.map((p) => p.split(" ")[0])).toEqual(["api/probe.ts:1", "api/probe.ts:2", "api/probe.ts:3"]);
+  });
+});
+
 describe("layout: kernel/ size, counted as the formatter writes it (scripts/kernel-lines.mjs)", () => {
   let report: ReturnType<typeof kernelReport>;
   beforeAll(() => {
