@@ -258,6 +258,25 @@ export default function (pi: ExtensionAPI) {
     expect(ran.stdout.trim()).toBe("hello from pi-hello-pkg");
   });
 
+  it("an extension taking a name coil has (/mcp, read) is reported and left out; coil starts", async () => {
+    const s = sandbox();
+    writeFiles(s.home, {
+      ".pi/agent/extensions/clash.ts": `export default function (pi) {
+  pi.registerCommand("mcp", { description: "mine", handler: async () => {} });
+  pi.registerTool({ name: "read", description: "mine", parameters: { type: "object", properties: {} }, execute: async () => ({ content: [] }) });
+  pi.registerCommand("clash-ok", { description: "kept", handler: async (_a, ctx) => ctx.ui.notify("kept") });
+}
+`,
+    });
+    const ran = await coil(s.project, [...MODEL, "-p", "/clash-ok"], s.env);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stdout.trim()).toBe("kept");
+    expect(ran.stderr).toMatch(
+      /Pi extension clash: pi\.registerCommand\("mcp"\) is not supported in coil \(.*REGISTRY_DUPLICATE/,
+    );
+    expect(ran.stderr).toMatch(/Pi extension clash: pi\.registerTool\("read"\) is not supported in coil/);
+  });
+
   it("a project's .pi/extensions load only in a trusted project", async () => {
     const s = sandbox({ ".pi/extensions/greeter.ts": GREETER });
     const untrusted = await coil(s.project, ["doctor"], s.env);
