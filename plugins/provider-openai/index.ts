@@ -40,7 +40,7 @@ import { resolveHeaders, variablesOf, type ConfigValue } from "../../lib/provide
 import { PROVIDER_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
 import { routeConsole, sdkLogger } from "../../lib/provider-kit/sdk-log.js";
 import { AZURE_HINT, azureClient, azureEndpoint } from "./azure.js";
-import { bytesBodyFetch } from "../../lib/provider-kit/fetch.js";
+import { providerFetch } from "../../lib/provider-kit/fetch.js";
 import { buildCompletionsParams, readCompletions } from "./completions.js";
 import { COMPAT_GENERIC, COMPAT_OPENAI, COMPATIBLE_PROVIDERS, OPENAI_DEFAULT_LIMITS, OPENAI_MODELS } from "./models.js";
 import { buildResponsesParams, readResponses } from "./responses.js";
@@ -142,7 +142,7 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
       // The SDK's console logging goes to coil's diagnostics (stderr stays clean in --mode json).
       const common = {
         timeout: o.timeoutMs,
-        fetch: bytesBodyFetch,
+        fetch: providerFetch,
         defaultHeaders: { ...o.headers },
         logger: sdkLogger(ctx.log, s.id, [k]),
       };
