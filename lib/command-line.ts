@@ -114,6 +114,14 @@ export const COIL_OPTIONS: readonly CoilOption[] = [
     loads: true,
   },
   {
+    name: "extension",
+    short: "e",
+    value: "path",
+    description: "load a Pi extension (a .ts/.js file or its folder) for this run; repeatable (docs/pi-extensions.md)",
+    repeatable: true,
+    loads: true,
+  },
+  {
     name: "trust",
     description: "load this project's .coil/ preset and code for this run (it runs with your rights)",
     loads: true,
@@ -126,6 +134,18 @@ export const COIL_OPTIONS: readonly CoilOption[] = [
   { name: "version", short: "v", description: "print the version" },
   { name: "help", short: "h", description: "show this help (coil help <command> for a command's)" },
 ];
+
+/**
+ * The service under which the CLI hands the `-e/--extension` paths (absolute) to the plugins: they are read
+ * in setup, before the command line's second pass. The Pi-extension runtime loads them.
+ */
+export const CLI_EXTENSIONS = "cli-extensions";
+
+declare module "coil" {
+  interface Services {
+    "cli-extensions": readonly string[];
+  }
+}
 
 /** Names of subcommands the command line itself defines (plugins cannot take them). */
 export const COIL_COMMANDS: readonly string[] = ["trust", "untrust", "preset", "help"];
