@@ -552,6 +552,22 @@ export class PiRuntime {
       registerTool: (def: PiTool) => this.registerTool(ext, def),
       registerCommand: (name: string, options: PiCommand) => this.registerCommand(ext, name, options),
       registerShortcut: (key: string, options: { description?: string; handler(ctx: unknown): unknown }) => {
+        // While extensions load in setup, the key goes to coil's own ctx.registerShortcut (bound by the TUI,
+        // conflicts reported with both owners). An extension loaded later (the async fallback) can no longer
+        // register one, so its key rides on a command `/<extension>-<key>` bound the same way.
+        if (this.open) {
+          try {
+            this.ctx.registerShortcut(key, {
+              description: `${options.description ?? `shortcut ${key}`} (Pi extension ${ext.found.name})`,
+              handler: async () => {
+                await options.handler(this.context(ext));
+              },
+            });
+          } catch (error) {
+            this.report(ext, `pi.registerShortcut("${key}")`, msg(error));
+          }
+          return;
+        }
         const name = `${ext.found.name}-${key}`.toLowerCase().replace(/[^a-z0-9]+/g, "-");
         this.registerCommand(
           ext,

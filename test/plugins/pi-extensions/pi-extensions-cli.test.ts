@@ -73,6 +73,12 @@ export default function (pi: ExtensionAPI) {
       pi.sendUserMessage("Please greet " + (args || "everyone"));
     },
   });
+  pi.registerShortcut("alt+m", {
+    description: "say how many greetings",
+    handler: async (ctx) => {
+      ctx.ui.notify("shortcut says " + count + " greetings", "info");
+    },
+  });
   pi.registerMessageRenderer("greeter", () => undefined);
 }
 `;
@@ -318,7 +324,7 @@ export default function (pi: ExtensionAPI) {
     }
   });
 
-  it("TUI (tmux): the extension's widget and status show from the start, and its tool draws its own call and result", async () => {
+  it("TUI (tmux): the extension's widget and status show from the start, and its tool draws its own call and result, its shortcut runs", async () => {
     if (!hasTmux) throw new Error("tmux is not installed: the TUI tests need it");
     const s = sandbox();
     writeFiles(s.home, { ".pi/agent/extensions/greeter.ts": GREETER });
@@ -342,5 +348,8 @@ export default function (pi: ExtensionAPI) {
     t.keys("Enter");
     const done = await t.waitFor((sc) => sc.includes("Greeted Cy.") && sc.includes("greeted, #1"));
     expect(done).toContain("👋 greeting Cy");
+    // pi.registerShortcut goes through coil's ctx.registerShortcut: Alt+M runs the handler with a ctx.ui.
+    t.keys("M-m");
+    await t.waitFor("shortcut says 1 greetings");
   });
 });
