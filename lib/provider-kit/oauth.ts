@@ -271,3 +271,19 @@ export async function pollDeviceToken(o: {
     throw new LoginError(`the token endpoint ${o.url} answered: ${String(said)}`, o.retryHint);
   }
 }
+
+/** Run a login flow and store what it returns; the line to show when it is done. */
+export async function runLogin(
+  flow: LoginFlow,
+  ui: LoginUI,
+  args: string[],
+  home: string,
+): Promise<{ file: string; text: string }> {
+  const entry = await flow.login(ui, args);
+  const file = writeAuthEntry(home, flow.provider, entry);
+  const more = flow.describe?.(entry);
+  return {
+    file,
+    text: `Logged in to ${flow.title}${more ? ` (${more})` : ""}; stored in ${file} (mode 0600). Use it with --model ${flow.provider}/<model> (coil models ${flow.provider} lists them).`,
+  };
+}

@@ -1,7 +1,7 @@
 /**
  * The models plugin: what the user has to choose and configure models, across every provider plugin in
  * the preset: `--api-key`, `coil models [search]`, `coil auth set|remove|list`, `coil login`/`coil logout` (the flows come from subscription provider plugins) and `/model` (the rules of
- * lib/models.ts), and the thinking level: `--thinking`, `/thinking` (lib/thinking.ts). A preset lists it once; before, whichever provider plugin loaded first registered them.
+ * lib/models.ts), and the thinking level: `--thinking`, `/thinking` (thinking.ts). A preset lists it once; before, whichever provider plugin loaded first registered them.
  * It also reads Pi's settings.json `defaultThinkingLevel` and says in `coil doctor` what coil reads of Pi's
  * settings files and what it does not (lib/pi-settings.ts).
  */
@@ -9,9 +9,9 @@ import { definePlugin } from "../../kernel/index.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import { coilHome } from "../../lib/paths.js";
 import { readPiSettings } from "../../lib/pi-settings.js";
-import { authLines, registerModelCli } from "../../lib/provider-kit/cli.js";
+import { authLines, registerModelCli } from "./cli.js";
 import { skippedNotes } from "../../lib/provider-kit/skipped.js";
-import { registerThinking } from "../../lib/thinking.js";
+import { registerThinking } from "./thinking.js";
 import type {} from "../skills/api.js"; // types the `skills` service (its `compat` is the shared setting)
 
 export default definePlugin({
