@@ -18,7 +18,7 @@ import { formatDiagnostic } from "../lib/front-end.js";
 import { applyClaudeEnv } from "../lib/claude-settings.js";
 import { chooseModel, MODEL_CHOICE, type ModelChoiceService, resolveModel } from "../lib/models.js";
 import { PLUGIN_INSPECTOR } from "../lib/plugin-inspector.js";
-import { projectRoot } from "../lib/project.js";
+import { computeLocations } from "../lib/locations.js";
 import { resolvePreset, type ResolvedPreset, type ResolveOptions } from "./preset.js";
 
 type Diagnostic = Extract<AgentEvent, { type: "diagnostic" }>;
@@ -88,9 +88,16 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
   applyClaudeEnv(o.cwd, o.trust);
   const preset = resolvePreset(presetOptions(o));
   const explicit = o.explicitTrust ?? o.trust;
-  const untrustedProject = explicit ? undefined : projectRoot(o.cwd);
+  // Where the project and the user's folders are, worked out once for every plugin (lib/locations.ts).
+  const locations = computeLocations({ cwd: o.cwd, trusted: explicit, coilHome: o.home });
+  const untrustedProject = explicit ? undefined : locations.projectRoot;
   const choice: ModelChoiceService = {};
-  const services = { [PLUGIN_INSPECTOR]: pluginInspector(o.home), [MODEL_CHOICE]: choice, ...o.services };
+  const services = {
+    [PLUGIN_INSPECTOR]: pluginInspector(o.home),
+    [MODEL_CHOICE]: choice,
+    locations,
+    ...o.services,
+  };
   const commandLine = new CommandLine();
   const host = new PluginHost({
     cwd: o.cwd,

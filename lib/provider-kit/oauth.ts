@@ -4,10 +4,10 @@
  * before expiry (and on demand after a 401), and the OAuth 2.0 pieces the flows are made of: the device
  * authorization grant (RFC 8628) and form/JSON requests that name what failed. See docs/providers.md.
  */
-import { homedir } from "node:os";
 import { join } from "node:path";
 import { CoilError, type PluginContext } from "../../kernel/index.js";
 import { type OAuthEntry, readAuth, readAuthAt, redact, writeAuthEntry } from "./config.js";
+import { piAgentDir } from "../locations.js";
 
 export const LOGINS_SERVICE = "logins";
 
@@ -51,7 +51,7 @@ export function loginFlows(ctx: PluginContext<unknown>): Map<string, LoginFlow> 
 
 /** Pi's auth.json: `$PI_CODING_AGENT_DIR/auth.json`, else `~/.pi/agent/auth.json`. */
 export function piAuthFile(env: NodeJS.ProcessEnv = process.env): string {
-  return join(env.PI_CODING_AGENT_DIR || join(env.HOME || homedir(), ".pi", "agent"), "auth.json");
+  return join(piAgentDir(env), "auth.json");
 }
 
 function isOAuth(entry: unknown): entry is OAuthEntry {

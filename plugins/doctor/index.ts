@@ -7,7 +7,8 @@
 import { definePlugin } from "../../kernel/index.js";
 import { doctorService, formatSections, reportSections } from "../../lib/doctor.js";
 import { coilHome, coilVersion } from "../../lib/paths.js";
-import { gitRoot, projectRoot } from "../../lib/project.js";
+import { gitRoot } from "../../lib/locations.js";
+import { locationsOf } from "../../lib/locations.js";
 import type {} from "../tools-coding/api.js"; // types the `confinement` service
 
 /** What is said when no plugin in the preset runs commands (tools-coding is left out). */
@@ -24,7 +25,7 @@ export default definePlugin({
         "check the setup: versions, project trust, how commands are confined, providers and keys, MCP servers, skills, context files, templates",
       options: [{ name: "json", description: "print JSON: versions, project, confinement and each section's report" }],
       run: async (_args, io, options) => {
-        const root = projectRoot(ctx.cwd);
+        const root = locationsOf(ctx).projectRoot;
         const git = Boolean(gitRoot(ctx.cwd));
         const confinement = (await ctx.services.get("confinement")?.report(io.env)) ?? NO_CONFINEMENT;
         const code = confinement.ok ? 0 : 1;

@@ -7,11 +7,11 @@
  */
 import { definePlugin } from "../../kernel/index.js";
 import { addDoctorSection } from "../../lib/doctor.js";
-import { coilHome } from "../../lib/paths.js";
 import { readPiSettings } from "../../lib/pi-settings.js";
 import { authLines, registerModelCli } from "./cli.js";
 import { skippedNotes } from "../../lib/provider-kit/skipped.js";
 import { registerThinking } from "./thinking.js";
+import { locationsOf } from "../../lib/locations.js";
 import type {} from "../skills/api.js"; // types the `skills` service (its `compat` is the shared setting)
 
 export default definePlugin({
@@ -65,7 +65,7 @@ export default definePlugin({
     // `coil doctor`: stored keys and subscription logins, and until when each login's token runs (never a token).
     addDoctorSection(ctx, {
       title: "logins",
-      report: () => authLines(ctx, coilHome(), process.env).join("\n"),
+      report: () => authLines(ctx, locationsOf(ctx).coilHome, process.env).join("\n"),
     });
   },
 });

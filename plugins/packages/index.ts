@@ -16,7 +16,7 @@ import { claudePluginsReport } from "../../lib/claude-plugins.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import { optionalDependencyReport } from "../../lib/optional-dependency.js";
 import { coilHome } from "../../lib/paths.js";
-import { projectRoot } from "../../lib/project.js";
+import { projectRoot } from "../../lib/locations.js";
 import { PACKAGE_INSTALLER, type PackageInstaller } from "../../lib/package-installer.js";
 import { PLUGIN_INSPECTOR, type PluginInspector } from "../../lib/plugin-inspector.js";
 import { packageStates, refOf, setPackageState } from "../../lib/preset-file.js";
@@ -26,6 +26,7 @@ import { classify, dependencies, ensureManifest, npmLockEntry, readJson, registr
 import type { InstallReport } from "./claude/index.js";
 import type {} from "../skills/api.js"; // types the `skills` service (its `compat` is the shared setting)
 import { scaffoldCommand } from "./scaffold.js";
+import { locationsOf } from "../../lib/locations.js";
 
 type IO = CliStreams & { argv?: string[]; trusted?: boolean; inspector?: PluginInspector };
 
@@ -707,7 +708,7 @@ export default definePlugin({
       report: () =>
         claudePluginsReport({
           home: coilHomeOf(),
-          cwd: projectRoot(ctx.cwd),
+          cwd: locationsOf(ctx).projectRoot,
           trusted: ctx.projectTrusted,
           claudeCode: ctx.services.get("skills")?.compat.claude !== false,
         }).join("\n"),
