@@ -55,7 +55,7 @@ console.log(`| preset without lsp (\`- lsp: false\`) | ${median(startup.without)
 console.log(`| default preset (lsp loaded, no server) | ${median(startup.with).toFixed(1)} |`);
 
 // 2. Kernel time per turn with the plugin's taps on every edit (no language involved).
-const kernel = await dist("kernel/index.js");
+const kernel = await dist("api/index.js");
 // The host embedders build (options validated as boot does) and the plugins' start/stop callbacks.
 const sdk = await dist("sdk/index.js");
 const scripted = (await dist("plugins/provider-scripted/index.js")).default;

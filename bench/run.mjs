@@ -90,7 +90,7 @@ console.log(
 );
 
 // Kernel time per turn over a 1,000-turn scripted run (scripted provider + a no-op tool, in process).
-const kernel = await import(join(root, "dist", "kernel", "index.js"));
+const kernel = await import(join(root, "dist", "api", "index.js"));
 const sdk = await import(join(root, "dist", "sdk", "index.js"));
 const scripted = (await import(join(root, "dist", "plugins", "provider-scripted", "index.js"))).default;
 const TURNS = 1000;

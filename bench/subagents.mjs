@@ -15,7 +15,7 @@ if (!existsSync(join(root, "dist", "plugins", "subagents", "index.js")))
   throw new Error("run `npm run build` first (npm run bench does)");
 const work = mkdtempSync(join(tmpdir(), "coil-bench-subagents-"));
 process.env.COIL_HOME = join(work, "home");
-const kernel = await import(dist("kernel", "index.js"));
+const kernel = await import(dist("api", "index.js"));
 const sdk = await import(dist("sdk", "index.js"));
 const plugin = async (id) => (await import(dist("plugins", id, "index.js"))).default;
 

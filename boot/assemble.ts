@@ -5,11 +5,11 @@
  * agent the preset describes.
  */
 import { Agent } from "../kernel/agent.js";
-import { PluginHost } from "../kernel/host.js";
+import { PluginHost } from "./host.js";
 import { CoilError } from "../kernel/errors.js";
 import type { AgentEvent } from "../kernel/types.js";
 import { existsSync, realpathSync } from "node:fs";
-import type { Plugin } from "../kernel/plugin.js";
+import type { Plugin } from "../api/plugin.js";
 import { pluginInspector } from "./inspect.js";
 import { validateOptions } from "./options.js";
 import { fileOf, loadPlugin, needsPlugin, optionsTarget, type RunShape } from "./load.js";

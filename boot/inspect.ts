@@ -3,7 +3,7 @@
  * a package's plugins, loaded and set up on a throwaway host to list what they register.
  */
 import { messageOf } from "../kernel/errors.js";
-import { PluginHost } from "../kernel/host.js";
+import { PluginHost } from "./host.js";
 import { CommandLine } from "../lib/command-line.js";
 import type { PluginInspector } from "../lib/plugin-inspector.js";
 import { refOf } from "../lib/preset-file.js";

@@ -4,8 +4,8 @@
  */
 import type { Agent } from "../kernel/agent.js";
 import { CoilError } from "../kernel/errors.js";
-import type { PluginHost } from "../kernel/host.js";
-import type { CliStreams, StartInfo } from "../kernel/plugin.js";
+import type { PluginHost } from "./host.js";
+import type { CliStreams, StartInfo } from "../api/plugin.js";
 
 /** Run every plugin's start callback in install order; a failure names the plugin. A `{ exit }` answer stops there. */
 export async function startPlugins(

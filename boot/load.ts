@@ -6,7 +6,7 @@ import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, extname, isAbsolute, join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import { CoilError, messageOf, type CoilErrorOptions } from "../kernel/errors.js";
-import { isPlugin, type Plugin } from "../kernel/plugin.js";
+import { isPlugin, type Plugin } from "../api/plugin.js";
 import { builtinModule, builtinPluginIds, nodeModules } from "./paths.js";
 import { nearest, npmSpec } from "./preset.js";
 
@@ -205,7 +205,7 @@ function importTs(file: string): Promise<unknown> {
   jiti ??= (async () => {
     const { createJiti } = await import("jiti");
     const virtualModules: Record<string, unknown> = {
-      coil: await import(pathToFileURL(builtinModule("kernel", "index")!).href),
+      coil: await import(pathToFileURL(builtinModule("api", "index")!).href),
     };
     // Literal specifiers, so a bundled build binds plugins to the very TypeBox copy the kernel uses.
     const typebox = await Promise.all([

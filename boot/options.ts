@@ -6,7 +6,7 @@
 import type { TSchema } from "typebox";
 import { Value } from "typebox/value";
 import { CoilError } from "../kernel/errors.js";
-import type { InstallSource, Plugin } from "../kernel/plugin.js";
+import type { InstallSource, Plugin } from "../api/plugin.js";
 
 /** Reject unknown keys at every object level that declares its properties. */
 function strict(schema: TSchema): TSchema {

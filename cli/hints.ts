@@ -7,7 +7,7 @@ import { builtinPluginIds } from "../boot/paths.js";
 import { loadPlugin } from "../boot/load.js";
 import { validateOptions } from "../boot/options.js";
 import { builtinPresetNames, distance, resolvePreset } from "../boot/preset.js";
-import { PluginHost } from "../kernel/host.js";
+import { PluginHost } from "../boot/host.js";
 import { CommandLine } from "../lib/command-line.js";
 
 /**

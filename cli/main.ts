@@ -10,8 +10,8 @@ import { CommanderError } from "commander";
 import { Agent } from "../kernel/agent.js";
 import { CoilError } from "../kernel/errors.js";
 import { formatError } from "./format-error.js";
-import type { PluginHost } from "../kernel/host.js";
-import type { FrontEnd } from "../kernel/plugin.js";
+import type { PluginHost } from "../boot/host.js";
+import type { FrontEnd } from "../api/plugin.js";
 import type { Provider } from "../kernel/types.js";
 import {
   agentFor,

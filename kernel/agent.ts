@@ -4,10 +4,9 @@
  */
 import { DEFAULT_RESERVE_TOKENS, History, compact } from "./compaction.js";
 import { CoilError } from "./errors.js";
-import type { ForkHostOptions, PluginHost } from "./host.js";
+import type { ForkHostOptions, KernelHost } from "./host.js";
 import { type LoopConfig, type LoopInputs, type Queues, type RunOutcome, type RunState, runLoop } from "./loop.js";
 import { userMessage } from "./messages.js";
-import type { SlashCommand } from "./plugin.js";
 import type { ReadonlyRegistry } from "./registry.js";
 import { runToolCall } from "./tools.js";
 import type {
@@ -72,6 +71,18 @@ export interface AgentView {
 
 export type PromptInput = string | AgentMessage | readonly AgentMessage[];
 
+/** A `/name` command (`ctx.commands`): front ends run it with the agent. */
+export interface SlashCommand {
+  name: string;
+  description: string;
+  argumentHint?: string;
+  /** Runs the command. Text is shown to the user; `{ prompt }` is sent to the model as the user's turn. */
+  run(args: string, agent: Agent): Promise<SlashResult> | SlashResult;
+}
+
+/** `void`: the command printed what it had to say itself (a function that returns nothing is typed `void`). */
+export type SlashResult = string | void | { prompt: PromptInput };
+
 const MAIN: AgentScope = Object.freeze({ id: "main", depth: 0 });
 
 export class Agent {
@@ -89,7 +100,7 @@ export class Agent {
    * that it runs in a child).
    */
   constructor(
-    private readonly host: PluginHost,
+    private readonly host: KernelHost,
     options: AgentOptions,
     readonly scope: AgentScope = MAIN,
   ) {

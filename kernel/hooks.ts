@@ -30,6 +30,19 @@ export const Stage = Object.freeze({
 });
 export type StageName = keyof typeof Stage;
 
+/** How a plugin taps a hook (`ctx.tap(hook, fn, options)`, `agent.fork`'s taps). */
+export interface TapOptions {
+  /** A named stage or a number; lower runs first. Default `DEFAULT` (0). */
+  stage?: StageName | number;
+  /** For `tool_call` and `tool_result`: only these tool names reach the tap. */
+  tools?: readonly string[];
+  /**
+   * For `tool_call`: `rewrite` taps run first, all of them, and may return `{ args }`; `gate` taps (the
+   * default) run after every rewrite and judge the arguments that will run.
+   */
+  step?: "rewrite" | "gate";
+}
+
 /** What the rewrite step passes from tap to tap: the call as rewritten so far, or the block that ended it. */
 export type Rewriting = ToolCallInfo | ToolBlock;
 

@@ -7,7 +7,7 @@
 import { ABORT, scopedSignal, untilAborted } from "./abort.js";
 import { compact, compactionDue, type History, requestOverhead } from "./compaction.js";
 import { CoilError, messageOf } from "./errors.js";
-import type { PluginHost } from "./host.js";
+import type { KernelHost } from "./host.js";
 import { emptyUsage, errorResult, toolCallsOf, unansweredCalls } from "./messages.js";
 import { ABORTED, executeBatch } from "./tools.js";
 import {
@@ -58,7 +58,7 @@ export interface RunState {
 
 /** Everything the loop may touch. */
 export interface LoopInputs {
-  readonly host: Pick<PluginHost, "hooks" | "tools" | "taps" | "emit" | "bailedBy">;
+  readonly host: Pick<KernelHost, "hooks" | "tools" | "taps" | "emit" | "bailedBy">;
   /** Which agent runs (the main one or a child), carried in every hook input. */
   readonly agent: AgentScope;
   /** The configuration in effect now. */

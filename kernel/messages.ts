@@ -84,16 +84,3 @@ export function freezeMessage<M extends AgentMessage>(message: M): M {
 export function userMessage(text: string): AgentMessage {
   return { role: "user", content: text, timestamp: Date.now() };
 }
-
-export function textOf(message: AgentMessage | undefined): string {
-  if (!message) return "";
-  if (typeof message.content === "string") return message.content;
-  return (message.content as { type: string; text?: string }[])
-    .filter((c) => c.type === "text")
-    .map((c) => c.text)
-    .join("");
-}
-
-/** The text of the last assistant message (a run's answer). */
-export const lastAssistantText = (messages: readonly AgentMessage[]): string =>
-  textOf([...messages].reverse().find((m) => m.role === "assistant"));

@@ -158,12 +158,8 @@ export interface ModelRequest {
   options: RequestOptions;
 }
 
+/** Knobs for the provider, passed through as given: the provider-neutral ones are api/contracts.ts's. */
 export interface RequestOptions {
-  maxTokens?: number;
-  temperature?: number;
-  /** Reasoning effort; `off` disables thinking. */
-  thinking?: "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
-  /** Opaque per-provider extras. */
   [key: string]: unknown;
 }
 
@@ -185,17 +181,10 @@ export type ProviderEvent =
   | { type: "done"; message: AssistantMessage }
   | { type: "error"; message: AssistantMessage };
 
+/** What the loop calls of a provider; its catalog and set-up, which model resolution reads, are api/contracts.ts's. */
 export interface Provider {
   /** Provider id, the part before `/` in `--model provider/model`. */
   id: string;
-  /** Models this provider knows; the first is its default. */
-  models?: readonly ModelInfo[];
-  /** A model for an id it does not list (local servers); undefined means unknown. */
-  resolveModel?(id: string): ModelInfo | undefined;
-  /** Whether the provider can run now (e.g. its API key is set). Undefined means yes. */
-  isConfigured?(): boolean;
-  /** One line telling the user how to configure it, shown when no provider is usable. */
-  setupHint?: string;
   /**
    * Stream one reply. Contract: must not throw or reject; failures end the stream with an `error`
    * event whose message has `stopReason: "error"` (or `"aborted"` when `signal` fired).
@@ -220,25 +209,18 @@ export interface ToolRunContext {
   update(partial: ToolOutput): void;
 }
 
+/** What tool execution uses of a tool; what front ends, plan mode and the system prompt read is api/contracts.ts's. */
 export interface ToolDefinition<P extends TSchema = TSchema, D = unknown> {
   /** Name the model calls, a short snake_case verb. */
   name: string;
-  /** Human label for front ends. */
-  label?: string;
   description: string;
   parameters: P;
   /** `sequential` makes any batch containing this tool run one call at a time. */
   executionMode?: "parallel" | "sequential";
-  /** True when the tool changes nothing (an MCP tool marked `readOnlyHint`): plan mode keeps it. */
-  readOnly?: boolean;
   /** Its `update()`s are output so far (bash): an abort then keeps the last one in the result the model sees. */
   partialIsOutput?: boolean;
   /** Repair known shape mistakes in raw arguments before validation. Must not throw. */
   prepareArguments?(args: Record<string, unknown>): Record<string, unknown>;
-  /** One line for the system prompt's tool list. */
-  promptSnippet?: string;
-  /** Usage guidelines for the system prompt. */
-  promptGuidelines?: readonly string[];
   execute(args: Static<P>, run: ToolRunContext): Promise<ToolOutput<D>>;
 }
 
@@ -383,19 +365,3 @@ export type AgentEvent =
   | { type: "ui_start"; mode: string };
 
 export type AgentEventType = AgentEvent["type"];
-
-// ───────────────────────────── the `ui` service ─────────────────────────────
-
-/**
- * Dialogs other plugins ask through (`ctx.services.get("ui")`). An interactive front end provides it;
- * in print and JSON modes nobody does, so a plugin that needs an answer must treat "no ui" as "no"
- * (a permission gate denies, plan approval is refused) and say so.
- */
-export interface UiService {
-  confirm(title: string, message: string, signal?: AbortSignal): Promise<boolean>;
-  /** The chosen option, or undefined when dismissed. */
-  select(title: string, options: readonly string[], signal?: AbortSignal): Promise<string | undefined>;
-  /** Free text, or undefined when dismissed. */
-  input(title: string, placeholder?: string, signal?: AbortSignal): Promise<string | undefined>;
-  notify(message: string, level?: "info" | "warn" | "error"): void;
-}

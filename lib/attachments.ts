@@ -6,7 +6,7 @@
  */
 import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import type { ImageContent, ModelInfo, PromptInput, TextContent } from "../kernel/index.js";
+import type { ImageContent, ModelInfo, PromptInput, TextContent } from "../api/index.js";
 import { MAX_IMAGE_BYTES, readHeadSync, sniffBinary, sniffImage } from "./sniff.js";
 import { formatSize } from "./tool-budget.js";
 

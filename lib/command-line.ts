@@ -5,7 +5,7 @@
  * The kernel knows none of this; it hands each plugin the registrars a host's creator declares
  * (`HostOptions.declare`), and the declarations below type them on `PluginContext`.
  */
-import { CoilError, type CliStreams, type Declaration, type Registrar } from "../kernel/index.js";
+import { CoilError, type CliStreams, type Declaration, type Registrar } from "../api/index.js";
 import { Registry } from "../kernel/registry.js";
 
 export interface FlagSpec {

@@ -4,7 +4,7 @@
  * so the preset's order does not matter. The plugin owning the `doctor` subcommand prints each section
  * after its own report.
  */
-import type { PluginContext } from "../kernel/index.js";
+import type { PluginContext } from "../api/index.js";
 
 export interface DoctorSection {
   title: string;

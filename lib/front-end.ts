@@ -3,7 +3,7 @@
  * kernel: the exit code a run ends with, the one-line form of a diagnostic, and how `/name args` finds
  * its slash command.
  */
-import type { ReadonlyRegistry, RunStopReason, SlashCommand } from "../kernel/index.js";
+import type { ReadonlyRegistry, RunStopReason, SlashCommand } from "../api/index.js";
 
 /**
  * coil's exit code for a run that ended this way: 0 done, 1 error or abort, 3 halted by a stop rule

@@ -13,7 +13,7 @@
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import type { PluginContext } from "../kernel/index.js";
+import type { PluginContext } from "../api/index.js";
 
 export interface Locations {
   /** The working directory (absolute). */

@@ -2,7 +2,7 @@
  * The contract between the CLI's install-on-first-use and the plugin that installs coil packages
  * (the `packages` plugin provides it). The CLI finds the installer as a service, so it names no plugin.
  */
-import type { CliStreams } from "../kernel/plugin.js";
+import type { CliStreams } from "../api/plugin.js";
 
 export const PACKAGE_INSTALLER = "package-installer";
 

@@ -3,7 +3,7 @@
  * messages stay in its own session, and totals over the parent's history (TUI footer, `/cost`,
  * `coil sessions stats`) add what the children spent through these helpers.
  */
-import { emptyUsage, type AgentMessage, type Usage } from "../kernel/index.js";
+import { emptyUsage, type AgentMessage, type Usage } from "../api/index.js";
 
 /** What the `task` tool records about one child run, on its result's `details.subagent`. */
 export interface SubagentRun {

@@ -10,7 +10,7 @@
  * Who answers what: docs/plugins.md#the-plugin-ui-api (TUI: all; RPC: events; print, JSON, ACP: absent).
  */
 import type { Static, TSchema } from "typebox";
-import type { ToolResultMessage } from "../kernel/index.js";
+import type { ToolResultMessage } from "../api/index.js";
 
 /** A colour role of the theme (Pi's 51 tokens, and coil's few more). docs/tui.md#themes lists them. */
 export type UiRole =

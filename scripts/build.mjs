@@ -20,7 +20,7 @@ await build({
   absWorkingDir: root,
   entryPoints: [
     "bin/coil.ts",
-    "kernel/index.ts",
+    "api/index.ts",
     "cli/main.ts",
     "sdk/index.ts",
     "sdk/testing/index.ts",
@@ -38,12 +38,13 @@ await build({
   // Every runtime dependency is bundled (each into a chunk its plugin imports on first use), so the installed
   // package carries only dist/: resolving and compiling ~320 files of @anthropic-ai/sdk from node_modules
   // cost more than the run itself, and an npm install of them weighed 150 MB (issue 31). Outside stay jiti
-  // (loads .ts plugins; a dependency), the optional peers a run installs only when it needs them (the Bedrock
-  // and Vertex SDKs with Google's auth library, BullMQ and ioredis for the fleet: package.json's
-  // peerDependencies, loaded through lib/optional-dependency.ts), and koffi, which pi-tui loads only on
-  // Windows (its absence is handled there).
+  // (loads .ts plugins; a dependency), typescript (a dependency that only `coil plugin check` imports), the
+  // optional peers a run installs only when it needs them (the Bedrock and Vertex SDKs with Google's auth
+  // library, BullMQ and ioredis for the fleet: package.json's peerDependencies, loaded through
+  // lib/optional-dependency.ts), and koffi, which pi-tui loads only on Windows (its absence is handled there).
   external: [
     "jiti",
+    "typescript",
     "@anthropic-ai/bedrock-sdk",
     "@anthropic-ai/vertex-sdk",
     "google-auth-library",

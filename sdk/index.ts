@@ -20,8 +20,8 @@ import {
   type PromptInput,
   type RunResult,
   type Services,
-} from "../kernel/index.js";
-import { type HostOptions, PluginHost as KernelHost } from "../kernel/host.js";
+} from "../api/index.js";
+import { type HostOptions, PluginHost as KernelHost } from "../boot/host.js";
 import { CommandLine } from "../lib/command-line.js";
 import { validateOptions } from "../boot/options.js";
 import { agentFor, assemble, showSetupDiagnostics } from "../boot/assemble.js";

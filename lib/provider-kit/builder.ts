@@ -11,7 +11,7 @@ import type {
   ThinkingContent,
   ToolCall,
   Usage,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import { computeCost, type CatalogModel } from "./catalog.js";
 import { parsePartialJson } from "./partial-json.js";
 

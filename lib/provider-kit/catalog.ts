@@ -3,7 +3,7 @@
  * resolution, default limits for unknown ids, and cost (with long-context price tiers).
  * Part of lib/provider-kit, the library both provider plugins import (see lib/README.md).
  */
-import type { ModelInfo, Provider, Usage } from "../../kernel/index.js";
+import type { ModelInfo, Provider, Usage } from "../../api/index.js";
 import type { Compat } from "./config.js";
 import type { ConfigValue } from "./values.js";
 

@@ -6,7 +6,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { isMap, isScalar, LineCounter, parseDocument, type Document } from "yaml";
-import { CoilError } from "../../kernel/index.js";
+import { CoilError } from "../../api/index.js";
 import {
   API_KINDS,
   type ApiKind,

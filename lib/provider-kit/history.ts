@@ -3,7 +3,7 @@
  * thinking the target cannot replay is dropped, tool-call ids are rewritten to what the API
  * accepts, and every tool call has exactly one result right after its message.
  */
-import type { AssistantMessage, Message, ToolCall } from "../../kernel/index.js";
+import type { AssistantMessage, Message, ToolCall } from "../../api/index.js";
 
 export interface HistoryRules {
   /** The id as the API accepts it; must map equal ids to equal ids (see normalizeToolCallId). */

@@ -3,7 +3,7 @@
  * look keys up here at run time. The `--api-key` flag itself and the start provider it applies to are the
  * models plugin's (plugins/models/api.ts); this kit reads the flag's value and registers nothing.
  */
-import type { PluginContext } from "../../kernel/index.js";
+import type { PluginContext } from "../../api/index.js";
 import { coilHome, readAuth, storedKey, type KeyLookup } from "./config.js";
 import { isCommand, resolveValue, variablesOf, type ConfigValue } from "./values.js";
 

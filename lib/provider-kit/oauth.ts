@@ -5,7 +5,7 @@
  * authorization grant (RFC 8628) and form/JSON requests that name what failed. See docs/providers.md.
  */
 import { join } from "node:path";
-import { CoilError, type PluginContext } from "../../kernel/index.js";
+import { CoilError, type PluginContext } from "../../api/index.js";
 import { type OAuthEntry, readAuth, readAuthAt, redact, writeAuthEntry } from "./config.js";
 import { piAgentDir } from "../locations.js";
 

@@ -4,7 +4,7 @@
  * then exactly one `done` or `error`, and never a throw.
  */
 import { Type } from "typebox";
-import { ERROR_CONTEXT_OVERFLOW, messageOf, type ProviderEvent, type StopReason } from "../../kernel/index.js";
+import { ERROR_CONTEXT_OVERFLOW, messageOf, type ProviderEvent, type StopReason } from "../../api/index.js";
 import { MessageBuilder } from "./builder.js";
 import type { CatalogModel } from "./catalog.js";
 import { redact } from "./config.js";

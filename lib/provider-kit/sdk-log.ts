@@ -8,7 +8,7 @@
  * not a second error.
  */
 import { inspect } from "node:util";
-import type { PluginLog } from "../../kernel/index.js";
+import type { PluginLog } from "../../api/index.js";
 import { redact } from "./config.js";
 
 type LogFn = (message: string, ...rest: unknown[]) => void;

@@ -5,7 +5,7 @@
  * with their warnings logged once (what coil skips in Pi's file as `info`: it is Pi's, nothing is wrong with it).
  */
 import { join, resolve } from "node:path";
-import { CoilError } from "../../kernel/index.js";
+import { CoilError } from "../../api/index.js";
 import { coilHome, loadModelsConfig, warnOnce, type ModelsConfig, type ProviderConfig } from "./config.js";
 import { piModelsPath, readPiModels } from "./pi-models.js";
 import { noteSkipped } from "./skipped.js";

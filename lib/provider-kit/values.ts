@@ -5,7 +5,7 @@
  * process, the first time its value is needed (never at start-up, never for `coil models`).
  */
 import { spawnSync } from "node:child_process";
-import { CoilError } from "../../kernel/index.js";
+import { CoilError } from "../../api/index.js";
 
 /** A templated value and where it was written, for error messages. */
 export interface ConfigValue {

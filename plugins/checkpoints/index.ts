@@ -8,7 +8,7 @@
  * checkpoint belongs to which prompt (a `checkpoint` custom entry), so `-c` and `/resume` keep rewind
  * working. `coil checkpoints list|prune`. See docs/checkpoints.md.
  */
-import { definePlugin, Type, type Static } from "../../kernel/index.js";
+import { definePlugin, Type, type Static } from "../../api/index.js";
 import { READ_ONLY_COMMANDS } from "../../lib/shell/read-only-commands.js";
 import { createCheckpoints, listCheckpoints, pruneCheckpoints } from "./run.js";
 

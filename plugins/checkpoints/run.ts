@@ -11,7 +11,7 @@ import {
   type CliStreams,
   type PluginContext,
   type ToolCallInfo,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import { coilHome } from "../../lib/paths.js";
 import { notReadOnly } from "../../lib/shell/read-only-commands.js";
 import type { MessageEntry, SessionEntry } from "../session-jsonl/api.js";

@@ -16,7 +16,7 @@ import {
   type PluginContext,
   type Provider,
   type Static,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service
 import { planCut } from "./cut.js";
 import type { CompactionDetails, CompactionOptions } from "./index.js";

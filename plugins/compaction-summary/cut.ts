@@ -3,7 +3,7 @@
  * from its result, because a kept part may only start at a message that is not a tool result (results
  * always follow their call directly).
  */
-import { estimateMessageTokens, type AgentMessage } from "../../kernel/index.js";
+import { estimateMessageTokens, type AgentMessage } from "../../api/index.js";
 
 export interface CutPlan {
   /** Index of the first kept message (in the messages after any earlier summary). */

@@ -6,7 +6,7 @@
  * compactions. The compaction is recorded in the session; if summarising fails nothing changes.
  * `/compact [instructions]` compacts now (docs/context.md).
  */
-import { Type, definePlugin } from "../../kernel/index.js";
+import { Type, definePlugin } from "../../api/index.js";
 import type {} from "../session-jsonl/api.js"; // types the `branch-summary` service
 import { Compactor } from "./compactor.js";
 

@@ -3,7 +3,7 @@
  * the user message that stands for everything summarised (parsed back at the next compaction, so an
  * earlier summary is updated rather than summarised again).
  */
-import { textOf, toolCallsOf, type AgentMessage, type UserMessage } from "../../kernel/index.js";
+import { textOf, toolCallsOf, type AgentMessage, type UserMessage } from "../../api/index.js";
 
 export const SUMMARY_INTRO = "The conversation before this point was compacted to save context. Summary of it:";
 

@@ -13,7 +13,7 @@
  */
 import { statSync } from "node:fs";
 import { dirname, isAbsolute, relative, resolve } from "node:path";
-import { Type, definePlugin, type TextContent } from "../../kernel/index.js";
+import { Type, definePlugin, type TextContent } from "../../api/index.js";
 import { CompatOption, compatOf, contextFilePatterns, type Compat } from "../../lib/compat.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import type {} from "../permission-gate/api.js"; // types the `permissions` service (deny rules, the project)

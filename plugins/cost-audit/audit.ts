@@ -4,7 +4,7 @@
  * than the provider's cache lifetime.
  */
 import { createHash } from "node:crypto";
-import { emptyUsage, usageTotal, type AssistantMessage, type ModelRequest } from "../../kernel/index.js";
+import { emptyUsage, usageTotal, type AssistantMessage, type ModelRequest } from "../../api/index.js";
 import { addUsage } from "../../lib/subagent-usage.js";
 
 export const AUDIT_TYPE = "cost-audit";

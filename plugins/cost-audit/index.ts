@@ -4,7 +4,7 @@
  * change, system prompt or tool change, compaction, idle past the cache lifetime). Records are stored
  * in the session as plugin state; `/cost` and `coil sessions stats <id>` print them (docs/context.md).
  */
-import { Type, definePlugin, usageTotal, type AgentMessage, type ModelRequest } from "../../kernel/index.js";
+import { Type, definePlugin, usageTotal, type AgentMessage, type ModelRequest } from "../../api/index.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service
 import type {} from "../mcp/api.js";
 import type {} from "../tool-search/api.js"; // types the `tool-search` service

@@ -4,7 +4,7 @@
  * then every section other plugins add to the `doctor` list (lib/doctor.ts: providers, MCP servers,
  * skills, context files, templates ...). It exits 1 when the confinement a backend promised does not hold.
  */
-import { definePlugin } from "../../kernel/index.js";
+import { definePlugin } from "../../api/index.js";
 import { doctorService, formatSections, reportSections } from "../../lib/doctor.js";
 import { coilHome, coilVersion } from "../../lib/paths.js";
 import { gitRoot } from "../../lib/locations.js";

@@ -4,7 +4,7 @@
  * `results`, `cancel`, `logs` and `session` watch and steer the queue. See docs/fleet.md.
  * BullMQ and ioredis load only when a fleet subcommand runs.
  */
-import { definePlugin, type CliStreams } from "../../kernel/index.js";
+import { definePlugin, type CliStreams } from "../../api/index.js";
 import type { Subcommand, SubcommandOption } from "../../lib/command-line.js";
 
 const NOTES = `--redis defaults to $COIL_FLEET_REDIS or redis://127.0.0.1:6379, --queue to $COIL_FLEET_QUEUE or coil.

@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
-import type { Usage } from "../../kernel/index.js";
+import type { Usage } from "../../api/index.js";
 import type { ResolvedPreset } from "../../sdk/index.js";
 
 /** Where a job's files come from: a directory on a shared file system, or a git repository (URL or path) and ref. */

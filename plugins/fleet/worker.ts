@@ -27,7 +27,7 @@ import {
   type AgentEvent,
   type CliStreams,
   type Usage,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import { exitCodeFor } from "../../lib/front-end.js";
 import { addUsage } from "../../lib/subagent-usage.js";
 import type { FleetJobData, FleetJobResult, JobRun } from "./job.js";

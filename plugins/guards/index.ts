@@ -12,7 +12,7 @@ import {
   type Static,
   type ToolCall,
   type UserMessage,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 
 export const GuardsOptions = Type.Object({
   /** Model calls per run; 0 means no limit. */

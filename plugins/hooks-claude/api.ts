@@ -4,7 +4,7 @@
  * the user tells it (Notification hooks). Import it with `import type {} from "../hooks-claude/api.js"`.
  * The service exists only when some hook is configured: callers use `services.get("claude-hooks")?.…`.
  */
-import type { ToolCallInfo } from "../../kernel/index.js";
+import type { ToolCallInfo } from "../../api/index.js";
 
 /** What PermissionRequest hooks decided: allow (optionally with new arguments), deny (with a message for the model), or nothing. */
 export type PermissionAnswer =

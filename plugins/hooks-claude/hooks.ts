@@ -25,7 +25,7 @@ import {
   type ToolResult,
   type ToolRewrite,
   type TurnInfo,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import { claudePluginHooks } from "../../lib/claude-plugins.js";
 import { coilHome } from "../../lib/paths.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service (transcript path and id)

@@ -7,7 +7,7 @@
  * See docs/hooks.md for the event mapping and how decisions are honoured.
  */
 import { Type } from "typebox";
-import { definePlugin } from "../../kernel/index.js";
+import { definePlugin } from "../../api/index.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import { ClaudeHooks, loadHooks } from "./hooks.js";
 import { EVENTS, type HookDef, type HookEvent, type SkippedHook } from "./settings.js";

@@ -1,7 +1,7 @@
 /** coil tool names and arguments ↔ Claude Code's (Bash, Read, Edit, Write, Grep, Glob, LS). */
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import { textOf, type ToolResultMessage } from "../../kernel/index.js";
+import { textOf, type ToolResultMessage } from "../../api/index.js";
 
 export const CLAUDE_TOOL_NAMES: Record<string, string> = {
   bash: "Bash",

@@ -5,7 +5,7 @@
  * the reason on stderr: the call is refused, a Stop hook keeps the agent going, ...). A Stop or SubagentStop
  * hook sees the conversation before the question, as in Claude Code.
  */
-import type { Agent, AssistantMessage, Message, ModelInfo, Provider } from "../../kernel/index.js";
+import type { Agent, AssistantMessage, Message, ModelInfo, Provider } from "../../api/index.js";
 import { resolveModel } from "../../lib/models.js";
 import type { HookOutcome } from "./run.js";
 import type { HookDef } from "./settings.js";

@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
-import type { AgentMessage, AssistantMessage, ImageContent, TextContent } from "../../kernel/index.js";
+import type { AgentMessage, AssistantMessage, ImageContent, TextContent } from "../../api/index.js";
 import { claudeToolInput, claudeToolName } from "./mapping.js";
 
 const STOP_REASONS: Record<string, string> = {

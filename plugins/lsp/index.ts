@@ -9,7 +9,7 @@
 import { existsSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { definePlugin, Stage, Type, type Static, type ToolResultMessage } from "../../kernel/index.js";
+import { definePlugin, Stage, Type, type Static, type ToolResultMessage } from "../../api/index.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import { coilVersion } from "../../lib/paths.js";
 import { foldersUpToRoot } from "../../lib/locations.js";

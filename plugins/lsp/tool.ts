@@ -1,7 +1,7 @@
 /** The `lsp` tool: diagnostics of a file or the workspace, definition, references and hover. Read-only. */
 import { readFile } from "node:fs/promises";
 import { Type } from "typebox";
-import { defineTool, type ToolDefinition, type ToolOutput } from "../../kernel/index.js";
+import { defineTool, type ToolDefinition, type ToolOutput } from "../../api/index.js";
 import { expandPath } from "../../lib/typed-path.js";
 import type { DiagnosticItem } from "./api.js";
 import { formatItem, shownPath } from "./format.js";

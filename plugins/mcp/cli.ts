@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { projectRoot } from "../../lib/locations.js";
-import type { CliStreams } from "../../kernel/index.js";
+import type { CliStreams } from "../../api/index.js";
 import type { Subcommand } from "../../lib/command-line.js";
 import {
   checkServer,

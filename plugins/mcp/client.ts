@@ -4,7 +4,7 @@
  * setup only registers these methods.
  */
 import { join } from "node:path";
-import type { ModelRequest, PluginContext, ToolSpec } from "../../kernel/index.js";
+import type { ModelRequest, PluginContext, ToolSpec } from "../../api/index.js";
 import { coilVersion } from "../../lib/paths.js";
 import type { McpService, ServerStatus } from "./api.js";
 import { DEFAULT_STARTUP_MS, formatProblem, type loadServers, type ServerConfig } from "./config.js";

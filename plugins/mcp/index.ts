@@ -5,7 +5,7 @@
  * `/mcp` shows them; `coil mcp ...` edits the configuration. The SDK loads only when a server is
  * configured. See docs/mcp.md.
  */
-import { definePlugin, Stage, Type, type Static } from "../../kernel/index.js";
+import { definePlugin, Stage, Type, type Static } from "../../api/index.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import { coilHome } from "../../lib/paths.js";
 import { mcpSubcommand } from "./cli.js";

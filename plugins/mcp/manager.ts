@@ -32,7 +32,7 @@ import {
   type ToolOutput,
   type TSchema,
   Type,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import { callSignal } from "../../lib/abort.js";
 import { DEFAULT_STARTUP_MS, packageRunner, type ServerConfig, startupTimeoutOf } from "./config.js";
 import { mapContent, resourceBlock, toToolOutput, withinBudget } from "./results.js";

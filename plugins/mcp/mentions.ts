@@ -4,7 +4,7 @@
  * requests (history keeps what the user typed). The result is cached per message, so every later
  * request carries the same bytes and the prompt cache keeps working.
  */
-import type { AgentMessage, ImageContent, TextContent, UserMessage } from "../../kernel/index.js";
+import type { AgentMessage, ImageContent, TextContent, UserMessage } from "../../api/index.js";
 
 type Read = (server: string, uri: string) => Promise<(TextContent | ImageContent)[]>;
 

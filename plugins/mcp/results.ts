@@ -3,7 +3,7 @@
  * (text naming their URI), audio (a note), `structuredContent` (JSON text when nothing else says it),
  * `isError`. Text keeps to the shared tool output budget (lib/tool-budget.ts).
  */
-import type { ImageContent, TextContent, ToolOutput } from "../../kernel/index.js";
+import type { ImageContent, TextContent, ToolOutput } from "../../api/index.js";
 import { formatSize, MAX_BYTES, MAX_LINES } from "../../lib/tool-budget.js";
 
 type Block = { type: string; [key: string]: unknown };

@@ -4,7 +4,7 @@
  * it to lib/provider-kit/keys.ts's lookup), and `thinking`, the thinking level front ends show and cycle
  * (the TUI's Shift+Tab and footer).
  */
-import type { Agent } from "../../kernel/index.js";
+import type { Agent } from "../../api/index.js";
 import type { THINKING_LEVELS } from "./thinking.js";
 
 /** What the provider plugins read of the models plugin: the provider `--api-key` applies to. */

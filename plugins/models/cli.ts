@@ -14,7 +14,7 @@ import {
   type ModelInfo,
   type PluginContext,
   type Provider,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import { resolveModel, type ModelChoice } from "../../lib/models.js";
 import { describePrice, type CatalogModel } from "../../lib/provider-kit/catalog.js";
 import {

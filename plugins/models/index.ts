@@ -5,7 +5,7 @@
  * It also reads Pi's settings.json `defaultThinkingLevel` and says in `coil doctor` what coil reads of Pi's
  * settings files and what it does not (lib/pi-settings.ts).
  */
-import { definePlugin } from "../../kernel/index.js";
+import { definePlugin } from "../../api/index.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import { readPiSettings } from "../../lib/pi-settings.js";
 import { authLines, registerModelCli } from "./cli.js";

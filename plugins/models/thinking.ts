@@ -7,7 +7,7 @@
  * (`thinking_level_change`), which session-jsonl restores on `-c`, `--session`, `/resume` and `/reload`.
  * The `models` plugin registers all of it; the service's type is in api.ts.
  */
-import type { Agent, ModelRequest, PluginContext } from "../../kernel/index.js";
+import type { Agent, ModelRequest, PluginContext } from "../../api/index.js";
 import type { ThinkingLevel, ThinkingService } from "./api.js";
 
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;

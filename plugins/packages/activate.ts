@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { messageOf } from "../../kernel/index.js";
+import { messageOf } from "../../api/index.js";
 import { contentDirs } from "../../lib/package-dirs.js";
 import type { PluginInspector } from "../../lib/plugin-inspector.js";
 import { refOf } from "../../lib/preset-file.js";

@@ -2,15 +2,16 @@
  * packages: coil packages on npm. `coil install | remove | list | update` manage
  * `$COIL_HOME/packages` (or `.coil/packages` with --project) with the real npm and keep `coil-lock.json`
  * in step; installing enables the package in the scope's preset file and `coil enable | disable` toggle
- * it there (activate.ts); `coil plugin new <name>` scaffolds a plugin project. Claude Code plugins go to
- * the installer in ./claude/ when it is there. See docs/packages.md.
+ * it there (activate.ts); `coil plugin new <name>` scaffolds a plugin project and `coil plugin check`
+ * type-checks one (check.ts). Claude Code plugins go to the installer in ./claude/ when it is there.
+ * See docs/packages.md.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parse as parseYaml } from "yaml";
-import { definePlugin, messageOf, Type, type CliStreams } from "../../kernel/index.js";
+import { definePlugin, messageOf, Type, type CliStreams } from "../../api/index.js";
 import type { Subcommand, SubcommandOption } from "../../lib/command-line.js";
 import { claudePluginsReport } from "../../lib/claude-plugins.js";
 import { addDoctorSection } from "../../lib/doctor.js";
@@ -25,6 +26,7 @@ import { LOCK_FILE, readLock, writeLock, type LockEntry } from "./lockfile.js";
 import { classify, dependencies, ensureManifest, npmLockEntry, readJson, registryName, runNpm } from "./npm.js";
 import type { InstallReport } from "./claude/index.js";
 import type {} from "../skills/api.js"; // types the `skills` service (its `compat` is the shared setting)
+import { checkCommand } from "./check.js";
 import { scaffoldCommand } from "./scaffold.js";
 import { locationsOf } from "../../lib/locations.js";
 
@@ -819,7 +821,8 @@ export default definePlugin({
     });
     ctx.subcommands.register({
       name: "plugin",
-      description: "plugin authoring: `coil plugin new <name>` scaffolds a TypeScript plugin with a tool and a test",
+      description:
+        "plugin authoring: `coil plugin new <name>` scaffolds a TypeScript plugin with a tool and a test; `coil plugin check` type-checks it",
       commands: [
         {
           name: "new",
@@ -829,6 +832,13 @@ export default definePlugin({
             { name: "dir", type: "string", valueName: "path", description: "where to create it (default: ./<name>)" },
           ],
           run: ([name], io, options) => scaffoldCommand(name!, options as { dir?: string }, io),
+        },
+        {
+          name: "check",
+          arguments: "[dir]",
+          description:
+            "type-check a plugin project (its tsconfig.json) with coil's own TypeScript and Node types; offline",
+          run: ([dir], io) => checkCommand(dir, io),
         },
       ],
     });

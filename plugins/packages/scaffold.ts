@@ -5,11 +5,12 @@
  * as a dev dependency under that name: the npm alias `npm:coil-agent@^<version>` when the running coil came
  * from the registry and the registry has that version, else a `file:` link to the running coil's folder
  * (a git checkout, a tarball install, no network), so `npm install && npm test` passes offline. The test
- * runs with `node --test`.
+ * runs with `node --test`; `npm run typecheck` runs `coil plugin check` (check.ts), which uses the TypeScript
+ * and Node types coil ships, so the project needs no TypeScript of its own.
  */
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import type { CliStreams } from "../../kernel/index.js";
+import type { CliStreams } from "../../api/index.js";
 import { PACKAGE_NAME, packageRoot } from "../../lib/paths.js";
 import { runNpm } from "./npm.js";
 
@@ -18,34 +19,13 @@ export interface CoilSource {
   root: string;
   version: string;
   dependency: string;
-  /**
-   * The scaffold's type-checking dev dependencies (`typescript`, `@types/node`): links to coil's own copies
-   * when its folder has them (a clone), the ranges coil is built with when coil came from the registry, and
-   * none for a tarball install without the network (then `npm install` stays offline; see the README it writes).
-   */
-  typecheck: Record<string, string>;
 }
 
-const TYPECHECK_PACKAGES = ["typescript", "@types/node"];
-
-/** This coil's folder, version, and the ranges of its own TypeScript and Node types. */
-function thisCoil(): { root: string; version: string; ranges: Record<string, string> } {
+/** This coil's folder and version. */
+function thisCoil(): { root: string; version: string } {
   const root = packageRoot();
-  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
-    version?: string;
-    devDependencies?: Record<string, string>;
-  };
-  const ranges = Object.fromEntries(
-    TYPECHECK_PACKAGES.map((name) => [name, pkg.devDependencies?.[name] ?? (name === "typescript" ? "^5" : "^20")]),
-  );
-  return { root, version: pkg.version ?? "0.1.0", ranges };
-}
-
-/** coil's own `typescript` and `@types/node` (a clone has them as its dev dependencies), as `file:` links. */
-function localTypecheck(root: string): Record<string, string> | undefined {
-  const dirs = TYPECHECK_PACKAGES.map((name) => join(root, "node_modules", name));
-  if (!dirs.every((dir) => existsSync(join(dir, "package.json")))) return undefined;
-  return Object.fromEntries(TYPECHECK_PACKAGES.map((name, i) => [name, `file:${dirs[i]}`]));
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version?: string };
+  return { root, version: pkg.version ?? "0.1.0" };
 }
 
 /** Installed by npm (`npm i -g coil-agent`, `npx coil-agent`): the folder is `node_modules/coil-agent`. */
@@ -56,9 +36,8 @@ export const fromRegistryInstall = (root: string): boolean =>
  * How the scaffold depends on the running coil: `npm:coil-agent@^<version>` when coil was installed from
  * npm and the registry (or npm's cache) answers for that version within 10 s; otherwise `file:<root>`.
  */
-export async function coilDependency(io: CliStreams, self = thisCoil()): Promise<CoilSource> {
-  const { ranges, ...coil } = self;
-  const linked = { ...coil, dependency: `file:${coil.root}`, typecheck: localTypecheck(coil.root) ?? {} };
+export async function coilDependency(io: CliStreams, coil = thisCoil()): Promise<CoilSource> {
+  const linked = { ...coil, dependency: `file:${coil.root}` };
   if (!fromRegistryInstall(coil.root)) return linked;
   const asked = runNpm(["view", `${PACKAGE_NAME}@${coil.version}`, "version", "--prefer-offline"], {
     cwd: io.cwd,
@@ -69,7 +48,7 @@ export async function coilDependency(io: CliStreams, self = thisCoil()): Promise
     new Promise<undefined>((done) => setTimeout(() => done(undefined), 10_000).unref()),
   ]);
   return answer?.code === 0 && answer.stdout.trim().split("\n").includes(coil.version)
-    ? { ...coil, dependency: `npm:${PACKAGE_NAME}@^${coil.version}`, typecheck: ranges }
+    ? { ...coil, dependency: `npm:${PACKAGE_NAME}@^${coil.version}` }
     : linked;
 }
 
@@ -93,13 +72,13 @@ export function scaffoldFiles(name: string, coil: CoilSource): Record<string, st
           keywords: ["coil-package"],
           files: ["index.ts", "README.md"],
           coil: { plugins: ["./index.ts"] },
-          scripts: { test: "node --test", typecheck: "tsc -p ." },
+          scripts: { test: "node --test", typecheck: "coil plugin check" },
           // coil provides itself at run time; optional, so installing this package never fetches coil.
           peerDependencies: { [PACKAGE_NAME]: `>=${coil.version}` },
           peerDependenciesMeta: { [PACKAGE_NAME]: { optional: true } },
-          // For the tests (coil/testing) and the editor's types: coil under the name plugins import it by.
-          // typescript and @types/node: `npm run typecheck`.
-          devDependencies: { coil: coil.dependency, ...coil.typecheck },
+          // For the tests (coil/testing), `npm run typecheck` (coil's bin, its TypeScript and Node types) and
+          // the editor's types: coil under the name plugins import it by.
+          devDependencies: { coil: coil.dependency },
         },
         null,
         2,
@@ -192,6 +171,8 @@ describe("${base}", () => {
             allowImportingTsExtensions: true,
             skipLibCheck: true,
             types: ["node"],
+            // Node's types: the project's own, else the copy coil ships (no @types/node needed here).
+            typeRoots: ["./node_modules/@types", "./node_modules/coil/node_modules/@types"],
           },
           include: ["*.ts"],
         },
@@ -206,7 +187,7 @@ A coil plugin with one tool, \`${tool}\`.
 \`\`\`sh
 npm install          # ${linked ? "links the coil that made this project" : `coil from npm, under the name plugins import: ${PACKAGE_NAME}`} (package.json: "coil": "${coil.dependency}")
 npm test             # node --test: test/index.test.mjs against the scripted provider, offline
-npm run typecheck    # tsc -p . (typescript and @types/node are dev dependencies)
+npm run typecheck    # coil plugin check: coil's own TypeScript and Node types, offline
 coil --plugin ./index.ts -p "reverse 'stressed'"
 coil install .       # or publish it and: coil install ${name}
 \`\`\`
@@ -217,20 +198,10 @@ ${
 installed from npm (\`npm i -g ${PACKAGE_NAME}\`), use \`"coil": "npm:${PACKAGE_NAME}@^${coil.version}"\` instead.`
     : `\`devDependencies.coil\` is the npm alias of coil's package, ${PACKAGE_NAME}, so \`import ... from "coil"\` type-checks.`
 }
-${
-  Object.keys(coil.typecheck).length === 0
-    ? `
-This coil has no TypeScript of its own and the registry did not answer, so \`typescript\` and \`@types/node\`
-are not dev dependencies yet (\`npm install\` stays offline): add them for \`npm run typecheck\`:
-\`npm i -D typescript @types/node\`.
-`
-    : Object.values(coil.typecheck).some((v) => v.startsWith("file:"))
-      ? `
-\`typescript\` and \`@types/node\` link the coil checkout's own copies; elsewhere use registry ranges
-(\`npm i -D typescript @types/node\`).
-`
-      : ""
-}
+
+\`npm run typecheck\` type-checks with the TypeScript and Node types that coil ships (\`coil plugin check\`), so
+the project needs neither as a dependency; \`tsconfig.json\` finds Node's types in coil's folder. To use
+\`tsc\` instead, \`npm i -D typescript @types/node\` and set the script to \`tsc -p .\`.
 
 In a preset: \`plugins: [ ${name.startsWith("@") ? name : `npm:${name}`} ]\` once installed, or \`- ./path/to/index.ts\`.
 `,

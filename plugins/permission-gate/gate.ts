@@ -5,7 +5,7 @@
  */
 import { readdir, stat } from "node:fs/promises";
 import { resolve } from "node:path";
-import type { PluginContext, SlashResult, ToolCallInfo, ToolResult, ToolRewrite } from "../../kernel/index.js";
+import type { PluginContext, SlashResult, ToolCallInfo, ToolResult, ToolRewrite } from "../../api/index.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service
 import type {} from "../tools-coding/api.js"; // types the `operations` service
 import type { PermissionAnswer } from "../hooks-claude/api.js"; // and the `claude-hooks` service

@@ -7,7 +7,7 @@
  * resolved (symlinks followed). grep, find and ls results that deny or ask rules cover are withheld.
  * See docs/safety.md.
  */
-import { definePlugin, Stage, Type, type Static } from "../../kernel/index.js";
+import { definePlugin, Stage, Type, type Static } from "../../api/index.js";
 import { claudeEnv, claudeModel } from "../../lib/claude-settings.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import { Gate } from "./gate.js";

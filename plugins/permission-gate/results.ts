@@ -6,7 +6,7 @@
  * blank line.
  */
 import { join } from "node:path";
-import type { ToolResult } from "../../kernel/index.js";
+import type { ToolResult } from "../../api/index.js";
 
 /** The paths a result line may name: for grep every prefix before a `:N:` or `-N-` (a file name may hold one). */
 function pathsOf(tool: string, line: string, dir: string): string[] {

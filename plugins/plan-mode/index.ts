@@ -7,7 +7,7 @@
  * (a `plan-mode` custom entry on each change), so `-c`, `--session`, `/resume` and `/reload` come back to
  * them. See docs/safety.md.
  */
-import { definePlugin, Stage, Type, type Static } from "../../kernel/index.js";
+import { definePlugin, Stage, Type, type Static } from "../../api/index.js";
 import { READ_ONLY_COMMANDS } from "../../lib/shell/read-only-commands.js";
 import { PlanMode } from "./planner.js";
 

@@ -12,7 +12,7 @@ import type {
   ToolCallInfo,
   ToolOutput,
   ToolRunContext,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import type { SessionEntry, SessionService } from "../session-jsonl/api.js";
 import { notReadOnly } from "../../lib/shell/read-only-commands.js";
 import type { PlanOptions } from "./index.js";

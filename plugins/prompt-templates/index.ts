@@ -12,7 +12,7 @@
  */
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { Type, definePlugin, type Agent, type ModelInfo, type ToolResultMessage } from "../../kernel/index.js";
+import { Type, definePlugin, type Agent, type ModelInfo, type ToolResultMessage } from "../../api/index.js";
 import { attachmentsPrompt, collectAttachments } from "../../lib/attachments.js";
 import { componentPaths, installedClaudePlugins, isFile } from "../../lib/claude-plugins.js";
 import {

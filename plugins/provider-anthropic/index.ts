@@ -15,7 +15,7 @@ import {
   type Provider,
   type ProviderEvent,
   type ProviderRequest,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import { defaultModel, findModel, markUserDefault, type CatalogModel } from "../../lib/provider-kit/catalog.js";
 import { hasKey, keyHint, lookupKey } from "../../lib/provider-kit/keys.js";
 import type {} from "../models/api.js"; // types the models plugin's `provider-cli` service (the provider --api-key is for)

@@ -12,7 +12,7 @@ import type {
   ProviderRequest,
   StopReason,
   TextContent,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import type { MessageBuilder } from "../../lib/provider-kit/builder.js";
 import type { CatalogModel } from "../../lib/provider-kit/catalog.js";
 import { normalizeToolCallId, prepareHistory } from "../../lib/provider-kit/history.js";

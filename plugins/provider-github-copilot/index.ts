@@ -11,7 +11,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Type, type Static } from "typebox";
-import { definePlugin, type Provider, type ProviderRequest } from "../../kernel/index.js";
+import { definePlugin, type Provider, type ProviderRequest } from "../../api/index.js";
 import { CompatOption, compatOf } from "../../lib/compat.js";
 import { coilHome } from "../../lib/paths.js";
 import { defaultModel, findModel, type CatalogModel } from "../../lib/provider-kit/catalog.js";

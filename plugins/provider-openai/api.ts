@@ -3,7 +3,7 @@
  * subscription provider such as provider-github-copilot) sends its requests over OpenAI's wire formats with
  * this plugin's retries and error messages.
  */
-import type { Provider, ProviderRequest } from "../../kernel/index.js";
+import type { Provider, ProviderRequest } from "../../api/index.js";
 import type { ApiKind, CatalogModel } from "../../lib/provider-kit/catalog.js";
 import type { Compat } from "../../lib/provider-kit/config.js";
 

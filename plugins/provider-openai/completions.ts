@@ -4,7 +4,7 @@
  * deltas, usage from `stream_options.include_usage`) as builder calls.
  */
 import type OpenAI from "openai";
-import type { ImageContent, ProviderEvent, ProviderRequest, StopReason, TextContent } from "../../kernel/index.js";
+import type { ImageContent, ProviderEvent, ProviderRequest, StopReason, TextContent } from "../../api/index.js";
 import type { MessageBuilder } from "../../lib/provider-kit/builder.js";
 import type { CatalogModel } from "../../lib/provider-kit/catalog.js";
 import type { ResolvedCompat } from "../../lib/provider-kit/config.js";

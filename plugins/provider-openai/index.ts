@@ -16,7 +16,7 @@ import {
   type Provider,
   type ProviderEvent,
   type ProviderRequest,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import {
   defaultModel,
   findModel,

@@ -1,5 +1,5 @@
 /** What the two OpenAI wire formats share: reasoning effort mapping and error classification. */
-import type { ProviderRequest } from "../../kernel/index.js";
+import type { ProviderRequest } from "../../api/index.js";
 import type { CatalogModel } from "../../lib/provider-kit/catalog.js";
 import {
   isRetryableStatus,

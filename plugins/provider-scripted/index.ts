@@ -3,7 +3,7 @@
  * For tests, demos and plugin authors: `coil --provider scripted --script replies.yaml -p "..."`.
  */
 import { Type } from "typebox";
-import { definePlugin, type ProviderRequest } from "../../kernel/index.js";
+import { definePlugin, type ProviderRequest } from "../../api/index.js";
 import { ScriptedProvider } from "./provider.js";
 import type { ScriptStep } from "./script.js";
 

@@ -14,7 +14,7 @@ import {
   type ProviderEvent,
   type ProviderRequest,
   type Static,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import type { ScriptedOptions, ScriptedService } from "./index.js";
 import {
   checkConversations,

@@ -11,7 +11,7 @@ import {
   type ProviderRequest,
   type StopReason,
   type ToolCall,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 
 export const ScriptedToolCall = Type.Object(
   {

@@ -5,7 +5,7 @@
  * replaced by `[redacted]`. See docs/safety.md.
  */
 import { existsSync, statSync } from "node:fs";
-import { definePlugin, Stage, Type, type AgentMessage, type Static, type ToolResult } from "../../kernel/index.js";
+import { definePlugin, Stage, Type, type AgentMessage, type Static, type ToolResult } from "../../api/index.js";
 import { coilHome } from "../../lib/paths.js";
 import { authFile, readAuth, redactShapes } from "../../lib/provider-kit/config.js";
 import { piAuthFile, piLogins } from "../../lib/provider-kit/oauth.js";

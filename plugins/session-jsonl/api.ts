@@ -3,7 +3,7 @@
  * Import it with `import type { SessionService } from "../session-jsonl/api.js"` (a package plugin:
  * from its own copy of these types); importing this file also types `ctx.services.get("session")`.
  */
-import type { AgentMessage, CustomMessage, ImageContent, TextContent } from "../../kernel/index.js";
+import type { AgentMessage, CustomMessage, ImageContent, TextContent } from "../../api/index.js";
 import type { SessionSummary } from "./catalog.js";
 import type { CustomEntry, MessageEntry, SessionEntry, SessionHeader } from "./format.js";
 import type { CompactionInput, SessionState } from "./store.js";

@@ -4,7 +4,7 @@
  */
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
-import { textOf, type AgentMessage } from "../../kernel/index.js";
+import { textOf, type AgentMessage } from "../../api/index.js";
 import type { SessionHeader } from "./format.js";
 import { codeOf, type SessionOps } from "./file-system.js";
 import { forEachLine, readHeader } from "./reader.js";

@@ -5,7 +5,7 @@
 import { FORMAT_VERSION, serialize } from "./format.js";
 import type { SessionStore } from "./store.js";
 import { subagentRunOf } from "../../lib/subagent-usage.js";
-import type { AgentMessage, AssistantMessage, ImageContent, TextContent } from "../../kernel/index.js";
+import type { AgentMessage, AssistantMessage, ImageContent, TextContent } from "../../api/index.js";
 
 export type ExportFormat = "md" | "html" | "jsonl";
 

@@ -11,7 +11,7 @@
  * Older files are migrated in memory while they are read (see `migrateEntry`); they are never
  * rewritten in place.
  */
-import type { AgentMessage, TextContent, ImageContent } from "../../kernel/index.js";
+import type { AgentMessage, TextContent, ImageContent } from "../../api/index.js";
 
 export const FORMAT_VERSION = 2;
 

@@ -15,7 +15,7 @@ import {
   type CliStreams,
   type ModelRequest,
   type UserMessage,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import type { Subcommand, SubcommandOption } from "../../lib/command-line.js";
 import { subagentRunOf } from "../../lib/subagent-usage.js";
 import { expandHome, listAll, listSessions, resolveSessionRef, sessionsRoot } from "./catalog.js";

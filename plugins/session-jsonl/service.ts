@@ -17,7 +17,7 @@ import {
   type CliStreams,
   type CustomMessage,
   type PluginContext,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import {
   expandHome,
   latestSession,

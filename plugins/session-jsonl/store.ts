@@ -5,7 +5,7 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { dirname, join } from "node:path";
-import { errorResult, type AgentMessage } from "../../kernel/index.js";
+import { errorResult, type AgentMessage } from "../../api/index.js";
 import { FORMAT_VERSION, serialize, type NewEntry, type SessionEntry, type SessionHeader } from "./format.js";
 import { codeOf, nodeOps, type SessionOps } from "./file-system.js";
 import { readSession } from "./reader.js";

@@ -12,7 +12,7 @@ import {
   type CustomMessage,
   type ToolCall,
   type UserMessage,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import type { CompactionEntry, CustomMessageEntry, SessionEntry } from "./format.js";
 
 /** Model, thinking level and active tools in effect at an entry. */

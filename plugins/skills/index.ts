@@ -10,7 +10,7 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { Type, definePlugin, type SlashResult, type UserMessage } from "../../kernel/index.js";
+import { Type, definePlugin, type SlashResult, type UserMessage } from "../../api/index.js";
 import { claudePluginSkillDirs, isFile } from "../../lib/claude-plugins.js";
 import { readPiSettings } from "../../lib/pi-settings.js";
 import { substituteArguments } from "../../lib/command-body.js";

@@ -2,7 +2,7 @@
  * The subagents plugin's contract for front ends and other plugins (types only): what a `task` result
  * and the child events forwarded as `tool_execution_update` carry, and the `subagents` service.
  */
-import type { AgentEvent } from "../../kernel/index.js";
+import type { AgentEvent } from "../../api/index.js";
 import type { SubagentRun } from "../../lib/subagent-usage.js";
 import type { AgentProblem, AgentType } from "./agents.js";
 

@@ -4,7 +4,7 @@
  * ones except those of `isolate` plugins, which keep the parent's conversation state): the stages of the
  * child's own taps, and the model an agent type asks for.
  */
-import { type AgentView, type ModelInfo, type Provider, Stage } from "../../kernel/index.js";
+import { type AgentView, type ModelInfo, type Provider, Stage } from "../../api/index.js";
 
 export const CHILD_STAGE = { gate: Stage.GUARD - 1, prompt: 50_000 } as const;
 

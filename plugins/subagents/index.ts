@@ -1,5 +1,12 @@
+/**
+ * subagents: the `task` tool. The model delegates a job to a child agent that runs its own loop in its
+ * own context (it never sees the parent's messages) with a filtered tool set, and gets the child's final
+ * text back as the tool result. Children run in parallel (`maxParallel`), go through the parent's gates,
+ * are aborted with the parent, keep their conversation in their own session file, and their usage is
+ * carried on the result so the parent's totals and budgets include it. See docs/subagents.md.
+ */
 import { resolve } from "node:path";
-import { Type, definePlugin, type ModelRequest } from "../../kernel/index.js";
+import { Type, definePlugin, type ModelRequest } from "../../api/index.js";
 import { discoverAgents } from "./agents.js";
 import { TaskRunner } from "./runner.js";
 import { locationsOf } from "../../lib/locations.js";

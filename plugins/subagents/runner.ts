@@ -20,7 +20,7 @@ import {
   type ToolDefinition,
   type ToolOutput,
   type ToolRunContext,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import type { ChildSession } from "../session-jsonl/api.js";
 import { notReadOnly } from "../../lib/shell/read-only-commands.js";
 import { addUsage, subagentRunOf, type SubagentRun } from "../../lib/subagent-usage.js";

@@ -3,7 +3,7 @@
  * first, the most volatile last. Same input, same bytes: no clock finer than the date, no random ids,
  * tools and skills sorted by name.
  */
-import type { SystemBlock } from "../../kernel/index.js";
+import type { SystemBlock } from "../../api/index.js";
 import { escapeXml, renderSkillIndex, type SkillIndexLevel } from "../../lib/skill-index.js";
 
 /** Ids of the blocks this plugin writes, in order. Blocks from other plugins go before `append`. */

@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { Type, definePlugin, type ModelRequest, type SystemBlock, type ToolSpec } from "../../kernel/index.js";
+import { Type, definePlugin, type ModelRequest, type SystemBlock, type ToolSpec } from "../../api/index.js";
 import { packageRoot } from "../../lib/paths.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import type {} from "../context-files/api.js"; // types the `context-files` service

@@ -3,7 +3,7 @@
  * `deferLoading` on tool definitions (an augmentation of the kernel's ToolDefinition, so the kernel does
  * not need to know about tool search).
  */
-import type { TSchema } from "../../kernel/index.js";
+import type { TSchema } from "../../api/index.js";
 
 export interface ToolSearchStatus {
   /** `auto` (defer above the threshold), `always` or `never`; `ENABLE_TOOL_SEARCH` may have set it. */

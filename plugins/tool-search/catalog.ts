@@ -4,7 +4,7 @@
  * server, the description and the parameters, `+word` for a word that must appear. MiniSearch is loaded
  * on the first keyword search.
  */
-import type { TSchema, ToolSpec } from "../../kernel/index.js";
+import type { TSchema, ToolSpec } from "../../api/index.js";
 
 export interface Entry {
   kind: "tool" | "skill";

@@ -19,7 +19,7 @@ import {
   type Static,
   type ToolOutput,
   type ToolSpec,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service
 import type {} from "../skills/api.js"; // types the `skills` service

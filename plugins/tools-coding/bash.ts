@@ -7,7 +7,7 @@ import { closeSync, openSync, unlinkSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Type } from "typebox";
-import { defineTool, messageOf, type ToolDefinition, type ToolOutput } from "../../kernel/index.js";
+import { defineTool, messageOf, type ToolDefinition, type ToolOutput } from "../../api/index.js";
 import type { ExecResult } from "./api.js";
 import { formatSize, MAX_BYTES, MAX_LINES } from "./limits.js";
 import type { ToolEnv } from "./options.js";

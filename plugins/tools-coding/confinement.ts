@@ -4,7 +4,7 @@
  * confines commands (sandbox-bwrap) provides `operations.doctor` and reports for itself.
  */
 import { userInfo } from "node:os";
-import type { CliStreams, PluginLog, StartInfo } from "../../kernel/index.js";
+import type { CliStreams, PluginLog, StartInfo } from "../../api/index.js";
 import type { OperationsStatus } from "./local-operations.js";
 
 function who(): string {

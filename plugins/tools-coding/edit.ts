@@ -3,7 +3,7 @@
  * Calls on one file are serialised by its canonical path; the BOM and line endings are kept.
  */
 import { Type } from "typebox";
-import { defineTool, type ToolDefinition, type ToolOutput } from "../../kernel/index.js";
+import { defineTool, type ToolDefinition, type ToolOutput } from "../../api/index.js";
 import { unifiedDiff } from "./diff.js";
 import { planEdits, type PlannedEdit } from "./edit-match.js";
 import { describeFsError } from "./errors.js";

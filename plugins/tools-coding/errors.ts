@@ -1,6 +1,6 @@
 /** Turning file-system failures into messages that tell the model what to do instead. */
 import { dirname } from "node:path";
-import { messageOf } from "../../kernel/index.js";
+import { messageOf } from "../../api/index.js";
 import { similarNames } from "../../lib/typed-path.js";
 import type { Operations } from "./local-operations.js";
 import { codeOf, displayPath } from "./paths.js";

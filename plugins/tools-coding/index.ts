@@ -3,7 +3,7 @@
  * Files and processes go through the `operations` service when a plugin provides one (a sandbox or a
  * remote backend), looked up at each call; otherwise through the local file system and shell.
  */
-import { definePlugin, type ToolDefinition, type ToolResultMessage } from "../../kernel/index.js";
+import { definePlugin, type ToolDefinition, type ToolResultMessage } from "../../api/index.js";
 import { createBashTool } from "./bash.js";
 import { ConfinementNotice, confinementReport } from "./confinement.js";
 import { createEditTool } from "./edit.js";

@@ -3,7 +3,7 @@
  * so an offset deep into a huge file costs time, not memory.
  */
 import { Type } from "typebox";
-import { defineTool, type ToolDefinition, type ToolOutput } from "../../kernel/index.js";
+import { defineTool, type ToolDefinition, type ToolOutput } from "../../api/index.js";
 import type { FileInfo } from "./api.js";
 import { describeFsError } from "./errors.js";
 import { formatSize, MAX_BYTES, MAX_IMAGE_BYTES, MAX_LINES, SNIFF_BYTES } from "./limits.js";

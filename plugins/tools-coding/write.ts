@@ -1,7 +1,7 @@
 /** write: create or overwrite a file, creating parent directories. Serialised per file with edit. */
 import { dirname } from "node:path";
 import { Type } from "typebox";
-import { defineTool, type ToolDefinition, type ToolOutput } from "../../kernel/index.js";
+import { defineTool, type ToolDefinition, type ToolOutput } from "../../api/index.js";
 import { describeFsError } from "./errors.js";
 import { formatSize } from "./limits.js";
 import { withFileLock } from "./file-queue.js";

@@ -1,6 +1,6 @@
 /** find: paths matching a glob, honouring .gitignore, in path order. */
 import { Type } from "typebox";
-import { defineTool, messageOf, type ToolDefinition } from "../../kernel/index.js";
+import { defineTool, messageOf, type ToolDefinition } from "../../api/index.js";
 import { globMatcher } from "./glob.js";
 import { DEFAULT_FIND_LIMIT } from "./limits.js";
 import type { SearchEnv } from "./options.js";

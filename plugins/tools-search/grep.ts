@@ -8,7 +8,7 @@
  */
 import { relative, sep } from "node:path";
 import { Type, type Static } from "typebox";
-import { defineTool, messageOf, type ToolDefinition, type ToolOutput } from "../../kernel/index.js";
+import { defineTool, messageOf, type ToolDefinition, type ToolOutput } from "../../api/index.js";
 import { globMatcher } from "./glob.js";
 import {
   DEFAULT_GREP_LIMIT,

@@ -3,7 +3,7 @@
  * otherwise. Files go through the `operations` service when a plugin provides one, else the local
  * file system (this plugin does not import tools-coding; both read the same service).
  */
-import { definePlugin, type ToolDefinition } from "../../kernel/index.js";
+import { definePlugin, type ToolDefinition } from "../../api/index.js";
 import type {} from "../tools-coding/api.js"; // types the `operations` service
 import { createFindTool } from "./find.js";
 import { createGrepTool } from "./grep.js";

@@ -1,7 +1,7 @@
 /** ls: one directory's entries, sorted, with / after directories. */
 import { join } from "node:path";
 import { Type } from "typebox";
-import { defineTool, messageOf, type ToolDefinition } from "../../kernel/index.js";
+import { defineTool, messageOf, type ToolDefinition } from "../../api/index.js";
 import { DEFAULT_LS_LIMIT } from "./limits.js";
 import type { SearchEnv } from "./options.js";
 import type { SearchOperations } from "./search-backend.js";

@@ -1,6 +1,6 @@
 /** Small helpers grep, find and ls share: paths, cutting output, quoting. */
 import { dirname, isAbsolute, relative, sep } from "node:path";
-import type { ToolOutput } from "../../kernel/index.js";
+import type { ToolOutput } from "../../api/index.js";
 import { resolveTypedPath, similarNames } from "../../lib/typed-path.js";
 import type { SearchOperations } from "./search-backend.js";
 import { formatSize, MAX_BYTES, MAX_LINES } from "./limits.js";

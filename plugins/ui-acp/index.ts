@@ -4,7 +4,7 @@
  * stdout carries protocol messages only; diagnostics go to stderr. See docs/editors.md.
  */
 import { format } from "node:util";
-import { definePlugin, type FrontEndContext, type PluginContext, type UiService } from "../../kernel/index.js";
+import { definePlugin, type FrontEndContext, type PluginContext, type UiService } from "../../api/index.js";
 import { coilVersion } from "../../lib/paths.js";
 import { onTermination } from "../../lib/signals.js";
 import type { Operations } from "../tools-coding/api.js";

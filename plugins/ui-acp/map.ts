@@ -12,7 +12,7 @@ import type {
   SlashCommand,
   TextContent,
   ToolResultMessage,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 
 const KINDS: Record<string, acp.ToolKind> = {
   read: "read",

@@ -24,7 +24,7 @@ import {
   type ToolCallInfo,
   type ToolResult,
   type UiService,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import { findCommand } from "../../lib/front-end.js";
 import type { ExecOptions, ExecResult, Operations } from "../tools-coding/api.js";
 import type { SessionService } from "../session-jsonl/api.js";

@@ -13,7 +13,7 @@ import {
   type ImageContent,
   type TextContent,
   type UserMessage,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import { resolve } from "node:path";
 import { imageAttachment } from "../../lib/attachments.js";
 import { exitCodeFor, findCommand, formatDiagnostic } from "../../lib/front-end.js";

@@ -12,7 +12,7 @@ import {
   type ModelInfo,
   type PluginLog,
   type UiService,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import { findCommand } from "../../lib/front-end.js";
 import type {} from "../../lib/ui.js"; // the plugin UI contract (setStatus, setWidget, ...)
 import { resolveModel } from "../../lib/models.js";

@@ -2,7 +2,7 @@
  * The RPC wire protocol (`coil --mode rpc`): JSON lines over stdin/stdout, LF-framed. Shared by the
  * front end (plugins/ui-rpc) and the typed client (sdk/rpc-client/index.ts). Types only. See docs/rpc.md.
  */
-import type { AgentEvent, AgentMessage, ImageContent, ModelInfo, RunStopReason } from "../../kernel/index.js";
+import type { AgentEvent, AgentMessage, ImageContent, ModelInfo, RunStopReason } from "../../api/index.js";
 
 /** What each command takes (`params`) and answers (`data`). */
 export interface RpcCommands {

@@ -23,7 +23,7 @@ import {
   type PluginContext,
   type PromptInput,
   type ToolResultMessage,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import { coilHome } from "../../lib/paths.js";
 import type { UiComponent, UiRendered } from "../../lib/ui.js";
 import { firstRunHelp, firstRunReminder, KEYS_HELP, oneLine, providerUnusable } from "./commands.js";

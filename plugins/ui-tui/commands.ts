@@ -12,7 +12,7 @@ import {
   type AgentMessage,
   type PluginContext,
   type SlashResult,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import { providerDefault } from "../../lib/models.js";
 import { subagentRunOf } from "../../lib/subagent-usage.js";
 import { coilHome, writeAuthKey } from "../../lib/provider-kit/config.js";

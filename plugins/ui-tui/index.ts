@@ -13,7 +13,7 @@ import {
   type FrontEndContext,
   type ModelRequest,
   type UiService,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import { exitCodeFor } from "../../lib/front-end.js";
 import { registerCommands } from "./commands.js";
 import type {} from "../../lib/reload.js"; // types the CLI's `reload` service

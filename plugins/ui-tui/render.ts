@@ -9,7 +9,7 @@ import {
   type AssistantMessage,
   type ToolResultMessage,
   type Usage,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import { subagentRunOf } from "../../lib/subagent-usage.js";
 import { diffWordsWithSpace } from "diff";
 import type { DiagnosticsDetails } from "../lsp/api.js";

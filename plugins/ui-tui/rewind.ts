@@ -3,7 +3,7 @@
  * restore, see the diff, confirm). Kept out of app.ts: the app only reports Esc presses here. When the
  * conversation went back, the rewound prompt's text goes back into the editor (as with /tree).
  */
-import { textOf, type Agent } from "../../kernel/index.js";
+import { textOf, type Agent } from "../../api/index.js";
 import { findCommand } from "../../lib/front-end.js";
 import type { MessageEntry, SessionService } from "../session-jsonl/api.js";
 

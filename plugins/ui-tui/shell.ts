@@ -5,7 +5,7 @@
  * tool, so the `operations` backend (a sandbox) confines it too. Its tool events carry `id`, so the
  * transcript shows it live like any tool call. The result is returned; nothing enters history here.
  */
-import type { Agent, ToolResultMessage } from "../../kernel/index.js";
+import type { Agent, ToolResultMessage } from "../../api/index.js";
 import { resultText } from "./render.js";
 
 export interface ShellRun {

@@ -10,7 +10,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { join } from "node:path";
-import type { AgentEvent } from "../../kernel/index.js";
+import type { AgentEvent } from "../../api/index.js";
 import { packageRoot } from "../../lib/paths.js";
 import { splitLines, type RpcCommandName, type RpcCommands, type RpcOutbound } from "../../plugins/ui-rpc/protocol.js";
 

@@ -27,8 +27,8 @@ import {
   type ProviderRequest,
   type RunResult,
   type ToolResultMessage,
-} from "../../kernel/index.js";
-import { PluginHost } from "../../kernel/host.js";
+} from "../../api/index.js";
+import { PluginHost } from "../../boot/host.js";
 import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scripted/index.js";
 import type { ScriptedReply, ScriptStep } from "../../plugins/provider-scripted/script.js";
 

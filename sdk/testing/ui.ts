@@ -9,7 +9,7 @@
  *   await kit.run("go");
  *   ui.statuses.get("my-plugin")  // "3 files"
  */
-import type { ToolDefinition, ToolResultMessage, UiService } from "../../kernel/index.js";
+import type { ToolDefinition, ToolResultMessage, UiService } from "../../api/index.js";
 import type { UiComponent, UiComponentFactory, UiRendered, UiTheme, UiWidget } from "../../lib/ui.js";
 import { BUILTIN_THEMES, makeTheme } from "../../plugins/ui-tui/theme.js";
 

@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { builtinManifest } from "../../boot/load.js";
 import { builtinPluginIds, packageRoot } from "../../boot/paths.js";
 import { testHost } from "../support/host.js";
-import { isPlugin } from "../../kernel/plugin.js";
+import { isPlugin } from "../../api/plugin.js";
 import { CommandLine } from "../../lib/command-line.js";
 import { childEnv } from "../support/env.js";
 

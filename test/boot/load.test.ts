@@ -343,6 +343,8 @@ describe("loadPlugin: start-up laziness", () => {
         d.isDirectory() ? walk(join(dir, d.name)) : d.name.endsWith(".ts") ? [join(dir, d.name)] : [],
       );
     const sources = [
+      // api/ is what the loader serves as "coil"; boot/ imports what a plugin is from it
+      ...walk(join(packageRoot(), "api")),
       ...walk(join(packageRoot(), "kernel")),
       ...walk(join(packageRoot(), "boot")),
       // all of lib/: boot imports more of it as it grows (a hand-kept list missed lib/claude-settings.ts)

@@ -8,7 +8,7 @@ import {
   type AgentMessage,
   type PluginContext,
   type ToolResultMessage,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import { createTestAgent } from "../support/harness.js";
 
 const echoTool = definePlugin({

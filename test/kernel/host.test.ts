@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { Agent, Type, definePlugin, type CoilError } from "../../kernel/index.js";
-import { PluginHost } from "../../kernel/host.js";
+import { Agent, Type, definePlugin, type CoilError } from "../../api/index.js";
+import { PluginHost } from "../../boot/host.js";
 import { testHost } from "../support/host.js";
 import scripted from "../../plugins/provider-scripted/index.js";
 import { startPlugins } from "../../boot/lifecycle.js";

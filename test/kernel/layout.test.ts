@@ -2,13 +2,13 @@
  * The layout's rules, checked on the source (ARCHITECTURE §7): the kernel does no I/O and imports only
  * its own files and its two libraries; it stays under its line bar as Biome formats it; boot/ and cli/ name
  * no particular plugin; nothing outside the kernel uses a back door into the host; a plugin reaches another
- * plugin only through `import type` of that plugin's api.ts, and the kernel only through its public index.
+ * plugin only through `import type` of that plugin's api.ts, and coil only through its public surface (api/index.ts).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import ts from "typescript";
 import { beforeAll, describe, expect, it } from "vitest";
-import { definePlugin, type PluginContext } from "../../kernel/index.js";
+import { definePlugin, type PluginContext } from "../../api/index.js";
 import { testHost } from "../support/host.js";
 import { packageRoot } from "../../lib/paths.js";
 import {
@@ -109,17 +109,24 @@ const BACK_DOORS: [RegExp, string][] = [
   [/\.ui\s*=[^=].*host|host.*\.ui\s*=[^=]/, "assigns host.ui (register the front end with its ui instead)"],
 ];
 
+/**
+ * The plugin host (boot/host.ts) owns the services registry: it registers what `ctx.services.provide` is given
+ * in setup, and the services its creator offers. Every other back door holds for it too.
+ */
+const SERVICES_OWNER = join("boot", "host.ts");
+
 /** Back doors in one file's text (outside kernel/). */
 function backDoorViolations(file: string, text: string): string[] {
   const problems: string[] = [];
+  const doors = rel(file) === SERVICES_OWNER ? BACK_DOORS.filter(([p]) => !p.source.includes("services")) : BACK_DOORS;
   text.split("\n").forEach((line, i) => {
     const code = line.replace(/^\s*(\/\/|\*).*$/, "");
-    for (const [pattern, what] of BACK_DOORS) if (pattern.test(code)) problems.push(`${rel(file)}:${i + 1} ${what}`);
+    for (const [pattern, what] of doors) if (pattern.test(code)) problems.push(`${rel(file)}:${i + 1} ${what}`);
   });
   return problems;
 }
 
-/** A plugin's imports of boot/, cli/ or the kernel's internals (anything in kernel/ but its public index). */
+/** A plugin's imports of boot/, cli/ or the kernel's internals (anything in kernel/ or api/ but api/index.ts). */
 function pluginImportViolations(file: string, text: string): string[] {
   const problems: string[] = [];
   for (const site of importsOf(file, text)) {
@@ -128,8 +135,8 @@ function pluginImportViolations(file: string, text: string): string[] {
     const where = `${rel(file)}:${site.line} imports ${site.spec}`;
     if (target[0] === "boot" || target[0] === "cli")
       problems.push(`${where}: a plugin never imports ${target[0]}/ (ask for a service the host provides)`);
-    else if (target[0] === "kernel" && target.slice(1).join("/") !== "index.js")
-      problems.push(`${where}: a plugin imports the kernel's public surface only (kernel/index.js, "coil")`);
+    else if (target[0] === "kernel" || (target[0] === "api" && target.slice(1).join("/") !== "index.js"))
+      problems.push(`${where}: a plugin imports coil's public surface only (api/index.js, "coil")`);
   }
   return problems;
 }
@@ -193,6 +200,39 @@ describe("layout: kernel/", () => {
       "kernel/probe.ts:3",
       "kernel/probe.ts:4",
     ]);
+  });
+});
+
+/**
+ * coil's public surface (api/) for one file: it stands on the kernel alone (and typebox), so `import "coil"`
+ * loads no boot/, no plugin and does no I/O, like the kernel.
+ */
+function apiViolations(file: string, text: string): string[] {
+  const problems: string[] = [];
+  for (const site of importsOf(file, text)) {
+    const where = `${rel(file)}:${site.line}`;
+    if (site.spec.startsWith(".")) {
+      const top = relative(root, resolve(dirname(file), site.spec)).split(sep)[0];
+      if (top !== "api" && top !== "kernel")
+        problems.push(`${where} imports ${site.spec}: api/ stands on kernel/ alone`);
+    } else if (site.spec !== "typebox" && !site.spec.startsWith("typebox/"))
+      problems.push(`${where} imports ${site.spec}: api/ uses only typebox besides the kernel`);
+  }
+  return problems;
+}
+
+describe("layout: api/, what coil gives plugins", () => {
+  it("imports nothing but api/, kernel/ and typebox", () => {
+    const problems = walk(join(root, "api")).flatMap((f) => apiViolations(f, readFileSync(f, "utf8")));
+    expect(problems).toEqual([]);
+  });
+
+  it("the check catches boot/, lib/ and node: imports", () => {
+    const found = apiViolations(
+      join(root, "api", "probe.ts"),
+      `import { x } from "../boot/host.js";\nimport type { Y } from "../lib/ui.js";\nimport { readFileSync } from "node:fs";\nimport { Agent } from "../kernel/agent.js";\n`,
+    );
+    expect(found.map((p) => p.split(" ")[0])).toEqual(["api/probe.ts:1", "api/probe.ts:2", "api/probe.ts:3"]);
   });
 });
 
@@ -389,13 +429,15 @@ describe("layout: no back doors", () => {
         'import { loadPlugin } from "../../boot/load.js";',
         'import type { CliIO } from "../../cli/main.js";',
         'import { PluginHost } from "../../kernel/host.js";',
-        'import { definePlugin } from "../../kernel/index.js";',
+        'import type { HostContext } from "../../api/plugin.js";',
+        'import { definePlugin } from "../../api/index.js";',
       ].join("\n"),
     );
     expect(imports.map((p) => p.split(" ")[0])).toEqual([
       "plugins/probe/index.ts:1",
       "plugins/probe/index.ts:2",
       "plugins/probe/index.ts:3",
+      "plugins/probe/index.ts:4",
     ]);
   });
 

@@ -6,7 +6,7 @@ import {
   type AgentMessage,
   type ProviderRequest,
   type ToolResultMessage,
-} from "../../kernel/index.js";
+} from "../../api/index.js";
 import { createTestAgent, sleep, until } from "../support/harness.js";
 
 /** Tools whose timing the tests control. */

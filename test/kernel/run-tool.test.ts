@@ -1,7 +1,7 @@
 /** agent.runTool(): one call through the loop's own validation, tool_call gates, execution and tool_result; history untouched. */
 import { describe, expect, it } from "vitest";
 import { Type } from "typebox";
-import { Agent, definePlugin, type AgentEvent, type ModelInfo, type Provider } from "../../kernel/index.js";
+import { Agent, definePlugin, type AgentEvent, type ModelInfo, type Provider } from "../../api/index.js";
 import { testHost } from "../support/host.js";
 
 const model: ModelInfo = { id: "m", provider: "p", contextWindow: 100_000, maxOutput: 1_000, input: ["text"] };

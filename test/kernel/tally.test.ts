@@ -1,6 +1,6 @@
 /** History's context tally (kernel/compaction.ts): usage where the provider measured it, estimates after it. */
 import { describe, expect, it } from "vitest";
-import { type AgentMessage, estimateMessageTokens } from "../../kernel/index.js";
+import { type AgentMessage, estimateMessageTokens } from "../../api/index.js";
 import { History } from "../../kernel/compaction.js";
 
 const usage = (input: number) => ({

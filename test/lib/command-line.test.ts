@@ -1,7 +1,7 @@
 /** The command line's registries (lib/command-line.ts): which flags and subcommands a plugin may register. */
 import { describe, expect, it } from "vitest";
-import { definePlugin, type CoilError, type PluginContext } from "../../kernel/index.js";
-import { PluginHost } from "../../kernel/host.js";
+import { definePlugin, type CoilError, type PluginContext } from "../../api/index.js";
+import { PluginHost } from "../../boot/host.js";
 import { COIL_OPTIONS, CommandLine, type FlagSpec } from "../../lib/command-line.js";
 
 function thrown(fn: () => unknown): CoilError {

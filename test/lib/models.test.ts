@@ -1,7 +1,7 @@
 /** Model resolution (lib/models.ts): the one set of rules behind --model, presets, /model and RPC set_model. */
 import { describe, expect, it } from "vitest";
 import { PassThrough } from "node:stream";
-import { Agent, type ModelInfo, type Provider } from "../../kernel/index.js";
+import { Agent, type ModelInfo, type Provider } from "../../api/index.js";
 import { testHost } from "../support/host.js";
 import { chooseModel, resolveModel } from "../../lib/models.js";
 import uiRpc from "../../plugins/ui-rpc/index.js";

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { CoilError, AssistantMessage, Message } from "../../kernel/index.js";
+import type { CoilError, AssistantMessage, Message } from "../../api/index.js";
 import { computeCost, findModel, type CatalogModel } from "../../lib/provider-kit/catalog.js";
 import {
   authFileTooOpen,

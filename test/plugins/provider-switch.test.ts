@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Agent, Type, definePlugin, type CustomMessage } from "../../kernel/index.js";
+import { Agent, Type, definePlugin, type CustomMessage } from "../../api/index.js";
 import { testHost } from "../support/host.js";
 import anthropicPlugin from "../../plugins/provider-anthropic/index.js";
 import openaiPlugin from "../../plugins/provider-openai/index.js";

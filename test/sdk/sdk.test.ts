@@ -3,7 +3,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { definePlugin, Type, type AgentEvent } from "../../kernel/index.js";
+import { definePlugin, Type, type AgentEvent } from "../../api/index.js";
 import { createAgent, PluginHost } from "../../sdk/index.js";
 import { createTestKit, createWorkspace, importPlugin } from "../../sdk/testing/index.js";
 import { cleanTemps, tempDir, writeFiles } from "../support/ecosystem.js";

@@ -2,7 +2,7 @@
  * A real host + agent on the scripted provider, recording every event: a thin wrapper over the shipped
  * `coil/testing` kit (sdk/testing), in the current directory and with small stream chunks.
  */
-import type { AgentOptions, Plugin } from "../../kernel/index.js";
+import type { AgentOptions, Plugin } from "../../api/index.js";
 import { createTestKit, type ScriptedService, type ScriptStep } from "../../sdk/testing/index.js";
 
 export interface TestAgentOptions {

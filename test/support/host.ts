@@ -2,7 +2,7 @@
  * A bare PluginHost as boot builds one: plugin options validated and defaulted (boot/options.ts), and the
  * command line's `flags` and `subcommands` declared (pass a CommandLine to set flag values or read them).
  */
-import { type HostOptions, PluginHost } from "../../kernel/host.js";
+import { type HostOptions, PluginHost } from "../../boot/host.js";
 import { validateOptions } from "../../boot/options.js";
 import { CommandLine } from "../../lib/command-line.js";
 

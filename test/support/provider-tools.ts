@@ -1,5 +1,5 @@
 /** Tools the provider tests call through the real SDKs: `add` (text) and `look` (text and an image). */
-import { Type, definePlugin } from "../../kernel/index.js";
+import { Type, definePlugin } from "../../api/index.js";
 
 /** A real 1x1 PNG, base64. */
 export const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";

@@ -1,5 +1,5 @@
 /** Test helpers for the safety plugins: stand-in tools that record what ran, and a `ui` service answering from a script. */
-import { definePlugin, Type, type UiService } from "../../kernel/index.js";
+import { definePlugin, Type, type UiService } from "../../api/index.js";
 
 /** Tools named like the coding tools; `ran` lists `name:json(args)` of every call that executed. */
 export function recordingTools(names: string[] = ["read", "bash", "edit", "write", "grep", "ls", "deploy"]) {

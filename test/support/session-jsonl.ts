@@ -3,7 +3,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import type { AgentEvent, CliStreams, Plugin } from "../../kernel/index.js";
+import type { AgentEvent, CliStreams, Plugin } from "../../api/index.js";
 import { createTestKit, type ScriptedService, type ScriptStep } from "../../sdk/testing/index.js";
 import { sessionPlugin, type SessionOps, type SessionService } from "../../plugins/session-jsonl/index.js";
 import { startPlugins, stopPlugins } from "../../boot/lifecycle.js";

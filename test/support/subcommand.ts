@@ -4,7 +4,7 @@
  */
 import { CommanderError } from "commander";
 import { program } from "../../cli/program.js";
-import type { CliStreams } from "../../kernel/index.js";
+import type { CliStreams } from "../../api/index.js";
 import type { CommandLine } from "../../lib/command-line.js";
 
 export async function runSubcommand(commandLine: CommandLine, argv: string[], io: CliStreams): Promise<number> {

@@ -3,7 +3,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import type { Plugin, ToolOutput } from "../../kernel/index.js";
+import type { Plugin, ToolOutput } from "../../api/index.js";
 import { testHost } from "./host.js";
 import { createTestKit, type ScriptedService, type ScriptStep } from "../../sdk/testing/index.js";
 

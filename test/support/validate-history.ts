@@ -5,7 +5,7 @@
  * message is answered by a result in the messages right after it, and every result answers a call of
  * the assistant message right before its run of results. Returns the problems (empty when valid).
  */
-import type { AgentMessage, Message } from "../../kernel/index.js";
+import type { AgentMessage, Message } from "../../api/index.js";
 
 export function historyProblems(history: readonly AgentMessage[]): string[] {
   const messages = history.filter((m): m is Message => m.role !== "custom");

@@ -15,7 +15,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { basename, join, relative } from "node:path";
-import type { CliStreams } from "../../../kernel/index.js";
+import type { CliStreams } from "../../../api/index.js";
 import { splitFrontMatter } from "../../../lib/front-matter.js";
 import { coilHome } from "../../../lib/paths.js";
 import {

@@ -6,7 +6,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
-import type { CliStreams } from "../../../kernel/index.js";
+import type { CliStreams } from "../../../api/index.js";
 import { NAME } from "../../../lib/claude-plugins.js";
 import { coilHome } from "../../../lib/paths.js";
 import { fetchSource, sourceKind, type Fetched, type SourceKind } from "./fetch.js";

@@ -4,7 +4,7 @@
  * setup (file checks only); the CLI installs it on first use at user level, asking first on a terminal
  * or at once with `--yes`, like a missing npm package (lib/package-installer.ts).
  */
-import type { CliStreams } from "../../../kernel/index.js";
+import type { CliStreams } from "../../../api/index.js";
 import { readClaudeLock, scopeDirs } from "../../../lib/claude-plugins.js";
 import type { PendingInstall } from "../../../lib/package-installer.js";
 import { sourceKind } from "./fetch.js";

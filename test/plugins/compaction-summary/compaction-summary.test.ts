@@ -13,7 +13,7 @@ import {
   type AssistantMessage,
   type ProviderRequest,
   type ToolResultMessage,
-} from "../../../kernel/index.js";
+} from "../../../api/index.js";
 import { testHost } from "../../support/host.js";
 import compaction, { parseSummary, planCut, summaryMessage } from "../../../plugins/compaction-summary/index.js";
 import type { ScriptedService } from "../../../plugins/provider-scripted/index.js";

@@ -1,7 +1,7 @@
 import { readFileSync, rmSync } from "node:fs";
 import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
-import { Type, definePlugin, emptyUsage, type AssistantMessage, type CliStreams } from "../../../kernel/index.js";
+import { Type, definePlugin, emptyUsage, type AssistantMessage, type CliStreams } from "../../../api/index.js";
 import compaction from "../../../plugins/compaction-summary/index.js";
 import costAudit, {
   audit,

@@ -13,7 +13,7 @@ import {
   type Plugin,
   type ProviderRequest,
   type ToolResultMessage,
-} from "../../../kernel/index.js";
+} from "../../../api/index.js";
 import guards from "../../../plugins/guards/index.js";
 import type { ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import type { ScriptStep } from "../../../plugins/provider-scripted/script.js";

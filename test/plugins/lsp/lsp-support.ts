@@ -6,8 +6,8 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { Agent, type AgentEvent, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
-import type { PluginHost } from "../../../kernel/host.js";
+import { Agent, type AgentEvent, type Plugin, type ToolResultMessage } from "../../../api/index.js";
+import type { PluginHost } from "../../../boot/host.js";
 import { startPlugins, stopPlugins } from "../../../boot/lifecycle.js";
 import { packageRoot } from "../../../boot/paths.js";
 import { testHost } from "../../support/host.js";

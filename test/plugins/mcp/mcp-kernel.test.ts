@@ -1,6 +1,6 @@
 /** The kernel support the mcp plugin needs: tools and commands a plugin syncs after start-up (Registry.sync). */
 import { describe, expect, it } from "vitest";
-import { Agent, definePlugin, Type, type PluginContext, type ToolDefinition } from "../../../kernel/index.js";
+import { Agent, definePlugin, Type, type PluginContext, type ToolDefinition } from "../../../api/index.js";
 import { findCommand } from "../../../lib/front-end.js";
 import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import { testHost } from "../../support/host.js";

@@ -2,7 +2,7 @@
 import { rmSync } from "node:fs";
 import { createTestKit } from "../../../sdk/testing/index.js";
 import { afterAll, describe, expect, it } from "vitest";
-import { textOf, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
+import { textOf, type Plugin, type ToolResultMessage } from "../../../api/index.js";
 import { testHost } from "../../support/host.js";
 import gate, {
   globToRegExp,

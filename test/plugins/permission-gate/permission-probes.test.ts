@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { textOf, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
+import { textOf, type Plugin, type ToolResultMessage } from "../../../api/index.js";
 import { packageRoot } from "../../../boot/paths.js";
 import gate from "../../../plugins/permission-gate/index.js";
 import codingTools from "../../../plugins/tools-coding/index.js";

@@ -10,7 +10,7 @@ import {
   type ProviderRequest,
   type SlashResult,
   type ToolResultMessage,
-} from "../../../kernel/index.js";
+} from "../../../api/index.js";
 import planMode, { notReadOnly, progress } from "../../../plugins/plan-mode/index.js";
 import type { ScriptedService } from "../../../plugins/provider-scripted/index.js";
 import type { ScriptStep } from "../../../plugins/provider-scripted/script.js";

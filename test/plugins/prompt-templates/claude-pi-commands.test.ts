@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Agent, type AgentMessage, type ProviderRequest, type UserMessage } from "../../../kernel/index.js";
+import { Agent, type AgentMessage, type ProviderRequest, type UserMessage } from "../../../api/index.js";
 import { findCommand } from "../../../lib/front-end.js";
 import { testHost } from "../../support/host.js";
 import scriptedPlugin, { type ScriptedService } from "../../../plugins/provider-scripted/index.js";

@@ -17,8 +17,8 @@ import {
   type Message,
   type ProviderEvent,
   type ToolResultMessage,
-} from "../../../kernel/index.js";
-import type { PluginHost } from "../../../kernel/host.js";
+} from "../../../api/index.js";
+import type { PluginHost } from "../../../boot/host.js";
 import { testHost } from "../../support/host.js";
 import anthropic from "../../../plugins/provider-anthropic/index.js";
 import { apiError, drop, reply, startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";

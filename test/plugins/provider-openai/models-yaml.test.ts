@@ -15,7 +15,7 @@ import {
   type AgentEvent,
   type AgentMessage,
   type AssistantMessage,
-} from "../../../kernel/index.js";
+} from "../../../api/index.js";
 import { testHost } from "../../support/host.js";
 import openai from "../../../plugins/provider-openai/index.js";
 import anthropic from "../../../plugins/provider-anthropic/index.js";

@@ -14,7 +14,7 @@ import {
   type Message,
   type ProviderEvent,
   type ToolResultMessage,
-} from "../../../kernel/index.js";
+} from "../../../api/index.js";
 import { testHost } from "../../support/host.js";
 import openai from "../../../plugins/provider-openai/index.js";
 import { chat, oaiDrop, oaiError, responses, startMockOpenAI, type MockOpenAI } from "../../support/mock-openai.js";

@@ -15,7 +15,7 @@ import { createServer, type Server } from "node:net";
 import { dirname, join } from "node:path";
 import { createTestKit } from "../../../sdk/testing/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Agent, textOf, type AgentEvent, type Plugin, type ToolResultMessage } from "../../../kernel/index.js";
+import { Agent, textOf, type AgentEvent, type Plugin, type ToolResultMessage } from "../../../api/index.js";
 import { testHost } from "../../support/host.js";
 import { packageRoot } from "../../../boot/paths.js";
 import sandbox, { isSecretEnv, isSecretValue, SandboxOptions, scrubEnv } from "../../../plugins/sandbox-bwrap/index.js";

@@ -14,7 +14,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
-import { Type, definePlugin, textOf, type AgentMessage } from "../../../kernel/index.js";
+import { Type, definePlugin, textOf, type AgentMessage } from "../../../api/index.js";
 import {
   FORMAT_VERSION,
   SessionLockedError,

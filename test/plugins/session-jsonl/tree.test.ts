@@ -2,7 +2,7 @@
  * The pure session tree (tree.ts): entries in, path / state / context out, with no file and no store.
  */
 import { describe, expect, it } from "vitest";
-import { emptyUsage, textOf, type AgentMessage } from "../../../kernel/index.js";
+import { emptyUsage, textOf, type AgentMessage } from "../../../api/index.js";
 import { SessionTree } from "../../../plugins/session-jsonl/tree.js";
 import type { SessionEntry } from "../../../plugins/session-jsonl/api.js";
 

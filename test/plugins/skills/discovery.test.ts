@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { SystemBlock } from "../../../kernel/index.js";
+import type { SystemBlock } from "../../../api/index.js";
 import { testHost } from "../../support/host.js";
 import { createTestKit, type ScriptedService } from "../../../sdk/testing/index.js";
 import skills, { type SkillsService } from "../../../plugins/skills/index.js";

@@ -2,7 +2,7 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { textOf, type UserMessage } from "../../../kernel/index.js";
+import { textOf, type UserMessage } from "../../../api/index.js";
 import { testHost } from "../../support/host.js";
 import { packageRoot } from "../../../boot/paths.js";
 import skills, { SkillCatalog, type SkillsService } from "../../../plugins/skills/index.js";

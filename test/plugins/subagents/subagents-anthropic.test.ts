@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Agent, textOf, type AgentEvent } from "../../../kernel/index.js";
+import { Agent, textOf, type AgentEvent } from "../../../api/index.js";
 import { testHost } from "../../support/host.js";
 import anthropic from "../../../plugins/provider-anthropic/index.js";
 import sessionJsonl, { SessionStore } from "../../../plugins/session-jsonl/index.js";

@@ -17,7 +17,7 @@ import {
   type Plugin,
   type ProviderRequest,
   type ToolResultMessage,
-} from "../../../kernel/index.js";
+} from "../../../api/index.js";
 import costAudit from "../../../plugins/cost-audit/index.js";
 import guards from "../../../plugins/guards/index.js";
 import hooksClaude from "../../../plugins/hooks-claude/index.js";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestKit } from "../../../sdk/testing/index.js";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Type, definePlugin, type ProviderRequest, type SystemBlock } from "../../../kernel/index.js";
+import { Type, definePlugin, type ProviderRequest, type SystemBlock } from "../../../api/index.js";
 import { packageRoot } from "../../../boot/paths.js";
 import contextFiles from "../../../plugins/context-files/index.js";
 import type { ScriptedService } from "../../../plugins/provider-scripted/index.js";

@@ -1,6 +1,6 @@
 /** tool-search's matching: BM25 keywords over name words, server, description and parameters; select:; regex. */
 import { describe, expect, it } from "vitest";
-import { Type } from "../../../kernel/index.js";
+import { Type } from "../../../api/index.js";
 import { find, normalize, toolEntry } from "../../../plugins/tool-search/index.js";
 
 const tool = (name: string, description: string, params: Record<string, string> = {}) =>

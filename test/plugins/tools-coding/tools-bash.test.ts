@@ -8,7 +8,7 @@ import toolsCoding, {
   MAX_BYTES,
   MAX_LINES,
 } from "../../../plugins/tools-coding/index.js";
-import { definePlugin, type ToolOutput } from "../../../kernel/index.js";
+import { definePlugin, type ToolOutput } from "../../../api/index.js";
 import type { ExecOptions } from "../../../plugins/tools-coding/index.js";
 import { sleep, until } from "../../support/harness.js";
 import { cleanTemps, killAllWith, processesWith, tempDir, textOf, toolHost } from "../../support/tools.js";

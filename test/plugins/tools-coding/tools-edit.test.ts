@@ -4,7 +4,7 @@ import { chmodSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { definePlugin } from "../../../kernel/index.js";
+import { definePlugin } from "../../../api/index.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";
 import { unifiedDiff } from "../../../plugins/tools-coding/diff.js";
 import { agentIn, cleanTemps, runAsNobody, tempDir, textOf, toolHost } from "../../support/tools.js";

@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { textOf as messageText, type ToolResultMessage } from "../../../kernel/index.js";
+import { textOf as messageText, type ToolResultMessage } from "../../../api/index.js";
 import permissionGate from "../../../plugins/permission-gate/index.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";
 import toolsSearch from "../../../plugins/tools-search/index.js";

@@ -3,7 +3,7 @@ import { chmodSync, closeSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import toolsCoding, { formatSize, MAX_BYTES, MAX_IMAGE_BYTES, MAX_LINES } from "../../../plugins/tools-coding/index.js";
-import type { ProviderRequest } from "../../../kernel/index.js";
+import type { ProviderRequest } from "../../../api/index.js";
 import { gif, jpegHeader, png, webp } from "../../fixtures/tools/images.js";
 import { agentIn, cleanTemps, runAsNobody, tempDir, textOf, toolHost } from "../../support/tools.js";
 

@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { definePlugin } from "../../../kernel/index.js";
+import { definePlugin } from "../../../api/index.js";
 import toolsSearch, * as search from "../../../plugins/tools-search/index.js";
 import { localSearchOperations } from "../../../plugins/tools-search/search-backend.js";
 import { cleanTemps, tempDir, textOf, toolHost } from "../../support/tools.js";

@@ -1,13 +1,14 @@
 /**
- * What a plugin is and what it sees: `definePlugin`, the context its setup receives, and the contracts
- * of what it registers (commands, front ends, services, and the registrars a host's creator declares).
- * The host that installs plugins and owns the registries is host.ts.
+ * What a plugin is and what it sees: `definePlugin`, the context its setup receives, and the contracts of
+ * what it registers beside the kernel's taps, tools, providers and commands (front ends, start and stop
+ * callbacks, services, the `ui` dialogs, and the registrars a host's creator declares). The kernel knows
+ * none of it: boot/host.ts installs plugins and builds this context over the kernel's host.
  */
 import type { Static, TSchema } from "typebox";
-import type { ErrorCode, CoilErrorOptions, CoilError } from "./errors.js";
-import type { HookName, RewriteFn, StageName, TapFn } from "./hooks.js";
-import type { AgentEvent, AgentEventType, Provider, ToolDefinition, UiService } from "./types.js";
-import type { Agent, PromptInput } from "./agent.js";
+import type { Agent, SlashCommand } from "../kernel/agent.js";
+import type { CoilError, CoilErrorOptions, ErrorCode } from "../kernel/errors.js";
+import type { HookName, RewriteFn, TapFn, TapOptions } from "../kernel/hooks.js";
+import type { AgentEvent, AgentEventType, Provider, ToolDefinition } from "../kernel/types.js";
 
 const PLUGIN_BRAND = Symbol.for("coil.plugin");
 
@@ -30,29 +31,6 @@ export function isPlugin(value: unknown): value is Plugin {
   const v = value as Record<string | symbol, unknown>;
   return v[PLUGIN_BRAND] === true || (typeof v.id === "string" && typeof v.setup === "function");
 }
-
-export interface TapOptions {
-  /** A named stage or a number; lower runs first. Default `DEFAULT` (0). */
-  stage?: StageName | number;
-  /** For `tool_call` and `tool_result`: only these tool names reach the tap. */
-  tools?: readonly string[];
-  /**
-   * For `tool_call`: `rewrite` taps run first, all of them, and may return `{ args }`; `gate` taps (the
-   * default) run after every rewrite and judge the arguments that will run.
-   */
-  step?: "rewrite" | "gate";
-}
-
-export interface SlashCommand {
-  name: string;
-  description: string;
-  argumentHint?: string;
-  /** Runs the command. Text is shown to the user; `{ prompt }` is sent to the model as the user's turn. */
-  run(args: string, agent: Agent): Promise<SlashResult> | SlashResult;
-}
-
-/** `void`: the command printed what it had to say itself (a function that returns nothing is typed `void`). */
-export type SlashResult = string | void | { prompt: PromptInput };
 
 /**
  * What a front end sees of the run: the agent (its registries through `agent.view`), the working directory,
@@ -140,13 +118,13 @@ export interface LateRegistrar<T> extends Registrar<T> {
 export type Declaration = (plugin: { readonly id: string; readonly source: string; guard(): void }) => unknown;
 
 /**
- * What `setup` receives: the kernel's context, and the registrars a host's creator declares, merged into
+ * What `setup` receives: the host's context, and the registrars a host's creator declares, merged into
  * this interface by declaration (lib/command-line.ts: `flags`, `subcommands`).
  */
-export interface PluginContext<O = unknown> extends KernelContext<O> {}
+export interface PluginContext<O = unknown> extends HostContext<O> {}
 
-/** The part of a plugin's context the kernel itself provides. */
-export interface KernelContext<O = unknown> {
+/** The part of a plugin's context the plugin host itself provides (boot/host.ts). */
+export interface HostContext<O = unknown> {
   readonly id: string;
   readonly options: O;
   readonly cwd: string;
@@ -200,4 +178,23 @@ export interface InstallSource {
   baseDir?: string;
   /** Dotted option path → the file that set it, so an option error names the right layer. */
   optionSources?: Record<string, string>;
+}
+
+/**
+ * Dialogs other plugins ask through (`ctx.services.get("ui")`). An interactive front end provides it;
+ * in print and JSON modes nobody does, so a plugin that needs an answer must treat "no ui" as "no"
+ * (a permission gate denies, plan approval is refused) and say so.
+ */
+export interface UiService {
+  confirm(title: string, message: string, signal?: AbortSignal): Promise<boolean>;
+  /** The chosen option, or undefined when dismissed. */
+  select(title: string, options: readonly string[], signal?: AbortSignal): Promise<string | undefined>;
+  /** Free text, or undefined when dismissed. */
+  input(title: string, placeholder?: string, signal?: AbortSignal): Promise<string | undefined>;
+  notify(message: string, level?: "info" | "warn" | "error"): void;
+}
+
+/** Identity helper that types a tool's `execute` arguments from its schema. */
+export function defineTool<P extends TSchema, D = unknown>(tool: ToolDefinition<P, D>): ToolDefinition<P, D> {
+  return tool;
 }
