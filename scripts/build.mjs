@@ -5,9 +5,28 @@
 import { build } from "esbuild";
 import { execFileSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 
 const root = new URL("..", import.meta.url).pathname;
+// The provider SDKs build every request's headers with the global `Headers` and test each body against the
+// global `FormData`, which are Node's undici: touching either loads and compiles undici (~100 ms, 12 MB)
+// although coil hands them a fetch on node:http. In the bundle, their free `Headers` and `FormData` are
+// coil's (lib/provider-kit/http-fetch.ts; docs/decisions.md, issue 37).
+const headersModule = join(root, "lib", "provider-kit", "http-fetch.ts");
+const sdkHeaders = {
+  name: "sdk-headers",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/](@anthropic-ai[\\/]sdk|openai)[\\/].*\.mjs$/ }, async (args) => {
+      const contents = await readFile(args.path, "utf8");
+      const code = contents.replace(/\/\/.*|\/\*[\s\S]*?\*\//g, "");
+      const names = ["Headers", "FormData"].filter((n) => new RegExp(`(?<![.\\w$])${n}\\b`).test(code));
+      if (names.length === 0) return undefined;
+      const imports = names.map((n) => `Fetch${n} as ${n}`).join(", ");
+      return { contents: `import { ${imports} } from ${JSON.stringify(headersModule)};\n${contents}`, loader: "js" };
+    });
+  },
+};
 rmSync(join(root, "dist"), { recursive: true, force: true });
 const plugins = readdirSync(join(root, "plugins"), { withFileTypes: true })
   .filter((d) => d.isDirectory() && existsSync(join(root, "plugins", d.name, "index.ts")))
@@ -56,6 +75,7 @@ await build({
   banner: {
     js: "import { createRequire as __coilRequire } from 'node:module'; const require = __coilRequire(import.meta.url);",
   },
+  plugins: [sdkHeaders],
   logLevel: "warning",
 });
 chmodSync(join(root, "dist", "bin", "coil.js"), 0o755);

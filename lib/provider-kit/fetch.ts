@@ -1,9 +1,5 @@
 /**
- * The `fetch` the provider SDKs get (`fetch` client option): the global fetch, with a string request
- * body handed over as UTF-8 bytes. The SDKs serialise the body to a JSON string once; given that
- * string, Node's fetch first scans it for lone surrogates (`toUSVString`) and then encodes it, about
- * 7 ms per request at a 2 MB context on the development machine. JSON.stringify never emits a lone
- * surrogate, so the scan can find nothing: encoding it ourselves sends the same bytes for less.
+ * The `fetch` the provider SDKs get (their `fetch` client option): coil's client on `node:http`
+ * (http-fetch.ts), so a run never loads Node's undici, and a string body is sent as its UTF-8 bytes.
  */
-export const bytesBodyFetch: typeof fetch = (input, init) =>
-  fetch(input, typeof init?.body === "string" ? { ...init, body: Buffer.from(init.body, "utf8") } : init);
+export { httpFetch as providerFetch } from "./http-fetch.js";

@@ -15,8 +15,8 @@ import {
 } from "../../api/index.js";
 
 export const GuardsOptions = Type.Object({
-  /** Model calls per run; 0 means no limit. */
-  maxTurns: Type.Integer({ minimum: 0, default: 100 }),
+  /** Model calls per run; 0 (the default, as in Claude Code and Pi) means no limit. */
+  maxTurns: Type.Integer({ minimum: 0, default: 0 }),
   /** Tokens billed per run (input + output + cache read + cache write of every reply); 0 means no limit. */
   maxTokens: Type.Integer({ minimum: 0, default: 0 }),
   /** US dollars per run (from the provider's cost figures); 0 means no limit. */
@@ -159,7 +159,7 @@ export default definePlugin({
         const continuing = message.content.some((c) => c.type === "toolCall") || query.steering > 0;
         const over =
           o.maxTurns > 0 && query.turns >= o.maxTurns
-            ? `reached the limit of ${o.maxTurns} turns for one run (guards maxTurns)`
+            ? `reached the limit of ${o.maxTurns} turns for one run (guards maxTurns: raise it in your preset, \`- guards: { maxTurns: N }\`, 0 for no limit)`
             : o.maxTokens > 0 && tokens >= o.maxTokens
               ? `used ${tokens} tokens, over the limit of ${o.maxTokens} for one run (guards maxTokens)`
               : o.maxCost > 0 && cost >= o.maxCost

@@ -25,7 +25,7 @@ import { resolveHeaders, variablesOf, type ConfigValue } from "../../lib/provide
 import { PROVIDER_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
 import { routeConsole, sdkLogger } from "../../lib/provider-kit/sdk-log.js";
 import { CLOUDS, cloudModels, type Cloud } from "./clouds.js";
-import { bytesBodyFetch } from "../../lib/provider-kit/fetch.js";
+import { providerFetch } from "../../lib/provider-kit/fetch.js";
 import { ANTHROPIC_DEFAULT_LIMITS, ANTHROPIC_MODELS } from "./models.js";
 import { buildParams, classify, readStream } from "./wire.js";
 
@@ -101,7 +101,7 @@ function makeProvider(ctx: PluginContext<Options>, selected: () => string | unde
       // The SDK's console logging goes to coil's diagnostics (stderr stays clean in --mode json).
       const common = {
         timeout: o.timeoutMs,
-        fetch: bytesBodyFetch,
+        fetch: providerFetch,
         defaultHeaders: { ...o.headers },
         logger: sdkLogger(ctx.log, s.id, [k.key, ...cloudSecrets()]),
       };

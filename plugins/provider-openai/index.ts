@@ -41,7 +41,7 @@ import { resolveHeaders, variablesOf, type ConfigValue } from "../../lib/provide
 import { PROVIDER_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
 import { routeConsole, sdkLogger } from "../../lib/provider-kit/sdk-log.js";
 import { AZURE_HINT, azureClient, azureEndpoint } from "./azure.js";
-import { bytesBodyFetch } from "../../lib/provider-kit/fetch.js";
+import { providerFetch } from "../../lib/provider-kit/fetch.js";
 import { buildCompletionsParams, readCompletions } from "./completions.js";
 import { COMPAT_GENERIC, COMPAT_OPENAI, COMPATIBLE_PROVIDERS, OPENAI_DEFAULT_LIMITS, OPENAI_MODELS } from "./models.js";
 import { buildResponsesParams, readResponses } from "./responses.js";
@@ -143,7 +143,7 @@ function makeProvider(ctx: PluginContext<Options>, selected: () => string | unde
       // The SDK's console logging goes to coil's diagnostics (stderr stays clean in --mode json).
       const common = {
         timeout: o.timeoutMs,
-        fetch: bytesBodyFetch,
+        fetch: providerFetch,
         defaultHeaders: { ...o.headers },
         logger: sdkLogger(ctx.log, s.id, [k]),
       };

@@ -4,7 +4,7 @@
  * results stored before, or added by other plugins, are redacted on the wire too). Each value is
  * replaced by `[redacted]`. See docs/safety.md.
  */
-import { existsSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { definePlugin, Stage, Type, type AgentMessage, type Static, type ToolResult } from "../../api/index.js";
 import { coilHome } from "../../lib/paths.js";
 import { authFile, readAuth, redactShapes } from "../../lib/provider-kit/config.js";
@@ -56,12 +56,21 @@ export default definePlugin({
       cache = undefined;
     });
 
+    // auth.json and Pi's are stat'ed once a turn (the request's before_request; the turn's tool results
+    // reuse it) and read again when they change. A key stored mid-turn is redacted from the next turn on;
+    // tokens of known shapes are redacted always (redactShapes).
+    let checked = false;
+    ctx.on("turn_end", () => {
+      checked = false;
+    });
     /** The replacer for the current secrets; auth.json is read again when it changes. */
     function current(): ((text: string) => string) | undefined {
+      if (checked && cache) return cache.apply;
+      checked = true;
       const authPath = authFile(home);
-      const stat = existsSync(authPath) ? statSync(authPath) : undefined;
+      const stat = statSync(authPath, { throwIfNoEntry: false });
       const piPath = piAuthFile(env);
-      const piStat = existsSync(piPath) ? statSync(piPath) : undefined;
+      const piStat = statSync(piPath, { throwIfNoEntry: false });
       const flag = ctx.flags.get("api-key");
       const stamp = `${stat?.mtimeMs ?? 0}:${stat?.size ?? 0}:${piStat?.mtimeMs ?? 0}:${typeof flag === "string" ? flag.length : 0}`;
       if (cache?.stamp === stamp) return cache.apply;

@@ -41,7 +41,7 @@ export const SystemPromptOptions = Type.Object({
 
 /** The Services entries this plugin reads, declared structurally (plugins never import each other). */
 
-/** Files read for the prompt, by path: read again only when their size or mtime changes (one stat a turn). */
+/** Files read for the prompt, by path: read again only when their size or mtime changes (one stat a prompt). */
 const fileCache = new Map<string, { mtimeMs: number; size: number; text: string }>();
 
 function readText(path: string): string | undefined {
@@ -106,6 +106,22 @@ export default definePlugin({
       description: "append text (or a file's content) to the system prompt",
     });
 
+    // The files below are looked up once per prompt (agent_start forgets them): the turns of a run stat
+    // nothing, and a file the user edits or creates between prompts is read at the next one. The project
+    // root is found once (a walk up to `/` for `.git`).
+    let perPrompt = new Map<string, string | undefined>();
+    ctx.on("agent_start", () => {
+      perPrompt = new Map();
+    });
+    const oncePerPrompt = (key: string, read: () => string | undefined): string | undefined => {
+      if (!perPrompt.has(key)) perPrompt.set(key, read());
+      return perPrompt.get(key);
+    };
+    let root: string | undefined;
+    const projectDir = () => {
+      root ??= locationsOf(ctx).projectRoot;
+      return root;
+    };
     const flagText = (name: string): string | undefined => {
       const v = ctx.flags.get(name);
       if (typeof v !== "string" || !v) return undefined;
@@ -120,7 +136,7 @@ export default definePlugin({
     const places = (name: string) => {
       const pi = ctx.services.get("skills")?.compat.pi !== false;
       return [
-        join(locationsOf(ctx).projectRoot, ".coil", name),
+        join(projectDir(), ".coil", name),
         ...(pi ? [join(ctx.cwd, ".pi", name)] : []),
         join(home(), name),
         ...(pi ? [join(locationsOf(ctx).piAgentDir, name)] : []),
@@ -128,8 +144,11 @@ export default definePlugin({
     };
     const layeredFile = (name: string) => places(name).find((f) => readText(f) !== undefined);
     const layered = (name: string) => {
-      const file = layeredFile(name);
-      return file === undefined ? undefined : readText(file);
+      for (const file of places(name)) {
+        const text = readText(file);
+        if (text !== undefined) return text;
+      }
+      return undefined;
     };
     addDoctorSection(ctx, {
       title: "system prompt",
@@ -185,8 +204,13 @@ export default definePlugin({
       const project: ProjectFile[] = contextService
         ? contextService.files().map((f) => ({ path: f.path, content: f.content }))
         : [];
-      const role = flagText("system-prompt") ?? layered("SYSTEM.md") ?? o.role ?? DEFAULT_ROLE;
-      const append = [o.append ?? "", layered("APPEND_SYSTEM.md") ?? "", flagText("append-system-prompt") ?? ""];
+      const role =
+        oncePerPrompt("role", () => flagText("system-prompt") ?? layered("SYSTEM.md")) ?? o.role ?? DEFAULT_ROLE;
+      const append = [
+        o.append ?? "",
+        oncePerPrompt("append", () => layered("APPEND_SYSTEM.md")) ?? "",
+        oncePerPrompt("append-flag", () => flagText("append-system-prompt")) ?? "",
+      ];
       const input: PromptInput = {
         role,
         tools,

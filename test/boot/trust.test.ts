@@ -187,6 +187,11 @@ describe("the CLI", () => {
       child.on("close", (code) => resolve({ code, stdout, stderr }));
     });
   const marker = (dir: string) => join(dir, "marker.txt");
+  /** `coil trust` / `coil untrust` in process (cli/main.ts runs trustCommand): a setup step, not the test's subject. */
+  const trustInProcess = (dir: string, command: "trust" | "untrust") => {
+    const t = io(dir, []);
+    return { code: trustCommand([command], t.cli, join(dir, ".home")), stdout: t.out() };
+  };
 
   it("skips untrusted project code in print mode, runs it once trusted, and asks again after a change", async () => {
     const { dir } = project();
@@ -203,7 +208,7 @@ describe("the CLI", () => {
     expect(existsSync(marker(dir))).toBe(false);
     expect(json.stderr).toContain(".coil/plugins/marker.ts");
 
-    expect((await coil(dir, ["trust"])).code).toBe(0);
+    expect(trustInProcess(dir, "trust").code).toBe(0);
     const trusted = await coil(dir, ["--script", "r.yaml", "-p", "hi"]);
     expect(trusted).toMatchObject({ code: 0, stdout: "hello\n" });
     expect(readFileSync(marker(dir), "utf8")).toBe("project code ran\n");
@@ -225,11 +230,11 @@ describe("the CLI", () => {
     await coil(dir, ["--script", "r.yaml", "-p", "hi"]);
     expect(existsSync(marker(dir))).toBe(false); // --trust was not stored
 
-    expect((await coil(dir, ["trust"])).code).toBe(0);
+    expect(trustInProcess(dir, "trust").code).toBe(0);
     await coil(dir, ["--script", "r.yaml", "-p", "hi"]);
     expect(existsSync(marker(dir))).toBe(true);
 
-    const untrust = await coil(dir, ["untrust"]);
+    const untrust = trustInProcess(dir, "untrust");
     expect(untrust.stdout).toBe(`untrusted ${dir}\n`);
     rmSync(marker(dir));
     await coil(dir, ["--script", "r.yaml", "-p", "hi"]);
@@ -279,7 +284,7 @@ export default definePlugin({ id: "marker", setup(ctx) { writeFileSync(join(ctx.
       const settled = await settleTrust(io(dir, ["-p", "hi"]).cli, home, false, true);
       expect(settled.skipped, file).toContain("changed since it was trusted");
     }
-    expect((await coil(dir, ["trust"])).code).toBe(0);
+    expect(trustInProcess(dir, "trust").code).toBe(0);
     // Plans and sessions coil writes itself (markdown, JSONL) still do not count.
     writeFileSync(join(dir, ".coil", "plans", "2026-plan.md"), "- [ ] a\n");
     writeFileSync(join(dir, ".coil", "sessions", "s.jsonl"), "{}\n");
@@ -442,7 +447,7 @@ describe("--plugin names and the project's node_modules (#13.6)", () => {
     );
     expect(sub).toBe(0);
     expect(readFileSync(join(dir, "sub", "who.txt"), "utf8")).toBe("user");
-    expect((await coil(dir, ["trust"])).code).toBe(0);
+    expect(trustCommand(["trust"], io(dir, []).cli, join(dir, ".home"))).toBe(0); // what `coil trust` runs
     expect((await coil(dir, ["--plugin", "good-pkg", "--script", "r.yaml", "-p", "hi"])).code).toBe(0);
     expect(readFileSync(join(dir, "who.txt"), "utf8")).toBe("project");
   });

@@ -3,42 +3,27 @@
  * in tmux and each call is checked on screen (capture-pane, with colours where they matter), and the same
  * plugin is driven without a terminal through the test kit's UI helper.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { packageRoot } from "../../boot/paths.js";
 import { createTestKit, createTestUi, importPlugin, renderTool } from "../../sdk/testing/index.js";
-import { editorText, hasTmux, Tmux } from "../support/tmux.js";
+import { BIN, editorText, hasTmux, useTmux } from "../support/tmux.js";
 
 const ROOT = packageRoot();
-const BIN = join(ROOT, "dist", "bin", "coil.js");
 const EXAMPLE = join(ROOT, "examples", "ui-showcase");
-const temps: string[] = [];
-const panes: Tmux[] = [];
-
-beforeAll(() => {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` first (npm test does it)`);
-  if (!hasTmux) throw new Error("tmux is not installed: the TUI tests need it");
-});
-afterAll(() => {
-  for (const p of panes) p.kill();
-  for (const d of temps) rmSync(d, { recursive: true, force: true });
-});
+const tmux = useTmux();
 
 describe.skipIf(!hasTmux)("examples/ui-showcase in the TUI", () => {
   it("status, widgets above and below, title, its own footer, tool renderers collapsed and expanded, the shortcut, dialogs", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "coil-showcase-"));
-    temps.push(dir);
-    const t = new Tmux({
+    const dir = tmux.tempDir("coil-showcase-");
+    const t = tmux.start({
       dir,
       cwd: dir,
       cols: 90,
       rows: 32,
       env: { COIL_HOME: join(dir, "home") },
       command: `${process.execPath} ${BIN} --plugin ${join(EXAMPLE, "plugin.ts")} --provider scripted --script ${join(EXAMPLE, "replies.yaml")} --no-session`,
-    }).start();
-    panes.push(t);
+    });
     // at start: the status entry (in the theme's accent), the tip widget above the editor, the title
     const start = await t.waitFor((s) => s.includes("◆ showcase ready") && s.includes("Enter to send"));
     const lines = start.split("\n");

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
-import { coil, requireBuild, type Ran } from "./ecosystem.js";
+import { cleanTemps, coil, requireBuild, type Ran } from "./ecosystem.js";
 import { childEnv } from "./env.js";
 import { startMockAnthropic, type MockAnthropic } from "./mock-anthropic.js";
 import { startMockOpenAI, type MockOpenAI } from "./mock-openai.js";
@@ -45,4 +45,38 @@ export function useProviderMocks(name: string): ProviderMocks {
   };
   m.coil = (cwd, args, env = {}) => coil(cwd, args, childEnv({ COIL_HOME: join(cwd, ".home"), ...env }));
   return m;
+}
+
+/**
+ * One validating Anthropic mock for a file's CLI tests (the preamble they shared): the build is checked and
+ * the mock started before the file's tests; after them the mock is closed and `ecosystem.ts`'s temp dirs
+ * removed. The handle answers as the started mock does, from the first test or hook on.
+ */
+export function useMockAnthropic(key: string): MockAnthropic {
+  let started: MockAnthropic | undefined;
+  const mock = (): MockAnthropic => {
+    if (!started) throw new Error("useMockAnthropic: the mock starts in beforeAll; use it inside a test or hook");
+    return started;
+  };
+  beforeAll(async () => {
+    requireBuild();
+    started = await startMockAnthropic({ key });
+  });
+  afterAll(async () => {
+    await started?.close();
+    cleanTemps();
+  });
+  return {
+    get url() {
+      return mock().url;
+    },
+    get requests() {
+      return mock().requests;
+    },
+    rejected: () => mock().rejected(),
+    push: (...steps) => mock().push(...steps),
+    remaining: () => mock().remaining(),
+    clear: () => mock().clear(),
+    close: () => mock().close(),
+  };
 }

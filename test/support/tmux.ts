@@ -3,7 +3,11 @@
  * pane of a fixed size; tests type with send-keys and read the screen with capture-pane.
  */
 import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll, afterEach, beforeAll } from "vitest";
+import { packageRoot } from "../../boot/paths.js";
 
 export const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 
@@ -89,7 +93,12 @@ export class Tmux {
     return this.tmux("display-message", "-p", "-t", this.target, "#{pane_title}").trim();
   }
 
-  /** Poll the screen until `test` passes; fails with the last screen after `timeoutMs`. */
+  /**
+   * Poll the screen until `test` passes; fails with the last screen after `timeoutMs`. The screen returned
+   * is a whole frame: a capture can land while tmux is still taking in a redraw (the first lines new, the
+   * footer not yet), so once `test` passes the screen is read again until two reads agree (a few ms), as
+   * long as `test` still holds; a state that passes on meanwhile returns its last passing screen.
+   */
   async waitFor(test: string | RegExp | ((screen: string) => boolean), timeoutMs = 15_000): Promise<string> {
     const check =
       typeof test === "function" ? test : (s: string) => (typeof test === "string" ? s.includes(test) : test.test(s));
@@ -97,11 +106,22 @@ export class Tmux {
     let screen = "";
     for (;;) {
       screen = this.screen();
-      if (check(screen)) return screen;
+      if (check(screen)) return this.settle(screen, check);
       if (Date.now() - start > timeoutMs)
         throw new Error(`timed out after ${timeoutMs} ms waiting for ${String(test)}; screen:\n${screen}`);
       await new Promise((r) => setTimeout(r, 40));
     }
+  }
+
+  private async settle(passing: string, check: (screen: string) => boolean): Promise<string> {
+    let last = passing;
+    for (let read = 0; read < 5; read++) {
+      await new Promise((r) => setTimeout(r, 15));
+      const again = this.screen();
+      if (again === last || !check(again)) return last;
+      last = again;
+    }
+    return last;
   }
 
   /** The processes running in the pane below its shell (pid and command line), from `ps`. */
@@ -126,11 +146,57 @@ export class Tmux {
 
   kill(): void {
     try {
-      this.tmux("kill-server");
+      // quietly: a pane whose program ended may have taken its server along ("no server running on …")
+      execFileSync("tmux", ["-S", this.socket, "kill-server"], { stdio: "ignore" });
     } catch {
       // already gone
     }
   }
+}
+
+/** The built CLI the panes run. */
+export const BIN = join(packageRoot(), "dist", "bin", "coil.js");
+
+export interface TmuxSuite {
+  /** A fresh temp folder, removed after the file's tests. */
+  tempDir(prefix: string): string;
+  /** Start a pane; it is killed after the test that started it. */
+  start(options: TmuxOptions): Tmux;
+  /** The shell command a pane runs for `coil <args>` (the built CLI under this Node). */
+  coil(args: string): string;
+}
+
+/**
+ * A tmux test file's preamble: before its tests, the build and tmux are checked (a missing one fails the
+ * file, it is not skipped); after each test its panes are killed; after the file its temp folders go.
+ */
+export function useTmux(): TmuxSuite {
+  const temps: string[] = [];
+  let panes: Tmux[] = [];
+  beforeAll(() => {
+    if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` first (npm test does it)`);
+    if (!hasTmux) throw new Error("tmux is not installed: the TUI tests need it (.ci/run installs it)");
+  });
+  afterEach(() => {
+    for (const p of panes) p.kill();
+    panes = [];
+  });
+  afterAll(() => {
+    for (const d of temps.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+  return {
+    tempDir(prefix) {
+      const dir = mkdtempSync(join(tmpdir(), prefix));
+      temps.push(dir);
+      return dir;
+    },
+    start(options) {
+      const pane = new Tmux(options).start();
+      panes.push(pane);
+      return pane;
+    },
+    coil: (args) => `${process.execPath} ${BIN} ${args}`,
+  };
 }
 
 /** The lines between the editor's two border rules (the editor's content). */

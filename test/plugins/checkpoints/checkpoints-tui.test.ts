@@ -1,28 +1,12 @@
 /** The rewind picker in the real TUI (tmux): Esc Esc, choose the prompt and what to restore, see the diff, confirm. */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../../boot/paths.js";
-import { editorText, hasTmux, Tmux } from "../../support/tmux.js";
+import { describe, expect, it } from "vitest";
+import { BIN, editorText, hasTmux, type Tmux, useTmux } from "../../support/tmux.js";
 
-const BIN = join(packageRoot(), "dist", "bin", "coil.js");
-const temps: string[] = [];
-let panes: Tmux[] = [];
-beforeAll(() => {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` first`);
-});
-afterEach(() => {
-  for (const p of panes) p.kill();
-  panes = [];
-});
-afterAll(() => {
-  for (const d of temps) rmSync(d, { recursive: true, force: true });
-});
-
+const tmux = useTmux();
 function setup(replies: string) {
-  const root = mkdtempSync(join(tmpdir(), "coil-checkpoints-tui-"));
-  temps.push(root);
+  const root = tmux.tempDir("coil-checkpoints-tui-");
   const dir = join(root, "project");
   mkdirSync(dir);
   writeFileSync(join(dir, "a.txt"), "alpha\n");
@@ -30,15 +14,14 @@ function setup(replies: string) {
     join(root, "preset.yaml"),
     `extends: default\nplugins:\n  - provider-scripted:\n      recordTo: requests.jsonl\n      replies:\n${replies.replace(/^/gm, "        ")}\n`,
   );
-  const pane = new Tmux({
+  const pane = tmux.start({
     dir: root,
     cwd: dir,
     cols: 100,
     rows: 40,
     env: { COIL_HOME: join(root, "home") },
     command: `${process.execPath} ${BIN} --plugin ui-tui --provider scripted --preset ../preset.yaml`,
-  }).start();
-  panes.push(pane);
+  });
   return { root, dir, pane };
 }
 

@@ -84,7 +84,9 @@ describe("budgets", () => {
   it("stops at maxTurns with a reason", async () => {
     const { agent } = rig({ maxTurns: 2 }, [call("noop"), call("noop"), call("noop"), { text: "never" }]);
     const run = await agent.prompt("go");
-    expect(run.reason).toBe("reached the limit of 2 turns for one run (guards maxTurns)");
+    expect(run.reason).toBe(
+      "reached the limit of 2 turns for one run (guards maxTurns: raise it in your preset, `- guards: { maxTurns: N }`, 0 for no limit)",
+    );
     expect(run.messages.filter((m) => m.role === "assistant")).toHaveLength(2);
   });
 

@@ -9,22 +9,15 @@
  */
 import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RpcClient } from "../../../sdk/rpc-client/index.js";
-import { BIN, cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
-import { reply, startMockAnthropic, text, type MockAnthropic, type Step } from "../../support/mock-anthropic.js";
+import { BIN, coil, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
+import { reply, text, type Step } from "../../support/mock-anthropic.js";
+import { useMockAnthropic } from "../../support/provider-mocks.js";
 
 const KEY = "sk-ant-hooks-21-test-0123456789";
 const MODEL = "claude-sonnet-4-5";
-let mock: MockAnthropic;
-beforeAll(async () => {
-  requireBuild();
-  mock = await startMockAnthropic({ key: KEY });
-});
-afterAll(async () => {
-  await mock.close();
-  cleanTemps();
-});
+const mock = useMockAnthropic(KEY);
 
 /** A project, a hooks folder ($HOOKS) with scripts, and ~/.claude/settings.json with these hooks. */
 function sandbox(hooks: Record<string, unknown>, scripts: Record<string, string> = {}) {

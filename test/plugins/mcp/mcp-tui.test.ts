@@ -1,36 +1,13 @@
 /** mcp in the TUI (a real terminal through tmux): /mcp, a server tool, /reload and exit kill the servers, and no server stderr on screen. */
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { packageRoot } from "../../../boot/paths.js";
 import { until } from "../../support/harness.js";
-import { hasTmux, Tmux } from "../../support/tmux.js";
+import { hasTmux, useTmux } from "../../support/tmux.js";
 
-const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const FIXTURES = join(packageRoot(), "test", "fixtures", "mcp");
-const temps: string[] = [];
-let panes: Tmux[] = [];
-
-beforeAll(() => {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` first`);
-});
-afterEach(() => {
-  for (const p of panes) p.kill();
-  panes = [];
-});
-afterAll(() => {
-  for (const d of temps) rmSync(d, { recursive: true, force: true });
-});
+const tmux = useTmux();
 
 function alive(pid: number): boolean {
   try {
@@ -45,8 +22,7 @@ const READY = "Enter to send";
 
 describe.skipIf(!hasTmux)("mcp in the TUI", () => {
   it("/mcp shows the server, its tool runs, /reload and quitting kill its process tree, and its stderr never reaches the screen", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "coil-mcp-tui-"));
-    temps.push(dir);
+    const dir = tmux.tempDir("coil-mcp-tui-");
     const markers = join(dir, "markers");
     mkdirSync(markers);
     mkdirSync(join(dir, "home"));
@@ -62,15 +38,14 @@ describe.skipIf(!hasTmux)("mcp in the TUI", () => {
       join(dir, "preset.yaml"),
       `extends: default\nplugins:\n  - provider-scripted:\n      replies:\n        - toolCalls: [{ name: mcp__fx__sleep, arguments: { ms: 10 } }]\n        - text: "the sleep tool answered"\n`,
     );
-    const t = new Tmux({
+    const t = tmux.start({
       dir,
       cwd: dir,
       cols: 100,
       rows: 30,
       env: { COIL_HOME: join(dir, "home") },
-      command: `${process.execPath} ${BIN} --plugin ui-tui --provider scripted --preset ./preset.yaml`,
-    }).start();
-    panes.push(t);
+      command: tmux.coil("--plugin ui-tui --provider scripted --preset ./preset.yaml"),
+    });
     await t.waitFor(READY);
     t.type("/mcp");
     t.keys("Enter");
@@ -93,7 +68,9 @@ describe.skipIf(!hasTmux)("mcp in the TUI", () => {
     // The reloaded process starts the server again; the old one and its child are gone.
     await until(() => readdirSync(markers).filter((f) => f.startsWith("started-")).length === 2, 15_000);
     await until(() => !alive(first[0]!) && !alive(grandchild), 5000);
-    await t.waitFor(READY);
+    // The rebuilt instance has drawn once the /mcp listing (command output, not in the session) is gone:
+    // the editor's hint alone was on screen before the reload began, and C-d could reach the old instance.
+    await t.waitFor((s) => s.includes(READY) && !s.includes("Reloading plugins") && !/fx {2}connected/.test(s));
     const second = readdirSync(markers)
       .filter((f) => f.startsWith("started-"))
       .map((f) => Number(f.slice(8)))
@@ -105,8 +82,7 @@ describe.skipIf(!hasTmux)("mcp in the TUI", () => {
   }, 60_000);
 
   it("the slash completion lists the prompts of a server that connected after the editor opened", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "coil-mcp-tui-"));
-    temps.push(dir);
+    const dir = tmux.tempDir("coil-mcp-tui-");
     const markers = join(dir, "markers");
     mkdirSync(markers);
     mkdirSync(join(dir, "home"));
@@ -116,15 +92,14 @@ describe.skipIf(!hasTmux)("mcp in the TUI", () => {
     chmodSync(slow, 0o755);
     writeFileSync(join(dir, "home", "mcp.json"), JSON.stringify({ mcpServers: { f: { command: slow } } }));
     writeFileSync(join(dir, "preset.yaml"), "extends: default\nplugins:\n  - provider-scripted:\n      replies: []\n");
-    const t = new Tmux({
+    const t = tmux.start({
       dir,
       cwd: dir,
       cols: 100,
       rows: 30,
       env: { COIL_HOME: join(dir, "home") },
-      command: `${process.execPath} ${BIN} --plugin ui-tui --provider scripted --preset ./preset.yaml`,
-    }).start();
-    panes.push(t);
+      command: tmux.coil("--plugin ui-tui --provider scripted --preset ./preset.yaml"),
+    });
     await t.waitFor(READY);
     await until(() => readdirSync(markers).some((f) => f.startsWith("faulty-")), 10_000);
     // Ask for completions until the server has listed its prompt (it connects a moment after it starts).

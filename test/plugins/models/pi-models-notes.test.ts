@@ -5,20 +5,13 @@
  * works against the validating Anthropic mock.
  */
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
-import { startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
+import { describe, expect, it } from "vitest";
+import { coil, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
+import { text } from "../../support/mock-anthropic.js";
+import { useMockAnthropic } from "../../support/provider-mocks.js";
 
 const KEY = "sk-ant-pi-notes-test-0123456789";
-let mock: MockAnthropic;
-beforeAll(async () => {
-  requireBuild();
-  mock = await startMockAnthropic({ key: KEY });
-});
-afterAll(async () => {
-  await mock.close();
-  cleanTemps();
-});
+const mock = useMockAnthropic(KEY);
 
 describe("Pi's models.json: what coil cannot use is said", () => {
   it("a google-generative-ai provider and model are named in coil models and coil doctor, and --model naming them says why", async () => {

@@ -6,20 +6,13 @@
  * an untrusted project's `.pi/settings.json` is not read, and doctor says so.
  */
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
-import { startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
+import { describe, expect, it } from "vitest";
+import { coil, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
+import { text } from "../../support/mock-anthropic.js";
+import { useMockAnthropic } from "../../support/provider-mocks.js";
 
 const KEY = "sk-ant-pi-settings-test-0123456789";
-let mock: MockAnthropic;
-beforeAll(async () => {
-  requireBuild();
-  mock = await startMockAnthropic({ key: KEY });
-});
-afterAll(async () => {
-  await mock.close();
-  cleanTemps();
-});
+const mock = useMockAnthropic(KEY);
 
 function sandbox(projectSettings?: unknown) {
   const base = tempDir("coil-pi-settings-");

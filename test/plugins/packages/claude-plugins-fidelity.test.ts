@@ -8,21 +8,14 @@
  * coil ignores. The marketplace is generated here.
  */
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanTemps, coil, requireBuild, ROOT, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
-import { startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
+import { describe, expect, it } from "vitest";
+import { coil, ROOT, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
+import { text } from "../../support/mock-anthropic.js";
+import { useMockAnthropic } from "../../support/provider-mocks.js";
 
 const KEY = "sk-ant-ccplug-fidelity-0123456789";
 const EVERYTHING = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
-let mock: MockAnthropic;
-beforeAll(async () => {
-  requireBuild();
-  mock = await startMockAnthropic({ key: KEY });
-});
-afterAll(async () => {
-  await mock.close();
-  cleanTemps();
-});
+const mock = useMockAnthropic(KEY);
 
 const skill = (name: string) =>
   `---\nname: ${name}\ndescription: The ${name} skill for the fixture.\n---\nBody of ${name}.\n`;

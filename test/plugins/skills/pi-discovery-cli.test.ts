@@ -7,20 +7,13 @@
  * `.agents/skills` are not; `~/.codex/skills` is read. The tree is generated here.
  */
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
-import { startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
+import { describe, expect, it } from "vitest";
+import { coil, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
+import { text } from "../../support/mock-anthropic.js";
+import { useMockAnthropic } from "../../support/provider-mocks.js";
 
 const KEY = "sk-ant-pi-skills-test-0123456789";
-let mock: MockAnthropic;
-beforeAll(async () => {
-  requireBuild();
-  mock = await startMockAnthropic({ key: KEY });
-});
-afterAll(async () => {
-  await mock.close();
-  cleanTemps();
-});
+const mock = useMockAnthropic(KEY);
 
 const skillMd = (name: string, extra = "") =>
   `---\nname: ${name}\ndescription: The ${name} skill, for testing discovery.\n${extra}---\nBody of ${name}.\n`;

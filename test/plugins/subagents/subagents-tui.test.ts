@@ -1,30 +1,13 @@
 /** subagents in the TUI, in a real terminal (tmux): a running child is a block with its description, current state, tokens and tool calls. */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../../boot/paths.js";
-import { hasTmux, Tmux } from "../../support/tmux.js";
+import { describe, expect, it } from "vitest";
+import { BIN, hasTmux, useTmux } from "../../support/tmux.js";
 
-const BIN = join(packageRoot(), "dist", "bin", "coil.js");
-const temps: string[] = [];
-let panes: Tmux[] = [];
-beforeAll(() => {
-  if (!existsSync(join(packageRoot(), "dist", "plugins", "subagents", "index.js")))
-    throw new Error("dist/ has no subagents plugin: run `npm run build`");
-});
-afterEach(() => {
-  for (const p of panes) p.kill();
-  panes = [];
-});
-afterAll(() => {
-  for (const d of temps) rmSync(d, { recursive: true, force: true });
-});
-
+const tmux = useTmux();
 describe.skipIf(!hasTmux)("subagents in the TUI", () => {
   it("shows a running child as a task block with description, status, tokens and its tool calls, then its answer", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "coil-subagents-tui-"));
-    temps.push(dir);
+    const dir = tmux.tempDir("coil-subagents-tui-");
     writeFileSync(
       join(dir, "preset.yaml"),
       `extends: default
@@ -40,15 +23,14 @@ plugins:
         - text: "Main agent: the survey is done."
 `,
     );
-    const pane = new Tmux({
+    const pane = tmux.start({
       dir,
       cwd: dir,
       cols: 100,
       rows: 30,
       env: { COIL_HOME: join(dir, "home"), HOME: dir },
       command: `${process.execPath} ${BIN} --provider scripted --preset ./preset.yaml`,
-    }).start();
-    panes.push(pane);
+    });
     await pane.waitFor("Enter to send");
     pane.type("survey please");
     pane.keys("Enter");

@@ -234,11 +234,13 @@ describe("ui-rpc", () => {
       const end = await client.run("list the files");
       expect(end).toMatchObject({
         stopReason: "halted",
-        reason: "reached the limit of 1 turns for one run (guards maxTurns)",
+        reason:
+          "reached the limit of 1 turns for one run (guards maxTurns: raise it in your preset, `- guards: { maxTurns: N }`, 0 for no limit)",
       });
       expect((await client.getState()).lastRun).toEqual({
         stopReason: "halted",
-        reason: "reached the limit of 1 turns for one run (guards maxTurns)",
+        reason:
+          "reached the limit of 1 turns for one run (guards maxTurns: raise it in your preset, `- guards: { maxTurns: N }`, 0 for no limit)",
       });
       expect((await client.run("and now?")).stopReason).toBe("halted");
     } finally {

@@ -4,49 +4,31 @@
  * sees the whole history and one session file holds it. (Before, each reload spawned a new coil and the
  * old one waited for it: three reloads left four processes.)
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../../boot/paths.js";
-import { editorText, hasTmux, Tmux } from "../../support/tmux.js";
+import { describe, expect, it } from "vitest";
+import { editorText, hasTmux, useTmux } from "../../support/tmux.js";
 
-const BIN = join(packageRoot(), "dist", "bin", "coil.js");
 const READY = "Enter to send";
-const temps: string[] = [];
-let panes: Tmux[] = [];
-
-beforeAll(() => {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` first (npm test does it)`);
-  if (!hasTmux) throw new Error("tmux is not installed: the TUI tests need it (.ci/run installs it)");
-});
-afterEach(() => {
-  for (const p of panes) p.kill();
-  panes = [];
-});
-afterAll(() => {
-  for (const d of temps) rmSync(d, { recursive: true, force: true });
-});
+const tmux = useTmux();
 
 describe.skipIf(!hasTmux)("ui-tui in tmux: /reload in process", () => {
   it("three /reloads leave one coil process, each redraws the session, and the conversation goes on", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "coil-reload-"));
-    temps.push(dir);
+    const dir = tmux.tempDir("coil-reload-");
     // Every rebuild replays the script from its start: each reply is the same line.
     writeFileSync(
       join(dir, "preset.yaml"),
       "extends: default\nplugins:\n  - provider-scripted:\n      chunkSize: 4\n      recordTo: requests.jsonl\n" +
         '      replies:\n        - text: "noted"\n',
     );
-    const t = new Tmux({
+    const t = tmux.start({
       dir,
       cwd: dir,
       cols: 100,
       rows: 30,
       env: { COIL_HOME: join(dir, "home") },
-      command: `${process.execPath} ${BIN} --plugin ui-tui --provider scripted --preset ./preset.yaml`,
-    }).start();
-    panes.push(t);
+      command: tmux.coil("--plugin ui-tui --provider scripted --preset ./preset.yaml"),
+    });
     const coilProcesses = () => t.processes().filter((p) => p.args.includes("coil.js"));
     await t.waitFor(READY);
     t.type("remember the word pelican");
@@ -87,8 +69,7 @@ describe.skipIf(!hasTmux)("ui-tui in tmux: /reload in process", () => {
   }, 120_000);
 
   it("a path plugin edited meanwhile is loaded again: .js (Node's module cache) and .ts (jiti) alike", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "coil-reload-"));
-    temps.push(dir);
+    const dir = tmux.tempDir("coil-reload-");
     const plugin = (name: string, version: string) =>
       `export default { id: "${name}", setup(ctx) { ctx.commands.register({ name: "${name}", description: "says its version", run: () => "${name} says ${version}" }); } };\n`;
     writeFileSync(join(dir, "js-ver.js"), plugin("js-ver", "one"));
@@ -97,15 +78,14 @@ describe.skipIf(!hasTmux)("ui-tui in tmux: /reload in process", () => {
       join(dir, "preset.yaml"),
       'extends: default\nplugins:\n  - provider-scripted: { replies: [{ text: "ok" }] }\n  - ./js-ver.js\n  - ./ts-ver.ts\n',
     );
-    const t = new Tmux({
+    const t = tmux.start({
       dir,
       cwd: dir,
       cols: 100,
       rows: 30,
       env: { COIL_HOME: join(dir, "home") },
-      command: `${process.execPath} ${BIN} --plugin ui-tui --provider scripted --preset ./preset.yaml`,
-    }).start();
-    panes.push(t);
+      command: tmux.coil("--plugin ui-tui --provider scripted --preset ./preset.yaml"),
+    });
     await t.waitFor(READY);
     const say = async (command: string, expected: string) => {
       t.type(command);

@@ -5,35 +5,18 @@
  * blocks, /tree, narrow widths, and the editor's keys (@, Tab, Ctrl+G, Ctrl+T, Alt+Up), /copy and /export.
  * Assertions are grouped per spawn: each coil process costs a second or more.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../../boot/paths.js";
-import { editorText, hasTmux, Tmux } from "../../support/tmux.js";
+import { describe, expect, it } from "vitest";
+import { BIN, editorText, hasTmux, type Tmux, useTmux } from "../../support/tmux.js";
 
-const BIN = join(packageRoot(), "dist", "bin", "coil.js");
-const temps: string[] = [];
-let panes: Tmux[] = [];
+const tmux = useTmux();
 const READY = "Enter to send";
 /** Any colour (not style) SGR: 16-colour, bright, 256 and 24-bit foreground or background. */
 const COLOUR = /\x1b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7]|4[0-7]|10[0-7]|38;|48;)/;
 
-beforeAll(() => {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` first (npm test does it)`);
-  if (!hasTmux) throw new Error("tmux is not installed: the TUI tests need it");
-});
-afterEach(() => {
-  for (const p of panes) p.kill();
-  panes = [];
-});
-afterAll(() => {
-  for (const d of temps) rmSync(d, { recursive: true, force: true });
-});
-
 function project(files: Record<string, string> = {}): string {
-  const dir = mkdtempSync(join(tmpdir(), "coil-tui-details-"));
-  temps.push(dir);
+  const dir = tmux.tempDir("coil-tui-details-");
   for (const [name, text] of Object.entries(files)) {
     mkdirSync(join(dir, name, ".."), { recursive: true });
     writeFileSync(join(dir, name), text);
@@ -54,15 +37,14 @@ function coil(
   args: string,
   o: { cols?: number; rows?: number; env?: Record<string, string>; cwd?: string } = {},
 ): Tmux {
-  const pane = new Tmux({
+  const pane = tmux.start({
     dir,
     cwd: o.cwd ?? dir,
     cols: o.cols ?? 80,
     rows: o.rows ?? 24,
     env: { COIL_HOME: join(dir, "home"), ...o.env },
     command: `${process.execPath} ${BIN} --plugin ui-tui --provider scripted ${args}`,
-  }).start();
-  panes.push(pane);
+  });
   return pane;
 }
 
@@ -397,7 +379,7 @@ describe.skipIf(!hasTmux)("ui-tui editor keys, /copy and /export", () => {
   chunkDelayMs: 250
 - text: "third"`,
     );
-    const t = new Tmux({
+    const t = tmux.start({
       dir,
       cwd: dir,
       cols: 100,
@@ -410,8 +392,7 @@ describe.skipIf(!hasTmux)("ui-tui editor keys, /copy and /export", () => {
         WAYLAND_DISPLAY: "",
       },
       command: `PATH='${join(dir, "bin")}':"$PATH" ${process.execPath} ${BIN} --plugin ui-tui --provider scripted ${args}`,
-    }).start();
-    panes.push(t);
+    });
     await t.waitFor(READY);
     // @: fuzzy file search
     t.type("see @rdme");

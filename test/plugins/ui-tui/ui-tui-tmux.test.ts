@@ -3,57 +3,30 @@
  * send-keys types, capture-pane reads the screen. Each test asserts what a user would see.
  */
 import { spawn } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../../boot/paths.js";
+import { describe, expect, it } from "vitest";
 import { childEnv } from "../../support/env.js";
-import { editorText, hasTmux, Tmux } from "../../support/tmux.js";
+import { BIN, editorText, hasTmux, type Tmux, useTmux } from "../../support/tmux.js";
 import { startMockAnthropic, text as anthropicText } from "../../support/mock-anthropic.js";
 
-const BIN = join(packageRoot(), "dist", "bin", "coil.js");
-const temps: string[] = [];
-let panes: Tmux[] = [];
-
-beforeAll(() => {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` first (npm test does it)`);
-  if (!hasTmux) throw new Error("tmux is not installed: the TUI tests need it (.ci/run installs it)");
-});
-afterEach(() => {
-  for (const p of panes) p.kill();
-  panes = [];
-});
-afterAll(() => {
-  for (const d of temps) rmSync(d, { recursive: true, force: true });
-});
+const tmux = useTmux();
 
 function project(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), "coil-tui-"));
-  temps.push(dir);
+  const dir = tmux.tempDir("coil-tui-");
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
   return dir;
 }
 
 function coil(dir: string, args: string, size: { cols?: number; rows?: number } = {}): Tmux {
-  const pane = new Tmux({
+  const pane = tmux.start({
     dir,
     cwd: dir,
     cols: size.cols ?? 80,
     rows: size.rows ?? 24,
     env: { COIL_HOME: join(dir, "home") },
     command: `${process.execPath} ${BIN} --plugin ui-tui --provider scripted ${args}`,
-  }).start();
-  panes.push(pane);
+  });
   return pane;
 }
 
@@ -97,7 +70,8 @@ describe.skipIf(!hasTmux)("ui-tui in tmux", () => {
     const mid = await t.waitFor((s) => s.includes("alpha") && !s.includes("epsilon"));
     expect(mid).toContain("› say hello");
     expect(mid).toContain("Esc to abort");
-    const done = await t.waitFor("All done: it printed the greeting.");
+    // the whole finished frame: the reply's text can be drawn before the footer takes the last usage
+    const done = await t.waitFor((s) => s.includes("All done: it printed the greeting.") && s.includes(READY));
     expect(done).toMatch(/● bash \$ echo hi-from-bash/);
     expect(done).toMatch(/^\s+hi-from-bash\s*$/m);
     expect(done).toContain("thinking (4 words");
@@ -124,7 +98,8 @@ describe.skipIf(!hasTmux)("ui-tui in tmux", () => {
     await t.waitFor("◌ bash $ sleep 1.5");
     t.type("also check the logs");
     t.keys("Enter");
-    const queued = await t.waitFor("↳ steer: also check the logs");
+    // a capture can land mid-redraw, the queued line drawn and the footer not yet: wait for the whole frame
+    const queued = await t.waitFor((s) => s.includes("↳ steer: also check the logs") && s.includes("Enter to steer"));
     expect(queued).toContain("Enter to steer");
     const done = await t.waitFor("steering received");
     expect(done).toContain("› also check the logs");
@@ -221,15 +196,14 @@ describe.skipIf(!hasTmux)("ui-tui in tmux", () => {
 describe.skipIf(!hasTmux)("ui-tui in tmux: the start line", () => {
   it("says which model a run that names none starts with, and why", async () => {
     const dir = project({ "p.yaml": "plugins: [provider-anthropic, provider-openai, models, ui-tui]\n" });
-    const pane = new Tmux({
+    const pane = tmux.start({
       dir,
       cwd: dir,
       cols: 200,
       rows: 12,
       env: { COIL_HOME: join(dir, "home"), HOME: dir, ANTHROPIC_API_KEY: "sk-ant-test-start-line" },
       command: `${process.execPath} ${BIN} --preset ./p.yaml`,
-    }).start();
-    panes.push(pane);
+    });
     const screen = await pane.waitFor(READY);
     expect(screen).toContain(
       "coil · anthropic/claude-sonnet-5-5 (default: anthropic is the first provider with a key; --model to choose) · ",
@@ -411,7 +385,8 @@ describe.skipIf(!hasTmux)("ui-tui model picker and quick switch", () => {
     t.type("gam");
     await t.waitFor((s) => s.includes("alt/gamma") && !s.includes("alt/alpha"));
     t.keys("Enter");
-    const switched = await t.waitFor("switched to alt/gamma");
+    // the notice and the footer are drawn apart: wait for the frame that has both
+    const switched = await t.waitFor((s) => s.includes("switched to alt/gamma") && /alt\/gamma · think/.test(s));
     // the level stays, and the switch says that this model does not use it
     expect(switched).toMatch(/thinking high: alt\/gamma does not reason/);
     expect(switched).toMatch(/alt\/gamma · think high \(unused\) · ctx/);
@@ -465,7 +440,7 @@ describe.skipIf(!hasTmux)("ui-tui first run without a key", () => {
     try {
       const dir = project({ "notes.txt": "hello\n" });
       const home = join(dir, "home");
-      const pane = new Tmux({
+      const pane = tmux.start({
         dir,
         cwd: dir,
         cols: 110,
@@ -480,8 +455,7 @@ describe.skipIf(!hasTmux)("ui-tui first run without a key", () => {
           OPENROUTER_API_KEY: "",
         },
         command: `${process.execPath} ${BIN}`,
-      }).start();
-      panes.push(pane);
+      });
       const first = await pane.waitFor((s) => s.includes(READY) && s.includes("No model provider is set up yet"));
       expect(first).toContain("/login <provider>");
       expect(first).toContain("/demo plays a short scripted demo");
@@ -491,10 +465,15 @@ describe.skipIf(!hasTmux)("ui-tui first run without a key", () => {
       pane.type("hello there");
       await pane.waitFor((s) => editorText(s) === "hello there");
       pane.keys("Enter");
-      const held = await pane.waitFor("Not sent: no provider is set up");
+      // the notice is drawn before the text is put back in the editor: wait for the frame with both
+      const held = await pane.waitFor(
+        (s) => s.includes("Not sent: no provider is set up") && editorText(s) === "hello there",
+      );
       expect(editorText(held)).toBe("hello there");
       pane.keys("Enter");
-      const again = await pane.waitFor((s) => (s.match(/Not sent: no provider is set up/g) ?? []).length === 2);
+      const again = await pane.waitFor(
+        (s) => (s.match(/Not sent: no provider is set up/g) ?? []).length === 2 && editorText(s) === "hello there",
+      );
       expect(again.match(/No model provider is set up yet/g)).toHaveLength(1);
       expect(editorText(again)).toBe("hello there");
       expect(mock.requests).toHaveLength(0);
@@ -606,15 +585,14 @@ describe.skipIf(!hasTmux)("ui-tui images from the editor", () => {
       { mode: 0o755 },
     );
     const args = `${preset(dir, `- text: "I see the first picture."\n- text: "I see the clipboard."`)} --plugin ./alt.ts`;
-    const t = new Tmux({
+    const t = tmux.start({
       dir,
       cwd: dir,
       cols: 110,
       rows: 30,
       env: { COIL_HOME: join(dir, "home"), DISPLAY: ":0", WAYLAND_DISPLAY: "" },
       command: `PATH='${join(dir, "bin")}':"$PATH" ${process.execPath} ${BIN} --plugin ui-tui --provider scripted ${args}`,
-    }).start();
-    panes.push(t);
+    });
     await t.waitFor(READY);
     // a file dropped on the terminal: a quoted absolute path with a space
     t.paste(`'${join(dir, "shots", "my pic.png")}'`);
