@@ -80,14 +80,31 @@ function importGraph(start: readonly string[]): string[] {
   return [...seen];
 }
 
+/** The module files under a `.pi/extensions` folder (its packages' node_modules left out), sorted. */
+function piExtensionFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  const out: string[] = [];
+  const walk = (d: string, depth: number) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const path = join(d, e.name);
+      if (e.isDirectory() && e.name !== "node_modules" && depth < 3) walk(path, depth + 1);
+      else if (e.isFile() && (CODE.test(e.name) || e.name === "package.json")) out.push(path);
+    }
+  };
+  walk(dir, 0);
+  return out.sort();
+}
+
 /** The files that would load from `dir`, absolute and sorted (empty when the project has no `.coil/`). */
 export function projectFiles(dir: string, home: string): string[] {
   const coil = join(dir, ".coil");
   // Claude Code hook settings are commands too (hooks-claude runs them), `.mcp.json` starts servers (mcp), and
   // Pi's `.pi/settings.json` picks the model and adds skill and prompt folders (lib/pi-settings.ts).
+  // Pi extensions in `.pi/extensions/` are code the pi-extensions plugin runs (docs/pi-extensions.md).
   const claude = [".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".pi/settings.json"]
     .map((f) => join(dir, f))
-    .filter((f) => existsSync(f));
+    .filter((f) => existsSync(f))
+    .concat(piExtensionFiles(join(dir, ".pi", "extensions")));
   if (!existsSync(coil) || resolve(coil) === resolve(home)) return claude;
   // In the state folders coil writes (plans, sessions) only code counts: a plugin could load it by a computed path.
   const walk = (d: string, realDir: string, codeOnly: boolean): string[] =>

@@ -5,7 +5,7 @@
  * 1 the run failed or was aborted, 2 usage/configuration, 3 a stop rule halted the run (a guard's
  * limit); front ends map a run's end with `exitCodeFor` (lib/front-end.ts).
  */
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { CommanderError } from "commander";
 import { Agent } from "../kernel/agent.js";
 import { CoilError } from "../kernel/errors.js";
@@ -21,7 +21,7 @@ import {
   type AssembleOptions,
   type Assembled,
 } from "../boot/assemble.js";
-import { COIL_COMMANDS, COIL_OPTIONS, type CommandLine, type Subcommand } from "../lib/command-line.js";
+import { CLI_EXTENSIONS, COIL_COMMANDS, COIL_OPTIONS, type CommandLine, type Subcommand } from "../lib/command-line.js";
 import { formatDiagnostic, slashName } from "../lib/front-end.js";
 import { providerDefault, resolveModel } from "../lib/models.js";
 import { coilHome, secureCoilHome } from "../boot/paths.js";
@@ -53,6 +53,8 @@ const OWN_WITH_VALUE = new Set(COIL_OPTIONS.filter((o) => o.value).map((o) => `-
 interface Scan {
   preset?: string;
   plugins: string[];
+  /** `-e/--extension` paths, as written. */
+  extensions: string[];
   provider?: string;
   model?: string;
   trust: boolean;
@@ -67,7 +69,7 @@ interface Scan {
  * subcommand (`coil fleet submit --preset team.yaml`), not to coil, and are passed over with their values.
  */
 function scan(argv: string[], subcommand?: { after: number; own: ReadonlySet<string> }): Scan {
-  const found: Scan = { plugins: [], trust: false, yes: false, help: false };
+  const found: Scan = { plugins: [], extensions: [], trust: false, yes: false, help: false };
   let mode: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -81,13 +83,17 @@ function scan(argv: string[], subcommand?: { after: number; own: ReadonlySet<str
       continue;
     }
     if (arg === "-p" || arg === "--print") mode ??= "text";
-    if (flag === "--trust") found.trust = true;
+    if (arg === "-e") {
+      const value = argv[++i];
+      if (value !== undefined) found.extensions.push(value);
+    } else if (flag === "--trust") found.trust = true;
     else if (flag === "--yes") found.yes = true;
     else if (flag === "--help" || flag === "-h") found.help = true;
     else if (OWN_WITH_VALUE.has(flag)) {
       const value = inline ?? argv[++i];
       if (value === undefined) continue;
       if (flag === "--plugin") found.plugins.push(value);
+      else if (flag === "--extension") found.extensions.push(value);
       else if (flag === "--mode") mode = value;
       else if (flag === "--preset" || flag === "--provider" || flag === "--model")
         found[flag.slice(2) as "preset"] = value;
@@ -103,7 +109,8 @@ const sameLoad = (a: Scan, b: Scan) =>
   a.provider === b.provider &&
   a.model === b.model &&
   a.trust === b.trust &&
-  a.plugins.join("\0") === b.plugins.join("\0");
+  a.plugins.join("\0") === b.plugins.join("\0") &&
+  a.extensions.join("\0") === b.extensions.join("\0");
 
 export function version(): string {
   return coilVersion();
@@ -431,7 +438,10 @@ async function loadPreset(io: CliIO, home: string, first: Scan, rebuild: Rebuild
   for (const tried = new Set<string>(); ; ) {
     let assembled: Assembled;
     try {
-      assembled = await assemble({ ...assembleOptions(io, home, first), ...rebuild });
+      // `-e` paths reach the plugins as a service (they are read in setup, before the second parse).
+      const extensions = first.extensions.map((e) => resolve(io.cwd, e.replace(/^~(?=$|\/)/, io.env.HOME ?? "~")));
+      const services = { ...rebuild.services, [CLI_EXTENSIONS]: extensions };
+      assembled = await assemble({ ...assembleOptions(io, home, first), ...rebuild, services });
     } catch (error) {
       if (!(await installOnFirstUse(error, io, home, first.yes, tried))) throw error;
       continue;

@@ -7,6 +7,7 @@
  */
 import { CoilError, type CliStreams, type Declaration, type Registrar } from "../api/index.js";
 import { Registry } from "../kernel/registry.js";
+import { ShortcutRegistry } from "./shortcuts.js";
 
 export interface FlagSpec {
   /** Long name without dashes, kebab-case (`script` → `--script <value>`). */
@@ -113,6 +114,14 @@ export const COIL_OPTIONS: readonly CoilOption[] = [
     loads: true,
   },
   {
+    name: "extension",
+    short: "e",
+    value: "path",
+    description: "load a Pi extension (a .ts/.js file or its folder) for this run; repeatable (docs/pi-extensions.md)",
+    repeatable: true,
+    loads: true,
+  },
+  {
     name: "trust",
     description: "load this project's .coil/ preset and code for this run (it runs with your rights)",
     loads: true,
@@ -126,21 +135,36 @@ export const COIL_OPTIONS: readonly CoilOption[] = [
   { name: "help", short: "h", description: "show this help (coil help <command> for a command's)" },
 ];
 
+/**
+ * The service under which the CLI hands the `-e/--extension` paths (absolute) to the plugins: they are read
+ * in setup, before the command line's second pass. The Pi-extension runtime loads them.
+ */
+export const CLI_EXTENSIONS = "cli-extensions";
+
+declare module "coil" {
+  interface Services {
+    "cli-extensions": readonly string[];
+  }
+}
+
 /** Names of subcommands the command line itself defines (plugins cannot take them). */
 export const COIL_COMMANDS: readonly string[] = ["trust", "untrust", "preset", "help"];
 
 const NAME = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 
 /**
- * The command line's registries on one host: `new PluginHost({ declare: cli.declarations })`. Flags and
- * subcommands registered by plugins land in `flags` and `subcommands`; `values` holds the parsed flag values
- * (the CLI, or the SDK's `flags` option, sets it before the run).
+ * The registries a host's creator declares on one host: `new PluginHost({ declare: cli.declarations })`.
+ * Flags and subcommands registered by plugins land in `flags` and `subcommands`; `values` holds the parsed
+ * flag values (the CLI, or the SDK's `flags` option, sets it before the run). The keyboard shortcuts
+ * (`ctx.registerShortcut`, lib/shortcuts.ts) ride along, so every host built this way has them too.
  */
 export class CommandLine {
   readonly flags = new Registry<FlagSpec>("flag");
   readonly subcommands = new Registry<Subcommand>("subcommand");
+  readonly shortcuts = new ShortcutRegistry();
   values: Record<string, unknown> = {};
   readonly declarations: Readonly<Record<string, Declaration>> = {
+    ...this.shortcuts.declarations,
     flags: (plugin): FlagRegistrar => ({
       register: (flag) => {
         plugin.guard();

@@ -133,8 +133,8 @@ function read(globalFile: string, projectFile: string | undefined, trusted: bool
 /** Why a key coil does not read is not read, where coil has another way to do it. */
 const WHY: Record<string, string> = {
   packages:
-    "Pi packages are Pi's extensions and resources; install coil packages or Claude Code plugins (docs/packages.md)",
-  extensions: "Pi extensions are a different plugin API (docs/plugins.md)",
+    "read by the pi-extensions plugin for the packages' extensions (docs/pi-extensions.md); their skills, prompts and themes are not read",
+  extensions: "read by the pi-extensions plugin (docs/pi-extensions.md)",
   themes: "coil's TUI has its own theme (docs/tui.md)",
   theme: "coil's TUI has its own theme (docs/tui.md)",
   compaction: "the compaction-summary plugin's options and the preset's reserveTokens (docs/context.md)",

@@ -1,16 +1,17 @@
 /**
  * The plugin UI contract beyond the kernel's four dialogs: footer status entries, widgets above or below
- * the editor, a replaceable footer, the terminal title, the theme, per-tool renderers and command
+ * the editor, a replaceable footer, the terminal title, the theme, per-tool renderers and keyboard
  * shortcuts. Types only. Importing this file (`import type {} from "coil/ui"`, or `../../lib/ui.js` inside
  * coil) augments `"coil"`'s `UiService`, `ToolDefinition` and `SlashCommand` with the optional members
- * below, so the kernel keeps its four-call contract and carries none of this (docs/decisions.md).
+ * below, and `PluginContext` with `registerShortcut` (lib/shortcuts.ts implements it), so the kernel keeps
+ * its four-call contract and carries none of this (docs/decisions.md).
  *
  * Names follow Pi's extension API where the concept is the same (`setStatus`, `setWidget`, `setFooter`,
  * `setTitle`, `renderCall`, `renderResult`, theme roles), so Pi extensions map onto it.
  * Who answers what: docs/plugins.md#the-plugin-ui-api (TUI: all; RPC: events; print, JSON, ACP: absent).
  */
 import type { Static, TSchema } from "typebox";
-import type { ToolResultMessage } from "../api/index.js";
+import type { Agent, ToolResultMessage, UiService } from "../api/index.js";
 
 /** A colour role of the theme (Pi's 51 tokens, and coil's few more). docs/tui.md#themes lists them. */
 export type UiRole =
@@ -140,7 +141,38 @@ export interface ToolRenderContext<A = Record<string, unknown>> {
   invalidate(): void;
 }
 
+/** What a shortcut's handler is given: the agent, and the `ui` service of the front end that ran it. */
+export interface ShortcutContext {
+  agent: Agent;
+  ui: UiService;
+}
+
+/** The second argument of `ctx.registerShortcut` (Pi's shape). */
+export interface ShortcutOptions {
+  /** Shown in /help's key list and in conflict notices. */
+  description?: string;
+  /** Runs when the key is pressed on the main screen; a throw or rejection is shown as an error naming the plugin. */
+  handler(context: ShortcutContext): void | Promise<void>;
+}
+
+/** A shortcut as registered: the key in lower case, and the plugin that registered it. */
+export interface RegisteredShortcut extends ShortcutOptions {
+  key: string;
+  owner: string;
+}
+
 declare module "coil" {
+  interface PluginContext<O> {
+    /**
+     * A key that runs `handler` in the TUI (pi-tui's key names: `ctrl+shift+p`, `alt+x`, `f5`). Call it in
+     * setup. A key a built-in action, a command or an earlier shortcut holds is not bound; the notice names
+     * both owners. Other front ends have no keys and ignore it.
+     */
+    registerShortcut(key: string, options: ShortcutOptions): void;
+    /** Every plugin's shortcuts, in registration order (the TUI binds them). */
+    readonly shortcuts: { list(): readonly RegisteredShortcut[] };
+  }
+
   interface UiService {
     /** A footer entry under `key` (one line, ordered by key); `undefined` removes it. */
     setStatus?(key: string, text: string | undefined): void;
@@ -178,7 +210,9 @@ declare module "coil" {
   interface SlashCommand {
     /**
      * A key that runs the command in the TUI with no arguments (`ctrl+shift+p`, `alt+x`, `f5`: pi-tui's key
-     * names). A key a built-in action or another command holds is refused with both owners named.
+     * names): sugar for `ctx.registerShortcut`, bound the same way, and rebindable as `"/name"` in
+     * keybindings.json. A key a built-in action, another command or a shortcut holds is refused with both
+     * owners named.
      */
     shortcut?: string;
   }

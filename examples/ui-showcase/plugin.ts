@@ -5,14 +5,15 @@
  * - the `todo_list` tool draws its own call and result (`renderCall`/`renderResult`), compact until Ctrl+O;
  * - `/showcase` (also Alt+S, the command's `shortcut`) toggles a live widget below the editor and a footer
  *   of its own, flips Ctrl+O's state, and puts a draft in the editor;
- * - `/showcase ask` asks through the dialogs (input, select, confirm) and reports with `notify`.
+ * - `/showcase ask` asks through the dialogs (input, select, confirm) and reports with `notify`;
+ * - Alt+M (`ctx.registerShortcut`, Pi's name and shape) counts the session's messages into a status entry.
  *
  * In print and JSON modes there is no `ui` service, so every call is skipped (`?.`); over RPC the status,
  * widget lines, title and editor text arrive as events (docs/rpc.md).
  * Run it: coil --plugin ./examples/ui-showcase/plugin.ts --provider scripted --script ./examples/ui-showcase/replies.yaml
  */
 import { definePlugin, Type, type UiService } from "coil";
-import type { UiComponent, UiTheme } from "coil/ui";
+import type { UiComponent, UiTheme } from "coil/ui"; // also types ctx.registerShortcut
 
 const TodoParams = Type.Object({
   title: Type.String({ description: "What the list is for" }),
@@ -21,7 +22,7 @@ const TodoParams = Type.Object({
 
 export default definePlugin({
   id: "ui-showcase",
-  description: "Shows every plugin UI call: status, widgets, footer, title, tool renderers, a shortcut, dialogs",
+  description: "Shows every plugin UI call: status, widgets, footer, title, tool renderers, shortcuts, dialogs",
   setup(ctx) {
     const ui = (): UiService | undefined => ctx.services.get("ui");
     let on = false;
@@ -35,6 +36,13 @@ export default definePlugin({
         u.theme?.fg("dim", "showcase: Alt+S or /showcase toggles; /showcase ask asks") ?? "",
       ]);
       u?.setTitle?.("coil · showcase");
+    });
+
+    ctx.registerShortcut("alt+m", {
+      description: "showcase: count the session's messages",
+      handler: ({ agent, ui: u }) => {
+        u.setStatus?.("showcase-count", u.theme?.fg("muted", `◆ ${agent.state.messages.length} messages so far`));
+      },
     });
 
     ctx.tools.register({

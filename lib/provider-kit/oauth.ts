@@ -15,8 +15,11 @@ export const LOGINS_SERVICE = "logins";
 export interface LoginUI {
   /** A line to show (a URL to open, a code to enter, progress). */
   show(text: string): void;
-  /** Ask for a line of text (a pasted redirect URL or code); undefined when the user gives none. */
-  ask(question: string): Promise<string | undefined>;
+  /**
+   * Ask for a line of text (a pasted redirect URL or code); undefined when the user gives none, or when
+   * `signal` aborts (the flow got its answer another way, e.g. the browser reached the callback server).
+   */
+  ask(question: string, signal?: AbortSignal): Promise<string | undefined>;
   signal: AbortSignal;
 }
 

@@ -71,8 +71,8 @@ export function registerModelCli(ctx: PluginContext<unknown>): ProviderCliServic
       {
         name: "remove",
         arguments: "<provider>",
-        description: "remove the stored key of a provider",
-        run: ([provider], io) => authRemove(provider!, io),
+        description: "remove the stored key (or subscription login) of a provider, saying which it was",
+        run: ([provider], io) => forget(ctx, provider!, io),
       },
       {
         name: "list",
@@ -93,15 +93,15 @@ export function registerModelCli(ctx: PluginContext<unknown>): ProviderCliServic
     name: "login",
     arguments: "[provider] [host]",
     description:
-      "log in with a subscription (the providers that have one: github-copilot); stored in $COIL_HOME/auth.json",
-    help: "host: a GitHub Enterprise host for github-copilot (coil login github-copilot ghe.example.com).\nAPI keys are stored with `coil auth set <provider>` instead.",
+      "log in with a subscription (the providers that have one: github-copilot, openai-codex); stored in $COIL_HOME/auth.json",
+    help: "host: a GitHub Enterprise host for github-copilot (coil login github-copilot ghe.example.com).\nopenai-codex opens the ChatGPT login in a browser (or prints its address; paste the address it ends on over SSH).\nAPI keys are stored with `coil auth set <provider>` instead.",
     run: (args, io) => loginCommand(ctx, args, io),
   });
   ctx.subcommands.register({
     name: "logout",
     arguments: "<provider>",
     description: "forget a provider's subscription login (or stored key) in $COIL_HOME/auth.json",
-    run: ([provider], io) => logoutCommand(provider!, io),
+    run: ([provider], io) => forget(ctx, provider!, io),
   });
   ctx.commands.register({
     name: "model",
@@ -239,12 +239,6 @@ function authList(ctx: PluginContext<unknown>, json: boolean, io: CliStreams): n
   return 0;
 }
 
-function authRemove(provider: string, io: CliStreams): number {
-  const file = writeAuthKey(coilHome(io.env), provider, undefined);
-  io.stdout.write(`removed the key for ${provider} from ${file}\n`);
-  return 0;
-}
-
 async function authSet(ctx: PluginContext<unknown>, provider: string, io: CliStreams): Promise<number> {
   const known = ctx.providers.ids();
   if (!known.includes(provider))
@@ -333,22 +327,38 @@ export function authLines(ctx: PluginContext<unknown>, home: string, env: NodeJS
   return lines;
 }
 
-async function readLine(io: CliStreams): Promise<string> {
-  let text = "";
-  for await (const chunk of io.stdin) {
-    text += chunk.toString();
-    if (text.includes("\n")) break;
-  }
-  return text.split("\n")[0]!.trim();
+/** One line from stdin; undefined at its end or when `signal` aborts (the listener is removed then). */
+function readLine(io: CliStreams, signal?: AbortSignal): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    let text = "";
+    const finish = (line: string | undefined) => {
+      io.stdin.off("data", onData);
+      io.stdin.off("end", onEnd);
+      signal?.removeEventListener("abort", onAbort);
+      io.stdin.pause();
+      resolve(line?.trim() || undefined);
+    };
+    const onData = (chunk: Buffer | string) => {
+      text += chunk.toString();
+      if (text.includes("\n")) finish(text.split("\n")[0]);
+    };
+    const onEnd = () => finish(text);
+    const onAbort = () => finish(undefined);
+    if (signal?.aborted) return finish(undefined);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    io.stdin.on("data", onData);
+    io.stdin.on("end", onEnd);
+    io.stdin.resume();
+  });
 }
 
 function cliLoginUI(io: CliStreams, signal: AbortSignal): LoginUI {
   return {
     signal,
     show: (text) => io.stderr.write(`${text}\n`),
-    ask: async (question) => {
+    ask: (question, stop) => {
       io.stderr.write(`${question} `);
-      return (await readLine(io)) || undefined;
+      return readLine(io, stop ? AbortSignal.any([signal, stop]) : signal);
     },
   };
 }
@@ -358,7 +368,8 @@ async function loginCommand(ctx: PluginContext<unknown>, argv: string[], io: Cli
   const [provider, ...rest] = argv;
   const flow = provider ? flows.get(provider) : undefined;
   if (!flow) {
-    const list = [...flows.keys()].join(", ") || "none (add provider-github-copilot to the preset)";
+    const list =
+      [...flows.keys()].join(", ") || "none (add provider-github-copilot or provider-openai-codex to the preset)";
     io.stderr.write(
       `${provider ? `coil: no subscription login for '${provider}'. ` : ""}usage: coil login <provider> [host]   (providers with a login: ${list})\n` +
         "       API keys are stored with `coil auth set <provider>` instead.\n",
@@ -383,13 +394,16 @@ async function loginCommand(ctx: PluginContext<unknown>, argv: string[], io: Cli
   }
 }
 
-async function logoutCommand(provider: string, io: CliStreams): Promise<number> {
+/** `coil logout` and `coil auth remove`: remove what coil's auth.json holds for a provider and say what it was. */
+function forget(ctx: PluginContext<unknown>, provider: string, io: CliStreams): number {
   const home = coilHome(io.env);
   const had = readAuth(home)[provider];
   if (had) writeAuthEntry(home, provider, undefined);
   const fromPi = piLogins(io.env)[provider];
-  const what = had?.type === "oauth" ? "login" : had ? "stored key" : undefined;
-  if (what) io.stdout.write(`removed the ${what} for ${provider} from ${authFile(home)}\n`);
+  if (had?.type === "oauth") {
+    const detail = loginFlows(ctx).get(provider)?.describe?.(had);
+    io.stdout.write(`removed the login for ${provider}${detail ? ` (${detail})` : ""} from ${authFile(home)}\n`);
+  } else if (had) io.stdout.write(`removed the stored key for ${provider} from ${authFile(home)}\n`);
   else io.stdout.write(`no login or key for ${provider} in ${authFile(home)}\n`);
   if (fromPi && findLogin(home, provider, io.env, true)?.from === "pi")
     io.stdout.write(

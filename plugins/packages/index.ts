@@ -373,6 +373,20 @@ async function install(positionals: string[], values: PackageOptions, io: IO): P
   for (const name of names) {
     const e = lock.packages[name]!;
     say(io, `installed ${name}@${e.version} into ${dir}${e.integrity ? `\n  integrity ${e.integrity}` : ""}`);
+    const manifest = readJson<{ pi?: unknown; keywords?: unknown }>(join(dir, "node_modules", name, "package.json"));
+    if (
+      !e.coilPackage &&
+      (manifest?.pi !== undefined || (Array.isArray(manifest?.keywords) && manifest.keywords.includes("pi-package")))
+    ) {
+      // A Pi package: the pi-extensions plugin loads its extensions from here (docs/pi-extensions.md).
+      say(
+        io,
+        project
+          ? `${name} is a Pi package: Pi extensions load from $COIL_HOME/packages only, so install it without --project`
+          : `${name} is a Pi package: its extensions load on every run (coil doctor lists them under "Pi extensions")`,
+      );
+      continue;
+    }
     if (!e.coilPackage) {
       io.stderr.write(
         `coil install: warning: ${name} has no "coil" key in its package.json and lacks the coil-package keyword; it offers coil nothing, so it is not enabled\n`,

@@ -32,6 +32,10 @@ export interface WireSetup {
   compat: Compat;
   login: WireLogin;
   hint: string;
+  /** Change a request body before it is sent (a backend that wants fields set or left out). */
+  body?(params: Record<string, unknown>, request: ProviderRequest): Record<string, unknown>;
+  /** What a failure means on this service, before the generic OpenAI reading (undefined: the generic one). */
+  explain?(error: unknown, model: string): { message: string; retryable: boolean } | undefined;
 }
 
 /** The `openai-wire` service: OpenAI's wire formats, retries and error messages for providers other plugins define. */

@@ -45,7 +45,7 @@ import { providerFetch } from "../../lib/provider-kit/fetch.js";
 import { buildCompletionsParams, readCompletions } from "./completions.js";
 import { COMPAT_GENERIC, COMPAT_OPENAI, COMPATIBLE_PROVIDERS, OPENAI_DEFAULT_LIMITS, OPENAI_MODELS } from "./models.js";
 import { buildResponsesParams, readResponses } from "./responses.js";
-import { classifyOpenAI } from "./shared.js";
+import { classifyOpenAI, keepErrorBodies } from "./shared.js";
 import type { OpenAIWireService, WireLogin, WireSetup } from "./api.js";
 
 export type { OpenAIWireService, WireLogin, WireSetup };
@@ -95,6 +95,9 @@ interface Setup {
   ready?: () => boolean;
   /** A subscription login instead of a key (another plugin's, through the `openai-wire` service). */
   login?: WireLogin;
+  /** The `openai-wire` caller's body change and failure reading. */
+  finish?: WireSetup["body"];
+  explain?: WireSetup["explain"];
 }
 
 function isOfficial(url: string): boolean {
@@ -152,6 +155,7 @@ function makeProvider(ctx: PluginContext<Options>, selected: () => string | unde
         const { default: OpenAISdk } = await import("openai");
         c = new OpenAISdk({ apiKey: k ?? "no-key", baseURL: url, maxRetries: 0, ...common });
       }
+      keepErrorBodies(c);
       clients.set(id, c);
     }
     return c;
@@ -183,13 +187,20 @@ function makeProvider(ctx: PluginContext<Options>, selected: () => string | unde
         secrets,
         policy: { maxRetries: o.maxRetries, baseDelayMs: o.baseDelayMs, maxRetryDelayMs: o.maxRetryDelayMs },
         classify: (error) =>
-          error instanceof CoilError
+          explained(s.explain?.(error, model.id)) ??
+          (error instanceof CoilError
             ? {
                 message: error.hint ? `${error.message}; ${error.hint}` : error.message,
                 retryable: false,
                 overflow: false,
               }
-            : classifyOpenAI(error, { provider: s.id, baseUrl: url, keyFrom: k?.from, keyHint: hint, model: model.id }),
+            : classifyOpenAI(error, {
+                provider: s.id,
+                baseUrl: url,
+                keyFrom: k?.from,
+                keyHint: hint,
+                model: model.id,
+              })),
         async *attempt({ builder, signal: abort }) {
           if (s.ready?.() === false)
             throw new CoilError("AUTH_MISSING", `provider '${s.id}' is not set up: ${hint}`, { plugin: ctx.id });
@@ -224,8 +235,10 @@ function makeProvider(ctx: PluginContext<Options>, selected: () => string | unde
               return await call(sdk, headers);
             }
           };
-          const body = <T extends object>(params: T): T =>
-            deepMerge(deepMerge(params as Record<string, unknown>, s.params), model.params) as T;
+          const body = <T extends object>(params: T): T => {
+            const merged = deepMerge(deepMerge(params as Record<string, unknown>, s.params), model.params);
+            return (s.finish ? s.finish(merged, request) : merged) as T;
+          };
           if (model.api === "openai-responses") {
             const strict = model.compat?.supportsStrictMode ?? s.userCompat?.supportsStrictMode ?? true;
             const params = body(
@@ -253,6 +266,10 @@ function makeProvider(ctx: PluginContext<Options>, selected: () => string | unde
       });
     },
   };
+}
+
+function explained(e: { message: string; retryable: boolean } | undefined) {
+  return e && { ...e, overflow: false };
 }
 
 function catalog(
@@ -414,6 +431,8 @@ export default definePlugin({
           limits: w.limits,
           hint: w.hint,
           login: w.login,
+          finish: w.body,
+          explain: w.explain,
         }),
     };
     ctx.services.provide("openai-wire", wire);

@@ -23,6 +23,21 @@ export class StreamError extends Error {
   }
 }
 
+/**
+ * The SDK keeps only the `error` field of an error body: a server that answers `{ "detail": "..." }`
+ * (the Codex backend, FastAPI-style servers) became "400 status code (no body)". A body without `error`
+ * is passed on whole, so its text reaches the message and `error.error`.
+ */
+export function keepErrorBodies(client: object): void {
+  const c = client as {
+    makeStatusError?: (status: number, body: unknown, message: unknown, headers: unknown) => Error;
+  };
+  const make = c.makeStatusError?.bind(client);
+  if (!make) return;
+  c.makeStatusError = (status, body, message, headers) =>
+    make(status, body && typeof body === "object" && !("error" in body) ? { error: body } : body, message, headers);
+}
+
 const ORDER = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
 const LEVEL: Record<string, string> = {
   off: "none",

@@ -25,10 +25,11 @@ import {
   type ToolResultMessage,
 } from "../../api/index.js";
 import { coilHome } from "../../lib/paths.js";
-import type { UiComponent, UiRendered } from "../../lib/ui.js";
+import type { RegisteredShortcut, UiComponent, UiRendered } from "../../lib/ui.js";
+import { loginFlows } from "../../lib/provider-kit/oauth.js";
 import { firstRunHelp, firstRunReminder, KEYS_HELP, oneLine, providerUnusable } from "./commands.js";
 import { highlight, onHighlighterReady } from "./highlight.js";
-import { loadBindings, type AppAction, type Bindings } from "./keys.js";
+import { keyLabel, loadBindings, type AppAction, type Bindings, type ShortcutClaim } from "./keys.js";
 import { readSettings } from "./settings.js";
 import { colorLevel, loadTheme, setTheme, theme } from "./theme.js";
 import { DoublePress, openRewindPicker } from "./rewind.js";
@@ -60,6 +61,8 @@ import type {} from "../../lib/models.js"; // types the `model-choice` service (
 type Lib = typeof PiTui;
 
 const SHELL_MESSAGE = "ui-tui.shell";
+/** customType of the session entries that keep a tool call's measured duration (`{ toolCallId, durationMs }`). */
+const TOOL_TIME_ENTRY = "ui-tui.tool-time";
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const SPIN_MS = 120;
 const DOUBLE_PRESS_MS = 1500;
@@ -118,6 +121,11 @@ export class TuiApp implements AppHandle {
   private readonly startProblems: string[] = [];
   /** Plugin components (widgets, footer), made once per factory. */
   private readonly made = new Map<unknown, UiComponent>();
+  /**
+   * How long each finished call ran, as measured here (tool_execution_start to _end) and kept in the
+   * session (a `ui-tui.tool-time` entry), so a redraw or a resume shows the figure shown live.
+   */
+  private readonly durations = new Map<string, number>();
   /** Renderers that threw: reported once per tool. */
   private readonly failedRenderers = new Set<string>();
   /** What the editor's Up/Down history holds (the library keeps its own copy private). */
@@ -146,16 +154,7 @@ export class TuiApp implements AppHandle {
         write(data);
       };
     }
-    this.bindings = loadBindings(
-      lib,
-      coilHome(),
-      this.agent.view.commands.entries().map(([name, o]) => ({
-        name,
-        shortcut: o.value.shortcut,
-        description: o.value.description,
-        owner: o.owner,
-      })),
-    );
+    this.bindings = loadBindings(lib, coilHome(), this.shortcutClaims());
     this.startProblems.push(...this.bindings.problems);
     keyHints.expand = this.bindings.label("app.tools.expand");
     keyHints.thinking = this.bindings.label("app.thinking.toggle");
@@ -248,7 +247,7 @@ export class TuiApp implements AppHandle {
       for (const problem of this.startProblems) this.notify(problem, "warn");
       // First run without a key: the UI opens anyway and says how to add one (/login) or try the demo.
       if (providerUnusable(this.agent)) {
-        this.notify(firstRunHelp(this.agent), "warn");
+        this.notify(firstRunHelp(this.agent, [...loginFlows(this.ctx).values()]), "warn");
         this.helpShown = true;
       }
       this.tui.setFocus(this.editor);
@@ -352,6 +351,12 @@ export class TuiApp implements AppHandle {
     this.refresh();
   }
 
+  shortcutHelp(): string[] {
+    return this.bindings.shortcuts.map(
+      (s) => `${keyLabel(s.key)} — ${s.description ? `${s.description} · ` : ""}${s.who}`,
+    );
+  }
+
   lastAnswer(): string | undefined {
     const last = [...this.agent.state.messages].reverse().find((m) => m.role === "assistant" && textOf(m).trim());
     return last ? textOf(last) : undefined;
@@ -367,7 +372,23 @@ export class TuiApp implements AppHandle {
     return next.name;
   }
 
+  /** A finished call's duration: for redraws, and in the session for a resume (aborted calls too). */
+  private keepDuration(toolCallId: string, durationMs: number): void {
+    this.durations.set(toolCallId, durationMs);
+    try {
+      this.ctx.services.get("session")?.appendCustom(TOOL_TIME_ENTRY, { toolCallId, durationMs });
+    } catch (error) {
+      this.notify(`The session did not keep the tool's duration: ${messageOf(error)}`, "warn");
+    }
+  }
+
   rebuild(): void {
+    for (const e of this.ctx.services.get("session")?.entries() ?? []) {
+      if (e.type !== "custom" || e.customType !== TOOL_TIME_ENTRY) continue;
+      const d = e.data as { toolCallId?: unknown; durationMs?: unknown } | undefined;
+      if (typeof d?.toolCallId === "string" && typeof d.durationMs === "number" && !this.durations.has(d.toolCallId))
+        this.durations.set(d.toolCallId, d.durationMs);
+    }
     const header = this.chat.children[0];
     this.chat.clear();
     if (header) this.chat.addChild(header);
@@ -412,10 +433,10 @@ export class TuiApp implements AppHandle {
       this.insertImage(image);
       return { consume: true };
     }
-    // A command's shortcut (lib/ui.ts): run it as if typed, without arguments.
+    // A plugin's shortcut (a command's `shortcut`, or `ctx.registerShortcut`; lib/ui.ts)
     const shortcut = this.bindings.shortcuts.find((s) => this.lib.matchesKey(data, s.key as PiTui.KeyId));
     if (shortcut) {
-      void this.runCommand(shortcut.command, "");
+      shortcut.run(shortcut.key);
       return { consume: true };
     }
     if (is("app.clipboard.pasteImage")) {
@@ -574,7 +595,10 @@ export class TuiApp implements AppHandle {
       }
       if (providerUnusable(this.agent)) {
         // Shown once in full; after that one line, and what was typed goes back into the editor.
-        this.notify(this.helpShown ? firstRunReminder(this.agent) : firstRunHelp(this.agent), "warn");
+        this.notify(
+          this.helpShown ? firstRunReminder(this.agent) : firstRunHelp(this.agent, [...loginFlows(this.ctx).values()]),
+          "warn",
+        );
         this.helpShown = true;
         if (!this.editor.getText()) this.setEditorText(raw);
         return;
@@ -586,6 +610,43 @@ export class TuiApp implements AppHandle {
   }
 
   /** Run a slash command: its text is shown, a prompt it returns is sent. */
+  /**
+   * What plugins claim keys for: commands' `shortcut` (run as if typed, without arguments), then the
+   * shortcuts registered with `ctx.registerShortcut`, in that order; keys.ts binds the first claim on a key.
+   */
+  private shortcutClaims(): ShortcutClaim[] {
+    const commands = this.agent.view.commands.entries().map(
+      ([name, o]): ShortcutClaim => ({
+        key: o.value.shortcut,
+        who: `/${name} (plugin ${o.owner})`,
+        id: `/${name}`,
+        description: o.value.description,
+        run: () => void this.runCommand(name, ""),
+      }),
+    );
+    const registered = this.ctx.shortcuts.list().map(
+      (s): ShortcutClaim => ({
+        key: s.key,
+        who: `plugin ${s.owner}`,
+        id: `${s.owner}:${s.key}`,
+        description: s.description ?? "",
+        run: (key) => void this.runShortcut(s, key),
+      }),
+    );
+    return [...commands, ...registered];
+  }
+
+  private async runShortcut(shortcut: RegisteredShortcut, key: string): Promise<void> {
+    const ui = this.ctx.services.get("ui");
+    try {
+      if (!ui) throw new Error("no ui service is in force");
+      await shortcut.handler({ agent: this.agent, ui });
+    } catch (error) {
+      this.notify(`The shortcut ${key} of plugin ${shortcut.owner} failed: ${messageOf(error)}`, "error");
+    }
+    this.refresh();
+  }
+
   private async runCommand(name: string, args: string): Promise<void> {
     const command = this.agent.view.commands.get(name);
     if (!command) return;
@@ -784,6 +845,7 @@ export class TuiApp implements AppHandle {
         state.running = false;
         state.result = event.result;
         state.endedAt = Date.now();
+        if (state.startedAt) this.keepDuration(event.toolCallId, state.endedAt - state.startedAt);
         state.view.touch();
         break;
       }
@@ -905,9 +967,14 @@ export class TuiApp implements AppHandle {
     return state;
   }
 
-  /** How long a finished call ran: measured here, or the tool's own figure (bash's durationMs) on a replay. */
+  /**
+   * How long a finished call ran: measured here (live, or kept in the session by keepDuration), else the
+   * tool's own figure (bash's details.durationMs) for a session from before coil kept durations.
+   */
   private durationOf(state: ToolState): number | undefined {
     if (state.startedAt && state.endedAt) return state.endedAt - state.startedAt;
+    const kept = this.durations.get(state.id);
+    if (kept !== undefined) return kept;
     const ms = (state.result?.details as { durationMs?: unknown } | undefined)?.durationMs;
     return typeof ms === "number" ? ms : undefined;
   }

@@ -147,61 +147,6 @@ export function toMarkdown(messages: readonly AgentMessage[]): string {
   return out.join("\n");
 }
 
-const escapeHtml = (text: string) =>
-  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
-
-/**
- * History as one self-contained HTML page (for /export): your messages and the answers with their
- * Markdown rendered (marked), tool calls and results folded in `<details>`. HTML inside a message is shown
- * as text, never run.
- */
-export async function toHtml(messages: readonly AgentMessage[], title: string): Promise<string> {
-  const { Marked } = await import("marked");
-  const marked = new Marked({ gfm: true, breaks: false });
-  marked.use({ renderer: { html: (token) => escapeHtml(token.text) } });
-  const md = (text: string) => marked.parse(text, { async: false }) as string;
-  const out: string[] = [];
-  for (const m of messages) {
-    if (m.role === "user") out.push(`<section class="user"><h2>You</h2>${md(textOf(m))}</section>`);
-    else if (m.role === "assistant") {
-      const parts: string[] = [];
-      for (const p of m.content) {
-        if (p.type === "text" && p.text.trim()) parts.push(md(p.text));
-        else if (p.type === "thinking" && p.thinking.trim())
-          parts.push(`<details class="thinking"><summary>thinking</summary>${md(p.thinking)}</details>`);
-        else if (p.type === "toolCall")
-          parts.push(
-            `<div class="call"><b>${escapeHtml(p.name)}</b> <code>${escapeHtml(summarizeArgs(p.name, p.arguments))}</code></div>`,
-          );
-      }
-      if (m.stopReason === "error") parts.push(`<p class="error">✗ ${escapeHtml(m.errorMessage ?? "error")}</p>`);
-      out.push(
-        `<section class="assistant"><h2>${escapeHtml(`${m.provider}/${m.model}`)}</h2>${parts.join("\n")}</section>`,
-      );
-    } else if (m.role === "toolResult")
-      out.push(
-        `<details class="result${m.isError ? " error" : ""}"><summary>${escapeHtml(m.toolName)} result${m.isError ? " (error)" : ""}</summary><pre>${escapeHtml(textOf(m as never))}</pre></details>`,
-      );
-    else if (m.display)
-      out.push(`<section class="note">${md(typeof m.content === "string" ? m.content : textOf(m as never))}</section>`);
-  }
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>
-body{font:15px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f;background:#fafafa}
-h1{font-size:1.3rem}h2{font-size:.8rem;text-transform:uppercase;letter-spacing:.05em;color:#666;margin:0 0 .3rem}
-section{background:#fff;border:1px solid #e3e3e3;border-radius:8px;padding:.8rem 1rem;margin:.8rem 0}
-section.user{background:#eef4ff;border-color:#cfdcf5}pre,code{font:13px/1.4 ui-monospace,monospace}
-pre{background:#f3f3f3;padding:.6rem;border-radius:6px;overflow:auto}details{margin:.4rem 0}
-.call{color:#555;margin:.3rem 0}.error{color:#b00020}.thinking{color:#666}
-</style></head><body>
-<h1>${escapeHtml(title)}</h1>
-${out.join("\n")}
-</body></html>
-`;
-}
-
 export const KEYS_HELP = [
   "Enter send · Shift+Enter, Alt+Enter or \\ then Enter: new line · Up/Down history",
   "While running: Enter steers, Alt+Enter queues a follow-up, Esc aborts (queued text returns to the editor)",
@@ -239,12 +184,18 @@ export function providerUnusable(agent: Agent): boolean {
 }
 
 /** What the TUI says when no provider can run: how to add a key, and the offline demo. */
-export function firstRunHelp(agent: Agent): string {
+export function firstRunHelp(agent: Agent, logins: readonly { provider: string; title: string }[] = []): string {
   const keyed = keyedProviders(agent);
   const hints = keyed.slice(0, 2).map((id) => `  ${id}: ${agent.view.providers.get(id)!.setupHint}`);
+  const plans = logins.filter((l) => agent.view.providers.get(l.provider));
   return [
     `No model provider is set up yet (${agent.state.provider} has no API key), so nothing can answer a prompt. To set one up:`,
     `· /login <provider> stores a key in ${join(coilHome(), "auth.json")} (mode 0600), as \`coil auth set\` does${keyed.length ? `; providers: ${keyed.join(", ")}` : ""}`,
+    ...(plans.length
+      ? [
+          `· or use a subscription you already pay for, no key needed: ${plans.map((l) => `/login ${l.provider} (${l.title})`).join(", ")}`,
+        ]
+      : []),
     "· or set the provider's key variable and start coil again:",
     ...hints,
     "· /demo plays a short scripted demo offline (no key needed): replies from a script, real tool calls",
@@ -461,11 +412,13 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
           if (!s?.file) return "This session has no file to copy (in memory, or nothing written yet).";
           copyFileSync(s.file, file);
         } else if (file.endsWith(".md")) writeFileSync(file, toMarkdown(agent.state.messages));
-        else
+        else {
+          const { toHtml } = await import("./html.js");
           writeFileSync(
             file,
             await toHtml(agent.state.messages, `coil session ${s?.name ?? id} · ${new Date().toLocaleString()}`),
           );
+        }
       } catch (error) {
         return `Cannot write ${file}: ${messageOf(error)}`;
       }
@@ -537,7 +490,7 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
 
   reg(
     "login",
-    "log in with a subscription (github-copilot) or store an API key for a provider ($COIL_HOME/auth.json, mode 0600)",
+    "log in with a subscription (github-copilot, openai-codex) or store an API key for a provider ($COIL_HOME/auth.json, mode 0600)",
     async (args, agent) => {
       const flows = loginFlows(ctx);
       const keyed = [...flows.keys(), ...keyedProviders(agent)];
@@ -563,7 +516,8 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
               {
                 signal: abort.signal,
                 show: (text) => app.notify(text),
-                ask: (question) => app.dialogs.input(question, undefined, abort.signal),
+                ask: (question, stop) =>
+                  app.dialogs.input(question, undefined, stop ? AbortSignal.any([abort.signal, stop]) : abort.signal),
               },
               rest,
               coilHome(),
@@ -616,7 +570,8 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
       .entries()
       .map(([name, c]) => `/${name}${c.value.argumentHint ? ` ${c.value.argumentHint}` : ""} — ${c.value.description}`)
       .sort();
-    return [...cmds, "", ...KEYS_HELP].join("\n");
+    const keys = bridge.app?.shortcutHelp() ?? [];
+    return [...cmds, "", ...KEYS_HELP, ...(keys.length ? ["", "Plugins' keys:", ...keys] : [])].join("\n");
   });
 
   reg("quit", "quit coil", () => {

@@ -133,6 +133,39 @@ export function highlight(code: string, lang: string | undefined): string[] | un
   }
 }
 
+/** A run of code text and the theme role that colours it (none: the text colour). */
+export interface CodePiece {
+  text: string;
+  role?: ThemeRole;
+}
+
+/**
+ * `code` as pieces with their roles, for output that is not a terminal (the HTML export); loads the
+ * highlighter first. Undefined when the language is unknown. Colour settings (NO_COLOR) do not apply.
+ */
+export async function highlightPieces(code: string, lang: string | undefined): Promise<CodePiece[] | undefined> {
+  await highlighterReady();
+  const name = languageOf(lang);
+  if (!lowlight || !name) return undefined;
+  let tree: HastNode;
+  try {
+    tree = lowlight.highlight(name, code);
+  } catch {
+    return undefined;
+  }
+  const pieces: CodePiece[] = [];
+  const walk = (node: HastNode, role: ThemeRole | undefined) => {
+    if (node.type === "text") {
+      if (node.value) pieces.push(role ? { text: node.value, role } : { text: node.value });
+      return;
+    }
+    const own = node.type === "element" ? (roleOf(node.properties?.className) ?? role) : role;
+    for (const child of node.children ?? []) walk(child, own);
+  };
+  walk(tree, undefined);
+  return pieces;
+}
+
 /** Whether the highlighter has loaded (tests and the first frame). */
 export function highlighterReady(): Promise<void> {
   loadHighlighter();

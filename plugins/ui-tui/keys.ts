@@ -1,8 +1,8 @@
 /**
  * Key bindings: the TUI's own actions under Pi's ids (`app.*`), pi-tui's editor and list actions
- * (`tui.*`), `$COIL_HOME/keybindings.json` rebinding any of them, and the shortcuts slash commands
- * declare (`shortcut` on a command, lib/ui.ts). A command's key that an action or another command already
- * holds is refused, and the notice names both owners. docs/tui.md#keys.
+ * (`tui.*`), `$COIL_HOME/keybindings.json` rebinding any of them, and plugins' shortcuts: a command's
+ * `shortcut` and `ctx.registerShortcut` (lib/ui.ts, lib/shortcuts.ts), which take the same path. A key an
+ * action or an earlier shortcut already holds is refused, and the notice names both owners. docs/tui.md#keys.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -47,12 +47,20 @@ export function keyLabel(key: string | undefined): string {
     .replace("Pagedown", "PageDown");
 }
 
-export interface Shortcut {
-  key: string;
-  command: string;
-  owner: string;
+/** A plugin's claim on a key: a command's `shortcut`, or a `ctx.registerShortcut`. */
+export interface ShortcutClaim {
+  key?: string;
+  /** Who claims it, for notices: `/stamp (plugin keys-test)`, `plugin clock`. */
+  who: string;
+  /** Its id in keybindings.json (`/stamp`, `clock:alt+k`), which rebinds it (`[]` unbinds it). */
+  id: string;
   description: string;
+  /** Runs it; `key` is the key it is bound to (keybindings.json may have moved it). */
+  run(key: string): void;
 }
+
+/** An accepted claim, with the key it got. */
+export type Shortcut = ShortcutClaim & { key: string };
 
 export interface Bindings {
   manager: PiTui.KeybindingsManager;
@@ -60,7 +68,7 @@ export interface Bindings {
   is(data: string, action: AppAction): boolean;
   /** The first key of an action, as a hint label (`Ctrl+O`). */
   label(action: AppAction): string;
-  /** Commands' shortcuts that were accepted. */
+  /** Plugins' shortcuts that were accepted, in the order they were claimed. */
   shortcuts: Shortcut[];
   /** What went wrong: the file, unknown ids, conflicts (each names both owners). */
   problems: string[];
@@ -68,13 +76,10 @@ export interface Bindings {
 
 /**
  * Build the bindings: defaults, then `keybindings.json` (an object of action id → key or keys), then the
- * commands' shortcuts. The manager is installed as pi-tui's global one, so the editor follows it too.
+ * plugins' shortcuts, first claim first. The manager is installed as pi-tui's global one, so the editor
+ * follows it too.
  */
-export function loadBindings(
-  lib: typeof PiTui,
-  home: string,
-  commands: readonly { name: string; shortcut?: string; description: string; owner: string }[],
-): Bindings {
+export function loadBindings(lib: typeof PiTui, home: string, claims: readonly ShortcutClaim[]): Bindings {
   const problems: string[] = [];
   const file = keybindingsFile(home);
   let user: Record<string, string | string[]> = {};
@@ -88,13 +93,15 @@ export function loadBindings(
     }
   }
   const definitions = { ...lib.TUI_KEYBINDINGS, ...APP_KEYBINDINGS } as unknown as PiTui.KeybindingDefinitions;
-  // "/name": keys rebind a command's shortcut ([] unbinds it)
-  const unknown = Object.keys(user).filter((id) => !(id in definitions) && !id.startsWith("/"));
+  // "/name" rebinds a command's shortcut, "plugin:key" a registered one ([] unbinds it)
+  const claimIds = new Set(claims.map((c) => c.id));
+  const isClaim = (id: string) => id.startsWith("/") || claimIds.has(id);
+  const unknown = Object.keys(user).filter((id) => !(id in definitions) && !isClaim(id));
   if (unknown.length)
     problems.push(
       `${file}: no action ${unknown.map((u) => `'${u}'`).join(", ")} (the ids are listed in docs/tui.md#keys; /help shows them)`,
     );
-  const actions = Object.fromEntries(Object.entries(user).filter(([id]) => !id.startsWith("/")));
+  const actions = Object.fromEntries(Object.entries(user).filter(([id]) => !isClaim(id)));
   const manager = new lib.KeybindingsManager(definitions, actions as PiTui.KeybindingsConfig);
   for (const c of manager.getConflicts())
     problems.push(`${file}: ${c.key} is bound to both ${c.keybindings.join(" and ")}; each press runs the first`);
@@ -107,19 +114,19 @@ export function loadBindings(
     for (const key of keysOf(id)) if (!taken.has(key)) taken.set(key, `${id} (ui-tui)`);
   }
   const shortcuts: Shortcut[] = [];
-  for (const cmd of commands) {
-    const own = user[`/${cmd.name}`];
-    const key = (own === undefined ? cmd.shortcut : Array.isArray(own) ? own[0] : own)?.toLowerCase();
+  for (const claim of claims) {
+    const own = user[claim.id];
+    const key = (own === undefined ? claim.key : Array.isArray(own) ? own[0] : own)?.toLowerCase();
     if (!key) continue;
     const holder = taken.get(key);
     if (holder) {
       problems.push(
-        `the shortcut ${key} of /${cmd.name} (plugin ${cmd.owner}) is not bound: ${holder} already has it. Rebind one of them in ${file}.`,
+        `the shortcut ${key} of ${claim.who} is not bound: ${holder} already has it. Rebind one of them in ${file}.`,
       );
       continue;
     }
-    taken.set(key, `/${cmd.name} (plugin ${cmd.owner})`);
-    shortcuts.push({ key, command: cmd.name, owner: cmd.owner, description: cmd.description });
+    taken.set(key, claim.who);
+    shortcuts.push({ ...claim, key });
   }
   return {
     manager,

@@ -108,47 +108,45 @@ export function collapse(lines: readonly string[], n: number, expanded: boolean)
 /** Key names shown in hints; the TUI sets them from the keybindings in force (keybindings.json). */
 export const keyHints = { expand: "Ctrl+O", thinking: "Ctrl+T" };
 
-/** Changed words of a removed/added pair, marked with the word roles (inverse when colours are off). */
-function wordPair(before: string, after: string): [string, string] {
+/** A piece of a replaced line; `changed` on the words that differ from the other side. */
+export interface DiffWord {
+  text: string;
+  changed: boolean;
+}
+
+/** One line of a unified diff as coil shows it (the TUI here, the HTML export in html.ts). */
+export interface DiffRow {
+  kind: "hunk" | "note" | "add" | "del" | "ctx";
+  /** The line number shown: the old file's for removals, the new file's for the rest (none on hunk and note rows). */
+  no?: number;
+  /** The line without its `+`/`-`/` ` marker (hunk rows: the whole header; note rows: the text after `\ `). */
+  text: string;
+  /** For a replaced line, its words, when enough of the line stays the same for word marks to help. */
+  words?: DiffWord[];
+}
+
+/** The words of a removed/added pair, or undefined when the lines are mostly different (they read better whole). */
+function wordPieces(before: string, after: string): [DiffWord[], DiffWord[]] | undefined {
   const parts = diffWordsWithSpace(before, after);
-  // Mostly different lines read better whole: mark words only when at least a third stays the same.
+  // Mark words only when at least a third of the line stays the same.
   const same = parts.filter((p) => !p.added && !p.removed).reduce((n, p) => n + p.value.length, 0);
-  if (same * 3 < Math.max(before.length, after.length))
-    return [c.fg("toolDiffRemoved", before), c.fg("toolDiffAdded", after)];
-  const mark = (role: ThemeRole, text: string) => (theme().level === 0 ? c.inverse(text) : c.bg(role, text));
-  let old = "";
-  let neu = "";
-  for (const p of parts) {
-    if (p.removed) old += mark("toolDiffRemovedWord", c.fg("toolDiffRemoved", p.value));
-    else if (p.added) neu += mark("toolDiffAddedWord", c.fg("toolDiffAdded", p.value));
-    else {
-      old += c.fg("toolDiffRemoved", p.value);
-      neu += c.fg("toolDiffAdded", p.value);
-    }
-  }
-  return [old, neu];
+  if (same * 3 < Math.max(before.length, after.length)) return undefined;
+  return [
+    parts.filter((p) => !p.added).map((p) => ({ text: p.value, changed: Boolean(p.removed) })),
+    parts.filter((p) => !p.removed).map((p) => ({ text: p.value, changed: Boolean(p.added) })),
+  ];
 }
 
 /**
- * A unified diff as the TUI shows it: each line with its line number (the new file's for context and
- * additions, the old file's for removals), additions and removals in the diff roles, the words that
- * changed within a replaced line marked, and hunk headers kept. The `---`/`+++` file lines are left out
- * (the tool line names the file).
+ * A unified diff as rows: line numbers (the new file's for context and additions, the old file's for
+ * removals), the words that changed within a replaced line (a run of removals followed by as many
+ * additions), hunk headers kept. The `---`/`+++` file lines are left out (the tool line names the file).
  */
-export function colorDiff(diff: string): string[] {
+export function diffRows(diff: string): DiffRow[] {
   const lines = diff.replace(/\n$/, "").split("\n");
   let oldNo = 0;
   let newNo = 0;
-  const width = Math.max(
-    2,
-    ...lines
-      .map((l) => /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))?/.exec(l))
-      .flatMap((m) =>
-        m ? [String(Number(m[1]) + Number(m[2] ?? 1)).length, String(Number(m[3]) + Number(m[4] ?? 1)).length] : [],
-      ),
-  );
-  const num = (n: number | undefined) => c.fg("lineNumber", (n === undefined ? "" : String(n)).padStart(width));
-  const out: string[] = [];
+  const rows: DiffRow[] = [];
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     if (line.startsWith("+++") || line.startsWith("---")) continue;
@@ -156,47 +154,51 @@ export function colorDiff(diff: string): string[] {
     if (hunk) {
       oldNo = Number(hunk[1]);
       newNo = Number(hunk[2]);
-      out.push(c.fg("toolDiffHunk", line));
-      continue;
-    }
-    if (line.startsWith("\\")) {
-      out.push(c.dim(`${" ".repeat(width)}   ${line.slice(2)}`));
-      continue;
-    }
-    if (line.startsWith("-")) {
-      // a run of removals followed by as many additions: a replacement, marked word by word
+      rows.push({ kind: "hunk", text: line });
+    } else if (line.startsWith("\\")) rows.push({ kind: "note", text: line.slice(2) });
+    else if (line.startsWith("-")) {
       let end = i;
       while (lines[end + 1]?.startsWith("-")) end++;
       let added = end;
       while (lines[added + 1]?.startsWith("+")) added++;
-      const removedLines = lines.slice(i, end + 1);
-      const addedLines = lines.slice(end + 1, added + 1);
-      const paired = removedLines.length === addedLines.length;
-      const removedOut: string[] = [];
-      const addedOut: string[] = [];
-      removedLines.forEach((r, k) => {
-        const [a, b] = paired
-          ? wordPair(r.slice(1), addedLines[k]!.slice(1))
-          : [c.fg("toolDiffRemoved", r.slice(1)), ""];
-        removedOut.push(`${num(oldNo++)} ${c.fg("toolDiffRemoved", "-")}${a}`);
-        if (paired) addedOut.push(b);
-      });
-      addedLines.forEach((a, k) => {
-        const text = paired ? addedOut[k]! : c.fg("toolDiffAdded", a.slice(1));
-        addedOut[k] = `${num(newNo++)} ${c.fg("toolDiffAdded", "+")}${text}`;
-      });
-      out.push(...removedOut, ...addedOut);
+      const removed = lines.slice(i, end + 1).map((l) => l.slice(1));
+      const addedLines = lines.slice(end + 1, added + 1).map((l) => l.slice(1));
+      const pairs = removed.length === addedLines.length ? removed.map((r, k) => wordPieces(r, addedLines[k]!)) : [];
+      removed.forEach((text, k) => void rows.push({ kind: "del", no: oldNo++, text, words: pairs[k]?.[0] }));
+      addedLines.forEach((text, k) => void rows.push({ kind: "add", no: newNo++, text, words: pairs[k]?.[1] }));
       i = added;
-      continue;
+    } else if (line.startsWith("+")) rows.push({ kind: "add", no: newNo++, text: line.slice(1) });
+    else {
+      oldNo++;
+      rows.push({ kind: "ctx", no: newNo++, text: line.slice(1) });
     }
-    if (line.startsWith("+")) {
-      out.push(`${num(newNo++)} ${c.fg("toolDiffAdded", "+")}${c.fg("toolDiffAdded", line.slice(1))}`);
-      continue;
-    }
-    oldNo++;
-    out.push(`${num(newNo++)} ${c.fg("toolDiffContext", ` ${line.slice(1)}`)}`);
   }
-  return out;
+  return rows;
+}
+
+/**
+ * A unified diff as the TUI shows it (diffRows): each line with its number, additions and removals in the
+ * diff roles, the changed words of a replaced line on the word roles' background (inverse when colours
+ * are off), hunk headers in their role.
+ */
+export function colorDiff(diff: string): string[] {
+  const rows = diffRows(diff);
+  const width = Math.max(2, ...rows.map((r) => String(r.no ?? "").length));
+  const num = (n: number | undefined) => c.fg("lineNumber", (n === undefined ? "" : String(n)).padStart(width));
+  const mark = (role: ThemeRole, text: string) => (theme().level === 0 ? c.inverse(text) : c.bg(role, text));
+  const body = (row: DiffRow, role: ThemeRole, word: ThemeRole) =>
+    row.words
+      ? row.words.map((w) => (w.changed ? mark(word, c.fg(role, w.text)) : c.fg(role, w.text))).join("")
+      : c.fg(role, row.text);
+  return rows.map((row) => {
+    if (row.kind === "hunk") return c.fg("toolDiffHunk", row.text);
+    if (row.kind === "note") return c.dim(`${" ".repeat(width)}   ${row.text}`);
+    if (row.kind === "del")
+      return `${num(row.no)} ${c.fg("toolDiffRemoved", "-")}${body(row, "toolDiffRemoved", "toolDiffRemovedWord")}`;
+    if (row.kind === "add")
+      return `${num(row.no)} ${c.fg("toolDiffAdded", "+")}${body(row, "toolDiffAdded", "toolDiffAddedWord")}`;
+    return `${num(row.no)} ${c.fg("toolDiffContext", ` ${row.text}`)}`;
+  });
 }
 
 /** Diffs inside a text (a dialog's message, the rewind preview): diff lines coloured, the rest as is. */

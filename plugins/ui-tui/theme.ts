@@ -263,6 +263,15 @@ function nearest(rgb: [number, number, number], count: number): number {
 }
 
 /** The SGR parameters that set `value` as foreground (`bg` false) or background, at `level`; "" for none. */
+/** A colour value as CSS (`#rrggbb`); undefined for "" (the default colour). For the HTML export. */
+export function cssColor(value: ColorValue): string | undefined {
+  if (value === "") return undefined;
+  if (typeof value === "string") return value;
+  return `#${rgbOf256(value)
+    .map((n) => n.toString(16).padStart(2, "0"))
+    .join("")}`;
+}
+
 export function sgrOf(value: ColorValue, level: ColorLevel, bg = false): string {
   if (level === 0 || value === "") return "";
   let rgb: [number, number, number] | undefined;

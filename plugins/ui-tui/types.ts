@@ -43,6 +43,8 @@ export interface AppHandle {
   uiChanged(): void;
   getEditorText(): string;
   toolsExpanded: boolean;
+  /** The plugins' bound shortcuts, one line each (`Alt+S  /showcase — …`), for /help. */
+  shortcutHelp(): string[];
   /** The last assistant answer's text (for /copy). */
   lastAnswer(): string | undefined;
   /** Switch the theme (for /settings); throws with the problem. */

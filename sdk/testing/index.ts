@@ -125,6 +125,12 @@ export interface TestKit {
   /** Text of a tool result, or of the last assistant message when no result is given. */
   text(result?: ToolResultMessage): string;
   diagnostics(): Extract<AgentEvent, { type: "diagnostic" }>[];
+  /**
+   * Run the handler the first plugin registered for `key` (`ctx.registerShortcut`), with the agent and the
+   * kit's `ui`, as the TUI does on that key press. Throws when no plugin registered the key, or the kit has
+   * no `ui`. (Conflicts with the TUI's own keys are the TUI's business: see docs/tui.md#keys.)
+   */
+  pressShortcut(key: string): Promise<void>;
   /** Delete the workspace (when the kit created it). */
   dispose(): void;
 }
@@ -167,6 +173,17 @@ export function createTestKit(options: TestKitOptions = {}): TestKit {
       history().filter((m): m is ToolResultMessage => m.role === "toolResult" && (!name || m.toolName === name)),
     text: (result) => (result ? textOf(result) : lastAssistantText(history())),
     diagnostics: () => events.filter((e): e is Extract<AgentEvent, { type: "diagnostic" }> => e.type === "diagnostic"),
+    pressShortcut: async (key) => {
+      const all = commandLine.shortcuts.list();
+      const shortcut = all.find((s) => s.key === key.toLowerCase());
+      if (!shortcut)
+        throw new Error(
+          `pressShortcut('${key}'): no plugin registered that key (registered: ${all.map((s) => s.key).join(", ") || "none"})`,
+        );
+      if (!ui)
+        throw new Error(`pressShortcut('${key}'): the kit has no ui; pass createTestKit({ ui: createTestUi() })`);
+      await shortcut.handler({ agent, ui });
+    },
     dispose: () => workspace.dispose(),
   };
 }

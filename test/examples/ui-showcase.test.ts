@@ -14,7 +14,7 @@ const EXAMPLE = join(ROOT, "examples", "ui-showcase");
 const tmux = useTmux();
 
 describe.skipIf(!hasTmux)("examples/ui-showcase in the TUI", () => {
-  it("status, widgets above and below, title, its own footer, tool renderers collapsed and expanded, the shortcut, dialogs", async () => {
+  it("status, widgets above and below, title, its own footer, tool renderers collapsed and expanded, both shortcuts, dialogs", async () => {
     const dir = tmux.tempDir("coil-showcase-");
     const t = tmux.start({
       dir,
@@ -33,6 +33,7 @@ describe.skipIf(!hasTmux)("examples/ui-showcase in the TUI", () => {
     expect(editorTop).toBe(tip + 1);
     expect(t.colors()).toMatch(/\x1b\[38;5;81m◆ showcase ready/);
     expect(t.title()).toBe("coil · showcase");
+    expect(start).not.toContain("is not bound"); // both of its keys are free
 
     // the tool draws its own call and a compact result; Ctrl+O shows every item
     t.type("plan the release");
@@ -45,6 +46,9 @@ describe.skipIf(!hasTmux)("examples/ui-showcase in the TUI", () => {
     t.keys("C-o");
     const expanded = await t.waitFor("2. tag the version");
     expect(expanded).toContain("3. publish");
+    // Alt+M: the key the plugin registered with ctx.registerShortcut
+    t.keys("M-m");
+    await t.waitFor("◆ 4 messages so far");
 
     // Alt+S runs /showcase: a live widget below the editor, the plugin's footer instead of the figures,
     // Ctrl+O's state flipped by the plugin, a draft in the editor, a notification
@@ -108,6 +112,8 @@ describe("examples/ui-showcase through the test kit's UI helper", () => {
         "1. a",
         "2. b",
       ]);
+      await kit.pressShortcut("alt+m");
+      expect(ui.statuses.get("showcase-count")).toBe("◆ 4 messages so far");
       const showcase = kit.agent.view.commands.get("showcase")!;
       expect(showcase.shortcut).toBe("alt+s");
       await showcase.run("", kit.agent);

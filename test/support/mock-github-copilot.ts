@@ -30,6 +30,8 @@ export interface MockCopilot {
   /** The Copilot token the next exchange returns; chat requests must carry the last one returned. */
   nextCopilotToken: string;
   validCopilotToken?: string;
+  /** Where the Copilot API sits on this server (the token exchange's `endpoints.api` is url + this): "" or e.g. "/ghe". */
+  apiPrefix: string;
   /** Model ids /models lists (the plan's). */
   models: { id: string; picker?: boolean; context?: number; output?: number }[];
   count(path: string): number;
@@ -46,6 +48,7 @@ export async function startMockCopilot(o: { upstream: string }): Promise<MockCop
     githubToken: "gho_mockgithubtoken0123456789abcdefABCD",
     revoked: false,
     nextCopilotToken: "tid=0123456789abcdef;exp=1999999999;sku=mock;8kp=1:aaaa0000",
+    apiPrefix: "",
     models: [
       { id: "gpt-4.1", context: 128000, output: 16384 },
       { id: "claude-sonnet-4.5" },
@@ -92,14 +95,15 @@ export async function startMockCopilot(o: { upstream: string }): Promise<MockCop
         token: mock.nextCopilotToken,
         expires_at: Math.floor(Date.now() / 1000) + 1800,
         refresh_in: 1500,
-        endpoints: { api: mock.url },
+        endpoints: { api: mock.url + mock.apiPrefix },
       });
     }
     const missing = REQUIRED.filter((h) => !req.headers[h]);
-    if (path === "/models" || path === "/chat/completions") {
+    const api = path.startsWith(mock.apiPrefix) ? path.slice(mock.apiPrefix.length) : "";
+    if (api === "/models" || api === "/chat/completions") {
       if (!bearer || bearer !== mock.validCopilotToken)
         return json(401, { error: { message: "unauthorized: token expired", code: "unauthorized" } });
-      if (path === "/models")
+      if (api === "/models")
         return json(200, {
           data: mock.models.map((m) => ({
             id: m.id,

@@ -105,10 +105,11 @@ describe("subscription credentials", () => {
         },
       },
       anthropic: { stored: true, type: "api_key", inPreset: true },
+      // the default preset has provider-openai-codex, which names the plan (none in this token's claims)
       "openai-codex": {
         stored: false,
-        inPreset: false,
-        login: { from: "pi", file: piFile, expires: expect.any(String), expired: true },
+        inPreset: true,
+        login: { from: "pi", file: piFile, expires: expect.any(String), expired: true, detail: "ChatGPT" },
       },
     });
 
@@ -129,6 +130,32 @@ describe("subscription credentials", () => {
     expect(piOut.out).toContain("no login or key for openai-codex");
     expect(piOut.out).toContain("coil never rewrites that file");
     expect(readFileSync(piFile, "utf8")).toBe(piText);
+  });
+
+  it("auth remove says whether it removed a key or a login (and which), or that nothing was stored", async () => {
+    const { dir, env } = home();
+    const claims = Buffer.from(
+      JSON.stringify({ "https://api.openai.com/auth": { chatgpt_account_id: "acc-1", chatgpt_plan_type: "pro" } }),
+    ).toString("base64url");
+    const access = `eyJhbGciOiJSUzI1NiJ9.${claims}.c2lnbmF0dXJlLXZhbHVlLWhlcmU`;
+    writeAuthEntry(env.COIL_HOME, "openai-codex", {
+      type: "oauth",
+      access,
+      refresh: "rt_coil0123456789abcdefghijkl",
+      expires: Date.now() + 60_000,
+      accountId: "acc-1",
+    });
+    writeAuthEntry(env.COIL_HOME, "anthropic", { type: "api_key", key: "sk-ant-stored-0123456789" });
+    const file = join(env.COIL_HOME, "auth.json");
+    const login = await coil(dir, ["auth", "remove", "openai-codex"], env);
+    expect(login.code).toBe(0);
+    expect(login.out).toContain(`removed the login for openai-codex (ChatGPT Pro) from ${file}`);
+    expect(login.out).not.toContain(access);
+    const key = await coil(dir, ["auth", "remove", "anthropic"], env);
+    expect(key.out).toContain(`removed the stored key for anthropic from ${file}`);
+    const none = await coil(dir, ["auth", "remove", "anthropic"], env);
+    expect(none.out).toContain(`no login or key for anthropic in ${file}`);
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({});
   });
 
   it("coil login without a subscription plugin says which logins exist and how keys are stored", async () => {

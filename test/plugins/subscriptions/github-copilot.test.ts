@@ -186,9 +186,28 @@ describe("provider-github-copilot", () => {
     expect(existsSync(join(home, "auth.json"))).toBe(false);
 
     gh.polls = [];
-    const ent = await login(dir, ["https://ghe.example.com/"]);
-    expect(ent.code, ent.stderr).toBe(0);
-    expect(ent.stdout).toContain("(ghe.example.com)");
-    expect(auth(home)["github-copilot"].enterpriseUrl).toBe("ghe.example.com");
+    // the enterprise's Copilot API is where its token exchange says (endpoints.api), not the public host
+    gh.apiPrefix = "/ghe-copilot-api";
+    try {
+      const ent = await login(dir, ["https://ghe.example.com/"]);
+      expect(ent.code, ent.stderr).toBe(0);
+      expect(ent.stdout).toContain("(ghe.example.com)");
+      const stored = auth(home)["github-copilot"];
+      expect(stored.enterpriseUrl).toBe("ghe.example.com");
+      expect(stored.baseUrl).toBe(`${gh.url}/ghe-copilot-api`);
+      expect(gh.calls.filter((c) => c.path.endsWith("/models")).map((c) => [c.path, c.status])).toEqual([
+        ["/ghe-copilot-api/models", 200],
+      ]);
+      const list = await coil(dir, ["auth", "list"]);
+      expect(list.stdout).toMatch(/github-copilot: logged in \(ghe\.example\.com\), access token valid until/);
+      gh.calls.length = 0;
+      openai.push(chat({ text: "from the enterprise" }));
+      const r = await coil(dir, ["--model", "github-copilot/gpt-4.1", "-p", "hi"]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout.trim()).toBe("from the enterprise");
+      expect(gh.calls.map((c) => [c.path, c.status])).toEqual([["/ghe-copilot-api/chat/completions", 200]]);
+    } finally {
+      gh.apiPrefix = "";
+    }
   });
 });

@@ -104,21 +104,40 @@ export default definePlugin({
     ctx.commands.register({ name: "stamp", description: "stamp", shortcut: "alt+k", run: () => "stamped by alt+k" });
     ctx.commands.register({ name: "stamp2", description: "stamp again", shortcut: "alt+k", run: () => "never" });
     ctx.commands.register({ name: "think", description: "takes ctrl+t", shortcut: "ctrl+t", run: () => "never" });
+    ctx.registerShortcut("alt+j", { description: "jot a note", handler: ({ ui }) => ui.notify("jotted by alt+j") });
+    ctx.registerShortcut("alt+q", {
+      description: "fails",
+      handler: async () => {
+        throw new Error("the handler broke");
+      },
+    });
+  },
+});
+`;
+
+/** A second plugin's shortcuts: one on a key a command holds, one on a key the first plugin registered. */
+const OTHER_SHORTCUTS = `import { definePlugin } from "coil";
+export default definePlugin({
+  id: "keys-other",
+  setup(ctx) {
+    ctx.registerShortcut("alt+k", { description: "clash with /stamp", handler: () => {} });
+    ctx.registerShortcut("alt+j", { handler: () => {} });
+    ctx.registerShortcut("ctrl+x", { handler: () => {} });
   },
 });
 `;
 
 describe.skipIf(!hasTmux)("ui-tui keybindings.json and shortcuts", () => {
-  it("rebinds a built-in action, reports unknown ids and every conflict with both owners, runs a command's shortcut", async () => {
-    const dir = project({ "keys.ts": SHORTCUTS });
+  it("rebinds a built-in action, reports unknown ids and every conflict with both owners, runs commands' and registered shortcuts", async () => {
+    const dir = project({ "keys.ts": SHORTCUTS, "other.ts": OTHER_SHORTCUTS });
     mkdirSync(join(dir, "home"), { recursive: true });
     writeFileSync(
       join(dir, "home", "keybindings.json"),
-      JSON.stringify({ "app.tools.expand": "ctrl+x", "app.no.such": "ctrl+y" }),
+      JSON.stringify({ "app.tools.expand": "ctrl+x", "app.no.such": "ctrl+y", "keys-test:alt+q": "alt+w" }),
     );
     const args = preset(dir, `- toolCalls: [{ name: bash, arguments: { command: "seq 1 30" } }]\n- text: counted`);
-    const t = coil(dir, `${args} --plugin ./keys.ts`, { cols: 120, rows: 40 });
-    const start = await t.waitFor(READY);
+    const t = coil(dir, `${args} --plugin ./keys.ts --plugin ./other.ts`, { cols: 120, rows: 40 });
+    const start = await t.waitFor((s) => s.includes(READY) && /ctrl\+x of plugin keys-other[\s\S]*Rebind/.test(s));
     expect(start).toMatch(/keybindings\.json: no action 'app\.no\.such'/);
     expect(start).toMatch(
       /the shortcut alt\+k of \/stamp2 \(plugin keys-test\) is not bound: \/stamp \(plugin\s+keys-test\) already has it/,
@@ -126,8 +145,23 @@ describe.skipIf(!hasTmux)("ui-tui keybindings.json and shortcuts", () => {
     expect(start).toMatch(
       /the shortcut ctrl\+t of \/think \(plugin keys-test\) is not bound:\s+app\.thinking\.toggle \(ui-tui\)/,
     );
+    // registerShortcut goes the same way: a command's key, another plugin's key and a built-in's key are refused
+    expect(start).toMatch(
+      /the shortcut alt\+k of plugin keys-other is not bound: \/stamp \(plugin keys-test\) already\s+has it/,
+    );
+    expect(start).toMatch(/the shortcut alt\+j of plugin keys-other is not bound: plugin keys-test already has it/);
+    // keybindings.json moved app.tools.expand to ctrl+x, so the action holds it now
+    expect(start).toMatch(/the shortcut ctrl\+x of plugin keys-other is not bound: app\.tools\.expand \(ui-tui\)/);
     t.keys("M-k");
     await t.waitFor("stamped by alt+k");
+    t.keys("M-j");
+    await t.waitFor("jotted by alt+j");
+    // keys-test:alt+q was moved to alt+w in keybindings.json; its handler's failure names the plugin
+    t.keys("M-w");
+    await t.waitFor(/The shortcut alt\+w of plugin keys-test failed: the handler broke/);
+    await send(t, "/help");
+    await t.waitFor(/Alt\+J — jot a note · plugin keys-test/);
+    expect(t.screen()).toMatch(/Alt\+K — stamp · \/stamp \(plugin keys-test\)/);
     await send(t, "count");
     const done = await t.waitFor("counted");
     expect(done).toContain("… 18 earlier lines (Ctrl+X to expand)");
@@ -165,6 +199,37 @@ describe.skipIf(!hasTmux)("ui-tui bash: abort, tail, timing", () => {
     expect(text).toContain("out-1\\n");
     expect(text).toContain("out-20");
     expect(text).toContain("Aborted by the user before the tool finished.");
+  });
+
+  it("a resumed session shows the Took figures shown live, for a finished call and an aborted one", async () => {
+    const dir = project();
+    const args = preset(
+      dir,
+      `- toolCalls: [{ name: bash, arguments: { command: "sleep 1.2; echo slept" } }]
+- text: slept well
+- toolCalls: [{ name: bash, arguments: { command: "echo started; sleep 30" } }]`,
+    );
+    const took = (screen: string, command: string) =>
+      new RegExp(`bash \\$ ${command}[^\\n]* · Took (\\d+\\.\\ds)`).exec(screen)?.[1];
+    const t = coil(dir, args, { cols: 90, rows: 30 });
+    await t.waitFor(READY);
+    await send(t, "sleep a bit");
+    const first = await t.waitFor((s) => s.includes("slept well") && took(s, "sleep 1\\.2") !== undefined);
+    const liveFinished = took(first, "sleep 1\\.2")!;
+    await send(t, "run the long one");
+    await t.waitFor("started");
+    t.keys("Escape");
+    const stopped = await t.waitFor((s) => s.includes("Aborted.") && took(s, "echo started") !== undefined);
+    const liveAborted = took(stopped, "echo started")!;
+    // Ctrl+T redraws the transcript from history: the same figures
+    t.keys("C-t");
+    await t.waitFor((s) => took(s, "echo started") === liveAborted && took(s, "sleep 1\\.2") === liveFinished);
+    t.keys("C-d");
+    await t.waitFor("[exited 0]");
+    const resumed = coil(dir, `${args} --continue`, { cols: 90, rows: 30 });
+    const again = await resumed.waitFor((s) => s.includes(READY) && s.includes("echo started"));
+    expect(took(again, "sleep 1\\.2")).toBe(liveFinished);
+    expect(took(again, "echo started")).toBe(liveAborted);
   });
 });
 
@@ -204,6 +269,27 @@ describe.skipIf(!hasTmux)("ui-tui diffs and highlighting", () => {
     expect(colors).toMatch(/38;5;150m"howdy"/);
     // the code block in the answer: highlighted too (number role 215)
     expect(colors).toMatch(/38;5;215m42/);
+    // /export: the same session as static HTML, the code block highlighted and the edit's diff coloured
+    await send(t, "/export out.html");
+    await t.waitFor("Exported to");
+    const html = readFileSync(join(dir, "out.html"), "utf8");
+    expect(html).toContain(
+      '<pre><code class="language-ts"><span class="syntaxKeyword">const</span> <span class="syntaxVariable">answer</span>: <span class="syntaxType">number</span>',
+    );
+    expect(html).toContain('<span class="syntaxNumber">42</span>');
+    expect(html).toContain('<span class="toolDiffHunk">@@ -1,4 +1,4 @@</span>');
+    expect(html).toContain(
+      '<span class="lineNumber"> 2</span> <span class="toolDiffRemoved">-  const greeting = &quot;<mark class="toolDiffRemovedWord">hello</mark>&quot;;</span>',
+    );
+    expect(html).toContain(
+      '<span class="lineNumber"> 2</span> <span class="toolDiffAdded">+  const greeting = &quot;<mark class="toolDiffAddedWord">howdy</mark>&quot;;</span>',
+    );
+    // the read's content is highlighted as TypeScript
+    expect(html).toMatch(/<span class="syntaxKeyword">export<\/span> <span class="syntaxKeyword">function<\/span>/);
+    // the colours are in the page (the light theme's), and nothing is fetched or run
+    expect(html).toMatch(/\.syntaxKeyword\{color:#[0-9a-f]{6}\}/);
+    expect(html).toMatch(/\.toolDiffAddedWord\{background:#[0-9a-f]{6}\}/);
+    expect(html).not.toMatch(/<script|<link|https?:\/\//);
   });
 });
 

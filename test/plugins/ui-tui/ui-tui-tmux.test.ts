@@ -458,6 +458,8 @@ describe.skipIf(!hasTmux)("ui-tui first run without a key", () => {
       });
       const first = await pane.waitFor((s) => s.includes(READY) && s.includes("No model provider is set up yet"));
       expect(first).toContain("/login <provider>");
+      // the subscription logins of the default preset (ChatGPT, GitHub Copilot) are offered too (issue 32)
+      expect(first).toContain("or use a subscription you already pay for, no key needed");
       expect(first).toContain("/demo plays a short scripted demo");
       expect(first).toMatch(/anthropic: set ANTHROPIC_API_KEY/);
       // a prompt now would only fail: it is held back with a one-line reminder (the help is not repeated),

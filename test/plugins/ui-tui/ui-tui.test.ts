@@ -17,7 +17,7 @@ import { runShellCommand } from "../../../plugins/ui-tui/shell.js";
 import toolsCoding from "../../../plugins/tools-coding/index.js";
 import gate from "../../../plugins/permission-gate/index.js";
 import planMode from "../../../plugins/plan-mode/index.js";
-import { createTestKit } from "../../../sdk/testing/index.js";
+import { createTestKit, createTestUi } from "../../../sdk/testing/index.js";
 import { toMarkdown, treeItems } from "../../../plugins/ui-tui/commands.js";
 import {
   colorDiff,
@@ -316,6 +316,49 @@ describe("the plugin without a running TUI", () => {
       ["user", "I ran `ls`"],
       ["user", "and now?"],
     ]);
+  });
+});
+
+describe("ctx.registerShortcut", () => {
+  const clock: Plugin = {
+    id: "clock",
+    setup(ctx) {
+      ctx.registerShortcut("Alt+K", {
+        description: "Insert the time",
+        handler: ({ ui, agent }) => ui.setEditorText?.(`12:00 on ${agent.state.model.id}`),
+      });
+    },
+  };
+
+  it("records the key in lower case with its owner; the test kit presses it with the kit's ui", async () => {
+    const ui = createTestUi();
+    const kit = createTestKit({ plugins: [clock], ui });
+    try {
+      expect(kit.commandLine.shortcuts.list()).toEqual([
+        { key: "alt+k", description: "Insert the time", handler: expect.any(Function), owner: "clock" },
+      ]);
+      await kit.pressShortcut("alt+k");
+      expect(ui.editorText).toBe("12:00 on scripted");
+      await expect(kit.pressShortcut("alt+j")).rejects.toThrow(/no plugin registered that key \(registered: alt\+k\)/);
+    } finally {
+      kit.dispose();
+    }
+  });
+
+  it("refuses a key that is not one, or a missing handler, naming the plugin; without a ui it is only recorded", () => {
+    const bad = (key: string, options: unknown): Plugin => ({
+      id: "bad-keys",
+      setup: (ctx) => ctx.registerShortcut(key, options as never),
+    });
+    expect(() => createTestKit({ plugins: [bad("ctrl shift p", { handler: () => {} })] })).toThrow(
+      /bad-keys[\s\S]*'ctrl shift p' is not a key/,
+    );
+    expect(() => createTestKit({ plugins: [bad("alt+k", { description: "no handler" })] })).toThrow(
+      /bad-keys[\s\S]*registerShortcut\('alt\+k'\): the options need a handler function/,
+    );
+    const printMode = createTestKit({ plugins: [clock] });
+    printMode.dispose();
+    expect(printMode.commandLine.shortcuts.list().map((s) => s.owner)).toEqual(["clock"]);
   });
 });
 

@@ -1,0 +1,883 @@
+/**
+ * Pi's `ExtensionAPI`, mapped onto coil's hooks, services and UI API. One runtime serves every extension of
+ * a run; each extension gets its own `pi` object, so what it calls is attributed to it. A call coil has no
+ * counterpart for is reported once per extension (at load time, or when it is first made) and listed in
+ * `coil doctor`; it never throws into the extension unless Pi's own call would return something coil
+ * cannot make up.
+ */
+import { execFile } from "node:child_process";
+import { createRequire } from "node:module";
+import { isDeepStrictEqual } from "node:util";
+import {
+  textOf,
+  type Agent,
+  type AgentMessage,
+  type PluginContext,
+  type SlashCommand,
+  type ToolDefinition,
+  type ToolResultMessage,
+  type UiService,
+} from "coil";
+import type {} from "../../lib/ui.js";
+import type { OpenAIWireService } from "../provider-openai/api.js";
+import type { SessionService } from "../session-jsonl/api.js";
+import type { FoundExtension } from "./discover.js";
+import { PiTuiNotReady, piModules } from "./modules.js";
+
+type Handler = (event: Record<string, unknown>, ctx: unknown) => unknown;
+
+interface LoadedExtension {
+  found: FoundExtension;
+  /** `call: why`, in the order first seen. */
+  unsupported: Map<string, string>;
+  error?: string;
+  tools: string[];
+  commands: string[];
+  flags: string[];
+  providers: string[];
+}
+
+/** Pi's events and how coil delivers them (everything else an extension subscribes to is reported). */
+const EVENTS = new Set([
+  "session_start",
+  "session_shutdown",
+  "before_agent_start",
+  "context",
+  "input",
+  "turn_start",
+  "turn_end",
+  "tool_call",
+  "tool_result",
+  "tool_execution_start",
+  "tool_execution_update",
+  "tool_execution_end",
+  "message_start",
+  "message_update",
+  "message_end",
+  "agent_start",
+  "agent_end",
+  "session_compact",
+]);
+
+const PI_LEVEL: Record<string, "info" | "warn" | "error"> = { info: "info", warning: "warn", error: "error" };
+
+type Jiti = ((id: string) => unknown) & { import(id: string): Promise<unknown> };
+
+export class PiRuntime {
+  readonly extensions: LoadedExtension[] = [];
+  private readonly handlers = new Map<string, { ext: LoadedExtension; fn: Handler }[]>();
+  private readonly lateTools: ToolDefinition[] = [];
+  private readonly lateCommands: SlashCommand[] = [];
+  private readonly flagDefaults = new Map<string, unknown>();
+  private readonly verdicts = new Map<string, { reason: string; ext: string }>();
+  private readonly bus = new Map<string, Set<(data: unknown) => void>>();
+  private readonly pendingUi: ((ui: UiService) => void)[] = [];
+  private readonly deferred: LoadedExtension[] = [];
+  private readonly waiting: Promise<unknown>[] = [];
+  private open = true;
+  private agent: Agent | undefined;
+  private mode = "text";
+  private uiStarted = false;
+  private systemPrompt = "";
+  private runMessages: AgentMessage[] = [];
+  private runSystem: string | undefined;
+  /** While a command handler runs: its notifications (text output without a UI) and the prompt it sends. */
+  private command: { notes: string[]; prompt?: unknown } | undefined;
+  private readonly modules: ReturnType<typeof piModules>;
+  private jiti: Jiti | undefined;
+  private tuiLoad: Promise<void> | undefined;
+
+  constructor(private readonly ctx: PluginContext) {
+    let current: LoadedExtension | undefined;
+    this.modules = piModules(() => (call, why) => current && this.report(current, call, why));
+    this.setCurrent = (ext) => {
+      current = ext;
+    };
+  }
+
+  private readonly setCurrent: (ext: LoadedExtension | undefined) => void;
+
+  // ---- loading ----
+
+  /** Load every extension found (in setup): their factories register synchronously what they can. */
+  load(found: readonly FoundExtension[]): void {
+    for (const f of found) {
+      const ext: LoadedExtension = {
+        found: f,
+        unsupported: new Map(),
+        tools: [],
+        commands: [],
+        flags: [],
+        providers: [],
+      };
+      this.extensions.push(ext);
+      this.run(ext);
+    }
+    this.tap();
+  }
+
+  private loadTui(): Promise<void> {
+    this.tuiLoad ??= import("@mariozechner/pi-tui").then(
+      (m) => this.modules.bindTui(m as unknown as Record<string, unknown>),
+      () => undefined,
+    );
+    return this.tuiLoad;
+  }
+
+  /** Import it synchronously (in setup) and call its factory; what cannot load so is loaded again in onStart. */
+  private run(ext: LoadedExtension): void {
+    this.setCurrent(ext);
+    let mod: unknown;
+    try {
+      this.jiti ??= this.createJiti();
+      mod = this.jiti(ext.found.file);
+    } catch (error) {
+      // pi-tui used while it loads, or what jiti's synchronous mode cannot run (top-level await): import it
+      // again, asynchronously, once coil's pi-tui is there (onStart).
+      this.deferred.push(ext);
+      if (error instanceof PiTuiNotReady || (error as { cause?: unknown })?.cause instanceof PiTuiNotReady)
+        void this.loadTui();
+      this.setCurrent(undefined);
+      return;
+    }
+    try {
+      this.invoke(ext, mod);
+    } finally {
+      this.setCurrent(undefined);
+    }
+  }
+
+  private async runLate(ext: LoadedExtension): Promise<void> {
+    let mod: unknown;
+    try {
+      this.jiti ??= this.createJiti();
+      mod = await this.jiti.import(ext.found.file);
+    } catch (error) {
+      this.fail(ext, `cannot load: ${msg(error)}`);
+      return;
+    }
+    this.setCurrent(ext);
+    try {
+      this.invoke(ext, mod);
+    } finally {
+      this.setCurrent(undefined);
+    }
+  }
+
+  private invoke(ext: LoadedExtension, loaded: unknown): void {
+    const mod = loaded as { default?: unknown } | ((pi: unknown) => unknown) | undefined;
+    const factory = typeof mod === "function" ? mod : typeof mod?.default === "function" ? mod.default : undefined;
+    if (typeof factory !== "function") {
+      this.fail(ext, "does not default-export a function (export default function (pi: ExtensionAPI) { ... })");
+      return;
+    }
+    try {
+      const result = (factory as (pi: unknown) => unknown)(this.api(ext));
+      if (result && typeof (result as Promise<unknown>).then === "function")
+        this.waiting.push(
+          (result as Promise<unknown>).catch((error) => this.fail(ext, `its factory failed: ${msg(error)}`)),
+        );
+    } catch (error) {
+      this.fail(ext, `its factory failed: ${msg(error)}`);
+    }
+  }
+
+  private createJiti(): Jiti {
+    const { createJiti } = createRequire(import.meta.url)("jiti") as {
+      createJiti(from: string, options: Record<string, unknown>): Jiti;
+    };
+    return createJiti(import.meta.url, {
+      moduleCache: false,
+      interopDefault: true,
+      virtualModules: this.modules.modules,
+    });
+  }
+
+  private fail(ext: LoadedExtension, why: string): void {
+    ext.error = why;
+    this.ctx.log.error(`Pi extension ${ext.found.name} (${ext.found.file}) ${why}; coil goes on without it`);
+  }
+
+  /** Report a call coil cannot map, once per extension and call. */
+  report(ext: LoadedExtension, call: string, why: string): void {
+    if (ext.unsupported.has(call)) return;
+    ext.unsupported.set(call, why);
+    this.ctx.log.warn(
+      `Pi extension ${ext.found.name}: ${call} is not supported in coil (${why}); the extension goes on without it`,
+    );
+  }
+
+  /** Once the agent exists: async factories and deferred loads finish, then session_start. */
+  async start(agent: Agent, mode: string): Promise<void> {
+    this.agent = agent;
+    this.mode = mode;
+    this.open = false;
+    if (this.deferred.length) {
+      await this.loadTui();
+      for (const ext of this.deferred.splice(0)) await this.runLate(ext);
+    }
+    await Promise.all(this.waiting.splice(0));
+    this.syncLate();
+    if (this.handlers.has("session_start") || this.extensions.length) void this.loadTui();
+    await this.emit("session_start", { reason: "startup" });
+  }
+
+  async stop(): Promise<void> {
+    await this.emit("session_shutdown", { reason: "quit" });
+  }
+
+  uiStart(): void {
+    this.uiStarted = true;
+    const ui = this.ui();
+    if (ui) for (const fn of this.pendingUi.splice(0)) fn(ui);
+  }
+
+  private syncLate(): void {
+    if (this.open) return;
+    if (this.lateTools.length) this.ctx.tools.sync(this.lateTools);
+    if (this.lateCommands.length) this.ctx.commands.sync(this.lateCommands);
+  }
+
+  // ---- events ----
+
+  private async emit(type: string, event: Record<string, unknown>, signal?: AbortSignal): Promise<unknown[]> {
+    const out: unknown[] = [];
+    for (const { ext, fn } of this.handlers.get(type) ?? []) {
+      try {
+        out.push(await fn({ type, ...event }, this.context(ext, signal)));
+      } catch (error) {
+        this.ctx.log.error(`Pi extension ${ext.found.name}: its ${type} handler failed: ${msg(error)}`);
+        out.push(undefined);
+      }
+    }
+    return out;
+  }
+
+  private tap(): void {
+    const ctx = this.ctx;
+    const has = (t: string) => (this.handlers.get(t)?.length ?? 0) > 0;
+    // tool_call: the handlers run once, in the rewrite step, on a copy of the arguments they may change
+    // (Pi's mutable event.input); a block they return is the gate's verdict on the final arguments.
+    ctx.tap(
+      "tool_call",
+      async (info) => {
+        if (!has("tool_call")) return undefined;
+        const input = structuredClone(info.args) as Record<string, unknown>;
+        for (const { ext, fn } of this.handlers.get("tool_call") ?? []) {
+          let verdict: { block?: boolean; reason?: string } | undefined;
+          try {
+            verdict = (await fn(
+              { type: "tool_call", toolName: info.call.name, toolCallId: info.call.id, input },
+              this.context(ext, info.signal),
+            )) as typeof verdict;
+          } catch (error) {
+            verdict = {
+              block: true,
+              reason: `the tool_call handler of Pi extension ${ext.found.name} failed: ${msg(error)}`,
+            };
+          }
+          if (verdict?.block) {
+            this.verdicts.set(info.call.id, { reason: verdict.reason ?? "blocked", ext: ext.found.name });
+            break;
+          }
+        }
+        return isDeepStrictEqual(input, info.args) ? undefined : { args: input };
+      },
+      { step: "rewrite" },
+    );
+    ctx.tap("tool_call", (info) => {
+      const verdict = this.verdicts.get(info.call.id);
+      if (!verdict) return undefined;
+      this.verdicts.delete(info.call.id);
+      return { block: true, reason: `${verdict.reason} (Pi extension ${verdict.ext})` };
+    });
+    ctx.tap("tool_result", async (result, info) => {
+      if (!has("tool_result")) return undefined;
+      let current: ToolResultMessage = result;
+      for (const { ext, fn } of this.handlers.get("tool_result") ?? []) {
+        try {
+          const patch = (await fn(
+            {
+              type: "tool_result",
+              toolName: info.call.name,
+              toolCallId: info.call.id,
+              input: info.args,
+              content: current.content,
+              details: current.details,
+              isError: current.isError,
+            },
+            this.context(ext, info.signal),
+          )) as Partial<Pick<ToolResultMessage, "content" | "details" | "isError">> | undefined;
+          if (patch && typeof patch === "object") {
+            current = {
+              ...current,
+              ...(patch.content ? { content: patch.content } : {}),
+              ...("details" in patch ? { details: patch.details } : {}),
+              ...(typeof patch.isError === "boolean" ? { isError: patch.isError } : {}),
+            };
+          }
+        } catch (error) {
+          ctx.log.error(`Pi extension ${ext.found.name}: its tool_result handler failed: ${msg(error)}`);
+        }
+      }
+      return current === result ? undefined : current;
+    });
+    ctx.tap("before_request", async (request, turn) => {
+      let messages = request.messages;
+      let system = request.system;
+      this.systemPrompt = system.map((b) => b.text).join("\n\n");
+      if (turn.turn === 0 && turn.attempt === 0) {
+        this.runMessages = [];
+        this.runSystem = undefined;
+        const last = [...messages].reverse().find((m) => m.role === "user");
+        if (has("input") && last) {
+          let text = textOf(last);
+          for (const r of await this.emit("input", {
+            text,
+            images: [],
+            source: this.mode === "rpc" ? "rpc" : "interactive",
+          })) {
+            const res = r as { action?: string; text?: string } | undefined;
+            if (res?.action === "transform" && typeof res.text === "string") text = res.text;
+            else if (res?.action === "handled")
+              this.reportAll("input", "returning { action: 'handled' }", "coil sends the prompt to the model anyway");
+          }
+          if (text !== textOf(last))
+            messages = messages.map((m) => (m === last ? { ...last, content: text } : m)) as typeof messages;
+        }
+        if (has("before_agent_start")) {
+          let prompt = this.systemPrompt;
+          for (const { ext, fn } of this.handlers.get("before_agent_start") ?? []) {
+            try {
+              const r = (await fn(
+                { type: "before_agent_start", prompt: last ? textOf(last) : "", images: [], systemPrompt: prompt },
+                this.context(ext, turn.signal),
+              )) as { message?: { customType?: string; content?: unknown }; systemPrompt?: string } | undefined;
+              if (typeof r?.systemPrompt === "string") prompt = r.systemPrompt;
+              if (r?.message?.content !== undefined) {
+                const content = r.message.content as string;
+                this.runMessages.push({ role: "user", content, timestamp: Date.now() } as AgentMessage);
+              }
+            } catch (error) {
+              ctx.log.error(`Pi extension ${ext.found.name}: its before_agent_start handler failed: ${msg(error)}`);
+            }
+          }
+          if (prompt !== this.systemPrompt) this.runSystem = prompt;
+        }
+      }
+      if (this.runSystem !== undefined) system = [{ id: "pi-extensions", text: this.runSystem }];
+      if (this.runMessages.length) messages = [...messages, ...this.runMessages];
+      if (has("context")) {
+        let copy = structuredClone(messages) as AgentMessage[];
+        for (const r of await this.emit("context", { messages: copy }, turn.signal)) {
+          const res = r as { messages?: AgentMessage[] } | undefined;
+          if (Array.isArray(res?.messages)) copy = res.messages;
+        }
+        messages = copy;
+      }
+      if (messages === request.messages && system === request.system) return undefined;
+      return { ...request, messages, system };
+    });
+    ctx.tap("turn_end", async (record) => {
+      if (!has("turn_end")) return;
+      await this.emit("turn_end", { turnIndex: record.turn, message: record.message, toolResults: record.toolResults });
+    });
+    const relay = (coilType: string, map: (e: Record<string, unknown>) => Record<string, unknown>, piType = coilType) =>
+      ctx.on(coilType as "agent_start", (e) => {
+        if (has(piType)) void this.emit(piType, map(e as unknown as Record<string, unknown>));
+      });
+    relay("agent_start", () => ({}));
+    relay("agent_end", (e) => ({ messages: e.messages }));
+    relay("turn_start", (e) => ({ turnIndex: e.turn, timestamp: Date.now() }));
+    relay("message_start", (e) => ({ message: e.message }));
+    relay("message_update", (e) => ({ message: e.message, assistantMessageEvent: e.event }));
+    relay("message_end", (e) => ({ message: e.message }));
+    relay("tool_execution_start", (e) => ({ toolCallId: e.toolCallId, toolName: e.toolName, args: e.args }));
+    relay("tool_execution_update", (e) => ({
+      toolCallId: e.toolCallId,
+      toolName: e.toolName,
+      partialResult: e.partial,
+    }));
+    relay("tool_execution_end", (e) => {
+      this.verdicts.delete(e.toolCallId as string);
+      const result = e.result as ToolResultMessage;
+      return { toolCallId: e.toolCallId, toolName: e.toolName, result, isError: result?.isError === true };
+    });
+    relay(
+      "compaction",
+      (e) => ({ reason: e.reason, tokensBefore: e.tokensBefore, fromExtension: false }),
+      "session_compact",
+    );
+  }
+
+  private reportAll(type: string, call: string, why: string): void {
+    for (const { ext } of this.handlers.get(type) ?? []) this.report(ext, `${type} handler ${call}`, why);
+  }
+
+  // ---- the services an extension reaches ----
+
+  private ui(): UiService | undefined {
+    return this.ctx.services.get("ui");
+  }
+
+  private session(): SessionService | undefined {
+    return this.ctx.services.get("session") as SessionService | undefined;
+  }
+
+  private get hasUI(): boolean {
+    return this.mode === "interactive" || this.mode === "rpc";
+  }
+
+  /** A UI call that only shows something: now if the UI is up, else when it starts (in a mode that has one). */
+  private show(fn: (ui: UiService) => void): void {
+    const ui = this.uiStarted ? this.ui() : undefined;
+    if (ui) fn(ui);
+    else if (!this.agent || this.hasUI) this.pendingUi.push(fn);
+  }
+
+  private uiFor(ext: LoadedExtension): unknown {
+    const ui = () => (this.uiStarted ? this.ui() : undefined);
+    const api = {
+      notify: (message: string, type = "info") => {
+        const level = PI_LEVEL[type] ?? "info";
+        if (this.command && !ui()) {
+          this.command.notes.push(String(message));
+          return;
+        }
+        if (ui() || (this.hasUI && !this.uiStarted)) this.show((u) => u.notify(String(message), level));
+        else this.ctx.log[level](`${ext.found.name}: ${message}`);
+      },
+      confirm: async (title: string, message: string, opts?: { signal?: AbortSignal }) =>
+        (await ui()?.confirm(title, message, opts?.signal)) ?? false,
+      select: async (title: string, options: readonly string[], opts?: { signal?: AbortSignal }) =>
+        ui()?.select(title, options, opts?.signal),
+      input: async (title: string, placeholder?: string, opts?: { signal?: AbortSignal }) =>
+        ui()?.input(title, placeholder, opts?.signal),
+      setStatus: (key: string, text: string | undefined) => this.show((u) => u.setStatus?.(key, text)),
+      setWidget: (key: string, content: unknown, options?: { placement?: "aboveEditor" | "belowEditor" }) =>
+        this.show((u) => u.setWidget?.(key, content as never, options)),
+      setFooter: (factory: unknown) => this.show((u) => u.setFooter?.(factory as never)),
+      setTitle: (title: string) => this.show((u) => u.setTitle?.(title)),
+      setEditorText: (text: string) => this.show((u) => u.setEditorText?.(text)),
+      getEditorText: () => ui()?.getEditorText?.() ?? "",
+      getToolsExpanded: () => ui()?.getToolsExpanded?.() ?? false,
+      setToolsExpanded: (b: boolean) => this.show((u) => u.setToolsExpanded?.(b)),
+      get theme() {
+        return ui()?.theme ?? PLAIN_THEME;
+      },
+    };
+    return this.guarded(ext, api, "ctx.ui");
+  }
+
+  /** An object whose other members are reported (and are no-ops returning undefined). */
+  private guarded<T extends object>(ext: LoadedExtension, target: T, prefix: string): T {
+    return new Proxy(target, {
+      get: (t, key, receiver) => {
+        if (typeof key !== "string" || key in t || key === "then" || key === "toJSON")
+          return Reflect.get(t, key, receiver);
+        return (..._args: unknown[]) => {
+          this.report(ext, `${prefix}.${key}()`, "coil has no counterpart");
+          return undefined;
+        };
+      },
+    });
+  }
+
+  private sessionManager(ext: LoadedExtension): unknown {
+    const s = () => this.session();
+    return this.guarded(
+      ext,
+      {
+        getEntries: () => [...(s()?.entries() ?? [])],
+        getBranch: () => [...(s()?.path() ?? [])],
+        getLeafId: () => s()?.leafId ?? null,
+        getEntry: (id: string) => s()?.entry(id),
+        getLabel: (id: string) => s()?.labels().get(id),
+        getHeader: () => s()?.header,
+        getSessionFile: () => s()?.file,
+        getSessionId: () => s()?.id,
+        getSessionName: () => s()?.name,
+        getCwd: () => this.ctx.cwd,
+      },
+      "ctx.sessionManager",
+    );
+  }
+
+  private context(ext: LoadedExtension, signal?: AbortSignal, command = false): unknown {
+    const agent = () => this.agent;
+    const base = {
+      ui: this.uiFor(ext),
+      hasUI: this.hasUI,
+      cwd: this.ctx.cwd,
+      sessionManager: this.sessionManager(ext),
+      signal,
+      get model() {
+        const m = agent()?.state.model;
+        return m ? { ...m, maxTokens: m.maxOutput } : undefined;
+      },
+      isIdle: () => !agent()?.state.isRunning,
+      abort: () => void agent()?.abort(),
+      hasPendingMessages: () => {
+        const q = agent()?.state.queued;
+        return !!q && q.steering.length + q.followUp.length > 0;
+      },
+      getSystemPrompt: () => this.systemPrompt,
+      compact: (o?: { customInstructions?: string; onComplete?(r: unknown): void; onError?(e: Error): void }) => {
+        const a = agent();
+        if (!a) return;
+        a.compact(o?.customInstructions).then(
+          (r) => o?.onComplete?.(r),
+          (e: Error) => o?.onError?.(e),
+        );
+      },
+      ...(command ? { waitForIdle: async () => agent()?.waitForIdle() } : {}),
+    };
+    return this.guarded(ext, base, "ctx");
+  }
+
+  // ---- the pi object ----
+
+  private api(ext: LoadedExtension): unknown {
+    const ctx = this.ctx;
+    const pi = {
+      on: (event: string, handler: Handler) => {
+        if (!EVENTS.has(event)) {
+          this.report(ext, `pi.on("${event}")`, "coil has no such event");
+          return;
+        }
+        const list = this.handlers.get(event) ?? [];
+        list.push({ ext, fn: handler });
+        this.handlers.set(event, list);
+      },
+      registerTool: (def: PiTool) => this.registerTool(ext, def),
+      registerCommand: (name: string, options: PiCommand) => this.registerCommand(ext, name, options),
+      registerShortcut: (key: string, options: { description?: string; handler(ctx: unknown): unknown }) => {
+        const name = `${ext.found.name}-${key}`.toLowerCase().replace(/[^a-z0-9]+/g, "-");
+        this.registerCommand(
+          ext,
+          name,
+          { description: options.description ?? `shortcut ${key}`, handler: (_args, c) => options.handler(c) },
+          key,
+        );
+      },
+      registerFlag: (name: string, options: { description?: string; type?: string; default?: unknown }) => {
+        const flag = name.replace(/^--?/, "");
+        this.flagDefaults.set(flag, options.default);
+        if (!this.open) {
+          this.report(ext, `pi.registerFlag("${flag}")`, "flags are registered while extensions load, not later");
+          return;
+        }
+        try {
+          ctx.flags.register({
+            name: flag,
+            description: `${options.description ?? ""} (Pi extension ${ext.found.name})`.trim(),
+            type: options.type === "string" ? "string" : options.type === "number" ? "number" : "boolean",
+          });
+          ext.flags.push(flag);
+        } catch (error) {
+          this.report(ext, `pi.registerFlag("${flag}")`, msg(error));
+        }
+      },
+      registerProvider: (name: string, config: PiProviderConfig) => this.registerProvider(ext, name, config),
+      unregisterProvider: (name: string) =>
+        this.report(ext, `pi.unregisterProvider("${name}")`, "coil's providers are fixed once start-up is done"),
+      getFlag: (name: string) => {
+        const flag = name.replace(/^--?/, "");
+        return ctx.flags.get(flag) ?? this.flagDefaults.get(flag);
+      },
+      appendEntry: (customType: string, data?: unknown) => {
+        const s = this.session();
+        if (!s) this.report(ext, "pi.appendEntry()", "no session plugin in this preset");
+        else s.appendCustom(customType, data);
+      },
+      sendMessage: (
+        message: { customType: string; content: string; display?: boolean; details?: unknown },
+        options?: { triggerTurn?: boolean; deliverAs?: string },
+      ) => {
+        const s = this.session();
+        if (!s) {
+          this.report(ext, "pi.sendMessage()", "no session plugin in this preset");
+          return;
+        }
+        s.appendCustomMessage({
+          customType: message.customType,
+          content: message.content,
+          display: message.display,
+          details: message.details,
+        });
+        const a = this.agent;
+        if (options?.triggerTurn && a && !a.state.isRunning) void a.continue().catch(() => undefined);
+      },
+      sendUserMessage: (content: unknown, options?: { deliverAs?: "steer" | "followUp" }) => {
+        const message = { role: "user", content, timestamp: Date.now() } as AgentMessage;
+        const a = this.agent;
+        if (this.command && !a?.state.isRunning) {
+          this.command.prompt = message;
+          return;
+        }
+        if (!a) return;
+        if (a.state.isRunning) {
+          if (options?.deliverAs === "followUp") a.followUp(message);
+          else a.steer(message);
+        } else void a.prompt(message).catch((error) => ctx.log.error(`${ext.found.name}: ${msg(error)}`));
+      },
+      setSessionName: (name: string) => void this.session()?.setName(name),
+      getSessionName: () => this.session()?.name,
+      setLabel: (entryId: string, label?: string) => void this.session()?.setLabel(entryId, label),
+      exec: (
+        command: string,
+        args: string[] = [],
+        options: { signal?: AbortSignal; timeout?: number; cwd?: string } = {},
+      ) =>
+        new Promise((resolve) => {
+          execFile(
+            command,
+            args,
+            {
+              cwd: options.cwd ?? ctx.cwd,
+              signal: options.signal,
+              timeout: options.timeout,
+              maxBuffer: 64 * 1024 * 1024,
+            },
+            (error, stdout, stderr) => {
+              const e = error as (Error & { code?: unknown; killed?: boolean }) | null;
+              resolve({
+                stdout: String(stdout),
+                stderr: String(stderr),
+                code: e ? (typeof e.code === "number" ? e.code : 1) : 0,
+                killed: e?.killed ?? false,
+              });
+            },
+          );
+        }),
+      getAllTools: () =>
+        (this.agent?.view.tools.values() ?? []).map((t) => ({
+          name: t.name,
+          description: t.description,
+          parameters: t.parameters,
+        })),
+      getActiveTools: () => this.agent?.view.tools.names() ?? [],
+      getCommands: () =>
+        (this.agent?.view.commands.entries() ?? []).map(([name, c]) => ({
+          name,
+          description: c.value.description,
+          source: c.owner === ctx.id ? "extension" : "prompt",
+        })),
+      setModel: async (model: { provider: string; id: string }) => {
+        const provider = this.agent?.view.providers.get(model?.provider);
+        const info = provider?.models?.find((m) => m.id === model.id) ?? provider?.resolveModel?.(model.id);
+        if (!this.agent || !provider || !info || provider.isConfigured?.() === false) return false;
+        this.agent.setModel(provider.id, info);
+        return true;
+      },
+      events: {
+        on: (name: string, fn: (data: unknown) => void) => {
+          const set = this.bus.get(name) ?? new Set();
+          set.add(fn);
+          this.bus.set(name, set);
+          return () => set.delete(fn);
+        },
+        emit: (name: string, data?: unknown) => {
+          for (const fn of this.bus.get(name) ?? []) fn(data);
+        },
+      },
+    };
+    void this;
+    return this.guarded(ext, pi, "pi");
+  }
+
+  /**
+   * `pi.registerProvider` with models on an OpenAI API: a provider built by provider-openai's `openai-wire`
+   * service, as models.yaml's servers are. Other forms (an override of an existing provider, the Anthropic
+   * API, `streamSimple`, `oauth`) are reported.
+   */
+  private registerProvider(ext: LoadedExtension, name: string, config: PiProviderConfig): void {
+    const call = `pi.registerProvider("${name}")`;
+    if (!this.open) return void this.report(ext, call, "providers are registered while extensions load, not later");
+    if (config?.streamSimple) return void this.report(ext, call, "a custom streamSimple is not supported");
+    if (config?.oauth) this.report(ext, `${call} oauth`, "coil's logins are its own (coil login)");
+    if (!Array.isArray(config?.models) || !config.models.length)
+      return void this.report(
+        ext,
+        call,
+        "overriding a provider without models: set baseUrl and headers in models.yaml",
+      );
+    const api = config.api;
+    if (api !== "openai-completions" && api !== "openai-responses")
+      return void this.report(
+        ext,
+        call,
+        `api ${api ?? "(none)"}: coil maps openai-completions and openai-responses; put an anthropic-messages server in models.yaml`,
+      );
+    const wire = this.ctx.services.get("openai-wire") as OpenAIWireService | undefined;
+    if (!wire) return void this.report(ext, call, "the preset has no provider-openai plugin");
+    const keyRef = config.apiKey;
+    const key = () => (keyRef && /^[A-Z_][A-Z0-9_]*$/.test(keyRef) ? process.env[keyRef] : keyRef);
+    const headers = { ...(config.headers ?? {}) };
+    const models = config.models.map((m) => ({
+      id: m.id,
+      provider: name,
+      name: m.name ?? m.id,
+      api: (m.api === "openai-responses" || m.api === "openai-completions" ? m.api : api) as typeof api,
+      contextWindow: m.contextWindow ?? 128_000,
+      maxOutput: m.maxTokens ?? 16_384,
+      reasoning: m.reasoning ?? false,
+      input: m.input ?? ["text"],
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...(m.cost ?? {}) },
+      source: `Pi extension ${ext.found.name}`,
+    }));
+    try {
+      this.ctx.providers.register(
+        wire.provider({
+          id: name,
+          baseUrl: () => config.baseUrl ?? "",
+          api,
+          models,
+          limits: { contextWindow: 128_000, maxOutput: 16_384 },
+          compat: {},
+          login: {
+            token: async () => key() ?? "",
+            headers: () => headers,
+            ready: () => !keyRef || !!key(),
+            secrets: () => [key()].filter((k): k is string => !!k && k !== keyRef),
+          },
+          hint: keyRef ? `set ${keyRef} (Pi extension ${ext.found.name})` : `Pi extension ${ext.found.name}`,
+        }),
+      );
+      ext.providers.push(name);
+    } catch (error) {
+      this.report(ext, call, msg(error));
+    }
+  }
+
+  private registerTool(ext: LoadedExtension, def: PiTool): void {
+    const tool: ToolDefinition = {
+      name: def.name,
+      label: def.label,
+      description: def.description,
+      parameters: def.parameters ?? { type: "object", properties: {} },
+      promptSnippet: def.promptSnippet,
+      promptGuidelines: def.promptGuidelines,
+      prepareArguments: def.prepareArguments,
+      executionMode: def.executionMode,
+      execute: async (args, run) => {
+        const out = (await def.execute(
+          run.toolCallId,
+          args,
+          run.signal,
+          (partial: { content?: unknown; details?: unknown }) =>
+            run.update({ content: (partial?.content ?? []) as never, details: partial?.details }),
+          this.context(ext, run.signal),
+        )) as { content?: unknown; details?: unknown; isError?: boolean } | undefined;
+        return {
+          content: (Array.isArray(out?.content) ? out.content : []) as never,
+          details: out?.details,
+          ...(out?.isError ? { isError: true } : {}),
+        };
+      },
+      ...(def.renderCall ? { renderCall: def.renderCall as never } : {}),
+      ...(def.renderResult ? { renderResult: def.renderResult as never } : {}),
+    };
+    if (this.open) {
+      try {
+        this.ctx.tools.register(tool);
+        ext.tools.push(def.name);
+      } catch (error) {
+        this.report(ext, `pi.registerTool("${def.name}")`, msg(error));
+      }
+      return;
+    }
+    const at = this.lateTools.findIndex((t) => t.name === tool.name);
+    if (at >= 0) this.lateTools[at] = tool;
+    else this.lateTools.push(tool);
+    ext.tools.push(def.name);
+    if (this.agent) this.syncLate();
+  }
+
+  private registerCommand(ext: LoadedExtension, name: string, options: PiCommand, shortcut?: string): void {
+    const command: SlashCommand = {
+      name,
+      description: options.description ?? `${name} (Pi extension ${ext.found.name})`,
+      ...(shortcut ? { shortcut } : {}),
+      run: async (args) => {
+        const outer = this.command;
+        const mine = { notes: [] as string[], prompt: undefined as unknown };
+        this.command = mine;
+        try {
+          await options.handler(args, this.context(ext, undefined, true));
+        } finally {
+          this.command = outer;
+        }
+        if (mine.prompt) return { prompt: mine.prompt as AgentMessage };
+        return mine.notes.length ? mine.notes.join("\n") : undefined;
+      },
+    };
+    if (this.open) {
+      try {
+        this.ctx.commands.register(command);
+        ext.commands.push(name);
+      } catch (error) {
+        this.report(ext, `pi.registerCommand("${name}")`, msg(error));
+      }
+      return;
+    }
+    this.lateCommands.push(command);
+    ext.commands.push(name);
+    if (this.agent) this.syncLate();
+  }
+}
+
+interface PiTool {
+  name: string;
+  label?: string;
+  description: string;
+  parameters?: ToolDefinition["parameters"];
+  promptSnippet?: string;
+  promptGuidelines?: string[];
+  prepareArguments?(args: Record<string, unknown>): Record<string, unknown>;
+  executionMode?: "parallel" | "sequential";
+  execute(id: string, params: unknown, signal: AbortSignal, onUpdate: unknown, ctx: unknown): Promise<unknown>;
+  renderCall?: unknown;
+  renderResult?: unknown;
+}
+
+interface PiProviderConfig {
+  name?: string;
+  baseUrl?: string;
+  apiKey?: string;
+  api?: string;
+  headers?: Record<string, string>;
+  authHeader?: boolean;
+  models?: {
+    id: string;
+    name?: string;
+    api?: string;
+    reasoning?: boolean;
+    input?: ("text" | "image")[];
+    cost?: Partial<Record<"input" | "output" | "cacheRead" | "cacheWrite", number>>;
+    contextWindow?: number;
+    maxTokens?: number;
+  }[];
+  oauth?: unknown;
+  streamSimple?: unknown;
+}
+
+interface PiCommand {
+  description?: string;
+  handler(args: string, ctx: unknown): unknown;
+  getArgumentCompletions?: unknown;
+}
+
+/** The theme a renderer gets when no TUI runs: text unchanged. */
+const PLAIN_THEME = {
+  fg: (_r: string, t: string) => t,
+  bg: (_r: string, t: string) => t,
+  bold: (t: string) => t,
+  italic: (t: string) => t,
+  underline: (t: string) => t,
+  strikethrough: (t: string) => t,
+  inverse: (t: string) => t,
+  level: 0,
+};
+
+const msg = (error: unknown) => (error instanceof Error ? error.message : String(error));
