@@ -16,10 +16,9 @@ import { fileOf, loadPlugin, needsPlugin, optionsTarget, type RunShape } from ".
 import { CommandLine } from "../lib/command-line.js";
 import { formatDiagnostic } from "../lib/front-end.js";
 import { applyClaudeEnv } from "../lib/claude-settings.js";
-import { chooseModel, resolveModel } from "../lib/models.js";
+import { chooseModel, MODEL_CHOICE, type ModelChoiceService, resolveModel } from "../lib/models.js";
 import { PLUGIN_INSPECTOR } from "../lib/plugin-inspector.js";
-import { CLI_SERVICE, type ProviderCliService } from "../lib/provider-kit/cli.js";
-import { projectRoot } from "../lib/project.js";
+import { computeLocations } from "../lib/locations.js";
 import { resolvePreset, type ResolvedPreset, type ResolveOptions } from "./preset.js";
 
 type Diagnostic = Extract<AgentEvent, { type: "diagnostic" }>;
@@ -89,8 +88,16 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
   applyClaudeEnv(o.cwd, o.trust);
   const preset = resolvePreset(presetOptions(o));
   const explicit = o.explicitTrust ?? o.trust;
-  const untrustedProject = explicit ? undefined : projectRoot(o.cwd);
-  const services = { [PLUGIN_INSPECTOR]: pluginInspector(o.home), ...o.services };
+  // Where the project and the user's folders are, worked out once for every plugin (lib/locations.ts).
+  const locations = computeLocations({ cwd: o.cwd, trusted: explicit, coilHome: o.home });
+  const untrustedProject = explicit ? undefined : locations.projectRoot;
+  const choice: ModelChoiceService = {};
+  const services = {
+    [PLUGIN_INSPECTOR]: pluginInspector(o.home),
+    [MODEL_CHOICE]: choice,
+    locations,
+    ...o.services,
+  };
   const commandLine = new CommandLine();
   const host = new PluginHost({
     cwd: o.cwd,
@@ -205,9 +212,9 @@ export function agentFor(host: PluginHost, preset: ResolvedPreset): Agent {
   const chosen = chooseModel(host.providers.values(), preset.settings);
   const { provider, model } = chosen;
   const why = preset.modelFromClaude ? `Claude Code's model, from ${preset.modelFromClaude.source}` : chosen.why;
-  // How a model nobody named was chosen, for the front ends' start line (the models plugin's service).
-  const cli = host.services.get(CLI_SERVICE) as ProviderCliService | undefined;
-  if (cli) cli.chosen = why ? { model: `${provider.id}/${model.id}`, why } : undefined;
+  // How a model nobody named was chosen, for the front ends' start line (the `model-choice` service).
+  const choice = host.services.get(MODEL_CHOICE) as ModelChoiceService | undefined;
+  if (choice) choice.chosen = why ? { model: `${provider.id}/${model.id}`, why } : undefined;
   const { toolExecution, reserveTokens, thinking } = preset.settings;
   return new Agent(host, {
     provider: provider.id,

@@ -1,7 +1,7 @@
 /** Where coil's own files live, whether running from source (vitest) or from dist/ (the shipped CLI). */
 import { chmodSync, existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { coilHome, packageRoot } from "../lib/paths.js";
-import { projectRoot } from "../lib/project.js";
+import { projectRoot } from "../lib/locations.js";
 import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 

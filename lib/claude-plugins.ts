@@ -8,8 +8,7 @@
  * (`$COIL_HOME/packages/coil-lock.json`). Project-level plugins contribute only to a trusted project.
  */
 import { type Dirent, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { homedir } from "node:os";
-import { projectRoot } from "./project.js";
+import { claudeConfigDir, projectRoot } from "./locations.js";
 import { join, relative, resolve, sep } from "node:path";
 
 /** The Claude Code hook events hooks-claude runs. */
@@ -293,9 +292,8 @@ export function installedClaudePlugins(w: Where, o: { all?: boolean } = {}): Ins
   return out;
 }
 
-/** Claude Code's configuration folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`. */
-export const claudeConfigDir = (env: NodeJS.ProcessEnv = process.env): string =>
-  env.CLAUDE_CONFIG_DIR || join(env.HOME || homedir(), ".claude");
+/** Claude Code's configuration folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude` (lib/locations.ts). */
+export { claudeConfigDir };
 
 /** One plugin Claude Code installed, as `~/.claude/plugins/installed_plugins.json` records it, and whether coil loads it. */
 export interface ClaudeCodeInstall {

@@ -7,9 +7,9 @@
  * loosens (allow rules, a mode, extra directories, environment variables) only in a trusted project.
  */
 import { readFileSync, statSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
-import { projectRoot } from "./project.js";
+import { projectRoot } from "./locations.js";
+import { userHome } from "./locations.js";
 
 export type SettingsScope = "user" | "project" | "local";
 
@@ -51,8 +51,8 @@ export function readSettingsFile(path: string): Omit<SettingsFile, "scope" | "pa
   return read;
 }
 
-/** The user's home as Claude Code sees it. */
-export const userHome = (env: Record<string, string | undefined> = process.env) => env.HOME || homedir();
+/** The user's home as Claude Code sees it (lib/locations.ts). */
+export { userHome };
 
 /** The three files, lowest precedence first: user, project, local (a project at the home folder has no project files of its own). */
 export function claudeSettingsFiles(cwd: string, home = userHome()): SettingsFile[] {

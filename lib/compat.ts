@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import { Type } from "typebox";
-import { foldersUpToRoot } from "./project.js";
+import { codexHome, foldersUpToRoot, piAgentDir as piAgentDirAt } from "./locations.js";
 
 export type CompatFamily = "claude" | "pi" | "agents";
 export type Compat = Record<CompatFamily, boolean>;
@@ -41,7 +41,7 @@ export interface SkillPlace {
 
 /** Pi's agent folder: `$PI_CODING_AGENT_DIR`, else `~/.pi/agent`. */
 export const piAgentDir = (userHome: string, env: NodeJS.ProcessEnv = process.env): string =>
-  env.PI_CODING_AGENT_DIR || join(userHome, ".pi", "agent");
+  piAgentDirAt({ ...env, HOME: userHome });
 
 /**
  * The skill folders, first name wins: in the working directory and each folder above it up to the
@@ -74,7 +74,7 @@ export function skillPlaces(
       out.push({ dir: join(piAgentDir(userHome, env), "skills"), scope: "user", family: "pi", rootFiles: true });
     if (compat.agents)
       out.push({
-        dir: join(env.CODEX_HOME || join(userHome, ".codex"), "skills"),
+        dir: join(codexHome({ ...env, HOME: userHome }), "skills"),
         scope: "user",
         family: "agents",
       });

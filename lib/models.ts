@@ -1,5 +1,5 @@
 /**
- * Model resolution, written once: `--model` and presets (boot/assemble.ts), `/model` (lib/provider-kit)
+ * Model resolution, written once: `--model` and presets (boot/assemble.ts), `/model` (the models plugin)
  * and RPC `set_model` (ui-rpc) all go through `resolveModel`, so a model name means the same everywhere.
  *
  * Rules, in order: `provider/id` names the provider when the part before the first `/` is a registered
@@ -13,6 +13,20 @@ import { CoilError } from "../kernel/errors.js";
 import type { ModelInfo, Provider } from "../kernel/types.js";
 import { findModel, type CatalogModel } from "./provider-kit/catalog.js";
 import { skippedProvider } from "./provider-kit/skipped.js";
+
+/** The `model-choice` service boot provides to every host it assembles: how the start model was chosen. */
+export const MODEL_CHOICE = "model-choice";
+
+export interface ModelChoiceService {
+  /** Set when no `--model`, preset or models.yaml named the start model: which one was picked, and why (the start line shows it). */
+  chosen?: { model: string; why: string };
+}
+
+declare module "coil" {
+  interface Services {
+    "model-choice": ModelChoiceService;
+  }
+}
 
 export interface ModelChoice {
   provider: Provider;

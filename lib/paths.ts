@@ -3,7 +3,6 @@
  * data (built-in skills, docs, packages, keys). The kernel does no I/O, so these live here.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -34,7 +33,5 @@ export function coilVersion(): string {
   return version;
 }
 
-/** `$COIL_HOME`, default `~/.coil`. */
-export function coilHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.COIL_HOME || join(homedir(), ".coil");
-}
+/** `$COIL_HOME`, default `~/.coil` (lib/locations.ts, where every user folder is worked out). */
+export { coilHome } from "./locations.js";

@@ -7,10 +7,8 @@
  * docs/migrating.md: coil never refuses to start over Pi's file.
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { piAgentDir } from "./compat.js";
-import { projectRoot } from "./project.js";
+import { piAgentDir, projectRoot, userHome } from "./locations.js";
 
 export interface PiSettingsFile {
   file: string;
@@ -64,15 +62,14 @@ const stampOf = (files: string[]) =>
 /** Read Pi's settings as they apply to `cwd` (the project file only when `trusted`). Cached until a file changes. */
 export function readPiSettings(o: { cwd: string; trusted: boolean; env?: NodeJS.ProcessEnv }): PiSettings {
   const env = o.env ?? process.env;
-  const userHome = env.HOME || homedir();
-  const globalFile = join(piAgentDir(userHome, env), "settings.json");
+  const globalFile = join(piAgentDir(env), "settings.json");
   // At the project root, whose files project trust covers (Pi reads the working directory's).
   const projectFile = join(projectRoot(o.cwd), ".pi", "settings.json");
   const key = `${globalFile}|${projectFile}|${o.trusted}`;
   const stamp = stampOf([globalFile, projectFile]);
   const hit = memo.get(key);
   if (hit?.stamp === stamp) return hit.value;
-  const value = read(globalFile, projectFile === globalFile ? undefined : projectFile, o.trusted, userHome);
+  const value = read(globalFile, projectFile === globalFile ? undefined : projectFile, o.trusted, userHome(env));
   memo.set(key, { stamp, value });
   return value;
 }

@@ -4,10 +4,10 @@
  * before expiry (and on demand after a 401), and the OAuth 2.0 pieces the flows are made of: the device
  * authorization grant (RFC 8628) and form/JSON requests that name what failed. See docs/providers.md.
  */
-import { homedir } from "node:os";
 import { join } from "node:path";
 import { CoilError, type PluginContext } from "../../api/index.js";
 import { type OAuthEntry, readAuth, readAuthAt, redact, writeAuthEntry } from "./config.js";
+import { piAgentDir } from "../locations.js";
 
 export const LOGINS_SERVICE = "logins";
 
@@ -54,7 +54,7 @@ export function loginFlows(ctx: PluginContext<unknown>): Map<string, LoginFlow> 
 
 /** Pi's auth.json: `$PI_CODING_AGENT_DIR/auth.json`, else `~/.pi/agent/auth.json`. */
 export function piAuthFile(env: NodeJS.ProcessEnv = process.env): string {
-  return join(env.PI_CODING_AGENT_DIR || join(env.HOME || homedir(), ".pi", "agent"), "auth.json");
+  return join(piAgentDir(env), "auth.json");
 }
 
 function isOAuth(entry: unknown): entry is OAuthEntry {
@@ -273,4 +273,20 @@ export async function pollDeviceToken(o: {
     const said = reply.body.error_description ?? error ?? `HTTP ${reply.status}`;
     throw new LoginError(`the token endpoint ${o.url} answered: ${String(said)}`, o.retryHint);
   }
+}
+
+/** Run a login flow and store what it returns; the line to show when it is done. */
+export async function runLogin(
+  flow: LoginFlow,
+  ui: LoginUI,
+  args: string[],
+  home: string,
+): Promise<{ file: string; text: string }> {
+  const entry = await flow.login(ui, args);
+  const file = writeAuthEntry(home, flow.provider, entry);
+  const more = flow.describe?.(entry);
+  return {
+    file,
+    text: `Logged in to ${flow.title}${more ? ` (${more})` : ""}; stored in ${file} (mode 0600). Use it with --model ${flow.provider}/<model> (coil models ${flow.provider} lists them).`,
+  };
 }

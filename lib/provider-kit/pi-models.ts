@@ -11,7 +11,6 @@
  * warning.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
 import { API_KINDS, type ApiKind } from "./catalog.js";
 import {
@@ -23,10 +22,11 @@ import {
   type ProviderConfig,
 } from "./config.js";
 import type { ConfigValue } from "./values.js";
+import { piAgentDir } from "../locations.js";
 
 /** Pi's agent folder (`PI_CODING_AGENT_DIR`, else `~/.pi/agent`) + `models.json`. */
 export function piModelsPath(env: NodeJS.ProcessEnv = process.env): string {
-  return join(env.PI_CODING_AGENT_DIR || join(env.HOME || homedir(), ".pi", "agent"), "models.json");
+  return join(piAgentDir(env), "models.json");
 }
 
 type Json = Record<string, unknown>;

@@ -12,13 +12,10 @@
  * or write of a file there, so the system prompt stays the same (docs/context.md).
  */
 import { statSync } from "node:fs";
-import { homedir } from "node:os";
 import { dirname, isAbsolute, relative, resolve } from "node:path";
 import { Type, definePlugin, type TextContent } from "../../api/index.js";
 import { CompatOption, compatOf, contextFilePatterns, type Compat } from "../../lib/compat.js";
 import { addDoctorSection } from "../../lib/doctor.js";
-import { coilHome } from "../../lib/paths.js";
-import { projectRoot } from "../../lib/project.js";
 import type {} from "../permission-gate/api.js"; // types the `permissions` service (deny rules, the project)
 import type {} from "../skills/api.js"; // types the `skills` service (its `compat` is the shared setting)
 import type { ContextFile, ContextPlace } from "./api.js";
@@ -33,6 +30,7 @@ import {
   type ImportCheck,
   type Place,
 } from "./files.js";
+import { locationsOf } from "../../lib/locations.js";
 
 export type { ContextFile, ContextFilesService, ContextPlace } from "./api.js";
 export { folderChain, importsOf, expandImports } from "./files.js";
@@ -77,13 +75,14 @@ export default definePlugin({
   options: ContextFilesOptions,
   setup(ctx) {
     const o = ctx.options as typeof ctx.options & { compat?: Partial<Compat> };
-    const userHome = process.env.HOME || homedir();
-    const cwd = resolve(ctx.cwd);
+    const where = locationsOf(ctx);
+    const userHome = where.home;
+    const cwd = where.cwd;
     const chain = folderChain(cwd);
     const compat = () => compatOf(o.compat, ctx.services.get("skills")?.compat);
     const cache = new Map<string, { key: string; text: string | undefined }>();
-    const root = projectRoot(cwd);
-    const approvals = new ImportApprovals(coilHome(), realOf(root));
+    const root = where.projectRoot;
+    const approvals = new ImportApprovals(where.coilHome, realOf(root));
     ctx.flags.register({
       name: "allow-imports",
       description:
@@ -229,7 +228,7 @@ export default definePlugin({
       const seen = new Map<string, string>();
       const pending = new Set<string>();
       const places = [
-        ...userPlaces(coilHome(), userHome, o.names, c, o.home),
+        ...userPlaces(where.coilHome, userHome, o.names, c, o.home),
         ...chain.flatMap((dir) => folderPlaces(dir, o.names, c)),
       ];
       const unique = places.filter((p, i) => places.findIndex((q) => q.path === p.path) === i);

@@ -28,7 +28,6 @@ import {
 } from "../../api/index.js";
 import { claudePluginHooks } from "../../lib/claude-plugins.js";
 import { coilHome } from "../../lib/paths.js";
-import { projectRoot } from "../../lib/project.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service (transcript path and id)
 import type {} from "../skills/api.js"; // types the `skills` service (its `compat` is the shared setting)
 import type { ClaudeHooksService, PermissionAnswer } from "./api.js";
@@ -39,6 +38,7 @@ import { runPromptHook } from "./prompt.js";
 import { runHook, type HookJson, type HookOutcome } from "./run.js";
 import { matches, parseHooks, readSettings, type HookDef, type HookEvent, type SkippedHook } from "./settings.js";
 import { Transcript } from "./transcript.js";
+import { locationsOf } from "../../lib/locations.js";
 
 type Ctx = PluginContext<Static<typeof HooksOptions>>;
 
@@ -59,7 +59,7 @@ export function loadHooks(ctx: Ctx): { defs: HookDef[]; skipped: SkippedHook[]; 
     const file = join(home, ".claude", "settings.json");
     defs.push(...parse(readSettings(file, warn), file));
   }
-  const root = projectRoot(ctx.cwd);
+  const root = locationsOf(ctx).projectRoot;
   const projectFiles = [join(root, ".claude", "settings.json"), join(root, ".claude", "settings.local.json")].filter(
     (f) => f !== join(home, ".claude", "settings.json"),
   );
@@ -82,7 +82,7 @@ export function loadHooks(ctx: Ctx): { defs: HookDef[]; skipped: SkippedHook[]; 
     ...claudePluginHooks(
       {
         home: coilHome(),
-        cwd: projectRoot(ctx.cwd),
+        cwd: locationsOf(ctx).projectRoot,
         trusted: ctx.projectTrusted,
         claudeCode: ctx.services.get("skills")?.compat.claude !== false,
       },
@@ -188,7 +188,7 @@ export class ClaudeHooks implements ClaudeHooksService {
     call?: { tool: string; input: Record<string, unknown> },
   ): Promise<HookOutcome[]> {
     const { ctx } = this;
-    const root = projectRoot(ctx.cwd);
+    const root = locationsOf(ctx).projectRoot;
     const hooks = this.of(event).filter(
       (d) =>
         matches(d.matcher, ...names) &&
@@ -218,7 +218,7 @@ export class ClaudeHooks implements ClaudeHooksService {
   /** One hook: a command with Claude Code's environment (and `CLAUDE_ENV_FILE` for SessionStart), or a prompt to the model. */
   private runOne(d: HookDef, input: Record<string, unknown>, signal?: AbortSignal): Promise<HookOutcome> {
     if (d.type === "prompt") return runPromptHook(d, input, this.agent, signal);
-    const root = projectRoot(this.ctx.cwd);
+    const root = locationsOf(this.ctx).projectRoot;
     const envFile = d.event === "SessionStart" ? this.envFileFor(d) : undefined;
     return runHook(d.command, input, {
       cwd: this.ctx.cwd,

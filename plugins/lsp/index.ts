@@ -11,8 +11,8 @@ import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { definePlugin, Stage, Type, type Static, type ToolResultMessage } from "../../api/index.js";
 import { addDoctorSection } from "../../lib/doctor.js";
-import { coilHome, coilVersion } from "../../lib/paths.js";
-import { foldersUpToRoot, projectRoot } from "../../lib/project.js";
+import { coilVersion } from "../../lib/paths.js";
+import { foldersUpToRoot } from "../../lib/locations.js";
 import { resolveTypedPath } from "../../lib/typed-path.js";
 import type { DiagnosticsDetails, LspService, ServerState } from "./api.js";
 import {
@@ -27,6 +27,7 @@ import {
 import { resultText } from "./format.js";
 import type { LspRuntime } from "./runtime.js";
 import { createLspTool } from "./tool.js";
+import { locationsOf } from "../../lib/locations.js";
 
 export type { DiagnosticItem, DiagnosticsDetails, LspService, ServerState } from "./api.js";
 
@@ -60,8 +61,7 @@ export default definePlugin({
   options: LspOptions,
   setup(ctx) {
     const o = ctx.options;
-    const home = coilHome();
-    const root = projectRoot(ctx.cwd);
+    const { coilHome: home, projectRoot: root } = locationsOf(ctx);
     const config: LoadedConfig = loadServers({
       preset: o.servers,
       baseDir: ctx.baseDir,

@@ -4,7 +4,7 @@
  * The command line parses the arguments (lib/command-line.ts).
  */
 import { join } from "node:path";
-import { projectRoot } from "../../lib/project.js";
+import { projectRoot } from "../../lib/locations.js";
 import type { CliStreams } from "../../api/index.js";
 import type { Subcommand } from "../../lib/command-line.js";
 import {

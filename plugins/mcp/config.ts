@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { projectRoot } from "../../lib/project.js";
+import { projectRoot } from "../../lib/locations.js";
 import { LineCounter, parseDocument } from "yaml";
 import { claudePluginMcpServers, MCP_SERVER_KEYS } from "../../lib/claude-plugins.js";
 

@@ -11,6 +11,7 @@ import { coilHome } from "../../lib/paths.js";
 import { mcpSubcommand } from "./cli.js";
 import { McpClient } from "./client.js";
 import { formatProblem, loadServers, serverLine, startupTimeoutOf } from "./config.js";
+import { locationsOf } from "../../lib/locations.js";
 
 export type { McpService, ServerStatus } from "./api.js";
 
@@ -32,7 +33,7 @@ export default definePlugin({
   description: "MCP client: servers' tools, prompts and resources; /mcp and coil mcp",
   options: McpOptions,
   setup(ctx) {
-    const home = coilHome();
+    const home = locationsOf(ctx).coilHome;
     const sources = { preset: ctx.options.servers, home, trusted: ctx.projectTrusted };
     const client = new McpClient(ctx, loadServers({ ...sources, cwd: ctx.cwd, env: process.env }), home);
     ctx.subcommands.register(mcpSubcommand((io) => ({ ...sources, home: coilHome(io.env) })));

@@ -1,17 +1,17 @@
 /**
  * The models plugin: what the user has to choose and configure models, across every provider plugin in
  * the preset: `--api-key`, `coil models [search]`, `coil auth set|remove|list`, `coil login`/`coil logout` (the flows come from subscription provider plugins) and `/model` (the rules of
- * lib/models.ts), and the thinking level: `--thinking`, `/thinking` (lib/thinking.ts). A preset lists it once; before, whichever provider plugin loaded first registered them.
+ * lib/models.ts), and the thinking level: `--thinking`, `/thinking` (thinking.ts). A preset lists it once; before, whichever provider plugin loaded first registered them.
  * It also reads Pi's settings.json `defaultThinkingLevel` and says in `coil doctor` what coil reads of Pi's
  * settings files and what it does not (lib/pi-settings.ts).
  */
 import { definePlugin } from "../../api/index.js";
 import { addDoctorSection } from "../../lib/doctor.js";
-import { coilHome } from "../../lib/paths.js";
 import { readPiSettings } from "../../lib/pi-settings.js";
-import { authLines, registerModelCli } from "../../lib/provider-kit/cli.js";
+import { authLines, registerModelCli } from "./cli.js";
 import { skippedNotes } from "../../lib/provider-kit/skipped.js";
-import { registerThinking } from "../../lib/thinking.js";
+import { registerThinking } from "./thinking.js";
+import { locationsOf } from "../../lib/locations.js";
 import type {} from "../skills/api.js"; // types the `skills` service (its `compat` is the shared setting)
 
 export default definePlugin({
@@ -65,7 +65,7 @@ export default definePlugin({
     // `coil doctor`: stored keys and subscription logins, and until when each login's token runs (never a token).
     addDoctorSection(ctx, {
       title: "logins",
-      report: () => authLines(ctx, coilHome(), process.env).join("\n"),
+      report: () => authLines(ctx, locationsOf(ctx).coilHome, process.env).join("\n"),
     });
   },
 });

@@ -17,7 +17,7 @@ import { claudePluginsReport } from "../../lib/claude-plugins.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import { optionalDependencyReport } from "../../lib/optional-dependency.js";
 import { coilHome } from "../../lib/paths.js";
-import { projectRoot } from "../../lib/project.js";
+import { projectRoot } from "../../lib/locations.js";
 import { PACKAGE_INSTALLER, type PackageInstaller } from "../../lib/package-installer.js";
 import { PLUGIN_INSPECTOR, type PluginInspector } from "../../lib/plugin-inspector.js";
 import { packageStates, refOf, setPackageState } from "../../lib/preset-file.js";
@@ -28,6 +28,7 @@ import type { InstallReport } from "./claude/index.js";
 import type {} from "../skills/api.js"; // types the `skills` service (its `compat` is the shared setting)
 import { checkCommand } from "./check.js";
 import { scaffoldCommand } from "./scaffold.js";
+import { locationsOf } from "../../lib/locations.js";
 
 type IO = CliStreams & { argv?: string[]; trusted?: boolean; inspector?: PluginInspector };
 
@@ -723,7 +724,7 @@ export default definePlugin({
       report: () =>
         claudePluginsReport({
           home: coilHomeOf(),
-          cwd: projectRoot(ctx.cwd),
+          cwd: locationsOf(ctx).projectRoot,
           trusted: ctx.projectTrusted,
           claudeCode: ctx.services.get("skills")?.compat.claude !== false,
         }).join("\n"),

@@ -6,7 +6,6 @@
 import { readdir, stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { PluginContext, SlashResult, ToolCallInfo, ToolResult, ToolRewrite } from "../../api/index.js";
-import { coilHome } from "../../lib/paths.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service
 import type {} from "../tools-coding/api.js"; // types the `operations` service
 import type { PermissionAnswer } from "../hooks-claude/api.js"; // and the `claude-hooks` service
@@ -18,7 +17,7 @@ import { expandHome, parseRule, READING_TOOLS, realPathOf, subjectOf, type Rule,
 import { Territory } from "./territory.js";
 import { claudePermissions, type ClaudePermissions } from "./claude.js";
 import { claudeSettingsFiles } from "../../lib/claude-settings.js";
-import { projectRoot } from "../../lib/project.js";
+import { locationsOf } from "../../lib/locations.js";
 
 interface Recorded {
   tool: string;
@@ -55,7 +54,7 @@ export class Gate {
 
   constructor(private readonly ctx: PluginContext<GateOptions>) {
     const o = ctx.options;
-    const home = coilHome();
+    const home = locationsOf(ctx).coilHome;
     const compile = (list: string[], name: string): Rule[] =>
       list.map((text) => {
         try {
@@ -67,7 +66,7 @@ export class Gate {
     this.rules = { deny: compile(o.deny, "deny"), ask: compile(o.ask, "ask"), allow: compile(o.allow, "allow") };
     // Claude Code's permissions join the preset's rules (deny wins whatever the list order).
     this.claude = o.claudeSettings
-      ? claudePermissions(claudeSettingsFiles(ctx.cwd), projectRoot(ctx.cwd), ctx.projectTrusted)
+      ? claudePermissions(claudeSettingsFiles(ctx.cwd), locationsOf(ctx).projectRoot, ctx.projectTrusted)
       : undefined;
     if (this.claude)
       for (const list of ["deny", "ask", "allow"] as const) this.rules[list].push(...this.claude.rules[list]);
@@ -95,7 +94,7 @@ export class Gate {
     for (const p of c.problems) this.ctx.log.warn(p);
     if (c.skipped.length)
       this.ctx.log.warn(
-        `the project's Claude Code settings ask for ${c.skipped.join(", ")}; not applied: the project is not trusted (coil trust ${projectRoot(this.ctx.cwd)}). Its deny and ask rules apply.`,
+        `the project's Claude Code settings ask for ${c.skipped.join(", ")}; not applied: the project is not trusted (coil trust ${locationsOf(this.ctx).projectRoot}). Its deny and ask rules apply.`,
       );
   }
 

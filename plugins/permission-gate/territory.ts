@@ -7,7 +7,7 @@
  */
 import { tmpdir } from "node:os";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import { projectRoot } from "../../lib/project.js";
+import { projectRoot } from "../../lib/locations.js";
 import { writeTargets } from "../../lib/shell/writes.js";
 import { expandHome, realPathOf, type Subject } from "./rules.js";
 

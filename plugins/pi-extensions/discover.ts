@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, extname, join, resolve } from "node:path";
 import { piAgentDir } from "../../lib/compat.js";
-import { projectRoot } from "../../lib/project.js";
+import { projectRoot } from "../../lib/locations.js";
 
 export type ExtensionScope = "user" | "project" | "cli" | "package";
 

@@ -11,7 +11,6 @@
  * run only.
  */
 import { existsSync, readFileSync, realpathSync } from "node:fs";
-import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { Type, definePlugin, type Agent, type ModelInfo, type ToolResultMessage } from "../../api/index.js";
 import { attachmentsPrompt, collectAttachments } from "../../lib/attachments.js";
@@ -39,8 +38,13 @@ import {
 } from "./templates.js";
 import { CompatOption, compatOf, type Compat } from "../../lib/compat.js";
 import { addDoctorSection } from "../../lib/doctor.js";
-import { projectRoot } from "../../lib/project.js";
 import { readPiSettings } from "../../lib/pi-settings.js";
+import {
+  claudeConfigDir,
+  piAgentDir as piAgentDirOf,
+  projectRoot,
+  userHome as userHomeOf,
+} from "../../lib/locations.js";
 
 export type { PromptTemplatesService } from "./api.js";
 export { expandTemplate, splitArgs, parseTemplate, type PromptTemplate, type TemplateDir } from "./templates.js";
@@ -113,10 +117,10 @@ export function templateDirs(
   // Unset families follow the skills plugin's `compat` (the shared setting), else on.
   const compat = compatOf(o.compat, ctx.sharedCompat);
   const home = coilHome(env);
-  const userHome = env.HOME || homedir();
+  const userHome = userHomeOf(env);
   const expand = (p: string) => resolve(ctx.baseDir, p.replace(/^~(?=$|\/)/, userHome));
-  const claudeHome = env.CLAUDE_CONFIG_DIR || join(userHome, ".claude");
-  const piHome = env.PI_CODING_AGENT_DIR || join(userHome, ".pi", "agent");
+  const claudeHome = claudeConfigDir(env);
+  const piHome = piAgentDirOf(env);
   const dirs: TemplateDir[] = o.paths.map((p) => ({ dir: expand(p), source: "path", trusted: true }));
   if (o.project) {
     const root = projectRoot(ctx.cwd);

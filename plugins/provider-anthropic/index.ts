@@ -17,7 +17,8 @@ import {
   type ProviderRequest,
 } from "../../api/index.js";
 import { defaultModel, findModel, markUserDefault, type CatalogModel } from "../../lib/provider-kit/catalog.js";
-import { hasKey, keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../lib/provider-kit/cli.js";
+import { hasKey, keyHint, lookupKey } from "../../lib/provider-kit/keys.js";
+import type {} from "../models/api.js"; // types the models plugin's `provider-cli` service (the provider --api-key is for)
 import { deepMerge, isLocalUrl, mergeModel, type ProviderConfig } from "../../lib/provider-kit/config.js";
 import { refuseEntry, userModels } from "../../lib/provider-kit/user-models.js";
 import { resolveHeaders, variablesOf, type ConfigValue } from "../../lib/provider-kit/values.js";
@@ -59,7 +60,7 @@ interface Setup {
   cloud?: Cloud;
 }
 
-function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: Setup): Provider {
+function makeProvider(ctx: PluginContext<Options>, selected: () => string | undefined, s: Setup): Provider {
   const o = ctx.options;
   const clients = new Map<string, Anthropic>();
   let warned = false;
@@ -68,7 +69,7 @@ function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: S
     warned = true;
   };
   const key = (run = false) => {
-    const found = lookupKey(ctx, cli, s.id, s.apiKeyEnv, s.keyless, warnOnce, { apiKey: s.apiKey, run });
+    const found = lookupKey(ctx, selected(), s.id, s.apiKeyEnv, s.keyless, warnOnce, { apiKey: s.apiKey, run });
     if (!found.key && !found.deferred && s.id === "anthropic" && process.env.ANTHROPIC_AUTH_TOKEN)
       return { key: process.env.ANTHROPIC_AUTH_TOKEN, from: "ANTHROPIC_AUTH_TOKEN", bearer: true };
     return { ...found, bearer: false };
@@ -182,7 +183,8 @@ export default definePlugin({
   options: AnthropicOptions,
   setup(ctx) {
     const o = ctx.options;
-    const cli = sharedCli(ctx);
+    // read at each lookup: the models plugin may be set up after this one, or not be in the preset
+    const selected = () => ctx.services.get("provider-cli")?.selected;
     const user = userModels(ctx.baseDir, o, ctx.log, { cwd: ctx.cwd, trusted: ctx.projectTrusted });
     const configured = user.providers;
     const info = (m: string) => ctx.log.info(m);
@@ -203,14 +205,14 @@ export default definePlugin({
     });
     const builtin = mine.find((p) => p.id === "anthropic");
     const providers = [
-      makeProvider(ctx, cli, setupFor("anthropic", builtin, o)),
-      ...mine.filter((p) => p.id !== "anthropic").map((p) => makeProvider(ctx, cli, setupFor(p.id, p, o))),
+      makeProvider(ctx, selected, setupFor("anthropic", builtin, o)),
+      ...mine.filter((p) => p.id !== "anthropic").map((p) => makeProvider(ctx, selected, setupFor(p.id, p, o))),
     ];
     // Bedrock and Vertex, unless models.yaml already uses the id for a server of its own.
     for (const c of CLOUDS)
       if (!mine.some((p) => p.id === c.id))
         providers.push(
-          makeProvider(ctx, cli, {
+          makeProvider(ctx, selected, {
             id: c.id,
             keyless: true,
             cache: true,

@@ -24,7 +24,8 @@ import {
   type ApiKind,
   type CatalogModel,
 } from "../../lib/provider-kit/catalog.js";
-import { hasKey, keyHint, lookupKey, sharedCli, type ProviderCliService } from "../../lib/provider-kit/cli.js";
+import { hasKey, keyHint, lookupKey } from "../../lib/provider-kit/keys.js";
+import type {} from "../models/api.js"; // types the models plugin's `provider-cli` service (the provider --api-key is for)
 import {
   deepMerge,
   isLocalUrl,
@@ -107,14 +108,14 @@ function isOfficial(url: string): boolean {
   }
 }
 
-function makeProvider(ctx: PluginContext<Options>, cli: ProviderCliService, s: Setup): Provider {
+function makeProvider(ctx: PluginContext<Options>, selected: () => string | undefined, s: Setup): Provider {
   const o = ctx.options;
   const clients = new Map<string, OpenAI>();
   let warned = false;
   const key = (run = false) =>
     lookupKey(
       ctx,
-      cli,
+      selected(),
       s.id,
       s.apiKeyEnv,
       s.keyless(),
@@ -294,7 +295,8 @@ export default definePlugin({
   options: OpenAIOptions,
   setup(ctx) {
     const o = ctx.options;
-    const cli = sharedCli(ctx);
+    // read at each lookup: the models plugin may be set up after this one, or not be in the preset
+    const selected = () => ctx.services.get("provider-cli")?.selected;
     const user = userModels(ctx.baseDir, o, ctx.log, { cwd: ctx.cwd, trusted: ctx.projectTrusted });
     const configured = user.providers.filter((p) => p.id !== "anthropic" && p.api !== "anthropic-messages");
     // (an `openai` entry with api anthropic-messages is the anthropic plugin's to refuse)
@@ -312,7 +314,7 @@ export default definePlugin({
       maxOutput: own?.defaults?.maxOutput ?? OPENAI_DEFAULT_LIMITS.maxOutput,
     };
     register(
-      makeProvider(ctx, cli, {
+      makeProvider(ctx, selected, {
         id: "openai",
         baseUrl: openaiUrl,
         apiKeyEnv: own?.apiKeyEnv ?? o.apiKeyEnv,
@@ -340,7 +342,7 @@ export default definePlugin({
       const url = p?.baseUrl ?? b.baseUrl;
       const local = isLocalUrl(b.baseUrl);
       register(
-        makeProvider(ctx, cli, {
+        makeProvider(ctx, selected, {
           id: b.id,
           baseUrl: () => url,
           apiKeyEnv: p?.apiKeyEnv ?? b.apiKeyEnv,
@@ -366,7 +368,7 @@ export default definePlugin({
     if (!byId.has("azure")) {
       const azureLimits = { ...OPENAI_DEFAULT_LIMITS };
       register(
-        makeProvider(ctx, cli, {
+        makeProvider(ctx, selected, {
           id: "azure",
           baseUrl: () => azureEndpoint() ?? "https://<resource>.openai.azure.com",
           apiKeyEnv: "AZURE_OPENAI_API_KEY",
@@ -396,7 +398,7 @@ export default definePlugin({
       };
       const url = p.baseUrl;
       register(
-        makeProvider(ctx, cli, {
+        makeProvider(ctx, selected, {
           id: p.id,
           baseUrl: () => url,
           apiKeyEnv: p.apiKeyEnv,
@@ -417,7 +419,7 @@ export default definePlugin({
     // Subscription providers (provider-github-copilot) speak these wire formats through this service.
     const wire: OpenAIWireService = {
       provider: (w) =>
-        makeProvider(ctx, cli, {
+        makeProvider(ctx, selected, {
           id: w.id,
           baseUrl: w.baseUrl,
           keyless: () => false,

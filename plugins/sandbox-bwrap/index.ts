@@ -7,7 +7,7 @@
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { definePlugin, Type, type Static } from "../../api/index.js";
-import { projectRoot } from "../../lib/project.js";
+import { projectRoot } from "../../lib/locations.js";
 import type { ExecOptions } from "../tools-coding/api.js";
 import {
   bwrapArgs,

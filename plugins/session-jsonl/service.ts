@@ -222,7 +222,7 @@ export class SessionManager implements SessionService {
   private restoreModel(agent: Agent): void {
     const { model: recorded, thinkingLevel } = this.store.state();
     if (!this.ctx.options.restoreModel) return;
-    // The thinking level the session ran with (lib/thinking.ts records it), unless --thinking chose this run's.
+    // The thinking level the session ran with (the models plugin's thinking.ts records it), unless --thinking chose this run's.
     if (thinkingLevel && this.ctx.flags.get("thinking") === undefined)
       agent.setRequestOptions({ thinking: thinkingLevel as never });
     if (!recorded || this.flags.modelFromCli) return;

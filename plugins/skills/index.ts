@@ -17,7 +17,6 @@ import { substituteArguments } from "../../lib/command-body.js";
 import { CompatOption, compatOf, skillPlaces, type Compat } from "../../lib/compat.js";
 import { addDoctorSection } from "../../lib/doctor.js";
 import { renderSkillIndex } from "../../lib/skill-index.js";
-import { projectRoot } from "../../lib/project.js";
 import type {} from "../tool-search/api.js"; // types the `tool-search` service
 import type { SkillIndex, SkillsService } from "./api.js";
 import {
@@ -40,6 +39,7 @@ export {
   type SkillProblem,
   type SkillSource,
 } from "./discover.js";
+import { projectRoot } from "../../lib/locations.js";
 
 export const SkillsOptions = Type.Object({
   /** Extra folders of skills, relative to the preset file (looked at before everything else). */

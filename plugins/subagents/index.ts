@@ -5,13 +5,11 @@
  * are aborted with the parent, keep their conversation in their own session file, and their usage is
  * carried on the result so the parent's totals and budgets include it. See docs/subagents.md.
  */
-import { homedir } from "node:os";
 import { resolve } from "node:path";
-import { coilHome } from "../../lib/paths.js";
-import { projectRoot } from "../../lib/project.js";
 import { Type, definePlugin, type ModelRequest } from "../../api/index.js";
 import { discoverAgents } from "./agents.js";
 import { TaskRunner } from "./runner.js";
+import { locationsOf } from "../../lib/locations.js";
 
 export { BUILTIN_AGENTS, discoverAgents, parseAgentFile, type AgentType, type AgentProblem } from "./agents.js";
 export type { SubagentRun, SubagentUpdate, SubagentsService, TaskDetails } from "./api.js";
@@ -41,9 +39,9 @@ export default definePlugin({
     const o = ctx.options;
     if (o.maxDepth < 1) return;
     const found = discoverAgents({
-      cwd: projectRoot(ctx.cwd),
-      home: coilHome(),
-      userHome: homedir(),
+      cwd: locationsOf(ctx).projectRoot,
+      home: locationsOf(ctx).coilHome,
+      userHome: locationsOf(ctx).home,
       packages: o.packages,
       trusted: ctx.projectTrusted,
       extra: o.dirs.map((d) => resolve(ctx.baseDir, d)),

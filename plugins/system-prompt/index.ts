@@ -5,13 +5,10 @@
  * `--append-system-prompt` / `APPEND_SYSTEM.md` add text near the end (docs/context.md).
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { Type, definePlugin, type ModelRequest, type SystemBlock, type ToolSpec } from "../../api/index.js";
-import { coilHome, packageRoot } from "../../lib/paths.js";
-import { piAgentDir } from "../../lib/compat.js";
+import { packageRoot } from "../../lib/paths.js";
 import { addDoctorSection } from "../../lib/doctor.js";
-import { projectRoot } from "../../lib/project.js";
 import type {} from "../context-files/api.js"; // types the `context-files` service
 import type {} from "../skills/api.js"; // types the `skills` service
 import {
@@ -23,6 +20,7 @@ import {
   type SkillEntry,
   type ToolInfo,
 } from "./blocks.js";
+import { locationsOf } from "../../lib/locations.js";
 
 export { assemble, escapeXml, guidelinesFor, BLOCK_ORDER, DEFAULT_ROLE } from "./blocks.js";
 
@@ -121,7 +119,7 @@ export default definePlugin({
     };
     let root: string | undefined;
     const projectDir = () => {
-      root ??= projectRoot(ctx.cwd);
+      root ??= locationsOf(ctx).projectRoot;
       return root;
     };
     const flagText = (name: string): string | undefined => {
@@ -130,19 +128,18 @@ export default definePlugin({
       const path = resolve(ctx.cwd, v);
       return (v.length < 4096 && readText(path)) || v;
     };
-    const home = () => coilHome();
+    const home = () => locationsOf(ctx).coilHome;
     /**
      * Where `SYSTEM.md` / `APPEND_SYSTEM.md` are looked for, first found wins: `.coil/` at the project root,
      * Pi's `.pi/` in the working directory (as Pi looks), `$COIL_HOME`, Pi's `~/.pi/agent` (`compat.pi`).
      */
     const places = (name: string) => {
       const pi = ctx.services.get("skills")?.compat.pi !== false;
-      const userHome = process.env.HOME || homedir();
       return [
         join(projectDir(), ".coil", name),
         ...(pi ? [join(ctx.cwd, ".pi", name)] : []),
         join(home(), name),
-        ...(pi ? [join(piAgentDir(userHome), name)] : []),
+        ...(pi ? [join(locationsOf(ctx).piAgentDir, name)] : []),
       ];
     };
     const layeredFile = (name: string) => places(name).find((f) => readText(f) !== undefined);

@@ -60,8 +60,16 @@ export interface OperationsStatus {
   doctor?(env: Record<string, string | undefined>): Promise<{ ok: boolean; report: string }>;
 }
 
+/** How commands are confined, for `coil doctor` (the doctor plugin prints it after the project line). */
+export interface ConfinementService {
+  /** The backend's own report when it has one, otherwise the plain statement that commands run unconfined. */
+  report(env: Record<string, string | undefined>): Promise<{ ok: boolean; report: string }>;
+}
+
 declare module "coil" {
   interface Services {
+    /** tools-coding's: whether the commands its bash tool runs are confined. */
+    confinement: ConfinementService;
     /** File and process backend for the coding tools (partial implementations are filled from the local one). */
     operations: Partial<Operations> & OperationsStatus;
   }

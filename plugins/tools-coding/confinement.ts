@@ -1,6 +1,6 @@
 /**
  * Whether commands are confined, said plainly: the one-time notice the first unconfined bash call
- * prints, and `coil doctor`, which every built-in preset has through this plugin. A backend that
+ * prints, and the `confinement` service `coil doctor` (the doctor plugin) prints. A backend that
  * confines commands (sandbox-bwrap) provides `operations.doctor` and reports for itself.
  */
 import { userInfo } from "node:os";

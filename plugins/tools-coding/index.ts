@@ -6,9 +6,6 @@
 import { definePlugin, type ToolDefinition, type ToolResultMessage } from "../../api/index.js";
 import { createBashTool } from "./bash.js";
 import { ConfinementNotice, confinementReport } from "./confinement.js";
-import { doctorService, formatSections, reportSections } from "../../lib/doctor.js";
-import { coilHome, coilVersion } from "../../lib/paths.js";
-import { gitRoot, projectRoot } from "../../lib/project.js";
 import { createEditTool } from "./edit.js";
 import { resolveOperations } from "./local-operations.js";
 import { CodingOptions, type ToolEnv } from "./options.js";
@@ -47,45 +44,9 @@ export default definePlugin({
     };
     for (const name of ctx.options.tools) ctx.tools.register(factories[name](env));
     ctx.onStart((_agent, io, info) => notice.started(io, info));
-    // Other plugins add sections to `coil doctor` (skills, context files): lib/doctor.ts.
-    const sections = doctorService(ctx);
-    ctx.subcommands.register({
-      name: "doctor",
-      description:
-        "check the setup: versions, project trust, how commands are confined, providers and keys, MCP servers, skills, context files, templates",
-      options: [{ name: "json", description: "print JSON: versions, project, confinement and each section's report" }],
-      run: async (_args, io, options) => {
-        const root = projectRoot(ctx.cwd);
-        const git = Boolean(gitRoot(ctx.cwd));
-        const confinement = await confinementReport(
-          ctx.services.get("operations"),
-          ctx.options.tools.includes("bash"),
-          io.env,
-        );
-        const code = confinement.ok ? 0 : 1;
-        if (options.json === true) {
-          const report = {
-            coil: coilVersion(),
-            node: process.version,
-            platform: `${process.platform} ${process.arch}`,
-            home: coilHome(io.env),
-            project: { root, git, trusted: ctx.projectTrusted },
-            confinement,
-            sections: await reportSections(sections.sections()),
-          };
-          io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-          return code;
-        }
-        io.stdout.write(
-          `coil ${coilVersion()} (node ${process.version}, ${process.platform} ${process.arch}); $COIL_HOME ${coilHome(io.env)}\n`,
-        );
-        io.stdout.write(
-          `project: ${root}${git ? " (git root)" : " (no git repository: the working directory)"}, ${ctx.projectTrusted ? "trusted: its .coil/ preset, hooks, .mcp.json servers, plugins and node_modules/.bin load" : "not trusted: its .coil/ preset, hooks, .mcp.json servers, plugins and node_modules/.bin do not load (coil trust)"}\n`,
-        );
-        io.stdout.write(`${confinement.report}\n`);
-        io.stdout.write(await formatSections(sections.sections()));
-        return code;
-      },
+    // `coil doctor` (the doctor plugin) says how the commands bash runs are confined.
+    ctx.services.provide("confinement", {
+      report: (env) => confinementReport(ctx.services.get("operations"), ctx.options.tools.includes("bash"), env),
     });
 
     if (ctx.options.tools.includes("read")) {

@@ -35,7 +35,7 @@ import { colorLevel, loadTheme, setTheme, theme } from "./theme.js";
 import { DoublePress, openRewindPicker } from "./rewind.js";
 import { takeCarry, type EditorCarry } from "./reload.js";
 import { findCommand, formatDiagnostic } from "../../lib/front-end.js";
-import { recentModels, rememberModel } from "../../lib/recent-models.js";
+import { recentModels, rememberModel } from "./recent-models.js";
 import { DialogHost } from "./dialogs.js";
 import { autocomplete, pastedImageRef, withAttachments } from "./input.js";
 import { Lines, wrapText } from "./lines.js";
@@ -55,7 +55,8 @@ import {
   toolBody,
 } from "./render.js";
 import type { AppHandle, Bridge, Dialogs, PickItem } from "./types.js";
-import type {} from "../../lib/thinking.js"; // types the `thinking` service
+import type {} from "../models/api.js"; // types the `thinking` service
+import type {} from "../../lib/models.js"; // types the `model-choice` service (how the start model was chosen)
 
 type Lib = typeof PiTui;
 
@@ -274,8 +275,7 @@ export class TuiApp implements AppHandle {
    */
   private headerLine(width: number): string {
     const { truncateToWidth, visibleWidth } = this.lib;
-    const chosen = (this.ctx.services.get("provider-cli") as { chosen?: { model: string; why: string } } | undefined)
-      ?.chosen;
+    const chosen = this.ctx.services.get("model-choice")?.chosen;
     const model = this.currentModel();
     const why = chosen?.model === model ? ` (${chosen.why}; --model to choose)` : "";
     const home = homedir();

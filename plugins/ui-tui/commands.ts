@@ -16,8 +16,7 @@ import {
 import { providerDefault } from "../../lib/models.js";
 import { subagentRunOf } from "../../lib/subagent-usage.js";
 import { coilHome, writeAuthKey } from "../../lib/provider-kit/config.js";
-import { runLogin } from "../../lib/provider-kit/cli.js";
-import { loginFlows } from "../../lib/provider-kit/oauth.js";
+import { loginFlows, runLogin } from "../../lib/provider-kit/oauth.js";
 import type { MessageEntry, SessionEntry, SessionService } from "../session-jsonl/api.js";
 import { readSettings, writeSettings } from "./settings.js";
 import { summarizeArgs } from "./summary.js";

@@ -21,7 +21,7 @@ import type {} from "../session-jsonl/api.js"; // types the `session` service
 import type { Bridge } from "./types.js";
 import { theme } from "./theme.js";
 import type {} from "../../lib/ui.js"; // the plugin UI contract (types the members beyond the dialogs)
-import type {} from "../../lib/thinking.js"; // types the `thinking` service
+import type {} from "../models/api.js"; // types the `thinking` service
 
 /** customType of the messages `!cmd` adds; converted to user messages at request time. */
 export const SHELL_MESSAGE = "ui-tui.shell";

@@ -1,13 +1,14 @@
 /**
  * The model a run starts with when nothing names one: boot picks the balanced default of the first
- * configured provider (or models.yaml's `default:`) and tells the front ends why, through the models
- * plugin's `provider-cli` service (the TUI's start line shows it).
+ * configured provider (or models.yaml's `default:`) and tells the front ends why, through the
+ * `model-choice` service boot provides (lib/models.ts; the TUI's start line shows it).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createAgent } from "../../sdk/index.js";
+import type { ModelChoiceService } from "../../lib/models.js";
 
 const dir = mkdtempSync(join(tmpdir(), "coil-default-model-"));
 const saved = {
@@ -36,7 +37,7 @@ async function start(o: { model?: string; yaml?: string } = {}) {
   writeFileSync(join(dir, "models.yaml"), o.yaml ?? "");
   process.env.ANTHROPIC_API_KEY = "sk-ant-test-default";
   const coil = await createAgent({ cwd: dir, home: dir, preset, model: o.model, stderr: process.stderr });
-  const chosen = (coil.host.services.get("provider-cli") as { chosen?: { model: string; why: string } }).chosen;
+  const chosen = (coil.host.services.get("model-choice") as ModelChoiceService | undefined)?.chosen;
   const state = `${coil.agent.state.provider}/${coil.agent.state.model.id}`;
   await coil.close();
   return { chosen, state };

@@ -2,7 +2,7 @@
 import { existsSync, mkdirSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { projectRoot, foldersUpToRoot } from "../../lib/project.js";
+import { projectRoot, foldersUpToRoot } from "../../lib/locations.js";
 import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../support/ecosystem.js";
 
 beforeAll(requireBuild);

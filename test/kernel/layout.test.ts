@@ -318,6 +318,52 @@ function entryPointViolations(file: string, text: string): string[] {
   return problems;
 }
 
+/**
+ * What only a plugin does, found line by line in lib/: defining a plugin, registering on a plugin's
+ * context (tools, providers, flags, subcommands, slash commands, front ends), tapping a hook, or
+ * running at start or stop. lib/ is one layer below the plugins: it registers nothing. (A kit may
+ * create a shared list the first plugin that needs it provides: the `doctor` sections, the login flows.)
+ */
+const REGISTERS: [RegExp, string][] = [
+  [/\bdefinePlugin\s*\(/, "defines a plugin"],
+  [/\bctx\.(tools|providers|flags|subcommands|commands|frontEnds)\.register\(/, "registers on a plugin's context"],
+  [/\bctx\.(tap|onStart|onStop)\(/, "taps a hook or runs at start/stop"],
+];
+
+function libRegisters(file: string, text: string): string[] {
+  const problems: string[] = [];
+  text.split("\n").forEach((line, i) => {
+    const code = line.replace(/^\s*(\/\/|\*).*$/, "");
+    for (const [pattern, what] of REGISTERS)
+      if (pattern.test(code))
+        problems.push(`${rel(file)}:${i + 1} ${what}: lib/ registers nothing (move it into the plugin that owns it)`);
+  });
+  return problems;
+}
+
+describe("layout: lib/ registers nothing", () => {
+  it("no file in lib/ defines a plugin, registers on a plugin's context, taps a hook or runs at start", () => {
+    const problems = walk(join(root, "lib")).flatMap((f) => libRegisters(f, readFileSync(f, "utf8")));
+    expect(problems).toEqual([]);
+  });
+
+  it("the check catches each way of registering", () => {
+    const file = join(root, "lib", "probe.ts");
+    for (const line of [
+      'export default definePlugin({ id: "x", setup() {} });',
+      'ctx.flags.register({ name: "api-key", type: "string" });',
+      'ctx.subcommands.register({ name: "models", run });',
+      'ctx.commands.register({ name: "model", run });',
+      'ctx.tap("before_request", (r) => r);',
+      "ctx.onStart((agent) => {});",
+    ])
+      expect(libRegisters(file, line), line).toEqual([expect.stringContaining("lib/ registers nothing")]);
+    expect(libRegisters(file, "this.flags.register(flag.name, flag, plugin.id);\n// ctx.flags.register(x)")).toEqual(
+      [],
+    );
+  });
+});
+
 describe("layout: sdk/, the public entry points", () => {
   it("sdk/ is the only place importing both boot/ and plugins/; lib/ imports neither plugins/, cli/ nor sdk/", () => {
     const problems = ["bin", "boot", "cli", "kernel", "lib", "plugins"].flatMap((dir) =>

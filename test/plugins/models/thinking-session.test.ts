@@ -2,7 +2,7 @@
 import { rmSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import models from "../../../plugins/models/index.js";
-import { currentLevel } from "../../../lib/thinking.js";
+import { currentLevel } from "../../../plugins/models/thinking.js";
 import { startRig, tempDirs } from "../../support/session-jsonl.js";
 
 const dirs = tempDirs("coil-thinking-session-");

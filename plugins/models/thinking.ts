@@ -5,33 +5,16 @@
  * effort; OpenAI: the reasoning effort). A model without reasoning keeps the level for the models that
  * have it, and the user is told so; nothing fails. Each change is recorded in the session
  * (`thinking_level_change`), which session-jsonl restores on `-c`, `--session`, `/resume` and `/reload`.
- * The `models` plugin registers all of it.
+ * The `models` plugin registers all of it; the service's type is in api.ts.
  */
-import type { Agent, ModelRequest, PluginContext } from "../api/index.js";
+import type { Agent, ModelRequest, PluginContext } from "../../api/index.js";
+import type { ThinkingLevel, ThinkingService } from "./api.js";
 
 export const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
-export type ThinkingLevel = (typeof THINKING_LEVELS)[number];
 export const THINKING_SERVICE = "thinking";
 
 export const isThinkingLevel = (value: unknown): value is ThinkingLevel =>
   THINKING_LEVELS.includes(value as ThinkingLevel);
-
-export interface ThinkingService {
-  /** The level the next request carries; undefined when none was set (the provider's default). */
-  level(agent: Agent): ThinkingLevel | undefined;
-  /** Set the level for the next requests and record it in the session; returns what to tell the user. */
-  set(agent: Agent, level: ThinkingLevel): string;
-  /** Step to the next level (off → minimal → … → xhigh → off); returns what to tell the user. */
-  cycle(agent: Agent): string;
-  /** Why the level does nothing for the agent's model (it does not reason), or undefined. */
-  unused(agent: Agent): string | undefined;
-}
-
-declare module "coil" {
-  interface Services {
-    thinking: ThinkingService;
-  }
-}
 
 /** The slice of the `session` service this needs (plugins do not import each other). */
 interface SessionLike {

@@ -6,7 +6,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { coilHome } from "./paths.js";
+import { coilHome } from "../../lib/paths.js";
 
 const FILE = "recent-models.json";
 /** How many models the list keeps. */

@@ -1,55 +1,47 @@
 /**
  * What the user has beyond the providers' streaming: `--api-key`, `coil models [search]`,
- * `coil auth set|remove|list`, and the `/model` slash command. The `models` plugin registers them
- * (a preset lists it: the default one does); provider plugins read its state (`provider-cli`
- * service) lazily, so they work, without those commands, in a preset that leaves it out.
+ * `coil auth set|remove|list`, `coil login`/`coil logout`, and the `/model` slash command, registered
+ * by this plugin. Provider plugins read which provider `--api-key` applies to from its `provider-cli`
+ * service (api.ts) when they look a key up (lib/provider-kit/keys.ts), so they work, without these
+ * commands, in a preset that leaves the plugin out.
  */
-import type { Agent, CliStreams, CustomMessage, ModelInfo, PluginContext, Provider } from "../../api/index.js";
-import { CoilError, messageOf } from "../../kernel/errors.js";
-import { resolveModel, type ModelChoice } from "../models.js";
-import { describePrice, type CatalogModel } from "./catalog.js";
+import {
+  CoilError,
+  messageOf,
+  type Agent,
+  type CliStreams,
+  type CustomMessage,
+  type ModelInfo,
+  type PluginContext,
+  type Provider,
+} from "../../api/index.js";
+import { resolveModel, type ModelChoice } from "../../lib/models.js";
+import { describePrice, type CatalogModel } from "../../lib/provider-kit/catalog.js";
 import {
   authFile,
   authFileTooOpen,
   coilHome,
   readAuth,
-  storedKey,
   writeAuthEntry,
   writeAuthKey,
-  type KeyLookup,
   type OAuthEntry,
-} from "./config.js";
-import { skippedNotes } from "./skipped.js";
-import { isCommand, resolveValue, variablesOf, type ConfigValue } from "./values.js";
-import { describeExpiry, findLogin, loginFlows, piAuthFile, piLogins, type LoginFlow, type LoginUI } from "./oauth.js";
-
-export const CLI_SERVICE = "provider-cli";
-
-/** Shared state between the provider plugins (through the `provider-cli` service). */
-export interface ProviderCliService {
-  /** Provider chosen at start-up; `--api-key` applies to it only. Undefined before start (and when embedded). */
-  selected?: string;
-  /** Set when no `--model`, preset or models.yaml named the start model: which one was picked, and why (shown in the start line). */
-  chosen?: { model: string; why: string };
-}
-
-/**
- * For provider plugins: the `models` plugin's state, read when used (it may be installed after them).
- * Without the models plugin nothing is selected and `--api-key` does not exist.
- */
-export function sharedCli(ctx: PluginContext<unknown>): ProviderCliService {
-  const current = () => ctx.services.get(CLI_SERVICE) as ProviderCliService | undefined;
-  return {
-    get selected() {
-      return current()?.selected;
-    },
-  };
-}
+} from "../../lib/provider-kit/config.js";
+import { skippedNotes } from "../../lib/provider-kit/skipped.js";
+import {
+  describeExpiry,
+  findLogin,
+  loginFlows,
+  piAuthFile,
+  piLogins,
+  runLogin,
+  type LoginUI,
+} from "../../lib/provider-kit/oauth.js";
+import type { ProviderCliService } from "./api.js";
 
 /** Register `--api-key`, `coil models`, `coil auth` and `/model` (the `models` plugin's setup). */
 export function registerModelCli(ctx: PluginContext<unknown>): ProviderCliService {
   const service: ProviderCliService = {};
-  ctx.services.provide(CLI_SERVICE, service);
+  ctx.services.provide("provider-cli", service);
   ctx.flags.register({
     name: "api-key",
     description: "API key for the provider this run uses (never stored or logged)",
@@ -118,51 +110,6 @@ export function registerModelCli(ctx: PluginContext<unknown>): ProviderCliServic
     run: (args, agent) => switchModel(ctx, args, agent),
   });
   return service;
-}
-
-/**
- * The key for `provider`: `--api-key` (for the provider chosen at start), the `apiKey` of models.yaml
- * or Pi's models.json (`${NAME}` or `!command`), the variable, then auth.json. A command runs only when
- * `run` is set (a request is about to be made): otherwise the lookup says the key will come from it.
- */
-export function lookupKey(
-  ctx: PluginContext<unknown>,
-  cli: ProviderCliService,
-  provider: string,
-  envName: string | undefined,
-  keyless: boolean,
-  warn?: (m: string) => void,
-  configured?: { apiKey?: ConfigValue; run?: boolean },
-): KeyLookup {
-  const flag = ctx.flags.get("api-key");
-  if (typeof flag === "string" && flag && (!cli.selected || cli.selected === provider))
-    return { key: flag, from: "--api-key" };
-  const v = configured?.apiKey;
-  if (v) {
-    const from = `apiKey in ${v.file}`;
-    if (isCommand(v)) return configured.run ? { key: resolveValue(v), from } : { from, deferred: true };
-    const key = resolveValue(v, "undefined");
-    if (key) return { key, from: v.literal ? from : `${variablesOf(v).join(", ")} (${from})` };
-  }
-  const fromEnv = envName ? process.env[envName] : undefined;
-  if (fromEnv) return { key: fromEnv, from: envName };
-  try {
-    const stored = storedKey(readAuth(coilHome()), provider);
-    if (stored) return { key: stored, from: "auth.json" };
-  } catch (error) {
-    warn?.((error as Error).message);
-  }
-  return keyless ? { from: "none" } : {};
-}
-
-/** Whether a lookup found a key, or one a `!command` will give when a request needs it (looked up once). */
-export function hasKey(k: KeyLookup): boolean {
-  return k.key !== undefined || k.deferred === true;
-}
-
-/** "set ANTHROPIC_API_KEY (or --api-key, or `coil auth set anthropic`)". */
-export function keyHint(provider: string, envName: string | undefined): string {
-  return `${envName ? `set ${envName}` : "configure apiKeyEnv in $COIL_HOME/models.yaml"} (or pass --api-key, or store one with \`coil auth set ${provider}\`)`;
 }
 
 function pad(text: string, width: number): string {
@@ -413,22 +360,6 @@ function cliLoginUI(io: CliStreams, signal: AbortSignal): LoginUI {
       io.stderr.write(`${question} `);
       return readLine(io, stop ? AbortSignal.any([signal, stop]) : signal);
     },
-  };
-}
-
-/** Run a login flow and store what it returns; the line to show when it is done. */
-export async function runLogin(
-  flow: LoginFlow,
-  ui: LoginUI,
-  args: string[],
-  home: string,
-): Promise<{ file: string; text: string }> {
-  const entry = await flow.login(ui, args);
-  const file = writeAuthEntry(home, flow.provider, entry);
-  const more = flow.describe?.(entry);
-  return {
-    file,
-    text: `Logged in to ${flow.title}${more ? ` (${more})` : ""}; stored in ${file} (mode 0600). Use it with --model ${flow.provider}/<model> (coil models ${flow.provider} lists them).`,
   };
 }
 
