@@ -3,6 +3,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packageRoot } from "../../../boot/paths.js";
 import { childEnv } from "../../support/env.js";
@@ -178,7 +179,11 @@ conversations:
 
 describe("subagents in coil/sdk", () => {
   it("the default preset has the task tool, and subscribers see the child's events tagged with its id", async () => {
-    const { createAgent } = await import("../../../sdk/index.js");
+    // The built coil/sdk (dist/, what `import "coil/sdk"` gives a user): the default preset from source would
+    // transpile every built-in plugin through jiti first (20–40 s), which is not what this test is about.
+    const { createAgent } = (await import(
+      pathToFileURL(join(packageRoot(), "dist", "sdk", "index.js")).href
+    )) as typeof import("../../../sdk/index.js");
     const cwd = temp("coil-subagents-sdk-");
     const home = temp("coil-subagents-sdk-home-");
     writeFileSync(
