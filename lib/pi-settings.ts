@@ -37,6 +37,8 @@ export interface PiSettings {
   prompts: PiPath[];
   /** `key: why` for everything else in the files (and for entries of `skills`/`prompts` coil cannot use). */
   notRead: string[];
+  /** `key: who` for keys another plugin reads (Pi's extensions and packages: pi-extensions). */
+  elsewhere: string[];
 }
 
 /** Pi's provider ids that coil names otherwise. */
@@ -75,7 +77,7 @@ export function readPiSettings(o: { cwd: string; trusted: boolean; env?: NodeJS.
 }
 
 function read(globalFile: string, projectFile: string | undefined, trusted: boolean, userHome: string): PiSettings {
-  const out: PiSettings = { files: [], skills: [], prompts: [], notRead: [] };
+  const out: PiSettings = { files: [], skills: [], prompts: [], notRead: [], elsewhere: [] };
   const layers: { file: string; scope: "user" | "project"; data: Record<string, unknown> }[] = [];
   for (const [file, scope] of [
     [globalFile, "user"],
@@ -117,6 +119,7 @@ function read(globalFile: string, projectFile: string | undefined, trusted: bool
           else out[k].push(p);
         }
       } else if (READ_KEYS.has(k)) out.notRead.push(`${where}: ${JSON.stringify(v)} is not a value coil can use`);
+      else if (ELSEWHERE[k]) out.elsewhere.push(`${where}: ${ELSEWHERE[k]}`);
       else out.notRead.push(`${where}: ${WHY[k] ?? "Pi's own setting; coil has no counterpart"}`);
     }
   }
@@ -130,11 +133,15 @@ function read(globalFile: string, projectFile: string | undefined, trusted: bool
   return out;
 }
 
+/** Keys this reader leaves to another plugin, and what that plugin does with them. */
+const ELSEWHERE: Record<string, string> = {
+  packages:
+    "the pi-extensions plugin loads the packages' extensions (docs/pi-extensions.md); their skills, prompts and themes are not read",
+  extensions: "the pi-extensions plugin loads them (docs/pi-extensions.md)",
+};
+
 /** Why a key coil does not read is not read, where coil has another way to do it. */
 const WHY: Record<string, string> = {
-  packages:
-    "read by the pi-extensions plugin for the packages' extensions (docs/pi-extensions.md); their skills, prompts and themes are not read",
-  extensions: "read by the pi-extensions plugin (docs/pi-extensions.md)",
   themes: "coil's TUI has its own theme (docs/tui.md)",
   theme: "coil's TUI has its own theme (docs/tui.md)",
   compaction: "the compaction-summary plugin's options and the preset's reserveTokens (docs/context.md)",

@@ -58,6 +58,7 @@ export default definePlugin({
           );
         for (const p of s.skills) lines.push(`skills: ${p.path} (${p.written} in ${p.file})`);
         for (const p of s.prompts) lines.push(`prompts: ${p.path} (${p.written} in ${p.file})`);
+        for (const n of s.elsewhere) lines.push(`elsewhere: ${n}`);
         for (const n of s.notRead) lines.push(`not read: ${n}`);
         return lines.join("\n");
       },

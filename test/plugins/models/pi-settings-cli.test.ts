@@ -82,9 +82,10 @@ describe("Pi's SYSTEM.md, APPEND_SYSTEM.md and settings.json", () => {
     expect(out).toMatch(/skills: .*extra-skills/);
     expect(out).toMatch(/prompts: .*prompts-extra/);
     expect(out).toMatch(/not read: skills: "~\/more-skills\/\*" .*glob patterns/);
-    expect(out).toMatch(/not read: packages \(.*\): Pi packages/);
+    expect(out).toMatch(/elsewhere: packages \(.*\): the pi-extensions plugin loads the packages' extensions/);
     expect(out).toMatch(/not read: theme \(.*\): /);
-    expect(out).toMatch(/not read: extensions \(.*\): Pi extensions/);
+    expect(out).toMatch(/elsewhere: extensions \(.*\): the pi-extensions plugin loads them/);
+    expect(out).not.toMatch(/not read: (packages|extensions) \(/);
     // where the system prompt's role and appended text come from
     expect(out).toContain(`role: ${join(s.home, ".pi", "agent", "SYSTEM.md")}`);
     expect(out).toContain(`append: ${join(s.project, ".pi", "APPEND_SYSTEM.md")}`);
