@@ -10,7 +10,8 @@
  */
 import { spawn } from "node:child_process";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
+import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { Type, type Static } from "typebox";
 import { definePlugin, type Provider, type ProviderRequest } from "../../api/index.js";
@@ -27,6 +28,10 @@ import {
   subscriptionAuth,
 } from "../../lib/provider-kit/oauth.js";
 import type { OpenAIWireService } from "../provider-openai/api.js";
+
+// Required, not imported: on Node 22 and 24 an ESM import of node:http fills in all of its exports, and its
+// lazy WebSocket/MessageEvent load undici into every run that has this plugin (lib/provider-kit/http-fetch.ts).
+const { createServer } = createRequire(import.meta.url)("node:http") as typeof import("node:http");
 
 export const CodexOptions = Type.Object({
   /** OpenAI's login server (`/oauth/authorize`, `/oauth/token`); default `https://auth.openai.com`. */
