@@ -8,7 +8,8 @@ import { pathToFileURL } from "node:url";
 import { CoilError, messageOf, type CoilErrorOptions } from "../kernel/errors.js";
 import { isPlugin, type Plugin } from "../api/plugin.js";
 import { builtinModule, builtinPluginIds, nodeModules } from "./paths.js";
-import { nearest, npmSpec } from "./preset.js";
+import { npmSpec } from "../lib/npm-spec.js";
+import { nearest } from "./preset.js";
 
 export interface PluginRef {
   /** As the user wrote it (for messages). */

@@ -9,6 +9,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "nod
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type Scalar } from "yaml";
 import { CoilError } from "../kernel/errors.js";
 import { claudeModel } from "../lib/claude-settings.js";
+import { npmSpec } from "../lib/npm-spec.js";
 import { nodeModules, packageRoot, projectRoot } from "./paths.js";
 
 export interface PresetSource {
@@ -361,12 +362,6 @@ function findPreset(ref: string, dir: string, home: string, pos: Partial<PresetS
   );
 }
 
-/** An npm reference's package spec and lookup name: `npm:@acme/x@^1/team.yaml` → `@acme/x@^1`, `@acme/x`. */
-export function npmSpec(ref: string): { spec: string; name: string } {
-  const parts = ref.replace(/^npm:/, "").split("/");
-  const spec = parts.slice(0, parts[0]!.startsWith("@") ? 2 : 1).join("/");
-  return { spec, name: spec.replace(/(?<=.)@[^@]*$/, "") };
-}
 const npmName = (ref: string): string => npmSpec(ref).name;
 
 /** `pkg[@range]` or `pkg[@range]/sub/file.yaml`, looked up in node_modules above `dir`, then in coil's home. */

@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { isMap, isScalar, isSeq, parseDocument, type Document, type Node, type YAMLSeq } from "yaml";
-import { npmSpec } from "../boot/preset.js";
+import { npmSpec } from "./npm-spec.js";
 
 /** What a preset file says about a package: enabled (`true`), disabled (`false`), or nothing (`undefined`). */
 export type PackageState = boolean | undefined;

@@ -201,12 +201,16 @@ export function kitProvider<Client, Params extends object, Event>(
   };
   const hint = a.hint ?? keyHint(a.id, source?.envName ?? (source?.apiKey ? variablesOf(source.apiKey)[0] : undefined));
 
-  async function client(c: Credentials): Promise<{ client: Client; logger: SdkLogger }> {
+  /** The client for these credentials, made on first use; `hidden`: the provider's other secrets. */
+  async function client(
+    c: Credentials,
+    hidden: readonly (string | undefined)[],
+  ): Promise<{ client: Client; logger: SdkLogger }> {
     const id = `${c.url}\n${c.bearer}\n${c.key ?? ""}`;
     let made = clients.get(id);
     if (!made) {
       // The SDK's console logging goes to coil's diagnostics (stderr stays clean in --mode json).
-      const logger = sdkLogger(ctx.log, a.id, [c.key, ...(a.secrets?.() ?? [])]);
+      const logger = sdkLogger(ctx.log, a.id, [c.key, ...hidden]);
       const options = { timeout: o.timeoutMs, fetch: providerFetch, defaultHeaders: { ...o.headers }, logger };
       made = { client: await a.client(c, options), logger };
       clients.set(id, made);
@@ -230,7 +234,8 @@ export function kitProvider<Client, Params extends object, Event>(
     stream(request: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderEvent> {
       const model = a.model(request.model);
       const url = a.baseUrl();
-      const secrets: (string | undefined)[] = [...(a.secrets?.() ?? [])];
+      const hidden = a.secrets?.() ?? [];
+      const secrets: (string | undefined)[] = [...hidden];
       let k: Found | undefined;
       const classify = (error: unknown): Failure => {
         if (error instanceof CoilError)
@@ -274,7 +279,7 @@ export function kitProvider<Client, Params extends object, Event>(
           const built = a.build({ ...request, messages: history }, model) as Record<string, unknown>;
           const merged = deepMerge(deepMerge(built, a.params), model.params);
           const params = (a.finish ? a.finish(merged, request) : merged) as Params;
-          let sdk = await client({ url, key: k.key, bearer: k.bearer });
+          let sdk = await client({ url, key: k.key, bearer: k.bearer }, hidden);
           const send = () =>
             routeConsole(sdk.logger, () => a.send(sdk.client, params, { model, signal: abort, headers }));
           let events: AsyncIterable<Event>;
@@ -286,7 +291,7 @@ export function kitProvider<Client, Params extends object, Event>(
             token = await login.token(true);
             secrets.push(token, ...login.secrets());
             headers = withLogin(token);
-            sdk = await client({ url, key: token, bearer: false });
+            sdk = await client({ url, key: token, bearer: false }, hidden);
             events = await send();
           }
           return yield* a.read(events, builder, model);

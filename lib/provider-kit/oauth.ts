@@ -5,9 +5,9 @@
  * authorization grant (RFC 8628) and form/JSON requests that name what failed. See docs/providers.md.
  */
 import { join } from "node:path";
-import { CoilError, type PluginContext } from "../../api/index.js";
+import { CoilError, type PluginContext, type StartFn } from "../../api/index.js";
 import { type OAuthEntry, readAuth, readAuthAt, redact, writeAuthEntry } from "./config.js";
-import { piAgentDir } from "../locations.js";
+import { locationsOf, piAgentDir } from "../locations.js";
 
 export const LOGINS_SERVICE = "logins";
 
@@ -110,6 +110,32 @@ export function describeExpiry(expires: number, now = Date.now()): string {
   const span =
     mins < 120 ? `${mins} min` : mins < 48 * 60 ? `${Math.round(mins / 60)} h` : `${Math.round(mins / 1440)} days`;
   return `access token valid until ${at} (in ${span}; refreshed automatically)`;
+}
+
+/** Where a subscription provider's logins are: coil's under `$COIL_HOME`, Pi's found through the run's environment. */
+export interface LoginPlace {
+  /** `$COIL_HOME`, from the `locations` service (boot's answer, worked out once). */
+  home(): string;
+  /** The environment the run started with (`process.env` until it starts). */
+  env(): NodeJS.ProcessEnv;
+  /** Hand it to `ctx.onStart`: it takes the environment from the start. */
+  start: StartFn;
+}
+
+/** The one place a subscription provider plugin reads `$COIL_HOME` and the environment from. */
+export function loginPlace(ctx: Pick<PluginContext, "services" | "cwd" | "projectTrusted">): LoginPlace {
+  let home: string | undefined;
+  let env: NodeJS.ProcessEnv = process.env;
+  return {
+    home: () => {
+      home ??= locationsOf(ctx).coilHome;
+      return home;
+    },
+    env: () => env,
+    start: (_agent, io) => {
+      env = io.env;
+    },
+  };
 }
 
 /** A failed login or refresh: what happened, and what to do. Not retried. */

@@ -87,10 +87,12 @@ function makeProvider(ctx: PluginContext<Options>, s: Setup): Provider {
     },
     headers: s.headers,
     params: s.params,
-    unready: () => {
-      const missing = cloud?.missing(process.env);
-      return missing && `provider '${s.id}' (${cloud!.name}) is not set up: ${missing}. To use it, ${cloud!.hint}`;
-    },
+    unready: cloud
+      ? () => {
+          const missing = cloud.missing(process.env);
+          return missing && `provider '${s.id}' (${cloud.name}) is not set up: ${missing}. To use it, ${cloud.hint}`;
+        }
+      : undefined,
     secrets: cloudSecrets,
     history: () => HISTORY,
     build: (request, model) =>

@@ -13,12 +13,12 @@ import { join } from "node:path";
 import { Type, type Static } from "typebox";
 import { definePlugin, type Provider, type ProviderRequest } from "../../api/index.js";
 import { CompatOption, compatOf } from "../../lib/compat.js";
-import { coilHome } from "../../lib/paths.js";
 import { defaultModel, findModel, type CatalogModel } from "../../lib/provider-kit/catalog.js";
 import type { OAuthEntry } from "../../lib/provider-kit/config.js";
 import {
   findLogin,
   LoginError,
+  loginPlace,
   pollDeviceToken,
   registerLogin,
   requestJson,
@@ -91,15 +91,12 @@ export default definePlugin({
   setup(ctx) {
     const o: Options = ctx.options;
     const pi = compatOf(o.compat).pi;
-    let home = coilHome();
-    let env: NodeJS.ProcessEnv = process.env;
-    ctx.onStart((_agent, io) => {
-      home = coilHome(io.env);
-      env = io.env;
-    });
+    // $COIL_HOME from the locations service, the environment from the start (lib/provider-kit/oauth.ts)
+    const place = loginPlace(ctx);
+    ctx.onStart(place.start);
     const github = (domain?: string) => o.githubUrl ?? `https://${domain ?? "github.com"}`;
     const githubApi = (domain?: string) => o.githubApiUrl ?? `https://api.${domain ?? "github.com"}`;
-    const modelsFile = () => join(home, "github-copilot-models.json");
+    const modelsFile = () => join(place.home(), "github-copilot-models.json");
 
     /** Exchange the GitHub token for a Copilot API token (the login's `access`), and list the plan's models. */
     async function exchange(githubToken: string, domain: string | undefined): Promise<OAuthEntry> {
@@ -150,7 +147,7 @@ export default definePlugin({
           m.model_picker_enabled !== false &&
           m.policy?.state !== "disabled",
       );
-      mkdirSync(home, { recursive: true, mode: 0o700 });
+      mkdirSync(place.home(), { recursive: true, mode: 0o700 });
       writeFileSync(modelsFile(), `${JSON.stringify(usable, null, 2)}\n`, { mode: 0o600 });
       cached = undefined;
     }
@@ -181,8 +178,8 @@ export default definePlugin({
 
     const auth = subscriptionAuth({
       provider: PROVIDER,
-      home: () => home,
-      env: () => env,
+      home: place.home,
+      env: place.env,
       pi,
       refresh: (entry) =>
         exchange(entry.refresh, typeof entry.enterpriseUrl === "string" ? entry.enterpriseUrl : undefined),
@@ -190,7 +187,7 @@ export default definePlugin({
     let currentEntry: OAuthEntry | undefined;
     const storedLogin = (): OAuthEntry | undefined => {
       try {
-        return findLogin(home, PROVIDER, env, pi)?.entry;
+        return findLogin(place.home(), PROVIDER, place.env(), pi)?.entry;
       } catch {
         return undefined;
       }

@@ -16,12 +16,12 @@ import type { AddressInfo } from "node:net";
 import { Type, type Static } from "typebox";
 import { definePlugin, type Provider, type ProviderRequest } from "../../api/index.js";
 import { CompatOption, compatOf } from "../../lib/compat.js";
-import { coilHome } from "../../lib/paths.js";
 import { defaultModel, findModel, type CatalogModel } from "../../lib/provider-kit/catalog.js";
 import type { OAuthEntry } from "../../lib/provider-kit/config.js";
 import {
   findLogin,
   LoginError,
+  loginPlace,
   type LoginUI,
   registerLogin,
   requestJson,
@@ -252,12 +252,9 @@ export default definePlugin({
   setup(ctx) {
     const o: Options = ctx.options;
     const pi = compatOf(o.compat).pi;
-    let home = coilHome();
-    let env: NodeJS.ProcessEnv = process.env;
-    ctx.onStart((_agent, io) => {
-      home = coilHome(io.env);
-      env = io.env;
-    });
+    // $COIL_HOME from the locations service, the environment from the start (lib/provider-kit/oauth.ts)
+    const place = loginPlace(ctx);
+    ctx.onStart(place.start);
     const tokenUrl = () => `${o.authUrl.replace(/\/+$/, "")}/oauth/token`;
     // One id per run: the backend's prompt cache key and session header.
     const conversation = randomUUID();
@@ -304,7 +301,7 @@ export default definePlugin({
       const code = errorCode(reply.body);
       if (code === "refresh_token_reused") {
         // another coil (or Pi) refreshed first and stored the new tokens: use those
-        const now = findLogin(home, PROVIDER, env, pi)?.entry;
+        const now = findLogin(place.home(), PROVIDER, place.env(), pi)?.entry;
         if (now && now.refresh !== entry.refresh && now.expires > Date.now()) return now;
       }
       const why =
@@ -321,7 +318,7 @@ export default definePlugin({
       );
     }
 
-    const auth = subscriptionAuth({ provider: PROVIDER, home: () => home, env: () => env, pi, refresh });
+    const auth = subscriptionAuth({ provider: PROVIDER, home: place.home, env: place.env, pi, refresh });
     let currentEntry: OAuthEntry | undefined;
 
     const requestHeaders = (_request: ProviderRequest, token: string): Record<string, string> => {
@@ -514,7 +511,7 @@ export default definePlugin({
             originator: "codex_cli_rs",
           }))
             url.searchParams.set(k, v);
-          const opened = o.openBrowser && callback ? openInBrowser(url.toString(), env) : false;
+          const opened = o.openBrowser && callback ? openInBrowser(url.toString(), place.env()) : false;
           ui.show(
             opened
               ? "Opened a browser to log in with your ChatGPT account at this address:"

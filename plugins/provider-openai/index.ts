@@ -128,7 +128,7 @@ function makeProvider(ctx: PluginContext<Options>, s: Setup): Provider {
     login: s.login,
     headers: s.headers,
     params: s.params,
-    unready: () => (s.ready?.() === false ? `provider '${s.id}' is not set up: ${s.hint}` : undefined),
+    unready: s.ready && (() => (s.ready?.() === false ? `provider '${s.id}' is not set up: ${s.hint}` : undefined)),
     history(model) {
       if (model.api === "openai-responses")
         return { toolIds: CALL_ID_MAX, pairedIds: true, thinking: compatOf(model).stateless ? "same-model" : "never" };
