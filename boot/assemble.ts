@@ -87,6 +87,7 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
   // the environment; variables coil was started with win.
   applyClaudeEnv(o.cwd, o.trust);
   const preset = resolvePreset(presetOptions(o));
+  performance.mark("coil:preset");
   const explicit = o.explicitTrust ?? o.trust;
   // Where the project and the user's folders are, worked out once for every plugin (lib/locations.ts).
   const locations = computeLocations({ cwd: o.cwd, trusted: explicit, coilHome: o.home });
@@ -136,6 +137,7 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
       ),
     ),
   );
+  performance.mark("coil:imported");
   const stop = host.subscribe(
     "diagnostic",
     (d) => void (d.type === "diagnostic" && d.level !== "info" && setupDiagnostics.push(d)),
@@ -161,6 +163,7 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
           baseDir: entry.baseDir,
           optionSources: own ? entry.optionSources : {},
         });
+        performance.mark("coil:setup", { detail: plugin.id });
       });
     });
   } finally {
