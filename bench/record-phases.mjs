@@ -1,4 +1,4 @@
-// Preloaded with `node --import` by bench/harness.mjs: at exit, writes the run's `coil:*` performance marks
+// Preloaded with `node --import` by bench/harness.mjs (which sets COIL_BENCH_PHASES, the switch of boot/marks.ts): at exit, writes the run's `coil:*` performance marks
 // (bin/coil.ts, boot/assemble.ts, cli/main.ts) to $COIL_BENCH_PHASES as JSON, each with its time since the
 // epoch, and the process's CPU time (user + system), so the harness can line them up with the mock's own clock (request arrival, response end).
 import { writeFileSync } from "node:fs";
