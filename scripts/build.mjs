@@ -30,6 +30,15 @@ const sdkHeaders = {
     });
   },
 };
+// `yaml` is required on first use from a file of its own (scripts/yaml-lazy.mjs), not imported by every run.
+const lazyYaml = {
+  name: "lazy-yaml",
+  setup(b) {
+    b.onResolve({ filter: /^yaml$/ }, (args) =>
+      args.importer.endsWith("yaml-lazy.mjs") ? undefined : { path: join(root, "scripts", "yaml-lazy.mjs") },
+    );
+  },
+};
 rmSync(join(root, "dist"), { recursive: true, force: true });
 const plugins = readdirSync(join(root, "plugins"), { withFileTypes: true })
   .filter((d) => d.isDirectory() && existsSync(join(root, "plugins", d.name, "index.ts")))
@@ -78,7 +87,17 @@ await build({
   banner: {
     js: "import { createRequire as __coilRequire } from 'node:module'; const require = __coilRequire(import.meta.url);",
   },
-  plugins: [sdkHeaders],
+  plugins: [sdkHeaders, lazyYaml],
+  logLevel: "warning",
+});
+await build({
+  absWorkingDir: root,
+  stdin: { contents: "module.exports = require('yaml');", resolveDir: root, loader: "js" },
+  outfile: "dist/vendor/yaml.cjs",
+  bundle: true,
+  format: "cjs",
+  platform: "node",
+  target: "node20",
   logLevel: "warning",
 });
 chmodSync(join(root, "dist", "bin", "coil.js"), 0o755);
