@@ -168,6 +168,64 @@ say(
   `| coil -p, one scripted turn | ${median(samples.scripted).toFixed(1)} | ${(median(samples.scripted) / base).toFixed(2)} | |`,
 );
 
+// Where a one-turn run's time goes: the `coil:*` marks of bin/coil.ts, cli/main.ts and boot/assemble.ts, on one
+// clock with the mock's request arrival and response end (bench/record-phases.mjs writes them at exit).
+const phasesFile = join(work, "phases.json");
+const phaseRuns = [];
+for (let i = 0; i < (want(1) ? 7 : 3); i++) {
+  mock.push(text("hello"));
+  const seen = arrivals.length;
+  const t0 = performance.timeOrigin + performance.now();
+  const one = await run([...MODEL, "-p", "hi"], { COIL_BENCH_PHASES: phasesFile }, [
+    "--import",
+    join(root, "bench", "record-phases.mjs"),
+  ]);
+  const rec = JSON.parse(readFileSync(phasesFile, "utf8"));
+  const at = (name) => rec.marks.find((m) => m.name === name)?.at;
+  const setups = rec.marks.filter((m) => m.name === "coil:setup");
+  const arrival = performance.timeOrigin + arrivals[seen];
+  const finish = performance.timeOrigin + finishes[seen];
+  const perPlugin = setups.map((m, j) => [m.detail, m.at - (j ? setups[j - 1].at : at("coil:imported"))]);
+  phaseRuns.push({
+    cpu: rec.cpuMs,
+    wall: one.ms,
+    plugins: Object.fromEntries(perPlugin),
+    phases: [
+      ["spawn → Node's bootstrap done, bin/coil.js runs", at("coil:bin") - t0],
+      ["the CLI's module graph (dist/cli/main.js and its static imports)", at("coil:cli") - at("coil:bin")],
+      ["home, trust, Claude settings, preset resolved", at("coil:preset") - at("coil:cli")],
+      ["every plugin module of the preset imported (in parallel)", at("coil:imported") - at("coil:preset")],
+      [`plugin setup, in preset order (${setups.length} plugins)`, setups.at(-1).at - at("coil:imported")],
+      ["command line parsed, model chosen, agent built", at("coil:agent") - setups.at(-1).at],
+      ["plugins started (start hooks)", at("coil:started") - at("coil:agent")],
+      ["front end → the request reaches the mock (hooks, provider chunk, SDK, HTTP)", arrival - at("coil:started")],
+      ["the mock answers (request → response sent)", finish - arrival],
+      ["last response → exit", one.end + performance.timeOrigin - finish],
+    ],
+  });
+}
+say(
+  `
+### Where one Anthropic turn's time goes (median of ${phaseRuns.length} runs with phase marks; CPU time user+system ${median(phaseRuns.map((r) => r.cpu)).toFixed(0)} ms, wall ${median(phaseRuns.map((r) => r.wall)).toFixed(0)} ms)
+`,
+);
+say("| phase | ms |\n|---|---:|");
+for (const [j, [label]] of phaseRuns[0].phases.entries())
+  say(`| ${label} | ${median(phaseRuns.map((r) => r.phases[j][1])).toFixed(1)} |`);
+const setupMs = Object.keys(phaseRuns[0].plugins)
+  .map((id) => [id, median(phaseRuns.map((r) => r.plugins[id] ?? 0))])
+  .sort((a, b) => b[1] - a[1]);
+say(
+  `
+Setup by plugin (ms, median): ${setupMs
+    .slice(0, 10)
+    .map(([id, ms]) => `${id} ${ms.toFixed(1)}`)
+    .join(", ")}; the other ${setupMs.length - 10} together ${setupMs
+    .slice(10)
+    .reduce((a, [, ms]) => a + ms, 0)
+    .toFixed(1)}.`,
+);
+
 const loadsFile = join(work, "loads.txt");
 writeFileSync(loadsFile, "");
 mock.push(text("hello"));

@@ -143,6 +143,7 @@ console.log(
 for (const extra of [
   "install-size.mjs",
   "harness.mjs",
+  "peers.mjs",
   "sessions.mjs",
   "providers.mjs",
   "tui.mjs",

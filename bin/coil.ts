@@ -10,12 +10,16 @@ import * as nodeModule from "node:module";
 // it off): later start-ups skip compiling ~2 MB of JavaScript. Older Node compiles every time.
 (nodeModule as { enableCompileCache?: () => unknown }).enableCompileCache?.();
 
+// Phase marks for the start-up breakdown of bench/harness.mjs (boot/marks.ts); off unless it asks.
+const marking = process.env.COIL_BENCH_PHASES !== undefined;
+if (marking) performance.mark("coil:bin");
 const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
   process.stdout.write(`${pkg.version}\n`);
 } else {
   const { main } = await import("../cli/main.js");
+  if (marking) performance.mark("coil:cli");
   const code = await main({
     argv,
     cwd: process.cwd(),

@@ -11,6 +11,7 @@ import type { AgentEvent } from "../kernel/types.js";
 import { existsSync, realpathSync } from "node:fs";
 import type { Plugin } from "../api/plugin.js";
 import { pluginInspector } from "./inspect.js";
+import { mark } from "./marks.js";
 import { validateOptions } from "./options.js";
 import { fileOf, loadPlugin, needsPlugin, optionsTarget, type RunShape } from "./load.js";
 import { CommandLine } from "../lib/command-line.js";
@@ -87,6 +88,7 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
   // the environment; variables coil was started with win.
   applyClaudeEnv(o.cwd, o.trust);
   const preset = resolvePreset(presetOptions(o));
+  mark("coil:preset");
   const explicit = o.explicitTrust ?? o.trust;
   // Where the project and the user's folders are, worked out once for every plugin (lib/locations.ts).
   const locations = computeLocations({ cwd: o.cwd, trusted: explicit, coilHome: o.home });
@@ -136,6 +138,7 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
       ),
     ),
   );
+  mark("coil:imported");
   const stop = host.subscribe(
     "diagnostic",
     (d) => void (d.type === "diagnostic" && d.level !== "info" && setupDiagnostics.push(d)),
@@ -161,6 +164,7 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
           baseDir: entry.baseDir,
           optionSources: own ? entry.optionSources : {},
         });
+        mark("coil:setup", plugin.id);
       });
     });
   } finally {

@@ -3,10 +3,46 @@
  * with errors that name the plugin, the key and the preset file (the layer) that set it. boot/ hands this
  * to every host it builds (`HostOptions.validate`); the kernel installs what it is given.
  */
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import type { TSchema } from "typebox";
 import { Value } from "typebox/value";
 import { CoilError } from "../kernel/errors.js";
 import type { InstallSource, Plugin } from "../api/plugin.js";
+import { packageRoot } from "../lib/paths.js";
+import { fileOf } from "./load.js";
+
+/**
+ * The built-in presets' options for the built-in plugins (and each one's no options), filled in and checked at
+ * build time: scripts/build.mjs writes what `validateOptions` returns for them to dist/options.json, keyed by
+ * plugin id and the options as given. A run on them then skips TypeBox's `Value.Default` and `Value.Check`, whose
+ * cold start was ~30 ms of a one-turn run (docs/decisions.md). Used only for a plugin imported from dist/ and not
+ * changed since the build; anything else (other options, path and npm plugins, the sources) is checked as usual.
+ */
+let prechecked: { mtime: number; values: Record<string, string> } | null | undefined;
+
+export const precheckedKey = (id: string, given: unknown): string => `${id} ${JSON.stringify(given)}`;
+
+function precheckedOptions(plugin: Plugin, given: unknown): unknown {
+  if (prechecked === undefined) {
+    const file = join(packageRoot(), "dist", "options.json");
+    try {
+      prechecked = { mtime: statSync(file).mtimeMs, values: JSON.parse(readFileSync(file, "utf8")) };
+    } catch {
+      prechecked = null; // not built (tests on the sources): check as usual
+    }
+  }
+  const hit = prechecked?.values[precheckedKey(plugin.id, given)];
+  if (hit === undefined) return undefined;
+  const file = fileOf(plugin);
+  if (file !== join(packageRoot(), "dist", "plugins", plugin.id, "index.js")) return undefined;
+  try {
+    if (statSync(file).mtimeMs > prechecked!.mtime) return undefined;
+  } catch {
+    return undefined;
+  }
+  return JSON.parse(hit);
+}
 
 /** Reject unknown keys at every object level that declares its properties. */
 function strict(schema: TSchema): TSchema {
@@ -47,6 +83,8 @@ export function validateOptions(plugin: Plugin, raw: unknown, source: InstallSou
     }
     return {};
   }
+  const known = precheckedOptions(plugin, given);
+  if (known !== undefined) return known;
   const schema = strict(plugin.options);
   // Defaults come from the schema as written (TypeBox skips them under additionalProperties: false).
   const value = Value.Default(plugin.options, structuredClone(given));

@@ -36,6 +36,7 @@ import { program, type Parsed, type ProgramOptions } from "./program.js";
 import { mergePiped, readPiped } from "./stdin.js";
 import { settleTrust, trustCommand } from "./trust.js";
 import { startPlugins, stopPlugins } from "../boot/lifecycle.js";
+import { mark } from "../boot/marks.js";
 
 export interface CliIO {
   argv: string[];
@@ -341,7 +342,9 @@ async function run(
   const chosen = flagProvider(commandLine, host, ctx.first);
   const { agent, modelError } = agentForStart(host, chosen ? withProvider(preset, chosen, ctx.first) : preset);
   const modelFromCli = Boolean(ctx.first.model || ctx.first.provider || chosen);
+  mark("coil:agent");
   const exit = await echoing(host, io, () => startPlugins(host, agent, io, { mode, prompt, modelFromCli }));
+  mark("coil:started");
   if (exit !== undefined) return exit;
   // Without a usable provider the interactive UI still opens, to help add a key (docs/tui.md); other modes stop here.
   if (modelError && !(mode === "interactive" && modelError.code === "PROVIDER_MISSING")) throw modelError;

@@ -4,9 +4,12 @@
 // writes the .d.ts files plugin authors type against. Start-up loads a few files instead of ~700.
 import { build } from "esbuild";
 import { execFileSync } from "node:child_process";
-import { chmodSync, copyFileSync, existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { isDeepStrictEqual } from "node:util";
 
 const root = new URL("..", import.meta.url).pathname;
 // The provider SDKs build every request's headers with the global `Headers` and test each body against the
@@ -25,6 +28,15 @@ const sdkHeaders = {
       const imports = names.map((n) => `Fetch${n} as ${n}`).join(", ");
       return { contents: `import { ${imports} } from ${JSON.stringify(headersModule)};\n${contents}`, loader: "js" };
     });
+  },
+};
+// `yaml` is required on first use from a file of its own (scripts/yaml-lazy.mjs), not imported by every run.
+const lazyYaml = {
+  name: "lazy-yaml",
+  setup(b) {
+    b.onResolve({ filter: /^yaml$/ }, (args) =>
+      args.importer.endsWith("yaml-lazy.mjs") ? undefined : { path: join(root, "scripts", "yaml-lazy.mjs") },
+    );
   },
 };
 rmSync(join(root, "dist"), { recursive: true, force: true });
@@ -75,7 +87,17 @@ await build({
   banner: {
     js: "import { createRequire as __coilRequire } from 'node:module'; const require = __coilRequire(import.meta.url);",
   },
-  plugins: [sdkHeaders],
+  plugins: [sdkHeaders, lazyYaml],
+  logLevel: "warning",
+});
+await build({
+  absWorkingDir: root,
+  stdin: { contents: "module.exports = require('yaml');", resolveDir: root, loader: "js" },
+  outfile: "dist/vendor/yaml.cjs",
+  bundle: true,
+  format: "cjs",
+  platform: "node",
+  target: "node20",
   logLevel: "warning",
 });
 chmodSync(join(root, "dist", "bin", "coil.js"), 0o755);
@@ -101,6 +123,70 @@ await build({
 });
 writeFileSync(join(root, "dist", "presets.json"), (await import(compiler)).compileBuiltinPresets());
 rmSync(compiler);
+// The built-in presets' options for the built-in plugins, and each plugin's no options, as validateOptions
+// fills in and checks them: a run on them skips TypeBox's cold Value.Default/Value.Check (boot/options.ts).
+const checker = join(root, "dist", "check-options.mjs");
+await build({
+  absWorkingDir: root,
+  stdin: {
+    contents:
+      "export { validateOptions, precheckedKey } from './boot/options.ts'; export { resolvePreset, builtinPresetNames } from './boot/preset.ts';",
+    resolveDir: root,
+    loader: "ts",
+  },
+  outfile: checker,
+  bundle: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  banner: {
+    js: "import { createRequire as __coilRequire } from 'node:module'; const require = __coilRequire(import.meta.url);",
+  },
+  logLevel: "warning",
+});
+{
+  const { validateOptions, precheckedKey, resolvePreset, builtinPresetNames } = await import(checker);
+  const scratch = mkdtempSync(join(tmpdir(), "coil-build-"));
+  const given = new Map(); // plugin id → the option objects the built-in presets give it
+  for (const entry of plugins) given.set(entry.split("/")[1], [{}]);
+  for (const name of builtinPresetNames()) {
+    const preset = resolvePreset({
+      preset: name,
+      cwd: scratch,
+      home: scratch,
+      trust: false,
+      builtinOnly: true,
+      env: {},
+    });
+    for (const e of preset.entries) {
+      const raw = e.options === undefined || e.options === null || e.options === true ? {} : e.options;
+      if (e.kind === "name" && given.has(e.key)) given.get(e.key).push(raw);
+    }
+  }
+  rmSync(scratch, { recursive: true, force: true });
+  const values = {};
+  // A schema with a function as a default gives a new value each run: never prechecked.
+  const fnDefault = (s) =>
+    s && typeof s === "object" && (typeof s.default === "function" || Object.values(s).some(fnDefault));
+  for (const [id, list] of given) {
+    const file = join(root, "dist", "plugins", id, "index.js");
+    if (!existsSync(file)) continue;
+    const plugin = (await import(pathToFileURL(file).href)).default;
+    if (!plugin?.options || fnDefault(plugin.options)) continue;
+    for (const raw of list) {
+      let value;
+      try {
+        value = validateOptions(plugin, structuredClone(raw));
+      } catch {
+        continue; // the run reports it, with the preset's file and line
+      }
+      const text = JSON.stringify(value);
+      if (isDeepStrictEqual(JSON.parse(text), value)) values[precheckedKey(id, raw)] = text;
+    }
+  }
+  writeFileSync(join(root, "dist", "options.json"), JSON.stringify(values));
+}
+rmSync(checker);
 execFileSync(
   process.execPath,
   [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json", "--emitDeclarationOnly"],
