@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
 import { cleanTemps, coil, requireBuild, type Ran } from "./ecosystem.js";
+import { coilInProcess } from "./cli-in-process.js";
 import { childEnv } from "./env.js";
 import { startMockAnthropic, type MockAnthropic } from "./mock-anthropic.js";
 import { startMockOpenAI, type MockOpenAI } from "./mock-openai.js";
@@ -34,6 +35,8 @@ export interface CliProjects {
   project(files?: Record<string, string | Buffer>): string;
   /** The built CLI in `cwd`, COIL_HOME `cwd/.home`, no real provider variables, plus `env`; `input` on stdin. */
   coil(cwd: string, args: string[], env?: Record<string, string>, input?: string): Promise<Ran>;
+  /** The same run in this process (test/support/cli-in-process.ts): for what the command line says and returns. */
+  inProcess(cwd: string, args: string[], env?: Record<string, string>, input?: string): Promise<Ran>;
 }
 
 /**
@@ -61,6 +64,8 @@ export function useCliProjects(name: string, start?: () => Promise<{ close(): Pr
       return dir;
     },
     coil: (cwd, args, env = {}, input) => coil(cwd, args, childEnv({ COIL_HOME: join(cwd, ".home"), ...env }), input),
+    inProcess: (cwd, args, env = {}, input) =>
+      coilInProcess(cwd, args, childEnv({ COIL_HOME: join(cwd, ".home"), ...env }), input),
   };
 }
 
