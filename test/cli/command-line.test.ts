@@ -4,6 +4,8 @@
  * alike everywhere, `--json` where offered, `coil --help` at 80 and 60 columns, piped stdin merged after
  * the prompt, `--script` choosing its provider, an unknown `/name` in print mode, a flag a built-in plugin
  * would add, a plugin flag that takes one of coil's own, and (in tmux) a prompt opening the TUI.
+ * What the command line prints and returns runs in process (`inProcess`: dist/cli/main.js's `main`); exit
+ * codes as a process sees them, piped stdin and the terminal go through dist/bin/coil.js.
  */
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -13,7 +15,7 @@ import { useProviderMocks } from "../support/provider-mocks.js";
 import { editorText, hasTmux, Tmux } from "../support/tmux.js";
 
 const mocks = useProviderMocks("cmdline");
-const { project, coil } = mocks;
+const { project, coil, inProcess } = mocks;
 /** The built CLI with `input` piped to its stdin. */
 const piped = (dir: string, args: string[], input: string) =>
   coilIn(dir, args, childEnv({ COIL_HOME: join(dir, ".home") }), input);
@@ -25,7 +27,7 @@ describe("help everywhere (#27.2, #27.3)", () => {
     expect(root.code).toBe(0);
     expect(root.stdout).toMatch(/^Usage: coil \[options\] \[command\] \[prompt\.\.\.\]/);
     expect(root.stdout).not.toContain("SENT TO THE MODEL");
-    const sub = await coil(dir, ["--script", "r.yaml", "help", "checkpoints", "prune"]);
+    const sub = await inProcess(dir, ["--script", "r.yaml", "help", "checkpoints", "prune"]);
     expect(sub.code).toBe(0);
     expect(sub.stdout).toMatch(/^Usage: coil checkpoints prune \[options\]/);
     const none = await coil(dir, ["help", "doctr"]);
@@ -37,7 +39,7 @@ describe("help everywhere (#27.2, #27.3)", () => {
     const dir = project();
     for (const words of [["models"], ["doctor"], ["install"], ["checkpoints", "list"], ["trust"], ["mcp"]]) {
       for (const flag of ["--help", "-h"]) {
-        const r = await coil(dir, [...words, flag]);
+        const r = await inProcess(dir, [...words, flag]);
         expect([words.join(" "), flag, r.code], r.stderr).toEqual([words.join(" "), flag, 0]);
         expect(r.stdout).toMatch(new RegExp(`^Usage: coil ${words.join(" ")} `));
         expect(r.stdout).toContain("-h, --help");
@@ -48,7 +50,7 @@ describe("help everywhere (#27.2, #27.3)", () => {
   it("an unknown option exits 2 with the same message on every subcommand", async () => {
     const dir = project();
     for (const words of [["doctor"], ["models"], ["install"], ["checkpoints", "list"], ["trust"], ["mcp", "list"]]) {
-      const r = await coil(dir, [...words, "--bogus"]);
+      const r = await inProcess(dir, [...words, "--bogus"]);
       expect([words.join(" "), r.code]).toEqual([words.join(" "), 2]);
       expect(r.stderr).toContain(`coil ${words.join(" ")}: unknown option '--bogus'`);
     }
@@ -57,7 +59,7 @@ describe("help everywhere (#27.2, #27.3)", () => {
   it("--json prints JSON where a subcommand offers it (doctor, checkpoints list, auth list)", async () => {
     const dir = project();
     for (const words of [["doctor"], ["checkpoints", "list"], ["auth", "list"]]) {
-      const r = await coil(dir, [...words, "--json"]);
+      const r = await inProcess(dir, [...words, "--json"]);
       expect([words.join(" "), r.code], r.stderr).toEqual([words.join(" "), 0]);
       expect(() => JSON.parse(r.stdout), `coil ${words.join(" ")} --json: ${r.stdout.slice(0, 80)}`).not.toThrow();
     }
@@ -67,7 +69,7 @@ describe("help everywhere (#27.2, #27.3)", () => {
 describe("coil --help at 80 and 60 columns (#27.4)", () => {
   for (const columns of [80, 60]) {
     it(`no line is wider than ${columns} columns and no description breaks mid-word`, async () => {
-      const r = await coil(project(), ["--help"], { COLUMNS: String(columns) });
+      const r = await inProcess(project(), ["--help"], { COLUMNS: String(columns) });
       expect(r.code).toBe(0);
       const lines = r.stdout.split("\n");
       expect(lines.filter((l) => l.length > columns)).toEqual([]);
@@ -108,13 +110,17 @@ describe("--script picks the scripted provider (#27.6)", () => {
   it("runs scripted even with a provider key set; --model of another provider with it is an error", async () => {
     const dir = project({ "r.yaml": "- text: from the script\n" });
     const key = { ANTHROPIC_API_KEY: mocks.keys.anthropic, ANTHROPIC_BASE_URL: mocks.anthropic.url };
-    const r = await coil(dir, ["--script", "r.yaml", "-p", "hi"], key);
+    const r = await inProcess(dir, ["--script", "r.yaml", "-p", "hi"], key);
     expect([r.code, r.stdout.trim()], r.stderr).toEqual([0, "from the script"]);
     expect(mocks.anthropic.requests).toHaveLength(0);
-    const clash = await coil(dir, ["--script", "r.yaml", "--model", "anthropic/claude-sonnet-4-5", "-p", "hi"], key);
+    const clash = await inProcess(
+      dir,
+      ["--script", "r.yaml", "--model", "anthropic/claude-sonnet-4-5", "-p", "hi"],
+      key,
+    );
     expect(clash.code).toBe(2);
     expect(clash.stderr).toContain("--script runs the scripted provider, but --model anthropic/claude-sonnet-4-5");
-    const provider = await coil(dir, ["--script", "r.yaml", "--provider", "anthropic", "-p", "hi"], key);
+    const provider = await inProcess(dir, ["--script", "r.yaml", "--provider", "anthropic", "-p", "hi"], key);
     expect(provider.code).toBe(2);
     expect(provider.stderr).toContain("--provider names anthropic");
   });
@@ -123,21 +129,21 @@ describe("--script picks the scripted provider (#27.6)", () => {
 describe("an unknown /name in print mode (#27.7)", () => {
   it("exits 2 with did-you-mean over registered commands; after -- it is a prompt", async () => {
     const dir = project({ "r.yaml": "- text: sent as text\n" });
-    const r = await coil(dir, ["--script", "r.yaml", "-p", "/compcat"]);
+    const r = await inProcess(dir, ["--script", "r.yaml", "-p", "/compcat"]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("coil: unknown command /compcat. Did you mean: /compact");
     expect(r.stdout).toBe("");
-    const literal = await coil(dir, ["--script", "r.yaml", "-p", "--", "/compcat"]);
+    const literal = await inProcess(dir, ["--script", "r.yaml", "-p", "--", "/compcat"]);
     expect([literal.code, literal.stdout.trim()], literal.stderr).toEqual([0, "sent as text"]);
     // a path is not a command name
-    const path = await coil(dir, ["--script", "r.yaml", "-p", "/usr/bin/env is missing"]);
+    const path = await inProcess(dir, ["--script", "r.yaml", "-p", "/usr/bin/env is missing"]);
     expect([path.code, path.stdout.trim()], path.stderr).toEqual([0, "sent as text"]);
   });
 });
 
 describe("a flag a built-in plugin would add (#27.8)", () => {
   it("coil --plan in the default preset names plan-mode and the presets that include it", async () => {
-    const r = await coil(project(), ["--plan", "-p", "hi"]);
+    const r = await inProcess(project(), ["--plan", "-p", "hi"]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("--plan is a flag of the built-in plugin plan-mode");
     expect(r.stderr).toContain("--plugin plan-mode");
@@ -153,7 +159,7 @@ describe("a plugin flag that takes one of coil's own (#29.3)", () => {
         "r.yaml": "- text: ok\n",
         "p.ts": `import { definePlugin } from "coil";\nexport default definePlugin({ id: "clasher", setup(ctx) { ctx.flags.register({ ${flag}, description: "d", type: "boolean" }); } });\n`,
       });
-      const r = await coil(dir, ["--plugin", "./p.ts", "--script", "r.yaml", "-p", "hi"]);
+      const r = await inProcess(dir, ["--plugin", "./p.ts", "--script", "r.yaml", "-p", "hi"]);
       expect([flag, r.code]).toEqual([flag, 2]);
       expect(r.stderr).toMatch(/\[plugin clasher\] setup: REGISTRY_DUPLICATE flag -(-yes|-trust|p) .*coil's own/);
     }

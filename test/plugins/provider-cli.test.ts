@@ -4,81 +4,28 @@
  * `coil auth`, `--api-key`, and the errors for a missing key, an unknown provider and a bad models.yaml.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../boot/paths.js";
+import { describe, expect, it } from "vitest";
+import { BIN } from "../support/ecosystem.js";
 import { apiError, reply, startMockAnthropic, text, type MockAnthropic } from "../support/mock-anthropic.js";
 import { chat, responses, startMockOpenAI, type MockOpenAI } from "../support/mock-openai.js";
+import { CALC_TOOL, useCliProjects } from "../support/provider-mocks.js";
 
-const BIN = join(packageRoot(), "dist", "bin", "coil.js");
-const temps: string[] = [];
 let anthropic: MockAnthropic;
 let openai: MockOpenAI;
 const AKEY = "sk-ant-cli-test-0123456789";
 const OKEY = "sk-proj-cli-test-0123456789";
 
-beforeAll(async () => {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\` (npm test does it first)`);
+const cli = useCliProjects("provider-cli", async () => {
   anthropic = await startMockAnthropic({ key: AKEY });
   openai = await startMockOpenAI({ key: OKEY });
+  return [anthropic, openai];
 });
-afterAll(async () => {
-  await anthropic.close();
-  await openai.close();
-  for (const d of temps) rmSync(d, { recursive: true, force: true });
-});
-
-const TOOL = `import { definePlugin, Type } from "coil";
-export default definePlugin({
-  id: "calc-tool",
-  setup(ctx) {
-    ctx.tools.register({
-      name: "multiply",
-      description: "Multiply two numbers",
-      parameters: Type.Object({ a: Type.Number(), b: Type.Number() }),
-      async execute(args) {
-        return { content: [{ type: "text", text: String(args.a * args.b) }] };
-      },
-    });
-  },
-});
-`;
-
-function project(files: Record<string, string> = {}): string {
-  const dir = mkdtempSync(join(tmpdir(), "coil-provider-cli-"));
-  temps.push(dir);
-  mkdirSync(join(dir, ".home"));
-  writeFileSync(join(dir, "calc.ts"), TOOL);
-  for (const [name, body] of Object.entries(files)) writeFileSync(join(dir, name), body);
-  return dir;
-}
-
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+const project = (files: Record<string, string> = {}) => cli.project({ "calc.ts": CALC_TOOL, ...files });
+const coil = cli.coil;
 
 const PROVIDER_VARS = /^(ANTHROPIC_|OPENAI_|OPENROUTER_|DEEPSEEK_|GROQ_|TOGETHER_|XAI_)/;
-
-function coil(cwd: string, args: string[], env: Record<string, string> = {}, input?: string): Promise<Ran> {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !PROVIDER_VARS.test(k)));
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd,
-      env: { ...base, COIL_HOME: join(cwd, ".home"), ...env },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.stdin.end(input ?? "");
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /** Three model turns: one call, then two parallel calls whose arguments arrive in small pieces, then the answer. */
 function anthropicLoop() {

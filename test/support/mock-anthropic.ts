@@ -8,7 +8,7 @@
  * Tests script replies step by step; every request is recorded.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenLocal } from "./local-server.js";
 
 export type AnthropicBlock =
   | { text: string }
@@ -392,19 +392,14 @@ export async function startMockAnthropic(
     res.end();
   });
   server.keepAliveTimeout = o.keepAliveMs ?? 1000;
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as AddressInfo;
+  const { url, close } = await listenLocal(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     requests,
     rejected: () => requests.filter((r) => r.status === 400),
     push: (...more) => void steps.push(...more),
     remaining: () => steps.length,
     clear: () => void steps.splice(0),
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
+    close,
   };
 }

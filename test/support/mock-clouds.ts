@@ -12,7 +12,7 @@
  */
 import { createHash, createHmac } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenLocal } from "./local-server.js";
 import { crc32 } from "node:zlib";
 import { replyFrames, validate, type AnthropicBlock, type ReplyOptions } from "./mock-anthropic.js";
 
@@ -146,18 +146,13 @@ async function start(
     requests.push(record);
     await handle(req, raw, res, record);
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as AddressInfo;
+  const { url, close } = await listenLocal(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     requests,
     rejected: () => requests.filter((r) => r.status >= 400),
     push: (...more) => void replies.push(...more),
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
+    close,
   };
 }
 

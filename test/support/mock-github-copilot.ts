@@ -7,7 +7,7 @@
  * Copilot token, then forwards to a mock-openai server for the streamed reply.
  */
 import { createServer, type IncomingMessage } from "node:http";
-import type { AddressInfo } from "node:net";
+import { forward, listenLocal } from "./local-server.js";
 
 export const CLIENT_ID = "Iv1.b507a08c87ecfe98";
 
@@ -55,7 +55,7 @@ export async function startMockCopilot(o: { upstream: string }): Promise<MockCop
       { id: "hidden", picker: false },
     ],
     count: (path) => mock.calls.filter((c) => c.path === path).length,
-    close: () => new Promise((r) => server.close(() => r())),
+    close: () => listening.close(),
   };
   const server = createServer(async (req, res) => {
     let raw = "";
@@ -120,19 +120,12 @@ export async function startMockCopilot(o: { upstream: string }): Promise<MockCop
         return json(400, {
           error: { message: `missing required headers: ${missing.join(", ")}`, code: "bad_request" },
         });
-      const up = await fetch(`${o.upstream}/chat/completions`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: raw,
-      });
-      call.status = up.status;
-      res.writeHead(up.status, { "content-type": up.headers.get("content-type") ?? "application/json" });
-      res.end(Buffer.from(await up.arrayBuffer()));
+      call.status = await forward(res, `${o.upstream}/chat/completions`, raw);
       return;
     }
     json(404, { message: "Not Found" });
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  mock.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const listening = await listenLocal(server);
+  mock.url = listening.url;
   return mock;
 }

@@ -16,7 +16,7 @@
  */
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage } from "node:http";
-import type { AddressInfo } from "node:net";
+import { forward, listenLocal } from "./local-server.js";
 
 export const CODEX_CLIENT_ID = "app_EMoamEEZ73f0CkXaXp7hrann";
 
@@ -84,11 +84,7 @@ export async function startMockCodex(o: { upstream: string; redirectUri?: string
     expireAccess: () => {
       mock.access = `expired-${mock.access}`;
     },
-    close: () =>
-      new Promise((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
+    close: () => listening.close(),
   };
   const auth = () => ({ chatgpt_account_id: mock.accountId, chatgpt_plan_type: mock.plan, user_id: "user-mock" });
   const issue = () => {
@@ -239,20 +235,13 @@ export async function startMockCodex(o: { upstream: string; redirectUri?: string
           },
         });
       }
-      const up = await fetch(`${o.upstream}/responses`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: raw,
-      });
-      call.status = up.status;
-      res.writeHead(up.status, { "content-type": up.headers.get("content-type") ?? "application/json" });
-      res.end(Buffer.from(await up.arrayBuffer()));
+      call.status = await forward(res, `${o.upstream}/responses`, raw);
       return;
     }
     json(404, { detail: "Not Found" });
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  mock.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const listening = await listenLocal(server);
+  mock.url = listening.url;
   return mock;
 }
 

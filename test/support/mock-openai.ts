@@ -7,7 +7,7 @@
  * answer a call of the preceding assistant turn, every call must be answered, ids within limits.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenLocal } from "./local-server.js";
 
 export interface ChatReply {
   kind: "chat";
@@ -522,19 +522,14 @@ export async function startMockOpenAI(o: MockOpenAIOptions = {}): Promise<MockOp
     res.end();
   });
   server.keepAliveTimeout = 1000;
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as AddressInfo;
+  const { url, close } = await listenLocal(server);
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `${url}/v1`,
     requests,
     rejected: () => requests.filter((r) => r.status === 400),
     push: (...more) => void steps.push(...more),
     remaining: () => steps.length,
     clear: () => void steps.splice(0),
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
+    close,
   };
 }

@@ -4,56 +4,25 @@
  * the plan's models listed from /models, a tool loop with the required headers checked, refresh before
  * expiry, 401 → refresh → retry, a revoked grant, and an enterprise host.
  */
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../../boot/paths.js";
+import { describe, expect, it } from "vitest";
 import { startMockCopilot, type MockCopilot } from "../../support/mock-github-copilot.js";
 import { chat, startMockOpenAI, type MockOpenAI } from "../../support/mock-openai.js";
+import { CALC_TOOL, useCliProjects } from "../../support/provider-mocks.js";
 
-const BIN = join(packageRoot(), "dist", "bin", "coil.js");
-const temps: string[] = [];
 let openai: MockOpenAI;
 let gh: MockCopilot;
-
-beforeAll(async () => {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\``);
+const cli = useCliProjects("subs-copilot", async () => {
   openai = await startMockOpenAI();
   gh = await startMockCopilot({ upstream: openai.url });
+  return [openai, gh];
 });
-afterAll(async () => {
-  await gh.close();
-  await openai.close();
-  for (const d of temps) rmSync(d, { recursive: true, force: true });
-});
-
-const TOOL = `import { definePlugin, Type } from "coil";
-export default definePlugin({
-  id: "calc-tool",
-  setup(ctx) {
-    ctx.tools.register({
-      name: "multiply",
-      description: "Multiply two numbers",
-      parameters: Type.Object({ a: Type.Number(), b: Type.Number() }),
-      async execute(args) {
-        return { content: [{ type: "text", text: String(args.a * args.b) }] };
-      },
-    });
-  },
-});
-`;
 
 function project(): { dir: string; home: string } {
-  const dir = mkdtempSync(join(tmpdir(), "coil-subs-copilot-"));
-  temps.push(dir);
-  const home = join(dir, ".home");
-  mkdirSync(home);
-  writeFileSync(join(dir, "calc.ts"), TOOL);
-  writeFileSync(
-    join(dir, "copilot-preset.yaml"),
-    [
+  const dir = cli.project({
+    "calc.ts": CALC_TOOL,
+    "copilot-preset.yaml": [
       "plugins:",
       "  - provider-openai",
       "  - models",
@@ -61,26 +30,12 @@ function project(): { dir: string; home: string } {
       `  - provider-github-copilot: { githubUrl: "${gh.url}", githubApiUrl: "${gh.url}", pollUnitMs: 20 }`,
       "",
     ].join("\n"),
-  );
-  return { dir, home };
+  });
+  return { dir, home: join(dir, ".home") };
 }
 
-function coil(cwd: string, args: string[]) {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(OPENAI_|ANTHROPIC_)/.test(k)));
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [BIN, "--preset", "./copilot-preset.yaml", ...args], {
-      cwd,
-      env: { ...env, COIL_HOME: join(cwd, ".home"), PI_CODING_AGENT_DIR: join(cwd, "no-pi") },
-      stdio: "pipe",
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.stdin.end();
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const coil = (cwd: string, args: string[]) =>
+  cli.coil(cwd, ["--preset", "./copilot-preset.yaml", ...args], { PI_CODING_AGENT_DIR: join(cwd, "no-pi") });
 
 const auth = (home: string) => JSON.parse(readFileSync(join(home, "auth.json"), "utf8"));
 

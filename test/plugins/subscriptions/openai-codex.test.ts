@@ -9,18 +9,16 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packageRoot } from "../../../boot/paths.js";
+import { describe, expect, it } from "vitest";
+import { BIN } from "../../support/ecosystem.js";
 import { CODEX_CLIENT_ID, startMockCodex, type MockCodex } from "../../support/mock-openai-codex.js";
 import { responses, startMockOpenAI, type MockOpenAI } from "../../support/mock-openai.js";
+import { CALC_TOOL, useCliProjects } from "../../support/provider-mocks.js";
 
-const BIN = join(packageRoot(), "dist", "bin", "coil.js");
-const temps: string[] = [];
 let openai: MockOpenAI;
 let codex: MockCodex;
 let port: number;
@@ -34,33 +32,12 @@ async function freePort(): Promise<number> {
   return p;
 }
 
-beforeAll(async () => {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npm run build\``);
+const cli = useCliProjects("subs-codex", async () => {
   openai = await startMockOpenAI();
   port = await freePort();
   codex = await startMockCodex({ upstream: openai.url, redirectUri: `http://localhost:${port}/auth/callback` });
+  return [openai, codex];
 });
-afterAll(async () => {
-  await codex.close();
-  await openai.close();
-  for (const d of temps) rmSync(d, { recursive: true, force: true });
-});
-
-const TOOL = `import { definePlugin, Type } from "coil";
-export default definePlugin({
-  id: "calc-tool",
-  setup(ctx) {
-    ctx.tools.register({
-      name: "multiply",
-      description: "Multiply two numbers",
-      parameters: Type.Object({ a: Type.Number(), b: Type.Number() }),
-      async execute(args) {
-        return { content: [{ type: "text", text: String(args.a * args.b) }] };
-      },
-    });
-  },
-});
-`;
 
 /** The browser: loads the login page and follows its redirect to coil's callback (what a logged-in user's browser does). */
 const BROWSER = (log: string) => `#!${process.execPath}
@@ -77,11 +54,8 @@ const { appendFileSync } = require("node:fs");
 `;
 
 function project(): { dir: string; home: string; browser: string; browserLog: string } {
-  const dir = mkdtempSync(join(tmpdir(), "coil-subs-codex-"));
-  temps.push(dir);
+  const dir = cli.project({ "calc.ts": CALC_TOOL });
   const home = join(dir, ".home");
-  mkdirSync(home);
-  writeFileSync(join(dir, "calc.ts"), TOOL);
   const browserLog = join(dir, "browser.log");
   const browser = join(dir, "browser.cjs");
   writeFileSync(browser, BROWSER(browserLog));
