@@ -1,7 +1,7 @@
 /**
  * What every front end (print, TUI, RPC, ACP, a fleet worker) and the command line share, outside the
- * kernel: the exit code a run ends with, the one-line form of a diagnostic, and how `/name args` finds
- * its slash command.
+ * kernel: the exit code a run ends with, the one-line form of a diagnostic, how `/name args` finds
+ * its slash command, and the `input` service typed text passes before it becomes a prompt.
  */
 import type { ReadonlyRegistry, RunStopReason, SlashCommand } from "../api/index.js";
 
@@ -36,4 +36,33 @@ export function findCommand(
  */
 export function slashName(text: string): string | undefined {
   return /^\/([A-Za-z0-9][\w:.@-]*)(?:\s|$)/.exec(text.trimStart())?.[1];
+}
+
+/** Where a prompt came from, as the `input` service hears it. */
+export type InputSource = "interactive" | "rpc";
+
+/** The `input` service's answer: the text to send (perhaps rewritten), or that the input was consumed. */
+export type InputVerdict = { text: string } | { handled: true; output?: string };
+
+/**
+ * The `input` service: a plugin that sees what the user typed before it becomes a prompt (Pi extensions'
+ * `input` event). Front ends call it through `filterInput` for text that is not a slash command.
+ */
+export interface InputService {
+  filter(text: string, source: InputSource): Promise<InputVerdict>;
+}
+
+/** The typed text after the `input` service (if one is in force), or `{ handled }` when no run should start. */
+export async function filterInput(
+  service: InputService | undefined,
+  text: string,
+  source: InputSource,
+): Promise<InputVerdict> {
+  return service ? service.filter(text, source) : { text };
+}
+
+declare module "coil" {
+  interface Services {
+    input: InputService;
+  }
 }

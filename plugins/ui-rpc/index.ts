@@ -13,7 +13,7 @@ import {
   type PluginLog,
   type UiService,
 } from "../../api/index.js";
-import { findCommand } from "../../lib/front-end.js";
+import { filterInput, findCommand, type InputService } from "../../lib/front-end.js";
 import type {} from "../../lib/ui.js"; // the plugin UI contract (setStatus, setWidget, ...)
 import { resolveModel } from "../../lib/models.js";
 import {
@@ -44,6 +44,7 @@ class RpcServer {
     private readonly ctx: FrontEndContext,
     private readonly session: () => SessionService | undefined,
     private readonly log: PluginLog,
+    private readonly input: () => InputService | undefined = () => undefined,
   ) {}
 
   send(message: RpcOutbound): void {
@@ -164,6 +165,11 @@ class RpcServer {
           const out = await slash.command.run(slash.args, agent);
           if (out === undefined || typeof out === "string") return { started: false, output: out ?? "" };
           input = out.prompt;
+        } else {
+          // A plugin's `input` service (Pi extensions' input event) may rewrite the prompt, or consume it.
+          const verdict = await filterInput(this.input(), text, "rpc");
+          if ("handled" in verdict) return { started: false, output: verdict.output ?? "" };
+          input = verdict.text;
         }
         const images = Array.isArray(msg.images) ? (msg.images as never[]) : [];
         if (images.length && typeof input === "string")
@@ -271,7 +277,12 @@ export default definePlugin({
           fe.stderr.write("coil: rpc mode reads commands on stdin; do not pass a prompt (send a prompt command)\n");
           return 2;
         }
-        const server = new RpcServer(fe, () => ctx.services.get("session"), ctx.log);
+        const server = new RpcServer(
+          fe,
+          () => ctx.services.get("session"),
+          ctx.log,
+          () => ctx.services.get("input"),
+        );
         // While rpc mode runs, dialogs plugins ask through the `ui` service go to the client.
         const ui: UiService = {
           confirm: async (title, message, signal) => (await server.ask("confirm", { title, message }, signal)) === true,
