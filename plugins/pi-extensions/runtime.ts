@@ -22,6 +22,7 @@ import {
   type ToolResultMessage,
   type UiService,
 } from "coil";
+import type { SessionChange } from "../../lib/front-end.js";
 import type {} from "../../lib/ui.js";
 import { lookupKey } from "../../lib/provider-kit/keys.js";
 import type {} from "../models/api.js"; // types the `thinking` and `provider-cli` services
@@ -67,6 +68,10 @@ const EVENTS = new Set([
   "model_select",
   "thinking_level_select",
   "before_provider_request",
+  "session_before_switch",
+  "session_before_fork",
+  "session_before_tree",
+  "session_tree",
 ]);
 
 /** The fields of before_provider_request's payload that map onto coil's request. */
@@ -83,6 +88,9 @@ const PAYLOAD_KEYS = new Set([
 
 /** A coil model as Pi's `Model` reads (`maxTokens` for coil's `maxOutput`). */
 const piModel = (m: ModelInfo) => ({ ...m, maxTokens: m.maxOutput });
+
+/** The command ctx's call for each session change. */
+const CHANGE_CALL = { new: "newSession", resume: "switchSession", fork: "fork", tree: "navigateTree" } as const;
 
 const THINKING = new Set(["off", "minimal", "low", "medium", "high", "xhigh"]);
 
@@ -117,6 +125,8 @@ export class PiRuntime {
   private lastThinking: string | undefined;
   /** Set while an extension's compaction is applied, so session_compact says fromExtension. */
   private compactionFromExtension = false;
+  /** The leaf a /tree move leaves, for session_tree. */
+  private treeFrom: string | null | undefined;
   /** While a command handler runs: its notifications (text output without a UI) and the prompt it sends. */
   private command: { notes: string[]; prompt?: unknown } | undefined;
   private readonly modules: ReturnType<typeof piModules>;
@@ -151,6 +161,10 @@ export class PiRuntime {
     }
     this.tap();
     this.ctx.services.provide("input", { filter: (text, source) => this.filterInput(text, source) });
+    this.ctx.services.provide("session-guard", {
+      before: (change) => this.beforeSessionChange(change),
+      after: (change, previous) => this.afterSessionChange(change, previous),
+    });
   }
 
   private loadTui(): Promise<void> {
@@ -626,6 +640,97 @@ export class PiRuntime {
     return undefined;
   }
 
+  /**
+   * The `session-guard` service: session_before_switch (/new, /resume), session_before_fork (/fork, /clone)
+   * and session_before_tree (/tree); the first `{ cancel: true }` stops the change. A switch or fork that
+   * goes on is a session_shutdown for the session left (then session_start for the new one, after it).
+   */
+  private async beforeSessionChange(change: SessionChange): Promise<{ cancelled: string } | { summary?: string }> {
+    const s = this.session();
+    let type: string;
+    let event: Record<string, unknown>;
+    if (change.kind === "new" || change.kind === "resume") {
+      type = "session_before_switch";
+      event = { reason: change.kind, ...(change.kind === "resume" ? { targetSessionFile: change.target } : {}) };
+    } else if (change.kind === "fork") {
+      type = "session_before_fork";
+      event = { entryId: change.entryId, position: change.position };
+    } else {
+      type = "session_before_tree";
+      const target = new Set((s?.path(change.targetId) ?? []).map((e) => e.id));
+      const old = s?.path() ?? [];
+      const common = [...old].reverse().find((e) => target.has(e.id));
+      event = {
+        preparation: {
+          targetId: change.targetId,
+          oldLeafId: s?.leafId ?? null,
+          commonAncestorId: common?.id ?? null,
+          entriesToSummarize: old.filter((e) => !target.has(e.id)),
+          userWantsSummary: change.summarize,
+        },
+        signal: new AbortController().signal,
+      };
+    }
+    let summary: string | undefined;
+    for (const { ext, fn } of this.handlers.get(type) ?? []) {
+      let r: { cancel?: boolean; summary?: { summary?: unknown } } | undefined;
+      try {
+        r = (await fn({ type, ...event }, this.context(ext))) as typeof r;
+      } catch (error) {
+        this.ctx.log.error(`Pi extension ${ext.found.name}: its ${type} handler failed: ${msg(error)}`);
+        continue;
+      }
+      if (r?.cancel) return { cancelled: `Cancelled by Pi extension ${ext.found.name} (${type}).` };
+      if (typeof r?.summary?.summary === "string" && summary === undefined) summary = r.summary.summary;
+    }
+    if (change.kind !== "tree") {
+      const reason = change.kind === "resume" ? "resume" : change.kind;
+      await this.emit("session_shutdown", {
+        reason,
+        targetSessionFile: change.kind === "resume" ? change.target : undefined,
+      });
+    } else this.treeFrom = s?.leafId ?? null;
+    return summary === undefined ? {} : { summary };
+  }
+
+  private async afterSessionChange(change: SessionChange, previous: string | undefined): Promise<void> {
+    if (change.kind === "tree") {
+      const s = this.session();
+      const leaf = s?.leafId ?? null;
+      const entry = leaf ? s?.entry(leaf) : undefined;
+      await this.emit("session_tree", {
+        newLeafId: leaf,
+        oldLeafId: this.treeFrom ?? null,
+        summaryEntry: entry?.type === "branch_summary" ? entry : undefined,
+        fromExtension: false,
+      });
+      return;
+    }
+    await this.emit("session_start", { reason: change.kind, previousSessionFile: previous });
+  }
+
+  /** ctx.newSession / fork / navigateTree / switchSession (commands): coil's /new, /fork, /tree, /resume. */
+  private async changeSession(
+    ext: LoadedExtension,
+    change: SessionChange,
+    run: (s: SessionService) => unknown,
+    withSession?: (ctx: unknown) => unknown,
+  ): Promise<{ cancelled: boolean }> {
+    const s = this.session();
+    if (!s) {
+      this.report(ext, `ctx.${CHANGE_CALL[change.kind]}()`, "no session plugin in this preset");
+      return { cancelled: true };
+    }
+    if (this.agent?.state.isRunning) await this.agent.waitForIdle();
+    const verdict = await this.beforeSessionChange(change);
+    if ("cancelled" in verdict) return { cancelled: true };
+    const previous = s.file;
+    await run(s);
+    await this.afterSessionChange(change, previous);
+    if (withSession) await withSession(this.context(ext, undefined, true));
+    return { cancelled: false };
+  }
+
   /** The `input` service: Pi's input event for what the user typed (transforms chain; the first handled wins). */
   private async filterInput(
     text: string,
@@ -816,9 +921,56 @@ export class PiRuntime {
           (e: Error) => o?.onError?.(e),
         );
       },
-      ...(command ? { waitForIdle: async () => agent()?.waitForIdle() } : {}),
+      ...(command ? this.commandContext(ext) : {}),
     };
     return this.guarded(ext, base, "ctx");
+  }
+
+  /** What only a command's ctx has (Pi's ExtensionCommandContext): waiting for the agent, changing the session. */
+  private commandContext(ext: LoadedExtension): Record<string, unknown> {
+    type After = { withSession?(ctx: unknown): unknown };
+    return {
+      waitForIdle: async () => this.agent?.waitForIdle(),
+      newSession: async (o: After & { setup?(sm: unknown): unknown; parentSession?: string } = {}) =>
+        this.changeSession(
+          ext,
+          { kind: "new" },
+          async (s) => {
+            s.newSession();
+            const appendMessage = (m: AgentMessage) => s.appendMessage(m);
+            if (o.setup) await o.setup({ ...(this.sessionManager(ext) as object), appendMessage });
+          },
+          o.withSession,
+        ),
+      fork: async (entryId: string, o: After & { position?: "before" | "at" } = {}) => {
+        const position = o.position ?? "before";
+        return this.changeSession(
+          ext,
+          { kind: "fork", entryId, position },
+          (s) => {
+            const entry = s.entry(entryId);
+            const message = entry?.type === "message" ? (entry as { message?: AgentMessage }).message : undefined;
+            const user = message?.role === "user" ? message : undefined;
+            // "before" forks before a user message and puts its text back in the editor, as /fork does.
+            if (position === "before" && user) {
+              s.fork(entry!.parentId ?? null);
+              this.show((u) => u.setEditorText?.(textOf(user)));
+            } else s.fork(entryId);
+          },
+          o.withSession,
+        );
+      },
+      navigateTree: async (
+        targetId: string,
+        o: { summarize?: boolean; customInstructions?: string; label?: string } = {},
+      ) =>
+        this.changeSession(ext, { kind: "tree", targetId, summarize: o.summarize === true }, async (s) => {
+          await s.branch(targetId, { summarize: o.summarize === true, instructions: o.customInstructions });
+          if (o.label) s.setLabel(targetId, o.label);
+        }),
+      switchSession: async (sessionPath: string, o: After = {}) =>
+        this.changeSession(ext, { kind: "resume", target: sessionPath }, (s) => s.open(sessionPath), o.withSession),
+    };
   }
 
   // ---- the pi object ----

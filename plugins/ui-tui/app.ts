@@ -658,8 +658,14 @@ export class TuiApp implements AppHandle {
   private async runCommand(name: string, args: string): Promise<void> {
     const command = this.agent.view.commands.get(name);
     if (!command) return;
+    // A plugin's command may switch or move the session (a Pi extension's ctx.newSession/fork/navigateTree).
+    const session = this.ctx.services.get("session");
+    const id = session?.id;
+    const leaf = session?.leafId;
     try {
       const out = await command.run(args, this.agent);
+      const moved = session && (session.id !== id || (leaf && !session.path().some((e) => e.id === leaf)));
+      if (moved && !["new", "resume", "fork", "clone", "tree"].includes(name)) this.rebuild();
       if (typeof out === "string" && out) this.addNotice(out, (s) => s, "");
       else if (out && typeof out === "object") this.send(out.prompt);
     } catch (error) {

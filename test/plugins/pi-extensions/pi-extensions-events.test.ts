@@ -100,6 +100,41 @@ export default function (pi: ExtensionAPI) {
 }
 `;
 
+/** The session_before_* events (PI_REFUSE cancels), session_tree, and a command that starts a new session. */
+const SESSIONS = `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { appendFileSync } from "node:fs";
+
+const log = (line: string) => appendFileSync(process.env.PI_EVENTS_LOG!, line + "\\n");
+
+export default function (pi: ExtensionAPI) {
+  pi.on("session_start", async (event) => log("start " + event.reason + (event.previousSessionFile ? " (previous given)" : "")));
+  pi.on("session_shutdown", async (event) => log("shutdown " + event.reason));
+  pi.on("session_before_switch", async (event) => {
+    log("before_switch " + event.reason);
+    if (process.env.PI_REFUSE) return { cancel: true };
+  });
+  pi.on("session_before_fork", async (event) => {
+    log("before_fork " + event.position);
+    if (process.env.PI_REFUSE) return { cancel: true };
+  });
+  pi.on("session_before_tree", async (event) => {
+    log("before_tree leaving " + event.preparation.entriesToSummarize.length);
+    return { summary: { summary: "EXT BRANCH SUMMARY", details: {} } };
+  });
+  pi.on("session_tree", async (event) => log("session_tree summary " + event.summaryEntry?.summary + " moved " + (event.oldLeafId !== event.newLeafId)));
+  pi.registerCommand("handoff", {
+    description: "continue in a new session",
+    handler: async (_args, ctx) => {
+      const before = ctx.sessionManager.getSessionId();
+      const result = await ctx.newSession({
+        withSession: async (next) => next.ui.notify("now in another session: " + (next.sessionManager.getSessionId() !== before)),
+      });
+      ctx.ui.notify("cancelled " + result.cancelled);
+    },
+  });
+}
+`;
+
 function sandbox() {
   const base = tempDir("coil-pi-events-");
   const project = join(base, "project");
@@ -247,5 +282,78 @@ describe("Pi extensions: events and context through the CLI", () => {
     const lines = readFileSync(join(sessions, String(files[0])), "utf8");
     expect(lines).toContain('"type":"compaction"');
     expect(lines).toContain("EXT SUMMARY");
+  });
+
+  it("RPC: session_before_switch and session_before_fork cancel new_session and fork; a switch that goes on is session_shutdown then session_start", async () => {
+    const s = sandbox();
+    writeFiles(s.base, { "sessions.ts": SESSIONS });
+    const start = (env: NodeJS.ProcessEnv) =>
+      RpcClient.start({
+        bin: BIN,
+        cwd: s.project,
+        env,
+        args: [...MODEL, "-e", join(s.base, "sessions.ts")],
+        timeoutMs: 20_000,
+      });
+    mock.push(text("hello"));
+    const refusing = await start({ ...s.env, PI_REFUSE: "1" });
+    try {
+      await refusing.run("hi");
+      const id = (await refusing.getState()).session?.id;
+      await expect(refusing.newSession()).rejects.toThrow(
+        "Cancelled by Pi extension sessions (session_before_switch).",
+      );
+      await expect(refusing.fork(null)).rejects.toThrow("Cancelled by Pi extension sessions (session_before_fork).");
+      expect((await refusing.getState()).session?.id).toBe(id);
+    } finally {
+      await refusing.close();
+    }
+    expect(s.log()).toContain("before_switch new\nbefore_fork at\n");
+    expect(s.log()).not.toContain("shutdown new");
+
+    const willing = await start(s.env);
+    try {
+      const id = (await willing.getState()).session?.id;
+      const next = await willing.newSession();
+      expect(next.session.id).not.toBe(id);
+    } finally {
+      await willing.close();
+    }
+    expect(s.log()).toContain("before_switch new\nshutdown new\nstart new (previous given)\n");
+  });
+
+  it("a command's ctx.newSession switches and runs withSession in the new one; /tree asks session_before_tree, whose summary is the branch summary", async () => {
+    const s = sandbox();
+    writeFiles(s.base, { "sessions.ts": SESSIONS });
+    const ext = ["-e", join(s.base, "sessions.ts")];
+    const handoff = await coil(s.project, [...MODEL, ...ext, "-p", "/handoff"], s.env);
+    expect(handoff.code, handoff.stderr).toBe(0);
+    expect(handoff.stdout.trim()).toBe("now in another session: true\ncancelled false");
+    expect(s.log()).toContain("before_switch new\nshutdown new\nstart new");
+
+    mock.requests.length = 0;
+    mock.push(text("one"), text("two"), text("three"));
+    expect((await coil(s.project, [...MODEL, ...ext, "-p", "first"], s.env)).code).toBe(0);
+    expect((await coil(s.project, [...MODEL, ...ext, "-c", "-p", "second"], s.env)).code).toBe(0);
+    const sessions = join(s.base, "coil-home", "sessions");
+    const newest = readdirSync(sessions, { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith(".jsonl"))
+      .map((f) => join(sessions, f))
+      .find((f) => readFileSync(f, "utf8").includes('"second"'))!;
+    const one = readFileSync(newest, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .find((e) => e.type === "message" && e.message.role === "assistant" && JSON.stringify(e.message).includes("one"));
+    const moved = await coil(s.project, [...MODEL, ...ext, "-c", "-p", `/tree ${one.id}`], s.env);
+    expect(moved.code, moved.stderr).toBe(0);
+    expect(moved.stdout).toContain(`Moved to ${one.id}`);
+    expect(s.log()).toMatch(/before_tree leaving [1-9]\d*\nsession_tree summary EXT BRANCH SUMMARY moved true\n/);
+    expect((await coil(s.project, [...MODEL, ...ext, "-c", "-p", "third"], s.env)).code).toBe(0);
+    const seen = userTexts(mock.requests.at(-1)!.body).join("\n");
+    expect(seen).toContain("EXT BRANCH SUMMARY");
+    expect(seen).not.toContain("second");
+    expect(mock.rejected()).toEqual([]);
   });
 });
