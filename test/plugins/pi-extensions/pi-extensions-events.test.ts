@@ -356,4 +356,34 @@ describe("Pi extensions: events and context through the CLI", () => {
     expect(seen).not.toContain("second");
     expect(mock.rejected()).toEqual([]);
   });
+
+  it("coil install --project of a Pi package: its extensions load while the project is trusted, not otherwise", async () => {
+    const s = sandbox();
+    const pkg = join(s.base, "pi-project-pkg");
+    writeFiles(pkg, {
+      "package.json": JSON.stringify({
+        name: "pi-project-pkg",
+        version: "1.0.0",
+        keywords: ["pi-package"],
+        pi: { extensions: ["./extensions"] },
+      }),
+      "extensions/hello.ts": `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+export default function (pi: ExtensionAPI) {
+  pi.registerCommand("project-hello", { description: "hello", handler: async (_a, ctx) => ctx.ui.notify("hello from the project's package") });
+}
+`,
+    });
+    const installed = await coil(s.project, ["--trust", "install", "--project", pkg], s.env);
+    expect(installed.code, installed.stderr).toBe(0);
+    expect(installed.stdout).toContain(
+      "pi-project-pkg is a Pi package: its extensions load on every run in this project",
+    );
+    expect(existsSync(join(s.project, ".coil", "packages", "node_modules", "pi-project-pkg"))).toBe(true);
+    const trusted = await coil(s.project, [...MODEL, "--trust", "-p", "/project-hello"], s.env);
+    expect(trusted.code, trusted.stderr).toBe(0);
+    expect(trusted.stdout.trim()).toBe("hello from the project's package");
+    const doctor = await coil(s.project, ["doctor"], s.env);
+    expect(doctor.stdout).toMatch(/skipped: .*\.coil\/packages: the project is not trusted/);
+    expect(doctor.stdout).not.toContain("commands /project-hello");
+  });
 });
