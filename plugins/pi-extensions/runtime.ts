@@ -24,7 +24,7 @@ import {
 } from "coil";
 import type { SessionChange } from "../../lib/front-end.js";
 import type {} from "../../lib/ui.js";
-import { lookupKey } from "../../lib/provider-kit/keys.js";
+import { coilHome, readAuth, storedKey } from "../../lib/provider-kit/config.js";
 import type {} from "../models/api.js"; // types the `thinking` and `provider-cli` services
 import type { OpenAIWireService } from "../provider-openai/api.js";
 import type { SessionService } from "../session-jsonl/api.js";
@@ -862,8 +862,16 @@ export class PiRuntime {
     const key = (id: string): string | undefined => {
       const registered = this.providerKeys.get(id);
       if (registered) return registered();
-      const env = `${id.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}_API_KEY`;
-      return lookupKey(this.ctx, this.ctx.services.get("provider-cli")?.selected, id, env, false).key;
+      const flag = this.ctx.flags.get("api-key");
+      const selected = this.ctx.services.get("provider-cli")?.selected;
+      if (typeof flag === "string" && flag && (!selected || selected === id)) return flag;
+      const env = process.env[`${id.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}_API_KEY`];
+      if (env) return env;
+      try {
+        return storedKey(readAuth(coilHome()), id) ?? undefined;
+      } catch {
+        return undefined;
+      }
     };
     return this.guarded(
       ext,
