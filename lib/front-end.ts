@@ -1,7 +1,8 @@
 /**
  * What every front end (print, TUI, RPC, ACP, a fleet worker) and the command line share, outside the
- * kernel: the exit code a run ends with, the one-line form of a diagnostic, and how `/name args` finds
- * its slash command.
+ * kernel: the exit code a run ends with, the one-line form of a diagnostic, how `/name args` finds
+ * its slash command, the `input` service typed text passes before it becomes a prompt, and the
+ * `session-guard` service asked before /new, /resume, /fork, /clone and /tree.
  */
 import type { ReadonlyRegistry, RunStopReason, SlashCommand } from "../api/index.js";
 
@@ -36,4 +37,59 @@ export function findCommand(
  */
 export function slashName(text: string): string | undefined {
   return /^\/([A-Za-z0-9][\w:.@-]*)(?:\s|$)/.exec(text.trimStart())?.[1];
+}
+
+/** Where a prompt came from, as the `input` service hears it. */
+export type InputSource = "interactive" | "rpc";
+
+/** The `input` service's answer: the text to send (perhaps rewritten), or that the input was consumed. */
+export type InputVerdict = { text: string } | { handled: true; output?: string };
+
+/**
+ * The `input` service: a plugin that sees what the user typed before it becomes a prompt (Pi extensions'
+ * `input` event). Front ends call it through `filterInput` for text that is not a slash command.
+ */
+export interface InputService {
+  filter(text: string, source: InputSource): Promise<InputVerdict>;
+}
+
+/** The typed text after the `input` service (if one is in force), or `{ handled }` when no run should start. */
+export async function filterInput(
+  service: InputService | undefined,
+  text: string,
+  source: InputSource,
+): Promise<InputVerdict> {
+  return service ? service.filter(text, source) : { text };
+}
+
+/** A change of session a front end is about to make: /new, /resume, /fork, /clone, /tree (and RPC's). */
+export type SessionChange =
+  | { kind: "new" }
+  | { kind: "resume"; target: string }
+  | { kind: "fork"; entryId: string | null; position: "before" | "at" }
+  | { kind: "tree"; targetId: string | null; summarize: boolean };
+
+/**
+ * The `session-guard` service: a plugin asked before a front end changes the session (Pi extensions'
+ * session_before_switch / _fork / _tree), and told after. `before` answers why not (`cancelled`), or for a
+ * tree move a summary of the branch left that it wrote itself.
+ */
+export interface SessionGuardService {
+  before(change: SessionChange): Promise<{ cancelled: string } | { summary?: string }>;
+  after(change: SessionChange, previousFile: string | undefined): Promise<void>;
+}
+
+/** Ask the `session-guard` service (if one is in force) before a session change: why not, or how to go on. */
+export async function guardSession(
+  service: SessionGuardService | undefined,
+  change: SessionChange,
+): Promise<{ cancelled?: string; summary?: string }> {
+  return service ? service.before(change) : {};
+}
+
+declare module "coil" {
+  interface Services {
+    input: InputService;
+    "session-guard": SessionGuardService;
+  }
 }

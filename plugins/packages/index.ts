@@ -382,7 +382,7 @@ async function install(positionals: string[], values: PackageOptions, io: IO): P
       say(
         io,
         project
-          ? `${name} is a Pi package: Pi extensions load from $COIL_HOME/packages only, so install it without --project`
+          ? `${name} is a Pi package: its extensions load on every run in this project while it is trusted (coil doctor lists them under "Pi extensions")`
           : `${name} is a Pi package: its extensions load on every run (coil doctor lists them under "Pi extensions")`,
       );
       continue;

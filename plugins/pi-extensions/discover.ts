@@ -2,7 +2,8 @@
  * Where Pi extensions are, found as Pi finds them: `<agent dir>/extensions/*.ts|*.js` and `*\/index.ts`
  * (a folder with a package.json uses its `pi.extensions`), `.pi/extensions/` at the project root (only in a
  * trusted project), the `extensions` and `packages` of Pi's settings.json files, Pi packages installed
- * with `coil install` (`$COIL_HOME/packages`), and `-e/--extension` paths for one run. Only the file
+ * with `coil install` (`$COIL_HOME/packages`, and a trusted project's `.coil/packages` with --project), and
+ * `-e/--extension` paths for one run. Only the file
  * system is read here: nothing is imported.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -10,6 +11,7 @@ import { homedir } from "node:os";
 import { dirname, extname, join, resolve } from "node:path";
 import { piAgentDir } from "../../lib/compat.js";
 import { projectRoot } from "../../lib/locations.js";
+import { disabledPackages } from "../../lib/preset-file.js";
 
 export type ExtensionScope = "user" | "project" | "cli" | "package";
 
@@ -224,16 +226,30 @@ export function discover(o: DiscoverOptions): Discovery {
     }
   }
 
-  // Pi packages installed with `coil install` (their package.json has a `pi` field or the pi-package keyword).
-  const installed = join(o.home, "packages");
-  const deps = readManifest(installed) as { dependencies?: Record<string, string> } | undefined;
-  for (const name of Object.keys(deps?.dependencies ?? {})) {
-    const dir = join(installed, "node_modules", name);
-    const manifest = readManifest(dir);
-    const pi =
-      manifest?.pi !== undefined || (Array.isArray(manifest?.keywords) && manifest.keywords.includes("pi-package"));
-    if (pi && !out.found.some((f) => f.file.startsWith(`${dir}/`)))
-      entriesOf(dir, "package", `coil install ${name}`, out, true);
+  // Pi packages installed with `coil install` (their package.json has a `pi` field or the pi-package keyword):
+  // a trusted project's (`coil install --project`, in .coil/packages) first, then the user's; not those
+  // `coil disable` turned off in that scope's preset file.
+  const scopes = [
+    ...(o.trusted ? [{ scope: join(root, ".coil"), from: "coil install --project" }] : []),
+    { scope: o.home, from: "coil install" },
+  ];
+  if (!o.trusted && isFile(join(root, ".coil", "packages", "package.json")))
+    out.skipped.push(
+      `${join(root, ".coil", "packages")}: the project is not trusted, so the Pi packages installed there do not load`,
+    );
+  for (const { scope, from } of scopes) {
+    const installed = join(scope, "packages");
+    const deps = readManifest(installed) as { dependencies?: Record<string, string> } | undefined;
+    const disabled = disabledPackages(join(scope, "preset.yaml"));
+    for (const name of Object.keys(deps?.dependencies ?? {})) {
+      const dir = join(installed, "node_modules", name);
+      const manifest = readManifest(dir);
+      const pi =
+        manifest?.pi !== undefined || (Array.isArray(manifest?.keywords) && manifest.keywords.includes("pi-package"));
+      if (!pi || out.found.some((f) => f.file.startsWith(`${dir}/`))) continue;
+      if (disabled.has(name)) out.skipped.push(`${name} (${from}): disabled (coil enable ${name} turns it on)`);
+      else entriesOf(dir, "package", `${from} ${name}`, out, true);
+    }
   }
 
   for (const path of o.cli ?? []) entriesOf(path, "cli", "-e", out, true);

@@ -12,13 +12,20 @@ import {
   textOf,
   type Agent,
   type AgentMessage,
+  type CompactRequest,
+  type CompactResult,
+  type ModelInfo,
+  type ModelRequest,
   type PluginContext,
   type SlashCommand,
   type ToolDefinition,
   type ToolResultMessage,
   type UiService,
 } from "coil";
+import type { SessionChange } from "../../lib/front-end.js";
 import type {} from "../../lib/ui.js";
+import { coilHome, readAuth, storedKey } from "../../lib/provider-kit/config.js";
+import type {} from "../models/api.js"; // types the `thinking` and `provider-cli` services
 import type { OpenAIWireService } from "../provider-openai/api.js";
 import type { SessionService } from "../session-jsonl/api.js";
 import type { FoundExtension } from "./discover.js";
@@ -57,7 +64,35 @@ const EVENTS = new Set([
   "agent_start",
   "agent_end",
   "session_compact",
+  "session_before_compact",
+  "model_select",
+  "thinking_level_select",
+  "before_provider_request",
+  "session_before_switch",
+  "session_before_fork",
+  "session_before_tree",
+  "session_tree",
 ]);
+
+/** The fields of before_provider_request's payload that map onto coil's request. */
+const PAYLOAD_KEYS = new Set([
+  "model",
+  "system",
+  "messages",
+  "tools",
+  "temperature",
+  "maxTokens",
+  "max_tokens",
+  "thinking",
+]);
+
+/** A coil model as Pi's `Model` reads (`maxTokens` for coil's `maxOutput`). */
+const piModel = (m: ModelInfo) => ({ ...m, maxTokens: m.maxOutput });
+
+/** The command ctx's call for each session change. */
+const CHANGE_CALL = { new: "newSession", resume: "switchSession", fork: "fork", tree: "navigateTree" } as const;
+
+const THINKING = new Set(["off", "minimal", "low", "medium", "high", "xhigh"]);
 
 const PI_LEVEL: Record<string, "info" | "warn" | "error"> = { info: "info", warning: "warn", error: "error" };
 
@@ -69,6 +104,8 @@ export class PiRuntime {
   private readonly lateTools: ToolDefinition[] = [];
   private readonly lateCommands: SlashCommand[] = [];
   private readonly flagDefaults = new Map<string, unknown>();
+  /** The keys of providers extensions registered (pi.registerProvider), for ctx.modelRegistry. */
+  private readonly providerKeys = new Map<string, () => string | undefined>();
   private readonly verdicts = new Map<string, { reason: string; ext: string }>();
   private readonly bus = new Map<string, Set<(data: unknown) => void>>();
   private readonly pendingUi: ((ui: UiService) => void)[] = [];
@@ -81,6 +118,15 @@ export class PiRuntime {
   private systemPrompt = "";
   private runMessages: AgentMessage[] = [];
   private runSystem: string | undefined;
+  /** `pi.setActiveTools`: the tools the model is offered (undefined: all). */
+  private activeTools: Set<string> | undefined;
+  /** The model and thinking level the last request used, for model_select / thinking_level_select. */
+  private lastModel: ModelInfo | undefined;
+  private lastThinking: string | undefined;
+  /** Set while an extension's compaction is applied, so session_compact says fromExtension. */
+  private compactionFromExtension = false;
+  /** The leaf a /tree move leaves, for session_tree. */
+  private treeFrom: string | null | undefined;
   /** While a command handler runs: its notifications (text output without a UI) and the prompt it sends. */
   private command: { notes: string[]; prompt?: unknown } | undefined;
   private readonly modules: ReturnType<typeof piModules>;
@@ -114,6 +160,11 @@ export class PiRuntime {
       this.run(ext);
     }
     this.tap();
+    this.ctx.services.provide("input", { filter: (text, source) => this.filterInput(text, source) });
+    this.ctx.services.provide("session-guard", {
+      before: (change) => this.beforeSessionChange(change),
+      after: (change, previous) => this.afterSessionChange(change, previous),
+    });
   }
 
   private loadTui(): Promise<void> {
@@ -287,7 +338,15 @@ export class PiRuntime {
     );
     ctx.tap("tool_call", (info) => {
       const verdict = this.verdicts.get(info.call.id);
-      if (!verdict) return undefined;
+      if (!verdict) {
+        // pi.setActiveTools: a tool the model is no longer offered does not run either.
+        if (this.activeTools && info.agent.depth === 0 && !this.activeTools.has(info.call.name))
+          return {
+            block: true,
+            reason: `${info.call.name} is not an active tool (a Pi extension's pi.setActiveTools left it out)`,
+          };
+        return undefined;
+      }
       this.verdicts.delete(info.call.id);
       return { block: true, reason: `${verdict.reason} (Pi extension ${verdict.ext})` };
     });
@@ -322,29 +381,19 @@ export class PiRuntime {
       }
       return current === result ? undefined : current;
     });
+    // session_before_compact: before coil's compaction strategy (a cancel or a supplied summary ends there).
+    if (has("session_before_compact")) ctx.tap("compact", (request) => this.beforeCompact(request), { stage: "EARLY" });
     ctx.tap("before_request", async (request, turn) => {
       let messages = request.messages;
       let system = request.system;
+      let tools = request.tools;
+      let options = request.options;
       this.systemPrompt = system.map((b) => b.text).join("\n\n");
+      if (turn.agent.depth === 0) await this.selections(request);
       if (turn.turn === 0 && turn.attempt === 0) {
         this.runMessages = [];
         this.runSystem = undefined;
         const last = [...messages].reverse().find((m) => m.role === "user");
-        if (has("input") && last) {
-          let text = textOf(last);
-          for (const r of await this.emit("input", {
-            text,
-            images: [],
-            source: this.mode === "rpc" ? "rpc" : "interactive",
-          })) {
-            const res = r as { action?: string; text?: string } | undefined;
-            if (res?.action === "transform" && typeof res.text === "string") text = res.text;
-            else if (res?.action === "handled")
-              this.reportAll("input", "returning { action: 'handled' }", "coil sends the prompt to the model anyway");
-          }
-          if (text !== textOf(last))
-            messages = messages.map((m) => (m === last ? { ...last, content: text } : m)) as typeof messages;
-        }
         if (has("before_agent_start")) {
           let prompt = this.systemPrompt;
           for (const { ext, fn } of this.handlers.get("before_agent_start") ?? []) {
@@ -367,6 +416,10 @@ export class PiRuntime {
       }
       if (this.runSystem !== undefined) system = [{ id: "pi-extensions", text: this.runSystem }];
       if (this.runMessages.length) messages = [...messages, ...this.runMessages];
+      if (this.activeTools) {
+        const active = this.activeTools;
+        tools = tools.filter((t) => active.has(t.name));
+      }
       if (has("context")) {
         let copy = structuredClone(messages) as AgentMessage[];
         for (const r of await this.emit("context", { messages: copy }, turn.signal)) {
@@ -375,8 +428,21 @@ export class PiRuntime {
         }
         messages = copy;
       }
-      if (messages === request.messages && system === request.system) return undefined;
-      return { ...request, messages, system };
+      if (has("before_provider_request")) {
+        const changed = await this.providerRequest({ ...request, messages, system, tools, options }, turn.signal);
+        messages = changed.messages;
+        system = changed.system;
+        tools = changed.tools;
+        options = changed.options;
+      }
+      if (
+        messages === request.messages &&
+        system === request.system &&
+        tools === request.tools &&
+        options === request.options
+      )
+        return undefined;
+      return { ...request, messages, system, tools, options };
     });
     ctx.tap("turn_end", async (record) => {
       if (!has("turn_end")) return;
@@ -405,13 +471,295 @@ export class PiRuntime {
     });
     relay(
       "compaction",
-      (e) => ({ reason: e.reason, tokensBefore: e.tokensBefore, fromExtension: false }),
+      (e) => {
+        const fromExtension = this.compactionFromExtension;
+        this.compactionFromExtension = false;
+        const entry = [...(this.session()?.path() ?? [])].reverse().find((x) => x.type === "compaction");
+        return { reason: e.reason, tokensBefore: e.tokensBefore, compactionEntry: entry, fromExtension };
+      },
       "session_compact",
     );
   }
 
-  private reportAll(type: string, call: string, why: string): void {
-    for (const { ext } of this.handlers.get(type) ?? []) this.report(ext, `${type} handler ${call}`, why);
+  /** model_select and thinking_level_select: coil notices a change when the next request goes out. */
+  private async selections(request: ModelRequest): Promise<void> {
+    const model = request.model;
+    const previous = this.lastModel;
+    this.lastModel = model;
+    if (previous && (previous.provider !== model.provider || previous.id !== model.id))
+      await this.emit("model_select", { model: piModel(model), previousModel: piModel(previous), source: "set" });
+    const level = typeof request.options.thinking === "string" ? request.options.thinking : "off";
+    const before = this.lastThinking;
+    this.lastThinking = level;
+    if (before !== undefined && before !== level)
+      await this.emit("thinking_level_select", { level, previousLevel: before });
+  }
+
+  /**
+   * before_provider_request, on coil's provider-neutral request (not the provider's wire JSON, which only the
+   * provider plugin builds): `{ model, system, messages, tools, temperature, maxTokens, thinking }`. A handler
+   * that returns an object replaces it for the next handler and the request; keys with no counterpart are
+   * reported.
+   */
+  private async providerRequest(request: ModelRequest, signal: AbortSignal): Promise<ModelRequest> {
+    const { model, system, messages, tools, options } = request;
+    let payload: Record<string, unknown> = structuredClone({
+      ...options,
+      model: `${model.provider}/${model.id}`,
+      system: system.map((b) => b.text).join("\n\n"),
+      messages,
+      tools: tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+    });
+    const original = structuredClone(payload);
+    for (const { ext, fn } of this.handlers.get("before_provider_request") ?? []) {
+      try {
+        const r = await fn(
+          { type: "before_provider_request", payload: structuredClone(payload) },
+          this.context(ext, signal),
+        );
+        if (r && typeof r === "object" && !Array.isArray(r)) {
+          payload = r as Record<string, unknown>;
+          for (const key of Object.keys(payload))
+            if (!PAYLOAD_KEYS.has(key) && !isDeepStrictEqual(payload[key], original[key]))
+              this.report(
+                ext,
+                `before_provider_request payload key "${key}"`,
+                "coil's request has no such field (it is provider-neutral: model, system, messages, tools, temperature, maxTokens, thinking)",
+              );
+        }
+      } catch (error) {
+        this.ctx.log.error(`Pi extension ${ext.found.name}: its before_provider_request handler failed: ${msg(error)}`);
+      }
+    }
+    if (isDeepStrictEqual(payload, original)) return request;
+    const next = { ...request };
+    if (!isDeepStrictEqual(payload.system, original.system))
+      next.system =
+        typeof payload.system === "string" && payload.system ? [{ id: "pi-extensions", text: payload.system }] : [];
+    if (Array.isArray(payload.messages) && !isDeepStrictEqual(payload.messages, original.messages))
+      next.messages = payload.messages as AgentMessage[];
+    if (Array.isArray(payload.tools) && !isDeepStrictEqual(payload.tools, original.tools)) {
+      const byName = new Map(tools.map((t) => [t.name, t]));
+      next.tools = (payload.tools as { name?: string; description?: string; parameters?: unknown }[])
+        .filter((t) => typeof t?.name === "string" && (byName.has(t.name) || t.parameters))
+        .map((t) => ({ ...byName.get(t.name!), ...t }) as ModelRequest["tools"][number]);
+    }
+    const knobs: Record<string, unknown> = {};
+    for (const key of ["temperature", "maxTokens", "thinking"])
+      if (!isDeepStrictEqual(payload[key], original[key])) knobs[key] = payload[key];
+    if (payload.max_tokens !== undefined && payload.max_tokens !== original.max_tokens)
+      knobs.maxTokens = payload.max_tokens;
+    if (Object.keys(knobs).length) next.options = { ...options, ...knobs };
+    return next;
+  }
+
+  /**
+   * session_before_compact, as a `compact` strategy that runs before coil's: `{ cancel: true }` keeps the
+   * context as it is; `{ compaction: { summary, firstKeptEntryId } }` is the compaction (a summary message,
+   * then the messages from that entry on), recorded in the session like coil's own.
+   */
+  private async beforeCompact(request: CompactRequest): Promise<CompactResult | undefined> {
+    if (request.agent.depth > 0 || !(this.handlers.get("session_before_compact")?.length ?? 0)) return undefined;
+    const s = this.session();
+    const messages = request.messages;
+    // Pi's preparation: coil's strategy plans its own cut, so the one offered here keeps the newest prompt's turn.
+    let keepFrom = messages.length;
+    for (let i = messages.length - 1; i > 0; i--) {
+      if (messages[i]!.role === "user" && s?.entryIdOf(messages[i]!)) {
+        keepFrom = i;
+        break;
+      }
+    }
+    const firstKeptEntryId = keepFrom < messages.length ? s?.entryIdOf(messages[keepFrom]!) : undefined;
+    const preparation = {
+      firstKeptEntryId,
+      messagesToSummarize: messages.slice(0, keepFrom),
+      turnPrefixMessages: [],
+      isSplitTurn: false,
+      tokensBefore: request.tokens,
+      previousSummary: undefined,
+      fileOps: { read: [], written: [], edited: [] },
+      settings: {
+        enabled: true,
+        reserveTokens: request.contextWindow - (request.targetTokens ?? request.contextWindow),
+        keepRecentTokens: 0,
+      },
+    };
+    for (const { ext, fn } of this.handlers.get("session_before_compact") ?? []) {
+      let r:
+        | { cancel?: boolean; compaction?: { summary?: string; firstKeptEntryId?: string; details?: unknown } }
+        | undefined;
+      try {
+        r = (await fn(
+          {
+            type: "session_before_compact",
+            preparation,
+            branchEntries: [...(s?.path() ?? [])],
+            customInstructions: request.instructions,
+            signal: request.signal,
+          },
+          this.context(ext, request.signal),
+        )) as typeof r;
+      } catch (error) {
+        this.ctx.log.error(`Pi extension ${ext.found.name}: its session_before_compact handler failed: ${msg(error)}`);
+        continue;
+      }
+      if (r?.cancel) {
+        this.ctx.log.warn(`Pi extension ${ext.found.name} cancelled the compaction (session_before_compact)`);
+        return { messages };
+      }
+      const summary = r?.compaction?.summary;
+      if (typeof summary !== "string" || !summary.trim()) continue;
+      const wanted = r?.compaction?.firstKeptEntryId;
+      const at = wanted ? messages.findIndex((m) => s?.entryIdOf(m) === wanted) : -1;
+      const kept = at >= 0 ? messages.slice(at) : wanted === undefined ? [] : messages.slice(keepFrom);
+      const message: AgentMessage = {
+        role: "user",
+        content: `The conversation before this point was compacted into this summary:\n\n<summary>\n${summary.trim()}\n</summary>`,
+        timestamp: Date.now(),
+      };
+      const result = [message, ...kept];
+      // One that does not shrink the context is refused by coil (and named); only a smaller one is recorded.
+      if (JSON.stringify(result).length >= JSON.stringify(messages).length) return { messages: result };
+      const first = kept[0] && s?.entryIdOf(kept[0]);
+      this.compactionFromExtension = true;
+      try {
+        s?.appendCompaction({
+          summary,
+          messages: first ? [message] : result,
+          firstKeptEntryId: first,
+          tokensBefore: request.tokens,
+          by: `${this.ctx.id} (${ext.found.name})`,
+          details: r?.compaction?.details,
+        });
+      } catch (error) {
+        this.ctx.log.warn(`could not record the compaction of Pi extension ${ext.found.name}: ${msg(error)}`);
+      }
+      return { messages: result };
+    }
+    return undefined;
+  }
+
+  /**
+   * The `session-guard` service: session_before_switch (/new, /resume), session_before_fork (/fork, /clone)
+   * and session_before_tree (/tree); the first `{ cancel: true }` stops the change. A switch or fork that
+   * goes on is a session_shutdown for the session left (then session_start for the new one, after it).
+   */
+  private async beforeSessionChange(change: SessionChange): Promise<{ cancelled: string } | { summary?: string }> {
+    const s = this.session();
+    let type: string;
+    let event: Record<string, unknown>;
+    if (change.kind === "new" || change.kind === "resume") {
+      type = "session_before_switch";
+      event = { reason: change.kind, ...(change.kind === "resume" ? { targetSessionFile: change.target } : {}) };
+    } else if (change.kind === "fork") {
+      type = "session_before_fork";
+      event = { entryId: change.entryId, position: change.position };
+    } else {
+      type = "session_before_tree";
+      const target = new Set((s?.path(change.targetId) ?? []).map((e) => e.id));
+      const old = s?.path() ?? [];
+      const common = [...old].reverse().find((e) => target.has(e.id));
+      event = {
+        preparation: {
+          targetId: change.targetId,
+          oldLeafId: s?.leafId ?? null,
+          commonAncestorId: common?.id ?? null,
+          entriesToSummarize: old.filter((e) => !target.has(e.id)),
+          userWantsSummary: change.summarize,
+        },
+        signal: new AbortController().signal,
+      };
+    }
+    let summary: string | undefined;
+    for (const { ext, fn } of this.handlers.get(type) ?? []) {
+      let r: { cancel?: boolean; summary?: { summary?: unknown } } | undefined;
+      try {
+        r = (await fn({ type, ...event }, this.context(ext))) as typeof r;
+      } catch (error) {
+        this.ctx.log.error(`Pi extension ${ext.found.name}: its ${type} handler failed: ${msg(error)}`);
+        continue;
+      }
+      if (r?.cancel) return { cancelled: `Cancelled by Pi extension ${ext.found.name} (${type}).` };
+      if (typeof r?.summary?.summary === "string" && summary === undefined) summary = r.summary.summary;
+    }
+    if (change.kind !== "tree") {
+      const reason = change.kind === "resume" ? "resume" : change.kind;
+      await this.emit("session_shutdown", {
+        reason,
+        targetSessionFile: change.kind === "resume" ? change.target : undefined,
+      });
+    } else this.treeFrom = s?.leafId ?? null;
+    return summary === undefined ? {} : { summary };
+  }
+
+  private async afterSessionChange(change: SessionChange, previous: string | undefined): Promise<void> {
+    if (change.kind === "tree") {
+      const s = this.session();
+      const leaf = s?.leafId ?? null;
+      const entry = leaf ? s?.entry(leaf) : undefined;
+      await this.emit("session_tree", {
+        newLeafId: leaf,
+        oldLeafId: this.treeFrom ?? null,
+        summaryEntry: entry?.type === "branch_summary" ? entry : undefined,
+        fromExtension: false,
+      });
+      return;
+    }
+    await this.emit("session_start", { reason: change.kind, previousSessionFile: previous });
+  }
+
+  /** ctx.newSession / fork / navigateTree / switchSession (commands): coil's /new, /fork, /tree, /resume. */
+  private async changeSession(
+    ext: LoadedExtension,
+    change: SessionChange,
+    run: (s: SessionService) => unknown,
+    withSession?: (ctx: unknown) => unknown,
+  ): Promise<{ cancelled: boolean }> {
+    const s = this.session();
+    if (!s) {
+      this.report(ext, `ctx.${CHANGE_CALL[change.kind]}()`, "no session plugin in this preset");
+      return { cancelled: true };
+    }
+    if (this.agent?.state.isRunning) await this.agent.waitForIdle();
+    const verdict = await this.beforeSessionChange(change);
+    if ("cancelled" in verdict) return { cancelled: true };
+    const previous = s.file;
+    await run(s);
+    await this.afterSessionChange(change, previous);
+    if (withSession) await withSession(this.context(ext, undefined, true));
+    return { cancelled: false };
+  }
+
+  /** The `input` service: Pi's input event for what the user typed (transforms chain; the first handled wins). */
+  private async filterInput(
+    text: string,
+    source: string,
+  ): Promise<{ text: string } | { handled: true; output?: string }> {
+    if (!(this.handlers.get("input")?.length ?? 0)) return { text };
+    const outer = this.command;
+    const mine = { notes: [] as string[], prompt: undefined as unknown };
+    this.command = mine;
+    let current = text;
+    try {
+      for (const { ext, fn } of this.handlers.get("input") ?? []) {
+        let r: { action?: string; text?: unknown; images?: unknown } | undefined;
+        try {
+          r = (await fn({ type: "input", text: current, images: [], source }, this.context(ext))) as typeof r;
+        } catch (error) {
+          this.ctx.log.error(`Pi extension ${ext.found.name}: its input handler failed: ${msg(error)}`);
+          continue;
+        }
+        if (r?.action === "handled") return { handled: true, output: mine.notes.join("\n") };
+        if (r?.action === "transform" && typeof r.text === "string") current = r.text;
+        if (r?.action === "transform" && Array.isArray(r.images) && r.images.length)
+          this.report(ext, "input handler { action: 'transform', images }", "coil keeps the typed prompt's images");
+      }
+    } finally {
+      this.command = outer;
+    }
+    for (const note of mine.notes) this.ctx.log.info(note);
+    return { text: current };
   }
 
   // ---- the services an extension reaches ----
@@ -503,6 +851,56 @@ export class PiRuntime {
     );
   }
 
+  /**
+   * `ctx.modelRegistry`: coil's providers and their models. Keys come as coil's providers find them
+   * (`--api-key`, models.yaml, `<PROVIDER>_API_KEY`, `coil auth`); subscription logins are not handed out.
+   */
+  private modelRegistry(ext: LoadedExtension): unknown {
+    const providers = () => this.agent?.view.providers.values() ?? [];
+    const all = () => providers().flatMap((p) => (p.models ?? []).map((m) => ({ ...piModel(m), provider: p.id })));
+    const provider = (id: string) => this.agent?.view.providers.get(id);
+    const key = (id: string): string | undefined => {
+      const registered = this.providerKeys.get(id);
+      if (registered) return registered();
+      const flag = this.ctx.flags.get("api-key");
+      const selected = this.ctx.services.get("provider-cli")?.selected;
+      if (typeof flag === "string" && flag && (!selected || selected === id)) return flag;
+      const env = process.env[`${id.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}_API_KEY`];
+      if (env) return env;
+      try {
+        return storedKey(readAuth(coilHome()), id) ?? undefined;
+      } catch {
+        return undefined;
+      }
+    };
+    return this.guarded(
+      ext,
+      {
+        getAll: all,
+        getAvailable: () => all().filter((m) => provider(m.provider)?.isConfigured?.() !== false),
+        find: (providerId: string, modelId: string) => {
+          const p = provider(providerId);
+          const m = p?.models?.find((x) => x.id === modelId) ?? p?.resolveModel?.(modelId);
+          return m ? { ...piModel(m), provider: providerId } : undefined;
+        },
+        hasConfiguredAuth: (model: { provider: string }) => provider(model?.provider)?.isConfigured?.() !== false,
+        getApiKeyForProvider: async (providerId: string) => key(providerId),
+        getApiKey: async (model: { provider: string }) => key(model?.provider),
+        getApiKeyAndHeaders: async (model: { provider: string }) => {
+          const k = key(model?.provider);
+          return k
+            ? { ok: true, apiKey: k, headers: {} }
+            : { ok: false, error: `no API key for ${model?.provider} in coil (coil auth set ${model?.provider})` };
+        },
+        getProviderDisplayName: (providerId: string) => providerId,
+        isUsingOAuth: () => false,
+        getError: () => undefined,
+        refresh: () => undefined,
+      },
+      "ctx.modelRegistry",
+    );
+  }
+
   private context(ext: LoadedExtension, signal?: AbortSignal, command = false): unknown {
     const agent = () => this.agent;
     const base = {
@@ -510,6 +908,7 @@ export class PiRuntime {
       hasUI: this.hasUI,
       cwd: this.ctx.cwd,
       sessionManager: this.sessionManager(ext),
+      modelRegistry: this.modelRegistry(ext),
       signal,
       get model() {
         const m = agent()?.state.model;
@@ -530,9 +929,56 @@ export class PiRuntime {
           (e: Error) => o?.onError?.(e),
         );
       },
-      ...(command ? { waitForIdle: async () => agent()?.waitForIdle() } : {}),
+      ...(command ? this.commandContext(ext) : {}),
     };
     return this.guarded(ext, base, "ctx");
+  }
+
+  /** What only a command's ctx has (Pi's ExtensionCommandContext): waiting for the agent, changing the session. */
+  private commandContext(ext: LoadedExtension): Record<string, unknown> {
+    type After = { withSession?(ctx: unknown): unknown };
+    return {
+      waitForIdle: async () => this.agent?.waitForIdle(),
+      newSession: async (o: After & { setup?(sm: unknown): unknown; parentSession?: string } = {}) =>
+        this.changeSession(
+          ext,
+          { kind: "new" },
+          async (s) => {
+            s.newSession();
+            const appendMessage = (m: AgentMessage) => s.appendMessage(m);
+            if (o.setup) await o.setup({ ...(this.sessionManager(ext) as object), appendMessage });
+          },
+          o.withSession,
+        ),
+      fork: async (entryId: string, o: After & { position?: "before" | "at" } = {}) => {
+        const position = o.position ?? "before";
+        return this.changeSession(
+          ext,
+          { kind: "fork", entryId, position },
+          (s) => {
+            const entry = s.entry(entryId);
+            const message = entry?.type === "message" ? (entry as { message?: AgentMessage }).message : undefined;
+            const user = message?.role === "user" ? message : undefined;
+            // "before" forks before a user message and puts its text back in the editor, as /fork does.
+            if (position === "before" && user) {
+              s.fork(entry!.parentId ?? null);
+              this.show((u) => u.setEditorText?.(textOf(user)));
+            } else s.fork(entryId);
+          },
+          o.withSession,
+        );
+      },
+      navigateTree: async (
+        targetId: string,
+        o: { summarize?: boolean; customInstructions?: string; label?: string } = {},
+      ) =>
+        this.changeSession(ext, { kind: "tree", targetId, summarize: o.summarize === true }, async (s) => {
+          await s.branch(targetId, { summarize: o.summarize === true, instructions: o.customInstructions });
+          if (o.label) s.setLabel(targetId, o.label);
+        }),
+      switchSession: async (sessionPath: string, o: After = {}) =>
+        this.changeSession(ext, { kind: "resume", target: sessionPath }, (s) => s.open(sessionPath), o.withSession),
+    };
   }
 
   // ---- the pi object ----
@@ -667,12 +1113,38 @@ export class PiRuntime {
           );
         }),
       getAllTools: () =>
-        (this.agent?.view.tools.values() ?? []).map((t) => ({
-          name: t.name,
-          description: t.description,
-          parameters: t.parameters,
-        })),
-      getActiveTools: () => this.agent?.view.tools.names() ?? [],
+        (this.agent?.view.tools.entries() ?? []).map(([name, t]) => {
+          const by = t.owner === ctx.id ? this.extensions.find((e) => e.tools.includes(name)) : undefined;
+          return {
+            name,
+            description: t.value.description,
+            parameters: t.value.parameters,
+            sourceInfo: by
+              ? { path: by.found.file, source: by.found.name, scope: by.found.scope }
+              : { path: `<plugin:${t.owner}>`, source: "builtin", scope: "user" },
+          };
+        }),
+      getActiveTools: () => {
+        const all = this.agent?.view.tools.names() ?? [];
+        const active = this.activeTools;
+        return active ? all.filter((n) => active.has(n)) : all;
+      },
+      setActiveTools: (names: readonly string[]) => {
+        // The model is offered only these from the next request on; a call to another one is blocked.
+        this.activeTools = new Set(Array.isArray(names) ? names.filter((n) => typeof n === "string") : []);
+      },
+      getThinkingLevel: () => {
+        const a = this.agent;
+        if (!a) return "off";
+        return this.ctx.services.get("thinking")?.level(a) ?? a.setRequestOptions({}).thinking ?? "off";
+      },
+      setThinkingLevel: (level: string) => {
+        const a = this.agent;
+        if (!a || !THINKING.has(level)) return;
+        const thinking = this.ctx.services.get("thinking");
+        if (thinking) thinking.set(a, level as never);
+        else a.setRequestOptions({ thinking: level as never });
+      },
       getCommands: () =>
         (this.agent?.view.commands.entries() ?? []).map(([name, c]) => ({
           name,
@@ -730,6 +1202,7 @@ export class PiRuntime {
     const keyRef = config.apiKey;
     const key = () => (keyRef && /^[A-Z_][A-Z0-9_]*$/.test(keyRef) ? process.env[keyRef] : keyRef);
     const headers = { ...(config.headers ?? {}) };
+    this.providerKeys.set(name, key);
     const models = config.models.map((m) => ({
       id: m.id,
       provider: name,

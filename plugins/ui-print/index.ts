@@ -16,7 +16,7 @@ import {
 } from "../../api/index.js";
 import { resolve } from "node:path";
 import { imageAttachment } from "../../lib/attachments.js";
-import { exitCodeFor, findCommand, formatDiagnostic } from "../../lib/front-end.js";
+import { exitCodeFor, filterInput, findCommand, formatDiagnostic } from "../../lib/front-end.js";
 import { onTermination } from "../../lib/signals.js";
 
 /** `--image a.png,b.jpg`: the prompt as a user message with those images after its text, or why not. */
@@ -85,6 +85,15 @@ async function run(plugin: PluginContext, ctx: FrontEndContext): Promise<number>
         return 0;
       }
       input = out.prompt;
+    } else {
+      // A plugin's `input` service (Pi extensions' input event) may rewrite the prompt, or consume it: no run.
+      const verdict = await filterInput(plugin.services.get("input"), ctx.prompt, "interactive");
+      if ("handled" in verdict) {
+        if (verdict.output)
+          await write(json ? stderr : stdout, verdict.output.endsWith("\n") ? verdict.output : verdict.output + "\n");
+        return 0;
+      }
+      input = verdict.text;
     }
     if (typeof input === "string") {
       const attached = withImages(plugin.flags.get("image"), ctx, input);

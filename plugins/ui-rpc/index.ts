@@ -13,7 +13,14 @@ import {
   type PluginLog,
   type UiService,
 } from "../../api/index.js";
-import { findCommand } from "../../lib/front-end.js";
+import {
+  filterInput,
+  findCommand,
+  guardSession,
+  type InputService,
+  type SessionChange,
+  type SessionGuardService,
+} from "../../lib/front-end.js";
 import type {} from "../../lib/ui.js"; // the plugin UI contract (setStatus, setWidget, ...)
 import { resolveModel } from "../../lib/models.js";
 import {
@@ -44,6 +51,8 @@ class RpcServer {
     private readonly ctx: FrontEndContext,
     private readonly session: () => SessionService | undefined,
     private readonly log: PluginLog,
+    private readonly input: () => InputService | undefined = () => undefined,
+    private readonly guard: () => SessionGuardService | undefined = () => undefined,
   ) {}
 
   send(message: RpcOutbound): void {
@@ -164,6 +173,11 @@ class RpcServer {
           const out = await slash.command.run(slash.args, agent);
           if (out === undefined || typeof out === "string") return { started: false, output: out ?? "" };
           input = out.prompt;
+        } else {
+          // A plugin's `input` service (Pi extensions' input event) may rewrite the prompt, or consume it.
+          const verdict = await filterInput(this.input(), text, "rpc");
+          if ("handled" in verdict) return { started: false, output: verdict.output ?? "" };
+          input = verdict.text;
         }
         const images = Array.isArray(msg.images) ? (msg.images as never[]) : [];
         if (images.length && typeof input === "string")
@@ -193,22 +207,28 @@ class RpcServer {
         const result = await agent.compact(typeof msg.instructions === "string" ? msg.instructions : undefined);
         return { compacted: Boolean(result), tokensAfter: result?.tokensAfter };
       }
-      case "new_session":
+      case "new_session": {
         this.idle(agent, type);
-        return { session: info(this.sessionOrFail(type).newSession()) };
+        const s = this.sessionOrFail(type);
+        return { session: info(await this.guarded({ kind: "new" }, s, () => s.newSession())) };
+      }
       case "fork": {
         this.idle(agent, type);
         const entryId =
           msg.entryId === null || typeof msg.entryId === "string" ? (msg.entryId as string | null) : undefined;
         if (entryId === undefined)
           throw new Error('fork needs "entryId": a session entry id (or null for an empty fork)');
-        return { session: info(this.sessionOrFail(type).fork(entryId, { switch: true })) };
+        const s = this.sessionOrFail(type);
+        const change = { kind: "fork", entryId, position: "at" } as const;
+        return { session: info(await this.guarded(change, s, () => s.fork(entryId, { switch: true }))) };
       }
       case "switch_session": {
         this.idle(agent, type);
         if (typeof msg.session !== "string" || !msg.session)
           throw new Error('switch_session needs "session": a session file or id prefix');
-        return { session: info(this.sessionOrFail(type).open(msg.session)) };
+        const s = this.sessionOrFail(type);
+        const target = msg.session;
+        return { session: info(await this.guarded({ kind: "resume", target }, s, () => s.open(target))) };
       }
       case "list_commands":
         return {
@@ -217,6 +237,16 @@ class RpcServer {
             .map((c) => ({ name: c.name, description: c.description, argumentHint: c.argumentHint })),
         };
     }
+  }
+
+  /** A session change a plugin may refuse (the `session-guard` service): the refusal is the command's error. */
+  private async guarded<T>(change: SessionChange, s: SessionService, run: () => T): Promise<T> {
+    const verdict = await guardSession(this.guard(), change);
+    if (verdict.cancelled) throw new Error(verdict.cancelled);
+    const previous = s.file;
+    const result = run();
+    await this.guard()?.after(change, previous);
+    return result;
   }
 
   private idle(agent: Agent, command: string): void {
@@ -271,7 +301,13 @@ export default definePlugin({
           fe.stderr.write("coil: rpc mode reads commands on stdin; do not pass a prompt (send a prompt command)\n");
           return 2;
         }
-        const server = new RpcServer(fe, () => ctx.services.get("session"), ctx.log);
+        const server = new RpcServer(
+          fe,
+          () => ctx.services.get("session"),
+          ctx.log,
+          () => ctx.services.get("input"),
+          () => ctx.services.get("session-guard"),
+        );
         // While rpc mode runs, dialogs plugins ask through the `ui` service go to the client.
         const ui: UiService = {
           confirm: async (title, message, signal) => (await server.ask("confirm", { title, message }, signal)) === true,

@@ -34,7 +34,7 @@ import { readSettings } from "./settings.js";
 import { colorLevel, loadTheme, setTheme, theme } from "./theme.js";
 import { DoublePress, openRewindPicker } from "./rewind.js";
 import { takeCarry, type EditorCarry } from "./reload.js";
-import { findCommand, formatDiagnostic } from "../../lib/front-end.js";
+import { filterInput, findCommand, formatDiagnostic } from "../../lib/front-end.js";
 import { recentModels, rememberModel } from "./recent-models.js";
 import { DialogHost } from "./dialogs.js";
 import { autocomplete, pastedImageRef, withAttachments } from "./input.js";
@@ -571,7 +571,7 @@ export class TuiApp implements AppHandle {
   // ───────────── input ─────────────
 
   private async submit(raw: string): Promise<void> {
-    const text = raw.trim();
+    let text = raw.trim();
     if (!text) return;
     this.remember(text);
     try {
@@ -593,6 +593,14 @@ export class TuiApp implements AppHandle {
         this.notify(`Unknown command ${head}. /help lists the commands.${skills}`, "warn");
         return;
       }
+      // A plugin's `input` service (Pi extensions' input event) may rewrite what was typed, or consume it.
+      const verdict = await filterInput(this.ctx.services.get("input"), text, "interactive");
+      if ("handled" in verdict) {
+        if (verdict.output) this.addNotice(verdict.output, (s) => s, "");
+        this.refresh();
+        return;
+      }
+      text = verdict.text;
       if (providerUnusable(this.agent)) {
         // Shown once in full; after that one line, and what was typed goes back into the editor.
         this.notify(
@@ -650,8 +658,14 @@ export class TuiApp implements AppHandle {
   private async runCommand(name: string, args: string): Promise<void> {
     const command = this.agent.view.commands.get(name);
     if (!command) return;
+    // A plugin's command may switch or move the session (a Pi extension's ctx.newSession/fork/navigateTree).
+    const session = this.ctx.services.get("session");
+    const id = session?.id;
+    const leaf = session?.leafId;
     try {
       const out = await command.run(args, this.agent);
+      const moved = session && (session.id !== id || (leaf && !session.path().some((e) => e.id === leaf)));
+      if (moved && !["new", "resume", "fork", "clone", "tree"].includes(name)) this.rebuild();
       if (typeof out === "string" && out) this.addNotice(out, (s) => s, "");
       else if (out && typeof out === "object") this.send(out.prompt);
     } catch (error) {

@@ -13,6 +13,7 @@ import {
   type PluginContext,
   type SlashResult,
 } from "../../api/index.js";
+import { guardSession } from "../../lib/front-end.js";
 import { providerDefault } from "../../lib/models.js";
 import { subagentRunOf } from "../../lib/subagent-usage.js";
 import { coilHome, writeAuthKey } from "../../lib/provider-kit/config.js";
@@ -226,6 +227,8 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
     return s;
   };
   const rebuild = () => bridge.app?.rebuild();
+  // A plugin may refuse a session change (Pi extensions' session_before_*), and hears of it after.
+  const guard = () => ctx.services.get("session-guard");
   const reg = (
     name: string,
     description: string,
@@ -283,7 +286,11 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
         if (how === undefined) return;
         summarize = how === "Summarize it";
       }
-      await s.branch(to, { summarize });
+      const change = { kind: "tree", targetId: to, summarize } as const;
+      const verdict = await guardSession(guard(), change);
+      if (verdict.cancelled) return verdict.cancelled;
+      await s.branch(to, verdict.summary ? { summary: verdict.summary } : { summarize });
+      await guard()?.after(change, s.file);
       rebuild();
       if (edit !== undefined) bridge.app?.setEditorText(edit);
       return `Moved to ${to ?? "the start"}${summarize ? " (branch summarized)" : ""}.`;
@@ -310,7 +317,12 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
       const entry = s.entry(target);
       if (!entry) return `No entry '${target}' in this session.`;
       const edit = userMessageIn(entry) ? textOf(userMessageIn(entry)) : undefined;
+      const change = { kind: "fork", entryId: entry.id, position: "before" } as const;
+      const verdict = await guardSession(guard(), change);
+      if (verdict.cancelled) return verdict.cancelled;
+      const previous = s.file;
       const info = s.fork(edit !== undefined ? entry.parentId : entry.id);
+      await guard()?.after(change, previous);
       rebuild();
       if (edit !== undefined) bridge.app?.setEditorText(edit);
       return `Forked into ${info.file ?? `session ${info.id} (in memory)`}.`;
@@ -318,14 +330,25 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
     "[entry id]",
   );
 
-  reg("clone", "copy the active branch into a new session and switch to it", () => {
-    const info = session().clone();
+  reg("clone", "copy the active branch into a new session and switch to it", async () => {
+    const s = session();
+    const change = { kind: "fork", entryId: s.leafId, position: "at" } as const;
+    const verdict = await guardSession(guard(), change);
+    if (verdict.cancelled) return verdict.cancelled;
+    const previous = s.file;
+    const info = s.clone();
+    await guard()?.after(change, previous);
     rebuild();
     return `Cloned into ${info.file ?? `session ${info.id} (in memory)`}.`;
   });
 
-  reg("new", "start a new session", () => {
-    const info = session().newSession();
+  reg("new", "start a new session", async () => {
+    const s = session();
+    const verdict = await guardSession(guard(), { kind: "new" });
+    if (verdict.cancelled) return verdict.cancelled;
+    const previous = s.file;
+    const info = s.newSession();
+    await guard()?.after({ kind: "new" }, previous);
     rebuild();
     return `New session ${info.id}.`;
   });
@@ -349,7 +372,12 @@ export function registerCommands(ctx: PluginContext, bridge: Bridge): void {
         ref = await bridge.app.dialogs.pick("Resume which session?", items);
         if (!ref) return;
       }
+      const change = { kind: "resume", target: ref } as const;
+      const verdict = await guardSession(guard(), change);
+      if (verdict.cancelled) return verdict.cancelled;
+      const previous = s.file;
       const info = s.open(ref);
+      await guard()?.after(change, previous);
       rebuild();
       return `Resumed ${info.file ?? info.id}.`;
     },
