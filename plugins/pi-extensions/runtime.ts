@@ -18,11 +18,12 @@ import {
   type ToolResultMessage,
   type UiService,
 } from "coil";
-import type {} from "../../lib/ui.js";
+import type { UiMessageRenderer } from "../../lib/ui.js";
 import type { OpenAIWireService } from "../provider-openai/api.js";
 import type { SessionService } from "../session-jsonl/api.js";
 import type { FoundExtension } from "./discover.js";
 import { PiTuiNotReady, piModules } from "./modules.js";
+import { customFor, extensionSource, messageRenderer } from "./ui.js";
 
 type Handler = (event: Record<string, unknown>, ctx: unknown) => unknown;
 
@@ -465,6 +466,7 @@ export class PiRuntime {
       get theme() {
         return ui()?.theme ?? PLAIN_THEME;
       },
+      custom: customFor({ ui, mode: () => this.mode, warn: (m) => this.ctx.log.warn(m) }, ext.found),
     };
     return this.guarded(ext, api, "ctx.ui");
   }
@@ -558,7 +560,8 @@ export class PiRuntime {
         if (this.open) {
           try {
             this.ctx.registerShortcut(key, {
-              description: `${options.description ?? `shortcut ${key}`} (Pi extension ${ext.found.name})`,
+              description: options.description ?? `shortcut ${key}`,
+              source: extensionSource(ext.found),
               handler: async () => {
                 await options.handler(this.context(ext));
               },
@@ -594,6 +597,8 @@ export class PiRuntime {
           this.report(ext, `pi.registerFlag("${flag}")`, msg(error));
         }
       },
+      registerMessageRenderer: (customType: string, renderer: UiMessageRenderer) =>
+        this.show((u) => u.registerMessageRenderer?.(customType, messageRenderer(ext.found, renderer))),
       registerProvider: (name: string, config: PiProviderConfig) => this.registerProvider(ext, name, config),
       unregisterProvider: (name: string) =>
         this.report(ext, `pi.unregisterProvider("${name}")`, "coil's providers are fixed once start-up is done"),
@@ -814,6 +819,7 @@ export class PiRuntime {
     const command: SlashCommand = {
       name,
       description: options.description ?? `${name} (Pi extension ${ext.found.name})`,
+      source: extensionSource(ext.found),
       ...(shortcut ? { shortcut } : {}),
       run: async (args) => {
         const outer = this.command;
