@@ -19,6 +19,7 @@ import {
 import { defaultModel, findModel, markUserDefault, type CatalogModel } from "../../lib/provider-kit/catalog.js";
 import { hasKey, keyHint, lookupKey } from "../../lib/provider-kit/keys.js";
 import type {} from "../models/api.js"; // types the models plugin's `provider-cli` service (the provider --api-key is for)
+import type {} from "./api.js"; // types the `anthropic-wire` service this plugin provides
 import { deepMerge, isLocalUrl, mergeModel, type ProviderConfig } from "../../lib/provider-kit/config.js";
 import { refuseEntry, userModels } from "../../lib/provider-kit/user-models.js";
 import { resolveHeaders, variablesOf, type ConfigValue } from "../../lib/provider-kit/values.js";
@@ -58,6 +59,10 @@ interface Setup {
   limits: { contextWindow: number; maxOutput: number };
   /** Bedrock or Vertex: the cloud's SDK and credentials instead of an API key. */
   cloud?: Cloud;
+  /** The key for each request from elsewhere (the `anthropic-wire` service: a login's token). */
+  token?: () => string | undefined;
+  /** What to do without a key, instead of the standard hint. */
+  hint?: string;
 }
 
 function makeProvider(ctx: PluginContext<Options>, selected: () => string | undefined, s: Setup): Provider {
@@ -69,6 +74,7 @@ function makeProvider(ctx: PluginContext<Options>, selected: () => string | unde
     warned = true;
   };
   const key = (run = false) => {
+    if (s.token) return { key: s.token(), from: "login", bearer: false };
     const found = lookupKey(ctx, selected(), s.id, s.apiKeyEnv, s.keyless, warnOnce, { apiKey: s.apiKey, run });
     if (!found.key && !found.deferred && s.id === "anthropic" && process.env.ANTHROPIC_AUTH_TOKEN)
       return { key: process.env.ANTHROPIC_AUTH_TOKEN, from: "ANTHROPIC_AUTH_TOKEN", bearer: true };
@@ -79,7 +85,7 @@ function makeProvider(ctx: PluginContext<Options>, selected: () => string | unde
     s.baseUrl ??
     (s.id === "anthropic" ? process.env.ANTHROPIC_BASE_URL : undefined) ??
     (cloud ? `${cloud.name} (${cloud.id})` : "https://api.anthropic.com");
-  const hint = cloud?.hint ?? keyHint(s.id, s.apiKeyEnv ?? (s.apiKey ? variablesOf(s.apiKey)[0] : undefined));
+  const hint = s.hint ?? cloud?.hint ?? keyHint(s.id, s.apiKeyEnv ?? (s.apiKey ? variablesOf(s.apiKey)[0] : undefined));
   // A cloud's model id names the Claude model inside it (us.anthropic.claude-…-v1:0): prices and limits come from the catalog.
   const withId = (m: CatalogModel | undefined, id: string) => m && { ...m, id, provider: s.id };
   const lookup = (id: string): CatalogModel | undefined =>
@@ -222,6 +228,16 @@ export default definePlugin({
           }),
         );
     for (const p of providers) ctx.providers.register(p);
+    // Providers other plugins define on this API (a Pi extension's registerProvider), built like models.yaml's.
+    ctx.services.provide("anthropic-wire", {
+      provider: (w) =>
+        makeProvider(ctx, selected, {
+          ...w,
+          keyless: false,
+          cache: true,
+          models: w.models.map((m) => ({ ...m, provider: w.id })),
+        }),
+    });
     // models.yaml `default: provider/id` naming one of these providers (the other plugin reports unknown ones).
     const slash = user.default?.indexOf("/") ?? -1;
     const named = slash > 0 ? providers.find((p) => p.id === user.default!.slice(0, slash)) : undefined;
