@@ -39,6 +39,39 @@ export function normalizeToolCallId(id: string, max: number): string {
 }
 
 /**
+ * What an API accepts of the history, as data (an adapter's `history`): the driver turns it into the rules
+ * prepareHistory applies, so a provider plugin never repairs history itself.
+ */
+export interface HistoryShape {
+  /** Tool-call ids: at most this many characters of [A-Za-z0-9_-], or Mistral's 9 letters and digits. */
+  toolIds: number | "mistral";
+  /** Ids are `call_id|item_id` pairs (the Responses API): the call part is shortened, a clean item part kept. */
+  pairedIds?: boolean;
+  /** Thinking sent back as thinking: only in a reply of this provider and model, or never. */
+  thinking: "same-model" | "never";
+}
+
+/** The rules for a shape, for requests to `provider`'s `model`. */
+export function historyRules(shape: HistoryShape, provider: string, model: string): HistoryRules {
+  const { toolIds } = shape;
+  const one = (id: string) => (toolIds === "mistral" ? mistralToolCallId(id) : normalizeToolCallId(id, toolIds));
+  const normalizeId = shape.pairedIds
+    ? (id: string) => {
+        const bar = id.indexOf("|");
+        if (bar < 0) return one(id);
+        const item = id.slice(bar + 1);
+        const call = one(id.slice(0, bar));
+        return /^[A-Za-z0-9_-]+$/.test(item) ? `${call}|${item}` : call;
+      }
+    : one;
+  const keepThinking =
+    shape.thinking === "same-model"
+      ? (m: AssistantMessage) => m.provider === provider && m.model === model
+      : () => false;
+  return { normalizeId, keepThinking };
+}
+
+/**
  * Indices of user messages whose run got no reply but failed ones (provider errors), when a later
  * user message follows: the user moved on, so that prompt is not sent again glued to the new one.
  * The prompt of the last failed run stays, so `continue()` after an error retries it.

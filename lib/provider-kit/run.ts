@@ -3,12 +3,12 @@
  * or throws; this turns that into the kernel's contract: deltas, `retry` events while waiting,
  * then exactly one `done` or `error`, and never a throw.
  */
-import { Type } from "typebox";
 import { ERROR_CONTEXT_OVERFLOW, messageOf, type ProviderEvent, type StopReason } from "../../api/index.js";
 import { MessageBuilder } from "./builder.js";
 import type { CatalogModel } from "./catalog.js";
 import { redact } from "./config.js";
-import { backoffMs, sleep, type Failure, type RetryPolicy } from "./retry.js";
+import type { Failure } from "./errors.js";
+import { backoffMs, sleep, type RetryPolicy } from "./retry.js";
 
 export interface Attempt {
   builder: MessageBuilder;
@@ -88,21 +88,3 @@ export async function* runWithRetries(o: RunOptions): AsyncGenerator<ProviderEve
     };
   }
 }
-
-/** The retry, timeout, output and models-file options both provider plugins take (spread into their option schemas). */
-export const PROVIDER_OPTIONS = {
-  /** Retries after the first attempt for 408/409/429/5xx/529, overloaded, and dropped connections. */
-  maxRetries: Type.Integer({ minimum: 0, default: 3 }),
-  /** First backoff step (doubles per retry, ±25% jitter). */
-  baseDelayMs: Type.Integer({ minimum: 0, default: 1000 }),
-  /** Longest wait before a retry; a server asking for longer fails the request. */
-  maxRetryDelayMs: Type.Integer({ minimum: 0, default: 60_000 }),
-  /** Per-request timeout. */
-  timeoutMs: Type.Integer({ minimum: 1, default: 600_000 }),
-  /** Output token limit when the request sets none (capped by the model's maximum). */
-  maxTokens: Type.Integer({ minimum: 1, default: 32_000 }),
-  /** Where to read extra providers and models; default `$COIL_HOME/models.yaml`. */
-  modelsFile: Type.Optional(Type.String()),
-  /** Pi's models.json, read under models.yaml; default `~/.pi/agent/models.json` (`PI_CODING_AGENT_DIR`), `none` to leave it out. */
-  piModelsFile: Type.Optional(Type.String()),
-};

@@ -3,7 +3,8 @@
  * remembered answers restored from the session, and `/permissions`. The plugin's setup only registers
  * these methods.
  */
-import { readdir, stat } from "node:fs/promises";
+import { statSync } from "node:fs";
+import { readdir } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { PluginContext, SlashResult, ToolCallInfo, ToolResult, ToolRewrite } from "../../api/index.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service
@@ -150,8 +151,9 @@ export class Gate {
           : undefined;
     if (subject.kind === "path" && typed !== undefined) {
       const fs = this.ctx.services.get("operations") ?? {};
+      // The local stat is synchronous: one call, not a round trip through libuv's thread pool per tool call.
       const reached = await resolveTypedPath(typed, this.ctx.cwd, {
-        stat: fs.stat?.bind(fs) ?? stat,
+        stat: fs.stat?.bind(fs) ?? (async (path: string) => statSync(path)),
         readdir: fs.readdir?.bind(fs) ?? ((dir: string) => readdir(dir, { withFileTypes: true })),
       });
       if (reached !== expandPath(typed, this.ctx.cwd)) subject = subjectOf(tool, { path: reached }, this.ctx.cwd);

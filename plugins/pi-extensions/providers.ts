@@ -124,13 +124,13 @@ export function registerPiProvider(host: ProviderHost, name: string, config: PiP
       id: name,
       baseUrl: config.baseUrl ?? "",
       ...(keyRef && !login ? { apiKey: value(keyRef, "apiKey") } : {}),
-      ...(login ? { token: login.token } : {}),
+      ...(login ? { login: { token: login.fresh, ready: login.ready, secrets: login.secrets } } : {}),
       headers: Object.entries(config.headers ?? {}).map(([h, v]) => value(v, `headers.${h}`, h)),
       models,
       limits: LIMITS,
       hint,
     });
-    provider = login ? refreshing(inner, login) : inner;
+    provider = inner;
   } else {
     const wire = ctx.services.get("openai-wire") as OpenAIWireService | undefined;
     if (!wire) {
@@ -173,8 +173,6 @@ function piValue(raw: string): Pick<ConfigValue, "raw" | "literal"> {
 }
 
 interface PiLogin {
-  /** The key for a request now, from the stored login (no refresh). */
-  token(): string | undefined;
   /** Refreshed first when it runs out, then the key. */
   fresh(force?: boolean): Promise<string>;
   ready(): boolean;
@@ -232,31 +230,10 @@ function piLogin(host: ProviderHost, name: string, oauth: PiOAuth): PiLogin {
     }
   };
   return {
-    token: () => {
-      const entry = stored();
-      return entry ? oauth.getApiKey(toCredentials(entry)) : undefined;
-    },
     fresh: async (force) => oauth.getApiKey(toCredentials(await auth.current(force))),
     ready: () => auth.has(),
     secrets: () => [...auth.secrets(), ...[stored()].flatMap((e) => (e ? [oauth.getApiKey(toCredentials(e))] : []))],
   };
-}
-
-/** A provider that refreshes the login before each request (the Anthropic wire reads the key synchronously). */
-function refreshing(inner: Provider, login: PiLogin): Provider {
-  return Object.assign(Object.create(inner) as Provider, {
-    isConfigured: () => login.ready(),
-    stream: (request: ProviderRequest, signal: AbortSignal) =>
-      (async function* () {
-        try {
-          await login.fresh();
-        } catch (error) {
-          yield { type: "error", message: failed(request, error, signal) } as ProviderEvent;
-          return;
-        }
-        yield* inner.stream(request, signal);
-      })(),
-  });
 }
 
 // ---- streamSimple ----

@@ -5,6 +5,7 @@
  */
 import type { Provider } from "../../api/index.js";
 import type { CatalogModel } from "../../lib/provider-kit/catalog.js";
+import type { Login } from "../../lib/provider-kit/driver.js";
 import type { ConfigValue } from "../../lib/provider-kit/values.js";
 
 export interface AnthropicWireSetup {
@@ -13,8 +14,8 @@ export interface AnthropicWireSetup {
   baseUrl: string;
   /** The key: a variable's name (`${NAME}`), `!command` or the key itself, as models.yaml's `apiKey`. */
   apiKey?: ConfigValue;
-  /** The key for the next request, read instead of `apiKey` (a login's access token). */
-  token?(): string | undefined;
+  /** A login instead of a key: its token for each request (refreshed by the login), sent as a bearer token. */
+  login?: Login;
   /** Headers on every request (same forms as models.yaml's). */
   headers?: readonly ConfigValue[];
   models: CatalogModel[];

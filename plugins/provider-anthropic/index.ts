@@ -7,28 +7,16 @@
  */
 import { Type, type Static } from "typebox";
 import type Anthropic from "@anthropic-ai/sdk";
-import {
-  CoilError,
-  definePlugin,
-  type ModelInfo,
-  type PluginContext,
-  type Provider,
-  type ProviderEvent,
-  type ProviderRequest,
-} from "../../api/index.js";
+import { definePlugin, type ModelInfo, type PluginContext, type Provider } from "../../api/index.js";
 import { defaultModel, findModel, markUserDefault, type CatalogModel } from "../../lib/provider-kit/catalog.js";
-import { hasKey, keyHint, lookupKey } from "../../lib/provider-kit/keys.js";
-import type {} from "../models/api.js"; // types the models plugin's `provider-cli` service (the provider --api-key is for)
-import type {} from "./api.js"; // types the `anthropic-wire` service this plugin provides
-import { deepMerge, isLocalUrl, mergeModel, type ProviderConfig } from "../../lib/provider-kit/config.js";
+import { isLocalUrl, mergeModel, type ProviderConfig } from "../../lib/provider-kit/config.js";
 import { refuseEntry, userModels } from "../../lib/provider-kit/user-models.js";
-import { resolveHeaders, variablesOf, type ConfigValue } from "../../lib/provider-kit/values.js";
-import { PROVIDER_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
-import { routeConsole, sdkLogger } from "../../lib/provider-kit/sdk-log.js";
+import type { ConfigValue } from "../../lib/provider-kit/values.js";
+import { kitProvider, PROVIDER_OPTIONS, type Login, type ProviderAdapter } from "../../lib/provider-kit/driver.js";
+import type {} from "./api.js"; // types the `anthropic-wire` service this plugin provides
 import { CLOUDS, cloudModels, type Cloud } from "./clouds.js";
-import { providerFetch } from "../../lib/provider-kit/fetch.js";
 import { ANTHROPIC_DEFAULT_LIMITS, ANTHROPIC_MODELS } from "./models.js";
-import { buildParams, classify, readStream } from "./wire.js";
+import { buildParams, classify, HISTORY, readStream } from "./wire.js";
 
 export const AnthropicOptions = Type.Object({
   /** API base URL; default `ANTHROPIC_BASE_URL`, else https://api.anthropic.com. */
@@ -44,6 +32,7 @@ export const AnthropicOptions = Type.Object({
 type Options = Static<typeof AnthropicOptions>;
 
 const API = "anthropic-messages";
+type Params = Anthropic.MessageCreateParamsStreaming;
 
 interface Setup {
   id: string;
@@ -59,128 +48,77 @@ interface Setup {
   limits: { contextWindow: number; maxOutput: number };
   /** Bedrock or Vertex: the cloud's SDK and credentials instead of an API key. */
   cloud?: Cloud;
-  /** The key for each request from elsewhere (the `anthropic-wire` service: a login's token). */
-  token?: () => string | undefined;
-  /** What to do without a key, instead of the standard hint. */
+  /** A login instead of a key (the `anthropic-wire` service: a Pi extension's oauth). */
+  login?: Login;
+  /** What to do when the provider is not set up, instead of the standard hint. */
   hint?: string;
 }
 
-function makeProvider(ctx: PluginContext<Options>, selected: () => string | undefined, s: Setup): Provider {
+/** The Messages API as the kit's driver runs it (lib/provider-kit/driver.ts): this plugin says what is Anthropic's. */
+function makeProvider(ctx: PluginContext<Options>, s: Setup): Provider {
   const o = ctx.options;
-  const clients = new Map<string, Anthropic>();
-  let warned = false;
-  const warnOnce = (message: string) => {
-    if (!warned) ctx.log.warn(message);
-    warned = true;
-  };
-  const key = (run = false) => {
-    if (s.token) return { key: s.token(), from: "login", bearer: false };
-    const found = lookupKey(ctx, selected(), s.id, s.apiKeyEnv, s.keyless, warnOnce, { apiKey: s.apiKey, run });
-    if (!found.key && !found.deferred && s.id === "anthropic" && process.env.ANTHROPIC_AUTH_TOKEN)
-      return { key: process.env.ANTHROPIC_AUTH_TOKEN, from: "ANTHROPIC_AUTH_TOKEN", bearer: true };
-    return { ...found, bearer: false };
-  };
   const cloud = s.cloud;
-  const baseUrl = () =>
-    s.baseUrl ??
-    (s.id === "anthropic" ? process.env.ANTHROPIC_BASE_URL : undefined) ??
-    (cloud ? `${cloud.name} (${cloud.id})` : "https://api.anthropic.com");
-  const hint = s.hint ?? cloud?.hint ?? keyHint(s.id, s.apiKeyEnv ?? (s.apiKey ? variablesOf(s.apiKey)[0] : undefined));
   // A cloud's model id names the Claude model inside it (us.anthropic.claude-…-v1:0): prices and limits come from the catalog.
   const withId = (m: CatalogModel | undefined, id: string) => m && { ...m, id, provider: s.id };
   const lookup = (id: string): CatalogModel | undefined =>
     findModel(s.models, id) ?? (cloud && withId(findModel(ANTHROPIC_MODELS, cloud.catalogId(id)), id));
-  const catalogFor = (model: ModelInfo): CatalogModel =>
-    s.models.find((m) => m.id === model.id) ??
-    (cloud && lookup(model.id)) ?? {
-      ...defaultModel(s.id, model.id, API, s.limits),
-      ...model,
-      api: API,
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...model.cost },
-    };
-
-  async function client(url: string, k: { key?: string; bearer: boolean }): Promise<Anthropic> {
-    const id = `${url}\n${k.bearer}\n${k.key ?? ""}`;
-    let c = clients.get(id);
-    if (!c) {
-      // The SDK's own retries are off: coil retries, so that waits are visible and abortable.
-      // The SDK's console logging goes to coil's diagnostics (stderr stays clean in --mode json).
-      const common = {
-        timeout: o.timeoutMs,
-        fetch: providerFetch,
-        defaultHeaders: { ...o.headers },
-        logger: sdkLogger(ctx.log, s.id, [k.key, ...cloudSecrets()]),
-      };
-      if (cloud) c = await cloud.client(common, process.env);
-      else {
-        const { default: AnthropicSdk } = await import("@anthropic-ai/sdk");
-        const auth = k.bearer ? { authToken: k.key } : { apiKey: k.key ?? "no-key" };
-        c = new AnthropicSdk({ ...auth, baseURL: url, maxRetries: 0, ...common });
-      }
-      clients.set(id, c);
-    }
-    return c;
-  }
-
-  return {
+  const adapter: ProviderAdapter<Anthropic, Params, Anthropic.RawMessageStreamEvent> = {
     id: s.id,
+    hint: s.hint ?? cloud?.hint,
     // Bedrock and Vertex list their models once their credentials are set (the catalog is the same Claude family).
-    get models() {
-      return cloud && cloud.missing(process.env) !== undefined ? [] : s.models;
-    },
+    models: s.models,
     resolveModel: (id) => {
       const found = lookup(id);
       return found ? { ...found, provider: s.id } : defaultModel(s.id, id, API, s.limits);
     },
-    isConfigured: () => (cloud ? cloud.missing(process.env) === undefined : hasKey(key()) || s.keyless),
-    setupHint: hint,
-    stream(request: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderEvent> {
-      const model = catalogFor(request.model);
-      const url = baseUrl();
-      const secrets: (string | undefined)[] = cloudSecrets();
-      let k: ReturnType<typeof key> | undefined;
-      return runWithRetries({
-        provider: s.id,
-        model,
-        signal,
-        secrets,
-        policy: { maxRetries: o.maxRetries, baseDelayMs: o.baseDelayMs, maxRetryDelayMs: o.maxRetryDelayMs },
-        classify: (error) =>
-          error instanceof CoilError
-            ? { message: error.message, retryable: false, overflow: false }
-            : classify(error, { provider: s.id, baseUrl: url, keyFrom: k?.from, keyHint: hint, model: model.id }),
-        async *attempt({ builder, signal: abort }) {
-          k ??= key(true);
-          secrets.push(k.key);
-          const unusable = cloud?.missing(process.env);
-          if (unusable)
-            throw new CoilError(
-              "AUTH_MISSING",
-              `provider '${s.id}' (${cloud!.name}) is not set up: ${unusable}. To use it, ${hint}`,
-              { plugin: ctx.id },
-            );
-          if (!cloud && !k.key && !s.keyless)
-            throw new CoilError("AUTH_MISSING", `no API key for provider '${s.id}': ${hint}`, { plugin: ctx.id });
-          const { headers, secrets: hidden } = resolveHeaders(s.headers, model.headers);
-          secrets.push(...hidden);
-          const built = buildParams(request, model, {
-            provider: s.id,
-            cache: s.cache ? o.cacheRetention : "none",
-            maxTokens: o.maxTokens,
-          });
-          const params = deepMerge(
-            deepMerge(built as unknown as Record<string, unknown>, s.params),
-            model.params,
-          ) as unknown as typeof built;
-          const sdk = await client(url, k);
-          const stream = await routeConsole(sdk.logger, () =>
-            sdk.messages.create(params, { signal: abort, maxRetries: 0, headers }),
-          );
-          return yield* readStream(stream, builder);
+    model: (model: ModelInfo): CatalogModel =>
+      s.models.find((m) => m.id === model.id) ??
+      (cloud && lookup(model.id)) ?? {
+        ...defaultModel(s.id, model.id, API, s.limits),
+        ...model,
+        api: API,
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...model.cost },
+      },
+    baseUrl: () =>
+      s.baseUrl ??
+      (s.id === "anthropic" ? process.env.ANTHROPIC_BASE_URL : undefined) ??
+      (cloud ? `${cloud.name} (${cloud.id})` : "https://api.anthropic.com"),
+    login: s.login,
+    key: s.login
+      ? undefined
+      : {
+          envName: s.apiKeyEnv,
+          apiKey: s.apiKey,
+          keyless: () => s.keyless,
+          // Claude Code's bearer-token variable, for the built-in provider when no key is set
+          bearerEnv: s.id === "anthropic" ? "ANTHROPIC_AUTH_TOKEN" : undefined,
         },
-      });
+    headers: s.headers,
+    params: s.params,
+    unready: () => {
+      const missing = cloud?.missing(process.env);
+      return missing && `provider '${s.id}' (${cloud!.name}) is not set up: ${missing}. To use it, ${cloud!.hint}`;
     },
+    secrets: cloudSecrets,
+    history: () => HISTORY,
+    build: (request, model) =>
+      buildParams(request, model, {
+        provider: s.id,
+        cache: s.cache ? o.cacheRetention : "none",
+        maxTokens: o.maxTokens,
+      }),
+    async client(c, common) {
+      if (cloud) return cloud.client(common, process.env);
+      // The SDK's own retries are off: coil retries, so that waits are visible and abortable.
+      const { default: AnthropicSdk } = await import("@anthropic-ai/sdk");
+      const auth = c.bearer ? { authToken: c.key } : { apiKey: c.key ?? "no-key" };
+      return new AnthropicSdk({ ...auth, baseURL: c.url, maxRetries: 0, ...common });
+    },
+    send: (sdk, params, { signal, headers }) => sdk.messages.create(params, { signal, maxRetries: 0, headers }),
+    read: (events, builder) => readStream(events, builder),
+    classify,
   };
+  return kitProvider(ctx, adapter);
 }
 
 export default definePlugin({
@@ -189,8 +127,6 @@ export default definePlugin({
   options: AnthropicOptions,
   setup(ctx) {
     const o = ctx.options;
-    // read at each lookup: the models plugin may be set up after this one, or not be in the preset
-    const selected = () => ctx.services.get("provider-cli")?.selected;
     const user = userModels(ctx.baseDir, o, ctx.log, { cwd: ctx.cwd, trusted: ctx.projectTrusted });
     const configured = user.providers;
     const info = (m: string) => ctx.log.info(m);
@@ -211,14 +147,14 @@ export default definePlugin({
     });
     const builtin = mine.find((p) => p.id === "anthropic");
     const providers = [
-      makeProvider(ctx, selected, setupFor("anthropic", builtin, o)),
-      ...mine.filter((p) => p.id !== "anthropic").map((p) => makeProvider(ctx, selected, setupFor(p.id, p, o))),
+      makeProvider(ctx, setupFor("anthropic", builtin, o)),
+      ...mine.filter((p) => p.id !== "anthropic").map((p) => makeProvider(ctx, setupFor(p.id, p, o))),
     ];
     // Bedrock and Vertex, unless models.yaml already uses the id for a server of its own.
     for (const c of CLOUDS)
       if (!mine.some((p) => p.id === c.id))
         providers.push(
-          makeProvider(ctx, selected, {
+          makeProvider(ctx, {
             id: c.id,
             keyless: true,
             cache: true,
@@ -231,7 +167,7 @@ export default definePlugin({
     // Providers other plugins define on this API (a Pi extension's registerProvider), built like models.yaml's.
     ctx.services.provide("anthropic-wire", {
       provider: (w) =>
-        makeProvider(ctx, selected, {
+        makeProvider(ctx, {
           ...w,
           keyless: false,
           cache: true,

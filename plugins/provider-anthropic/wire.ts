@@ -1,7 +1,8 @@
 /**
  * Anthropic Messages wire format: the kernel request as `messages.create` parameters (with prompt
  * caching breakpoints and thinking settings), the streamed events as builder calls, and SDK errors
- * as retry decisions. Pure functions over plain data; index.ts does the I/O.
+ * as retry decisions. Pure functions over plain data: the kit's driver (lib/provider-kit/driver.ts) runs
+ * the request, through the adapter in index.ts.
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import type {
@@ -15,14 +16,8 @@ import type {
 } from "../../api/index.js";
 import type { MessageBuilder } from "../../lib/provider-kit/builder.js";
 import type { CatalogModel } from "../../lib/provider-kit/catalog.js";
-import { normalizeToolCallId, prepareHistory } from "../../lib/provider-kit/history.js";
-import {
-  isRetryableStatus,
-  messages,
-  retryAfterMs,
-  transportFailure,
-  type Failure,
-} from "../../lib/provider-kit/retry.js";
+import type { HistoryShape } from "../../lib/provider-kit/driver.js";
+import { isRetryableStatus, messages, retryAfterMs, type Failure } from "../../lib/provider-kit/errors.js";
 
 type Params = Anthropic.MessageCreateParamsStreaming;
 type Block = Anthropic.ContentBlockParam;
@@ -38,6 +33,9 @@ export interface WireOptions {
 
 /** Anthropic tool-use ids: [A-Za-z0-9_-], and this long at most. */
 export const TOOL_ID_MAX = 64;
+
+/** What the Messages API accepts of the history: short clean tool ids, and thinking only from the same model (signed). */
+export const HISTORY: HistoryShape = { toolIds: TOOL_ID_MAX, thinking: "same-model" };
 
 const BUDGETS: Record<Exclude<ThinkingLevel, "off">, number> = {
   minimal: 1024,
@@ -81,12 +79,9 @@ function parts(content: string | (TextContent | ImageContent)[], model: CatalogM
   return out;
 }
 
-/** The `messages.create` body for a kernel request. */
+/** The `messages.create` body for a kernel request whose history the driver repaired (as `HISTORY` says). */
 export function buildParams(request: ProviderRequest, model: CatalogModel, o: WireOptions): Params {
-  const history = prepareHistory(request.messages, {
-    normalizeId: (id) => normalizeToolCallId(id, TOOL_ID_MAX),
-    keepThinking: (m) => m.provider === o.provider && m.model === model.id,
-  });
+  const history = request.messages;
   const out: Anthropic.MessageParam[] = [];
   const push = (role: "user" | "assistant", blocks: Block[]) => {
     if (blocks.length === 0) return;
@@ -362,11 +357,14 @@ interface ApiErrorLike {
   message?: string;
 }
 
-/** How a failed request should be handled and described (without the key: the caller redacts). */
+/**
+ * How a failed request should be handled and described (without the key: the driver redacts); undefined
+ * for a failure with no status and no API error (the driver reads the transport's).
+ */
 export function classify(
   error: unknown,
   where: { provider: string; baseUrl: string; keyFrom?: string; keyHint: string; model: string },
-): Failure {
+): Failure | undefined {
   const e = (error ?? {}) as ApiErrorLike;
   const status = typeof e.status === "number" ? e.status : undefined;
   const body = e.error?.error ?? (e.error?.type ? e.error : undefined);
@@ -425,5 +423,5 @@ export function classify(
       retryAfterMs: retryAfterMs(e.headers),
     };
   }
-  return transportFailure(error, where, detail);
+  return undefined;
 }

@@ -6,18 +6,10 @@
 import type { Provider, ProviderRequest } from "../../api/index.js";
 import type { ApiKind, CatalogModel } from "../../lib/provider-kit/catalog.js";
 import type { Compat } from "../../lib/provider-kit/config.js";
+import type { Login } from "../../lib/provider-kit/driver.js";
 
-/** How a subscription provider authenticates each request it sends over the OpenAI wire formats. */
-export interface WireLogin {
-  /** The bearer token for the next request; `force` after a 401 (refresh even if it looks valid). */
-  token(force?: boolean): Promise<string>;
-  /** Headers the service requires on every request (computed per request). */
-  headers?(request: ProviderRequest, token: string): Record<string, string>;
-  /** Whether a login exists. */
-  ready(): boolean;
-  /** Every token of the login, for redaction. */
-  secrets(): string[];
-}
+/** How a subscription provider authenticates each request it sends over the OpenAI wire formats (the kit's driver refreshes once on a 401). */
+export type WireLogin = Login;
 
 /** What a subscription provider plugin gives the `openai-wire` service: one provider over Responses or Chat Completions. */
 export interface WireSetup {

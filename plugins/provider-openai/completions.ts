@@ -8,7 +8,6 @@ import type { ImageContent, ProviderEvent, ProviderRequest, StopReason, TextCont
 import type { MessageBuilder } from "../../lib/provider-kit/builder.js";
 import type { CatalogModel } from "../../lib/provider-kit/catalog.js";
 import type { ResolvedCompat } from "../../lib/provider-kit/config.js";
-import { mistralToolCallId, normalizeToolCallId, prepareHistory } from "../../lib/provider-kit/history.js";
 import { StreamEndedEarly, effortFor } from "./shared.js";
 
 type Params = OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming;
@@ -39,11 +38,7 @@ function userContent(content: string | (TextContent | ImageContent)[], model: Ca
 
 export function buildCompletionsParams(request: ProviderRequest, model: CatalogModel, o: CompletionsOptions): Params {
   const { compat } = o;
-  const history = prepareHistory(request.messages, {
-    normalizeId: (id) =>
-      compat.requiresMistralToolIds ? mistralToolCallId(id) : normalizeToolCallId(id, compat.toolCallIdMaxLength),
-    keepThinking: () => false, // reasoning text is never sent back (DeepSeek rejects it; others ignore it)
-  });
+  const history = request.messages; // repaired by the driver (index.ts's history shape)
   const messages: ChatMessage[] = [];
   const system = request.system
     .map((b) => b.text)

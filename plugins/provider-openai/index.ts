@@ -8,15 +8,7 @@
  */
 import { Type, type Static } from "typebox";
 import type OpenAI from "openai";
-import {
-  CoilError,
-  definePlugin,
-  type ModelInfo,
-  type PluginContext,
-  type Provider,
-  type ProviderEvent,
-  type ProviderRequest,
-} from "../../api/index.js";
+import { definePlugin, type ModelInfo, type PluginContext, type Provider } from "../../api/index.js";
 import {
   defaultModel,
   findModel,
@@ -24,27 +16,21 @@ import {
   type ApiKind,
   type CatalogModel,
 } from "../../lib/provider-kit/catalog.js";
-import { hasKey, keyHint, lookupKey } from "../../lib/provider-kit/keys.js";
-import type {} from "../models/api.js"; // types the models plugin's `provider-cli` service (the provider --api-key is for)
 import {
-  deepMerge,
   isLocalUrl,
   mergeCompat,
   mergeModel,
   type Compat,
-  type KeyLookup,
   type ProviderConfig,
   type ResolvedCompat,
 } from "../../lib/provider-kit/config.js";
 import { refuseEntry, userModels } from "../../lib/provider-kit/user-models.js";
-import { resolveHeaders, variablesOf, type ConfigValue } from "../../lib/provider-kit/values.js";
-import { PROVIDER_OPTIONS, runWithRetries } from "../../lib/provider-kit/run.js";
-import { routeConsole, sdkLogger } from "../../lib/provider-kit/sdk-log.js";
+import type { ConfigValue } from "../../lib/provider-kit/values.js";
+import { kitProvider, PROVIDER_OPTIONS, type ProviderAdapter } from "../../lib/provider-kit/driver.js";
 import { AZURE_HINT, azureClient, azureEndpoint } from "./azure.js";
-import { providerFetch } from "../../lib/provider-kit/fetch.js";
 import { buildCompletionsParams, readCompletions } from "./completions.js";
 import { COMPAT_GENERIC, COMPAT_OPENAI, COMPATIBLE_PROVIDERS, OPENAI_DEFAULT_LIMITS, OPENAI_MODELS } from "./models.js";
-import { buildResponsesParams, readResponses } from "./responses.js";
+import { buildResponsesParams, CALL_ID_MAX, readResponses } from "./responses.js";
 import { classifyOpenAI, keepErrorBodies } from "./shared.js";
 import type { OpenAIWireService, WireLogin, WireSetup } from "./api.js";
 
@@ -68,6 +54,8 @@ export const OpenAIOptions = Type.Object({
 type Options = Static<typeof OpenAIOptions>;
 
 const OFFICIAL = "https://api.openai.com/v1";
+type Params = OpenAI.Responses.ResponseCreateParamsStreaming | OpenAI.Chat.ChatCompletionCreateParamsStreaming;
+type Event = OpenAI.Responses.ResponseStreamEvent | OpenAI.Chat.ChatCompletionChunk;
 
 interface Setup {
   id: string;
@@ -108,164 +96,84 @@ function isOfficial(url: string): boolean {
   }
 }
 
-function makeProvider(ctx: PluginContext<Options>, selected: () => string | undefined, s: Setup): Provider {
+/** OpenAI's two wire formats as the kit's driver runs them (lib/provider-kit/driver.ts): this plugin says what is OpenAI's. */
+function makeProvider(ctx: PluginContext<Options>, s: Setup): Provider {
   const o = ctx.options;
-  const clients = new Map<string, OpenAI>();
-  let warned = false;
-  const key = (run = false) =>
-    lookupKey(
-      ctx,
-      selected(),
-      s.id,
-      s.apiKeyEnv,
-      s.keyless(),
-      (m) => {
-        if (!warned) ctx.log.warn(m);
-        warned = true;
-      },
-      { apiKey: s.apiKey, run },
-    );
-  const hint = s.hint ?? keyHint(s.id, s.apiKeyEnv ?? (s.apiKey ? variablesOf(s.apiKey)[0] : undefined));
-  const catalogFor = (model: ModelInfo): CatalogModel => {
-    const listed = s.models.find((m) => m.id === model.id);
-    if (listed) return listed;
-    const api = (model as Partial<CatalogModel>).api;
-    return {
-      ...defaultModel(s.id, model.id, s.defaultApi(), s.limits),
-      ...model,
-      api: api && api !== "anthropic-messages" ? api : s.defaultApi(),
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...model.cost },
-    };
-  };
-
-  async function client(url: string, k: string | undefined): Promise<OpenAI> {
-    const id = `${url}\n${k ?? ""}`;
-    let c = clients.get(id);
-    if (!c) {
-      // The SDK's own retries are off: coil retries, so that waits are visible and abortable.
-      // The SDK's console logging goes to coil's diagnostics (stderr stays clean in --mode json).
-      const common = {
-        timeout: o.timeoutMs,
-        fetch: providerFetch,
-        defaultHeaders: { ...o.headers },
-        logger: sdkLogger(ctx.log, s.id, [k]),
-      };
-      if (s.client) c = await s.client(k, common);
-      else {
-        const { default: OpenAISdk } = await import("openai");
-        c = new OpenAISdk({ apiKey: k ?? "no-key", baseURL: url, maxRetries: 0, ...common });
-      }
-      keepErrorBodies(c);
-      clients.set(id, c);
-    }
-    return c;
-  }
-
-  return {
+  // The switches for a request's model, worked out once per request (model() is the driver's first call).
+  const compats = new WeakMap<CatalogModel, ResolvedCompat>();
+  const compatOf = (model: CatalogModel) => compats.get(model) ?? mergeCompat(s.compat(), s.userCompat, model.compat);
+  const adapter: ProviderAdapter<OpenAI, Params, Event> = {
     id: s.id,
-    // A provider that needs more than a key (Azure's endpoint) lists its models once it is set up.
+    hint: s.hint,
     get models() {
-      return s.ready?.() === false ? [] : s.models;
+      return s.models;
     },
     resolveModel: (id) => {
       const found = findModel(s.models, id);
       return found ? { ...found, provider: s.id } : defaultModel(s.id, id, s.defaultApi(), s.limits);
     },
-    isConfigured: () =>
-      s.login ? s.login.ready() : (s.declared ? s.declared() : hasKey(key()) || s.keyless()) && s.ready?.() !== false,
-    setupHint: hint,
-    stream(request: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderEvent> {
-      const model = catalogFor(request.model);
-      const url = s.baseUrl();
-      const compat = mergeCompat(s.compat(), s.userCompat, model.compat);
-      const secrets: (string | undefined)[] = [];
-      let k: KeyLookup | undefined;
-      return runWithRetries({
+    model(info: ModelInfo): CatalogModel {
+      const api = (info as Partial<CatalogModel>).api;
+      const model = s.models.find((m) => m.id === info.id) ?? {
+        ...defaultModel(s.id, info.id, s.defaultApi(), s.limits),
+        ...info,
+        api: api && api !== "anthropic-messages" ? api : s.defaultApi(),
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...info.cost },
+      };
+      compats.set(model, mergeCompat(s.compat(), s.userCompat, model.compat));
+      return model;
+    },
+    baseUrl: s.baseUrl,
+    key: s.login ? undefined : { envName: s.apiKeyEnv, apiKey: s.apiKey, keyless: s.keyless, declared: s.declared },
+    login: s.login,
+    headers: s.headers,
+    params: s.params,
+    unready: () => (s.ready?.() === false ? `provider '${s.id}' is not set up: ${s.hint}` : undefined),
+    history(model) {
+      if (model.api === "openai-responses")
+        return { toolIds: CALL_ID_MAX, pairedIds: true, thinking: compatOf(model).stateless ? "same-model" : "never" };
+      const compat = compatOf(model);
+      // reasoning text is never sent back over Chat Completions (DeepSeek rejects it; others ignore it)
+      return { toolIds: compat.requiresMistralToolIds ? "mistral" : compat.toolCallIdMaxLength, thinking: "never" };
+    },
+    build(request, model) {
+      const compat = compatOf(model);
+      if (model.api !== "openai-responses")
+        return buildCompletionsParams(request, model, { compat, maxTokens: o.maxTokens });
+      return buildResponsesParams(request, model, {
         provider: s.id,
-        model,
-        signal,
-        secrets,
-        policy: { maxRetries: o.maxRetries, baseDelayMs: o.baseDelayMs, maxRetryDelayMs: o.maxRetryDelayMs },
-        classify: (error) =>
-          explained(s.explain?.(error, model.id)) ??
-          (error instanceof CoilError
-            ? {
-                message: error.hint ? `${error.message}; ${error.hint}` : error.message,
-                retryable: false,
-                overflow: false,
-              }
-            : classifyOpenAI(error, {
-                provider: s.id,
-                baseUrl: url,
-                keyFrom: k?.from,
-                keyHint: hint,
-                model: model.id,
-              })),
-        async *attempt({ builder, signal: abort }) {
-          if (s.ready?.() === false)
-            throw new CoilError("AUTH_MISSING", `provider '${s.id}' is not set up: ${hint}`, { plugin: ctx.id });
-          // A subscription login: its current token (refreshed when near expiry) and the service's headers.
-          let token = s.login ? await s.login.token() : undefined;
-          if (s.login && token !== undefined) {
-            k = { key: token, from: "the login" };
-            secrets.push(token, ...s.login.secrets());
-          } else {
-            k ??= key(true);
-            secrets.push(k.key);
-            if (!k.key && !s.keyless())
-              throw new CoilError("AUTH_MISSING", `no API key for provider '${s.id}': ${hint}`, { plugin: ctx.id });
-          }
-          // Resolved per request: a header naming a variable that is not set fails this request, naming it.
-          const resolved = resolveHeaders(s.headers, model.headers);
-          secrets.push(...resolved.secrets);
-          const withLogin = (t: string | undefined) =>
-            s.login && t !== undefined ? { ...resolved.headers, ...s.login.headers?.(request, t) } : resolved.headers;
-          let headers = withLogin(token);
-          let sdk = await client(url, token ?? k.key);
-          /** Send; for a login, a 401 refreshes the token once and sends again (a second 401 is reported). */
-          const send = async <T>(call: (c: OpenAI, h: Record<string, string>) => Promise<T>): Promise<T> => {
-            try {
-              return await call(sdk, headers);
-            } catch (error) {
-              if (!s.login || (error as { status?: number }).status !== 401) throw error;
-              token = await s.login.token(true);
-              secrets.push(token, ...s.login.secrets());
-              headers = withLogin(token);
-              sdk = await client(url, token);
-              return await call(sdk, headers);
-            }
-          };
-          const body = <T extends object>(params: T): T => {
-            const merged = deepMerge(deepMerge(params as Record<string, unknown>, s.params), model.params);
-            return (s.finish ? s.finish(merged, request) : merged) as T;
-          };
-          if (model.api === "openai-responses") {
-            const strict = model.compat?.supportsStrictMode ?? s.userCompat?.supportsStrictMode ?? true;
-            const params = body(
-              buildResponsesParams(request, model, {
-                provider: s.id,
-                stateless: compat.stateless,
-                strict,
-                maxTokens: o.maxTokens,
-                reasoningEffortMap: compat.reasoningEffortMap,
-              }),
-            );
-            const events = await send((c, h) =>
-              routeConsole(c.logger, () => c.responses.create(params, { signal: abort, maxRetries: 0, headers: h })),
-            );
-            return yield* readResponses(events, builder);
-          }
-          const params = body(buildCompletionsParams(request, model, { compat, maxTokens: o.maxTokens }));
-          const chunks = await send((c, h) =>
-            routeConsole(c.logger, () =>
-              c.chat.completions.create(params, { signal: abort, maxRetries: 0, headers: h }),
-            ),
-          );
-          return yield* readCompletions(chunks, builder);
-        },
+        stateless: compat.stateless,
+        strict: model.compat?.supportsStrictMode ?? s.userCompat?.supportsStrictMode ?? true,
+        maxTokens: o.maxTokens,
+        reasoningEffortMap: compat.reasoningEffortMap,
       });
     },
+    finish: s.finish,
+    async client(c, common) {
+      // The SDK's own retries are off: coil retries, so that waits are visible and abortable.
+      let sdk: OpenAI;
+      if (s.client) sdk = await s.client(c.key, common);
+      else {
+        const { default: OpenAISdk } = await import("openai");
+        sdk = new OpenAISdk({ apiKey: c.key ?? "no-key", baseURL: c.url, maxRetries: 0, ...common });
+      }
+      keepErrorBodies(sdk);
+      return sdk;
+    },
+    send(sdk, params, { model, signal, headers }) {
+      const options = { signal, maxRetries: 0, headers };
+      if (model.api === "openai-responses")
+        return sdk.responses.create(params as OpenAI.Responses.ResponseCreateParamsStreaming, options);
+      return sdk.chat.completions.create(params as OpenAI.Chat.ChatCompletionCreateParamsStreaming, options);
+    },
+    read(events, builder, model) {
+      if (model.api === "openai-responses")
+        return readResponses(events as AsyncIterable<OpenAI.Responses.ResponseStreamEvent>, builder);
+      return readCompletions(events as AsyncIterable<OpenAI.Chat.ChatCompletionChunk>, builder);
+    },
+    classify: (error, where) => explained(s.explain?.(error, where.model)) ?? classifyOpenAI(error, where),
   };
+  return kitProvider(ctx, adapter);
 }
 
 function explained(e: { message: string; retryable: boolean } | undefined) {
@@ -295,8 +203,6 @@ export default definePlugin({
   options: OpenAIOptions,
   setup(ctx) {
     const o = ctx.options;
-    // read at each lookup: the models plugin may be set up after this one, or not be in the preset
-    const selected = () => ctx.services.get("provider-cli")?.selected;
     const user = userModels(ctx.baseDir, o, ctx.log, { cwd: ctx.cwd, trusted: ctx.projectTrusted });
     const configured = user.providers.filter((p) => p.id !== "anthropic" && p.api !== "anthropic-messages");
     // (an `openai` entry with api anthropic-messages is the anthropic plugin's to refuse)
@@ -314,7 +220,7 @@ export default definePlugin({
       maxOutput: own?.defaults?.maxOutput ?? OPENAI_DEFAULT_LIMITS.maxOutput,
     };
     register(
-      makeProvider(ctx, selected, {
+      makeProvider(ctx, {
         id: "openai",
         baseUrl: openaiUrl,
         apiKeyEnv: own?.apiKeyEnv ?? o.apiKeyEnv,
@@ -342,7 +248,7 @@ export default definePlugin({
       const url = p?.baseUrl ?? b.baseUrl;
       const local = isLocalUrl(b.baseUrl);
       register(
-        makeProvider(ctx, selected, {
+        makeProvider(ctx, {
           id: b.id,
           baseUrl: () => url,
           apiKeyEnv: p?.apiKeyEnv ?? b.apiKeyEnv,
@@ -368,7 +274,7 @@ export default definePlugin({
     if (!byId.has("azure")) {
       const azureLimits = { ...OPENAI_DEFAULT_LIMITS };
       register(
-        makeProvider(ctx, selected, {
+        makeProvider(ctx, {
           id: "azure",
           baseUrl: () => azureEndpoint() ?? "https://<resource>.openai.azure.com",
           apiKeyEnv: "AZURE_OPENAI_API_KEY",
@@ -398,7 +304,7 @@ export default definePlugin({
       };
       const url = p.baseUrl;
       register(
-        makeProvider(ctx, selected, {
+        makeProvider(ctx, {
           id: p.id,
           baseUrl: () => url,
           apiKeyEnv: p.apiKeyEnv,
@@ -419,7 +325,7 @@ export default definePlugin({
     // Subscription providers (provider-github-copilot) speak these wire formats through this service.
     const wire: OpenAIWireService = {
       provider: (w) =>
-        makeProvider(ctx, selected, {
+        makeProvider(ctx, {
           id: w.id,
           baseUrl: w.baseUrl,
           keyless: () => false,

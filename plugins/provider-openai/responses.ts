@@ -18,7 +18,6 @@ import type {
 } from "../../api/index.js";
 import type { MessageBuilder } from "../../lib/provider-kit/builder.js";
 import type { CatalogModel } from "../../lib/provider-kit/catalog.js";
-import { normalizeToolCallId, prepareHistory } from "../../lib/provider-kit/history.js";
 import { StreamEndedEarly, StreamError, effortFor } from "./shared.js";
 
 type Params = OpenAI.Responses.ResponseCreateParamsStreaming;
@@ -36,18 +35,13 @@ export interface ResponsesOptions {
   reasoningEffortMap?: Partial<Record<string, string>>;
 }
 
-const CALL_ID_MAX = 64;
+/** Longest call id the API takes (ids are `call_id|item_id` pairs; the driver shortens the call part). */
+export const CALL_ID_MAX = 64;
 
 /** `call_id|item_id` kept apart; a foreign id only has the call part. */
 export function splitCallId(id: string): { callId: string; itemId?: string } {
   const bar = id.indexOf("|");
   return bar < 0 ? { callId: id } : { callId: id.slice(0, bar), itemId: id.slice(bar + 1) };
-}
-
-function normalizeId(id: string): string {
-  const { callId, itemId } = splitCallId(id);
-  const call = normalizeToolCallId(callId, CALL_ID_MAX);
-  return itemId && /^[A-Za-z0-9_-]+$/.test(itemId) ? `${call}|${itemId}` : call;
 }
 
 function inputContent(content: string | (TextContent | ImageContent)[], model: CatalogModel): Content {
@@ -85,7 +79,7 @@ function reasoningItem(signature: string | undefined): Item | undefined {
 
 export function buildResponsesParams(request: ProviderRequest, model: CatalogModel, o: ResponsesOptions): Params {
   const sameModel = (m: AssistantMessage) => o.stateless && m.provider === o.provider && m.model === model.id;
-  const history = prepareHistory(request.messages, { normalizeId, keepThinking: sameModel });
+  const history = request.messages; // repaired by the driver (index.ts's history shape)
   const input: Item[] = [];
   for (const m of history) {
     if (m.role === "user") input.push({ role: "user", content: inputContent(m.content, model) });

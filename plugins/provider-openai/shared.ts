@@ -1,13 +1,7 @@
 /** What the two OpenAI wire formats share: reasoning effort mapping and error classification. */
 import type { ProviderRequest } from "../../api/index.js";
 import type { CatalogModel } from "../../lib/provider-kit/catalog.js";
-import {
-  isRetryableStatus,
-  messages,
-  retryAfterMs,
-  transportFailure,
-  type Failure,
-} from "../../lib/provider-kit/retry.js";
+import { isRetryableStatus, messages, retryAfterMs, type Failure } from "../../lib/provider-kit/errors.js";
 
 /** The stream closed before its final event: a dropped connection as far as retries are concerned. */
 export class StreamEndedEarly extends Error {}
@@ -82,10 +76,11 @@ interface OpenAIErrorLike {
   message?: string;
 }
 
+/** How a failed request should be handled and described; undefined for a transport failure (the driver reads those). */
 export function classifyOpenAI(
   error: unknown,
   where: { provider: string; baseUrl: string; keyFrom?: string; keyHint: string; model: string },
-): Failure {
+): Failure | undefined {
   const e = (error ?? {}) as OpenAIErrorLike;
   const status = typeof e.status === "number" ? e.status : undefined;
   const code = e.error?.code ?? e.code ?? undefined;
@@ -143,5 +138,5 @@ export function classifyOpenAI(
     );
     return { message: `${label}: ${detail}`, retryable, overflow: false };
   }
-  return transportFailure(error, where, detail);
+  return undefined;
 }

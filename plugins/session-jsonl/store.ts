@@ -79,6 +79,18 @@ export interface OpenOptions {
   ops?: SessionOps;
 }
 
+// Entry ids come from a pool of random bytes: one call to the system's generator per 128 ids, not one per entry.
+let idPool = Buffer.alloc(0);
+let idAt = 0;
+function randomHex8(): string {
+  if (idAt + 4 > idPool.length) {
+    idPool = randomBytes(512);
+    idAt = 0;
+  }
+  idAt += 4;
+  return idPool.toString("hex", idAt - 4, idAt);
+}
+
 /** The session file's writer: a `SessionTree` whose appends go to disk first (see tree.ts for the reading side). */
 export class SessionStore extends SessionTree {
   /** Why this store cannot be written (e.g. a newer format version). */
@@ -370,7 +382,7 @@ export class SessionStore extends SessionTree {
 
   private newId(): string {
     for (;;) {
-      const id = randomBytes(4).toString("hex");
+      const id = randomHex8();
       if (!this.entry(id)) return id;
     }
   }

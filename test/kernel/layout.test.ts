@@ -479,3 +479,64 @@ describe("layout: plugins/", () => {
     expect(found.map((p) => p.split(" ")[0])).toEqual(["plugins/probe/index.ts:2", "plugins/probe/index.ts:3"]);
   });
 });
+
+/**
+ * The provider kit drives a request (lib/provider-kit/driver.ts, issue #29 item 5): a plugin hands it an
+ * adapter and never runs a step of the sequence itself. These kit files are the driver's own; a plugin
+ * imports none of them (values.ts only for its types: the driver resolves `${NAME}` and `!command` values).
+ */
+const DRIVER_PARTS: Record<string, string> = {
+  "run.ts": "retries a request",
+  "retry.ts": "backs off between attempts",
+  "keys.ts": "looks up the API key",
+  "history.ts": "repairs the history",
+  "fetch.ts": "hands the SDK its fetch",
+  "http-fetch.ts": "hands the SDK its fetch",
+  "sdk-log.ts": "routes the SDK's logging",
+};
+
+function providerDrivingViolations(file: string, text: string): string[] {
+  const kit = join(root, "lib", "provider-kit");
+  const problems: string[] = [];
+  for (const site of importsOf(file, text)) {
+    if (!site.spec.startsWith(".")) continue;
+    const target = resolve(dirname(file), site.spec).replace(/\.js$/, ".ts");
+    if (dirname(target) !== kit) continue;
+    const name = relative(kit, target);
+    const what = DRIVER_PARTS[name] ?? (name === "values.ts" && !site.typeOnly ? "resolves config values" : undefined);
+    if (what)
+      problems.push(
+        `${rel(file)}:${site.line} imports lib/provider-kit/${name}: the plugin ${what} itself (give kitProvider an adapter; the driver does it)`,
+      );
+  }
+  return problems;
+}
+
+describe("layout: the provider kit drives the adapter", () => {
+  it("no plugin drives a provider request itself: no retries, keys, history repair, fetch or SDK logging of its own", () => {
+    const problems = walk(join(root, "plugins")).flatMap((f) => providerDrivingViolations(f, readFileSync(f, "utf8")));
+    expect(problems).toEqual([]);
+  });
+
+  it("the check catches each part of the sequence, and lets the driver, the error readings and value types through", () => {
+    const file = join(root, "plugins", "probe", "index.ts");
+    const parts = [
+      'import { runWithRetries } from "../../lib/provider-kit/run.js";',
+      'import { backoffMs } from "../../lib/provider-kit/retry.js";',
+      'import { lookupKey } from "../../lib/provider-kit/keys.js";',
+      'import { prepareHistory } from "../../lib/provider-kit/history.js";',
+      'import { providerFetch } from "../../lib/provider-kit/fetch.js";',
+      'import { routeConsole } from "../../lib/provider-kit/sdk-log.js";',
+      'import { resolveHeaders } from "../../lib/provider-kit/values.js";',
+    ];
+    for (const line of parts)
+      expect(providerDrivingViolations(file, line), line).toEqual([expect.stringContaining("kitProvider")]);
+    const allowed = [
+      'import { kitProvider, type ProviderAdapter } from "../../lib/provider-kit/driver.js";',
+      'import { messages, type Failure } from "../../lib/provider-kit/errors.js";',
+      'import type { ConfigValue } from "../../lib/provider-kit/values.js";',
+      'import { findModel } from "../../lib/provider-kit/catalog.js";',
+    ].join("\n");
+    expect(providerDrivingViolations(file, allowed)).toEqual([]);
+  });
+});

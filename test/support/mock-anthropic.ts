@@ -305,7 +305,18 @@ function send(
   res.end(JSON.stringify({ type: "error", error: { type, message }, request_id: "req_mock" }));
 }
 
-export async function startMockAnthropic(o: { key?: string; steps?: Step[] } = {}): Promise<MockAnthropic> {
+export async function startMockAnthropic(
+  o: {
+    key?: string;
+    steps?: Step[];
+    /**
+     * The server's keep-alive timeout (default 1 s). Node's client does not reuse a connection whose server
+     * announces `timeout=1`, so every request then opens a new one; the bench passes a longer one, as a
+     * real API's connection is reused.
+     */
+    keepAliveMs?: number;
+  } = {},
+): Promise<MockAnthropic> {
   const steps: Step[] = [...(o.steps ?? [])];
   const requests: Recorded[] = [];
   const ownCalls = new Map<string, string>(); // tool_use id → model that produced it
@@ -380,7 +391,7 @@ export async function startMockAnthropic(o: { key?: string; steps?: Step[] } = {
     }
     res.end();
   });
-  server.keepAliveTimeout = 1000;
+  server.keepAliveTimeout = o.keepAliveMs ?? 1000;
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const { port } = server.address() as AddressInfo;
   return {

@@ -1,9 +1,10 @@
 /** tools-coding: the read tool on real files in temp directories. */
-import { chmodSync, closeSync, openSync, writeSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, closeSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import toolsCoding, { formatSize, MAX_BYTES, MAX_IMAGE_BYTES, MAX_LINES } from "../../../plugins/tools-coding/index.js";
-import type { ProviderRequest } from "../../../api/index.js";
+import { definePlugin, type ProviderRequest } from "../../../api/index.js";
 import { gif, jpegHeader, png, webp } from "../../fixtures/tools/images.js";
 import { agentIn, cleanTemps, runAsNobody, tempDir, textOf, toolHost } from "../../support/tools.js";
 
@@ -139,6 +140,55 @@ describe("read: text", () => {
         "\n\n[Showing lines 900000-900002 of 1000000. Use offset=900003 to continue.]",
     );
     expect(peak - base).toBeLessThan(60 * 1024 * 1024);
+  });
+
+  it("reads the file as it is at each call: an edit of the same size between two reads is seen", async () => {
+    const { dir, call } = setup({ "a.txt": "first\n" });
+    expect(textOf(await call("read", { path: "a.txt" }))).toBe("first");
+    writeFileSync(join(dir, "a.txt"), "again\n");
+    expect(textOf(await call("read", { path: "a.txt" }))).toBe("again");
+    writeFileSync(join(dir, "a.txt"), "grown\nby a line\n");
+    expect(textOf(await call("read", { path: "a.txt" }))).toBe("grown\nby a line");
+  });
+
+  it("joins a line that spans two reads of the file", async () => {
+    // 101-byte lines: line 649 covers bytes 65,448–65,548, across the 64 KiB read boundary
+    const { call } = setup({ "wide.txt": lines(1000, (i) => String(i).padStart(100, "x")) });
+    const out = await call("read", { path: "wide.txt", offset: 649, limit: 2 });
+    expect(textOf(out)).toBe(
+      `${"649".padStart(100, "x")}\n${"650".padStart(100, "x")}\n\n[Showing lines 649-650 of 1000. Use offset=651 to continue.]`,
+    );
+  });
+
+  it.runIf(process.platform !== "win32")("refuses a named pipe at once instead of waiting for a writer", async () => {
+    const { dir, call } = setup({});
+    execFileSync("mkfifo", [join(dir, "pipe")]);
+    const out = await call("read", { path: "pipe" });
+    expect(out.isError).toBe(true);
+    expect(textOf(out)).toBe("pipe is not a regular file (a device, socket or pipe); read only reads files.");
+  });
+
+  it("reads through an operations service when one provides the file calls", async () => {
+    const dir = tempDir({ "r.txt": "local\n" });
+    const seen: string[] = [];
+    const remote = definePlugin({
+      id: "remote-files",
+      setup(ctx) {
+        ctx.services.provide("operations", {
+          stat: async (p: string) => {
+            seen.push(`stat ${p}`);
+            return { kind: "file" as const, size: 7, mtimeMs: 0, mode: 0o644 };
+          },
+          async *readStream(p: string) {
+            seen.push(`readStream ${p}`);
+            yield new TextEncoder().encode("remote\n");
+          },
+        });
+      },
+    });
+    const { call } = toolHost(dir, [[remote], [toolsCoding, {}]]);
+    expect(textOf(await call("read", { path: "r.txt" }))).toBe("remote");
+    expect(seen).toContain(`readStream ${join(dir, "r.txt")}`);
   });
 
   it("states its limits in the description from the same constants", async () => {
