@@ -35,7 +35,13 @@ export class ShortcutRegistry {
           throw new CoilError("PLUGIN_INVALID", `registerShortcut('${normal}'): the options need a handler function`, {
             plugin: plugin.id,
           });
-        this.all.push({ key: normal, description: options.description, handler: options.handler, owner: plugin.id });
+        this.all.push({
+          key: normal,
+          description: options.description,
+          ...(options.source ? { source: options.source } : {}),
+          handler: options.handler,
+          owner: plugin.id,
+        });
       },
     shortcuts: () => ({ list: () => this.list() }),
   };

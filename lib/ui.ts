@@ -11,7 +11,7 @@
  * Who answers what: docs/plugins.md#the-plugin-ui-api (TUI: all; RPC: events; print, JSON, ACP: absent).
  */
 import type { Static, TSchema } from "typebox";
-import type { Agent, ToolResultMessage, UiService } from "../api/index.js";
+import type { Agent, CustomMessage, ToolResultMessage, UiService } from "../api/index.js";
 
 /** A colour role of the theme (Pi's 51 tokens, and coil's few more). docs/tui.md#themes lists them. */
 export type UiRole =
@@ -141,6 +141,77 @@ export interface ToolRenderContext<A = Record<string, unknown>> {
   invalidate(): void;
 }
 
+/** pi-tui's key bindings, as `custom`'s factory gets them: `matches(data, "tui.select.confirm")`. */
+export interface UiKeybindings {
+  matches(data: string, id: string): boolean;
+  getKeys?(id: string): readonly string[];
+}
+
+/**
+ * A component that takes the keyboard until it calls `done(value)` (Pi's `ctx.ui.custom` factory): the
+ * screen, the theme, the key bindings and `done`. It may be asynchronous.
+ */
+export type UiCustomFactory<T> = (
+  tui: UiTui,
+  theme: UiTheme,
+  keybindings: UiKeybindings,
+  done: (value: T) => void,
+) => (UiComponent & { dispose?(): void }) | Promise<UiComponent & { dispose?(): void }>;
+
+/** Where an overlay floats (pi-tui's `OverlayOptions`): sizes in columns/rows or `"50%"`. */
+export interface UiOverlayOptions {
+  width?: number | `${number}%`;
+  minWidth?: number;
+  maxHeight?: number | `${number}%`;
+  anchor?:
+    | "center"
+    | "top-left"
+    | "top-right"
+    | "bottom-left"
+    | "bottom-right"
+    | "top-center"
+    | "bottom-center"
+    | "left-center"
+    | "right-center";
+  offsetX?: number;
+  offsetY?: number;
+  row?: number | `${number}%`;
+  col?: number | `${number}%`;
+  margin?: number | { top?: number; right?: number; bottom?: number; left?: number };
+  /** Drawn only while this says true (called at each frame with the terminal's size). */
+  visible?(columns: number, rows: number): boolean;
+  /** Shown without taking the keyboard. */
+  nonCapturing?: boolean;
+}
+
+/** An overlay on screen (pi-tui's `OverlayHandle`). */
+export interface UiOverlayHandle {
+  hide(): void;
+  setHidden(hidden: boolean): void;
+  isHidden(): boolean;
+  focus(): void;
+  unfocus(): void;
+  isFocused(): boolean;
+}
+
+export interface UiCustomOptions {
+  /** Float over the transcript instead of taking the editor's place. */
+  overlay?: boolean;
+  /** The overlay's place and size (a function is read when the overlay is shown). */
+  overlayOptions?: UiOverlayOptions | (() => UiOverlayOptions);
+  /** Given the overlay's handle once it is shown. */
+  onHandle?(handle: UiOverlayHandle): void;
+  /** Closes the component (resolving `undefined`) when it aborts. */
+  signal?: AbortSignal;
+}
+
+/** How a custom message is drawn in the transcript (Pi's `registerMessageRenderer`); `undefined`: the built-in view. */
+export type UiMessageRenderer = (
+  message: CustomMessage,
+  options: { expanded: boolean },
+  theme: UiTheme,
+) => UiRendered | undefined;
+
 /** What a shortcut's handler is given: the agent, and the `ui` service of the front end that ran it. */
 export interface ShortcutContext {
   agent: Agent;
@@ -151,6 +222,11 @@ export interface ShortcutContext {
 export interface ShortcutOptions {
   /** Shown in /help's key list and in conflict notices. */
   description?: string;
+  /**
+   * Who the key is for, in conflict notices and /help, when a plugin registers it on behalf of something it
+   * hosts (pi-extensions: `Pi extension greeter (~/.pi/agent/extensions/greeter.ts)`). Default: `plugin <id>`.
+   */
+  source?: string;
   /** Runs when the key is pressed on the main screen; a throw or rejection is shown as an error naming the plugin. */
   handler(context: ShortcutContext): void | Promise<void>;
 }
@@ -190,6 +266,13 @@ declare module "coil" {
     setToolsExpanded?(expanded: boolean): void;
     /** The theme in force, to colour widget lines and status text. */
     readonly theme?: UiTheme;
+    /**
+     * Show a component that takes the keyboard until it calls `done(value)`: in the editor's place, or
+     * floating over the transcript (`overlay`). Resolves to the value, or `undefined` when it cannot be shown.
+     */
+    custom?<T>(factory: UiCustomFactory<T>, options?: UiCustomOptions): Promise<T | undefined>;
+    /** Draw the custom messages of `customType` (`display: true`) with `renderer`; `undefined` removes it. */
+    registerMessageRenderer?(customType: string, renderer: UiMessageRenderer | undefined): void;
   }
 
   interface ToolDefinition<P extends TSchema = TSchema, D = unknown> {
@@ -215,5 +298,7 @@ declare module "coil" {
      * owners named.
      */
     shortcut?: string;
+    /** Who the command is for in shortcut notices and /help (see `ShortcutOptions.source`); default `plugin <id>`. */
+    source?: string;
   }
 }

@@ -10,6 +10,7 @@ import * as typebox from "typebox";
 import * as typeboxCompile from "typebox/compile";
 import * as typeboxValue from "typebox/value";
 import { Type } from "typebox";
+import { piAiStreaming } from "./providers.js";
 
 export type Report = (call: string, why: string) => void;
 
@@ -117,7 +118,7 @@ export function piModules(report: () => Report): {
 } {
   const agent = codingAgent();
   const tui = lateModule("@mariozechner/pi-tui");
-  const ai = { StringEnum, Type };
+  const ai = { StringEnum, Type, ...piAiStreaming };
   const tb = { ...typebox };
   return {
     modules: {

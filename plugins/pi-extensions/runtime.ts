@@ -23,13 +23,14 @@ import {
   type UiService,
 } from "coil";
 import type { SessionChange } from "../../lib/front-end.js";
-import type {} from "../../lib/ui.js";
 import { coilHome, readAuth, storedKey } from "../../lib/provider-kit/config.js";
 import type {} from "../models/api.js"; // types the `thinking` and `provider-cli` services
-import type { OpenAIWireService } from "../provider-openai/api.js";
+import type { UiMessageRenderer } from "../../lib/ui.js";
 import type { SessionService } from "../session-jsonl/api.js";
 import type { FoundExtension } from "./discover.js";
 import { PiTuiNotReady, piModules } from "./modules.js";
+import { registerPiProvider, type PiProviderConfig } from "./providers.js";
+import { customFor, extensionSource, messageRenderer } from "./ui.js";
 
 type Handler = (event: Record<string, unknown>, ctx: unknown) => unknown;
 
@@ -813,6 +814,7 @@ export class PiRuntime {
       get theme() {
         return ui()?.theme ?? PLAIN_THEME;
       },
+      custom: customFor({ ui, mode: () => this.mode, warn: (m) => this.ctx.log.warn(m) }, ext.found),
     };
     return this.guarded(ext, api, "ctx.ui");
   }
@@ -1004,7 +1006,8 @@ export class PiRuntime {
         if (this.open) {
           try {
             this.ctx.registerShortcut(key, {
-              description: `${options.description ?? `shortcut ${key}`} (Pi extension ${ext.found.name})`,
+              description: options.description ?? `shortcut ${key}`,
+              source: extensionSource(ext.found),
               handler: async () => {
                 await options.handler(this.context(ext));
               },
@@ -1040,6 +1043,8 @@ export class PiRuntime {
           this.report(ext, `pi.registerFlag("${flag}")`, msg(error));
         }
       },
+      registerMessageRenderer: (customType: string, renderer: UiMessageRenderer) =>
+        this.show((u) => u.registerMessageRenderer?.(customType, messageRenderer(ext.found, renderer))),
       registerProvider: (name: string, config: PiProviderConfig) => this.registerProvider(ext, name, config),
       unregisterProvider: (name: string) =>
         this.report(ext, `pi.unregisterProvider("${name}")`, "coil's providers are fixed once start-up is done"),
@@ -1174,69 +1179,19 @@ export class PiRuntime {
     return this.guarded(ext, pi, "pi");
   }
 
-  /**
-   * `pi.registerProvider` with models on an OpenAI API: a provider built by provider-openai's `openai-wire`
-   * service, as models.yaml's servers are. Other forms (an override of an existing provider, the Anthropic
-   * API, `streamSimple`, `oauth`) are reported.
-   */
+  /** `pi.registerProvider`: providers.ts builds it while extensions load; later it is reported. */
   private registerProvider(ext: LoadedExtension, name: string, config: PiProviderConfig): void {
     const call = `pi.registerProvider("${name}")`;
     if (!this.open) return void this.report(ext, call, "providers are registered while extensions load, not later");
-    if (config?.streamSimple) return void this.report(ext, call, "a custom streamSimple is not supported");
-    if (config?.oauth) this.report(ext, `${call} oauth`, "coil's logins are its own (coil login)");
-    if (!Array.isArray(config?.models) || !config.models.length)
-      return void this.report(
-        ext,
-        call,
-        "overriding a provider without models: set baseUrl and headers in models.yaml",
-      );
-    const api = config.api;
-    if (api !== "openai-completions" && api !== "openai-responses")
-      return void this.report(
-        ext,
-        call,
-        `api ${api ?? "(none)"}: coil maps openai-completions and openai-responses; put an anthropic-messages server in models.yaml`,
-      );
-    const wire = this.ctx.services.get("openai-wire") as OpenAIWireService | undefined;
-    if (!wire) return void this.report(ext, call, "the preset has no provider-openai plugin");
-    const keyRef = config.apiKey;
-    const key = () => (keyRef && /^[A-Z_][A-Z0-9_]*$/.test(keyRef) ? process.env[keyRef] : keyRef);
-    const headers = { ...(config.headers ?? {}) };
-    this.providerKeys.set(name, key);
-    const models = config.models.map((m) => ({
-      id: m.id,
-      provider: name,
-      name: m.name ?? m.id,
-      api: (m.api === "openai-responses" || m.api === "openai-completions" ? m.api : api) as typeof api,
-      contextWindow: m.contextWindow ?? 128_000,
-      maxOutput: m.maxTokens ?? 16_384,
-      reasoning: m.reasoning ?? false,
-      input: m.input ?? ["text"],
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, ...(m.cost ?? {}) },
-      source: `Pi extension ${ext.found.name}`,
-    }));
-    try {
-      this.ctx.providers.register(
-        wire.provider({
-          id: name,
-          baseUrl: () => config.baseUrl ?? "",
-          api,
-          models,
-          limits: { contextWindow: 128_000, maxOutput: 16_384 },
-          compat: {},
-          login: {
-            token: async () => key() ?? "",
-            headers: () => headers,
-            ready: () => !keyRef || !!key(),
-            secrets: () => [key()].filter((k): k is string => !!k && k !== keyRef),
-          },
-          hint: keyRef ? `set ${keyRef} (Pi extension ${ext.found.name})` : `Pi extension ${ext.found.name}`,
-        }),
-      );
-      ext.providers.push(name);
-    } catch (error) {
-      this.report(ext, call, msg(error));
-    }
+    const host = {
+      ctx: this.ctx,
+      extension: ext.found.name,
+      report: (c: string, why: string) => this.report(ext, c, why),
+    };
+    if (!registerPiProvider(host, name, config)) return;
+    ext.providers.push(name);
+    const keyRef = config?.apiKey;
+    this.providerKeys.set(name, () => (keyRef && /^[A-Z_][A-Z0-9_]*$/.test(keyRef) ? process.env[keyRef] : keyRef));
   }
 
   private registerTool(ext: LoadedExtension, def: PiTool): void {
@@ -1287,6 +1242,7 @@ export class PiRuntime {
     const command: SlashCommand = {
       name,
       description: options.description ?? `${name} (Pi extension ${ext.found.name})`,
+      source: extensionSource(ext.found),
       ...(shortcut ? { shortcut } : {}),
       run: async (args) => {
         const outer = this.command;
@@ -1328,27 +1284,6 @@ interface PiTool {
   execute(id: string, params: unknown, signal: AbortSignal, onUpdate: unknown, ctx: unknown): Promise<unknown>;
   renderCall?: unknown;
   renderResult?: unknown;
-}
-
-interface PiProviderConfig {
-  name?: string;
-  baseUrl?: string;
-  apiKey?: string;
-  api?: string;
-  headers?: Record<string, string>;
-  authHeader?: boolean;
-  models?: {
-    id: string;
-    name?: string;
-    api?: string;
-    reasoning?: boolean;
-    input?: ("text" | "image")[];
-    cost?: Partial<Record<"input" | "output" | "cacheRead" | "cacheWrite", number>>;
-    contextWindow?: number;
-    maxTokens?: number;
-  }[];
-  oauth?: unknown;
-  streamSimple?: unknown;
 }
 
 interface PiCommand {

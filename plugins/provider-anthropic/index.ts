@@ -12,7 +12,8 @@ import { defaultModel, findModel, markUserDefault, type CatalogModel } from "../
 import { isLocalUrl, mergeModel, type ProviderConfig } from "../../lib/provider-kit/config.js";
 import { refuseEntry, userModels } from "../../lib/provider-kit/user-models.js";
 import type { ConfigValue } from "../../lib/provider-kit/values.js";
-import { kitProvider, PROVIDER_OPTIONS, type ProviderAdapter } from "../../lib/provider-kit/driver.js";
+import { kitProvider, PROVIDER_OPTIONS, type Login, type ProviderAdapter } from "../../lib/provider-kit/driver.js";
+import type {} from "./api.js"; // types the `anthropic-wire` service this plugin provides
 import { CLOUDS, cloudModels, type Cloud } from "./clouds.js";
 import { ANTHROPIC_DEFAULT_LIMITS, ANTHROPIC_MODELS } from "./models.js";
 import { buildParams, classify, HISTORY, readStream } from "./wire.js";
@@ -47,6 +48,10 @@ interface Setup {
   limits: { contextWindow: number; maxOutput: number };
   /** Bedrock or Vertex: the cloud's SDK and credentials instead of an API key. */
   cloud?: Cloud;
+  /** A login instead of a key (the `anthropic-wire` service: a Pi extension's oauth). */
+  login?: Login;
+  /** What to do when the provider is not set up, instead of the standard hint. */
+  hint?: string;
 }
 
 /** The Messages API as the kit's driver runs it (lib/provider-kit/driver.ts): this plugin says what is Anthropic's. */
@@ -59,7 +64,7 @@ function makeProvider(ctx: PluginContext<Options>, s: Setup): Provider {
     findModel(s.models, id) ?? (cloud && withId(findModel(ANTHROPIC_MODELS, cloud.catalogId(id)), id));
   const adapter: ProviderAdapter<Anthropic, Params, Anthropic.RawMessageStreamEvent> = {
     id: s.id,
-    hint: cloud?.hint,
+    hint: s.hint ?? cloud?.hint,
     // Bedrock and Vertex list their models once their credentials are set (the catalog is the same Claude family).
     models: s.models,
     resolveModel: (id) => {
@@ -78,13 +83,16 @@ function makeProvider(ctx: PluginContext<Options>, s: Setup): Provider {
       s.baseUrl ??
       (s.id === "anthropic" ? process.env.ANTHROPIC_BASE_URL : undefined) ??
       (cloud ? `${cloud.name} (${cloud.id})` : "https://api.anthropic.com"),
-    key: {
-      envName: s.apiKeyEnv,
-      apiKey: s.apiKey,
-      keyless: () => s.keyless,
-      // Claude Code's bearer-token variable, for the built-in provider when no key is set
-      bearerEnv: s.id === "anthropic" ? "ANTHROPIC_AUTH_TOKEN" : undefined,
-    },
+    login: s.login,
+    key: s.login
+      ? undefined
+      : {
+          envName: s.apiKeyEnv,
+          apiKey: s.apiKey,
+          keyless: () => s.keyless,
+          // Claude Code's bearer-token variable, for the built-in provider when no key is set
+          bearerEnv: s.id === "anthropic" ? "ANTHROPIC_AUTH_TOKEN" : undefined,
+        },
     headers: s.headers,
     params: s.params,
     unready: cloud
@@ -158,6 +166,16 @@ export default definePlugin({
           }),
         );
     for (const p of providers) ctx.providers.register(p);
+    // Providers other plugins define on this API (a Pi extension's registerProvider), built like models.yaml's.
+    ctx.services.provide("anthropic-wire", {
+      provider: (w) =>
+        makeProvider(ctx, {
+          ...w,
+          keyless: false,
+          cache: true,
+          models: w.models.map((m) => ({ ...m, provider: w.id })),
+        }),
+    });
     // models.yaml `default: provider/id` naming one of these providers (the other plugin reports unknown ones).
     const slash = user.default?.indexOf("/") ?? -1;
     const named = slash > 0 ? providers.find((p) => p.id === user.default!.slice(0, slash)) : undefined;

@@ -19,13 +19,21 @@ import {
   type AgentEvent,
   type AgentMessage,
   type AssistantMessage,
+  type CustomMessage,
   type FrontEndContext,
   type PluginContext,
   type PromptInput,
   type ToolResultMessage,
 } from "../../api/index.js";
 import { coilHome } from "../../lib/paths.js";
-import type { RegisteredShortcut, UiComponent, UiRendered } from "../../lib/ui.js";
+import type {
+  RegisteredShortcut,
+  UiComponent,
+  UiCustomFactory,
+  UiCustomOptions,
+  UiMessageRenderer,
+  UiRendered,
+} from "../../lib/ui.js";
 import { loginFlows } from "../../lib/provider-kit/oauth.js";
 import { firstRunHelp, firstRunReminder, KEYS_HELP, oneLine, providerUnusable } from "./commands.js";
 import { highlight, onHighlighterReady } from "./highlight.js";
@@ -126,6 +134,8 @@ export class TuiApp implements AppHandle {
    * session (a `ui-tui.tool-time` entry), so a redraw or a resume shows the figure shown live.
    */
   private readonly durations = new Map<string, number>();
+  /** Custom messages drawn by a plugin's renderer (drawn again when Ctrl+O flips). */
+  private readonly messageViews: Lines[] = [];
   /** Renderers that threw: reported once per tool. */
   private readonly failedRenderers = new Set<string>();
   /** What the editor's Up/Down history holds (the library keeps its own copy private). */
@@ -195,6 +205,7 @@ export class TuiApp implements AppHandle {
       this.editor,
       () => this.finish !== undefined,
       () => this.refresh(),
+      (message) => this.notify(message, "error"),
     );
     this.dialogs = this.dialogHost.dialogs();
     // The highlighter loads on the first code block or read; then everything is drawn again, coloured.
@@ -341,7 +352,12 @@ export class TuiApp implements AppHandle {
   set toolsExpanded(value: boolean) {
     this.expanded = value;
     for (const t of this.tools.values()) t.view.touch();
+    for (const v of this.messageViews) v.touch();
     this.refresh();
+  }
+
+  custom<T>(factory: UiCustomFactory<T>, options?: UiCustomOptions): Promise<T | undefined> {
+    return this.dialogHost.custom(factory, options);
   }
 
   uiChanged(): void {
@@ -393,6 +409,7 @@ export class TuiApp implements AppHandle {
     this.chat.clear();
     if (header) this.chat.addChild(header);
     this.tools.clear();
+    this.messageViews.length = 0;
     this.assistant = undefined;
     for (const m of this.agent.state.messages) this.addMessage(m, true);
     this.refresh();
@@ -626,7 +643,7 @@ export class TuiApp implements AppHandle {
     const commands = this.agent.view.commands.entries().map(
       ([name, o]): ShortcutClaim => ({
         key: o.value.shortcut,
-        who: `/${name} (plugin ${o.owner})`,
+        who: `/${name} (${o.value.source ?? `plugin ${o.owner}`})`,
         id: `/${name}`,
         description: o.value.description,
         run: () => void this.runCommand(name, ""),
@@ -635,7 +652,7 @@ export class TuiApp implements AppHandle {
     const registered = this.ctx.shortcuts.list().map(
       (s): ShortcutClaim => ({
         key: s.key,
-        who: `plugin ${s.owner}`,
+        who: s.source ?? `plugin ${s.owner}`,
         id: `${s.owner}:${s.key}`,
         description: s.description ?? "",
         run: (key) => void this.runShortcut(s, key),
@@ -650,7 +667,10 @@ export class TuiApp implements AppHandle {
       if (!ui) throw new Error("no ui service is in force");
       await shortcut.handler({ agent: this.agent, ui });
     } catch (error) {
-      this.notify(`The shortcut ${key} of plugin ${shortcut.owner} failed: ${messageOf(error)}`, "error");
+      this.notify(
+        `The shortcut ${key} of ${shortcut.source ?? `plugin ${shortcut.owner}`} failed: ${messageOf(error)}`,
+        "error",
+      );
     }
     this.refresh();
   }
@@ -921,11 +941,42 @@ export class TuiApp implements AppHandle {
       state.running = false;
       state.result = m;
       state.view.touch();
+    } else if (m.display && this.bridge.ui.messageRenderers.has(m.customType)) {
+      this.addCustomMessage(m, this.bridge.ui.messageRenderers.get(m.customType)!);
     } else if (m.display || m.customType === SHELL_MESSAGE) {
       const text =
         typeof m.content === "string" ? m.content : m.content.map((p) => (p.type === "text" ? p.text : "")).join("");
       this.addNotice(m.customType === SHELL_MESSAGE ? oneLine(text, 200) : text, c.label, `[${m.customType}] `);
     }
+  }
+
+  /**
+   * A custom message drawn by the renderer a plugin registered for its type (Pi's registerMessageRenderer),
+   * with Ctrl+O's state; `undefined` from it, or a throw (reported once per type), gives the built-in view.
+   */
+  private addCustomMessage(m: CustomMessage, renderer: UiMessageRenderer): void {
+    const text =
+      typeof m.content === "string" ? m.content : m.content.map((p) => (p.type === "text" ? p.text : "")).join("");
+    const builtIn = (w: number) => ["", ...wrapText(this.lib, `[${m.customType}] ${text}`, w).map((l) => c.label(l))];
+    const view = new Lines((w) => {
+      const key = `message:${m.customType}`;
+      if (this.failedRenderers.has(key)) return builtIn(w);
+      try {
+        const out = renderer(m, { expanded: this.expanded }, theme());
+        return out === undefined ? builtIn(w) : ["", ...renderedLines(out, w)];
+      } catch (error) {
+        this.failedRenderers.add(key);
+        queueMicrotask(() =>
+          this.notify(
+            `the renderer of custom message '${m.customType}' failed: ${messageOf(error)}; its text is shown instead`,
+            "error",
+          ),
+        );
+        return builtIn(w);
+      }
+    });
+    this.messageViews.push(view);
+    this.chat.addChild(view);
   }
 
   private startAssistant(message: AssistantMessage): void {

@@ -3,8 +3,10 @@
  * the editor back when it closes (or when its signal aborts). Plugins reach them as the `ui` service.
  */
 import type * as PiTui from "@mariozechner/pi-tui";
+import type { UiComponent, UiCustomFactory, UiCustomOptions } from "../../lib/ui.js";
 import { Lines, wrapText } from "./lines.js";
 import { c, colorDiffsIn, selectTheme } from "./render.js";
+import { theme } from "./theme.js";
 import type { Dialogs, PickItem } from "./types.js";
 
 type Component = PiTui.Component;
@@ -20,6 +22,8 @@ export class DialogHost {
     /** False once the app stopped: a dialog then answers its fallback at once. */
     private readonly running: () => boolean,
     private readonly refresh: () => void,
+    /** Show a problem in the transcript. */
+    private readonly onError: (message: string) => void = () => undefined,
   ) {}
 
   /** The `Dialogs` plugins and commands use. */
@@ -324,6 +328,110 @@ export class DialogHost {
       undefined,
       signal,
     );
+  }
+
+  /**
+   * A plugin's component (the `ui` service's `custom`, Pi's `ctx.ui.custom`): it has the keyboard until it
+   * calls `done(value)`. In the editor's place, one at a time like the dialogs; with `overlay`, floating over
+   * the screen through pi-tui's overlays (focus goes back where it was when it closes). An asynchronous
+   * factory is awaited; the component is disposed when it closes.
+   */
+  custom<T>(factory: UiCustomFactory<T>, options: UiCustomOptions = {}): Promise<T | undefined> {
+    if (options.overlay) return this.overlay(factory, options);
+    return this.inDialog<T | undefined>(
+      (close) => {
+        // Until an asynchronous factory is done, the slot is empty; keys then go to the component.
+        let inner: (UiComponent & { dispose?(): void; focused?: boolean }) | undefined;
+        let focused = false;
+        let closed = false;
+        const finish = (value: T | undefined) => {
+          if (closed) return;
+          closed = true;
+          inner?.dispose?.();
+          close(value);
+        };
+        const made = (component: UiComponent & { dispose?(): void }) => {
+          if (closed) return component.dispose?.();
+          inner = component;
+          if ("focused" in inner) inner.focused = focused;
+          this.refresh();
+        };
+        try {
+          const out = factory(this.tui, theme(), this.lib.getKeybindings(), finish);
+          if (out && typeof (out as Promise<unknown>).then === "function")
+            (out as Promise<UiComponent>).then(made, (error) => {
+              finish(undefined);
+              this.fail(error);
+            });
+          else made(out as UiComponent);
+        } catch (error) {
+          queueMicrotask(() => {
+            finish(undefined);
+            this.fail(error);
+          });
+        }
+        return {
+          render: (w) => inner?.render(w) ?? [],
+          invalidate: () => inner?.invalidate?.(),
+          handleInput: (data) => {
+            inner?.handleInput?.(data);
+            this.tui.requestRender();
+          },
+          get focused() {
+            return focused;
+          },
+          set focused(v: boolean) {
+            focused = v;
+            if (inner && "focused" in inner) inner.focused = v;
+          },
+        };
+      },
+      undefined,
+      options.signal,
+    );
+  }
+
+  private async overlay<T>(factory: UiCustomFactory<T>, options: UiCustomOptions): Promise<T | undefined> {
+    if (options.signal?.aborted || !this.running()) return undefined;
+    let handle: PiTui.OverlayHandle | undefined;
+    let component: (UiComponent & { dispose?(): void }) | undefined;
+    let settle!: (value: T | undefined) => void;
+    const result = new Promise<T | undefined>((resolve) => {
+      settle = resolve;
+    });
+    let closed = false;
+    const finish = (value: T | undefined) => {
+      if (closed) return;
+      closed = true;
+      options.signal?.removeEventListener("abort", onAbort);
+      handle?.hide();
+      component?.dispose?.();
+      this.refresh();
+      settle(value);
+    };
+    const onAbort = () => finish(undefined);
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      component = await factory(this.tui, theme(), this.lib.getKeybindings(), finish);
+    } catch (error) {
+      finish(undefined);
+      this.fail(error);
+      return result;
+    }
+    if (closed) {
+      component.dispose?.();
+      return result;
+    }
+    const where = typeof options.overlayOptions === "function" ? options.overlayOptions() : options.overlayOptions;
+    handle = this.tui.showOverlay(component as PiTui.Component, where as PiTui.OverlayOptions | undefined);
+    options.onHandle?.(handle);
+    this.refresh();
+    return result;
+  }
+
+  /** A custom component's factory failed: said in the transcript, and the call resolves to undefined. */
+  private fail(error: unknown): void {
+    this.onError(`a custom component failed: ${error instanceof Error ? error.message : String(error)}`);
   }
 
   /** Stack components; keys go to `target`. Focus is passed on so the input's cursor shows. */

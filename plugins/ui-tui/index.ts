@@ -74,6 +74,12 @@ function uiService(
     get theme() {
       return theme();
     },
+    custom: async (factory, options) => (bridge.app ? bridge.app.custom(factory, options) : undefined),
+    registerMessageRenderer(customType, renderer) {
+      if (renderer) bridge.ui.messageRenderers.set(customType, renderer);
+      else bridge.ui.messageRenderers.delete(customType);
+      bridge.app?.rebuild();
+    },
   };
 }
 
@@ -131,7 +137,7 @@ export default definePlugin({
     "Interactive terminal UI: streaming markdown, tool output, editor, slash commands, dialogs for the ui service",
   options: TuiOptions,
   setup(ctx) {
-    const bridge: Bridge = { ui: { statuses: new Map(), widgets: new Map() } };
+    const bridge: Bridge = { ui: { statuses: new Map(), widgets: new Map(), messageRenderers: new Map() } };
     const dialogs = uiService(bridge, (m, level) => ctx.log[level](m));
     registerCommands(ctx, bridge);
     ctx.flags.register({

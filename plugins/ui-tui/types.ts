@@ -3,7 +3,13 @@
  * slash commands) and the running app, and the slice of the `session` service the TUI calls.
  * The session type is declared here, not imported, because plugins do not import each other.
  */
-import type { UiComponentFactory, UiWidget } from "../../lib/ui.js";
+import type {
+  UiComponentFactory,
+  UiCustomFactory,
+  UiCustomOptions,
+  UiMessageRenderer,
+  UiWidget,
+} from "../../lib/ui.js";
 
 export interface PickItem {
   value: string;
@@ -49,6 +55,8 @@ export interface AppHandle {
   lastAnswer(): string | undefined;
   /** Switch the theme (for /settings); throws with the problem. */
   useTheme(spec: string): string;
+  /** A plugin's component with the keyboard until it calls `done` (the `ui` service's `custom`). */
+  custom<T>(factory: UiCustomFactory<T>, options?: UiCustomOptions): Promise<T | undefined>;
 }
 
 /** What plugins set through the `ui` service (lib/ui.ts); kept while the TUI is not drawing yet. */
@@ -57,6 +65,8 @@ export interface UiState {
   widgets: Map<string, { content: UiWidget; placement: "aboveEditor" | "belowEditor" }>;
   footer?: UiComponentFactory;
   title?: string;
+  /** How custom messages are drawn, by `customType` (`registerMessageRenderer`). */
+  messageRenderers: Map<string, UiMessageRenderer>;
 }
 
 /** Set while the TUI runs. */

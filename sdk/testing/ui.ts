@@ -10,7 +10,14 @@
  *   ui.statuses.get("my-plugin")  // "3 files"
  */
 import type { ToolDefinition, ToolResultMessage, UiService } from "../../api/index.js";
-import type { UiComponent, UiComponentFactory, UiRendered, UiTheme, UiWidget } from "../../lib/ui.js";
+import type {
+  UiComponent,
+  UiComponentFactory,
+  UiMessageRenderer,
+  UiRendered,
+  UiTheme,
+  UiWidget,
+} from "../../lib/ui.js";
 import { BUILTIN_THEMES, makeTheme } from "../../plugins/ui-tui/theme.js";
 
 export interface TestUiDialog {
@@ -38,6 +45,12 @@ export interface TestUi extends Required<Omit<UiService, "theme">> {
   widgetLines(key: string, width?: number): string[] | undefined;
   /** The footer a plugin set, rendered at `width` (undefined: the built-in one). */
   footerLines(width?: number): string[] | undefined;
+  /** The renderers plugins registered for custom messages, by `customType`. */
+  readonly messageRenderers: Map<string, UiMessageRenderer>;
+  /** The component `custom` shows now, rendered at `width` (undefined when none is open). */
+  customLines(width?: number): string[] | undefined;
+  /** Keys (raw terminal data: `"\r"`, `"\x1b"`, `"j"`) for the component `custom` shows now. */
+  press(data: string): void;
 }
 
 export interface TestUiOptions {
@@ -59,6 +72,8 @@ export function createTestUi(options: TestUiOptions = {}): TestUi {
   const width = options.width ?? 80;
   const theme = makeTheme("dark", BUILTIN_THEMES.dark!, options.colors ? 2 : 0, !options.colors);
   const queue: unknown[] = [];
+  const open: UiComponent[] = [];
+  const keybindings = { matches: (data: string, id: string) => (KEYS[id] ?? []).includes(data) };
   const ui: TestUi = {
     theme,
     statuses: new Map(),
@@ -116,9 +131,43 @@ export function createTestUi(options: TestUiOptions = {}): TestUi {
         : (widget.content as UiComponentFactory)(screen(w), theme).render(w);
     },
     footerLines: (w = width) => ui.footer?.(screen(w), theme).render(w),
+    messageRenderers: new Map(),
+    registerMessageRenderer(customType, renderer) {
+      if (renderer) ui.messageRenderers.set(customType, renderer);
+      else ui.messageRenderers.delete(customType);
+    },
+    custom: async <T>(factory: Parameters<TestUi["custom"]>[0], o?: Parameters<TestUi["custom"]>[1]) => {
+      let settle!: (value: T | undefined) => void;
+      const result = new Promise<T | undefined>((resolve) => {
+        settle = resolve;
+      });
+      let component: (UiComponent & { dispose?(): void }) | undefined;
+      let closed = false;
+      const done = (value: T | undefined) => {
+        if (closed) return;
+        closed = true;
+        if (component) open.splice(open.indexOf(component), 1);
+        component?.dispose?.();
+        settle(value);
+      };
+      o?.signal?.addEventListener("abort", () => done(undefined), { once: true });
+      component = await factory(screen(width), theme, keybindings, done as (value: unknown) => void);
+      if (!closed) open.push(component);
+      return result as Promise<T | undefined>;
+    },
+    customLines: (w = width) => open.at(-1)?.render(w),
+    press: (data) => open.at(-1)?.handleInput?.(data),
   };
   return ui;
 }
+
+/** The few pi-tui key ids a test's `custom` component may ask about, with the raw keys they match. */
+const KEYS: Record<string, string[]> = {
+  "tui.select.confirm": ["\r"],
+  "tui.select.cancel": ["\x1b", "\x03"],
+  "tui.select.up": ["\x1b[A"],
+  "tui.select.down": ["\x1b[B"],
+};
 
 /**
  * Draw a tool's own renderers as the TUI would call them: the call with its arguments, and, given a result,

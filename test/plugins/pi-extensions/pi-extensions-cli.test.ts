@@ -80,6 +80,7 @@ export default function (pi: ExtensionAPI) {
     },
   });
   pi.registerMessageRenderer("greeter", () => undefined);
+  pi.unregisterProvider("greeter-cloud");
 }
 `;
 
@@ -145,7 +146,7 @@ describe("Pi extensions through the CLI", () => {
     expect(JSON.stringify(mock.requests[1]!.body.messages.at(-1))).toContain("HELLO, ADA!");
     expect(mock.rejected()).toEqual([]);
     // reported once, with the extension's name and the call
-    const warning = "Pi extension greeter: pi.registerMessageRenderer() is not supported in coil";
+    const warning = 'Pi extension greeter: pi.unregisterProvider("greeter-cloud") is not supported in coil';
     expect(ran.stderr.split(warning).length - 1).toBe(1);
 
     const doctor = await coil(s.project, ["doctor"], s.env);
@@ -153,7 +154,11 @@ describe("Pi extensions through the CLI", () => {
     expect(doctor.stdout).toMatch(
       /greeter \(user, .*greeter\.ts\): tools greet; commands \/greetings, \/ask-greet; flags --shout/,
     );
-    expect(doctor.stdout).toContain("not supported: pi.registerMessageRenderer(): coil has no counterpart");
+    expect(doctor.stdout).toContain(
+      'not supported: pi.unregisterProvider("greeter-cloud"): coil\'s providers are fixed once start-up is done',
+    );
+    // a message renderer is drawn by the TUI (pi-extensions-ui.test.ts), so it is not reported
+    expect(doctor.stdout).not.toContain("registerMessageRenderer");
   });
 
   it("a command prints in print mode, appendEntry state comes back with -c, and sendUserMessage from a command prompts the model", async () => {
