@@ -4,7 +4,7 @@
  */
 import type { Static, TSchema } from "typebox";
 
-// ───────────────────────────── content ─────────────────────────────
+// ─── content ───
 
 export interface TextContent {
   type: "text";
@@ -37,7 +37,7 @@ export interface ToolCall {
   parseError?: string;
 }
 
-// ───────────────────────────── messages ─────────────────────────────
+// ─── messages ───
 
 export interface Usage {
   input: number;
@@ -119,7 +119,7 @@ export type AgentMessage = Message | CustomMessage;
 
 export const ERROR_CONTEXT_OVERFLOW = "context_overflow";
 
-// ───────────────────────────── models and providers ─────────────────────────────
+// ─── models and providers ───
 
 export interface ModelInfo {
   id: string;
@@ -192,7 +192,7 @@ export interface Provider {
   stream(request: ProviderRequest, signal: AbortSignal): AsyncIterable<ProviderEvent>;
 }
 
-// ───────────────────────────── tools ─────────────────────────────
+// ─── tools ───
 
 export interface ToolOutput<D = unknown> {
   content: (TextContent | ImageContent)[];
@@ -224,7 +224,7 @@ export interface ToolDefinition<P extends TSchema = TSchema, D = unknown> {
   execute(args: Static<P>, run: ToolRunContext): Promise<ToolOutput<D>>;
 }
 
-// ───────────────────────────── hook arguments and verdicts ─────────────────────────────
+// ─── hook arguments and verdicts ───
 
 /** Which agent a hook runs for: the main agent (`main`, depth 0) or a child made with `agent.fork()`. */
 export interface AgentScope {
@@ -331,7 +331,7 @@ export interface CompactResult {
   details?: unknown;
 }
 
-// ───────────────────────────── events ─────────────────────────────
+// ─── events ───
 
 /** Observe-only events for front ends. Listeners cannot change anything or slow the loop. */
 export type AgentEvent =
