@@ -7,22 +7,15 @@
  */
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RpcClient } from "../../../sdk/rpc-client/index.js";
-import { BIN, cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
-import { reply, startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
+import { BIN, coil, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
+import { reply, text } from "../../support/mock-anthropic.js";
+import { useMockAnthropic } from "../../support/provider-mocks.js";
 
 const KEY = "sk-ant-pi-events-test-0123456789";
 const MODEL = ["--model", "anthropic/claude-sonnet-4-5"];
-let mock: MockAnthropic;
-beforeAll(async () => {
-  requireBuild();
-  mock = await startMockAnthropic({ key: KEY });
-});
-afterAll(async () => {
-  await mock.close();
-  cleanTemps();
-});
+const mock = useMockAnthropic(KEY);
 
 /** Pi's input, provider-request and model events, the model registry, active tools and the thinking level. */
 const EVENTS = `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";

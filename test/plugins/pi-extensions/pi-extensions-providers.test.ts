@@ -6,20 +6,13 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
-import { startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
+import { describe, expect, it } from "vitest";
+import { coil, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
+import { text } from "../../support/mock-anthropic.js";
+import { useMockAnthropic } from "../../support/provider-mocks.js";
 
 const KEY = "sk-ant-pi-provider-test-0123456789";
-let mock: MockAnthropic;
-beforeAll(async () => {
-  requireBuild();
-  mock = await startMockAnthropic({ key: KEY });
-});
-afterAll(async () => {
-  await mock.close();
-  cleanTemps();
-});
+const mock = useMockAnthropic(KEY);
 
 const MODEL = `models: [{ id: "claude-proxy", name: "Claude via proxy", reasoning: false, input: ["text"],
       cost: { input: 3, output: 15, cacheRead: 0, cacheWrite: 0 }, contextWindow: 200000, maxTokens: 8192 }]`;

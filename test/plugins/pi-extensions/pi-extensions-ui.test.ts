@@ -6,24 +6,19 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { RpcClient } from "../../../sdk/rpc-client/index.js";
-import { BIN, cleanTemps, coil, requireBuild, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
-import { reply, startMockAnthropic, text, type MockAnthropic } from "../../support/mock-anthropic.js";
+import { BIN, coil, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
+import { reply, text } from "../../support/mock-anthropic.js";
+import { useMockAnthropic } from "../../support/provider-mocks.js";
 import { hasTmux, Tmux } from "../../support/tmux.js";
 
 const KEY = "sk-ant-pi-ui-test-0123456789";
 const MODEL = ["--model", "anthropic/claude-sonnet-4-5"];
-let mock: MockAnthropic;
+const mock = useMockAnthropic(KEY);
 const panes: Tmux[] = [];
-beforeAll(async () => {
-  requireBuild();
-  mock = await startMockAnthropic({ key: KEY });
-});
-afterAll(async () => {
+afterAll(() => {
   for (const p of panes) p.kill();
-  await mock.close();
-  cleanTemps();
 });
 
 /**
