@@ -12,6 +12,22 @@ import { pathToFileURL } from "node:url";
 import { isDeepStrictEqual } from "node:util";
 
 const root = new URL("..", import.meta.url).pathname;
+const REQUIRE_BANNER = {
+  js: "import { createRequire as __coilRequire } from 'node:module'; const require = __coilRequire(import.meta.url);",
+};
+/** A throwaway ESM bundle of build-time code from the sources (run once below, then removed). */
+const buildScratch = (outfile, contents) =>
+  build({
+    absWorkingDir: root,
+    stdin: { contents, resolveDir: root, loader: "ts" },
+    outfile,
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    banner: REQUIRE_BANNER,
+    logLevel: "warning",
+  });
 // The provider SDKs build every request's headers with the global `Headers` and test each body against the
 // global `FormData`, which are Node's undici: touching either loads and compiles undici (~100 ms, 12 MB)
 // although coil hands them a fetch on node:http. In the bundle, their free `Headers` and `FormData` are
@@ -84,9 +100,7 @@ await build({
     "koffi",
   ],
   // CommonJS dependencies (yaml) call require(); give the ESM bundle one.
-  banner: {
-    js: "import { createRequire as __coilRequire } from 'node:module'; const require = __coilRequire(import.meta.url);",
-  },
+  banner: REQUIRE_BANNER,
   plugins: [sdkHeaders, lazyYaml],
   logLevel: "warning",
 });
@@ -108,42 +122,16 @@ for (const entry of plugins) {
 }
 // The built-in presets, loaded once here and written as JSON: a run on them parses no YAML (boot/preset.ts).
 const compiler = join(root, "dist", "compile-presets.mjs");
-await build({
-  absWorkingDir: root,
-  stdin: { contents: "export { compileBuiltinPresets } from './boot/preset.ts';", resolveDir: root, loader: "ts" },
-  outfile: compiler,
-  bundle: true,
-  format: "esm",
-  platform: "node",
-  target: "node20",
-  banner: {
-    js: "import { createRequire as __coilRequire } from 'node:module'; const require = __coilRequire(import.meta.url);",
-  },
-  logLevel: "warning",
-});
+await buildScratch(compiler, "export { compileBuiltinPresets } from './boot/preset.ts';");
 writeFileSync(join(root, "dist", "presets.json"), (await import(compiler)).compileBuiltinPresets());
 rmSync(compiler);
 // The built-in presets' options for the built-in plugins, and each plugin's no options, as validateOptions
 // fills in and checks them: a run on them skips TypeBox's cold Value.Default/Value.Check (boot/options.ts).
 const checker = join(root, "dist", "check-options.mjs");
-await build({
-  absWorkingDir: root,
-  stdin: {
-    contents:
-      "export { validateOptions, precheckedKey } from './boot/options.ts'; export { resolvePreset, builtinPresetNames } from './boot/preset.ts';",
-    resolveDir: root,
-    loader: "ts",
-  },
-  outfile: checker,
-  bundle: true,
-  format: "esm",
-  platform: "node",
-  target: "node20",
-  banner: {
-    js: "import { createRequire as __coilRequire } from 'node:module'; const require = __coilRequire(import.meta.url);",
-  },
-  logLevel: "warning",
-});
+await buildScratch(
+  checker,
+  "export { validateOptions, precheckedKey } from './boot/options.ts'; export { resolvePreset, builtinPresetNames } from './boot/preset.ts';",
+);
 {
   const { validateOptions, precheckedKey, resolvePreset, builtinPresetNames } = await import(checker);
   const scratch = mkdtempSync(join(tmpdir(), "coil-build-"));

@@ -5,7 +5,15 @@
  * `coil login <name>` (and /login) runs, stored in coil's auth.json and refreshed before it runs out
  * (lib/provider-kit/oauth.ts). What cannot map (a provider override without models) is reported.
  */
-import type { AssistantMessage, ModelInfo, PluginContext, Provider, ProviderEvent, ProviderRequest } from "coil";
+import {
+  type AssistantMessage,
+  emptyUsage,
+  type ModelInfo,
+  type PluginContext,
+  type Provider,
+  type ProviderEvent,
+  type ProviderRequest,
+} from "coil";
 import { coilHome } from "../../lib/paths.js";
 import { defaultModel, findModel, type ApiKind, type CatalogModel } from "../../lib/provider-kit/catalog.js";
 import type { OAuthEntry } from "../../lib/provider-kit/config.js";
@@ -372,13 +380,7 @@ function failed(request: ProviderRequest, error: unknown, signal: AbortSignal, e
     content: [],
     provider: request.model.provider,
     model: request.model.id,
-    usage: {
-      input: 0,
-      output: 0,
-      cacheRead: 0,
-      cacheWrite: 0,
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-    },
+    usage: emptyUsage(),
     stopReason: signal.aborted ? "aborted" : "error",
     errorMessage: extension ? `Pi extension ${extension}: ${text}` : text,
     timestamp: Date.now(),
