@@ -73,13 +73,17 @@ export interface ProviderHost {
 const LIMITS = { contextWindow: 128_000, maxOutput: 16_384 };
 const OPENAI = new Set(["openai-completions", "openai-responses"]);
 
-/** Register the provider; false when it was reported instead. */
-export function registerPiProvider(host: ProviderHost, name: string, config: PiProviderConfig): boolean {
+/** Registers the provider; gives how its `apiKey` resolves (for ctx.modelRegistry), or undefined when it was refused. */
+export function registerPiProvider(
+  host: ProviderHost,
+  name: string,
+  config: PiProviderConfig,
+): (() => string | undefined) | undefined {
   const { ctx, extension } = host;
   const call = `pi.registerProvider("${name}")`;
   if (!Array.isArray(config?.models) || !config.models.length) {
     host.report(call, "overriding a provider without models: set baseUrl and headers in models.yaml");
-    return false;
+    return undefined;
   }
   const api = config.api;
   const streamSimple = config.streamSimple;
@@ -88,7 +92,7 @@ export function registerPiProvider(host: ProviderHost, name: string, config: PiP
       call,
       `api ${api ?? "(none)"}: coil speaks anthropic-messages, openai-completions and openai-responses (or give the provider a streamSimple)`,
     );
-    return false;
+    return undefined;
   }
   const source = `Pi extension ${extension}`;
   const models: CatalogModel[] = config.models.map((m) => ({
@@ -119,7 +123,7 @@ export function registerPiProvider(host: ProviderHost, name: string, config: PiP
     const wire = ctx.services.get("anthropic-wire") as AnthropicWireService | undefined;
     if (!wire) {
       host.report(call, "the preset has no provider-anthropic plugin");
-      return false;
+      return undefined;
     }
     const value = (raw: string, key: string, header?: string): ConfigValue => ({
       ...piValue(raw),
@@ -143,7 +147,7 @@ export function registerPiProvider(host: ProviderHost, name: string, config: PiP
     const wire = ctx.services.get("openai-wire") as OpenAIWireService | undefined;
     if (!wire) {
       host.report(call, "the preset has no provider-openai plugin");
-      return false;
+      return undefined;
     }
     const headers = { ...(config.headers ?? {}) };
     provider = wire.provider({
@@ -166,10 +170,10 @@ export function registerPiProvider(host: ProviderHost, name: string, config: PiP
   }
   try {
     ctx.providers.register(provider);
-    return true;
+    return envKey;
   } catch (error) {
     host.report(call, error instanceof Error ? error.message : String(error));
-    return false;
+    return undefined;
   }
 }
 

@@ -1188,10 +1188,10 @@ export class PiRuntime {
       extension: ext.found.name,
       report: (c: string, why: string) => this.report(ext, c, why),
     };
-    if (!registerPiProvider(host, name, config)) return;
+    const key = registerPiProvider(host, name, config);
+    if (!key) return;
     ext.providers.push(name);
-    const keyRef = config?.apiKey;
-    this.providerKeys.set(name, () => (keyRef && /^[A-Z_][A-Z0-9_]*$/.test(keyRef) ? process.env[keyRef] : keyRef));
+    this.providerKeys.set(name, key);
   }
 
   private registerTool(ext: LoadedExtension, def: PiTool): void {
