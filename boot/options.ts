@@ -24,17 +24,20 @@ let prechecked: { mtime: number; values: Record<string, string> } | null | undef
 export const precheckedKey = (id: string, given: unknown): string => `${id} ${JSON.stringify(given)}`;
 
 function precheckedOptions(plugin: Plugin, given: unknown): unknown {
+  const file = fileOf(plugin);
+  // Only a plugin imported from dist/ can have been checked at build time; asking first also keeps a bundle of
+  // the sources (which has no package.json above it) from looking for coil's package root at all.
+  if (!file?.endsWith(join("dist", "plugins", plugin.id, "index.js"))) return undefined;
   if (prechecked === undefined) {
-    const file = join(packageRoot(), "dist", "options.json");
+    const built = join(packageRoot(), "dist", "options.json");
     try {
-      prechecked = { mtime: statSync(file).mtimeMs, values: JSON.parse(readFileSync(file, "utf8")) };
+      prechecked = { mtime: statSync(built).mtimeMs, values: JSON.parse(readFileSync(built, "utf8")) };
     } catch {
-      prechecked = null; // not built (tests on the sources): check as usual
+      prechecked = null; // not built: check as usual
     }
   }
   const hit = prechecked?.values[precheckedKey(plugin.id, given)];
   if (hit === undefined) return undefined;
-  const file = fileOf(plugin);
   if (file !== join(packageRoot(), "dist", "plugins", plugin.id, "index.js")) return undefined;
   try {
     if (statSync(file).mtimeMs > prechecked!.mtime) return undefined;
