@@ -7,6 +7,8 @@
  */
 import { execFile } from "node:child_process";
 import { createRequire } from "node:module";
+import { homedir } from "node:os";
+import { resolve as resolvePath } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import {
   textOf,
@@ -25,6 +27,8 @@ import {
 import type { SessionChange } from "../../lib/front-end.js";
 import { coilHome, readAuth, storedKey } from "../../lib/provider-kit/config.js";
 import type {} from "../models/api.js"; // types the `thinking` and `provider-cli` services
+import type {} from "../prompt-templates/api.js"; // types the `prompt-templates` service (resources_discover)
+import type {} from "../skills/api.js"; // types the `skills` service (resources_discover)
 import type { UiMessageRenderer } from "../../lib/ui.js";
 import type { SessionService } from "../session-jsonl/api.js";
 import type { FoundExtension } from "./discover.js";
@@ -73,6 +77,7 @@ const EVENTS = new Set([
   "session_before_fork",
   "session_before_tree",
   "session_tree",
+  "resources_discover",
 ]);
 
 /** The fields of before_provider_request's payload that map onto coil's request. */
@@ -272,6 +277,57 @@ export class PiRuntime {
     this.syncLate();
     if (this.handlers.has("session_start") || this.extensions.length) void this.loadTui();
     await this.emit("session_start", { reason: "startup" });
+    await this.discoverResources();
+  }
+
+  /**
+   * resources_discover, after each session_start as in Pi: the skill and prompt-template paths each extension
+   * returns join coil's skills and prompt templates (searched after every other place; relative paths from the
+   * working directory). Themes do not map: coil's TUI has one theme.
+   */
+  private async discoverResources(): Promise<void> {
+    const handlers = this.handlers.get("resources_discover") ?? [];
+    if (!handlers.length) return;
+    const found = new Map<LoadedExtension, { skills: string[]; prompts: string[] }>();
+    const list = (value: unknown) =>
+      Array.isArray(value)
+        ? value
+            .filter((p): p is string => typeof p === "string" && p.trim() !== "")
+            .map((p) => resolvePath(this.ctx.cwd, p.trim().replace(/^~(?=$|\/)/, process.env.HOME || homedir())))
+        : [];
+    for (const { ext, fn } of handlers) {
+      let result: { skillPaths?: unknown; promptPaths?: unknown; themePaths?: unknown } | undefined;
+      try {
+        result = (await fn({ type: "resources_discover", cwd: this.ctx.cwd, reason: "startup" }, this.context(ext))) as
+          | typeof result
+          | undefined;
+      } catch (error) {
+        this.ctx.log.error(`Pi extension ${ext.found.name}: its resources_discover handler failed: ${msg(error)}`);
+        continue;
+      }
+      if (!result || typeof result !== "object") continue;
+      const into = found.get(ext) ?? { skills: [], prompts: [] };
+      into.skills.push(...list(result.skillPaths));
+      into.prompts.push(...list(result.promptPaths));
+      found.set(ext, into);
+      if (list(result.themePaths).length)
+        this.report(
+          ext,
+          "themePaths from resources_discover",
+          "coil's TUI has one theme; the theme files are not loaded",
+        );
+    }
+    const skills = this.ctx.services.get("skills");
+    const templates = this.ctx.services.get("prompt-templates");
+    for (const [ext, { skills: s, prompts: p }] of found) {
+      const by = `Pi extension ${ext.found.name}`;
+      if (s.length && !skills)
+        this.report(ext, "skillPaths from resources_discover", "this preset has no skills plugin");
+      else if (s.length) skills!.addPlaces(by, s);
+      if (p.length && !templates)
+        this.report(ext, "promptPaths from resources_discover", "this preset has no prompt-templates plugin");
+      else if (p.length) templates!.addPlaces(by, p);
+    }
   }
 
   async stop(): Promise<void> {
@@ -708,6 +764,7 @@ export class PiRuntime {
       return;
     }
     await this.emit("session_start", { reason: change.kind, previousSessionFile: previous });
+    await this.discoverResources();
   }
 
   /** ctx.newSession / fork / navigateTree / switchSession (commands): coil's /new, /fork, /tree, /resume. */

@@ -8,6 +8,13 @@ export interface PromptTemplatesService {
   problems(): readonly TemplateProblem[];
   /** Every folder looked in, in precedence order, and how many templates each gave (for `coil doctor`). */
   dirs(): readonly (TemplateDir & { exists: boolean; loaded: number })[];
+  /**
+   * Places found at run time (a Pi extension's `resources_discover`): each a folder of templates or a `.md` file,
+   * read now, after every other place (a name already taken stays the earlier one's). Their templates become
+   * commands at once. `by` names who added them and is their `source`; a second call from the same `by`
+   * replaces its places.
+   */
+  addPlaces(by: string, paths: readonly string[]): void;
 }
 
 declare module "coil" {

@@ -12,7 +12,15 @@
  */
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { Type, definePlugin, type Agent, type ModelInfo, type ToolResultMessage } from "../../api/index.js";
+import {
+  Type,
+  definePlugin,
+  type Agent,
+  type ModelInfo,
+  type SlashCommand,
+  type ToolResultMessage,
+} from "../../api/index.js";
+import type { PromptTemplatesService } from "./api.js";
 import { attachmentsPrompt, collectAttachments } from "../../lib/attachments.js";
 import { componentPaths, installedClaudePlugins, isFile } from "../../lib/claude-plugins.js";
 import {
@@ -226,7 +234,8 @@ export default definePlugin({
     const problems: TemplateProblem[] = [];
     const notes: string[] = [];
     const byName = new Map<string, PromptTemplate>();
-    for (const from of dirs) {
+    /** Read one place's templates into `into`; a name already taken (`byName`) or reserved is a problem. */
+    const readPlace = (from: TemplateDir, into: (PromptTemplate & { from: TemplateDir })[]) => {
       for (const { file, folder } of from.files
         ? from.files.map((file) => ({ file, folder: undefined }))
         : listTemplateFiles(from.dir, from.recursive === true)) {
@@ -249,14 +258,15 @@ export default definePlugin({
           });
         else {
           byName.set(parsed.name, parsed);
-          templates.push({ ...parsed, from });
+          into.push({ ...parsed, from });
           if (parsed.ignored)
             notes.push(
               `/${parsed.name} (${parsed.file}): ${parsed.ignored.map((k) => `'${k}'`).join(", ")} in its front matter ${parsed.ignored.length > 1 ? "are" : "is"} not acted on by coil; the rest of the file is read`,
             );
         }
       }
-    }
+    };
+    for (const from of dirs) readPlace(from, templates);
     for (const p of problems) ctx.log.warn(`prompt template ${p.file} not loaded: ${p.reason}`);
 
     let scope: RunScope | undefined;
@@ -421,14 +431,15 @@ export default definePlugin({
       return attachmentsPrompt(body, attachments);
     };
 
+    const command = (t: PromptTemplate & { from: TemplateDir }): SlashCommand => ({
+      name: t.name,
+      description: t.description,
+      argumentHint: t.argumentHint,
+      run: (args, agent) => runTemplate(t, args, agent),
+    });
     for (const t of templates) {
       try {
-        ctx.commands.register({
-          name: t.name,
-          description: t.description,
-          argumentHint: t.argumentHint,
-          run: (args, agent) => runTemplate(t, args, agent),
-        });
+        ctx.commands.register(command(t));
       } catch (error) {
         ctx.log.warn(`prompt template ${t.file} not loaded: ${(error as Error).message}`);
       }
@@ -455,18 +466,52 @@ export default definePlugin({
         // another plugin's command has the name: it is a command after all
       }
     }
-    const service = {
-      list: () => templates,
+    // Places added at run time (a Pi extension's resources_discover): read then, after every other place, their
+    // templates registered late (replaced at each call). A name another plugin's command has is a problem.
+    const added = new Map<string, { dirs: TemplateDir[]; templates: (PromptTemplate & { from: TemplateDir })[] }>();
+    const addedDirs = () => [...added.values()].flatMap((a) => a.dirs);
+    const service: PromptTemplatesService = {
+      list: () => [...templates, ...[...added.values()].flatMap((a) => a.templates)],
       problems: () => problems,
       dirs: () =>
-        dirs.map((d) => ({ ...d, exists: existsSync(d.dir), loaded: templates.filter((t) => t.from === d).length })),
+        [...dirs, ...addedDirs()].map((d) => ({
+          ...d,
+          exists: existsSync(d.dir),
+          loaded: service.list().filter((t) => (t as { from?: TemplateDir }).from === d).length,
+        })),
+      addPlaces(by, paths) {
+        for (const t of added.get(by)?.templates ?? []) byName.delete(t.name);
+        const place = (path: string): TemplateDir =>
+          isFile(path)
+            ? { dir: dirname(path), files: [path], source: by, trusted: true }
+            : { dir: path, source: by, trusted: true };
+        const entry = { dirs: paths.map(place), templates: [] as (PromptTemplate & { from: TemplateDir })[] };
+        added.set(by, entry);
+        const before = problems.length;
+        const read: (PromptTemplate & { from: TemplateDir })[] = [];
+        for (const from of entry.dirs) readPlace(from, read);
+        const late = new Set([...added.values()].flatMap((a) => a.templates.map((t) => t.name)));
+        for (const t of read) {
+          if (ctx.commands.get(t.name) && !late.has(t.name)) {
+            byName.delete(t.name);
+            problems.push({ file: t.file, reason: `/${t.name} is already a command of coil or another plugin` });
+          } else entry.templates.push(t);
+        }
+        for (const p of problems.slice(before)) ctx.log.warn(`prompt template ${p.file} not loaded: ${p.reason}`);
+        ctx.commands.sync([...added.values()].flatMap((a) => a.templates.map(command)));
+      },
     };
     ctx.services.provide("prompt-templates", service);
     addDoctorSection(ctx, {
       title: "prompt templates",
       report: () =>
         [
-          `${templates.length} loaded: ${templates.map((t) => `/${t.name}`).join(" ") || "(none)"}`,
+          `${service.list().length} loaded: ${
+            service
+              .list()
+              .map((t) => `/${t.name}`)
+              .join(" ") || "(none)"
+          }`,
           "searched, first name wins:",
           ...service.dirs().map((d) => `  ${d.dir}  [${d.source}]  ${d.exists ? `${d.loaded} template(s)` : "(none)"}`),
           ...problems.map((p) => `not loaded: ${p.file}: ${p.reason}`),
@@ -478,9 +523,9 @@ export default definePlugin({
       description: "list the prompt templates",
       run: () =>
         [
-          ...templates.map(
-            (t) => `/${t.name}${t.argumentHint ? ` ${t.argumentHint}` : ""}  ${t.description}  [${t.source}]`,
-          ),
+          ...service
+            .list()
+            .map((t) => `/${t.name}${t.argumentHint ? ` ${t.argumentHint}` : ""}  ${t.description}  [${t.source}]`),
           ...notes.map((n) => `note: ${n}`),
           ...problems.map((p) => `not loaded: ${p.file}: ${p.reason}`),
         ].join("\n") || "no prompt templates found",

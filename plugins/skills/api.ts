@@ -41,6 +41,13 @@ export interface SkillsService {
   scans(): number;
   /** Scan again at the next use (a front end's explicit refresh; /skills does it). */
   refresh(): void;
+  /**
+   * Places found at run time, after start-up (a Pi extension's `resources_discover`): each a folder of skills
+   * (searched like `paths`) or a skill file. They are searched after every other place, so a skill name found
+   * earlier wins; their skills get `/skill:<name>` commands and join the index from the next request on.
+   * `by` names who added them (`Pi extension todo`). A second call from the same `by` replaces its places.
+   */
+  addPlaces(by: string, paths: readonly string[]): void;
 }
 
 declare module "coil" {

@@ -9,7 +9,8 @@ import { basename, dirname, join, relative, sep } from "node:path";
 import ignore, { type Ignore } from "ignore";
 import { splitFrontMatter } from "../../lib/front-matter.js";
 
-export type SkillSource = "project" | "user" | "package" | "builtin" | "path";
+/** Where a skill was found; `extension`: a place a plugin added at run time (a Pi extension's `resources_discover`). */
+export type SkillSource = "project" | "user" | "package" | "builtin" | "path" | "extension";
 
 export interface SkillInfo {
   name: string;
@@ -45,6 +46,8 @@ export interface SkillRoot {
   rootFiles?: boolean;
   /** Only these skill files (a path naming one skill file, as Pi's settings.json `skills` may). */
   files?: string[];
+  /** Who added the place at run time (`Pi extension <name>`), shown by /skills and coil doctor. */
+  addedBy?: string;
 }
 
 export const NAME_MAX = 64;

@@ -10,7 +10,7 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { Type, definePlugin, type SlashResult, type UserMessage } from "../../api/index.js";
+import { Type, definePlugin, type SlashCommand, type SlashResult, type UserMessage } from "../../api/index.js";
 import { claudePluginSkillDirs, isFile } from "../../lib/claude-plugins.js";
 import { readPiSettings } from "../../lib/pi-settings.js";
 import { substituteArguments } from "../../lib/command-body.js";
@@ -223,7 +223,17 @@ export default definePlugin({
   options: SkillsOptions,
   setup(ctx) {
     const o = ctx.options as Options;
-    const catalog = new SkillCatalog(() => skillRoots(ctx));
+    // Places a plugin adds at run time (addPlaces), searched after all the others.
+    const added = new Map<string, readonly string[]>();
+    const addedRoots = (): SkillRoot[] =>
+      [...added].flatMap(([by, paths]) =>
+        paths.map((path) =>
+          isFile(path)
+            ? { dir: dirname(path), files: [path], source: "extension" as const, addedBy: by }
+            : { dir: path, source: "extension" as const, addedBy: by },
+        ),
+      );
+    const catalog = new SkillCatalog(() => [...skillRoots(ctx), ...addedRoots()]);
     const reported = new Set<string>();
     const say = (line: string, level: "info" | "warn") => {
       if (reported.has(line)) return;
@@ -277,6 +287,12 @@ export default definePlugin({
       refresh: () => {
         stale = true;
       },
+      addPlaces(by, paths) {
+        added.set(by, [...paths]);
+        report(catalog.scan());
+        stale = false;
+        syncLate();
+      },
     };
     ctx.services.provide("skills", service);
     const send = (skill: SkillInfo, args: string): SlashResult => {
@@ -286,15 +302,31 @@ export default definePlugin({
         return `coil: skill ${skill.name}: cannot read ${skill.file}: ${(error as Error).message}`;
       }
     };
-    for (const skill of catalog.skills) {
+    const command = (skill: SkillInfo): SlashCommand => {
       const oneLine = skill.description.replace(/\s+/g, " ");
-      ctx.commands.register({
+      return {
         name: `skill:${skill.name}`,
         description: oneLine.length > 120 ? `${oneLine.slice(0, 117)}...` : oneLine,
         argumentHint: "[what to do]",
         run: (args) => send(service.get(skill.name) ?? skill, args),
-      });
-    }
+      };
+    };
+    for (const skill of catalog.skills) ctx.commands.register(command(skill));
+    // The skills of places added at run time get their commands then (a late registration, replaced at each).
+    const atStart = new Set(catalog.skills.map((s) => s.name));
+    let synced = new Set<string>();
+    const syncLate = () => {
+      const late = catalog.skills.filter((s) => !atStart.has(s.name));
+      const free = late.filter((s) => synced.has(`skill:${s.name}`) || !ctx.commands.get(`skill:${s.name}`));
+      for (const s of late)
+        if (!free.includes(s))
+          say(
+            `skill ${s.file}: /skill:${s.name} is already a command of another plugin; the model can still use it`,
+            "warn",
+          );
+      ctx.commands.sync(free.map(command));
+      synced = new Set(free.map((s) => `skill:${s.name}`));
+    };
     // A skill found but not loaded still answers /skill:<name>: with why (re-checked, so a fixed file works),
     // rather than letting the front end send the words to the model as if they were a request.
     const loaded = new Set(catalog.skills.map((s) => s.name));
@@ -360,7 +392,7 @@ export function skillsReport(service: SkillsService): string {
   );
   for (const r of service.searched())
     lines.push(
-      `  ${short(r.dir)}  [${r.source}${r.family ? `, ${r.family}` : ""}]  ${r.exists ? `${r.found} skill${r.found === 1 ? "" : "s"}` : "(none)"}`,
+      `  ${short(r.dir)}  [${r.source}${r.family ? `, ${r.family}` : ""}${r.addedBy ? `, added by ${r.addedBy}` : ""}]  ${r.exists ? `${r.found} skill${r.found === 1 ? "" : "s"}` : "(none)"}`,
     );
   return lines.join("\n");
 }
