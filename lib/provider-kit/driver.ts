@@ -170,6 +170,32 @@ export interface ProviderAdapter<Client, Params extends object = object, Event =
   classify(error: unknown, where: FailureContext): Failure | undefined;
 }
 
+/** One provider response as it arrives: its status and headers, before the SDK reads its body. */
+export interface ProviderResponse {
+  /** The provider's id. */
+  provider: string;
+  /** The address the request went to. */
+  url: string;
+  status: number;
+  /** The response's headers, names in lower case. */
+  headers: Record<string, string>;
+}
+
+/**
+ * Told of every provider response (each attempt of a request, retries included) before its body is read, and
+ * awaited: a Pi extension's `after_provider_response` (plugins/pi-extensions). Optional: without it, nothing
+ * is asked. A throw is reported and the response goes on to the SDK.
+ */
+export interface ProviderResponsesService {
+  seen(response: ProviderResponse): void | Promise<void>;
+}
+
+declare module "coil" {
+  interface Services {
+    "provider-responses": ProviderResponsesService;
+  }
+}
+
 type Found = KeyLookup & { bearer: boolean };
 
 /** The kernel's `Provider` for an adapter: the driver runs every request (see the file's comment). */
@@ -201,6 +227,24 @@ export function kitProvider<Client, Params extends object, Event>(
   };
   const hint = a.hint ?? keyHint(a.id, source?.envName ?? (source?.apiKey ? variablesOf(source.apiKey)[0] : undefined));
 
+  /** `providerFetch`, telling the `provider-responses` service (when there is one) of each response first. */
+  const observed: typeof providerFetch = async (input, init) => {
+    const response = await providerFetch(input, init);
+    const watcher = ctx.services.get("provider-responses");
+    if (!watcher) return response;
+    const headers: Record<string, string> = {};
+    response.headers.forEach((value, name) => {
+      headers[name.toLowerCase()] = value;
+    });
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    try {
+      await watcher.seen({ provider: a.id, url, status: response.status, headers });
+    } catch (error) {
+      ctx.log.warn(`the provider-responses service failed on a response: ${(error as Error).message}`);
+    }
+    return response;
+  };
+
   /** The client for these credentials, made on first use; `hidden`: the provider's other secrets. */
   async function client(
     c: Credentials,
@@ -211,7 +255,7 @@ export function kitProvider<Client, Params extends object, Event>(
     if (!made) {
       // The SDK's console logging goes to coil's diagnostics (stderr stays clean in --mode json).
       const logger = sdkLogger(ctx.log, a.id, [c.key, ...hidden]);
-      const options = { timeout: o.timeoutMs, fetch: providerFetch, defaultHeaders: { ...o.headers }, logger };
+      const options = { timeout: o.timeoutMs, fetch: observed, defaultHeaders: { ...o.headers }, logger };
       made = { client: await a.client(c, options), logger };
       clients.set(id, made);
     }

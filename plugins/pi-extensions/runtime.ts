@@ -26,6 +26,7 @@ import {
 } from "coil";
 import type { SessionChange } from "../../lib/front-end.js";
 import { coilHome, readAuth, storedKey } from "../../lib/provider-kit/config.js";
+import type {} from "../../lib/provider-kit/driver.js"; // types the `provider-responses` service
 import type {} from "../models/api.js"; // types the `thinking` and `provider-cli` services
 import type {} from "../prompt-templates/api.js"; // types the `prompt-templates` service (resources_discover)
 import type {} from "../skills/api.js"; // types the `skills` service (resources_discover)
@@ -78,6 +79,7 @@ const EVENTS = new Set([
   "session_before_tree",
   "session_tree",
   "resources_discover",
+  "after_provider_response",
 ]);
 
 /** The fields of before_provider_request's payload that map onto coil's request. */
@@ -167,6 +169,12 @@ export class PiRuntime {
     }
     this.tap();
     this.ctx.services.provide("input", { filter: (text, source) => this.filterInput(text, source) });
+    this.ctx.services.provide("provider-responses", {
+      seen: async (response) => {
+        if (!this.handlers.get("after_provider_response")?.length) return;
+        await this.emit("after_provider_response", { status: response.status, headers: response.headers });
+      },
+    });
     this.ctx.services.provide("session-guard", {
       before: (change) => this.beforeSessionChange(change),
       after: (change, previous) => this.afterSessionChange(change, previous),

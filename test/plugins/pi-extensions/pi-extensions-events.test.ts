@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RpcClient } from "../../../sdk/rpc-client/index.js";
 import { BIN, coil, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
-import { reply, text } from "../../support/mock-anthropic.js";
+import { apiError, reply, text } from "../../support/mock-anthropic.js";
 import { useMockAnthropic } from "../../support/provider-mocks.js";
 
 const KEY = "sk-ant-pi-events-test-0123456789";
@@ -124,6 +124,23 @@ export default function (pi: ExtensionAPI) {
       });
       ctx.ui.notify("cancelled " + result.cancelled);
     },
+  });
+}
+`;
+
+/** after_provider_response: the status and a header of each response, before the stream is read. */
+const RESPONSES = `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { appendFileSync } from "node:fs";
+
+const log = (line: string) => appendFileSync(process.env.PI_EVENTS_LOG!, line + "\\n");
+
+export default function (pi: ExtensionAPI) {
+  pi.on("after_provider_response", async (event) => {
+    await new Promise((done) => setTimeout(done, 20));
+    log("response " + event.status + " retry-after " + event.headers["retry-after"] + " type " + event.headers["content-type"]);
+  });
+  pi.on("message_update", async (event) => {
+    if (event.message.role === "assistant") log("streaming");
   });
 }
 `;
@@ -378,5 +395,20 @@ export default function (pi: ExtensionAPI) {
     const doctor = await coil(s.project, ["doctor"], s.env);
     expect(doctor.stdout).toMatch(/skipped: .*\.coil\/packages: the project is not trusted/);
     expect(doctor.stdout).not.toContain("commands /project-hello");
+  });
+  it("after_provider_response hears each attempt's status and headers (a 429, then the retry's 200) before the reply is read", async () => {
+    const s = sandbox();
+    writeFiles(s.base, { "responses.ts": RESPONSES });
+    mock.push(apiError(429, "rate_limit_error", "slow down", { "retry-after": "0" }), text("after the retry"));
+    const run = await coil(s.project, [...MODEL, "-e", join(s.base, "responses.ts"), "-p", "hi"], s.env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe("after the retry");
+    const lines = [...new Set(s.log().trim().split("\n"))];
+    expect(lines).toEqual([
+      expect.stringMatching(/^response 429 retry-after 0 type application\/json/),
+      expect.stringMatching(/^response 200 retry-after undefined type text\/event-stream/),
+      "streaming", // the handler (which waits 20 ms) ran before the reply was read
+    ]);
+    expect(run.stderr).not.toContain("not supported in coil");
   });
 });
