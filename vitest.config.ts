@@ -1,12 +1,13 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { defineConfig } from "vitest/config";
 
 /**
  * Files that run alone, one after another, after the others: the TUI in tmux (a frame is read against the
  * clock) and files asserting elapsed time (`Date.now() - t` against a bound). The rest run on
- * COIL_TEST_WORKERS forks (default 1; 2 on a 2-core machine halves the wait for spawned processes and
- * servers). docs/decisions.md, "The test suite", has the figures.
+ * COIL_TEST_WORKERS forks (default 2, or 1 on a 1-core machine: two halve the wait for spawned processes
+ * and servers). docs/decisions.md, "The test suite", has the figures.
  */
 const SERIAL = /support\/tmux\.js|Date\.now\(\) - |performance\.now\(\)/;
 
@@ -18,7 +19,7 @@ const testFiles = (dir: string): string[] =>
   });
 
 const serial = testFiles("test").filter((file) => SERIAL.test(readFileSync(file, "utf8")));
-const workers = Number(process.env.COIL_TEST_WORKERS ?? 1);
+const workers = Number(process.env.COIL_TEST_WORKERS ?? Math.min(2, availableParallelism()));
 if (!Number.isInteger(workers) || workers < 1)
   throw new Error(
     `vitest.config.ts: COIL_TEST_WORKERS must be a whole number ≥ 1, not '${process.env.COIL_TEST_WORKERS}'`,
