@@ -194,13 +194,15 @@ export class Agent {
    * Run one tool call as if the model had made it (a front end's `!cmd`): validation, the `tool_call`
    * steps (rewrites, then permission rules and plan mode), execution and `tool_result`, with the usual
    * tool events. The result is returned, not added to history: the caller decides what the model sees.
+   * `run`, if given, answers in the tool's place once the gates let the call through (a plugin's own runner).
    */
   runTool(
     call: { id?: string; name: string; arguments: Record<string, unknown> },
     signal: AbortSignal = new AbortController().signal,
+    run?: ToolDefinition["execute"],
   ): Promise<ToolResultMessage> {
     const id = call.id ?? `user-${Date.now()}`;
-    return runToolCall(this.inputs(signal), { type: "toolCall", id, name: call.name, arguments: call.arguments });
+    return runToolCall(this.inputs(signal), { type: "toolCall", id, name: call.name, arguments: call.arguments }, run);
   }
 
   /**

@@ -8,7 +8,7 @@ import { ABORT, scopedSignal, untilAborted } from "./abort.js";
 import { compact, compactionDue, type History, requestOverhead } from "./compaction.js";
 import { CoilError, messageOf } from "./errors.js";
 import type { KernelHost } from "./host.js";
-import { emptyUsage, errorResult, toolCallsOf, unansweredCalls } from "./messages.js";
+import { assistantMessage, errorResult, toolCallsOf, unansweredCalls } from "./messages.js";
 import { ABORTED, executeBatch } from "./tools.js";
 import {
   type AgentMessage,
@@ -176,9 +176,7 @@ async function requestReply(loop: LoopInputs, turn: number): Promise<AssistantMe
   const { host, history, run } = loop;
   for (let attempt = 0; ; attempt++) {
     const config = loop.config();
-    const tools = host.tools
-      .values()
-      .map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+    const tools = host.tools.values().map(({ name, description, parameters }) => ({ name, description, parameters }));
     const base: ModelRequest = Object.freeze({
       model: config.model,
       system: config.system,
@@ -219,16 +217,8 @@ const withoutCustom = (messages: readonly AgentMessage[]): readonly Message[] =>
 /** Stream one reply; never throws. A failure or an abort is a reply with that stop reason and no tool calls. */
 async function streamReply(loop: LoopInputs, config: LoopConfig, request: ProviderRequest): Promise<AssistantMessage> {
   const { host, run } = loop;
-  const { provider, model } = config;
-  const empty = (): AssistantMessage => ({
-    role: "assistant",
-    content: [],
-    provider: provider.id,
-    model: model.id,
-    usage: emptyUsage(),
-    stopReason: "stop",
-    timestamp: Date.now(),
-  });
+  const { provider } = config;
+  const empty = () => assistantMessage(config, [], "stop");
   let partial = empty();
   let started = false;
   const fail = (stopReason: StopReason, errorMessage: string): AssistantMessage => ({

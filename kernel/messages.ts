@@ -1,5 +1,5 @@
 /** Small pure helpers over messages: token estimates, tool-call bookkeeping, freezing. */
-import type { AgentMessage, AssistantMessage, ToolCall, ToolResultMessage, Usage } from "./types.js";
+import type { AgentMessage, AssistantMessage, StopReason, ToolCall, ToolResultMessage, Usage } from "./types.js";
 
 const estimates = new WeakMap<object, number>();
 const IMAGE_TOKENS = 1200;
@@ -41,6 +41,23 @@ export function emptyUsage(): Usage {
     cacheRead: 0,
     cacheWrite: 0,
     cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  };
+}
+
+/** An assistant message from this provider and model with no usage (yet): a reply's start, a front end's call. */
+export function assistantMessage(
+  to: { provider: { id: string }; model: { id: string } },
+  content: AssistantMessage["content"],
+  stopReason: StopReason,
+): AssistantMessage {
+  return {
+    role: "assistant",
+    content,
+    provider: to.provider.id,
+    model: to.model.id,
+    usage: emptyUsage(),
+    stopReason,
+    timestamp: Date.now(),
   };
 }
 

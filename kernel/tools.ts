@@ -8,7 +8,7 @@ import { Value } from "typebox/value";
 import { ABORT, untilAborted } from "./abort.js";
 import { messageOf } from "./errors.js";
 import type { LoopInputs } from "./loop.js";
-import { emptyUsage, errorResult } from "./messages.js";
+import { assistantMessage, errorResult } from "./messages.js";
 import type {
   AssistantMessage,
   ToolBlock,
@@ -67,17 +67,10 @@ export async function executeBatch(
 }
 
 /** One call outside a reply (`agent.runTool`): the same validation, steps, execution and `tool_result`. */
-export async function runToolCall(loop: ToolInputs, call: ToolCall): Promise<ToolResultMessage> {
-  const message: AssistantMessage = {
-    role: "assistant",
-    content: [call],
-    provider: loop.config().provider.id,
-    model: loop.config().model.id,
-    usage: emptyUsage(),
-    stopReason: "toolUse",
-    timestamp: Date.now(),
-  };
-  return finish(loop, await prepare(loop, message, call));
+export async function runToolCall(loop: ToolInputs, call: ToolCall, run?: ToolDefinition["execute"]) {
+  const prepared = await prepare(loop, assistantMessage(loop.config(), [call], "toolUse"), call);
+  if (!run || prepared.result) return finish(loop, prepared);
+  return finish(loop, { call, info: { ...prepared.info, tool: { ...prepared.info.tool, execute: run } } });
 }
 
 /** Look the tool up, repair and validate the arguments, run the rewrite step and then the gates. */

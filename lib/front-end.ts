@@ -87,9 +87,33 @@ export async function guardSession(
   return service ? service.before(change) : {};
 }
 
+/** A command a plugin runs in coil's place for the user's `!cmd`: output as it comes, then the exit code. */
+export type UserShellExec = (
+  command: string,
+  cwd: string,
+  o: { onData(chunk: Uint8Array): void; signal: AbortSignal },
+) => Promise<{ exitCode: number | null }>;
+
+/**
+ * The `user-shell` service's answer for a `!cmd` (`!!cmd`: `excludeFromContext`): nothing (coil runs it as a
+ * bash tool call through the gates, as always), the output itself (`result`: nothing runs), or a command
+ * runner of the plugin's own (`exec`: a remote shell, a container). `by` names who answered, for the screen;
+ * a `cancelled` result (the plugin refused or failed) is shown and, like a refused bash call, not added.
+ */
+export type UserShellAnswer =
+  | { by: string; result: { output: string; exitCode: number | null; cancelled?: boolean } }
+  | { by: string; exec: UserShellExec }
+  | undefined;
+
+/** The `user-shell` service: asked first about each `!cmd` the user types (Pi extensions' user_bash). */
+export interface UserShellService {
+  intercept(command: string, o: { excludeFromContext: boolean; cwd: string }): Promise<UserShellAnswer>;
+}
+
 declare module "coil" {
   interface Services {
     input: InputService;
     "session-guard": SessionGuardService;
+    "user-shell": UserShellService;
   }
 }

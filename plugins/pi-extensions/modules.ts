@@ -11,6 +11,7 @@ import * as typeboxCompile from "typebox/compile";
 import * as typeboxValue from "typebox/value";
 import { Type } from "typebox";
 import { piAiStreaming } from "./providers.js";
+import type { PiBashOperations } from "./shell.js";
 
 export type Report = (call: string, why: string) => void;
 
@@ -65,8 +66,9 @@ function withFileMutationQueue<T>(path: string, fn: () => Promise<T>): Promise<T
 
 const toolIs = (name: string) => (event: { toolName?: string }) => event?.toolName === name;
 
-function codingAgent(): Record<string, unknown> {
+function codingAgent(localBash: PiBashOperations): Record<string, unknown> {
   return {
+    createLocalBashOperations: () => localBash,
     isToolCallEventType: (name: string, event: { toolName?: string }) => event?.toolName === name,
     isBashToolResult: toolIs("bash"),
     isReadToolResult: toolIs("read"),
@@ -112,11 +114,14 @@ function lateModule(name: string): { module: object; bind(real: Record<string, u
 }
 
 /** The virtual modules for one runtime, and a hook to bind pi-tui when it has loaded. */
-export function piModules(report: () => Report): {
+export function piModules(
+  report: () => Report,
+  localBash: PiBashOperations,
+): {
   modules: Record<string, unknown>;
   bindTui(real: Record<string, unknown>): void;
 } {
-  const agent = codingAgent();
+  const agent = codingAgent(localBash);
   const tui = lateModule("@mariozechner/pi-tui");
   const ai = { StringEnum, Type, ...piAiStreaming };
   const tb = { ...typebox };

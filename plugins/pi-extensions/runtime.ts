@@ -24,7 +24,7 @@ import {
   type ToolResultMessage,
   type UiService,
 } from "coil";
-import type { SessionChange } from "../../lib/front-end.js";
+import type { SessionChange, UserShellAnswer } from "../../lib/front-end.js";
 import { coilHome, readAuth, storedKey } from "../../lib/provider-kit/config.js";
 import type {} from "../../lib/provider-kit/driver.js"; // types the `provider-responses` service
 import type {} from "../models/api.js"; // types the `thinking` and `provider-cli` services
@@ -34,6 +34,7 @@ import type { UiMessageRenderer } from "../../lib/ui.js";
 import type { SessionService } from "../session-jsonl/api.js";
 import type { FoundExtension } from "./discover.js";
 import { PiTuiNotReady, piModules } from "./modules.js";
+import { localBashOperations, userBashAnswer } from "./shell.js";
 import { registerPiProvider, type PiProviderConfig } from "./providers.js";
 import { customFor, extensionSource, messageRenderer } from "./ui.js";
 
@@ -80,6 +81,7 @@ const EVENTS = new Set([
   "session_tree",
   "resources_discover",
   "after_provider_response",
+  "user_bash",
 ]);
 
 /** The fields of before_provider_request's payload that map onto coil's request. */
@@ -143,7 +145,10 @@ export class PiRuntime {
 
   constructor(private readonly ctx: PluginContext) {
     let current: LoadedExtension | undefined;
-    this.modules = piModules(() => (call, why) => current && this.report(current, call, why));
+    this.modules = piModules(
+      () => (call, why) => current && this.report(current, call, why),
+      localBashOperations(() => ctx.services.get("operations")),
+    );
     this.setCurrent = (ext) => {
       current = ext;
     };
@@ -175,6 +180,7 @@ export class PiRuntime {
         await this.emit("after_provider_response", { status: response.status, headers: response.headers });
       },
     });
+    this.ctx.services.provide("user-shell", { intercept: (command, o) => this.userBash(command, o) });
     this.ctx.services.provide("session-guard", {
       before: (change) => this.beforeSessionChange(change),
       after: (change, previous) => this.afterSessionChange(change, previous),
@@ -286,6 +292,22 @@ export class PiRuntime {
     if (this.handlers.has("session_start") || this.extensions.length) void this.loadTui();
     await this.emit("session_start", { reason: "startup" });
     await this.discoverResources();
+  }
+
+  /** user_bash (the TUI's `!cmd`): the first handler that answers decides; a bad answer runs nothing. */
+  private async userBash(command: string, o: { excludeFromContext: boolean; cwd: string }): Promise<UserShellAnswer> {
+    for (const { ext, fn } of this.handlers.get("user_bash") ?? []) {
+      const by = `Pi extension ${ext.found.name}`;
+      try {
+        const answer = userBashAnswer(by, await fn({ type: "user_bash", command, ...o }, this.context(ext)));
+        if (answer) return answer;
+      } catch (error) {
+        const why = `${by}: its user_bash handler failed: ${msg(error)}`;
+        this.ctx.log.error(why);
+        return { by, result: { output: `${why}; the command was not run`, exitCode: 1, cancelled: true } };
+      }
+    }
+    return undefined;
   }
 
   /**

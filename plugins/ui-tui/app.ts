@@ -47,7 +47,7 @@ import { recentModels, rememberModel } from "./recent-models.js";
 import { DialogHost } from "./dialogs.js";
 import { autocomplete, pastedImageRef, withAttachments } from "./input.js";
 import { Lines, wrapText } from "./lines.js";
-import { runShellCommand } from "./shell.js";
+import { runUserCommand } from "./shell.js";
 import {
   c,
   footerParts,
@@ -815,7 +815,13 @@ export class TuiApp implements AppHandle {
     const id = `shell-${Date.now()}`;
     this.tool(id, keep ? "!" : "!!", { command }); // the tool events of the run land on this entry
     this.refresh();
-    const run = await runShellCommand(this.agent, command, id);
+    // A plugin may run it in the bash tool's place (Pi extensions' user_bash), once the gates let it through.
+    const run = await runUserCommand(this.agent, this.ctx.services.get("user-shell"), command, {
+      id,
+      excludeFromContext: !keep,
+      cwd: this.ctx.cwd,
+    });
+    if (run.by) this.notify(`!${command}: run by ${run.by}`, "info");
     if (keep && run.ran) {
       const content = shellMessageText(command, tail(run.output, 2000).lines.join("\n"), run.exitCode);
       const session = this.ctx.services.get("session");
