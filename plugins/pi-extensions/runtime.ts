@@ -84,6 +84,12 @@ const EVENTS = new Set([
   "user_bash",
 ]);
 
+/** Why an event of Pi's is not delivered, where there is more to say than that coil has none. */
+const NOT_MAPPED: Record<string, string> = {
+  project_trust:
+    "coil settles a project's trust before any plugin loads, since a trusted project's preset can change which plugins load (this one among them); trust it with coil trust <dir>, or --trust for one run",
+};
+
 /** The fields of before_provider_request's payload that map onto coil's request. */
 const PAYLOAD_KEYS = new Set([
   "model",
@@ -1077,7 +1083,7 @@ export class PiRuntime {
     const pi = {
       on: (event: string, handler: Handler) => {
         if (!EVENTS.has(event)) {
-          this.report(ext, `pi.on("${event}")`, "coil has no such event");
+          this.report(ext, `pi.on("${event}")`, NOT_MAPPED[event] ?? "coil has no such event");
           return;
         }
         const list = this.handlers.get(event) ?? [];
