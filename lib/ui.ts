@@ -273,6 +273,8 @@ declare module "coil" {
     custom?<T>(factory: UiCustomFactory<T>, options?: UiCustomOptions): Promise<T | undefined>;
     /** Draw the custom messages of `customType` (`display: true`) with `renderer`; `undefined` removes it. */
     registerMessageRenderer?(customType: string, renderer: UiMessageRenderer | undefined): void;
+    /** Draw the transcript again from history: a plugin changed it outside a run (a custom message sent while idle). */
+    redraw?(): void;
   }
 
   interface ToolDefinition<P extends TSchema = TSchema, D = unknown> {

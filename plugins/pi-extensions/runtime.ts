@@ -1166,6 +1166,8 @@ export class PiRuntime {
           details: message.details,
         });
         const a = this.agent;
+        // While a run goes it is steered in and drawn as it arrives; while idle it goes straight into history.
+        if (a && !a.state.isRunning && message.display !== false) this.ui()?.redraw?.();
         if (options?.triggerTurn && a && !a.state.isRunning) void a.continue().catch(() => undefined);
       },
       sendUserMessage: (content: unknown, options?: { deliverAs?: "steer" | "followUp" }) => {

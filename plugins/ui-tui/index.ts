@@ -80,6 +80,7 @@ function uiService(
       else bridge.ui.messageRenderers.delete(customType);
       bridge.app?.rebuild();
     },
+    redraw: () => bridge.app?.rebuild(),
   };
 }
 

@@ -47,6 +47,8 @@ export interface TestUi extends Required<Omit<UiService, "theme">> {
   footerLines(width?: number): string[] | undefined;
   /** The renderers plugins registered for custom messages, by `customType`. */
   readonly messageRenderers: Map<string, UiMessageRenderer>;
+  /** How many times a plugin asked for the transcript to be drawn again (`redraw`). */
+  redraws: number;
   /** The component `custom` shows now, rendered at `width` (undefined when none is open). */
   customLines(width?: number): string[] | undefined;
   /** Keys (raw terminal data: `"\r"`, `"\x1b"`, `"j"`) for the component `custom` shows now. */
@@ -135,6 +137,10 @@ export function createTestUi(options: TestUiOptions = {}): TestUi {
     registerMessageRenderer(customType, renderer) {
       if (renderer) ui.messageRenderers.set(customType, renderer);
       else ui.messageRenderers.delete(customType);
+    },
+    redraws: 0,
+    redraw() {
+      ui.redraws++;
     },
     custom: async <T>(factory: Parameters<TestUi["custom"]>[0], o?: Parameters<TestUi["custom"]>[1]) => {
       let settle!: (value: T | undefined) => void;

@@ -89,6 +89,12 @@ export default function (pi: ExtensionAPI) {
   pi.registerMessageRenderer("announce", (message, options, theme) =>
     new Text(theme.fg("accent", "📣 " + String(message.details.what).toUpperCase() + (options.expanded ? " (expanded)" : "")), 0, 0),
   );
+  pi.registerCommand("memo", {
+    description: "Post a memo while idle",
+    handler: async (args) => {
+      pi.sendMessage({ customType: "announce", content: "memo " + args, display: true, details: { what: "memo " + args } });
+    },
+  });
   pi.registerShortcut("ctrl+l", { description: "steal the model picker", handler: async () => {} });
   pi.registerShortcut("alt+m", {
     description: "say yes",
@@ -166,6 +172,10 @@ describe("Pi extensions that draw", () => {
     expect(drawn).not.toContain("plain announcement: lunch");
     t.keys("C-o");
     await t.waitFor("📣 LUNCH (expanded)");
+    // sent while idle (from a command): drawn at once, with its renderer
+    t.type("/memo tea");
+    t.keys("Enter");
+    await t.waitFor("📣 MEMO TEA");
 
     t.type("/help");
     t.keys("Enter");
