@@ -236,13 +236,23 @@ export class Compactor {
   async command(args: string, agent: Agent): Promise<string> {
     this.agent ??= agent;
     this.lastFailure = undefined;
+    // Another strategy may answer first (a Pi extension's session_before_compact): the kernel's event names it.
+    let done: { by: string; tokensBefore: number; tokensAfter?: number } | undefined;
+    const off = agent.subscribe((event) => {
+      if (event.type === "compaction") done = event;
+    });
     try {
       const result = await agent.compact(args.trim() || undefined);
       const d = result?.details as CompactionDetails | undefined;
-      if (!d) return "Compacted.";
+      if (!d || done?.by !== this.ctx.id)
+        return done
+          ? `Compacted by ${done.by}: ${fmt(done.tokensBefore)} → ${done.tokensAfter === undefined ? "?" : fmt(done.tokensAfter)} tokens.`
+          : "Compacted.";
       return `Compacted: ${fmt(d.tokensBefore)} → ${fmt(d.tokensAfter)} tokens. ${d.summarised} messages summarised by ${d.model}, ${d.kept} kept verbatim.`;
     } catch (error) {
       return `coil: ${this.lastFailure ?? `compaction failed, the context is unchanged: ${messageOf(error)}`}`;
+    } finally {
+      off();
     }
   }
 }

@@ -270,11 +270,12 @@ describe("Pi extensions: events and context through the CLI", () => {
       PI_CANCEL_COMPACT: "1",
     });
     expect(cancelled.stderr).toContain("Pi extension compact cancelled the compaction (session_before_compact)");
+    expect(cancelled.stdout).toContain("the context is unchanged");
     expect(mock.requests).toHaveLength(2);
 
     const compacted = await coil(s.project, [...MODEL, ...ext, "-c", "-p", "/compact"], s.env);
     expect(compacted.code, compacted.stderr).toBe(0);
-    expect(compacted.stdout.trim()).toBe("Compacted.");
+    expect(compacted.stdout.trim()).toMatch(/^Compacted by pi-extensions: [\d,]+ → [\d,]+ tokens\.$/);
     expect(mock.requests).toHaveLength(2); // no summary was asked of the model
     expect(s.log()).toMatch(/before_compact entries \d+ summarize 2 tokens true/);
     expect(s.log()).toContain("session_compact fromExtension true summary EXT SUMMARY: the user said first");
