@@ -173,6 +173,19 @@ describe("subscription credentials", () => {
       expect(out).not.toContain(secret);
     expect(out).toContain("gho_…[redacted]");
     expect(redact(`HTTP 401 for ${GH}`, [])).toBe("HTTP 401 for gho_…[redacted]");
+    // every shape, alone in a text (the pre-scan for their prefixes must let each one through)
+    const ones = [
+      GH,
+      COPILOT,
+      JWT,
+      "github_pat_11ABCDEFG0123456789_abcdefghijkl",
+      "sk-ant-api03-abcdefghijklmnop",
+      `rt_${"x".repeat(24)}`,
+    ];
+    expect(ones.map((one) => redactShapes(`see ${one} here`))).toEqual(
+      ones.map((one) => expect.stringMatching(/^see \S+…\[redacted\]\S* here$/)),
+    );
+    expect(redactShapes("nothing secret in plain prose")).toBe("nothing secret in plain prose");
     expect(
       secretsInAuth({
         a: { type: "api_key", key: "k-123456789" },
