@@ -30,11 +30,12 @@ import { distance, resolvePreset, type ResolvedPreset } from "../boot/preset.js"
 import type { RunShape } from "../boot/load.js";
 import { formatPreset } from "./preset-show.js";
 import { PACKAGE_INSTALLER, type PackageInstaller } from "../lib/package-installer.js";
+import { PROJECT_TRUST, type ProjectTrustService } from "../lib/project-trust.js";
 import { RELOAD, type ReloadRequest, type ReloadService } from "../lib/reload.js";
 import { flagHint, nearestNames, pluginWithFlag } from "./hints.js";
 import { program, type Parsed, type ProgramOptions } from "./program.js";
 import { mergePiped, readPiped } from "./stdin.js";
-import { settleTrust, trustCommand } from "./trust.js";
+import { adviseTrust, settleTrust, trustCommand } from "./trust.js";
 import { startPlugins, stopPlugins } from "../boot/lifecycle.js";
 import { mark } from "../boot/marks.js";
 
@@ -184,11 +185,23 @@ async function runOnce(io: CliIO, rebuild: Rebuild): Promise<number> {
       const trust = await settleTrust(cli, home, first.trust, false);
       return presetCommand(cli, { ...first, trust: trust.trusted, codeTrusted: trust.explicit }, home, parsed.json);
     }
-    const trust = await settleTrust(cli, home, first.trust, true);
+    // Decided without asking when it can be (--trust, a stored answer, nothing to load); otherwise the plugins
+    // of the host assembled without trust may decide first (a Pi extension's project_trust), then the user.
+    let trust = await settleTrust(cli, home, first.trust, false);
     first.trust = trust.trusted;
     first.codeTrusted = trust.explicit;
     let assembled = await loadPreset(cli, home, first, rebuild);
     host = assembled.host;
+    if (trust.undecided) {
+      const advice = await adviseTrust(host.services.get(PROJECT_TRUST) as ProjectTrustService | undefined, cli, home);
+      trust = advice ?? (await settleTrust(cli, home, first.trust, true));
+      if (trust.trusted) {
+        await stopPlugins(host);
+        first = { ...first, trust: true, codeTrusted: trust.explicit };
+        assembled = await loadPreset(cli, home, first, rebuild);
+        host = assembled.host;
+      }
+    }
     // `coil --script r.yaml help mcp`: a plugin flag's value hid the `help` word until the flags were known.
     if (!topic) {
       ({ argv, topic } = helpWords(argv, assembled.commandLine));

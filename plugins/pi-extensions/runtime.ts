@@ -25,6 +25,7 @@ import {
   type UiService,
 } from "coil";
 import type { SessionChange, UserShellAnswer } from "../../lib/front-end.js";
+import { PROJECT_TRUST, type TrustAnswer, type TrustQuestion } from "../../lib/project-trust.js";
 import { coilHome, readAuth, storedKey } from "../../lib/provider-kit/config.js";
 import type {} from "../../lib/provider-kit/driver.js"; // types the `provider-responses` service
 import type {} from "../models/api.js"; // types the `thinking` and `provider-cli` services
@@ -82,13 +83,8 @@ const EVENTS = new Set([
   "resources_discover",
   "after_provider_response",
   "user_bash",
+  "project_trust",
 ]);
-
-/** Why an event of Pi's is not delivered, where there is more to say than that coil has none. */
-const NOT_MAPPED: Record<string, string> = {
-  project_trust:
-    "coil settles a project's trust before any plugin loads, since a trusted project's preset can change which plugins load (this one among them); trust it with coil trust <dir>, or --trust for one run",
-};
 
 /** The fields of before_provider_request's payload that map onto coil's request. */
 const PAYLOAD_KEYS = new Set([
@@ -187,6 +183,7 @@ export class PiRuntime {
       },
     });
     this.ctx.services.provide("user-shell", { intercept: (command, o) => this.userBash(command, o) });
+    this.ctx.services.provide(PROJECT_TRUST, { decide: (question) => this.projectTrust(question) });
     this.ctx.services.provide("session-guard", {
       before: (change) => this.beforeSessionChange(change),
       after: (change, previous) => this.afterSessionChange(change, previous),
@@ -298,6 +295,41 @@ export class PiRuntime {
     if (this.handlers.has("session_start") || this.extensions.length) void this.loadTui();
     await this.emit("session_start", { reason: "startup" });
     await this.discoverResources();
+  }
+
+  /**
+   * project_trust, asked by the command line while the project is undecided (its host was assembled without
+   * trust, so only your extensions and `-e`'s are loaded). The first "yes" or "no" decides; "undecided" (or
+   * nothing) passes. Its ctx is Pi's trust context: cwd, mode, hasUI and the terminal's questions.
+   */
+  private async projectTrust(question: TrustQuestion): Promise<TrustAnswer | undefined> {
+    for (const { ext, fn } of this.handlers.get("project_trust") ?? []) {
+      const ctx = {
+        cwd: question.dir,
+        mode: question.mode === "print" ? "print" : "interactive",
+        hasUI: question.hasUI,
+        ui: question.ui,
+      };
+      let answer: { trusted?: unknown; remember?: unknown } | undefined;
+      try {
+        answer = (await fn({ type: "project_trust", cwd: question.dir }, ctx)) as typeof answer;
+      } catch (error) {
+        this.ctx.log.error(`Pi extension ${ext.found.name}: its project_trust handler failed: ${msg(error)}`);
+        continue;
+      }
+      const trusted = answer?.trusted;
+      if (trusted === "yes" || trusted === "no")
+        return {
+          trusted: trusted === "yes",
+          remember: answer?.remember === true,
+          by: `Pi extension ${ext.found.name}`,
+        };
+      if (trusted !== "undecided")
+        this.ctx.log.warn(
+          `Pi extension ${ext.found.name}: project_trust returned ${JSON.stringify(answer)}; it must return { trusted: "yes" | "no" | "undecided" }, so it did not decide`,
+        );
+    }
+    return undefined;
   }
 
   /** user_bash (the TUI's `!cmd`): the first handler that answers decides; a bad answer runs nothing. */
@@ -1083,7 +1115,7 @@ export class PiRuntime {
     const pi = {
       on: (event: string, handler: Handler) => {
         if (!EVENTS.has(event)) {
-          this.report(ext, `pi.on("${event}")`, NOT_MAPPED[event] ?? "coil has no such event");
+          this.report(ext, `pi.on("${event}")`, "coil has no such event");
           return;
         }
         const list = this.handlers.get(event) ?? [];

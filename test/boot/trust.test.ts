@@ -138,6 +138,17 @@ describe("settling trust", () => {
     expect(r.skipped).toMatch(/^coil: not loaded \(changed since it was trusted\):/);
   });
 
+  it("without asking (the first look, before plugins may decide): undecided, and nothing is written", async () => {
+    const { dir, home } = project();
+    const first = io(dir, [], { tty: true, answer: "a" });
+    const r = await settleTrust(first.cli, home, false, false);
+    expect(r).toMatchObject({ trusted: false, explicit: false, undecided: true });
+    expect(first.err()).toBe("");
+    expect(existsSync(join(home, "trust.json"))).toBe(false);
+    // decided ones are not undecided: --trust, or a stored answer
+    expect((await settleTrust(first.cli, home, true, false)).undecided).toBeUndefined();
+  });
+
   it("never asks in print or JSON mode, or without a terminal", async () => {
     const { dir, home } = project();
     for (const [argv, tty] of [

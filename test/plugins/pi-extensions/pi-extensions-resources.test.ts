@@ -106,23 +106,4 @@ describe("Pi extensions: resources_discover", () => {
     expect(noTemplate.stdout).not.toContain("/riskscan");
     expect(mock.requests.length).toBe(before); // commands only: nothing was sent
   });
-  it("project_trust does not map: the handler is reported once, with why and how to trust, at load and in coil doctor", async () => {
-    const s = sandbox();
-    writeFiles(s.base, {
-      "trust.ts": `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-export default function (pi: ExtensionAPI) {
-  pi.on("project_trust", async () => ({ trusted: "yes", remember: true }));
-}
-`,
-    });
-    mock.push(text("ok"));
-    const run = await coil(s.project, [...MODEL, "-e", join(s.base, "trust.ts"), "-p", "hi"], s.env);
-    expect(run.code, run.stderr).toBe(0);
-    const said = run.stderr.replace(/\s+/g, " ");
-    expect(said).toContain('Pi extension trust: pi.on("project_trust") is not supported in coil');
-    expect(said).toContain("coil trust <dir>, or --trust for one run");
-    expect(said.split("project_trust").length - 1).toBe(1);
-    const doctor = await coil(s.project, ["-e", join(s.base, "trust.ts"), "doctor"], s.env);
-    expect(doctor.stdout).toContain('not supported: pi.on("project_trust"): coil settles a project\'s trust');
-  });
 });
