@@ -256,6 +256,7 @@ export class TuiApp implements AppHandle {
       this.chat.addChild(new Lines((w) => [this.headerLine(w)]));
       this.rebuild();
       for (const problem of this.startProblems) this.notify(problem, "warn");
+      for (const { message, level } of this.bridge.ui.notices.splice(0)) this.notify(message, level);
       // First run without a key: the UI opens anyway and says how to add one (/login) or try the demo.
       if (providerUnusable(this.agent)) {
         this.notify(firstRunHelp(this.agent, [...loginFlows(this.ctx).values()]), "warn");

@@ -28,13 +28,10 @@ export const SHELL_MESSAGE = "ui-tui.shell";
 
 /**
  * The `ui` service while the TUI runs (its registration's `ui`): the dialogs, and the calls of the plugin
- * UI contract (lib/ui.ts). A dialog asked before the app is drawn answers "no"; status, widgets, footer and
- * title set before then are kept and drawn when it starts.
+ * UI contract (lib/ui.ts). A dialog asked before the app is drawn answers "no"; notices, status, widgets,
+ * footer and title set before then are kept and drawn when it starts.
  */
-function uiService(
-  bridge: Bridge,
-  log: (m: string, level: "info" | "warn" | "error") => void,
-): UiService & { readonly active: boolean } {
+function uiService(bridge: Bridge): UiService & { readonly active: boolean } {
   const changed = () => bridge.app?.uiChanged();
   return {
     get active() {
@@ -46,7 +43,9 @@ function uiService(
       bridge.app ? bridge.app.dialogs.select(title, options, signal) : undefined,
     input: async (title, placeholder, signal) =>
       bridge.app ? bridge.app.dialogs.input(title, placeholder, signal) : undefined,
-    notify: (message, level = "info") => (bridge.app ? bridge.app.notify(message, level) : log(message, level)),
+    // Before the app is drawn (a plugin's session_start), a notice waits for it; the screen would clear a log line.
+    notify: (message, level = "info") =>
+      bridge.app ? bridge.app.notify(message, level) : bridge.ui.notices.push({ message, level }),
     setStatus(key, text) {
       if (text === undefined) bridge.ui.statuses.delete(key);
       else bridge.ui.statuses.set(key, text.replace(/\s*\n\s*/g, " "));
@@ -138,8 +137,10 @@ export default definePlugin({
     "Interactive terminal UI: streaming markdown, tool output, editor, slash commands, dialogs for the ui service",
   options: TuiOptions,
   setup(ctx) {
-    const bridge: Bridge = { ui: { statuses: new Map(), widgets: new Map(), messageRenderers: new Map() } };
-    const dialogs = uiService(bridge, (m, level) => ctx.log[level](m));
+    const bridge: Bridge = {
+      ui: { statuses: new Map(), widgets: new Map(), messageRenderers: new Map(), notices: [] },
+    };
+    const dialogs = uiService(bridge);
     registerCommands(ctx, bridge);
     ctx.flags.register({
       name: "theme",

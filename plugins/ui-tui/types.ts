@@ -67,6 +67,8 @@ export interface UiState {
   title?: string;
   /** How custom messages are drawn, by `customType` (`registerMessageRenderer`). */
   messageRenderers: Map<string, UiMessageRenderer>;
+  /** Notices given before the app was drawn, shown when it is. */
+  notices: { message: string; level: "info" | "warn" | "error" }[];
 }
 
 /** Set while the TUI runs. */

@@ -89,6 +89,7 @@ export default function (pi: ExtensionAPI) {
   pi.registerMessageRenderer("announce", (message, options, theme) =>
     new Text(theme.fg("accent", "📣 " + String(message.details.what).toUpperCase() + (options.expanded ? " (expanded)" : "")), 0, 0),
   );
+  pi.on("session_start", async (_event, ctx) => ctx.ui.notify("hello from session_start", "info"));
   pi.registerCommand("memo", {
     description: "Post a memo while idle",
     handler: async (args) => {
@@ -140,6 +141,8 @@ describe("Pi extensions that draw", () => {
     expect(start.replace(/\s+/g, " ")).toContain(
       "the shortcut ctrl+l of Pi extension uiext (~/.pi/agent/extensions/uiext.ts) is not bound",
     );
+    // a notice given in session_start, before the screen was drawn, is on it
+    await t.waitFor("hello from session_start");
 
     t.type("/pick");
     t.keys("Enter");
