@@ -180,6 +180,14 @@ export function createBashTool(env: ToolEnv): ToolDefinition<typeof BashParams, 
       else run.signal.addEventListener("abort", onAbort, { once: true });
 
       let lastUpdate = 0;
+      // Output that came within UPDATE_EVERY_MS of the last update is sent when the interval is up, so a
+      // command that prints and then goes quiet (a build's last line, then a long wait) shows all it printed.
+      let trailing: NodeJS.Timeout | undefined;
+      const flush = () => {
+        trailing = undefined;
+        lastUpdate = Date.now();
+        streamView();
+      };
       const started = Date.now();
       let result: ExecResult;
       const extra = env.shellEnv?.();
@@ -192,11 +200,11 @@ export function createBashTool(env: ToolEnv): ToolDefinition<typeof BashParams, 
           killGraceMs: o.killGraceMs,
           onData: (chunk) => {
             sink.push(chunk);
-            const now = Date.now();
-            if (now - lastUpdate >= UPDATE_EVERY_MS) {
-              lastUpdate = now;
-              streamView();
-            }
+            const wait = UPDATE_EVERY_MS - (Date.now() - lastUpdate);
+            if (wait <= 0) {
+              clearTimeout(trailing);
+              flush();
+            } else trailing ??= setTimeout(flush, wait);
           },
         });
       } catch (error) {
@@ -206,6 +214,7 @@ export function createBashTool(env: ToolEnv): ToolDefinition<typeof BashParams, 
         return fail(`Cannot start ${shell}${missing}: ${messageOf(error)}`);
       } finally {
         clearTimeout(timer);
+        clearTimeout(trailing);
         run.signal.removeEventListener("abort", onAbort);
         sink.close();
       }

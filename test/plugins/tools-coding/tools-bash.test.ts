@@ -82,6 +82,15 @@ describe("bash: results", () => {
     expect(updates.map((u) => textOf(u))).toContain("one\ntwo");
   });
 
+  it("sends output that came right after an update once the interval is up, while the command goes quiet", async () => {
+    const { call } = bash();
+    const updates: ToolOutput[] = [];
+    // "two" arrives within the 200 ms after "one" was sent; then the command is silent for 3 s
+    const running = call("bash", { command: "echo one; sleep 0.05; echo two; sleep 3; echo three" }, { updates });
+    await until(() => updates.some((u) => textOf(u) === "one\ntwo"), 2000);
+    expect(textOf(await running)).toBe("one\ntwo\nthree");
+  });
+
   it(`keeps the last ${MAX_LINES} lines and saves the full output to a file`, async () => {
     const { call } = bash();
     const out = await call("bash", { command: "seq 1 3000" });
