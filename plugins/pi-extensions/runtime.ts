@@ -103,6 +103,8 @@ export class PiRuntime {
   readonly extensions: LoadedExtension[] = [];
   private readonly handlers = new Map<string, { ext: LoadedExtension; fn: Handler }[]>();
   private readonly lateTools: ToolDefinition[] = [];
+  /** The tools extensions registered in setup, by name, so that registering one again replaces it. */
+  private readonly setupTools = new Map<string, { ext: LoadedExtension; tool: ToolDefinition }>();
   private readonly lateCommands: SlashCommand[] = [];
   private readonly flagDefaults = new Map<string, unknown>();
   /** The keys of providers extensions registered (pi.registerProvider), for ctx.modelRegistry. */
@@ -1222,19 +1224,34 @@ export class PiRuntime {
       ...(def.renderCall ? { renderCall: def.renderCall as never } : {}),
       ...(def.renderResult ? { renderResult: def.renderResult as never } : {}),
     };
+    // Pi replaces a tool its extension registers again under the same name (pi-mcp-adapter re-syncs its
+    // proxies on every connect); one registered in setup cannot leave coil's registry, so it is updated in place.
+    const held = this.setupTools.get(def.name);
+    if (held?.ext === ext) {
+      for (const key of Object.keys(held.tool)) delete (held.tool as unknown as Record<string, unknown>)[key];
+      Object.assign(held.tool, tool);
+      return;
+    }
     if (this.open) {
       try {
         this.ctx.tools.register(tool);
         ext.tools.push(def.name);
+        this.setupTools.set(def.name, { ext, tool });
       } catch (error) {
         this.report(ext, `pi.registerTool("${def.name}")`, msg(error));
       }
       return;
     }
     const at = this.lateTools.findIndex((t) => t.name === tool.name);
+    if (at < 0 && this.ctx.tools.get(tool.name)) {
+      // another's tool: left out and reported, not kept to make every later sync fail
+      const owner = held ? `Pi extension ${held.ext.found.name}` : "coil or one of its plugins";
+      this.report(ext, `pi.registerTool("${def.name}")`, `${owner} already has a tool named ${def.name}`);
+      return;
+    }
     if (at >= 0) this.lateTools[at] = tool;
     else this.lateTools.push(tool);
-    ext.tools.push(def.name);
+    if (!ext.tools.includes(def.name)) ext.tools.push(def.name);
     if (this.agent) this.syncLate();
   }
 
