@@ -1,15 +1,18 @@
 /**
  * The module names a Pi extension imports, served by this plugin's loader so the import lines work
  * unchanged: `@mariozechner/pi-coding-agent` and `@earendil-works/pi-coding-agent` (the helpers an
- * extension calls at run time), `@mariozechner/pi-ai` (`StringEnum`), pi-tui under both names (coil's own
+ * extension calls at run time: event type guards, output truncation, `getAgentDir`, `parseFrontmatter`...), `@mariozechner/pi-ai` (`StringEnum`), pi-tui under both names (coil's own
  * copy, bound once it has loaded), and `typebox` / `@sinclair/typebox` (coil's TypeBox). A name an
  * extension imports that coil does not have is a stub: calling it throws an error naming it, and the call
  * is reported for that extension.
  */
+import { homedir } from "node:os";
 import * as typebox from "typebox";
 import * as typeboxCompile from "typebox/compile";
 import * as typeboxValue from "typebox/value";
 import { Type } from "typebox";
+import { splitFrontMatter } from "../../lib/front-matter.js";
+import { piAgentDir } from "../../lib/locations.js";
 import { piAiStreaming } from "./providers.js";
 
 export type Report = (call: string, why: string) => void;
@@ -65,6 +68,73 @@ function withFileMutationQueue<T>(path: string, fn: () => Promise<T>): Promise<T
 
 const toolIs = (name: string) => (event: { toolName?: string }) => event?.toolName === name;
 
+const DEFAULT_MAX_BYTES = 50 * 1024;
+const DEFAULT_MAX_LINES = 2000;
+
+/** Pi's `formatSize`: bytes as `512B`, `1.5KB`, `2.0MB`. */
+function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes}B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)}KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)}MB`;
+}
+
+interface TruncationOptions {
+  maxLines?: number;
+  maxBytes?: number;
+}
+
+/**
+ * Pi's `truncateHead` (keep the first lines: a file's start) and `truncateTail` (keep the last: a
+ * command's end), whichever of the two limits comes first, in whole lines. Only the tail keeps part of a
+ * line: the end of a last line longer than `maxBytes` (`lastLinePartial`); a head whose first line alone is
+ * too long is empty (`firstLineExceedsLimit`).
+ */
+function truncate(content: string, options: TruncationOptions, fromEnd: boolean) {
+  const maxLines = options.maxLines ?? DEFAULT_MAX_LINES;
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  const bytes = (s: string) => Buffer.byteLength(s, "utf8");
+  const totalBytes = bytes(content);
+  const lines = content.split("\n");
+  const totalLines = lines.length;
+  const result = (kept: string, by: "lines" | "bytes" | null, outputLines: number, partial = false) => ({
+    content: kept,
+    truncated: by !== null,
+    truncatedBy: by,
+    totalLines,
+    totalBytes,
+    outputLines,
+    outputBytes: bytes(kept),
+    lastLinePartial: partial,
+    firstLineExceedsLimit: !fromEnd && by === "bytes" && outputLines === 0,
+    maxLines,
+    maxBytes,
+  });
+  if (totalLines <= maxLines && totalBytes <= maxBytes) return result(content, null, totalLines);
+  const ordered = fromEnd ? [...lines].reverse() : lines;
+  const kept: string[] = [];
+  let size = 0;
+  let by: "lines" | "bytes" = "lines";
+  for (const line of ordered) {
+    if (kept.length >= maxLines) break;
+    const add = bytes(line) + (kept.length ? 1 : 0);
+    if (size + add > maxBytes) {
+      by = "bytes";
+      if (fromEnd && kept.length === 0) {
+        // the last line alone is too long: its end, cut on a character boundary
+        const end = Buffer.from(line, "utf8")
+          .subarray(-maxBytes)
+          .toString("utf8")
+          .replace(/^\uFFFD+/, "");
+        return result(end, by, 1, true);
+      }
+      break;
+    }
+    kept.push(line);
+    size += add;
+  }
+  return result((fromEnd ? kept.reverse() : kept).join("\n"), by, kept.length);
+}
+
 function codingAgent(): Record<string, unknown> {
   return {
     isToolCallEventType: (name: string, event: { toolName?: string }) => event?.toolName === name,
@@ -76,8 +146,23 @@ function codingAgent(): Record<string, unknown> {
     isFindToolResult: toolIs("find"),
     isLsToolResult: toolIs("ls"),
     withFileMutationQueue,
-    DEFAULT_MAX_BYTES: 50 * 1024,
-    DEFAULT_MAX_LINES: 2000,
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES,
+    formatSize,
+    truncateHead: (content: string, options: TruncationOptions = {}) => truncate(content, options, false),
+    truncateTail: (content: string, options: TruncationOptions = {}) => truncate(content, options, true),
+    /** Pi's agent folder: `$PI_CODING_AGENT_DIR` (`~` allowed), else `~/.pi/agent`. */
+    getAgentDir: () => {
+      const dir = piAgentDir(process.env);
+      return dir.replace(/^~(?=$|\/)/, process.env.HOME || homedir());
+    },
+    /** Pi's `defineTool`: a tool definition as it is (the helper only types it). */
+    defineTool: <T>(tool: T): T => tool,
+    /** Pi's `parseFrontmatter`: YAML front matter (`{}` without any) and the text after it. */
+    parseFrontmatter: (content: string) => {
+      const split = splitFrontMatter(content);
+      return { frontmatter: split.data ?? {}, body: split.body };
+    },
   };
 }
 

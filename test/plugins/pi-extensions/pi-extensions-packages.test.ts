@@ -2,7 +2,9 @@
  * Pi extensions (#34): what published Pi packages were seen to do, written here to Pi's documented API and
  * run through the built CLI against the validating Anthropic mock. A tool registered again under its name
  * replaces the earlier one (as Pi's registry does), in setup and after it; a late tool whose name another
- * owner holds is reported and left out without breaking the extension's later registrations.
+ * owner holds is reported and left out without breaking the extension's later registrations. Pi's helpers
+ * that packages import from `@mariozechner/pi-coding-agent` (truncation, `getAgentDir`, `defineTool`,
+ * `parseFrontmatter`) work as Pi documents them.
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -62,6 +64,44 @@ export default function (pi: ExtensionAPI) {
 }
 `;
 
+/** A tool built with Pi's helpers, called as packages call them; `getAgentDir` is read in the factory. */
+const HELPERS = `import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, defineTool, formatSize, getAgentDir, parseFrontmatter, truncateHead, truncateTail } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
+
+export default function (pi: ExtensionAPI) {
+  const agentDir = getAgentDir();
+  pi.registerTool(defineTool({
+    name: "helpers",
+    label: "Helpers",
+    description: "exercise Pi's helpers",
+    parameters: Type.Object({}),
+    async execute() {
+      const lines = Array.from({ length: 10 }, (_, i) => "line " + (i + 1)).join("\\n");
+      const head = truncateHead(lines, { maxLines: 3 });
+      const tail = truncateTail(lines, { maxBytes: 14 });
+      const whole = truncateHead("short", {});
+      const wide = truncateHead("x".repeat(40) + "\\nnext", { maxBytes: 10 });
+      const long = truncateTail("ab\\n" + "é".repeat(10), { maxBytes: 5 });
+      const fm = parseFrontmatter("---\\nname: demo\\ntags: [a, b]\\n---\\nBody text\\n");
+      const none = parseFrontmatter("just text");
+      const out = {
+        agentDir,
+        limits: [DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES],
+        head: [head.content, head.truncated, head.truncatedBy, head.outputLines, head.totalLines],
+        tail: [tail.content, tail.truncatedBy, tail.outputLines, tail.lastLinePartial],
+        whole: [whole.content, whole.truncated, whole.truncatedBy],
+        wide: [wide.content, wide.firstLineExceedsLimit, wide.outputLines],
+        long: [long.content, long.lastLinePartial, long.outputBytes],
+        sizes: [formatSize(512), formatSize(1536), formatSize(3 * 1024 * 1024)],
+        fm: [fm.frontmatter, fm.body, none.frontmatter, none.body],
+      };
+      return { content: [{ type: "text" as const, text: JSON.stringify(out) }], details: {} };
+    },
+  }));
+}
+`;
+
 const resultText = (body: Record<string, any>) => JSON.stringify(body.messages.at(-1).content);
 const toolNamed = (body: Record<string, any>, name: string) =>
   body.tools.find((t: { name: string }) => t.name === name);
@@ -98,5 +138,32 @@ describe("Pi packages' patterns through the CLI", () => {
 
     const doctor = await coil(s.project, ["doctor"], s.env);
     expect(doctor.stdout).toMatch(/resync \(user, .*resync\.ts\): tools proxy, connect\n/);
+  });
+
+  it("Pi's helpers from @earendil-works/pi-coding-agent: truncateHead/truncateTail/formatSize, getAgentDir ($PI_CODING_AGENT_DIR or ~/.pi/agent), defineTool, parseFrontmatter", async () => {
+    const s = sandbox({ ".pi/agent/extensions/helpers.ts": HELPERS });
+    for (const [extra, dir] of [
+      [{}, join(s.home, ".pi", "agent")],
+      [{ PI_CODING_AGENT_DIR: join(s.base, "pi-dir") }, join(s.base, "pi-dir")],
+    ] as const) {
+      if ("PI_CODING_AGENT_DIR" in extra) writeFiles(join(s.base, "pi-dir"), { "extensions/helpers.ts": HELPERS });
+      mock.requests.length = 0;
+      mock.push(toolUse("helpers", {}), text("ok"));
+      const ran = await coil(s.project, [...MODEL, "-p", "helpers"], { ...s.env, ...extra });
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(ran.stderr).not.toContain("not supported");
+      const content = mock.requests[1]!.body.messages.at(-1).content[0].content[0].text;
+      expect(JSON.parse(content)).toEqual({
+        agentDir: dir,
+        limits: [2000, 51200],
+        head: ["line 1\nline 2\nline 3", true, "lines", 3, 10],
+        tail: ["line 9\nline 10", "bytes", 2, false],
+        whole: ["short", false, null],
+        wide: ["", true, 0],
+        long: ["éé", true, 4],
+        sizes: ["512B", "1.5KB", "3.0MB"],
+        fm: [{ name: "demo", tags: ["a", "b"] }, "Body text\n", {}, "just text"],
+      });
+    }
   });
 });
