@@ -166,4 +166,32 @@ describe("Pi packages' patterns through the CLI", () => {
       });
     }
   });
+
+  it("coil disable of an installed Pi package stops its extensions, and coil enable (the command doctor names) turns them on again", async () => {
+    const s = sandbox();
+    const pkg = join(s.base, "pi-toggle-pkg");
+    writeFiles(pkg, {
+      "package.json": JSON.stringify({ name: "pi-toggle-pkg", version: "1.0.0", pi: { extensions: ["./index.ts"] } }),
+      "index.ts": `export default function (pi) {
+  pi.registerCommand("toggle-hello", { description: "hello", handler: async (_a, ctx) => ctx.ui.notify("hello from pi-toggle-pkg") });
+}
+`,
+    });
+    expect((await coil(s.project, ["install", pkg], s.env)).code).toBe(0);
+    const disabled = await coil(s.project, ["disable", "pi-toggle-pkg"], s.env);
+    expect(disabled.code, disabled.stderr).toBe(0);
+    const off = await coil(s.project, ["doctor"], s.env);
+    expect(off.stdout).toContain(
+      "skipped: pi-toggle-pkg (coil install): disabled (coil enable pi-toggle-pkg turns it on)",
+    );
+    const enabled = await coil(s.project, ["enable", "pi-toggle-pkg"], s.env);
+    expect(enabled.code, enabled.stderr).toBe(0);
+    expect(enabled.stderr).not.toContain("offers coil nothing");
+    expect(enabled.stdout).toContain("enabled pi-toggle-pkg");
+    const on = await coil(s.project, ["doctor"], s.env);
+    expect(on.stdout).not.toContain("skipped: pi-toggle-pkg");
+    expect(on.stdout).toMatch(/\(package, .*pi-toggle-pkg.*index\.ts\): commands \/toggle-hello/);
+    const ran = await coil(s.project, [...MODEL, "-p", "/toggle-hello"], s.env);
+    expect(ran.stdout.trim()).toBe("hello from pi-toggle-pkg");
+  });
 });
