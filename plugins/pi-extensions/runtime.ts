@@ -39,6 +39,8 @@ interface LoadedExtension {
   /** `call: why`, in the order first seen. */
   unsupported: Map<string, string>;
   error?: string;
+  /** Imported again when a run starts (pi-tui used while loading, top-level await): registers only then. */
+  deferred?: boolean;
   tools: string[];
   commands: string[];
   flags: string[];
@@ -189,6 +191,7 @@ export class PiRuntime {
       // pi-tui used while it loads, or what jiti's synchronous mode cannot run (top-level await): import it
       // again, asynchronously, once coil's pi-tui is there (onStart).
       this.deferred.push(ext);
+      ext.deferred = true;
       if (error instanceof PiTuiNotReady || (error as { cause?: unknown })?.cause instanceof PiTuiNotReady)
         void this.loadTui();
       this.setCurrent(undefined);
@@ -925,6 +928,7 @@ export class PiRuntime {
         return !!q && q.steering.length + q.followUp.length > 0;
       },
       getSystemPrompt: () => this.systemPrompt,
+      isProjectTrusted: () => this.ctx.projectTrusted,
       compact: (o?: { customInstructions?: string; onComplete?(r: unknown): void; onError?(e: Error): void }) => {
         const a = agent();
         if (!a) return;

@@ -194,4 +194,25 @@ describe("Pi packages' patterns through the CLI", () => {
     const ran = await coil(s.project, [...MODEL, "-p", "/toggle-hello"], s.env);
     expect(ran.stdout.trim()).toBe("hello from pi-toggle-pkg");
   });
+
+  it("an extension that uses pi-tui while it loads: coil doctor says it registers when a run starts, and its command works then; ctx.isProjectTrusted() tells the project's trust", async () => {
+    const s = sandbox({
+      ".pi/agent/extensions/late.ts": `import { Text } from "@mariozechner/pi-tui";
+const banner = new Text("late banner", 0, 0);
+export default function (pi) {
+  pi.registerCommand("late-trust", {
+    description: "say whether the project is trusted",
+    handler: async (_args, ctx) => ctx.ui.notify((banner ? "late " : "") + "trusted=" + ctx.isProjectTrusted(), "info"),
+  });
+}
+`,
+    });
+    const doctor = await coil(s.project, ["doctor"], s.env);
+    expect(doctor.stdout).toMatch(/late \(user, .*late\.ts\): loads when a run starts/);
+    const untrusted = await coil(s.project, [...MODEL, "-p", "/late-trust"], s.env);
+    expect(untrusted.stdout.trim()).toBe("late trusted=false");
+    expect(untrusted.stderr).not.toContain("not supported");
+    const trusted = await coil(s.project, [...MODEL, "--trust", "-p", "/late-trust"], s.env);
+    expect(trusted.stdout.trim()).toBe("late trusted=true");
+  });
 });
