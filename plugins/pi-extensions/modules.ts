@@ -25,6 +25,8 @@ export class PiTuiNotReady extends Error {
 }
 
 const SKIP = new Set(["then", "default", "__esModule", "toJSON", "constructor"]);
+/** What a stub answers as the function it is (`class X extends Stub`, `instanceof`, printing it). */
+const FUNCTION_MEMBERS = new Set(["prototype", "name", "length", "toString", "call", "apply", "bind", "then"]);
 
 /** A module object: `known` as it is, any other name a stub that reports and throws when used. */
 function moduleOf(specifier: string, known: Record<string, unknown>, report: () => Report): object {
@@ -42,9 +44,17 @@ function moduleOf(specifier: string, known: Record<string, unknown>, report: () 
           report()(`${key} (${specifier})`, "coil's Pi API has no counterpart");
           throw new Error(`${key} from ${specifier} is not available in coil (docs/pi-extensions.md)`);
         };
-        stub = function unavailable() {
-          return fail();
-        };
+        // A class or namespace is reached through its members too (`ModelRuntime.create()`,
+        // `SessionManager.inMemory()`): those fail the same way, not with "... is not a function".
+        stub = new Proxy(
+          function unavailable() {
+            return fail();
+          },
+          {
+            get: (fn, member, receiver) =>
+              typeof member === "symbol" || FUNCTION_MEMBERS.has(member) ? Reflect.get(fn, member, receiver) : fail(),
+          },
+        );
         stubs.set(key, stub);
       }
       return stub;

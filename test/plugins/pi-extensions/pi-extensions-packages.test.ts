@@ -215,4 +215,37 @@ export default function (pi) {
     const trusted = await coil(s.project, [...MODEL, "--trust", "-p", "/late-trust"], s.env);
     expect(trusted.stdout.trim()).toBe("late trusted=true");
   });
+
+  it("an export coil does not serve fails naming itself when its members are used too (a class's static method), and still works as a base class and with instanceof", async () => {
+    const s = sandbox({
+      ".pi/agent/extensions/sdk.ts": `import { SessionManager, ModelRuntime } from "@earendil-works/pi-coding-agent";
+class Mine extends SessionManager {}
+export default function (pi) {
+  pi.registerCommand("sdk-try", {
+    description: "use Pi's SDK",
+    handler: async (_args, ctx) => {
+      const out = [String(({}) instanceof ModelRuntime)];
+      for (const attempt of [() => SessionManager.inMemory(), () => ModelRuntime.create({}), () => new Mine()]) {
+        try {
+          attempt();
+          out.push("worked");
+        } catch (error) {
+          out.push(error.message);
+        }
+      }
+      ctx.ui.notify(out.join("\\n"), "info");
+    },
+  });
+}
+`,
+    });
+    const ran = await coil(s.project, [...MODEL, "-p", "/sdk-try"], s.env);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stdout.trim().split("\n")).toEqual([
+      "false",
+      "SessionManager from @earendil-works/pi-coding-agent is not available in coil (docs/pi-extensions.md)",
+      "ModelRuntime from @earendil-works/pi-coding-agent is not available in coil (docs/pi-extensions.md)",
+      "SessionManager from @earendil-works/pi-coding-agent is not available in coil (docs/pi-extensions.md)",
+    ]);
+  });
 });
