@@ -107,6 +107,7 @@ export class PiRuntime {
   private readonly lateTools: ToolDefinition[] = [];
   /** The tools extensions registered in setup, by name, so that registering one again replaces it. */
   private readonly setupTools = new Map<string, { ext: LoadedExtension; tool: ToolDefinition }>();
+  private readonly setupCommands = new Map<string, { ext: LoadedExtension; command: SlashCommand }>();
   private readonly lateCommands: SlashCommand[] = [];
   private readonly flagDefaults = new Map<string, unknown>();
   /** The keys of providers extensions registered (pi.registerProvider), for ctx.modelRegistry. */
@@ -1278,17 +1279,32 @@ export class PiRuntime {
         return mine.notes.length ? mine.notes.join("\n") : undefined;
       },
     };
+    // As for tools: registered again, it replaces its earlier self; a late name coil holds is reported, not
+    // thrown into the extension's handler (pi-prompt-template-model registers its templates in session_start).
+    const held = this.setupCommands.get(name);
+    if (held?.ext === ext) {
+      Object.assign(held.command, command);
+      return;
+    }
     if (this.open) {
       try {
         this.ctx.commands.register(command);
         ext.commands.push(name);
+        this.setupCommands.set(name, { ext, command });
       } catch (error) {
         this.report(ext, `pi.registerCommand("${name}")`, msg(error));
       }
       return;
     }
-    this.lateCommands.push(command);
-    ext.commands.push(name);
+    const at = this.lateCommands.findIndex((c) => c.name === name);
+    if (at < 0 && this.ctx.commands.get(name)) {
+      const owner = held ? `Pi extension ${held.ext.found.name}` : "coil or one of its plugins";
+      this.report(ext, `pi.registerCommand("${name}")`, `${owner} already has a command /${name}`);
+      return;
+    }
+    if (at >= 0) this.lateCommands[at] = command;
+    else this.lateCommands.push(command);
+    if (!ext.commands.includes(name)) ext.commands.push(name);
     if (this.agent) this.syncLate();
   }
 }

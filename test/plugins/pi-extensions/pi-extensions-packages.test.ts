@@ -248,4 +248,29 @@ export default function (pi) {
       "SessionManager from @earendil-works/pi-coding-agent is not available in coil (docs/pi-extensions.md)",
     ]);
   });
+
+  it("commands registered in session_start: one named like coil's is reported without failing the handler, the rest arrive; one registered again replaces the earlier", async () => {
+    const s = sandbox({
+      ".pi/agent/extensions/templates.ts": `export default function (pi) {
+  const command = (text) => ({ description: "says " + text, handler: async (_a, ctx) => ctx.ui.notify(text, "info") });
+  pi.registerCommand("tpl-again", command("from setup"));
+  pi.on("session_start", async () => {
+    pi.registerCommand("model", command("mine"));
+    pi.registerCommand("tpl-late", command("late command works"));
+    pi.registerCommand("tpl-late", command("late command replaced"));
+    pi.registerCommand("tpl-again", command("replaced in session_start"));
+  });
+}
+`,
+    });
+    const late = await coil(s.project, [...MODEL, "-p", "/tpl-late"], s.env);
+    expect(late.code, late.stderr).toBe(0);
+    expect(late.stdout.trim()).toBe("late command replaced");
+    expect(late.stderr).toContain(
+      'Pi extension templates: pi.registerCommand("model") is not supported in coil (coil or one of its plugins already has a command /model)',
+    );
+    expect(late.stderr).not.toContain("session_start handler failed");
+    const again = await coil(s.project, [...MODEL, "-p", "/tpl-again"], s.env);
+    expect(again.stdout.trim()).toBe("replaced in session_start");
+  });
 });
