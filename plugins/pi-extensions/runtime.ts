@@ -930,6 +930,8 @@ export class PiRuntime {
       },
       getSystemPrompt: () => this.systemPrompt,
       isProjectTrusted: () => this.ctx.projectTrusted,
+      /** Pi's models scope (`--models`, Ctrl+P's cycle): coil has none, so every model is in scope. */
+      scopedModels: [],
       compact: (o?: { customInstructions?: string; onComplete?(r: unknown): void; onError?(e: Error): void }) => {
         const a = agent();
         if (!a) return;

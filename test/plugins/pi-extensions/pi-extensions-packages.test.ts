@@ -195,14 +195,14 @@ describe("Pi packages' patterns through the CLI", () => {
     expect(ran.stdout.trim()).toBe("hello from pi-toggle-pkg");
   });
 
-  it("an extension that uses pi-tui while it loads: coil doctor says it registers when a run starts, and its command works then; ctx.isProjectTrusted() tells the project's trust", async () => {
+  it("an extension that uses pi-tui while it loads: coil doctor says it registers when a run starts, and its command works then; ctx.isProjectTrusted() tells the project's trust and ctx.scopedModels is an empty scope", async () => {
     const s = sandbox({
       ".pi/agent/extensions/late.ts": `import { Text } from "@mariozechner/pi-tui";
 const banner = new Text("late banner", 0, 0);
 export default function (pi) {
   pi.registerCommand("late-trust", {
     description: "say whether the project is trusted",
-    handler: async (_args, ctx) => ctx.ui.notify((banner ? "late " : "") + "trusted=" + ctx.isProjectTrusted(), "info"),
+    handler: async (_args, ctx) => ctx.ui.notify((banner ? "late " : "") + "trusted=" + ctx.isProjectTrusted() + " scoped=" + (ctx.scopedModels?.map((m) => m.model.id).length ?? "none"), "info"),
   });
 }
 `,
@@ -210,10 +210,10 @@ export default function (pi) {
     const doctor = await coil(s.project, ["doctor"], s.env);
     expect(doctor.stdout).toMatch(/late \(user, .*late\.ts\): loads when a run starts/);
     const untrusted = await coil(s.project, [...MODEL, "-p", "/late-trust"], s.env);
-    expect(untrusted.stdout.trim()).toBe("late trusted=false");
+    expect(untrusted.stdout.trim()).toBe("late trusted=false scoped=0");
     expect(untrusted.stderr).not.toContain("not supported");
     const trusted = await coil(s.project, [...MODEL, "--trust", "-p", "/late-trust"], s.env);
-    expect(trusted.stdout.trim()).toBe("late trusted=true");
+    expect(trusted.stdout.trim()).toBe("late trusted=true scoped=0");
   });
 
   it("an export coil does not serve fails naming itself when its members are used too (a class's static method), and still works as a base class and with instanceof", async () => {
