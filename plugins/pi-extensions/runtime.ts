@@ -821,6 +821,20 @@ export class PiRuntime {
         return ui()?.theme ?? PLAIN_THEME;
       },
       custom: customFor({ ui, mode: () => this.mode, warn: (m) => this.ctx.log.warn(m) }, ext.found),
+      // Pi's theme switching: coil's TUI themes (/settings theme) are not open to extensions. Reported, and
+      // answered with Pi's own shapes (no themes, a failed switch) so `getAllThemes().length` does not throw.
+      getAllThemes: () => {
+        this.report(ext, "ctx.ui.getAllThemes()", NO_THEMES);
+        return [];
+      },
+      getTheme: (_name: string) => {
+        this.report(ext, "ctx.ui.getTheme()", NO_THEMES);
+        return undefined;
+      },
+      setTheme: (_theme: unknown) => {
+        this.report(ext, "ctx.ui.setTheme()", NO_THEMES);
+        return { success: false, error: NO_THEMES };
+      },
     };
     return this.guarded(ext, api, "ctx.ui");
   }
@@ -1330,6 +1344,8 @@ interface PiCommand {
   handler(args: string, ctx: unknown): unknown;
   getArgumentCompletions?: unknown;
 }
+
+const NO_THEMES = "coil's TUI themes (/settings theme, --theme) cannot be listed or switched by an extension";
 
 /** The theme a renderer gets when no TUI runs: text unchanged. */
 const PLAIN_THEME = {

@@ -8,7 +8,8 @@
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { coil, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
+import { RpcClient } from "../../../sdk/rpc-client/index.js";
+import { BIN, coil, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 import { reply, text } from "../../support/mock-anthropic.js";
 import { useMockAnthropic } from "../../support/provider-mocks.js";
 
@@ -272,5 +273,33 @@ export default function (pi) {
     expect(late.stderr).not.toContain("session_start handler failed");
     const again = await coil(s.project, [...MODEL, "-p", "/tpl-again"], s.env);
     expect(again.stdout.trim()).toBe("replaced in session_start");
+  });
+
+  it("RPC (a mode with a UI): ctx.ui's theme calls answer with Pi's shapes (no themes, a failed switch) instead of throwing in the handler", async () => {
+    const s = sandbox({
+      ".pi/agent/extensions/themes.ts": `export default function (pi) {
+  pi.registerCommand("theme-probe", {
+    description: "probe themes",
+    handler: async (_a, ctx) => {
+      const all = ctx.ui.getAllThemes();
+      const set = ctx.ui.setTheme("light");
+      ctx.ui.notify("themes " + all.length + " found " + String(ctx.ui.getTheme("dark")) + " switched " + set.success, "info");
+    },
+  });
+}
+`,
+    });
+    const client = await RpcClient.start({ bin: BIN, cwd: s.project, env: s.env, args: MODEL, timeoutMs: 20_000 });
+    try {
+      const notices: string[] = [];
+      client.on("ui_request", (m: { method: string; params: { message?: string } }) => {
+        if (m.method === "notify") notices.push(String(m.params.message));
+      });
+      await client.prompt("/theme-probe");
+      for (let i = 0; i < 50 && !notices.length; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(notices).toEqual(["themes 0 found undefined switched false"]);
+    } finally {
+      await client.close();
+    }
   });
 });
