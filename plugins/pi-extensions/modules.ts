@@ -145,6 +145,15 @@ function truncate(content: string, options: TruncationOptions, fromEnd: boolean)
   return result((fromEnd ? kept.reverse() : kept).join("\n"), by, kept.length);
 }
 
+/** Pi's `DynamicBorder` component: a line of `─` as wide as it is drawn, coloured by the function given. */
+class DynamicBorder {
+  constructor(private readonly color: (text: string) => string = (text) => text) {}
+  invalidate(): void {}
+  render(width: number): string[] {
+    return [this.color("─".repeat(Math.max(1, width)))];
+  }
+}
+
 function codingAgent(): Record<string, unknown> {
   return {
     isToolCallEventType: (name: string, event: { toolName?: string }) => event?.toolName === name,
@@ -156,6 +165,7 @@ function codingAgent(): Record<string, unknown> {
     isFindToolResult: toolIs("find"),
     isLsToolResult: toolIs("ls"),
     withFileMutationQueue,
+    DynamicBorder,
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LINES,
     formatSize,

@@ -99,6 +99,9 @@ const THINKING = new Set(["off", "minimal", "low", "medium", "high", "xhigh"]);
 
 const PI_LEVEL: Record<string, "info" | "warn" | "error"> = { info: "info", warning: "warn", error: "error" };
 
+/** coil's front-end modes as Pi's `ctx.mode` names them (`text` and any other: `"print"`). */
+const PI_MODE: Record<string, "tui" | "rpc" | "json"> = { interactive: "tui", rpc: "rpc", json: "json" };
+
 type Jiti = ((id: string) => unknown) & { import(id: string): Promise<unknown> };
 
 export class PiRuntime {
@@ -928,6 +931,8 @@ export class PiRuntime {
     const base = {
       ui: this.uiFor(ext),
       hasUI: this.hasUI,
+      /** Pi's run mode: extensions open `ctx.ui.custom()` panels only when it is `"tui"`. */
+      mode: PI_MODE[this.mode] ?? "print",
       cwd: this.ctx.cwd,
       sessionManager: this.sessionManager(ext),
       modelRegistry: this.modelRegistry(ext),

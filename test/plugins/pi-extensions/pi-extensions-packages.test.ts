@@ -7,15 +7,20 @@
  * `parseFrontmatter`) work as Pi documents them.
  */
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { RpcClient } from "../../../sdk/rpc-client/index.js";
 import { BIN, coil, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 import { reply, text } from "../../support/mock-anthropic.js";
 import { useMockAnthropic } from "../../support/provider-mocks.js";
+import { hasTmux, Tmux } from "../../support/tmux.js";
 
 const KEY = "sk-ant-pi-packages-test-0123456789";
 const MODEL = ["--model", "anthropic/claude-sonnet-4-5"];
 const mock = useMockAnthropic(KEY);
+const panes: Tmux[] = [];
+afterAll(() => {
+  for (const p of panes) p.kill();
+});
 
 function sandbox(files: Record<string, string> = {}) {
   const base = tempDir("coil-pi-pkg-");
@@ -203,7 +208,7 @@ const banner = new Text("late banner", 0, 0);
 export default function (pi) {
   pi.registerCommand("late-trust", {
     description: "say whether the project is trusted",
-    handler: async (_args, ctx) => ctx.ui.notify((banner ? "late " : "") + "trusted=" + ctx.isProjectTrusted() + " scoped=" + (ctx.scopedModels?.map((m) => m.model.id).length ?? "none"), "info"),
+    handler: async (_args, ctx) => ctx.ui.notify((banner ? "late " : "") + "trusted=" + ctx.isProjectTrusted() + " scoped=" + (ctx.scopedModels?.map((m) => m.model.id).length ?? "none") + " mode=" + ctx.mode, "info"),
   });
 }
 `,
@@ -211,10 +216,10 @@ export default function (pi) {
     const doctor = await coil(s.project, ["doctor"], s.env);
     expect(doctor.stdout).toMatch(/late \(user, .*late\.ts\): loads when a run starts/);
     const untrusted = await coil(s.project, [...MODEL, "-p", "/late-trust"], s.env);
-    expect(untrusted.stdout.trim()).toBe("late trusted=false scoped=0");
+    expect(untrusted.stdout.trim()).toBe("late trusted=false scoped=0 mode=print");
     expect(untrusted.stderr).not.toContain("not supported");
     const trusted = await coil(s.project, [...MODEL, "--trust", "-p", "/late-trust"], s.env);
-    expect(trusted.stdout.trim()).toBe("late trusted=true scoped=0");
+    expect(trusted.stdout.trim()).toBe("late trusted=true scoped=0 mode=print");
   });
 
   it("an export coil does not serve fails naming itself when its members are used too (a class's static method), and still works as a base class and with instanceof", async () => {
@@ -283,7 +288,7 @@ export default function (pi) {
     handler: async (_a, ctx) => {
       const all = ctx.ui.getAllThemes();
       const set = ctx.ui.setTheme("light");
-      ctx.ui.notify("themes " + all.length + " found " + String(ctx.ui.getTheme("dark")) + " switched " + set.success, "info");
+      ctx.ui.notify("themes " + all.length + " found " + String(ctx.ui.getTheme("dark")) + " switched " + set.success + " mode " + ctx.mode, "info");
     },
   });
 }
@@ -297,9 +302,69 @@ export default function (pi) {
       });
       await client.prompt("/theme-probe");
       for (let i = 0; i < 50 && !notices.length; i++) await new Promise((r) => setTimeout(r, 100));
-      expect(notices).toEqual(["themes 0 found undefined switched false"]);
+      expect(notices).toEqual(["themes 0 found undefined switched false mode rpc"]);
     } finally {
       await client.close();
     }
+  });
+
+  it("TUI (tmux): a ctx.ui.custom overlay framed with Pi's DynamicBorder draws; one whose render throws is closed and said, and coil goes on; ctx.mode is Pi's name for the mode", async () => {
+    if (!hasTmux) throw new Error("tmux is not installed: the TUI tests need it");
+    const s = sandbox({
+      ".pi/agent/extensions/panel.ts": `import { DynamicBorder } from "@earendil-works/pi-coding-agent";
+export default function (pi) {
+  const open = (broken) => async (_args, ctx) => {
+    const result = await ctx.ui.custom((_tui, theme, _keys, done) => {
+      const border = new DynamicBorder((line) => theme.fg("accent", line));
+      return {
+        render(width) {
+          if (broken) throw new Error("the panel broke");
+          return [...border.render(width), "panel body: press q", ...border.render(width)];
+        },
+        invalidate() {},
+        handleInput(data) {
+          if (data === "q") done("closed by q");
+        },
+      };
+    }, { overlay: true, overlayOptions: { width: 40 } });
+    ctx.ui.notify("panel result: " + String(result) + " in " + ctx.mode, "info");
+  };
+  pi.registerCommand("panel", { description: "open a panel", handler: open(false) });
+  pi.registerCommand("broken-panel", { description: "open a broken panel", handler: open(true) });
+}
+`,
+    });
+    const env = Object.fromEntries(
+      ["COIL_HOME", "HOME", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"].map((k) => [k, String(s.env[k])]),
+    );
+    const t = new Tmux({
+      dir: s.base,
+      cwd: s.project,
+      cols: 100,
+      rows: 30,
+      env,
+      command: `${process.execPath} ${BIN} ${MODEL.join(" ")}`,
+    }).start();
+    panes.push(t);
+    await t.waitFor("Enter to send");
+    t.type("/panel");
+    t.keys("Enter");
+    const shown = await t.waitFor("panel body: press q");
+    const row = shown.split("\n").findIndex((l) => l.includes("panel body"));
+    expect(shown.split("\n")[row - 1]).toContain("─".repeat(40));
+    t.type("q");
+    await t.waitFor("panel result: closed by q in tui");
+
+    t.type("/broken-panel");
+    t.keys("Enter");
+    const said = await t.waitFor((sc) => sc.includes("panel result: undefined in tui"));
+    expect(said.replace(/\s+/g, " ")).toContain(
+      "Pi extension panel: its ctx.ui.custom() component failed (the panel broke); it was closed",
+    );
+    // coil is still there and answers
+    mock.push(text("still alive"));
+    t.type("hello");
+    t.keys("Enter");
+    await t.waitFor("still alive");
   });
 });
