@@ -173,12 +173,16 @@ describe("Pi packages' patterns through the CLI", () => {
     }
   });
 
-  it("coil disable of an installed Pi package stops its extensions, and coil enable (the command doctor names) turns them on again", async () => {
+  it("coil disable of an installed Pi package stops its extensions, and coil enable (the command doctor names) turns them on again; its one listed module is named by the package", async () => {
     const s = sandbox();
     const pkg = join(s.base, "pi-toggle-pkg");
     writeFiles(pkg, {
-      "package.json": JSON.stringify({ name: "pi-toggle-pkg", version: "1.0.0", pi: { extensions: ["./index.ts"] } }),
-      "index.ts": `export default function (pi) {
+      "package.json": JSON.stringify({
+        name: "pi-toggle-pkg",
+        version: "1.0.0",
+        pi: { extensions: ["./src/index.ts"] },
+      }),
+      "src/index.ts": `export default function (pi) {
   pi.registerCommand("toggle-hello", { description: "hello", handler: async (_a, ctx) => ctx.ui.notify("hello from pi-toggle-pkg") });
 }
 `,
@@ -196,7 +200,8 @@ describe("Pi packages' patterns through the CLI", () => {
     expect(enabled.stdout).toContain("enabled pi-toggle-pkg");
     const on = await coil(s.project, ["doctor"], s.env);
     expect(on.stdout).not.toContain("skipped: pi-toggle-pkg");
-    expect(on.stdout).toMatch(/\(package, .*pi-toggle-pkg.*index\.ts\): commands \/toggle-hello/);
+    // named by its package, not by the folder of its one module ("src")
+    expect(on.stdout).toMatch(/ pi-toggle-pkg \(package, .*pi-toggle-pkg\/src\/index\.ts\): commands \/toggle-hello/);
     const ran = await coil(s.project, [...MODEL, "-p", "/toggle-hello"], s.env);
     expect(ran.stdout.trim()).toBe("hello from pi-toggle-pkg");
   });
