@@ -429,7 +429,8 @@ export class TuiApp implements AppHandle {
 
   private onKey(data: string): { consume?: boolean; data?: string } | undefined {
     const is = (action: AppAction) => this.bindings.is(data, action);
-    const inEditor = this.slot.children[0] === this.editor;
+    // An overlay that took the focus (a plugin's `custom` with `overlay`) gets the keys, Escape included.
+    const inEditor = this.slot.children[0] === this.editor && this.editor.focused;
     if (is("app.clear")) {
       if (!inEditor) return undefined; // a dialog cancels on its own
       const now = Date.now();

@@ -313,12 +313,13 @@ export default function (pi) {
     }
   });
 
-  it("TUI (tmux): a ctx.ui.custom overlay framed with Pi's DynamicBorder draws; one whose render throws is closed and said, and coil goes on; ctx.mode is Pi's name for the mode", async () => {
+  it("TUI (tmux): a ctx.ui.custom overlay framed with Pi's DynamicBorder draws; one whose render throws is closed and said, and coil goes on; ctx.mode is Pi's name for the mode; an overlay with the focus gets Escape", async () => {
     if (!hasTmux) throw new Error("tmux is not installed: the TUI tests need it");
     const s = sandbox({
       ".pi/agent/extensions/panel.ts": `import { DynamicBorder } from "@earendil-works/pi-coding-agent";
 export default function (pi) {
   const open = (broken) => async (_args, ctx) => {
+    const keys = [];
     const result = await ctx.ui.custom((_tui, theme, _keys, done) => {
       const border = new DynamicBorder((line) => theme.fg("accent", line));
       return {
@@ -328,7 +329,8 @@ export default function (pi) {
         },
         invalidate() {},
         handleInput(data) {
-          if (data === "q") done("closed by q");
+          if (data === "q") done("closed by q after " + keys.length + " other keys");
+          else keys.push(data);
         },
       };
     }, { overlay: true, overlayOptions: { width: 40 } });
@@ -357,8 +359,14 @@ export default function (pi) {
     const shown = await t.waitFor("panel body: press q");
     const row = shown.split("\n").findIndex((l) => l.includes("panel body"));
     expect(shown.split("\n")[row - 1]).toContain("─".repeat(40));
+    // Escape goes to the overlay that has the focus, not to coil's editor (double Escape: rewind)
+    for (const key of ["Escape", "Escape"]) {
+      t.keys(key);
+      await new Promise((r) => setTimeout(r, 300)); // two keys, not one chunk
+    }
     t.type("q");
-    await t.waitFor("panel result: closed by q in tui");
+    const closed = await t.waitFor("panel result: closed by q after 2 other keys in tui");
+    expect(closed).not.toContain("nothing to rewind");
 
     t.type("/broken-panel");
     t.keys("Enter");
