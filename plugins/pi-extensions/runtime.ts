@@ -1100,6 +1100,13 @@ export class PiRuntime {
           display: message.display,
           details: message.details,
         });
+        // From a command without a UI (print mode), a message to show is part of the command's output.
+        if (this.command && !(this.uiStarted && this.ui()) && message.display !== false)
+          this.command.notes.push(
+            typeof message.content === "string"
+              ? message.content
+              : textOf({ role: "user", content: message.content, timestamp: 0 } as AgentMessage),
+          );
         const a = this.agent;
         if (options?.triggerTurn && a && !a.state.isRunning) void a.continue().catch(() => undefined);
       },

@@ -380,4 +380,22 @@ export default function (pi) {
     t.keys("Enter");
     await t.waitFor("still alive");
   });
+
+  it("print mode: what a command shows with pi.sendMessage (display: true) is its output; a hidden one is not", async () => {
+    const s = sandbox({
+      ".pi/agent/extensions/report.ts": `export default function (pi) {
+  pi.registerCommand("report", {
+    description: "a report as a custom message",
+    handler: async () => {
+      pi.sendMessage({ customType: "report", content: "## Report\\nall good", display: true });
+      pi.sendMessage({ customType: "report-state", content: "internal", display: false });
+    },
+  });
+}
+`,
+    });
+    const ran = await coil(s.project, [...MODEL, "-p", "/report"], s.env);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stdout.trim()).toBe("## Report\nall good");
+  });
 });
