@@ -124,6 +124,8 @@ export class PiRuntime {
   private agent: Agent | undefined;
   private mode = "text";
   private uiStarted = false;
+  /** Set by agent_end until the next agent_start: the run is finishing and takes no more steering. */
+  private runEnded = false;
   private systemPrompt = "";
   private runMessages: AgentMessage[] = [];
   private runSystem: string | undefined;
@@ -168,6 +170,13 @@ export class PiRuntime {
       this.extensions.push(ext);
       this.run(ext);
     }
+    // before tap()'s relays, so that an agent_end handler already sees the run as ending
+    this.ctx.on("agent_start", () => {
+      this.runEnded = false;
+    });
+    this.ctx.on("agent_end", () => {
+      this.runEnded = true;
+    });
     this.tap();
     this.ctx.services.provide("input", { filter: (text, source) => this.filterInput(text, source) });
     this.ctx.services.provide("session-guard", {
@@ -1094,12 +1103,19 @@ export class PiRuntime {
           this.report(ext, "pi.sendMessage()", "no session plugin in this preset");
           return;
         }
-        s.appendCustomMessage({
-          customType: message.customType,
-          content: message.content,
-          display: message.display,
-          details: message.details,
-        });
+        const a = this.agent;
+        const deliver = () => {
+          const idle = !a?.state.isRunning;
+          const added = s.appendCustomMessage({
+            customType: message.customType,
+            content: message.content,
+            display: message.display,
+            details: message.details,
+          });
+          // Steered into a run, the TUI draws it when the run takes it; appended while idle, it is drawn now.
+          if (idle && message.display !== false) this.show((u) => u.showMessage?.(added));
+          if (options?.triggerTurn && a && !a.state.isRunning) void a.continue().catch(() => undefined);
+        };
         // From a command without a UI (print mode), a message to show is part of the command's output.
         if (this.command && !(this.uiStarted && this.ui()) && message.display !== false)
           this.command.notes.push(
@@ -1107,8 +1123,9 @@ export class PiRuntime {
               ? message.content
               : textOf({ role: "user", content: message.content, timestamp: 0 } as AgentMessage),
           );
-        const a = this.agent;
-        if (options?.triggerTurn && a && !a.state.isRunning) void a.continue().catch(() => undefined);
+        // After agent_end the run takes no more steering: the message waits for it to finish instead.
+        if (a?.state.isRunning && this.runEnded) void a.waitForIdle().then(deliver, deliver);
+        else deliver();
       },
       sendUserMessage: (content: unknown, options?: { deliverAs?: "steer" | "followUp" }) => {
         const message = { role: "user", content, timestamp: Date.now() } as AgentMessage;

@@ -360,6 +360,12 @@ export class TuiApp implements AppHandle {
     return this.dialogHost.custom(factory, options);
   }
 
+  /** A custom message a plugin appended while idle: shown as a run's message_end would show it. */
+  showMessage(message: CustomMessage): void {
+    this.addMessage(message, false);
+    this.refresh();
+  }
+
   uiChanged(): void {
     this.applyTitle();
     this.above.touch();

@@ -75,6 +75,7 @@ function uiService(
       return theme();
     },
     custom: async (factory, options) => (bridge.app ? bridge.app.custom(factory, options) : undefined),
+    showMessage: (message) => bridge.app?.showMessage(message),
     registerMessageRenderer(customType, renderer) {
       if (renderer) bridge.ui.messageRenderers.set(customType, renderer);
       else bridge.ui.messageRenderers.delete(customType);

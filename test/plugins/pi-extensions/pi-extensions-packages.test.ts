@@ -398,4 +398,50 @@ export default function (pi) {
     expect(ran.code, ran.stderr).toBe(0);
     expect(ran.stdout.trim()).toBe("## Report\nall good");
   });
+
+  it("TUI (tmux): pi.sendMessage from an agent_end handler and from an idle command is drawn by its renderer, not left queued as a steer", async () => {
+    if (!hasTmux) throw new Error("tmux is not installed: the TUI tests need it");
+    const s = sandbox({
+      ".pi/agent/extensions/notes.ts": `import { Text } from "@mariozechner/pi-tui";
+export default function (pi) {
+  pi.registerMessageRenderer("note", (message) => new Text("NOTE> " + message.content, 0, 0));
+  pi.on("agent_end", async () => {
+    pi.sendMessage({ customType: "note", content: "after the answer", display: true });
+  });
+  pi.registerCommand("note", {
+    description: "send a note",
+    handler: async () => pi.sendMessage({ customType: "note", content: "from the command", display: true }),
+  });
+}
+`,
+    });
+    const env = Object.fromEntries(
+      ["COIL_HOME", "HOME", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"].map((k) => [k, String(s.env[k])]),
+    );
+    const t = new Tmux({
+      dir: s.base,
+      cwd: s.project,
+      cols: 100,
+      rows: 30,
+      env,
+      command: `${process.execPath} ${BIN} ${MODEL.join(" ")}`,
+    }).start();
+    panes.push(t);
+    await t.waitFor("Enter to send");
+    mock.requests.length = 0;
+    mock.push(text("the answer"), text("second answer"));
+    t.type("hello");
+    t.keys("Enter");
+    const after = await t.waitFor("NOTE> after the answer");
+    expect(after).not.toContain("steer:");
+    t.type("/note");
+    t.keys("Enter");
+    const both = await t.waitFor("NOTE> from the command");
+    expect(both.indexOf("NOTE> after the answer")).toBeLessThan(both.indexOf("NOTE> from the command"));
+    // the agent_end note reached the session, so the next request carries it (as Pi's custom messages do)
+    t.type("again");
+    t.keys("Enter");
+    await t.waitFor("second answer");
+    expect(JSON.stringify(mock.requests.at(-1)!.body.messages)).toContain("after the answer");
+  });
 });
