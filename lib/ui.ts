@@ -273,8 +273,11 @@ declare module "coil" {
     custom?<T>(factory: UiCustomFactory<T>, options?: UiCustomOptions): Promise<T | undefined>;
     /** Draw the custom messages of `customType` (`display: true`) with `renderer`; `undefined` removes it. */
     registerMessageRenderer?(customType: string, renderer: UiMessageRenderer | undefined): void;
-    /** Draw the transcript again from history: a plugin changed it outside a run (a custom message sent while idle). */
-    redraw?(): void;
+    /**
+     * Add a custom message to the transcript that no run produced (one a plugin appended to the session
+     * while the agent was idle), drawn as a run's would be (its renderer, or its text).
+     */
+    showMessage?(message: CustomMessage): void;
   }
 
   interface ToolDefinition<P extends TSchema = TSchema, D = unknown> {

@@ -373,11 +373,7 @@ async function install(positionals: string[], values: PackageOptions, io: IO): P
   for (const name of names) {
     const e = lock.packages[name]!;
     say(io, `installed ${name}@${e.version} into ${dir}${e.integrity ? `\n  integrity ${e.integrity}` : ""}`);
-    const manifest = readJson<{ pi?: unknown; keywords?: unknown }>(join(dir, "node_modules", name, "package.json"));
-    if (
-      !e.coilPackage &&
-      (manifest?.pi !== undefined || (Array.isArray(manifest?.keywords) && manifest.keywords.includes("pi-package")))
-    ) {
+    if (!e.coilPackage && isPiPackage(dir, name)) {
       // A Pi package: the pi-extensions plugin loads its extensions from here (docs/pi-extensions.md).
       say(
         io,
@@ -491,6 +487,12 @@ async function remove(names: string[], values: PackageOptions, io: IO): Promise<
   return 0;
 }
 
+/** A package whose package.json has a `pi` field or the `pi-package` keyword: the pi-extensions plugin loads it. */
+function isPiPackage(dir: string, name: string): boolean {
+  const manifest = readJson<{ pi?: unknown; keywords?: unknown }>(join(dir, "node_modules", name, "package.json"));
+  return manifest?.pi !== undefined || (Array.isArray(manifest?.keywords) && manifest.keywords.includes("pi-package"));
+}
+
 /** `coil enable <name>` / `coil disable <name>`: switch an installed package on or off in the scope's preset file, keeping it installed. */
 async function toggle(on: boolean, names: string[], values: PackageOptions, io: IO): Promise<number> {
   const cmd = on ? "enable" : "disable";
@@ -525,6 +527,19 @@ async function toggle(on: boolean, names: string[], values: PackageOptions, io: 
       } catch (error) {
         return fail(io, cmd, `cannot ${cmd} the Claude Code plugin ${name}: ${messageOf(error)}`, 1);
       }
+      continue;
+    }
+    if (on && !lock[name].coilPackage && isPiPackage(dir, name)) {
+      // A Pi package has no entry of its own to enable: taking its `false` away lets its extensions load again.
+      try {
+        setPackageState(presetFile, name, undefined);
+      } catch (error) {
+        return fail(io, cmd, `cannot enable ${name}: ${messageOf(error)}`, 1);
+      }
+      say(
+        io,
+        `enabled ${name}: a Pi package, its extensions load again (coil doctor lists them under "Pi extensions")`,
+      );
       continue;
     }
     if (on) {

@@ -75,9 +75,16 @@ function readManifest(dir: string): PiManifest | undefined {
  * The extension modules of one path: a module file is itself; a folder is its package.json's
  * `pi.extensions` entries, else its index file, else (a package root) the modules in its `extensions/`.
  */
-function entriesOf(path: string, scope: ExtensionScope, from: string, out: Discovery, asPackage = false): void {
+function entriesOf(
+  path: string,
+  scope: ExtensionScope,
+  from: string,
+  out: Discovery,
+  asPackage = false,
+  name?: string,
+): void {
   if (isFile(path)) {
-    if (MODULE.has(extname(path))) out.found.push({ file: path, name: nameOf(path), scope, from });
+    if (MODULE.has(extname(path))) out.found.push({ file: path, name: name ?? nameOf(path), scope, from });
     else out.skipped.push(`${path} (${from}): not a .ts or .js module`);
     return;
   }
@@ -98,7 +105,8 @@ function entriesOf(path: string, scope: ExtensionScope, from: string, out: Disco
       const target = resolve(path, entry);
       if (isDir(target) && !INDEX.some((i) => isFile(join(target, i))))
         modulesIn(target, scope, from, out, manifest?.name);
-      else entriesOf(target, scope, from, out);
+      // a package's one listed module is the package (pi-aliases lists ./src/index.ts: "pi-aliases", not "src")
+      else entriesOf(target, scope, from, out, false, listed.length === 1 ? manifest?.name : undefined);
     }
     return;
   }

@@ -32,7 +32,13 @@ export default definePlugin({
             ext.flags.length ? `flags ${ext.flags.map((f) => `--${f}`).join(", ")}` : "",
             ext.providers.length ? `providers ${ext.providers.join(", ")}` : "",
           ].filter(Boolean);
-          const state = ext.error ? `not loaded: ${ext.error}` : what.length ? what.join("; ") : "loaded";
+          const state = ext.error
+            ? `not loaded: ${ext.error}`
+            : what.length
+              ? what.join("; ")
+              : ext.deferred
+                ? "loads when a run starts (it uses pi-tui or a top-level await while loading), so what it registers is not listed here"
+                : "loaded";
           lines.push(`${ext.found.name} (${ext.found.scope}, ${ext.found.file}): ${state}`);
           for (const [call, why] of ext.unsupported) lines.push(`  not supported: ${call}: ${why}`);
         }

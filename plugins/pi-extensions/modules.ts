@@ -1,15 +1,18 @@
 /**
  * The module names a Pi extension imports, served by this plugin's loader so the import lines work
  * unchanged: `@mariozechner/pi-coding-agent` and `@earendil-works/pi-coding-agent` (the helpers an
- * extension calls at run time), `@mariozechner/pi-ai` (`StringEnum`), pi-tui under both names (coil's own
+ * extension calls at run time: event type guards, output truncation, `getAgentDir`, `parseFrontmatter`...), `@mariozechner/pi-ai` (`StringEnum`), pi-tui under both names (coil's own
  * copy, bound once it has loaded), and `typebox` / `@sinclair/typebox` (coil's TypeBox). A name an
  * extension imports that coil does not have is a stub: calling it throws an error naming it, and the call
  * is reported for that extension.
  */
+import { homedir } from "node:os";
 import * as typebox from "typebox";
 import * as typeboxCompile from "typebox/compile";
 import * as typeboxValue from "typebox/value";
 import { Type } from "typebox";
+import { splitFrontMatter } from "../../lib/front-matter.js";
+import { piAgentDir } from "../../lib/locations.js";
 import { piAiStreaming } from "./providers.js";
 import type { PiBashOperations } from "./shell.js";
 
@@ -23,6 +26,8 @@ export class PiTuiNotReady extends Error {
 }
 
 const SKIP = new Set(["then", "default", "__esModule", "toJSON", "constructor"]);
+/** What a stub answers as the function it is (`class X extends Stub`, `instanceof`, printing it). */
+const FUNCTION_MEMBERS = new Set(["prototype", "name", "length", "toString", "call", "apply", "bind", "then"]);
 
 /** A module object: `known` as it is, any other name a stub that reports and throws when used. */
 function moduleOf(specifier: string, known: Record<string, unknown>, report: () => Report): object {
@@ -40,9 +45,17 @@ function moduleOf(specifier: string, known: Record<string, unknown>, report: () 
           report()(`${key} (${specifier})`, "coil's Pi API has no counterpart");
           throw new Error(`${key} from ${specifier} is not available in coil (docs/pi-extensions.md)`);
         };
-        stub = function unavailable() {
-          return fail();
-        };
+        // A class or namespace is reached through its members too (`ModelRuntime.create()`,
+        // `SessionManager.inMemory()`): those fail the same way, not with "... is not a function".
+        stub = new Proxy(
+          function unavailable() {
+            return fail();
+          },
+          {
+            get: (fn, member, receiver) =>
+              typeof member === "symbol" || FUNCTION_MEMBERS.has(member) ? Reflect.get(fn, member, receiver) : fail(),
+          },
+        );
         stubs.set(key, stub);
       }
       return stub;
@@ -66,6 +79,82 @@ function withFileMutationQueue<T>(path: string, fn: () => Promise<T>): Promise<T
 
 const toolIs = (name: string) => (event: { toolName?: string }) => event?.toolName === name;
 
+const DEFAULT_MAX_BYTES = 50 * 1024;
+const DEFAULT_MAX_LINES = 2000;
+
+/** Pi's `formatSize`: bytes as `512B`, `1.5KB`, `2.0MB`. */
+function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes}B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)}KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)}MB`;
+}
+
+interface TruncationOptions {
+  maxLines?: number;
+  maxBytes?: number;
+}
+
+/**
+ * Pi's `truncateHead` (keep the first lines: a file's start) and `truncateTail` (keep the last: a
+ * command's end), whichever of the two limits comes first, in whole lines. Only the tail keeps part of a
+ * line: the end of a last line longer than `maxBytes` (`lastLinePartial`); a head whose first line alone is
+ * too long is empty (`firstLineExceedsLimit`).
+ */
+function truncate(content: string, options: TruncationOptions, fromEnd: boolean) {
+  const maxLines = options.maxLines ?? DEFAULT_MAX_LINES;
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  const bytes = (s: string) => Buffer.byteLength(s, "utf8");
+  const totalBytes = bytes(content);
+  const lines = content.split("\n");
+  const totalLines = lines.length;
+  const result = (kept: string, by: "lines" | "bytes" | null, outputLines: number, partial = false) => ({
+    content: kept,
+    truncated: by !== null,
+    truncatedBy: by,
+    totalLines,
+    totalBytes,
+    outputLines,
+    outputBytes: bytes(kept),
+    lastLinePartial: partial,
+    firstLineExceedsLimit: !fromEnd && by === "bytes" && outputLines === 0,
+    maxLines,
+    maxBytes,
+  });
+  if (totalLines <= maxLines && totalBytes <= maxBytes) return result(content, null, totalLines);
+  const ordered = fromEnd ? [...lines].reverse() : lines;
+  const kept: string[] = [];
+  let size = 0;
+  let by: "lines" | "bytes" = "lines";
+  for (const line of ordered) {
+    if (kept.length >= maxLines) break;
+    const add = bytes(line) + (kept.length ? 1 : 0);
+    if (size + add > maxBytes) {
+      by = "bytes";
+      if (fromEnd && kept.length === 0) {
+        // the last line alone is too long: its end, cut on a character boundary
+        const end = Buffer.from(line, "utf8")
+          .subarray(-maxBytes)
+          .toString("utf8")
+          .replace(/^\uFFFD+/, "");
+        return result(end, by, 1, true);
+      }
+      break;
+    }
+    kept.push(line);
+    size += add;
+  }
+  return result((fromEnd ? kept.reverse() : kept).join("\n"), by, kept.length);
+}
+
+/** Pi's `DynamicBorder` component: a line of `─` as wide as it is drawn, coloured by the function given. */
+class DynamicBorder {
+  constructor(private readonly color: (text: string) => string = (text) => text) {}
+  invalidate(): void {}
+  render(width: number): string[] {
+    return [this.color("─".repeat(Math.max(1, width)))];
+  }
+}
+
 function codingAgent(localBash: PiBashOperations): Record<string, unknown> {
   return {
     createLocalBashOperations: () => localBash,
@@ -78,8 +167,24 @@ function codingAgent(localBash: PiBashOperations): Record<string, unknown> {
     isFindToolResult: toolIs("find"),
     isLsToolResult: toolIs("ls"),
     withFileMutationQueue,
-    DEFAULT_MAX_BYTES: 50 * 1024,
-    DEFAULT_MAX_LINES: 2000,
+    DynamicBorder,
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES,
+    formatSize,
+    truncateHead: (content: string, options: TruncationOptions = {}) => truncate(content, options, false),
+    truncateTail: (content: string, options: TruncationOptions = {}) => truncate(content, options, true),
+    /** Pi's agent folder: `$PI_CODING_AGENT_DIR` (`~` allowed), else `~/.pi/agent`. */
+    getAgentDir: () => {
+      const dir = piAgentDir(process.env);
+      return dir.replace(/^~(?=$|\/)/, process.env.HOME || homedir());
+    },
+    /** Pi's `defineTool`: a tool definition as it is (the helper only types it). */
+    defineTool: <T>(tool: T): T => tool,
+    /** Pi's `parseFrontmatter`: YAML front matter (`{}` without any) and the text after it. */
+    parseFrontmatter: (content: string) => {
+      const split = splitFrontMatter(content);
+      return { frontmatter: split.data ?? {}, body: split.body };
+    },
   };
 }
 

@@ -46,6 +46,8 @@ interface LoadedExtension {
   /** `call: why`, in the order first seen. */
   unsupported: Map<string, string>;
   error?: string;
+  /** Imported again when a run starts (pi-tui used while loading, top-level await): registers only then. */
+  deferred?: boolean;
   tools: string[];
   commands: string[];
   flags: string[];
@@ -108,12 +110,18 @@ const THINKING = new Set(["off", "minimal", "low", "medium", "high", "xhigh"]);
 
 const PI_LEVEL: Record<string, "info" | "warn" | "error"> = { info: "info", warning: "warn", error: "error" };
 
+/** coil's front-end modes as Pi's `ctx.mode` names them (`text` and any other: `"print"`). */
+const PI_MODE: Record<string, "tui" | "rpc" | "json"> = { interactive: "tui", rpc: "rpc", json: "json" };
+
 type Jiti = ((id: string) => unknown) & { import(id: string): Promise<unknown> };
 
 export class PiRuntime {
   readonly extensions: LoadedExtension[] = [];
   private readonly handlers = new Map<string, { ext: LoadedExtension; fn: Handler }[]>();
   private readonly lateTools: ToolDefinition[] = [];
+  /** The tools extensions registered in setup, by name, so that registering one again replaces it. */
+  private readonly setupTools = new Map<string, { ext: LoadedExtension; tool: ToolDefinition }>();
+  private readonly setupCommands = new Map<string, { ext: LoadedExtension; command: SlashCommand }>();
   private readonly lateCommands: SlashCommand[] = [];
   private readonly flagDefaults = new Map<string, unknown>();
   /** The keys of providers extensions registered (pi.registerProvider), for ctx.modelRegistry. */
@@ -127,6 +135,8 @@ export class PiRuntime {
   private agent: Agent | undefined;
   private mode = "text";
   private uiStarted = false;
+  /** Set by agent_end until the next agent_start: the run is finishing and takes no more steering. */
+  private runEnded = false;
   private systemPrompt = "";
   private runMessages: AgentMessage[] = [];
   private runSystem: string | undefined;
@@ -174,6 +184,13 @@ export class PiRuntime {
       this.extensions.push(ext);
       this.run(ext);
     }
+    // before tap()'s relays, so that an agent_end handler already sees the run as ending
+    this.ctx.on("agent_start", () => {
+      this.runEnded = false;
+    });
+    this.ctx.on("agent_end", () => {
+      this.runEnded = true;
+    });
     this.tap();
     this.ctx.services.provide("input", { filter: (text, source) => this.filterInput(text, source) });
     this.ctx.services.provide("provider-responses", {
@@ -209,6 +226,7 @@ export class PiRuntime {
       // pi-tui used while it loads, or what jiti's synchronous mode cannot run (top-level await): import it
       // again, asynchronously, once coil's pi-tui is there (onStart).
       this.deferred.push(ext);
+      ext.deferred = true;
       if (error instanceof PiTuiNotReady || (error as { cause?: unknown })?.cause instanceof PiTuiNotReady)
         void this.loadTui();
       this.setCurrent(undefined);
@@ -940,6 +958,20 @@ export class PiRuntime {
         return ui()?.theme ?? PLAIN_THEME;
       },
       custom: customFor({ ui, mode: () => this.mode, warn: (m) => this.ctx.log.warn(m) }, ext.found),
+      // Pi's theme switching: coil's TUI themes (/settings theme) are not open to extensions. Reported, and
+      // answered with Pi's own shapes (no themes, a failed switch) so `getAllThemes().length` does not throw.
+      getAllThemes: () => {
+        this.report(ext, "ctx.ui.getAllThemes()", NO_THEMES);
+        return [];
+      },
+      getTheme: (_name: string) => {
+        this.report(ext, "ctx.ui.getTheme()", NO_THEMES);
+        return undefined;
+      },
+      setTheme: (_theme: unknown) => {
+        this.report(ext, "ctx.ui.setTheme()", NO_THEMES);
+        return { success: false, error: NO_THEMES };
+      },
     };
     return this.guarded(ext, api, "ctx.ui");
   }
@@ -1033,6 +1065,8 @@ export class PiRuntime {
     const base = {
       ui: this.uiFor(ext),
       hasUI: this.hasUI,
+      /** Pi's run mode: extensions open `ctx.ui.custom()` panels only when it is `"tui"`. */
+      mode: PI_MODE[this.mode] ?? "print",
       cwd: this.ctx.cwd,
       sessionManager: this.sessionManager(ext),
       modelRegistry: this.modelRegistry(ext),
@@ -1048,6 +1082,9 @@ export class PiRuntime {
         return !!q && q.steering.length + q.followUp.length > 0;
       },
       getSystemPrompt: () => this.systemPrompt,
+      isProjectTrusted: () => this.ctx.projectTrusted,
+      /** Pi's models scope (`--models`, Ctrl+P's cycle): coil has none, so every model is in scope. */
+      scopedModels: [],
       compact: (o?: { customInstructions?: string; onComplete?(r: unknown): void; onError?(e: Error): void }) => {
         const a = agent();
         if (!a) return;
@@ -1191,16 +1228,29 @@ export class PiRuntime {
           this.report(ext, "pi.sendMessage()", "no session plugin in this preset");
           return;
         }
-        s.appendCustomMessage({
-          customType: message.customType,
-          content: message.content,
-          display: message.display,
-          details: message.details,
-        });
         const a = this.agent;
-        // While a run goes it is steered in and drawn as it arrives; while idle it goes straight into history.
-        if (a && !a.state.isRunning && message.display !== false) this.ui()?.redraw?.();
-        if (options?.triggerTurn && a && !a.state.isRunning) void a.continue().catch(() => undefined);
+        const deliver = () => {
+          const idle = !a?.state.isRunning;
+          const added = s.appendCustomMessage({
+            customType: message.customType,
+            content: message.content,
+            display: message.display,
+            details: message.details,
+          });
+          // Steered into a run, the TUI draws it when the run takes it; appended while idle, it is drawn now.
+          if (idle && message.display !== false) this.show((u) => u.showMessage?.(added));
+          if (options?.triggerTurn && a && !a.state.isRunning) void a.continue().catch(() => undefined);
+        };
+        // From a command without a UI (print mode), a message to show is part of the command's output.
+        if (this.command && !(this.uiStarted && this.ui()) && message.display !== false)
+          this.command.notes.push(
+            typeof message.content === "string"
+              ? message.content
+              : textOf({ role: "user", content: message.content, timestamp: 0 } as AgentMessage),
+          );
+        // After agent_end the run takes no more steering: the message waits for it to finish instead.
+        if (a?.state.isRunning && this.runEnded) void a.waitForIdle().then(deliver, deliver);
+        else deliver();
       },
       sendUserMessage: (content: unknown, options?: { deliverAs?: "steer" | "followUp" }) => {
         const message = { role: "user", content, timestamp: Date.now() } as AgentMessage;
@@ -1349,19 +1399,34 @@ export class PiRuntime {
       ...(def.renderCall ? { renderCall: def.renderCall as never } : {}),
       ...(def.renderResult ? { renderResult: def.renderResult as never } : {}),
     };
+    // Pi replaces a tool its extension registers again under the same name (pi-mcp-adapter re-syncs its
+    // proxies on every connect); one registered in setup cannot leave coil's registry, so it is updated in place.
+    const held = this.setupTools.get(def.name);
+    if (held?.ext === ext) {
+      for (const key of Object.keys(held.tool)) delete (held.tool as unknown as Record<string, unknown>)[key];
+      Object.assign(held.tool, tool);
+      return;
+    }
     if (this.open) {
       try {
         this.ctx.tools.register(tool);
         ext.tools.push(def.name);
+        this.setupTools.set(def.name, { ext, tool });
       } catch (error) {
         this.report(ext, `pi.registerTool("${def.name}")`, msg(error));
       }
       return;
     }
     const at = this.lateTools.findIndex((t) => t.name === tool.name);
+    if (at < 0 && this.ctx.tools.get(tool.name)) {
+      // another's tool: left out and reported, not kept to make every later sync fail
+      const owner = held ? `Pi extension ${held.ext.found.name}` : "coil or one of its plugins";
+      this.report(ext, `pi.registerTool("${def.name}")`, `${owner} already has a tool named ${def.name}`);
+      return;
+    }
     if (at >= 0) this.lateTools[at] = tool;
     else this.lateTools.push(tool);
-    ext.tools.push(def.name);
+    if (!ext.tools.includes(def.name)) ext.tools.push(def.name);
     if (this.agent) this.syncLate();
   }
 
@@ -1384,17 +1449,32 @@ export class PiRuntime {
         return mine.notes.length ? mine.notes.join("\n") : undefined;
       },
     };
+    // As for tools: registered again, it replaces its earlier self; a late name coil holds is reported, not
+    // thrown into the extension's handler (pi-prompt-template-model registers its templates in session_start).
+    const held = this.setupCommands.get(name);
+    if (held?.ext === ext) {
+      Object.assign(held.command, command);
+      return;
+    }
     if (this.open) {
       try {
         this.ctx.commands.register(command);
         ext.commands.push(name);
+        this.setupCommands.set(name, { ext, command });
       } catch (error) {
         this.report(ext, `pi.registerCommand("${name}")`, msg(error));
       }
       return;
     }
-    this.lateCommands.push(command);
-    ext.commands.push(name);
+    const at = this.lateCommands.findIndex((c) => c.name === name);
+    if (at < 0 && this.ctx.commands.get(name)) {
+      const owner = held ? `Pi extension ${held.ext.found.name}` : "coil or one of its plugins";
+      this.report(ext, `pi.registerCommand("${name}")`, `${owner} already has a command /${name}`);
+      return;
+    }
+    if (at >= 0) this.lateCommands[at] = command;
+    else this.lateCommands.push(command);
+    if (!ext.commands.includes(name)) ext.commands.push(name);
     if (this.agent) this.syncLate();
   }
 }
@@ -1418,6 +1498,8 @@ interface PiCommand {
   handler(args: string, ctx: unknown): unknown;
   getArgumentCompletions?: unknown;
 }
+
+const NO_THEMES = "coil's TUI themes (/settings theme, --theme) cannot be listed or switched by an extension";
 
 /** The theme a renderer gets when no TUI runs: text unchanged. */
 const PLAIN_THEME = {

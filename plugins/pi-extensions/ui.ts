@@ -6,7 +6,7 @@
  */
 import { homedir } from "node:os";
 import type { UiService } from "coil";
-import type { UiCustomFactory, UiCustomOptions, UiMessageRenderer } from "../../lib/ui.js";
+import type { UiComponent, UiCustomFactory, UiCustomOptions, UiMessageRenderer } from "../../lib/ui.js";
 import type { FoundExtension } from "./discover.js";
 
 /** Who a key or command belongs to in the TUI's notices and /help: `Pi extension greeter (~/.pi/…/greeter.ts)`. */
@@ -25,6 +25,46 @@ export interface CustomHost {
   warn(message: string): void;
 }
 
+type Made = UiComponent & { dispose?(): void };
+
+/**
+ * The component a factory makes, with its `render` and `handleInput` caught: one that throws (a Pi export
+ * coil does not serve, used while drawing) is closed (`done(undefined)`) and said once, instead of the throw
+ * reaching the TUI's render loop, which would end coil.
+ */
+function guardComponent<T>(factory: UiCustomFactory<T>, found: FoundExtension, warn: (m: string) => void) {
+  const made: UiCustomFactory<T> = (tui, theme, keybindings, done) => {
+    let failed = false;
+    const guard = (component: Made): Made => {
+      const c = component as unknown as Record<string, unknown> | undefined;
+      if (!c || typeof c !== "object") return component;
+      for (const name of ["render", "handleInput"] as const) {
+        const original = c[name];
+        if (typeof original !== "function") continue;
+        c[name] = function (this: unknown, ...args: unknown[]) {
+          if (failed) return name === "render" ? [] : undefined;
+          try {
+            return (original as (...a: unknown[]) => unknown).apply(this, args);
+          } catch (error) {
+            failed = true;
+            warn(
+              `Pi extension ${found.name}: its ctx.ui.custom() component failed (${error instanceof Error ? error.message : String(error)}); it was closed`,
+            );
+            queueMicrotask(() => done(undefined as T));
+            return name === "render" ? [] : undefined;
+          }
+        };
+      }
+      return component;
+    };
+    const out = factory(tui, theme, keybindings, done);
+    return out && typeof (out as Promise<Made>).then === "function"
+      ? (out as Promise<Made>).then(guard)
+      : guard(out as Made);
+  };
+  return made;
+}
+
 /**
  * Pi's `ctx.ui.custom(factory, options)`: the TUI shows the component (overlay options as pi-tui's) and
  * resolves to what it passes to `done`. Without the TUI it resolves to `undefined`, as Pi's RPC and print
@@ -37,7 +77,7 @@ export function customFor(
   let said = false;
   return async (factory, options) => {
     const ui = host.ui();
-    if (ui?.custom) return ui.custom(factory, options);
+    if (ui?.custom) return ui.custom(guardComponent(factory, found, host.warn), options);
     if (!said) {
       said = true;
       const mode = host.mode();

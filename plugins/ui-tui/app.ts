@@ -361,6 +361,12 @@ export class TuiApp implements AppHandle {
     return this.dialogHost.custom(factory, options);
   }
 
+  /** A custom message a plugin appended while idle: shown as a run's message_end would show it. */
+  showMessage(message: CustomMessage): void {
+    this.addMessage(message, false);
+    this.refresh();
+  }
+
   uiChanged(): void {
     this.applyTitle();
     this.above.touch();
@@ -430,7 +436,8 @@ export class TuiApp implements AppHandle {
 
   private onKey(data: string): { consume?: boolean; data?: string } | undefined {
     const is = (action: AppAction) => this.bindings.is(data, action);
-    const inEditor = this.slot.children[0] === this.editor;
+    // An overlay that took the focus (a plugin's `custom` with `overlay`) gets the keys, Escape included.
+    const inEditor = this.slot.children[0] === this.editor && this.editor.focused;
     if (is("app.clear")) {
       if (!inEditor) return undefined; // a dialog cancels on its own
       const now = Date.now();

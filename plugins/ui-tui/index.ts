@@ -74,12 +74,12 @@ function uiService(bridge: Bridge): UiService & { readonly active: boolean } {
       return theme();
     },
     custom: async (factory, options) => (bridge.app ? bridge.app.custom(factory, options) : undefined),
+    showMessage: (message) => bridge.app?.showMessage(message),
     registerMessageRenderer(customType, renderer) {
       if (renderer) bridge.ui.messageRenderers.set(customType, renderer);
       else bridge.ui.messageRenderers.delete(customType);
       bridge.app?.rebuild();
     },
-    redraw: () => bridge.app?.rebuild(),
   };
 }
 

@@ -3,6 +3,7 @@
  * slash commands) and the running app, and the slice of the `session` service the TUI calls.
  * The session type is declared here, not imported, because plugins do not import each other.
  */
+import type { CustomMessage } from "../../api/index.js";
 import type {
   UiComponentFactory,
   UiCustomFactory,
@@ -57,6 +58,8 @@ export interface AppHandle {
   useTheme(spec: string): string;
   /** A plugin's component with the keyboard until it calls `done` (the `ui` service's `custom`). */
   custom<T>(factory: UiCustomFactory<T>, options?: UiCustomOptions): Promise<T | undefined>;
+  /** A custom message appended while idle, drawn now (the `ui` service's `showMessage`). */
+  showMessage(message: CustomMessage): void;
 }
 
 /** What plugins set through the `ui` service (lib/ui.ts); kept while the TUI is not drawing yet. */

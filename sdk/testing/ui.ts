@@ -9,7 +9,7 @@
  *   await kit.run("go");
  *   ui.statuses.get("my-plugin")  // "3 files"
  */
-import type { ToolDefinition, ToolResultMessage, UiService } from "../../api/index.js";
+import type { CustomMessage, ToolDefinition, ToolResultMessage, UiService } from "../../api/index.js";
 import type {
   UiComponent,
   UiComponentFactory,
@@ -47,8 +47,8 @@ export interface TestUi extends Required<Omit<UiService, "theme">> {
   footerLines(width?: number): string[] | undefined;
   /** The renderers plugins registered for custom messages, by `customType`. */
   readonly messageRenderers: Map<string, UiMessageRenderer>;
-  /** How many times a plugin asked for the transcript to be drawn again (`redraw`). */
-  redraws: number;
+  /** The custom messages plugins showed with `showMessage`, in order. */
+  readonly shownMessages: CustomMessage[];
   /** The component `custom` shows now, rendered at `width` (undefined when none is open). */
   customLines(width?: number): string[] | undefined;
   /** Keys (raw terminal data: `"\r"`, `"\x1b"`, `"j"`) for the component `custom` shows now. */
@@ -134,13 +134,11 @@ export function createTestUi(options: TestUiOptions = {}): TestUi {
     },
     footerLines: (w = width) => ui.footer?.(screen(w), theme).render(w),
     messageRenderers: new Map(),
+    shownMessages: [],
+    showMessage: (message) => void ui.shownMessages.push(message),
     registerMessageRenderer(customType, renderer) {
       if (renderer) ui.messageRenderers.set(customType, renderer);
       else ui.messageRenderers.delete(customType);
-    },
-    redraws: 0,
-    redraw() {
-      ui.redraws++;
     },
     custom: async <T>(factory: Parameters<TestUi["custom"]>[0], o?: Parameters<TestUi["custom"]>[1]) => {
       let settle!: (value: T | undefined) => void;
