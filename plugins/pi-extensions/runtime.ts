@@ -52,6 +52,8 @@ interface LoadedExtension {
   commands: string[];
   flags: string[];
   providers: string[];
+  /** Its `pi.events` listeners, taken off the bus when it is loaded again. */
+  listeners: [name: string, fn: (data: unknown) => void][];
 }
 
 /** Pi's events and how coil delivers them (everything else an extension subscribes to is reported). */
@@ -135,6 +137,10 @@ export class PiRuntime {
   private agent: Agent | undefined;
   private mode = "text";
   private uiStarted = false;
+  /** While extensions are loaded again for a new session (reload). */
+  private reloading = false;
+  /** The handlers of the shortcuts extensions registered in setup, by extension file and key (reload replaces them). */
+  private readonly shortcutHandlers = new Map<string, (ctx: unknown) => unknown>();
   /** Set by agent_end until the next agent_start: the run is finishing and takes no more steering. */
   private runEnded = false;
   private systemPrompt = "";
@@ -180,6 +186,7 @@ export class PiRuntime {
         commands: [],
         flags: [],
         providers: [],
+        listeners: [],
       };
       this.extensions.push(ext);
       this.run(ext);
@@ -849,8 +856,36 @@ export class PiRuntime {
       });
       return;
     }
+    await this.reload();
     await this.emit("session_start", { reason: change.kind, previousSessionFile: previous });
     await this.discoverResources();
+  }
+
+  /**
+   * As Pi does on /new, /resume and /fork: every extension is imported again and its factory runs afresh (a new
+   * instance with its own state; the old one heard session_shutdown). Its handlers and `pi.events` listeners are
+   * the new instance's; tools, commands and shortcuts it registers again replace the old ones in place; flags and
+   * providers stay as registered at start-up (coil registers those once). One the new instance no longer
+   * registers stays, as coil cannot take a tool or command back after start-up.
+   */
+  private async reload(): Promise<void> {
+    this.reloading = true;
+    try {
+      for (const ext of this.extensions) {
+        if (ext.error) continue;
+        for (const [type, list] of this.handlers)
+          this.handlers.set(
+            type,
+            list.filter((h) => h.ext !== ext),
+          );
+        for (const [name, fn] of ext.listeners.splice(0)) this.bus.get(name)?.delete(fn);
+        await this.runLate(ext);
+      }
+      await Promise.all(this.waiting.splice(0));
+      this.syncLate();
+    } finally {
+      this.reloading = false;
+    }
   }
 
   /** ctx.newSession / fork / navigateTree / switchSession (commands): coil's /new, /fork, /tree, /resume. */
@@ -1165,15 +1200,21 @@ export class PiRuntime {
         // While extensions load in setup, the key goes to coil's own ctx.registerShortcut (bound by the TUI,
         // conflicts reported with both owners). An extension loaded later (the async fallback) can no longer
         // register one, so its key rides on a command `/<extension>-<key>` bound the same way.
+        const id = `${ext.found.file}\n${key}`;
+        if (this.shortcutHandlers.has(id)) {
+          this.shortcutHandlers.set(id, options.handler); // registered again (reload): the new instance's
+          return;
+        }
         if (this.open) {
           try {
             this.ctx.registerShortcut(key, {
               description: options.description ?? `shortcut ${key}`,
               source: extensionSource(ext.found),
               handler: async () => {
-                await options.handler(this.context(ext));
+                await this.shortcutHandlers.get(id)?.(this.context(ext));
               },
             });
+            this.shortcutHandlers.set(id, options.handler);
           } catch (error) {
             this.report(ext, `pi.registerShortcut("${key}")`, msg(error));
           }
@@ -1189,6 +1230,7 @@ export class PiRuntime {
       },
       registerFlag: (name: string, options: { description?: string; type?: string; default?: unknown }) => {
         const flag = name.replace(/^--?/, "");
+        if (this.reloading && ext.flags.includes(flag)) return; // registered at start-up, by its first instance
         this.flagDefaults.set(flag, options.default);
         if (!this.open) {
           this.report(ext, `pi.registerFlag("${flag}")`, "flags are registered while extensions load, not later");
@@ -1345,6 +1387,7 @@ export class PiRuntime {
           const set = this.bus.get(name) ?? new Set();
           set.add(fn);
           this.bus.set(name, set);
+          ext.listeners.push([name, fn]);
           return () => set.delete(fn);
         },
         emit: (name: string, data?: unknown) => {
@@ -1359,6 +1402,7 @@ export class PiRuntime {
   /** `pi.registerProvider`: providers.ts builds it while extensions load; later it is reported. */
   private registerProvider(ext: LoadedExtension, name: string, config: PiProviderConfig): void {
     const call = `pi.registerProvider("${name}")`;
+    if (this.reloading && ext.providers.includes(name)) return; // registered at start-up, by its first instance
     if (!this.open) return void this.report(ext, call, "providers are registered while extensions load, not later");
     const host = {
       ctx: this.ctx,

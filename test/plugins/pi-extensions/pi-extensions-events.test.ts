@@ -99,8 +99,12 @@ import { appendFileSync } from "node:fs";
 
 const log = (line: string) => appendFileSync(process.env.PI_EVENTS_LOG!, line + "\\n");
 
+// Pi loads an extension again for a new session: each instance is a module evaluation of its own.
+const me = Math.random().toString(36).slice(2, 8);
+
 export default function (pi: ExtensionAPI) {
   pi.on("session_start", async (event) => log("start " + event.reason + (event.previousSessionFile ? " (previous given)" : "")));
+  pi.on("session_start", async (event) => appendFileSync(process.env.PI_EVENTS_LOG! + ".instances", me + " " + event.reason + "\\n"));
   pi.on("session_shutdown", async (event) => log("shutdown " + event.reason));
   pi.on("session_before_switch", async (event) => {
     log("before_switch " + event.reason);
@@ -151,7 +155,7 @@ function sandbox() {
   writeFiles(project, { ".git/HEAD": "ref: refs/heads/main\n" });
   const logFile = join(base, "events.log");
   const env = sandboxEnv(base, { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: mock.url, PI_EVENTS_LOG: logFile });
-  return { base, project, env, log: () => (existsSync(logFile) ? readFileSync(logFile, "utf8") : "") };
+  return { base, project, env, logFile, log: () => (existsSync(logFile) ? readFileSync(logFile, "utf8") : "") };
 }
 
 const toolUse = (name: string, input: Record<string, unknown>, id = "toolu_1") =>
@@ -331,6 +335,10 @@ describe("Pi extensions: events and context through the CLI", () => {
       await willing.close();
     }
     expect(s.log()).toContain("before_switch new\nshutdown new\nstart new (previous given)\n");
+    // the new session has a new instance of the extension; the old one's handlers no longer run
+    const heard = readFileSync(`${s.logFile}.instances`, "utf8").trim().split("\n").slice(-2);
+    expect(heard.map((l) => l.split(" ")[1])).toEqual(["startup", "new"]);
+    expect(heard[0]!.split(" ")[0]).not.toBe(heard[1]!.split(" ")[0]);
   });
 
   it("a command's ctx.newSession switches and runs withSession in the new one; /tree asks session_before_tree, whose summary is the branch summary", async () => {
