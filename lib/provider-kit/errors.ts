@@ -119,7 +119,7 @@ export function messages(error: unknown): string[] {
   return out;
 }
 
-type HeaderBag =
+export type HeaderBag =
   | { get(name: string): string | null }
   | Record<string, string | string[] | undefined>
   | undefined
@@ -143,4 +143,35 @@ export function retryAfterMs(headers: HeaderBag, now = Date.now()): number | und
   if (Number.isFinite(Number(after))) return Math.max(0, Number(after) * 1000);
   const date = Date.parse(after);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * What an HTTP error status means on every API: a rejected key (401), a refused permission (403), a model the
+ * server does not have (404), else retryable or not (`overloaded`: the API's own word for a transient
+ * failure), with the retry-after the server sent. `label` names the provider, the status and the API's error.
+ */
+export function statusFailure(
+  status: number,
+  label: string,
+  detail: string,
+  where: { baseUrl: string; keyFrom?: string; keyHint: string; model: string },
+  o: { overloaded: boolean; headers: HeaderBag },
+): Failure {
+  const base = { message: `${label}: ${detail}`, status, retryable: false, overflow: false };
+  if (status === 401) {
+    const from = where.keyFrom ? ` from ${where.keyFrom}` : "";
+    return { ...base, message: `${base.message} — the API key${from} was rejected; ${where.keyHint}`, code: "auth" };
+  }
+  if (status === 403)
+    return { ...base, message: `${base.message} — the key is not allowed to do this`, code: "permission" };
+  if (status === 404) {
+    const hint = `is '${where.model}' a model ${where.baseUrl} serves? (coil models lists known ids)`;
+    return { ...base, message: `${base.message} — ${hint}`, code: "not_found" };
+  }
+  return {
+    ...base,
+    retryable: isRetryableStatus(status) || o.overloaded,
+    retryAfterMs: retryAfterMs(o.headers),
+    code: status === 429 ? "rate_limit" : undefined,
+  };
 }

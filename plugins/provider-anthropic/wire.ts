@@ -17,7 +17,7 @@ import type {
 import type { MessageBuilder } from "../../lib/provider-kit/builder.js";
 import type { CatalogModel } from "../../lib/provider-kit/catalog.js";
 import type { HistoryShape } from "../../lib/provider-kit/driver.js";
-import { isRetryableStatus, messages, retryAfterMs, type Failure } from "../../lib/provider-kit/errors.js";
+import { messages, retryAfterMs, statusFailure, type Failure } from "../../lib/provider-kit/errors.js";
 
 type Params = Anthropic.MessageCreateParamsStreaming;
 type Block = Anthropic.ContentBlockParam;
@@ -376,42 +376,11 @@ export function classify(
   if (status === 413 || (status === 400 && OVERFLOW.test(detail))) {
     return { message: `${label}: ${detail}`, status, retryable: false, overflow: true };
   }
-  if (status === 401) {
-    return {
-      message: `${label}: ${detail} — the API key${where.keyFrom ? ` from ${where.keyFrom}` : ""} was rejected; ${where.keyHint}`,
-      status,
-      retryable: false,
-      overflow: false,
-      code: "auth",
-    };
-  }
-  if (status === 403)
-    return {
-      message: `${label}: ${detail} — the key is not allowed to do this`,
-      status,
-      retryable: false,
-      overflow: false,
-      code: "permission",
-    };
-  if (status === 404)
-    return {
-      message: `${label}: ${detail} — is '${where.model}' a model ${where.baseUrl} serves? (coil models lists known ids)`,
-      status,
-      retryable: false,
-      overflow: false,
-      code: "not_found",
-    };
-  if (status !== undefined) {
-    const retryable = isRetryableStatus(status) || /overloaded/i.test(`${type} ${detail}`);
-    return {
-      message: `${label}: ${detail}`,
-      status,
-      retryable,
-      overflow: false,
-      retryAfterMs: retryAfterMs(e.headers),
-      code: status === 429 ? "rate_limit" : undefined,
-    };
-  }
+  if (status !== undefined)
+    return statusFailure(status, label, detail, where, {
+      overloaded: /overloaded/i.test(`${type} ${detail}`),
+      headers: e.headers,
+    });
   if (type) {
     // An `event: error` inside the stream (no HTTP status): overloaded and api errors are transient.
     const retryable = /overloaded|api_error|rate_limit|timeout/i.test(type) || /overloaded/i.test(detail);

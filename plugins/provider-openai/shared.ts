@@ -1,7 +1,7 @@
 /** What the two OpenAI wire formats share: reasoning effort mapping and error classification. */
 import type { ProviderRequest } from "../../api/index.js";
 import type { CatalogModel } from "../../lib/provider-kit/catalog.js";
-import { isRetryableStatus, messages, retryAfterMs, type Failure } from "../../lib/provider-kit/errors.js";
+import { messages, statusFailure, type Failure } from "../../lib/provider-kit/errors.js";
 
 /** The stream closed before its final event: a dropped connection as far as retries are concerned. */
 export class StreamEndedEarly extends Error {}
@@ -96,42 +96,8 @@ export function classifyOpenAI(
   if (status !== 429 && (code === "context_length_exceeded" || OVERFLOW.test(detail))) {
     return { message: `${label}: ${detail}`, status, retryable: false, overflow: true };
   }
-  if (status === 401) {
-    return {
-      message: `${label}: ${detail} — the API key${where.keyFrom ? ` from ${where.keyFrom}` : ""} was rejected; ${where.keyHint}`,
-      status,
-      retryable: false,
-      overflow: false,
-      code: "auth",
-    };
-  }
-  if (status === 403)
-    return {
-      message: `${label}: ${detail} — the key is not allowed to do this`,
-      status,
-      retryable: false,
-      overflow: false,
-      code: "permission",
-    };
-  if (status === 404)
-    return {
-      message: `${label}: ${detail} — is '${where.model}' a model ${where.baseUrl} serves? (coil models lists known ids)`,
-      status,
-      retryable: false,
-      overflow: false,
-      code: "not_found",
-    };
-  if (status !== undefined) {
-    const retryable = isRetryableStatus(status) || /overloaded/i.test(detail);
-    return {
-      message: `${label}: ${detail}`,
-      status,
-      retryable,
-      overflow: false,
-      retryAfterMs: retryAfterMs(e.headers),
-      code: status === 429 ? "rate_limit" : undefined,
-    };
-  }
+  if (status !== undefined)
+    return statusFailure(status, label, detail, where, { overloaded: /overloaded/i.test(detail), headers: e.headers });
   if (error instanceof StreamError || code || type) {
     const retryable = /server_error|overloaded|rate_limit|timeout|temporar|unavailable/i.test(
       `${code ?? ""} ${type ?? ""} ${detail}`,
