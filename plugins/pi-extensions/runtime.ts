@@ -11,6 +11,7 @@ import { homedir } from "node:os";
 import { resolve as resolvePath } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import {
+  lastAssistantText,
   textOf,
   type Agent,
   type AgentMessage,
@@ -1137,7 +1138,21 @@ export class PiRuntime {
   private commandContext(ext: LoadedExtension): Record<string, unknown> {
     type After = { withSession?(ctx: unknown): unknown };
     return {
-      waitForIdle: async () => this.agent?.waitForIdle(),
+      waitForIdle: async () => {
+        // In Pi a command's sendUserMessage starts its turn at once, and a handler that waits sees it through
+        // (pi-prompt-template-model's chains). coil sends the command's prompt when the handler returns; one
+        // the handler waits for runs now instead, its reply part of the command's output where there is no UI.
+        const a = this.agent;
+        const c = this.command;
+        if (a && c?.prompt !== undefined && !a.state.isRunning) {
+          const prompt = c.prompt as AgentMessage;
+          c.prompt = undefined;
+          const result = await a.prompt(prompt);
+          const text = lastAssistantText(result.messages);
+          if (text && !(this.uiStarted && this.ui())) c.notes.push(text);
+        }
+        await a?.waitForIdle();
+      },
       newSession: async (o: After & { setup?(sm: unknown): unknown; parentSession?: string } = {}) =>
         this.changeSession(
           ext,

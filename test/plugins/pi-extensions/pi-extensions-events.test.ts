@@ -132,6 +132,23 @@ export default function (pi: ExtensionAPI) {
 }
 `;
 
+/** A command that chains prompts: each sendUserMessage, then waitForIdle, as Pi's command context allows. */
+const CHAIN = `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+
+export default function (pi: ExtensionAPI) {
+  pi.registerCommand("chain", {
+    description: "send each word as a prompt, one after another",
+    handler: async (args, ctx) => {
+      for (const step of args.split(" ")) {
+        pi.sendUserMessage("step " + step);
+        await ctx.waitForIdle();
+      }
+      ctx.ui.notify("chain done after " + ctx.sessionManager.getBranch().filter((e) => e.type === "message").length + " messages");
+    },
+  });
+}
+`;
+
 /** after_provider_response: the status and a header of each response, before the stream is read. */
 const RESPONSES = `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { appendFileSync } from "node:fs";
@@ -419,5 +436,20 @@ export default function (pi: ExtensionAPI) {
       "streaming", // the handler (which waits 20 ms) ran before the reply was read
     ]);
     expect(run.stderr).not.toContain("not supported in coil");
+  });
+  it("a command's sendUserMessage then ctx.waitForIdle runs that prompt before the handler goes on (a chain); in print mode each reply is part of the output", async () => {
+    const s = sandbox();
+    writeFiles(s.base, { "chain.ts": CHAIN });
+    mock.requests.length = 0;
+    mock.push(text("reply to a"), text("reply to b"));
+    const run = await coil(s.project, [...MODEL, "-e", join(s.base, "chain.ts"), "-p", "/chain a b"], s.env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe("reply to a\nreply to b\nchain done after 4 messages");
+    expect(mock.requests).toHaveLength(2);
+    expect(userTexts(mock.requests[1]!.body)).toEqual([
+      expect.stringContaining("step a"),
+      expect.stringContaining("step b"),
+    ]);
+    expect(mock.rejected()).toEqual([]);
   });
 });
