@@ -157,7 +157,7 @@ export class PiRuntime {
   /** The leaf a /tree move leaves, for session_tree. */
   private treeFrom: string | null | undefined;
   /** While a command handler runs: its notifications (text output without a UI) and the prompt it sends. */
-  private command: { notes: string[]; prompt?: unknown } | undefined;
+  private command: { notes: string[]; prompts: AgentMessage[] } | undefined;
   private readonly modules: ReturnType<typeof piModules>;
   private jiti: Jiti | undefined;
   private tuiLoad: Promise<void> | undefined;
@@ -918,7 +918,7 @@ export class PiRuntime {
   ): Promise<{ text: string } | { handled: true; output?: string }> {
     if (!(this.handlers.get("input")?.length ?? 0)) return { text };
     const outer = this.command;
-    const mine = { notes: [] as string[], prompt: undefined as unknown };
+    const mine = { notes: [] as string[], prompts: [] as AgentMessage[] };
     this.command = mine;
     let current = text;
     try {
@@ -1144,10 +1144,8 @@ export class PiRuntime {
         // the handler waits for runs now instead, its reply part of the command's output where there is no UI.
         const a = this.agent;
         const c = this.command;
-        if (a && c?.prompt !== undefined && !a.state.isRunning) {
-          const prompt = c.prompt as AgentMessage;
-          c.prompt = undefined;
-          const result = await a.prompt(prompt);
+        if (a && c?.prompts.length && !a.state.isRunning) {
+          const result = await a.prompt(c.prompts.splice(0));
           const text = lastAssistantText(result.messages);
           if (text && !(this.uiStarted && this.ui())) c.notes.push(text);
         }
@@ -1313,7 +1311,7 @@ export class PiRuntime {
         const message = { role: "user", content, timestamp: Date.now() } as AgentMessage;
         const a = this.agent;
         if (this.command && !a?.state.isRunning) {
-          this.command.prompt = message;
+          this.command.prompts.push(message); // several: sent together, none lost
           return;
         }
         if (!a) return;
@@ -1497,14 +1495,14 @@ export class PiRuntime {
       ...(shortcut ? { shortcut } : {}),
       run: async (args) => {
         const outer = this.command;
-        const mine = { notes: [] as string[], prompt: undefined as unknown };
+        const mine = { notes: [] as string[], prompts: [] as AgentMessage[] };
         this.command = mine;
         try {
           await options.handler(args, this.context(ext, undefined, true));
         } finally {
           this.command = outer;
         }
-        if (mine.prompt) return { prompt: mine.prompt as AgentMessage };
+        if (mine.prompts.length) return { prompt: mine.prompts.length === 1 ? mine.prompts[0]! : mine.prompts };
         return mine.notes.length ? mine.notes.join("\n") : undefined;
       },
     };

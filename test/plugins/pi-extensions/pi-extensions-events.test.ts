@@ -146,6 +146,13 @@ export default function (pi: ExtensionAPI) {
       ctx.ui.notify("chain done after " + ctx.sessionManager.getBranch().filter((e) => e.type === "message").length + " messages");
     },
   });
+  pi.registerCommand("pair", {
+    description: "two prompts without waiting",
+    handler: async () => {
+      pi.sendUserMessage("first half");
+      pi.sendUserMessage("second half");
+    },
+  });
 }
 `;
 
@@ -450,6 +457,13 @@ export default function (pi: ExtensionAPI) {
       expect.stringContaining("step a"),
       expect.stringContaining("step b"),
     ]);
+    // two without waiting: both go, in order, when the handler returns (the second does not replace the first)
+    mock.push(text("both seen"));
+    const pair = await coil(s.project, [...MODEL, "-e", join(s.base, "chain.ts"), "-p", "/pair"], s.env);
+    expect(pair.stdout.trim()).toBe("both seen");
+    const sent = JSON.stringify(mock.requests[2]!.body.messages);
+    expect(sent.indexOf("first half")).toBeGreaterThan(-1);
+    expect(sent.indexOf("second half")).toBeGreaterThan(sent.indexOf("first half"));
     expect(mock.rejected()).toEqual([]);
   });
 });
