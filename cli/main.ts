@@ -187,7 +187,8 @@ async function runOnce(io: CliIO, rebuild: Rebuild): Promise<number> {
     }
     // Decided without asking when it can be (--trust, a stored answer, nothing to load); otherwise the plugins
     // of the host assembled without trust may decide first (a Pi extension's project_trust), then the user.
-    let trust = await settleTrust(cli, home, first.trust, false);
+    const trustFlag = first.trust;
+    let trust = await settleTrust(cli, home, trustFlag, false);
     first.trust = trust.trusted;
     first.codeTrusted = trust.explicit;
     let assembled = await loadPreset(cli, home, first, rebuild);
@@ -215,7 +216,8 @@ async function runOnce(io: CliIO, rebuild: Rebuild): Promise<number> {
       const again = scan(argv, { after: subAt, own: new Set((leaf.options ?? []).map((o) => `--${o.name}`)) });
       if (!sameLoad(first, again)) {
         await stopPlugins(assembled.host);
-        const retrust = again.trust === first.trust ? trust : await settleTrust(cli, home, again.trust, true);
+        // the decision stands unless the command line's --trust changed (a subcommand's own options aside)
+        const retrust = again.trust === trustFlag ? trust : await settleTrust(cli, home, again.trust, true);
         first = { ...again, trust: retrust.trusted, codeTrusted: retrust.explicit };
         assembled = await loadPreset(cli, home, first, rebuild);
         host = assembled.host;
