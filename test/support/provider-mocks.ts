@@ -123,3 +123,10 @@ export function useMockAnthropic(key: string): MockAnthropic {
     close: () => mock().close(),
   };
 }
+
+/** What a tmux pane needs of a sandbox's environment (`sandboxEnv`) to run coil against the Anthropic mock. */
+export function mockPaneEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(
+    ["COIL_HOME", "HOME", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"].map((k) => [k, String(env[k])]),
+  );
+}

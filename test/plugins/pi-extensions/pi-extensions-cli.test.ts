@@ -6,21 +6,18 @@
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RpcClient } from "../../../sdk/rpc-client/index.js";
 import { BIN, coil, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 import { reply, text } from "../../support/mock-anthropic.js";
-import { useMockAnthropic } from "../../support/provider-mocks.js";
+import { mockPaneEnv, useMockAnthropic } from "../../support/provider-mocks.js";
 import { chat, startMockOpenAI, type MockOpenAI } from "../../support/mock-openai.js";
-import { hasTmux, Tmux } from "../../support/tmux.js";
+import { useTmux } from "../../support/tmux.js";
 
 const KEY = "sk-ant-pi-ext-test-0123456789";
 const MODEL = ["--model", "anthropic/claude-sonnet-4-5"];
 const mock = useMockAnthropic(KEY);
-const panes: Tmux[] = [];
-afterAll(() => {
-  for (const p of panes) p.kill();
-});
+const tmux = useTmux();
 
 /** A tool with streaming updates, details and its own rendering; a flag; a command; state in the session. */
 const GREETER = `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
@@ -325,23 +322,19 @@ export default function (pi: ExtensionAPI) {
   });
 
   it("TUI (tmux): the extension's widget and status show from the start, and its tool draws its own call and result, its shortcut runs", async () => {
-    if (!hasTmux) throw new Error("tmux is not installed: the TUI tests need it");
     const s = sandbox();
     writeFiles(s.home, { ".pi/agent/extensions/greeter.ts": GREETER });
     mkdirSync(join(s.base, "coil-home"), { recursive: true });
     mock.push(toolUse("greet", { name: "Cy" }), text("Greeted Cy."));
-    const env = Object.fromEntries(
-      ["COIL_HOME", "HOME", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"].map((k) => [k, String(s.env[k])]),
-    );
-    const t = new Tmux({
+    const env = mockPaneEnv(s.env);
+    const t = tmux.start({
       dir: s.base,
       cwd: s.project,
       cols: 100,
       rows: 30,
       env,
-      command: `${process.execPath} ${BIN} ${MODEL.join(" ")}`,
-    }).start();
-    panes.push(t);
+      command: tmux.coil(MODEL.join(" ")),
+    });
     const start = await t.waitFor((sc) => sc.includes("greeter widget: 0 so far") && sc.includes("greeted 0"));
     expect(start).toContain("greeter widget: 0 so far");
     t.type("greet Cy");

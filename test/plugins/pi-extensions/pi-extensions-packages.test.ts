@@ -7,20 +7,17 @@
  * `parseFrontmatter`) work as Pi documents them.
  */
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RpcClient } from "../../../sdk/rpc-client/index.js";
 import { BIN, coil, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 import { reply, text } from "../../support/mock-anthropic.js";
-import { useMockAnthropic } from "../../support/provider-mocks.js";
-import { hasTmux, Tmux } from "../../support/tmux.js";
+import { mockPaneEnv, useMockAnthropic } from "../../support/provider-mocks.js";
+import { useTmux } from "../../support/tmux.js";
 
 const KEY = "sk-ant-pi-packages-test-0123456789";
 const MODEL = ["--model", "anthropic/claude-sonnet-4-5"];
 const mock = useMockAnthropic(KEY);
-const panes: Tmux[] = [];
-afterAll(() => {
-  for (const p of panes) p.kill();
-});
+const tmux = useTmux();
 
 function sandbox(files: Record<string, string> = {}) {
   const base = tempDir("coil-pi-pkg-");
@@ -314,7 +311,6 @@ export default function (pi) {
   });
 
   it("TUI (tmux): a ctx.ui.custom overlay framed with Pi's DynamicBorder draws; one whose render throws is closed and said, and coil goes on; ctx.mode is Pi's name for the mode; an overlay with the focus gets Escape", async () => {
-    if (!hasTmux) throw new Error("tmux is not installed: the TUI tests need it");
     const s = sandbox({
       ".pi/agent/extensions/panel.ts": `import { DynamicBorder } from "@earendil-works/pi-coding-agent";
 export default function (pi) {
@@ -341,18 +337,15 @@ export default function (pi) {
 }
 `,
     });
-    const env = Object.fromEntries(
-      ["COIL_HOME", "HOME", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"].map((k) => [k, String(s.env[k])]),
-    );
-    const t = new Tmux({
+    const env = mockPaneEnv(s.env);
+    const t = tmux.start({
       dir: s.base,
       cwd: s.project,
       cols: 100,
       rows: 30,
       env,
-      command: `${process.execPath} ${BIN} ${MODEL.join(" ")}`,
-    }).start();
-    panes.push(t);
+      command: tmux.coil(MODEL.join(" ")),
+    });
     await t.waitFor("Enter to send");
     t.type("/panel");
     t.keys("Enter");
@@ -400,7 +393,6 @@ export default function (pi) {
   });
 
   it("TUI (tmux): pi.sendMessage from an agent_end handler and from an idle command is drawn by its renderer, not left queued as a steer", async () => {
-    if (!hasTmux) throw new Error("tmux is not installed: the TUI tests need it");
     const s = sandbox({
       ".pi/agent/extensions/notes.ts": `import { Text } from "@mariozechner/pi-tui";
 export default function (pi) {
@@ -415,18 +407,15 @@ export default function (pi) {
 }
 `,
     });
-    const env = Object.fromEntries(
-      ["COIL_HOME", "HOME", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"].map((k) => [k, String(s.env[k])]),
-    );
-    const t = new Tmux({
+    const env = mockPaneEnv(s.env);
+    const t = tmux.start({
       dir: s.base,
       cwd: s.project,
       cols: 100,
       rows: 30,
       env,
-      command: `${process.execPath} ${BIN} ${MODEL.join(" ")}`,
-    }).start();
-    panes.push(t);
+      command: tmux.coil(MODEL.join(" ")),
+    });
     await t.waitFor("Enter to send");
     mock.requests.length = 0;
     mock.push(text("the answer"), text("second answer"));

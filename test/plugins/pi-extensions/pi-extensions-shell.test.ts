@@ -7,19 +7,16 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { BIN, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
+import { describe, expect, it } from "vitest";
+import { sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 import { text } from "../../support/mock-anthropic.js";
-import { useMockAnthropic } from "../../support/provider-mocks.js";
-import { hasTmux, Tmux } from "../../support/tmux.js";
+import { mockPaneEnv, useMockAnthropic } from "../../support/provider-mocks.js";
+import { useTmux } from "../../support/tmux.js";
 
 const KEY = "sk-ant-pi-shell-test-0123456789";
 const MODEL = ["--model", "anthropic/claude-sonnet-4-5"];
 const mock = useMockAnthropic(KEY);
-const panes: Tmux[] = [];
-afterAll(() => {
-  for (const p of panes) p.kill();
-});
+const tmux = useTmux();
 
 const SHELL = `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { createLocalBashOperations } from "@mariozechner/pi-coding-agent";
@@ -57,7 +54,6 @@ export default function (pi: ExtensionAPI) {
 
 describe("Pi extensions: user_bash", () => {
   it("TUI (tmux): operations, result, createLocalBashOperations, and undefined (coil's own bash call); ! output reaches the model, !! does not; a throw runs nothing", async () => {
-    if (!hasTmux) throw new Error("tmux is not installed: the TUI tests need it");
     const base = tempDir("coil-pi-shell-");
     const project = join(base, "project");
     writeFiles(project, { ".git/HEAD": "ref: refs/heads/main\n" });
@@ -67,18 +63,15 @@ describe("Pi extensions: user_bash", () => {
       ".claude/settings.json": JSON.stringify({ permissions: { deny: ["Bash(remote rm:*)"] } }),
     });
     const s = sandboxEnv(base, { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: mock.url });
-    const env = Object.fromEntries(
-      ["COIL_HOME", "HOME", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"].map((k) => [k, String(s[k])]),
-    );
-    const t = new Tmux({
+    const env = mockPaneEnv(s);
+    const t = tmux.start({
       dir: base,
       cwd: project,
       cols: 110,
       rows: 40,
       env,
-      command: `${process.execPath} ${BIN} ${MODEL.join(" ")}`,
-    }).start();
-    panes.push(t);
+      command: tmux.coil(MODEL.join(" ")),
+    });
     await t.waitFor((sc) => sc.includes("claude-sonnet-4-5"));
 
     t.type("!remote uptime");

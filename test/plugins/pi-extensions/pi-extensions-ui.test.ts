@@ -6,20 +6,17 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RpcClient } from "../../../sdk/rpc-client/index.js";
 import { BIN, coil, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 import { reply, text } from "../../support/mock-anthropic.js";
-import { useMockAnthropic } from "../../support/provider-mocks.js";
-import { hasTmux, Tmux } from "../../support/tmux.js";
+import { mockPaneEnv, useMockAnthropic } from "../../support/provider-mocks.js";
+import { useTmux } from "../../support/tmux.js";
 
 const KEY = "sk-ant-pi-ui-test-0123456789";
 const MODEL = ["--model", "anthropic/claude-sonnet-4-5"];
 const mock = useMockAnthropic(KEY);
-const panes: Tmux[] = [];
-afterAll(() => {
-  for (const p of panes) p.kill();
-});
+const tmux = useTmux();
 
 /**
  * /pick: a list drawn by the extension, keys j/k and Enter (through the injected key bindings), Escape
@@ -120,22 +117,18 @@ const toolUse = (name: string, input: Record<string, unknown>, id = "toolu_1") =
 
 describe("Pi extensions that draw", () => {
   it("TUI (tmux): ctx.ui.custom takes the keys until done, as the editor's stand-in and as an overlay; a message renderer draws sendMessage's message; shortcut notices and /help name the extension", async () => {
-    if (!hasTmux) throw new Error("tmux is not installed: the TUI tests need it");
     const s = sandbox();
     mock.requests.length = 0;
     mock.push(toolUse("announce", { what: "lunch" }), text("Announced."));
-    const env = Object.fromEntries(
-      ["COIL_HOME", "HOME", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"].map((k) => [k, String(s.env[k])]),
-    );
-    const t = new Tmux({
+    const env = mockPaneEnv(s.env);
+    const t = tmux.start({
       dir: s.base,
       cwd: s.project,
       cols: 110,
       rows: 34,
       env,
-      command: `${process.execPath} ${BIN} ${MODEL.join(" ")}`,
-    }).start();
-    panes.push(t);
+      command: tmux.coil(MODEL.join(" ")),
+    });
     // the refused claim on Ctrl+L names the extension and its file, not the plugin that hosts it
     const start = await t.waitFor((sc) => sc.includes("ctrl+l") && sc.includes("already has it"));
     expect(start.replace(/\s+/g, " ")).toContain(
