@@ -470,6 +470,8 @@ export default definePlugin({
     // templates registered late (replaced at each call). A name another plugin's command has is a problem.
     const added = new Map<string, { dirs: TemplateDir[]; templates: (PromptTemplate & { from: TemplateDir })[] }>();
     const addedDirs = () => [...added.values()].flatMap((a) => a.dirs);
+    /** The names of the commands addPlaces registered (late): ours to replace, not another's. */
+    let synced = new Set<string>();
     const service: PromptTemplatesService = {
       list: () => [...templates, ...[...added.values()].flatMap((a) => a.templates)],
       problems: () => problems,
@@ -490,15 +492,16 @@ export default definePlugin({
         const before = problems.length;
         const read: (PromptTemplate & { from: TemplateDir })[] = [];
         for (const from of entry.dirs) readPlace(from, read);
-        const late = new Set([...added.values()].flatMap((a) => a.templates.map((t) => t.name)));
         for (const t of read) {
-          if (ctx.commands.get(t.name) && !late.has(t.name)) {
+          if (ctx.commands.get(t.name) && !synced.has(t.name)) {
             byName.delete(t.name);
             problems.push({ file: t.file, reason: `/${t.name} is already a command of coil or another plugin` });
           } else entry.templates.push(t);
         }
         for (const p of problems.slice(before)) ctx.log.warn(`prompt template ${p.file} not loaded: ${p.reason}`);
-        ctx.commands.sync([...added.values()].flatMap((a) => a.templates.map(command)));
+        const late = [...added.values()].flatMap((a) => a.templates);
+        ctx.commands.sync(late.map(command));
+        synced = new Set(late.map((t) => t.name));
       },
     };
     ctx.services.provide("prompt-templates", service);

@@ -6,7 +6,8 @@
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { coil, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
+import { RpcClient } from "../../../sdk/rpc-client/index.js";
+import { BIN, coil, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 import { text } from "../../support/mock-anthropic.js";
 import { useMockAnthropic } from "../../support/provider-mocks.js";
 
@@ -105,5 +106,27 @@ describe("Pi extensions: resources_discover", () => {
     const noTemplate = await coil(s.project, [...MODEL, "-p", "/templates"], s.env);
     expect(noTemplate.stdout).not.toContain("/riskscan");
     expect(mock.requests.length).toBe(before); // commands only: nothing was sent
+  });
+  it("after a session switch the extension, loaded again, discovers them again: the template and the skill still answer (RPC)", async () => {
+    const s = sandbox();
+    const client = await RpcClient.start({
+      bin: BIN,
+      cwd: s.project,
+      env: s.env,
+      args: [...MODEL, ...s.ext],
+      timeoutMs: 20_000,
+    });
+    try {
+      await client.newSession();
+      mock.requests.length = 0;
+      mock.push(text("reviewed again"), text("deployed again"));
+      expect((await client.run("/riskscan lib/x.ts")).stopReason).toBe("stop");
+      expect(lastUser(mock.requests[0]!.body)).toContain("Review lib/x.ts carefully and list the risks.");
+      expect((await client.run("/skill:deploy again")).stopReason).toBe("stop");
+      expect(lastUser(mock.requests[1]!.body)).toContain("DEPLOY-STEPS: run make deploy.");
+    } finally {
+      await client.close();
+    }
+    expect(mock.rejected()).toEqual([]);
   });
 });
