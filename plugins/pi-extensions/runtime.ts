@@ -380,8 +380,6 @@ export class PiRuntime {
    * working directory). Themes do not map: coil's TUI has one theme.
    */
   private async discoverResources(): Promise<void> {
-    const handlers = this.handlers.get("resources_discover") ?? [];
-    if (!handlers.length) return;
     const found = new Map<LoadedExtension, { skills: string[]; prompts: string[] }>();
     const list = (value: unknown) =>
       Array.isArray(value)
@@ -389,16 +387,8 @@ export class PiRuntime {
             .filter((p): p is string => typeof p === "string" && p.trim() !== "")
             .map((p) => resolvePath(this.ctx.cwd, p.trim().replace(/^~(?=$|\/)/, process.env.HOME || homedir())))
         : [];
-    for (const { ext, fn } of handlers) {
-      let result: { skillPaths?: unknown; promptPaths?: unknown; themePaths?: unknown } | undefined;
-      try {
-        result = (await fn({ type: "resources_discover", cwd: this.ctx.cwd, reason: "startup" }, this.context(ext))) as
-          | typeof result
-          | undefined;
-      } catch (error) {
-        this.ctx.log.error(`Pi extension ${ext.found.name}: its resources_discover handler failed: ${msg(error)}`);
-        continue;
-      }
+    for (const { ext, value } of await this.emit("resources_discover", { cwd: this.ctx.cwd, reason: "startup" })) {
+      const result = value as { skillPaths?: unknown; promptPaths?: unknown; themePaths?: unknown } | undefined;
       if (!result || typeof result !== "object") continue;
       const into = found.get(ext) ?? { skills: [], prompts: [] };
       into.skills.push(...list(result.skillPaths));
@@ -442,14 +432,18 @@ export class PiRuntime {
 
   // ---- events ----
 
-  private async emit(type: string, event: Record<string, unknown>, signal?: AbortSignal): Promise<unknown[]> {
-    const out: unknown[] = [];
+  /** Every handler of `type`, in order; what each returned, with its extension (a handler that threw is reported and left out). */
+  private async emit(
+    type: string,
+    event: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<{ ext: LoadedExtension; value: unknown }[]> {
+    const out: { ext: LoadedExtension; value: unknown }[] = [];
     for (const { ext, fn } of this.handlers.get(type) ?? []) {
       try {
-        out.push(await fn({ type, ...event }, this.context(ext, signal)));
+        out.push({ ext, value: await fn({ type, ...event }, this.context(ext, signal)) });
       } catch (error) {
         this.ctx.log.error(`Pi extension ${ext.found.name}: its ${type} handler failed: ${msg(error)}`);
-        out.push(undefined);
       }
     }
     return out;
@@ -573,8 +567,8 @@ export class PiRuntime {
       }
       if (has("context")) {
         let copy = structuredClone(messages) as AgentMessage[];
-        for (const r of await this.emit("context", { messages: copy }, turn.signal)) {
-          const res = r as { messages?: AgentMessage[] } | undefined;
+        for (const { value } of await this.emit("context", { messages: copy }, turn.signal)) {
+          const res = value as { messages?: AgentMessage[] } | undefined;
           if (Array.isArray(res?.messages)) copy = res.messages;
         }
         messages = copy;
