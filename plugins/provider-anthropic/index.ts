@@ -13,7 +13,8 @@ import { isLocalUrl, mergeModel, type ProviderConfig } from "../../lib/provider-
 import { refuseEntry, userModels } from "../../lib/provider-kit/user-models.js";
 import type { ConfigValue } from "../../lib/provider-kit/values.js";
 import { kitProvider, PROVIDER_OPTIONS, type Login, type ProviderAdapter } from "../../lib/provider-kit/driver.js";
-import type {} from "./api.js"; // types the `anthropic-wire` service this plugin provides
+import type {} from "./api.js";
+import type { AnthropicClient } from "./client.js"; // types the `anthropic-wire` service this plugin provides
 import { CLOUDS, cloudModels, type Cloud } from "./clouds.js";
 import { ANTHROPIC_DEFAULT_LIMITS, ANTHROPIC_MODELS } from "./models.js";
 import { buildParams, classify, HISTORY, readStream } from "./wire.js";
@@ -62,7 +63,7 @@ function makeProvider(ctx: PluginContext<Options>, s: Setup): Provider {
   const withId = (m: CatalogModel | undefined, id: string) => m && { ...m, id, provider: s.id };
   const lookup = (id: string): CatalogModel | undefined =>
     findModel(s.models, id) ?? (cloud && withId(findModel(ANTHROPIC_MODELS, cloud.catalogId(id)), id));
-  const adapter: ProviderAdapter<Anthropic, Params, Anthropic.RawMessageStreamEvent> = {
+  const adapter: ProviderAdapter<AnthropicClient, Params, Anthropic.RawMessageStreamEvent> = {
     id: s.id,
     hint: s.hint ?? cloud?.hint,
     // Bedrock and Vertex list their models once their credentials are set (the catalog is the same Claude family).
@@ -112,9 +113,9 @@ function makeProvider(ctx: PluginContext<Options>, s: Setup): Provider {
     async client(c, common) {
       if (cloud) return cloud.client(common, process.env);
       // The SDK's own retries are off: coil retries, so that waits are visible and abortable.
-      const { default: AnthropicSdk } = await import("@anthropic-ai/sdk");
+      const { MessagesClient } = await import("./client.js");
       const auth = c.bearer ? { authToken: c.key } : { apiKey: c.key ?? "no-key" };
-      return new AnthropicSdk({ ...auth, baseURL: c.url, maxRetries: 0, ...common });
+      return new MessagesClient({ ...auth, baseURL: c.url, maxRetries: 0, ...common });
     },
     send: (sdk, params, { signal, headers }) => sdk.messages.create(params, { signal, maxRetries: 0, headers }),
     read: (events, builder) => readStream(events, builder),
