@@ -176,9 +176,12 @@ for (let i = 0; i < (want(1) ? 7 : 3); i++) {
   mock.push(text("hello"));
   const seen = arrivals.length;
   const t0 = performance.timeOrigin + performance.now();
-  const one = await run([...MODEL, "-p", "hi"], { COIL_BENCH_PHASES: phasesFile }, [
+  const rssFile = join(work, "one-turn-rss");
+  const one = await run([...MODEL, "-p", "hi"], { COIL_BENCH_PHASES: phasesFile, COIL_BENCH_RSS: rssFile }, [
     "--import",
     join(root, "bench", "record-phases.mjs"),
+    "--import",
+    join(root, "bench", "record-rss.mjs"),
   ]);
   const rec = JSON.parse(readFileSync(phasesFile, "utf8"));
   const at = (name) => rec.marks.find((m) => m.name === name)?.at;
@@ -187,6 +190,7 @@ for (let i = 0; i < (want(1) ? 7 : 3); i++) {
   const finish = performance.timeOrigin + finishes[seen];
   const perPlugin = setups.map((m, j) => [m.detail, m.at - (j ? setups[j - 1].at : at("coil:imported"))]);
   phaseRuns.push({
+    rss: Number(readFileSync(rssFile, "utf8")),
     cpu: rec.cpuMs,
     wall: one.ms,
     plugins: Object.fromEntries(perPlugin),
@@ -209,6 +213,8 @@ say(
 ### Where one Anthropic turn's time goes (median of ${phaseRuns.length} runs with phase marks; CPU time user+system ${median(phaseRuns.map((r) => r.cpu)).toFixed(0)} ms, wall ${median(phaseRuns.map((r) => r.wall)).toFixed(0)} ms)
 `,
 );
+const oneRss = median(phaseRuns.map((r) => r.rss));
+say(`Peak RSS of one Anthropic turn: ${oneRss.toFixed(0)} MB — goal ≤ 80 MB — ${verdict(oneRss, 80)}\n`);
 say("| phase | ms |\n|---|---:|");
 for (const [j, [label]] of phaseRuns[0].phases.entries())
   say(`| ${label} | ${median(phaseRuns.map((r) => r.phases[j][1])).toFixed(1)} |`);

@@ -12,7 +12,7 @@ import { existsSync, realpathSync } from "node:fs";
 import type { Plugin } from "../api/plugin.js";
 import { pluginInspector } from "./inspect.js";
 import { mark } from "./marks.js";
-import { validateOptions } from "./options.js";
+import { loadOptionChecks, validateOptions } from "./options.js";
 import { fileOf, loadPlugin, needsPlugin, optionsTarget, type RunShape } from "./load.js";
 import { CommandLine } from "../lib/command-line.js";
 import { formatDiagnostic } from "../lib/front-end.js";
@@ -153,20 +153,26 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
     seen.add(real);
     return true;
   };
+  const installs = entries.flatMap((entry, i) =>
+    plugins[i]!.flatMap((plugin, j, all) => {
+      if (!firstTime(plugin)) return [];
+      const own = j === optionsTarget(all, entry.key);
+      const source = { ref: entry.ref, ...entry.source, baseDir: entry.baseDir };
+      return [
+        {
+          plugin,
+          options: own ? entry.options : {},
+          source: { ...source, optionSources: own ? entry.optionSources : {} },
+        },
+      ];
+    }),
+  );
+  await loadOptionChecks(installs);
   try {
-    entries.forEach((entry, i) => {
-      plugins[i]!.forEach((plugin, j, all) => {
-        if (!firstTime(plugin)) return;
-        const own = j === optionsTarget(all, entry.key);
-        host.install(plugin, own ? entry.options : {}, {
-          ref: entry.ref,
-          ...entry.source,
-          baseDir: entry.baseDir,
-          optionSources: own ? entry.optionSources : {},
-        });
-        mark("coil:setup", plugin.id);
-      });
-    });
+    for (const { plugin, options, source } of installs) {
+      host.install(plugin, options, source);
+      mark("coil:setup", plugin.id);
+    }
   } finally {
     stop();
   }

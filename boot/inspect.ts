@@ -8,7 +8,7 @@ import { CommandLine } from "../lib/command-line.js";
 import type { PluginInspector } from "../lib/plugin-inspector.js";
 import { refOf } from "../lib/preset-file.js";
 import { loadPlugin } from "./load.js";
-import { validateOptions } from "./options.js";
+import { loadOptionChecks, validateOptions } from "./options.js";
 import { stopPlugins } from "./lifecycle.js";
 
 export function pluginInspector(home: string): PluginInspector {
@@ -16,6 +16,7 @@ export function pluginInspector(home: string): PluginInspector {
     async inspect(name, baseDir) {
       const ref = refOf(name);
       const plugins = await loadPlugin({ ref, kind: "npm", key: name, baseDir }, { home });
+      await loadOptionChecks(plugins.map((plugin) => ({ plugin, options: {} })));
       const host = new PluginHost({
         cwd: baseDir,
         projectTrusted: false,

@@ -6,7 +6,6 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { TSchema } from "typebox";
-import { Value } from "typebox/value";
 import { CoilError } from "../kernel/errors.js";
 import type { InstallSource, Plugin } from "../api/plugin.js";
 import { packageRoot } from "../lib/paths.js";
@@ -64,7 +63,21 @@ function strict(schema: TSchema): TSchema {
   return out as TSchema;
 }
 
-/** Fill defaults and validate; errors name the plugin, the key and the preset file. */
+const givenOf = (raw: unknown): unknown => (raw === undefined || raw === null || raw === true ? {} : raw);
+let Value: typeof import("typebox/value").Value | undefined;
+
+/**
+ * TypeBox's value functions (with its schema compiler, 0.27 MB of JavaScript), which `validateOptions` needs for
+ * any options not checked at build time. Await this before installing: given what will be installed, it imports
+ * them only when one of those needs them, so a run on the built-in presets never compiles them.
+ */
+export async function loadOptionChecks(installs?: readonly { plugin: Plugin; options: unknown }[]): Promise<void> {
+  const needed = (i: { plugin: Plugin; options: unknown }) =>
+    i.plugin.options !== undefined && precheckedOptions(i.plugin, givenOf(i.options)) === undefined;
+  if (!Value && (!installs || installs.some(needed))) Value = (await import("typebox/value")).Value;
+}
+
+/** Fill defaults and validate; errors name the plugin, the key and the preset file. `loadOptionChecks` first. */
 export function validateOptions(plugin: Plugin, raw: unknown, source: InstallSource = {}): unknown {
   const where = {
     plugin: plugin.id,
@@ -73,7 +86,7 @@ export function validateOptions(plugin: Plugin, raw: unknown, source: InstallSou
     line: source.line,
     column: source.column,
   };
-  const given = raw === undefined || raw === null || raw === true ? {} : raw;
+  const given = givenOf(raw);
   if (!plugin.options) {
     if (typeof given === "object" && given && Object.keys(given).length > 0) {
       throw new CoilError(
@@ -88,6 +101,7 @@ export function validateOptions(plugin: Plugin, raw: unknown, source: InstallSou
   }
   const known = precheckedOptions(plugin, given);
   if (known !== undefined) return known;
+  if (!Value) throw new Error(`options of '${plugin.id}' validated before loadOptionChecks() (a bug in coil)`);
   const schema = strict(plugin.options);
   // Defaults come from the schema as written (TypeBox skips them under additionalProperties: false).
   const value = Value.Default(plugin.options, structuredClone(given));

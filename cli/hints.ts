@@ -5,7 +5,7 @@
  */
 import { builtinPluginIds } from "../boot/paths.js";
 import { loadPlugin } from "../boot/load.js";
-import { validateOptions } from "../boot/options.js";
+import { loadOptionChecks, validateOptions } from "../boot/options.js";
 import { builtinPresetNames, distance, resolvePreset } from "../boot/preset.js";
 import { PluginHost } from "../boot/host.js";
 import { CommandLine } from "../lib/command-line.js";
@@ -26,6 +26,7 @@ export async function pluginWithFlag(
     const commandLine = new CommandLine();
     try {
       const [plugin] = await loadPlugin({ ref: id, kind: "name", key: id, baseDir: where.cwd }, { home: where.home });
+      await loadOptionChecks([{ plugin: plugin!, options: {} }]);
       const host = new PluginHost({ cwd: where.cwd, validate: validateOptions, declare: commandLine.declarations });
       host.install(plugin!, {}, { ref: id });
     } catch {

@@ -170,10 +170,13 @@ export function tapHook(hooks: KernelHooks, tap: TapRecord, sink: TapSink): void
   });
 }
 
-/** The call after one rewrite tap: its `{ args }` validated like the model's, or a block naming the plugin. */
-function rewritten(call: ToolCallInfo, answer: ToolRewrite | undefined | null | false, plugin: string): Rewriting {
+/**
+ * The call after one rewrite tap (no answer: as it was): its `{ args }` validated like the model's, or a block
+ * naming the plugin.
+ */
+async function rewritten(call: ToolCallInfo, answer: ToolRewrite | undefined, plugin: string): Promise<Rewriting> {
   if (!answer || answer.args === undefined) return call;
-  const args = validateArgs(call.tool, answer.args);
+  const args = await validateArgs(call.tool, answer.args);
   if (typeof args === "string")
     return { block: true, reason: `${plugin} replaced the arguments with invalid ones: ${args}` };
   if (JSON.stringify(args) === JSON.stringify(call.args)) return call;

@@ -3,8 +3,6 @@
  * gated on its final arguments (the gate step), run and passed through `tool_result`. Every call gets
  * exactly one result, in call order, whatever happens.
  */
-import { Compile, type Validator } from "typebox/compile";
-import { Value } from "typebox/value";
 import { ABORT, untilAborted } from "./abort.js";
 import { messageOf } from "./errors.js";
 import type { LoopInputs } from "./loop.js";
@@ -99,7 +97,7 @@ async function prepare(loop: ToolInputs, message: AssistantMessage, call: ToolCa
       // a repair that fails leaves the arguments as the model sent them; validation reports the problem
     }
   }
-  const checked = validateArgs(tool, args);
+  const checked = await validateArgs(tool, args);
   if (typeof checked === "string") return refused(checked);
   const { signal } = loop.run;
   const first: ToolCallInfo = Object.freeze({
@@ -133,10 +131,13 @@ function blocked(loop: ToolInputs, call: ToolCall, block: ToolBlock): ToolResult
   return errorResult(call, `Blocked: ${reason}`);
 }
 
-const validators = new WeakMap<object, Validator>();
+const validators = new WeakMap<object, import("typebox/compile").Validator>();
+// TypeBox's compiler and value functions are imported on the first call: a run that calls no tool never compiles them.
+let checks: Promise<[typeof import("typebox/compile"), typeof import("typebox/value")]> | undefined;
 
 /** Defaults, then a strict check (converting types once, `"2"` → `2`): the arguments, or what is wrong. */
-export function validateArgs(tool: ToolDefinition, args: unknown): Record<string, unknown> | string {
+export async function validateArgs(tool: ToolDefinition, args: unknown): Promise<Record<string, unknown> | string> {
+  const [{ Compile }, { Value }] = await (checks ??= Promise.all([import("typebox/compile"), import("typebox/value")]));
   let validator = validators.get(tool.parameters);
   if (!validator) {
     validator = Compile(tool.parameters);

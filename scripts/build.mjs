@@ -130,10 +130,11 @@ rmSync(compiler);
 const checker = join(root, "dist", "check-options.mjs");
 await buildScratch(
   checker,
-  "export { validateOptions, precheckedKey } from './boot/options.ts'; export { resolvePreset, builtinPresetNames } from './boot/preset.ts';",
+  "export { validateOptions, precheckedKey, loadOptionChecks } from './boot/options.ts'; export { resolvePreset, builtinPresetNames } from './boot/preset.ts';",
 );
 {
-  const { validateOptions, precheckedKey, resolvePreset, builtinPresetNames } = await import(checker);
+  const { validateOptions, precheckedKey, loadOptionChecks, resolvePreset, builtinPresetNames } = await import(checker);
+  await loadOptionChecks();
   const scratch = mkdtempSync(join(tmpdir(), "coil-build-"));
   const given = new Map(); // plugin id → the option objects the built-in presets give it
   for (const entry of plugins) given.set(entry.split("/")[1], [{}]);

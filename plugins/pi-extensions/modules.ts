@@ -2,14 +2,13 @@
  * The module names a Pi extension imports, served by this plugin's loader so the import lines work
  * unchanged: `@mariozechner/pi-coding-agent` and `@earendil-works/pi-coding-agent` (the helpers an
  * extension calls at run time: event type guards, output truncation, `getAgentDir`, `parseFrontmatter`...), `@mariozechner/pi-ai` (`StringEnum`), pi-tui under both names (coil's own
- * copy, bound once it has loaded), and `typebox` / `@sinclair/typebox` (coil's TypeBox). A name an
+ * copy, bound once it has loaded), and `typebox` / `@sinclair/typebox` (coil's TypeBox; its compiler and value
+ * functions bound once loaded, when the runtime starts). A name an
  * extension imports that coil does not have is a stub: calling it throws an error naming it, and the call
  * is reported for that extension.
  */
 import { homedir } from "node:os";
 import * as typebox from "typebox";
-import * as typeboxCompile from "typebox/compile";
-import * as typeboxValue from "typebox/value";
 import { Type } from "typebox";
 import { splitFrontMatter } from "../../lib/front-matter.js";
 import { piAgentDir } from "../../lib/locations.js";
@@ -193,10 +192,15 @@ const StringEnum = (values: readonly string[], options: Record<string, unknown> 
   Type.Unsafe<string>({ type: "string", enum: [...values], ...options });
 
 /**
- * pi-tui, bound to coil's own copy once it has loaded (`bind`). Extensions use it in renderers and
- * widgets, after start-up; one that uses it while loading is loaded again once pi-tui is there.
+ * A module bound to coil's own copy once it has loaded (`bind`): pi-tui, which extensions use in renderers and
+ * widgets, after start-up (one that uses it while loading is loaded again once pi-tui is there); and TypeBox's
+ * compiler and value functions (0.27 MB a run without extensions does not compile), bound when the runtime
+ * starts, or loaded there and then (`now`) for an extension that uses them while it loads.
  */
-function lateModule(name: string): { module: object; bind(real: Record<string, unknown>): void } {
+function lateModule(
+  name: string,
+  now?: () => Record<string, unknown>,
+): { module: object; bind(real: Record<string, unknown>): void } {
   let real: Record<string, unknown> | undefined;
   const module = new Proxy(
     {},
@@ -205,6 +209,7 @@ function lateModule(name: string): { module: object; bind(real: Record<string, u
       get(_t, key) {
         if (key === "__esModule") return true;
         if (typeof key !== "string" || SKIP.has(key)) return undefined;
+        real ??= now?.();
         if (!real) throw new PiTuiNotReady(`${key} (${name})`);
         return real[key];
       },
@@ -222,14 +227,18 @@ function lateModule(name: string): { module: object; bind(real: Record<string, u
 export function piModules(
   report: () => Report,
   localBash: PiBashOperations,
+  loadNow: (specifier: string) => Record<string, unknown>,
 ): {
   modules: Record<string, unknown>;
   bindTui(real: Record<string, unknown>): void;
+  bindTypebox(compile: Record<string, unknown>, value: Record<string, unknown>): void;
 } {
   const agent = codingAgent(localBash);
   const tui = lateModule("@mariozechner/pi-tui");
   const ai = { StringEnum, Type, ...piAiStreaming };
   const tb = { ...typebox };
+  const compile = lateModule("typebox/compile", () => loadNow("typebox/compile"));
+  const value = lateModule("typebox/value", () => loadNow("typebox/value"));
   return {
     modules: {
       "@mariozechner/pi-coding-agent": moduleOf("@mariozechner/pi-coding-agent", agent, report),
@@ -239,12 +248,16 @@ export function piModules(
       "@mariozechner/pi-tui": tui.module,
       "@earendil-works/pi-tui": tui.module,
       typebox: tb,
-      "typebox/compile": typeboxCompile,
-      "typebox/value": typeboxValue,
+      "typebox/compile": compile.module,
+      "typebox/value": value.module,
       "@sinclair/typebox": tb,
-      "@sinclair/typebox/compiler": typeboxCompile,
-      "@sinclair/typebox/value": typeboxValue,
+      "@sinclair/typebox/compiler": compile.module,
+      "@sinclair/typebox/value": value.module,
     },
     bindTui: tui.bind,
+    bindTypebox: (c, v) => {
+      compile.bind(c);
+      value.bind(v);
+    },
   };
 }

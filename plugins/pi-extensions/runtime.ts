@@ -161,12 +161,19 @@ export class PiRuntime {
   private readonly modules: ReturnType<typeof piModules>;
   private jiti: Jiti | undefined;
   private tuiLoad: Promise<void> | undefined;
+  private typeboxLoad: Promise<void> | undefined;
 
   constructor(private readonly ctx: PluginContext) {
     let current: LoadedExtension | undefined;
     this.modules = piModules(
       () => (call, why) => current && this.report(current, call, why),
       localBashOperations(() => ctx.services.get("operations")),
+      // TypeBox's compiler or value functions used while an extension loads (before the runtime starts and binds
+      // coil's copy): the installed package, through jiti, which loads it synchronously.
+      (specifier) => {
+        this.jiti ??= this.createJiti();
+        return this.jiti(createRequire(import.meta.url).resolve(specifier)) as Record<string, unknown>;
+      },
     );
     this.setCurrent = (ext) => {
       current = ext;
@@ -213,6 +220,14 @@ export class PiRuntime {
       before: (change) => this.beforeSessionChange(change),
       after: (change, previous) => this.afterSessionChange(change, previous),
     });
+  }
+
+  /** TypeBox's compiler and value functions, for extensions: bound before any extension code runs after setup. */
+  private loadTypebox(): Promise<void> {
+    this.typeboxLoad ??= Promise.all([import("typebox/compile"), import("typebox/value")]).then(([c, v]) =>
+      this.modules.bindTypebox(c as unknown as Record<string, unknown>, v as unknown as Record<string, unknown>),
+    );
+    return this.typeboxLoad;
   }
 
   private loadTui(): Promise<void> {
@@ -312,6 +327,7 @@ export class PiRuntime {
     this.agent = agent;
     this.mode = mode;
     this.open = false;
+    await this.loadTypebox();
     if (this.deferred.length) {
       await this.loadTui();
       for (const ext of this.deferred.splice(0)) await this.runLate(ext);
@@ -329,6 +345,7 @@ export class PiRuntime {
    * nothing) passes. Its ctx is Pi's trust context: cwd, mode, hasUI and the terminal's questions.
    */
   private async projectTrust(question: TrustQuestion): Promise<TrustAnswer | undefined> {
+    await this.loadTypebox(); // asked before start
     for (const { ext, fn } of this.handlers.get("project_trust") ?? []) {
       const ctx = {
         cwd: question.dir,

@@ -53,7 +53,7 @@ export default definePlugin({
     });
     const scripted = new ScriptedProvider(ctx);
     ctx.onStart(async () => {
-      if (scripted.scriptFile()) await scripted.load();
+      if (scripted.hasScript()) await scripted.load();
     });
     ctx.providers.register(scripted.provider());
     ctx.services.provide("scripted", scripted.service());

@@ -37,10 +37,11 @@ export class ScriptedProvider {
 
   constructor(private readonly ctx: PluginContext<Static<typeof ScriptedOptions>>) {
     this.o = ctx.options;
-    // Inline replies are checked now, a script file before the run starts: a bad script is a
-    // configuration error (exit 2), not a failed run.
-    if (this.o.replies) checkReplies(this.o.replies, "the inline replies");
-    if (this.o.conversations) checkConversations({ conversations: this.o.conversations }, "the inline replies");
+  }
+
+  /** Replies to check before the run starts (a script file, inline ones): a bad script is a configuration error (exit 2), not a failed run. */
+  hasScript(): boolean {
+    return Boolean(this.scriptFile() || this.o.replies || this.o.conversations);
   }
 
   /** `--script`, else the `script` option; undefined for inline replies. */
@@ -60,8 +61,8 @@ export class ScriptedProvider {
     } else {
       const inline = o.replies || o.conversations;
       this.loaded = {
-        steps: o.replies ? checkReplies(o.replies, "the inline replies") : [],
-        conversations: checkConversations({ conversations: o.conversations }, "the inline replies"),
+        steps: o.replies ? await checkReplies(o.replies, "the inline replies") : [],
+        conversations: await checkConversations({ conversations: o.conversations }, "the inline replies"),
         where: inline ? "the inline replies" : "the script",
       };
     }
@@ -144,7 +145,8 @@ export class ScriptedProvider {
             `script exhausted: request ${at + 1} asked for a reply, but ${where} has ${count} ${count === 1 ? "reply" : "replies"}`,
           );
         }
-        reply = typeof step === "function" ? checkReplies([await step(request, at)], `step ${at + 1}`)[0]! : step;
+        reply =
+          typeof step === "function" ? (await checkReplies([await step(request, at)], `step ${at + 1}`))[0]! : step;
       }
       yield* streamReply(
         reply,

@@ -1,7 +1,6 @@
 /** The scripted reply format: parsing, validation and turning one reply into provider events. */
 import { readFileSync } from "node:fs";
 import { Type, type Static } from "typebox";
-import { Value } from "typebox/value";
 import {
   CoilError,
   emptyUsage,
@@ -64,8 +63,13 @@ export type ScriptStep =
   | ScriptedReply
   | ((request: ProviderRequest, index: number) => ScriptedReply | Promise<ScriptedReply>);
 
-/** Check replies against the format; errors name the reply index and the file. */
-export function checkReplies(replies: unknown, where: string): ScriptedReply[] {
+let Value: typeof import("typebox/value").Value | undefined;
+
+/**
+ * Check replies against the format; errors name the reply index and the file. TypeBox's value functions are
+ * imported on the first check, so a run that never uses the scripted provider does not compile them.
+ */
+export async function checkReplies(replies: unknown, where: string): Promise<ScriptedReply[]> {
   const obj = replies as { replies?: unknown; conversations?: unknown } | undefined;
   const list = Array.isArray(replies)
     ? replies
@@ -79,9 +83,10 @@ export function checkReplies(replies: unknown, where: string): ScriptedReply[] {
       { plugin: "provider-scripted" },
     );
   }
+  if (list.some((reply) => typeof reply !== "function")) Value ??= (await import("typebox/value")).Value;
   list.forEach((reply, i) => {
     if (typeof reply === "function") return;
-    const all = Value.Errors(ScriptedReply, reply);
+    const all = Value!.Errors(ScriptedReply, reply);
     // Keep the errors a person can act on: no "schema is false" echo of an unknown key, no anyOf noise.
     const errors: typeof all = all.filter((e) => e.keyword !== "boolean" && e.keyword !== "anyOf");
     if (all.length > 0) {
@@ -106,7 +111,7 @@ export function checkReplies(replies: unknown, where: string): ScriptedReply[] {
  * The `conversations` of a script object: for each key, the replies of the conversations whose first user
  * message starts with it (a sub-agent's brief, say), in their own order whatever order the requests come in.
  */
-export function checkConversations(script: unknown, where: string): Record<string, ScriptedReply[]> {
+export async function checkConversations(script: unknown, where: string): Promise<Record<string, ScriptedReply[]>> {
   const raw =
     !Array.isArray(script) && script && typeof script === "object"
       ? (script as { conversations?: unknown }).conversations
@@ -119,9 +124,10 @@ export function checkConversations(script: unknown, where: string): Record<strin
       { plugin: "provider-scripted" },
     );
   }
-  return Object.fromEntries(
-    Object.entries(raw).map(([key, list]) => [key, checkReplies(list, `${where}, conversation '${key}'`)]),
+  const checked = Object.entries(raw).map(
+    async ([key, list]) => [key, await checkReplies(list, `${where}, conversation '${key}'`)] as const,
   );
+  return Object.fromEntries(await Promise.all(checked));
 }
 
 /** A script file: the main replies and the per-conversation ones. */
@@ -129,7 +135,7 @@ export async function readScript(
   file: string,
 ): Promise<{ replies: ScriptedReply[]; conversations: Record<string, ScriptedReply[]> }> {
   const value = await parseScriptFile(file);
-  return { replies: checkReplies(value, file), conversations: checkConversations(value, file) };
+  return { replies: await checkReplies(value, file), conversations: await checkConversations(value, file) };
 }
 
 async function parseScriptFile(file: string): Promise<unknown> {

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadPlugin } from "../../boot/load.js";
-import { validateOptions } from "../../boot/options.js";
+import { loadOptionChecks, validateOptions } from "../../boot/options.js";
 import { coilHome } from "../../boot/paths.js";
 import { CommandLine } from "../../lib/command-line.js";
 import {
@@ -33,6 +33,9 @@ import scriptedPlugin, { type ScriptedService } from "../../plugins/provider-scr
 import type { ScriptedReply, ScriptStep } from "../../plugins/provider-scripted/script.js";
 
 import type { TestUi } from "./ui.js";
+
+// Hosts built here install synchronously, with any options: TypeBox's value functions are there first.
+await loadOptionChecks();
 
 export type { ScriptedReply, ScriptStep, ScriptedService };
 export { createTestUi, renderTool, type TestUi, type TestUiDialog, type TestUiOptions } from "./ui.js";

@@ -8,13 +8,14 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadPlugin } from "../../boot/load.js";
-import { precheckedKey, validateOptions } from "../../boot/options.js";
+import { loadOptionChecks, precheckedKey, validateOptions } from "../../boot/options.js";
 import { builtinPresetNames, resolvePreset } from "../../boot/preset.js";
 import { CoilError } from "../../kernel/errors.js";
 import type { Plugin } from "../../api/plugin.js";
 
 const root = join(import.meta.dirname, "..", "..");
 const file = join(root, "dist", "options.json");
+await loadOptionChecks();
 
 describe("plugin options prechecked at build time", () => {
   it("dist/options.json gives, for each built-in preset entry, what validateOptions gives from the sources", async () => {

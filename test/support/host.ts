@@ -3,8 +3,10 @@
  * command line's `flags` and `subcommands` declared (pass a CommandLine to set flag values or read them).
  */
 import { type HostOptions, PluginHost } from "../../boot/host.js";
-import { validateOptions } from "../../boot/options.js";
+import { loadOptionChecks, validateOptions } from "../../boot/options.js";
 import { CommandLine } from "../../lib/command-line.js";
+
+await loadOptionChecks(); // its hosts install synchronously, with any options
 
 export function testHost(options: HostOptions = {}, commandLine = new CommandLine()): PluginHost {
   return new PluginHost({ validate: validateOptions, declare: commandLine.declarations, ...options });

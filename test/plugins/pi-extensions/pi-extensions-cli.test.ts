@@ -153,6 +153,49 @@ describe("Pi extensions through the CLI", () => {
     expect(doctor.stdout).not.toContain("registerMessageRenderer");
   });
 
+  it("TypeBox's value functions and compiler work in an extension's tool (coil's copy, bound when the run starts) and while it loads (loaded then), its flag too", async () => {
+    const s = sandbox();
+    const checker = (atLoad: boolean) => `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { Type } from "typebox";
+import { Value } from "typebox/value";
+import { Compile } from "@sinclair/typebox/compiler";
+
+const Point = Type.Object({ x: Type.Number(), y: Type.Number() });
+${atLoad ? "const ready = Value.Check(Point, { x: 1, y: 2 });" : "const ready = true;"}
+
+export default function (pi: ExtensionAPI) {
+  pi.registerFlag("strict-points", { type: "boolean", description: "check points" });
+  pi.registerTool({
+    name: "check_point",
+    label: "Check point",
+    description: "Checks a point",
+    parameters: Type.Object({ point: Type.Unknown() }),
+    async execute(_id, params) {
+      const ok = Value.Check(Point, params.point) && Compile(Point).Check(params.point);
+      const text = ok ? "a point" : "not a point: " + [...Value.Errors(Point, params.point)].map((e) => e.message).join("; ");
+      return { content: [{ type: "text", text: text + (ready ? "" : " (not ready)") + (pi.getFlag("strict-points") ? " strict" : "") }] };
+    },
+  });
+}
+`;
+    for (const atLoad of [false, true]) {
+      writeFiles(s.home, { ".pi/agent/extensions/points.ts": checker(atLoad) });
+      mock.requests.length = 0;
+      mock.push(
+        toolUse("check_point", { point: { x: 1, y: 2 } }),
+        toolUse("check_point", { point: { x: "one" } }, "toolu_2"),
+        text("checked"),
+      );
+      const ran = await coil(s.project, [...MODEL, "--strict-points", "-p", "check"], s.env);
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(ran.stdout.trim()).toBe("checked");
+      expect(ran.stderr).not.toMatch(/points|Pi extension/);
+      const results = mock.requests.slice(1).map((r) => JSON.stringify(r.body.messages.at(-1)));
+      expect(results[0]).toContain("a point strict");
+      expect(results[1]).toMatch(/not a point: .*number/);
+    }
+  });
+
   it("a command prints in print mode, appendEntry state comes back with -c, and sendUserMessage from a command prompts the model", async () => {
     const s = sandbox();
     writeFiles(s.home, { ".pi/agent/extensions/greeter/index.ts": GREETER });

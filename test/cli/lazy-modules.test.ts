@@ -1,0 +1,75 @@
+/**
+ * What a one-turn `coil -p` through the Anthropic provider compiles (issue 37, start-up): the SDK's client with
+ * only its Messages resource (not the files, skills, models, organization and beta resources the SDK's default
+ * export wires), and TypeBox without its compiler and value functions until a tool call is validated. The shipped
+ * CLI against the validating mock; bench/record-loads.mjs records every module the run loaded.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { packageRoot } from "../../lib/paths.js";
+import { loadedPackage } from "../support/loads.js";
+import { reply, text } from "../support/mock-anthropic.js";
+import { useProviderMocks } from "../support/provider-mocks.js";
+
+const mocks = useProviderMocks("lazy");
+const RECORD = join(packageRoot(), "bench", "record-loads.mjs");
+
+async function loadsOf(dir: string, args: string[]) {
+  const loads = join(dir, "loads.txt");
+  writeFileSync(loads, "");
+  const r = await mocks.coil(dir, ["--model", "anthropic/sonnet", "--no-session", ...args], {
+    ANTHROPIC_API_KEY: mocks.keys.anthropic,
+    ANTHROPIC_BASE_URL: mocks.anthropic.url,
+    COIL_BENCH_LOADS: loads,
+    NODE_OPTIONS: `--import=${RECORD}`,
+  });
+  expect(r.stderr).toBe("");
+  expect(r.code).toBe(0);
+  return { stdout: r.stdout.trim(), loads: readFileSync(loads, "utf8") };
+}
+
+describe("a print run compiles what it uses", () => {
+  it("a text reply: the SDK's Messages client only, and no TypeBox compiler or value functions", async () => {
+    const dir = mocks.project();
+    mocks.anthropic.push(text("hello"));
+    const r = await loadsOf(dir, ["-p", "hi"]);
+    expect(r.stdout).toBe("hello");
+    expect(loadedPackage(r.loads, "@anthropic-ai/sdk/resources/messages")).toBe(true);
+    // Resources coil never calls; the SDK's default export would have compiled them all.
+    const unused = [
+      "models",
+      "completions",
+      "beta/messages/messages",
+      "beta/files",
+      "beta/agents/agents",
+      "beta/sessions/sessions",
+    ];
+    for (const name of unused.map((r) => `resources/${r}`))
+      expect(loadedPackage(r.loads, `@anthropic-ai/sdk/${name}`), name).toBe(false);
+    expect(loadedPackage(r.loads, "typebox/build/type")).toBe(true);
+    expect(loadedPackage(r.loads, "typebox/build/compile")).toBe(false);
+    expect(loadedPackage(r.loads, "typebox/build/value")).toBe(false);
+    expect(mocks.anthropic.rejected()).toEqual([]);
+  });
+
+  it("a tool call: its arguments are validated (TypeBox's compiler loads then), converted, and a bad one refused", async () => {
+    const dir = mocks.project({ "a.txt": "one\ntwo\nthree\n" });
+    mocks.anthropic.push(
+      // `limit` as a string is converted to the number the schema asks for; `limit: "many"` cannot be and is refused
+      reply([{ tool: { id: "toolu_1", name: "read", input: { path: "a.txt", limit: "2" } } }], { stop: "tool_use" }),
+      reply([{ tool: { id: "toolu_2", name: "read", input: { path: "a.txt", limit: "many" } } }], { stop: "tool_use" }),
+      text("done"),
+    );
+    const seen = mocks.anthropic.requests.length;
+    const r = await loadsOf(dir, ["-p", "read it"]);
+    expect(r.stdout).toBe("done");
+    expect(loadedPackage(r.loads, "typebox/build/compile")).toBe(true);
+    const results = mocks.anthropic.requests
+      .slice(seen + 1)
+      .map((q) => JSON.stringify((q.body as { messages: unknown[] }).messages.at(-1)));
+    expect(results[0]).toContain("one\\ntwo");
+    expect(results[0]).not.toContain("three");
+    expect(results[1]).toContain("Invalid arguments for tool 'read'");
+  });
+});
