@@ -192,6 +192,22 @@ describe("coil CLI", () => {
     expect(ran.stderr).toContain("--script");
   });
 
+  it("a preset's inline scripted replies that break the format stop the run before it starts (exit 2), naming the reply and key", async () => {
+    const preset =
+      "extends: default\nplugins:\n  - provider-scripted:\n      replies:\n        - text: fine\n        - bogus: 1\n";
+    const ran = await coil(project({ "bad.yaml": preset }), [
+      "--preset",
+      "./bad.yaml",
+      "--provider",
+      "scripted",
+      "-p",
+      "hi",
+    ]);
+    expect(ran.code).toBe(2);
+    expect(ran.stdout).toBe("");
+    expect(ran.stderr).toContain("reply 2 of the inline replies: unknown key 'bogus'");
+  });
+
   it("names the nearest built-in for an unknown plugin id (exit 2)", async () => {
     const ran = await coil(project(), ["--plugin", "provider-scriptd", "-p", "hi"]);
     expect(ran.code).toBe(2);
