@@ -46,12 +46,16 @@ const sdkHeaders = {
     });
   },
 };
-// `yaml` is required on first use from a file of its own (scripts/yaml-lazy.mjs), not imported by every run.
-const lazyYaml = {
-  name: "lazy-yaml",
+// `yaml` and `picomatch` are required on first use from files of their own (dist/vendor/<name>.cjs, through
+// scripts/<name>-lazy.mjs), not imported by every run.
+const LAZY = ["yaml", "picomatch"];
+const lazyVendor = {
+  name: "lazy-vendor",
   setup(b) {
-    b.onResolve({ filter: /^yaml$/ }, (args) =>
-      args.importer.endsWith("yaml-lazy.mjs") ? undefined : { path: join(root, "scripts", "yaml-lazy.mjs") },
+    b.onResolve({ filter: new RegExp(`^(${LAZY.join("|")})$`) }, (args) =>
+      args.importer.endsWith(`${args.path}-lazy.mjs`)
+        ? undefined
+        : { path: join(root, "scripts", `${args.path}-lazy.mjs`) },
     );
   },
 };
@@ -101,19 +105,20 @@ await build({
   ],
   // CommonJS dependencies (yaml) call require(); give the ESM bundle one.
   banner: REQUIRE_BANNER,
-  plugins: [sdkHeaders, lazyYaml],
+  plugins: [sdkHeaders, lazyVendor],
   logLevel: "warning",
 });
-await build({
-  absWorkingDir: root,
-  stdin: { contents: "module.exports = require('yaml');", resolveDir: root, loader: "js" },
-  outfile: "dist/vendor/yaml.cjs",
-  bundle: true,
-  format: "cjs",
-  platform: "node",
-  target: "node20",
-  logLevel: "warning",
-});
+for (const name of LAZY)
+  await build({
+    absWorkingDir: root,
+    stdin: { contents: `module.exports = require(${JSON.stringify(name)});`, resolveDir: root, loader: "js" },
+    outfile: `dist/vendor/${name}.cjs`,
+    bundle: true,
+    format: "cjs",
+    platform: "node",
+    target: "node20",
+    logLevel: "warning",
+  });
 chmodSync(join(root, "dist", "bin", "coil.js"), 0o755);
 // A plugin's manifest.json (which modes and subcommands it serves) is read without importing the plugin.
 for (const entry of plugins) {

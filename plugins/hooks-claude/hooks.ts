@@ -6,7 +6,7 @@
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   messageOf,
@@ -26,7 +26,6 @@ import {
   type ToolRewrite,
   type TurnInfo,
 } from "../../api/index.js";
-import { claudePluginHooks } from "../../lib/claude-plugins.js";
 import { coilHome } from "../../lib/paths.js";
 import type {} from "../session-jsonl/api.js"; // types the `session` service (transcript path and id)
 import type {} from "../skills/api.js"; // types the `skills` service (its `compat` is the shared setting)
@@ -36,75 +35,11 @@ import { claudeToolInput, claudeToolName, claudeToolResponse, coilToolArgs } fro
 import { ruleMatches } from "./if-rule.js";
 import { runPromptHook } from "./prompt.js";
 import { runHook, type HookJson, type HookOutcome } from "./run.js";
-import { matches, parseHooks, readSettings, type HookDef, type HookEvent, type SkippedHook } from "./settings.js";
+import { matches, type HookDef, type HookEvent, } from "./settings.js";
 import { Transcript } from "./transcript.js";
 import { locationsOf } from "../../lib/locations.js";
 
 type Ctx = PluginContext<Static<typeof HooksOptions>>;
-
-/** The hook definitions from settings files and options, each identical command once per event, and those not run. */
-export function loadHooks(ctx: Ctx): { defs: HookDef[]; skipped: SkippedHook[]; files: string[] } {
-  const o = ctx.options;
-  const env = process.env;
-  const home = env.HOME || homedir();
-  const warn = (m: string) => ctx.log.warn(m);
-  const defs: HookDef[] = [];
-  const skipped: SkippedHook[] = [];
-  const files: string[] = [];
-  const parse = (hooks: unknown, source: string) => {
-    if (hooks && typeof hooks === "object") files.push(source);
-    return parseHooks(hooks, source, o.timeout, warn, skipped);
-  };
-  if (o.user) {
-    const file = join(home, ".claude", "settings.json");
-    defs.push(...parse(readSettings(file, warn), file));
-  }
-  const root = locationsOf(ctx).projectRoot;
-  const projectFiles = [join(root, ".claude", "settings.json"), join(root, ".claude", "settings.local.json")].filter(
-    (f) => f !== join(home, ".claude", "settings.json"),
-  );
-  const loadProject = o.project === true || (o.project === "trusted" && ctx.projectTrusted);
-  if (loadProject) for (const file of projectFiles) defs.push(...parse(readSettings(file, warn), file));
-  else if (o.project === "trusted" && projectFiles.some((f) => readSettings(f, () => undefined))) {
-    ctx.onStart(() =>
-      warn(`project hooks in ${join(root, ".claude")} are not run: the project is not trusted (coil trust)`),
-    );
-  }
-  defs.push(...parse(o.hooks, `the ${ctx.id} options`));
-  // Extra hook files, each with its own environment: the `sources` option's, and installed Claude Code
-  // plugins' hooks/hooks.json (run with CLAUDE_PLUGIN_ROOT set to the plugin's folder).
-  const sources = [
-    ...o.sources.map((s) => ({
-      hooks: readSettings(s.file, warn, true),
-      source: s.file,
-      env: { ...(s.root ? { CLAUDE_PLUGIN_ROOT: s.root } : {}), ...s.env },
-    })),
-    ...claudePluginHooks(
-      {
-        home: coilHome(),
-        cwd: locationsOf(ctx).projectRoot,
-        trusted: ctx.projectTrusted,
-        claudeCode: ctx.services.get("skills")?.compat.claude !== false,
-      },
-      warn,
-    ),
-  ];
-  for (const h of sources) defs.push(...parse(h.hooks, h.source).map((d) => ({ ...d, env: h.env })));
-  // Claude Code runs an identical command once per event even if several groups list it.
-  const unique = defs.filter(
-    (d, i) =>
-      defs.findIndex(
-        (e) =>
-          e.event === d.event &&
-          e.command === d.command &&
-          e.type === d.type &&
-          e.if === d.if &&
-          e.matcher === d.matcher &&
-          JSON.stringify(e.env) === JSON.stringify(d.env),
-      ) === i,
-  );
-  return { defs: unique, skipped, files };
-}
 
 /** The run-time side of the hooks: the state they keep across a session and a run, and one method per coil hook. */
 export class ClaudeHooks implements ClaudeHooksService {

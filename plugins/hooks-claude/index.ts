@@ -9,7 +9,9 @@
 import { Type } from "typebox";
 import { definePlugin } from "../../api/index.js";
 import { addDoctorSection } from "../../lib/doctor.js";
-import { ClaudeHooks, loadHooks } from "./hooks.js";
+import type { ClaudeHooksService } from "./api.js";
+import type { ClaudeHooks } from "./hooks.js";
+import { loadHooks } from "./load.js";
 import { EVENTS, type HookDef, type HookEvent, type SkippedHook } from "./settings.js";
 
 export { EVENTS, UNSUPPORTED_EVENTS, matches, parseHooks, type HookEvent } from "./settings.js";
@@ -95,30 +97,42 @@ export default definePlugin({
     if (defs.length || skipped.length)
       addDoctorSection(ctx, { title: "Claude Code hooks", report: () => hooksReport(defs, skipped, files) });
     if (!defs.length) return;
-    const hooks = new ClaudeHooks(ctx, defs);
-    const has = (...events: HookEvent[]) => events.some((event) => hooks.of(event).length > 0);
-    ctx.services.provide("claude-hooks", hooks);
-    ctx.onStart((agent) => hooks.start(agent));
-    ctx.onStop(() => hooks.stop());
-    ctx.on("agent_start", () => hooks.runStarting());
-    ctx.on("agent_end", () => hooks.runEnded());
-    ctx.on("compaction", () => hooks.compacted());
-    ctx.tap("before_request", (request, turn) => hooks.beforeRequest(request, turn));
+    // The run-time side (hooks.ts and what it uses) is imported only now that some hook is configured, while
+    // the other plugins set up; every hook below waits for it (it is there before the run starts).
+    let hooks: ClaudeHooks | undefined;
+    const loading = import("./hooks.js").then((m) => {
+      hooks = new m.ClaudeHooks(ctx, defs);
+      return hooks;
+    });
+    const ready = () => hooks ?? loading;
+    const has = (...events: HookEvent[]) => defs.some((d) => events.includes(d.event));
+    const service: ClaudeHooksService = {
+      notify: (message, type) => void Promise.resolve(ready()).then((h) => h.notify(message, type)),
+      permissionRequest: async (info, why) => (await ready()).permissionRequest(info, why),
+      shellEnv: () => hooks?.shellEnv(),
+    };
+    ctx.services.provide("claude-hooks", service);
+    ctx.onStart(async (agent) => (await ready()).start(agent));
+    ctx.onStop(() => hooks?.stop());
+    ctx.on("agent_start", () => hooks?.runStarting());
+    ctx.on("agent_end", () => hooks?.runEnded());
+    ctx.on("compaction", () => hooks?.compacted());
+    ctx.tap("before_request", async (request, turn) => (await ready()).beforeRequest(request, turn));
     if (has("PreToolUse")) {
       // Claude Code's PreToolUse both rewrites (`updatedInput`) and decides: the rewrite step, then the gate.
-      ctx.tap("tool_call", (info) => hooks.preToolUse(info), { stage: "GUARD", step: "rewrite" });
-      ctx.tap("tool_call", (info) => hooks.preToolUseGate(info), { stage: "GUARD" });
+      ctx.tap("tool_call", async (info) => (await ready()).preToolUse(info), { stage: "GUARD", step: "rewrite" });
+      ctx.tap("tool_call", async (info) => (await ready()).preToolUseGate(info), { stage: "GUARD" });
     }
     if (has("PostToolUse", "PostToolUseFailure"))
-      ctx.tap("tool_result", (result, info) => hooks.postToolUse(result, info), { stage: "LATE" });
-    ctx.tap("should_stop", (query) => hooks.shouldStop(query));
+      ctx.tap("tool_result", async (result, info) => (await ready()).postToolUse(result, info), { stage: "LATE" });
+    ctx.tap("should_stop", async (query) => (await ready()).shouldStop(query));
     // SubagentStart / SubagentStop: around each `task` call of the subagents plugin (matchers match the agent type).
     if (has("SubagentStart"))
-      ctx.tap("tool_call", (info) => hooks.subagentStart(info), { stage: "FALLBACK", tools: ["task"] });
+      ctx.tap("tool_call", async (info) => (await ready()).subagentStart(info), { stage: "FALLBACK", tools: ["task"] });
     if (has("SubagentStop"))
-      ctx.tap("tool_result", (result, info) => hooks.subagentStop(result, info), { tools: ["task"] });
-    if (has("PreCompact")) ctx.tap("compact", (req) => hooks.preCompact(req), { stage: "EARLY" });
+      ctx.tap("tool_result", async (result, info) => (await ready()).subagentStop(result, info), { tools: ["task"] });
+    if (has("PreCompact")) ctx.tap("compact", async (req) => (await ready()).preCompact(req), { stage: "EARLY" });
     // `/compact` is the user at work, not idle: no `idle_prompt` while it runs.
-    else if (has("Notification")) ctx.tap("compact", () => hooks.userActive(), { stage: "EARLY" });
+    else if (has("Notification")) ctx.tap("compact", async () => (await ready()).userActive(), { stage: "EARLY" });
   },
 });

@@ -2,20 +2,21 @@
  * What a one-turn `coil -p` through the Anthropic provider compiles (issue 37, start-up): the SDK's client with
  * only its Messages resource (not the files, skills, models, organization and beta resources the SDK's default
  * export wires), and TypeBox without its compiler and value functions until a tool call is validated. The shipped
- * CLI against the validating mock; bench/record-loads.mjs records every module the run loaded.
+ * CLI against the validating mock; bench/record-loads.mjs records every module the run loaded. A Claude Code hook in
+ * ~/.claude/settings.json brings the hooks' run-time side in, and it runs.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { packageRoot } from "../../lib/paths.js";
-import { loadedPackage } from "../support/loads.js";
+import { loadedPackage, loadedSource } from "../support/loads.js";
 import { reply, text } from "../support/mock-anthropic.js";
 import { useProviderMocks } from "../support/provider-mocks.js";
 
 const mocks = useProviderMocks("lazy");
 const RECORD = join(packageRoot(), "bench", "record-loads.mjs");
 
-async function loadsOf(dir: string, args: string[]) {
+async function loadsOf(dir: string, args: string[], env: Record<string, string> = {}) {
   const loads = join(dir, "loads.txt");
   writeFileSync(loads, "");
   const r = await mocks.coil(dir, ["--model", "anthropic/sonnet", "--no-session", ...args], {
@@ -23,6 +24,7 @@ async function loadsOf(dir: string, args: string[]) {
     ANTHROPIC_BASE_URL: mocks.anthropic.url,
     COIL_BENCH_LOADS: loads,
     NODE_OPTIONS: `--import=${RECORD}`,
+    ...env,
   });
   expect(r.stderr).toBe("");
   expect(r.code).toBe(0);
@@ -30,7 +32,7 @@ async function loadsOf(dir: string, args: string[]) {
 }
 
 describe("a print run compiles what it uses", () => {
-  it("a text reply: the SDK's Messages client only, and no TypeBox compiler or value functions", async () => {
+  it("a text reply: the SDK's Messages client only; no TypeBox compiler or value functions, no globs, no hooks' run-time side", async () => {
     const dir = mocks.project();
     mocks.anthropic.push(text("hello"));
     const r = await loadsOf(dir, ["-p", "hi"]);
@@ -50,6 +52,11 @@ describe("a print run compiles what it uses", () => {
     expect(loadedPackage(r.loads, "typebox/build/type")).toBe(true);
     expect(loadedPackage(r.loads, "typebox/build/compile")).toBe(false);
     expect(loadedPackage(r.loads, "typebox/build/value")).toBe(false);
+    // tool-search's globs (only its pin and defer options use them) and the Claude Code hooks' run-time side
+    // (only when a hook is configured) stay out too
+    expect(loadedPackage(r.loads, "picomatch")).toBe(false);
+    expect(loadedSource(r.loads, "plugins/hooks-claude/load.ts")).toBe(true);
+    expect(loadedSource(r.loads, "plugins/hooks-claude/hooks.ts")).toBe(false);
     expect(mocks.anthropic.rejected()).toEqual([]);
   });
 
@@ -71,5 +78,28 @@ describe("a print run compiles what it uses", () => {
     expect(results[0]).toContain("one\\ntwo");
     expect(results[0]).not.toContain("three");
     expect(results[1]).toContain("Invalid arguments for tool 'read'");
+  });
+
+  it("a Claude Code hook configured: the hooks' run-time side loads, and the hook decides", async () => {
+    const dir = mocks.project({ "a.txt": "one\n" });
+    const home = join(dir, "user");
+    mkdirSync(join(home, ".claude"), { recursive: true });
+    const deny = { type: "command", command: "echo 'no reading today' >&2; exit 2" };
+    writeFileSync(
+      join(home, ".claude", "settings.json"),
+      JSON.stringify({ hooks: { PreToolUse: [{ matcher: "Read", hooks: [deny] }] } }),
+    );
+    mocks.anthropic.push(
+      reply([{ tool: { id: "toolu_1", name: "read", input: { path: "a.txt" } } }], { stop: "tool_use" }),
+      text("blocked then"),
+    );
+    const seen = mocks.anthropic.requests.length;
+    const r = await loadsOf(dir, ["-p", "read it"], { HOME: home });
+    expect(r.stdout).toBe("blocked then");
+    expect(loadedSource(r.loads, "plugins/hooks-claude/hooks.ts")).toBe(true);
+    const result = JSON.stringify(
+      (mocks.anthropic.requests[seen + 1]!.body as { messages: unknown[] }).messages.at(-1),
+    );
+    expect(result).toContain("no reading today");
   });
 });

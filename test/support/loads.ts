@@ -13,3 +13,11 @@ export function loadedPackage(loads: string, pkg: string): boolean {
     .filter((u) => u.includes("/dist/") && u.endsWith(".js"))
     .some((u) => readFileSync(fileURLToPath(u), "utf8").includes(`// node_modules/${pkg}/`));
 }
+
+/** Whether a loaded dist/ file bundles this source file of coil's (esbuild marks it `// plugins/x/y.ts`). */
+export function loadedSource(loads: string, source: string): boolean {
+  return loads
+    .split("\n")
+    .filter((u) => u.startsWith("file:") && u.includes("/dist/") && u.endsWith(".js"))
+    .some((u) => readFileSync(fileURLToPath(u), "utf8").includes(`\n// ${source}\n`));
+}

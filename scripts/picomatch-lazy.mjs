@@ -1,0 +1,13 @@
+// What the bundle imports instead of `picomatch` (scripts/build.mjs): the glob matcher is a CommonJS file of its own,
+// dist/vendor/picomatch.cjs, required the first time a pattern is compiled. Only tool-search's `pin` and `defer`
+// options use it, so a run without them neither compiles nor evaluates its 0.06 MB.
+// Only the call coil's sources make (`picomatch(patterns, options?)`) is here; a new one fails the build.
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { packageRoot } from "../lib/paths.ts";
+
+let picomatch;
+export default function lazyPicomatch(...args) {
+  picomatch ??= createRequire(import.meta.url)(join(packageRoot(), "dist", "vendor", "picomatch.cjs"));
+  return picomatch(...args);
+}
