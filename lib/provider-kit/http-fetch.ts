@@ -26,9 +26,12 @@ import { createRequire } from "node:module";
 // Required, not imported: on Node 22 and 24, an ESM import of node:http fills in all of its exports, and
 // its lazy `WebSocket`, `CloseEvent` and `MessageEvent` load undici. require() leaves them lazy.
 const require = createRequire(import.meta.url);
+// https (with tls) and zlib are required when a request needs them: a server on plain http and a response that
+// is not compressed (an SSE stream) never load them.
 const http = require("node:http") as typeof import("node:http");
-const https = require("node:https") as typeof import("node:https");
-const zlib = require("node:zlib") as typeof import("node:zlib");
+let https: typeof import("node:https") | undefined;
+let zlib: typeof import("node:zlib") | undefined;
+const unzip = () => (zlib ??= require("node:zlib") as typeof import("node:zlib"));
 
 type HeaderSource = Iterable<readonly [string, string]> | Record<string, string | readonly string[] | undefined>;
 
@@ -216,9 +219,9 @@ function decoded(res: Http.IncomingMessage): NodeJS.ReadableStream {
     .toLowerCase()
     .trim();
   if (coding === "gzip" || coding === "x-gzip")
-    return res.pipe(zlib.createGunzip({ flush: zlib.constants.Z_SYNC_FLUSH }));
-  if (coding === "deflate") return res.pipe(zlib.createInflate({ flush: zlib.constants.Z_SYNC_FLUSH }));
-  if (coding === "br") return res.pipe(zlib.createBrotliDecompress());
+    return res.pipe(unzip().createGunzip({ flush: unzip().constants.Z_SYNC_FLUSH }));
+  if (coding === "deflate") return res.pipe(unzip().createInflate({ flush: unzip().constants.Z_SYNC_FLUSH }));
+  if (coding === "br") return res.pipe(unzip().createBrotliDecompress());
   return res;
 }
 
@@ -275,7 +278,12 @@ function once(
   signal: AbortSignal | null | undefined,
 ): Promise<Http.IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const lib = url.protocol === "https:" ? https : url.protocol === "http:" ? http : undefined;
+    const lib =
+      url.protocol === "https:"
+        ? (https ??= require("node:https") as typeof import("node:https"))
+        : url.protocol === "http:"
+          ? http
+          : undefined;
     if (!lib) {
       reject(new TypeError("fetch failed", { cause: new Error(`unsupported protocol ${url.protocol}`) }));
       return;
