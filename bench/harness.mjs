@@ -217,7 +217,9 @@ say("| phase | ms |\n|---|---:|");
 for (const [j, [label]] of phaseRuns[0].phases.entries())
   say(`| ${label} | ${median(phaseRuns.map((r) => r.phases[j][1])).toFixed(1)} |`);
 const oneRss = median(phaseRuns.map((r) => r.rss));
-say(`\nPeak RSS of one Anthropic turn (the same runs): ${oneRss.toFixed(0)} MB — goal ≤ 80 MB — ${verdict(oneRss, 80)}.`);
+say(
+  `\nPeak RSS of one Anthropic turn (the same runs): ${oneRss.toFixed(0)} MB — goal ≤ 80 MB — ${verdict(oneRss, 80)}.`,
+);
 const setupMs = Object.keys(phaseRuns[0].plugins)
   .map((id) => [id, median(phaseRuns.map((r) => r.plugins[id] ?? 0))])
   .sort((a, b) => b[1] - a[1]);

@@ -132,20 +132,21 @@ function blocked(loop: ToolInputs, call: ToolCall, block: ToolBlock): ToolResult
 }
 
 const validators = new WeakMap<object, import("typebox/compile").Validator>();
-// TypeBox's compiler and value functions are imported on the first call: a run that calls no tool never compiles them.
-let checks: Promise<[typeof import("typebox/compile"), typeof import("typebox/value")]> | undefined;
 
-/** Defaults, then a strict check (converting types once, `"2"` → `2`): the arguments, or what is wrong. */
+/**
+ * Defaults, then a strict check (converting types once, `"2"` → `2`): the arguments, or what is wrong.
+ * TypeBox's compiler is imported at the first call (a run that calls no tool never compiles it), then found loaded.
+ */
 export async function validateArgs(tool: ToolDefinition, args: unknown): Promise<Record<string, unknown> | string> {
-  const [{ Compile }, { Value }] = await (checks ??= Promise.all([import("typebox/compile"), import("typebox/value")]));
+  const { Compile } = await import("typebox/compile");
   let validator = validators.get(tool.parameters);
   if (!validator) {
     validator = Compile(tool.parameters);
     validators.set(tool.parameters, validator);
   }
-  const withDefaults = Value.Default(tool.parameters, structuredClone(args));
+  const withDefaults = validator.Default(structuredClone(args));
   if (validator.Check(withDefaults)) return withDefaults as Record<string, unknown>;
-  const converted = Value.Convert(tool.parameters, structuredClone(withDefaults));
+  const converted = validator.Convert(structuredClone(withDefaults));
   if (validator.Check(converted)) return converted as Record<string, unknown>;
   const problems = validator
     .Errors(withDefaults)

@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 // A ratchet, not the goal: issue 29 sets the target at 1,500 lines of the kernel as Biome formats it
 // (width 120), reached by moving content out of the kernel, never by packing lines. This figure is what the
 // kernel measures today; lower it as content leaves, never raise it.
-export const KERNEL_LINE_BAR = 1494;
+export const KERNEL_LINE_BAR = 1493;
 export const LINE_WIDTH = 120;
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");

@@ -32,6 +32,7 @@ const http = require("node:http") as typeof import("node:http");
 let https: typeof import("node:https") | undefined;
 let zlib: typeof import("node:zlib") | undefined;
 const unzip = () => (zlib ??= require("node:zlib") as typeof import("node:zlib"));
+const secure = () => (https ??= require("node:https") as typeof import("node:https"));
 
 type HeaderSource = Iterable<readonly [string, string]> | Record<string, string | readonly string[] | undefined>;
 
@@ -278,12 +279,7 @@ function once(
   signal: AbortSignal | null | undefined,
 ): Promise<Http.IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const lib =
-      url.protocol === "https:"
-        ? (https ??= require("node:https") as typeof import("node:https"))
-        : url.protocol === "http:"
-          ? http
-          : undefined;
+    const lib = url.protocol === "https:" ? secure() : url.protocol === "http:" ? http : undefined;
     if (!lib) {
       reject(new TypeError("fetch failed", { cause: new Error(`unsupported protocol ${url.protocol}`) }));
       return;

@@ -35,7 +35,7 @@ import { claudeToolInput, claudeToolName, claudeToolResponse, coilToolArgs } fro
 import { ruleMatches } from "./if-rule.js";
 import { runPromptHook } from "./prompt.js";
 import { runHook, type HookJson, type HookOutcome } from "./run.js";
-import { matches, type HookDef, type HookEvent, } from "./settings.js";
+import { matches, type HookDef, type HookEvent } from "./settings.js";
 import { Transcript } from "./transcript.js";
 import { locationsOf } from "../../lib/locations.js";
 
