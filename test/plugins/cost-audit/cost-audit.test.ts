@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFileSync, rmSync } from "node:fs";
 import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
@@ -96,6 +97,24 @@ describe("cost-audit", () => {
     );
     knobs.extraBlock = false;
     knobs.hideTool = false;
+  });
+
+  it("hashes the tools as it always did (records written before stay comparable), each schema stringified once", () => {
+    const model = { id: "m", provider: "p", contextWindow: 1000, maxOutput: 100 };
+    const parameters = Type.Object({ path: Type.String({ description: "a file" }), n: Type.Optional(Type.Number()) });
+    const tools = [
+      { name: "read", description: 'Reads "a" file', parameters },
+      { name: "ls", description: "Lists", parameters: Type.Object({}) },
+    ];
+    const request = (list: typeof tools) => ({ model, system: [], messages: [], tools: list, options: {} });
+    const before = createHash("sha256")
+      .update(JSON.stringify(tools.map((t) => [t.name, t.description, t.parameters])))
+      .digest("hex")
+      .slice(0, 16);
+    expect(snapshot(request(tools)).toolsHash).toBe(before);
+    // a new array of the same tools (as every request builds) hashes the same; a changed description does not
+    expect(snapshot(request([...tools])).toolsHash).toBe(before);
+    expect(snapshot(request([{ ...tools[0]!, description: "Reads" }, tools[1]!])).toolsHash).not.toBe(before);
   });
 
   it("hashes what the provider receives and sums the cost the provider reported", () => {
