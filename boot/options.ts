@@ -77,6 +77,11 @@ export async function loadOptionChecks(installs?: readonly { plugin: Plugin; opt
   if (!Value && (!installs || installs.some(needed))) Value = (await import("typebox/value")).Value;
 }
 
+/** For hosts that install synchronously with any options (the SDK's): hand over TypeBox's value functions. */
+export function useOptionChecks(value: typeof import("typebox/value").Value): void {
+  Value ??= value;
+}
+
 /** Fill defaults and validate; errors name the plugin, the key and the preset file. `loadOptionChecks` first. */
 export function validateOptions(plugin: Plugin, raw: unknown, source: InstallSource = {}): unknown {
   const where = {

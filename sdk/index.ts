@@ -23,14 +23,15 @@ import {
 } from "../api/index.js";
 import { type HostOptions, PluginHost as KernelHost } from "../boot/host.js";
 import { CommandLine } from "../lib/command-line.js";
-import { loadOptionChecks, validateOptions } from "../boot/options.js";
+import { useOptionChecks, validateOptions } from "../boot/options.js";
+import { Value } from "typebox/value";
 import { agentFor, assemble, showSetupDiagnostics } from "../boot/assemble.js";
 import { coilHome, secureCoilHome } from "../boot/paths.js";
 import type { ResolvedPreset } from "../boot/preset.js";
 import { startPlugins, stopPlugins } from "../boot/lifecycle.js";
 
 // Hosts built here install synchronously, with any options: TypeBox's value functions are there first.
-await loadOptionChecks();
+useOptionChecks(Value);
 
 export interface CreateAgentOptions {
   /** A built-in preset name, a YAML file (relative to `cwd`) or `npm:package`. Default `default`. */

@@ -14,7 +14,8 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadPlugin } from "../../boot/load.js";
-import { loadOptionChecks, validateOptions } from "../../boot/options.js";
+import { useOptionChecks, validateOptions } from "../../boot/options.js";
+import { Value } from "typebox/value";
 import { coilHome } from "../../boot/paths.js";
 import { CommandLine } from "../../lib/command-line.js";
 import {
@@ -35,7 +36,7 @@ import type { ScriptedReply, ScriptStep } from "../../plugins/provider-scripted/
 import type { TestUi } from "./ui.js";
 
 // Hosts built here install synchronously, with any options: TypeBox's value functions are there first.
-await loadOptionChecks();
+useOptionChecks(Value);
 
 export type { ScriptedReply, ScriptStep, ScriptedService };
 export { createTestUi, renderTool, type TestUi, type TestUiDialog, type TestUiOptions } from "./ui.js";

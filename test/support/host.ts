@@ -3,10 +3,11 @@
  * command line's `flags` and `subcommands` declared (pass a CommandLine to set flag values or read them).
  */
 import { type HostOptions, PluginHost } from "../../boot/host.js";
-import { loadOptionChecks, validateOptions } from "../../boot/options.js";
+import { useOptionChecks, validateOptions } from "../../boot/options.js";
+import { Value } from "typebox/value";
 import { CommandLine } from "../../lib/command-line.js";
 
-await loadOptionChecks(); // its hosts install synchronously, with any options
+useOptionChecks(Value); // its hosts install synchronously, with any options
 
 export function testHost(options: HostOptions = {}, commandLine = new CommandLine()): PluginHost {
   return new PluginHost({ validate: validateOptions, declare: commandLine.declarations, ...options });
