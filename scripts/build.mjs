@@ -59,6 +59,16 @@ const lazyVendor = {
     );
   },
 };
+// commander requires node:child_process when it loads (for subcommands that are executables, which coil has
+// none of); in the bundle it gets lib/child-process.ts, whose `spawn` loads the module on first use.
+const lazyChildProcess = {
+  name: "lazy-child-process",
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?child_process$/ }, (args) =>
+      args.importer.includes("/node_modules/commander/") ? { path: join(root, "lib", "child-process.ts") } : undefined,
+    );
+  },
+};
 rmSync(join(root, "dist"), { recursive: true, force: true });
 const plugins = readdirSync(join(root, "plugins"), { withFileTypes: true })
   .filter((d) => d.isDirectory() && existsSync(join(root, "plugins", d.name, "index.ts")))
@@ -105,7 +115,7 @@ await build({
   ],
   // CommonJS dependencies (yaml) call require(); give the ESM bundle one.
   banner: REQUIRE_BANNER,
-  plugins: [sdkHeaders, lazyVendor],
+  plugins: [sdkHeaders, lazyVendor, lazyChildProcess],
   logLevel: "warning",
 });
 for (const name of LAZY)

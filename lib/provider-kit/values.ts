@@ -4,7 +4,7 @@
  * shell command whose trimmed standard output is the value). A command runs at most once per
  * process, the first time its value is needed (never at start-up, never for `coil models`).
  */
-import { spawnSync } from "node:child_process";
+import { spawnSync } from "../child-process.js";
 import { CoilError } from "../../api/index.js";
 
 /** A templated value and where it was written, for error messages. */

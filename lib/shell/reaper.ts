@@ -14,7 +14,8 @@
  *   download before it is stopped, so its cache is not left half-written). It forgets a group when coil
  *   says so, and every 2 seconds forgets groups that have ended.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { spawn } from "../child-process.js";
 import { existsSync } from "node:fs";
 
 const WATCH = `g=$1

@@ -5,7 +5,7 @@
  * or written. Snapshots are commits under `refs/checkpoints/`; objects are shared, so a snapshot costs what
  * changed, and the index keeps file stat data, so an unchanged tree is not re-read.
  */
-import { spawn } from "node:child_process";
+import { spawn } from "../../lib/child-process.js";
 import { createHash } from "node:crypto";
 import {
   existsSync,

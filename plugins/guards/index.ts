@@ -3,7 +3,7 @@
  * (guidance to the model first, then a stop); and a done-gate that runs a verify command when the model
  * would stop, feeding a failure back as a follow-up. Taps `should_stop` at the GUARD stage. See docs/safety.md.
  */
-import { spawn } from "node:child_process";
+import { spawn } from "../../lib/child-process.js";
 import {
   definePlugin,
   Stage,

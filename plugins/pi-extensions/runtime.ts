@@ -5,7 +5,7 @@
  * `coil doctor`; it never throws into the extension unless Pi's own call would return something coil
  * cannot make up.
  */
-import { execFile } from "node:child_process";
+import { execFile } from "../../lib/child-process.js";
 import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { resolve as resolvePath } from "node:path";

@@ -2,7 +2,7 @@
  * Pi's `user_bash` (the user's `!cmd` in the TUI) and `createLocalBashOperations`: an extension's answer
  * turned into the `user-shell` service's, and coil's local command runner in Pi's `BashOperations` shape.
  */
-import { spawn } from "node:child_process";
+import { spawn } from "../../lib/child-process.js";
 import type { UserShellAnswer } from "../../lib/front-end.js";
 import type { Operations } from "../tools-coding/api.js";
 

@@ -8,7 +8,7 @@
  * `openai-wire` service of provider-openai) as the backend expects them: `store: false`, instructions,
  * streaming, encrypted reasoning, no output limit field, and its headers. See docs/providers.md.
  */
-import { spawn } from "node:child_process";
+import { spawn } from "../../lib/child-process.js";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import type { Server } from "node:http";
 import { createRequire } from "node:module";

@@ -7,7 +7,7 @@
  * Contract: failures reject with an Error whose `code` is a Node-style errno name (`ENOENT`,
  * `EACCES`, `EISDIR`, `ENOTDIR` ...), which is what the tools translate into advice for the model.
  */
-import { spawn, execFileSync } from "node:child_process";
+import { spawn, execFileSync } from "../../lib/child-process.js";
 import { createReadStream, existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, readdir, readFile, realpath, stat, writeFile } from "node:fs/promises";
 import { basename, delimiter, join } from "node:path";

@@ -3,7 +3,7 @@
  * when a plugin provides one (tools-coding documents the full interface; a sandbox may provide it),
  * method by method, and this small local implementation otherwise.
  */
-import { spawn } from "node:child_process";
+import { spawn } from "../../lib/child-process.js";
 import { accessSync, constants, createReadStream } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { delimiter, join } from "node:path";

@@ -19,16 +19,24 @@ const RECORD = join(packageRoot(), "bench", "record-loads.mjs");
 async function loadsOf(dir: string, args: string[], env: Record<string, string> = {}) {
   const loads = join(dir, "loads.txt");
   writeFileSync(loads, "");
+  // Node's own modules the run loaded, from its module list at exit
+  const builtins = join(dir, "builtins.json");
+  const probe = join(dir, "probe.mjs");
+  writeFileSync(
+    probe,
+    `import { writeFileSync } from "node:fs";\nprocess.on("exit", () => writeFileSync(${JSON.stringify(builtins)}, JSON.stringify(process.moduleLoadList)));\n`,
+  );
   const r = await mocks.coil(dir, ["--model", "anthropic/sonnet", "--no-session", ...args], {
     ANTHROPIC_API_KEY: mocks.keys.anthropic,
     ANTHROPIC_BASE_URL: mocks.anthropic.url,
     COIL_BENCH_LOADS: loads,
-    NODE_OPTIONS: `--import=${RECORD}`,
+    NODE_OPTIONS: `--import=${RECORD} --import=${probe}`,
     ...env,
   });
   expect(r.stderr).toBe("");
   expect(r.code).toBe(0);
-  return { stdout: r.stdout.trim(), loads: readFileSync(loads, "utf8") };
+  const node = (JSON.parse(readFileSync(builtins, "utf8")) as string[]).map((m) => m.replace(/^NativeModule /, ""));
+  return { stdout: r.stdout.trim(), loads: readFileSync(loads, "utf8"), node };
 }
 
 describe("a print run compiles what it uses", () => {
@@ -57,6 +65,9 @@ describe("a print run compiles what it uses", () => {
     expect(loadedPackage(r.loads, "picomatch")).toBe(false);
     expect(loadedSource(r.loads, "plugins/hooks-claude/load.ts")).toBe(true);
     expect(loadedSource(r.loads, "plugins/hooks-claude/hooks.ts")).toBe(false);
+    // nor Node's child_process (no process was started), https (the mock is plain http) or zlib (not compressed)
+    for (const name of ["child_process", "https", "tls", "zlib"]) expect(r.node, name).not.toContain(name);
+    expect(r.node).toContain("http");
     expect(mocks.anthropic.rejected()).toEqual([]);
   });
 
@@ -72,6 +83,7 @@ describe("a print run compiles what it uses", () => {
     const r = await loadsOf(dir, ["-p", "read it"]);
     expect(r.stdout).toBe("done");
     expect(loadedPackage(r.loads, "typebox/build/compile")).toBe(true);
+    expect(r.node).not.toContain("child_process"); // read runs in the process
     const results = mocks.anthropic.requests
       .slice(seen + 1)
       .map((q) => JSON.stringify((q.body as { messages: unknown[] }).messages.at(-1)));
@@ -97,6 +109,7 @@ describe("a print run compiles what it uses", () => {
     const r = await loadsOf(dir, ["-p", "read it"], { HOME: home });
     expect(r.stdout).toBe("blocked then");
     expect(loadedSource(r.loads, "plugins/hooks-claude/hooks.ts")).toBe(true);
+    expect(r.node).toContain("child_process"); // loaded when the hook's command was started
     const result = JSON.stringify(
       (mocks.anthropic.requests[seen + 1]!.body as { messages: unknown[] }).messages.at(-1),
     );
