@@ -3,7 +3,6 @@
  * `coil untrust`. What would load, its hash and the store are boot/trust.ts.
  */
 import { existsSync, realpathSync } from "node:fs";
-import { createInterface } from "node:readline";
 import { resolve } from "node:path";
 import { fingerprint, linksLeaving, listOf, projectFiles, readStore, writeStore } from "../boot/trust.js";
 import { projectRoot } from "../boot/paths.js";
@@ -79,6 +78,7 @@ function remember(home: string, dir: string): void {
 /** One line from the terminal (stdin), after `question` on stderr. */
 async function ask(io: CliIO, question: string): Promise<string> {
   io.stderr.write(question);
+  const { createInterface } = await import("node:readline"); // only when asking
   const rl = createInterface({ input: io.stdin, output: io.stderr, terminal: false });
   const line = await new Promise<string>((done) => {
     rl.once("line", done);

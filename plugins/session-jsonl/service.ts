@@ -6,7 +6,6 @@
  * few lines that keep the open store, its lock and the agent in step (opening, switching, branching).
  * The tree and context live in tree.ts, the file writer in store.ts, listing in catalog.ts.
  */
-import { createInterface } from "node:readline";
 import { dirname, join } from "node:path";
 import {
   CoilError,
@@ -254,6 +253,7 @@ export class SessionManager implements SessionService {
       return undefined;
     }
     io.stderr.write(`${table}\n`);
+    const { createInterface } = await import("node:readline"); // only when asking
     const rl = createInterface({ input: io.stdin, output: io.stderr, terminal: false });
     try {
       for (;;) {

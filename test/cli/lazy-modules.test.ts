@@ -65,8 +65,9 @@ describe("a print run compiles what it uses", () => {
     expect(loadedPackage(r.loads, "picomatch")).toBe(false);
     expect(loadedSource(r.loads, "plugins/hooks-claude/load.ts")).toBe(true);
     expect(loadedSource(r.loads, "plugins/hooks-claude/hooks.ts")).toBe(false);
-    // nor Node's child_process (no process was started), https (the mock is plain http) or zlib (not compressed)
-    for (const name of ["child_process", "https", "tls", "zlib"]) expect(r.node, name).not.toContain(name);
+    // nor Node's child_process (no process was started), https (the mock is plain http), zlib (not compressed) or
+    // readline (nothing asked)
+    for (const name of ["child_process", "https", "tls", "zlib", "readline"]) expect(r.node, name).not.toContain(name);
     expect(r.node).toContain("http");
     expect(mocks.anthropic.rejected()).toEqual([]);
   });
