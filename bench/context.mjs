@@ -56,7 +56,12 @@ const verdict = (ok) => (ok ? "met" : "**not met**");
 
 function run(cwd, home, args) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...MODEL, ...args], { cwd, env: { ...baseEnv, COIL_HOME: home } });
+    // No stdin: an open pipe is a print run's input, and coil -p would wait for its end.
+    const child = spawn(process.execPath, [bin, ...MODEL, ...args], {
+      cwd,
+      env: { ...baseEnv, COIL_HOME: home },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     let err = "";
     child.stdout.on("data", (d) => (out += d));

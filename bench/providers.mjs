@@ -119,9 +119,11 @@ function loads(args, extraEnv = {}) {
   const file = join(work, `loads-${Math.random().toString(36).slice(2)}.txt`);
   writeFileSync(file, "");
   return new Promise((resolve, reject) => {
+    // No stdin: an open pipe is a print run's input, and coil -p would wait for its end.
     const child = spawn(process.execPath, ["--import", join(root, "bench", "record-loads.mjs"), bin, ...args], {
       cwd: work,
       env: { ...env, ...extraEnv, COIL_BENCH_LOADS: file },
+      stdio: ["ignore", "pipe", "pipe"],
     });
     let err = "";
     child.stderr.on("data", (d) => (err += d));
