@@ -12,6 +12,7 @@ import { coilInProcess } from "./cli-in-process.js";
 import { childEnv } from "./env.js";
 import { startMockAnthropic, type MockAnthropic } from "./mock-anthropic.js";
 import { startMockOpenAI, type MockOpenAI } from "./mock-openai.js";
+import type { Tmux, TmuxSuite } from "./tmux.js";
 
 /** A multiply tool (`calc.ts` in a project): the plugin the provider and subscription CLI tests' tool loops call. */
 export const CALC_TOOL = `import { definePlugin, Type } from "coil";
@@ -124,9 +125,18 @@ export function useMockAnthropic(key: string): MockAnthropic {
   };
 }
 
-/** What a tmux pane needs of a sandbox's environment (`sandboxEnv`) to run coil against the Anthropic mock. */
-export function mockPaneEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  return Object.fromEntries(
-    ["COIL_HOME", "HOME", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"].map((k) => [k, String(env[k])]),
+/**
+ * `coil <args>` in a tmux pane against the Anthropic mock, in a sandbox (`base` its temp folder, `project` the
+ * working directory, `env` from `sandboxEnv`): the pane gets only what it needs of that environment.
+ */
+export function mockPane(
+  tmux: TmuxSuite,
+  sandbox: { base: string; project: string; env: NodeJS.ProcessEnv },
+  args: string,
+  size: { cols: number; rows: number } = { cols: 100, rows: 30 },
+): Tmux {
+  const env = Object.fromEntries(
+    ["COIL_HOME", "HOME", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"].map((k) => [k, String(sandbox.env[k])]),
   );
+  return tmux.start({ dir: sandbox.base, cwd: sandbox.project, ...size, env, command: tmux.coil(args) });
 }

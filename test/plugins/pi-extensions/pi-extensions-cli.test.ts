@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { RpcClient } from "../../../sdk/rpc-client/index.js";
 import { BIN, coil, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 import { reply, text } from "../../support/mock-anthropic.js";
-import { mockPaneEnv, useMockAnthropic } from "../../support/provider-mocks.js";
+import { mockPane, useMockAnthropic } from "../../support/provider-mocks.js";
 import { chat, startMockOpenAI, type MockOpenAI } from "../../support/mock-openai.js";
 import { useTmux } from "../../support/tmux.js";
 
@@ -369,15 +369,7 @@ export default function (pi: ExtensionAPI) {
     writeFiles(s.home, { ".pi/agent/extensions/greeter.ts": GREETER });
     mkdirSync(join(s.base, "coil-home"), { recursive: true });
     mock.push(toolUse("greet", { name: "Cy" }), text("Greeted Cy."));
-    const env = mockPaneEnv(s.env);
-    const t = tmux.start({
-      dir: s.base,
-      cwd: s.project,
-      cols: 100,
-      rows: 30,
-      env,
-      command: tmux.coil(MODEL.join(" ")),
-    });
+    const t = mockPane(tmux, s, MODEL.join(" "));
     const start = await t.waitFor((sc) => sc.includes("greeter widget: 0 so far") && sc.includes("greeted 0"));
     expect(start).toContain("greeter widget: 0 so far");
     t.type("greet Cy");

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { RpcClient } from "../../../sdk/rpc-client/index.js";
 import { BIN, coil, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 import { reply, text } from "../../support/mock-anthropic.js";
-import { mockPaneEnv, useMockAnthropic } from "../../support/provider-mocks.js";
+import { mockPane, useMockAnthropic } from "../../support/provider-mocks.js";
 import { useTmux } from "../../support/tmux.js";
 
 const KEY = "sk-ant-pi-packages-test-0123456789";
@@ -337,15 +337,7 @@ export default function (pi) {
 }
 `,
     });
-    const env = mockPaneEnv(s.env);
-    const t = tmux.start({
-      dir: s.base,
-      cwd: s.project,
-      cols: 100,
-      rows: 30,
-      env,
-      command: tmux.coil(MODEL.join(" ")),
-    });
+    const t = mockPane(tmux, s, MODEL.join(" "));
     await t.waitFor("Enter to send");
     t.type("/panel");
     t.keys("Enter");
@@ -407,15 +399,7 @@ export default function (pi) {
 }
 `,
     });
-    const env = mockPaneEnv(s.env);
-    const t = tmux.start({
-      dir: s.base,
-      cwd: s.project,
-      cols: 100,
-      rows: 30,
-      env,
-      command: tmux.coil(MODEL.join(" ")),
-    });
+    const t = mockPane(tmux, s, MODEL.join(" "));
     await t.waitFor("Enter to send");
     mock.requests.length = 0;
     mock.push(text("the answer"), text("second answer"));

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 import { text } from "../../support/mock-anthropic.js";
-import { mockPaneEnv, useMockAnthropic } from "../../support/provider-mocks.js";
+import { mockPane, useMockAnthropic } from "../../support/provider-mocks.js";
 import { useTmux } from "../../support/tmux.js";
 
 const KEY = "sk-ant-pi-shell-test-0123456789";
@@ -63,15 +63,7 @@ describe("Pi extensions: user_bash", () => {
       ".claude/settings.json": JSON.stringify({ permissions: { deny: ["Bash(remote rm:*)"] } }),
     });
     const s = sandboxEnv(base, { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: mock.url });
-    const env = mockPaneEnv(s);
-    const t = tmux.start({
-      dir: base,
-      cwd: project,
-      cols: 110,
-      rows: 40,
-      env,
-      command: tmux.coil(MODEL.join(" ")),
-    });
+    const t = mockPane(tmux, { base, project, env: s }, MODEL.join(" "), { cols: 110, rows: 40 });
     await t.waitFor((sc) => sc.includes("claude-sonnet-4-5"));
 
     t.type("!remote uptime");

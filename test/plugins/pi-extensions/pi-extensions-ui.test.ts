@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { RpcClient } from "../../../sdk/rpc-client/index.js";
 import { BIN, coil, sandboxEnv, tempDir, writeFiles } from "../../support/ecosystem.js";
 import { reply, text } from "../../support/mock-anthropic.js";
-import { mockPaneEnv, useMockAnthropic } from "../../support/provider-mocks.js";
+import { mockPane, useMockAnthropic } from "../../support/provider-mocks.js";
 import { useTmux } from "../../support/tmux.js";
 
 const KEY = "sk-ant-pi-ui-test-0123456789";
@@ -120,15 +120,7 @@ describe("Pi extensions that draw", () => {
     const s = sandbox();
     mock.requests.length = 0;
     mock.push(toolUse("announce", { what: "lunch" }), text("Announced."));
-    const env = mockPaneEnv(s.env);
-    const t = tmux.start({
-      dir: s.base,
-      cwd: s.project,
-      cols: 110,
-      rows: 34,
-      env,
-      command: tmux.coil(MODEL.join(" ")),
-    });
+    const t = mockPane(tmux, s, MODEL.join(" "), { cols: 110, rows: 34 });
     // the refused claim on Ctrl+L names the extension and its file, not the plugin that hosts it
     const start = await t.waitFor((sc) => sc.includes("ctrl+l") && sc.includes("already has it"));
     expect(start.replace(/\s+/g, " ")).toContain(
