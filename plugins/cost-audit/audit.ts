@@ -44,14 +44,16 @@ export interface Snapshot {
 }
 
 const hashText = (text: string) => createHash("sha256").update(text).digest("hex").slice(0, 16);
-const hash = (value: unknown) => hashText(JSON.stringify(value));
 
-/** Hashes by the array they were computed from: the system prompt plugin hands over the same blocks while nothing changed. */
+/**
+ * A list's hash, by the array it was computed from (the system prompt plugin hands over the same blocks while
+ * nothing changed), of the JSON text `json` gives for it.
+ */
 const hashed = new WeakMap<object, string>();
-const hashOf = <T>(list: readonly T[], key: (item: T) => unknown): string => {
+const hashOf = <T>(list: readonly T[], json: (list: readonly T[]) => string): string => {
   let h = hashed.get(list);
   if (h === undefined) {
-    h = hash(list.map(key));
+    h = hashText(json(list));
     hashed.set(list, h);
   }
   return h;
@@ -73,18 +75,13 @@ const toolJson = (t: ModelRequest["tools"][number]): string => {
 };
 
 export function snapshot(request: ModelRequest, at = Date.now()): Snapshot {
-  let toolsHash = hashed.get(request.tools);
-  if (toolsHash === undefined) {
-    // the text JSON.stringify(tools.map((t) => [t.name, t.description, t.parameters])) gives, so hashes stay comparable
-    toolsHash = hashText(`[${request.tools.map(toolJson).join(",")}]`);
-    hashed.set(request.tools, toolsHash);
-  }
   return {
     at,
     provider: request.model.provider,
     model: request.model.id,
-    systemHash: hashOf(request.system, (b) => [b.id, b.text]),
-    toolsHash,
+    systemHash: hashOf(request.system, (blocks) => JSON.stringify(blocks.map((b) => [b.id, b.text]))),
+    // the text JSON.stringify(tools.map((t) => [t.name, t.description, t.parameters])) gives, so hashes stay comparable
+    toolsHash: hashOf(request.tools, (tools) => `[${tools.map(toolJson).join(",")}]`),
   };
 }
 
