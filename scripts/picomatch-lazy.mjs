@@ -3,12 +3,8 @@
 // options use it, so a run without them neither compiles nor evaluates its 0.06 MB.
 // Only the call coil's sources make (`picomatch(patterns, options?)`) is here: the default export has none of
 // picomatch's own properties (`picomatch.scan`, `.isMatch`...), so a source that needs one adds it here.
-import { createRequire } from "node:module";
-import { join } from "node:path";
-import { packageRoot } from "../lib/paths.ts";
+import { vendored } from "./vendor-lazy.mjs";
 
-let picomatch;
 export default function lazyPicomatch(...args) {
-  picomatch ??= createRequire(import.meta.url)(join(packageRoot(), "dist", "vendor", "picomatch.cjs"));
-  return picomatch(...args);
+  return vendored("picomatch")(...args);
 }

@@ -2,15 +2,9 @@
 // dist/vendor/yaml.cjs, required the first time a YAML file is read. A run on the built-in presets (compiled to
 // JSON) with plain front matter reads none, so it neither compiles nor evaluates the parser's 0.26 MB.
 // Only the names coil's sources import from "yaml" are here; a new one fails the build (esbuild: no such export).
-import { createRequire } from "node:module";
-import { join } from "node:path";
-import { packageRoot } from "../lib/paths.ts";
+import { vendored } from "./vendor-lazy.mjs";
 
-let yaml;
-function load() {
-  if (!yaml) yaml = createRequire(import.meta.url)(join(packageRoot(), "dist", "vendor", "yaml.cjs"));
-  return yaml;
-}
+const load = () => vendored("yaml");
 export const parse = (...args) => load().parse(...args);
 export const parseDocument = (...args) => load().parseDocument(...args);
 export const isMap = (node) => load().isMap(node);
