@@ -157,14 +157,13 @@ export async function assemble(o: AssembleOptions): Promise<Assembled> {
     plugins[i]!.flatMap((plugin, j, all) => {
       if (!firstTime(plugin)) return [];
       const own = j === optionsTarget(all, entry.key);
-      const source = { ref: entry.ref, ...entry.source, baseDir: entry.baseDir };
-      return [
-        {
-          plugin,
-          options: own ? entry.options : {},
-          source: { ...source, optionSources: own ? entry.optionSources : {} },
-        },
-      ];
+      const source = {
+        ref: entry.ref,
+        ...entry.source,
+        baseDir: entry.baseDir,
+        optionSources: own ? entry.optionSources : {},
+      };
+      return [{ plugin, options: own ? entry.options : {}, source }];
     }),
   );
   await loadOptionChecks(installs);

@@ -38,12 +38,22 @@ function precheckedOptions(plugin: Plugin, given: unknown): unknown {
   const hit = prechecked?.values[precheckedKey(plugin.id, given)];
   if (hit === undefined) return undefined;
   if (file !== join(packageRoot(), "dist", "plugins", plugin.id, "index.js")) return undefined;
-  try {
-    if (statSync(file).mtimeMs > prechecked!.mtime) return undefined;
-  } catch {
-    return undefined;
+  return builtSince(file) ? undefined : JSON.parse(hit);
+}
+
+/** Whether a plugin file changed after dist/options.json was written; asked once per file (boot asks twice). */
+const changed = new Map<string, boolean>();
+function builtSince(file: string): boolean {
+  let answer = changed.get(file);
+  if (answer === undefined) {
+    try {
+      answer = statSync(file).mtimeMs > prechecked!.mtime;
+    } catch {
+      answer = true;
+    }
+    changed.set(file, answer);
   }
-  return JSON.parse(hit);
+  return answer;
 }
 
 /** Reject unknown keys at every object level that declares its properties. */
