@@ -9,7 +9,7 @@
  */
 import { type Dirent, existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { claudeConfigDir, projectRoot } from "./locations.js";
-import { join, relative, resolve, sep } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 
 /** The Claude Code hook events hooks-claude runs. */
 export const HOOK_EVENTS = [
@@ -440,6 +440,10 @@ export const isFile = (p: string) => {
     return false;
   }
 };
+
+/** A place to search given as a folder or one file: the folder, and for a file, that file alone. */
+export const placeOf = (path: string): { dir: string; files?: string[] } =>
+  isFile(path) ? { dir: dirname(path), files: [path] } : { dir: path };
 
 /** The default folder of a component plus the manifest's custom paths (which add to it), existing ones only, inside the plugin. */
 export function componentPaths(p: PluginFolder, key: "commands" | "agents" | "skills", fallback: string): string[] {

@@ -22,7 +22,7 @@ import {
 } from "../../api/index.js";
 import type { PromptTemplatesService } from "./api.js";
 import { attachmentsPrompt, collectAttachments } from "../../lib/attachments.js";
-import { componentPaths, installedClaudePlugins, isFile } from "../../lib/claude-plugins.js";
+import { componentPaths, installedClaudePlugins, isFile, placeOf } from "../../lib/claude-plugins.js";
 import {
   bashRefusal,
   expandShellCommands,
@@ -187,10 +187,8 @@ export function templateDirs(
       claudeCode: compat.claude,
     })) {
       for (const path of componentPaths(p, "commands", "commands")) {
-        const file = isFile(path);
         dirs.push({
-          dir: file ? dirname(path) : path,
-          ...(file ? { files: [path] } : {}),
+          ...placeOf(path),
           source: `plugin ${p.name}`,
           trusted: true,
           recursive: true,
@@ -483,10 +481,7 @@ export default definePlugin({
         })),
       addPlaces(by, paths) {
         for (const t of added.get(by)?.templates ?? []) byName.delete(t.name);
-        const place = (path: string): TemplateDir =>
-          isFile(path)
-            ? { dir: dirname(path), files: [path], source: by, trusted: true }
-            : { dir: path, source: by, trusted: true };
+        const place = (path: string): TemplateDir => ({ ...placeOf(path), source: by, trusted: true });
         const entry = { dirs: paths.map(place), templates: [] as (PromptTemplate & { from: TemplateDir })[] };
         added.set(by, entry);
         const before = problems.length;

@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { Type, definePlugin, type SlashCommand, type SlashResult, type UserMessage } from "../../api/index.js";
-import { claudePluginSkillDirs, isFile } from "../../lib/claude-plugins.js";
+import { claudePluginSkillDirs, isFile, placeOf } from "../../lib/claude-plugins.js";
 import { readPiSettings } from "../../lib/pi-settings.js";
 import { substituteArguments } from "../../lib/command-body.js";
 import { CompatOption, compatOf, skillPlaces, type Compat } from "../../lib/compat.js";
@@ -227,11 +227,7 @@ export default definePlugin({
     const added = new Map<string, readonly string[]>();
     const addedRoots = (): SkillRoot[] =>
       [...added].flatMap(([by, paths]) =>
-        paths.map((path) =>
-          isFile(path)
-            ? { dir: dirname(path), files: [path], source: "extension" as const, addedBy: by }
-            : { dir: path, source: "extension" as const, addedBy: by },
-        ),
+        paths.map((path) => ({ ...placeOf(path), source: "extension" as const, addedBy: by })),
       );
     const catalog = new SkillCatalog(() => [...skillRoots(ctx), ...addedRoots()]);
     const reported = new Set<string>();
